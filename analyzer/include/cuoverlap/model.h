@@ -1,0 +1,151 @@
+// The in-memory trace model: plain structs filled by the reader (analyzer/src/reader*) from our
+// traces and from Nsight Systems exports alike, and consumed by every analysis and renderer.
+//
+// Memory matters (10^7 ops must fit in <= 100 bytes per op), so GpuOp is kept at 64 bytes and
+// strings are interned once in Trace::strings and referred to by StringId.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace_schema.h"
+
+namespace cuoverlap {
+
+using Ns = std::int64_t;            // nanoseconds, CUPTI/nsys timestamps
+using StringId = std::uint32_t;     // index into Trace::strings
+inline constexpr StringId kNoString = 0;  // Trace::strings[0] is always ""
+
+using schema::CopyKind;
+using schema::MemKind;
+using schema::StreamFlag;
+using schema::SyncType;
+
+enum class OpKind : std::uint8_t { kKernel, kMemcpy, kMemset };
+
+// Engine an op occupies, for per-engine utilization.
+enum class Engine : std::uint8_t { kCompute, kH2D, kD2H, kD2D, kOtherCopy, kMemset };
+
+namespace op_flag {
+inline constexpr std::uint8_t kAsync = 1;       // memcpy/memset issued through an *Async API
+inline constexpr std::uint8_t kAsyncKnown = 2;  // kAsync is meaningful (else unknown)
+inline constexpr std::uint8_t kFromGraph = 4;   // launched as a CUDA graph node
+}  // namespace op_flag
+
+// A kernel, memcpy or memset executed on a device.
+struct GpuOp {
+  Ns start = 0;
+  Ns end = 0;
+  std::uint64_t bytes = 0;            // memcpy/memset size; 0 for kernels
+  std::uint32_t correlation_id = 0;   // links to RuntimeCall::correlation_id; 0 = none
+  std::uint32_t stream_id = 0;
+  std::uint32_t context_id = 0;
+  std::uint32_t pid = 0;
+  StringId name = kNoString;          // kernels: demangled name (short name if absent)
+  std::uint32_t grid_blocks = 0;      // kernels: gridX*gridY*gridZ (saturating)
+  std::uint32_t shared_mem_bytes = 0; // kernels: static + dynamic shared memory per block
+  std::uint16_t device_id = 0;
+  std::uint16_t block_threads = 0;    // kernels: blockX*blockY*blockZ
+  std::uint16_t registers_per_thread = 0;
+  OpKind kind = OpKind::kKernel;
+  CopyKind copy_kind = CopyKind::kUnknown;
+  MemKind src_kind = MemKind::kUnknown;  // memcpy; memset: memory kind in src_kind
+  MemKind dst_kind = MemKind::kUnknown;
+  std::uint8_t flags = 0;             // op_flag bits
+
+  Ns duration() const { return end - start; }
+  bool isCopy() const { return kind == OpKind::kMemcpy; }
+};
+
+// A CUDA runtime (or driver) API call on a host thread.
+struct RuntimeCall {
+  Ns start = 0;
+  Ns end = 0;
+  std::uint32_t correlation_id = 0;
+  std::uint32_t pid = 0;
+  std::uint32_t tid = 0;
+  StringId name = kNoString;   // as CUPTI/nsys report it, e.g. "cudaMemcpyAsync_v3020"
+  std::int32_t return_value = 0;
+  bool is_driver = false;
+};
+
+// A synchronization record (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION).
+struct SyncEvent {
+  Ns start = 0;
+  Ns end = 0;
+  std::uint32_t correlation_id = 0;
+  std::uint32_t stream_id = 0;        // 0xFFFFFFFF for context/event syncs
+  std::uint32_t context_id = 0;
+  std::uint32_t pid = 0;
+  std::uint64_t event_id = 0;
+  std::uint16_t device_id = 0;
+  SyncType type = SyncType::kUnknown;
+};
+
+// An NVTX range (push/pop or start/end) or mark (start == end).
+struct NvtxRange {
+  Ns start = 0;
+  Ns end = 0;
+  StringId text = kNoString;
+  StringId domain = kNoString;
+  std::uint32_t pid = 0;
+  std::uint32_t tid = 0;
+  std::int32_t event_type = 0;        // schema::NvtxEventType
+  std::int32_t depth = 0;             // nesting depth for push/pop ranges (0 = outermost)
+};
+
+struct Stream {
+  std::uint32_t stream_id = 0;
+  std::uint32_t context_id = 0;
+  std::uint32_t pid = 0;
+  std::int32_t priority = 0;
+  StreamFlag flag = StreamFlag::kUnknown;
+};
+
+struct Context {
+  std::uint32_t context_id = 0;
+  std::uint32_t pid = 0;
+  std::uint16_t device_id = 0;
+  std::optional<std::uint32_t> null_stream_id;  // the legacy default stream
+};
+
+struct Device {
+  std::uint16_t device_id = 0;
+  std::string name;
+  std::int32_t sm_count = 0;
+  std::int32_t compute_major = 0;
+  std::int32_t compute_minor = 0;
+  std::uint64_t total_memory = 0;
+  std::int32_t async_engines = 0;
+  std::int32_t concurrent_kernels = -1;  // -1 unknown
+  std::int32_t max_threads_per_sm = 0;   // maxWarpsPerSm * threadsPerWarp
+  std::int32_t max_blocks_per_sm = 0;
+  std::int32_t max_registers_per_sm = 0;
+  std::int64_t max_shared_mem_per_sm = 0;
+};
+
+enum class TraceSource : std::uint8_t { kCuoverlap, kNsys };
+
+// One loaded trace file. Vectors are sorted by start time by the reader.
+struct Trace {
+  std::string path;
+  TraceSource source = TraceSource::kNsys;
+  std::vector<std::string> strings{std::string()};  // interned; strings[0] == ""
+  std::vector<GpuOp> ops;
+  std::vector<RuntimeCall> runtime_calls;
+  std::vector<SyncEvent> syncs;
+  std::vector<NvtxRange> nvtx;
+  std::vector<Stream> streams;
+  std::vector<Context> contexts;
+  std::vector<Device> devices;
+  std::vector<std::pair<std::string, std::string>> session;  // CUOVERLAP_SESSION rows
+
+  std::string_view str(StringId id) const {
+    return id < strings.size() ? std::string_view(strings[id]) : std::string_view();
+  }
+};
+
+}  // namespace cuoverlap

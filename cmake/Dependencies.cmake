@@ -1,0 +1,30 @@
+# Third-party dependencies, all as imported targets. Debian 12 / Ubuntu 24.04 packages:
+# libsqlite3-dev catch2 libcli11-dev nlohmann-json3-dev libfmt-dev (scripts/setup.sh installs them).
+find_package(SQLite3 REQUIRED)
+find_package(CLI11 CONFIG REQUIRED)
+find_package(nlohmann_json CONFIG REQUIRED)
+find_package(fmt CONFIG REQUIRED)
+find_package(Threads REQUIRED)
+if(CUOVERLAP_BUILD_TESTS AND BUILD_TESTING)
+  find_package(Catch2 2 CONFIG REQUIRED)
+endif()
+
+# CUDA is optional: without it the analyzer, reports and CPU tests still build.
+set(CUOVERLAP_HAVE_CUDA OFF)
+if(CUOVERLAP_WITH_CUDA)
+  include(CheckLanguage)
+  check_language(CUDA)
+  find_package(CUDAToolkit QUIET)
+  if(CMAKE_CUDA_COMPILER AND CUDAToolkit_FOUND AND TARGET CUDA::cupti)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 90)  # Hopper (H100/H200); override with -DCMAKE_CUDA_ARCHITECTURES
+    endif()
+    enable_language(CUDA)
+    set(CMAKE_CUDA_STANDARD 17)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    set(CUOVERLAP_HAVE_CUDA ON)
+    message(STATUS "cuoverlap: CUDA ${CUDAToolkit_VERSION} found: building collector and workloads")
+  else()
+    message(STATUS "cuoverlap: no CUDA toolkit with CUPTI: building analyzer, reports and CPU tests only")
+  endif()
+endif()

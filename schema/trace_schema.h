@@ -1,0 +1,167 @@
+// The trace schema: the one home of table names, columns and enum numbering shared by the
+// collector (writer) and the analyzer (reader).
+//
+// Our files use the Nsight Systems SQLite export schema (`nsys export --type sqlite`, schema 3.x)
+// for every table that nsys also has, with the same table names, column names and enum values, so
+// that one reader handles both. Columns marked "cuoverlap extension" are ours; the reader never
+// requires them. CUOVERLAP_SESSION is our own table. docs/schema.md lists which columns we write
+// and which the analyzer reads.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace cuoverlap::schema {
+
+// ---- Table names -------------------------------------------------------------------------------
+inline constexpr std::string_view kStringIds = "StringIds";
+inline constexpr std::string_view kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
+inline constexpr std::string_view kMemcpyTable = "CUPTI_ACTIVITY_KIND_MEMCPY";
+inline constexpr std::string_view kMemsetTable = "CUPTI_ACTIVITY_KIND_MEMSET";
+inline constexpr std::string_view kRuntimeTable = "CUPTI_ACTIVITY_KIND_RUNTIME";
+inline constexpr std::string_view kSyncTable = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+inline constexpr std::string_view kNvtxTable = "NVTX_EVENTS";
+inline constexpr std::string_view kGpuTable = "TARGET_INFO_GPU";
+inline constexpr std::string_view kStreamTable = "TARGET_INFO_CUDA_STREAM";
+inline constexpr std::string_view kContextInfoTable = "TARGET_INFO_CUDA_CONTEXT_INFO";
+inline constexpr std::string_view kNullStreamTable = "TARGET_INFO_CUDA_NULL_STREAM";  // older nsys
+inline constexpr std::string_view kSessionTable = "CUOVERLAP_SESSION";                // ours
+
+// ---- Enum numbering (Nsight Systems export) ----------------------------------------------------
+// ENUM_CUDA_MEMCPY_OPER: same numbering as CUPTI's CUpti_ActivityMemcpyKind.
+enum class CopyKind : std::uint8_t {
+  kUnknown = 0, kHtoD = 1, kDtoH = 2, kHtoA = 3, kAtoH = 4, kAtoA = 5, kAtoD = 6, kDtoA = 7,
+  kDtoD = 8, kHtoH = 9, kPtoP = 10, kUvmHtoD = 11, kUvmDtoH = 12, kUvmDtoD = 13,
+};
+
+// ENUM_CUDA_MEM_KIND: differs from CUPTI (CUPTI: 0 unknown, 1 pageable, 2 pinned, 3 device, ...).
+enum class MemKind : std::uint8_t {
+  kPageable = 0, kPinned = 1, kDevice = 2, kArray = 3, kManaged = 4, kDeviceStatic = 5,
+  kManagedStatic = 6, kUnknown = 7,
+};
+
+// ENUM_CUPTI_SYNC_TYPE (same as CUPTI).
+enum class SyncType : std::uint8_t {
+  kUnknown = 0, kEventSynchronize = 1, kStreamWaitEvent = 2, kStreamSynchronize = 3,
+  kContextSynchronize = 4,
+};
+
+// TARGET_INFO_CUDA_STREAM.flag (same as CUPTI's CUpti_ActivityStreamFlag).
+enum class StreamFlag : std::uint8_t { kUnknown = 0, kDefault = 1, kNonBlocking = 2, kNull = 3 };
+
+// ENUM_NSYS_EVENT_TYPE values used in NVTX_EVENTS.eventType.
+enum class NvtxEventType : std::int32_t {
+  kMark = 34, kPushPopRange = 59, kStartEndRange = 60, kDomainCreate = 75,
+};
+
+// ENUM_NSYS_EVENT_CLASS values used in CUPTI_ACTIVITY_KIND_RUNTIME.eventClass.
+enum class EventClass : std::int32_t { kCudaRuntime = 0, kCudaDriver = 1 };
+
+// globalPid / globalTid serialization used by nsys: PID in bits 24..47, TID in bits 0..23.
+constexpr std::uint64_t encodeGlobalTid(std::uint32_t pid, std::uint32_t tid) {
+  return (static_cast<std::uint64_t>(pid & 0xFFFFFFu) << 24) | (tid & 0xFFFFFFu);
+}
+constexpr std::uint64_t encodeGlobalPid(std::uint32_t pid) { return encodeGlobalTid(pid, 0); }
+constexpr std::uint32_t pidOf(std::uint64_t global_id) {
+  return static_cast<std::uint32_t>((global_id >> 24) & 0xFFFFFFu);
+}
+constexpr std::uint32_t tidOf(std::uint64_t global_id) {
+  return static_cast<std::uint32_t>(global_id & 0xFFFFFFu);
+}
+
+// ---- DDL written by the collector ---------------------------------------------------------------
+// Column order and names follow nsys export schema 3.x. The reader looks columns up by name.
+inline constexpr const char* kCreateTables = R"SQL(
+CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (
+  start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+  contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER,
+  globalPid INTEGER, demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL,
+  mangledName INTEGER, launchType INTEGER, cacheConfig INTEGER,
+  registersPerThread INTEGER NOT NULL, gridX INTEGER NOT NULL, gridY INTEGER NOT NULL,
+  gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL, blockY INTEGER NOT NULL,
+  blockZ INTEGER NOT NULL, staticSharedMemory INTEGER NOT NULL,
+  dynamicSharedMemory INTEGER NOT NULL, localMemoryPerThread INTEGER NOT NULL,
+  localMemoryTotal INTEGER NOT NULL, gridId INTEGER NOT NULL, sharedMemoryExecuted INTEGER,
+  graphNodeId INTEGER, sharedMemoryLimitConfig INTEGER,
+  graphId INTEGER -- cuoverlap extension
+);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (
+  start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+  contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER,
+  globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL,
+  deprecatedSrcId INTEGER, srcKind INTEGER, dstKind INTEGER, srcDeviceId INTEGER,
+  srcContextId INTEGER, dstDeviceId INTEGER, dstContextId INTEGER, migrationCause INTEGER,
+  graphNodeId INTEGER, virtualAddress INTEGER,
+  async INTEGER, -- cuoverlap extension: CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC
+  graphId INTEGER -- cuoverlap extension
+);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (
+  start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+  contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER,
+  globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL, graphNodeId INTEGER,
+  memKind INTEGER,
+  async INTEGER, -- cuoverlap extension: CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC
+  graphId INTEGER -- cuoverlap extension
+);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (
+  start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL,
+  globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL,
+  returnValue INTEGER NOT NULL, callchainId INTEGER
+);
+CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (
+  start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+  contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER,
+  globalPid INTEGER, syncType INTEGER NOT NULL, eventId INTEGER NOT NULL
+);
+CREATE TABLE NVTX_EVENTS (
+  start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, rangeId INTEGER,
+  category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER,
+  textId INTEGER, domainId INTEGER, uint64Value INTEGER, int64Value INTEGER,
+  doubleValue REAL, uint32Value INTEGER, int32Value INTEGER, floatValue REAL,
+  jsonTextId INTEGER, jsonText TEXT
+);
+CREATE TABLE TARGET_INFO_GPU (
+  vmId INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT, busLocation TEXT,
+  isDiscrete INTEGER, l2CacheSize INTEGER, totalMemory INTEGER, memoryBandwidth INTEGER,
+  clockRate INTEGER, smCount INTEGER, uuid TEXT, chipName TEXT, cuDevice INTEGER,
+  maxRegistersPerBlock INTEGER, maxShmemPerBlock INTEGER, maxShmemPerBlockOptin INTEGER,
+  maxShmemPerSm INTEGER, maxRegistersPerSm INTEGER, threadsPerWarp INTEGER,
+  asyncEngines INTEGER, maxWarpsPerSm INTEGER, maxBlocksPerSm INTEGER,
+  maxThreadsPerBlock INTEGER, computeMajor INTEGER, computeMinor INTEGER,
+  concurrentKernels INTEGER -- cuoverlap extension
+);
+CREATE TABLE TARGET_INFO_CUDA_STREAM (
+  streamId INTEGER NOT NULL, hwId INTEGER NOT NULL, vmId INTEGER NOT NULL,
+  processId INTEGER NOT NULL, contextId INTEGER NOT NULL, priority INTEGER NOT NULL,
+  flag INTEGER NOT NULL
+);
+CREATE TABLE TARGET_INFO_CUDA_CONTEXT_INFO (
+  nullStreamId INTEGER NOT NULL, hwId INTEGER NOT NULL, vmId INTEGER NOT NULL,
+  processId INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL
+);
+CREATE TABLE CUOVERLAP_SESSION (
+  key TEXT NOT NULL PRIMARY KEY, value TEXT
+);
+)SQL";
+
+// Keys of CUOVERLAP_SESSION (key/value rows so that new facts never change the table's shape).
+namespace session_key {
+inline constexpr std::string_view kSchema = "schema";            // "cuoverlap.trace/1"
+inline constexpr std::string_view kCommand = "command";          // the traced command line
+inline constexpr std::string_view kPid = "pid";
+inline constexpr std::string_view kHost = "host";
+inline constexpr std::string_view kStartNs = "start_ns";         // CUPTI timestamps
+inline constexpr std::string_view kEndNs = "end_ns";
+inline constexpr std::string_view kCollectorVersion = "collector_version";
+inline constexpr std::string_view kCuptiVersion = "cupti_version";
+inline constexpr std::string_view kDriverVersion = "driver_version";
+inline constexpr std::string_view kDroppedRecords = "dropped_records";
+inline constexpr std::string_view kFlushes = "flushes";
+inline constexpr std::string_view kOverheadNs = "collector_overhead_ns";
+inline constexpr std::string_view kRecordsPrefix = "records.";   // records.kernel, records.memcpy...
+}  // namespace session_key
+
+inline constexpr std::string_view kTraceSchemaId = "cuoverlap.trace/1";
+
+}  // namespace cuoverlap::schema
