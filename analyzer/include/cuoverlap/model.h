@@ -60,6 +60,10 @@ struct GpuOp {
   bool isCopy() const { return kind == OpKind::kMemcpy; }
 };
 
+// The engine an op occupies: kernels -> compute, memsets -> memset, copies by direction
+// (HtoD/HtoA -> h2d, DtoH/AtoH -> d2h, DtoD/AtoA/AtoD/DtoA -> d2d, anything else -> other copy).
+Engine engineOf(const GpuOp& op);
+
 // A CUDA runtime (or driver) API call on a host thread.
 struct RuntimeCall {
   Ns start = 0;
