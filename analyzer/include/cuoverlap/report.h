@@ -104,11 +104,21 @@ struct DeviceReport {
   GapAnalysis gaps;
 };
 
+// One instance of an NVTX range selected with --range: its own metrics and findings.
+struct RangeInstance {
+  std::string name;
+  Ns start = 0;
+  Ns end = 0;
+  std::vector<DeviceReport> devices;
+  std::vector<Finding> findings;
+};
+
 struct TraceReport {
   std::string path;
   TraceSource source = TraceSource::kNsys;
-  std::vector<DeviceReport> devices;
+  std::vector<DeviceReport> devices;      // with --range: summed over the instances
   std::vector<Finding> findings;
+  std::vector<RangeInstance> range_instances;  // empty unless Scope::range is set
   const Trace* trace = nullptr;    // for renderers that draw the timeline
 };
 
