@@ -9,6 +9,9 @@
 
 namespace cuoverlap {
 
+// How many of the largest gaps GapAnalysis::largest keeps.
+inline constexpr std::size_t kLargestGaps = 10;
+
 // Gaps of at least threshold_ns inside the device's span (within scope), each attributed to one cause.
 GapAnalysis analyzeGaps(const Trace& trace, const Scope& scope, std::uint16_t device_id,
                         Ns threshold_ns);

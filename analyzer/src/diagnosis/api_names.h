@@ -1,0 +1,41 @@
+// Runtime/driver API names as diagnosis sees them. CUPTI and nsys name calls like
+// "cudaMemcpyAsync_v3020"; some exports drop the version. We compare the part before "_v".
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace cuoverlap::diagnosis {
+
+// What a call does to the host/device relationship; decides gap causes and findings.
+enum class ApiKind : std::uint8_t {
+  kOther,
+  kLaunch,           // kernel or graph launch
+  kMemcpyAsync,
+  kMemcpySync,       // cudaMemcpy, cudaMemcpy2D, cuMemcpyHtoD, ... (host waits)
+  kMemsetAsync,
+  kMemsetSync,       // cudaMemset, cudaMemset2D, cuMemsetD8, ...
+  kDeviceSync,       // cudaDeviceSynchronize, cudaThreadSynchronize, cuCtxSynchronize
+  kStreamSync,       // cudaStreamSynchronize, cuStreamSynchronize
+  kEventSync,        // cudaEventSynchronize, cuEventSynchronize
+  kStreamWaitEvent,  // cudaStreamWaitEvent, cuStreamWaitEvent
+  kAllocation,       // allocation/free/host allocation/registration (implicit device sync)
+};
+
+// "cudaMemcpyAsync_v3020" -> "cudaMemcpyAsync"; names without a version suffix are unchanged.
+std::string_view apiBaseName(std::string_view name);
+
+ApiKind classifyApi(std::string_view name);
+
+// Explicit synchronizations: device, stream and event synchronize.
+inline bool isExplicitSync(ApiKind kind) {
+  return kind == ApiKind::kDeviceSync || kind == ApiKind::kStreamSync ||
+         kind == ApiKind::kEventSync;
+}
+
+// Calls that block the host until GPU work finished: explicit syncs and synchronous copies/memsets.
+inline bool isHostBlocking(ApiKind kind) {
+  return isExplicitSync(kind) || kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync;
+}
+
+}  // namespace cuoverlap::diagnosis

@@ -1,0 +1,86 @@
+#include "diagnosis/finding_builder.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace cuoverlap::diagnosis {
+
+FindingBuilder::FindingBuilder(const DeviceView& view, std::string id, Severity severity)
+    : view_(view), id_(std::move(id)), severity_(severity) {}
+
+void FindingBuilder::add(Ns cost, Evidence evidence) {
+  ++count_;
+  time_ += cost;
+  examples_.emplace_back(cost, std::move(evidence));
+  // Keep memory bounded on huge traces: only the most costly examples can be shown.
+  if (examples_.size() > 4 * kMaxEvidence) {
+    examples_ = largestInTimeOrder(
+        std::move(examples_), kMaxEvidence, [](const auto& e) { return e.first; },
+        [](const auto& e) { return e.second.time; });
+  }
+}
+
+std::optional<Finding> FindingBuilder::build(std::string summary, std::string advice) const {
+  if (count_ == 0) return std::nullopt;
+  Finding finding;
+  finding.id = id_;
+  finding.severity = severity_;
+  const Ns span = view_.spanLength();
+  if (severity_ == Severity::kWarning && span > 0 &&
+      static_cast<double>(time_) >= kErrorShareOfSpan * static_cast<double>(span)) {
+    finding.severity = Severity::kError;
+  }
+  finding.device_id = view_.deviceId();
+  finding.count = count_;
+  finding.time_ns = time_;
+  finding.summary = std::move(summary);
+  finding.advice = std::move(advice);
+  for (auto& example : largestInTimeOrder(
+           examples_, kMaxEvidence, [](const auto& e) { return e.first; },
+           [](const auto& e) { return e.second.time; })) {
+    finding.evidence.push_back(std::move(example.second));
+  }
+  return finding;
+}
+
+std::string describeOp(const DeviceView& view, const GpuOp& op) {
+  switch (op.kind) {
+    case OpKind::kKernel: return fmt::format("kernel {}", view.trace().str(op.name));
+    case OpKind::kMemset: return fmt::format("memset {} B", op.bytes);
+    case OpKind::kMemcpy: break;
+  }
+  static constexpr const char* kDirections[] = {"",     "HtoD", "DtoH", "HtoA", "AtoH",
+                                                "AtoA", "AtoD", "DtoA", "DtoD", "HtoH",
+                                                "PtoP", "HtoD", "DtoH", "DtoD"};
+  const auto kind = static_cast<std::size_t>(op.copy_kind);
+  const char* direction = kind < std::size(kDirections) ? kDirections[kind] : "";
+  return fmt::format("memcpy {}{}{} B", direction, *direction ? " " : "", op.bytes);
+}
+
+Evidence evidenceForOp(const DeviceView& view, const GpuOp& op, std::string detail) {
+  Evidence evidence;
+  if (auto call = view.launchCall(op)) {
+    evidence.api = std::string(view.callName(*call));
+  } else {
+    evidence.api = describeOp(view, op);
+  }
+  evidence.correlation_id = op.correlation_id;
+  evidence.stream_id = op.stream_id;
+  evidence.time = op.start;
+  evidence.detail = std::move(detail);
+  return evidence;
+}
+
+Evidence evidenceForCall(const DeviceView& view, std::size_t call, std::uint32_t stream_id,
+                         std::string detail) {
+  Evidence evidence;
+  evidence.api = std::string(view.callName(call));
+  evidence.correlation_id = view.call(call).correlation_id;
+  evidence.stream_id = stream_id;
+  evidence.time = view.call(call).start;
+  evidence.detail = std::move(detail);
+  return evidence;
+}
+
+}  // namespace cuoverlap::diagnosis

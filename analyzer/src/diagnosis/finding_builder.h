@@ -1,0 +1,46 @@
+// Accumulates one finding's instances: count, estimated cost and the most costly examples.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuoverlap/report.h"
+#include "diagnosis/device_view.h"
+
+namespace cuoverlap::diagnosis {
+
+inline constexpr std::size_t kMaxEvidence = 5;
+// Findings whose cost reaches this share of the device span are errors (docs/findings.md).
+inline constexpr double kErrorShareOfSpan = 0.25;
+
+class FindingBuilder {
+ public:
+  FindingBuilder(const DeviceView& view, std::string id, Severity severity);
+
+  // One instance of the finding: what it cost and an example a user can look up.
+  void add(Ns cost, Evidence evidence);
+  std::uint64_t count() const { return count_; }
+  Ns time() const { return time_; }
+
+  // The finding, or nothing when no instance was added.
+  std::optional<Finding> build(std::string summary, std::string advice) const;
+
+ private:
+  const DeviceView& view_;
+  std::string id_;
+  Severity severity_;
+  std::uint64_t count_ = 0;
+  Ns time_ = 0;
+  std::vector<std::pair<Ns, Evidence>> examples_;
+};
+
+// Evidence naming the call that launched `op` (or the op's own name without runtime data).
+Evidence evidenceForOp(const DeviceView& view, const GpuOp& op, std::string detail);
+// Evidence naming a runtime call; `stream_id` is 0 when the call has no stream.
+Evidence evidenceForCall(const DeviceView& view, std::size_t call, std::uint32_t stream_id,
+                         std::string detail);
+// "kernel NAME" / "memcpy HtoD 4096 B" / "memset 4096 B": how an op is named in details.
+std::string describeOp(const DeviceView& view, const GpuOp& op);
+
+}  // namespace cuoverlap::diagnosis

@@ -1,0 +1,114 @@
+// event-wait-serialization: a cudaStreamWaitEvent that held back an op which could have run
+// concurrently with the op it waited for. For each stream-wait-event record (synchronization
+// data) on stream S, X is the first op of S launched after the wait was issued. The wait was
+// binding when X was ready (launch returned, previous op of S done) at least 10 µs before it
+// started, and an op Y of another stream ended at most 5 µs before X started (the event's
+// release). It serialized when X and Y use different engines and Y does not feed X in the usual
+// data flow (copy-in -> kernel -> kernel -> copy-out): a kernel waiting for its input copy is a
+// real dependency, a copy waiting for an unrelated kernel or copy of another direction is not.
+// Cost: X's start minus the time it was ready.
+// Needs: synchronization records with stream ids, launch calls.
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "diagnosis/finding_builder.h"
+#include "diagnosis/rules/rules.h"
+
+namespace cuoverlap::diagnosis {
+namespace {
+
+constexpr Ns kReleaseSlackNs = 5'000;
+
+// Whether `producer` commonly produces data that `consumer` reads.
+bool feeds(Engine producer, Engine consumer) {
+  switch (producer) {
+    case Engine::kH2D:
+    case Engine::kD2D:
+    case Engine::kOtherCopy:
+    case Engine::kMemset: return consumer == Engine::kCompute;
+    case Engine::kCompute: return true;
+    case Engine::kD2H: return false;
+  }
+  return false;
+}
+
+// Ops of the view indexed per stream (by start) and by end time, built once per rule run.
+class OpIndex {
+ public:
+  explicit OpIndex(const DeviceView& view) : view_(view) {
+    for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+      const GpuOp& op = view.op(view.ops()[pos]);
+      by_stream_[{op.context_id, op.stream_id}].push_back(pos);
+      by_end_.emplace_back(view.ops()[pos].end, pos);
+    }
+    std::sort(by_end_.begin(), by_end_.end());
+  }
+
+  // Position of the first op on the wait's stream launched at or after the wait call.
+  std::optional<std::size_t> releasedOp(const SyncEvent& wait) const {
+    auto it = by_stream_.find({wait.context_id, wait.stream_id});
+    if (it == by_stream_.end()) return std::nullopt;
+    const auto& list = it->second;
+    auto first = std::lower_bound(list.begin(), list.end(), wait.start, [&](std::size_t p, Ns t) {
+      return view_.ops()[p].start < t;
+    });
+    for (; first != list.end(); ++first) {
+      const auto call = view_.launchCall(view_.op(view_.ops()[*first]));
+      if (call && view_.call(*call).start >= wait.start) return *first;
+    }
+    return std::nullopt;
+  }
+
+  // Position of the op of another stream that ended last in [start - slack, start].
+  std::optional<std::size_t> releasingOp(std::size_t released) const {
+    const ScopedOp& x = view_.ops()[released];
+    const std::uint64_t stream = DeviceView::streamKey(view_.op(x));
+    auto it = std::lower_bound(by_end_.begin(), by_end_.end(),
+                               std::make_pair(x.start - kReleaseSlackNs, std::size_t{0}));
+    std::optional<std::size_t> best;
+    for (; it != by_end_.end() && it->first <= x.start; ++it) {
+      if (DeviceView::streamKey(view_.op(view_.ops()[it->second])) != stream) best = it->second;
+    }
+    return best;
+  }
+
+ private:
+  const DeviceView& view_;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::size_t>> by_stream_;
+  std::vector<std::pair<Ns, std::size_t>> by_end_;
+};
+
+}  // namespace
+
+std::optional<Finding> findEventWaitSerialization(const DeviceView& view) {
+  FindingBuilder builder(view, "event-wait-serialization", Severity::kWarning);
+  const OpIndex index(view);
+  for (const SyncEvent* wait : view.syncs()) {
+    if (wait->type != SyncType::kStreamWaitEvent || wait->device_id != view.deviceId()) continue;
+    const auto x = index.releasedOp(*wait);
+    if (!x) continue;
+    const auto ready = view.readyTime(*x);
+    const ScopedOp& released = view.ops()[*x];
+    if (!ready || released.start - *ready < kMinimumCostNs) continue;
+    const auto y = index.releasingOp(*x);
+    if (!y) continue;
+    const Engine waiting = engineOf(view.op(released));
+    const Engine waited_for = engineOf(view.op(view.ops()[*y]));
+    if (waiting == waited_for || feeds(waited_for, waiting)) continue;
+    builder.add(released.start - *ready,
+                evidenceForOp(view, view.op(released),
+                              fmt::format("{} waited for {} on stream {}",
+                                          describeOp(view, view.op(released)),
+                                          describeOp(view, view.op(view.ops()[*y])),
+                                          view.op(view.ops()[*y]).stream_id)));
+  }
+  return builder.build(
+      fmt::format("{} cudaStreamWaitEvent dependencies serialized work that could have overlapped",
+                  builder.count()),
+      "Wait only on the events the stream's work really depends on (record one event per "
+      "produced buffer, after the op that produces it), so unrelated copies and kernels overlap");
+}
+
+}  // namespace cuoverlap::diagnosis

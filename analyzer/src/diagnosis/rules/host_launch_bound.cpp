@@ -1,0 +1,58 @@
+// host-launch-bound: the device was idle most of the time between short kernels because the host
+// could not launch them fast enough. Fires when the device ran at least 20 kernels, their median
+// duration is under 50 µs, and idle gaps between two kernels attributed to host-launch (of any
+// length) add up to at least half the device span.
+// Cost: the total length of those host-launch gaps.
+// Needs: launch calls.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "diagnosis/finding_builder.h"
+#include "diagnosis/idle_gaps.h"
+#include "diagnosis/rules/rules.h"
+
+namespace cuoverlap::diagnosis {
+namespace {
+
+constexpr std::size_t kMinKernels = 20;
+constexpr Ns kShortKernelNs = 50'000;
+constexpr double kMinIdleShare = 0.5;
+
+Ns medianKernelDuration(const DeviceView& view) {
+  std::vector<Ns> durations;
+  for (const ScopedOp& scoped : view.ops()) {
+    if (view.op(scoped).kind == OpKind::kKernel) durations.push_back(scoped.end - scoped.start);
+  }
+  if (durations.size() < kMinKernels) return kShortKernelNs;  // too few kernels: never short
+  auto middle = durations.begin() + static_cast<std::ptrdiff_t>(durations.size() / 2);
+  std::nth_element(durations.begin(), middle, durations.end());
+  return *middle;
+}
+
+}  // namespace
+
+std::optional<Finding> findHostLaunchBound(const DeviceView& view) {
+  if (!view.hasRuntimeData() || medianKernelDuration(view) >= kShortKernelNs) return std::nullopt;
+  const auto& ops = view.trace().ops;
+  FindingBuilder builder(view, "host-launch-bound", Severity::kWarning);
+  for (const IdleGap& gap : attributeGaps(view, 1)) {
+    if (gap.cause != GapCause::kHostLaunch || !gap.prev_op || !gap.next_op) continue;
+    const GpuOp& next = ops[*gap.next_op];
+    if (ops[*gap.prev_op].kind != OpKind::kKernel || next.kind != OpKind::kKernel) continue;
+    Evidence evidence = evidenceForOp(
+        view, next, fmt::format("device idle {} ns before {}", gap.duration(), describeOp(view, next)));
+    evidence.time = gap.start;
+    builder.add(gap.duration(), std::move(evidence));
+  }
+  if (static_cast<double>(builder.time()) < kMinIdleShare * static_cast<double>(view.spanLength())) {
+    return std::nullopt;
+  }
+  return builder.build(
+      fmt::format("the device waited for kernel launches {} times between short kernels",
+                  builder.count()),
+      "Do more work per kernel (fuse or batch small kernels), or capture the launch sequence in a "
+      "CUDA graph (cudaStreamBeginCapture / cudaGraphLaunch) to cut per-launch overhead");
+}
+
+}  // namespace cuoverlap::diagnosis

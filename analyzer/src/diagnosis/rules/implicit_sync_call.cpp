@@ -1,0 +1,36 @@
+// implicit-sync-call: calls that synchronize the device implicitly (cudaMalloc, cudaFree,
+// cudaMallocHost, cudaHostAlloc, cudaFreeHost, cudaHostRegister/Unregister, their driver
+// equivalents, and synchronous memsets) issued between GPU work: after the first op of the device
+// started and before the last op started.
+// Cost of each call: the device idle time from the call's start to the start of the next op that
+// started after the call returned.
+// Needs: runtime calls.
+#include <fmt/format.h>
+
+#include "diagnosis/finding_builder.h"
+#include "diagnosis/rules/rules.h"
+
+namespace cuoverlap::diagnosis {
+
+std::optional<Finding> findImplicitSyncCall(const DeviceView& view) {
+  FindingBuilder builder(view, "implicit-sync-call", Severity::kWarning);
+  for (std::size_t index : view.calls()) {
+    const ApiKind kind = view.callKind(index);
+    if (kind != ApiKind::kAllocation && kind != ApiKind::kMemsetSync) continue;
+    const RuntimeCall& call = view.call(index);
+    if (view.empty() || call.start <= view.spanStart()) continue;
+    const auto next = view.firstOpStartingAtOrAfter(call.end);
+    if (!next) continue;
+    const Ns cost = view.idleWithin(call.start, view.ops()[*next].start);
+    builder.add(cost, evidenceForCall(view, index, 0,
+                                      fmt::format("device idle {} ns until the next op", cost)));
+  }
+  return builder.build(
+      fmt::format("{} allocation, free or memset calls between GPU work synchronize the device "
+                  "implicitly",
+                  builder.count()),
+      "Allocate and pin buffers once before the GPU work and free them after it, or use the "
+      "stream-ordered allocator (cudaMallocAsync/cudaFreeAsync)");
+}
+
+}  // namespace cuoverlap::diagnosis

@@ -1,0 +1,30 @@
+// The finding rules: one file each, one entry point each, the definition at the top of the file
+// and in docs/findings.md. A rule that lacks the data it needs returns nothing.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "cuoverlap/report.h"
+#include "diagnosis/device_view.h"
+
+namespace cuoverlap::diagnosis {
+
+// Costs below this are noise (launch jitter, timer resolution); same rationale as the default gap
+// threshold in docs/gaps.md.
+inline constexpr Ns kMinimumCostNs = 10'000;
+
+std::optional<Finding> findLegacyDefaultStream(const DeviceView& view);
+std::optional<Finding> findSingleStream(const DeviceView& view);
+std::optional<Finding> findPageableMemcpy(const DeviceView& view);
+std::optional<Finding> findSyncMemcpy(const DeviceView& view);
+std::optional<Finding> findSyncMemset(const DeviceView& view);
+std::optional<Finding> findBlockingSyncCall(const DeviceView& view);
+std::optional<Finding> findImplicitSyncCall(const DeviceView& view);
+std::optional<Finding> findEventWaitSerialization(const DeviceView& view);
+std::optional<Finding> findHostLaunchBound(const DeviceView& view);
+std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view);
+// Runs last: names which of the device's `earlier` findings explain the lost overlap.
+std::optional<Finding> findLowOverlap(const DeviceView& view, const std::vector<Finding>& earlier);
+
+}  // namespace cuoverlap::diagnosis

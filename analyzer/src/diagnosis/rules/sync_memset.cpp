@@ -1,0 +1,21 @@
+// sync-memset: memsets issued with a synchronous API (cudaMemset, cudaMemset2D, cuMemsetD8, ...;
+// any memset API without "Async") that have GPU work before and after them. They are ordered on
+// the legacy default stream and may block the host.
+// Cost: the device idle time from the end of each memset to the start of the next op.
+// Needs: the launch call, or the collector's async flag.
+#include <fmt/format.h>
+
+#include "diagnosis/rules/rules.h"
+#include "diagnosis/rules/synchronous_transfer.h"
+
+namespace cuoverlap::diagnosis {
+
+std::optional<Finding> findSyncMemset(const DeviceView& view) {
+  FindingBuilder builder(view, "sync-memset", Severity::kInfo);
+  addSynchronousTransfers(view, OpKind::kMemset, ApiKind::kMemsetSync, builder);
+  return builder.build(
+      fmt::format("{} synchronous memsets between GPU work", builder.count()),
+      "Use cudaMemsetAsync on the stream that uses the buffer");
+}
+
+}  // namespace cuoverlap::diagnosis
