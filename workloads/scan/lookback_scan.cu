@@ -1,0 +1,211 @@
+// Single-pass scan with decoupled look-back (Merrill & Garland, "Single-pass Parallel Prefix Scan
+// with Decoupled Look-back", 2016). Each block takes the next tile id from a counter (so every
+// earlier tile is already running: no deadlock), scans its tile, publishes the tile total as an
+// AGGREGATE, then sums its predecessors' descriptors with one warp, 32 at a time, until it meets
+// an INCLUSIVE one, and publishes its own INCLUSIVE prefix. Memory traffic is one read and one
+// write per element, the lower bound, which is why this is the fastest of our scans.
+// A descriptor is one 64-bit word, status in the high half and value bits in the low half, so
+// status and value are always seen together.
+#include <cstdint>
+
+#include "../common/cuda_check.h"
+#include "scan_internal.h"
+
+namespace cuoverlap {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kItems = 16;
+constexpr int kTile = kThreads * kItems;
+constexpr int kWarps = kThreads / 32;
+constexpr unsigned kFullMask = 0xffffffffu;
+constexpr unsigned long long kAggregate = 1ull << 32;
+constexpr unsigned long long kInclusive = 2ull << 32;
+
+__device__ __forceinline__ unsigned toBits(std::int32_t v) { return static_cast<unsigned>(v); }
+__device__ __forceinline__ unsigned toBits(float v) { return __float_as_uint(v); }
+template <typename T>
+__device__ __forceinline__ T fromBits(unsigned bits);
+template <>
+__device__ __forceinline__ std::int32_t fromBits<std::int32_t>(unsigned bits) {
+  return static_cast<std::int32_t>(bits);
+}
+template <>
+__device__ __forceinline__ float fromBits<float>(unsigned bits) { return __uint_as_float(bits); }
+
+// Padding one word per 32 keeps the per-thread reads of 16 consecutive items conflict-free.
+__device__ __forceinline__ int padded(int index) { return index + (index >> 5); }
+
+template <typename T>
+__device__ __forceinline__ T warpInclusiveScan(T value, int lane) {
+  for (int offset = 1; offset < 32; offset <<= 1) {
+    const T other = __shfl_up_sync(kFullMask, value, offset);
+    if (lane >= offset) value += other;
+  }
+  return value;
+}
+
+template <typename T>
+__device__ __forceinline__ T warpSum(T value) {
+  for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_xor_sync(kFullMask, value, offset);
+  return value;
+}
+
+template <typename T>
+__device__ void publish(unsigned long long* status, unsigned tile, unsigned long long flag, T value) {
+  *reinterpret_cast<volatile unsigned long long*>(status + tile) = flag | toBits(value);
+}
+
+// Run by warp 0 of tile > 0: the sum of all earlier tiles.
+template <typename T>
+__device__ T lookBack(const unsigned long long* status, unsigned tile, int lane) {
+  T prefix = T(0);
+  long long predecessor = static_cast<long long>(tile) - 1 - lane;
+  while (true) {
+    unsigned long long word;
+    do {
+      // Past tile 0 counts as an inclusive zero; tile 0 itself is always INCLUSIVE.
+      word = predecessor >= 0
+                 ? *reinterpret_cast<const volatile unsigned long long*>(status + predecessor)
+                 : kInclusive;
+    } while (__any_sync(kFullMask, (word >> 32) == 0));
+    const unsigned inclusive_lanes = __ballot_sync(kFullMask, (word >> 32) == 2);
+    T value = fromBits<T>(static_cast<unsigned>(word));
+    if (inclusive_lanes != 0) {
+      const int nearest = __ffs(inclusive_lanes) - 1;
+      return prefix + warpSum(lane <= nearest ? value : T(0));
+    }
+    prefix += warpSum(value);
+    predecessor -= 32;
+  }
+}
+
+template <typename T>
+__device__ void loadTile(const T* in, std::size_t base, std::size_t n, T* smem) {
+  if (base + kTile <= n && reinterpret_cast<std::uintptr_t>(in) % 16 == 0) {
+    const uint4* in4 = reinterpret_cast<const uint4*>(in + base);
+    for (int k = 0; k < kItems / 4; ++k) {
+      const int vector = k * kThreads + threadIdx.x;
+      const uint4 v = in4[vector];
+      const T* items = reinterpret_cast<const T*>(&v);
+      for (int j = 0; j < 4; ++j) smem[padded(vector * 4 + j)] = items[j];
+    }
+    return;
+  }
+  for (int k = 0; k < kItems; ++k) {
+    const int index = k * kThreads + threadIdx.x;
+    smem[padded(index)] = base + index < n ? in[base + index] : T(0);
+  }
+}
+
+template <typename T>
+__device__ void storeTile(const T* smem, std::size_t base, std::size_t n, T* out) {
+  if (base + kTile <= n && reinterpret_cast<std::uintptr_t>(out) % 16 == 0) {
+    uint4* out4 = reinterpret_cast<uint4*>(out + base);
+    for (int k = 0; k < kItems / 4; ++k) {
+      const int vector = k * kThreads + threadIdx.x;
+      uint4 v;
+      T* items = reinterpret_cast<T*>(&v);
+      for (int j = 0; j < 4; ++j) items[j] = smem[padded(vector * 4 + j)];
+      out4[vector] = v;
+    }
+    return;
+  }
+  for (int k = 0; k < kItems; ++k) {
+    const int index = k * kThreads + threadIdx.x;
+    if (base + index < n) out[base + index] = smem[padded(index)];
+  }
+}
+
+// Exclusive prefix of this thread's total within the block; sets block_total.
+template <typename T>
+__device__ T blockExclusiveScan(T thread_total, T* warp_totals, T& block_total) {
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const T inclusive = warpInclusiveScan(thread_total, lane);
+  const T shifted = __shfl_up_sync(kFullMask, inclusive, 1);
+  if (lane == 31) warp_totals[warp] = inclusive;
+  __syncthreads();
+  if (warp == 0) {
+    T total = lane < kWarps ? warp_totals[lane] : T(0);
+    total = warpInclusiveScan(total, lane);
+    if (lane < kWarps) warp_totals[lane] = total;
+  }
+  __syncthreads();
+  block_total = warp_totals[kWarps - 1];
+  return (lane > 0 ? shifted : T(0)) + (warp > 0 ? warp_totals[warp - 1] : T(0));
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    lookbackScanKernel(const T* in, T* out, std::size_t n, unsigned long long* status,
+                       unsigned* tile_counter, const T* carry_in, T* carry_out, bool inclusive) {
+  __shared__ T smem[kTile + kTile / 32];
+  __shared__ T warp_totals[kWarps];
+  __shared__ unsigned tile_id;
+  __shared__ T tile_prefix;
+  if (threadIdx.x == 0) tile_id = atomicAdd(tile_counter, 1u);
+  __syncthreads();
+  const unsigned tile = tile_id;
+  const std::size_t base = std::size_t(tile) * kTile;
+  loadTile(in, base, n, smem);
+  __syncthreads();
+  T items[kItems];
+  T running = T(0);
+  for (int i = 0; i < kItems; ++i) {
+    running += smem[padded(threadIdx.x * kItems + i)];
+    items[i] = running;
+  }
+  T block_total;
+  const T thread_prefix = blockExclusiveScan(running, warp_totals, block_total);
+  if (threadIdx.x < 32) {
+    const int lane = threadIdx.x;
+    T prefix = T(0);
+    if (tile == 0) {
+      prefix = carry_in != nullptr ? *carry_in : T(0);
+      if (lane == 0) publish(status, 0, kInclusive, prefix + block_total);
+    } else {
+      if (lane == 0) publish(status, tile, kAggregate, block_total);
+      prefix = lookBack<T>(status, tile, lane);
+      if (lane == 0) publish(status, tile, kInclusive, prefix + block_total);
+    }
+    if (lane == 0) {
+      tile_prefix = prefix;
+      if (carry_out != nullptr && tile == gridDim.x - 1) *carry_out = prefix + block_total;
+    }
+  }
+  __syncthreads();
+  const T offset = tile_prefix + thread_prefix;
+  for (int i = 0; i < kItems; ++i) {
+    const T before = i > 0 ? items[i - 1] : T(0);
+    smem[padded(threadIdx.x * kItems + i)] = offset + (inclusive ? items[i] : before);
+  }
+  __syncthreads();
+  storeTile(smem, base, n, out);
+}
+
+}  // namespace
+
+std::size_t lookbackStatusWords(std::size_t n) { return (n + kTile - 1) / kTile + 1; }
+
+template <typename T>
+void runLookbackScan(ScanKind kind, const T* d_in, T* d_out, std::size_t n,
+                     unsigned long long* status, const T* d_carry_in, T* d_carry_out,
+                     cudaStream_t stream) {
+  if (n == 0) return;
+  const std::size_t tiles = (n + kTile - 1) / kTile;
+  // Descriptors start INVALID (0) and the tile counter (the word after them) at 0.
+  CUOVERLAP_CUDA_CHECK(cudaMemsetAsync(status, 0, (tiles + 1) * sizeof(*status), stream));
+  unsigned* counter = reinterpret_cast<unsigned*>(status + tiles);
+  lookbackScanKernel<T><<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(
+      d_in, d_out, n, status, counter, d_carry_in, d_carry_out, kind == ScanKind::kInclusive);
+  CUOVERLAP_CHECK_LAUNCH();
+}
+
+template void runLookbackScan<std::int32_t>(ScanKind, const std::int32_t*, std::int32_t*,
+                                            std::size_t, unsigned long long*, const std::int32_t*,
+                                            std::int32_t*, cudaStream_t);
+template void runLookbackScan<float>(ScanKind, const float*, float*, std::size_t,
+                                     unsigned long long*, const float*, float*, cudaStream_t);
+
+}  // namespace cuoverlap
