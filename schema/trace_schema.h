@@ -145,6 +145,59 @@ CREATE TABLE CUOVERLAP_SESSION (
 );
 )SQL";
 
+// ---- Tables the collector writes in addition to kCreateTables (added for the collector) --------
+inline constexpr std::string_view kProfilerOverheadTable = "PROFILER_OVERHEAD";
+inline constexpr std::string_view kCudaEventTable = "CUPTI_ACTIVITY_KIND_CUDA_EVENT";  // ours
+
+// PROFILER_OVERHEAD as nsys; CUDA_EVENT is a cuoverlap extension (cudaEventRecord completions on
+// the GPU). ENUM_* tables carry the nsys numbering of the enums above, as `nsys export` writes.
+inline constexpr const char* kCreateCollectorTables = R"SQL(
+CREATE TABLE PROFILER_OVERHEAD (
+  start INTEGER NOT NULL, end INTEGER NOT NULL, globalTid INTEGER, nameId INTEGER NOT NULL,
+  returnValue INTEGER NOT NULL
+);
+CREATE TABLE CUPTI_ACTIVITY_KIND_CUDA_EVENT (
+  start INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
+  streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, eventId INTEGER NOT NULL,
+  eventSyncId INTEGER
+);
+CREATE TABLE ENUM_CUDA_MEM_KIND (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+INSERT INTO ENUM_CUDA_MEM_KIND VALUES
+  (0,'CUDA_MEMOPR_MEMORY_KIND_PAGEABLE','Pageable'),(1,'CUDA_MEMOPR_MEMORY_KIND_PINNED','Pinned'),
+  (2,'CUDA_MEMOPR_MEMORY_KIND_DEVICE','Device'),(3,'CUDA_MEMOPR_MEMORY_KIND_ARRAY','Array'),
+  (4,'CUDA_MEMOPR_MEMORY_KIND_MANAGED','Managed'),
+  (5,'CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC','Device Static'),
+  (6,'CUDA_MEMOPR_MEMORY_KIND_MANAGED_STATIC','Managed Static'),
+  (7,'CUDA_MEMOPR_MEMORY_KIND_UNKNOWN','Unknown');
+CREATE TABLE ENUM_CUDA_MEMCPY_OPER (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES
+  (0,'CUDA_MEMCPY_KIND_UNKNOWN','Unknown'),(1,'CUDA_MEMCPY_KIND_HTOD','Host-to-Device'),
+  (2,'CUDA_MEMCPY_KIND_DTOH','Device-to-Host'),(3,'CUDA_MEMCPY_KIND_HTOA','Host-to-Array'),
+  (4,'CUDA_MEMCPY_KIND_ATOH','Array-to-Host'),(5,'CUDA_MEMCPY_KIND_ATOA','Array-to-Array'),
+  (6,'CUDA_MEMCPY_KIND_ATOD','Array-to-Device'),(7,'CUDA_MEMCPY_KIND_DTOA','Device-to-Array'),
+  (8,'CUDA_MEMCPY_KIND_DTOD','Device-to-Device'),(9,'CUDA_MEMCPY_KIND_HTOH','Host-to-Host'),
+  (10,'CUDA_MEMCPY_KIND_PTOP','Peer-to-Peer'),
+  (11,'CUDA_MEMCPY_KIND_UVM_HTOD','Unified Host-to-Device'),
+  (12,'CUDA_MEMCPY_KIND_UVM_DTOH','Unified Device-to-Host'),
+  (13,'CUDA_MEMCPY_KIND_UVM_DTOD','Unified Device-to-Device');
+CREATE TABLE ENUM_CUPTI_SYNC_TYPE (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES
+  (0,'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN','Unknown'),
+  (1,'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE','Event sync'),
+  (2,'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT','Stream wait sync'),
+  (3,'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE','Stream sync'),
+  (4,'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE','Context sync');
+CREATE TABLE ENUM_NSYS_EVENT_CLASS (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+INSERT INTO ENUM_NSYS_EVENT_CLASS VALUES
+  (0,'TRACE_PROCESS_EVENT_CUDA_RUNTIME','CUDA runtime'),
+  (1,'TRACE_PROCESS_EVENT_CUDA_DRIVER','CUDA driver');
+CREATE TABLE ENUM_NSYS_EVENT_TYPE (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES
+  (34,'NvtxCategory_Mark','NVTX mark'),(59,'NvtxCategory_PushPopRange','NVTX push/pop range'),
+  (60,'NvtxCategory_StartEndRange','NVTX start/end range'),
+  (75,'NvtxCategory_DomainCreate','NVTX domain create');
+)SQL";
+
 // Keys of CUOVERLAP_SESSION (key/value rows so that new facts never change the table's shape).
 namespace session_key {
 inline constexpr std::string_view kSchema = "schema";            // "cuoverlap.trace/1"
@@ -160,6 +213,11 @@ inline constexpr std::string_view kDroppedRecords = "dropped_records";
 inline constexpr std::string_view kFlushes = "flushes";
 inline constexpr std::string_view kOverheadNs = "collector_overhead_ns";
 inline constexpr std::string_view kRecordsPrefix = "records.";   // records.kernel, records.memcpy...
+// Added for the collector: "1" once the session ended cleanly (absent in a killed process's file),
+// CUPTI's own measured overhead (OVERHEAD records), and the writer thread's busy time.
+inline constexpr std::string_view kComplete = "complete";
+inline constexpr std::string_view kCuptiOverheadNs = "cupti_overhead_ns";
+inline constexpr std::string_view kWriterBusyNs = "writer_busy_ns";
 }  // namespace session_key
 
 inline constexpr std::string_view kTraceSchemaId = "cuoverlap.trace/1";

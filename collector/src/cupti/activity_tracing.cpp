@@ -1,0 +1,176 @@
+#include "cupti/activity_tracing.h"
+
+#include <dlfcn.h>
+#include <time.h>
+
+#include <atomic>
+
+#include "cupti/cupti_check.h"
+
+// Exported by libcupti but not declared in CUDA 13.0's headers.
+extern "C" CUptiResult CUPTIAPI cuptiNvtxInitialize2(void* get_export_table);
+
+namespace cuoverlap::collector::activity {
+namespace {
+
+// CUPTI record layouts used by activity_translation.cpp are those of CUPTI 13.0.
+constexpr std::uint32_t kMinimumCuptiVersion = 130000;
+constexpr std::size_t kDeviceBufferBytes = 8u << 20;
+constexpr std::size_t kDeviceBufferPoolLimit = 250;
+constexpr std::uint32_t kFlushPeriodMs = 500;
+
+BufferPool* g_pool = nullptr;
+WriterThread* g_writer = nullptr;
+CUpti_SubscriberHandle g_subscriber = nullptr;
+std::atomic<bool> g_detached{false};
+std::atomic<std::uint64_t> g_dropped{0}, g_completed{0}, g_callback_ns{0};
+
+// The driver is already loaded in the traced process (it loaded us); looking its functions up
+// instead of linking libcuda keeps the collector's tests loadable on machines without a driver.
+template <typename Function>
+Function* driverFunction(const char* name) {
+  return reinterpret_cast<Function*>(dlsym(RTLD_DEFAULT, name));
+}
+
+std::uint64_t monotonicNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+void CUPTIAPI onBufferRequested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
+  std::uint64_t begin = monotonicNs();
+  *max_records = 0;
+  *buffer = g_detached.load(std::memory_order_relaxed) ? nullptr : g_pool->acquire();
+  *size = *buffer != nullptr ? g_pool->bufferBytes() : 0;
+  g_callback_ns.fetch_add(monotonicNs() - begin, std::memory_order_relaxed);
+}
+
+void CUPTIAPI onBufferCompleted(CUcontext context, std::uint32_t stream_id, std::uint8_t* buffer,
+                                std::size_t, std::size_t valid_size) {
+  std::uint64_t begin = monotonicNs();
+  std::size_t dropped = 0;
+  if (CUOVERLAP_CUPTI(cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped))) {
+    g_dropped.fetch_add(dropped, std::memory_order_relaxed);
+  }
+  g_completed.fetch_add(1, std::memory_order_relaxed);
+  // In a forked child the buffer is left alone: the parent's writer does not exist here.
+  if (buffer != nullptr && !g_detached.load(std::memory_order_relaxed)) {
+    g_writer->submit(buffer, valid_size);
+  }
+  g_callback_ns.fetch_add(monotonicNs() - begin, std::memory_order_relaxed);
+}
+
+// Subscribing with a callback that enables no domain costs nothing per API call; it exists so
+// that a second CUPTI tool in the process is detected instead of silently corrupting both traces.
+void CUPTIAPI onCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+constexpr CUpti_ActivityKind kKinds[] = {
+    CUPTI_ACTIVITY_KIND_DEVICE,          CUPTI_ACTIVITY_KIND_CONTEXT,
+    CUPTI_ACTIVITY_KIND_STREAM,          CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    CUPTI_ACTIVITY_KIND_MEMCPY,          CUPTI_ACTIVITY_KIND_MEMCPY2,
+    CUPTI_ACTIVITY_KIND_MEMSET,          CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    CUPTI_ACTIVITY_KIND_CUDA_EVENT,      CUPTI_ACTIVITY_KIND_RUNTIME,
+    CUPTI_ACTIVITY_KIND_DRIVER,          CUPTI_ACTIVITY_KIND_OVERHEAD,
+    CUPTI_ACTIVITY_KIND_MARKER,          CUPTI_ACTIVITY_KIND_MARKER_DATA,  // MARKER first
+};
+
+}  // namespace
+
+std::string subscribe() {
+  std::uint32_t version = 0;
+  if (!CUOVERLAP_CUPTI(cuptiGetVersion(&version))) return "CUPTI is not usable";
+  if (version < kMinimumCuptiVersion) {
+    return "CUPTI API version " + std::to_string(version) + " is older than 13.0 (" +
+           std::to_string(kMinimumCuptiVersion) + ")";
+  }
+  CUptiResult result = cuptiSubscribe(&g_subscriber, onCallback, nullptr);
+  if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    return "another CUPTI tool (nsys, ncu, a framework profiler, ...) is already attached";
+  }
+  if (!CUOVERLAP_CUPTI(result)) return "cuptiSubscribe failed";
+  return "";
+}
+
+void unsubscribe() {
+  if (g_subscriber != nullptr) CUOVERLAP_CUPTI(cuptiUnsubscribe(g_subscriber));
+  g_subscriber = nullptr;
+}
+
+void configureBuffers() {
+  std::size_t device_bytes = kDeviceBufferBytes, pool_limit = kDeviceBufferPoolLimit;
+  std::size_t value_size = sizeof(std::size_t);
+  CUOVERLAP_CUPTI(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &value_size,
+                                            &device_bytes));
+  CUOVERLAP_CUPTI(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT,
+                                            &value_size, &pool_limit));
+  std::uint8_t zeroed = 1;
+  std::size_t zeroed_size = sizeof zeroed;
+  CUOVERLAP_CUPTI(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER,
+                                            &zeroed_size, &zeroed));
+}
+
+std::string enable(BufferPool& pool, WriterThread& writer) {
+  g_pool = &pool;
+  g_writer = &writer;
+  if (!CUOVERLAP_CUPTI(cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted))) {
+    return "cannot register activity buffers";
+  }
+  for (CUpti_ActivityKind kind : kKinds) {
+    // A kind this driver cannot record is logged and skipped; the others still work.
+    CUOVERLAP_CUPTI(cuptiActivityEnable(kind));
+  }
+  CUOVERLAP_CUPTI(cuptiActivityFlushPeriod(kFlushPeriodMs));
+  return "";
+}
+
+bool initializeNvtx(const void* get_export_table) {
+  return CUOVERLAP_CUPTI(cuptiNvtxInitialize2(const_cast<void*>(get_export_table)));
+}
+
+void flush(bool forced) {
+  if (g_detached.load()) return;
+  CUOVERLAP_CUPTI(cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0));
+}
+
+void detachInForkedChild() { g_detached.store(true); }
+
+std::uint64_t timestampNs() {
+  std::uint64_t ts = 0;
+  CUOVERLAP_CUPTI(cuptiGetTimestamp(&ts));
+  return ts;
+}
+
+std::uint64_t droppedRecords() { return g_dropped.load(); }
+std::uint64_t completedBuffers() { return g_completed.load(); }
+std::uint64_t callbackNs() { return g_callback_ns.load(); }
+
+std::string cuptiVersion() {
+  std::uint32_t version = 0;
+  cuptiGetVersion(&version);
+  return std::to_string(version);
+}
+
+std::string driverVersion() {
+  auto* get_version = driverFunction<decltype(cuDriverGetVersion)>("cuDriverGetVersion");
+  int version = 0;
+  if (get_version == nullptr || !CUOVERLAP_DRIVER(get_version(&version))) return "unknown";
+  return std::to_string(version);
+}
+
+void queryDevice(DeviceRow& row) {
+  auto* get_device = driverFunction<decltype(cuDeviceGet)>("cuDeviceGet");
+  auto* get_attribute = driverFunction<decltype(cuDeviceGetAttribute)>("cuDeviceGetAttribute");
+  CUdevice device = 0;
+  if (get_device == nullptr || get_attribute == nullptr) return;
+  if (!CUOVERLAP_DRIVER(get_device(&device, static_cast<int>(row.id)))) return;
+  int engines = 0, concurrent = 0;
+  if (CUOVERLAP_DRIVER(get_attribute(&engines, CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT, device))) {
+    row.async_engines = static_cast<std::uint32_t>(engines);
+  }
+  if (CUOVERLAP_DRIVER(get_attribute(&concurrent, CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS, device))) {
+    row.concurrent_kernels = concurrent;
+  }
+}
+
+}  // namespace cuoverlap::collector::activity

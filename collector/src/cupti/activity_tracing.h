@@ -1,0 +1,39 @@
+// The CUPTI adapter's live half: subscribes, enables the activity kinds, serves and collects
+// activity buffers, flushes, and answers version and device questions. No cupti.h here.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "buffer_pool.h"
+#include "rows.h"
+#include "writer_thread.h"
+
+namespace cuoverlap::collector::activity {
+
+// Checks the CUPTI version and subscribes. Returns "" or why tracing cannot run (e.g. another
+// CUPTI subscriber, such as nsys or a framework profiler, is attached).
+std::string subscribe();
+// Sets device buffer size and pool limit: must run before the first context is created.
+void configureBuffers();
+// Undoes subscribe() when the trace file cannot be created.
+void unsubscribe();
+// Routes buffers between `pool` and `writer`, enables every kind. Returns "" or the failure.
+std::string enable(BufferPool& pool, WriterThread& writer);
+// Hands NVTX's export table to CUPTI (MARKER / MARKER_DATA records).
+bool initializeNvtx(const void* get_export_table);
+// Forced: also buffers with records still in progress (end of session only).
+void flush(bool forced);
+// After fork(): the child must not hand buffers to the parent's writer (it has no writer thread).
+void detachInForkedChild();
+
+std::uint64_t timestampNs();
+std::uint64_t droppedRecords();
+std::uint64_t completedBuffers();
+std::uint64_t callbackNs();  // time spent in our buffer callbacks on CUPTI's and the app's threads
+std::string cuptiVersion();
+std::string driverVersion();
+// Fills what CUPTI's device record lacks: asyncEngineCount and concurrent-kernel support.
+void queryDevice(DeviceRow& row);
+
+}  // namespace cuoverlap::collector::activity

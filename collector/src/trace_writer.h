@@ -1,0 +1,96 @@
+// Writes translated rows into a new SQLite file in the trace schema (schema/trace_schema.h).
+//
+// Runs only on the collector's writer thread. Rows go through prepared statements into one open
+// transaction; commit() ends it (the caller commits at least every second), so a killed process
+// leaves a valid file holding everything up to the last commit. The file is in WAL mode while
+// recording (a commit is an append) and is switched back to a single self-contained file by close().
+#pragma once
+
+#include <sqlite3.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "nvtx_assembler.h"
+#include "rows.h"
+#include "sqlite_statement.h"
+
+namespace cuoverlap::collector {
+
+enum class RecordKind : std::uint8_t {
+  kKernel, kMemcpy, kMemset, kRuntime, kDriver, kSync, kCudaEvent, kStream, kContext, kDevice,
+  kMarker, kMarkerData, kOverhead, kUnknown, kIncomplete, kCount
+};
+// Name used in the session table key "records.<name>".
+const char* recordKindName(RecordKind kind);
+
+using RecordCounts = std::array<std::uint64_t, static_cast<std::size_t>(RecordKind::kCount)>;
+
+class TraceWriter final : public RowSink {
+ public:
+  // Creates `path`, which must not exist, with all tables. Throws WriterError.
+  TraceWriter(const std::string& path, std::uint32_t pid);
+  ~TraceWriter() override;
+
+  // Lets the live collector fill device facts CUPTI's record lacks (asyncEngineCount, ...).
+  void setDeviceQuery(std::function<void(DeviceRow&)> query) { device_query_ = std::move(query); }
+  // Stored and written into CUOVERLAP_SESSION at every commit.
+  void setSessionValue(const std::string& key, const std::string& value);
+  void endOfBuffer();
+  void commit();
+  // Commits and leaves a single self-contained file (WAL checkpointed and removed).
+  void close();
+  const RecordCounts& counts() const { return counts_; }
+
+  void onKernel(const KernelRow& row) override;
+  void onMemcpy(const MemcpyRow& row) override;
+  void onMemset(const MemsetRow& row) override;
+  void onApi(const ApiRow& row) override;
+  void onSync(const SyncRow& row) override;
+  void onCudaEvent(const CudaEventRow& row) override;
+  void onStream(const StreamRow& row) override;
+  void onContext(const ContextRow& row) override;
+  void onDevice(const DeviceRow& row) override;
+  void onMarker(const MarkerRow& row) override;
+  void onMarkerData(const MarkerDataRow& row) override;
+  void onOverhead(const OverheadRow& row) override;
+  void onUnknownKind(int cupti_kind) override;
+
+ private:
+  struct KernelNameIds { std::int64_t demangled, short_name, mangled; };
+
+  void createSchema();
+  void prepareStatements();
+  void begin();
+  void count(RecordKind kind) { ++counts_[static_cast<std::size_t>(kind)]; }
+  std::int64_t intern(const std::string& text);
+  const KernelNameIds& kernelNameIds(const char* name);
+  std::int64_t apiNameId(const ApiRow& row);
+  void writeNvtx(const std::vector<NvtxEvent>& events);
+  void writeSessionRows();
+
+  sqlite3* db_ = nullptr;
+  std::uint32_t pid_;
+  std::uint64_t global_pid_;
+  bool in_transaction_ = false;
+  std::unique_ptr<Statement> string_, kernel_, memcpy_, memset_, api_, sync_, cuda_event_;
+  std::unique_ptr<Statement> stream_, context_, device_, nvtx_, overhead_, session_;
+  std::unordered_map<std::string, std::int64_t> strings_;
+  std::unordered_map<std::string, KernelNameIds> kernel_names_;
+  std::unordered_map<std::uint64_t, std::int64_t> api_names_;  // (kind << 32 | cbid) -> id
+  std::unordered_map<std::uint32_t, std::uint32_t> context_devices_;
+  std::map<std::string, std::string> session_values_;
+  std::function<void(DeviceRow&)> device_query_;
+  NvtxAssembler nvtx_assembler_;
+  std::vector<NvtxEvent> nvtx_out_;
+  RecordCounts counts_{};
+  std::uint64_t cupti_overhead_ns_ = 0;
+};
+
+}  // namespace cuoverlap::collector

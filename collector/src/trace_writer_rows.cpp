@@ -1,0 +1,173 @@
+// TraceWriter: one INSERT per row kind, columns in the order of schema::kCreateTables.
+#include <string>
+
+#include "trace_schema.h"
+#include "trace_writer.h"
+
+namespace cuoverlap::collector {
+namespace {
+
+// NULL for ops outside a graph, as nsys writes them.
+std::optional<std::uint64_t> graphValue(std::uint32_t graph_id, std::uint64_t value) {
+  if (graph_id == 0 && value == 0) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+void TraceWriter::prepareStatements() {
+  string_ = std::make_unique<Statement>(db_, "INSERT INTO StringIds VALUES (?1, ?2)");
+  kernel_ = std::make_unique<Statement>(db_,
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,"
+      "?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28)");
+  memcpy_ = std::make_unique<Statement>(db_,
+      "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,"
+      "?14,?15,?16,?17,?18,?19,?20,?21)");
+  memset_ = std::make_unique<Statement>(db_,
+      "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)");
+  api_ = std::make_unique<Statement>(db_,
+      "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?1,?2,?3,?4,?5,?6,?7,NULL)");
+  sync_ = std::make_unique<Statement>(db_,
+      "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)");
+  cuda_event_ = std::make_unique<Statement>(db_,
+      "INSERT INTO CUPTI_ACTIVITY_KIND_CUDA_EVENT VALUES (?1,?2,?3,?4,?5,?6,?7,?8)");
+  stream_ = std::make_unique<Statement>(db_,
+      "INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (?1,0,0,?2,?3,?4,?5)");
+  context_ = std::make_unique<Statement>(db_,
+      "INSERT INTO TARGET_INFO_CUDA_CONTEXT_INFO VALUES (?1,0,0,?2,?3,?4)");
+  device_ = std::make_unique<Statement>(db_,
+      "INSERT INTO TARGET_INFO_GPU VALUES (0,?1,?2,NULL,1,?3,?4,?5,?6,?7,?8,NULL,?1,?9,?10,NULL,"
+      "?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)");
+  nvtx_ = std::make_unique<Statement>(db_,
+      "INSERT INTO NVTX_EVENTS (start,end,eventType,rangeId,category,color,text,globalTid,"
+      "endGlobalTid,domainId) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)");
+  overhead_ = std::make_unique<Statement>(db_,
+      "INSERT INTO PROFILER_OVERHEAD VALUES (?1,?2,?3,?4,0)");
+  session_ = std::make_unique<Statement>(db_,
+      "INSERT OR REPLACE INTO CUOVERLAP_SESSION VALUES (?1,?2)");
+}
+
+void TraceWriter::onKernel(const KernelRow& r) {
+  // A forced flush can return a kernel that had not finished: no honest end time exists.
+  if (r.end < r.start || r.start == 0) return count(RecordKind::kIncomplete);
+  const KernelNameIds& names = kernelNameIds(r.name);
+  begin();
+  kernel_->run({r.start, r.end, r.device_id, r.context_id, r.stream_id, r.correlation_id,
+                global_pid_, names.demangled, names.short_name, names.mangled, r.launch_type,
+                r.cache_config, r.registers_per_thread, r.grid[0], r.grid[1], r.grid[2],
+                r.block[0], r.block[1], r.block[2], r.static_shared, r.dynamic_shared,
+                r.local_per_thread, r.local_total, r.grid_id, r.shared_executed,
+                graphValue(r.graph_id, r.graph_node_id), r.shmem_limit_config,
+                graphValue(r.graph_id, r.graph_id)});
+  count(RecordKind::kKernel);
+}
+
+void TraceWriter::onMemcpy(const MemcpyRow& r) {
+  if (r.end < r.start || r.start == 0) return count(RecordKind::kIncomplete);
+  auto peer = [&r](std::uint32_t v) { return r.peer ? std::optional<std::uint32_t>(v) : std::nullopt; };
+  begin();
+  memcpy_->run({r.start, r.end, r.device_id, r.context_id, r.stream_id, r.correlation_id,
+                global_pid_, r.bytes, r.copy_kind, std::nullopt, r.src_kind, r.dst_kind,
+                peer(r.src_device), peer(r.src_context), peer(r.dst_device), peer(r.dst_context),
+                std::nullopt, graphValue(r.graph_id, r.graph_node_id), std::nullopt,
+                r.async ? 1 : 0, graphValue(r.graph_id, r.graph_id)});
+  count(RecordKind::kMemcpy);
+}
+
+void TraceWriter::onMemset(const MemsetRow& r) {
+  if (r.end < r.start || r.start == 0) return count(RecordKind::kIncomplete);
+  begin();
+  memset_->run({r.start, r.end, r.device_id, r.context_id, r.stream_id, r.correlation_id,
+                global_pid_, r.value, r.bytes, graphValue(r.graph_id, r.graph_node_id),
+                r.mem_kind, r.async ? 1 : 0, graphValue(r.graph_id, r.graph_id)});
+  count(RecordKind::kMemset);
+}
+
+void TraceWriter::onApi(const ApiRow& r) {
+  std::int64_t name_id = apiNameId(r);
+  begin();
+  api_->run({r.start, r.end, static_cast<int>(r.kind),
+             schema::encodeGlobalTid(r.process_id, r.thread_id), r.correlation_id, name_id,
+             r.return_value});
+  count(r.kind == ApiKind::kRuntime ? RecordKind::kRuntime : RecordKind::kDriver);
+}
+
+void TraceWriter::onSync(const SyncRow& r) {
+  auto device = context_devices_.find(r.context_id);
+  begin();
+  sync_->run({r.start, r.end, device != context_devices_.end() ? device->second : 0u,
+              r.context_id, r.stream_id, r.correlation_id, global_pid_, r.sync_type, r.event_id});
+  count(RecordKind::kSync);
+}
+
+void TraceWriter::onCudaEvent(const CudaEventRow& r) {
+  begin();
+  cuda_event_->run({r.device_timestamp, r.device_id, r.context_id, r.stream_id, r.correlation_id,
+                    global_pid_, r.event_id, r.sync_id});
+  count(RecordKind::kCudaEvent);
+}
+
+void TraceWriter::onStream(const StreamRow& r) {
+  begin();
+  stream_->run({r.stream_id, pid_, r.context_id, r.priority, r.flag});
+  count(RecordKind::kStream);
+}
+
+void TraceWriter::onContext(const ContextRow& r) {
+  context_devices_[r.context_id] = r.device_id;
+  begin();
+  context_->run({r.null_stream_id, pid_, r.device_id, r.context_id});
+  count(RecordKind::kContext);
+}
+
+void TraceWriter::onDevice(const DeviceRow& row) {
+  DeviceRow r = row;
+  if (device_query_) device_query_(r);
+  std::optional<int> concurrent;
+  if (r.concurrent_kernels >= 0) concurrent = r.concurrent_kernels;
+  begin();
+  device_->run({r.id, r.name, r.l2_cache, r.global_memory_bytes, r.memory_bandwidth, r.clock_khz,
+                r.sm_count, r.uuid, r.max_registers_per_block, r.max_shmem_per_block,
+                r.max_shmem_per_sm, r.max_registers_per_sm, r.threads_per_warp, r.async_engines,
+                r.max_warps_per_sm, r.max_blocks_per_sm, r.max_threads_per_block, r.compute_major,
+                r.compute_minor, concurrent});
+  count(RecordKind::kDevice);
+}
+
+void TraceWriter::onMarker(const MarkerRow& r) {
+  nvtx_assembler_.onMarker(r, nvtx_out_);
+  writeNvtx(nvtx_out_);
+  count(RecordKind::kMarker);
+}
+
+void TraceWriter::onMarkerData(const MarkerDataRow& r) {
+  nvtx_assembler_.onMarkerData(r);
+  count(RecordKind::kMarkerData);
+}
+
+void TraceWriter::endOfBuffer() {
+  nvtx_assembler_.endOfBuffer(nvtx_out_);
+  writeNvtx(nvtx_out_);
+}
+
+void TraceWriter::writeNvtx(const std::vector<NvtxEvent>& events) {
+  if (events.empty()) return;
+  begin();
+  for (const NvtxEvent& e : events) {
+    nvtx_->run({e.start, e.end, e.event_type, e.range_id, e.category, e.color, e.text,
+                e.global_tid, e.end_global_tid, e.domain_id});
+  }
+  nvtx_out_.clear();
+}
+
+void TraceWriter::onOverhead(const OverheadRow& r) {
+  std::int64_t name_id = intern(r.name != nullptr ? r.name : "CUPTI overhead");
+  begin();
+  overhead_->run({r.start, r.end, schema::encodeGlobalTid(pid_, r.thread_id), name_id});
+  if (r.end > r.start) cupti_overhead_ns_ += r.end - r.start;
+  count(RecordKind::kOverhead);
+}
+
+void TraceWriter::onUnknownKind(int) { count(RecordKind::kUnknown); }
+
+}  // namespace cuoverlap::collector

@@ -1,0 +1,123 @@
+#include "writer_thread.h"
+
+#include <cstdio>
+#include <exception>
+#include <thread>
+
+#include "cupti/activity_translation.h"
+#include "trace_schema.h"
+
+namespace cuoverlap::collector {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kCommitInterval = std::chrono::milliseconds(1000);
+constexpr auto kWakeInterval = std::chrono::milliseconds(200);
+
+}  // namespace
+
+WriterThread::WriterThread(std::unique_ptr<TraceWriter> writer, BufferPool& pool)
+    : writer_(std::move(writer)), pool_(pool) {}
+
+void WriterThread::start() {
+  // Detached: the thread must never be joined from an exit path that may run on any thread.
+  std::thread([this] { run(); }).detach();
+}
+
+void WriterThread::submit(std::uint8_t* buffer, std::size_t valid_size) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!done_) {
+      queue_.push_back({buffer, valid_size});
+      buffer = nullptr;
+    }
+  }
+  if (buffer != nullptr) pool_.release(buffer, valid_size);  // arrived after the file was closed
+  wake_.notify_one();
+}
+
+void WriterThread::setSessionValue(const std::string& key, const std::string& value) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  session_values_[key] = value;
+}
+
+bool WriterThread::stop(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  stopping_ = true;
+  wake_.notify_one();
+  return done_cv_.wait_for(lock, timeout, [this] { return done_; });
+}
+
+void WriterThread::writeBuffers(const std::vector<Completed>& buffers) {
+  for (const Completed& c : buffers) {
+    if (!failed_) {
+      try {
+        translateBuffer(c.buffer, c.valid_size, *writer_);
+        writer_->endOfBuffer();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "cuoverlap: warning: trace writing stopped: %s\n", e.what());
+        failed_ = true;
+      }
+    }
+    pool_.release(c.buffer, c.valid_size);
+  }
+}
+
+void WriterThread::run() {
+  std::vector<Completed> batch;
+  auto last_commit = Clock::now();
+  for (;;) {
+    bool stopping;
+    std::map<std::string, std::string> values;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait_for(lock, kWakeInterval, [this] { return !queue_.empty() || stopping_; });
+      batch.swap(queue_);
+      values.swap(session_values_);
+      stopping = stopping_;
+    }
+    auto begin = Clock::now();
+    writeBuffers(batch);
+    batch.clear();
+    for (const auto& [key, value] : values) writer_->setSessionValue(key, value);
+    busy_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin).count();
+    if (stopping) return finish();
+    if (Clock::now() - last_commit >= kCommitInterval && !failed_) {
+      writer_->setSessionValue(std::string(schema::session_key::kWriterBusyNs),
+                               std::to_string(busy_ns_));
+      try {
+        writer_->commit();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "cuoverlap: warning: trace writing stopped: %s\n", e.what());
+        failed_ = true;
+      }
+      last_commit = Clock::now();
+    }
+  }
+}
+
+void WriterThread::finish() {
+  std::vector<Completed> rest;
+  std::map<std::string, std::string> values;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    rest.swap(queue_);
+    values.swap(session_values_);
+  }
+  writeBuffers(rest);
+  if (!failed_) {
+    try {
+      for (const auto& [key, value] : values) writer_->setSessionValue(key, value);
+      writer_->setSessionValue(std::string(schema::session_key::kWriterBusyNs),
+                               std::to_string(busy_ns_));
+      writer_->close();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cuoverlap: warning: trace not finished: %s\n", e.what());
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  done_ = true;
+  done_cv_.notify_all();
+}
+
+}  // namespace cuoverlap::collector

@@ -1,0 +1,53 @@
+// The one thread that touches SQLite. CUPTI's threads hand it completed buffers (submit never
+// waits for the writer); it translates them, writes the rows and commits at least every second.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "buffer_pool.h"
+#include "trace_writer.h"
+
+namespace cuoverlap::collector {
+
+class WriterThread {
+ public:
+  WriterThread(std::unique_ptr<TraceWriter> writer, BufferPool& pool);
+  WriterThread(const WriterThread&) = delete;
+  WriterThread& operator=(const WriterThread&) = delete;
+
+  void start();
+  void submit(std::uint8_t* buffer, std::size_t valid_size);
+  // Written into the session table at the next commit; callable from any thread.
+  void setSessionValue(const std::string& key, const std::string& value);
+  // Writes what was submitted, closes the file and returns true, or returns false once `timeout`
+  // has passed (the thread then finishes on its own if the process lives on).
+  bool stop(std::chrono::milliseconds timeout);
+
+ private:
+  struct Completed {
+    std::uint8_t* buffer;
+    std::size_t valid_size;
+  };
+
+  void run();
+  void writeBuffers(const std::vector<Completed>& buffers);
+  void finish();
+
+  std::unique_ptr<TraceWriter> writer_;
+  BufferPool& pool_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_cv_;
+  std::vector<Completed> queue_;
+  std::map<std::string, std::string> session_values_;
+  bool stopping_ = false, done_ = false, failed_ = false;
+  std::uint64_t busy_ns_ = 0;
+};
+
+}  // namespace cuoverlap::collector
