@@ -117,6 +117,12 @@ bool DeviceView::onLegacyDefaultStream(const GpuOp& op) const {
   return false;
 }
 
+Ns DeviceView::idleSince(Ns time) const {
+  auto it = std::lower_bound(idle_.begin(), idle_.end(), time,
+                             [](const Interval& gap, Ns t) { return gap.end <= t; });
+  return it != idle_.end() && it->start <= time ? it->start : time;
+}
+
 Ns DeviceView::idleWithin(Ns from, Ns to) const {
   Ns total = 0;
   auto it = std::lower_bound(idle_.begin(), idle_.end(), from,

@@ -64,6 +64,8 @@ class DeviceView {
 
   // Maximal intervals inside the span with no op active, in time order.
   const std::vector<Interval>& idle() const { return idle_; }
+  // The start of the idle interval that contains `time`, or `time` when the device is busy then.
+  Ns idleSince(Ns time) const;
   // Idle time of the device inside [from, to).
   Ns idleWithin(Ns from, Ns to) const;
   // Position in ops() of the first op starting at or after `time`, if any.

@@ -1,8 +1,9 @@
 // blocking-sync-call: cudaDeviceSynchronize / cudaStreamSynchronize / cudaEventSynchronize (and
 // the driver's cuCtx/cuStream/cuEventSynchronize) called while GPU work was in flight (the device
 // was busy at some point during the call) and followed by more GPU work.
-// Cost of each call: the device idle time from the call's start to the start of the next op that
-// started after the call returned: the device drained and then waited for the host. A call that
+// Cost of each call: the device idle time from the moment the device drained (the start of the
+// idle interval in which the call returned; never before the call began) to the start of the next
+// op that started after the call returned: the device drained and then waited for the host. A call that
 // cost less than 10 µs is not counted; a synchronize followed by no GPU work costs nothing.
 // Needs: runtime calls.
 #include <algorithm>
@@ -24,7 +25,8 @@ std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
     const bool work_in_flight = to > from && view.idleWithin(from, to) < to - from;
     const auto next = view.firstOpStartingAtOrAfter(call.end);
     if (!work_in_flight || !next) continue;
-    const Ns cost = view.idleWithin(call.start, view.ops()[*next].start);
+    const Ns cost = view.idleWithin(std::max(call.start, view.idleSince(call.end)),
+                                    view.ops()[*next].start);
     if (cost < kMinimumCostNs) continue;
     builder.add(cost, evidenceForCall(view, index, 0,
                                       fmt::format("device idle {} ns until the next op", cost)));

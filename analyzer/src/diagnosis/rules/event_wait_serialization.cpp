@@ -5,7 +5,9 @@
 // started, and an op Y of another stream ended at most 5 µs before X started (the event's
 // release). It serialized when X and Y use different engines and Y does not feed X in the usual
 // data flow (copy-in -> kernel -> kernel -> copy-out): a kernel waiting for its input copy is a
-// real dependency, a copy waiting for an unrelated kernel or copy of another direction is not.
+// real dependency; a copy-in waiting for a kernel, or a copy waiting for a copy of another
+// direction, is not (a trace cannot tell a buffer-reuse hazard from an unnecessary wait; more
+// buffers remove the hazard too).
 // Cost: X's start minus the time it was ready.
 // Needs: synchronization records with stream ids, launch calls.
 #include <algorithm>
@@ -28,7 +30,7 @@ bool feeds(Engine producer, Engine consumer) {
     case Engine::kD2D:
     case Engine::kOtherCopy:
     case Engine::kMemset: return consumer == Engine::kCompute;
-    case Engine::kCompute: return true;
+    case Engine::kCompute: return consumer != Engine::kH2D;  // kernels do not produce host data
     case Engine::kD2H: return false;
   }
   return false;

@@ -2,9 +2,12 @@
 // cudaMallocHost, cudaHostAlloc, cudaFreeHost, cudaHostRegister/Unregister, their driver
 // equivalents, and synchronous memsets) issued between GPU work: after the first op of the device
 // started and before the last op started.
-// Cost of each call: the device idle time from the call's start to the start of the next op that
-// started after the call returned.
+// Cost of each call: the device idle time from the moment the device drained (the start of the
+// idle interval in which the call returned; never before the call began) to the start of the next
+// op that started after the call returned.
 // Needs: runtime calls.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "diagnosis/finding_builder.h"
@@ -21,7 +24,8 @@ std::optional<Finding> findImplicitSyncCall(const DeviceView& view) {
     if (view.empty() || call.start <= view.spanStart()) continue;
     const auto next = view.firstOpStartingAtOrAfter(call.end);
     if (!next) continue;
-    const Ns cost = view.idleWithin(call.start, view.ops()[*next].start);
+    const Ns cost = view.idleWithin(std::max(call.start, view.idleSince(call.end)),
+                                    view.ops()[*next].start);
     builder.add(cost, evidenceForCall(view, index, 0,
                                       fmt::format("device idle {} ns until the next op", cost)));
   }

@@ -1,0 +1,114 @@
+// Scheduling findings: event-wait-serialization, host-launch-bound, device-saturating-kernel.
+#include <catch2/catch.hpp>
+
+#include "findings_test_util.h"
+#include "trace_builder.h"
+
+namespace cuoverlap {
+namespace {
+
+using test::findingById;
+using test::findingsOf;
+using test::idsOf;
+using test::TraceBuilder;
+
+TEST_CASE("event-wait-serialization fires when a copy-in waits for an unrelated kernel") {
+  TraceBuilder b;
+  b.launch(13, 0, 2, 5, 300);
+  b.streamWaitEvent(14, 3, 4);
+  // The H2D copy of the next chunk was ready at 6 µs but started when the kernel ended.
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 5, 6, 302, 400, CopyKind::kHtoD);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "event-wait-serialization");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 1);
+  CHECK(f->time_ns == 296'000);
+  CHECK(f->evidence.at(0).stream_id == 14);
+}
+
+TEST_CASE("event-wait-serialization does not fire for a kernel waiting for its input copies") {
+  TraceBuilder b;
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 0, 1, 5, 100, CopyKind::kHtoD);
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 2, 3, 100, 200, CopyKind::kHtoD);
+  b.streamWaitEvent(15, 4, 5);
+  b.streamWaitEvent(15, 6, 7);
+  b.launch(15, 8, 9, 202, 300);
+  CHECK(idsOf(findingsOf(b.build())).count("event-wait-serialization") == 0);
+}
+
+TEST_CASE("event-wait-serialization does not fire for a copy-out waiting for its kernel") {
+  TraceBuilder b;
+  b.launch(13, 0, 2, 5, 300);
+  b.streamWaitEvent(14, 3, 4);
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 5, 6, 302, 400, CopyKind::kDtoH);
+  CHECK(idsOf(findingsOf(b.build())).count("event-wait-serialization") == 0);
+}
+
+TEST_CASE("event-wait-serialization needs synchronization records") {
+  TraceBuilder b;
+  b.launch(13, 0, 2, 5, 300);
+  b.call("cudaStreamWaitEvent_v3020", 3, 4);
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 5, 6, 302, 400, CopyKind::kHtoD);
+  CHECK(idsOf(findingsOf(b.build())).count("event-wait-serialization") == 0);
+}
+
+// `n` kernels of `kernel_us`, each launched by a call that takes `launch_us` after the previous
+// launch returned: the device waits for the host whenever launch_us > kernel_us.
+TraceBuilder launchLoop(int n, double kernel_us, double launch_us) {
+  TraceBuilder b;
+  double host = 0;
+  double device_free = 0;
+  for (int i = 0; i < n; ++i) {
+    const double start = std::max(host + launch_us, device_free);
+    b.launch(13, host, host + launch_us, start, start + kernel_us);
+    host += launch_us;
+    device_free = start + kernel_us;
+  }
+  return b;
+}
+
+TEST_CASE("host-launch-bound fires for tiny kernels launched slower than they run") {
+  TraceBuilder b = launchLoop(200, 2, 6);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "host-launch-bound");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 199);
+  CHECK(f->time_ns == 199 * 4'000);
+  CHECK(f->advice.find("CUDA graph") != std::string::npos);
+}
+
+TEST_CASE("host-launch-bound does not fire for long kernels or a queue that keeps up") {
+  CHECK(idsOf(findingsOf(launchLoop(200, 1000, 6).build())).empty());
+  CHECK(idsOf(findingsOf(launchLoop(200, 8, 6).build())).empty());
+  CHECK(idsOf(findingsOf(launchLoop(10, 2, 6).build())).empty());  // too few kernels
+}
+
+TEST_CASE("device-saturating-kernel fires when a full-device kernel holds back another stream") {
+  TraceBuilder b;
+  b.launch(13, 0, 2, 5, 500).grid_blocks = 132 * 8;  // 256 threads: 8 blocks per SM
+  b.launch(14, 3, 4, 490, 520);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "device-saturating-kernel");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 1);
+  CHECK(f->time_ns == 485'000);
+  CHECK(f->severity == Severity::kInfo);
+}
+
+TEST_CASE("device-saturating-kernel does not fire for a kernel that leaves room") {
+  TraceBuilder b;
+  b.launch(13, 0, 2, 5, 500).grid_blocks = 132 * 8 - 1;
+  b.launch(14, 3, 4, 490, 520);
+  CHECK(idsOf(findingsOf(b.build())).count("device-saturating-kernel") == 0);
+}
+
+TEST_CASE("device-saturating-kernel does not fire without the device's limits") {
+  TraceBuilder b;
+  b.launch(13, 0, 2, 5, 500).grid_blocks = 132 * 8;
+  b.launch(14, 3, 4, 490, 520);
+  b.trace().devices[0].max_blocks_per_sm = 0;
+  CHECK(idsOf(findingsOf(b.build())).count("device-saturating-kernel") == 0);
+}
+
+}  // namespace
+}  // namespace cuoverlap

@@ -1,0 +1,146 @@
+// Stream-structure findings: legacy-default-stream, single-stream, low-overlap, and a clean
+// three-stream pipeline that must produce no finding at all.
+#include <catch2/catch.hpp>
+
+#include "findings_test_util.h"
+#include "trace_builder.h"
+
+namespace cuoverlap {
+namespace {
+
+using test::findingById;
+using test::findingsOf;
+using test::idsOf;
+using test::kNullStream;
+using test::TraceBuilder;
+
+// kernel on s1, kernel on the legacy stream, kernel on s1 (the nullstream-trap scenario).
+TraceBuilder nullStreamTrap(std::uint32_t first_stream = 13) {
+  TraceBuilder b;
+  b.launch(first_stream, 0, 5, 10, 500);
+  b.launch(kNullStream, 6, 10, 500, 700);   // waited for the s1 kernel
+  b.launch(first_stream, 11, 15, 700, 1200);  // waited for the null-stream kernel
+  return b;
+}
+
+// Three streams, each: pinned H2D, kernel, pinned D2H, staggered so copies hide under kernels.
+TraceBuilder cleanPipeline() {
+  TraceBuilder b;
+  double t = 0;
+  for (int chunk = 0; chunk < 6; ++chunk) {
+    const std::uint32_t stream = 13 + chunk % 3;
+    const double base = 100.0 * chunk;
+    b.copyCall("cudaMemcpyAsync_v3020", stream, t, t + 2, base + 10, base + 100, CopyKind::kHtoD);
+    b.launch(stream, t + 3, t + 5, base + 100, base + 200);
+    b.copyCall("cudaMemcpyAsync_v3020", stream, t + 6, t + 8, base + 200, base + 290,
+               CopyKind::kDtoH);
+    t += 9;
+  }
+  b.call("cudaDeviceSynchronize_v3020", t, 900);  // after all work: costs nothing
+  return b;
+}
+
+TEST_CASE("legacy-default-stream fires on the null-stream trap") {
+  TraceBuilder b = nullStreamTrap();
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "legacy-default-stream");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 1);
+  CHECK(f->time_ns == 200'000);
+  REQUIRE(f->evidence.size() == 1);
+  CHECK(f->evidence[0].api == "cudaLaunchKernel");
+  CHECK(f->evidence[0].stream_id == kNullStream);
+  CHECK(f->evidence[0].time == 500'000);
+  CHECK(f->advice.find("cudaStreamNonBlocking") != std::string::npos);
+}
+
+TEST_CASE("legacy-default-stream does not fire with non-blocking streams") {
+  TraceBuilder b = nullStreamTrap(20);
+  b.addStream(20, StreamFlag::kNonBlocking);
+  CHECK(idsOf(findingsOf(b.build())).count("legacy-default-stream") == 0);
+}
+
+TEST_CASE("legacy-default-stream does not fire for the per-thread default stream") {
+  TraceBuilder b;
+  b.addStream(21, StreamFlag::kDefault);  // per-thread default stream: its own id, not NULL
+  b.launch(13, 0, 5, 10, 500);
+  b.launch(21, 6, 10, 500, 700);
+  b.launch(13, 11, 15, 700, 1200);
+  CHECK(idsOf(findingsOf(b.build())).count("legacy-default-stream") == 0);
+}
+
+TEST_CASE("legacy-default-stream needs other streams with work in flight") {
+  TraceBuilder b;
+  b.launch(13, 0, 5, 10, 100);
+  b.call("cudaDeviceSynchronize_v3020", 6, 101);
+  b.launch(kNullStream, 102, 104, 105, 200);  // stream 13 drained before this launch
+  CHECK(idsOf(findingsOf(b.build())).count("legacy-default-stream") == 0);
+}
+
+TEST_CASE("legacy-default-stream does not fire without stream data") {
+  TraceBuilder b = nullStreamTrap();
+  b.trace().streams.clear();
+  b.trace().contexts.clear();
+  CHECK(idsOf(findingsOf(b.build())).count("legacy-default-stream") == 0);
+}
+
+TEST_CASE("single-stream fires when copies and kernels share one stream") {
+  TraceBuilder b;
+  b.copy(kNullStream, 0, 100, CopyKind::kHtoD);
+  b.kernel(kNullStream, 100, 150);
+  b.copy(kNullStream, 150, 200, CopyKind::kDtoH);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "single-stream");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 3);
+  CHECK(f->time_ns == 50'000);  // min(150 µs of copies, 50 µs of kernels)
+  CHECK(f->severity == Severity::kError);  // 50 of 200 µs: a quarter of the span
+}
+
+TEST_CASE("single-stream does not fire with two streams or without copies") {
+  TraceBuilder two;
+  two.copy(13, 0, 100, CopyKind::kHtoD);
+  two.kernel(14, 100, 150);
+  two.copy(13, 150, 200, CopyKind::kDtoH);
+  CHECK(idsOf(findingsOf(two.build())).count("single-stream") == 0);
+
+  TraceBuilder kernels_only;
+  for (int i = 0; i < 5; ++i) kernels_only.kernel(kNullStream, 100 * i, 100 * i + 90);
+  CHECK(findingsOf(kernels_only.build()).empty());
+}
+
+TEST_CASE("a clean three-stream pipeline produces no finding") {
+  TraceBuilder b = cleanPipeline();
+  const auto findings = findingsOf(b.build());
+  CHECK(idsOf(findings).empty());
+}
+
+TEST_CASE("low-overlap fires across streams and names the responsible finding") {
+  TraceBuilder b;
+  // Pageable copies on stream 13 never overlap the kernels on stream 14.
+  for (int i = 0; i < 4; ++i) {
+    const double base = 200.0 * i;
+    b.copyCall("cudaMemcpyAsync_v3020", 13, base, base + 100, base, base + 100, CopyKind::kHtoD,
+               MemKind::kPageable);
+    b.launch(14, base + 101, base + 102, base + 105, base + 195);
+  }
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "low-overlap");
+  REQUIRE(f != nullptr);
+  CHECK(f->time_ns == 360'000);  // min(400, 360) µs overlappable, nothing hidden
+  CHECK(f->summary.find("pageable-memcpy") != std::string::npos);
+  CHECK(idsOf(findings).count("pageable-memcpy") == 1);
+}
+
+TEST_CASE("low-overlap blames the issue order when nothing else explains it") {
+  TraceBuilder b;
+  for (int i = 0; i < 4; ++i) b.copy(13, 100.0 * i, 100.0 * i + 90, CopyKind::kHtoD);
+  for (int i = 0; i < 4; ++i) b.kernel(14, 400 + 100.0 * i, 490 + 100.0 * i);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "low-overlap");
+  REQUIRE(f != nullptr);
+  CHECK(f->summary.find("issue order") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace cuoverlap

@@ -1,0 +1,146 @@
+// Host-synchronization findings: pageable-memcpy, sync-memcpy, sync-memset, blocking-sync-call,
+// implicit-sync-call; each with a case that must fire and cases that must not.
+#include <catch2/catch.hpp>
+
+#include "findings_test_util.h"
+#include "trace_builder.h"
+
+namespace cuoverlap {
+namespace {
+
+using test::findingById;
+using test::findingsOf;
+using test::idsOf;
+using test::kNullStream;
+using test::TraceBuilder;
+
+TEST_CASE("pageable-memcpy counts async copies from pageable memory") {
+  TraceBuilder b;
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 0, 60, 10, 50, CopyKind::kHtoD, MemKind::kPageable);
+  b.launch(13, 61, 62, 60, 100);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 63, 140, 100, 130, CopyKind::kDtoH, MemKind::kPageable);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 141, 142, 140, 150, CopyKind::kHtoD, MemKind::kPinned);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "pageable-memcpy");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 2);
+  CHECK(f->time_ns == 70'000);
+  REQUIRE(f->evidence.size() == 2);
+  CHECK(f->evidence[0].api == "cudaMemcpyAsync");
+  CHECK(f->evidence[0].time < f->evidence[1].time);
+  CHECK(f->advice.find("cudaMallocHost") != std::string::npos);
+}
+
+TEST_CASE("pageable-memcpy does not fire when memory kinds are unknown or pinned") {
+  TraceBuilder b;
+  b.copy(13, 0, 50, CopyKind::kHtoD, MemKind::kUnknown);
+  b.copy(13, 60, 100, CopyKind::kHtoD, MemKind::kPinned);
+  CHECK(idsOf(findingsOf(b.build())).count("pageable-memcpy") == 0);
+}
+
+TEST_CASE("evidence keeps the five most costly examples") {
+  TraceBuilder b;
+  for (int i = 0; i < 8; ++i) {
+    b.copy(13, 100.0 * i, 100.0 * i + 10 + i, CopyKind::kHtoD, MemKind::kPageable);
+  }
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "pageable-memcpy");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 8);
+  REQUIRE(f->evidence.size() == 5);
+  CHECK(f->evidence.front().time == 300'000);  // copies 3..7 are the longest
+  CHECK(f->evidence.front().api == "memcpy HtoD 1048576 B");  // no runtime data: the op itself
+}
+
+TEST_CASE("sync-memcpy fires for a cudaMemcpy between GPU work with the idle after it") {
+  TraceBuilder b;
+  b.launch(kNullStream, 0, 2, 5, 100);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 3, 152, 100, 150, CopyKind::kDtoH);
+  b.launch(kNullStream, 170, 172, 175, 300);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "sync-memcpy");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 1);
+  CHECK(f->time_ns == 25'000);
+  CHECK(f->evidence.at(0).api == "cudaMemcpy");
+}
+
+TEST_CASE("sync-memcpy does not fire for the first or last op, nor for async copies") {
+  TraceBuilder b;
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 0, 52, 5, 50, CopyKind::kHtoD);
+  b.copyCall("cudaMemcpyAsync_v3020", kNullStream, 53, 54, 60, 80, CopyKind::kHtoD);
+  b.launch(kNullStream, 55, 57, 100, 200);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 58, 260, 200, 250, CopyKind::kDtoH);
+  CHECK(idsOf(findingsOf(b.build())).count("sync-memcpy") == 0);
+}
+
+TEST_CASE("sync-memcpy falls back on the collector's async flag without runtime data") {
+  TraceBuilder b;
+  b.kernel(13, 0, 100);
+  b.copy(13, 100, 150, CopyKind::kDtoH).flags = op_flag::kAsyncKnown;  // known, not async
+  b.kernel(13, 200, 300);
+  CHECK(idsOf(findingsOf(b.build())).count("sync-memcpy") == 1);
+
+  TraceBuilder unknown;
+  unknown.kernel(13, 0, 100);
+  unknown.copy(13, 100, 150, CopyKind::kDtoH);  // flags unknown: says nothing
+  unknown.kernel(13, 200, 300);
+  CHECK(idsOf(findingsOf(unknown.build())).count("sync-memcpy") == 0);
+}
+
+TEST_CASE("sync-memset fires for cudaMemset between GPU work, not for cudaMemsetAsync") {
+  TraceBuilder b;
+  b.launch(13, 0, 2, 5, 100);
+  b.memset(kNullStream, 110, 120, b.call("cudaMemset_v3020", 3, 121));
+  b.memset(13, 130, 135, b.call("cudaMemsetAsync_v3020", 122, 123));
+  b.launch(13, 124, 126, 150, 300);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "sync-memset");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 1);
+  CHECK(f->evidence.at(0).api == "cudaMemset");
+}
+
+TEST_CASE("blocking-sync-call fires with the idle time that followed the synchronize") {
+  TraceBuilder b;
+  for (int i = 0; i < 3; ++i) {
+    const double base = 200.0 * i;
+    b.launch(13, base, base + 2, base + 5, base + 100);
+    b.call("cudaDeviceSynchronize_v3020", base + 3, base + 101);
+  }
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "blocking-sync-call");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 2);  // the last synchronize is followed by no GPU work
+  CHECK(f->time_ns == 2 * 105'000);
+  CHECK(f->evidence.at(0).api == "cudaDeviceSynchronize");
+  CHECK(f->evidence.at(0).time == 3'000);
+}
+
+TEST_CASE("blocking-sync-call does not fire when nothing was in flight or nothing followed") {
+  TraceBuilder b;
+  b.launch(13, 0, 2, 5, 100);
+  b.call("cudaStreamSynchronize_v3020", 150, 151);  // device already idle
+  b.launch(13, 152, 153, 155, 200);
+  b.call("cudaStreamSynchronize_v3020", 154, 201);  // nothing after it
+  CHECK(idsOf(findingsOf(b.build())).count("blocking-sync-call") == 0);
+}
+
+TEST_CASE("implicit-sync-call counts allocations between GPU work only") {
+  TraceBuilder b;
+  b.call("cudaMalloc_v3020", 0, 50);  // before the first op: free
+  b.launch(13, 51, 52, 55, 100);
+  b.call("cudaFree_v3020", 60, 130);
+  b.call("cudaMallocAsync_v11020", 131, 132);  // stream-ordered: not a synchronization
+  b.launch(13, 133, 134, 140, 200);
+  b.call("cudaFreeHost_v3020", 210, 250);  // after the last op: free
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "implicit-sync-call");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 1);
+  CHECK(f->time_ns == 40'000);
+  CHECK(f->evidence.at(0).api == "cudaFree");
+}
+
+}  // namespace
+}  // namespace cuoverlap

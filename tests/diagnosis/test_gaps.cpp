@@ -1,0 +1,188 @@
+// Idle gaps: each cause on a minimal trace, the threshold, totals and the largest-gaps list.
+#include <catch2/catch.hpp>
+
+#include "cuoverlap/diagnosis.h"
+#include "trace_builder.h"
+
+namespace cuoverlap {
+namespace {
+
+using test::TraceBuilder;
+
+GapAnalysis gapsOf(TraceBuilder& builder, Ns threshold = 10'000, Scope scope = {}) {
+  const Trace trace = builder.build();
+  return analyzeGaps(trace, scope, 0, threshold);
+}
+
+GapCause onlyCause(const GapAnalysis& gaps) {
+  REQUIRE(gaps.count == 1);
+  REQUIRE(gaps.largest.size() == 1);
+  return gaps.largest[0].cause;
+}
+
+TEST_CASE("a launch that returns after the device went idle is host-launch") {
+  TraceBuilder b;
+  b.launch(13, 0, 5, 10, 100);
+  b.launch(13, 110, 125, 130, 200);  // call begins 10 µs after the gap began
+  const GapAnalysis gaps = gapsOf(b);
+  CHECK(onlyCause(gaps) == GapCause::kHostLaunch);
+  CHECK(gaps.time_ns == 30'000);
+  CHECK(gaps.largest[0].start == 100'000);
+  CHECK(gaps.largest[0].end == 130'000);
+  REQUIRE(gaps.largest[0].call);
+  CHECK(b.trace().runtime_calls[*gaps.largest[0].call].start == 110'000);
+}
+
+TEST_CASE("a launch that straddles the start of the gap is still host-launch") {
+  TraceBuilder b;
+  b.launch(13, 0, 5, 10, 100);
+  b.launch(13, 95, 125, 130, 200);  // began before the gap, returned inside it
+  CHECK(onlyCause(gapsOf(b)) == GapCause::kHostLaunch);
+}
+
+TEST_CASE("an op launched long before the gap but waiting is a dependency") {
+  TraceBuilder b;
+  b.launch(13, 0, 5, 10, 100);
+  b.launch(14, 6, 8, 150, 200);  // launched at 8 µs, started at 150 µs
+  CHECK(onlyCause(gapsOf(b)) == GapCause::kDependency);
+}
+
+TEST_CASE("a synchronize in progress during the gap that returned before the launch is sync-wait") {
+  TraceBuilder b;
+  b.launch(13, 0, 5, 10, 100);
+  b.call("cudaStreamSynchronize_v3020", 6, 103);
+  b.launch(13, 120, 125, 130, 200);
+  const GapAnalysis gaps = gapsOf(b);
+  CHECK(onlyCause(gaps) == GapCause::kSyncWait);
+  REQUIRE(gaps.largest[0].call);
+  CHECK(b.trace().runtime_calls[*gaps.largest[0].call].start == 6'000);
+}
+
+TEST_CASE("a synchronize that returns after the next launch began is not the cause") {
+  TraceBuilder b;
+  b.launch(13, 0, 5, 10, 100);
+  b.call("cudaStreamSynchronize_v3020", 6, 140);  // another thread launched meanwhile
+  b.launch(14, 110, 115, 130, 200);
+  CHECK(onlyCause(gapsOf(b)) == GapCause::kHostLaunch);
+}
+
+TEST_CASE("cudaMalloc during the gap is allocation, and sync-wait wins over it") {
+  TraceBuilder b;
+  b.launch(13, 0, 5, 10, 100);
+  b.call("cudaMalloc_v3020", 90, 125);
+  b.launch(13, 126, 128, 130, 200);
+  CHECK(onlyCause(gapsOf(b)) == GapCause::kAllocation);
+
+  TraceBuilder both;
+  both.launch(13, 0, 5, 10, 100);
+  both.call("cudaDeviceSynchronize_v3020", 6, 101);
+  both.call("cudaFree_v3020", 101, 125);
+  both.launch(13, 126, 128, 130, 200);
+  CHECK(onlyCause(gapsOf(both)) == GapCause::kSyncWait);
+}
+
+TEST_CASE("a pageable copy after the gap is pageable-staging") {
+  TraceBuilder b;
+  b.launch(13, 0, 5, 10, 100);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 110, 160, 130, 150, CopyKind::kHtoD, MemKind::kPageable);
+  CHECK(onlyCause(gapsOf(b)) == GapCause::kPageableStaging);
+}
+
+TEST_CASE("without runtime data the cause is unknown") {
+  TraceBuilder b;
+  b.kernel(13, 10, 100);
+  b.kernel(13, 130, 200);
+  CHECK(onlyCause(gapsOf(b)) == GapCause::kUnknown);
+}
+
+TEST_CASE("gaps below the threshold are not counted but still count as idle") {
+  TraceBuilder b;
+  b.kernel(13, 0, 100);
+  b.kernel(13, 105, 200);  // 5 µs gap: below 10 µs
+  b.kernel(13, 220, 300);  // 20 µs gap
+  const GapAnalysis gaps = gapsOf(b);
+  REQUIRE(gaps.count == 1);
+  CHECK(gaps.threshold_ns == 10'000);
+  CHECK(gaps.time_ns == 20'000);
+  REQUIRE(gaps.totals.size() == 1);
+  CHECK(gaps.totals[0].share_of_idle == Approx(20.0 / 25.0));
+  CHECK(gapsOf(b, 1).count == 2);
+}
+
+TEST_CASE("ops overlapping on other streams close a gap") {
+  TraceBuilder b;
+  b.kernel(13, 0, 100);
+  b.kernel(14, 90, 250);
+  b.kernel(13, 220, 300);
+  CHECK(gapsOf(b, 1).count == 0);
+}
+
+TEST_CASE("the previous op of a gap is the one that ended last, not the last one to start") {
+  TraceBuilder b;
+  b.kernel(13, 0, 300);
+  b.kernel(14, 10, 20);
+  b.kernel(13, 400, 500);
+  const Trace trace = b.build();
+  const GapAnalysis gaps = analyzeGaps(trace, {}, 0, 10'000);
+  REQUIRE(gaps.largest.size() == 1);
+  REQUIRE(gaps.largest[0].prev_op);
+  CHECK(trace.ops[*gaps.largest[0].prev_op].end == 300'000);
+  CHECK(trace.ops[*gaps.largest[0].next_op].start == 400'000);
+}
+
+TEST_CASE("totals per cause add up and give the share of all idle time") {
+  TraceBuilder b;
+  b.launch(13, 0, 5, 10, 100);
+  b.launch(13, 110, 115, 120, 200);            // host-launch, 20 µs
+  b.launch(13, 116, 118, 240, 300);            // dependency, 40 µs
+  b.launch(13, 301, 302, 305, 400);            // 5 µs, below threshold
+  const GapAnalysis gaps = gapsOf(b);
+  CHECK(gaps.count == 2);
+  CHECK(gaps.time_ns == 60'000);
+  REQUIRE(gaps.totals.size() == 2);
+  CHECK(gaps.totals[0].cause == GapCause::kDependency);  // the worst first
+  CHECK(gaps.totals[0].time_ns == 40'000);
+  CHECK(gaps.totals[0].share_of_idle == Approx(40.0 / 65.0));
+  CHECK(gaps.totals[1].cause == GapCause::kHostLaunch);
+  CHECK(gaps.totals[1].count == 1);
+}
+
+TEST_CASE("largest gaps keeps the ten longest, in time order") {
+  TraceBuilder b;
+  double t = 0;
+  for (int i = 0; i < 13; ++i) {
+    b.kernel(13, t, t + 10);
+    t += 10 + 20 + i;  // gap i lasts 20 + i µs: the first three are the shortest
+  }
+  const GapAnalysis gaps = gapsOf(b);
+  CHECK(gaps.count == 12);
+  REQUIRE(gaps.largest.size() == kLargestGaps);
+  CHECK(gaps.largest.front().duration() == 22'000);
+  CHECK(gaps.largest.back().duration() == 31'000);
+  for (std::size_t i = 1; i < gaps.largest.size(); ++i) {
+    CHECK(gaps.largest[i - 1].start < gaps.largest[i].start);
+  }
+}
+
+TEST_CASE("the window clips the span: gaps outside it are not reported") {
+  TraceBuilder b;
+  b.kernel(13, 0, 100);
+  b.kernel(13, 200, 300);
+  b.kernel(13, 350, 400);
+  Scope scope;
+  scope.window_start = TraceBuilder::ns(250);
+  scope.window_end = TraceBuilder::ns(1000);
+  const GapAnalysis gaps = gapsOf(b, 10'000, scope);
+  REQUIRE(gaps.count == 1);
+  CHECK(gaps.largest[0].start == 300'000);
+}
+
+TEST_CASE("a device without ops has no gaps") {
+  TraceBuilder b;
+  const GapAnalysis gaps = gapsOf(b);
+  CHECK(gaps.count == 0);
+  CHECK(gaps.totals.empty());
+}
+
+}  // namespace
+}  // namespace cuoverlap
