@@ -1,0 +1,46 @@
+// The synthetic work every streams scenario runs: `steps` applications of the affine map
+// x -> a*x + c (mod 2^32) to each element. The GPU iterates (so kernel time scales with
+// --work), while the host checks with the composed map in O(1) per element, so verifying
+// hundreds of millions of elements stays cheap.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+namespace cuoverlap {
+
+constexpr std::uint32_t kAffineMultiplier = 1664525u;
+constexpr std::uint32_t kAffineIncrement = 1013904223u;
+
+struct AffineMap {
+  std::uint32_t multiplier = 1;
+  std::uint32_t increment = 0;
+  std::uint32_t apply(std::uint32_t x) const { return multiplier * x + increment; }
+};
+
+// The map applied `steps` times.
+AffineMap composeAffine(int steps);
+
+// Input element i of a tile pipeline; distinct per tile so misplaced tiles are caught.
+inline std::uint32_t pipelineInput(std::size_t i) { return static_cast<std::uint32_t>(i * 2654435761u); }
+
+// Every element: out[i] = map^steps(in[i]). One thread per element.
+void launchAffineTile(const std::uint32_t* in, std::uint32_t* out, std::size_t n, int steps,
+                      cudaStream_t stream);
+// out[i] = map^steps(a[i] ^ b[i]): the join of the event-dag scenario.
+void launchAffineJoin(const std::uint32_t* a, const std::uint32_t* b, std::uint32_t* out,
+                      std::size_t n, int steps, cudaStream_t stream);
+// A kernel of `blocks` x 256 threads; thread t writes map^steps(seed ^ t) to out[t]. `out` may be
+// mapped host memory, so kernel-only scenarios need no copies to be verified.
+void launchAffineProbe(std::uint32_t* out, unsigned blocks, std::uint32_t seed, int steps,
+                       cudaStream_t stream);
+// One block of 32 threads: state[t] = map(state[t]). Thousands of these make a launch-bound loop.
+void launchTinyStep(std::uint32_t* state, cudaStream_t stream);
+constexpr unsigned kProbeThreads = 256;
+constexpr unsigned kTinyThreads = 32;
+// Resident blocks of the probe kernel per SM, for sizing a grid that fills the device.
+int probeBlocksPerSm();
+
+}  // namespace cuoverlap
