@@ -5,7 +5,8 @@ find_package(CLI11 CONFIG REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED)
 find_package(fmt CONFIG REQUIRED)
 find_package(Threads REQUIRED)
-if(CUOVERLAP_BUILD_TESTS AND BUILD_TESTING)
+# include(CTest) runs after this file, so BUILD_TESTING is still undefined on a first configure.
+if(CUOVERLAP_BUILD_TESTS AND (BUILD_TESTING OR NOT DEFINED BUILD_TESTING))
   find_package(Catch2 2 CONFIG REQUIRED)
 endif()
 

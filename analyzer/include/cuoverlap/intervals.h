@@ -1,0 +1,69 @@
+// Interval arithmetic on half-open nanosecond intervals [start, end): union, intersection and the
+// concurrency sweep that every overlap metric is built from.
+//
+// Two forms: list functions (unionOf, intersectionOf) for small sets and tests, and streaming
+// accumulators (UnionLength, ConcurrencySweep) that take intervals in non-decreasing start order
+// and keep O(1) (resp. O(max concurrency)) state, so that metrics over 10^7 ops need no copies.
+#pragma once
+
+#include <cstdint>
+#include <queue>
+#include <vector>
+
+#include "cuoverlap/model.h"
+
+namespace cuoverlap {
+
+struct Interval {
+  Ns start = 0;
+  Ns end = 0;
+  Ns length() const { return end > start ? end - start : 0; }
+  friend bool operator==(const Interval& a, const Interval& b) {
+    return a.start == b.start && a.end == b.end;
+  }
+};
+
+// Sorted, disjoint, non-touching intervals covering exactly the input. Empty intervals vanish.
+std::vector<Interval> unionOf(std::vector<Interval> intervals);
+
+// Intersection of two unions (each sorted and disjoint, as unionOf returns).
+std::vector<Interval> intersectionOf(const std::vector<Interval>& a, const std::vector<Interval>& b);
+
+// Total length of sorted disjoint intervals.
+Ns totalLength(const std::vector<Interval>& disjoint);
+
+// Length of the union of intervals added in non-decreasing start order. O(1) state.
+class UnionLength {
+ public:
+  void add(Ns start, Ns end);
+  Ns length() const { return total_ + (open_ ? end_ - start_ : 0); }
+
+ private:
+  Ns start_ = 0;
+  Ns end_ = 0;
+  Ns total_ = 0;
+  bool open_ = false;
+};
+
+// Time spent with exactly k intervals active, k = 0..max, between the first start and the last
+// end. Intervals are added in non-decreasing start order; state is a min-heap of the active ends.
+class ConcurrencySweep {
+ public:
+  void add(Ns start, Ns end);
+  // Drains the remaining active intervals; call once, after the last add().
+  std::vector<Ns> finish();
+
+ private:
+  void advanceTo(Ns time);  // retire every active interval that ends at or before `time`
+  void credit(Ns until);    // time from now_ to until spent at the current level
+
+  std::priority_queue<Ns, std::vector<Ns>, std::greater<Ns>> active_ends_;
+  std::vector<Ns> histogram_;
+  Ns now_ = 0;
+  bool started_ = false;
+};
+
+// Convenience for lists: the concurrency histogram of arbitrary (unsorted) intervals.
+std::vector<Ns> concurrencyHistogram(std::vector<Interval> intervals);
+
+}  // namespace cuoverlap

@@ -1,0 +1,30 @@
+// Overlap metrics per device (definitions: docs/metrics.md and the top of metrics.cpp).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "cuoverlap/report.h"
+
+namespace cuoverlap {
+
+// Whether an op counts for the metrics: a kernel/memcpy/memset with start > 0 and end >= start,
+// on the scope's device and process, intersecting the scope's window.
+bool opInScope(const GpuOp& op, const Scope& scope);
+
+// The op's interval clipped to the scope's window.
+inline Ns clippedStart(const GpuOp& op, const Scope& scope) {
+  return op.start < scope.window_start ? scope.window_start : op.start;
+}
+inline Ns clippedEnd(const GpuOp& op, const Scope& scope) {
+  return op.end > scope.window_end ? scope.window_end : op.end;
+}
+
+// Devices that have at least one op in scope, ascending; with Scope::device set, that device
+// alone (UserError when the trace has no such device).
+std::vector<std::uint16_t> devicesInScope(const Trace& trace, const Scope& scope);
+
+// All metrics of one device in one pass over trace.ops (which must be sorted by start).
+DeviceMetrics computeDeviceMetrics(const Trace& trace, const Scope& scope, std::uint16_t device_id);
+
+}  // namespace cuoverlap

@@ -1,0 +1,38 @@
+// The analysis pipeline: per device in scope, the overlap metrics (metrics.cpp) and the idle gaps
+// (diagnosis/); then the findings over all devices (diagnosis/).
+#include "cuoverlap/analysis.h"
+
+#include "cuoverlap/diagnosis.h"
+#include "cuoverlap/metrics.h"
+
+namespace cuoverlap {
+
+namespace {
+
+std::vector<DeviceReport> analyzeDevices(const Trace& trace, const AnalysisOptions& options) {
+  std::vector<DeviceReport> devices;
+  for (std::uint16_t device_id : devicesInScope(trace, options.scope)) {
+    DeviceReport device;
+    device.metrics = computeDeviceMetrics(trace, options.scope, device_id);
+    device.gaps = analyzeGaps(trace, options.scope, device_id, options.gap_threshold_ns);
+    devices.push_back(std::move(device));
+  }
+  return devices;
+}
+
+}  // namespace
+
+TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& options) {
+  TraceReport report;
+  report.path = trace.path;
+  report.source = trace.source;
+  report.trace = &trace;
+  // Scope::range (NVTX --range) is handled by the diagnosis module: when set, it fills
+  // report.range_instances with one analysis per range instance and sums them into
+  // report.devices. Until then the whole scope is analyzed as one.
+  report.devices = analyzeDevices(trace, options);
+  report.findings = runFindings(trace, options.scope, report.devices);
+  return report;
+}
+
+}  // namespace cuoverlap

@@ -1,0 +1,101 @@
+#include "cuoverlap/intervals.h"
+
+#include <algorithm>
+
+namespace cuoverlap {
+
+namespace {
+bool byStart(const Interval& a, const Interval& b) {
+  return a.start != b.start ? a.start < b.start : a.end < b.end;
+}
+}  // namespace
+
+std::vector<Interval> unionOf(std::vector<Interval> intervals) {
+  std::sort(intervals.begin(), intervals.end(), byStart);
+  std::vector<Interval> merged;
+  for (const Interval& iv : intervals) {
+    if (iv.end <= iv.start) continue;
+    if (!merged.empty() && iv.start <= merged.back().end) {
+      merged.back().end = std::max(merged.back().end, iv.end);
+    } else {
+      merged.push_back(iv);
+    }
+  }
+  return merged;
+}
+
+std::vector<Interval> intersectionOf(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::vector<Interval> out;
+  std::size_t i = 0;
+  std::size_t j = 0;
+  while (i < a.size() && j < b.size()) {
+    Ns start = std::max(a[i].start, b[j].start);
+    Ns end = std::min(a[i].end, b[j].end);
+    if (start < end) out.push_back({start, end});
+    // The interval that ends first cannot meet anything further in the other list.
+    if (a[i].end < b[j].end) ++i; else ++j;
+  }
+  return out;
+}
+
+Ns totalLength(const std::vector<Interval>& disjoint) {
+  Ns total = 0;
+  for (const Interval& iv : disjoint) total += iv.length();
+  return total;
+}
+
+void UnionLength::add(Ns start, Ns end) {
+  if (end <= start) return;
+  if (open_ && start <= end_) {
+    end_ = std::max(end_, end);
+    return;
+  }
+  if (open_) total_ += end_ - start_;
+  start_ = start;
+  end_ = end;
+  open_ = true;
+}
+
+void ConcurrencySweep::credit(Ns until) {
+  if (until <= now_) return;
+  std::size_t level = active_ends_.size();
+  if (histogram_.size() <= level) histogram_.resize(level + 1, 0);
+  histogram_[level] += until - now_;
+  now_ = until;
+}
+
+void ConcurrencySweep::advanceTo(Ns time) {
+  while (!active_ends_.empty() && active_ends_.top() <= time) {
+    credit(active_ends_.top());
+    active_ends_.pop();
+  }
+  credit(time);
+}
+
+void ConcurrencySweep::add(Ns start, Ns end) {
+  if (end < start) return;
+  if (!started_) {
+    now_ = start;
+    started_ = true;
+  }
+  advanceTo(start);
+  if (end > start) active_ends_.push(end);
+}
+
+std::vector<Ns> ConcurrencySweep::finish() {
+  while (!active_ends_.empty()) {
+    credit(active_ends_.top());
+    active_ends_.pop();
+  }
+  // Trailing zeros above the maximum level never happen: levels are only created when reached.
+  return std::move(histogram_);
+}
+
+std::vector<Ns> concurrencyHistogram(std::vector<Interval> intervals) {
+  std::sort(intervals.begin(), intervals.end(), byStart);
+  ConcurrencySweep sweep;
+  for (const Interval& iv : intervals) sweep.add(iv.start, iv.end);
+  return sweep.finish();
+}
+
+}  // namespace cuoverlap

@@ -1,0 +1,140 @@
+// Overlap metrics of one device. Definitions (also in docs/metrics.md):
+//
+// Ops are kernel, memcpy and memset rows with start > 0 and end >= start, on the device, of the
+// scope's process (all processes when none is given), intersecting the scope's window (clipped to
+// it). All times are integer nanoseconds.
+//   kernels, memcpys, memsets  op counts
+//   span_ns        last end - first start
+//   busy_ns        length of the union of all ops;   idle_ns = span_ns - busy_ns
+//   sum_ns         sum of op durations
+//   overlap_ratio  1 - busy/sum (0 when sum is 0): 0 means nothing ran concurrently
+//   copy_hidden_fraction  |U(copies) ∩ U(kernels)| / |U(copies)| (0 without copies): the share of
+//                  transfer time hidden under compute. Memsets are not copies.
+//   engines        per engine (compute, h2d, d2h, d2d, other_copy, memset): union busy time and
+//                  its share of the span
+//   concurrency_ns [k] = time within the span with exactly k ops active, k = 0..max
+//   ideal_ns       max(|U(compute)|, |U(h2d)|, |U(d2h)|, |U(d2d ∪ other copies)|): the time the
+//                  same work would take with perfect overlap; pipeline_efficiency = ideal/span
+//
+// Cost: one pass over the ops (sorted by start), O(1) state per union (|A∩B| = |A|+|B|-|A∪B|)
+// and a heap of the active ends for the sweep; no per-op allocation.
+#include "cuoverlap/metrics.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+
+#include "cuoverlap/error.h"
+#include "cuoverlap/intervals.h"
+
+namespace cuoverlap {
+
+namespace {
+
+constexpr std::size_t kEngineCount = static_cast<std::size_t>(Engine::kMemset) + 1;
+
+struct Accumulators {
+  UnionLength all;
+  UnionLength copies;
+  UnionLength copies_or_kernels;
+  UnionLength d2d_or_other;
+  std::array<UnionLength, kEngineCount> engines;
+  ConcurrencySweep sweep;
+};
+
+double ratio(Ns numerator, Ns denominator) {
+  return denominator > 0 ? static_cast<double>(numerator) / static_cast<double>(denominator) : 0.0;
+}
+
+void countOp(const GpuOp& op, DeviceMetrics& m) {
+  switch (op.kind) {
+    case OpKind::kKernel: ++m.kernels; break;
+    case OpKind::kMemcpy: ++m.memcpys; break;
+    case OpKind::kMemset: ++m.memsets; break;
+  }
+}
+
+void accumulate(Ns start, Ns end, Engine engine, Accumulators& acc) {
+  acc.all.add(start, end);
+  acc.engines[static_cast<std::size_t>(engine)].add(start, end);
+  bool copy = engine != Engine::kCompute && engine != Engine::kMemset;
+  if (copy) acc.copies.add(start, end);
+  if (copy || engine == Engine::kCompute) acc.copies_or_kernels.add(start, end);
+  if (engine == Engine::kD2D || engine == Engine::kOtherCopy) acc.d2d_or_other.add(start, end);
+  acc.sweep.add(start, end);
+}
+
+void finishMetrics(Accumulators& acc, DeviceMetrics& m) {
+  m.span_ns = m.last_end - m.first_start;
+  m.busy_ns = acc.all.length();
+  m.idle_ns = m.span_ns - m.busy_ns;
+  m.overlap_ratio = m.sum_ns > 0 ? 1.0 - ratio(m.busy_ns, m.sum_ns) : 0.0;
+  Ns copies = acc.copies.length();
+  Ns kernels = acc.engines[static_cast<std::size_t>(Engine::kCompute)].length();
+  Ns hidden = copies + kernels - acc.copies_or_kernels.length();
+  m.copy_hidden_fraction = ratio(hidden, copies);
+  m.engines.clear();
+  for (std::size_t i = 0; i < kEngineCount; ++i) {
+    Ns busy = acc.engines[i].length();
+    m.engines.push_back({static_cast<Engine>(i), busy, ratio(busy, m.span_ns)});
+  }
+  m.concurrency_ns = acc.sweep.finish();
+  m.ideal_ns = std::max({kernels, acc.engines[static_cast<std::size_t>(Engine::kH2D)].length(),
+                         acc.engines[static_cast<std::size_t>(Engine::kD2H)].length(),
+                         acc.d2d_or_other.length()});
+  m.pipeline_efficiency = ratio(m.ideal_ns, m.span_ns);
+}
+
+}  // namespace
+
+bool opInScope(const GpuOp& op, const Scope& scope) {
+  if (op.start <= 0 || op.end < op.start) return false;
+  if (scope.device && op.device_id != *scope.device) return false;
+  if (scope.pid && op.pid != *scope.pid) return false;
+  // Half-open window; a zero-length op counts when its instant lies inside.
+  return op.start < scope.window_end && (op.end > scope.window_start || op.start >= scope.window_start);
+}
+
+std::vector<std::uint16_t> devicesInScope(const Trace& trace, const Scope& scope) {
+  if (scope.device) {
+    bool known = std::any_of(trace.devices.begin(), trace.devices.end(),
+                             [&](const Device& d) { return d.device_id == *scope.device; }) ||
+                 std::any_of(trace.ops.begin(), trace.ops.end(),
+                             [&](const GpuOp& op) { return op.device_id == *scope.device; });
+    if (!known) throw UserError(fmt::format("{}: no device {} in this trace", trace.path, *scope.device));
+    return {*scope.device};
+  }
+  std::vector<std::uint16_t> ids;
+  for (const GpuOp& op : trace.ops) {
+    if (!opInScope(op, scope)) continue;
+    if (std::find(ids.begin(), ids.end(), op.device_id) == ids.end()) ids.push_back(op.device_id);
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+DeviceMetrics computeDeviceMetrics(const Trace& trace, const Scope& scope, std::uint16_t device_id) {
+  DeviceMetrics m;
+  m.device_id = device_id;
+  for (const Device& device : trace.devices) {
+    if (device.device_id == device_id) m.name = device.name;
+  }
+  Accumulators acc;
+  bool any = false;
+  for (const GpuOp& op : trace.ops) {
+    if (op.device_id != device_id || !opInScope(op, scope)) continue;
+    Ns start = clippedStart(op, scope);
+    Ns end = clippedEnd(op, scope);
+    if (!any) m.first_start = start;
+    any = true;
+    m.last_end = std::max(m.last_end, end);
+    m.sum_ns += end - start;
+    countOp(op, m);
+    accumulate(start, end, engineOf(op), acc);
+  }
+  finishMetrics(acc, m);
+  return m;
+}
+
+}  // namespace cuoverlap

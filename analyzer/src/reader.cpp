@@ -1,0 +1,170 @@
+// Reader entry point: recognizes the file, reads each table (reader_ops.cpp, reader_host.cpp,
+// reader_target.cpp) and puts the model in its documented order.
+#include "cuoverlap/reader.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "cuoverlap/error.h"
+#include "reader_internal.h"
+
+namespace cuoverlap {
+namespace reader {
+
+StringId StringInterner::intern(std::string_view text) {
+  if (text.empty()) return kNoString;
+  auto [it, inserted] = ids_.try_emplace(std::string(text), 0);
+  if (inserted) {
+    it->second = static_cast<StringId>(trace_.strings.size());
+    trace_.strings.emplace_back(text);
+  }
+  return it->second;
+}
+
+StringTable::StringTable(const sqlite::Database& db, StringInterner& interner)
+    : interner_(interner) {
+  if (!db.hasTable(schema::kStringIds)) return;
+  sqlite::TableColumns columns(db, schema::kStringIds);
+  columns.requireIntegerType("id");
+  columns.requireTextType("value");
+  sqlite::Statement stmt(db, "SELECT id, value FROM StringIds");
+  while (stmt.step()) values_.emplace(stmt.int64(0), std::string(stmt.text(1)));
+}
+
+StringId StringTable::resolve(std::int64_t nsys_id) {
+  auto done = resolved_.find(nsys_id);
+  if (done != resolved_.end()) return done->second;
+  auto value = values_.find(nsys_id);
+  StringId id = value == values_.end() ? kNoString : interner_.intern(value->second);
+  resolved_.emplace(nsys_id, id);
+  return id;
+}
+
+std::string selectColumns(const sqlite::Database& db, std::string_view table,
+                          std::initializer_list<const char*> columns,
+                          std::initializer_list<const char*> required,
+                          std::initializer_list<const char*> text_columns) {
+  sqlite::TableColumns present(db, table);
+  for (const char* name : required) {
+    if (!present.has(name)) {
+      throw UserError(fmt::format("{}: table {} has no column {}", db.path(), table, name));
+    }
+  }
+  std::string sql = "SELECT ";
+  for (const char* name : columns) {
+    if (sql.size() > 7) sql += ", ";
+    if (present.has(name)) {
+      present.requireIntegerType(name);
+      sql += fmt::format("\"{}\"", name);
+    } else {
+      sql += "NULL";
+    }
+  }
+  for (const char* name : text_columns) {
+    if (sql.size() > 7) sql += ", ";
+    if (present.has(name)) {
+      present.requireTextType(name);
+      sql += fmt::format("\"{}\"", name);
+    } else {
+      sql += "NULL";
+    }
+  }
+  return sql + fmt::format(" FROM \"{}\"", table);
+}
+
+namespace {
+
+template <typename T>
+void sortByStart(std::vector<T>& items) {
+  auto before = [](const T& a, const T& b) {
+    return a.start != b.start ? a.start < b.start : a.end < b.end;
+  };
+  // Tables are usually already in time order; checking first avoids a full sort.
+  if (!std::is_sorted(items.begin(), items.end(), before)) {
+    std::sort(items.begin(), items.end(), before);
+  }
+}
+
+// Nesting depth of push/pop ranges per thread: the number of enclosing ranges still open.
+void computeNvtxDepths(std::vector<NvtxRange>& nvtx) {
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<Ns>> open_ends;
+  for (NvtxRange& range : nvtx) {
+    if (range.event_type != static_cast<std::int32_t>(schema::NvtxEventType::kPushPopRange)) continue;
+    std::vector<Ns>& ends = open_ends[{range.pid, range.tid}];
+    while (!ends.empty() && ends.back() <= range.start) ends.pop_back();
+    range.depth = static_cast<std::int32_t>(ends.size());
+    ends.push_back(range.end);
+  }
+}
+
+// Contexts seen in ops but absent from the context tables, so every op has a Context entry.
+void addContextsFromOps(Trace& trace) {
+  std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint16_t>> known;
+  for (const cuoverlap::Context& c : trace.contexts) known.insert({c.context_id, c.pid, c.device_id});
+  std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint16_t>> seen;
+  std::tuple<std::uint32_t, std::uint32_t, std::uint16_t> last{0, 0, 0};
+  bool have_last = false;
+  for (const GpuOp& op : trace.ops) {
+    std::tuple<std::uint32_t, std::uint32_t, std::uint16_t> key{op.context_id, op.pid, op.device_id};
+    if (have_last && key == last) continue;  // runs of one context are the common case
+    seen.insert(key);
+    last = key;
+    have_last = true;
+  }
+  for (const auto& key : seen) {
+    if (known.count(key) != 0) continue;
+    cuoverlap::Context c;
+    std::tie(c.context_id, c.pid, c.device_id) = key;
+    trace.contexts.push_back(c);
+  }
+}
+
+bool isTraceFile(const sqlite::Database& db) {
+  for (std::string_view table : {schema::kSessionTable, schema::kKernelTable, schema::kMemcpyTable,
+                                 schema::kMemsetTable, schema::kRuntimeTable, schema::kSyncTable,
+                                 schema::kNvtxTable, schema::kStringIds}) {
+    if (db.hasTable(table)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+}  // namespace reader
+
+Trace readTrace(const std::string& path) {
+  sqlite::Database db(path);
+  if (!reader::isTraceFile(db)) {
+    throw UserError(fmt::format(
+        "{}: not a cuoverlap trace or Nsight Systems export (no CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS "
+        "or StringIds tables)", path));
+  }
+  Trace trace;
+  trace.path = path;
+  trace.source = db.hasTable(schema::kSessionTable) ? TraceSource::kCuoverlap : TraceSource::kNsys;
+  reader::StringInterner interner(trace);
+  reader::StringTable strings(db, interner);
+  reader::Context ctx{db, trace, interner, strings};
+  reader::readSession(ctx);
+  reader::readDevices(ctx);
+  reader::readStreamsAndContexts(ctx);
+  reader::readRuntimeCalls(ctx);
+  reader::readKernels(ctx);
+  reader::readMemcpys(ctx);
+  reader::readMemsets(ctx);
+  reader::readSyncs(ctx);
+  reader::readNvtx(ctx);
+  reader::resolveAsyncFromRuntime(trace);
+  reader::addContextsFromOps(trace);
+  reader::sortByStart(trace.ops);
+  reader::sortByStart(trace.runtime_calls);
+  reader::sortByStart(trace.syncs);
+  reader::sortByStart(trace.nvtx);
+  reader::computeNvtxDepths(trace.nvtx);
+  return trace;
+}
+
+}  // namespace cuoverlap

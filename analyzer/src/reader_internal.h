@@ -1,0 +1,68 @@
+// Shared by the reader's parts (reader*.cpp): the open database, the trace being filled, and the
+// mapping from the file's string ids to the trace's interned strings.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "cuoverlap/model.h"
+#include "sqlite_db.h"
+
+namespace cuoverlap::reader {
+
+// Interns each distinct string once into Trace::strings.
+class StringInterner {
+ public:
+  explicit StringInterner(Trace& trace) : trace_(trace) {}
+  StringId intern(std::string_view text);
+
+ private:
+  Trace& trace_;
+  std::unordered_map<std::string, StringId> ids_;
+};
+
+// The file's StringIds table (nsys ids) resolved lazily to interned ids.
+class StringTable {
+ public:
+  StringTable(const sqlite::Database& db, StringInterner& interner);
+  StringId resolve(std::int64_t nsys_id);  // kNoString for unknown ids
+
+ private:
+  StringInterner& interner_;
+  std::unordered_map<std::int64_t, std::string> values_;
+  std::unordered_map<std::int64_t, StringId> resolved_;
+};
+
+struct Context {
+  const sqlite::Database& db;
+  Trace& trace;
+  StringInterner& interner;
+  StringTable& strings;
+};
+
+// "SELECT a, b, NULL, ... FROM table": columns the table lacks read as NULL. Columns in
+// `required` must exist (else UserError); `columns` must have an integer type and
+// `text_columns` (selected after them) a text type.
+std::string selectColumns(const sqlite::Database& db, std::string_view table,
+                          std::initializer_list<const char*> columns,
+                          std::initializer_list<const char*> required,
+                          std::initializer_list<const char*> text_columns = {});
+
+void readKernels(Context& ctx);
+void readMemcpys(Context& ctx);
+void readMemsets(Context& ctx);
+void readRuntimeCalls(Context& ctx);
+void readSyncs(Context& ctx);
+void readNvtx(Context& ctx);
+void readDevices(Context& ctx);
+void readStreamsAndContexts(Context& ctx);
+void readSession(Context& ctx);
+
+// Sets op_flag::kAsync/kAsyncKnown on copies and memsets whose table had no `async` column, from
+// the name of the runtime call with the same correlation id.
+void resolveAsyncFromRuntime(Trace& trace);
+
+}  // namespace cuoverlap::reader

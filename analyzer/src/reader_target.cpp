@@ -1,0 +1,152 @@
+// Reads what the trace says about its targets: devices (TARGET_INFO_GPU, and the 2020-era
+// TARGET_INFO_CUDA_GPU), streams, contexts with their null stream, and our session table.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <tuple>
+
+#include "cuoverlap/error.h"
+#include "reader_internal.h"
+
+namespace cuoverlap::reader {
+
+namespace {
+
+std::int32_t int32Or(const sqlite::Statement& row, int column, std::int32_t fallback) {
+  return row.isNull(column) ? fallback : static_cast<std::int32_t>(row.int64(column));
+}
+
+Device& deviceWithId(Trace& trace, std::uint16_t id) {
+  for (Device& device : trace.devices) {
+    if (device.device_id == id) return device;
+  }
+  trace.devices.push_back(Device{});
+  trace.devices.back().device_id = id;
+  return trace.devices.back();
+}
+
+// Some tables hold a plain process id, others nsys's globalPid encoding; accept both.
+std::uint32_t plainPid(std::int64_t value) {
+  auto v = static_cast<std::uint64_t>(value);
+  return v > 0xFFFFFFu ? schema::pidOf(v) : static_cast<std::uint32_t>(v);
+}
+
+void readGpuTable(Context& ctx) {
+  std::string_view table = schema::kGpuTable;
+  if (!ctx.db.hasTable(table)) return;
+  // Newer exports name the device `id`; the 2020-era ones `deviceId`.
+  sqlite::Statement row(ctx.db, selectColumns(ctx.db, table,
+      {"id", "deviceId", "smCount", "computeMajor", "computeMinor", "totalMemory", "asyncEngines",
+       "concurrentKernels", "maxWarpsPerSm", "threadsPerWarp", "maxBlocksPerSm",
+       "maxRegistersPerSm", "maxShmemPerSm"},
+      {}, {"name"}));
+  while (row.step()) {
+    std::int64_t id = row.isNull(0) ? row.int64(1) : row.int64(0);
+    Device& device = deviceWithId(ctx.trace, static_cast<std::uint16_t>(id));
+    device.name = std::string(row.text(13));
+    device.sm_count = int32Or(row, 2, 0);
+    device.compute_major = int32Or(row, 3, 0);
+    device.compute_minor = int32Or(row, 4, 0);
+    device.total_memory = static_cast<std::uint64_t>(row.int64(5));
+    device.async_engines = int32Or(row, 6, 0);
+    device.concurrent_kernels = int32Or(row, 7, -1);
+    device.max_threads_per_sm = int32Or(row, 8, 0) * int32Or(row, 9, 0);
+    device.max_blocks_per_sm = int32Or(row, 10, 0);
+    device.max_registers_per_sm = int32Or(row, 11, 0);
+    device.max_shared_mem_per_sm = row.int64(12);
+  }
+}
+
+// The 2020-era table: fills what TARGET_INFO_GPU did not say.
+void readCudaGpuTable(Context& ctx) {
+  std::string_view table = "TARGET_INFO_CUDA_GPU";
+  if (!ctx.db.hasTable(table)) return;
+  sqlite::Statement row(ctx.db, selectColumns(ctx.db, table,
+      {"deviceId", "numMultiprocessors", "computeCapabilityMajor", "computeCapabilityMinor",
+       "globalMemorySize", "numMemcpyEngines", "maxWarpsPerMultiprocessor", "numThreadsPerWarp",
+       "maxBlocksPerMultiprocessor", "maxRegistersPerMultiprocessor",
+       "maxSharedMemoryPerMultiprocessor"},
+      {"deviceId"}, {"name"}));
+  while (row.step()) {
+    Device& d = deviceWithId(ctx.trace, static_cast<std::uint16_t>(row.int64(0)));
+    if (d.name.empty()) d.name = std::string(row.text(11));
+    if (d.sm_count == 0) d.sm_count = int32Or(row, 1, 0);
+    if (d.compute_major == 0) d.compute_major = int32Or(row, 2, 0);
+    if (d.compute_minor == 0) d.compute_minor = int32Or(row, 3, 0);
+    if (d.total_memory == 0) d.total_memory = static_cast<std::uint64_t>(row.int64(4));
+    if (d.async_engines == 0) d.async_engines = int32Or(row, 5, 0);
+    if (d.max_threads_per_sm == 0) d.max_threads_per_sm = int32Or(row, 6, 0) * int32Or(row, 7, 0);
+    if (d.max_blocks_per_sm == 0) d.max_blocks_per_sm = int32Or(row, 8, 0);
+    if (d.max_registers_per_sm == 0) d.max_registers_per_sm = int32Or(row, 9, 0);
+    if (d.max_shared_mem_per_sm == 0) d.max_shared_mem_per_sm = row.int64(10);
+  }
+}
+
+void addContext(Trace& trace, const cuoverlap::Context& context) {
+  for (cuoverlap::Context& known : trace.contexts) {
+    if (known.context_id == context.context_id && known.pid == context.pid) {
+      if (!known.null_stream_id) known.null_stream_id = context.null_stream_id;
+      return;
+    }
+  }
+  trace.contexts.push_back(context);
+}
+
+// Both tables carry (null stream, process, device, context); only the null stream's name differs.
+void readNullStreams(Context& ctx, std::string_view table, const char* stream_column) {
+  if (!ctx.db.hasTable(table)) return;
+  sqlite::Statement row(ctx.db, selectColumns(ctx.db, table,
+      {stream_column, "processId", "deviceId", "contextId"}, {stream_column, "contextId"}));
+  while (row.step()) {
+    cuoverlap::Context context;
+    context.null_stream_id = static_cast<std::uint32_t>(row.int64(0));
+    context.pid = plainPid(row.int64(1));
+    context.device_id = static_cast<std::uint16_t>(row.int64(2));
+    context.context_id = static_cast<std::uint32_t>(row.int64(3));
+    addContext(ctx.trace, context);
+  }
+}
+
+}  // namespace
+
+void readDevices(Context& ctx) {
+  readGpuTable(ctx);
+  readCudaGpuTable(ctx);
+  std::sort(ctx.trace.devices.begin(), ctx.trace.devices.end(),
+            [](const Device& a, const Device& b) { return a.device_id < b.device_id; });
+}
+
+void readStreamsAndContexts(Context& ctx) {
+  readNullStreams(ctx, schema::kContextInfoTable, "nullStreamId");
+  readNullStreams(ctx, schema::kNullStreamTable, "streamId");
+  std::string_view table = schema::kStreamTable;
+  if (!ctx.db.hasTable(table)) return;
+  sqlite::Statement row(ctx.db, selectColumns(ctx.db, table,
+      {"streamId", "processId", "contextId", "priority", "flag"}, {"streamId"}));
+  while (row.step()) {
+    Stream stream;
+    stream.stream_id = static_cast<std::uint32_t>(row.int64(0));
+    stream.pid = plainPid(row.int64(1));
+    stream.context_id = static_cast<std::uint32_t>(row.int64(2));
+    stream.priority = static_cast<std::int32_t>(row.int64(3));  // nsys stores e.g. -5 as 2^32-5
+    std::int64_t flag = row.int64(4);
+    stream.flag = flag >= 0 && flag <= 3 ? static_cast<StreamFlag>(flag) : StreamFlag::kUnknown;
+    ctx.trace.streams.push_back(stream);
+  }
+  std::sort(ctx.trace.streams.begin(), ctx.trace.streams.end(), [](const Stream& a, const Stream& b) {
+    return std::tie(a.pid, a.context_id, a.stream_id) < std::tie(b.pid, b.context_id, b.stream_id);
+  });
+}
+
+void readSession(Context& ctx) {
+  std::string_view table = schema::kSessionTable;
+  if (!ctx.db.hasTable(table)) return;
+  sqlite::TableColumns columns(ctx.db, table);
+  if (!columns.has("key") || !columns.has("value")) {
+    throw UserError(fmt::format("{}: table {} lacks key/value columns", ctx.db.path(), table));
+  }
+  sqlite::Statement row(ctx.db, "SELECT key, value FROM CUOVERLAP_SESSION ORDER BY key");
+  while (row.step()) ctx.trace.session.emplace_back(row.text(0), row.text(1));
+}
+
+}  // namespace cuoverlap::reader

@@ -1,0 +1,120 @@
+// Analyzer benchmark (not a timed test): for N = 10^5, 10^6, 10^7 synthetic ops, the wall time and
+// peak RSS of `cuoverlap analyze --format json` next to the floor, a process that merely steps
+// through the same rows with sqlite3. Each figure is the median of 3 runs after one warm-up run of
+// each (the page cache holds the file). Results: docs/BENCHMARKS.md, "Analyzer".
+//
+//   cuoverlap_bench_analyzer [--dir DIR] [--sizes 100000,1000000,10000000]
+//   cuoverlap_bench_analyzer gen N PATH      write a trace
+//   cuoverlap_bench_analyzer floor PATH      step through the op rows
+#include <sqlite3.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "trace_generator.h"
+
+namespace {
+
+struct Measurement {
+  double seconds = 0;
+  long max_rss_kib = 0;
+};
+
+Measurement runChild(const std::vector<std::string>& argv) {
+  auto begin = std::chrono::steady_clock::now();
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    if (std::freopen("/dev/null", "w", stdout) == nullptr) _exit(126);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
+  std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - begin;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "bench: %s failed (status %d)\n", argv[0].c_str(), status);
+    std::exit(1);
+  }
+  return {elapsed.count(), usage.ru_maxrss};
+}
+
+Measurement median(const std::vector<std::string>& argv) {
+  runChild(argv);  // warm-up: page cache, dynamic loader
+  std::vector<Measurement> runs;
+  for (int i = 0; i < 3; ++i) runs.push_back(runChild(argv));
+  std::sort(runs.begin(), runs.end(),
+            [](const Measurement& a, const Measurement& b) { return a.seconds < b.seconds; });
+  return runs[1];
+}
+
+int stepThroughRows(const char* path) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) return 1;
+  long long rows = 0;
+  for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+                            "CUPTI_ACTIVITY_KIND_MEMSET"}) {
+    sqlite3_stmt* stmt = nullptr;
+    std::string sql = std::string("SELECT * FROM ") + table;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) return 1;
+    while (sqlite3_step(stmt) == SQLITE_ROW) ++rows;
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db);
+  std::printf("%lld rows\n", rows);
+  return 0;
+}
+
+std::vector<long long> parseSizes(const std::string& list) {
+  std::vector<long long> sizes;
+  std::size_t pos = 0;
+  while (pos < list.size()) {
+    std::size_t comma = list.find(',', pos);
+    sizes.push_back(std::stoll(list.substr(pos, comma - pos)));
+    pos = comma == std::string::npos ? list.size() : comma + 1;
+  }
+  return sizes;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() == 3 && args[0] == "gen") {
+    cuoverlap::bench::writeSyntheticTrace(args[2], std::stoll(args[1]));
+    return 0;
+  }
+  if (args.size() == 2 && args[0] == "floor") return stepThroughRows(args[1].c_str());
+  std::string dir = "bench-data";
+  std::string sizes = "100000,1000000,10000000";
+  for (std::size_t i = 0; i + 1 < args.size(); i += 2) {
+    if (args[i] == "--dir") dir = args[i + 1];
+    if (args[i] == "--sizes") sizes = args[i + 1];
+  }
+  std::filesystem::create_directories(dir);
+  std::string self = std::filesystem::canonical("/proc/self/exe").string();
+  std::printf("| ops | floor s | analyze s | analyze / floor | floor RSS MiB | analyze RSS MiB | "
+              "analyze RSS bytes/op |\n|---|---|---|---|---|---|---|\n");
+  for (long long n : parseSizes(sizes)) {
+    std::string path = dir + "/synthetic_" + std::to_string(n) + ".sqlite";
+    if (!std::filesystem::exists(path)) cuoverlap::bench::writeSyntheticTrace(path, n);
+    Measurement floor = median({self, "floor", path});
+    Measurement analyze = median({CUOVERLAP_CLI, "analyze", "--format", "json", path});
+    std::printf("| %lld | %.2f | %.2f | %.2f | %.0f | %.0f | %.0f |\n", n, floor.seconds,
+                analyze.seconds, analyze.seconds / floor.seconds, floor.max_rss_kib / 1024.0,
+                analyze.max_rss_kib / 1024.0, analyze.max_rss_kib * 1024.0 / static_cast<double>(n));
+    std::fflush(stdout);
+  }
+  return 0;
+}

@@ -1,0 +1,100 @@
+#include "trace_generator.h"
+
+#include <sqlite3.h>
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include "trace_schema.h"
+
+namespace cuoverlap::bench {
+
+namespace {
+
+void exec(sqlite3* db, const char* sql) {
+  if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) {
+    throw std::runtime_error(std::string("generator: ") + sqlite3_errmsg(db));
+  }
+}
+
+sqlite3_stmt* prepare(sqlite3* db, const char* sql) {
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) != SQLITE_OK) {
+    throw std::runtime_error(std::string("generator: ") + sqlite3_errmsg(db));
+  }
+  return stmt;
+}
+
+void bindAll(sqlite3_stmt* stmt, std::initializer_list<std::int64_t> values) {
+  int i = 1;
+  for (std::int64_t v : values) sqlite3_bind_int64(stmt, i++, v);
+}
+
+void stepReset(sqlite3* db, sqlite3_stmt* stmt) {
+  if (sqlite3_step(stmt) != SQLITE_DONE) throw std::runtime_error(sqlite3_errmsg(db));
+  sqlite3_reset(stmt);
+}
+
+}  // namespace
+
+void writeSyntheticTrace(const std::string& path, std::int64_t ops) {
+  std::remove(path.c_str());
+  sqlite3* db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) throw std::runtime_error("cannot create " + path);
+  exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
+  exec(db, schema::kCreateTables);
+  exec(db, "BEGIN");
+  exec(db, "INSERT INTO CUOVERLAP_SESSION VALUES ('schema', 'cuoverlap.trace/1');"
+           "INSERT INTO TARGET_INFO_GPU (vmId, id, name, smCount) VALUES (0, 0, 'synthetic', 132);");
+  for (int i = 1; i <= 8; ++i) {
+    std::string sql = "INSERT INTO StringIds VALUES (" + std::to_string(i) + ", 'kernel_" +
+                      std::to_string(i) + "<float>(float*, int)')";
+    exec(db, sql.c_str());
+  }
+  sqlite3_stmt* kernel = prepare(db,
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, "
+      "correlationId, globalPid, demangledName, shortName, registersPerThread, gridX, gridY, gridZ, "
+      "blockX, blockY, blockZ, staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, "
+      "localMemoryTotal, gridId) VALUES (?,?,0,1,?,?,?,?,?,32,1024,1,1,256,1,1,0,4096,0,0,?)");
+  sqlite3_stmt* memcpy = prepare(db,
+      "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
+      "correlationId, globalPid, bytes, copyKind, srcKind, dstKind, async) "
+      "VALUES (?,?,0,1,?,?,?,?,?,?,?,1)");
+  sqlite3_stmt* memset = prepare(db,
+      "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, "
+      "correlationId, globalPid, value, bytes, memKind, async) VALUES (?,?,0,1,?,?,?,0,?,2,1)");
+  const std::int64_t global_pid = static_cast<std::int64_t>(schema::encodeGlobalPid(4242));
+  std::uint64_t lcg = 88172645463325252ull;
+  for (std::int64_t i = 0; i < ops; ++i) {
+    lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+    std::int64_t start = 1'000'000'000 + i * 500;
+    std::int64_t end = start + 800 + static_cast<std::int64_t>((lcg >> 33) % 1200);
+    std::int64_t stream = 13 + (i / 5) % 4;
+    std::int64_t correlation = i + 1;
+    switch (i % 5) {
+      case 0:
+      case 3:  // HtoD pinned -> device, DtoH device -> pinned
+        bindAll(memcpy, {start, end, stream, correlation, global_pid, 1 << 20, i % 5 == 0 ? 1 : 2,
+                         i % 5 == 0 ? 1 : 2, i % 5 == 0 ? 2 : 1});
+        stepReset(db, memcpy);
+        break;
+      case 4:
+        bindAll(memset, {start, end, stream, correlation, global_pid, 1 << 16});
+        stepReset(db, memset);
+        break;
+      default: {
+        std::int64_t name = 1 + static_cast<std::int64_t>((lcg >> 40) % 8);
+        bindAll(kernel, {start, end, stream, correlation, global_pid, name, name, i});
+        stepReset(db, kernel);
+      }
+    }
+  }
+  sqlite3_finalize(kernel);
+  sqlite3_finalize(memcpy);
+  sqlite3_finalize(memset);
+  exec(db, "COMMIT");
+  sqlite3_close(db);
+}
+
+}  // namespace cuoverlap::bench

@@ -1,0 +1,122 @@
+#include "cuoverlap/json_report.h"
+
+#include <sstream>
+
+#include "cuoverlap/names.h"
+
+namespace cuoverlap {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json optionalIndex(const std::optional<std::size_t>& index) {
+  return index ? Json(*index) : Json(nullptr);
+}
+
+Json gapToJson(const IdleGap& gap) {
+  return Json{{"start", gap.start},           {"end", gap.end},
+              {"duration_ns", gap.duration()}, {"cause", gapCauseName(gap.cause)},
+              {"prev_op", optionalIndex(gap.prev_op)}, {"next_op", optionalIndex(gap.next_op)},
+              {"call", optionalIndex(gap.call)}};
+}
+
+Json gapsToJson(const GapAnalysis& gaps) {
+  Json totals = Json::array();
+  for (const GapCauseTotal& total : gaps.totals) {
+    totals.push_back({{"cause", gapCauseName(total.cause)}, {"count", total.count},
+                      {"time_ns", total.time_ns}, {"share_of_idle", total.share_of_idle}});
+  }
+  Json largest = Json::array();
+  for (const IdleGap& gap : gaps.largest) largest.push_back(gapToJson(gap));
+  return Json{{"threshold_ns", gaps.threshold_ns}, {"count", gaps.count},
+              {"time_ns", gaps.time_ns}, {"totals", totals}, {"largest", largest}};
+}
+
+Json enginesToJson(const std::vector<EngineUsage>& engines) {
+  Json out = Json::object();
+  for (const EngineUsage& usage : engines) {
+    out[std::string(engineName(usage.engine))] = {{"busy_ns", usage.busy_ns}, {"share", usage.share}};
+  }
+  return out;
+}
+
+Json evidenceToJson(const Evidence& e) {
+  return Json{{"api", e.api}, {"correlation_id", e.correlation_id}, {"stream_id", e.stream_id},
+              {"time", e.time}, {"detail", e.detail}};
+}
+
+Json devicesToJson(const std::vector<DeviceReport>& devices) {
+  Json out = Json::array();
+  for (const DeviceReport& device : devices) out.push_back(deviceReportToJson(device));
+  return out;
+}
+
+Json findingsToJson(const std::vector<Finding>& findings) {
+  Json out = Json::array();
+  for (const Finding& finding : findings) out.push_back(findingToJson(finding));
+  return out;
+}
+
+}  // namespace
+
+Json deviceReportToJson(const DeviceReport& device) {
+  const DeviceMetrics& m = device.metrics;
+  return Json{{"device_id", m.device_id},
+              {"name", m.name},
+              {"kernels", m.kernels},
+              {"memcpys", m.memcpys},
+              {"memsets", m.memsets},
+              {"span_ns", m.span_ns},
+              {"busy_ns", m.busy_ns},
+              {"idle_ns", m.idle_ns},
+              {"sum_ns", m.sum_ns},
+              {"overlap_ratio", m.overlap_ratio},
+              {"copy_hidden_fraction", m.copy_hidden_fraction},
+              {"engines", enginesToJson(m.engines)},
+              {"concurrency_ns", m.concurrency_ns},
+              {"ideal_ns", m.ideal_ns},
+              {"pipeline_efficiency", m.pipeline_efficiency},
+              {"gaps", gapsToJson(device.gaps)}};
+}
+
+Json findingToJson(const Finding& finding) {
+  Json evidence = Json::array();
+  for (const Evidence& e : finding.evidence) evidence.push_back(evidenceToJson(e));
+  return Json{{"id", finding.id},         {"severity", severityName(finding.severity)},
+              {"device_id", finding.device_id}, {"count", finding.count},
+              {"time_ns", finding.time_ns}, {"summary", finding.summary},
+              {"advice", finding.advice}, {"evidence", evidence}};
+}
+
+Json traceReportToJson(const TraceReport& trace) {
+  Json ranges = Json::array();
+  for (const RangeInstance& range : trace.range_instances) {
+    ranges.push_back({{"name", range.name}, {"start", range.start}, {"end", range.end},
+                      {"devices", devicesToJson(range.devices)},
+                      {"findings", findingsToJson(range.findings)}});
+  }
+  return Json{{"path", trace.path},
+              {"source", sourceName(trace.source)},
+              {"devices", devicesToJson(trace.devices)},
+              {"findings", findingsToJson(trace.findings)},
+              {"range_instances", ranges}};
+}
+
+Json reportToJson(const Report& report) {
+  Json traces = Json::array();
+  for (const TraceReport& trace : report.traces) traces.push_back(traceReportToJson(trace));
+  return Json{{"schema", kReportSchemaId}, {"traces", traces}};
+}
+
+void renderJson(const Report& report, std::ostream& out) {
+  out << reportToJson(report).dump(2) << '\n';
+}
+
+std::string renderJsonString(const Report& report) {
+  std::ostringstream out;
+  renderJson(report, out);
+  return out.str();
+}
+
+}  // namespace cuoverlap

@@ -1,0 +1,142 @@
+// Bad input: the library throws UserError, and the CLI prints one line and exits 2, never crashes.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "cuoverlap/error.h"
+#include "cuoverlap/reader.h"
+#include "synthetic_trace.h"
+
+using namespace cuoverlap;
+
+namespace {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string stderr_text;
+};
+
+CliResult runCli(const std::string& args) {
+  std::string err = cuoverlap::testing::tempTracePath("cli_stderr.txt");
+  std::string command = std::string(CUOVERLAP_CLI) + " " + args + " >/dev/null 2>" + err;
+  int status = std::system(command.c_str());
+  std::ifstream in(err);
+  CliResult result;
+  result.stderr_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+std::size_t lineCount(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+void writeFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+// Every bad input must fail in the library with UserError and in the CLI with one line, exit 2.
+void expectRejected(const std::string& path, const std::string& fragment) {
+  INFO(path);
+  REQUIRE_THROWS_AS(readTrace(path), UserError);
+  REQUIRE_THROWS_WITH(readTrace(path), Catch::Contains(fragment));
+  CliResult cli = runCli("analyze '" + path + "'");
+  INFO(cli.stderr_text);
+  REQUIRE(cli.exit_code == 2);
+  REQUIRE(lineCount(cli.stderr_text) == 1);
+  REQUIRE(cli.stderr_text.rfind("cuoverlap: error: ", 0) == 0);
+}
+
+std::string fileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+TEST_CASE("a missing file", "[bad-input]") {
+  expectRejected(cuoverlap::testing::tempTracePath("does_not_exist.sqlite"), "No such file");
+}
+
+TEST_CASE("an empty file", "[bad-input]") {
+  std::string path = cuoverlap::testing::tempTracePath("empty.sqlite");
+  writeFile(path, "");
+  expectRejected(path, "empty file");
+}
+
+TEST_CASE("a text file", "[bad-input]") {
+  expectRejected(std::string(CUOVERLAP_TEST_DATA) + "/synthetic/not_a_trace.txt", "not a database");
+}
+
+TEST_CASE("a truncated database", "[bad-input]") {
+  std::string path = cuoverlap::testing::tempTracePath("whole.sqlite");
+  {
+    cuoverlap::testing::SyntheticTrace trace(path);
+    for (int i = 0; i < 2000; ++i) trace.addOp({OpKind::kKernel, 1000 + 10 * i, 1005 + 10 * i});
+  }
+  std::string bytes = fileBytes(path);
+  std::string truncated = cuoverlap::testing::tempTracePath("truncated.sqlite");
+  writeFile(truncated, bytes.substr(0, bytes.size() / 2));
+  expectRejected(truncated, "truncated.sqlite");
+}
+
+TEST_CASE("a database without trace tables", "[bad-input]") {
+  std::string path = cuoverlap::testing::tempTracePath("foreign.sqlite");
+  {
+    cuoverlap::testing::SyntheticTrace trace(path);
+  }
+  // Rebuild it as a database with an unrelated table only.
+  std::remove(path.c_str());
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_exec(db, "CREATE TABLE recipes (name TEXT); INSERT INTO recipes VALUES ('soup')",
+               nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  expectRejected(path, "not a cuoverlap trace or Nsight Systems export");
+}
+
+TEST_CASE("wrong column types", "[bad-input]") {
+  std::string declared = cuoverlap::testing::tempTracePath("declared_text.sqlite");
+  {
+    cuoverlap::testing::SyntheticTrace trace(declared);
+    trace.exec("DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL");
+    trace.exec("CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start TEXT, end TEXT, deviceId TEXT)");
+    trace.exec("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ('soon', 'later', 'gpu')");
+  }
+  expectRejected(declared, "expected INTEGER");
+
+  std::string stored = cuoverlap::testing::tempTracePath("stored_text.sqlite");
+  {
+    cuoverlap::testing::SyntheticTrace trace(stored);
+    trace.exec("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
+               "bytes, copyKind) VALUES ('noon', 5, 0, 1, 7, 8, 1)");
+  }
+  expectRejected(stored, "non-integer");
+}
+
+TEST_CASE("a missing required column", "[bad-input]") {
+  std::string path = cuoverlap::testing::tempTracePath("no_end.sqlite");
+  {
+    cuoverlap::testing::SyntheticTrace trace(path);
+    trace.exec("DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL");
+    trace.exec("CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, deviceId INTEGER)");
+  }
+  expectRejected(path, "has no column end");
+}
+
+TEST_CASE("CLI usage errors exit 2; --help exits 0", "[bad-input][cli]") {
+  REQUIRE(runCli("analyze").exit_code == 2);
+  REQUIRE(runCli("analyze --format yaml x.sqlite").exit_code == 2);
+  REQUIRE(runCli("analyze --help").exit_code == 0);
+  std::string good = std::string(CUOVERLAP_SHARED_TRACES) + "/gpu4_report.sqlite";
+  CliResult device = runCli("analyze --device 9 '" + good + "'");
+  REQUIRE(device.exit_code == 2);
+  REQUIRE(lineCount(device.stderr_text) == 1);
+  CliResult out = runCli("analyze -o /nonexistent-dir/report.json '" + good + "'");
+  REQUIRE(out.exit_code == 2);
+}
