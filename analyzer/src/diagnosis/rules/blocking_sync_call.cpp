@@ -3,8 +3,9 @@
 // was busy at some point during the call) and followed by more GPU work.
 // Cost of each call: the device idle time from the moment the device drained (the start of the
 // idle interval in which the call returned; never before the call began) to the start of the next
-// op that started after the call returned: the device drained and then waited for the host. A call that
-// cost less than 10 µs is not counted; a synchronize followed by no GPU work costs nothing.
+// op that started after the call returned: the device drained and then waited for the host. Idle
+// time is charged to the first such call only. A call that cost less than 10 µs is not counted;
+// a synchronize followed by no GPU work costs nothing.
 // Needs: runtime calls.
 #include <algorithm>
 
@@ -17,16 +18,21 @@ namespace cuoverlap::diagnosis {
 
 std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
   FindingBuilder builder(view, "blocking-sync-call", Severity::kWarning);
+  Ns charged_until = view.spanStart();
   for (std::size_t index : view.calls()) {
     if (!isExplicitSync(view.callKind(index))) continue;
     const RuntimeCall& call = view.call(index);
-    const Ns from = std::max(call.start, view.spanStart());
-    const Ns to = std::min(call.end, view.spanEnd());
-    const bool work_in_flight = to > from && view.idleWithin(from, to) < to - from;
+    const Ns call_from = std::max(call.start, view.spanStart());
+    const Ns call_to = std::min(call.end, view.spanEnd());
+    const bool work_in_flight =
+        call_to > call_from && view.idleWithin(call_from, call_to) < call_to - call_from;
     const auto next = view.firstOpStartingAtOrAfter(call.end);
     if (!work_in_flight || !next) continue;
-    const Ns cost = view.idleWithin(std::max(call.start, view.idleSince(call.end)),
-                                    view.ops()[*next].start);
+    // Idle time already charged to an earlier call is not charged again.
+    const Ns from = std::max({call.start, view.idleSince(call.end), charged_until});
+    const Ns next_start = view.ops()[*next].start;
+    const Ns cost = from < next_start ? view.idleWithin(from, next_start) : 0;
+    charged_until = std::max(charged_until, next_start);
     if (cost < kMinimumCostNs) continue;
     builder.add(cost, evidenceForCall(view, index, 0,
                                       fmt::format("device idle {} ns until the next op", cost)));

@@ -4,7 +4,7 @@
 // started and before the last op started.
 // Cost of each call: the device idle time from the moment the device drained (the start of the
 // idle interval in which the call returned; never before the call began) to the start of the next
-// op that started after the call returned.
+// op that started after the call returned (idle time is charged to the first such call only).
 // Needs: runtime calls.
 #include <algorithm>
 
@@ -17,6 +17,7 @@ namespace cuoverlap::diagnosis {
 
 std::optional<Finding> findImplicitSyncCall(const DeviceView& view) {
   FindingBuilder builder(view, "implicit-sync-call", Severity::kWarning);
+  Ns charged_until = view.spanStart();
   for (std::size_t index : view.calls()) {
     const ApiKind kind = view.callKind(index);
     if (kind != ApiKind::kAllocation && kind != ApiKind::kMemsetSync) continue;
@@ -24,8 +25,11 @@ std::optional<Finding> findImplicitSyncCall(const DeviceView& view) {
     if (view.empty() || call.start <= view.spanStart()) continue;
     const auto next = view.firstOpStartingAtOrAfter(call.end);
     if (!next) continue;
-    const Ns cost = view.idleWithin(std::max(call.start, view.idleSince(call.end)),
-                                    view.ops()[*next].start);
+    // Idle time already charged to an earlier call is not charged again.
+    const Ns from = std::max({call.start, view.idleSince(call.end), charged_until});
+    const Ns next_start = view.ops()[*next].start;
+    const Ns cost = from < next_start ? view.idleWithin(from, next_start) : 0;
+    charged_until = std::max(charged_until, next_start);
     builder.add(cost, evidenceForCall(view, index, 0,
                                       fmt::format("device idle {} ns until the next op", cost)));
   }

@@ -1,0 +1,154 @@
+// Golden diagnosis of real traces.
+// 1. The Nsight Systems exports in ../shared/traces/nsys give the findings their data shows
+//    (checked by hand with SQL: docs/findings.md, "Checked on real exports").
+// 2. Every streams scenario of workloads/streams/scenarios.json whose recorded trace
+//    tests/data/streams_<scenario>.sqlite exists gives exactly the manifest's findings and an
+//    overlap ratio in the manifest's range. Scenarios without a trace are skipped (they are
+//    recorded on the GPU machine); a trace that disagrees with the manifest fails.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cuoverlap/analysis.h"
+#include "cuoverlap/reader.h"
+#include "findings_test_util.h"
+
+namespace cuoverlap {
+namespace {
+
+using test::findingById;
+using test::idsOf;
+
+bool exists(const std::string& path) { return std::ifstream(path).good(); }
+
+TraceReport analyzeFile(const std::string& path, Trace& trace) {
+  trace = readTrace(path);
+  return analyzeTrace(trace, AnalysisOptions{});
+}
+
+const std::string kShared = CUOVERLAP_SHARED_TRACES;
+
+TEST_CASE("cuDF group-by: one null stream, pageable copies, synchronizes and allocations") {
+  const std::string path = kShared + "/nvtxex_cudf-groupby.sqlite";
+  if (!exists(path)) FAIL("missing shared trace " << path);
+  Trace trace;
+  const TraceReport report = analyzeFile(path, trace);
+  CHECK(idsOf(report.findings) == std::set<std::string>{"single-stream", "pageable-memcpy",
+                                                        "blocking-sync-call",
+                                                        "implicit-sync-call"});
+  const Finding* pageable = findingById(report.findings, "pageable-memcpy");
+  REQUIRE(pageable != nullptr);
+  CHECK(pageable->count == 97);  // SQL: 69 HtoD from srcKind 0 + 28 DtoH to dstKind 0
+  CHECK(pageable->evidence.size() == 5);
+  const Finding* implicit = findingById(report.findings, "implicit-sync-call");
+  REQUIRE(implicit != nullptr);
+  CHECK(implicit->count == 344);  // SQL: cudaMalloc/cudaFree strictly inside the op span
+  const Finding* single = findingById(report.findings, "single-stream");
+  REQUIRE(single != nullptr);
+  CHECK(single->count == 292);  // 195 kernels + 97 copies, all on stream 7
+  REQUIRE(report.devices.size() == 1);
+  const GapAnalysis& gaps = report.devices[0].gaps;
+  REQUIRE(!gaps.totals.empty());
+  CHECK(gaps.totals[0].cause == GapCause::kSyncWait);
+}
+
+TEST_CASE("gpu4_report1: six async copies from pageable memory") {
+  const std::string path = kShared + "/gpu4_report1.sqlite";
+  if (!exists(path)) FAIL("missing shared trace " << path);
+  Trace trace;
+  const TraceReport report = analyzeFile(path, trace);
+  CHECK(idsOf(report.findings) == std::set<std::string>{"pageable-memcpy"});
+  const Finding* f = findingById(report.findings, "pageable-memcpy");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 6);
+  CHECK(f->evidence.at(0).api == "cudaMemcpyAsync");
+}
+
+TEST_CASE("gpu4_report: a 1024-block vecAdd fills the T4 and holds back the next stream") {
+  // SQL: 40 SMs x 4 resident blocks of 256 threads = 160 < 1024 blocks; the kernel on stream 15
+  // was launched at +548795793 and started 22 µs later, in the second half of stream 14's kernel.
+  const std::string path = kShared + "/gpu4_report.sqlite";
+  if (!exists(path)) FAIL("missing shared trace " << path);
+  Trace trace;
+  const TraceReport report = analyzeFile(path, trace);
+  CHECK(idsOf(report.findings) == std::set<std::string>{"device-saturating-kernel"});
+}
+
+TEST_CASE("the healthy H100 trace has no finding and its gaps are host launches") {
+  const std::string path = kShared + "/nsysai_healthy_1pct.sqlite";
+  if (!exists(path)) FAIL("missing shared trace " << path);
+  Trace trace;
+  const TraceReport report = analyzeFile(path, trace);
+  CHECK(report.findings.empty());
+  REQUIRE(report.devices.size() == 1);
+  const GapAnalysis& gaps = report.devices[0].gaps;
+  REQUIRE(gaps.totals.size() == 1);
+  CHECK(gaps.totals[0].cause == GapCause::kHostLaunch);
+  CHECK(gaps.largest.size() == kLargestGaps);
+}
+
+// The manifest's expected diagnosis of one scenario.
+struct ScenarioExpectation {
+  std::string name;
+  std::set<std::string> findings;
+  double overlap_min = 0.0;
+  double overlap_max = 1.0;
+};
+
+// Accepts {"scenarios": [{"name", "findings"|"expected_findings", "overlap_ratio": [lo, hi] or
+// {"min", "max"}}]} or the same entries keyed by name.
+ScenarioExpectation parseScenario(const std::string& name, const nlohmann::json& entry) {
+  ScenarioExpectation e;
+  e.name = entry.value("name", name);
+  const char* findings_key = entry.contains("expected_findings") ? "expected_findings" : "findings";
+  for (const auto& id : entry.at(findings_key)) e.findings.insert(id.get<std::string>());
+  const char* range_key = entry.contains("overlap_ratio") ? "overlap_ratio" : "expected_overlap_ratio";
+  const auto& range = entry.at(range_key);
+  e.overlap_min = range.is_array() ? range.at(0).get<double>() : range.at("min").get<double>();
+  e.overlap_max = range.is_array() ? range.at(1).get<double>() : range.at("max").get<double>();
+  return e;
+}
+
+std::vector<ScenarioExpectation> readManifest(const std::string& path) {
+  const nlohmann::json doc = nlohmann::json::parse(std::ifstream(path));
+  const nlohmann::json& list = doc.is_object() && doc.contains("scenarios") ? doc["scenarios"] : doc;
+  std::vector<ScenarioExpectation> result;
+  for (auto it = list.begin(); it != list.end(); ++it) {
+    result.push_back(parseScenario(list.is_object() ? it.key() : std::string(), *it));
+  }
+  return result;
+}
+
+TEST_CASE("every recorded streams scenario gives exactly its manifest's diagnosis") {
+  const std::string manifest = CUOVERLAP_SCENARIOS;
+  if (!exists(manifest)) {
+    WARN("no scenario manifest yet: " << manifest);
+    return;
+  }
+  const auto scenarios = readManifest(manifest);
+  REQUIRE(!scenarios.empty());
+  int checked = 0;
+  for (const ScenarioExpectation& scenario : scenarios) {
+    const std::string trace_path =
+        std::string(CUOVERLAP_TEST_DATA) + "/streams_" + scenario.name + ".sqlite";
+    if (!exists(trace_path)) continue;
+    INFO("scenario " << scenario.name);
+    Trace trace;
+    const TraceReport report = analyzeFile(trace_path, trace);
+    CHECK(idsOf(report.findings) == scenario.findings);
+    REQUIRE(!report.devices.empty());
+    for (const DeviceReport& device : report.devices) {
+      CHECK(device.metrics.overlap_ratio >= scenario.overlap_min);
+      CHECK(device.metrics.overlap_ratio <= scenario.overlap_max);
+    }
+    ++checked;
+  }
+  if (checked == 0) WARN("no recorded streams scenario trace in " << CUOVERLAP_TEST_DATA);
+}
+
+}  // namespace
+}  // namespace cuoverlap
