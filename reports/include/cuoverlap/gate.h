@@ -1,0 +1,49 @@
+// The CI gate: thresholds on the overlap metrics and forbidden findings, checked per device of
+// every trace in a Report. Each check is one line of output and one JUnit test case.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuoverlap/report.h"
+
+namespace cuoverlap {
+
+struct GateThresholds {
+  std::optional<double> min_overlap;              // overlap_ratio >= X
+  std::optional<double> min_copy_hidden;          // copy_hidden_fraction >= X
+  std::optional<double> max_idle_fraction;        // idle_ns / span_ns <= X
+  std::optional<double> min_pipeline_efficiency;  // pipeline_efficiency >= X
+  std::vector<std::string> fail_on;               // finding ids that must not appear
+
+  bool empty() const {
+    return !min_overlap && !min_copy_hidden && !max_idle_fraction && !min_pipeline_efficiency &&
+           fail_on.empty();
+  }
+};
+
+struct GateCheck {
+  std::string trace;               // the trace's path
+  std::optional<std::uint16_t> device_id;  // empty for finding checks (the whole scoped trace)
+  std::string name;                // "overlap_ratio", ..., or "finding legacy-default-stream"
+  std::string expectation;         // ">= 0.6000", "<= 0.1000", "absent"
+  std::string actual;              // "0.2857", or "present: 3 occurrence(s), about 1.2 ms lost"
+  bool passed = false;
+};
+
+// Metric checks per device of each trace, then one check per --fail-on id per trace (fails when
+// a finding with that id is in the trace's findings, which the analysis already scoped).
+std::vector<GateCheck> evaluateGate(const Report& report, const GateThresholds& thresholds);
+
+// "PASS  trace.sqlite  device 0  overlap_ratio  0.7340 (>= 0.6000)"
+std::string formatGateCheck(const GateCheck& check);
+
+// A JUnit XML document: one <testsuite> per trace, one <testcase> per check, <failure> on fails.
+std::string gateJunitXml(const std::vector<GateCheck>& checks);
+
+// Text made safe for XML 1.0 element content and quoted attributes.
+std::string escapeXml(std::string_view text);
+
+}  // namespace cuoverlap

@@ -1,0 +1,96 @@
+#include "cuoverlap/gate.h"
+
+#include <fmt/format.h>
+
+#include <iterator>
+
+#include "cuoverlap/units.h"
+
+namespace cuoverlap {
+namespace {
+
+void addMetricCheck(std::vector<GateCheck>& checks, const TraceReport& trace,
+                    const DeviceMetrics& m, std::string_view name, double value,
+                    std::optional<double> threshold, bool at_least) {
+  if (!threshold) return;
+  GateCheck check;
+  check.trace = trace.path;
+  check.device_id = m.device_id;
+  check.name = std::string(name);
+  check.expectation = fmt::format("{} {:.4f}", at_least ? ">=" : "<=", *threshold);
+  check.actual = fmt::format("{:.4f}", value);
+  check.passed = at_least ? value >= *threshold : value <= *threshold;
+  checks.push_back(std::move(check));
+}
+
+void addFindingCheck(std::vector<GateCheck>& checks, const TraceReport& trace, const std::string& id) {
+  GateCheck check;
+  check.trace = trace.path;
+  check.name = "finding " + id;
+  check.expectation = "absent";
+  bool present = false;
+  std::uint64_t count = 0;
+  Ns time_ns = 0;
+  for (const Finding& finding : trace.findings) {
+    if (finding.id != id) continue;
+    present = true;
+    count += finding.count;
+    time_ns += finding.time_ns;
+  }
+  check.passed = !present;
+  check.actual = present ? fmt::format("present: {} occurrence(s), about {} lost", count,
+                                       units::formatDuration(time_ns))
+                         : "absent";
+  checks.push_back(std::move(check));
+}
+
+}  // namespace
+
+std::vector<GateCheck> evaluateGate(const Report& report, const GateThresholds& thresholds) {
+  std::vector<GateCheck> checks;
+  for (const TraceReport& trace : report.traces) {
+    for (const DeviceReport& device : trace.devices) {
+      const DeviceMetrics& m = device.metrics;
+      addMetricCheck(checks, trace, m, "overlap_ratio", m.overlap_ratio, thresholds.min_overlap, true);
+      addMetricCheck(checks, trace, m, "copy_hidden_fraction", m.copy_hidden_fraction,
+                     thresholds.min_copy_hidden, true);
+      addMetricCheck(checks, trace, m, "idle_fraction", units::idleShare(m),
+                     thresholds.max_idle_fraction, false);
+      addMetricCheck(checks, trace, m, "pipeline_efficiency", m.pipeline_efficiency,
+                     thresholds.min_pipeline_efficiency, true);
+    }
+    for (const std::string& id : thresholds.fail_on) addFindingCheck(checks, trace, id);
+  }
+  return checks;
+}
+
+std::string formatGateCheck(const GateCheck& check) {
+  const std::string where =
+      check.device_id ? fmt::format("device {}", *check.device_id) : std::string("all devices");
+  return fmt::format("{}  {}  {}  {}  {} ({})", check.passed ? "PASS" : "FAIL", check.trace, where,
+                     check.name, check.actual, check.expectation);
+}
+
+std::string escapeXml(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        // XML 1.0 forbids other control characters even as references.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+          out += '?';
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+}  // namespace cuoverlap

@@ -1,0 +1,60 @@
+// JUnit XML as GitHub Actions reporters, GitLab and Jenkins read it: <testsuites> with totals,
+// one <testsuite> per trace, one <testcase> per check with a <failure> when it failed.
+#include <fmt/format.h>
+
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "cuoverlap/gate.h"
+
+namespace cuoverlap {
+namespace {
+
+std::size_t countFailures(const std::vector<const GateCheck*>& checks) {
+  std::size_t failures = 0;
+  for (const GateCheck* check : checks) failures += check->passed ? 0 : 1;
+  return failures;
+}
+
+void appendCase(std::string& out, const GateCheck& check) {
+  const std::string where =
+      check.device_id ? fmt::format("device {}: ", *check.device_id) : std::string();
+  const std::string name = fmt::format("{}{} {}", where, check.name, check.expectation);
+  fmt::format_to(std::back_inserter(out), "    <testcase classname=\"cuoverlap.gate\" name=\"{}\">",
+                 escapeXml(name));
+  if (!check.passed) {
+    const std::string message = fmt::format("{}: {}, expected {}", check.name, check.actual, check.expectation);
+    fmt::format_to(std::back_inserter(out), "\n      <failure message=\"{0}\" type=\"threshold\">{0}</failure>\n    ",
+                   escapeXml(message));
+  }
+  out += "</testcase>\n";
+}
+
+}  // namespace
+
+std::string gateJunitXml(const std::vector<GateCheck>& checks) {
+  // Group by trace, keeping the order in which traces were given.
+  std::vector<std::pair<std::string, std::vector<const GateCheck*>>> suites;
+  for (const GateCheck& check : checks) {
+    if (suites.empty() || suites.back().first != check.trace) suites.push_back({check.trace, {}});
+    suites.back().second.push_back(&check);
+  }
+  std::size_t failures = 0;
+  for (const auto& suite : suites) failures += countFailures(suite.second);
+  std::string out = fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"cuoverlap gate\" tests=\"{}\" "
+      "failures=\"{}\">\n",
+      checks.size(), failures);
+  for (const auto& [trace, suite_checks] : suites) {
+    fmt::format_to(std::back_inserter(out),
+                   "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n",
+                   escapeXml(trace), suite_checks.size(), countFailures(suite_checks));
+    for (const GateCheck* check : suite_checks) appendCase(out, *check);
+    out += "  </testsuite>\n";
+  }
+  out += "</testsuites>\n";
+  return out;
+}
+
+}  // namespace cuoverlap

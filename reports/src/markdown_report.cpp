@@ -1,0 +1,151 @@
+#include "cuoverlap/markdown_report.h"
+
+#include <fmt/format.h>
+
+#include <iterator>
+
+#include "cuoverlap/names.h"
+#include "cuoverlap/units.h"
+#include "render_common.h"
+
+namespace cuoverlap {
+namespace {
+
+using units::formatDuration;
+using units::formatPercent;
+
+void appendMetrics(std::string& out, const DeviceMetrics& m) {
+  auto row = [&out](std::string_view name, const std::string& value) {
+    fmt::format_to(std::back_inserter(out), "| {} | {} |\n", name, value);
+  };
+  out += "| metric | value |\n| --- | --- |\n";
+  row("overlap ratio", fmt::format("{:.3f}", m.overlap_ratio));
+  row("copy hidden", formatPercent(m.copy_hidden_fraction));
+  row("idle share", fmt::format("{} ({})", formatPercent(units::idleShare(m)),
+                                formatDuration(m.idle_ns)));
+  row("pipeline efficiency", formatPercent(m.pipeline_efficiency));
+  row("potential speedup", units::formatSpeedup(units::potentialSpeedup(m)));
+  row("span", formatDuration(m.span_ns));
+  row("busy", formatDuration(m.busy_ns));
+  row("sum of op durations", formatDuration(m.sum_ns));
+  row("ideal (perfect overlap)", formatDuration(m.ideal_ns));
+  row("ops", fmt::format("{} kernels, {} memcpys, {} memsets", m.kernels, m.memcpys, m.memsets));
+  out += "\n";
+}
+
+void appendEngines(std::string& out, const DeviceMetrics& m) {
+  if (m.engines.empty()) return;
+  out += "| engine | busy | share of span |\n| --- | --- | --- |\n";
+  for (const EngineUsage& usage : m.engines) {
+    if (usage.busy_ns == 0) continue;
+    fmt::format_to(std::back_inserter(out), "| {} | {} | {} |\n", engineName(usage.engine),
+                   formatDuration(usage.busy_ns), formatPercent(usage.share));
+  }
+  out += "\n";
+}
+
+void appendGaps(std::string& out, const DeviceReport& device, const Trace* trace) {
+  const GapAnalysis& gaps = device.gaps;
+  fmt::format_to(std::back_inserter(out), "**Idle gaps ≥ {}:** {} gaps, {} in total.\n\n",
+                 formatDuration(gaps.threshold_ns), gaps.count, formatDuration(gaps.time_ns));
+  if (!gaps.totals.empty()) {
+    out += "| cause | gaps | time | share of idle |\n| --- | --- | --- | --- |\n";
+    for (const GapCauseTotal& total : gaps.totals) {
+      if (total.count == 0) continue;
+      fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} |\n", gapCauseName(total.cause),
+                     total.count, formatDuration(total.time_ns), formatPercent(total.share_of_idle));
+    }
+    out += "\n";
+  }
+  if (gaps.largest.empty()) return;
+  out += "Largest gaps:\n\n| at | length | cause | before | after | call |\n"
+         "| --- | --- | --- | --- | --- | --- |\n";
+  for (const IdleGap& gap : gaps.largest) {
+    fmt::format_to(std::back_inserter(out), "| +{} | {} | {} | {} | {} | {} |\n",
+                   formatDuration(gap.start - device.metrics.first_start),
+                   formatDuration(gap.duration()), gapCauseName(gap.cause),
+                   escapeMarkdown(render::describeOp(trace, gap.prev_op)),
+                   escapeMarkdown(render::describeOp(trace, gap.next_op)),
+                   escapeMarkdown(render::describeCall(trace, gap.call)));
+  }
+  out += "\n";
+}
+
+void appendFinding(std::string& out, const Finding& finding) {
+  fmt::format_to(std::back_inserter(out), "#### {} `{}` (device {})\n\n",
+                 severityName(finding.severity), finding.id, finding.device_id);  // ids are ours: [a-z-]
+  fmt::format_to(std::back_inserter(out), "{}  \n{} occurrence(s), about {} lost.\n\n",
+                 escapeMarkdown(finding.summary), finding.count, formatDuration(finding.time_ns));
+  if (!finding.advice.empty()) {
+    fmt::format_to(std::back_inserter(out), "**Fix:** {}\n\n", escapeMarkdown(finding.advice));
+  }
+  if (finding.evidence.empty()) return;
+  out += "| api / op | correlation | stream | time | detail |\n| --- | --- | --- | --- | --- |\n";
+  for (const Evidence& e : finding.evidence) {
+    fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {} |\n", escapeMarkdown(e.api),
+                   e.correlation_id, e.stream_id, e.time, escapeMarkdown(e.detail));
+  }
+  out += "\n";
+}
+
+void appendRangeInstances(std::string& out, const TraceReport& trace) {
+  if (trace.range_instances.empty()) return;
+  out += "### NVTX range instances\n\n| range | start | length | device | overlap ratio | "
+         "copy hidden | findings |\n| --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const RangeInstance& instance : trace.range_instances) {
+    for (const DeviceReport& device : instance.devices) {
+      fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {:.3f} | {} | {} |\n",
+                     escapeMarkdown(instance.name), instance.start,
+                     formatDuration(instance.end - instance.start), device.metrics.device_id,
+                     device.metrics.overlap_ratio,
+                     formatPercent(device.metrics.copy_hidden_fraction), instance.findings.size());
+    }
+  }
+  out += "\n";
+}
+
+void appendTrace(std::string& out, const TraceReport& trace) {
+  fmt::format_to(std::back_inserter(out), "## {} ({})\n\n", escapeMarkdown(trace.path),
+                 sourceName(trace.source));
+  if (trace.devices.empty()) out += "No GPU activity in this trace (within the chosen scope).\n\n";
+  for (const DeviceReport& device : trace.devices) {
+    fmt::format_to(std::back_inserter(out), "### Device {}: {}\n\n", device.metrics.device_id,
+                   escapeMarkdown(device.metrics.name));
+    appendMetrics(out, device.metrics);
+    appendEngines(out, device.metrics);
+    appendGaps(out, device, trace.trace);
+  }
+  appendRangeInstances(out, trace);
+  out += "### Findings\n\n";
+  if (trace.findings.empty()) out += "No findings.\n\n";
+  for (const Finding* finding : render::findingsWorstFirst(trace.findings)) {
+    appendFinding(out, *finding);
+  }
+}
+
+}  // namespace
+
+std::string escapeMarkdown(std::string_view text) {
+  static constexpr std::string_view kSpecial = "\\`*_[]<>|&#~";
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '\n' || c == '\r') {
+      out += ' ';
+      continue;
+    }
+    if (kSpecial.find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string renderMarkdown(const Report& report) {
+  std::string out = "# cuoverlap report\n\n";
+  for (const TraceReport& trace : report.traces) appendTrace(out, trace);
+  return out;
+}
+
+void renderMarkdown(const Report& report, std::ostream& out) { out << renderMarkdown(report); }
+
+}  // namespace cuoverlap

@@ -1,0 +1,59 @@
+#include "render_common.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "cuoverlap/names.h"
+#include "cuoverlap/units.h"
+
+namespace cuoverlap::render {
+
+std::string describeOp(const Trace* trace, std::optional<std::size_t> op_index) {
+  if (trace == nullptr || !op_index || *op_index >= trace->ops.size()) return "";
+  const GpuOp& op = trace->ops[*op_index];
+  const std::string stream =
+      streamLabel(*trace, op.pid, op.context_id, op.stream_id);
+  switch (op.kind) {
+    case OpKind::kKernel:
+      return fmt::format("kernel {} ({})", trace->str(op.name), stream);
+    case OpKind::kMemcpy:
+      return fmt::format("memcpy {} {} {} ({})", copyKindName(op.copy_kind),
+                         units::formatBytes(op.bytes),
+                         memKindName(op.copy_kind == CopyKind::kDtoH ? op.dst_kind : op.src_kind),
+                         stream);
+    case OpKind::kMemset:
+      return fmt::format("memset {} ({})", units::formatBytes(op.bytes), stream);
+  }
+  return "";
+}
+
+std::string describeCall(const Trace* trace, std::optional<std::size_t> call_index) {
+  if (trace == nullptr || !call_index || *call_index >= trace->runtime_calls.size()) return "";
+  const RuntimeCall& call = trace->runtime_calls[*call_index];
+  return fmt::format("{} (correlation {})", trace->str(call.name), call.correlation_id);
+}
+
+std::string streamLabel(const Trace& trace, std::uint32_t pid, std::uint32_t context_id,
+                        std::uint32_t stream_id) {
+  for (const Context& context : trace.contexts) {
+    if (context.pid == pid && context.context_id == context_id &&
+        context.null_stream_id == stream_id) {
+      return fmt::format("stream {} (legacy default)", stream_id);
+    }
+  }
+  return fmt::format("stream {}", stream_id);
+}
+
+std::vector<const Finding*> findingsWorstFirst(const std::vector<Finding>& findings) {
+  std::vector<const Finding*> ordered;
+  ordered.reserve(findings.size());
+  for (const Finding& finding : findings) ordered.push_back(&finding);
+  std::stable_sort(ordered.begin(), ordered.end(), [](const Finding* a, const Finding* b) {
+    if (a->severity != b->severity) return a->severity > b->severity;
+    return a->time_ns > b->time_ns;
+  });
+  return ordered;
+}
+
+}  // namespace cuoverlap::render

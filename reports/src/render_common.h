@@ -1,0 +1,25 @@
+// Pieces shared by the Markdown and HTML renderers: how an op, a call or a stream is named in a
+// report, and the order findings are listed in. Raw text: each renderer escapes it for its format.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuoverlap/report.h"
+
+namespace cuoverlap::render {
+
+// "kernel scan_kernel (stream 14)", "memcpy HtoD 4.0 MiB (stream 7)"; "" without a trace or index.
+std::string describeOp(const Trace* trace, std::optional<std::size_t> op_index);
+// "cudaStreamSynchronize (correlation 42)"; "" without a trace or index.
+std::string describeCall(const Trace* trace, std::optional<std::size_t> call_index);
+// "stream 7 (legacy default)" when the stream is its context's null stream, else "stream 14".
+std::string streamLabel(const Trace& trace, std::uint32_t pid, std::uint32_t context_id,
+                        std::uint32_t stream_id);
+
+// Errors before warnings before info; within a severity the most time lost first.
+std::vector<const Finding*> findingsWorstFirst(const std::vector<Finding>& findings);
+
+}  // namespace cuoverlap::render
