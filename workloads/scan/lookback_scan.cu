@@ -7,6 +7,9 @@
 // A descriptor is one 64-bit word, status in the high half and value bits in the low half, so
 // status and value are always seen together.
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "../common/cuda_check.h"
 #include "scan_internal.h"
@@ -14,10 +17,6 @@
 namespace cuoverlap {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kItems = 16;
-constexpr int kTile = kThreads * kItems;
-constexpr int kWarps = kThreads / 32;
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr unsigned long long kAggregate = 1ull << 32;
 constexpr unsigned long long kInclusive = 2ull << 32;
@@ -80,13 +79,26 @@ __device__ T lookBack(const unsigned long long* status, unsigned tile, int lane)
   }
 }
 
-template <typename T>
+// Loads with the streaming hint when kStreaming: each element is read once, so caching it only
+// evicts the tile descriptors the look-back needs.
+template <bool kStreaming>
+__device__ __forceinline__ uint4 loadVector(const uint4* address) {
+  return kStreaming ? __ldcs(address) : *address;
+}
+template <bool kStreaming>
+__device__ __forceinline__ void storeVector(uint4* address, uint4 value) {
+  if (kStreaming) __stcs(address, value);
+  else *address = value;
+}
+
+template <typename T, int kThreads, int kItems, bool kStreaming>
 __device__ void loadTile(const T* in, std::size_t base, std::size_t n, T* smem) {
+  constexpr int kTile = kThreads * kItems;
   if (base + kTile <= n && reinterpret_cast<std::uintptr_t>(in) % 16 == 0) {
     const uint4* in4 = reinterpret_cast<const uint4*>(in + base);
     for (int k = 0; k < kItems / 4; ++k) {
       const int vector = k * kThreads + threadIdx.x;
-      const uint4 v = in4[vector];
+      const uint4 v = loadVector<kStreaming>(in4 + vector);
       const T* items = reinterpret_cast<const T*>(&v);
       for (int j = 0; j < 4; ++j) smem[padded(vector * 4 + j)] = items[j];
     }
@@ -98,8 +110,9 @@ __device__ void loadTile(const T* in, std::size_t base, std::size_t n, T* smem) 
   }
 }
 
-template <typename T>
+template <typename T, int kThreads, int kItems, bool kStreaming>
 __device__ void storeTile(const T* smem, std::size_t base, std::size_t n, T* out) {
+  constexpr int kTile = kThreads * kItems;
   if (base + kTile <= n && reinterpret_cast<std::uintptr_t>(out) % 16 == 0) {
     uint4* out4 = reinterpret_cast<uint4*>(out + base);
     for (int k = 0; k < kItems / 4; ++k) {
@@ -107,7 +120,7 @@ __device__ void storeTile(const T* smem, std::size_t base, std::size_t n, T* out
       uint4 v;
       T* items = reinterpret_cast<T*>(&v);
       for (int j = 0; j < 4; ++j) items[j] = smem[padded(vector * 4 + j)];
-      out4[vector] = v;
+      storeVector<kStreaming>(out4 + vector, v);
     }
     return;
   }
@@ -118,7 +131,7 @@ __device__ void storeTile(const T* smem, std::size_t base, std::size_t n, T* out
 }
 
 // Exclusive prefix of this thread's total within the block; sets block_total.
-template <typename T>
+template <typename T, int kWarps>
 __device__ T blockExclusiveScan(T thread_total, T* warp_totals, T& block_total) {
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
@@ -136,10 +149,12 @@ __device__ T blockExclusiveScan(T thread_total, T* warp_totals, T& block_total) 
   return (lane > 0 ? shifted : T(0)) + (warp > 0 ? warp_totals[warp - 1] : T(0));
 }
 
-template <typename T>
+template <typename T, int kThreads, int kItems, bool kStreaming>
 __global__ void __launch_bounds__(kThreads)
     lookbackScanKernel(const T* in, T* out, std::size_t n, unsigned long long* status,
                        unsigned* tile_counter, const T* carry_in, T* carry_out, bool inclusive) {
+  constexpr int kTile = kThreads * kItems;
+  constexpr int kWarps = kThreads / 32;
   __shared__ T smem[kTile + kTile / 32];
   __shared__ T warp_totals[kWarps];
   __shared__ unsigned tile_id;
@@ -148,7 +163,7 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
   const unsigned tile = tile_id;
   const std::size_t base = std::size_t(tile) * kTile;
-  loadTile(in, base, n, smem);
+  loadTile<T, kThreads, kItems, kStreaming>(in, base, n, smem);
   __syncthreads();
   T items[kItems];
   T running = T(0);
@@ -157,7 +172,7 @@ __global__ void __launch_bounds__(kThreads)
     items[i] = running;
   }
   T block_total;
-  const T thread_prefix = blockExclusiveScan(running, warp_totals, block_total);
+  const T thread_prefix = blockExclusiveScan<T, kWarps>(running, warp_totals, block_total);
   if (threadIdx.x < 32) {
     const int lane = threadIdx.x;
     T prefix = T(0);
@@ -181,25 +196,66 @@ __global__ void __launch_bounds__(kThreads)
     smem[padded(threadIdx.x * kItems + i)] = offset + (inclusive ? items[i] : before);
   }
   __syncthreads();
-  storeTile(smem, base, n, out);
+  storeTile<T, kThreads, kItems, kStreaming>(smem, base, n, out);
+}
+
+template <typename T, int kThreads, int kItems, bool kStreaming>
+void launchVariant(ScanKind kind, const T* d_in, T* d_out, std::size_t n,
+                   unsigned long long* status, const T* d_carry_in, T* d_carry_out,
+                   cudaStream_t stream) {
+  constexpr int kTile = kThreads * kItems;
+  const std::size_t tiles = (n + kTile - 1) / kTile;
+  // Descriptors start INVALID (0) and the tile counter (the word after them) at 0.
+  CUOVERLAP_CUDA_CHECK(cudaMemsetAsync(status, 0, (tiles + 1) * sizeof(*status), stream));
+  unsigned* counter = reinterpret_cast<unsigned*>(status + tiles);
+  lookbackScanKernel<T, kThreads, kItems, kStreaming><<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(
+      d_in, d_out, n, status, counter, d_carry_in, d_carry_out, kind == ScanKind::kInclusive);
+  CUOVERLAP_CHECK_LAUNCH();
+}
+
+template <typename T>
+using Launcher = void (*)(ScanKind, const T*, T*, std::size_t, unsigned long long*, const T*, T*,
+                          cudaStream_t);
+
+// Tile shapes tried by `cuoverlap-scan tune`; index 0 is the default, chosen from its table.
+template <typename T>
+const std::vector<std::pair<std::string, Launcher<T>>>& variants() {
+  static const std::vector<std::pair<std::string, Launcher<T>>> table = {
+      {"256x16 streaming", launchVariant<T, 256, 16, true>},
+      {"256x16", launchVariant<T, 256, 16, false>},
+      {"128x16", launchVariant<T, 128, 16, false>},
+      {"256x12", launchVariant<T, 256, 12, false>},
+      {"256x24", launchVariant<T, 256, 24, false>},
+      {"256x24 streaming", launchVariant<T, 256, 24, true>},
+      {"512x16", launchVariant<T, 512, 16, false>},
+      {"512x16 streaming", launchVariant<T, 512, 16, true>},
+      {"256x32 streaming", launchVariant<T, 256, 32, true>},
+      {"128x32 streaming", launchVariant<T, 128, 32, true>},
+  };
+  return table;
 }
 
 }  // namespace
 
-std::size_t lookbackStatusWords(std::size_t n) { return (n + kTile - 1) / kTile + 1; }
+// The smallest tile of any variant bounds the number of descriptors.
+std::size_t lookbackStatusWords(std::size_t n) { return (n + 128 * 12 - 1) / (128 * 12) + 1; }
+
+std::size_t lookbackVariantCount() { return variants<std::int32_t>().size(); }
+std::string lookbackVariantName(std::size_t variant) { return variants<std::int32_t>().at(variant).first; }
+
+template <typename T>
+void runLookbackScanVariant(std::size_t variant, ScanKind kind, const T* d_in, T* d_out,
+                            std::size_t n, unsigned long long* status, const T* d_carry_in,
+                            T* d_carry_out, cudaStream_t stream) {
+  if (n == 0) return;
+  variants<T>().at(variant).second(kind, d_in, d_out, n, status, d_carry_in, d_carry_out, stream);
+}
 
 template <typename T>
 void runLookbackScan(ScanKind kind, const T* d_in, T* d_out, std::size_t n,
                      unsigned long long* status, const T* d_carry_in, T* d_carry_out,
                      cudaStream_t stream) {
-  if (n == 0) return;
-  const std::size_t tiles = (n + kTile - 1) / kTile;
-  // Descriptors start INVALID (0) and the tile counter (the word after them) at 0.
-  CUOVERLAP_CUDA_CHECK(cudaMemsetAsync(status, 0, (tiles + 1) * sizeof(*status), stream));
-  unsigned* counter = reinterpret_cast<unsigned*>(status + tiles);
-  lookbackScanKernel<T><<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(
-      d_in, d_out, n, status, counter, d_carry_in, d_carry_out, kind == ScanKind::kInclusive);
-  CUOVERLAP_CHECK_LAUNCH();
+  runLookbackScanVariant<T>(0, kind, d_in, d_out, n, status, d_carry_in, d_carry_out, stream);
 }
 
 template void runLookbackScan<std::int32_t>(ScanKind, const std::int32_t*, std::int32_t*,
@@ -208,4 +264,10 @@ template void runLookbackScan<std::int32_t>(ScanKind, const std::int32_t*, std::
 template void runLookbackScan<float>(ScanKind, const float*, float*, std::size_t,
                                      unsigned long long*, const float*, float*, cudaStream_t);
 
+}  // namespace cuoverlap
+
+namespace cuoverlap {
+template void runLookbackScanVariant<std::int32_t>(std::size_t, ScanKind, const std::int32_t*,
+                                                   std::int32_t*, std::size_t, unsigned long long*,
+                                                   const std::int32_t*, std::int32_t*, cudaStream_t);
 }  // namespace cuoverlap

@@ -13,6 +13,7 @@
 #include "../common/buffers.h"
 #include "../common/event_timer.h"
 #include "scan_commands.h"
+#include "scan_internal.h"
 #include "scan_reference.h"
 
 namespace cuoverlap {
@@ -63,7 +64,57 @@ void printHeader() {
   fmt::print("|---:|---|---:|---:|---:|---:|---:|\n");
 }
 
+// Median ms of `scan`, or a negative value when its result differs from `expected`.
+template <typename Scan>
+double timeVerified(Scan scan, DeviceBuffer<std::int32_t>& d_out, std::size_t n,
+                    const std::vector<std::int32_t>& expected, int repetitions) {
+  scan();
+  std::vector<std::int32_t> result(n);
+  CUOVERLAP_CUDA_CHECK(cudaMemcpy(result.data(), d_out.get(), n * sizeof(std::int32_t),
+                                  cudaMemcpyDeviceToHost));
+  if (!std::equal(result.begin(), result.end(), expected.begin())) return -1.0;
+  std::vector<double> times;
+  EventTimer timer;
+  for (int rep = 0; rep < repetitions; ++rep) {
+    timer.start(nullptr);
+    scan();
+    timer.stop(nullptr);
+    times.push_back(timer.elapsedMs());
+  }
+  return median(times);
+}
+
 }  // namespace
+
+// Every look-back tile shape against CUB at 2^24 and 2^28: how the default shape was chosen.
+int runScanTune(int repetitions) {
+  const std::size_t max_n = std::size_t(1) << 28;
+  const std::vector<std::int32_t> input = makeIntInput(max_n, 1);
+  std::vector<std::int32_t> expected;
+  hostScan(input, expected, ScanKind::kInclusive);
+  DeviceBuffer<std::int32_t> d_in(max_n), d_out(max_n);
+  CUOVERLAP_CUDA_CHECK(cudaMemcpy(d_in.get(), input.data(), d_in.bytes(), cudaMemcpyHostToDevice));
+  ScanWorkspace workspace(max_n);
+  int failures = 0;
+  fmt::print("| elements | look-back variant | GPU ms | GB/s | vs CUB |\n|---:|---|---:|---:|---:|\n");
+  for (std::size_t n : {std::size_t(1) << 24, max_n}) {
+    const double cub_ms = timeVerified([&] {
+      runScan<std::int32_t>(ScanAlgorithm::kCub, ScanKind::kInclusive, d_in.get(), d_out.get(), n, workspace, nullptr);
+    }, d_out, n, expected, repetitions);
+    for (std::size_t v = 0; v < lookbackVariantCount(); ++v) {
+      const double ms = timeVerified([&] {
+        runLookbackScanVariant<std::int32_t>(v, ScanKind::kInclusive, d_in.get(), d_out.get(), n,
+                                             workspace.tileStatus(), nullptr, nullptr, nullptr);
+      }, d_out, n, expected, repetitions);
+      failures += ms < 0.0 ? 1 : 0;
+      fmt::print("| {} | {} | {:.4f} | {:.1f} | {:.3f} |\n", n, lookbackVariantName(v), ms,
+                 2.0 * n * sizeof(std::int32_t) / (ms * 1e6), cub_ms / ms);
+    }
+    fmt::print("| {} | cub | {:.4f} | {:.1f} | 1.000 |\n", n, cub_ms,
+               2.0 * n * sizeof(std::int32_t) / (cub_ms * 1e6));
+  }
+  return failures == 0 ? 0 : 1;
+}
 
 int runScanBench(const ScanBenchOptions& options) {
   const std::size_t max_n = std::size_t(1) << options.max_log2;

@@ -30,6 +30,7 @@ struct ScanStreamedOptions {
 int runScanOnce(const ScanRunOptions& options);
 int runScanCheck(std::size_t max_n);
 int runScanBench(const ScanBenchOptions& options);
+int runScanTune(int repetitions);
 int runScanStreamed(const ScanStreamedOptions& options);
 
 }  // namespace cuoverlap

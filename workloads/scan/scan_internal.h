@@ -14,6 +14,15 @@ void runMultiBlockScan(ScanAlgorithm algorithm, ScanKind kind, const T* d_in, T*
 // Elements per tile of the multi-block scan for `algorithm`.
 int multiBlockTile(ScanAlgorithm algorithm);
 
+// Tile shapes of the look-back scan (threads x items, cache hints), for `cuoverlap-scan tune`;
+// variant 0 is what runLookbackScan uses.
+std::size_t lookbackVariantCount();
+std::string lookbackVariantName(std::size_t variant);
+template <typename T>
+void runLookbackScanVariant(std::size_t variant, ScanKind kind, const T* d_in, T* d_out,
+                            std::size_t n, unsigned long long* status, const T* d_carry_in,
+                            T* d_carry_out, cudaStream_t stream);
+
 template <typename T>
 std::size_t cubTempBytes(std::size_t n);
 

@@ -41,6 +41,10 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--step", bench.step, "log2 step between rows")->check(CLI::Range(1, 10));
   bench_cmd->add_option("--repetitions", bench.repetitions)->check(CLI::Range(1, 1000));
 
+  int tune_repetitions = 20;
+  CLI::App* tune_cmd = app.add_subcommand("tune", "every look-back tile shape against CUB at 2^24 and 2^28");
+  tune_cmd->add_option("--repetitions", tune_repetitions)->check(CLI::Range(1, 1000));
+
   ScanStreamedOptions streamed;
   CLI::App* streamed_cmd = app.add_subcommand("streamed", "scan a pinned host array tile by tile, "
                                                           "pipelining H2D / scan / D2H over streams");
@@ -56,5 +60,6 @@ int main(int argc, char** argv) {
   if (run_cmd->parsed()) return runScanOnce(run);
   if (check_cmd->parsed()) return runScanCheck(check_max_n);
   if (bench_cmd->parsed()) return runScanBench(bench);
+  if (tune_cmd->parsed()) return runScanTune(tune_repetitions);
   return runScanStreamed(streamed);
 }

@@ -79,12 +79,13 @@ ScenarioResult runNullStreamTrap(const ScenarioOptions& options, bool nonblockin
   return result;
 }
 
-// saturating: a grid of two full waves of long blocks on s1, then a small kernel on s2 that
-// cannot start until the big kernel's blocks drain from some SM.
+// saturating: exactly one full wave of long blocks on s1 (every SM holds as many blocks as fit),
+// then a small kernel on s2 that cannot start until the big kernel's blocks leave some SM, which
+// they all do together at its end.
 ScenarioResult runSaturating(const ScenarioOptions& options) {
   int sms = 0;
   CUOVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  const unsigned big_blocks = static_cast<unsigned>(sms * probeBlocksPerSm() * 2);
+  const unsigned big_blocks = static_cast<unsigned>(sms * probeBlocksPerSm());
   const unsigned small_blocks = 1;
   const int rounds = std::max(1, options.iterations / 2);
   cudaStream_t s1 = nullptr, s2 = nullptr;
@@ -101,7 +102,7 @@ ScenarioResult runSaturating(const ScenarioOptions& options) {
   for (int round = 0; round < rounds; ++round) {
     NvtxRange range(fmt::format("iteration {}", round));
     { NvtxRange phase("compute big");
-      launchAffineProbe(big_out.get() + round * big_threads, big_blocks, probeSeed(round), options.probe_work / 4, s1); }
+      launchAffineProbe(big_out.get() + round * big_threads, big_blocks, probeSeed(round), options.probe_work, s1); }
     { NvtxRange phase("compute small");
       launchAffineProbe(small_out.get() + round * small_threads, small_blocks, probeSeed(round), options.probe_work / 8, s2); }
   }
@@ -110,7 +111,7 @@ ScenarioResult runSaturating(const ScenarioOptions& options) {
   CUOVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
   ScenarioResult result;
   result.wall_ms = std::max(on_s1.elapsedMs(), on_s2.elapsedMs());
-  result.verified = verifyProbes(big_out.get(), rounds, big_blocks, options.probe_work / 4) &&
+  result.verified = verifyProbes(big_out.get(), rounds, big_blocks, options.probe_work) &&
                     verifyProbes(small_out.get(), rounds, small_blocks, options.probe_work / 8);
   CUOVERLAP_CUDA_CHECK(cudaStreamDestroy(s1));
   if (!options.serialize) CUOVERLAP_CUDA_CHECK(cudaStreamDestroy(s2));

@@ -10,7 +10,7 @@ namespace cuoverlap {
 struct ScenarioOptions {
   int tiles = 24;          // tile pipelines: number of tiles
   int tile_mb = 16;        // tile pipelines: MiB per tile and direction
-  int work = 2000;         // affine steps per element: kernel time per tile
+  int work = 4500;         // affine steps per element: kernel time per tile (about 2x a copy)
   std::string order = "depth";  // pipelines: depth (tile by tile) | breadth (phase by phase)
   int iterations = 20;     // kernel-only scenarios: rounds of kernels
   int probe_work = 20000;  // kernel-only scenarios: affine steps per thread

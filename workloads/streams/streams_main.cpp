@@ -18,8 +18,16 @@ void printList() {
   for (const ScenarioInfo& info : allScenarios()) fmt::print("{:22} {}\n", info.name, info.shows);
 }
 
-void printReport(const std::string& name, const ScenarioResult& result,
-                 const std::optional<ScenarioResult>& baseline, bool baseline_is_self) {
+struct Expectations {
+  double min_speedup = 0.0;
+  double min_ideal_fraction = 0.0;
+};
+
+// Prints the phases and returns false when an expectation given on the command line is missed.
+bool printReport(const std::string& name, const ScenarioResult& result,
+                 const std::optional<ScenarioResult>& baseline, bool baseline_is_self,
+                 const Expectations& expected) {
+  bool met = true;
   fmt::print("scenario {}: wall {:.3f} ms (CUDA events)\n", name, result.wall_ms);
   const ScenarioResult* serial = baseline_is_self ? &result : (baseline ? &*baseline : nullptr);
   if (serial != nullptr && serial->h2d_ms + serial->compute_ms + serial->d2h_ms > 0.0) {
@@ -28,14 +36,24 @@ void printReport(const std::string& name, const ScenarioResult& result,
                serial->h2d_ms, serial->compute_ms, serial->d2h_ms);
     fmt::print("  ideal bound (largest engine busy time) {:.3f} ms = {:.2f} of this wall time\n",
                ideal, ideal / result.wall_ms);
+    met = met && ideal / result.wall_ms >= expected.min_ideal_fraction;
+  } else {
+    met = met && expected.min_ideal_fraction <= 0.0;
   }
   if (serial != nullptr) {
     fmt::print("  serial baseline {:.3f} ms; speedup over serial {:.2f}x\n", serial->wall_ms,
                serial->wall_ms / result.wall_ms);
+    met = met && serial->wall_ms / result.wall_ms >= expected.min_speedup;
   } else {
     fmt::print("  serial baseline not measured\n");
+    met = met && expected.min_speedup <= 0.0;
   }
   fmt::print("  {}\n", result.verified ? "verified" : "FAILED verification");
+  if (!met) {
+    fmt::print("  FAILED expectation: speedup >= {} and ideal fraction >= {}\n", expected.min_speedup,
+               expected.min_ideal_fraction);
+  }
+  return met;
 }
 
 }  // namespace
@@ -57,6 +75,10 @@ int main(int argc, char** argv) {
   app.add_option("--probe-work", options.probe_work, "kernel-only scenarios: steps per thread")->check(CLI::Range(1, 1 << 26));
   app.add_option("--kernels", options.kernels, "host-bound: tiny kernels")->check(CLI::Range(1, 1000000));
   app.add_option("--host-us", options.host_us, "host-bound: host work per launch (us)")->check(CLI::Range(0, 100000));
+  Expectations expected;
+  app.add_option("--expect-speedup", expected.min_speedup, "exit 1 if the speedup over serial is lower");
+  app.add_option("--expect-ideal", expected.min_ideal_fraction,
+                 "exit 1 if ideal bound / wall time is lower (tile pipelines)");
   app.add_flag("--serialize", options.serialize, "run the same work on one stream (the serial baseline)");
   app.add_flag("--no-baseline", no_baseline, "skip measuring the serial baseline");
   app.add_flag("--result-line", result_line, "end with one machine-readable result line");
@@ -77,7 +99,7 @@ int main(int argc, char** argv) {
   if (!no_baseline && !baseline_is_self) {
     baseline = measureBaseline(info->baseline.empty() ? name : info->baseline, options, info->baseline.empty());
   }
-  printReport(name, result, baseline, baseline_is_self);
+  const bool met = printReport(name, result, baseline, baseline_is_self, expected);
   if (result_line) fmt::print("{}\n", resultLine(result));
-  return result.verified ? 0 : 1;
+  return result.verified && met ? 0 : 1;
 }
