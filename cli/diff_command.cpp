@@ -1,10 +1,86 @@
-// TEMPORARY placeholder while the command is being written; replaced by its owner.
+// `cuoverlap diff BEFORE AFTER`: metrics side by side with deltas, finding and kernel-time
+// changes. With --fail-on-overlap-drop X it exits 1 when any device's overlap_ratio fell by more
+// than X (absolute, e.g. 0.05), so a CI job can compare a change against its base.
 #include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
 #include "commands.h"
+#include "cuoverlap/analysis.h"
 #include "cuoverlap/error.h"
+#include "cuoverlap/gate.h"
+#include "cuoverlap/reader.h"
+#include "cuoverlap/report_diff.h"
+
 namespace cuoverlap::cli {
-void registerDiffCommand(CLI::App& app, CommandResult&) {
-  auto* cmd = app.add_subcommand("diff", "(not yet available)");
-  cmd->callback([] { throw UserError("'diff' is not available in this build yet"); });
+namespace {
+
+struct DiffArgs {
+  std::string before;
+  std::string after;
+  std::string format = "text";
+  std::string output;  // empty: stdout
+  std::optional<std::string> fail_on_overlap_drop;
+  std::optional<std::uint16_t> device;
+};
+
+std::string renderDiff(const ReportDiff& diff, const std::string& format) {
+  if (format == "json") return renderDiffJson(diff);
+  if (format == "markdown") return renderDiffMarkdown(diff);
+  return renderDiffText(diff);
 }
+
+void writeOutput(const std::string& path, const std::string& text) {
+  if (path.empty()) {
+    std::cout << text;
+    std::cout.flush();
+    return;
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out.flush()) throw UserError(fmt::format("{}: cannot write the diff", path));
+}
+
+int runDiff(const DiffArgs& args) {
+  std::optional<double> max_drop;
+  if (args.fail_on_overlap_drop) {
+    max_drop = parseFraction(*args.fail_on_overlap_drop, "--fail-on-overlap-drop");
+  }
+  AnalysisOptions options;
+  options.scope.device = args.device;
+  const Trace before_trace = readTrace(args.before);
+  const Trace after_trace = readTrace(args.after);
+  const ReportDiff diff =
+      diffReports(analyzeTrace(before_trace, options), analyzeTrace(after_trace, options));
+  writeOutput(args.output, renderDiff(diff, args.format));
+  const double drop = largestOverlapDrop(diff);
+  if (max_drop && drop > *max_drop) {
+    fmt::print(stderr, "cuoverlap: overlap_ratio dropped by {:.4f} (more than {:.4f})\n", drop, *max_drop);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void registerDiffCommand(CLI::App& app, CommandResult& result) {
+  auto* cmd = app.add_subcommand("diff", "Compare two traces: metric deltas, findings, kernel time");
+  auto args = std::make_shared<DiffArgs>();
+  cmd->add_option("before", args->before, "The baseline trace")->required();
+  cmd->add_option("after", args->after, "The trace to compare with it")->required();
+  cmd->add_option("--format", args->format, "Output format")
+      ->check(CLI::IsMember({"text", "json", "markdown"}))
+      ->capture_default_str();
+  cmd->add_option("-o,--output", args->output, "Write the diff to this file instead of stdout");
+  cmd->add_option("--fail-on-overlap-drop", args->fail_on_overlap_drop,
+                  "Exit 1 when a device's overlap_ratio fell by more than X (0.05 or 5%)");
+  cmd->add_option("--device", args->device, "Compare only this device id");
+  cmd->callback([args, &result] { result.exit_code = runDiff(*args); });
+}
+
 }  // namespace cuoverlap::cli

@@ -4,6 +4,7 @@
 
 #include <iterator>
 
+#include "cuoverlap/error.h"
 #include "cuoverlap/units.h"
 
 namespace cuoverlap {
@@ -45,6 +46,40 @@ void addFindingCheck(std::vector<GateCheck>& checks, const TraceReport& trace, c
 }
 
 }  // namespace
+
+const std::vector<std::string>& knownFindingIds() {
+  static const std::vector<std::string> kIds = {
+      "legacy-default-stream", "single-stream",      "pageable-memcpy",
+      "sync-memcpy",           "sync-memset",        "blocking-sync-call",
+      "implicit-sync-call",    "event-wait-serialization", "host-launch-bound",
+      "device-saturating-kernel", "low-overlap",
+  };
+  return kIds;
+}
+
+double parseFraction(const std::string& text, const std::string& option) {
+  std::string number = text;
+  double scale = 1.0;
+  if (!number.empty() && number.back() == '%') {
+    number.pop_back();
+    scale = 0.01;
+  }
+  std::size_t used = 0;
+  double value = 0.0;
+  try {
+    value = std::stod(number, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (number.empty() || used != number.size()) {
+    throw UserError(fmt::format("{}: '{}' is not a number (use 0.6 or 60%)", option, text));
+  }
+  value *= scale;
+  if (!(value >= 0.0 && value <= 1.0)) {
+    throw UserError(fmt::format("{}: '{}' is outside 0..1 (0%..100%)", option, text));
+  }
+  return value;
+}
 
 std::vector<GateCheck> evaluateGate(const Report& report, const GateThresholds& thresholds) {
   std::vector<GateCheck> checks;

@@ -71,10 +71,12 @@ const char* const kScript = R"JS(
       svg.setAttribute('viewBox', x0 + ' 0 ' + w + ' ' + H);
       var t0 = x0 / W * span, t1 = (x0 + w) / W * span, step = tickStep(t1 - t0), html = '';
       for (var i = Math.ceil(t0 / step); i * step <= t1; i++) {
-        var left = ((i * step - t0) / (t1 - t0) * 100).toFixed(2);
-        html += '<span style="left:' + left + '%">+' + fmt(i * step) + '</span>';
+        var left = (i * step - t0) / (t1 - t0) * 100;
+        if (left > 94) break;  // a label there would be cut off at the right edge
+        html += '<span style="left:' + left.toFixed(2) + '%">+' + fmt(i * step) + '</span>';
       }
       axis.innerHTML = html;
+      tl.setAttribute('data-view', (x0 / W).toFixed(4) + ':' + ((x0 + w) / W).toFixed(4));
     }
     function zoom(factor, at) {
       var nw = Math.min(W, Math.max(minW, w * factor));
@@ -102,6 +104,12 @@ const char* const kScript = R"JS(
         else zoom(b.dataset.zoom === 'in' ? 0.5 : 2, 0.5);
       });
     });
+    // A link can open zoomed in: report.html#zoom=0.25:0.5 shows that part of every timeline.
+    var m = /zoom=([0-9.]+):([0-9.]+)/.exec(location.hash);
+    if (m && Number(m[2]) > Number(m[1])) {
+      w = Math.max(minW, Math.min(W, (Number(m[2]) - Number(m[1])) * W));
+      x0 = Math.min(W - w, Math.max(0, Number(m[1]) * W));
+    }
     draw();
   });
 })();

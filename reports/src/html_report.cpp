@@ -94,7 +94,7 @@ void appendGapTables(std::string& out, const DeviceReport& device, const Trace* 
     out += "</table>";
   }
   if (gaps.largest.empty()) return;
-  out += "<table><colgroup><col style=\"width:9%\"><col style=\"width:9%\"><col style=\"width:13%\">"
+  out += "<table><colgroup><col style=\"width:9%\"><col style=\"width:9%\"><col style=\"width:16%\">"
          "<col><col><col style=\"width:20%\"></colgroup><tr><th>at</th><th>length</th><th>cause</th>"
          "<th>before</th><th>after</th><th>call</th></tr>";
   for (const IdleGap& gap : gaps.largest) {
@@ -110,7 +110,7 @@ void appendGapTables(std::string& out, const DeviceReport& device, const Trace* 
   out += "</table>";
 }
 
-void appendFinding(std::string& out, const Finding& f) {
+void appendFinding(std::string& out, const TraceReport& trace, const Finding& f) {
   fmt::format_to(std::back_inserter(out),
                  "<article class=\"finding sev-{0}\"><h4><span class=\"badge\">{0}</span>"
                  "<code>{1}</code></h4><div class=\"meta\">device {2} · {3} occurrence(s) · about "
@@ -123,11 +123,12 @@ void appendFinding(std::string& out, const Finding& f) {
   if (!f.evidence.empty()) {
     out += "<table><colgroup><col style=\"width:28%\"><col style=\"width:11%\"><col style=\"width:8%\">"
            "<col style=\"width:16%\"><col></colgroup><tr><th>api / op</th><th>correlation</th>"
-           "<th>stream</th><th>time (ns)</th><th>detail</th></tr>";
+           "<th>stream</th><th>time</th><th>detail</th></tr>";
     for (const Evidence& e : f.evidence) {
       fmt::format_to(std::back_inserter(out),
                      "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                     escapeHtml(e.api), e.correlation_id, e.stream_id, e.time, escapeHtml(e.detail));
+                     escapeHtml(e.api), e.correlation_id, e.stream_id,
+                     render::evidenceTime(trace, f, e.time), escapeHtml(e.detail));
     }
     out += "</table>";
   }
@@ -177,7 +178,9 @@ void appendTrace(std::string& out, const TraceReport& trace, const HtmlOptions& 
   appendRangeInstances(out, trace);
   out += "<h3>Findings</h3>";
   if (trace.findings.empty()) out += "<p>No findings.</p>";
-  for (const Finding* finding : render::findingsWorstFirst(trace.findings)) appendFinding(out, *finding);
+  for (const Finding* finding : render::findingsWorstFirst(trace.findings)) {
+    appendFinding(out, trace, *finding);
+  }
   out += "</section>";
 }
 

@@ -167,7 +167,7 @@ Ns tickStep(Ns range_ns) {
 void appendAxis(std::string& out, const Scale& scale) {
   out += "<div class=\"tl-axis\">";
   const Ns step = tickStep(scale.span);
-  for (Ns t = 0; t <= scale.span; t += step) {
+  for (Ns t = 0; t * 100 <= scale.span * 94; t += step) {  // labels further right get cut off
     fmt::format_to(std::back_inserter(out), "<span style=\"left:{:.2f}%\">+{}</span>",
                    static_cast<double>(t) * 100.0 / static_cast<double>(scale.span),
                    units::formatDuration(t));

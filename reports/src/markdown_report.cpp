@@ -71,7 +71,7 @@ void appendGaps(std::string& out, const DeviceReport& device, const Trace* trace
   out += "\n";
 }
 
-void appendFinding(std::string& out, const Finding& finding) {
+void appendFinding(std::string& out, const TraceReport& trace, const Finding& finding) {
   fmt::format_to(std::back_inserter(out), "#### {} `{}` (device {})\n\n",
                  severityName(finding.severity), finding.id, finding.device_id);  // ids are ours: [a-z-]
   fmt::format_to(std::back_inserter(out), "{}  \n{} occurrence(s), about {} lost.\n\n",
@@ -83,7 +83,8 @@ void appendFinding(std::string& out, const Finding& finding) {
   out += "| api / op | correlation | stream | time | detail |\n| --- | --- | --- | --- | --- |\n";
   for (const Evidence& e : finding.evidence) {
     fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {} |\n", escapeMarkdown(e.api),
-                   e.correlation_id, e.stream_id, e.time, escapeMarkdown(e.detail));
+                   e.correlation_id, e.stream_id, render::evidenceTime(trace, finding, e.time),
+                   escapeMarkdown(e.detail));
   }
   out += "\n";
 }
@@ -119,7 +120,7 @@ void appendTrace(std::string& out, const TraceReport& trace) {
   out += "### Findings\n\n";
   if (trace.findings.empty()) out += "No findings.\n\n";
   for (const Finding* finding : render::findingsWorstFirst(trace.findings)) {
-    appendFinding(out, *finding);
+    appendFinding(out, trace, *finding);
   }
 }
 

@@ -45,6 +45,15 @@ std::string streamLabel(const Trace& trace, std::uint32_t pid, std::uint32_t con
   return fmt::format("stream {}", stream_id);
 }
 
+std::string evidenceTime(const TraceReport& trace, const Finding& finding, Ns time) {
+  for (const DeviceReport& device : trace.devices) {
+    if (device.metrics.device_id != finding.device_id) continue;
+    const Ns offset = time - device.metrics.first_start;
+    return (offset >= 0 ? "+" : "") + units::formatDuration(offset);
+  }
+  return fmt::format("{} ns", time);
+}
+
 std::vector<const Finding*> findingsWorstFirst(const std::vector<Finding>& findings) {
   std::vector<const Finding*> ordered;
   ordered.reserve(findings.size());

@@ -19,6 +19,10 @@ std::string describeCall(const Trace* trace, std::optional<std::size_t> call_ind
 std::string streamLabel(const Trace& trace, std::uint32_t pid, std::uint32_t context_id,
                         std::uint32_t stream_id);
 
+// A time in a finding's evidence as an offset from the start of its device's activity
+// ("+5.2 µs"), like the gaps; the raw timestamp in ns when the device is not in the report.
+std::string evidenceTime(const TraceReport& trace, const Finding& finding, Ns time);
+
 // Errors before warnings before info; within a severity the most time lost first.
 std::vector<const Finding*> findingsWorstFirst(const std::vector<Finding>& findings);
 

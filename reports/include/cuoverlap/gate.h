@@ -33,6 +33,13 @@ struct GateCheck {
   bool passed = false;
 };
 
+// The finding ids --fail-on accepts (docs/findings.md); a typo must not make a gate pass silently.
+const std::vector<std::string>& knownFindingIds();
+
+// A threshold as the user wrote it: a fraction ("0.6") or a percentage ("60%"), within [0, 1].
+// Throws UserError naming `option` otherwise.
+double parseFraction(const std::string& text, const std::string& option);
+
 // Metric checks per device of each trace, then one check per --fail-on id per trace (fails when
 // a finding with that id is in the trace's findings, which the analysis already scoped).
 std::vector<GateCheck> evaluateGate(const Report& report, const GateThresholds& thresholds);

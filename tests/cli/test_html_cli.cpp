@@ -1,0 +1,82 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <regex>
+#include <vector>
+
+#include "cli_test_support.h"
+
+using namespace cuoverlap;
+using namespace cuoverlap::testing;
+
+namespace {
+
+// Every trace the analyzer has a golden for: tests/data/**.sqlite and the shared nsys exports.
+std::vector<std::string> goldenTraces() {
+  std::vector<std::string> traces;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(CUOVERLAP_TEST_DATA)) {
+    if (entry.path().extension() == ".sqlite") traces.push_back(entry.path().string());
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(CUOVERLAP_SHARED_TRACES)) {
+    if (entry.path().extension() == ".sqlite") traces.push_back(entry.path().string());
+  }
+  return traces;
+}
+
+std::string analyzeTo(const std::string& trace, const std::string& format, const std::string& name) {
+  const std::string out = tempTracePath(name);
+  const CliRun run = runCli("analyze " + trace + " --format " + format + " -o " + out);
+  INFO(trace << "\n" << run.err);
+  REQUIRE(run.exit_code == 0);
+  return readFile(out);
+}
+
+}  // namespace
+
+TEST_CASE("html report for every golden trace is self-contained", "[html]") {
+  const auto traces = goldenTraces();
+  REQUIRE(traces.size() >= 4);
+  const std::regex external(R"((src|href)\s*=\s*["']?\s*(https?:)?//|url\(|@import|https?://)",
+                            std::regex::icase);
+  for (const std::string& trace : traces) {
+    const std::string html = analyzeTo(trace, "html", "golden.html");
+    INFO(trace);
+    CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+    CHECK(html.find("</html>") != std::string::npos);
+    CHECK_FALSE(std::regex_search(html, external));
+    CHECK(countOf(html, "<script") == 1);
+    CHECK(html.find("<svg class=\"tl-plot\"") != std::string::npos);
+    CHECK(html.find("overlap ratio") != std::string::npos);
+  }
+}
+
+TEST_CASE("html report escapes script in kernel and NVTX names", "[html]") {
+  const std::string path = tempTracePath("hostile.sqlite");
+  {
+    SyntheticTrace trace(path);
+    trace.addDevice(0, "GPU <b>bold</b>");
+    trace.addOp({OpKind::kKernel, 1'000, 11'000, CopyKind::kHtoD, 13, 0, 4242, 1, -1,
+                 "<script>alert(1)</script><img src=x onerror=alert(2)>"});
+    trace.addOp({OpKind::kMemcpy, 20'000, 26'000, CopyKind::kHtoD, 14, 0, 4242, 2, 1, ""});
+    trace.exec("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (500, 30000, 59, "
+               "'<script>alert(3)</script>', " + std::to_string(schema::encodeGlobalTid(4242, 7)) + ")");
+  }
+  const std::string html = analyzeTo(path, "html", "hostile.html");
+  CHECK(countOf(html, "<script") == 1);
+  CHECK(countOf(html, "<img") == 0);
+  CHECK(countOf(html, "<b>bold") == 0);
+  CHECK(html.find("&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;") != std::string::npos);
+  CHECK(html.find("&lt;script&gt;alert(3)&lt;/script&gt;") != std::string::npos);
+  CHECK(html.find("GPU &lt;b&gt;bold&lt;/b&gt;") != std::string::npos);
+  const std::string md = analyzeTo(path, "markdown", "hostile.md");
+  CHECK_FALSE(std::regex_search(md, std::regex("(^|[^\\\\])<")));
+}
+
+TEST_CASE("markdown report for a real export has its metrics and findings", "[markdown]") {
+  const std::string md = analyzeTo(std::string(CUOVERLAP_SHARED_TRACES) + "/gpu4_report1.sqlite",
+                                   "markdown", "gpu4_report1.md");
+  CHECK(md.rfind("# cuoverlap report", 0) == 0);
+  CHECK(md.find("### Device 0: Tesla T4") != std::string::npos);
+  CHECK(md.find("| overlap ratio |") != std::string::npos);
+  CHECK(md.find("`pageable-memcpy`") != std::string::npos);
+}
