@@ -1,0 +1,191 @@
+// A CUDA program with a known amount of work, recorded by the collector's GPU test.
+// Usage: collector_probe_app MODE [ARG]; exits 77 when no GPU is usable, 1 on a wrong result.
+// Modes and what they do (record_gpu_test.cpp checks the trace against these numbers):
+//   probe          nothing (only checks for a GPU)
+//   basic          6 addOne kernels (3 on a blocking stream, 2 on a non-blocking one, 1 on the
+//                  legacy default stream), 4 copies (pageable and pinned, HtoD and DtoH),
+//                  2 memsets, 2 stream syncs, 1 device sync, NVTX ranges and a mark, then
+//                  cudaDeviceReset
+//   spin FILE      launches 1 ms kernels until killed; writes its pid to FILE after 100 of them
+//   fork           2 kernels, fork (child exits without CUDA), 2 more kernels
+//   threads        8 threads, each 100 kernels on its own stream, started together
+//   graph          a captured graph of 3 kernels and 1 memset, launched 4 times
+//   exit_thread    100 kernels, then exit(5) from a second thread while main waits
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#define CHECK_CUDA(call)                                                                \
+  do {                                                                                  \
+    cudaError_t err_ = (call);                                                          \
+    if (err_ != cudaSuccess) {                                                          \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(err_));         \
+      std::exit(1);                                                                     \
+    }                                                                                   \
+  } while (0)
+
+__global__ void addOne(int* data, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) data[i] += 1;
+}
+
+__global__ void sleepKernel(unsigned nanoseconds) { __nanosleep(nanoseconds); }
+
+namespace {
+
+constexpr int kN = 1 << 16;
+constexpr size_t kBytes = kN * sizeof(int);
+
+void launchAddOne(int* d, cudaStream_t stream) {
+  addOne<<<(kN + 255) / 256, 256, 0, stream>>>(d, kN);
+  CHECK_CUDA(cudaGetLastError());
+}
+
+int runBasic() {
+  nvtxRangePushA("basic");
+  cudaStream_t blocking, nonblocking;
+  CHECK_CUDA(cudaStreamCreate(&blocking));
+  CHECK_CUDA(cudaStreamCreateWithFlags(&nonblocking, cudaStreamNonBlocking));
+  std::vector<int> pageable(kN, 1);
+  int *pinned, *d, *d2, *d3;
+  CHECK_CUDA(cudaMallocHost(&pinned, kBytes));
+  CHECK_CUDA(cudaMalloc(&d, kBytes));
+  CHECK_CUDA(cudaMalloc(&d2, kBytes));
+  CHECK_CUDA(cudaMalloc(&d3, kBytes));
+  for (int i = 0; i < kN; ++i) pinned[i] = 10;
+  nvtxRangeId_t async_range = nvtxRangeStartA("async-range");
+  CHECK_CUDA(cudaMemcpy(d3, pageable.data(), kBytes, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpyAsync(d, pinned, kBytes, cudaMemcpyHostToDevice, blocking));
+  for (int i = 0; i < 3; ++i) launchAddOne(d, blocking);
+  CHECK_CUDA(cudaMemsetAsync(d2, 0, kBytes, nonblocking));
+  for (int i = 0; i < 2; ++i) launchAddOne(d2, nonblocking);
+  CHECK_CUDA(cudaMemcpyAsync(pinned, d, kBytes, cudaMemcpyDeviceToHost, blocking));
+  CHECK_CUDA(cudaStreamSynchronize(blocking));
+  CHECK_CUDA(cudaStreamSynchronize(nonblocking));
+  nvtxMarkA("synced");
+  CHECK_CUDA(cudaMemset(d, 0, kBytes));
+  launchAddOne(d2, 0);
+  CHECK_CUDA(cudaMemcpy(pageable.data(), d2, kBytes, cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaDeviceSynchronize());
+  nvtxRangeEnd(async_range);
+  nvtxRangePop();
+  bool ok = pinned[0] == 13 && pinned[kN - 1] == 13 && pageable[0] == 3 && pageable[kN - 1] == 3;
+  CHECK_CUDA(cudaDeviceReset());
+  return ok ? 0 : 1;
+}
+
+int runSpin(const char* ready_file) {
+  for (int i = 0;; ++i) {
+    sleepKernel<<<1, 1>>>(1000000);
+    CHECK_CUDA(cudaDeviceSynchronize());
+    if (i == 100) {
+      FILE* f = std::fopen(ready_file, "w");
+      std::fprintf(f, "%d\n", static_cast<int>(getpid()));
+      std::fclose(f);
+    }
+    if (i > 60000) return 3;  // about a minute: the test never waits that long
+  }
+}
+
+int runFork() {
+  int* d;
+  CHECK_CUDA(cudaMalloc(&d, kBytes));
+  launchAddOne(d, 0);
+  launchAddOne(d, 0);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  pid_t child = fork();
+  if (child == 0) {
+    volatile long sum = 0;
+    for (long i = 0; i < 1000000; ++i) sum = sum + i;
+    std::exit(0);  // runs the collector's atexit hook in the child
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  launchAddOne(d, 0);
+  launchAddOne(d, 0);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+int runThreads() {
+  int* d;
+  CHECK_CUDA(cudaMalloc(&d, 8 * kBytes));
+  std::mutex mutex;
+  std::condition_variable go;
+  bool started = false;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      cudaStream_t stream;
+      CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+      std::unique_lock<std::mutex> lock(mutex);
+      go.wait(lock, [&] { return started; });
+      lock.unlock();
+      for (int i = 0; i < 100; ++i) launchAddOne(d + t * kN, stream);
+      CHECK_CUDA(cudaStreamSynchronize(stream));
+    });
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    started = true;
+  }
+  go.notify_all();
+  for (auto& thread : threads) thread.join();
+  std::vector<int> host(8 * kN);
+  CHECK_CUDA(cudaMemcpy(host.data(), d, 8 * kBytes, cudaMemcpyDeviceToHost));
+  return host[0] == 100 && host[8 * kN - 1] == 100 ? 0 : 1;
+}
+
+int runGraph() {
+  int* d;
+  CHECK_CUDA(cudaMalloc(&d, kBytes));
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaGraph_t graph;
+  CHECK_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  CHECK_CUDA(cudaMemsetAsync(d, 0, kBytes, stream));
+  for (int i = 0; i < 3; ++i) launchAddOne(d, stream);
+  CHECK_CUDA(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec;
+  CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  for (int i = 0; i < 4; ++i) CHECK_CUDA(cudaGraphLaunch(exec, stream));
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  int first = 0;
+  CHECK_CUDA(cudaMemcpy(&first, d, sizeof first, cudaMemcpyDeviceToHost));
+  return first == 3 ? 0 : 1;
+}
+
+int runExitFromThread() {
+  int* d;
+  CHECK_CUDA(cudaMalloc(&d, kBytes));
+  for (int i = 0; i < 100; ++i) launchAddOne(d, 0);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  std::thread([] { std::exit(5); }).detach();
+  for (;;) pause();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return 77;
+  const char* mode = argc > 1 ? argv[1] : "probe";
+  if (!std::strcmp(mode, "probe")) return 0;
+  if (!std::strcmp(mode, "basic")) return runBasic();
+  if (!std::strcmp(mode, "spin") && argc > 2) return runSpin(argv[2]);
+  if (!std::strcmp(mode, "fork")) return runFork();
+  if (!std::strcmp(mode, "threads")) return runThreads();
+  if (!std::strcmp(mode, "graph")) return runGraph();
+  if (!std::strcmp(mode, "exit_thread")) return runExitFromThread();
+  std::fprintf(stderr, "unknown mode %s\n", mode);
+  return 2;
+}

@@ -1,0 +1,209 @@
+// `cuoverlap record` on collector_probe_app, each trace checked exactly against the work the app
+// is known to do (see the app's header comment). Exits 77 when no GPU is usable.
+#define CATCH_CONFIG_RUNNER
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <fcntl.h>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "trace_file.h"
+
+namespace {
+
+std::string g_dir;
+
+std::string tracePath(const std::string& name) { return g_dir + "/" + name + ".sqlite"; }
+
+// Runs `cuoverlap record -o OUTPUT -- app ARGS`, its output into OUTPUT.log; returns its pid.
+pid_t startRecord(const std::string& output, const std::vector<std::string>& app_args) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int log = open((output + ".log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(log, 1);
+    dup2(log, 2);
+    std::vector<std::string> words = {CUOVERLAP_CLI, "record", "-o", output, "--", CUOVERLAP_PROBE_APP};
+    words.insert(words.end(), app_args.begin(), app_args.end());
+    std::vector<char*> argv;
+    for (auto& w : words) argv.push_back(&w[0]);
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(126);
+  }
+  return pid;
+}
+
+int waitExit(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
+}
+
+int record(const std::string& output, const std::vector<std::string>& app_args) {
+  return waitExit(startRecord(output, app_args));
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+bool waitForFile(const std::string& path, int seconds) {
+  for (int i = 0; i < seconds * 10; ++i) {
+    struct stat info {};
+    if (stat(path.c_str(), &info) == 0 && info.st_size > 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+const char* kNoBadTimes =
+    "SELECT (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE start = 0 OR end < start) + "
+    "(SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE start = 0 OR end < start) + "
+    "(SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE start = 0 OR end < start) + "
+    "(SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE start = 0 OR end < start)";
+
+const char* kKernelsOnNullStream =
+    "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN TARGET_INFO_CUDA_CONTEXT_INFO c "
+    "ON k.contextId = c.contextId WHERE k.streamId = c.nullStreamId";
+
+std::int64_t apiCount(const TraceFile& trace, const std::string& name) {
+  return trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s "
+                       "ON s.id = r.nameId WHERE s.value = '" + name + "'");
+}
+
+}  // namespace
+
+TEST_CASE("basic: every kernel, copy, memset, sync, stream and NVTX range, exactly") {
+  std::string path = tracePath("basic");
+  REQUIRE(record(path, {"basic"}) == 0);
+  INFO(readFile(path + ".log"));
+  TraceFile trace(path);
+  REQUIRE(trace.isOpen());
+  CHECK(trace.session("complete") == "1");
+  CHECK(trace.session("dropped_records") == "0");
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") == 6);
+  CHECK(trace.text("SELECT DISTINCT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s "
+                   "ON s.id = k.shortName") == "addOne");
+  CHECK(trace.text("SELECT DISTINCT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s "
+                   "ON s.id = k.mangledName") == "_Z6addOnePii");
+  CHECK(trace.text("SELECT copyKind || '/' || srcKind || '/' || dstKind FROM "
+                   "CUPTI_ACTIVITY_KIND_MEMCPY ORDER BY start") == "1/0/2;1/1/2;2/2/1;2/2/0");
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET") == 2);
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION WHERE syncType = 3") == 2);
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION WHERE syncType = 4") == 1);
+  CHECK(trace.integer(kKernelsOnNullStream) == 1);
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN TARGET_INFO_CUDA_STREAM s "
+                      "ON s.streamId = k.streamId AND s.contextId = k.contextId WHERE s.flag = 2") == 2);
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN TARGET_INFO_CUDA_STREAM s "
+                      "ON s.streamId = k.streamId AND s.contextId = k.contextId WHERE s.flag = 1") == 3);
+  CHECK(trace.integer("SELECT count(*) FROM TARGET_INFO_CUDA_STREAM s JOIN TARGET_INFO_CUDA_CONTEXT_INFO c "
+                      "ON s.streamId = c.nullStreamId WHERE s.flag = 3") == 1);
+  CHECK(trace.text("SELECT eventType || ':' || text FROM NVTX_EVENTS WHERE eventType IN (34, 59, 60) "
+                   "ORDER BY start") == "59:basic;60:async-range;34:synced");
+  CHECK(trace.integer("SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND end > start") == 2);
+  CHECK(apiCount(trace, "cudaLaunchKernel_v7000") == 6);
+  CHECK(apiCount(trace, "cudaMemcpyAsync_v3020") == 2);
+  CHECK(apiCount(trace, "cudaStreamSynchronize_v3020") == 2);
+  CHECK(trace.integer(kNoBadTimes) == 0);
+  // Each kernel starts after the API call that launched it, inside the session's time span.
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN CUPTI_ACTIVITY_KIND_RUNTIME r "
+                      "ON r.correlationId = k.correlationId WHERE r.start <= k.start") == 6);
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE start < (SELECT CAST(value "
+                      "AS INTEGER) FROM CUOVERLAP_SESSION WHERE key = 'start_ns')") == 0);
+  CHECK(trace.integer("SELECT count(*) FROM TARGET_INFO_GPU WHERE smCount > 0 AND asyncEngines > 0 "
+                      "AND name IS NOT NULL") == 1);
+  WARN("driver API rows: " << trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE eventClass = 1")
+       << ", GPU: " << trace.text("SELECT name || ' engines ' || asyncEngines FROM TARGET_INFO_GPU"));
+}
+
+TEST_CASE("SIGINT in the middle: flushed, complete, exit status of the signal") {
+  std::string path = tracePath("sigint"), ready = g_dir + "/sigint.ready";
+  pid_t cli = startRecord(path, {"spin", ready});
+  REQUIRE(waitForFile(ready, 60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(cli, SIGINT);  // sent to cuoverlap alone: it forwards it to the program
+  CHECK(waitExit(cli) == 128 + SIGINT);
+  INFO(readFile(path + ".log"));
+  TraceFile trace(path);
+  CHECK(trace.text("PRAGMA integrity_check") == "ok");
+  CHECK(trace.session("complete") == "1");
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") > 100);
+  CHECK(trace.integer(kNoBadTimes) == 0);
+}
+
+TEST_CASE("SIGKILL in the middle: a valid file holding what was committed") {
+  std::string path = tracePath("sigkill"), ready = g_dir + "/sigkill.ready";
+  pid_t cli = startRecord(path, {"spin", ready});
+  REQUIRE(waitForFile(ready, 60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // > flush period + commit interval
+  kill(std::stoi(readFile(ready)), SIGKILL);
+  CHECK(waitExit(cli) == 128 + SIGKILL);
+  INFO(readFile(path + ".log"));
+  TraceFile trace(path);
+  CHECK(trace.text("PRAGMA integrity_check") == "ok");
+  CHECK(trace.session("complete").empty());
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") >= 100);
+  CHECK(trace.integer(kNoBadTimes) == 0);
+}
+
+TEST_CASE("fork: the child traces nothing and leaves the parent's file intact") {
+  std::string path = tracePath("fork");
+  REQUIRE(record(path, {"fork"}) == 0);
+  INFO(readFile(path + ".log"));
+  TraceFile trace(path);
+  CHECK(trace.session("complete") == "1");
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") == 4);
+  CHECK(trace.text("PRAGMA integrity_check") == "ok");
+}
+
+TEST_CASE("8 threads launching at once: every kernel, every stream, every thread") {
+  std::string path = tracePath("threads");
+  REQUIRE(record(path, {"threads"}) == 0);
+  INFO(readFile(path + ".log"));
+  TraceFile trace(path);
+  CHECK(trace.session("dropped_records") == "0");
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") == 800);
+  CHECK(trace.integer("SELECT count(DISTINCT streamId) FROM CUPTI_ACTIVITY_KIND_KERNEL") == 8);
+  CHECK(trace.integer("SELECT count(DISTINCT r.globalTid) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN "
+                      "StringIds s ON s.id = r.nameId WHERE s.value = 'cudaLaunchKernel_v7000'") == 8);
+}
+
+TEST_CASE("CUDA graph: kernels and memsets launched from a graph carry graph ids") {
+  std::string path = tracePath("graph");
+  REQUIRE(record(path, {"graph"}) == 0);
+  INFO(readFile(path + ".log"));
+  TraceFile trace(path);
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphId IS NOT NULL") == 12);
+  CHECK(trace.integer("SELECT count(DISTINCT graphNodeId) FROM CUPTI_ACTIVITY_KIND_KERNEL") == 3);
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE graphId IS NOT NULL") == 4);
+}
+
+TEST_CASE("exit() from another thread: flushed, exit code unchanged") {
+  std::string path = tracePath("exit_thread");
+  CHECK(record(path, {"exit_thread"}) == 5);
+  INFO(readFile(path + ".log"));
+  TraceFile trace(path);
+  CHECK(trace.session("complete") == "1");
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") == 100);
+}
+
+int main(int argc, char** argv) {
+  std::string probe = std::string(CUOVERLAP_PROBE_APP) + " probe";
+  int rc = std::system(probe.c_str());
+  if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 0) {
+    std::puts("no usable GPU: collector GPU tests skipped");
+    return 77;
+  }
+  char dir[] = "/tmp/cuoverlap_gpu_test_XXXXXX";
+  g_dir = mkdtemp(dir);
+  return Catch::Session().run(argc, argv);
+}

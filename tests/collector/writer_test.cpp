@@ -1,0 +1,143 @@
+// The SQLite writer produces a file that the trace schema describes, read back with plain SQL.
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <string>
+
+#include "sqlite_statement.h"
+#include "trace_schema.h"
+#include "trace_writer.h"
+
+using namespace cuoverlap::collector;
+namespace schema = cuoverlap::schema;
+
+namespace {
+
+struct TempPath {
+  std::string path = "/tmp/cuoverlap_writer_test_" + std::to_string(getpid()) + ".sqlite";
+  TempPath() { std::remove(path.c_str()); }
+  ~TempPath() { std::remove(path.c_str()); }
+};
+
+struct ReadBack {
+  sqlite3* db = nullptr;
+  explicit ReadBack(const std::string& path) {
+    REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
+  }
+  ~ReadBack() { sqlite3_close(db); }
+  std::string text(const std::string& sql) {
+    sqlite3_stmt* stmt = nullptr;
+    REQUIRE(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK);
+    std::string out;
+    for (int row = 0; sqlite3_step(stmt) == SQLITE_ROW; ++row) {
+      for (int c = 0; c < sqlite3_column_count(stmt); ++c) {
+        const unsigned char* v = sqlite3_column_text(stmt, c);
+        out += (row > 0 && c == 0 ? ";" : c > 0 ? "|" : "");
+        out += v != nullptr ? reinterpret_cast<const char*>(v) : "NULL";
+      }
+    }
+    sqlite3_finalize(stmt);
+    return out;
+  }
+};
+
+void writeSample(TraceWriter& writer) {
+  writer.onContext({1, 0, 7});
+  writer.onStream({1, 7, 0, 3});
+  writer.onStream({1, 13, 0, 2});
+  KernelRow k;
+  k.start = 100, k.end = 200, k.context_id = 1, k.stream_id = 13, k.correlation_id = 5;
+  k.name = "_Z4scanPii", k.grid[0] = 8, k.block[0] = 128, k.grid[1] = k.grid[2] = 1;
+  k.block[1] = k.block[2] = 1;
+  writer.onKernel(k);
+  k.start = 300, k.end = 0;  // not finished at a forced flush
+  writer.onKernel(k);
+  MemcpyRow m;
+  m.start = 50, m.end = 90, m.bytes = 4096, m.copy_kind = 2, m.src_kind = 2, m.dst_kind = 0;
+  m.stream_id = 7;
+  writer.onMemcpy(m);
+  ApiRow a;
+  a.start = 40, a.end = 45, a.process_id = 1234, a.thread_id = 99, a.correlation_id = 5;
+  a.name = "cudaLaunchKernel_v7000", a.callback_id = 211;
+  writer.onApi(a);
+  writer.onApi(a);
+  writer.onSync({210, 220, 1, 0xFFFFFFFFu, 0, 0, 4});
+  MarkerRow start;
+  start.phase = MarkerPhase::kStart, start.id = 1, start.timestamp = 30, start.thread_scoped = true;
+  start.process_id = 1234, start.thread_id = 99, start.name = "step";
+  writer.onMarker(start);
+  MarkerRow end = start;
+  end.phase = MarkerPhase::kEnd, end.timestamp = 230, end.name = nullptr;
+  writer.onMarker(end);
+  DeviceRow d;
+  d.name = "Test GPU", d.sm_count = 132, d.async_engines = 2, d.compute_major = 9;
+  writer.setDeviceQuery([](DeviceRow& row) { row.async_engines = 3, row.concurrent_kernels = 1; });
+  writer.onDevice(d);
+}
+
+}  // namespace
+
+TEST_CASE("the writer creates every schema table and writes rows as nsys does") {
+  TempPath temp;
+  {
+    TraceWriter writer(temp.path, 1234);
+    writeSample(writer);
+    writer.setSessionValue(std::string(schema::session_key::kCommand), "./app 1");
+    writer.close();
+  }
+  CHECK(access((temp.path + "-wal").c_str(), F_OK) != 0);  // one self-contained file
+  ReadBack db(temp.path);
+  for (const char* table : {"StringIds", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+                            "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME",
+                            "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "NVTX_EVENTS", "TARGET_INFO_GPU",
+                            "TARGET_INFO_CUDA_STREAM", "TARGET_INFO_CUDA_CONTEXT_INFO",
+                            "CUOVERLAP_SESSION", "PROFILER_OVERHEAD", "ENUM_CUDA_MEM_KIND"}) {
+    CHECK(db.text(std::string("SELECT count(*) FROM sqlite_master WHERE name='") + table + "'") == "1");
+  }
+  CHECK(db.text("SELECT start, end, streamId, gridX, blockX, graphId, globalPid FROM "
+                "CUPTI_ACTIVITY_KIND_KERNEL") ==
+        "100|200|13|8|128|NULL|" + std::to_string(schema::encodeGlobalPid(1234)));
+  CHECK(db.text("SELECT d.value, s.value, m.value FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+                "JOIN StringIds d ON d.id = k.demangledName JOIN StringIds s ON s.id = k.shortName "
+                "JOIN StringIds m ON m.id = k.mangledName") == "scan(int*, int)|scan|_Z4scanPii");
+  CHECK(db.text("SELECT copyKind, srcKind, dstKind, bytes, async FROM CUPTI_ACTIVITY_KIND_MEMCPY") ==
+        "2|2|0|4096|0");
+  CHECK(db.text("SELECT label FROM ENUM_CUDA_MEM_KIND WHERE id = 0") == "Pageable");
+  CHECK(db.text("SELECT r.eventClass, r.globalTid, s.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+                "JOIN StringIds s ON s.id = r.nameId LIMIT 1") ==
+        "0|" + std::to_string(schema::encodeGlobalTid(1234, 99)) + "|cudaLaunchKernel_v7000");
+  CHECK(db.text("SELECT count(*) FROM StringIds WHERE value = 'cudaLaunchKernel_v7000'") == "1");
+  CHECK(db.text("SELECT syncType, streamId FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") == "4|4294967295");
+  CHECK(db.text("SELECT streamId, flag FROM TARGET_INFO_CUDA_STREAM ORDER BY streamId") == "7|3;13|2");
+  CHECK(db.text("SELECT nullStreamId, contextId FROM TARGET_INFO_CUDA_CONTEXT_INFO") == "7|1");
+  CHECK(db.text("SELECT start, end, eventType, text FROM NVTX_EVENTS") == "30|230|59|step");
+  CHECK(db.text("SELECT name, smCount, asyncEngines, concurrentKernels FROM TARGET_INFO_GPU") ==
+        "Test GPU|132|3|1");
+  CHECK(db.text("SELECT key, value FROM CUOVERLAP_SESSION WHERE key IN "
+                "('records.kernel', 'records.incomplete', 'records.runtime', 'command') ORDER BY key") ==
+        "command|./app 1;records.incomplete|1;records.kernel|1;records.runtime|2");
+}
+
+TEST_CASE("committed rows survive a writer that is never closed") {
+  TempPath temp;
+  auto* writer = new TraceWriter(temp.path, 1);
+  writeSample(*writer);
+  writer->commit();
+  KernelRow late;
+  late.start = 900, late.end = 950, late.name = "late";
+  writer->onKernel(late);  // not committed: a killed process loses it
+  // The connection is left open, as in a process killed now; a second reader sees the commit.
+  ReadBack db(temp.path);
+  CHECK(db.text("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") == "1");
+  CHECK(db.text("SELECT value FROM CUOVERLAP_SESSION WHERE key='records.kernel'") == "1");
+  delete writer;
+}
+
+TEST_CASE("the writer never overwrites an existing file") {
+  TempPath temp;
+  { TraceWriter first(temp.path, 1); }
+  CHECK_THROWS_AS(TraceWriter(temp.path, 1), WriterError);
+  CHECK_THROWS_AS(TraceWriter("/nonexistent-dir/x.sqlite", 1), WriterError);
+}
