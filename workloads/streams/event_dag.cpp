@@ -18,6 +18,10 @@
 namespace cuoverlap {
 namespace {
 
+// Each tile moves two inputs in and one result out, half a pipeline tile each; twice the pipeline's
+// work per element keeps the kernel longer than the copies, so they can hide under it.
+constexpr int kJoinWorkFactor = 2;
+
 struct DagBuffers {
   std::unique_ptr<DeviceBuffer<std::uint32_t>> a[2], b[2], out[2];
 };
@@ -55,7 +59,7 @@ void issueDagTile(int tile, bool unnecessary_wait, const DagStreams& streams, Da
       CUOVERLAP_CUDA_CHECK(cudaStreamWaitEvent(streams.kernel, done[1][tile], 0));
     }
     launchAffineJoin(buffers.a[slot]->get(), buffers.b[slot]->get(), buffers.out[slot]->get(),
-                     elems, work, streams.kernel);
+                     elems, kJoinWorkFactor * work, streams.kernel);
     CUOVERLAP_CUDA_CHECK(cudaEventRecord(done[2][tile], streams.kernel));
   }
   NvtxRange phase("d2h");
@@ -65,7 +69,7 @@ void issueDagTile(int tile, bool unnecessary_wait, const DagStreams& streams, Da
 
 bool verifyDag(const PinnedBuffer<std::uint32_t>& host, const PinnedBuffer<std::uint32_t>& out,
                std::size_t total, int work) {
-  const AffineMap map = composeAffine(work);
+  const AffineMap map = composeAffine(kJoinWorkFactor * work);
   for (std::size_t i = 0; i < total; ++i) {
     const std::uint32_t expected = map.apply(host[i] ^ host[total + i]);
     if (out[i] != expected) {
