@@ -7,12 +7,16 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "commands.h"
 #include "cuoverlap/analysis.h"
+#include "cuoverlap/diagnosis.h"
 #include "cuoverlap/error.h"
+#include "cuoverlap/html_report.h"
 #include "cuoverlap/json_report.h"
+#include "cuoverlap/markdown_report.h"
 #include "cuoverlap/reader.h"
 #include "cuoverlap/text_report.h"
 
@@ -26,6 +30,9 @@ struct AnalyzeArgs {
   std::string output;  // empty: stdout
   std::optional<std::uint16_t> device;
   std::optional<std::uint32_t> pid;
+  std::string gap_threshold;  // duration with unit; empty: the default
+  std::optional<std::string> range;
+  std::string window;         // START:END in trace timestamps; empty: everything
 };
 
 // One row per output format; a new renderer adds one line here.
@@ -36,6 +43,8 @@ struct ReportFormat {
 const ReportFormat kFormats[] = {
     {"text", renderText},
     {"json", renderJson},
+    {"markdown", renderMarkdown},
+    {"html", renderHtml},
 };
 
 const ReportFormat& findFormat(const std::string& name) {
@@ -61,12 +70,23 @@ void addAnalyzeOptions(CLI::App& cmd, AnalyzeArgs& args) {
   cmd.add_option("-o,--output", args.output, "Write the report to this file instead of stdout");
   cmd.add_option("--device", args.device, "Analyze only this device id");
   cmd.add_option("--pid", args.pid, "Analyze only this process id");
+  cmd.add_option("--gap-threshold", args.gap_threshold,
+                 "Shortest idle gap attributed to a cause, e.g. 10us (default 10us)");
+  cmd.add_option("--range", args.range,
+                 "Analyze each instance of this NVTX range, and their sum");
+  cmd.add_option("--window", args.window,
+                 "START:END in trace timestamps, in ns or with a unit (ns, us, ms, s)");
 }
 
 AnalysisOptions analysisOptions(const AnalyzeArgs& args) {
   AnalysisOptions options;
   options.scope.device = args.device;
   options.scope.pid = args.pid;
+  options.scope.range = args.range;
+  if (!args.gap_threshold.empty()) options.gap_threshold_ns = parseDuration(args.gap_threshold);
+  if (!args.window.empty()) {
+    std::tie(options.scope.window_start, options.scope.window_end) = parseWindow(args.window);
+  }
   return options;
 }
 

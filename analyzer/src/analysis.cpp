@@ -30,6 +30,12 @@ TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& options) {
   // Scope::range (NVTX --range) is handled by the diagnosis module: when set, it fills
   // report.range_instances with one analysis per range instance and sums them into
   // report.devices. Until then the whole scope is analyzed as one.
+  if (options.scope.range) {
+    report.range_instances = analyzeRangeInstances(trace, options);
+    report.devices = sumRangeInstances(report.range_instances);
+    report.findings = mergeRangeFindings(report.range_instances);
+    return report;
+  }
   report.devices = analyzeDevices(trace, options);
   report.findings = runFindings(trace, options.scope, report.devices);
   return report;

@@ -5,6 +5,9 @@
 #include <cstdint>
 #include <vector>
 
+#include <string_view>
+
+#include "cuoverlap/analysis.h"
 #include "cuoverlap/report.h"
 
 namespace cuoverlap {
@@ -19,5 +22,21 @@ GapAnalysis analyzeGaps(const Trace& trace, const Scope& scope, std::uint16_t de
 // Every finding rule over the scoped trace; `devices` are the already computed device reports.
 std::vector<Finding> runFindings(const Trace& trace, const Scope& scope,
                                  const std::vector<DeviceReport>& devices);
+
+// "250", "250ns", "12.5us", "3ms", "1.5s" -> nanoseconds. Throws UserError on anything else.
+Ns parseDuration(std::string_view text);
+
+// "START:END" (each as parseDuration, in the trace's own timestamps) -> [start, end).
+// Throws UserError when malformed or END <= START.
+std::pair<Ns, Ns> parseWindow(std::string_view text);
+
+// With options.scope.range set: one analysis (metrics, gaps, findings) per instance of the NVTX
+// range of that name (push/pop or start/end), in time order. Definition: docs/findings.md, "Scope".
+std::vector<RangeInstance> analyzeRangeInstances(const Trace& trace, const AnalysisOptions& options);
+
+// The instances summed per device: counts and times added, ratios recomputed (docs/findings.md).
+std::vector<DeviceReport> sumRangeInstances(const std::vector<RangeInstance>& instances);
+// Findings of all instances merged per (id, device): counts and times added, the worst severity.
+std::vector<Finding> mergeRangeFindings(const std::vector<RangeInstance>& instances);
 
 }  // namespace cuoverlap

@@ -1,0 +1,80 @@
+// Scope options: durations and windows as the user types them, and --range instances.
+#include <catch2/catch.hpp>
+
+#include "cuoverlap/analysis.h"
+#include "cuoverlap/diagnosis.h"
+#include "cuoverlap/error.h"
+#include "trace_builder.h"
+
+namespace cuoverlap {
+namespace {
+
+using test::TraceBuilder;
+
+TEST_CASE("durations take ns, us, ms and s") {
+  CHECK(parseDuration("250") == 250);
+  CHECK(parseDuration("250ns") == 250);
+  CHECK(parseDuration("12.5us") == 12'500);
+  CHECK(parseDuration("3ms") == 3'000'000);
+  CHECK(parseDuration("1.5s") == 1'500'000'000);
+  CHECK_THROWS_AS(parseDuration(""), UserError);
+  CHECK_THROWS_AS(parseDuration("10 us"), UserError);
+  CHECK_THROWS_AS(parseDuration("10min"), UserError);
+  CHECK_THROWS_AS(parseDuration("1.2.3us"), UserError);
+}
+
+TEST_CASE("windows are START:END with END after START") {
+  CHECK(parseWindow("1ms:2ms") == std::pair<Ns, Ns>{1'000'000, 2'000'000});
+  CHECK(parseWindow("0:500us") == std::pair<Ns, Ns>{0, 500'000});
+  CHECK_THROWS_AS(parseWindow("2ms"), UserError);
+  CHECK_THROWS_AS(parseWindow("2ms:1ms"), UserError);
+}
+
+// Two instances of range "tile", each launching one kernel that runs after the range ended.
+Trace twoTiles() {
+  TraceBuilder b;
+  for (int i = 0; i < 2; ++i) {
+    const double base = 1000.0 * i;
+    NvtxRange range;
+    range.start = TraceBuilder::ns(base);
+    range.end = TraceBuilder::ns(base + 10);
+    range.text = b.intern("tile");
+    range.pid = 4242;
+    range.tid = 1;
+    range.event_type = static_cast<std::int32_t>(schema::NvtxEventType::kPushPopRange);
+    b.trace().nvtx.push_back(range);
+    b.launch(13, base + 1, base + 2, base + 20, base + 120);
+    b.launch(13, base + 3, base + 4, base + 150, base + 200);  // a 30 µs dependency gap
+  }
+  b.kernel(14, 600, 700);  // outside both instances
+  return b.build();
+}
+
+TEST_CASE("--range analyzes each instance projected onto the GPU, and sums them") {
+  const Trace trace = twoTiles();
+  AnalysisOptions options;
+  options.scope.range = "tile";
+  const TraceReport report = analyzeTrace(trace, options);
+  REQUIRE(report.range_instances.size() == 2);
+  CHECK(report.range_instances[0].start == 0);
+  CHECK(report.range_instances[0].end == 200'000);  // the last op launched inside it
+  REQUIRE(report.range_instances[1].devices.size() == 1);
+  CHECK(report.range_instances[1].devices[0].metrics.kernels == 2);
+  REQUIRE(report.devices.size() == 1);
+  CHECK(report.devices[0].metrics.kernels == 4);  // the kernel on stream 14 is outside
+  CHECK(report.devices[0].gaps.count == 2);
+  CHECK(report.devices[0].gaps.time_ns == 60'000);
+}
+
+TEST_CASE("--range with no matching instance gives an empty report, not an error") {
+  const Trace trace = twoTiles();
+  AnalysisOptions options;
+  options.scope.range = "nope";
+  const TraceReport report = analyzeTrace(trace, options);
+  CHECK(report.range_instances.empty());
+  CHECK(report.devices.empty());
+  CHECK(report.findings.empty());
+}
+
+}  // namespace
+}  // namespace cuoverlap
