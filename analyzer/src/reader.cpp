@@ -152,9 +152,7 @@ Trace readTrace(const std::string& path) {
   reader::readDevices(ctx);
   reader::readStreamsAndContexts(ctx);
   reader::readRuntimeCalls(ctx);
-  reader::readKernels(ctx);
-  reader::readMemcpys(ctx);
-  reader::readMemsets(ctx);
+  reader::readOps(ctx);
   reader::readSyncs(ctx);
   reader::readNvtx(ctx);
   reader::resolveAsyncFromRuntime(trace);

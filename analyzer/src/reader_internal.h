@@ -51,9 +51,8 @@ std::string selectColumns(const sqlite::Database& db, std::string_view table,
                           std::initializer_list<const char*> required,
                           std::initializer_list<const char*> text_columns = {});
 
-void readKernels(Context& ctx);
-void readMemcpys(Context& ctx);
-void readMemsets(Context& ctx);
+// Kernels, memcpys and memsets into Trace::ops, merged by start when each table is in time order.
+void readOps(Context& ctx);
 void readRuntimeCalls(Context& ctx);
 void readSyncs(Context& ctx);
 void readNvtx(Context& ctx);

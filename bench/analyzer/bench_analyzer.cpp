@@ -3,9 +3,10 @@
 // through the same rows with sqlite3. Each figure is the median of 3 runs after one warm-up run of
 // each (the page cache holds the file). Results: docs/BENCHMARKS.md, "Analyzer".
 //
-//   cuoverlap_bench_analyzer [--dir DIR] [--sizes 100000,1000000,10000000]
+//   cuoverlap_bench_analyzer [--dir DIR (default /tmp/cuoverlap-bench)] [--sizes 100000,1000000,10000000]
 //   cuoverlap_bench_analyzer gen N PATH      write a trace
 //   cuoverlap_bench_analyzer floor PATH      step through the op rows
+//   cuoverlap_bench_analyzer stages PATH     time and peak RSS after each analyzer stage
 #include <sqlite3.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -19,6 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "cuoverlap/diagnosis.h"
+#include "cuoverlap/metrics.h"
+#include "cuoverlap/reader.h"
 #include "trace_generator.h"
 
 namespace {
@@ -29,6 +33,7 @@ struct Measurement {
 };
 
 Measurement runChild(const std::vector<std::string>& argv) {
+  std::fflush(stdout);  // else the child's copy of the buffer is flushed again
   auto begin = std::chrono::steady_clock::now();
   pid_t pid = fork();
   if (pid == 0) {
@@ -76,6 +81,29 @@ int stepThroughRows(const char* path) {
   return 0;
 }
 
+// Where the time and memory go: read, metrics, gaps, findings, each reported as it finishes.
+int printStages(const std::string& path) {
+  using Clock = std::chrono::steady_clock;
+  auto begin = Clock::now();
+  auto report = [&](const char* stage) {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    std::chrono::duration<double> t = Clock::now() - begin;
+    std::printf("%-10s %7.2f s  peak RSS %6.0f MiB\n", stage, t.count(), usage.ru_maxrss / 1024.0);
+  };
+  cuoverlap::Trace trace = cuoverlap::readTrace(path);
+  report("read");
+  cuoverlap::Scope scope;
+  std::vector<cuoverlap::DeviceReport> devices(1);
+  devices[0].metrics = cuoverlap::computeDeviceMetrics(trace, scope, 0);
+  report("metrics");
+  devices[0].gaps = cuoverlap::analyzeGaps(trace, scope, 0, 10'000);
+  report("gaps");
+  cuoverlap::runFindings(trace, scope, devices);
+  report("findings");
+  return 0;
+}
+
 std::vector<long long> parseSizes(const std::string& list) {
   std::vector<long long> sizes;
   std::size_t pos = 0;
@@ -96,7 +124,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (args.size() == 2 && args[0] == "floor") return stepThroughRows(args[1].c_str());
-  std::string dir = "bench-data";
+  if (args.size() == 2 && args[0] == "stages") return printStages(args[1]);
+  std::string dir = "/tmp/cuoverlap-bench";
   std::string sizes = "100000,1000000,10000000";
   for (std::size_t i = 0; i + 1 < args.size(); i += 2) {
     if (args[i] == "--dir") dir = args[i + 1];
