@@ -1,9 +1,12 @@
 #include "cuoverlap/text_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "cuoverlap/names.h"
 
@@ -27,24 +30,28 @@ double share(Ns part, Ns whole) {
   return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
 
+// "label  item  item" or "label  none" when there are no items.
+void renderList(const char* label, const std::vector<std::string>& items, std::ostream& out) {
+  out << label << (items.empty() ? std::string("none") : fmt::format("{}", fmt::join(items, "  ")))
+      << '\n';
+}
+
 void renderEngines(const DeviceMetrics& m, std::ostream& out) {
-  out << "  engines     ";
-  bool any = false;
+  std::vector<std::string> items;
   for (const EngineUsage& e : m.engines) {
     if (e.busy_ns == 0) continue;
-    out << fmt::format("{} {} ({})  ", engineName(e.engine), duration(e.busy_ns), percent(e.share));
-    any = true;
+    items.push_back(fmt::format("{} {} ({})", engineName(e.engine), duration(e.busy_ns), percent(e.share)));
   }
-  out << (any ? "" : "none") << '\n';
+  renderList("  engines     ", items, out);
 }
 
 void renderConcurrency(const DeviceMetrics& m, std::ostream& out) {
-  out << "  concurrency ";
+  std::vector<std::string> items;
   for (std::size_t k = 0; k < m.concurrency_ns.size(); ++k) {
-    out << fmt::format("{}: {} ({})  ", k, duration(m.concurrency_ns[k]),
-                       percent(share(m.concurrency_ns[k], m.span_ns)));
+    items.push_back(fmt::format("{}: {} ({})", k, duration(m.concurrency_ns[k]),
+                                percent(share(m.concurrency_ns[k], m.span_ns))));
   }
-  out << (m.concurrency_ns.empty() ? "n/a" : "") << '\n';
+  renderList("  concurrency ", items, out);
 }
 
 void renderGaps(const GapAnalysis& gaps, Ns origin, std::ostream& out) {

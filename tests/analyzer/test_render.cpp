@@ -1,0 +1,74 @@
+// Text and JSON renderers on a hand-built report: every part of report.h shows up.
+#include <catch2/catch.hpp>
+
+#include "cuoverlap/json_report.h"
+#include "cuoverlap/text_report.h"
+
+using namespace cuoverlap;
+
+namespace {
+
+Report sampleReport() {
+  DeviceReport device;
+  device.metrics.device_id = 1;
+  device.metrics.name = "NVIDIA H200";
+  device.metrics.kernels = 3;
+  device.metrics.span_ns = 2000;
+  device.metrics.busy_ns = 1500;
+  device.metrics.idle_ns = 500;
+  device.metrics.copy_hidden_fraction = 0.5;
+  device.metrics.engines = {{Engine::kCompute, 1500, 0.75}, {Engine::kH2D, 0, 0.0}};
+  device.metrics.concurrency_ns = {500, 1500};
+  device.gaps.threshold_ns = 100;
+  device.gaps.count = 1;
+  device.gaps.time_ns = 500;
+  device.gaps.totals = {{GapCause::kSyncWait, 1, 500, 1.0}};
+  device.gaps.largest = {{1000, 1500, GapCause::kSyncWait, 0, 1, std::nullopt}};
+  Finding minor{"minor-thing", Severity::kInfo, 1, 1, 10, "a small thing", "ignore it", {}};
+  Finding major{"blocking-sync-call", Severity::kError, 1, 2, 500, "the device waited", "remove it",
+                {{"cudaDeviceSynchronize", 42, 7, 1000, "idle 500 ns"}}};
+  TraceReport trace;
+  trace.path = "t.sqlite";
+  trace.source = TraceSource::kCuoverlap;
+  trace.devices = {device};
+  trace.findings = {minor, major};
+  trace.range_instances = {{"step", 900, 2900, {device}, {}}};
+  return Report{{trace}};
+}
+
+}  // namespace
+
+TEST_CASE("JSON report: schema id, documented keys in order, enum names", "[render]") {
+  nlohmann::ordered_json json = reportToJson(sampleReport());
+  REQUIRE(json["schema"] == "cuoverlap.report/1");
+  const auto& trace = json["traces"][0];
+  REQUIRE(trace["source"] == "cuoverlap");
+  const auto& device = trace["devices"][0];
+  std::vector<std::string> keys;
+  for (const auto& item : device.items()) keys.push_back(item.key());
+  REQUIRE(keys == std::vector<std::string>{"device_id", "name", "kernels", "memcpys", "memsets",
+                                           "span_ns", "busy_ns", "idle_ns", "sum_ns",
+                                           "overlap_ratio", "copy_hidden_fraction", "engines",
+                                           "concurrency_ns", "ideal_ns", "pipeline_efficiency",
+                                           "gaps"});
+  REQUIRE(device["engines"]["compute"]["busy_ns"] == 1500);
+  REQUIRE(device["gaps"]["largest"][0]["cause"] == "sync-wait");
+  REQUIRE(device["gaps"]["largest"][0]["call"].is_null());
+  REQUIRE(trace["findings"][1]["severity"] == "error");
+  REQUIRE(trace["findings"][1]["evidence"][0]["correlation_id"] == 42);
+  REQUIRE(trace["range_instances"][0]["name"] == "step");
+}
+
+TEST_CASE("text report: metrics, gaps, findings worst first, ranges", "[render]") {
+  std::string text = renderTextString(sampleReport());
+  CHECK_THAT(text, Catch::Contains("device 1: NVIDIA H200"));
+  CHECK_THAT(text, Catch::Contains("busy 1.5 us (75.0%)"));
+  CHECK_THAT(text, Catch::Contains("copy time hidden under kernels 50.0%"));
+  CHECK_THAT(text, Catch::Contains("compute 1.5 us (75.0%)"));
+  CHECK_THAT(text, Catch::Contains("concurrency 0: 500 ns (25.0%)  1: 1.5 us (75.0%)\n"));
+  CHECK_THAT(text, Catch::Contains("sync-wait"));
+  CHECK_THAT(text, Catch::Contains("cudaDeviceSynchronize (correlation 42"));
+  CHECK_THAT(text, Catch::Contains("range \"step\""));
+  CHECK(text.find("blocking-sync-call") < text.find("minor-thing"));  // worst first
+  CHECK(text.find("h2d") == std::string::npos);                       // idle engines omitted
+}
