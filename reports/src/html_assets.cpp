@@ -33,7 +33,7 @@ svg.tl-plot{display:block;width:100%;cursor:grab;background:#fff}
 rect.stripe{fill:#f3f4f7}
 .e-compute{fill:#3b73b9;background:#3b73b9}.e-h2d{fill:#3f9b4f;background:#3f9b4f}.e-d2h{fill:#e8832a;background:#e8832a}
 .e-d2d{fill:#9a62b3;background:#9a62b3}.e-other_copy{fill:#8c6d52;background:#8c6d52}.e-memset{fill:#d4b02a;background:#d4b02a}
-.nvtx{fill:#7a8699;background:#7a8699}.mixed{fill:#4a4f58;background:#4a4f58}
+.nvtx{fill:#7a8699;background:#7a8699}
 rect.merged{opacity:.75}
 .gap{opacity:.45}
 .g-sync-wait{fill:#e35d5b;background:#e35d5b}.g-allocation{fill:#f29cb4;background:#f29cb4}.g-pageable-staging{fill:#f4b860;background:#f4b860}

@@ -1,14 +1,15 @@
 // Drawing a timeline of up to millions of ops in a page a browser opens quickly: time maps to a
 // 0..1000 viewBox (the script zooms by changing the viewBox, so nothing is redrawn), and within a
 // lane consecutive ops shorter than one pixel (span / timeline_pixels) that follow each other
-// within a pixel are merged into one block. Each lane therefore holds at most about
-// 2 * timeline_pixels rectangles plus its ops longer than a pixel, and the page says how many ops
-// were merged.
+// within a pixel are merged into one block of about a pixel, drawn with an opacity that shows how
+// busy it was. Each lane therefore holds at most about 2 * timeline_pixels rectangles plus its
+// ops longer than a pixel, and the page says how many ops were merged.
 #include "html_timeline.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iterator>
 #include <map>
@@ -34,17 +35,26 @@ struct Scale {
   double x(Ns t) const { return static_cast<double>(t - t0) * kViewWidth / static_cast<double>(span); }
 };
 
+// What colours an item: its engine (Engine's values 0..5) or kNvtxKind.
+constexpr std::size_t kNvtxKind = 6;
+constexpr std::size_t kKinds = 7;
+
+std::string kindClass(std::size_t kind) {
+  return kind == kNvtxKind ? std::string("nvtx") : engineClass(static_cast<Engine>(kind));
+}
+
+std::string_view kindName(std::size_t kind) {
+  return kind == kNvtxKind ? std::string_view("NVTX") : engineName(static_cast<Engine>(kind));
+}
+
 // One thing drawn in a lane: an op or an NVTX range.
 struct LaneItem {
   Ns start = 0;
   Ns end = 0;
   const GpuOp* op = nullptr;
   const NvtxRange* range = nullptr;
+  std::size_t kind = kNvtxKind;
 };
-
-std::string itemClass(const LaneItem& item) {
-  return item.op != nullptr ? engineClass(engineOf(*item.op)) : std::string("nvtx");
-}
 
 std::string itemTitle(const Trace& trace, const LaneItem& item) {
   const std::string length = units::formatDuration(item.end - item.start);
@@ -59,7 +69,9 @@ std::string itemTitle(const Trace& trace, const LaneItem& item) {
                      units::formatBytes(op.bytes), length);
 }
 
-// Paints one lane's items (in start order), merging runs of sub-pixel items.
+// Paints one lane's items (in start order), merging runs of sub-pixel items into blocks of about
+// a pixel. A block takes the colour of the engine that was busiest in it and an opacity that
+// shows how much of it was busy.
 class LanePainter {
  public:
   LanePainter(const Trace& trace, const Scale& scale, std::string& svg, int lane)
@@ -67,34 +79,28 @@ class LanePainter {
 
   void add(const LaneItem& item) {
     const bool small = item.end - item.start < scale_.pixel_ns;
-    if (small && count_ > 0 && item.start - end_ <= scale_.pixel_ns) {
+    if (small && count_ > 0 && item.start - end_ <= scale_.pixel_ns &&
+        item.start < start_ + scale_.pixel_ns) {
       end_ = std::max(end_, item.end);
-      mixed_ = mixed_ || itemClass(item) != itemClass(first_);
-      ++count_;
+      addToBlock(item);
       return;
     }
     flush();
     if (!small) {
-      drawRect(item.start, item.end, itemClass(item), itemTitle(trace_, item));
+      drawRect(item.start, item.end, kindClass(item.kind), itemTitle(trace_, item));
       return;
     }
     first_ = item;
     start_ = item.start;
     end_ = item.end;
-    count_ = 1;
-    mixed_ = false;
+    busy_ = {};
+    counts_ = {};
+    addToBlock(item);
   }
 
   void flush() {
-    if (count_ == 1) drawRect(start_, end_, itemClass(first_), itemTitle(trace_, first_));
-    if (count_ > 1) {
-      merged_ += count_;
-      ++blocks_;
-      drawRect(start_, end_, (mixed_ ? std::string("mixed") : itemClass(first_)) + " merged",
-               fmt::format("{} short items merged, {} to {}", count_,
-                           units::formatDuration(start_ - scale_.t0),
-                           units::formatDuration(end_ - scale_.t0)));
-    }
+    if (count_ == 1) drawRect(start_, end_, kindClass(first_.kind), itemTitle(trace_, first_));
+    if (count_ > 1) drawBlock();
     count_ = 0;
   }
 
@@ -102,12 +108,39 @@ class LanePainter {
   std::uint64_t blocks() const { return blocks_; }
 
  private:
-  void drawRect(Ns start, Ns end, const std::string& css_class, const std::string& title) {
+  void addToBlock(const LaneItem& item) {
+    busy_[item.kind] += item.end - item.start;
+    ++counts_[item.kind];
+    ++count_;
+  }
+
+  void drawBlock() {
+    merged_ += count_;
+    ++blocks_;
+    std::size_t busiest = 0;
+    Ns busy = 0;
+    std::string title = fmt::format("{} short items merged:", count_);
+    for (std::size_t kind = 0; kind < kKinds; ++kind) {
+      busy += busy_[kind];
+      if (busy_[kind] > busy_[busiest]) busiest = kind;
+      if (counts_[kind] > 0) fmt::format_to(std::back_inserter(title), " {} {},", counts_[kind], kindName(kind));
+    }
+    fmt::format_to(std::back_inserter(title), " {} busy, +{} to +{}", units::formatDuration(busy),
+                   units::formatDuration(start_ - scale_.t0), units::formatDuration(end_ - scale_.t0));
+    // At least a quarter opaque, so that sparse blocks stay visible.
+    const double fill = std::clamp(
+        static_cast<double>(busy) / static_cast<double>(std::max<Ns>(1, end_ - start_)), 0.25, 1.0);
+    drawRect(start_, end_, kindClass(busiest) + " merged", title, fill);
+  }
+
+  void drawRect(Ns start, Ns end, const std::string& css_class, const std::string& title,
+                double opacity = 1.0) {
     const double width = std::max(scale_.x(end) - scale_.x(start), scale_.min_width);
+    const std::string fill = opacity < 1.0 ? fmt::format(" fill-opacity=\"{:.2f}\"", opacity) : "";
     fmt::format_to(std::back_inserter(svg_),
-                   "<rect class=\"{}\" x=\"{:.3f}\" y=\"{}\" width=\"{:.3f}\" height=\"{}\">"
+                   "<rect class=\"{}\" x=\"{:.3f}\" y=\"{}\" width=\"{:.3f}\" height=\"{}\"{}>"
                    "<title>{}</title></rect>\n",
-                   css_class, scale_.x(start), y_, width, kBarHeight, escapeHtml(title));
+                   css_class, scale_.x(start), y_, width, kBarHeight, fill, escapeHtml(title));
   }
 
   const Trace& trace_;
@@ -117,8 +150,9 @@ class LanePainter {
   LaneItem first_;
   Ns start_ = 0;
   Ns end_ = 0;
+  std::array<Ns, kKinds> busy_{};
+  std::array<std::uint64_t, kKinds> counts_{};
   std::uint64_t count_ = 0;
-  bool mixed_ = false;
   std::uint64_t merged_ = 0;
   std::uint64_t blocks_ = 0;
 };
@@ -136,7 +170,7 @@ std::vector<Lane> collectLanes(const Trace& trace, const DeviceMetrics& m, const
     if (range.event_type == static_cast<std::int32_t>(schema::NvtxEventType::kDomainCreate)) continue;
     if (range.end < m.first_start || range.start > m.last_end) continue;
     if (range.depth < 0 || range.depth >= options.max_nvtx_depth) continue;
-    nvtx[static_cast<std::size_t>(range.depth)].items.push_back({range.start, range.end, nullptr, &range});
+    nvtx[static_cast<std::size_t>(range.depth)].items.push_back({range.start, range.end, nullptr, &range, kNvtxKind});
   }
   std::vector<Lane> lanes;
   for (std::size_t depth = 0; depth < nvtx.size(); ++depth) {
@@ -149,7 +183,7 @@ std::vector<Lane> collectLanes(const Trace& trace, const DeviceMetrics& m, const
     if (op.device_id != m.device_id || op.end < m.first_start || op.start > m.last_end) continue;
     Lane& lane = streams[{op.stream_id, op.pid, op.context_id}];
     if (lane.items.empty()) lane.label = render::streamLabel(trace, op.pid, op.context_id, op.stream_id);
-    lane.items.push_back({op.start, op.end, &op, nullptr});
+    lane.items.push_back({op.start, op.end, &op, nullptr, static_cast<std::size_t>(engineOf(op))});
   }
   for (auto& entry : streams) lanes.push_back(std::move(entry.second));
   return lanes;
@@ -200,7 +234,7 @@ void appendLegend(std::string& out, std::uint64_t items, std::uint64_t merged, s
     fmt::format_to(std::back_inserter(out), "<span><i class=\"sw {}\"></i>{}</span>",
                    engineClass(engine), engineName(engine));
   }
-  out += "<span><i class=\"sw nvtx\"></i>NVTX</span><span><i class=\"sw mixed\"></i>merged, mixed</span>";
+  out += "<span><i class=\"sw nvtx\"></i>NVTX</span>";
   for (GapCause cause : {GapCause::kSyncWait, GapCause::kAllocation, GapCause::kPageableStaging,
                          GapCause::kHostLaunch, GapCause::kDependency, GapCause::kUnknown}) {
     fmt::format_to(std::back_inserter(out), "<span><i class=\"sw gap {}\"></i>gap: {}</span>",
@@ -209,7 +243,8 @@ void appendLegend(std::string& out, std::uint64_t items, std::uint64_t merged, s
   out += "</div>";
   fmt::format_to(std::back_inserter(out),
                  "<p class=\"note\">{} items drawn. {} items shorter than a pixel were merged into "
-                 "{} blocks (hover for counts); the largest idle gaps are shaded by cause. Scroll "
+                 "{} blocks of about a pixel (coloured by their busiest engine, fainter when partly idle; hover "
+                 "for counts); the largest idle gaps are shaded by cause. Scroll "
                  "to zoom, drag to pan, double-click to reset.</p>",
                  items, merged, blocks);
 }

@@ -9,6 +9,19 @@
 
 namespace cuoverlap::render {
 
+std::string shortName(std::string_view name) {
+  std::string out;
+  int depth = 0;
+  for (char c : name) {
+    const bool opens = c == '<' || c == '(';
+    const bool closes = c == '>' || c == ')';
+    if (opens && depth++ == 0) out += c == '<' ? "<…" : "(…";
+    if (depth == 0) out += c;
+    if (closes && depth > 0 && --depth == 0) out += c;
+  }
+  return depth == 0 ? out : std::string(name);  // unbalanced ("operator<"): keep it whole
+}
+
 std::string describeOp(const Trace* trace, std::optional<std::size_t> op_index) {
   if (trace == nullptr || !op_index || *op_index >= trace->ops.size()) return "";
   const GpuOp& op = trace->ops[*op_index];
@@ -16,7 +29,7 @@ std::string describeOp(const Trace* trace, std::optional<std::size_t> op_index) 
       streamLabel(*trace, op.pid, op.context_id, op.stream_id);
   switch (op.kind) {
     case OpKind::kKernel:
-      return fmt::format("kernel {} ({})", trace->str(op.name), stream);
+      return fmt::format("kernel {} ({})", shortName(trace->str(op.name)), stream);
     case OpKind::kMemcpy:
       return fmt::format("memcpy {} {} {} ({})", copyKindName(op.copy_kind),
                          units::formatBytes(op.bytes),

@@ -5,13 +5,19 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cuoverlap/report.h"
 
 namespace cuoverlap::render {
 
-// "kernel scan_kernel (stream 14)", "memcpy HtoD 4.0 MiB (stream 7)"; "" without a trace or index.
+// A C++ kernel name without template arguments and parameters, which can run to thousands of
+// characters: "void ns::k<float, 4>(float*, int)" -> "void ns::k<…>(…)". Tables show this; the
+// timeline's tooltips keep the full name.
+std::string shortName(std::string_view name);
+
+// Uses shortName for kernels: "kernel scan_kernel (stream 14)", "memcpy HtoD 4.0 MiB (stream 7)"; "" without a trace or index.
 std::string describeOp(const Trace* trace, std::optional<std::size_t> op_index);
 // "cudaStreamSynchronize (correlation 42)"; "" without a trace or index.
 std::string describeCall(const Trace* trace, std::optional<std::size_t> call_index);

@@ -98,11 +98,16 @@ TEST_CASE("html merges ops shorter than a pixel and says how many", "[html]") {
   Report report;
   report.traces = {trace_report};
   const std::string html = renderHtml(report);
-  // Ops 100 ns apart with a 16.7 us pixel all run together: one block for the whole lane.
-  CHECK(html.find("200000 items drawn. 200000 items shorter than a pixel were merged into 1 blocks") !=
-        std::string::npos);
-  CHECK(html.find("200000 short items merged") != std::string::npos);
-  CHECK(countOf(html, "<rect") < 10);
+  // Ops 100 ns apart, 50 ns long, span 20 ms: a pixel is 16.666 us and holds 167 ops, so about
+  // 1200 blocks, each half full.
+  const std::regex note("200000 items drawn\\. 200000 items shorter than a pixel were merged into ([0-9]+) blocks");
+  std::smatch match;
+  REQUIRE(std::regex_search(html, match, note));
+  CHECK(std::stoi(match[1]) >= 1190);
+  CHECK(std::stoi(match[1]) <= 1210);
+  CHECK(html.find("167 short items merged: 167 compute, 8.3 µs busy") != std::string::npos);  // 167 * 50 ns
+  CHECK(html.find("fill-opacity=\"0.50\"") != std::string::npos);
+  CHECK(countOf(html, "<rect") < 1300);
 }
 
 TEST_CASE("html keeps ops longer than a pixel separate", "[html]") {
