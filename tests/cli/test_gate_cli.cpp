@@ -1,4 +1,6 @@
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli_test_support.h"
 
@@ -91,4 +93,22 @@ TEST_CASE("gate reports bad input and usage with exit 2 and one line", "[gate]")
     CHECK(run.err.find(c.message) != std::string::npos);
     CHECK(run.out.find("PASS") == std::string::npos);
   }
+}
+
+TEST_CASE("gate --range checks the metrics of the NVTX range's instances", "[gate]") {
+  const std::string trace = std::string(CUOVERLAP_SHARED_TRACES) + "/nvtxex_cudf-groupby.sqlite";
+  const CliRun analyzed = runCli("analyze " + trace + " --range GROUPBY_AGG --format json");
+  REQUIRE(analyzed.exit_code == 0);
+  const auto json = nlohmann::json::parse(analyzed.out);
+  const auto& device = json["traces"][0]["devices"][0];
+  const double idle = device["idle_ns"].get<double>() / device["span_ns"].get<double>();
+  const CliRun run = runCli("gate " + trace + " --range GROUPBY_AGG --max-idle-fraction 0.9");
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.find(fmt::format("device 0  idle_fraction  {:.4f} (<= 0.9000)", idle)) != std::string::npos);
+  const CliRun whole = runCli("gate " + trace + " --max-idle-fraction 0.9");
+  CHECK(whole.out.find(fmt::format("idle_fraction  {:.4f}", idle)) == std::string::npos);  // differs
+  const CliRun missing = runCli("gate " + trace + " --range NO_SUCH_RANGE --min-overlap 0");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("NO_SUCH_RANGE") != std::string::npos);
 }
