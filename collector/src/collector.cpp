@@ -90,10 +90,12 @@ bool startSession() {
     return warnUntraced(e.what()), false;
   }
   file->setDeviceQuery(activity::queryDevice);
+  file->setNvtxStartEndQuery(activity::isStartEndRange);
   auto* session = new Session{options, nullptr, nullptr, getpid(), 0};
   session->pool = new BufferPool(kHostBufferBytes, kPreallocatedBuffers, kMaxBuffers);
   session->writer = new WriterThread(std::move(file), *session->pool);
   writeStartValues(*session->writer, options);
+  session->writer->setPeriodicFlush([] { activity::flush(false); });
   session->writer->start();
   reason = activity::enable(*session->pool, *session->writer);
   if (!reason.empty()) warnUntraced(reason);  // the file stays valid, with the session table

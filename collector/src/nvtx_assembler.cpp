@@ -54,9 +54,9 @@ void NvtxAssembler::onMarker(const MarkerRow& marker, std::vector<NvtxEvent>& ou
     held_marks_.emplace_back(marker.id, std::move(event));
     return;
   }
-  event.event_type = static_cast<std::int32_t>(marker.thread_scoped
-                                                   ? schema::NvtxEventType::kPushPopRange
-                                                   : schema::NvtxEventType::kStartEndRange);
+  bool start_end = !marker.thread_scoped || (is_start_end_ && is_start_end_(marker.id));
+  event.event_type = static_cast<std::int32_t>(start_end ? schema::NvtxEventType::kStartEndRange
+                                                         : schema::NvtxEventType::kPushPopRange);
   event.range_id = marker.id;
   open_[marker.id] = std::move(event);
 }

@@ -5,11 +5,13 @@
 // Ranges are emitted when their END arrives; marks are held until the end of the buffer they came
 // in, so that their MARKER_DATA (which follows them) can be attached. A range whose START is
 // attributed to a thread is a push/pop range (eventType 59), one attributed to the process a
-// start/end range (60). Each new domain gets a DomainCreate row (75) and an id from 1; the default
-// domain is 0, as in nsys.
+// start/end range (60), unless setStartEndQuery says otherwise. Each new domain gets a DomainCreate row (75) and an id from 1; the default
+// domain is 0, as in nsys. CUPTI attributes nvtxRangeStart ranges to the thread as well, so the
+// live collector tells them apart by the range ids nvtxRangeStart* returned (setStartEndQuery).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -33,6 +35,8 @@ struct NvtxEvent {
 
 class NvtxAssembler {
  public:
+  // Tells whether a marker id belongs to nvtxRangeStart* (CUPTI marks those thread-scoped too).
+  void setStartEndQuery(std::function<bool(std::uint32_t)> query) { is_start_end_ = std::move(query); }
   void onMarker(const MarkerRow& marker, std::vector<NvtxEvent>& out);
   void onMarkerData(const MarkerDataRow& data);
   // Releases the marks held back for their MARKER_DATA.
@@ -50,6 +54,7 @@ class NvtxAssembler {
   std::vector<std::pair<std::uint32_t, NvtxEvent>> held_marks_;
   std::map<std::string, std::uint32_t> domains_;
   std::size_t unmatched_ends_ = 0;
+  std::function<bool(std::uint32_t)> is_start_end_;
 };
 
 }  // namespace cuoverlap::collector

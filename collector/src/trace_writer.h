@@ -40,6 +40,9 @@ class TraceWriter final : public RowSink {
 
   // Lets the live collector fill device facts CUPTI's record lacks (asyncEngineCount, ...).
   void setDeviceQuery(std::function<void(DeviceRow&)> query) { device_query_ = std::move(query); }
+  void setNvtxStartEndQuery(std::function<bool(std::uint32_t)> query) {
+    nvtx_assembler_.setStartEndQuery(std::move(query));
+  }
   // Stored and written into CUOVERLAP_SESSION at every commit.
   void setSessionValue(const std::string& key, const std::string& value);
   void endOfBuffer();

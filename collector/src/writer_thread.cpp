@@ -13,6 +13,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kCommitInterval = std::chrono::milliseconds(1000);
 constexpr auto kWakeInterval = std::chrono::milliseconds(200);
+constexpr auto kFlushInterval = std::chrono::milliseconds(500);
 
 }  // namespace
 
@@ -65,8 +66,12 @@ void WriterThread::writeBuffers(const std::vector<Completed>& buffers) {
 
 void WriterThread::run() {
   std::vector<Completed> batch;
-  auto last_commit = Clock::now();
+  auto last_commit = Clock::now(), last_flush = Clock::now();
   for (;;) {
+    if (periodic_flush_ && Clock::now() - last_flush >= kFlushInterval) {
+      periodic_flush_();
+      last_flush = Clock::now();
+    }
     bool stopping;
     std::map<std::string, std::string> values;
     {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,6 +23,9 @@ class WriterThread {
   WriterThread(const WriterThread&) = delete;
   WriterThread& operator=(const WriterThread&) = delete;
 
+  // Called on the writer thread every half second, outside any lock: asks CUPTI for the buffers
+  // that hold only finished records, so that they are committed while the program runs.
+  void setPeriodicFlush(std::function<void()> flush) { periodic_flush_ = std::move(flush); }
   void start();
   void submit(std::uint8_t* buffer, std::size_t valid_size);
   // Written into the session table at the next commit; callable from any thread.
@@ -46,6 +50,7 @@ class WriterThread {
   std::condition_variable wake_, done_cv_;
   std::vector<Completed> queue_;
   std::map<std::string, std::string> session_values_;
+  std::function<void()> periodic_flush_;
   bool stopping_ = false, done_ = false, failed_ = false;
   std::uint64_t busy_ns_ = 0;
 };

@@ -82,3 +82,18 @@ TEST_CASE("output names expand %p, %h and %%") {
   CHECK(expandOutputPattern("plain%", 9, "h") == "plain%");
   CHECK(expandOutputPattern("a%xb", 9, "h") == "a%xb");
 }
+
+TEST_CASE("ranges reported as nvtxRangeStart ids are start/end ranges even when thread-scoped") {
+  NvtxAssembler nvtx;
+  nvtx.setStartEndQuery([](std::uint32_t id) { return id == 2; });
+  std::vector<NvtxEvent> out;
+  nvtx.onMarker(marker(MarkerPhase::kStart, 1, 10, true, "pushed"), out);
+  nvtx.onMarker(marker(MarkerPhase::kStart, 2, 20, true, "started"), out);
+  nvtx.onMarker(marker(MarkerPhase::kEnd, 2, 30, true), out);
+  nvtx.onMarker(marker(MarkerPhase::kEnd, 1, 40, true), out);
+  REQUIRE(out.size() == 2);
+  CHECK(out[0].text == "started");
+  CHECK(out[0].event_type == static_cast<int>(NvtxEventType::kStartEndRange));
+  CHECK(out[1].text == "pushed");
+  CHECK(out[1].event_type == static_cast<int>(NvtxEventType::kPushPopRange));
+}

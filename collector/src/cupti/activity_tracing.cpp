@@ -4,6 +4,8 @@
 #include <time.h>
 
 #include <atomic>
+#include <mutex>
+#include <unordered_set>
 
 #include "cupti/cupti_check.h"
 
@@ -63,7 +65,23 @@ void CUPTIAPI onBufferCompleted(CUcontext context, std::uint32_t stream_id, std:
 
 // Subscribing with a callback that enables no domain costs nothing per API call; it exists so
 // that a second CUPTI tool in the process is detected instead of silently corrupting both traces.
-void CUPTIAPI onCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+// Also the one callback we do enable: nvtxRangeStart*, to learn which marker ids are start/end
+// ranges (CUPTI's marker records do not say). Costs a lock per nvtxRangeStart call only.
+std::mutex g_range_mutex;
+std::unordered_set<std::uint32_t>* g_start_end_ranges = new std::unordered_set<std::uint32_t>();
+
+void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_NVTX || data == nullptr) return;
+  const auto* nvtx = static_cast<const CUpti_NvtxData*>(data);
+  if (nvtx->functionReturnValue == nullptr) return;
+  std::uint64_t range_id = *static_cast<const std::uint64_t*>(nvtx->functionReturnValue);
+  std::lock_guard<std::mutex> lock(g_range_mutex);
+  g_start_end_ranges->insert(static_cast<std::uint32_t>(range_id));
+}
+
+constexpr CUpti_CallbackId kNvtxRangeStartCallbacks[] = {
+    CUPTI_CBID_NVTX_nvtxRangeStartA, CUPTI_CBID_NVTX_nvtxRangeStartW,
+    CUPTI_CBID_NVTX_nvtxRangeStartEx, CUPTI_CBID_NVTX_nvtxDomainRangeStartEx};
 
 constexpr CUpti_ActivityKind kKinds[] = {
     CUPTI_ACTIVITY_KIND_DEVICE,          CUPTI_ACTIVITY_KIND_CONTEXT,
@@ -121,6 +139,9 @@ std::string enable(BufferPool& pool, WriterThread& writer) {
     CUOVERLAP_CUPTI(cuptiActivityEnable(kind));
   }
   CUOVERLAP_CUPTI(cuptiActivityFlushPeriod(kFlushPeriodMs));
+  for (CUpti_CallbackId id : kNvtxRangeStartCallbacks) {
+    CUOVERLAP_CUPTI(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_NVTX, id));
+  }
   return "";
 }
 
@@ -131,6 +152,11 @@ bool initializeNvtx(const void* get_export_table) {
 void flush(bool forced) {
   if (g_detached.load()) return;
   CUOVERLAP_CUPTI(cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0));
+}
+
+bool isStartEndRange(std::uint32_t marker_id) {
+  std::lock_guard<std::mutex> lock(g_range_mutex);
+  return g_start_end_ranges->erase(marker_id) != 0;
 }
 
 void detachInForkedChild() { g_detached.store(true); }

@@ -22,6 +22,8 @@ void unsubscribe();
 std::string enable(BufferPool& pool, WriterThread& writer);
 // Hands NVTX's export table to CUPTI (MARKER / MARKER_DATA records).
 bool initializeNvtx(const void* get_export_table);
+// Whether `marker_id` was returned by nvtxRangeStart* (asked once per range, then forgotten).
+bool isStartEndRange(std::uint32_t marker_id);
 // Forced: also buffers with records still in progress (end of session only).
 void flush(bool forced);
 // After fork(): the child must not hand buffers to the parent's writer (it has no writer thread).

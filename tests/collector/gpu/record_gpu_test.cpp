@@ -144,7 +144,7 @@ TEST_CASE("SIGKILL in the middle: a valid file holding what was committed") {
   std::string path = tracePath("sigkill"), ready = g_dir + "/sigkill.ready";
   pid_t cli = startRecord(path, {"spin", ready});
   REQUIRE(waitForFile(ready, 60));
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // > flush period + commit interval
+  std::this_thread::sleep_for(std::chrono::milliseconds(3000));  // > flush interval + commit interval
   kill(std::stoi(readFile(ready)), SIGKILL);
   CHECK(waitExit(cli) == 128 + SIGKILL);
   INFO(readFile(path + ".log"));
