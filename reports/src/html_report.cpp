@@ -77,7 +77,7 @@ void appendEngines(std::string& out, const DeviceMetrics& m) {
   out += "</div>";
 }
 
-void appendGapTables(std::string& out, const DeviceReport& device, const Trace* trace) {
+void appendGapTables(std::string& out, const DeviceReport& device, const Trace* trace, Ns origin) {
   const GapAnalysis& gaps = device.gaps;
   fmt::format_to(std::back_inserter(out), "<h4>Idle gaps ≥ {}: {} gaps, {}</h4>",
                  escapeHtml(formatDuration(gaps.threshold_ns)), gaps.count,
@@ -101,7 +101,7 @@ void appendGapTables(std::string& out, const DeviceReport& device, const Trace* 
     fmt::format_to(std::back_inserter(out),
                    "<tr><td>+{}</td><td>{}</td><td><i class=\"sw gap {}\"></i> {}</td><td>{}</td>"
                    "<td>{}</td><td>{}</td></tr>",
-                   formatDuration(gap.start - device.metrics.first_start),
+                   formatDuration(gap.start - origin),
                    formatDuration(gap.duration()), html::gapClass(gap.cause),
                    gapCauseName(gap.cause), escapeHtml(render::describeOp(trace, gap.prev_op)),
                    escapeHtml(render::describeOp(trace, gap.next_op)),
@@ -172,8 +172,11 @@ void appendTrace(std::string& out, const TraceReport& trace, const HtmlOptions& 
                    escapeHtml(device.metrics.name));
     appendCards(out, device.metrics);
     appendEngines(out, device.metrics);
-    if (trace.trace != nullptr) html::appendTimeline(out, *trace.trace, device, options);
-    appendGapTables(out, device, trace.trace);
+    const render::TimeWindow window = render::deviceWindow(trace, device.metrics.device_id);
+    if (trace.trace != nullptr && window.end > window.start) {
+      html::appendTimeline(out, *trace.trace, device, window.start, window.end, options);
+    }
+    appendGapTables(out, device, trace.trace, window.start);
   }
   appendRangeInstances(out, trace);
   out += "<h3>Findings</h3>";

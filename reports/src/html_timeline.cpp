@@ -164,11 +164,12 @@ struct Lane {
 
 using StreamKey = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>;  // stream, pid, context
 
-std::vector<Lane> collectLanes(const Trace& trace, const DeviceMetrics& m, const HtmlOptions& options) {
+std::vector<Lane> collectLanes(const Trace& trace, std::uint16_t device_id, Ns start, Ns end,
+                               const HtmlOptions& options) {
   std::vector<Lane> nvtx(static_cast<std::size_t>(std::max(options.max_nvtx_depth, 0)));
   for (const NvtxRange& range : trace.nvtx) {
     if (range.event_type == static_cast<std::int32_t>(schema::NvtxEventType::kDomainCreate)) continue;
-    if (range.end < m.first_start || range.start > m.last_end) continue;
+    if (range.end < start || range.start > end) continue;
     if (range.depth < 0 || range.depth >= options.max_nvtx_depth) continue;
     nvtx[static_cast<std::size_t>(range.depth)].items.push_back({range.start, range.end, nullptr, &range, kNvtxKind});
   }
@@ -180,7 +181,7 @@ std::vector<Lane> collectLanes(const Trace& trace, const DeviceMetrics& m, const
   }
   std::map<StreamKey, Lane> streams;
   for (const GpuOp& op : trace.ops) {
-    if (op.device_id != m.device_id || op.end < m.first_start || op.start > m.last_end) continue;
+    if (op.device_id != device_id || op.end < start || op.start > end) continue;
     Lane& lane = streams[{op.stream_id, op.pid, op.context_id}];
     if (lane.items.empty()) lane.label = render::streamLabel(trace, op.pid, op.context_id, op.stream_id);
     lane.items.push_back({op.start, op.end, &op, nullptr, static_cast<std::size_t>(engineOf(op))});
@@ -254,17 +255,16 @@ void appendLegend(std::string& out, std::uint64_t items, std::uint64_t merged, s
 std::string engineClass(Engine engine) { return "e-" + std::string(engineName(engine)); }
 std::string gapClass(GapCause cause) { return "g-" + std::string(gapCauseName(cause)); }
 
-void appendTimeline(std::string& out, const Trace& trace, const DeviceReport& device,
-                    const HtmlOptions& options) {
-  const DeviceMetrics& m = device.metrics;
+void appendTimeline(std::string& out, const Trace& trace, const DeviceReport& device, Ns start,
+                    Ns end, const HtmlOptions& options) {
   Scale scale;
-  scale.t0 = m.first_start;
-  scale.span = std::max<Ns>(1, m.last_end - m.first_start);
+  scale.t0 = start;
+  scale.span = std::max<Ns>(1, end - start);
   const int pixels = std::max(options.timeline_pixels, 100);
   scale.pixel_ns = std::max<Ns>(1, scale.span / pixels);
   scale.min_width = kViewWidth / pixels;
 
-  std::vector<Lane> lanes = collectLanes(trace, m, options);
+  std::vector<Lane> lanes = collectLanes(trace, device.metrics.device_id, start, end, options);
   const int lane_count = static_cast<int>(lanes.size());
   int first_stream_lane = 0;
   while (first_stream_lane < lane_count && lanes[first_stream_lane].items.front().range != nullptr) {

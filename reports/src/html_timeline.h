@@ -13,8 +13,8 @@ namespace cuoverlap::html {
 std::string engineClass(Engine engine);
 std::string gapClass(GapCause cause);
 
-// Appends the timeline of `device` (its span [first_start, last_end]) drawn from `trace`.
-void appendTimeline(std::string& out, const Trace& trace, const DeviceReport& device,
-                    const HtmlOptions& options);
+// Appends the timeline of `device` over [start, end) drawn from `trace`.
+void appendTimeline(std::string& out, const Trace& trace, const DeviceReport& device, Ns start,
+                    Ns end, const HtmlOptions& options);
 
 }  // namespace cuoverlap::html

@@ -44,7 +44,8 @@ void appendEngines(std::string& out, const DeviceMetrics& m) {
   out += "\n";
 }
 
-void appendGaps(std::string& out, const DeviceReport& device, const Trace* trace) {
+void appendGaps(std::string& out, const DeviceReport& device, const TraceReport& trace) {
+  const Ns origin = render::deviceWindow(trace, device.metrics.device_id).start;
   const GapAnalysis& gaps = device.gaps;
   fmt::format_to(std::back_inserter(out), "**Idle gaps ≥ {}:** {} gaps, {} in total.\n\n",
                  formatDuration(gaps.threshold_ns), gaps.count, formatDuration(gaps.time_ns));
@@ -62,11 +63,11 @@ void appendGaps(std::string& out, const DeviceReport& device, const Trace* trace
          "| --- | --- | --- | --- | --- | --- |\n";
   for (const IdleGap& gap : gaps.largest) {
     fmt::format_to(std::back_inserter(out), "| +{} | {} | {} | {} | {} | {} |\n",
-                   formatDuration(gap.start - device.metrics.first_start),
+                   formatDuration(gap.start - origin),
                    formatDuration(gap.duration()), gapCauseName(gap.cause),
-                   escapeMarkdown(render::describeOp(trace, gap.prev_op)),
-                   escapeMarkdown(render::describeOp(trace, gap.next_op)),
-                   escapeMarkdown(render::describeCall(trace, gap.call)));
+                   escapeMarkdown(render::describeOp(trace.trace, gap.prev_op)),
+                   escapeMarkdown(render::describeOp(trace.trace, gap.next_op)),
+                   escapeMarkdown(render::describeCall(trace.trace, gap.call)));
   }
   out += "\n";
 }
@@ -114,7 +115,7 @@ void appendTrace(std::string& out, const TraceReport& trace) {
                    escapeMarkdown(device.metrics.name));
     appendMetrics(out, device.metrics);
     appendEngines(out, device.metrics);
-    appendGaps(out, device, trace.trace);
+    appendGaps(out, device, trace);
   }
   appendRangeInstances(out, trace);
   out += "### Findings\n\n";

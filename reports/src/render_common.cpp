@@ -58,13 +58,32 @@ std::string streamLabel(const Trace& trace, std::uint32_t pid, std::uint32_t con
   return fmt::format("stream {}", stream_id);
 }
 
-std::string evidenceTime(const TraceReport& trace, const Finding& finding, Ns time) {
-  for (const DeviceReport& device : trace.devices) {
-    if (device.metrics.device_id != finding.device_id) continue;
-    const Ns offset = time - device.metrics.first_start;
-    return (offset >= 0 ? "+" : "") + units::formatDuration(offset);
+TimeWindow deviceWindow(const TraceReport& trace, std::uint16_t device_id) {
+  std::optional<TimeWindow> window;
+  const auto include = [&window](const DeviceMetrics& m) {
+    if (m.last_end <= m.first_start) return;
+    if (!window) window = TimeWindow{m.first_start, m.last_end};
+    window->start = std::min(window->start, m.first_start);
+    window->end = std::max(window->end, m.last_end);
+  };
+  for (const RangeInstance& instance : trace.range_instances) {
+    for (const DeviceReport& device : instance.devices) {
+      if (device.metrics.device_id == device_id) include(device.metrics);
+    }
   }
-  return fmt::format("{} ns", time);
+  if (trace.range_instances.empty()) {
+    for (const DeviceReport& device : trace.devices) {
+      if (device.metrics.device_id == device_id) include(device.metrics);
+    }
+  }
+  return window.value_or(TimeWindow{});
+}
+
+std::string evidenceTime(const TraceReport& trace, const Finding& finding, Ns time) {
+  const TimeWindow window = deviceWindow(trace, finding.device_id);
+  if (window.end <= window.start) return fmt::format("{} ns", time);
+  const Ns offset = time - window.start;
+  return (offset >= 0 ? "+" : "") + units::formatDuration(offset);
 }
 
 std::vector<const Finding*> findingsWorstFirst(const std::vector<Finding>& findings) {

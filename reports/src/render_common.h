@@ -25,6 +25,15 @@ std::string describeCall(const Trace* trace, std::optional<std::size_t> call_ind
 std::string streamLabel(const Trace& trace, std::uint32_t pid, std::uint32_t context_id,
                         std::uint32_t stream_id);
 
+// The time a device's report covers: its first op's start to its last op's end; with --range the
+// first to the last instance on that device (summed metrics carry no times). {0, 0} when the
+// report has no such device.
+struct TimeWindow {
+  Ns start = 0;
+  Ns end = 0;
+};
+TimeWindow deviceWindow(const TraceReport& trace, std::uint16_t device_id);
+
 // A time in a finding's evidence as an offset from the start of its device's activity
 // ("+5.2 µs"), like the gaps; the raw timestamp in ns when the device is not in the report.
 std::string evidenceTime(const TraceReport& trace, const Finding& finding, Ns time);

@@ -80,3 +80,12 @@ TEST_CASE("markdown report for a real export has its metrics and findings", "[ma
   CHECK(md.find("| overlap ratio |") != std::string::npos);
   CHECK(md.find("`pageable-memcpy`") != std::string::npos);
 }
+
+TEST_CASE("html report with --range draws the instances' time on the timeline", "[html]") {
+  const std::string html = analyzeTo(std::string(CUOVERLAP_SHARED_TRACES) + "/nvtxex_cudf-groupby.sqlite --range GROUPBY_AGG",
+                                     "html", "range.html");
+  CHECK(html.find("<h3>NVTX range instances</h3>") != std::string::npos);
+  CHECK(countOf(html, "<td>GROUPBY_AGG</td>") == 4);
+  CHECK(html.find(">stream 7 (legacy default)</div>") != std::string::npos);
+  CHECK(html.find("class=\"e-compute") != std::string::npos);
+}
