@@ -250,6 +250,39 @@ void appendLegend(std::string& out, std::uint64_t items, std::uint64_t merged, s
                  items, merged, blocks);
 }
 
+struct DrawnLanes {
+  std::string svg;
+  std::uint64_t items = 0;
+  std::uint64_t merged = 0;
+  std::uint64_t blocks = 0;
+};
+
+// The SVG content: lane stripes, gap shading behind the stream lanes, then each lane's items.
+DrawnLanes drawLanes(const Trace& trace, const DeviceReport& device, const Scale& scale,
+                     const std::vector<Lane>& lanes) {
+  const int lane_count = static_cast<int>(lanes.size());
+  int first_stream_lane = 0;  // NVTX lanes come first
+  while (first_stream_lane < lane_count && lanes[first_stream_lane].items.front().range != nullptr) {
+    ++first_stream_lane;
+  }
+  DrawnLanes drawn;
+  for (int lane = 0; lane < lane_count; lane += 2) {
+    fmt::format_to(std::back_inserter(drawn.svg),
+                   "<rect class=\"stripe\" x=\"0\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n",
+                   lane * kLaneHeight, kViewWidth, kLaneHeight);
+  }
+  appendGapShading(drawn.svg, trace, device, scale, first_stream_lane, lane_count);
+  for (int lane = 0; lane < lane_count; ++lane) {
+    LanePainter painter(trace, scale, drawn.svg, lane);
+    for (const LaneItem& item : lanes[lane].items) painter.add(item);
+    painter.flush();
+    drawn.items += lanes[lane].items.size();
+    drawn.merged += painter.merged();
+    drawn.blocks += painter.blocks();
+  }
+  return drawn;
+}
+
 }  // namespace
 
 std::string engineClass(Engine engine) { return "e-" + std::string(engineName(engine)); }
@@ -263,45 +296,26 @@ void appendTimeline(std::string& out, const Trace& trace, const DeviceReport& de
   const int pixels = std::max(options.timeline_pixels, 100);
   scale.pixel_ns = std::max<Ns>(1, scale.span / pixels);
   scale.min_width = kViewWidth / pixels;
-
-  std::vector<Lane> lanes = collectLanes(trace, device.metrics.device_id, start, end, options);
-  const int lane_count = static_cast<int>(lanes.size());
-  int first_stream_lane = 0;
-  while (first_stream_lane < lane_count && lanes[first_stream_lane].items.front().range != nullptr) {
-    ++first_stream_lane;
-  }
-  const int height = std::max(1, lane_count) * kLaneHeight;
-  std::string svg;
-  for (int lane = 0; lane < lane_count; lane += 2) {
-    fmt::format_to(std::back_inserter(svg), "<rect class=\"stripe\" x=\"0\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n",
-                   lane * kLaneHeight, kViewWidth, kLaneHeight);
-  }
-  appendGapShading(svg, trace, device, scale, first_stream_lane, lane_count);
-  std::uint64_t items = 0, merged = 0, blocks = 0;
-  for (int lane = 0; lane < lane_count; ++lane) {
-    LanePainter painter(trace, scale, svg, lane);
-    for (const LaneItem& item : lanes[lane].items) painter.add(item);
-    painter.flush();
-    items += lanes[lane].items.size();
-    merged += painter.merged();
-    blocks += painter.blocks();
-  }
+  const std::vector<Lane> lanes = collectLanes(trace, device.metrics.device_id, start, end, options);
+  const DrawnLanes drawn = drawLanes(trace, device, scale, lanes);
 
   fmt::format_to(std::back_inserter(out), "<div class=\"tl\" data-span=\"{}\">\n", scale.span);
   out += "<div class=\"tl-controls\"><button type=\"button\" data-zoom=\"in\">zoom in</button>"
          "<button type=\"button\" data-zoom=\"out\">zoom out</button>"
-         "<button type=\"button\" data-zoom=\"reset\">reset</button></div>\n<div class=\"tl-body\"><div class=\"tl-labels\">";
+         "<button type=\"button\" data-zoom=\"reset\">reset</button></div>\n"
+         "<div class=\"tl-body\"><div class=\"tl-labels\">";
   for (const Lane& lane : lanes) {
     fmt::format_to(std::back_inserter(out), "<div title=\"{0}\">{0}</div>", escapeHtml(lane.label));
   }
+  const int height = std::max<int>(1, static_cast<int>(lanes.size())) * kLaneHeight;
   fmt::format_to(std::back_inserter(out),
-                 "</div><div class=\"tl-main\"><svg class=\"tl-plot\" data-h=\"{0}\" viewBox=\"0 0 {1} {0}\" "
-                 "preserveAspectRatio=\"none\" style=\"height:{0}px\" role=\"img\" "
-                 "aria-label=\"timeline\">\n{2}</svg>",
-                 height, kViewWidth, svg);
+                 "</div><div class=\"tl-main\"><svg class=\"tl-plot\" data-h=\"{0}\" "
+                 "viewBox=\"0 0 {1} {0}\" preserveAspectRatio=\"none\" style=\"height:{0}px\" "
+                 "role=\"img\" aria-label=\"timeline\">\n{2}</svg>",
+                 height, kViewWidth, drawn.svg);
   appendAxis(out, scale);
   out += "</div></div>\n";
-  appendLegend(out, items, merged, blocks);
+  appendLegend(out, drawn.items, drawn.merged, drawn.blocks);
   out += "</div>\n";
 }
 
