@@ -47,10 +47,19 @@ void launchTinyStep(std::uint32_t* state, cudaStream_t stream) {
   CUOVERLAP_CHECK_LAUNCH();
 }
 
-int probeBlocksPerSm() {
-  int blocks = 0;
-  CUOVERLAP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, affineProbeKernelLocal,
-                                                                     kProbeThreads, 0));
+unsigned launchSaturatingProbe(std::uint32_t* out, std::uint32_t seed, int steps, cudaStream_t stream) {
+  int device = 0, sms = 0, shared_optin = 0;
+  CUOVERLAP_CUDA_CHECK(cudaGetDevice(&device));
+  CUOVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CUOVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&shared_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  CUOVERLAP_CUDA_CHECK(cudaFuncSetAttribute(affineProbeKernelLocal,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize, shared_optin));
+  // One block per SM whose blocks all start and end together: a block only leaves when its
+  // last warp does, so a waiting kernel gets in at the end, not as early blocks retire.
+  const unsigned blocks = static_cast<unsigned>(sms);
+  affineProbeKernelLocal<<<blocks, kSaturatingThreads, static_cast<std::size_t>(shared_optin), stream>>>(
+      out, seed, steps);
+  CUOVERLAP_CHECK_LAUNCH();
   return blocks;
 }
 

@@ -36,11 +36,14 @@ void launchAffineJoin(const std::uint32_t* a, const std::uint32_t* b, std::uint3
 // mapped host memory, so kernel-only scenarios need no copies to be verified.
 void launchAffineProbe(std::uint32_t* out, unsigned blocks, std::uint32_t seed, int steps,
                        cudaStream_t stream);
+// One block of kSaturatingThreads threads per SM, each holding all the shared memory a block may
+// opt into, so no other block (of any kernel) fits beside it: the kernel fills every SM. Returns
+// the number of blocks launched (the SM count).
+unsigned launchSaturatingProbe(std::uint32_t* out, std::uint32_t seed, int steps, cudaStream_t stream);
+constexpr unsigned kSaturatingThreads = 1024;
 // One block of 32 threads: state[t] = map(state[t]). Thousands of these make a launch-bound loop.
 void launchTinyStep(std::uint32_t* state, cudaStream_t stream);
 constexpr unsigned kProbeThreads = 256;
 constexpr unsigned kTinyThreads = 32;
-// Resident blocks of the probe kernel per SM, for sizing a grid that fills the device.
-int probeBlocksPerSm();
 
 }  // namespace cuoverlap

@@ -22,9 +22,8 @@ unsigned smallProbeBlocks() {
 
 std::uint32_t probeSeed(std::size_t index) { return static_cast<std::uint32_t>(index * 0x9e3779b9u + 1u); }
 
-bool verifyProbes(const std::uint32_t* out, std::size_t kernels, unsigned blocks, int steps) {
+bool verifyProbes(const std::uint32_t* out, std::size_t kernels, std::size_t threads, int steps) {
   const AffineMap map = composeAffine(steps);
-  const std::size_t threads = std::size_t(blocks) * kProbeThreads;
   for (std::size_t k = 0; k < kernels; ++k) {
     for (std::size_t t = 0; t < threads; ++t) {
       const std::uint32_t expected = map.apply(probeSeed(k) ^ static_cast<std::uint32_t>(t));
@@ -62,7 +61,7 @@ ScenarioResult runProbeTriplets(const ScenarioOptions& options, cudaStream_t s1,
   CUOVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
   ScenarioResult result;
   result.wall_ms = std::max(on_s1.elapsedMs(), on_other.elapsedMs());
-  result.verified = verifyProbes(out.get(), kernels, blocks, options.probe_work);
+  result.verified = verifyProbes(out.get(), kernels, threads, options.probe_work);
   return result;
 }
 
@@ -79,21 +78,19 @@ ScenarioResult runNullStreamTrap(const ScenarioOptions& options, bool nonblockin
   return result;
 }
 
-// saturating: exactly one full wave of long blocks on s1 (every SM holds as many blocks as fit),
-// then a small kernel on s2 that cannot start until the big kernel's blocks leave some SM, which
-// they all do together at its end.
+// saturating: per round, a kernel that fills every SM (one block per SM holding all its shared
+// memory) on s1, then a one-block kernel on s2 that can only start when the big kernel's blocks
+// leave, which they all do together at its end.
 ScenarioResult runSaturating(const ScenarioOptions& options) {
   int sms = 0;
   CUOVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  const unsigned big_blocks = static_cast<unsigned>(sms * probeBlocksPerSm());
-  const unsigned small_blocks = 1;
+  const std::size_t big_threads = std::size_t(sms) * kSaturatingThreads;
+  const std::size_t small_threads = kProbeThreads;
   const int rounds = std::max(1, options.iterations / 2);
   cudaStream_t s1 = nullptr, s2 = nullptr;
   CUOVERLAP_CUDA_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
   CUOVERLAP_CUDA_CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
   if (options.serialize) s2 = s1;
-  const std::size_t big_threads = std::size_t(big_blocks) * kProbeThreads;
-  const std::size_t small_threads = std::size_t(small_blocks) * kProbeThreads;
   PinnedBuffer<std::uint32_t> big_out(rounds * big_threads, cudaHostAllocMapped);
   PinnedBuffer<std::uint32_t> small_out(rounds * small_threads, cudaHostAllocMapped);
   EventTimer on_s1, on_s2;
@@ -102,17 +99,17 @@ ScenarioResult runSaturating(const ScenarioOptions& options) {
   for (int round = 0; round < rounds; ++round) {
     NvtxRange range(fmt::format("iteration {}", round));
     { NvtxRange phase("compute big");
-      launchAffineProbe(big_out.get() + round * big_threads, big_blocks, probeSeed(round), options.probe_work, s1); }
+      launchSaturatingProbe(big_out.get() + round * big_threads, probeSeed(round), options.probe_work, s1); }
     { NvtxRange phase("compute small");
-      launchAffineProbe(small_out.get() + round * small_threads, small_blocks, probeSeed(round), options.probe_work / 8, s2); }
+      launchAffineProbe(small_out.get() + round * small_threads, 1, probeSeed(round), options.probe_work / 8, s2); }
   }
   on_s1.stop(s1);
   on_s2.stop(s2);
   CUOVERLAP_CUDA_CHECK(cudaDeviceSynchronize());
   ScenarioResult result;
   result.wall_ms = std::max(on_s1.elapsedMs(), on_s2.elapsedMs());
-  result.verified = verifyProbes(big_out.get(), rounds, big_blocks, options.probe_work) &&
-                    verifyProbes(small_out.get(), rounds, small_blocks, options.probe_work / 8);
+  result.verified = verifyProbes(big_out.get(), rounds, big_threads, options.probe_work) &&
+                    verifyProbes(small_out.get(), rounds, small_threads, options.probe_work / 8);
   CUOVERLAP_CUDA_CHECK(cudaStreamDestroy(s1));
   if (!options.serialize) CUOVERLAP_CUDA_CHECK(cudaStreamDestroy(s2));
   return result;

@@ -23,8 +23,9 @@ ScenarioResult runProbeTriplets(const ScenarioOptions& options, cudaStream_t s1,
 // Blocks of a probe kernel that leave room for others: a quarter of the SMs.
 unsigned smallProbeBlocks();
 
-// Seed of probe kernel `index`, and the check of its results in out[index * blocks * 256 ...].
+// Seed of probe kernel `index`, and the check of its results in out[index * threads ...], where
+// `threads` is each kernel's total thread count.
 std::uint32_t probeSeed(std::size_t index);
-bool verifyProbes(const std::uint32_t* out, std::size_t kernels, unsigned blocks, int steps);
+bool verifyProbes(const std::uint32_t* out, std::size_t kernels, std::size_t threads, int steps);
 
 }  // namespace cuoverlap
