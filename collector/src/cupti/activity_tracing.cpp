@@ -122,6 +122,9 @@ void configureBuffers() {
                                             &device_bytes));
   CUOVERLAP_CUPTI(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT,
                                             &value_size, &pool_limit));
+  // OS thread ids (gettid), as nsys records them; CUPTI's default is pthread_self(), whose low 24
+  // bits (what globalTid keeps) can collide between threads.
+  CUOVERLAP_CUPTI(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
   std::uint8_t zeroed = 1;
   std::size_t zeroed_size = sizeof zeroed;
   CUOVERLAP_CUPTI(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER,
