@@ -63,13 +63,4 @@ unsigned launchSaturatingProbe(std::uint32_t* out, std::uint32_t seed, int steps
   return blocks;
 }
 
-AffineMap composeAffine(int steps) {
-  AffineMap map;
-  for (int s = 0; s < steps; ++s) {
-    map.multiplier *= kAffineMultiplier;
-    map.increment = map.increment * kAffineMultiplier + kAffineIncrement;
-  }
-  return map;
-}
-
 }  // namespace cuoverlap
