@@ -3,6 +3,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <stdexcept>
+#include <string>
+
+#include <unistd.h>
 
 namespace cuoverlap::testing {
 
@@ -83,7 +86,9 @@ void SyntheticTrace::addDevice(std::uint16_t id, const std::string& name) {
 }
 
 std::string tempTracePath(const std::string& name) {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() / "cuoverlap-tests";
+  // One folder per test process: ctest runs tests in parallel and names like cli_stderr.txt repeat.
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / "cuoverlap-tests" /
+                              std::to_string(::getpid());
   std::filesystem::create_directories(dir);
   std::filesystem::path path = dir / name;
   std::filesystem::remove(path);

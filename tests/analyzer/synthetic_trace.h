@@ -44,7 +44,7 @@ class SyntheticTrace {
   std::int64_t next_string_ = 1;
 };
 
-// A fresh path under the build's temporary test directory (any old file there is removed).
+// A fresh path in this test process's own temporary folder (any old file there is removed).
 std::string tempTracePath(const std::string& name);
 
 }  // namespace cuoverlap::testing
