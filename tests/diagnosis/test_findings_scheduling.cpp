@@ -102,6 +102,15 @@ TEST_CASE("device-saturating-kernel does not fire for a kernel that leaves room"
   CHECK(idsOf(findingsOf(b.build())).count("device-saturating-kernel") == 0);
 }
 
+TEST_CASE("device-saturating-kernel does not fire when the waiting kernel fills the device too") {
+  // Tile kernels of a compute-bound pipeline: each fills every SM, so running them side by side
+  // would only time-slice the SMs and the wait costs nothing.
+  TraceBuilder b;
+  b.launch(13, 0, 2, 5, 500).grid_blocks = 132 * 8;
+  b.launch(14, 3, 4, 490, 520).grid_blocks = 132 * 8;
+  CHECK(idsOf(findingsOf(b.build())).count("device-saturating-kernel") == 0);
+}
+
 TEST_CASE("device-saturating-kernel does not fire without the device's limits") {
   TraceBuilder b;
   b.launch(13, 0, 2, 5, 500).grid_blocks = 132 * 8;

@@ -68,14 +68,15 @@ TEST_CASE("gpu4_report1: six async copies from pageable memory") {
   CHECK(f->evidence.at(0).api == "cudaMemcpyAsync");
 }
 
-TEST_CASE("gpu4_report: a 1024-block vecAdd fills the T4 and holds back the next stream") {
-  // SQL: 40 SMs x 4 resident blocks of 256 threads = 160 < 1024 blocks; the kernel on stream 15
-  // was launched at +548795793 and started 22 µs later, in the second half of stream 14's kernel.
+TEST_CASE("gpu4_report: 1024-block vecAdds on four streams each fill the T4: no finding") {
+  // SQL: 40 SMs x 4 resident blocks of 256 threads = 160 < 1024 blocks for every kernel; the
+  // kernel on stream 15 started 22 µs after its launch, in the second half of stream 14's kernel,
+  // but it fills the device itself, so running the two side by side could not have saved time.
   const std::string path = kShared + "/gpu4_report.sqlite";
   if (!exists(path)) FAIL("missing shared trace " << path);
   Trace trace;
   const TraceReport report = analyzeFile(path, trace);
-  CHECK(idsOf(report.findings) == std::set<std::string>{"device-saturating-kernel"});
+  CHECK(idsOf(report.findings).empty());
 }
 
 TEST_CASE("the healthy H100 trace has no finding and its gaps are host launches") {

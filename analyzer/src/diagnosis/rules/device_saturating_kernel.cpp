@@ -3,6 +3,9 @@
 // shared memory per SM and K's launch resources) while a kernel J of another stream waited for it:
 // J was ready (launch returned, previous op of its stream done) before K ended, started at least
 // 10 µs after it was ready, and started in the second half of K or within 5 µs after K ended.
+// J must itself be smaller than one full wave (it would not fill the device alone): when J also
+// fills every SM, as the tile kernels of a compute-bound pipeline do, running it beside K would
+// only time-slice the SMs, so its wait cost nothing.
 // Ops on the legacy default stream are left to legacy-default-stream.
 // Cost: for each such J, its start minus the later of its ready time and K's start.
 // Needs: SM count, max threads and blocks per SM of the device, kernels' grid and block sizes,
@@ -61,7 +64,7 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
       const GpuOp& waiting = view.op(ops[j]);
       if (waiting.kind != OpKind::kKernel || ops[j].start < half ||
           DeviceView::streamKey(waiting) == DeviceView::streamKey(kernel) ||
-          view.onLegacyDefaultStream(waiting)) {
+          view.onLegacyDefaultStream(waiting) || fillsDevice(*device, waiting)) {
         continue;
       }
       const auto ready = view.readyTime(j);
