@@ -4,7 +4,7 @@
 #     streamed scan with `cuoverlap record`, and analyzes each recorded trace;
 #   elsewhere: analyzes the bundled traces tests/data/*.sqlite, or, while none exist yet, the real
 #     Nsight Systems exports in ../shared/traces/nsys/.
-# Reports go to $OUT_DIR (default out/): <name>.txt and <name>.json per trace.
+# Reports go to $OUT_DIR (default out/): <name>.txt, <name>.json and <name>.html per trace.
 #   BUILD_DIR (default build), OUT_DIR (default out)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +18,7 @@ analyze() {  # analyze TRACE: text and JSON reports beside each other in $out
   local trace=$1 name
   name=$(basename "${trace%.sqlite}")
   "$cli" analyze "$trace" --format json -o "$out/$name.json"
+  "$cli" analyze "$trace" --format html -o "$out/$name.html"
   "$cli" analyze "$trace" | tee "$out/$name.txt"
 }
 
@@ -31,7 +32,7 @@ if have_gpu && [ -x "$build/workloads/cuoverlap-streams" ]; then
     analyze "$trace"
   done
   trace="$out/scan-streamed.sqlite"
-  "$cli" record --force -o "$trace" -- "$build/workloads/cuoverlap-scan" run
+  "$cli" record --force -o "$trace" -- "$build/workloads/cuoverlap-scan" streamed
   analyze "$trace"
 else
   shopt -s nullglob

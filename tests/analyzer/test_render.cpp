@@ -62,10 +62,10 @@ TEST_CASE("JSON report: schema id, documented keys in order, enum names", "[rend
 TEST_CASE("text report: metrics, gaps, findings worst first, ranges", "[render]") {
   std::string text = renderTextString(sampleReport());
   CHECK_THAT(text, Catch::Contains("device 1: NVIDIA H200"));
-  CHECK_THAT(text, Catch::Contains("busy 1.5 us (75.0%)"));
+  CHECK_THAT(text, Catch::Contains("busy 1.5 µs (75.0%)"));
   CHECK_THAT(text, Catch::Contains("copy time hidden under kernels 50.0%"));
-  CHECK_THAT(text, Catch::Contains("compute 1.5 us (75.0%)"));
-  CHECK_THAT(text, Catch::Contains("concurrency 0: 500 ns (25.0%)  1: 1.5 us (75.0%)\n"));
+  CHECK_THAT(text, Catch::Contains("compute 1.5 µs (75.0%)"));
+  CHECK_THAT(text, Catch::Contains("concurrency 0: 500 ns (25.0%)  1: 1.5 µs (75.0%)\n"));
   CHECK_THAT(text, Catch::Contains("sync-wait"));
   CHECK_THAT(text, Catch::Contains("cudaDeviceSynchronize (correlation 42"));
   CHECK_THAT(text, Catch::Contains("range \"step\""));
