@@ -69,8 +69,20 @@ std::string findCollector() {
 std::string checkCollectorLoads(const std::string& path) {
   if (path.empty()) return fmt::format("{} not found next to cuoverlap or in ../lib", kCollectorFile);
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) return dlerror();
+  if (handle == nullptr) return fmt::format("cannot load the collector or CUPTI: {}", dlerror());
   dlclose(handle);
+  return "";
+}
+
+// The collector creates the file inside the program; a directory it cannot write in is found
+// here, before the run, so the user gets one clear line instead of a trace that never appears.
+std::string outputProblem(const std::string& path) {
+  std::size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  struct stat info {};
+  if (::stat(dir.c_str(), &info) != 0) return fmt::format("cannot write {}: {}: {}", path, dir, std::strerror(errno));
+  if (!S_ISDIR(info.st_mode)) return fmt::format("cannot write {}: {} is not a directory", path, dir);
+  if (::access(dir.c_str(), W_OK) != 0) return fmt::format("cannot write {}: {}: {}", path, dir, std::strerror(errno));
   return "";
 }
 
@@ -146,8 +158,8 @@ std::map<std::string, std::string> readSession(const std::string& path) {
 
 void printSummary(const std::string& path, double wall_seconds) {
   if (!fileExists(path)) {
-    fmt::print(stderr, "cuoverlap: no trace written to {} (did the program use CUDA?); wall time {:.3f} s\n",
-               path, wall_seconds);
+    fmt::print(stderr, "cuoverlap: no trace written to {}: the program made no CUDA call, or the collector "
+               "could not trace it (its warning is above); wall time {:.3f} s\n", path, wall_seconds);
     return;
   }
   auto session = readSession(path);
@@ -177,9 +189,10 @@ int record(const RecordArgs& args) {
     if (!args.force) throw UserError(fmt::format("'{}' exists; use --force to overwrite it", fixed_output));
   }
   std::string collector = findCollector();
-  std::string problem = checkCollectorLoads(collector);
+  std::string problem = outputProblem(fixed_output);
+  if (problem.empty()) problem = checkCollectorLoads(collector);
   if (!problem.empty()) {
-    fmt::print(stderr, "cuoverlap: warning: collector unusable ({}); the program runs untraced\n", problem);
+    fmt::print(stderr, "cuoverlap: warning: not tracing ({}); the program runs untraced\n", problem);
     collector.clear();
   }
   auto start = std::chrono::steady_clock::now();

@@ -29,9 +29,14 @@ std::atomic<std::uint64_t> g_dropped{0}, g_completed{0}, g_callback_ns{0};
 
 // The driver is already loaded in the traced process (it loaded us); looking its functions up
 // instead of linking libcuda keeps the collector's tests loadable on machines without a driver.
+// The runtime loads libcuda with RTLD_LOCAL, so RTLD_DEFAULT does not see its symbols: ask for
+// the already-loaded library by name (RTLD_NOLOAD never loads it).
 template <typename Function>
 Function* driverFunction(const char* name) {
-  return reinterpret_cast<Function*>(dlsym(RTLD_DEFAULT, name));
+  static void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  void* symbol = driver != nullptr ? dlsym(driver, name) : nullptr;
+  if (symbol == nullptr) symbol = dlsym(RTLD_DEFAULT, name);
+  return reinterpret_cast<Function*>(symbol);
 }
 
 std::uint64_t monotonicNs() {
@@ -102,9 +107,17 @@ std::string subscribe() {
     return "CUPTI API version " + std::to_string(version) + " is older than 13.0 (" +
            std::to_string(kMinimumCuptiVersion) + ")";
   }
-  CUptiResult result = cuptiSubscribe(&g_subscriber, onCallback, nullptr);
+  char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN * 2] = {};
+  CUpti_SubscriberParams params{};
+  params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+  params.subscriberName = "cuoverlap";
+  params.oldSubscriberName = other;
+  params.oldSubscriberSize = sizeof other;
+  CUptiResult result = cuptiSubscribe_v2(&g_subscriber, onCallback, nullptr, &params);
   if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-    return "another CUPTI tool (nsys, ncu, a framework profiler, ...) is already attached";
+    std::string name = other[0] != '\0' ? std::string(" (") + other + ")" : "";
+    return "another CUPTI tool" + name + " is already attached: nsys, ncu, a framework profiler or "
+           "the program itself";
   }
   if (!CUOVERLAP_CUPTI(result)) return "cuptiSubscribe failed";
   return "";

@@ -7,12 +7,17 @@
 //                  2 memsets, 2 stream syncs, 1 device sync, NVTX ranges and a mark, then
 //                  cudaDeviceReset
 //   spin FILE      launches 1 ms kernels until killed; writes its pid to FILE after 100 of them
+//   spin_handler FILE before|after
+//                  as spin, with its own SIGTERM handler installed before the first CUDA call
+//                  (the collector chains to it) or after (it replaces the collector's); the
+//                  handler asks the loop to stop, and the program then returns 3
 //   fork           2 kernels, fork (child exits without CUDA), 2 more kernels
 //   threads        8 threads, each 100 kernels on its own stream, started together
 //   graph          a captured graph of 3 kernels and 1 memset, launched 4 times
 //   exit_thread    100 kernels, then exit(5) from a second thread while main waits
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
+#include <signal.h>
 #include <unistd.h>
 #include <sys/wait.h>
 
@@ -43,6 +48,16 @@ __global__ void sleepKernel(unsigned nanoseconds) { __nanosleep(nanoseconds); }
 namespace {
 
 constexpr int kN = 1 << 16;
+volatile sig_atomic_t g_stop_requested = 0;
+
+void onStopSignal(int) { g_stop_requested = 1; }
+
+void installStopHandler() {
+  struct sigaction action {};
+  action.sa_handler = onStopSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+}
 constexpr size_t kBytes = kN * sizeof(int);
 
 void launchAddOne(int* d, cudaStream_t stream) {
@@ -84,7 +99,7 @@ int runBasic() {
 }
 
 int runSpin(const char* ready_file) {
-  for (int i = 0;; ++i) {
+  for (int i = 0; !g_stop_requested; ++i) {
     sleepKernel<<<1, 1>>>(1000000);
     CHECK_CUDA(cudaDeviceSynchronize());
     if (i == 100) {
@@ -92,8 +107,10 @@ int runSpin(const char* ready_file) {
       std::fprintf(f, "%d\n", static_cast<int>(getpid()));
       std::fclose(f);
     }
-    if (i > 60000) return 3;  // about a minute: the test never waits that long
+    if (i > 60000) return 4;  // about a minute: the test never waits that long
   }
+  std::printf("stop handler ran\n");
+  return 3;
 }
 
 int runFork() {
@@ -176,9 +193,13 @@ int runExitFromThread() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "probe";
+  bool own_handler = !std::strcmp(mode, "spin_handler") && argc > 3;
+  if (own_handler && !std::strcmp(argv[3], "before")) installStopHandler();
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return 77;
-  const char* mode = argc > 1 ? argv[1] : "probe";
+  if (own_handler && !std::strcmp(argv[3], "after")) installStopHandler();
+  if (own_handler) return runSpin(argv[2]);
   if (!std::strcmp(mode, "probe")) return 0;
   if (!std::strcmp(mode, "basic")) return runBasic();
   if (!std::strcmp(mode, "spin") && argc > 2) return runSpin(argv[2]);

@@ -23,14 +23,15 @@ std::string g_dir;
 
 std::string tracePath(const std::string& name) { return g_dir + "/" + name + ".sqlite"; }
 
-// Runs `cuoverlap record -o OUTPUT -- app ARGS`, its output into OUTPUT.log; returns its pid.
-pid_t startRecord(const std::string& output, const std::vector<std::string>& app_args) {
+// Runs `cuoverlap record -o OUTPUT -- PROGRAM ARGS`, its output into OUTPUT.log; returns its pid.
+pid_t startRecord(const std::string& output, const std::vector<std::string>& app_args,
+                  const std::string& program = CUOVERLAP_PROBE_APP) {
   pid_t pid = fork();
   if (pid == 0) {
     int log = open((output + ".log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(log, 1);
     dup2(log, 2);
-    std::vector<std::string> words = {CUOVERLAP_CLI, "record", "-o", output, "--", CUOVERLAP_PROBE_APP};
+    std::vector<std::string> words = {CUOVERLAP_CLI, "record", "-o", output, "--", program};
     words.insert(words.end(), app_args.begin(), app_args.end());
     std::vector<char*> argv;
     for (auto& w : words) argv.push_back(&w[0]);
@@ -47,13 +48,32 @@ int waitExit(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
 }
 
-int record(const std::string& output, const std::vector<std::string>& app_args) {
-  return waitExit(startRecord(output, app_args));
+int record(const std::string& output, const std::vector<std::string>& app_args,
+           const std::string& program = CUOVERLAP_PROBE_APP) {
+  return waitExit(startRecord(output, app_args, program));
 }
 
 std::string readFile(const std::string& path) {
   std::ifstream in(path);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::vector<std::string> linesWith(const std::string& text, const std::string& part) {
+  std::vector<std::string> found;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(begin, end - begin);
+    if (line.find(part) != std::string::npos) found.push_back(line);
+    begin = end + 1;
+  }
+  return found;
+}
+
+bool exists(const std::string& path) {
+  struct stat info {};
+  return stat(path.c_str(), &info) == 0;
 }
 
 bool waitForFile(const std::string& path, int seconds) {
@@ -138,6 +158,74 @@ TEST_CASE("SIGINT in the middle: flushed, complete, exit status of the signal") 
   CHECK(trace.session("complete") == "1");
   CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") > 100);
   CHECK(trace.integer(kNoBadTimes) == 0);
+}
+
+TEST_CASE("SIGTERM in the middle, program without a handler: flushed, complete, dies by SIGTERM") {
+  std::string path = tracePath("sigterm"), ready = g_dir + "/sigterm.ready";
+  pid_t cli = startRecord(path, {"spin", ready});
+  REQUIRE(waitForFile(ready, 60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(cli, SIGTERM);  // forwarded to the program
+  CHECK(waitExit(cli) == 128 + SIGTERM);
+  INFO(readFile(path + ".log"));
+  TraceFile trace(path);
+  CHECK(trace.text("PRAGMA integrity_check") == "ok");
+  CHECK(trace.session("complete") == "1");
+  CHECK(trace.session("dropped_records") == "0");
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") > 100);
+  CHECK(trace.integer(kNoBadTimes) == 0);
+}
+
+TEST_CASE("SIGTERM with the program's own handler: the handler runs, exit code 3, trace complete") {
+  // "before": installed before the first CUDA call, so the collector's handler chains to it;
+  // "after": installed after, replacing the collector's; exit from main flushes either way.
+  for (std::string when : {"before", "after"}) {
+    INFO("handler installed " << when << " the first CUDA call");
+    std::string path = tracePath("sigterm_handler_" + when), ready = path + ".ready";
+    pid_t cli = startRecord(path, {"spin_handler", ready, when});
+    REQUIRE(waitForFile(ready, 60));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    kill(cli, SIGTERM);
+    CHECK(waitExit(cli) == 3);
+    std::string log = readFile(path + ".log");
+    INFO(log);
+    CHECK(linesWith(log, "stop handler ran").size() == 1);
+    TraceFile trace(path);
+    CHECK(trace.text("PRAGMA integrity_check") == "ok");
+    CHECK(trace.session("complete") == "1");
+    CHECK(trace.session("dropped_records") == "0");
+    CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") > 100);
+    CHECK(trace.integer(kNoBadTimes) == 0);
+  }
+}
+
+TEST_CASE("another CUPTI subscriber attached first: one warning, untraced, exit code kept, no file") {
+  std::string path = tracePath("own_subscriber");
+  CHECK(record(path, {}, CUOVERLAP_OWN_SUBSCRIBER_APP) == 7);
+  std::string log = readFile(path + ".log");
+  INFO(log);
+  CHECK(linesWith(log, "own subscriber attached").size() == 1);
+  std::vector<std::string> warnings = linesWith(log, "warning");
+  REQUIRE(warnings.size() == 1);
+  CHECK(linesWith(warnings[0], "another CUPTI tool").size() == 1);
+  CHECK(linesWith(log, "no trace written to " + path).size() == 1);
+  CHECK_FALSE(exists(path));
+}
+
+TEST_CASE("collector alone, unwritable output: one warning, the program runs untraced, exit 0") {
+  std::string output = g_dir + "/no-such-dir/direct.sqlite", log = g_dir + "/direct_unwritable.log";
+  std::string command = std::string("CUDA_INJECTION64_PATH=") + CUOVERLAP_COLLECTOR_LIB +
+                        " NVTX_INJECTION64_PATH=" + CUOVERLAP_COLLECTOR_LIB + " CUOVERLAP_OUTPUT=" + output +
+                        " " + CUOVERLAP_PROBE_APP + " basic > " + log + " 2>&1";
+  int status = std::system(command.c_str());
+  std::string text = readFile(log);
+  INFO(text);
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  std::vector<std::string> warnings = linesWith(text, "warning");
+  REQUIRE(warnings.size() == 1);
+  CHECK(linesWith(warnings[0], "not tracing this process").size() == 1);
+  CHECK(linesWith(warnings[0], output).size() == 1);
+  CHECK_FALSE(exists(output));
 }
 
 TEST_CASE("SIGKILL in the middle: a valid file holding what was committed") {
