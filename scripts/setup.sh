@@ -1,22 +1,36 @@
 #!/usr/bin/env bash
 # Installs what cuoverlap needs on a fresh Debian/Ubuntu machine (only the packages that are
-# missing), then configures and builds into build/. Safe to run again.
+# missing), then configures and builds into build/. Safe to run again. When the dependencies are
+# already found some other way (CMAKE_PREFIX_PATH, e.g. a GPU host without a package registry),
+# nothing is installed.
 #   BUILD_DIR (default build), CMAKE_ARGS (extra configure arguments)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pkgs=(cmake ninja-build g++ libsqlite3-dev sqlite3 catch2 libcli11-dev nlohmann-json3-dev libfmt-dev)
-missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "setup: installing ${missing[*]}"
-  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+build=${BUILD_DIR:-build}
 # CUDA is optional; use the toolkit in /usr/local/cuda when there is one.
 if [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
-build=${BUILD_DIR:-build}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo ${CMAKE_ARGS:-} >/dev/null
+
+configure() {
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo ${CMAKE_ARGS:-} > "$1" 2>&1
+}
+
+install_missing() {
+  local pkgs=(cmake ninja-build g++ libsqlite3-dev sqlite3 catch2 libcli11-dev nlohmann-json3-dev
+              libfmt-dev) missing=() p sudo=""
+  for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  ((${#missing[@]})) || return 0
+  echo "setup: installing ${missing[*]}"
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if ! { command -v cmake >/dev/null && command -v ninja >/dev/null && configure "$log"; }; then
+  install_missing
+  configure "$log" || { cat "$log" >&2; echo "setup: configure failed" >&2; exit 1; }
+fi
 cmake --build "$build" -j"$(nproc)"
