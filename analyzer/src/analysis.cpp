@@ -9,14 +9,18 @@ namespace cuoverlap {
 
 namespace {
 
-std::vector<DeviceReport> analyzeDevices(const Trace& trace, const AnalysisOptions& options) {
+// Gaps and findings of a device share one view of its ops (diagnoseDevice), built one device at a
+// time so that at most one view is alive.
+std::vector<DeviceReport> analyzeDevices(const Trace& trace, const AnalysisOptions& options,
+                                         std::vector<Finding>& findings) {
   std::vector<DeviceReport> devices;
   for (std::uint16_t device_id : devicesInScope(trace, options.scope)) {
     DeviceReport device;
     device.metrics = computeDeviceMetrics(trace, options.scope, device_id);
-    device.gaps = analyzeGaps(trace, options.scope, device_id, options.gap_threshold_ns);
+    device.gaps = diagnoseDevice(trace, options.scope, device_id, options.gap_threshold_ns, findings);
     devices.push_back(std::move(device));
   }
+  sortFindingsByCost(findings);
   return devices;
 }
 
@@ -36,8 +40,7 @@ TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& options) {
     report.findings = mergeRangeFindings(report.range_instances);
     return report;
   }
-  report.devices = analyzeDevices(trace, options);
-  report.findings = runFindings(trace, options.scope, report.devices);
+  report.devices = analyzeDevices(trace, options, report.findings);
   return report;
 }
 

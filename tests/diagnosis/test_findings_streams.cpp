@@ -86,7 +86,7 @@ TEST_CASE("legacy-default-stream does not fire without stream data") {
 
 TEST_CASE("single-stream fires when copies and kernels share one stream") {
   TraceBuilder b;
-  b.copy(kNullStream, 0, 100, CopyKind::kHtoD);
+  b.copy(kNullStream, 1, 100, CopyKind::kHtoD);
   b.kernel(kNullStream, 100, 150);
   b.copy(kNullStream, 150, 200, CopyKind::kDtoH);
   const auto findings = findingsOf(b.build());
@@ -99,13 +99,13 @@ TEST_CASE("single-stream fires when copies and kernels share one stream") {
 
 TEST_CASE("single-stream does not fire with two streams or without copies") {
   TraceBuilder two;
-  two.copy(13, 0, 100, CopyKind::kHtoD);
+  two.copy(13, 1, 100, CopyKind::kHtoD);
   two.kernel(14, 100, 150);
   two.copy(13, 150, 200, CopyKind::kDtoH);
   CHECK(idsOf(findingsOf(two.build())).count("single-stream") == 0);
 
   TraceBuilder kernels_only;
-  for (int i = 0; i < 5; ++i) kernels_only.kernel(kNullStream, 100 * i, 100 * i + 90);
+  for (int i = 0; i < 5; ++i) kernels_only.kernel(kNullStream, 100 * i + 10, 100 * i + 90);
   CHECK(findingsOf(kernels_only.build()).empty());
 }
 
@@ -120,7 +120,7 @@ TEST_CASE("low-overlap fires across streams and names the responsible finding") 
   // Pageable copies on stream 13 never overlap the kernels on stream 14.
   for (int i = 0; i < 4; ++i) {
     const double base = 200.0 * i;
-    b.copyCall("cudaMemcpyAsync_v3020", 13, base, base + 100, base, base + 100, CopyKind::kHtoD,
+    b.copyCall("cudaMemcpyAsync_v3020", 13, base, base + 100, base + 1, base + 100, CopyKind::kHtoD,
                MemKind::kPageable);
     b.launch(14, base + 101, base + 102, base + 105, base + 195);
   }
@@ -134,7 +134,7 @@ TEST_CASE("low-overlap fires across streams and names the responsible finding") 
 
 TEST_CASE("low-overlap blames the issue order when nothing else explains it") {
   TraceBuilder b;
-  for (int i = 0; i < 4; ++i) b.copy(13, 100.0 * i, 100.0 * i + 90, CopyKind::kHtoD);
+  for (int i = 0; i < 4; ++i) b.copy(13, 100.0 * i + 10, 100.0 * i + 90, CopyKind::kHtoD);
   for (int i = 0; i < 4; ++i) b.kernel(14, 400 + 100.0 * i, 490 + 100.0 * i);
   const auto findings = findingsOf(b.build());
   const Finding* f = findingById(findings, "low-overlap");

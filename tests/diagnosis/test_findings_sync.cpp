@@ -33,7 +33,7 @@ TEST_CASE("pageable-memcpy counts async copies from pageable memory") {
 
 TEST_CASE("pageable-memcpy does not fire when memory kinds are unknown or pinned") {
   TraceBuilder b;
-  b.copy(13, 0, 50, CopyKind::kHtoD, MemKind::kUnknown);
+  b.copy(13, 10, 50, CopyKind::kHtoD, MemKind::kUnknown);
   b.copy(13, 60, 100, CopyKind::kHtoD, MemKind::kPinned);
   CHECK(idsOf(findingsOf(b.build())).count("pageable-memcpy") == 0);
 }
@@ -41,14 +41,14 @@ TEST_CASE("pageable-memcpy does not fire when memory kinds are unknown or pinned
 TEST_CASE("evidence keeps the five most costly examples") {
   TraceBuilder b;
   for (int i = 0; i < 8; ++i) {
-    b.copy(13, 100.0 * i, 100.0 * i + 10 + i, CopyKind::kHtoD, MemKind::kPageable);
+    b.copy(13, 100.0 * (i + 1), 100.0 * (i + 1) + 10 + i, CopyKind::kHtoD, MemKind::kPageable);
   }
   const auto findings = findingsOf(b.build());
   const Finding* f = findingById(findings, "pageable-memcpy");
   REQUIRE(f != nullptr);
   CHECK(f->count == 8);
   REQUIRE(f->evidence.size() == 5);
-  CHECK(f->evidence.front().time == 300'000);  // copies 3..7 are the longest
+  CHECK(f->evidence.front().time == 400'000);  // copies 3..7 are the longest
   CHECK(f->evidence.front().api == "memcpy HtoD 1048576 B");  // no runtime data: the op itself
 }
 
@@ -76,13 +76,13 @@ TEST_CASE("sync-memcpy does not fire for the first or last op, nor for async cop
 
 TEST_CASE("sync-memcpy falls back on the collector's async flag without runtime data") {
   TraceBuilder b;
-  b.kernel(13, 0, 100);
+  b.kernel(13, 1, 100);
   b.copy(13, 100, 150, CopyKind::kDtoH).flags = op_flag::kAsyncKnown;  // known, not async
   b.kernel(13, 200, 300);
   CHECK(idsOf(findingsOf(b.build())).count("sync-memcpy") == 1);
 
   TraceBuilder unknown;
-  unknown.kernel(13, 0, 100);
+  unknown.kernel(13, 1, 100);
   unknown.copy(13, 100, 150, CopyKind::kDtoH);  // flags unknown: says nothing
   unknown.kernel(13, 200, 300);
   CHECK(idsOf(findingsOf(unknown.build())).count("sync-memcpy") == 0);

@@ -1,7 +1,9 @@
 // Idle gaps: each cause on a minimal trace, the threshold, totals and the largest-gaps list.
 #include <catch2/catch.hpp>
 
+#include "cuoverlap/analysis.h"
 #include "cuoverlap/diagnosis.h"
+#include "cuoverlap/metrics.h"
 #include "trace_builder.h"
 
 namespace cuoverlap {
@@ -97,7 +99,7 @@ TEST_CASE("without runtime data the cause is unknown") {
 
 TEST_CASE("gaps below the threshold are not counted but still count as idle") {
   TraceBuilder b;
-  b.kernel(13, 0, 100);
+  b.kernel(13, 1, 100);
   b.kernel(13, 105, 200);  // 5 µs gap: below 10 µs
   b.kernel(13, 220, 300);  // 20 µs gap
   const GapAnalysis gaps = gapsOf(b);
@@ -111,7 +113,7 @@ TEST_CASE("gaps below the threshold are not counted but still count as idle") {
 
 TEST_CASE("ops overlapping on other streams close a gap") {
   TraceBuilder b;
-  b.kernel(13, 0, 100);
+  b.kernel(13, 1, 100);
   b.kernel(14, 90, 250);
   b.kernel(13, 220, 300);
   CHECK(gapsOf(b, 1).count == 0);
@@ -119,7 +121,7 @@ TEST_CASE("ops overlapping on other streams close a gap") {
 
 TEST_CASE("the previous op of a gap is the one that ended last, not the last one to start") {
   TraceBuilder b;
-  b.kernel(13, 0, 300);
+  b.kernel(13, 1, 300);
   b.kernel(14, 10, 20);
   b.kernel(13, 400, 500);
   const Trace trace = b.build();
@@ -149,7 +151,7 @@ TEST_CASE("totals per cause add up and give the share of all idle time") {
 
 TEST_CASE("largest gaps keeps the ten longest, in time order") {
   TraceBuilder b;
-  double t = 0;
+  double t = 1;
   for (int i = 0; i < 13; ++i) {
     b.kernel(13, t, t + 10);
     t += 10 + 20 + i;  // gap i lasts 20 + i µs: the first three are the shortest
@@ -166,7 +168,7 @@ TEST_CASE("largest gaps keeps the ten longest, in time order") {
 
 TEST_CASE("the window clips the span: gaps outside it are not reported") {
   TraceBuilder b;
-  b.kernel(13, 0, 100);
+  b.kernel(13, 1, 100);
   b.kernel(13, 200, 300);
   b.kernel(13, 350, 400);
   Scope scope;
@@ -182,6 +184,40 @@ TEST_CASE("a device without ops has no gaps") {
   const GapAnalysis gaps = gapsOf(b);
   CHECK(gaps.count == 0);
   CHECK(gaps.totals.empty());
+}
+
+// Ops are rows with start > 0 and end >= start (docs/metrics.md); an op with start 0 (an
+// incomplete record) must not stretch the gaps' span below the metrics' first start.
+TEST_CASE("ops with start 0 count for neither gaps nor metrics") {
+  for (const double zero_end_us : {0.0, 50.0}) {
+    INFO("op from 0 to " << zero_end_us << " us");
+    TraceBuilder b;
+    b.kernel(13, 0, zero_end_us);
+    b.launch(13, 90, 95, 100, 200);
+    b.launch(13, 250, 295, 300, 400);
+    const Trace trace = b.build();
+    const DeviceMetrics metrics = computeDeviceMetrics(trace, Scope{}, 0);
+    const GapAnalysis gaps = analyzeGaps(trace, Scope{}, 0, 10'000);
+    CHECK(metrics.first_start == 100'000);
+    CHECK(metrics.idle_ns == 100'000);
+    CHECK(gaps.count == 1);
+    CHECK(gaps.time_ns == metrics.idle_ns);
+    REQUIRE(gaps.largest.size() == 1);
+    CHECK(gaps.largest[0].start == 200'000);
+    CHECK(gaps.largest[0].end == 300'000);
+  }
+}
+
+TEST_CASE("the findings skip ops with start 0 as the metrics do") {
+  // Alone, the start-0 copy would make the kernels' stream copy and compute: single-stream.
+  TraceBuilder b;
+  b.copy(13, 0, 50, CopyKind::kHtoD);
+  b.launch(13, 90, 95, 100, 200);
+  b.launch(13, 250, 295, 300, 400);
+  const Trace trace = b.build();
+  AnalysisOptions options;
+  const TraceReport report = analyzeTrace(trace, options);
+  CHECK(report.findings.empty());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 //    recorded on the GPU machine); a trace that disagrees with the manifest fails.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
@@ -149,6 +150,34 @@ TEST_CASE("every recorded streams scenario gives exactly its manifest's diagnosi
     ++checked;
   }
   if (checked == 0) WARN("no recorded streams scenario trace in " << CUOVERLAP_TEST_DATA);
+}
+
+
+// Gaps and metrics count the same ops: no gap lies outside the metrics' span and the gaps never
+// add up to more than the idle time (nsysai_healthy_1pct has start-0 rows that once broke this).
+void checkGapsInsideIdle(const std::string& path) {
+  Trace trace;
+  const TraceReport report = analyzeFile(path, trace);
+  for (const DeviceReport& device : report.devices) {
+    INFO(path << " device " << device.metrics.device_id);
+    CHECK(device.gaps.time_ns <= device.metrics.idle_ns);
+    for (const IdleGap& gap : device.gaps.largest) {
+      CHECK(gap.start >= device.metrics.first_start);
+      CHECK(gap.end <= device.metrics.last_end);
+    }
+  }
+}
+
+TEST_CASE("every real and recorded trace: gap total <= idle time, gaps inside the span") {
+  int checked = 0;
+  for (const std::string& dir : {kShared, std::string(CUOVERLAP_TEST_DATA)}) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      if (entry.path().extension() != ".sqlite") continue;
+      checkGapsInsideIdle(entry.path().string());
+      ++checked;
+    }
+  }
+  CHECK(checked >= 5);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Hand-built traces for diagnosis tests: one device (132 SMs, H200-like limits), one context whose
 // legacy default stream is 7 (flag NULL, as CUPTI reports it), and blocking streams 13, 14, 15.
-// Times are in microseconds for readability and stored in nanoseconds.
+// Times are in microseconds for readability and stored in nanoseconds. Ops start after 0: a
+// start of 0 marks an incomplete record, which metrics, gaps and findings all skip.
 #pragma once
 
 #include <algorithm>

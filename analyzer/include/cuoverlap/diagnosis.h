@@ -23,6 +23,14 @@ GapAnalysis analyzeGaps(const Trace& trace, const Scope& scope, std::uint16_t de
 std::vector<Finding> runFindings(const Trace& trace, const Scope& scope,
                                  const std::vector<DeviceReport>& devices);
 
+// analyzeGaps and the findings of runFindings for one device, from one view of its ops built once
+// and shared (the cost of one view instead of two). The device's findings are appended to
+// `findings` unsorted; sortFindingsByCost then orders them as runFindings does.
+GapAnalysis diagnoseDevice(const Trace& trace, const Scope& scope, std::uint16_t device_id,
+                           Ns threshold_ns, std::vector<Finding>& findings);
+// The most costly first; ties keep their order (device order, then rule order).
+void sortFindingsByCost(std::vector<Finding>& findings);
+
 // "250", "250ns", "12.5us", "3ms", "1.5s" -> nanoseconds. Throws UserError on anything else.
 Ns parseDuration(std::string_view text);
 

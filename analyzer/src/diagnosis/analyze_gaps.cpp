@@ -6,6 +6,7 @@
 #include "cuoverlap/diagnosis.h"
 #include "diagnosis/device_view.h"
 #include "diagnosis/idle_gaps.h"
+#include "diagnosis/rules/rules.h"
 
 namespace cuoverlap {
 namespace {
@@ -35,22 +36,36 @@ std::vector<GapCauseTotal> totalsPerCause(const std::vector<IdleGap>& gaps, Ns i
 
 }  // namespace
 
-GapAnalysis analyzeGaps(const Trace& trace, const Scope& scope, std::uint16_t device_id,
-                        Ns threshold_ns) {
+namespace diagnosis {
+
+GapAnalysis analyzeGapsOfView(const DeviceView& view, Ns threshold_ns) {
   GapAnalysis result;
   result.threshold_ns = threshold_ns;
-  const diagnosis::DeviceView view(trace, scope, device_id);
   // A threshold of 0 would make every touching pair of ops a "gap"; 1 ns is the smallest gap.
-  std::vector<IdleGap> gaps = diagnosis::attributeGaps(view, std::max<Ns>(threshold_ns, 1));
+  std::vector<IdleGap> gaps = attributeGaps(view, std::max<Ns>(threshold_ns, 1));
   Ns idle_ns = 0;
   for (const Interval& idle : view.idle()) idle_ns += idle.length();
   result.count = gaps.size();
   for (const IdleGap& gap : gaps) result.time_ns += gap.duration();
   result.totals = totalsPerCause(gaps, idle_ns);
-  result.largest = diagnosis::largestInTimeOrder(
+  result.largest = largestInTimeOrder(
       std::move(gaps), kLargestGaps, [](const IdleGap& g) { return g.duration(); },
       [](const IdleGap& g) { return g.start; });
   return result;
+}
+
+}  // namespace diagnosis
+
+GapAnalysis analyzeGaps(const Trace& trace, const Scope& scope, std::uint16_t device_id,
+                        Ns threshold_ns) {
+  return diagnosis::analyzeGapsOfView(diagnosis::DeviceView(trace, scope, device_id), threshold_ns);
+}
+
+GapAnalysis diagnoseDevice(const Trace& trace, const Scope& scope, std::uint16_t device_id,
+                           Ns threshold_ns, std::vector<Finding>& findings) {
+  const diagnosis::DeviceView view(trace, scope, device_id);
+  if (!view.empty()) diagnosis::runRules(view, findings);
+  return diagnosis::analyzeGapsOfView(view, threshold_ns);
 }
 
 }  // namespace cuoverlap

@@ -1,24 +1,26 @@
 #include "diagnosis/device_view.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
-#include <set>
+#include <limits>
+#include <unordered_map>
+
+#include "cuoverlap/error.h"
+#include "cuoverlap/metrics.h"
 
 namespace cuoverlap::diagnosis {
 
 DeviceView::DeviceView(const Trace& trace, const Scope& scope, std::uint16_t device_id)
-    : trace_(trace), device_id_(device_id) {
+    : trace_(trace), device_id_(device_id), window_start_(scope.window_start),
+      window_end_(scope.window_end) {
   selectOps(scope);
   selectCalls(scope);
   for (const Stream& s : trace_.streams) {
     streams_[{s.pid, s.context_id, s.stream_id}] = &s;
   }
   computeIdle();
-  std::unordered_map<std::uint64_t, Ns> stream_end;
-  for (const ScopedOp& scoped : ops_) {
-    Ns& end = stream_end[streamKey(op(scoped))];
-    previous_on_stream_end_.push_back(end);
-    end = std::max(end, scoped.end);
-  }
+  computePreviousOnStreamEnds();
 }
 
 std::uint64_t DeviceView::streamKey(const GpuOp& op) {
@@ -28,56 +30,109 @@ std::uint64_t DeviceView::streamKey(const GpuOp& op) {
 }
 
 std::optional<Ns> DeviceView::readyTime(std::size_t position) const {
-  const std::optional<std::size_t> launch = launchCall(op(ops_[position]));
+  const std::optional<std::size_t> launch = launchCall(op(ops()[position]));
   if (!launch) return std::nullopt;
   return std::max(call(*launch).end, previous_on_stream_end_[position]);
 }
 
 void DeviceView::selectOps(const Scope& scope) {
+  if (trace_.ops.size() > std::numeric_limits<std::uint32_t>::max()) {
+    throw UserError(fmt::format("{}: more than 2^32 GPU ops", trace_.path));
+  }
+  // An upper bound, reserved once: growth would briefly hold two copies. Views are built one
+  // device at a time, so the slack costs at most 4 bytes per op of the trace.
+  op_indices_.reserve(trace_.ops.size());
   for (std::size_t i = 0; i < trace_.ops.size(); ++i) {
     const GpuOp& op = trace_.ops[i];
-    if (op.device_id != device_id_ || (scope.pid && op.pid != *scope.pid)) continue;
-    if (op.end < op.start) continue;
-    if (op.start >= scope.window_end || op.end <= scope.window_start) {
-      // Zero-length ops at the window start still belong to it.
-      if (!(op.start == op.end && op.start == scope.window_start)) continue;
-    }
-    ops_.push_back({i, std::max(op.start, scope.window_start), std::min(op.end, scope.window_end)});
+    // The metrics' rule (opInScope), so that gaps, findings and metrics count the same ops.
+    if (op.device_id != device_id_ || !opInScope(op, scope)) continue;
+    op_indices_.push_back(static_cast<std::uint32_t>(i));
   }
-  std::stable_sort(ops_.begin(), ops_.end(),
-                   [](const ScopedOp& a, const ScopedOp& b) { return a.start < b.start; });
-  for (const ScopedOp& op : ops_) span_end_ = std::max(span_end_, op.end);
+  const auto clipped_start = [&](std::uint32_t i) { return clippedStart(trace_.ops[i], scope); };
+  const auto before = [&](std::uint32_t a, std::uint32_t b) {
+    return clipped_start(a) < clipped_start(b);
+  };
+  // The reader returns ops sorted by start and clipping keeps that order; test-built traces may not.
+  if (!std::is_sorted(op_indices_.begin(), op_indices_.end(), before)) {
+    std::stable_sort(op_indices_.begin(), op_indices_.end(), before);
+  }
+  for (std::uint32_t i : op_indices_) span_end_ = std::max(span_end_, clippedEnd(trace_.ops[i], scope));
 }
 
 void DeviceView::selectCalls(const Scope& scope) {
-  std::set<std::uint32_t> pids;
-  for (const ScopedOp& op : ops_) pids.insert(trace_.ops[op.index].pid);
+  std::vector<std::uint32_t> pids;
+  for (std::uint32_t i : op_indices_) {
+    const std::uint32_t pid = trace_.ops[i].pid;
+    if (pids.empty() || pids.back() != pid) pids.push_back(pid);  // runs of one pid are common
+  }
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  const auto in_view = [&](std::uint32_t pid) {
+    return std::binary_search(pids.begin(), pids.end(), pid);
+  };
+  indexLaunchCalls(pids);
   call_kinds_.assign(trace_.runtime_calls.size(), ApiKind::kOther);
   for (std::size_t i = 0; i < trace_.runtime_calls.size(); ++i) {
     const RuntimeCall& call = trace_.runtime_calls[i];
-    if (pids.count(call.pid) == 0) continue;
-    // Correlation lookups see every call, so that an op in the window finds a launch made
-    // before the window began.
-    auto [it, inserted] = call_by_correlation_.try_emplace(call.correlation_id, i);
-    if (!inserted && trace_.runtime_calls[it->second].is_driver && !call.is_driver) it->second = i;
+    if (!in_view(call.pid)) continue;
     call_kinds_[i] = classifyApi(trace_.str(call.name));
     if (call.start >= scope.window_end || call.end <= scope.window_start) continue;
     calls_.push_back(i);
   }
-  call_by_correlation_.erase(0);
   std::stable_sort(calls_.begin(), calls_.end(), [&](std::size_t a, std::size_t b) {
     return trace_.runtime_calls[a].start < trace_.runtime_calls[b].start;
   });
   for (const SyncEvent& sync : trace_.syncs) {
-    if (pids.count(sync.pid) == 0) continue;
+    if (!in_view(sync.pid)) continue;
     if (sync.start >= scope.window_end || sync.end < scope.window_start) continue;
     syncs_.push_back(&sync);
   }
 }
 
+// Correlation lookups see every call of the view's processes, so that an op in the window finds
+// a launch made before the window began. Per id, the first runtime call wins, else the first
+// driver call.
+void DeviceView::indexLaunchCalls(const std::vector<std::uint32_t>& pids) {
+  for (std::size_t i = 0; i < trace_.runtime_calls.size(); ++i) {
+    const RuntimeCall& call = trace_.runtime_calls[i];
+    if (call.correlation_id == 0 || !std::binary_search(pids.begin(), pids.end(), call.pid)) continue;
+    call_by_correlation_.emplace_back(call.correlation_id, static_cast<std::uint32_t>(i));
+  }
+  std::stable_sort(call_by_correlation_.begin(), call_by_correlation_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::size_t kept = 0;
+  for (std::size_t first = 0; first < call_by_correlation_.size();) {
+    std::size_t last = first;
+    std::size_t chosen = first;
+    while (last < call_by_correlation_.size() &&
+           call_by_correlation_[last].first == call_by_correlation_[first].first) {
+      if (trace_.runtime_calls[call_by_correlation_[chosen].second].is_driver &&
+          !trace_.runtime_calls[call_by_correlation_[last].second].is_driver) {
+        chosen = last;
+      }
+      ++last;
+    }
+    call_by_correlation_[kept++] = call_by_correlation_[chosen];
+    first = last;
+  }
+  call_by_correlation_.resize(kept);
+  call_by_correlation_.shrink_to_fit();
+}
+
+void DeviceView::computePreviousOnStreamEnds() {
+  if (call_by_correlation_.empty()) return;
+  previous_on_stream_end_.reserve(op_indices_.size());
+  std::unordered_map<std::uint64_t, Ns> stream_end;
+  for (const ScopedOp scoped : ops()) {
+    Ns& end = stream_end[streamKey(op(scoped))];
+    previous_on_stream_end_.push_back(end);
+    end = std::max(end, scoped.end);
+  }
+}
+
 void DeviceView::computeIdle() {
   Ns covered_until = spanStart();
-  for (const ScopedOp& op : ops_) {
+  for (const ScopedOp op : ops()) {
     if (op.start > covered_until) idle_.push_back({covered_until, op.start});
     covered_until = std::max(covered_until, op.end);
   }
@@ -89,8 +144,10 @@ std::string_view DeviceView::callName(std::size_t index) const {
 
 std::optional<std::size_t> DeviceView::launchCall(const GpuOp& op) const {
   if (op.correlation_id == 0) return std::nullopt;
-  auto it = call_by_correlation_.find(op.correlation_id);
-  if (it == call_by_correlation_.end()) return std::nullopt;
+  auto it = std::lower_bound(call_by_correlation_.begin(), call_by_correlation_.end(),
+                             op.correlation_id,
+                             [](const auto& entry, std::uint32_t id) { return entry.first < id; });
+  if (it == call_by_correlation_.end() || it->first != op.correlation_id) return std::nullopt;
   return it->second;
 }
 
@@ -134,10 +191,11 @@ Ns DeviceView::idleWithin(Ns from, Ns to) const {
 }
 
 std::optional<std::size_t> DeviceView::firstOpStartingAtOrAfter(Ns time) const {
-  auto it = std::lower_bound(ops_.begin(), ops_.end(), time,
-                             [](const ScopedOp& op, Ns t) { return op.start < t; });
-  if (it == ops_.end()) return std::nullopt;
-  return static_cast<std::size_t>(it - ops_.begin());
+  auto it = std::lower_bound(op_indices_.begin(), op_indices_.end(), time, [&](std::uint32_t i, Ns t) {
+    return std::max(trace_.ops[i].start, window_start_) < t;
+  });
+  if (it == op_indices_.end()) return std::nullopt;
+  return static_cast<std::size_t>(it - op_indices_.begin());
 }
 
 }  // namespace cuoverlap::diagnosis

@@ -1,6 +1,11 @@
-// The view every gap and finding rule works on: one device's ops inside the scope (clipped to the
-// window, sorted by start), the runtime calls of the processes that used the device, lookups
-// between them, and the device's idle intervals. Built once per device and scope; rules only read.
+// The view every gap and finding rule works on: one device's ops inside the scope (the ops the
+// metrics count, clipped to the window, sorted by start), the runtime calls of the processes that
+// used the device, lookups between them, and the device's idle intervals. Built once per device
+// and scope and shared by the gaps and every rule; rules only read.
+//
+// Memory: the view must stay small next to Trace::ops (10^7 ops in <= 100 bytes each), so it keeps
+// one 32-bit index per op and yields ScopedOp values (clipped times) on the fly; per-op launch
+// data (readyTime) exists only when the trace has runtime calls.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +13,7 @@
 #include <optional>
 #include <string_view>
 #include <tuple>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "cuoverlap/intervals.h"
@@ -24,16 +29,53 @@ struct ScopedOp {
   Ns end = 0;
 };
 
+// The view's ops in start order, as ScopedOp values made from 32-bit indices into Trace::ops.
+class ScopedOps {
+ public:
+  class Iterator {
+   public:
+    Iterator(const ScopedOps& ops, std::size_t pos) : ops_(&ops), pos_(pos) {}
+    ScopedOp operator*() const { return (*ops_)[pos_]; }
+    Iterator& operator++() { ++pos_; return *this; }
+    bool operator!=(const Iterator& other) const { return pos_ != other.pos_; }
+
+   private:
+    const ScopedOps* ops_;
+    std::size_t pos_;
+  };
+
+  ScopedOps(const std::vector<GpuOp>& all, const std::vector<std::uint32_t>& indices,
+            Ns window_start, Ns window_end)
+      : all_(all), indices_(indices), window_start_(window_start), window_end_(window_end) {}
+
+  std::size_t size() const { return indices_.size(); }
+  bool empty() const { return indices_.empty(); }
+  ScopedOp operator[](std::size_t pos) const {
+    const GpuOp& op = all_[indices_[pos]];
+    return {indices_[pos], op.start < window_start_ ? window_start_ : op.start,
+            op.end > window_end_ ? window_end_ : op.end};
+  }
+  ScopedOp front() const { return (*this)[0]; }
+  Iterator begin() const { return {*this, 0}; }
+  Iterator end() const { return {*this, size()}; }
+
+ private:
+  const std::vector<GpuOp>& all_;
+  const std::vector<std::uint32_t>& indices_;
+  Ns window_start_;
+  Ns window_end_;
+};
+
 class DeviceView {
  public:
   DeviceView(const Trace& trace, const Scope& scope, std::uint16_t device_id);
 
   const Trace& trace() const { return trace_; }
   std::uint16_t deviceId() const { return device_id_; }
-  const std::vector<ScopedOp>& ops() const { return ops_; }
+  ScopedOps ops() const { return {trace_.ops, op_indices_, window_start_, window_end_}; }
   const GpuOp& op(const ScopedOp& scoped) const { return trace_.ops[scoped.index]; }
-  bool empty() const { return ops_.empty(); }
-  Ns spanStart() const { return ops_.empty() ? 0 : ops_.front().start; }
+  bool empty() const { return op_indices_.empty(); }
+  Ns spanStart() const { return empty() ? 0 : ops().front().start; }
   Ns spanEnd() const { return span_end_; }
   Ns spanLength() const { return spanEnd() - spanStart(); }
 
@@ -74,19 +116,27 @@ class DeviceView {
  private:
   void selectOps(const Scope& scope);
   void selectCalls(const Scope& scope);
+  void indexLaunchCalls(const std::vector<std::uint32_t>& pids);
   void computeIdle();
+  void computePreviousOnStreamEnds();
 
   const Trace& trace_;
   std::uint16_t device_id_;
-  std::vector<ScopedOp> ops_;
+  Ns window_start_;
+  Ns window_end_;
+  std::vector<std::uint32_t> op_indices_;  // into Trace::ops, sorted by clipped start
   Ns span_end_ = 0;
   std::vector<std::size_t> calls_;
   std::vector<ApiKind> call_kinds_;  // per Trace::runtime_calls index (only scoped ones set)
-  std::unordered_map<std::uint32_t, std::size_t> call_by_correlation_;
+  // (correlation id, index into Trace::runtime_calls), sorted by id, one entry per id: 8 bytes a
+  // call where a hash map would take ~40.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> call_by_correlation_;
   std::vector<const SyncEvent*> syncs_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, const Stream*> streams_;  // pid, ctx, stream
   std::vector<Interval> idle_;
-  std::vector<Ns> previous_on_stream_end_;  // per position of ops(); 0 for a stream's first op
+  // Per position of ops(); 0 for a stream's first op. Empty without launch calls (readyTime
+  // needs one, so nothing would read it).
+  std::vector<Ns> previous_on_stream_end_;
 };
 
 // Keeps the `limit` items with the largest key, returned in time order (by `time`).

@@ -12,4 +12,8 @@ namespace cuoverlap::diagnosis {
 // neighbours and the call involved.
 std::vector<IdleGap> attributeGaps(const DeviceView& view, Ns min_ns);
 
+// The public analyzeGaps over a prepared view: gaps of at least threshold_ns, totals per cause
+// and the largest gaps.
+GapAnalysis analyzeGapsOfView(const DeviceView& view, Ns threshold_ns);
+
 }  // namespace cuoverlap::diagnosis

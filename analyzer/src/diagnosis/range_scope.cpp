@@ -58,10 +58,10 @@ RangeInstance analyzeInstance(const Trace& trace, const AnalysisOptions& options
   for (std::uint16_t device_id : devicesInScope(trace, scope)) {
     DeviceReport device;
     device.metrics = computeDeviceMetrics(trace, scope, device_id);
-    device.gaps = analyzeGaps(trace, scope, device_id, options.gap_threshold_ns);
+    device.gaps = diagnoseDevice(trace, scope, device_id, options.gap_threshold_ns, instance.findings);
     instance.devices.push_back(std::move(device));
   }
-  instance.findings = runFindings(trace, scope, instance.devices);
+  sortFindingsByCost(instance.findings);
   return instance;
 }
 

@@ -1,4 +1,5 @@
-// runFindings: every rule over every device of the scope, the most costly findings first.
+// runFindings: every rule over every device of the scope, the most costly findings first;
+// runRules: every rule over one prepared view.
 // Rule definitions: the file of each rule in rules/ and docs/findings.md.
 #include <algorithm>
 
@@ -8,32 +9,43 @@
 
 namespace cuoverlap {
 
+namespace diagnosis {
+
+void runRules(const DeviceView& view, std::vector<Finding>& findings) {
+  using RuleFn = std::optional<Finding> (*)(const DeviceView&);
+  static constexpr RuleFn kRules[] = {
+      findLegacyDefaultStream,    findSingleStream,
+      findPageableMemcpy,         findSyncMemcpy,
+      findSyncMemset,             findBlockingSyncCall,
+      findImplicitSyncCall,       findEventWaitSerialization,
+      findHostLaunchBound,        findDeviceSaturatingKernel,
+  };
+  std::vector<Finding> device_findings;
+  for (RuleFn rule : kRules) {
+    if (auto finding = rule(view)) device_findings.push_back(std::move(*finding));
+  }
+  if (auto finding = findLowOverlap(view, device_findings)) {
+    device_findings.push_back(std::move(*finding));
+  }
+  findings.insert(findings.end(), device_findings.begin(), device_findings.end());
+}
+
+}  // namespace diagnosis
+
+void sortFindingsByCost(std::vector<Finding>& findings) {
+  std::stable_sort(findings.begin(), findings.end(),
+                   [](const Finding& a, const Finding& b) { return a.time_ns > b.time_ns; });
+}
+
 std::vector<Finding> runFindings(const Trace& trace, const Scope& scope,
                                  const std::vector<DeviceReport>& devices) {
-  using RuleFn = std::optional<Finding> (*)(const diagnosis::DeviceView&);
-  static constexpr RuleFn kRules[] = {
-      diagnosis::findLegacyDefaultStream,    diagnosis::findSingleStream,
-      diagnosis::findPageableMemcpy,         diagnosis::findSyncMemcpy,
-      diagnosis::findSyncMemset,             diagnosis::findBlockingSyncCall,
-      diagnosis::findImplicitSyncCall,       diagnosis::findEventWaitSerialization,
-      diagnosis::findHostLaunchBound,        diagnosis::findDeviceSaturatingKernel,
-  };
   std::vector<Finding> findings;
   for (const DeviceReport& report : devices) {
     if (scope.device && *scope.device != report.metrics.device_id) continue;
     const diagnosis::DeviceView view(trace, scope, report.metrics.device_id);
-    if (view.empty()) continue;
-    std::vector<Finding> device_findings;
-    for (RuleFn rule : kRules) {
-      if (auto finding = rule(view)) device_findings.push_back(std::move(*finding));
-    }
-    if (auto finding = diagnosis::findLowOverlap(view, device_findings)) {
-      device_findings.push_back(std::move(*finding));
-    }
-    findings.insert(findings.end(), device_findings.begin(), device_findings.end());
+    if (!view.empty()) diagnosis::runRules(view, findings);
   }
-  std::stable_sort(findings.begin(), findings.end(),
-                   [](const Finding& a, const Finding& b) { return a.time_ns > b.time_ns; });
+  sortFindingsByCost(findings);
   return findings;
 }
 

@@ -85,6 +85,11 @@ class OpIndex {
 }  // namespace
 
 std::optional<Finding> findEventWaitSerialization(const DeviceView& view) {
+  // The op index costs 24 bytes an op: build it only when there is a wait to explain.
+  const bool any_wait = std::any_of(view.syncs().begin(), view.syncs().end(), [&](const SyncEvent* s) {
+    return s->type == SyncType::kStreamWaitEvent && s->device_id == view.deviceId();
+  });
+  if (!any_wait) return std::nullopt;
   FindingBuilder builder(view, "event-wait-serialization", Severity::kWarning);
   const OpIndex index(view);
   for (const SyncEvent* wait : view.syncs()) {

@@ -31,19 +31,28 @@ std::string explanation(const DeviceView& view, const std::vector<Finding>& earl
 
 std::optional<Finding> findLowOverlap(const DeviceView& view, const std::vector<Finding>& earlier) {
   std::set<std::uint64_t> streams;
-  std::vector<Interval> copies;
-  std::vector<Interval> kernels;
-  for (const ScopedOp& scoped : view.ops()) {
+  // Ops come in start order, so the unions stream through O(1) state: H = C + K - |C ∪ K|.
+  UnionLength copy_union;
+  UnionLength kernel_union;
+  UnionLength either_union;
+  bool any_copy = false;
+  bool any_kernel = false;
+  std::uint64_t last_stream = 0;
+  for (const ScopedOp scoped : view.ops()) {
     const GpuOp& op = view.op(scoped);
     if (op.kind == OpKind::kMemset) continue;
-    streams.insert(DeviceView::streamKey(op));
-    (op.kind == OpKind::kMemcpy ? copies : kernels).push_back({scoped.start, scoped.end});
+    const std::uint64_t stream = DeviceView::streamKey(op);
+    if (streams.empty() || stream != last_stream) streams.insert(stream);
+    last_stream = stream;
+    (op.kind == OpKind::kMemcpy ? copy_union : kernel_union).add(scoped.start, scoped.end);
+    (op.kind == OpKind::kMemcpy ? any_copy : any_kernel) = true;
+    either_union.add(scoped.start, scoped.end);
   }
-  if (streams.size() < 2 || copies.empty() || kernels.empty()) return std::nullopt;
-  const auto copy_union = unionOf(std::move(copies));
-  const auto kernel_union = unionOf(std::move(kernels));
-  const Ns overlappable = std::min(totalLength(copy_union), totalLength(kernel_union));
-  const Ns hidden = totalLength(intersectionOf(copy_union, kernel_union));
+  if (streams.size() < 2 || !any_copy || !any_kernel) return std::nullopt;
+  const Ns copy_time = copy_union.length();
+  const Ns kernel_time = kernel_union.length();
+  const Ns overlappable = std::min(copy_time, kernel_time);
+  const Ns hidden = copy_time + kernel_time - either_union.length();
   if (static_cast<double>(overlappable) < kMinOverlappableShare * view.spanLength() ||
       static_cast<double>(hidden) >= kMaxHiddenShare * overlappable) {
     return std::nullopt;

@@ -27,4 +27,7 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view);
 // Runs last: names which of the device's `earlier` findings explain the lost overlap.
 std::optional<Finding> findLowOverlap(const DeviceView& view, const std::vector<Finding>& earlier);
 
+// Every rule above over one view, in this order; appends the findings (unsorted).
+void runRules(const DeviceView& view, std::vector<Finding>& findings);
+
 }  // namespace cuoverlap::diagnosis
