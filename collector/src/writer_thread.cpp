@@ -1,5 +1,8 @@
 #include "writer_thread.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <cstdio>
 #include <exception>
 #include <thread>
@@ -21,8 +24,16 @@ WriterThread::WriterThread(std::unique_ptr<TraceWriter> writer, BufferPool& pool
     : writer_(std::move(writer)), pool_(pool) {}
 
 void WriterThread::start() {
+  // SIGINT/SIGTERM never land on this thread (it inherits the mask): the collector's handler
+  // waits for this thread to finish the file, which it could not do from inside the handler.
+  sigset_t terminating, previous;
+  sigemptyset(&terminating);
+  sigaddset(&terminating, SIGINT);
+  sigaddset(&terminating, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &terminating, &previous);
   // Detached: the thread must never be joined from an exit path that may run on any thread.
   std::thread([this] { run(); }).detach();
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
 void WriterThread::submit(std::uint8_t* buffer, std::size_t valid_size) {

@@ -115,7 +115,10 @@ std::string subscribe() {
   params.oldSubscriberSize = sizeof other;
   CUptiResult result = cuptiSubscribe_v2(&g_subscriber, onCallback, nullptr, &params);
   if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-    std::string name = other[0] != '\0' ? std::string(" (") + other + ")" : "";
+    // CUPTI names an unnamed subscriber "CUPTI for <not provided>": no help to the user.
+    std::string named = other;
+    std::string name = !named.empty() && named.find("<not provided>") == std::string::npos
+                           ? " (" + named + ")" : "";
     return "another CUPTI tool" + name + " is already attached: nsys, ncu, a framework profiler or "
            "the program itself";
   }

@@ -205,7 +205,7 @@ TEST_CASE("another CUPTI subscriber attached first: one warning, untraced, exit 
   std::string log = readFile(path + ".log");
   INFO(log);
   CHECK(linesWith(log, "own subscriber attached").size() == 1);
-  std::vector<std::string> warnings = linesWith(log, "warning");
+  std::vector<std::string> warnings = linesWith(log, "cuoverlap: warning");
   REQUIRE(warnings.size() == 1);
   CHECK(linesWith(warnings[0], "another CUPTI tool").size() == 1);
   CHECK(linesWith(log, "no trace written to " + path).size() == 1);
@@ -221,7 +221,7 @@ TEST_CASE("collector alone, unwritable output: one warning, the program runs unt
   std::string text = readFile(log);
   INFO(text);
   CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
-  std::vector<std::string> warnings = linesWith(text, "warning");
+  std::vector<std::string> warnings = linesWith(text, "cuoverlap: warning");
   REQUIRE(warnings.size() == 1);
   CHECK(linesWith(warnings[0], "not tracing this process").size() == 1);
   CHECK(linesWith(warnings[0], output).size() == 1);
