@@ -79,10 +79,11 @@ std::string checkCollectorLoads(const std::string& path) {
 std::string outputProblem(const std::string& path) {
   std::size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  auto cannot = [&](const std::string& why) { return fmt::format("cannot write {}: {}", path, why); };
   struct stat info {};
-  if (::stat(dir.c_str(), &info) != 0) return fmt::format("cannot write {}: {}: {}", path, dir, std::strerror(errno));
-  if (!S_ISDIR(info.st_mode)) return fmt::format("cannot write {}: {} is not a directory", path, dir);
-  if (::access(dir.c_str(), W_OK) != 0) return fmt::format("cannot write {}: {}: {}", path, dir, std::strerror(errno));
+  if (::stat(dir.c_str(), &info) != 0) return cannot(fmt::format("{}: {}", dir, std::strerror(errno)));
+  if (!S_ISDIR(info.st_mode)) return cannot(dir + " is not a directory");
+  if (::access(dir.c_str(), W_OK) != 0) return cannot(fmt::format("{}: {}", dir, std::strerror(errno)));
   return "";
 }
 
