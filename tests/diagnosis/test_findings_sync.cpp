@@ -49,7 +49,7 @@ TEST_CASE("evidence keeps the five most costly examples") {
   CHECK(f->count == 8);
   REQUIRE(f->evidence.size() == 5);
   CHECK(f->evidence.front().time == 400'000);  // copies 3..7 are the longest
-  CHECK(f->evidence.front().api == "memcpy HtoD 1048576 B");  // no runtime data: the op itself
+  CHECK(f->evidence.front().api == "memcpy HtoD 1.0 MiB");  // no runtime data: the op itself
 }
 
 TEST_CASE("sync-memcpy fires for a cudaMemcpy between GPU work with the idle after it") {

@@ -1,3 +1,4 @@
+#include "cuoverlap/units.h"
 #include "diagnosis/finding_builder.h"
 
 #include <algorithm>
@@ -47,7 +48,7 @@ std::optional<Finding> FindingBuilder::build(std::string summary, std::string ad
 std::string describeOp(const DeviceView& view, const GpuOp& op) {
   switch (op.kind) {
     case OpKind::kKernel: return fmt::format("kernel {}", view.trace().str(op.name));
-    case OpKind::kMemset: return fmt::format("memset {} B", op.bytes);
+    case OpKind::kMemset: return "memset " + units::formatBytes(op.bytes);
     case OpKind::kMemcpy: break;
   }
   static constexpr const char* kDirections[] = {"",     "HtoD", "DtoH", "HtoA", "AtoH",
@@ -55,7 +56,7 @@ std::string describeOp(const DeviceView& view, const GpuOp& op) {
                                                 "PtoP", "HtoD", "DtoH", "DtoD"};
   const auto kind = static_cast<std::size_t>(op.copy_kind);
   const char* direction = kind < std::size(kDirections) ? kDirections[kind] : "";
-  return fmt::format("memcpy {}{}{} B", direction, *direction ? " " : "", op.bytes);
+  return fmt::format("memcpy {}{}{}", direction, *direction ? " " : "", units::formatBytes(op.bytes));
 }
 
 Evidence evidenceForOp(const DeviceView& view, const GpuOp& op, std::string detail) {

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "cuoverlap/units.h"
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/rules/rules.h"
 
@@ -35,7 +36,7 @@ std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
     charged_until = std::max(charged_until, next_start);
     if (cost < kMinimumCostNs) continue;
     builder.add(cost, evidenceForCall(view, index, 0,
-                                      fmt::format("device idle {} ns until the next op", cost)));
+                                      "device idle " + units::formatDuration(cost) + " until the next op"));
   }
   return builder.build(
       fmt::format("{} synchronize calls made the device drain and wait for the host",

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "cuoverlap/units.h"
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/idle_gaps.h"
 #include "diagnosis/rules/rules.h"
@@ -40,8 +41,10 @@ std::optional<Finding> findHostLaunchBound(const DeviceView& view) {
     if (gap.cause != GapCause::kHostLaunch || !gap.prev_op || !gap.next_op) continue;
     const GpuOp& next = ops[*gap.next_op];
     if (ops[*gap.prev_op].kind != OpKind::kKernel || next.kind != OpKind::kKernel) continue;
-    Evidence evidence = evidenceForOp(
-        view, next, fmt::format("device idle {} ns before {}", gap.duration(), describeOp(view, next)));
+    Evidence evidence = evidenceForOp(view, next,
+                                      fmt::format("device idle {} before {}",
+                                                  units::formatDuration(gap.duration()),
+                                                  describeOp(view, next)));
     evidence.time = gap.start;
     builder.add(gap.duration(), std::move(evidence));
   }

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "cuoverlap/units.h"
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/rules/rules.h"
 
@@ -31,7 +32,7 @@ std::optional<Finding> findImplicitSyncCall(const DeviceView& view) {
     const Ns cost = from < next_start ? view.idleWithin(from, next_start) : 0;
     charged_until = std::max(charged_until, next_start);
     builder.add(cost, evidenceForCall(view, index, 0,
-                                      fmt::format("device idle {} ns until the next op", cost)));
+                                      "device idle " + units::formatDuration(cost) + " until the next op"));
   }
   return builder.build(
       fmt::format("{} allocation, free or memset calls between GPU work synchronize the device "

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cuoverlap/intervals.h"
+#include "cuoverlap/units.h"
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/rules/rules.h"
 
@@ -61,8 +62,9 @@ std::optional<Finding> findLowOverlap(const DeviceView& view, const std::vector<
   const GpuOp& first = view.op(view.ops().front());
   builder.add(overlappable - hidden,
               evidenceForOp(view, first,
-                            fmt::format("{} of {} ns of overlappable copy time hidden", hidden,
-                                        overlappable)));
+                            fmt::format("{} of {} of overlappable copy time hidden",
+                                        units::formatDuration(hidden),
+                                        units::formatDuration(overlappable))));
   return builder.build(
       fmt::format("copies and kernels ran on {} streams but only {:.0f}% of the overlappable time "
                   "overlapped; responsible: {}",

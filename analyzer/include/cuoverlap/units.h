@@ -1,4 +1,4 @@
-// Human-readable numbers shared by the Markdown, HTML, gate and diff renderers, and the two
+// Human-readable numbers shared by the diagnosis evidence and every renderer, and the two
 // figures derived from DeviceMetrics that every report shows (idle share, potential speedup).
 #pragma once
 
