@@ -44,6 +44,17 @@ TEST_CASE("event-wait-serialization does not fire for a copy-out waiting for its
   CHECK(idsOf(findingsOf(b.build())).count("event-wait-serialization") == 0);
 }
 
+TEST_CASE("event-wait-serialization does not blame an unrelated copy that ended with the kernel") {
+  // Recorded on an H100 (event-dag): the copy-out waited for its kernel, and an input copy of
+  // another stream happened to end within the same 5 µs; the kernel explains the wait.
+  TraceBuilder b;
+  b.launch(13, 0, 2, 5, 300);
+  b.copyCall("cudaMemcpyAsync_v3020", 15, 0, 1, 200, 301, CopyKind::kHtoD);
+  b.streamWaitEvent(14, 3, 4);
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 5, 6, 302, 400, CopyKind::kDtoH);
+  CHECK(idsOf(findingsOf(b.build())).count("event-wait-serialization") == 0);
+}
+
 TEST_CASE("event-wait-serialization needs synchronization records") {
   TraceBuilder b;
   b.launch(13, 0, 2, 5, 300);

@@ -7,7 +7,8 @@
 // data flow (copy-in -> kernel -> kernel -> copy-out): a kernel waiting for its input copy is a
 // real dependency; a copy-in waiting for a kernel, or a copy waiting for a copy of another
 // direction, is not (a trace cannot tell a buffer-reuse hazard from an unnecessary wait; more
-// buffers remove the hazard too).
+// buffers remove the hazard too). When several ops of other streams ended within those 5 µs, the
+// wait counts only when none of them could explain it.
 // Cost: X's start minus the time it was ready.
 // Needs: synchronization records with stream ids, launch calls.
 #include <algorithm>
@@ -63,17 +64,20 @@ class OpIndex {
     return std::nullopt;
   }
 
-  // Position of the op of another stream that ended last in [start - slack, start].
-  std::optional<std::size_t> releasingOp(std::size_t released) const {
+  // Positions of the ops of other streams that ended in [start - slack, start], by end time:
+  // the candidates for the op whose event released the wait.
+  std::vector<std::size_t> releasingOps(std::size_t released) const {
     const ScopedOp& x = view_.ops()[released];
     const std::uint64_t stream = DeviceView::streamKey(view_.op(x));
     auto it = std::lower_bound(by_end_.begin(), by_end_.end(),
                                std::make_pair(x.start - kReleaseSlackNs, std::size_t{0}));
-    std::optional<std::size_t> best;
+    std::vector<std::size_t> candidates;
     for (; it != by_end_.end() && it->first <= x.start; ++it) {
-      if (DeviceView::streamKey(view_.op(view_.ops()[it->second])) != stream) best = it->second;
+      if (DeviceView::streamKey(view_.op(view_.ops()[it->second])) != stream) {
+        candidates.push_back(it->second);
+      }
     }
-    return best;
+    return candidates;
   }
 
  private:
@@ -99,11 +103,16 @@ std::optional<Finding> findEventWaitSerialization(const DeviceView& view) {
     const auto ready = view.readyTime(*x);
     const ScopedOp& released = view.ops()[*x];
     if (!ready || released.start - *ready < kMinimumCostNs) continue;
-    const auto y = index.releasingOp(*x);
-    if (!y) continue;
+    // When several ops ended together, any of them may have recorded the event: the wait is
+    // explained by a real dependency when one of them plausibly feeds the waiting op.
+    const std::vector<std::size_t> candidates = index.releasingOps(*x);
     const Engine waiting = engineOf(view.op(released));
-    const Engine waited_for = engineOf(view.op(view.ops()[*y]));
-    if (waiting == waited_for || feeds(waited_for, waiting)) continue;
+    const bool explained = std::any_of(candidates.begin(), candidates.end(), [&](std::size_t c) {
+      const Engine waited_for = engineOf(view.op(view.ops()[c]));
+      return waiting == waited_for || feeds(waited_for, waiting);
+    });
+    if (candidates.empty() || explained) continue;
+    const std::optional<std::size_t> y = candidates.back();
     builder.add(released.start - *ready,
                 evidenceForOp(view, view.op(released),
                               fmt::format("{} waited for {} on stream {}",
