@@ -1,6 +1,15 @@
 # Third-party dependencies, all as imported targets. Debian 12 / Ubuntu 24.04 packages:
 # libsqlite3-dev catch2 libcli11-dev nlohmann-json3-dev libfmt-dev (scripts/setup.sh installs them).
 find_package(SQLite3 REQUIRED)
+# CMake 4 names the imported target SQLite3::SQLite3 and deprecates SQLite::SQLite3 (the only name
+# CMake 3.25 knows): link the one this CMake provides through cuoverlap::sqlite3.
+add_library(cuoverlap_sqlite3 INTERFACE)
+if(TARGET SQLite3::SQLite3)
+  target_link_libraries(cuoverlap_sqlite3 INTERFACE SQLite3::SQLite3)
+else()
+  target_link_libraries(cuoverlap_sqlite3 INTERFACE SQLite::SQLite3)
+endif()
+add_library(cuoverlap::sqlite3 ALIAS cuoverlap_sqlite3)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED)
 find_package(fmt CONFIG REQUIRED)

@@ -137,8 +137,10 @@ TEST_CASE("every recorded streams scenario gives exactly its manifest's diagnosi
   for (const ScenarioExpectation& scenario : scenarios) {
     const std::string trace_path =
         std::string(CUOVERLAP_TEST_DATA) + "/streams_" + scenario.name + ".sqlite";
-    if (!exists(trace_path)) continue;
     INFO("scenario " << scenario.name);
+    // Every scenario has a trace recorded on the GPU (scripts/record_goldens.sh).
+    CHECK(exists(trace_path));
+    if (!exists(trace_path)) continue;
     Trace trace;
     const TraceReport report = analyzeFile(trace_path, trace);
     CHECK(idsOf(report.findings) == scenario.findings);
@@ -149,7 +151,25 @@ TEST_CASE("every recorded streams scenario gives exactly its manifest's diagnosi
     }
     ++checked;
   }
-  if (checked == 0) WARN("no recorded streams scenario trace in " << CUOVERLAP_TEST_DATA);
+  CHECK(checked == static_cast<int>(scenarios.size()));
+}
+
+TEST_CASE("multi-gpu on two H200s: both devices traced, pipelined, no finding") {
+  // Recorded with `cuoverlap record` on a 2 x H200 host: 12 tiles per GPU, 3 streams each.
+  const std::string path = std::string(CUOVERLAP_TEST_DATA) + "/streams_multi-gpu_2xH200.sqlite";
+  REQUIRE(exists(path));
+  Trace trace;
+  const TraceReport report = analyzeFile(path, trace);
+  CHECK(report.findings.empty());
+  REQUIRE(report.devices.size() == 2);
+  for (const DeviceReport& device : report.devices) {
+    INFO("device " << device.metrics.device_id);
+    CHECK(device.metrics.name == "NVIDIA H200");
+    CHECK(device.metrics.kernels == 12);
+    CHECK(device.metrics.memcpys == 24);
+    CHECK(device.metrics.overlap_ratio > 0.4);
+    CHECK(device.metrics.copy_hidden_fraction > 0.8);
+  }
 }
 
 
