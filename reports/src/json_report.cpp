@@ -110,7 +110,8 @@ Json reportToJson(const Report& report) {
 }
 
 void renderJson(const Report& report, std::ostream& out) {
-  out << reportToJson(report).dump(2) << '\n';
+  // Names come from the trace and need not be UTF-8: invalid bytes become U+FFFD, not an exception.
+  out << reportToJson(report).dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
 }
 
 std::string renderJsonString(const Report& report) {

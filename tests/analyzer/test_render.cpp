@@ -72,3 +72,11 @@ TEST_CASE("text report: metrics, gaps, findings worst first, ranges", "[render]"
   CHECK(text.find("blocking-sync-call") < text.find("minor-thing"));  // worst first
   CHECK(text.find("h2d") == std::string::npos);                       // idle engines omitted
 }
+
+TEST_CASE("JSON report: names that are not UTF-8 are replaced, not fatal", "[render]") {
+  Report report = sampleReport();
+  report.traces[0].devices[0].metrics.name = "GPU \xff\xfe";
+  std::string text = renderJsonString(report);
+  nlohmann::json json = nlohmann::json::parse(text);
+  REQUIRE(json["traces"][0]["devices"][0]["name"] == "GPU \xEF\xBF\xBD\xEF\xBF\xBD");
+}
