@@ -1,6 +1,8 @@
 // Scope options: durations and windows as the user types them, and --range instances.
 #include <catch2/catch.hpp>
 
+#include <string>
+
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/error.h"
@@ -21,6 +23,17 @@ TEST_CASE("durations take ns, us, ms and s") {
   CHECK_THROWS_AS(parseDuration("10 us"), UserError);
   CHECK_THROWS_AS(parseDuration("10min"), UserError);
   CHECK_THROWS_AS(parseDuration("1.2.3us"), UserError);
+}
+
+// These escaped as std::invalid_argument/out_of_range (exit 3) or wrapped to a negative value.
+TEST_CASE("durations without digits or beyond 2^62 ns are user errors") {
+  CHECK_THROWS_AS(parseDuration("."), UserError);
+  CHECK_THROWS_AS(parseDuration(".ms"), UserError);
+  CHECK_THROWS_AS(parseDuration(std::string(400, '1')), UserError);
+  CHECK_THROWS_AS(parseDuration("99999999999999999999s"), UserError);
+  CHECK_THROWS_AS(parseWindow("0:99999999999999999999s"), UserError);
+  CHECK(parseDuration("4611686018s") == 4'611'686'018'000'000'000);
+  CHECK(parseDuration(".5us") == 500);
 }
 
 TEST_CASE("windows are START:END with END after START") {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include <fmt/format.h>
@@ -18,6 +19,8 @@
 
 namespace cuoverlap {
 namespace {
+
+constexpr double kMaxDurationNs = 4611686018427387904.0;  // 2^62
 
 bool isRange(const NvtxRange& range) {
   const auto type = static_cast<schema::NvtxEventType>(range.event_type);
@@ -80,10 +83,19 @@ Ns parseDuration(std::string_view text) {
   if (unit == "us") scale = 1e3;
   if (unit == "ms") scale = 1e6;
   if (unit == "s") scale = 1e9;
-  if (number.empty() || scale == 0 || std::count(number.begin(), number.end(), '.') > 1) {
+  const bool has_digit = std::any_of(number.begin(), number.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  });
+  if (!has_digit || scale == 0 || std::count(number.begin(), number.end(), '.') > 1) {
     throw UserError(fmt::format("bad duration '{}': expected a number with ns, us, ms or s", text));
   }
-  return static_cast<Ns>(std::llround(std::stod(number) * scale));
+  // strtod, not stod: a long digit string is out of range, not an exception; 2^62 ns (146 years)
+  // bounds every valid duration and keeps END - START of a window representable.
+  const double ns = std::strtod(number.c_str(), nullptr) * scale;
+  if (!(ns <= kMaxDurationNs)) {
+    throw UserError(fmt::format("bad duration '{}': larger than 2^62 ns", text));
+  }
+  return static_cast<Ns>(std::llround(ns));
 }
 
 std::pair<Ns, Ns> parseWindow(std::string_view text) {
