@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
 #include "cuoverlap/error.h"
 #include "cuoverlap/intervals.h"
@@ -42,6 +43,12 @@ struct Accumulators {
   std::array<UnionLength, kEngineCount> engines;
   ConcurrencySweep sweep;
 };
+
+// Durations are below 2^63 (the reader bounds timestamps), but their sum over many overlapping
+// ops of a corrupt trace is not: saturate instead of overflowing.
+Ns saturatingAdd(Ns a, Ns b) {
+  return a > std::numeric_limits<Ns>::max() - b ? std::numeric_limits<Ns>::max() : a + b;
+}
 
 double ratio(Ns numerator, Ns denominator) {
   return denominator > 0 ? static_cast<double>(numerator) / static_cast<double>(denominator) : 0.0;
@@ -129,7 +136,7 @@ DeviceMetrics computeDeviceMetrics(const Trace& trace, const Scope& scope, std::
     if (!any) m.first_start = start;
     any = true;
     m.last_end = std::max(m.last_end, end);
-    m.sum_ns += end - start;
+    m.sum_ns = saturatingAdd(m.sum_ns, end - start);
     countOp(op, m);
     accumulate(start, end, engineOf(op), acc);
   }

@@ -39,8 +39,8 @@ void readRuntimeCalls(Context& ctx) {
   reserveRows(ctx.db, table, ctx.trace.runtime_calls);
   while (row.step()) {
     RuntimeCall call;
-    call.start = row.checkedInt64(0, table, "start");
-    call.end = row.checkedInt64(1, table, "end");
+    call.start = readTimestamp(row, 0, table, "start");
+    call.end = readTimestamp(row, 1, table, "end");
     call.is_driver = row.int64(2) == static_cast<std::int64_t>(schema::EventClass::kCudaDriver);
     auto global_tid = static_cast<std::uint64_t>(row.int64(3));
     call.pid = schema::pidOf(global_tid);
@@ -62,8 +62,8 @@ void readSyncs(Context& ctx) {
   reserveRows(ctx.db, table, ctx.trace.syncs);
   while (row.step()) {
     SyncEvent sync;
-    sync.start = row.checkedInt64(0, table, "start");
-    sync.end = row.checkedInt64(1, table, "end");
+    sync.start = readTimestamp(row, 0, table, "start");
+    sync.end = readTimestamp(row, 1, table, "end");
     sync.device_id = static_cast<std::uint16_t>(row.int64(2));
     sync.context_id = static_cast<std::uint32_t>(row.int64(3));
     sync.stream_id = static_cast<std::uint32_t>(row.int64(4));
@@ -114,8 +114,8 @@ void readNvtx(Context& ctx) {
       static_cast<int>(schema::NvtxEventType::kStartEndRange)).c_str()));
   while (row.step()) {
     NvtxRange range;
-    range.start = row.checkedInt64(0, table, "start");
-    range.end = row.isNull(1) ? range.start : row.checkedInt64(1, table, "end");
+    range.start = readTimestamp(row, 0, table, "start");
+    range.end = row.isNull(1) ? range.start : readTimestamp(row, 1, table, "end");
     range.event_type = static_cast<std::int32_t>(row.int64(2));
     auto global_tid = static_cast<std::uint64_t>(row.int64(3));
     range.pid = schema::pidOf(global_tid);

@@ -36,6 +36,14 @@ class StringTable {
   std::unordered_map<std::int64_t, StringId> resolved_;
 };
 
+// Timestamps beyond ±2^62 ns (146 years) are corrupt; bounding them keeps the difference of any
+// two (durations, gaps, spans) representable in Ns.
+constexpr Ns kTimestampLimit = Ns{1} << 62;
+inline Ns readTimestamp(const sqlite::Statement& row, int column, std::string_view table,
+                        std::string_view name) {
+  return row.checkedInt64Within(column, table, name, kTimestampLimit);
+}
+
 struct Context {
   const sqlite::Database& db;
   Trace& trace;

@@ -39,8 +39,8 @@ constexpr int kCommonColumns = 7;
   "start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid"
 
 void readCommon(const sqlite::Statement& row, std::string_view table, GpuOp& op) {
-  op.start = row.checkedInt64(0, table, "start");
-  op.end = row.checkedInt64(1, table, "end");
+  op.start = readTimestamp(row, 0, table, "start");
+  op.end = readTimestamp(row, 1, table, "end");
   op.device_id = clampTo<std::uint16_t>(row.int64(2));
   op.context_id = static_cast<std::uint32_t>(row.int64(3));
   op.stream_id = static_cast<std::uint32_t>(row.int64(4));
@@ -75,7 +75,10 @@ void decodeKernel(Context& ctx, const sqlite::Statement& row, GpuOp& op) {
   if (op.name == kNoString && !row.isNull(c + 1)) op.name = ctx.strings.resolve(row.int64(c + 1));
   op.grid_blocks = static_cast<std::uint32_t>(product(row, c + 2));
   op.block_threads = clampTo<std::uint16_t>(static_cast<std::int64_t>(product(row, c + 5)));
-  op.shared_mem_bytes = clampTo<std::uint32_t>(row.int64(c + 8) + row.int64(c + 9));
+  // Each clamped first: their sum in 64 bits then cannot overflow.
+  std::int64_t shared = std::int64_t{clampTo<std::uint32_t>(row.int64(c + 8))} +
+                        clampTo<std::uint32_t>(row.int64(c + 9));
+  op.shared_mem_bytes = clampTo<std::uint32_t>(shared);
   op.registers_per_thread = clampTo<std::uint16_t>(row.int64(c + 10));
   if (hasGraphNode(row, c + 11)) op.flags |= op_flag::kFromGraph;
 }

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <limits>
 #include <tuple>
 
 #include "cuoverlap/error.h"
@@ -14,6 +15,14 @@ namespace {
 
 std::int32_t int32Or(const sqlite::Statement& row, int column, std::int32_t fallback) {
   return row.isNull(column) ? fallback : static_cast<std::int32_t>(row.int64(column));
+}
+
+// warps per SM x threads per warp, in 64 bits and clamped: a corrupt table must not overflow.
+std::int32_t threadsPerSm(const sqlite::Statement& row, int warps_column, int threads_column) {
+  std::int64_t product =
+      std::int64_t{int32Or(row, warps_column, 0)} * int32Or(row, threads_column, 0);
+  return static_cast<std::int32_t>(
+      std::clamp<std::int64_t>(product, 0, std::numeric_limits<std::int32_t>::max()));
 }
 
 Device& deviceWithId(Trace& trace, std::uint16_t id) {
@@ -50,7 +59,7 @@ void readGpuTable(Context& ctx) {
     device.total_memory = static_cast<std::uint64_t>(row.int64(5));
     device.async_engines = int32Or(row, 6, 0);
     device.concurrent_kernels = int32Or(row, 7, -1);
-    device.max_threads_per_sm = int32Or(row, 8, 0) * int32Or(row, 9, 0);
+    device.max_threads_per_sm = threadsPerSm(row, 8, 9);
     device.max_blocks_per_sm = int32Or(row, 10, 0);
     device.max_registers_per_sm = int32Or(row, 11, 0);
     device.max_shared_mem_per_sm = row.int64(12);
@@ -75,7 +84,7 @@ void readCudaGpuTable(Context& ctx) {
     if (d.compute_minor == 0) d.compute_minor = int32Or(row, 3, 0);
     if (d.total_memory == 0) d.total_memory = static_cast<std::uint64_t>(row.int64(4));
     if (d.async_engines == 0) d.async_engines = int32Or(row, 5, 0);
-    if (d.max_threads_per_sm == 0) d.max_threads_per_sm = int32Or(row, 6, 0) * int32Or(row, 7, 0);
+    if (d.max_threads_per_sm == 0) d.max_threads_per_sm = threadsPerSm(row, 6, 7);
     if (d.max_blocks_per_sm == 0) d.max_blocks_per_sm = int32Or(row, 8, 0);
     if (d.max_registers_per_sm == 0) d.max_registers_per_sm = int32Or(row, 9, 0);
     if (d.max_shared_mem_per_sm == 0) d.max_shared_mem_per_sm = row.int64(10);

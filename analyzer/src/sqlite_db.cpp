@@ -135,6 +135,16 @@ std::int64_t Statement::checkedInt64(int column, std::string_view table,
   return sqlite3_column_int64(stmt_, column);
 }
 
+std::int64_t Statement::checkedInt64Within(int column, std::string_view table,
+                                           std::string_view name, std::int64_t limit) const {
+  std::int64_t value = checkedInt64(column, table, name);
+  if (value <= -limit || value >= limit) {
+    throw UserError(fmt::format("{}: column {}.{} holds {}, out of range (|value| < {})",
+                                db_.path(), table, name, value, limit));
+  }
+  return value;
+}
+
 std::int64_t countRows(const Database& db, std::string_view table) {
   Statement stmt(db, fmt::format("SELECT count(*) FROM \"{}\"", table));
   return stmt.step() ? stmt.int64(0) : 0;

@@ -57,6 +57,9 @@ class Statement {
   std::string_view text(int column) const;
   // An integer column that must hold an integer (NULL allowed); anything else throws UserError.
   std::int64_t checkedInt64(int column, std::string_view table, std::string_view name) const;
+  // checkedInt64 whose value must also lie strictly between -limit and limit.
+  std::int64_t checkedInt64Within(int column, std::string_view table, std::string_view name,
+                                  std::int64_t limit) const;
 
  private:
   const Database& db_;

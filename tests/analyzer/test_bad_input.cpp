@@ -140,3 +140,75 @@ TEST_CASE("CLI usage errors exit 2; --help exits 0", "[bad-input][cli]") {
   CliResult out = runCli("analyze -o /nonexistent-dir/report.json '" + good + "'");
   REQUIRE(out.exit_code == 2);
 }
+
+namespace {
+
+// Exit 0 with nothing on stderr: a sanitizer report (UBSan continues after printing) fails this.
+CliResult runCliClean(const std::string& args) {
+  CliResult cli = runCli(args);
+  INFO(args << "\n" << cli.stderr_text);
+  REQUIRE(cli.exit_code == 0);
+  REQUIRE(cli.stderr_text.empty());
+  return cli;
+}
+
+std::string jsonOutput(const std::string& trace_path) {
+  std::string out = cuoverlap::testing::tempTracePath("report.json");
+  runCliClean("analyze --format json -o '" + out + "' '" + trace_path + "'");
+  return fileBytes(out);
+}
+
+}  // namespace
+
+// Found by tests/fuzz/mutate_traces.py: timestamps near ±2^63 overflowed end - start (UBSan).
+TEST_CASE("timestamps beyond 2^62 ns are rejected", "[bad-input]") {
+  const char* const kUpdates[] = {
+      "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = 9223372036854775807",
+      "UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET start = -9223372036854775808",
+      "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET start = 4611686018427387904",
+      "UPDATE NVTX_EVENTS SET end = -4611686018427387904"};
+  for (const char* update : kUpdates) {
+    std::string path = cuoverlap::testing::tempTracePath("huge_time.sqlite");
+    {
+      cuoverlap::testing::SyntheticTrace trace(path);
+      trace.addOp({OpKind::kKernel, 1000, 2000});
+      trace.addOp({OpKind::kMemcpy, 1500, 2500});
+      trace.addRuntimeCall(900, 950, 0, "cudaLaunchKernel");
+      trace.exec("INSERT INTO NVTX_EVENTS (start, end, eventType, text) VALUES (1, 3000, 59, 'r')");
+      trace.exec(update);
+    }
+    expectRejected(path, "out of range");
+  }
+}
+
+// Found by the fuzzer: three ops of ~2^62 ns each overflowed sum_ns (UBSan); it saturates now.
+TEST_CASE("sum of op durations saturates instead of overflowing", "[bad-input]") {
+  std::string path = cuoverlap::testing::tempTracePath("long_ops.sqlite");
+  {
+    cuoverlap::testing::SyntheticTrace trace(path);
+    const Ns kLast = (Ns{1} << 62) - 1;
+    for (int i = 0; i < 3; ++i) trace.addOp({OpKind::kKernel, 1 + i, kLast});
+  }
+  REQUIRE_THAT(jsonOutput(path), Catch::Contains("\"sum_ns\": 9223372036854775807"));
+}
+
+// Found by the fuzzer: static + dynamic shared memory and warps x threads per SM overflowed.
+TEST_CASE("huge launch and device attributes are clamped, not overflowed", "[bad-input]") {
+  std::string path = cuoverlap::testing::tempTracePath("huge_attributes.sqlite");
+  {
+    cuoverlap::testing::SyntheticTrace trace(path);
+    trace.addOp({OpKind::kKernel, 1000, 2000});
+    trace.exec("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET staticSharedMemory = 9223372036854775807, "
+               "dynamicSharedMemory = 9223372036854775807, gridX = 2147483648, blockX = 0");
+    trace.exec("INSERT INTO TARGET_INFO_GPU (vmId, id, name, maxWarpsPerSm, threadsPerWarp) "
+               "VALUES (0, 0, 'g', 2147483647, 2147483647)");
+  }
+  Trace trace = readTrace(path);
+  REQUIRE(trace.ops.size() == 1);
+  CHECK(trace.ops[0].shared_mem_bytes == 0xFFFFFFFFu);
+  CHECK(trace.ops[0].block_threads == 0);
+  REQUIRE(trace.devices.size() == 1);
+  CHECK(trace.devices[0].max_threads_per_sm == 2147483647);
+  runCliClean("analyze '" + path + "'");
+  runCliClean("export --format perfetto -o - '" + path + "'");
+}
