@@ -21,8 +21,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : 2;  // usage errors exit 2, like bad input
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // Usage errors are bad input too: one line, exit 2 (CLI11's own print adds a second line).
+    fmt::print(stderr, "cuoverlap: error: {} (see --help)\n", e.what());
+    return 2;
   } catch (const cuoverlap::UserError& e) {
     fmt::print(stderr, "cuoverlap: error: {}\n", e.what());
     return 2;

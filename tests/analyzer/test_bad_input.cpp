@@ -152,6 +152,16 @@ CliResult runCliClean(const std::string& args) {
   return cli;
 }
 
+// Usage errors: exit 2 and one line, like bad input.
+void expectUsageError(const std::string& args, const std::string& fragment) {
+  CliResult cli = runCli(args);
+  INFO(args << "\n" << cli.stderr_text);
+  REQUIRE(cli.exit_code == 2);
+  REQUIRE(lineCount(cli.stderr_text) == 1);
+  REQUIRE(cli.stderr_text.rfind("cuoverlap: error: ", 0) == 0);
+  REQUIRE_THAT(cli.stderr_text, Catch::Contains(fragment));
+}
+
 std::string jsonOutput(const std::string& trace_path) {
   std::string out = cuoverlap::testing::tempTracePath("report.json");
   runCliClean("analyze --format json -o '" + out + "' '" + trace_path + "'");
@@ -211,4 +221,17 @@ TEST_CASE("huge launch and device attributes are clamped, not overflowed", "[bad
   CHECK(trace.devices[0].max_threads_per_sm == 2147483647);
   runCliClean("analyze '" + path + "'");
   runCliClean("export --format perfetto -o - '" + path + "'");
+}
+
+// Found by the fuzzer: '.' reached std::stod (internal error, exit 3); CLI11's conversion
+// errors printed two lines.
+TEST_CASE("odd option values are one-line usage errors", "[bad-input][cli]") {
+  std::string good = std::string(CUOVERLAP_SHARED_TRACES) + "/gpu4_report.sqlite";
+  expectUsageError("analyze --gap-threshold . '" + good + "'", "bad duration");
+  expectUsageError("analyze --gap-threshold 99999999999999999999s '" + good + "'", "2^62");
+  expectUsageError("analyze --window .:1 '" + good + "'", "bad duration");
+  expectUsageError("analyze --window 5:1 '" + good + "'", "END must be after START");
+  expectUsageError("analyze --device -1 '" + good + "'", "--device");
+  expectUsageError("analyze --pid 99999999999 '" + good + "'", "--pid");
+  expectUsageError("gate '" + good + "' --fail-on ,,,", "--fail-on");
 }
