@@ -194,11 +194,12 @@ def first_range_name(path):
     """The text of the trace's first NVTX range, for --range runs (None when there is none)."""
     try:
         con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        con.text_factory = lambda raw: raw.decode("utf-8", "replace")  # mutants hold any bytes
         row = con.execute("SELECT COALESCE(s.value, e.text) FROM NVTX_EVENTS e LEFT JOIN StringIds s "
                           "ON s.id = e.textId WHERE e.eventType IN (59, 60) LIMIT 1").fetchone()
         con.close()
         return row[0] if row and isinstance(row[0], str) else None
-    except sqlite3.Error:
+    except (sqlite3.Error, ValueError):
         return None
 
 
