@@ -154,6 +154,7 @@ Trace readTrace(const std::string& path) {
   reader::readRuntimeCalls(ctx);
   reader::readOps(ctx);
   reader::readSyncs(ctx);
+  reader::readEventRecords(ctx);
   reader::readNvtx(ctx);
   reader::resolveAsyncFromRuntime(trace);
   reader::addContextsFromOps(trace);

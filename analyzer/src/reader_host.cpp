@@ -76,6 +76,29 @@ void readSyncs(Context& ctx) {
   }
 }
 
+void readEventRecords(Context& ctx) {
+  std::string_view table = schema::kCudaEventTable;
+  if (!ctx.db.hasTable(table)) return;
+  sqlite::Statement row(ctx.db, selectColumns(ctx.db, table,
+      {"deviceId", "contextId", "streamId", "correlationId", "globalPid", "eventId"},
+      {"streamId", "correlationId", "eventId"}));
+  auto& records = ctx.trace.event_records;
+  reserveRows(ctx.db, table, records);
+  while (row.step()) {
+    CudaEventRecord record;
+    record.device_id = static_cast<std::uint16_t>(row.int64(0));
+    record.context_id = static_cast<std::uint32_t>(row.int64(1));
+    record.stream_id = static_cast<std::uint32_t>(row.int64(2));
+    record.correlation_id = static_cast<std::uint32_t>(row.int64(3));
+    record.pid = schema::pidOf(static_cast<std::uint64_t>(row.int64(4)));
+    record.event_id = static_cast<std::uint64_t>(row.int64(5));
+    records.push_back(record);
+  }
+  std::stable_sort(records.begin(), records.end(), [](const auto& a, const auto& b) {
+    return a.correlation_id < b.correlation_id;
+  });
+}
+
 namespace {
 
 // NVTX text lives in StringIds (textId) in newer exports and inline (`text`) in older ones.

@@ -63,6 +63,8 @@ std::string selectColumns(const sqlite::Database& db, std::string_view table,
 void readOps(Context& ctx);
 void readRuntimeCalls(Context& ctx);
 void readSyncs(Context& ctx);
+// CUPTI_ACTIVITY_KIND_CUDA_EVENT rows into Trace::event_records, sorted by correlation id.
+void readEventRecords(Context& ctx);
 void readNvtx(Context& ctx);
 void readDevices(Context& ctx);
 void readStreamsAndContexts(Context& ctx);

@@ -126,3 +126,25 @@ TEST_CASE("nsys 2026.1 minimal export: missing columns tolerated", "[reader][nsy
   REQUIRE(trace.str(trace.ops[0].name) == "void at::native::elementwise_add<float>(float*, float*)");
   REQUIRE(trace.ops[0].grid_blocks == 128);
 }
+
+TEST_CASE("our trace: CUDA event records read and sorted by correlation id", "[reader]") {
+  Trace trace = readTrace(std::string(CUOVERLAP_TEST_DATA) + "/streams_event-dag.sqlite");
+  REQUIRE(trace.event_records.size() == 74);
+  REQUIRE(std::is_sorted(trace.event_records.begin(), trace.event_records.end(),
+                         [](const CudaEventRecord& a, const CudaEventRecord& b) {
+                           return a.correlation_id < b.correlation_id;
+                         }));
+  auto record = std::find_if(trace.event_records.begin(), trace.event_records.end(),
+                             [](const CudaEventRecord& r) { return r.event_id == 1; });
+  REQUIRE(record != trace.event_records.end());
+  CHECK(record->stream_id == 13);
+  CHECK(record->correlation_id == 206);
+  CHECK(record->pid == schema::pidOf(25820135424ULL));
+  auto wait = std::find_if(trace.syncs.begin(), trace.syncs.end(),
+                           [](const SyncEvent& s) { return s.correlation_id == 209; });
+  REQUIRE(wait != trace.syncs.end());
+  CHECK(wait->event_id == 1);
+  CHECK(wait->stream_id == 15);
+  // nsys exports have no such table: no records, no error.
+  CHECK(readTrace(shared("nsysai_healthy_1pct.sqlite")).event_records.empty());
+}

@@ -102,7 +102,8 @@ class TraceBuilder {
     return copy(stream, start_us, end_us, kind, host, call(api, call_start_us, call_end_us));
   }
 
-  void streamWaitEvent(std::uint32_t stream, double start_us, double end_us) {
+  void streamWaitEvent(std::uint32_t stream, double start_us, double end_us,
+                       std::uint64_t event_id = 0) {
     const std::uint32_t corr = call("cudaStreamWaitEvent_v3020", start_us, end_us);
     SyncEvent sync;
     sync.start = ns(start_us);
@@ -112,7 +113,22 @@ class TraceBuilder {
     sync.context_id = 1;
     sync.pid = kPid;
     sync.type = SyncType::kStreamWaitEvent;
+    sync.event_id = event_id;
     trace_.syncs.push_back(sync);
+  }
+
+  // A cudaEventRecord of `event_id` on `stream` (call and CUDA_EVENT record); returns its
+  // correlation id. Records are kept in correlation order, as the reader sorts them.
+  std::uint32_t eventRecord(std::uint32_t stream, std::uint64_t event_id, double start_us,
+                            double end_us) {
+    CudaEventRecord record;
+    record.correlation_id = call("cudaEventRecord_v3020", start_us, end_us);
+    record.stream_id = stream;
+    record.context_id = 1;
+    record.pid = kPid;
+    record.event_id = event_id;
+    trace_.event_records.push_back(record);
+    return record.correlation_id;
   }
 
   Trace& trace() { return trace_; }

@@ -89,6 +89,18 @@ struct SyncEvent {
   SyncType type = SyncType::kUnknown;
 };
 
+// A cudaEventRecord as our collector writes it (CUPTI_ACTIVITY_KIND_CUDA_EVENT; nsys exports have
+// none): the stream the event was recorded on and the record call's correlation id, which tell
+// exactly which op a cudaStreamWaitEvent on the same event waited for.
+struct CudaEventRecord {
+  std::uint32_t correlation_id = 0;
+  std::uint32_t stream_id = 0;
+  std::uint32_t context_id = 0;
+  std::uint32_t pid = 0;
+  std::uint64_t event_id = 0;
+  std::uint16_t device_id = 0;
+};
+
 // An NVTX range (push/pop or start/end) or mark (start == end).
 struct NvtxRange {
   Ns start = 0;
@@ -141,6 +153,7 @@ struct Trace {
   std::vector<GpuOp> ops;
   std::vector<RuntimeCall> runtime_calls;
   std::vector<SyncEvent> syncs;
+  std::vector<CudaEventRecord> event_records;  // sorted by correlation id
   std::vector<NvtxRange> nvtx;
   std::vector<Stream> streams;
   std::vector<Context> contexts;
