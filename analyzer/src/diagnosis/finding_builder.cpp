@@ -22,19 +22,28 @@ void FindingBuilder::add(Ns cost, Evidence evidence) {
   }
 }
 
+void FindingBuilder::add(Interval delayed, Evidence evidence) {
+  delayed_.push_back(delayed);
+  add(Ns{0}, std::move(evidence));
+  examples_.back().first = delayed.length();
+}
+
+Ns FindingBuilder::time() const { return time_ + totalLength(unionOf(delayed_)); }
+
 std::optional<Finding> FindingBuilder::build(std::string summary, std::string advice) const {
   if (count_ == 0) return std::nullopt;
   Finding finding;
   finding.id = id_;
   finding.severity = severity_;
+  const Ns time = this->time();
   const Ns span = view_.spanLength();
   if (severity_ == Severity::kWarning && span > 0 &&
-      static_cast<double>(time_) >= kErrorShareOfSpan * static_cast<double>(span)) {
+      static_cast<double>(time) >= kErrorShareOfSpan * static_cast<double>(span)) {
     finding.severity = Severity::kError;
   }
   finding.device_id = view_.deviceId();
   finding.count = count_;
-  finding.time_ns = time_;
+  finding.time_ns = time;
   finding.summary = std::move(summary);
   finding.advice = std::move(advice);
   for (auto& example : largestInTimeOrder(

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cuoverlap/intervals.h"
 #include "cuoverlap/report.h"
 #include "diagnosis/device_view.h"
 
@@ -20,8 +21,13 @@ class FindingBuilder {
 
   // One instance of the finding: what it cost and an example a user can look up.
   void add(Ns cost, Evidence evidence);
+  // One instance whose cost is a stretch of device time that other instances may overlap (ops
+  // of several streams delayed at once): the finding's time counts the union of these stretches,
+  // never more than the time that passed.
+  void add(Interval delayed, Evidence evidence);
   std::uint64_t count() const { return count_; }
-  Ns time() const { return time_; }
+  // The estimated cost so far: the scalar costs plus the union of the delayed stretches.
+  Ns time() const;
 
   // The finding, or nothing when no instance was added.
   std::optional<Finding> build(std::string summary, std::string advice) const;
@@ -32,6 +38,7 @@ class FindingBuilder {
   Severity severity_;
   std::uint64_t count_ = 0;
   Ns time_ = 0;
+  std::vector<Interval> delayed_;
   std::vector<std::pair<Ns, Evidence>> examples_;
 };
 

@@ -14,7 +14,8 @@
 // real dependency; a copy-in waiting for a kernel, or a copy waiting for a copy of another
 // direction, is not (a trace cannot tell a buffer-reuse hazard from an unnecessary wait; more
 // buffers remove the hazard too).
-// Cost: X's start minus the time it was ready.
+// Cost: the union over such waits of [X ready, X start): waits of several streams that held their
+// ops back at the same time count once.
 // Needs: synchronization records with stream ids, launch calls; CUDA event records for the exact Y.
 #include <algorithm>
 #include <iterator>
@@ -181,7 +182,7 @@ std::optional<Finding> findEventWaitSerialization(const DeviceView& view) {
     });
     if (candidates.empty() || explained) continue;
     const std::optional<std::size_t> y = candidates.back();
-    builder.add(released.start - *ready,
+    builder.add(Interval{*ready, released.start},
                 evidenceForOp(view, view.op(released),
                               fmt::format("{} waited for {} on stream {}",
                                           describeOp(view, view.op(released)),
