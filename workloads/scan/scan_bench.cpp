@@ -32,38 +32,6 @@ double hostScanMs(const std::vector<std::int32_t>& input, std::size_t n) {
   return median(times);
 }
 
-// Median GPU ms, or a negative value when the result does not match `expected`'s first n.
-double timeAlgorithm(ScanAlgorithm algorithm, const DeviceBuffer<std::int32_t>& d_in,
-                     DeviceBuffer<std::int32_t>& d_out, std::size_t n,
-                     const std::vector<std::int32_t>& expected, const ScanWorkspace& workspace,
-                     int repetitions) {
-  runScan<std::int32_t>(algorithm, ScanKind::kInclusive, d_in.get(), d_out.get(), n, workspace, nullptr);
-  std::vector<std::int32_t> result(n);
-  CUOVERLAP_CUDA_CHECK(cudaMemcpy(result.data(), d_out.get(), n * sizeof(std::int32_t),
-                                  cudaMemcpyDeviceToHost));
-  if (!std::equal(result.begin(), result.end(), expected.begin())) return -1.0;
-  std::vector<double> times;
-  EventTimer timer;
-  for (int rep = 0; rep < repetitions; ++rep) {
-    timer.start(nullptr);
-    runScan<std::int32_t>(algorithm, ScanKind::kInclusive, d_in.get(), d_out.get(), n, workspace, nullptr);
-    timer.stop(nullptr);
-    times.push_back(timer.elapsedMs());
-  }
-  return median(times);
-}
-
-void printHeader() {
-  cudaDeviceProp properties{};
-  int device = 0;
-  CUOVERLAP_CUDA_CHECK(cudaGetDevice(&device));
-  CUOVERLAP_CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
-  fmt::print("GPU: {} ({} SMs); inclusive int32 scan; GPU ms = median of CUDA-event times\n\n",
-             properties.name, properties.multiProcessorCount);
-  fmt::print("| elements | algorithm | CPU ms | GPU ms | speedup | GB/s | vs CUB |\n");
-  fmt::print("|---:|---|---:|---:|---:|---:|---:|\n");
-}
-
 // Median ms of `scan`, or a negative value when its result differs from `expected`.
 template <typename Scan>
 double timeVerified(Scan scan, DeviceBuffer<std::int32_t>& d_out, std::size_t n,
@@ -82,6 +50,29 @@ double timeVerified(Scan scan, DeviceBuffer<std::int32_t>& d_out, std::size_t n,
     times.push_back(timer.elapsedMs());
   }
   return median(times);
+}
+
+// Median GPU ms of `algorithm`, or a negative value when the result does not match `expected`'s
+// first n.
+double timeAlgorithm(ScanAlgorithm algorithm, const DeviceBuffer<std::int32_t>& d_in,
+                     DeviceBuffer<std::int32_t>& d_out, std::size_t n,
+                     const std::vector<std::int32_t>& expected, const ScanWorkspace& workspace,
+                     int repetitions) {
+  return timeVerified([&] {
+    runScan<std::int32_t>(algorithm, ScanKind::kInclusive, d_in.get(), d_out.get(), n, workspace,
+                          nullptr);
+  }, d_out, n, expected, repetitions);
+}
+
+void printHeader() {
+  cudaDeviceProp properties{};
+  int device = 0;
+  CUOVERLAP_CUDA_CHECK(cudaGetDevice(&device));
+  CUOVERLAP_CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
+  fmt::print("GPU: {} ({} SMs); inclusive int32 scan; GPU ms = median of CUDA-event times\n\n",
+             properties.name, properties.multiProcessorCount);
+  fmt::print("| elements | algorithm | CPU ms | GPU ms | speedup | GB/s | vs CUB |\n");
+  fmt::print("|---:|---|---:|---:|---:|---:|---:|\n");
 }
 
 }  // namespace
