@@ -3,7 +3,7 @@
 #   on a GPU host (nvidia-smi sees a GPU): records every cuoverlap-streams scenario and a
 #     streamed scan with `cuoverlap record`, and analyzes each recorded trace;
 #   elsewhere: analyzes the bundled traces tests/data/*.sqlite, or, while none exist yet, the real
-#     Nsight Systems exports in ../shared/traces/nsys/.
+#     Nsight Systems exports in tests/data/nsys/.
 # Reports go to $OUT_DIR (default out/): <name>.txt, <name>.json and <name>.html per trace.
 #   BUILD_DIR (default build), OUT_DIR (default out)
 set -euo pipefail
@@ -37,7 +37,7 @@ if have_gpu && [ -x "$build/workloads/cuoverlap-streams" ]; then
 else
   shopt -s nullglob
   traces=(tests/data/*.sqlite)
-  if ((${#traces[@]} == 0)); then traces=(../shared/traces/nsys/*.sqlite); fi
+  if ((${#traces[@]} == 0)); then traces=(tests/data/nsys/*.sqlite); fi
   if ((${#traces[@]} == 0)); then
     echo "main: no GPU and no bundled traces to analyze" >&2
     exit 1

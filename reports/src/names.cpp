@@ -79,7 +79,12 @@ std::string_view memKindName(MemKind kind) {
 }
 
 std::string_view sourceName(TraceSource source) {
-  return source == TraceSource::kCuoverlap ? "cuoverlap" : "nsys";
+  switch (source) {
+    case TraceSource::kCuoverlap: return "cuoverlap";
+    case TraceSource::kNsys: return "nsys";
+    case TraceSource::kKineto: return "kineto";
+  }
+  return "unknown";
 }
 
 }  // namespace cuoverlap

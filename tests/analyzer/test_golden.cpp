@@ -1,4 +1,4 @@
-// Golden tests: each real Nsight Systems export in ../shared/traces/nsys/ -> the JSON report in
+// Golden tests: each real Nsight Systems export in tests/data/nsys/ -> the JSON report in
 // tests/data/golden/<name>.json, compared exactly. Regenerate after an intended change with
 //   UPDATE_GOLDEN=1 ctest --test-dir <build> -R analyzer_golden
 // and review the diff by hand before committing it.

@@ -1,5 +1,5 @@
 // Golden diagnosis of real traces.
-// 1. The Nsight Systems exports in ../shared/traces/nsys give the findings their data shows
+// 1. The Nsight Systems exports in tests/data/nsys give the findings their data shows
 //    (checked by hand with SQL: docs/findings.md, "Checked on real exports").
 // 2. Every streams scenario of workloads/streams/scenarios.json whose recorded trace
 //    tests/data/streams_<scenario>.sqlite exists gives exactly the manifest's findings and an

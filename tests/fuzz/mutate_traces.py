@@ -19,7 +19,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.normpath(os.path.join(HERE, "..", "data"))
-SHARED = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "traces", "nsys"))
+SHARED = os.path.normpath(os.path.join(HERE, "..", "data", "nsys"))
 OP_TABLES = ["CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
              "CUPTI_ACTIVITY_KIND_MEMSET"]
 HOST_TABLES = ["CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "NVTX_EVENTS"]
@@ -282,7 +282,7 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     sources = real_traces()
     if not sources:
-        sys.exit("no traces found under tests/data or ../shared/traces/nsys")
+        sys.exit("no traces found under tests/data or tests/data/nsys")
     good = sources[0]
     structured_sources = sources[:2] if args.quick else sources
     inputs = list(sources) + special_inputs(args.work)

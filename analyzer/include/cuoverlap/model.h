@@ -143,7 +143,19 @@ struct Device {
   std::int64_t max_shared_mem_per_sm = 0;
 };
 
-enum class TraceSource : std::uint8_t { kCuoverlap, kNsys };
+// One traced process: what the launcher told it (rank variables) and how it was started. Filled
+// from our session table (one set of rows per process), from nsys's process tables, or from a
+// Kineto trace's distributedInfo; ranks stay empty when nothing set them.
+struct ProcessInfo {
+  std::uint32_t pid = 0;
+  std::string command;
+  std::string host;
+  std::optional<std::int32_t> rank;        // RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID
+  std::optional<std::int32_t> local_rank;  // LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID
+  std::optional<std::int32_t> world_size;  // WORLD_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS
+};
+
+enum class TraceSource : std::uint8_t { kCuoverlap, kNsys, kKineto };
 
 // One loaded trace file. Vectors are sorted by start time by the reader.
 struct Trace {
@@ -159,6 +171,7 @@ struct Trace {
   std::vector<Context> contexts;
   std::vector<Device> devices;
   std::vector<std::pair<std::string, std::string>> session;  // CUOVERLAP_SESSION rows
+  std::vector<ProcessInfo> processes;  // sorted by pid; may be empty when the source has none
 
   std::string_view str(StringId id) const {
     return id < strings.size() ? std::string_view(strings[id]) : std::string_view();
