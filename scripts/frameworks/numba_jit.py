@@ -1,6 +1,8 @@
 """Numba CUDA: the first launch of each @cuda.jit kernel compiles it (JIT) on the critical path."""
 import time
 import numpy as np
+if not hasattr(np, "row_stack"):  # numba-cuda still names it; NumPy 2.5 removed it
+    np.row_stack = np.vstack
 from numba import cuda
 
 @cuda.jit

@@ -13,7 +13,7 @@ if [ ! -x "$build/cli/cuoverlap" ]; then
   ninja -C "$build" cuoverlap cuoverlap_collector > "$T/build.log" 2>&1 || { tail -40 "$T/build.log"; exit 1; }
 fi
 cli=$(pwd)/$build/cli/cuoverlap
-collector=$(ls $(pwd)/$build/collector/libcuoverlap_collector.so)
+collector=$(pwd)/$build/cli/libcuoverlap_collector.so
 F=scripts/frameworks
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$T/gpu.txt"
 rec() {  # rec NAME GPU -- command...
@@ -26,6 +26,7 @@ plain() {  # plain NAME GPU -- command...   (untraced)
   CUDA_VISIBLE_DEVICES=$gpu timeout 150 "$@" > "$T/$name.log" 2>&1
   echo "$name rc=$? $(grep -h -E 'median|ms=' "$T/$name.log" | tail -1)" >> "$T/runs.txt"
 }
+single() {
 (
   rec torch_eager_nvtx 0 -- python3 $F/torch_mlp.py --mode eager --nvtx
   rec torch_eager_plain 0 -- python3 $F/torch_mlp.py --mode eager
@@ -44,6 +45,7 @@ plain() {  # plain NAME GPU -- command...   (untraced)
   plain torch_graphs.kineto 1 -- python3 $F/torch_mlp.py --mode graphs --nvtx --kineto "$T/torch_graphs.kineto.json"
 ) &
 wait
+}
 ddp() {  # ddp NAME MODE [extra]   recorded per rank through the injection variables
   local name=$1 mode=$2; shift 2
   CUDA_INJECTION64_PATH=$collector NVTX_INJECTION64_PATH=$collector CUOVERLAP_QUIET=1 \
@@ -56,6 +58,7 @@ ddpplain() {
   timeout 150 python3 -m torch.distributed.run --nproc_per_node 2 $F/ddp_step.py --mode $mode "$@" > "$T/$name.log" 2>&1
   echo "$name rc=$? $(grep -h median "$T/$name.log" | tr '\n' ' ')" >> "$T/runs.txt"
 }
+multi() {
 ddp ddp ddp
 ddp ddp_onebucket ddp-onebucket
 ddp fsdp fsdp
@@ -65,6 +68,9 @@ ddpplain ddp_kineto ddp --kineto "$T/ddp_rank{rank}.kineto.json"
 # the reproduction of issue 10: record around torchrun
 timeout 150 "$cli" record --force -o "$T/torchrun_record.sqlite" -- python3 -m torch.distributed.run --nproc_per_node 2 $F/ddp_step.py --steps 4 > "$T/torchrun_record.log" 2>&1
 echo "torchrun_record rc=$?" >> "$T/runs.txt"
+}
+extra() { rec numba_jit 0 -- python3 $F/numba_jit.py; }
+for section in ${SECTIONS:-single extra multi}; do $section; done
 for f in "$T"/*.sqlite; do echo "== $f"; "$cli" analyze "$f" 2>&1 | head -60; done > "$T/analyze_current.txt"
 ls -la "$T" >> "$T/runs.txt"
 cat "$T/runs.txt"
