@@ -69,6 +69,15 @@ ddpplain ddp_kineto ddp --kineto "$T/ddp_rank{rank}.kineto.json"
 timeout 150 "$cli" record --force -o "$T/torchrun_record.sqlite" -- python3 -m torch.distributed.run --nproc_per_node 2 $F/ddp_step.py --steps 4 > "$T/torchrun_record.log" 2>&1
 echo "torchrun_record rc=$?" >> "$T/runs.txt"
 }
+channels() {  # slower communication (fewer NCCL channels, like a slower link): overlap matters more
+  local c
+  for c in ${NCCL_CHANNEL_SET:-2 4}; do
+    NCCL_MIN_NCHANNELS=$c NCCL_MAX_NCHANNELS=$c ddp ddp_ch$c ddp
+    NCCL_MIN_NCHANNELS=$c NCCL_MAX_NCHANNELS=$c ddp ddp_onebucket_ch$c ddp-onebucket
+    NCCL_MIN_NCHANNELS=$c NCCL_MAX_NCHANNELS=$c ddpplain untraced_ddp_ch$c ddp --steps 30
+    NCCL_MIN_NCHANNELS=$c NCCL_MAX_NCHANNELS=$c ddpplain untraced_ddp_onebucket_ch$c ddp-onebucket --steps 30
+  done
+}
 extra() { rec numba_jit 0 -- python3 $F/numba_jit.py; }
 for section in ${SECTIONS:-single extra multi}; do $section; done
 for f in "$T"/*.sqlite; do echo "== $f"; "$cli" analyze "$f" 2>&1 | head -60; done > "$T/analyze_current.txt"
