@@ -75,6 +75,13 @@ int main(int argc, char** argv) {
   app.add_option("--probe-work", options.probe_work, "kernel-only scenarios: steps per thread")->check(CLI::Range(1, 1 << 26));
   app.add_option("--kernels", options.kernels, "host-bound: tiny kernels")->check(CLI::Range(1, 1000000));
   app.add_option("--host-us", options.host_us, "host-bound: host work per launch (us)")->check(CLI::Range(0, 100000));
+  app.add_option("--chunks", options.chunks, "sync-copy: chunks")->check(CLI::Range(1, 100000));
+  app.add_option("--chunk-kb", options.chunk_kb, "sync-copy: KiB per chunk")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--batches", options.batches, "host-busy: GPU batches")->check(CLI::Range(1, 100000));
+  app.add_option("--batch-mb", options.batch_mb, "host-busy: MiB per batch")->check(CLI::Range(1, 1024));
+  app.add_option("--batch-kernels", options.batch_kernels, "host-busy: kernels per batch")->check(CLI::Range(1, 100000));
+  app.add_option("--batch-host-us", options.batch_host_us, "host-busy: CPU work per batch (us)")
+      ->check(CLI::Range(0, 10000000));
   Expectations expected;
   app.add_option("--expect-speedup", expected.min_speedup, "exit 1 if the speedup over serial is lower");
   app.add_option("--expect-ideal", expected.min_ideal_fraction,
