@@ -23,6 +23,7 @@ struct ScenarioOptions {
   int batch_kernels = 16;  // host-busy: kernels per batch (--work steps each)
   int batch_host_us = 2000;  // host-busy: CPU work before each batch, in microseconds
   bool serialize = false;  // run the same work on one stream: the serial baseline
+  int repeat = 1;          // runs of the scenario (and of its baseline); the fastest is reported
 };
 
 // Times measured by the scenario itself with CUDA events.
