@@ -1,10 +1,17 @@
 // The benchmark's floor tracer: subscribes, enables the same activity kinds as the collector,
 // hands CUPTI recycled buffers and throws every record away. Whatever it costs is CUPTI's own
 // cost, which no collector enabling these kinds can go below.
+//
+// CUOVERLAP_FLOOR_KINDS picks the kinds:
+//   all (default): the collector's kinds, every runtime and driver API call included;
+//   gpu: GPU activity only (kernels, copies, memsets, and the device/context/stream records
+//        that name them), no API call: the floor of any tracer that records what the GPU ran.
 #include <cupti.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <mutex>
 #include <vector>
 
@@ -37,12 +44,32 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const vo
 
 void flushAtExit() { cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }
 
+constexpr CUpti_ActivityKind kGpuKinds[] = {
+    CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_STREAM,
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+    CUPTI_ACTIVITY_KIND_MEMSET};
+constexpr CUpti_ActivityKind kApiKinds[] = {
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_CUDA_EVENT, CUPTI_ACTIVITY_KIND_RUNTIME,
+    CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_OVERHEAD};
+
+// True for "all" (or unset), false for "gpu"; any other value ends the program: a benchmark run
+// under a mistyped switch would measure the wrong floor.
+bool withApiCalls() {
+  const char* value = std::getenv("CUOVERLAP_FLOOR_KINDS");
+  const std::string kinds = value == nullptr ? "all" : value;
+  if (kinds == "all") return true;
+  if (kinds == "gpu") return false;
+  std::fprintf(stderr, "floor tracer: CUOVERLAP_FLOOR_KINDS must be 'all' or 'gpu', not '%s'\n", kinds.c_str());
+  std::exit(2);
+}
+
 }  // namespace
 
 extern "C" int InitializeInjection(void) {
   static bool done = false;
   if (done) return 1;
   done = true;
+  const bool api_calls = withApiCalls();
   g_free = new std::vector<std::uint8_t*>();
   CUpti_SubscriberHandle subscriber;
   if (cuptiSubscribe(&subscriber, onCallback, nullptr) != CUPTI_SUCCESS) return 1;
@@ -59,12 +86,9 @@ extern "C" int InitializeInjection(void) {
   std::size_t zeroed_size = sizeof zeroed;
   cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &zeroed_size, &zeroed);
   cuptiActivityRegisterCallbacks(onRequest, onComplete);
-  for (CUpti_ActivityKind kind :
-       {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_STREAM,
-        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
-        CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_CUDA_EVENT,
-        CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_OVERHEAD}) {
-    cuptiActivityEnable(kind);
+  for (CUpti_ActivityKind kind : kGpuKinds) cuptiActivityEnable(kind);
+  if (api_calls) {
+    for (CUpti_ActivityKind kind : kApiKinds) cuptiActivityEnable(kind);
   }
   cuptiActivityFlushPeriod(500);
   std::atexit(flushAtExit);

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -62,7 +63,10 @@ TEST_CASE("--list names every scenario without touching a GPU", "[workloads]") {
   const std::set<std::string> names = listedScenarios();
   for (const char* required : {"serial", "pipeline2", "pipeline3", "pageable", "nullstream-trap",
                                "nonblocking", "per-thread", "event-dag", "implicit-sync",
-                               "sync-in-loop", "host-bound", "saturating", "multi-gpu"}) {
+                               "sync-in-loop", "host-bound", "saturating", "multi-gpu",
+                               "implicit-sync-fixed", "saturating-fixed", "sync-copy",
+                               "sync-copy-fixed", "host-busy", "host-busy-fixed", "memset-barrier",
+                               "memset-barrier-fixed", "wait-chain", "wait-chain-fixed"}) {
     CHECK(names.count(required) == 1);
   }
 }
@@ -81,7 +85,7 @@ TEST_CASE("the manifest's findings and ranges are well formed", "[workloads]") {
   const std::set<std::string> known = {
       "legacy-default-stream", "single-stream", "pageable-memcpy", "sync-memcpy", "sync-memset",
       "blocking-sync-call", "implicit-sync-call", "event-wait-serialization", "host-launch-bound",
-      "device-saturating-kernel", "low-overlap"};
+      "device-saturating-kernel", "low-overlap", "host-busy"};
   for (const auto& scenario : loadManifest().at("scenarios")) {
     INFO(scenario.at("name").get<std::string>());
     for (const auto& id : scenario.at("expected_findings")) CHECK(known.count(id.get<std::string>()) == 1);
@@ -103,6 +107,73 @@ TEST_CASE("the clean scenarios expect no serialization finding", "[workloads]") 
       CHECK(scenario.at("expected_findings").empty());
     }
   }
+}
+
+// Counterfactual pairs (issue 9): every scenario built to show a problem names a fixed twin that
+// exists, is listed, expects no finding and is nobody's bad scenario; every "-fixed" scenario is
+// some bad scenario's twin.
+TEST_CASE("every bad scenario has a clean fixed twin that exists", "[workloads]") {
+  const nlohmann::json manifest = loadManifest();
+  const std::set<std::string> listed = listedScenarios();
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& scenario : manifest.at("scenarios")) by_name[scenario.at("name").get<std::string>()] = scenario;
+  std::set<std::string> twins;
+  int bad = 0;
+  for (const auto& [name, scenario] : by_name) {
+    INFO(name);
+    if (scenario.at("expected_findings").empty()) {
+      CHECK_FALSE(scenario.contains("fixed_twin"));  // a clean scenario needs no fix
+      continue;
+    }
+    ++bad;
+    REQUIRE(scenario.contains("fixed_twin"));
+    const std::string twin = scenario.at("fixed_twin").get<std::string>();
+    INFO("twin " << twin);
+    CHECK(twin != name);
+    CHECK(listed.count(twin) == 1);
+    REQUIRE(by_name.count(twin) == 1);
+    CHECK(by_name.at(twin).at("expected_findings").empty());
+    twins.insert(twin);
+  }
+  CHECK(bad >= 12);  // the issue's pairs: 6 old bad scenarios, sync-copy, host-busy, memset, chain
+  for (const std::string& name : listed) {
+    const bool named_fixed = name.size() > 6 && name.compare(name.size() - 6, 6, "-fixed") == 0;
+    if (named_fixed) {
+      INFO(name);
+      CHECK(twins.count(name) == 1);
+      CHECK(by_name.at(name.substr(0, name.size() - 6)).at("fixed_twin") == name);
+    }
+  }
+}
+
+TEST_CASE("the issue's pairs are the ones in the manifest", "[workloads]") {
+  const nlohmann::json manifest = loadManifest();
+  std::map<std::string, std::string> twin_of;
+  for (const auto& scenario : manifest.at("scenarios")) {
+    if (scenario.contains("fixed_twin")) {
+      twin_of[scenario.at("name").get<std::string>()] = scenario.at("fixed_twin").get<std::string>();
+    }
+  }
+  const std::map<std::string, std::string> expected = {
+      {"sync-in-loop", "pipeline3"},          {"pageable", "pipeline3"},
+      {"serial", "pipeline3"},                {"nullstream-trap", "nonblocking"},
+      {"implicit-sync", "implicit-sync-fixed"}, {"event-dag-serialized", "event-dag"},
+      {"host-bound", "host-bound-graph"},     {"saturating", "saturating-fixed"},
+      {"sync-copy", "sync-copy-fixed"},       {"host-busy", "host-busy-fixed"},
+      {"memset-barrier", "memset-barrier-fixed"}, {"wait-chain", "wait-chain-fixed"}};
+  CHECK(twin_of == expected);
+}
+
+TEST_CASE("the twins' options are accepted and their runs need a GPU", "[workloads]") {
+  for (const char* name : {"sync-copy-fixed", "host-busy", "memset-barrier", "wait-chain-fixed"}) {
+    INFO(name);
+    const Outcome outcome = runCommand(kStreams + " " + name + " --no-baseline --chunks 2 --chunk-kb 64 "
+                                       "--batches 2 --batch-mb 1 --batch-kernels 1 --batch-host-us 10");
+    CHECK(outcome.exit_code == 1);  // parsed, then the first CUDA call fails without a GPU
+    CHECK(outcome.output.rfind("error: cuda", 0) == 0);
+  }
+  CHECK(runCommand(kStreams + " host-busy --batches 0").exit_code != 0);
+  CHECK(runCommand(kStreams + " sync-copy --chunk-kb 0").exit_code != 0);
 }
 
 TEST_CASE("--help works for both programs", "[workloads]") {

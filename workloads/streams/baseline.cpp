@@ -34,10 +34,12 @@ std::optional<ScenarioResult> measureBaseline(const std::string& scenario, const
   if (length <= 0) return std::nullopt;
   const std::string command = fmt::format(
       "env -u CUDA_INJECTION64_PATH -u NVTX_INJECTION64_PATH '{}' {} --tiles {} --tile-mb {} --work {} "
-      "--iterations {} --probe-work {} --kernels {} --host-us {} --order {} {} --no-baseline "
+      "--iterations {} --probe-work {} --kernels {} --host-us {} --order {} --chunks {} --chunk-kb {} "
+      "--batches {} --batch-mb {} --batch-kernels {} --batch-host-us {} --repeat {} {} --no-baseline "
       "--result-line 2>&1", exe, scenario, options.tiles, options.tile_mb, options.work,
       options.iterations, options.probe_work, options.kernels, options.host_us, options.order,
-      serialize ? "--serialize" : "");
+      options.chunks, options.chunk_kb, options.batches, options.batch_mb, options.batch_kernels,
+      options.batch_host_us, options.repeat, serialize ? "--serialize" : "");
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
   if (!pipe) return std::nullopt;
   std::optional<ScenarioResult> result;

@@ -80,13 +80,14 @@ ScenarioResult runNullStreamTrap(const ScenarioOptions& options, bool nonblockin
 
 // saturating: per round, a kernel that fills every SM (one block per SM holding all its shared
 // memory) on s1, then a one-block kernel on s2 that can only start when the big kernel's blocks
-// leave, which they all do together at its end.
-ScenarioResult runSaturating(const ScenarioOptions& options) {
+// leave, which they all do together at its end. saturating-fixed (reserve_shared false): the same
+// blocks without the shared memory they never use, so the small kernel's block fits beside one.
+ScenarioResult runSaturating(const ScenarioOptions& options, bool reserve_shared) {
   int sms = 0;
   CUOVERLAP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const std::size_t big_threads = std::size_t(sms) * kSaturatingThreads;
   const std::size_t small_threads = kProbeThreads;
-  const int rounds = std::max(1, options.iterations / 2);
+  const int rounds = 2 * options.iterations;  // a round is ~0.1 ms on an H100: 20 ms at the default
   cudaStream_t s1 = nullptr, s2 = nullptr;
   CUOVERLAP_CUDA_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
   CUOVERLAP_CUDA_CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
@@ -99,7 +100,8 @@ ScenarioResult runSaturating(const ScenarioOptions& options) {
   for (int round = 0; round < rounds; ++round) {
     NvtxRange range(fmt::format("iteration {}", round));
     { NvtxRange phase("compute big");
-      launchSaturatingProbe(big_out.get() + round * big_threads, probeSeed(round), options.probe_work, s1); }
+      launchSaturatingProbe(big_out.get() + round * big_threads, probeSeed(round), options.probe_work, s1,
+                            reserve_shared); }
     { NvtxRange phase("compute small");
       launchAffineProbe(small_out.get() + round * small_threads, 1, probeSeed(round), options.probe_work / 8, s2); }
   }

@@ -14,10 +14,20 @@ const std::vector<ScenarioInfo>& allScenarios() {
       {"event-dag", "copies on two streams joined by cudaStreamWaitEvent into a kernel stream (clean)", ""},
       {"event-dag-serialized", "event-dag plus one unnecessary wait: event-wait-serialization", ""},
       {"implicit-sync", "cudaMalloc/cudaFree/cudaMallocHost/cudaMemset in the loop: implicit-sync-call, sync-memset", "serial"},
+      {"implicit-sync-fixed", "twin of implicit-sync: scratch allocated once, cudaMemsetAsync on the tile's stream (clean)", "serial"},
       {"sync-in-loop", "cudaDeviceSynchronize after every tile: blocking-sync-call", "serial"},
       {"host-bound", "thousands of tiny kernels with host work between launches: host-launch-bound", "host-bound"},
       {"host-bound-graph", "the same kernels replayed from a CUDA graph: launch gaps gone (clean)", "host-bound"},
       {"saturating", "a kernel filling every SM beside a small kernel on another stream: device-saturating-kernel", ""},
+      {"saturating-fixed", "twin of saturating: the same blocks reserve no shared memory, the small kernel fits beside (clean)", ""},
+      {"sync-copy", "synchronous cudaMemcpy from pageable memory between kernels: sync-memcpy, pageable-memcpy", "sync-copy"},
+      {"sync-copy-fixed", "twin of sync-copy: pinned memory, cudaMemcpyAsync on one stream, each copy still feeds the next kernel (clean)", "sync-copy"},
+      {"host-busy", "the host generates each batch's input while the GPU idles (no CUDA call in progress): host-busy", "host-busy"},
+      {"host-busy-fixed", "twin of host-busy: double-buffered staging, the next batch is generated while the GPU works (clean)", "host-busy"},
+      {"memset-barrier", "cudaMemsetAsync on the legacy default stream between two blocking streams: legacy-default-stream", "memset-barrier"},
+      {"memset-barrier-fixed", "twin of memset-barrier: the memset on the stream whose kernel reads it (clean)", "memset-barrier"},
+      {"wait-chain", "independent kernels on 4 streams chained by cudaStreamWaitEvent, filling 6% of the GPU: event-wait-serialization", "wait-chain"},
+      {"wait-chain-fixed", "twin of wait-chain: the same kernels without the waits, four at a time (clean)", "wait-chain"},
       {"multi-gpu", "the triple-buffered pipeline fanned out over all visible GPUs (clean)", "serial"},
   };
   return scenarios;
@@ -38,7 +48,16 @@ ScenarioResult runScenario(const std::string& name, const ScenarioOptions& optio
   if (name == "event-dag-serialized") return runEventDag(options, true);
   if (name == "host-bound") return runHostBound(options, false);
   if (name == "host-bound-graph") return runHostBound(options, true);
-  if (name == "saturating") return runSaturating(options);
+  if (name == "saturating") return runSaturating(options, true);
+  if (name == "saturating-fixed") return runSaturating(options, false);
+  if (name == "sync-copy") return runSyncCopy(options, false);
+  if (name == "sync-copy-fixed") return runSyncCopy(options, true);
+  if (name == "host-busy") return runHostBusy(options, false);
+  if (name == "host-busy-fixed") return runHostBusy(options, true);
+  if (name == "memset-barrier") return runMemsetBarrier(options, false);
+  if (name == "memset-barrier-fixed") return runMemsetBarrier(options, true);
+  if (name == "wait-chain") return runWaitChain(options, false);
+  if (name == "wait-chain-fixed") return runWaitChain(options, true);
   return runTilePipeline(name, options);
 }
 
