@@ -7,8 +7,8 @@ usage: trim_pair.py SQLITE KINETO_JSON FIRST_STEP STEPS OUT_PREFIX
 Steps are the intervals between the ends of consecutive cudaDeviceSynchronize calls (the
 program synchronizes once per step; both recorders see the call). Kept: runtime/driver calls
 that start in [end of sync FIRST_STEP, end of sync FIRST_STEP+STEPS), the GPU ops and syncs they
-launched (same correlation id), NVTX/annotation ranges that start in the window, and all
-metadata. Writes OUT_PREFIX.sqlite and OUT_PREFIX.kineto.json.gz.
+launched (same correlation id), NVTX/annotation ranges that start in the window, the strings
+they use, and all metadata. Writes OUT_PREFIX.sqlite and OUT_PREFIX.kineto.json.gz.
 """
 import gzip
 import json
@@ -34,6 +34,19 @@ def trim_sqlite(src, dst, first, steps):
     for table in ("KERNEL", "MEMCPY", "MEMSET", "SYNCHRONIZATION", "CUDA_EVENT"):
         db.execute(f"DELETE FROM CUPTI_ACTIVITY_KIND_{table} WHERE correlationId NOT IN ({kept})")
     db.execute("DELETE FROM NVTX_EVENTS WHERE eventType != 75 AND (start < ? OR start >= ?)", (lo, hi))
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "PROFILER_OVERHEAD" in tables:
+        db.execute("DELETE FROM PROFILER_OVERHEAD WHERE start < ? OR start >= ?", (lo, hi))
+    used = []
+    for table, column in (("CUPTI_ACTIVITY_KIND_RUNTIME", "nameId"),
+                          ("CUPTI_ACTIVITY_KIND_KERNEL", "demangledName"),
+                          ("CUPTI_ACTIVITY_KIND_KERNEL", "shortName"),
+                          ("CUPTI_ACTIVITY_KIND_KERNEL", "mangledName"),
+                          ("NVTX_EVENTS", "textId"), ("NVTX_EVENTS", "domainId")):
+        columns = {row[1] for row in db.execute(f"PRAGMA table_info({table})")} if table in tables else set()
+        if column in columns:
+            used.append(f"SELECT {column} FROM {table}")
+    db.execute(f"DELETE FROM StringIds WHERE id NOT IN ({' UNION '.join(used)})")
     db.commit()
     db.execute("VACUUM")
     db.close()
