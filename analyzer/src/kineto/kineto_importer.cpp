@@ -119,21 +119,25 @@ class ModelBuilder : public EventSink {
     return e.has(field) ? parseInteger(e.get(field)) : std::nullopt;
   }
 
+  // The integer in `field`, else in `fallback`, else `otherwise`; -1 (no stream) wraps to 0xFFFFFFFF.
   std::uint32_t u32(const RawEvent& e, Field field, Field fallback, std::uint32_t otherwise) const {
     std::optional<std::int64_t> v = integer(e, field);
     if (!v) v = integer(e, fallback);
-    return v ? static_cast<std::uint32_t>(*v) : otherwise;  // -1 (no stream) wraps to 0xFFFFFFFF
+    return v ? static_cast<std::uint32_t>(*v) : otherwise;
+  }
+  std::uint32_t u32(const RawEvent& e, Field field, std::uint32_t otherwise = 0) const {
+    return u32(e, field, field, otherwise);
   }
 
   void addOp(const RawEvent& e, EventKind kind, Interval span) {
     GpuOp op;
     op.start = span.start;
     op.end = span.end;
-    const std::uint32_t pid_as_device = u32(e, Field::kPid, Field::kPid, 0);
+    const std::uint32_t pid_as_device = u32(e, Field::kPid);
     op.device_id = clampTo<std::uint16_t>(u32(e, Field::kDevice, Field::kInDevice, pid_as_device));
     op.context_id = u32(e, Field::kContext, Field::kInContext, 0);
     op.stream_id = u32(e, Field::kStream, Field::kTid, 0);
-    op.correlation_id = u32(e, Field::kCorrelation, Field::kCorrelation, 0);
+    op.correlation_id = u32(e, Field::kCorrelation);
     op.bytes = clampTo<std::uint64_t>(integer(e, Field::kBytes).value_or(0));
     if (kind == EventKind::kKernel) {
       op.kind = OpKind::kKernel;
@@ -160,9 +164,9 @@ class ModelBuilder : public EventSink {
     RuntimeCall call;
     call.start = span.start;
     call.end = span.end;
-    call.pid = u32(e, Field::kPid, Field::kPid, 0);
-    call.tid = u32(e, Field::kTid, Field::kTid, 0);
-    call.correlation_id = u32(e, Field::kCorrelation, Field::kCorrelation, 0);
+    call.pid = u32(e, Field::kPid);
+    call.tid = u32(e, Field::kTid);
+    call.correlation_id = u32(e, Field::kCorrelation);
     call.name = interner_.intern(e.get(Field::kName));
     call.is_driver = driver;
     trace_.runtime_calls.push_back(call);
@@ -173,9 +177,9 @@ class ModelBuilder : public EventSink {
     sync.start = span.start;
     sync.end = span.end;
     sync.stream_id = u32(e, Field::kStream, Field::kTid, 0xFFFFFFFFu);
-    sync.context_id = u32(e, Field::kContext, Field::kContext, 0);
+    sync.context_id = u32(e, Field::kContext);
     sync.device_id = clampTo<std::uint16_t>(u32(e, Field::kDevice, Field::kPid, 0));
-    sync.correlation_id = u32(e, Field::kCorrelation, Field::kCorrelation, 0);
+    sync.correlation_id = u32(e, Field::kCorrelation);
     sync.type = syncTypeOf(e.get(Field::kSyncKind).empty() ? e.get(Field::kName) : e.get(Field::kSyncKind));
     trace_.syncs.push_back(sync);
   }
@@ -185,14 +189,14 @@ class ModelBuilder : public EventSink {
     range.start = span.start;
     range.end = span.end;
     range.text = interner_.intern(e.get(Field::kName));
-    range.tid = u32(e, Field::kTid, Field::kTid, 0);
+    range.tid = u32(e, Field::kTid);
     if (on_gpu) {
       if (gpu_domain_ == kNoString) gpu_domain_ = interner_.intern(kGpuAnnotationDomain);
       range.domain = gpu_domain_;
       range.event_type = static_cast<std::int32_t>(schema::NvtxEventType::kStartEndRange);
       gpu_ranges_.push_back(trace_.nvtx.size());
     } else {
-      range.pid = u32(e, Field::kPid, Field::kPid, 0);
+      range.pid = u32(e, Field::kPid);
       range.event_type = static_cast<std::int32_t>(schema::NvtxEventType::kPushPopRange);
     }
     trace_.nvtx.push_back(range);
@@ -245,7 +249,8 @@ std::uint32_t ModelBuilder::mainHostPid() const {
   }
   if (most > 0) return best;
   for (const NvtxRange& range : trace_.nvtx) {
-    if (range.domain != gpu_domain_ || gpu_domain_ == kNoString) return range.pid;
+    const bool on_gpu = gpu_domain_ != kNoString && range.domain == gpu_domain_;
+    if (!on_gpu) return range.pid;
   }
   return 0;
 }
