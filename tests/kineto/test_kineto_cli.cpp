@@ -85,6 +85,12 @@ TEST_CASE("bad Kineto JSON: one line, exit 2", "[kineto][bad-input]") {
   writeText(string_ts, "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": \"12\", \"dur\": 1}]}");
   expectRejected(string_ts, "ts is not a finite number");
 
+  // The parser recurses per level: without a depth limit this overflows the C stack.
+  const std::string deep = tempTracePath("deep.json");
+  writeText(deep, "{\"traceEvents\": [{\"args\": {\"a\": " + std::string(200000, '[') +
+                      std::string(200000, ']') + "}}]}");
+  expectRejected(deep, "nested deeper than 256 levels");
+
   const std::string cut = tempTracePath("cut.json");
   writeText(cut, body.substr(0, body.size() - 40));
   expectRejected(cut, "not valid JSON");

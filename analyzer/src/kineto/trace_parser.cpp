@@ -60,6 +60,9 @@ std::int64_t integerOr(std::string_view text, std::int64_t fallback) {
   return any ? value : fallback;
 }
 
+// Kineto nests at most a few levels (an event's args hold arrays of arrays of shapes).
+constexpr std::size_t kMaxDepth = 256;
+
 class SaxHandler {
  public:
   explicit SaxHandler(EventSink& sink) : sink_(sink) { scopes_.push_back(Scope::kRoot); }
@@ -143,6 +146,9 @@ class SaxHandler {
   Scope scope() const { return scopes_.back(); }
   bool open(Scope scope) {
     if (scope == Scope::kTop) saw_top_object_ = true;
+    if (scopes_.size() > kMaxDepth) {
+      return fail(fmt::format("JSON nested deeper than {} levels: not a PyTorch profiler trace", kMaxDepth));
+    }
     scopes_.push_back(scope);
     return true;
   }
@@ -213,6 +219,8 @@ ParseStats parseTraceFile(const std::string& path, EventSink& sink) {
   JsonInput input(path);
   SaxHandler handler(sink);
   rapidjson::Reader reader;
+  // The reader recurses per nesting level; the handler refuses to open level kMaxDepth + 1 (the
+  // reader calls StartObject/StartArray before descending), which bounds the C stack.
   constexpr unsigned kFlags = rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseNanAndInfFlag;
   const rapidjson::ParseResult result = reader.Parse<kFlags>(input, handler);
   if (!input.error().empty()) throw UserError(fmt::format("{}: {}", path, input.error()));
