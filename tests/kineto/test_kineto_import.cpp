@@ -229,3 +229,13 @@ TEST_CASE("microsToNs: digits as written, no float drift", "[kineto]") {
   CHECK(kineto::parseInteger("7.0") == 7);
   CHECK_FALSE(kineto::parseInteger("7.5"));
 }
+
+TEST_CASE("Kineto import: a UTF-8 byte order mark before the JSON", "[kineto]") {
+  KinetoJsonBuilder json;
+  json.kernel("k", 0, 7, 1'000, 2'000, 1);
+  const std::string path = testing::tempTracePath("bom.json");
+  std::ofstream(path, std::ios::binary) << "\xEF\xBB\xBF" << json.text();
+  const Trace trace = readTrace(path);
+  CHECK(trace.source == TraceSource::kKineto);
+  CHECK(trace.ops.size() == 1);
+}

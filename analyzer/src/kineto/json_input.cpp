@@ -21,6 +21,8 @@ JsonInput::JsonInput(const std::string& path) : buffer_(kChunkBytes) {
   pos_ = end_ = buffer_.data();
   refill();
   compressed_ = gzdirect(file_) == 0;
+  // A UTF-8 byte order mark (written by some Windows tools) is not JSON text.
+  if (end_ - pos_ >= 3 && std::memcmp(pos_, "\xEF\xBB\xBF", 3) == 0) pos_ += 3;
 }
 
 JsonInput::~JsonInput() {

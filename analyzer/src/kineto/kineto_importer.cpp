@@ -300,7 +300,8 @@ bool looksLikeJson(const std::string& path) {
   const std::size_t n = std::fread(head, 1, sizeof head, file);
   std::fclose(file);
   if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b) return true;
-  for (std::size_t i = 0; i < n; ++i) {
+  const bool bom = n >= 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF;
+  for (std::size_t i = bom ? 3 : 0; i < n; ++i) {
     if (head[i] == ' ' || head[i] == '\t' || head[i] == '\n' || head[i] == '\r') continue;
     return head[i] == '{' || head[i] == '[';
   }

@@ -23,7 +23,8 @@
 
 namespace cuoverlap::kineto {
 
-// True when the file's first bytes are gzip's magic or, after whitespace, '{' or '['.
+// True when the file's first bytes are gzip's magic or, after a UTF-8 byte order mark and
+// whitespace, '{' or '['.
 bool looksLikeJson(const std::string& path);
 
 // Fills `trace` (path and source already set) from the file; vectors come back unsorted.
