@@ -42,7 +42,8 @@ class ModelBuilder : public EventSink {
     const EventKind kind = eventKindOf(e.get(Field::kCat), e.get(Field::kName));
     if (kind == EventKind::kOther) return;
     const Ns dur = std::max<Ns>(0, timestamp(e, Field::kDur).value_or(0));
-    const Interval span{*ts, *ts + dur};
+    const Interval span{*ts, *ts + dur};  // each below 2^62: the sum fits
+    if (span.end >= kTimestampLimit) badEvent(e, "ts + dur is beyond 2^62 ns");
     switch (kind) {
       case EventKind::kKernel:
       case EventKind::kMemcpy:
