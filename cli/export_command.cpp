@@ -1,5 +1,7 @@
-// `cuoverlap export FILE --format perfetto -o trace.json`: the trace as Chrome trace-event JSON
-// for ui.perfetto.dev and chrome://tracing (layout: reports/include/cuoverlap/perfetto_export.h).
+// `cuoverlap export FILE --format perfetto|kineto -o trace.json`: the trace as Chrome trace-event
+// JSON for ui.perfetto.dev and chrome://tracing (layout: reports/include/cuoverlap/perfetto_export.h),
+// or in the PyTorch profiler's layout for HolisticTraceAnalysis and the PyTorch trace viewers
+// (reports/include/cuoverlap/kineto_export.h).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
@@ -10,6 +12,7 @@
 
 #include "commands.h"
 #include "cuoverlap/error.h"
+#include "cuoverlap/kineto_export.h"
 #include "cuoverlap/perfetto_export.h"
 #include "cuoverlap/reader.h"
 
@@ -22,29 +25,42 @@ struct ExportArgs {
   std::string output = "-";
 };
 
+// Writes the export in the chosen format; returns the summary line for stderr.
+std::string writeExport(const ExportArgs& args, const Trace& trace, std::ostream& out) {
+  if (args.format == "kineto") {
+    const KinetoExportStats stats = writeKinetoTrace(trace, out);
+    return fmt::format("{} GPU ops, {} API calls, {} ac2g flows, {} annotations", stats.ops,
+                       stats.calls, stats.flows, stats.ranges);
+  }
+  const PerfettoExportStats stats = writePerfettoTrace(trace, out);
+  return fmt::format("{} GPU ops, {} API calls, {} launch arrows, {} NVTX", stats.ops, stats.calls,
+                     stats.flows, stats.nvtx);
+}
+
 void runExport(const ExportArgs& args) {
   const Trace trace = readTrace(args.file);
   if (args.output == "-") {
-    writePerfettoTrace(trace, std::cout);
+    writeExport(args, trace, std::cout);
     std::cout.flush();
     return;
   }
   std::ofstream out(args.output, std::ios::binary | std::ios::trunc);
   if (!out) throw UserError(fmt::format("{}: cannot write the export", args.output));
-  const PerfettoExportStats stats = writePerfettoTrace(trace, out);
+  const std::string summary = writeExport(args, trace, out);
   if (!out.flush()) throw UserError(fmt::format("{}: cannot write the export", args.output));
-  fmt::print(stderr, "cuoverlap: wrote {} ({} GPU ops, {} API calls, {} launch arrows, {} NVTX)\n",
-             args.output, stats.ops, stats.calls, stats.flows, stats.nvtx);
+  fmt::print(stderr, "cuoverlap: wrote {} ({})\n", args.output, summary);
 }
 
 }  // namespace
 
 void registerExportCommand(CLI::App& app, CommandResult& result) {
-  auto* cmd = app.add_subcommand("export", "Export a trace for ui.perfetto.dev / chrome://tracing");
+  auto* cmd = app.add_subcommand("export", "Export a trace for ui.perfetto.dev / chrome://tracing, or for PyTorch profiler tools (HTA)");
   auto args = std::make_shared<ExportArgs>();
-  cmd->add_option("file", args->file, "A cuoverlap trace or Nsight Systems SQLite export")->required();
-  cmd->add_option("--format", args->format, "Export format (Chrome/Perfetto trace JSON)")
-      ->check(CLI::IsMember({"perfetto"}))
+  cmd->add_option("file", args->file,
+                  "A cuoverlap trace, Nsight Systems SQLite export or PyTorch profiler JSON")->required();
+  cmd->add_option("--format", args->format,
+                  "perfetto: Chrome/Perfetto trace JSON; kineto: PyTorch profiler layout (HTA)")
+      ->check(CLI::IsMember({"perfetto", "kineto"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", args->output, "Output file ('-' for stdout)")->capture_default_str();
   cmd->callback([args, &result] {

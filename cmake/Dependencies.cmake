@@ -1,5 +1,6 @@
 # Third-party dependencies, all as imported targets. Debian 12 / Ubuntu 24.04 packages:
-# libsqlite3-dev catch2 libcli11-dev nlohmann-json3-dev libfmt-dev (scripts/setup.sh installs them).
+# libsqlite3-dev catch2 libcli11-dev nlohmann-json3-dev libfmt-dev rapidjson-dev zlib1g-dev
+# (scripts/setup.sh installs them).
 find_package(SQLite3 REQUIRED)
 # CMake 4 names the imported target SQLite3::SQLite3 and deprecates SQLite::SQLite3 (the only name
 # CMake 3.25 knows): link the one this CMake provides through cuoverlap::sqlite3.
@@ -14,6 +15,13 @@ find_package(CLI11 CONFIG REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED)
 find_package(fmt CONFIG REQUIRED)
 find_package(Threads REQUIRED)
+# The Kineto JSON importer: zlib for .json.gz, RapidJSON's SAX reader (header-only; Debian's
+# rapidjson-dev has no imported target, so find its headers, also under CMAKE_PREFIX_PATH).
+find_package(ZLIB REQUIRED)
+find_path(CUOVERLAP_RAPIDJSON_INCLUDE_DIR rapidjson/reader.h REQUIRED)
+add_library(cuoverlap_rapidjson INTERFACE)
+target_include_directories(cuoverlap_rapidjson SYSTEM INTERFACE ${CUOVERLAP_RAPIDJSON_INCLUDE_DIR})
+add_library(cuoverlap::rapidjson ALIAS cuoverlap_rapidjson)
 # include(CTest) runs after this file, so BUILD_TESTING is still undefined on a first configure.
 if(CUOVERLAP_BUILD_TESTS AND (BUILD_TESTING OR NOT DEFINED BUILD_TESTING))
   find_package(Catch2 2 CONFIG REQUIRED)

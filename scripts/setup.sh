@@ -16,7 +16,7 @@ configure() {
 
 install_missing() {
   local pkgs=(cmake ninja-build g++ libsqlite3-dev sqlite3 catch2 libcli11-dev nlohmann-json3-dev
-              libfmt-dev) missing=() p sudo=""
+              libfmt-dev rapidjson-dev zlib1g-dev) missing=() p sudo=""
   for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done

@@ -1,5 +1,6 @@
-// Reader entry point: recognizes the file, reads each table (reader_ops.cpp, reader_host.cpp,
-// reader_target.cpp) and puts the model in its documented order.
+// Reader entry point: recognizes the file and hands it to its importer, the SQLite reader (each
+// table in reader_ops.cpp, reader_host.cpp, reader_target.cpp) or the Kineto JSON importer
+// (kineto/), then puts the model in its documented order, the same for both.
 #include "cuoverlap/reader.h"
 
 #include <fmt/core.h>
@@ -10,6 +11,7 @@
 #include <tuple>
 
 #include "cuoverlap/error.h"
+#include "kineto/kineto_importer.h"
 #include "reader_internal.h"
 
 namespace cuoverlap {
@@ -135,15 +137,15 @@ bool isTraceFile(const sqlite::Database& db) {
 }  // namespace
 }  // namespace reader
 
-Trace readTrace(const std::string& path) {
+namespace {
+
+void readSqliteTrace(const std::string& path, Trace& trace) {
   sqlite::Database db(path);
   if (!reader::isTraceFile(db)) {
     throw UserError(fmt::format(
         "{}: not a cuoverlap trace or Nsight Systems export (no CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS "
         "or StringIds tables)", path));
   }
-  Trace trace;
-  trace.path = path;
   trace.source = db.hasTable(schema::kSessionTable) ? TraceSource::kCuoverlap : TraceSource::kNsys;
   reader::StringInterner interner(trace);
   reader::StringTable strings(db, interner);
@@ -156,6 +158,21 @@ Trace readTrace(const std::string& path) {
   reader::readSyncs(ctx);
   reader::readEventRecords(ctx);
   reader::readNvtx(ctx);
+}
+
+}  // namespace
+
+// One importer per format in front of one model: gzip or JSON text goes to the Kineto importer,
+// anything else to the SQLite reader (which rejects what is not a trace).
+Trace readTrace(const std::string& path) {
+  Trace trace;
+  trace.path = path;
+  if (kineto::looksLikeJson(path)) {
+    trace.source = TraceSource::kKineto;
+    kineto::importTrace(path, trace);
+  } else {
+    readSqliteTrace(path, trace);
+  }
   reader::resolveAsyncFromRuntime(trace);
   reader::addContextsFromOps(trace);
   reader::sortByStart(trace.ops);

@@ -1,0 +1,36 @@
+// Export of a trace in the PyTorch profiler's (Kineto's) JSON layout, so that the tools that read
+// torch.profiler traces (HolisticTraceAnalysis, TensorBoard's profiler plugin, chrome://tracing,
+// ui.perfetto.dev) read ours.
+//
+// Layout as Kineto writes it: top-level schemaVersion, deviceProperties, distributedInfo (when
+// a process has a rank), baseTimeNanoseconds and traceEvents. GPU ops are complete ("X") events
+// with pid = device and tid = stream, cat "kernel" (the kernel's name), "gpu_memcpy"
+// ("Memcpy HtoD (Pinned -> Device)") or "gpu_memset" ("Memset (Device)"), and args device,
+// context, stream, correlation, bytes, grid/block. Runtime and driver calls are cat
+// "cuda_runtime" / "cuda_driver" on their host pid/tid with args.correlation; NVTX ranges are
+// "user_annotation" (those imported from gpu_user_annotation go back to that category). Each
+// call that launched an op is linked to it by an "ac2g" flow (ph s at the call, ph f bp e at
+// the op). Synchronization records are left out: HTA counts every event with a stream as GPU
+// activity, and a stream sync on the GPU timeline would change the temporal breakdown.
+//
+// ts/dur are microseconds with three decimals (exact ns) relative to baseTimeNanoseconds, the
+// earliest timestamp in the trace, as Kineto >= 2023 writes them.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+
+#include "cuoverlap/model.h"
+
+namespace cuoverlap {
+
+struct KinetoExportStats {
+  std::uint64_t ops = 0;     // kernel, gpu_memcpy and gpu_memset events
+  std::uint64_t calls = 0;   // cuda_runtime and cuda_driver events
+  std::uint64_t flows = 0;   // ac2g flow pairs
+  std::uint64_t ranges = 0;  // user_annotation and gpu_user_annotation events
+};
+
+KinetoExportStats writeKinetoTrace(const Trace& trace, std::ostream& out);
+
+}  // namespace cuoverlap

@@ -1,0 +1,284 @@
+#include "cuoverlap/kineto_export.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <ostream>
+#include <set>
+#include <unordered_map>
+
+namespace cuoverlap {
+namespace {
+
+constexpr std::size_t kFlushBytes = 1 << 20;
+constexpr std::string_view kGpuAnnotationDomain = "gpu_user_annotation";
+
+std::string jsonString(std::string_view text) {
+  return nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// Kineto's spellings (libkineto cupti_strings.cpp): memcpyKindString, memoryKindString.
+std::string_view copyKindText(CopyKind kind) {
+  switch (kind) {
+    case CopyKind::kHtoD: return "HtoD";
+    case CopyKind::kDtoH: return "DtoH";
+    case CopyKind::kHtoA: return "HtoA";
+    case CopyKind::kAtoH: return "AtoH";
+    case CopyKind::kAtoA: return "AtoA";
+    case CopyKind::kAtoD: return "AtoD";
+    case CopyKind::kDtoA: return "DtoA";
+    case CopyKind::kDtoD: return "DtoD";
+    case CopyKind::kHtoH: return "HtoH";
+    case CopyKind::kPtoP: return "PtoP";
+    default: return "<unknown>";
+  }
+}
+
+std::string_view memKindText(MemKind kind) {
+  switch (kind) {
+    case MemKind::kPageable: return "Pageable";
+    case MemKind::kPinned: return "Pinned";
+    case MemKind::kDevice: return "Device";
+    case MemKind::kArray: return "Array";
+    case MemKind::kManaged: return "Managed";
+    case MemKind::kDeviceStatic: return "Device Static";
+    case MemKind::kManagedStatic: return "Managed Static";
+    case MemKind::kUnknown: break;
+  }
+  return "Unknown";
+}
+
+// "cudaLaunchKernel_v7000" (CUPTI/nsys) -> "cudaLaunchKernel" (Kineto).
+std::string_view kinetoApiName(std::string_view name) {
+  const auto suffix = name.rfind("_v");
+  if (suffix == std::string_view::npos || suffix + 2 >= name.size()) return name;
+  for (std::size_t i = suffix + 2; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return name;
+  }
+  return name.substr(0, suffix);
+}
+
+class KinetoWriter {
+ public:
+  KinetoWriter(const Trace& trace, std::ostream& out) : trace_(trace), out_(out) {
+    origin_ = timeOrigin();
+    for (const GpuOp& op : trace.ops) devices_.insert(op.device_id);
+  }
+
+  KinetoExportStats write() {
+    writeHeader();
+    writeOps();
+    writeCalls();
+    writeRanges();
+    writeMetadata();
+    buffer_ += fmt::format("\n  ],\n  \"traceName\": {}\n}}\n", jsonString(trace_.path));
+    out_ << buffer_;
+    return stats_;
+  }
+
+ private:
+  Ns timeOrigin() const {
+    Ns origin = std::numeric_limits<Ns>::max();
+    for (const GpuOp& op : trace_.ops) origin = std::min(origin, op.start);
+    for (const RuntimeCall& call : trace_.runtime_calls) origin = std::min(origin, call.start);
+    for (const NvtxRange& range : trace_.nvtx) origin = std::min(origin, range.start);
+    return origin == std::numeric_limits<Ns>::max() ? 0 : origin;
+  }
+
+  // Relative microseconds with exactly three decimals: integer arithmetic, no rounding.
+  std::string micros(Ns ns) const { return duration(ns - origin_); }
+  static std::string duration(Ns ns) {
+    ns = std::max<Ns>(0, ns);
+    return fmt::format("{}.{:03}", ns / 1000, ns % 1000);
+  }
+
+  void emit(const std::string& event) {
+    buffer_ += first_event_ ? "\n  " : ",\n  ";
+    first_event_ = false;
+    buffer_ += event;
+    if (buffer_.size() >= kFlushBytes) {
+      out_ << buffer_;
+      buffer_.clear();
+    }
+  }
+
+  void writeHeader() {
+    buffer_ = "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [";
+    bool first = true;
+    for (const Device& d : trace_.devices) {
+      buffer_ += fmt::format(
+          "{}\n    {{\"id\": {}, \"name\": {}, \"totalGlobalMem\": {}, \"computeMajor\": {}, "
+          "\"computeMinor\": {}, \"maxThreadsPerMultiprocessor\": {}, \"regsPerMultiprocessor\": {}, "
+          "\"sharedMemPerMultiprocessor\": {}, \"numSms\": {}}}",
+          first ? "" : ",", d.device_id, jsonString(d.name), d.total_memory, d.compute_major,
+          d.compute_minor, d.max_threads_per_sm, d.max_registers_per_sm, d.max_shared_mem_per_sm,
+          d.sm_count);
+      first = false;
+    }
+    buffer_ += "\n  ],\n";
+    for (const ProcessInfo& p : trace_.processes) {
+      if (!p.rank) continue;
+      buffer_ += fmt::format("  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {}, \"world_size\": {}}},\n",
+                             *p.rank, p.world_size.value_or(*p.rank + 1));
+      break;
+    }
+    buffer_ += fmt::format("  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": {},\n  \"traceEvents\": [",
+                           origin_);
+  }
+
+  std::string opName(const GpuOp& op) const {
+    if (op.kind == OpKind::kKernel) return jsonString(trace_.str(op.name));
+    if (op.kind == OpKind::kMemcpy) {
+      return fmt::format("\"Memcpy {} ({} -> {})\"", copyKindText(op.copy_kind),
+                         memKindText(op.src_kind), memKindText(op.dst_kind));
+    }
+    return fmt::format("\"Memset ({})\"", memKindText(op.src_kind));
+  }
+
+  std::string opArgs(const GpuOp& op) const {
+    std::string args = fmt::format("\"device\": {}, \"context\": {}, \"stream\": {}, \"correlation\": {}",
+                                   op.device_id, op.context_id, op.stream_id, op.correlation_id);
+    if (op.kind == OpKind::kKernel) {
+      fmt::format_to(std::back_inserter(args),
+                     ", \"registers per thread\": {}, \"shared memory\": {}, \"grid\": [{}, 1, 1], "
+                     "\"block\": [{}, 1, 1]",
+                     op.registers_per_thread, op.shared_mem_bytes, op.grid_blocks, op.block_threads);
+    } else {
+      const Ns dur = op.duration();
+      fmt::format_to(std::back_inserter(args), ", \"bytes\": {}, \"memory bandwidth (GB/s)\": {}", op.bytes,
+                     dur > 0 ? fmt::format("{:.6g}", static_cast<double>(op.bytes) / static_cast<double>(dur))
+                             : std::string("\"N/A\""));
+    }
+    return args;
+  }
+
+  static std::string_view category(OpKind kind) {
+    return kind == OpKind::kKernel ? "kernel" : kind == OpKind::kMemcpy ? "gpu_memcpy" : "gpu_memset";
+  }
+
+  void writeOps() {
+    indexCalls();
+    for (const GpuOp& op : trace_.ops) {
+      streams_.insert({op.device_id, op.stream_id});
+      emit(fmt::format("{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": {}, \"pid\": {}, \"tid\": {}, "
+                       "\"ts\": {}, \"dur\": {}, \"args\": {{{}}}}}",
+                       category(op.kind), opName(op), op.device_id, op.stream_id, micros(op.start),
+                       duration(op.duration()), opArgs(op)));
+      ++stats_.ops;
+      writeFlow(op);
+    }
+  }
+
+  static std::uint64_t key(std::uint32_t pid, std::uint32_t correlation_id) {
+    return (static_cast<std::uint64_t>(pid) << 32) | correlation_id;
+  }
+
+  void indexCalls() {
+    for (std::size_t i = 0; i < trace_.runtime_calls.size(); ++i) {
+      const RuntimeCall& call = trace_.runtime_calls[i];
+      if (call.correlation_id != 0) calls_.emplace(key(call.pid, call.correlation_id), i);
+    }
+  }
+
+  // Flow ids are numbered here: correlation ids repeat across processes.
+  void writeFlow(const GpuOp& op) {
+    if (op.correlation_id == 0) return;
+    const auto it = calls_.find(key(op.pid, op.correlation_id));
+    if (it == calls_.end()) return;
+    const RuntimeCall& call = trace_.runtime_calls[it->second];
+    const std::uint64_t id = ++stats_.flows;
+    emit(fmt::format("{{\"ph\": \"s\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": {}, \"cat\": \"ac2g\", "
+                     "\"name\": \"ac2g\"}}",
+                     id, call.pid, call.tid, micros(call.start)));
+    emit(fmt::format("{{\"ph\": \"f\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": {}, \"cat\": \"ac2g\", "
+                     "\"name\": \"ac2g\", \"bp\": \"e\"}}",
+                     id, op.device_id, op.stream_id, micros(op.start)));
+  }
+
+  void writeCalls() {
+    for (const RuntimeCall& call : trace_.runtime_calls) {
+      threads_.insert({call.pid, call.tid});
+      emit(fmt::format("{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": {}, \"pid\": {}, \"tid\": {}, "
+                       "\"ts\": {}, \"dur\": {}, \"args\": {{\"correlation\": {}}}}}",
+                       call.is_driver ? "cuda_driver" : "cuda_runtime",
+                       jsonString(kinetoApiName(trace_.str(call.name))), call.pid, call.tid,
+                       micros(call.start), duration(call.end - call.start), call.correlation_id));
+      ++stats_.calls;
+    }
+  }
+
+  void writeRanges() {
+    const std::uint16_t first_device = devices_.empty() ? 0 : *devices_.begin();
+    for (const NvtxRange& range : trace_.nvtx) {
+      if (range.event_type == static_cast<std::int32_t>(schema::NvtxEventType::kDomainCreate)) continue;
+      const bool on_gpu = trace_.str(range.domain) == kGpuAnnotationDomain;
+      const std::uint32_t pid = on_gpu ? first_device : range.pid;
+      if (!on_gpu) threads_.insert({range.pid, range.tid});
+      if (range.end > range.start || on_gpu) {
+        emit(fmt::format("{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": {}, \"pid\": {}, \"tid\": {}, "
+                         "\"ts\": {}, \"dur\": {}}}",
+                         on_gpu ? "gpu_user_annotation" : "user_annotation",
+                         jsonString(trace_.str(range.text)), pid, range.tid, micros(range.start),
+                         duration(range.end - range.start)));
+      } else {
+        emit(fmt::format("{{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"user_annotation\", \"name\": {}, "
+                         "\"pid\": {}, \"tid\": {}, \"ts\": {}}}",
+                         jsonString(trace_.str(range.text)), pid, range.tid, micros(range.start)));
+      }
+      ++stats_.ranges;
+    }
+  }
+
+  void metadata(std::string_view kind, std::uint64_t pid, std::uint64_t tid, std::string_view arg,
+                const std::string& value) {
+    emit(fmt::format("{{\"name\": \"{}\", \"ph\": \"M\", \"ts\": 0.000, \"pid\": {}, \"tid\": {}, "
+                     "\"args\": {{\"{}\": {}}}}}",
+                     kind, pid, tid, arg, value));
+  }
+
+  void writeMetadata() {
+    for (std::uint16_t device : devices_) {
+      metadata("process_name", device, 0, "name", jsonString(fmt::format("GPU {}", device)));
+      metadata("process_labels", device, 0, "labels", jsonString(fmt::format("GPU {}", device)));
+      metadata("process_sort_index", device, 0, "sort_index", fmt::format("{}", 0x1000000 + device));
+    }
+    for (const auto& [device, stream] : streams_) {
+      metadata("thread_name", device, stream, "name", jsonString(fmt::format("stream {}", stream)));
+      metadata("thread_sort_index", device, stream, "sort_index", fmt::format("{}", stream));
+    }
+    std::map<std::uint32_t, std::string> commands;
+    for (const ProcessInfo& p : trace_.processes) commands[p.pid] = p.command;
+    std::set<std::uint32_t> pids;
+    for (const auto& [pid, tid] : threads_) {
+      pids.insert(pid);
+      metadata("thread_name", pid, tid, "name", jsonString(fmt::format("thread {}", tid)));
+    }
+    for (std::uint32_t pid : pids) {
+      const std::string& command = commands[pid];
+      metadata("process_name", pid, 0, "name", jsonString(command.empty() ? fmt::format("process {}", pid) : command));
+    }
+  }
+
+  const Trace& trace_;
+  std::ostream& out_;
+  std::string buffer_;
+  bool first_event_ = true;
+  Ns origin_ = 0;
+  std::set<std::uint16_t> devices_;
+  std::set<std::pair<std::uint16_t, std::uint32_t>> streams_;
+  std::set<std::pair<std::uint32_t, std::uint32_t>> threads_;
+  std::unordered_map<std::uint64_t, std::size_t> calls_;
+  KinetoExportStats stats_;
+};
+
+}  // namespace
+
+KinetoExportStats writeKinetoTrace(const Trace& trace, std::ostream& out) {
+  return KinetoWriter(trace, out).write();
+}
+
+}  // namespace cuoverlap
