@@ -132,10 +132,28 @@ bool isTraceFile(const sqlite::Database& db) {
   return false;
 }
 
+bool endsWith(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+// Nsight Systems' own report format (.nsys-rep, formerly .qdrep) is not a database: say how to
+// export it instead of "file is not a database".
+void rejectNsightReport(const std::string& path) {
+  for (std::string_view extension : {".nsys-rep", ".qdrep"}) {
+    if (!endsWith(path, extension)) continue;
+    const std::string stem = path.substr(0, path.size() - extension.size());
+    throw UserError(fmt::format(
+        "{}: an Nsight Systems report, not an export; export it first with: "
+        "nsys export --type sqlite -o {}.sqlite {}",
+        path, stem, path));
+  }
+}
+
 }  // namespace
 }  // namespace reader
 
 Trace readTrace(const std::string& path) {
+  reader::rejectNsightReport(path);
   sqlite::Database db(path);
   if (!reader::isTraceFile(db)) {
     throw UserError(fmt::format(
