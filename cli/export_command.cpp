@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <unistd.h>
+
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -19,12 +21,16 @@ namespace {
 struct ExportArgs {
   std::string file;
   std::string format = "perfetto";
-  std::string output = "-";
+  std::string output;  // empty: stdout, unless stdout is a terminal
 };
 
 void runExport(const ExportArgs& args) {
+  if (args.output.empty() && isatty(STDOUT_FILENO)) {
+    throw UserError("the export is JSON for a viewer, not for a terminal: give -o FILE (or -o - to "
+                    "write it to the terminal anyway)");
+  }
   const Trace trace = readTrace(args.file);
-  if (args.output == "-") {
+  if (args.output.empty() || args.output == "-") {
     writePerfettoTrace(trace, std::cout);
     std::cout.flush();
     return;
@@ -46,7 +52,8 @@ void registerExportCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--format", args->format, "Export format (Chrome/Perfetto trace JSON)")
       ->check(CLI::IsMember({"perfetto"}))
       ->capture_default_str();
-  cmd->add_option("-o,--output", args->output, "Output file ('-' for stdout)")->capture_default_str();
+  cmd->add_option("-o,--output", args->output,
+                  "Output file ('-' for stdout; without -o, stdout unless it is a terminal)");
   cmd->callback([args, &result] {
     runExport(*args);
     result.exit_code = 0;
