@@ -2,6 +2,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <unistd.h>
+
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "terminal.h"
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/error.h"
@@ -33,6 +36,7 @@ struct AnalyzeArgs {
   std::string gap_threshold;  // duration with unit; empty: the default
   std::optional<std::string> range;
   std::string window;         // START:END in trace timestamps; empty: everything
+  std::string color = "auto";
 };
 
 // One row per output format; a new renderer adds one line here.
@@ -76,6 +80,7 @@ void addAnalyzeOptions(CLI::App& cmd, AnalyzeArgs& args) {
                  "Analyze each instance of this NVTX range, and their sum");
   cmd.add_option("--window", args.window,
                  "START:END in trace timestamps, in ns or with a unit (ns, us, ms, s)");
+  addColorOption(cmd, args.color);
 }
 
 AnalysisOptions analysisOptions(const AnalyzeArgs& args) {
@@ -93,7 +98,12 @@ AnalysisOptions analysisOptions(const AnalyzeArgs& args) {
 void writeReport(const AnalyzeArgs& args, const Report& report) {
   const ReportFormat& format = findFormat(args.format);
   if (args.output.empty()) {
-    format.render(report, std::cout);
+    if (args.format == "text") {  // the terminal's width and colours
+      renderText(report, std::cout,
+                 TextStyle{useColor(args.color, STDOUT_FILENO), terminalWidth(STDOUT_FILENO)});
+    } else {
+      format.render(report, std::cout);
+    }
     std::cout.flush();
     return;
   }
@@ -108,9 +118,14 @@ void runAnalyze(const AnalyzeArgs& args) {
   // Traces stay alive with the report: renderers that draw timelines follow TraceReport::trace.
   std::vector<std::unique_ptr<Trace>> traces;
   Report report;
-  for (const std::string& file : args.files) {
-    traces.push_back(std::make_unique<Trace>(readTrace(file)));
-    report.traces.push_back(analyzeTrace(*traces.back(), options));
+  {
+    ProgressLine progress;
+    for (const std::string& file : args.files) {
+      progress.stage("reading " + file);
+      traces.push_back(std::make_unique<Trace>(readTrace(file)));
+      progress.stage("analyzing " + file);
+      report.traces.push_back(analyzeTrace(*traces.back(), options));
+    }
   }
   writeReport(args, report);
 }

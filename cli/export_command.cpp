@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <unistd.h>
+
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -22,7 +24,7 @@ namespace {
 struct ExportArgs {
   std::string file;
   std::string format = "perfetto";
-  std::string output = "-";
+  std::string output;  // empty: stdout, unless stdout is a terminal
 };
 
 // Writes the export in the chosen format; returns the summary line for stderr.
@@ -38,8 +40,12 @@ std::string writeExport(const ExportArgs& args, const Trace& trace, std::ostream
 }
 
 void runExport(const ExportArgs& args) {
+  if (args.output.empty() && isatty(STDOUT_FILENO)) {
+    throw UserError("the export is JSON for a viewer, not for a terminal: give -o FILE (or -o - to "
+                    "write it to the terminal anyway)");
+  }
   const Trace trace = readTrace(args.file);
-  if (args.output == "-") {
+  if (args.output.empty() || args.output == "-") {
     writeExport(args, trace, std::cout);
     std::cout.flush();
     return;
@@ -62,7 +68,8 @@ void registerExportCommand(CLI::App& app, CommandResult& result) {
                   "perfetto: Chrome/Perfetto trace JSON; kineto: PyTorch profiler layout (HTA)")
       ->check(CLI::IsMember({"perfetto", "kineto"}))
       ->capture_default_str();
-  cmd->add_option("-o,--output", args->output, "Output file ('-' for stdout)")->capture_default_str();
+  cmd->add_option("-o,--output", args->output,
+                  "Output file ('-' for stdout; without -o, stdout unless it is a terminal)");
   cmd->callback([args, &result] {
     runExport(*args);
     result.exit_code = 0;

@@ -3,7 +3,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <ctime>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -11,6 +15,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "terminal.h"
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/error.h"
 #include "cuoverlap/gate.h"
@@ -29,6 +34,7 @@ struct GateArgs {
   std::optional<std::uint16_t> device;
   std::optional<std::string> range;
   std::string junit;
+  std::string color = "auto";
 };
 
 void addGateOptions(CLI::App& cmd, GateArgs& args) {
@@ -46,6 +52,7 @@ void addGateOptions(CLI::App& cmd, GateArgs& args) {
   cmd.add_option("--device", args.device, "Check only this device id");
   cmd.add_option("--range", args.range, "Check only the instances of this NVTX range");
   cmd.add_option("--junit", args.junit, "Also write the checks as JUnit XML to this file");
+  addColorOption(cmd, args.color);
 }
 
 GateThresholds thresholdsOf(const GateArgs& args) {
@@ -81,13 +88,26 @@ void requireDevices(const TraceReport& report, const GateArgs& args) {
   throw UserError(fmt::format("{}: no GPU activity{}", report.path, scope));
 }
 
-void writeJunit(const std::string& path, const std::vector<GateCheck>& checks) {
+void writeJunit(const std::string& path, const std::string& xml) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << gateJunitXml(checks);
+  out << xml;
   if (!out.flush()) throw UserError(fmt::format("{}: cannot write the JUnit file", path));
 }
 
-int runGate(const GateArgs& args) {
+JunitRun startJunitRun() {
+  JunitRun run;
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &utc);
+  run.timestamp = stamp;
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) run.hostname = host;
+  return run;
+}
+
+int judge(const GateArgs& args, JunitRun& run) {
   const GateThresholds thresholds = thresholdsOf(args);
   AnalysisOptions options;
   options.scope.device = args.device;
@@ -95,19 +115,40 @@ int runGate(const GateArgs& args) {
   std::vector<std::unique_ptr<Trace>> traces;  // outlive the report, which points into them
   Report report;
   for (const std::string& file : args.files) {
+    const auto started = std::chrono::steady_clock::now();
     traces.push_back(std::make_unique<Trace>(readTrace(file)));
     report.traces.push_back(analyzeTrace(*traces.back(), options));
     requireDevices(report.traces.back(), args);
+    run.trace_seconds.emplace_back(
+        report.traces.back().path,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
   const std::vector<GateCheck> checks = evaluateGate(report, thresholds);
   std::size_t failed = 0;
+  const bool color = useColor(args.color, STDOUT_FILENO);
   for (const GateCheck& check : checks) {
-    fmt::print("{}\n", formatGateCheck(check));
+    const std::string line = formatGateCheck(check);  // "PASS  ..." / "FAIL  ..."
+    if (color) {
+      fmt::print("\x1b[{}m{}\x1b[0m{}\n", check.passed ? "32" : "1;31", line.substr(0, 4), line.substr(4));
+    } else {
+      fmt::print("{}\n", line);
+    }
     failed += check.passed ? 0 : 1;
   }
   fmt::print("gate: {} of {} checks failed\n", failed, checks.size());
-  if (!args.junit.empty()) writeJunit(args.junit, checks);
+  if (!args.junit.empty()) writeJunit(args.junit, gateJunitXml(checks, run));
   return failed == 0 ? 0 : 1;
+}
+
+// Bad input still leaves a JUnit file (one errored case with the reason) when one was asked for.
+int runGate(const GateArgs& args) {
+  JunitRun run = startJunitRun();
+  try {
+    return judge(args, run);
+  } catch (const UserError& error) {
+    if (!args.junit.empty()) writeJunit(args.junit, gateJunitErrorXml(error.what(), run));
+    throw;
+  }
 }
 
 }  // namespace

@@ -1,23 +1,93 @@
 // cuoverlap: shows whether CUDA copies and kernels overlap, and why not.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "commands.h"
 #include "cuoverlap/error.h"
 
+namespace {
+
+// Edit distance (insertions, deletions, substitutions), for "did you mean".
+std::size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::vector<std::string> commandNames(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    names.push_back(sub->get_name());
+  }
+  return names;
+}
+
+// `cuoverlap help [COMMAND]` and unknown commands, before CLI11 parses (it would only say that a
+// subcommand is required). Returns an exit code when it answered, -1 to go on.
+int answerBeforeParsing(CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return -1;
+  const std::string word = argv[1];
+  const std::vector<std::string> names = commandNames(app);
+  if (std::find(names.begin(), names.end(), word) != names.end()) return -1;
+  if (word == "help") {
+    if (argc == 2) { fmt::print("{}", app.help()); return 0; }
+    const std::string topic = argv[2];
+    if (std::find(names.begin(), names.end(), topic) != names.end()) {
+      fmt::print("{}", app.get_subcommand(topic)->help());
+      return 0;
+    }
+    fmt::print(stderr, "cuoverlap: error: no command '{}' (commands: {})\n", topic,
+               fmt::join(names, ", "));
+    return 2;
+  }
+  std::string closest;
+  std::size_t best = word.size();
+  for (const std::string& name : names) {
+    const std::size_t distance = editDistance(word, name);
+    if (distance < best) { best = distance; closest = name; }
+  }
+  if (!closest.empty() && best <= std::max<std::size_t>(2, word.size() / 3)) {
+    fmt::print(stderr, "cuoverlap: error: unknown command '{}' (did you mean '{}'? see --help)\n",
+               word, closest);
+  } else {
+    fmt::print(stderr, "cuoverlap: error: unknown command '{}' (commands: {}; see --help)\n", word,
+               fmt::join(names, ", "));
+  }
+  return 2;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  CLI::App app{"cuoverlap: do your CUDA copies and kernels really overlap, and why not?"};
+  CLI::App app{"cuoverlap: do your CUDA copies and kernels really overlap, and why not?", "cuoverlap"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", CUOVERLAP_VERSION_STRING);
+  app.set_version_flag("-V,--version", CUOVERLAP_VERSION_STRING);
+  app.footer("Run 'cuoverlap help COMMAND' or 'cuoverlap COMMAND --help' for a command's options.");
   cuoverlap::cli::CommandResult result;
   cuoverlap::cli::registerAnalyzeCommand(app, result);
   cuoverlap::cli::registerGateCommand(app, result);
   cuoverlap::cli::registerExportCommand(app, result);
   cuoverlap::cli::registerDiffCommand(app, result);
   cuoverlap::cli::registerRecordCommand(app, result);
+  if (const int answered = answerBeforeParsing(app, argc, argv); answered >= 0) return answered;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

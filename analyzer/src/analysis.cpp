@@ -3,6 +3,7 @@
 #include "cuoverlap/analysis.h"
 
 #include "cuoverlap/diagnosis.h"
+#include "cuoverlap/kernel_summary.h"
 #include "cuoverlap/metrics.h"
 
 namespace cuoverlap {
@@ -14,8 +15,10 @@ namespace {
 std::vector<DeviceReport> analyzeDevices(const Trace& trace, const AnalysisOptions& options,
                                          std::vector<Finding>& findings) {
   std::vector<DeviceReport> devices;
+  auto kernels = summarizeKernels(trace, options.scope);
   for (std::uint16_t device_id : devicesInScope(trace, options.scope)) {
     DeviceReport device;
+    device.kernels = std::move(kernels[device_id]);
     device.metrics = computeDeviceMetrics(trace, options.scope, device_id);
     device.gaps = diagnoseDevice(trace, options.scope, device_id, options.gap_threshold_ns, findings);
     devices.push_back(std::move(device));

@@ -134,6 +134,23 @@ bool isTraceFile(const sqlite::Database& db) {
   return false;
 }
 
+bool endsWith(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+// Nsight Systems' own report format (.nsys-rep, formerly .qdrep) is not a database: say how to
+// export it instead of "file is not a database".
+void rejectNsightReport(const std::string& path) {
+  for (std::string_view extension : {".nsys-rep", ".qdrep"}) {
+    if (!endsWith(path, extension)) continue;
+    const std::string stem = path.substr(0, path.size() - extension.size());
+    throw UserError(fmt::format(
+        "{}: an Nsight Systems report, not an export; export it first with: "
+        "nsys export --type sqlite -o {}.sqlite {}",
+        path, stem, path));
+  }
+}
+
 }  // namespace
 }  // namespace reader
 
@@ -165,6 +182,7 @@ void readSqliteTrace(const std::string& path, Trace& trace) {
 // One importer per format in front of one model: gzip or JSON text goes to the Kineto importer,
 // anything else to the SQLite reader (which rejects what is not a trace).
 Trace readTrace(const std::string& path) {
+  reader::rejectNsightReport(path);
   Trace trace;
   trace.path = path;
   if (kineto::looksLikeJson(path)) {

@@ -2,12 +2,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <iterator>
 
 #include "cuoverlap/markdown_report.h"
 #include "cuoverlap/names.h"
 #include "cuoverlap/report_diff.h"
 #include "cuoverlap/units.h"
+#include "render_common.h"
 
 namespace cuoverlap {
 namespace {
@@ -26,18 +28,27 @@ std::string formatValue(MetricUnit unit, std::optional<double> value) {
   return "-";
 }
 
+// A signed number at `decimals` places; a change that rounds to zero prints as "0" with that many
+// places, never "-0.0000".
+std::string signedFixed(double value, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  const double rounded = std::round(value * scale) / scale;
+  if (rounded == 0.0) return fmt::format("{:.{}f}", 0.0, decimals);
+  return fmt::format("{:+.{}f}", rounded, decimals);
+}
+
 std::string formatDelta(const MetricDelta& metric) {
   if (!metric.before || !metric.after) return "-";
   const double delta = *metric.after - *metric.before;
   switch (metric.unit) {
-    case MetricUnit::kRatio: return fmt::format("{:+.4f}", delta);
-    case MetricUnit::kFraction: return fmt::format("{:+.1f} pp", delta * 100.0);
+    case MetricUnit::kRatio: return signedFixed(delta, 4);
+    case MetricUnit::kFraction: return signedFixed(delta * 100.0, 1) + " pp";
     case MetricUnit::kNanoseconds: {
       const std::string text = units::formatDuration(static_cast<Ns>(delta));
       return delta >= 0 ? "+" + text : text;
     }
     case MetricUnit::kCount: return fmt::format("{:+}", static_cast<long long>(delta));
-    case MetricUnit::kSpeedup: return fmt::format("{:+.2f}×", delta);
+    case MetricUnit::kSpeedup: return signedFixed(delta, 2) + "×";
   }
   return "-";
 }
@@ -119,7 +130,8 @@ std::string renderDiffMarkdown(const ReportDiff& diff) {
          "| --- | --- | --- | --- | --- |\n";
   for (std::size_t i = 0; i < diff.kernels.size() && i < kKernelRows; ++i) {
     const KernelTimeDiff& k = diff.kernels[i];
-    fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {} → {} |\n", escapeMarkdown(k.name),
+    fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {} → {} |\n",
+                   escapeMarkdown(render::shortName(k.name)),
                    units::formatDuration(k.time_before_ns), units::formatDuration(k.time_after_ns),
                    kernelDelta(k), k.count_before, k.count_after);
   }

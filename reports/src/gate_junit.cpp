@@ -11,6 +11,26 @@
 namespace cuoverlap {
 namespace {
 
+double secondsOf(const JunitRun& run, const std::string& trace) {
+  for (const auto& [path, seconds] : run.trace_seconds) {
+    if (path == trace) return seconds;
+  }
+  return 0.0;
+}
+
+double totalSeconds(const JunitRun& run) {
+  double total = 0.0;
+  for (const auto& entry : run.trace_seconds) total += entry.second;
+  return total;
+}
+
+std::string suiteAttributes(const JunitRun& run, double seconds) {
+  std::string attributes = fmt::format(" time=\"{:.3f}\"", seconds);
+  if (!run.timestamp.empty()) attributes += fmt::format(" timestamp=\"{}\"", escapeXml(run.timestamp));
+  if (!run.hostname.empty()) attributes += fmt::format(" hostname=\"{}\"", escapeXml(run.hostname));
+  return attributes;
+}
+
 std::size_t countFailures(const std::vector<const GateCheck*>& checks) {
   std::size_t failures = 0;
   for (const GateCheck* check : checks) failures += check->passed ? 0 : 1;
@@ -21,7 +41,8 @@ void appendCase(std::string& out, const GateCheck& check) {
   const std::string where =
       check.device_id ? fmt::format("device {}: ", *check.device_id) : std::string();
   const std::string name = fmt::format("{}{} {}", where, check.name, check.expectation);
-  fmt::format_to(std::back_inserter(out), "    <testcase classname=\"cuoverlap.gate\" name=\"{}\">",
+  fmt::format_to(std::back_inserter(out),
+                 "    <testcase classname=\"cuoverlap.gate\" name=\"{}\" time=\"0.000\">",
                  escapeXml(name));
   if (!check.passed) {
     const std::string message = fmt::format("{}: {}, expected {}", check.name, check.actual, check.expectation);
@@ -33,7 +54,7 @@ void appendCase(std::string& out, const GateCheck& check) {
 
 }  // namespace
 
-std::string gateJunitXml(const std::vector<GateCheck>& checks) {
+std::string gateJunitXml(const std::vector<GateCheck>& checks, const JunitRun& run) {
   // Group by trace, keeping the order in which traces were given.
   std::vector<std::pair<std::string, std::vector<const GateCheck*>>> suites;
   for (const GateCheck& check : checks) {
@@ -44,17 +65,32 @@ std::string gateJunitXml(const std::vector<GateCheck>& checks) {
   for (const auto& suite : suites) failures += countFailures(suite.second);
   std::string out = fmt::format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"cuoverlap gate\" tests=\"{}\" "
-      "failures=\"{}\">\n",
-      checks.size(), failures);
+      "failures=\"{}\" errors=\"0\" time=\"{:.3f}\">\n",
+      checks.size(), failures, totalSeconds(run));
   for (const auto& [trace, suite_checks] : suites) {
     fmt::format_to(std::back_inserter(out),
-                   "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n",
-                   escapeXml(trace), suite_checks.size(), countFailures(suite_checks));
+                   "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\"{}>\n",
+                   escapeXml(trace), suite_checks.size(), countFailures(suite_checks),
+                   suiteAttributes(run, secondsOf(run, trace)));
     for (const GateCheck* check : suite_checks) appendCase(out, *check);
     out += "  </testsuite>\n";
   }
   out += "</testsuites>\n";
   return out;
+}
+
+std::string gateJunitErrorXml(const std::string& message, const JunitRun& run) {
+  const std::string text = escapeXml(message);
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<testsuites name=\"cuoverlap gate\" tests=\"1\" failures=\"0\" errors=\"1\" time=\"{0:.3f}\">\n"
+      "  <testsuite name=\"cuoverlap gate\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\"{1}>\n"
+      "    <testcase classname=\"cuoverlap.gate\" name=\"gate could not judge the traces\" time=\"0.000\">\n"
+      "      <error message=\"{2}\" type=\"bad-input\">{2}</error>\n"
+      "    </testcase>\n"
+      "  </testsuite>\n"
+      "</testsuites>\n",
+      totalSeconds(run), suiteAttributes(run, totalSeconds(run)), text);
 }
 
 }  // namespace cuoverlap

@@ -41,6 +41,16 @@ Json enginesToJson(const std::vector<EngineUsage>& engines) {
   return out;
 }
 
+Json kernelSummaryToJson(const std::vector<KernelSummary>& kernels) {
+  Json out = Json::array();
+  for (const KernelSummary& k : kernels) {
+    out.push_back({{"name", k.name}, {"count", k.count}, {"total_ns", k.total_ns},
+                   {"mean_ns", k.mean_ns}, {"min_ns", k.min_ns}, {"max_ns", k.max_ns},
+                   {"share", k.share}});
+  }
+  return out;
+}
+
 Json evidenceToJson(const Evidence& e) {
   return Json{{"api", e.api}, {"correlation_id", e.correlation_id}, {"stream_id", e.stream_id},
               {"time", e.time}, {"detail", e.detail}};
@@ -77,7 +87,8 @@ Json deviceReportToJson(const DeviceReport& device) {
               {"concurrency_ns", m.concurrency_ns},
               {"ideal_ns", m.ideal_ns},
               {"pipeline_efficiency", m.pipeline_efficiency},
-              {"gaps", gapsToJson(device.gaps)}};
+              {"gaps", gapsToJson(device.gaps)},
+              {"kernel_summary", kernelSummaryToJson(device.kernels)}};
 }
 
 Json findingToJson(const Finding& finding) {

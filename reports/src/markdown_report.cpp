@@ -14,6 +14,8 @@ namespace {
 using units::formatDuration;
 using units::formatPercent;
 
+constexpr std::size_t kKernelRowsShown = 10;  // the JSON report keeps up to kKernelSummaryRows
+
 void appendMetrics(std::string& out, const DeviceMetrics& m) {
   auto row = [&out](std::string_view name, const std::string& value) {
     fmt::format_to(std::back_inserter(out), "| {} | {} |\n", name, value);
@@ -40,6 +42,19 @@ void appendEngines(std::string& out, const DeviceMetrics& m) {
     if (usage.busy_ns == 0) continue;
     fmt::format_to(std::back_inserter(out), "| {} | {} | {} |\n", engineName(usage.engine),
                    formatDuration(usage.busy_ns), formatPercent(usage.share));
+  }
+  out += "\n";
+}
+
+void appendKernelSummary(std::string& out, const std::vector<KernelSummary>& kernels) {
+  if (kernels.empty()) return;
+  out += "**Top kernels by GPU time**\n\n| kernel | launches | total | mean | share of kernel time |\n"
+         "| --- | --- | --- | --- | --- |\n";
+  for (std::size_t i = 0; i < kernels.size() && i < kKernelRowsShown; ++i) {
+    const KernelSummary& k = kernels[i];
+    fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {} |\n",
+                   escapeMarkdown(render::shortName(k.name)), k.count, formatDuration(k.total_ns),
+                   formatDuration(k.mean_ns), formatPercent(k.share));
   }
   out += "\n";
 }
@@ -115,6 +130,7 @@ void appendTrace(std::string& out, const TraceReport& trace) {
                    escapeMarkdown(device.metrics.name));
     appendMetrics(out, device.metrics);
     appendEngines(out, device.metrics);
+    appendKernelSummary(out, device.kernels);
     appendGaps(out, device, trace);
   }
   appendRangeInstances(out, trace);

@@ -19,6 +19,62 @@ namespace {
 using units::formatDuration;
 using units::formatPercent;
 
+// The style of the report being rendered (one render at a time per thread).
+thread_local TextStyle style;
+
+std::string paint(const char* code, std::string_view text) {
+  return style.color ? fmt::format("\x1b[{}m{}\x1b[0m", code, text) : std::string(text);
+}
+
+const char* severityColor(Severity severity) {
+  switch (severity) {
+    case Severity::kError: return "1;31";
+    case Severity::kWarning: return "33";
+    case Severity::kInfo: return "36";
+  }
+  return "0";
+}
+
+// `text` as lines of at most style.width columns (counting UTF-8 code points), the first starting
+// after `first` and the rest after `indent`; one line when there is no width.
+std::string wrapped(std::string_view first, std::string_view text, std::string_view indent) {
+  const auto columns = [](std::string_view s) {  // code points, colour sequences not counted
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      if (s[i] == '\x1b') {
+        while (i < s.size() && s[i] != 'm') ++i;
+        continue;
+      }
+      n += (static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 ? 1 : 0;
+    }
+    return n;
+  };
+  std::string out(first);
+  if (style.width == 0) return out + std::string(text) + "\n";
+  std::size_t used = columns(first);
+  std::size_t pos = 0;
+  bool line_has_word = false;
+  while (pos < text.size()) {
+    const std::size_t space = text.find(' ', pos);
+    const std::string_view word =
+        text.substr(pos, space == std::string_view::npos ? std::string_view::npos : space - pos);
+    pos = space == std::string_view::npos ? text.size() : space + 1;
+    if (word.empty()) continue;
+    const std::size_t need = columns(word) + (line_has_word ? 1 : 0);
+    if (line_has_word && used + need > style.width) {
+      out += "\n";
+      out += indent;
+      used = columns(indent);
+      line_has_word = false;
+    }
+    if (line_has_word) { out += ' '; ++used; }
+    out += word;
+    used += columns(word);
+    line_has_word = true;
+  }
+  return out + "\n";
+}
+
 double share(Ns part, Ns whole) {
   return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
@@ -62,9 +118,20 @@ void renderGaps(const GapAnalysis& gaps, Ns origin, std::ostream& out) {
   }
 }
 
+// The five kernels with the most GPU time, shortened names (JSON keeps the full ones).
+void renderKernelSummary(const std::vector<KernelSummary>& kernels, std::ostream& out) {
+  if (kernels.empty()) return;
+  out << "  top kernels  launches        total         mean  share  name\n";
+  for (std::size_t i = 0; i < kernels.size() && i < 5; ++i) {
+    const KernelSummary& k = kernels[i];
+    out << fmt::format("    {:>17} {:>12} {:>12} {:>6}  {}\n", k.count, formatDuration(k.total_ns),
+                       formatDuration(k.mean_ns), formatPercent(k.share), render::shortName(k.name));
+  }
+}
+
 void renderDevice(const DeviceReport& device, std::ostream& out) {
   const DeviceMetrics& m = device.metrics;
-  out << fmt::format("device {}{}{}\n", m.device_id, m.name.empty() ? "" : ": ", m.name);
+  out << paint("1", fmt::format("device {}{}{}", m.device_id, m.name.empty() ? "" : ": ", m.name)) << '\n';
   out << fmt::format("  ops         {} kernels, {} memcpys, {} memsets\n", m.kernels, m.memcpys,
                      m.memsets);
   out << fmt::format("  span        {}   busy {} ({})   idle {} ({})   sum of ops {}\n",
@@ -77,12 +144,15 @@ void renderDevice(const DeviceReport& device, std::ostream& out) {
   renderConcurrency(m, out);
   out << fmt::format("  ideal       {} with perfect overlap   pipeline efficiency {}\n",
                      formatDuration(m.ideal_ns), formatPercent(m.pipeline_efficiency));
+  renderKernelSummary(device.kernels, out);
   renderGaps(device.gaps, m.first_start, out);
 }
 
 void renderFinding(const TraceReport& trace, const Finding& f, std::ostream& out) {
-  out << fmt::format("  [{}] {} (device {}): {}\n", severityName(f.severity), f.id, f.device_id,
-                     f.summary);
+  out << wrapped(fmt::format("  {} {} (device {}): ",
+                             paint(severityColor(f.severity), fmt::format("[{}]", severityName(f.severity))),
+                             f.id, f.device_id),
+                 f.summary, "      ");
   out << fmt::format("      {} occurrence(s), about {} lost\n", f.count,
                      formatDuration(f.time_ns));
   for (const Evidence& e : f.evidence) {
@@ -90,17 +160,17 @@ void renderFinding(const TraceReport& trace, const Finding& f, std::ostream& out
                        render::evidenceTime(trace, f, e.time), e.api, e.correlation_id,
                        e.stream_id, e.detail.empty() ? "" : ": ", e.detail);
   }
-  if (!f.advice.empty()) out << "      fix: " << f.advice << '\n';
+  if (!f.advice.empty()) out << wrapped("      fix: ", f.advice, "           ");
 }
 
 void renderFindings(const TraceReport& trace, const std::vector<Finding>& findings,
                     std::ostream& out) {
-  out << (findings.empty() ? "findings: none\n" : "findings (worst first):\n");
+  out << paint("1", findings.empty() ? "findings: none" : "findings (worst first):") << '\n';
   for (const Finding* f : render::findingsWorstFirst(findings)) renderFinding(trace, *f, out);
 }
 
 void renderTrace(const TraceReport& trace, std::ostream& out) {
-  out << fmt::format("== {} ({})\n", trace.path, sourceName(trace.source));
+  out << paint("1", fmt::format("== {} ({})", trace.path, sourceName(trace.source))) << '\n';
   if (trace.devices.empty()) out << "no GPU activity in scope\n";
   for (const DeviceReport& device : trace.devices) renderDevice(device, out);
   renderFindings(trace, trace.findings, out);
@@ -114,7 +184,10 @@ void renderTrace(const TraceReport& trace, std::ostream& out) {
 
 }  // namespace
 
-void renderText(const Report& report, std::ostream& out) {
+void renderText(const Report& report, std::ostream& out) { renderText(report, out, TextStyle{}); }
+
+void renderText(const Report& report, std::ostream& out, const TextStyle& text_style) {
+  style = text_style;
   for (std::size_t i = 0; i < report.traces.size(); ++i) {
     if (i > 0) out << '\n';
     renderTrace(report.traces[i], out);

@@ -38,7 +38,10 @@ TEST_CASE("gate writes JUnit XML with one suite per trace", "[gate]") {
   INFO(run.out << run.err);
   CHECK(run.exit_code == 1);
   const std::string xml = readFile(junit);
-  CHECK(xml.find("<testsuites name=\"cuoverlap gate\" tests=\"2\" failures=\"1\">") != std::string::npos);
+  CHECK(xml.find("<testsuites name=\"cuoverlap gate\" tests=\"2\" failures=\"1\" errors=\"0\" time=\"") !=
+        std::string::npos);
+  CHECK(countOf(xml, "timestamp=\"") == 2);
+  CHECK(countOf(xml, "hostname=\"") == 2);
   CHECK(xml.find("<testsuite name=\"" + hidden + "\" tests=\"1\" failures=\"0\"") != std::string::npos);
   CHECK(xml.find("<testsuite name=\"" + serial + "\" tests=\"1\" failures=\"1\"") != std::string::npos);
   CHECK(countOf(xml, "<testcase ") == 2);

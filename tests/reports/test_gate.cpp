@@ -56,7 +56,8 @@ TEST_CASE("gate JUnit XML has a test case per check and a failure per failed che
   thresholds.min_copy_hidden = 0.5;  // passes
   const std::string xml = gateJunitXml(evaluateGate(report, thresholds));
   CHECK(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"cuoverlap gate\" "
-                  "tests=\"4\" failures=\"2\">", 0) == 0);
+                  "tests=\"4\" failures=\"2\" errors=\"0\" time=\"0.000\">", 0) == 0);
+  CHECK(countOf(xml, "time=\"") == 1 + 2 + 4);  // testsuites, each suite, each case
   CHECK(countOf(xml, "<testsuite ") == 2);
   CHECK(countOf(xml, "<testcase ") == 4);
   CHECK(countOf(xml, "<failure ") == 2);

@@ -60,7 +60,8 @@ TEST_CASE("diff puts metrics side by side and lists finding and kernel changes",
   CHECK(text.find("-20.0 µs") != std::string::npos);
   const std::string md = renderDiffMarkdown(diff);
   CHECK(md.find("| `overlap_ratio` | 0.2667 | 0.1000 | -0.1667 |") != std::string::npos);
-  CHECK(md.find("| \\<script\\>alert('k')\\</script\\> | 100.0 µs | 80.0 µs | -20.0 µs | 1 → 1 |") !=
+  // Markdown tables shorten C++ names as the analyze report does (docs/reports.md); JSON keeps them.
+  CHECK(md.find("| \\<…\\>alert(…)\\<…\\> | 100.0 µs | 80.0 µs | -20.0 µs | 1 → 1 |") !=
         std::string::npos);
 
   const auto json = nlohmann::json::parse(renderDiffJson(diff));
@@ -68,6 +69,20 @@ TEST_CASE("diff puts metrics side by side and lists finding and kernel changes",
   CHECK(json["devices"][0]["metrics"]["kernels"]["delta"] == 0.0);
   CHECK(json["findings"].size() == 3);
   CHECK(json["kernels"][0]["delta_ns"] == -20'000);
+}
+
+TEST_CASE("a change that rounds to zero prints as 0, never -0.0000", "[diff]") {
+  const auto trace = test::makeSampleTrace();
+  const TraceReport before = test::makeSampleTraceReport(*trace);
+  TraceReport after = before;
+  after.devices[0].metrics.overlap_ratio -= 1e-7;
+  after.devices[0].metrics.copy_hidden_fraction -= 1e-6;
+  const ReportDiff diff = diffReports(before, after);
+  for (const std::string& text : {renderDiffText(diff), renderDiffMarkdown(diff)}) {
+    CHECK(text.find("-0.0") == std::string::npos);
+    CHECK(text.find("+0.0") == std::string::npos);
+  }
+  CHECK(renderDiffMarkdown(diff).find("| 0.0000 |") != std::string::npos);
 }
 
 TEST_CASE("diff of identical reports shows no finding change and no overlap drop", "[diff]") {

@@ -99,9 +99,21 @@ struct Finding {
   std::vector<Evidence> evidence;  // up to 5 examples
 };
 
+// One kernel name's GPU time on a device (cuoverlap/kernel_summary.h).
+struct KernelSummary {
+  std::string name;
+  std::uint64_t count = 0;
+  Ns total_ns = 0;
+  Ns mean_ns = 0;
+  Ns min_ns = 0;
+  Ns max_ns = 0;
+  double share = 0.0;  // of the device's summed kernel time
+};
+
 struct DeviceReport {
   DeviceMetrics metrics;
   GapAnalysis gaps;
+  std::vector<KernelSummary> kernels;  // the top kernels by total time, largest first
 };
 
 // One instance of an NVTX range selected with --range: its own metrics and findings.

@@ -47,8 +47,19 @@ std::vector<GateCheck> evaluateGate(const Report& report, const GateThresholds& 
 // "PASS  trace.sqlite  device 0  overlap_ratio  0.7340 (>= 0.6000)"
 std::string formatGateCheck(const GateCheck& check);
 
+// What a CI system shows beside the checks: when and where the gate ran and how long each trace
+// took to read and analyze (a suite's `time`; a check itself takes no measurable time).
+struct JunitRun {
+  std::string timestamp;  // ISO 8601, e.g. "2026-11-22T09:30:00"
+  std::string hostname;
+  std::vector<std::pair<std::string, double>> trace_seconds;  // per trace path
+};
+
 // A JUnit XML document: one <testsuite> per trace, one <testcase> per check, <failure> on fails.
-std::string gateJunitXml(const std::vector<GateCheck>& checks);
+std::string gateJunitXml(const std::vector<GateCheck>& checks, const JunitRun& run = {});
+// The document for a gate that could not judge (bad input or usage, exit 2): one suite with one
+// <testcase> holding an <error> with the message, so CI shows why.
+std::string gateJunitErrorXml(const std::string& message, const JunitRun& run = {});
 
 // Text made safe for XML 1.0 element content and quoted attributes.
 std::string escapeXml(std::string_view text);

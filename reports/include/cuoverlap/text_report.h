@@ -3,6 +3,7 @@
 // range instances when present.
 #pragma once
 
+#include <cstddef>
 #include <ostream>
 #include <string>
 
@@ -10,7 +11,16 @@
 
 namespace cuoverlap {
 
+// How the text is laid out for a terminal: ANSI colour for severities and headings, and a width
+// that prose (summaries, advice, evidence) is wrapped to (0: no limit). Names are shortened in
+// the text report at any width; JSON keeps them whole.
+struct TextStyle {
+  bool color = false;
+  std::size_t width = 0;
+};
+
 void renderText(const Report& report, std::ostream& out);
+void renderText(const Report& report, std::ostream& out, const TextStyle& style);
 std::string renderTextString(const Report& report);
 
 }  // namespace cuoverlap

@@ -1,0 +1,22 @@
+// The kernels that took the most GPU time, per device (the table users know from `nsys stats`'s
+// cuda_gpu_kern_sum): for each kernel name, its launches, total, mean, shortest and longest time,
+// and its share of the device's kernel time. Times are clipped to the scope's window.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "cuoverlap/report.h"
+
+namespace cuoverlap {
+
+// How many kernel names a report keeps per device.
+inline constexpr std::size_t kKernelSummaryRows = 20;
+
+// Per device in scope: up to `limit` kernel names by total time (ties: by name), in one pass over
+// trace.ops. share = total / the device's summed kernel time.
+std::map<std::uint16_t, std::vector<KernelSummary>> summarizeKernels(const Trace& trace, const Scope& scope,
+                                                                     std::size_t limit = kKernelSummaryRows);
+
+}  // namespace cuoverlap
