@@ -17,7 +17,8 @@ std::vector<DeviceReport> analyzeDevices(const Trace& trace, const AnalysisOptio
   for (std::uint16_t device_id : devicesInScope(trace, options.scope)) {
     DeviceReport device;
     device.metrics = computeDeviceMetrics(trace, options.scope, device_id);
-    device.gaps = diagnoseDevice(trace, options.scope, device_id, options.gap_threshold_ns, findings);
+    device.gaps = diagnoseDevice(trace, options.scope, device_id, options.gap_threshold_ns, findings,
+                                 &device.explained);
     devices.push_back(std::move(device));
   }
   sortFindingsByCost(findings);

@@ -42,8 +42,10 @@ Json enginesToJson(const std::vector<EngineUsage>& engines) {
 }
 
 Json evidenceToJson(const Evidence& e) {
-  return Json{{"api", e.api}, {"correlation_id", e.correlation_id}, {"stream_id", e.stream_id},
-              {"time", e.time}, {"detail", e.detail}};
+  Json out{{"api", e.api}, {"correlation_id", e.correlation_id}, {"time", e.time},
+           {"detail", e.detail}};
+  if (e.has_stream) out["stream_id"] = e.stream_id;  // calls that name no stream have none
+  return out;
 }
 
 Json devicesToJson(const std::vector<DeviceReport>& devices) {
@@ -77,6 +79,9 @@ Json deviceReportToJson(const DeviceReport& device) {
               {"concurrency_ns", m.concurrency_ns},
               {"ideal_ns", m.ideal_ns},
               {"pipeline_efficiency", m.pipeline_efficiency},
+              {"explainable_ns", device.explained.explainable_ns},
+              {"findings_explain_ns", device.explained.explained_ns},
+              {"findings_explain_fraction", device.explained.fraction},
               {"gaps", gapsToJson(device.gaps)}};
 }
 
