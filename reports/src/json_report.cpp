@@ -42,9 +42,10 @@ Json enginesToJson(const std::vector<EngineUsage>& engines) {
 }
 
 Json evidenceToJson(const Evidence& e) {
-  Json out{{"api", e.api}, {"correlation_id", e.correlation_id}, {"time", e.time},
-           {"detail", e.detail}};
+  Json out{{"api", e.api}, {"correlation_id", e.correlation_id}};
   if (e.has_stream) out["stream_id"] = e.stream_id;  // calls that name no stream have none
+  out["time"] = e.time;
+  out["detail"] = e.detail;
   return out;
 }
 

@@ -141,3 +141,27 @@ TEST_CASE("event waits and ops without launch calls stay n log n (issue 13)") {
 
 }  // namespace
 }  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+TEST_CASE("overlapping device-filling kernels stay n log n (issue 13)") {
+  // 64k device-filling kernels on 8 streams, each overlapping the next thousands: the old rule
+  // scanned, per filling kernel, every op that started before its end.
+  test::TraceBuilder b;
+  for (std::uint32_t s = 16; s < 20; ++s) b.addStream(s, StreamFlag::kNonBlocking);
+  constexpr int kOps = 65'536;
+  for (int i = 0; i < kOps; ++i) {
+    const double t = i * 1.0;
+    b.launch(13 + i % 7, t, t + 0.5, t + 1, t + 5'000).grid_blocks = 132 * 8;
+  }
+  const Trace trace = b.build();
+  const auto start = std::chrono::steady_clock::now();
+  const auto findings = test::findingsOf(trace);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(seconds < 2.0);
+}
+
+}  // namespace
+}  // namespace cuoverlap
