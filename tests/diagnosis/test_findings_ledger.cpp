@@ -165,3 +165,113 @@ TEST_CASE("overlapping device-filling kernels stay n log n (issue 13)") {
 
 }  // namespace
 }  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+// `n` 20 µs kernels, each launched `gap_us` after the previous one ended (a slow host).
+Trace launchGaps(int n, double gap_us) {
+  test::TraceBuilder b;
+  double t = 0;
+  for (int i = 0; i < n; ++i) {
+    b.launch(13, t + gap_us - 2, t + gap_us - 1, t + gap_us, t + gap_us + 20);
+    t += gap_us + 20;
+  }
+  return b.build();
+}
+
+TEST_CASE("host-launch-bound is graded: from 10% of the span, an error from 25%") {
+  // Gaps of 3 µs between 20 µs kernels: 13% of the span (the old rule waited for 50%).
+  const auto some = test::findingsOf(launchGaps(100, 3));
+  const Finding* f = findingById(some, "host-launch-bound");
+  REQUIRE(f != nullptr);
+  CHECK(f->severity == Severity::kWarning);
+  CHECK(f->time_ns == 99 * 3'000);
+  CHECK(f->summary.find("13% of the span") != std::string::npos);
+  const auto many = test::findingsOf(launchGaps(100, 10));
+  REQUIRE(findingById(many, "host-launch-bound") != nullptr);
+  CHECK(findingById(many, "host-launch-bound")->severity == Severity::kError);
+  // 1 µs gaps: 5% of the span, not reported.
+  CHECK(findingById(test::findingsOf(launchGaps(100, 1)), "host-launch-bound") == nullptr);
+}
+
+TEST_CASE("transfer-bound: an HtoD engine busy most of the span, with bytes and bandwidth") {
+  test::TraceBuilder b;
+  for (int i = 0; i < 10; ++i) {
+    const double t = i * 100.0;
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 1, t + 2, t + 98, CopyKind::kHtoD);
+    b.launch(14, t + 1, t + 2, t + 50, t + 60);
+  }
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = findingById(findings, "transfer-bound");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 10);
+  CHECK(f->time_ns == 0);  // a fix lowers the ideal itself: not part of span - ideal
+  INFO(f->summary);
+  CHECK(f->summary.find("HtoD copy engine was busy 96% of the span") != std::string::npos);
+  CHECK(f->summary.find("10.0 MiB") != std::string::npos);
+  CHECK(f->summary.find("pipeline efficiency") != std::string::npos);
+  CHECK(f->advice.find("pageable") == std::string::npos);  // pinned copies: no pinning advice
+}
+
+TEST_CASE("transfer-bound does not fire when copies leave the engine idle") {
+  test::TraceBuilder b;
+  for (int i = 0; i < 10; ++i) {
+    const double t = i * 100.0;
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 1, t + 2, t + 40, CopyKind::kHtoD);
+    b.launch(14, t + 1, t + 2, t + 40, t + 100);
+  }
+  CHECK(findingById(test::findingsOf(b.build()), "transfer-bound") == nullptr);
+}
+
+TEST_CASE("single-stream needs a copy a second stream could hide") {
+  // Each copy sits between two kernels (copy feeds the next kernel, must follow the previous):
+  // the pinned, async twin of a sync-copy program. No finding.
+  test::TraceBuilder chain;
+  for (int i = 0; i < 10; ++i) {
+    const double t = i * 100.0;
+    chain.launch(13, t, t + 1, t + 2, t + 50);
+    chain.copyCall("cudaMemcpyAsync_v3020", 13, t + 1, t + 2, t + 50, t + 100, CopyKind::kHtoD);
+  }
+  CHECK(findingById(test::findingsOf(chain.build()), "single-stream") == nullptr);
+  // Copy-in, kernel, copy-out per tile: the copy-out of one tile and the copy-in of the next could
+  // run beside kernels of other tiles.
+  test::TraceBuilder tiles;
+  for (int i = 0; i < 10; ++i) {
+    const double t = i * 300.0;
+    tiles.copyCall("cudaMemcpy_v3020", 13, t, t + 100, t + 1, t + 100, CopyKind::kHtoD);
+    tiles.launch(13, t + 100, t + 101, t + 101, t + 200);
+    tiles.copyCall("cudaMemcpy_v3020", 13, t + 101, t + 300, t + 200, t + 299, CopyKind::kDtoH);
+  }
+  const auto findings = test::findingsOf(tiles.build());
+  const Finding* f = findingById(findings, "single-stream");
+  REQUIRE(f != nullptr);
+  CHECK(f->time_ns <= 10 * 99'000);
+  // Pageable copies are pageable-memcpy's: single-stream never charges them.
+  test::TraceBuilder pageable;
+  for (int i = 0; i < 10; ++i) {
+    const double t = i * 300.0;
+    pageable.copyCall("cudaMemcpy_v3020", 13, t, t + 100, t + 1, t + 100, CopyKind::kHtoD,
+                      MemKind::kPageable);
+    pageable.launch(13, t + 100, t + 101, t + 101, t + 200);
+    pageable.copyCall("cudaMemcpy_v3020", 13, t + 101, t + 300, t + 200, t + 299, CopyKind::kDtoH,
+                      MemKind::kPageable);
+  }
+  CHECK(findingById(test::findingsOf(pageable.build()), "single-stream") == nullptr);
+}
+
+TEST_CASE("evidence of a call that names no stream carries none") {
+  test::TraceBuilder b;
+  for (int i = 0; i < 3; ++i) {
+    const double base = 200.0 * i;
+    b.launch(13, base, base + 2, base + 5, base + 100);
+    b.call("cudaDeviceSynchronize_v3020", base + 3, base + 101);
+  }
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = findingById(findings, "blocking-sync-call");
+  REQUIRE(f != nullptr);
+  CHECK_FALSE(f->evidence.at(0).has_stream);
+}
+
+}  // namespace
+}  // namespace cuoverlap

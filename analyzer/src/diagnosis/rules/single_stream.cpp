@@ -3,9 +3,10 @@
 // compute by splitting the work over streams. A copy is hideable when it moves data between host
 // and device (HtoD or DtoH; not device-to-device), uses pinned (or unknown) host memory — a
 // pageable copy is synchronous to the host on any stream, pageable-memcpy's case — and is not a
-// link of a dependency chain: a copy directly between two kernels of the stream (kernel -> copy
-// -> kernel) feeds the one after it or drains the one before it, and splitting the work over
-// streams cannot run it beside either. Fires with at least one kernel and three ops.
+// link of a dependency chain: a copy whose neighbours on the stream are all kernels (kernel ->
+// copy -> kernel, or the run's first copy before a kernel, or its last after one) feeds the one
+// after it or drains the one before it, and splitting the work over streams cannot run it beside
+// either. Fires with at least one kernel and three ops.
 // Cost: min(|union of hideable copies|, |union of kernels|), the most that overlapping them with
 // compute could save; not reported under 10 µs. Where: the hideable copies.
 #include <fmt/format.h>
@@ -44,9 +45,9 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
     }
     if (op.kind != OpKind::kMemcpy) continue;
     ++copies;
-    const bool chain_link = pos > 0 && pos + 1 < ops.size() &&
-                            view.op(ops[pos - 1]).kind == OpKind::kKernel &&
-                            view.op(ops[pos + 1]).kind == OpKind::kKernel;
+    // Every neighbour it has on the stream is a kernel (the run's first or last op has one).
+    const bool chain_link = (pos == 0 || view.op(ops[pos - 1]).kind == OpKind::kKernel) &&
+                            (pos + 1 == ops.size() || view.op(ops[pos + 1]).kind == OpKind::kKernel);
     if (!hostDeviceTransfer(op) || chain_link) continue;
     hideable_union.add(ops[pos].start, ops[pos].end);
     hideable.push_back({ops[pos].start, ops[pos].end});
