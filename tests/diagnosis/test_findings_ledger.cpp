@@ -275,3 +275,21 @@ TEST_CASE("evidence of a call that names no stream carries none") {
 
 }  // namespace
 }  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+TEST_CASE("the what-if schedule of 64k small kernels stays fast") {
+  // 21,846 rounds of the null-stream barrier (65,538 kernels of a quarter of the SMs, launched up
+  // front): legacy-default-stream schedules them all twice.
+  const Trace trace = nullStreamBarrier(21'846);
+  const auto start = std::chrono::steady_clock::now();
+  const auto findings = test::findingsOf(trace);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(findingById(findings, "legacy-default-stream") != nullptr);
+  CHECK(seconds < 2.0);
+}
+
+}  // namespace
+}  // namespace cuoverlap
