@@ -77,7 +77,13 @@ std::vector<Pair> pairs() {
     const std::string twin = s.value("fixed_twin", "");
     if (twin.empty()) continue;
     const std::string name = s.at("name");
-    result[name] = {name, twin, s.at("expected_findings").get<std::set<std::string>>()};
+    // The manifest's expected findings, plus the table's (a finding id the manifest does not know
+    // yet, e.g. cross-stream-kernel-wait for wait-chain, still counts as responsible).
+    std::set<std::string> responsible = s.at("expected_findings").get<std::set<std::string>>();
+    if (auto it = kPairs.find(name); it != kPairs.end()) {
+      responsible.insert(it->second.responsible.begin(), it->second.responsible.end());
+    }
+    result[name] = {name, twin, responsible};
   }
   std::vector<Pair> list;
   for (auto& [name, pair] : result) list.push_back(pair);
