@@ -20,7 +20,8 @@ std::vector<DeviceReport> analyzeDevices(const Trace& trace, const AnalysisOptio
     DeviceReport device;
     device.kernels = std::move(kernels[device_id]);
     device.metrics = computeDeviceMetrics(trace, options.scope, device_id);
-    device.gaps = diagnoseDevice(trace, options.scope, device_id, options.gap_threshold_ns, findings);
+    device.gaps = diagnoseDevice(trace, options.scope, device_id, options.gap_threshold_ns, findings,
+                                 &device.explained);
     devices.push_back(std::move(device));
   }
   sortFindingsByCost(findings);

@@ -52,8 +52,11 @@ Json kernelSummaryToJson(const std::vector<KernelSummary>& kernels) {
 }
 
 Json evidenceToJson(const Evidence& e) {
-  return Json{{"api", e.api}, {"correlation_id", e.correlation_id}, {"stream_id", e.stream_id},
-              {"time", e.time}, {"detail", e.detail}};
+  Json out{{"api", e.api}, {"correlation_id", e.correlation_id}};
+  if (e.has_stream) out["stream_id"] = e.stream_id;  // calls that name no stream have none
+  out["time"] = e.time;
+  out["detail"] = e.detail;
+  return out;
 }
 
 Json devicesToJson(const std::vector<DeviceReport>& devices) {
@@ -87,6 +90,9 @@ Json deviceReportToJson(const DeviceReport& device) {
               {"concurrency_ns", m.concurrency_ns},
               {"ideal_ns", m.ideal_ns},
               {"pipeline_efficiency", m.pipeline_efficiency},
+              {"explainable_ns", device.explained.explainable_ns},
+              {"findings_explain_ns", device.explained.explained_ns},
+              {"findings_explain_fraction", device.explained.fraction},
               {"gaps", gapsToJson(device.gaps)},
               {"kernel_summary", kernelSummaryToJson(device.kernels)}};
 }

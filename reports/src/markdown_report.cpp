@@ -99,7 +99,8 @@ void appendFinding(std::string& out, const TraceReport& trace, const Finding& fi
   out += "| api / op | correlation | stream | time | detail |\n| --- | --- | --- | --- | --- |\n";
   for (const Evidence& e : finding.evidence) {
     fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {} |\n", escapeMarkdown(e.api),
-                   e.correlation_id, e.stream_id, render::evidenceTime(trace, finding, e.time),
+                   e.correlation_id, e.has_stream ? std::to_string(e.stream_id) : "",
+                   render::evidenceTime(trace, finding, e.time),
                    escapeMarkdown(e.detail));
   }
   out += "\n";
@@ -131,6 +132,11 @@ void appendTrace(std::string& out, const TraceReport& trace) {
     appendMetrics(out, device.metrics);
     appendEngines(out, device.metrics);
     appendKernelSummary(out, device.kernels);
+    fmt::format_to(std::back_inserter(out),
+                   "Findings explain {} of the {} by which the span exceeds its ideal ({}).\n\n",
+                   formatDuration(device.explained.explained_ns),
+                   formatDuration(device.explained.explainable_ns),
+                   formatPercent(device.explained.fraction));
     appendGaps(out, device, trace);
   }
   appendRangeInstances(out, trace);

@@ -145,6 +145,10 @@ void renderDevice(const DeviceReport& device, std::ostream& out) {
   out << fmt::format("  ideal       {} with perfect overlap   pipeline efficiency {}\n",
                      formatDuration(m.ideal_ns), formatPercent(m.pipeline_efficiency));
   renderKernelSummary(device.kernels, out);
+  out << fmt::format("  findings    explain {} of the {} the span exceeds its ideal ({})\n",
+                     formatDuration(device.explained.explained_ns),
+                     formatDuration(device.explained.explainable_ns),
+                     formatPercent(device.explained.fraction));
   renderGaps(device.gaps, m.first_start, out);
 }
 
@@ -156,9 +160,10 @@ void renderFinding(const TraceReport& trace, const Finding& f, std::ostream& out
   out << fmt::format("      {} occurrence(s), about {} lost\n", f.count,
                      formatDuration(f.time_ns));
   for (const Evidence& e : f.evidence) {
-    out << fmt::format("      - at {}: {} (correlation {}, stream {}){}{}\n",
+    out << fmt::format("      - at {}: {} (correlation {}{}){}{}\n",
                        render::evidenceTime(trace, f, e.time), e.api, e.correlation_id,
-                       e.stream_id, e.detail.empty() ? "" : ": ", e.detail);
+                       e.has_stream ? fmt::format(", stream {}", e.stream_id) : "",
+                       e.detail.empty() ? "" : ": ", e.detail);
   }
   if (!f.advice.empty()) out << wrapped("      fix: ", f.advice, "           ");
 }

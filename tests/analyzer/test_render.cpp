@@ -50,7 +50,8 @@ TEST_CASE("JSON report: schema id, documented keys in order, enum names", "[rend
                                            "span_ns", "busy_ns", "idle_ns", "sum_ns",
                                            "overlap_ratio", "copy_hidden_fraction", "engines",
                                            "concurrency_ns", "ideal_ns", "pipeline_efficiency",
-                                           "gaps"});
+                                           "explainable_ns", "findings_explain_ns",
+                                           "findings_explain_fraction", "gaps"});
   REQUIRE(device["engines"]["compute"]["busy_ns"] == 1500);
   REQUIRE(device["gaps"]["largest"][0]["cause"] == "sync-wait");
   REQUIRE(device["gaps"]["largest"][0]["call"].is_null());

@@ -26,8 +26,10 @@ std::vector<Finding> runFindings(const Trace& trace, const Scope& scope,
 // analyzeGaps and the findings of runFindings for one device, from one view of its ops built once
 // and shared (the cost of one view instead of two). The device's findings are appended to
 // `findings` unsorted; sortFindingsByCost then orders them as runFindings does.
+// When `explained` is given, it receives how much of the device's lost time the findings explain.
 GapAnalysis diagnoseDevice(const Trace& trace, const Scope& scope, std::uint16_t device_id,
-                           Ns threshold_ns, std::vector<Finding>& findings);
+                           Ns threshold_ns, std::vector<Finding>& findings,
+                           FindingsExplained* explained = nullptr);
 // The most costly first; ties keep their order (device order, then rule order).
 void sortFindingsByCost(std::vector<Finding>& findings);
 

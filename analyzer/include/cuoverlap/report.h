@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuoverlap/model.h"
@@ -86,6 +87,7 @@ struct Evidence {
   std::uint32_t stream_id = 0;
   Ns time = 0;
   std::string detail;
+  bool has_stream = true;          // false for calls that name no stream: renderers omit stream_id
 };
 
 struct Finding {
@@ -97,6 +99,21 @@ struct Finding {
   std::string summary;
   std::string advice;
   std::vector<Evidence> evidence;  // up to 5 examples
+  // For the cost ledger (analyzer/src/diagnosis/cost_ledger.h), not rendered: the device time the
+  // rule found its cost in (sorted, disjoint; empty when the rule gave a bare amount), the rule's
+  // estimate before the ledger charged it, and the rule's base severity.
+  std::vector<std::pair<Ns, Ns>> cost_region{};
+  Ns estimated_ns = 0;
+  Severity base_severity = Severity::kWarning;
+};
+
+// How much of a device's lost time the findings explain (docs/findings.md, "The cost ledger"):
+// explainable_ns = span - the ledger's ideal (the metrics' ideal, with kernels allowed to share
+// the SMs by their grid size), explained_ns = the sum of the device's finding costs.
+struct FindingsExplained {
+  Ns explainable_ns = 0;
+  Ns explained_ns = 0;
+  double fraction = 0.0;           // explained / explainable, 0 when nothing is explainable
 };
 
 // One kernel name's GPU time on a device (cuoverlap/kernel_summary.h).
@@ -114,6 +131,7 @@ struct DeviceReport {
   DeviceMetrics metrics;
   GapAnalysis gaps;
   std::vector<KernelSummary> kernels;  // the top kernels by total time, largest first
+  FindingsExplained explained;
 };
 
 // One instance of an NVTX range selected with --range: its own metrics and findings.

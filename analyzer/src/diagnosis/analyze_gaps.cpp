@@ -62,9 +62,13 @@ GapAnalysis analyzeGaps(const Trace& trace, const Scope& scope, std::uint16_t de
 }
 
 GapAnalysis diagnoseDevice(const Trace& trace, const Scope& scope, std::uint16_t device_id,
-                           Ns threshold_ns, std::vector<Finding>& findings) {
+                           Ns threshold_ns, std::vector<Finding>& findings,
+                           FindingsExplained* explained) {
   const diagnosis::DeviceView view(trace, scope, device_id);
-  if (!view.empty()) diagnosis::runRules(view, findings);
+  if (!view.empty()) {
+    const FindingsExplained device_explained = diagnosis::runRules(view, findings);
+    if (explained) *explained = device_explained;
+  }
   return diagnosis::analyzeGapsOfView(view, threshold_ns);
 }
 

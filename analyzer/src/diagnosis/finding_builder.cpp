@@ -28,7 +28,26 @@ void FindingBuilder::add(Interval delayed, Evidence evidence) {
   examples_.back().first = delayed.length();
 }
 
-Ns FindingBuilder::time() const { return time_ + totalLength(unionOf(delayed_)); }
+void FindingBuilder::addIdle(Interval window, Evidence evidence) {
+  Ns idle = 0;
+  const auto& gaps = view_.idle();
+  auto first = std::lower_bound(gaps.begin(), gaps.end(), window.start,
+                                [](const Interval& gap, Ns t) { return gap.end <= t; });
+  for (auto it = first; it != gaps.end(); ++it) {
+    const Interval& gap = *it;
+    if (gap.start >= window.end) break;
+    const Interval part{std::max(gap.start, window.start), std::min(gap.end, window.end)};
+    delayed_.push_back(part);
+    idle += part.length();
+  }
+  add(Ns{0}, std::move(evidence));
+  examples_.back().first = idle;
+}
+
+Ns FindingBuilder::time() const {
+  if (saving_) return *saving_;
+  return time_ + totalLength(unionOf(delayed_));
+}
 
 std::optional<Finding> FindingBuilder::build(std::string summary, std::string advice) const {
   if (count_ == 0) return std::nullopt;
@@ -40,6 +59,11 @@ std::optional<Finding> FindingBuilder::build(std::string summary, std::string ad
   if (severity_ == Severity::kWarning && span > 0 &&
       static_cast<double>(time) >= kErrorShareOfSpan * static_cast<double>(span)) {
     finding.severity = Severity::kError;
+  }
+  finding.base_severity = severity_;
+  finding.estimated_ns = time;
+  for (const Interval& stretch : unionOf(delayed_)) {
+    finding.cost_region.emplace_back(stretch.start, stretch.end);
   }
   finding.device_id = view_.deviceId();
   finding.count = count_;
@@ -88,6 +112,7 @@ Evidence evidenceForCall(const DeviceView& view, std::size_t call, std::uint32_t
   evidence.api = std::string(view.callName(call));
   evidence.correlation_id = view.call(call).correlation_id;
   evidence.stream_id = stream_id;
+  evidence.has_stream = stream_id != 0;
   evidence.time = view.call(call).start;
   evidence.detail = std::move(detail);
   return evidence;

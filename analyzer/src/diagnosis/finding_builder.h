@@ -25,8 +25,19 @@ class FindingBuilder {
   // of several streams delayed at once): the finding's time counts the union of these stretches,
   // never more than the time that passed.
   void add(Interval delayed, Evidence evidence);
+  // One instance whose cost is the device idle time inside `window` (a host-side delay): the idle
+  // stretches are its place in the cost ledger.
+  void addIdle(Interval window, Evidence evidence);
+  // A stretch where the finding's cost lies that belongs to no one instance (ops held back by an
+  // instance), for the ledger; counts toward time() like add(Interval, ...) but adds no instance.
+  void addRegion(Interval stretch) { delayed_.push_back(stretch); }
+  // The finding's cost when it is not the time of its instances but the span a fix would save
+  // (serialization findings: diagnosis/schedule_estimate.h). The stretches added with
+  // add(Interval, ...) stay the place the ledger charges it in.
+  void estimateSaving(Ns saving) { saving_ = saving; }
   std::uint64_t count() const { return count_; }
-  // The estimated cost so far: the scalar costs plus the union of the delayed stretches.
+  // The estimated cost so far: the saving when estimated, else the scalar costs plus the union of
+  // the delayed stretches.
   Ns time() const;
 
   // The finding, or nothing when no instance was added.
@@ -39,12 +50,14 @@ class FindingBuilder {
   std::uint64_t count_ = 0;
   Ns time_ = 0;
   std::vector<Interval> delayed_;
+  std::optional<Ns> saving_;
   std::vector<std::pair<Ns, Evidence>> examples_;
 };
 
 // Evidence naming the call that launched `op` (or the op's own name without runtime data).
 Evidence evidenceForOp(const DeviceView& view, const GpuOp& op, std::string detail);
-// Evidence naming a runtime call; `stream_id` is 0 when the call has no stream.
+// Evidence naming a runtime call; `stream_id` is 0 when the call has no stream (the evidence then
+// names none).
 Evidence evidenceForCall(const DeviceView& view, std::size_t call, std::uint32_t stream_id,
                          std::string detail);
 // "kernel NAME" / "memcpy HtoD 4096 B" / "memset 4096 B": how an op is named in details.

@@ -61,7 +61,8 @@ RangeInstance analyzeInstance(const Trace& trace, const AnalysisOptions& options
   for (std::uint16_t device_id : devicesInScope(trace, scope)) {
     DeviceReport device;
     device.metrics = computeDeviceMetrics(trace, scope, device_id);
-    device.gaps = diagnoseDevice(trace, scope, device_id, options.gap_threshold_ns, instance.findings);
+    device.gaps = diagnoseDevice(trace, scope, device_id, options.gap_threshold_ns,
+                                 instance.findings, &device.explained);
     instance.devices.push_back(std::move(device));
   }
   sortFindingsByCost(instance.findings);

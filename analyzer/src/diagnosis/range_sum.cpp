@@ -89,11 +89,15 @@ std::vector<DeviceReport> sumRangeInstances(const std::vector<RangeInstance>& in
       sum.metrics.name = device.metrics.name;
       addMetrics(sum.metrics, device.metrics, hidden);
       addGaps(sum.gaps, device.gaps);
+      sum.explained.explainable_ns += device.explained.explainable_ns;
+      sum.explained.explained_ns += device.explained.explained_ns;
     }
   }
   std::vector<DeviceReport> result;
   for (auto& [id, entry] : sums) {
     finish(entry.first, entry.second);
+    FindingsExplained& e = entry.first.explained;
+    e.fraction = e.explainable_ns > 0 ? static_cast<double>(e.explained_ns) / e.explainable_ns : 0.0;
     result.push_back(std::move(entry.first));
   }
   return result;

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "cuoverlap/diagnosis.h"
+#include "diagnosis/cost_ledger.h"
 #include "diagnosis/device_view.h"
 #include "diagnosis/rules/rules.h"
 
@@ -11,7 +12,7 @@ namespace cuoverlap {
 
 namespace diagnosis {
 
-void runRules(const DeviceView& view, std::vector<Finding>& findings) {
+FindingsExplained runRules(const DeviceView& view, std::vector<Finding>& findings) {
   using RuleFn = std::optional<Finding> (*)(const DeviceView&);
   static constexpr RuleFn kRules[] = {
       findLegacyDefaultStream,    findSingleStream,
@@ -19,6 +20,7 @@ void runRules(const DeviceView& view, std::vector<Finding>& findings) {
       findSyncMemset,             findBlockingSyncCall,
       findImplicitSyncCall,       findEventWaitSerialization,
       findHostLaunchBound,        findDeviceSaturatingKernel,
+      findCrossStreamKernelWait,  findTransferBound,
   };
   std::vector<Finding> device_findings;
   for (RuleFn rule : kRules) {
@@ -27,7 +29,9 @@ void runRules(const DeviceView& view, std::vector<Finding>& findings) {
   if (auto finding = findLowOverlap(view, device_findings)) {
     device_findings.push_back(std::move(*finding));
   }
+  const FindingsExplained explained = chargeFindings(view, device_findings);
   findings.insert(findings.end(), device_findings.begin(), device_findings.end());
+  return explained;
 }
 
 }  // namespace diagnosis

@@ -1,8 +1,9 @@
-// host-launch-bound: the device was idle most of the time between short kernels because the host
-// could not launch them fast enough. Fires when the device ran at least 20 kernels, their median
-// duration is under 50 µs, and idle gaps between two kernels attributed to host-launch (of any
-// length) add up to at least half the device span.
-// Cost: the total length of those host-launch gaps.
+// host-launch-bound: the device idled between short kernels because the host could not launch
+// them fast enough. Fires when the device ran at least 20 kernels, their median duration is under
+// 50 µs, and idle gaps between two kernels attributed to host-launch (of any length) add up to at
+// least 10% of the device span. Severity by share: a warning, an error from 25% of the span (as
+// every warning).
+// Cost: the total length of those host-launch gaps. Where: the gaps.
 // Needs: launch calls.
 #include <algorithm>
 
@@ -18,7 +19,7 @@ namespace {
 
 constexpr std::size_t kMinKernels = 20;
 constexpr Ns kShortKernelNs = 50'000;
-constexpr double kMinIdleShare = 0.5;
+constexpr double kMinIdleShare = 0.1;
 
 Ns medianKernelDuration(const DeviceView& view) {
   std::vector<Ns> durations;
@@ -46,14 +47,16 @@ std::optional<Finding> findHostLaunchBound(const DeviceView& view) {
                                                   units::formatDuration(gap.duration()),
                                                   describeOp(view, next)));
     evidence.time = gap.start;
-    builder.add(gap.duration(), std::move(evidence));
+    builder.add(Interval{gap.start, gap.end}, std::move(evidence));
   }
   if (static_cast<double>(builder.time()) < kMinIdleShare * static_cast<double>(view.spanLength())) {
     return std::nullopt;
   }
   return builder.build(
-      fmt::format("the device waited for kernel launches {} times between short kernels",
-                  builder.count()),
+      fmt::format("the device waited for kernel launches {} times between short kernels ({:.0f}% "
+                  "of the span)",
+                  builder.count(),
+                  100.0 * static_cast<double>(builder.time()) / static_cast<double>(view.spanLength())),
       "Do more work per kernel (fuse or batch small kernels), or capture the launch sequence in a "
       "CUDA graph (cudaStreamBeginCapture / cudaGraphLaunch) to cut per-launch overhead");
 }

@@ -24,10 +24,13 @@ std::optional<Finding> findImplicitSyncCall(const DeviceView& view);
 std::optional<Finding> findEventWaitSerialization(const DeviceView& view);
 std::optional<Finding> findHostLaunchBound(const DeviceView& view);
 std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view);
+std::optional<Finding> findCrossStreamKernelWait(const DeviceView& view);
+std::optional<Finding> findTransferBound(const DeviceView& view);
 // Runs last: names which of the device's `earlier` findings explain the lost overlap.
 std::optional<Finding> findLowOverlap(const DeviceView& view, const std::vector<Finding>& earlier);
 
-// Every rule above over one view, in this order; appends the findings (unsorted).
-void runRules(const DeviceView& view, std::vector<Finding>& findings);
+// Every rule above over one view, in this order, then the cost ledger over the device's findings
+// (diagnosis/cost_ledger.h); appends the findings (unsorted) and returns what they explain.
+FindingsExplained runRules(const DeviceView& view, std::vector<Finding>& findings);
 
 }  // namespace cuoverlap::diagnosis

@@ -1,0 +1,107 @@
+#include "diagnosis/cost_ledger.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "cuoverlap/intervals.h"
+#include "diagnosis/finding_builder.h"
+#include "diagnosis/schedule_estimate.h"
+
+namespace cuoverlap::diagnosis {
+namespace {
+
+// The charging order (docs/findings.md): a call or copy that blocked the host is the most specific
+// cause of the idle time after it; then host-side causes found in idle time; then serialization of
+// named ops; then patterns over many launches; then the structure of the whole run; the summary
+// (low-overlap) gets only what nothing else explained. Unknown ids go before the structural ones.
+constexpr std::array<std::string_view, 15> kOrder = {
+    "sync-memcpy",          "sync-memset",          "pageable-memcpy",
+    "blocking-sync-call",   "implicit-sync-call",   "module-load",
+    "host-busy",            "legacy-default-stream", "event-wait-serialization",
+    "cross-stream-kernel-wait", "device-saturating-kernel", "host-launch-bound",
+    "single-stream",        "low-overlap",          "transfer-bound"};
+constexpr int kUnknownRank = 2 * 12 - 1;  // just before single-stream
+
+std::vector<Interval> regionOf(const Finding& finding) {
+  std::vector<Interval> region;
+  region.reserve(finding.cost_region.size());
+  for (const auto& [start, end] : finding.cost_region) region.push_back({start, end});
+  return region;
+}
+
+Severity severityFor(const Finding& finding, Ns charged, Ns span) {
+  if (finding.base_severity != Severity::kWarning) return finding.base_severity;
+  return span > 0 && static_cast<double>(charged) >= kErrorShareOfSpan * static_cast<double>(span)
+             ? Severity::kError
+             : Severity::kWarning;
+}
+
+}  // namespace
+
+int ledgerRank(std::string_view id) {
+  for (std::size_t i = 0; i < kOrder.size(); ++i) {
+    if (kOrder[i] == id) return 2 * static_cast<int>(i);
+  }
+  return kUnknownRank;
+}
+
+Ns ledgerIdeal(const DeviceView& view) {
+  UnionLength compute, h2d, d2h, other;
+  Ns longest_kernel = 0;
+  double packed_kernels = 0.0;
+  const Device* device = view.device();
+  for (const ScopedOp scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    switch (engineOf(op)) {
+      case Engine::kCompute:
+        compute.add(scoped.start, scoped.end);
+        longest_kernel = std::max(longest_kernel, scoped.end - scoped.start);
+        packed_kernels += static_cast<double>(scoped.end - scoped.start) * smShare(device, op);
+        break;
+      case Engine::kH2D: h2d.add(scoped.start, scoped.end); break;
+      case Engine::kD2H: d2h.add(scoped.start, scoped.end); break;
+      case Engine::kD2D:
+      case Engine::kOtherCopy: other.add(scoped.start, scoped.end); break;
+      case Engine::kMemset: break;
+    }
+  }
+  const Ns kernels = std::min(compute.length(),
+                              std::max(longest_kernel, static_cast<Ns>(packed_kernels)));
+  return std::max({kernels, h2d.length(), d2h.length(), other.length()});
+}
+
+FindingsExplained chargeFindings(const DeviceView& view, std::vector<Finding>& findings) {
+  FindingsExplained explained;
+  const Ns span = view.spanLength();
+  explained.explainable_ns = std::max<Ns>(0, span - ledgerIdeal(view));
+  std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+    return ledgerRank(a.id) < ledgerRank(b.id);
+  });
+  Ns left = explained.explainable_ns;
+  std::vector<Interval> charged_region;
+  for (Finding& finding : findings) {
+    Ns charge = finding.estimated_ns;
+    if (!finding.cost_region.empty()) {
+      const std::vector<Interval> region = regionOf(finding);
+      const Ns whole = totalLength(region);
+      const Ns taken = totalLength(intersectionOf(region, charged_region));
+      if (whole > 0) {
+        charge = static_cast<Ns>(static_cast<long double>(charge) * (whole - taken) / whole);
+      }
+      charged_region.insert(charged_region.end(), region.begin(), region.end());
+      charged_region = unionOf(std::move(charged_region));
+    }
+    charge = std::clamp<Ns>(charge, 0, left);
+    left -= charge;
+    finding.time_ns = charge;
+    finding.severity = severityFor(finding, charge, span);
+  }
+  explained.explained_ns = explained.explainable_ns - left;
+  explained.fraction = explained.explainable_ns > 0
+                           ? static_cast<double>(explained.explained_ns) / explained.explainable_ns
+                           : 0.0;
+  return explained;
+}
+
+}  // namespace cuoverlap::diagnosis

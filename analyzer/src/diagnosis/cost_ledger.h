@@ -1,0 +1,36 @@
+// The cost ledger: every finding of a device is charged through it, so that no nanosecond of lost
+// time is charged to two findings and the findings never claim more than the device could save.
+//
+// Each rule states where its cost lies (Finding::cost_region: the idle stretches a host-side wait
+// caused, the stretches serialized ops were held back, the copies that could be hidden) and how
+// much a fix would save (Finding::estimated_ns). The ledger visits the device's findings in a
+// fixed order, the most specific cause first (ledgerRank), and charges each
+//   estimate x |region not yet charged| / |region|
+// (a finding whose region was explained by an earlier one keeps only the share still unexplained);
+// a finding with no region (a bare amount) is charged its estimate. Every charge is capped by
+// what is left of the device's explainable time, span - ledger ideal, so the sum of finding costs
+// never exceeds it. Severities are then recomputed from the charged cost.
+// Definitions: docs/findings.md, "The cost ledger".
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "cuoverlap/report.h"
+#include "diagnosis/device_view.h"
+
+namespace cuoverlap::diagnosis {
+
+// Position of a finding id in the charging order (lower is charged first).
+int ledgerRank(std::string_view id);
+
+// The shortest the device's span could be: the metrics' ideal (the busiest engine, back to back),
+// except that kernels that leave SMs idle may share them: the compute bound is
+// min(|union of kernels|, max(longest kernel, sum of duration x SM share)).
+Ns ledgerIdeal(const DeviceView& view);
+
+// Charges the device's findings (all of `findings` must belong to the view's device): sets each
+// time_ns and severity, and returns how much of span - ledger ideal they explain.
+FindingsExplained chargeFindings(const DeviceView& view, std::vector<Finding>& findings);
+
+}  // namespace cuoverlap::diagnosis

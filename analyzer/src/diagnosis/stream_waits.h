@@ -1,0 +1,40 @@
+// The cudaStreamWaitEvent records of a device resolved to ops: for each wait, the op X it held
+// back (the first op of the waiting stream launched after the wait call) and the op(s) Y it
+// waited for. Shared by event-wait-serialization, cross-stream-kernel-wait and the what-if
+// schedules of every serialization finding (which keep the waits that are real dependencies).
+//
+// Y is exact when the trace records CUDA events (our collector's CUPTI_ACTIVITY_KIND_CUDA_EVENT):
+// R is the latest cudaEventRecord of the wait's event (same process) whose correlation id is below
+// the wait's, and Y is the last op of R's stream (same context) whose launch call's correlation id
+// is below R's; without such R or Y, or when Y is on the waiting stream, the wait has no producer.
+// Traces without event records (nsys exports) fall back to timestamps: every op of another stream
+// that ended at most 5 µs before X started is a candidate.
+// Cost: O(w log n) for w waits over n ops, after an O(n log n) index.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "diagnosis/device_view.h"
+#include "diagnosis/schedule_estimate.h"
+
+namespace cuoverlap::diagnosis {
+
+struct StreamWait {
+  const SyncEvent* wait = nullptr;
+  std::size_t released = 0;                // X: position in view.ops()
+  std::vector<std::size_t> waited_for;     // Y candidates (one when exact); empty = no producer
+  bool exact = false;                      // from CUDA event records
+};
+
+// Every stream-wait-event record of the view's device that released an op, in record order.
+std::vector<StreamWait> streamWaits(const DeviceView& view);
+
+// Whether some Y of the wait plausibly produces what X reads in the usual data flow (copy-in ->
+// kernel -> kernel -> copy-out), or X and Y use the same engine: a real dependency.
+bool waitIsRealDependency(const DeviceView& view, const StreamWait& wait);
+
+// Y -> X for every wait with a producer.
+std::vector<OrderEdge> waitEdges(const std::vector<StreamWait>& waits);
+
+}  // namespace cuoverlap::diagnosis

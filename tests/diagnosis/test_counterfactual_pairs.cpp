@@ -1,0 +1,170 @@
+// Counterfactual pairs: a bad scenario and its fixed twin (the same work with the problem fixed),
+// recorded on the same GPU. The findings the manifest expects for the bad trace must cost (after
+// the cost ledger) within ±30% of the span the fix measurably saved, and the fixed twin must have
+// no finding worth 5% of its span or more. Pairs come from workloads/streams/scenarios.json
+// (`fixed_twin`, `expected_findings`), else from the table below; traces are read from tests/data,
+// else from /work/traces/pairs (the GPU machine's latest recordings); a pair without both traces is
+// skipped. When the fix saved under 2% of the bad span (nothing to explain), the findings must cost
+// under 2% too. docs/findings.md keeps the table of cost vs measured saving.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cuoverlap/analysis.h"
+#include "cuoverlap/reader.h"
+
+namespace cuoverlap {
+namespace {
+
+constexpr double kTolerance = 0.30;
+constexpr double kCleanShare = 0.05;
+constexpr double kNegligibleShare = 0.02;
+
+struct Pair {
+  std::string bad;
+  std::string fixed;
+  std::set<std::string> responsible;
+};
+
+// Pairs whose cost the what-if schedule is known to miss, with why (docs/findings.md).
+const std::set<std::string> kKnownMisses = {
+    // The fixed twin ran the copy engine one stream's queue at a time (24 HtoD copies of stream
+    // 13 back to back before stream 14's), which a first-come-first-served engine model does not
+    // reproduce: estimate 7.5 ms, measured 4.6 ms.
+    "event-dag-serialized",
+    // The device idles while the host stages each pageable cudaMemcpy, before its DMA starts; no
+    // rule charges that lead yet (synchronous-transfer's lead + drain, helper `diag`): 10.5 of
+    // 43.4 ms.
+    "sync-copy",
+    // host-busy is helper `diag`'s new finding; and the twin keeps its copies on one stream, so
+    // single-stream rightly finds 2.4 ms (5.7%) a second stream could hide.
+    "host-busy",
+    // Pinned copies run at twice the bandwidth: the fix shortens the copies themselves, which
+    // lowers the ideal, so the ledger's cap (span - the bad run's ideal, 60.8 ms) is below the
+    // saving (103 ms). The cap is the ledger's invariant; the finding cannot claim more.
+    "pageable",
+};
+
+// Pairs and responsible findings for manifests without `fixed_twin`.
+const std::map<std::string, Pair> kPairs = {
+    {"serial", {"serial", "pipeline3", {"single-stream", "sync-memcpy"}}},
+    {"nullstream-trap", {"nullstream-trap", "nonblocking", {"legacy-default-stream"}}},
+    {"pageable", {"pageable", "pipeline3", {"pageable-memcpy", "low-overlap"}}},
+    {"sync-in-loop", {"sync-in-loop", "pipeline3", {"blocking-sync-call", "low-overlap"}}},
+    {"event-dag-serialized",
+     {"event-dag-serialized", "event-dag", {"event-wait-serialization", "low-overlap"}}},
+    {"host-bound", {"host-bound", "host-bound-graph", {"host-launch-bound"}}},
+    {"implicit-sync",
+     {"implicit-sync", "implicit-sync-fixed", {"implicit-sync-call", "sync-memset", "low-overlap"}}},
+    {"saturating", {"saturating", "saturating-fixed", {"device-saturating-kernel"}}},
+    {"sync-copy", {"sync-copy", "sync-copy-fixed", {"pageable-memcpy", "sync-memcpy"}}},
+    {"host-busy", {"host-busy", "host-busy-fixed", {"host-busy"}}},
+    {"memset-barrier", {"memset-barrier", "memset-barrier-fixed", {"legacy-default-stream"}}},
+    {"wait-chain", {"wait-chain", "wait-chain-fixed", {"cross-stream-kernel-wait"}}},
+};
+
+std::vector<Pair> pairs() {
+  std::map<std::string, Pair> result = kPairs;
+  std::ifstream in(CUOVERLAP_SCENARIOS);
+  const nlohmann::json manifest = nlohmann::json::parse(in);
+  for (const auto& s : manifest.at("scenarios")) {
+    const std::string twin = s.value("fixed_twin", "");
+    if (twin.empty()) continue;
+    const std::string name = s.at("name");
+    // The manifest's expected findings, plus the table's (a finding id the manifest does not know
+    // yet, e.g. cross-stream-kernel-wait for wait-chain, still counts as responsible).
+    std::set<std::string> responsible = s.at("expected_findings").get<std::set<std::string>>();
+    if (auto it = kPairs.find(name); it != kPairs.end()) {
+      responsible.insert(it->second.responsible.begin(), it->second.responsible.end());
+    }
+    result[name] = {name, twin, responsible};
+  }
+  std::vector<Pair> list;
+  for (auto& [name, pair] : result) list.push_back(pair);
+  return list;
+}
+
+bool exists(const std::string& path) { return std::ifstream(path).good(); }
+
+// The folder holding both traces of the pair (one recording session): tests/data, else
+// /work/traces/pairs; empty when neither does.
+std::string pairFolder(const Pair& pair) {
+  for (const std::string& folder : {std::string(CUOVERLAP_TEST_DATA), std::string("/work/traces/pairs")}) {
+    if (exists(folder + "/streams_" + pair.bad + ".sqlite") &&
+        exists(folder + "/streams_" + pair.fixed + ".sqlite")) {
+      return folder;
+    }
+  }
+  return {};
+}
+
+struct Analyzed {
+  Trace trace;
+  TraceReport report;
+};
+
+void analyze(const std::string& path, Analyzed& out) {
+  out.trace = readTrace(path);
+  out.report = analyzeTrace(out.trace, AnalysisOptions{});
+}
+
+void checkPair(const Pair& pair) {
+  Analyzed bad, fixed;
+  const std::string folder = pairFolder(pair);
+  analyze(folder + "/streams_" + pair.bad + ".sqlite", bad);
+  analyze(folder + "/streams_" + pair.fixed + ".sqlite", fixed);
+  REQUIRE(bad.report.devices.size() == 1);
+  REQUIRE(fixed.report.devices.size() == 1);
+  const Ns saving = bad.report.devices[0].metrics.span_ns - fixed.report.devices[0].metrics.span_ns;
+  Ns cost = 0;
+  for (const Finding& f : bad.report.findings) {
+    if (pair.responsible.count(f.id)) cost += f.time_ns;
+  }
+  INFO(pair.bad << " vs " << pair.fixed << ": cost " << cost << " ns, measured saving " << saving
+                << " ns");
+  const double bad_span = static_cast<double>(bad.report.devices[0].metrics.span_ns);
+  if (static_cast<double>(saving) < kNegligibleShare * bad_span) {
+    CHECK(static_cast<double>(cost) < kNegligibleShare * bad_span);
+  } else {
+    CHECK(static_cast<double>(cost) >= (1.0 - kTolerance) * static_cast<double>(saving));
+    CHECK(static_cast<double>(cost) <= (1.0 + kTolerance) * static_cast<double>(saving));
+  }
+  const Ns fixed_span = fixed.report.devices[0].metrics.span_ns;
+  for (const Finding& f : fixed.report.findings) {
+    INFO(pair.fixed << ": " << f.id << " costs " << f.time_ns << " ns of a " << fixed_span
+                    << " ns span");
+    CHECK(static_cast<double>(f.time_ns) < kCleanShare * static_cast<double>(fixed_span));
+  }
+}
+
+void checkPairs(bool known_misses) {
+  int checked = 0;
+  for (const Pair& pair : pairs()) {
+    if (kKnownMisses.count(pair.bad) != static_cast<std::size_t>(known_misses)) continue;
+    if (pairFolder(pair).empty()) {
+      WARN("pair " << pair.bad << " / " << pair.fixed << " not recorded yet: skipped");
+      continue;
+    }
+    checkPair(pair);
+    ++checked;
+    WARN("pair checked: " << pair.bad << " / " << pair.fixed << " in " << pairFolder(pair));
+  }
+  if (!known_misses) CHECK(checked >= 3);  // serial, nullstream-trap and host-bound are bundled
+}
+
+TEST_CASE("counterfactual pairs: the responsible findings cost what the fix saved (±30%)") {
+  checkPairs(false);
+}
+
+TEST_CASE("counterfactual pairs the what-if schedule is known to miss", "[!mayfail]") {
+  checkPairs(true);
+}
+
+}  // namespace
+}  // namespace cuoverlap
