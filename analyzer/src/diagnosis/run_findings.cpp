@@ -19,6 +19,8 @@ void runRules(const DeviceView& view, std::vector<Finding>& findings) {
       findSyncMemset,             findBlockingSyncCall,
       findImplicitSyncCall,       findEventWaitSerialization,
       findHostLaunchBound,        findDeviceSaturatingKernel,
+      findExposedCommunication,
+      findCommunicationSerialized,
   };
   std::vector<Finding> device_findings;
   for (RuleFn rule : kRules) {
