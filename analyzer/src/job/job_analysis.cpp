@@ -52,7 +52,8 @@ void summarizeSkews(const std::vector<job::Match>& matches, JobAnalysis& job) {
   for (const job::Match& m : matches) largest.push_back(&m);
   std::stable_sort(largest.begin(), largest.end(), [](auto* a, auto* b) { return a->skew > b->skew; });
   if (largest.size() > kLargestSkews) largest.resize(kLargestSkews);
-  std::stable_sort(largest.begin(), largest.end(), [](auto* a, auto* b) { return a->first_start < b->first_start; });
+  std::stable_sort(largest.begin(), largest.end(),
+                   [](auto* a, auto* b) { return a->first_start < b->first_start; });
   for (const job::Match* m : largest) {
     job.largest_skews.push_back({m->stream, m->sequence, m->by_rank.front().second->type,
                                  m->by_rank.size(), m->first_start, m->skew,

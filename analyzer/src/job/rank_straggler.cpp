@@ -80,6 +80,31 @@ std::string reasonOf(const Excess& e) {
          "ranks): look at its link, or at the rank it waits on";
 }
 
+// The five largest skews the late rank caused, in time order, as evidence.
+std::vector<Evidence> evidenceOf(const std::vector<RankTimeline>& ranks,
+                                 const std::vector<RankRow>& rows, std::vector<const Match*> mine,
+                                 std::size_t row) {
+  std::stable_sort(mine.begin(), mine.end(),
+                   [](const Match* a, const Match* b) { return a->skew > b->skew; });
+  if (mine.size() > 5) mine.resize(5);
+  std::stable_sort(mine.begin(), mine.end(),
+                   [](const Match* a, const Match* b) { return a->first_start < b->first_start; });
+  std::vector<Evidence> evidence;
+  for (const Match* m : mine) {
+    const auto it = std::find_if(m->by_rank.begin(), m->by_rank.end(),
+                                 [&](const auto& p) { return p.first == row; });
+    Evidence e;
+    e.api = it->second->type;
+    e.stream_id = ranks[row].streams[m->stream].stream_id;
+    e.time = it->second->start;
+    e.detail = fmt::format("collective {} of communication stream {}: started {} after rank {}",
+                           m->sequence + 1, m->stream + 1, units::formatDuration(m->skew),
+                           rows[m->first_row].rank);
+    evidence.push_back(std::move(e));
+  }
+  return evidence;
+}
+
 }  // namespace
 
 std::optional<Finding> findRankStraggler(const std::vector<RankTimeline>& ranks,
@@ -93,17 +118,16 @@ std::optional<Finding> findRankStraggler(const std::vector<RankTimeline>& ranks,
     late_by_row[m.last_row].push_back(&m);
   }
   if (late.empty()) return std::nullopt;
-  const auto worst = std::max_element(late_by_row.begin(), late_by_row.end(),
-                                      [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
-  const std::vector<const Match*>& mine = worst->second;
-  if (mine.size() < kMinLate ||
-      static_cast<double>(mine.size()) < kMinLateShare * static_cast<double>(late.size())) {
-    return std::nullopt;
-  }
+  const auto worst = std::max_element(
+      late_by_row.begin(), late_by_row.end(),
+      [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
   const std::size_t row = worst->first;
+  const std::vector<const Match*>& mine = worst->second;
   Ns cost = 0;
   for (const Match* m : mine) cost += m->skew;
-  if (static_cast<double>(cost) < kMinCostShareOfSpan * static_cast<double>(rows[row].span_ns)) {
+  if (mine.size() < kMinLate ||
+      static_cast<double>(mine.size()) < kMinLateShare * static_cast<double>(late.size()) ||
+      static_cast<double>(cost) < kMinCostShareOfSpan * static_cast<double>(rows[row].span_ns)) {
     return std::nullopt;
   }
   Finding finding;
@@ -111,28 +135,13 @@ std::optional<Finding> findRankStraggler(const std::vector<RankTimeline>& ranks,
   finding.device_id = ranks[row].device_id;
   finding.count = mine.size();
   finding.time_ns = cost;
-  finding.severity = finding.time_ns >= rows[row].span_ns / 4 ? Severity::kError : Severity::kWarning;
+  finding.severity = cost >= rows[row].span_ns / 4 ? Severity::kError : Severity::kWarning;
   finding.summary = fmt::format(
       "rank {} ({}) started {} of {} late collectives last, {} behind the first rank on average; "
       "reason: {}",
       rows[row].rank, ranks[row].path, mine.size(), late.size(),
-      units::formatDuration(finding.time_ns / static_cast<Ns>(mine.size())),
-      reasonOf(excessOf(mine, row)));
-  std::vector<const Match*> examples = mine;
-  std::stable_sort(examples.begin(), examples.end(), [](const Match* a, const Match* b) { return a->skew > b->skew; });
-  if (examples.size() > 5) examples.resize(5);
-  std::stable_sort(examples.begin(), examples.end(), [](const Match* a, const Match* b) { return a->first_start < b->first_start; });
-  for (const Match* m : examples) {
-    const auto it = std::find_if(m->by_rank.begin(), m->by_rank.end(), [&](const auto& p) { return p.first == row; });
-    Evidence e;
-    e.api = it->second->type;
-    e.stream_id = ranks[row].streams[m->stream].stream_id;
-    e.time = it->second->start;
-    e.detail = fmt::format("collective {} of communication stream {}: started {} after rank {}",
-                           m->sequence + 1, m->stream + 1, units::formatDuration(m->skew),
-                           rows[m->first_row].rank);
-    finding.evidence.push_back(std::move(e));
-  }
+      units::formatDuration(cost / static_cast<Ns>(mine.size())), reasonOf(excessOf(mine, row)));
+  finding.evidence = evidenceOf(ranks, rows, mine, row);
   finding.advice =
       "Make the late rank's step as short as the others': move its extra host work (logging, "
       "checkpointing, metrics, .item() calls) off the step or onto every rank equally, give its "

@@ -84,7 +84,9 @@ void fillCollectives(const Trace& trace, const Scope& scope, RankTimeline& rank)
     RankStream& stream = streams[{op.context_id, op.stream_id}];
     stream.context_id = op.context_id;
     stream.stream_id = op.stream_id;
-    stream.collectives.push_back({iv.start, iv.end, describeCollective(trace.str(op.name)).substr(0, 40), {}});
+    // Types are short ("ReduceScatter bf16"), so most stay in std::string's inline buffer.
+    std::string type = describeCollective(trace.str(op.name)).substr(0, 40);
+    stream.collectives.push_back({iv.start, iv.end, std::move(type), {}});
   }
   const Ns first = all.empty() ? 0 : all.front().start;
   const CoveredTime compute_time(std::move(compute)), busy_time(std::move(all)), h2d_time(std::move(h2d));

@@ -45,7 +45,9 @@ class StreamOrder {
       auto it = last.find(key);
       if (it != last.end()) previous_[pos] = it->second;
       last[key] = pos;
-      if (op.kind == OpKind::kKernel && !comm.isCommunication(op)) compute_ends_.push_back({scoped.end, pos});
+      if (op.kind == OpKind::kKernel && !comm.isCommunication(op)) {
+        compute_ends_.push_back({scoped.end, pos});
+      }
     }
     std::sort(compute_ends_.begin(), compute_ends_.end());
   }
