@@ -55,7 +55,7 @@ TEST_CASE("one all-reduce after backward, released by the last kernel, is expose
   const Finding* serialized = findingById(findings, "communication-serialized");
   REQUIRE(serialized != nullptr);
   CHECK(serialized->time_ns == 400'000);
-  CHECK(serialized->evidence.at(0).detail.find("waited for it on another stream") != std::string::npos);
+  CHECK(serialized->evidence.at(0).detail.find("AllReduce f32 waited for kernel k on stream 13; then 400.0 µs ran alone") != std::string::npos);
 }
 
 TEST_CASE("an all-reduce queued behind compute on the same stream is serialized") {
@@ -67,7 +67,7 @@ TEST_CASE("an all-reduce queued behind compute on the same stream is serialized"
   const Finding* serialized = findingById(findings, "communication-serialized");
   REQUIRE(serialized != nullptr);
   CHECK(serialized->time_ns == 300'000);
-  CHECK(serialized->evidence.at(0).detail.find("same stream") != std::string::npos);
+  CHECK(serialized->evidence.at(0).detail.find("was queued behind kernel k on stream 13 (its own)") != std::string::npos);
 }
 
 TEST_CASE("exposed communication below 5% of the span does not fire") {

@@ -88,14 +88,14 @@ std::optional<std::pair<std::size_t, const char*>> heldBehind(const DeviceView& 
     const GpuOp& before = view.op(view.ops()[*prev]);
     if (before.kind == OpKind::kKernel && !comm.isCommunication(before) &&
         view.ops()[*prev].end > view.call(*launch).end) {
-      return std::make_pair(*prev, "issued after it on the same stream");
+      return std::make_pair(*prev, "was queued behind");
     }
   }
   const auto ready = view.readyTime(pos);
   if (!ready) return std::nullopt;
   const auto waited = order.computeEndingBefore(scoped.start, DeviceView::streamKey(op));
   if (waited && view.ops()[*waited].end - *ready >= kMinimumCostNs) {
-    return std::make_pair(*waited, "waited for it on another stream");
+    return std::make_pair(*waited, "waited for");
   }
   return std::nullopt;
 }
@@ -118,11 +118,12 @@ std::optional<Finding> findCommunicationSerialized(const DeviceView& view) {
     const GpuOp& compute = view.op(view.ops()[held->first]);
     for (const Interval& piece : pieces) {
       builder.add(piece, evidenceForOp(view, op,
-                                       fmt::format("{} {} {} (stream {}); then {} ran alone",
+                                       fmt::format("{} {} {} on stream {}{}; then {} ran alone",
                                                    describeCollective(view.trace().str(op.name)),
                                                    held->second,
                                                    shortKernelName(view.trace().str(compute.name)),
                                                    compute.stream_id,
+                                                   compute.stream_id == op.stream_id ? " (its own)" : "",
                                                    units::formatDuration(piece.length()))));
     }
   }
