@@ -1,4 +1,5 @@
-// `cuoverlap analyze FILE...`: read each trace, analyze it, render one report.
+// `cuoverlap analyze FILE...`: read each trace, analyze it, render one report; the files of the
+// ranks of one job also get the job analysis (job.h).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
@@ -18,9 +19,9 @@
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/error.h"
 #include "cuoverlap/html_report.h"
+#include "cuoverlap/job.h"
 #include "cuoverlap/json_report.h"
 #include "cuoverlap/markdown_report.h"
-#include "cuoverlap/reader.h"
 #include "cuoverlap/text_report.h"
 
 namespace cuoverlap::cli {
@@ -37,18 +38,21 @@ struct AnalyzeArgs {
   std::optional<std::string> range;
   std::string window;         // START:END in trace timestamps; empty: everything
   std::string color = "auto";
+  unsigned threads = 0;       // files analyzed at once; 0: one per core
 };
 
-// One row per output format; a new renderer adds one line here.
+// One row per output format; a new renderer adds one line here. `needs_traces`: the renderer
+// reads the traces themselves (timelines, op names), so they stay in memory until it ran.
 struct ReportFormat {
   const char* name;
   void (*render)(const Report&, std::ostream&);
+  bool needs_traces;
 };
 const ReportFormat kFormats[] = {
-    {"text", renderText},
-    {"json", renderJson},
-    {"markdown", renderMarkdown},
-    {"html", renderHtml},
+    {"text", renderText, false},
+    {"json", renderJson, false},
+    {"markdown", renderMarkdown, true},
+    {"html", renderHtml, true},
 };
 
 const ReportFormat& findFormat(const std::string& name) {
@@ -81,6 +85,9 @@ void addAnalyzeOptions(CLI::App& cmd, AnalyzeArgs& args) {
   cmd.add_option("--window", args.window,
                  "START:END in trace timestamps, in ns or with a unit (ns, us, ms, s)");
   addColorOption(cmd, args.color);
+  cmd.add_option("--threads", args.threads,
+                 "Files analyzed at once (default: one per core; each holds one trace in memory)")
+      ->check(CLI::Range(0u, 1024u));
 }
 
 AnalysisOptions analysisOptions(const AnalyzeArgs& args) {
@@ -115,17 +122,15 @@ void writeReport(const AnalyzeArgs& args, const Report& report) {
 
 void runAnalyze(const AnalyzeArgs& args) {
   AnalysisOptions options = analysisOptions(args);
-  // Traces stay alive with the report: renderers that draw timelines follow TraceReport::trace.
+  // Files are analyzed in parallel (the ranks of a job: job.h). Traces stay alive with the report
+  // when the renderer follows TraceReport::trace.
   std::vector<std::unique_ptr<Trace>> traces;
   Report report;
   {
     ProgressLine progress;
-    for (const std::string& file : args.files) {
-      progress.stage("reading " + file);
-      traces.push_back(std::make_unique<Trace>(readTrace(file)));
-      progress.stage("analyzing " + file);
-      report.traces.push_back(analyzeTrace(*traces.back(), options));
-    }
+    progress.stage(args.files.size() == 1 ? "reading and analyzing " + args.files.front()
+                                          : fmt::format("reading and analyzing {} files", args.files.size()));
+    report = analyzeFiles(args.files, options, findFormat(args.format).needs_traces, traces, args.threads);
   }
   writeReport(args, report);
 }

@@ -18,8 +18,9 @@
 #include "terminal.h"
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/error.h"
+#include "cuoverlap/diagnosis.h"
 #include "cuoverlap/gate.h"
-#include "cuoverlap/reader.h"
+#include "cuoverlap/job.h"
 
 namespace cuoverlap::cli {
 namespace {
@@ -30,6 +31,8 @@ struct GateArgs {
   std::optional<std::string> min_copy_hidden;
   std::optional<std::string> max_idle_fraction;
   std::optional<std::string> min_pipeline_efficiency;
+  std::optional<std::string> min_comm_hidden;
+  std::optional<std::string> max_rank_skew;
   std::vector<std::string> fail_on;
   std::optional<std::uint16_t> device;
   std::optional<std::string> range;
@@ -47,6 +50,10 @@ void addGateOptions(CLI::App& cmd, GateArgs& args) {
                  "Fail when idle time / span is above X");
   cmd.add_option("--min-pipeline-efficiency", args.min_pipeline_efficiency,
                  "Fail when pipeline_efficiency is below X");
+  cmd.add_option("--min-comm-hidden", args.min_comm_hidden,
+                 "Fail when communication.hidden_fraction is below X (devices with NCCL kernels)");
+  cmd.add_option("--max-rank-skew", args.max_rank_skew,
+                 "Fail when a collective's skew across ranks exceeds DURATION (e.g. 500us)");
   cmd.add_option("--fail-on", args.fail_on, "Fail when any of these findings appears (ID[,ID...])")
       ->delimiter(',');
   cmd.add_option("--device", args.device, "Check only this device id");
@@ -64,6 +71,8 @@ GateThresholds thresholdsOf(const GateArgs& args) {
   thresholds.min_copy_hidden = fraction(args.min_copy_hidden, "--min-copy-hidden");
   thresholds.max_idle_fraction = fraction(args.max_idle_fraction, "--max-idle-fraction");
   thresholds.min_pipeline_efficiency = fraction(args.min_pipeline_efficiency, "--min-pipeline-efficiency");
+  thresholds.min_comm_hidden = fraction(args.min_comm_hidden, "--min-comm-hidden");
+  if (args.max_rank_skew) thresholds.max_rank_skew_ns = parseDuration(*args.max_rank_skew);
   const auto& known = knownFindingIds();
   for (const std::string& id : args.fail_on) {
     if (std::find(known.begin(), known.end(), id) == known.end()) {
@@ -74,7 +83,8 @@ GateThresholds thresholdsOf(const GateArgs& args) {
   }
   if (thresholds.empty()) {
     throw UserError("gate: no checks given (use --min-overlap, --min-copy-hidden, "
-                    "--max-idle-fraction, --min-pipeline-efficiency or --fail-on)");
+                    "--max-idle-fraction, --min-pipeline-efficiency, --min-comm-hidden, "
+                    "--max-rank-skew or --fail-on)");
   }
   return thresholds;
 }
@@ -112,16 +122,11 @@ int judge(const GateArgs& args, JunitRun& run) {
   AnalysisOptions options;
   options.scope.device = args.device;
   options.scope.range = args.range;
-  std::vector<std::unique_ptr<Trace>> traces;  // outlive the report, which points into them
-  Report report;
-  for (const std::string& file : args.files) {
-    const auto started = std::chrono::steady_clock::now();
-    traces.push_back(std::make_unique<Trace>(readTrace(file)));
-    report.traces.push_back(analyzeTrace(*traces.back(), options));
-    requireDevices(report.traces.back(), args);
-    run.trace_seconds.emplace_back(
-        report.traces.back().path,
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  std::vector<std::unique_ptr<Trace>> traces;  // none kept: the checks read only the report
+  const Report report = analyzeFiles(args.files, options, false, traces);
+  for (const TraceReport& trace : report.traces) {
+    requireDevices(trace, args);
+    run.trace_seconds.emplace_back(trace.path, trace.analysis_seconds);
   }
   const std::vector<GateCheck> checks = evaluateGate(report, thresholds);
   std::size_t failed = 0;

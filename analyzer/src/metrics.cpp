@@ -10,11 +10,17 @@
 //   overlap_ratio  1 - busy/sum (0 when sum is 0): 0 means nothing ran concurrently
 //   copy_hidden_fraction  |U(copies) ∩ U(kernels)| / |U(copies)| (0 without copies): the share of
 //                  transfer time hidden under compute. Memsets are not copies.
-//   engines        per engine (compute, h2d, d2h, d2d, other_copy, memset): union busy time and
-//                  its share of the span
+//                  All kernels count as compute here, communication kernels included.
+//   engines        per engine (compute, h2d, d2h, d2d, other_copy, memset, comm): union busy time
+//                  and its share of the span; compute holds the kernels that are not communication
+//                  (communication.h has the rule), comm the communication kernels
 //   concurrency_ns [k] = time within the span with exactly k ops active, k = 0..max
-//   ideal_ns       max(|U(compute)|, |U(h2d)|, |U(d2h)|, |U(d2d ∪ other copies)|): the time the
-//                  same work would take with perfect overlap; pipeline_efficiency = ideal/span
+//   ideal_ns       max(|U(compute)|, |U(comm)|, |U(h2d)|, |U(d2h)|, |U(d2d ∪ other copies)|): the
+//                  time the same work would take with perfect overlap; pipeline_efficiency =
+//                  ideal/span
+//   communication  kernels (count of communication kernels), busy_ns = |U(comm)|, hidden_ns =
+//                  |U(comm) ∩ U(other kernels)|, exposed_ns = busy - hidden, hidden_fraction =
+//                  hidden/busy (0 without communication)
 //
 // Cost: one pass over the ops (sorted by start), O(1) state per union (|A∩B| = |A|+|B|-|A∪B|)
 // and a heap of the active ends for the sweep; no per-op allocation.
@@ -26,6 +32,7 @@
 #include <array>
 #include <limits>
 
+#include "cuoverlap/communication.h"
 #include "cuoverlap/error.h"
 #include "cuoverlap/intervals.h"
 
@@ -33,11 +40,12 @@ namespace cuoverlap {
 
 namespace {
 
-constexpr std::size_t kEngineCount = static_cast<std::size_t>(Engine::kMemset) + 1;
+constexpr std::size_t kEngineCount = static_cast<std::size_t>(Engine::kComm) + 1;
 
 struct Accumulators {
   UnionLength all;
   UnionLength copies;
+  UnionLength kernels;  // compute and communication kernels
   UnionLength copies_or_kernels;
   UnionLength d2d_or_other;
   std::array<UnionLength, kEngineCount> engines;
@@ -65,9 +73,11 @@ void countOp(const GpuOp& op, DeviceMetrics& m) {
 void accumulate(Ns start, Ns end, Engine engine, Accumulators& acc) {
   acc.all.add(start, end);
   acc.engines[static_cast<std::size_t>(engine)].add(start, end);
-  bool copy = engine != Engine::kCompute && engine != Engine::kMemset;
+  const bool kernel = engine == Engine::kCompute || engine == Engine::kComm;
+  const bool copy = !kernel && engine != Engine::kMemset;
   if (copy) acc.copies.add(start, end);
-  if (copy || engine == Engine::kCompute) acc.copies_or_kernels.add(start, end);
+  if (kernel) acc.kernels.add(start, end);
+  if (copy || kernel) acc.copies_or_kernels.add(start, end);
   if (engine == Engine::kD2D || engine == Engine::kOtherCopy) acc.d2d_or_other.add(start, end);
   acc.sweep.add(start, end);
 }
@@ -77,9 +87,9 @@ void finishMetrics(Accumulators& acc, DeviceMetrics& m) {
   m.busy_ns = acc.all.length();
   m.idle_ns = m.span_ns - m.busy_ns;
   m.overlap_ratio = m.sum_ns > 0 ? 1.0 - ratio(m.busy_ns, m.sum_ns) : 0.0;
-  Ns copies = acc.copies.length();
-  Ns kernels = acc.engines[static_cast<std::size_t>(Engine::kCompute)].length();
-  Ns hidden = copies + kernels - acc.copies_or_kernels.length();
+  const Ns copies = acc.copies.length();
+  const Ns kernels = acc.kernels.length();
+  const Ns hidden = copies + kernels - acc.copies_or_kernels.length();
   m.copy_hidden_fraction = ratio(hidden, copies);
   m.engines.clear();
   for (std::size_t i = 0; i < kEngineCount; ++i) {
@@ -87,10 +97,16 @@ void finishMetrics(Accumulators& acc, DeviceMetrics& m) {
     m.engines.push_back({static_cast<Engine>(i), busy, ratio(busy, m.span_ns)});
   }
   m.concurrency_ns = acc.sweep.finish();
-  m.ideal_ns = std::max({kernels, acc.engines[static_cast<std::size_t>(Engine::kH2D)].length(),
-                         acc.engines[static_cast<std::size_t>(Engine::kD2H)].length(),
-                         acc.d2d_or_other.length()});
+  const auto busy = [&](Engine e) { return acc.engines[static_cast<std::size_t>(e)].length(); };
+  m.ideal_ns = std::max({busy(Engine::kCompute), busy(Engine::kComm), busy(Engine::kH2D),
+                         busy(Engine::kD2H), acc.d2d_or_other.length()});
   m.pipeline_efficiency = ratio(m.ideal_ns, m.span_ns);
+  CommunicationMetrics& c = m.communication;
+  c.busy_ns = busy(Engine::kComm);
+  // |U(comm) ∩ U(compute)| = |U(comm)| + |U(compute)| - |U(comm) ∪ U(compute)|.
+  c.hidden_ns = c.busy_ns + busy(Engine::kCompute) - kernels;
+  c.exposed_ns = c.busy_ns - c.hidden_ns;
+  c.hidden_fraction = ratio(c.hidden_ns, c.busy_ns);
 }
 
 }  // namespace
@@ -127,6 +143,7 @@ DeviceMetrics computeDeviceMetrics(const Trace& trace, const Scope& scope, std::
   for (const Device& device : trace.devices) {
     if (device.device_id == device_id) m.name = device.name;
   }
+  const CommunicationKernels communication(trace);
   Accumulators acc;
   bool any = false;
   for (const GpuOp& op : trace.ops) {
@@ -138,7 +155,9 @@ DeviceMetrics computeDeviceMetrics(const Trace& trace, const Scope& scope, std::
     m.last_end = std::max(m.last_end, end);
     m.sum_ns = saturatingAdd(m.sum_ns, end - start);
     countOp(op, m);
-    accumulate(start, end, engineOf(op), acc);
+    const Engine engine = communication.engineOf(op);
+    if (engine == Engine::kComm) ++m.communication.kernels;
+    accumulate(start, end, engine, acc);
   }
   finishMetrics(acc, m);
   return m;

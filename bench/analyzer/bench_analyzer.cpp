@@ -7,6 +7,10 @@
 //   cuoverlap_bench_analyzer gen N PATH      write a trace
 //   cuoverlap_bench_analyzer floor PATH      step through the op rows
 //   cuoverlap_bench_analyzer stages PATH     time and peak RSS after each analyzer stage
+//   cuoverlap_bench_analyzer ranks N OPS [DIR]  a job of N rank files of OPS ops each (with NCCL
+//                                            all-reduces): analyze of all N (one run after a
+//                                            warm-up: minutes) on every core and on one thread,
+//                                            and of one rank file alone (the memory bound)
 // The table also gives the RSS of analyzing an empty trace (the fixed cost) and bytes/op without it.
 #include <sqlite3.h>
 #include <sys/resource.h>
@@ -19,6 +23,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cuoverlap/diagnosis.h"
@@ -117,6 +122,34 @@ std::vector<long long> parseSizes(const std::string& list) {
   return sizes;
 }
 
+int benchRanks(int ranks, long long ops, const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  std::vector<std::string> files;
+  for (int r = 0; r < ranks; ++r) {
+    files.push_back(dir + "/rank_" + std::to_string(ops) + "_" + std::to_string(r) + ".sqlite");
+    if (!std::filesystem::exists(files.back())) {
+      cuoverlap::bench::writeSyntheticRankTrace(files.back(), ops, r);
+    }
+  }
+  auto analyze = [&](const std::vector<std::string>& inputs, const char* threads) {
+    std::vector<std::string> argv = {CUOVERLAP_CLI, "analyze", "--format", "json", "--threads", threads};
+    argv.insert(argv.end(), inputs.begin(), inputs.end());
+    runChild(argv);  // warm-up: page cache
+    return runChild(argv);
+  };
+  const Measurement one = analyze({files.front()}, "1");
+  const Measurement all = analyze(files, "0");
+  const Measurement serial = analyze(files, "1");
+  std::printf("| ranks x ops | cores | analyze s (all cores) | analyze s (1 thread) | peak RSS MiB "
+              "(all cores) | peak RSS MiB (1 thread) | one rank: s, RSS MiB |\n"
+              "|---|---|---|---|---|---|---|\n");
+  std::printf("| %d x %lld | %u | %.1f | %.1f | %.0f | %.0f | %.2f, %.0f |\n", ranks, ops,
+              std::thread::hardware_concurrency(), all.seconds, serial.seconds,
+              all.max_rss_kib / 1024.0, serial.max_rss_kib / 1024.0, one.seconds,
+              one.max_rss_kib / 1024.0);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -127,6 +160,10 @@ int main(int argc, char** argv) {
   }
   if (args.size() == 2 && args[0] == "floor") return stepThroughRows(args[1].c_str());
   if (args.size() == 2 && args[0] == "stages") return printStages(args[1]);
+  if ((args.size() == 3 || args.size() == 4) && args[0] == "ranks") {
+    return benchRanks(std::stoi(args[1]), std::stoll(args[2]),
+                      args.size() == 4 ? args[3] : "/tmp/cuoverlap-bench-ranks");
+  }
   std::string dir = "/tmp/cuoverlap-bench";
   std::string sizes = "100000,1000000,10000000";
   for (std::size_t i = 0; i + 1 < args.size(); i += 2) {

@@ -38,7 +38,9 @@ void stepReset(sqlite3* db, sqlite3_stmt* stmt) {
 
 }  // namespace
 
-void writeSyntheticTrace(const std::string& path, std::int64_t ops) {
+namespace {
+
+void writeTrace(const std::string& path, std::int64_t ops, int rank) {
   std::remove(path.c_str());
   sqlite3* db = nullptr;
   if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) throw std::runtime_error("cannot create " + path);
@@ -52,6 +54,8 @@ void writeSyntheticTrace(const std::string& path, std::int64_t ops) {
                       std::to_string(i) + "<float>(float*, int)')";
     exec(db, sql.c_str());
   }
+  exec(db, "INSERT INTO StringIds VALUES (9, "
+           "'ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)')");
   sqlite3_stmt* kernel = prepare(db,
       "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, "
       "correlationId, globalPid, demangledName, shortName, registersPerThread, gridX, gridY, gridZ, "
@@ -64,7 +68,8 @@ void writeSyntheticTrace(const std::string& path, std::int64_t ops) {
   sqlite3_stmt* memset = prepare(db,
       "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, "
       "correlationId, globalPid, value, bytes, memKind, async) VALUES (?,?,0,1,?,?,?,0,?,2,1)");
-  const std::int64_t global_pid = static_cast<std::int64_t>(schema::encodeGlobalPid(4242));
+  const std::int64_t global_pid =
+      static_cast<std::int64_t>(schema::encodeGlobalPid(rank < 0 ? 4242 : 1000 + rank));
   std::uint64_t lcg = 88172645463325252ull;
   for (std::int64_t i = 0; i < ops; ++i) {
     lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
@@ -72,6 +77,11 @@ void writeSyntheticTrace(const std::string& path, std::int64_t ops) {
     std::int64_t end = start + 800 + static_cast<std::int64_t>((lcg >> 33) % 1200);
     std::int64_t stream = 13 + (i / 5) % 4;
     std::int64_t correlation = i + 1;
+    if (rank >= 0 && i % 50 == 49) {
+      bindAll(kernel, {start + rank * 100, end + 2000, 20, correlation, global_pid, 9, 9, i});
+      stepReset(db, kernel);
+      continue;
+    }
     switch (i % 5) {
       case 0:
       case 3:  // HtoD pinned -> device, DtoH device -> pinned
@@ -95,6 +105,14 @@ void writeSyntheticTrace(const std::string& path, std::int64_t ops) {
   sqlite3_finalize(memset);
   exec(db, "COMMIT");
   sqlite3_close(db);
+}
+
+}  // namespace
+
+void writeSyntheticTrace(const std::string& path, std::int64_t ops) { writeTrace(path, ops, -1); }
+
+void writeSyntheticRankTrace(const std::string& path, std::int64_t ops, int rank) {
+  writeTrace(path, ops, rank);
 }
 
 }  // namespace cuoverlap::bench

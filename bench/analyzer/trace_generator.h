@@ -9,4 +9,8 @@ namespace cuoverlap::bench {
 
 void writeSyntheticTrace(const std::string& path, std::int64_t ops);
 
+// The same workload as one rank of a data-parallel job: process 1000 + rank, and every 50th op an
+// NCCL all-reduce kernel on stream 20 (the communicator's stream), started rank * 100 ns late.
+void writeSyntheticRankTrace(const std::string& path, std::int64_t ops, int rank);
+
 }  // namespace cuoverlap::bench

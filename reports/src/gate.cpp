@@ -45,6 +45,28 @@ void addFindingCheck(std::vector<GateCheck>& checks, const TraceReport& trace, c
   checks.push_back(std::move(check));
 }
 
+void addRankSkewCheck(std::vector<GateCheck>& checks, const Report& report, Ns max_skew) {
+  GateCheck check;
+  check.trace = "job";
+  check.name = "max_rank_skew";
+  check.expectation = "<= " + units::formatDuration(max_skew);
+  if (!report.job || report.job->matched == 0) {
+    check.actual = "no collectives matched across ranks (give the files of every rank)";
+    check.passed = false;
+  } else {
+    check.actual = units::formatDuration(report.job->max_skew_ns);
+    check.passed = report.job->max_skew_ns <= max_skew;
+  }
+  checks.push_back(std::move(check));
+}
+
+void addJobFindingCheck(std::vector<GateCheck>& checks, const JobAnalysis& job, const std::string& id) {
+  TraceReport as_trace;
+  as_trace.path = "job";
+  as_trace.findings = job.findings;
+  addFindingCheck(checks, as_trace, id);
+}
+
 }  // namespace
 
 const std::vector<std::string>& knownFindingIds() {
@@ -53,6 +75,7 @@ const std::vector<std::string>& knownFindingIds() {
       "sync-memcpy",           "sync-memset",        "blocking-sync-call",
       "implicit-sync-call",    "event-wait-serialization", "host-launch-bound",
       "device-saturating-kernel", "low-overlap",
+      "exposed-communication",    "communication-serialized", "rank-straggler",
   };
   return kIds;
 }
@@ -93,8 +116,16 @@ std::vector<GateCheck> evaluateGate(const Report& report, const GateThresholds& 
                      thresholds.max_idle_fraction, false);
       addMetricCheck(checks, trace, m, "pipeline_efficiency", m.pipeline_efficiency,
                      thresholds.min_pipeline_efficiency, true);
+      if (m.communication.kernels > 0) {
+        addMetricCheck(checks, trace, m, "comm_hidden_fraction", m.communication.hidden_fraction,
+                       thresholds.min_comm_hidden, true);
+      }
     }
     for (const std::string& id : thresholds.fail_on) addFindingCheck(checks, trace, id);
+  }
+  if (thresholds.max_rank_skew_ns) addRankSkewCheck(checks, report, *thresholds.max_rank_skew_ns);
+  if (report.job) {
+    for (const std::string& id : thresholds.fail_on) addJobFindingCheck(checks, *report.job, id);
   }
   return checks;
 }

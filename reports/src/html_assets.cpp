@@ -32,7 +32,7 @@ svg.tl-plot{display:block;width:100%;cursor:grab;background:#fff}
 .tl-axis span{position:absolute;top:1px;white-space:nowrap;border-left:1px solid var(--muted);padding-left:2px}
 rect.stripe{fill:#f3f4f7}
 .e-compute{fill:#3b73b9;background:#3b73b9}.e-h2d{fill:#3f9b4f;background:#3f9b4f}.e-d2h{fill:#e8832a;background:#e8832a}
-.e-d2d{fill:#9a62b3;background:#9a62b3}.e-other_copy{fill:#8c6d52;background:#8c6d52}.e-memset{fill:#d4b02a;background:#d4b02a}
+.e-d2d{fill:#9a62b3;background:#9a62b3}.e-other_copy{fill:#8c6d52;background:#8c6d52}.e-memset{fill:#d4b02a;background:#d4b02a}.e-comm{fill:#c8435a;background:#c8435a}
 .nvtx{fill:#7a8699;background:#7a8699}
 rect.merged{opacity:.75}
 .gap{opacity:.45}

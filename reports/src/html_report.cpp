@@ -10,6 +10,7 @@
 #include "cuoverlap/names.h"
 #include "cuoverlap/units.h"
 #include "html_assets.h"
+#include "html_job.h"
 #include "html_timeline.h"
 #include "render_common.h"
 
@@ -215,6 +216,7 @@ std::string renderHtml(const Report& report, const HtmlOptions& options) {
   out += "</style></head><body><main><h1>cuoverlap report</h1>"
          "<p class=\"sub\">Do the copies and kernels overlap, and why not?</p>\n";
   for (const TraceReport& trace : report.traces) appendTrace(out, trace, options);
+  if (report.job) html::appendJob(out, *report.job);
   out += "</main><script>";
   out += html::kScript;
   out += "</script></body></html>\n";

@@ -16,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "cuoverlap/communication.h"
 #include "cuoverlap/names.h"
 #include "cuoverlap/units.h"
 #include "render_common.h"
@@ -35,9 +36,9 @@ struct Scale {
   double x(Ns t) const { return static_cast<double>(t - t0) * kViewWidth / static_cast<double>(span); }
 };
 
-// What colours an item: its engine (Engine's values 0..5) or kNvtxKind.
-constexpr std::size_t kNvtxKind = 6;
-constexpr std::size_t kKinds = 7;
+// What colours an item: its engine (Engine's values 0..6) or kNvtxKind.
+constexpr std::size_t kNvtxKind = static_cast<std::size_t>(Engine::kComm) + 1;
+constexpr std::size_t kKinds = kNvtxKind + 1;
 
 std::string kindClass(std::size_t kind) {
   return kind == kNvtxKind ? std::string("nvtx") : engineClass(static_cast<Engine>(kind));
@@ -180,11 +181,12 @@ std::vector<Lane> collectLanes(const Trace& trace, std::uint16_t device_id, Ns s
     lanes.push_back(std::move(nvtx[depth]));
   }
   std::map<StreamKey, Lane> streams;
+  const CommunicationKernels communication(trace);
   for (const GpuOp& op : trace.ops) {
     if (op.device_id != device_id || op.end < start || op.start > end) continue;
     Lane& lane = streams[{op.stream_id, op.pid, op.context_id}];
     if (lane.items.empty()) lane.label = render::streamLabel(trace, op.pid, op.context_id, op.stream_id);
-    lane.items.push_back({op.start, op.end, &op, nullptr, static_cast<std::size_t>(engineOf(op))});
+    lane.items.push_back({op.start, op.end, &op, nullptr, static_cast<std::size_t>(communication.engineOf(op))});
   }
   for (auto& entry : streams) lanes.push_back(std::move(entry.second));
   return lanes;
@@ -231,7 +233,7 @@ void appendGapShading(std::string& svg, const Trace& trace, const DeviceReport& 
 void appendLegend(std::string& out, std::uint64_t items, std::uint64_t merged, std::uint64_t blocks) {
   out += "<div class=\"legend\">";
   for (Engine engine : {Engine::kCompute, Engine::kH2D, Engine::kD2H, Engine::kD2D,
-                        Engine::kOtherCopy, Engine::kMemset}) {
+                        Engine::kOtherCopy, Engine::kMemset, Engine::kComm}) {
     fmt::format_to(std::back_inserter(out), "<span><i class=\"sw {}\"></i>{}</span>",
                    engineClass(engine), engineName(engine));
   }

@@ -51,6 +51,12 @@ Json kernelSummaryToJson(const std::vector<KernelSummary>& kernels) {
   return out;
 }
 
+Json communicationToJson(const CommunicationMetrics& c) {
+  return Json{{"kernels", c.kernels},       {"busy_ns", c.busy_ns},
+              {"hidden_ns", c.hidden_ns},   {"exposed_ns", c.exposed_ns},
+              {"hidden_fraction", c.hidden_fraction}};
+}
+
 Json evidenceToJson(const Evidence& e) {
   Json out{{"api", e.api}, {"correlation_id", e.correlation_id}};
   if (e.has_stream) out["stream_id"] = e.stream_id;  // calls that name no stream have none
@@ -93,6 +99,7 @@ Json deviceReportToJson(const DeviceReport& device) {
               {"explainable_ns", device.explained.explainable_ns},
               {"findings_explain_ns", device.explained.explained_ns},
               {"findings_explain_fraction", device.explained.fraction},
+              {"communication", communicationToJson(m.communication)},
               {"gaps", gapsToJson(device.gaps)},
               {"kernel_summary", kernelSummaryToJson(device.kernels)}};
 }
@@ -120,10 +127,40 @@ Json traceReportToJson(const TraceReport& trace) {
               {"range_instances", ranges}};
 }
 
+Json jobToJson(const JobAnalysis& job) {
+  Json ranks = Json::array();
+  for (std::size_t i = 0; i < job.ranks.size(); ++i) {
+    const RankRow& r = job.ranks[i];
+    ranks.push_back({{"rank", r.rank}, {"rank_from_launcher", r.rank_from_launcher},
+                     {"path", r.path}, {"pid", r.pid}, {"host", r.host}, {"device_id", r.device_id},
+                     {"span_ns", r.span_ns}, {"compute_ns", r.compute_ns},
+                     {"comm_busy_ns", r.comm_busy_ns}, {"comm_exposed_ns", r.comm_exposed_ns},
+                     {"idle_ns", r.idle_ns}, {"collectives", r.collectives},
+                     {"arrived_last", r.arrived_last},
+                     {"clock_offset_ns", i < job.clock_offsets.size() ? job.clock_offsets[i] : 0}});
+  }
+  Json skews = Json::array();
+  for (const MatchedCollective& m : job.largest_skews) {
+    skews.push_back({{"stream", m.stream}, {"sequence", m.sequence}, {"type", m.type},
+                     {"ranks", m.ranks}, {"first_start", m.first_start}, {"skew_ns", m.skew_ns},
+                     {"first_rank", m.first_rank}, {"last_rank", m.last_rank}});
+  }
+  return Json{{"ranks", ranks},
+              {"clock", job.clock},
+              {"matched_collectives", job.matched},
+              {"type_mismatches", job.type_mismatches},
+              {"max_skew_ns", job.max_skew_ns},
+              {"mean_skew_ns", job.mean_skew_ns},
+              {"largest_skews", skews},
+              {"findings", findingsToJson(job.findings)}};
+}
+
 Json reportToJson(const Report& report) {
   Json traces = Json::array();
   for (const TraceReport& trace : report.traces) traces.push_back(traceReportToJson(trace));
-  return Json{{"schema", kReportSchemaId}, {"traces", traces}};
+  Json out{{"schema", kReportSchemaId}, {"traces", traces}};
+  if (report.job) out["job"] = jobToJson(*report.job);
+  return out;
 }
 
 void renderJson(const Report& report, std::ostream& out) {

@@ -32,6 +32,13 @@ void appendMetrics(std::string& out, const DeviceMetrics& m) {
   row("sum of op durations", formatDuration(m.sum_ns));
   row("ideal (perfect overlap)", formatDuration(m.ideal_ns));
   row("ops", fmt::format("{} kernels, {} memcpys, {} memsets", m.kernels, m.memcpys, m.memsets));
+  if (m.communication.kernels > 0) {
+    row("communication", fmt::format("{} kernels, busy {}, hidden under compute {} ({}), exposed {}",
+                                     m.communication.kernels, formatDuration(m.communication.busy_ns),
+                                     formatDuration(m.communication.hidden_ns),
+                                     formatPercent(m.communication.hidden_fraction),
+                                     formatDuration(m.communication.exposed_ns)));
+  }
   out += "\n";
 }
 
@@ -147,6 +154,39 @@ void appendTrace(std::string& out, const TraceReport& trace) {
   }
 }
 
+void appendJob(std::string& out, const JobAnalysis& job) {
+  fmt::format_to(std::back_inserter(out), "## Job: {} ranks\n\n{}.\n\n", job.ranks.size(),
+                 escapeMarkdown(job.clock));
+  out += "| rank | file | pid | device | span | compute | communication | exposed communication | "
+         "idle | collectives | arrived last |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | "
+         "--- | --- |\n";
+  for (const RankRow& r : job.ranks) {
+    fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                   r.rank, escapeMarkdown(r.path), r.pid, r.device_id, formatDuration(r.span_ns),
+                   formatDuration(r.compute_ns), formatDuration(r.comm_busy_ns),
+                   formatDuration(r.comm_exposed_ns), formatDuration(r.idle_ns), r.collectives,
+                   r.arrived_last);
+  }
+  fmt::format_to(std::back_inserter(out),
+                 "\n**Collectives matched across ranks:** {}; skew max {}, mean {}; type mismatches {}.\n\n",
+                 job.matched, formatDuration(job.max_skew_ns), formatDuration(job.mean_skew_ns),
+                 job.type_mismatches);
+  if (!job.largest_skews.empty()) {
+    out += "| collective | stream | skew | first rank | last rank |\n| --- | --- | --- | --- | --- |\n";
+    for (const MatchedCollective& m : job.largest_skews) {
+      fmt::format_to(std::back_inserter(out), "| {} #{} | {} | {} | {} | {} |\n", escapeMarkdown(m.type),
+                     m.sequence + 1, m.stream + 1, formatDuration(m.skew_ns), m.first_rank, m.last_rank);
+    }
+    out += "\n";
+  }
+  for (const Finding& f : job.findings) {
+    fmt::format_to(std::back_inserter(out), "#### {} `{}` (device {})\n\n{}  \n{} occurrence(s), about {} lost.\n\n",
+                   severityName(f.severity), f.id, f.device_id, escapeMarkdown(f.summary), f.count,
+                   formatDuration(f.time_ns));
+    if (!f.advice.empty()) fmt::format_to(std::back_inserter(out), "**Fix:** {}\n\n", escapeMarkdown(f.advice));
+  }
+}
+
 }  // namespace
 
 std::string escapeMarkdown(std::string_view text) {
@@ -167,6 +207,7 @@ std::string escapeMarkdown(std::string_view text) {
 std::string renderMarkdown(const Report& report) {
   std::string out = "# cuoverlap report\n\n";
   for (const TraceReport& trace : report.traces) appendTrace(out, trace);
+  if (report.job) appendJob(out, *report.job);
   return out;
 }
 

@@ -10,6 +10,7 @@ std::string_view engineName(Engine engine) {
     case Engine::kD2D: return "d2d";
     case Engine::kOtherCopy: return "other_copy";
     case Engine::kMemset: return "memset";
+    case Engine::kComm: return "comm";
   }
   return "unknown";
 }

@@ -141,6 +141,13 @@ void renderDevice(const DeviceReport& device, std::ostream& out) {
   out << fmt::format("  overlap     ratio {:.3f}   copy time hidden under kernels {}\n",
                      m.overlap_ratio, formatPercent(m.copy_hidden_fraction));
   renderEngines(m, out);
+  if (m.communication.kernels > 0) {
+    out << fmt::format("  comm        {} kernels, busy {}: hidden under compute {} ({})   exposed {}\n",
+                       m.communication.kernels, formatDuration(m.communication.busy_ns),
+                       formatDuration(m.communication.hidden_ns),
+                       formatPercent(m.communication.hidden_fraction),
+                       formatDuration(m.communication.exposed_ns));
+  }
   renderConcurrency(m, out);
   out << fmt::format("  ideal       {} with perfect overlap   pipeline efficiency {}\n",
                      formatDuration(m.ideal_ns), formatPercent(m.pipeline_efficiency));
@@ -187,6 +194,39 @@ void renderTrace(const TraceReport& trace, std::ostream& out) {
   }
 }
 
+void renderJob(const JobAnalysis& job, std::ostream& out) {
+  out << fmt::format("== job: {} ranks ({})\n", job.ranks.size(), job.clock);
+  out << fmt::format("  {:>4}  {:<28} {:>8} {:>3} {:>11} {:>11} {:>11} {:>11} {:>11} {:>6} {:>5}\n",
+                     "rank", "file", "pid", "dev", "span", "compute", "comm", "exposed", "idle",
+                     "colls", "last");
+  for (const RankRow& r : job.ranks) {
+    out << fmt::format("  {:>4}  {:<28} {:>8} {:>3} {:>11} {:>11} {:>11} {:>11} {:>11} {:>6} {:>5}\n",
+                       r.rank, r.path.size() > 28 ? "…" + r.path.substr(r.path.size() - 27) : r.path,
+                       r.pid, r.device_id, formatDuration(r.span_ns), formatDuration(r.compute_ns),
+                       formatDuration(r.comm_busy_ns), formatDuration(r.comm_exposed_ns),
+                       formatDuration(r.idle_ns), r.collectives, r.arrived_last);
+  }
+  out << fmt::format("  collectives matched across ranks: {}   skew max {}  mean {}{}\n", job.matched,
+                     formatDuration(job.max_skew_ns), formatDuration(job.mean_skew_ns),
+                     job.type_mismatches ? fmt::format("   type mismatches {}", job.type_mismatches) : "");
+  if (!job.largest_skews.empty()) out << "  largest skews:\n";
+  for (const MatchedCollective& m : job.largest_skews) {
+    out << fmt::format("    {} #{} of communication stream {}: {} (rank {} first, rank {} last)\n",
+                       m.type, m.sequence + 1, m.stream + 1, formatDuration(m.skew_ns), m.first_rank,
+                       m.last_rank);
+  }
+  out << (job.findings.empty() ? "job findings: none\n" : "job findings:\n");
+  for (const Finding& f : job.findings) {
+    out << fmt::format("  [{}] {} (device {}): {}\n", severityName(f.severity), f.id, f.device_id,
+                       f.summary);
+    out << fmt::format("      {} occurrence(s), about {} lost\n", f.count, formatDuration(f.time_ns));
+    for (const Evidence& e : f.evidence) {
+      out << fmt::format("      - at {} ns: {} (stream {}): {}\n", e.time, e.api, e.stream_id, e.detail);
+    }
+    if (!f.advice.empty()) out << "      fix: " << f.advice << '\n';
+  }
+}
+
 }  // namespace
 
 void renderText(const Report& report, std::ostream& out) { renderText(report, out, TextStyle{}); }
@@ -196,6 +236,10 @@ void renderText(const Report& report, std::ostream& out, const TextStyle& text_s
   for (std::size_t i = 0; i < report.traces.size(); ++i) {
     if (i > 0) out << '\n';
     renderTrace(report.traces[i], out);
+  }
+  if (report.job) {
+    out << '\n';
+    renderJob(*report.job, out);
   }
 }
 

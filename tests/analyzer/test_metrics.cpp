@@ -56,7 +56,7 @@ TEST_CASE("two copies fully under one kernel are fully hidden", "[metrics]") {
   CHECK(engineBusy(m, Engine::kCompute) == 1000);
   CHECK(engineBusy(m, Engine::kH2D) == 200);
   CHECK(engineBusy(m, Engine::kD2H) == 300);
-  CHECK(m.engines.size() == 6);
+  CHECK(m.engines.size() == 7);  // compute, h2d, d2h, d2d, other_copy, memset, comm
   CHECK(m.concurrency_ns == std::vector<Ns>{0, 500, 500});
   CHECK(m.ideal_ns == 1000);
   CHECK(m.pipeline_efficiency == 1.0);

@@ -33,7 +33,9 @@ Report sampleReport() {
   trace.devices = {device};
   trace.findings = {minor, major};
   trace.range_instances = {{"step", 900, 2900, {device}, {}}};
-  return Report{{trace}};
+  Report report;
+  report.traces = {trace};
+  return report;
 }
 
 }  // namespace
@@ -51,7 +53,9 @@ TEST_CASE("JSON report: schema id, documented keys in order, enum names", "[rend
                                            "overlap_ratio", "copy_hidden_fraction", "engines",
                                            "concurrency_ns", "ideal_ns", "pipeline_efficiency",
                                            "explainable_ns", "findings_explain_ns",
-                                           "findings_explain_fraction", "gaps"});
+                                           "findings_explain_fraction", "communication", "gaps",
+                                           "kernel_summary"});
+  REQUIRE(device["communication"]["hidden_fraction"] == 0.0);
   REQUIRE(device["engines"]["compute"]["busy_ns"] == 1500);
   REQUIRE(device["gaps"]["largest"][0]["cause"] == "sync-wait");
   REQUIRE(device["gaps"]["largest"][0]["call"].is_null());

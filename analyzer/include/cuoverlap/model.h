@@ -26,8 +26,9 @@ using schema::SyncType;
 
 enum class OpKind : std::uint8_t { kKernel, kMemcpy, kMemset };
 
-// Engine an op occupies, for per-engine utilization.
-enum class Engine : std::uint8_t { kCompute, kH2D, kD2H, kD2D, kOtherCopy, kMemset };
+// Engine an op occupies, for per-engine utilization. kComm: communication kernels (NCCL
+// collectives; the rule is in communication.h), which CommunicationKernels::engineOf assigns.
+enum class Engine : std::uint8_t { kCompute, kH2D, kD2H, kD2D, kOtherCopy, kMemset, kComm };
 
 namespace op_flag {
 inline constexpr std::uint8_t kAsync = 1;       // memcpy/memset issued through an *Async API
@@ -62,6 +63,7 @@ struct GpuOp {
 
 // The engine an op occupies: kernels -> compute, memsets -> memset, copies by direction
 // (HtoD/HtoA -> h2d, DtoH/AtoH -> d2h, DtoD/AtoA/AtoD/DtoA -> d2d, anything else -> other copy).
+// Never kComm: telling communication kernels apart needs their names (CommunicationKernels).
 Engine engineOf(const GpuOp& op);
 
 // A CUDA runtime (or driver) API call on a host thread.

@@ -30,6 +30,15 @@ struct EngineUsage {
   double share = 0.0;      // busy_ns / span_ns
 };
 
+// Communication kernels (communication.h) of one device against its other kernels.
+struct CommunicationMetrics {
+  std::uint64_t kernels = 0;
+  Ns busy_ns = 0;              // |U(comm)|
+  Ns hidden_ns = 0;            // |U(comm) ∩ U(other kernels)|
+  Ns exposed_ns = 0;           // busy_ns - hidden_ns
+  double hidden_fraction = 0;  // hidden_ns / busy_ns; 0 without communication
+};
+
 struct DeviceMetrics {
   std::uint16_t device_id = 0;
   std::string name;
@@ -48,6 +57,7 @@ struct DeviceMetrics {
   std::vector<Ns> concurrency_ns;         // [k] = time with exactly k ops active
   Ns ideal_ns = 0;
   double pipeline_efficiency = 0.0;
+  CommunicationMetrics communication;
 };
 
 enum class GapCause : std::uint8_t {
@@ -150,10 +160,59 @@ struct TraceReport {
   std::vector<Finding> findings;
   std::vector<RangeInstance> range_instances;  // empty unless Scope::range is set
   const Trace* trace = nullptr;    // for renderers that draw the timeline
+  double analysis_seconds = 0.0;   // wall time spent reading and analyzing this trace
+};
+
+// One rank of a job in the per-rank table (job.h, docs/metrics.md "Several ranks as one job").
+struct RankRow {
+  std::int32_t rank = 0;
+  bool rank_from_launcher = false;  // false: numbered by file and pid order
+  std::string path;
+  std::uint32_t pid = 0;
+  std::string host;
+  std::uint16_t device_id = 0;
+  Ns span_ns = 0;                   // first op start to last op end on the rank's device
+  Ns compute_ns = 0;                // engines.compute busy
+  Ns comm_busy_ns = 0;
+  Ns comm_exposed_ns = 0;
+  Ns idle_ns = 0;
+  std::uint64_t collectives = 0;
+  std::uint64_t arrived_last = 0;   // matched collectives this rank started last (skew >= 10 µs)
+  Ns first_start = 0;               // on the job's time axis (clock offset applied)
+  Ns last_end = 0;
+  // Its collectives on the job's time axis, intervals closer than 1/1500 of the job's length
+  // merged (what a timeline can draw; not in JSON).
+  std::vector<std::pair<Ns, Ns>> communication_blocks;
+};
+
+// One collective matched across ranks: the sequence-th collective of the stream-th communication
+// stream of every rank that has it.
+struct MatchedCollective {
+  std::size_t stream = 0;
+  std::size_t sequence = 0;
+  std::string type;
+  std::uint64_t ranks = 0;          // ranks that ran it
+  Ns first_start = 0;               // on the reference clock (see JobAnalysis::clock)
+  Ns skew_ns = 0;                   // last rank's start - first rank's start
+  std::int32_t first_rank = 0;
+  std::int32_t last_rank = 0;
+};
+
+struct JobAnalysis {
+  std::vector<RankRow> ranks;       // by rank
+  std::string clock;                // how rank times were put on one axis, in words
+  std::vector<Ns> clock_offsets;    // per rank row: subtracted from its times (0 on one clock)
+  std::uint64_t matched = 0;        // collectives matched across at least two ranks
+  std::uint64_t type_mismatches = 0;  // matched by order but of different types
+  Ns max_skew_ns = 0;
+  Ns mean_skew_ns = 0;
+  std::vector<MatchedCollective> largest_skews;  // up to 10, in time order
+  std::vector<Finding> findings;    // rank-straggler
 };
 
 struct Report {
   std::vector<TraceReport> traces;
+  std::optional<JobAnalysis> job;   // several ranks of one job (analyze of their files)
 };
 
 }  // namespace cuoverlap

@@ -1,7 +1,7 @@
 // Summing range instances (--range): per device, counts and times are added; ratios are
 // recomputed from the sums (overlap_ratio = 1 - busy/sum, pipeline_efficiency = ideal/span,
 // engine shares = busy/span), and copy_hidden_fraction is the instances' fractions weighted by
-// their copy-engine busy time. Gaps: counts, times and per-cause totals added, the largest 10 kept.
+// their copy-engine busy time; communication times are added and its hidden_fraction recomputed. Gaps: counts, times and per-cause totals added, the largest 10 kept.
 // Findings: merged per (id, device) with counts and times added and the worst severity.
 #include <algorithm>
 #include <map>
@@ -16,7 +16,9 @@ namespace {
 Ns copyBusy(const DeviceMetrics& m) {
   Ns busy = 0;
   for (const EngineUsage& e : m.engines) {
-    if (e.engine != Engine::kCompute && e.engine != Engine::kMemset) busy += e.busy_ns;
+    if (e.engine != Engine::kCompute && e.engine != Engine::kMemset && e.engine != Engine::kComm) {
+      busy += e.busy_ns;
+    }
   }
   return busy;
 }
@@ -30,6 +32,10 @@ void addMetrics(DeviceMetrics& sum, const DeviceMetrics& m, double& hidden_weigh
   sum.idle_ns += m.idle_ns;
   sum.sum_ns += m.sum_ns;
   sum.ideal_ns += m.ideal_ns;
+  sum.communication.kernels += m.communication.kernels;
+  sum.communication.busy_ns += m.communication.busy_ns;
+  sum.communication.hidden_ns += m.communication.hidden_ns;
+  sum.communication.exposed_ns += m.communication.exposed_ns;
   hidden_weighted += m.copy_hidden_fraction * static_cast<double>(copyBusy(m));
   if (sum.engines.size() < m.engines.size()) sum.engines.resize(m.engines.size());
   for (std::size_t i = 0; i < m.engines.size(); ++i) {
@@ -63,6 +69,10 @@ void finish(DeviceReport& report, double hidden_weighted) {
   for (EngineUsage& e : m.engines) {
     e.share = m.span_ns > 0 ? static_cast<double>(e.busy_ns) / m.span_ns : 0.0;
   }
+  m.communication.hidden_fraction =
+      m.communication.busy_ns > 0
+          ? static_cast<double>(m.communication.hidden_ns) / m.communication.busy_ns
+          : 0.0;
   const Ns copy = copyBusy(m);
   m.copy_hidden_fraction = copy > 0 ? hidden_weighted / static_cast<double>(copy) : 0.0;
   GapAnalysis& g = report.gaps;

@@ -21,6 +21,8 @@ FindingsExplained runRules(const DeviceView& view, std::vector<Finding>& finding
       findImplicitSyncCall,       findEventWaitSerialization,
       findHostLaunchBound,        findDeviceSaturatingKernel,
       findCrossStreamKernelWait,  findTransferBound,
+      findExposedCommunication,
+      findCommunicationSerialized,
   };
   std::vector<Finding> device_findings;
   for (RuleFn rule : kRules) {

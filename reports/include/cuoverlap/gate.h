@@ -16,11 +16,14 @@ struct GateThresholds {
   std::optional<double> min_copy_hidden;          // copy_hidden_fraction >= X
   std::optional<double> max_idle_fraction;        // idle_ns / span_ns <= X
   std::optional<double> min_pipeline_efficiency;  // pipeline_efficiency >= X
+  std::optional<double> min_comm_hidden;          // communication.hidden_fraction >= X, per
+                                                  // device that ran communication kernels
+  std::optional<Ns> max_rank_skew_ns;             // job: largest collective skew <= D
   std::vector<std::string> fail_on;               // finding ids that must not appear
 
   bool empty() const {
     return !min_overlap && !min_copy_hidden && !max_idle_fraction && !min_pipeline_efficiency &&
-           fail_on.empty();
+           !min_comm_hidden && !max_rank_skew_ns && fail_on.empty();
   }
 };
 
@@ -41,7 +44,10 @@ const std::vector<std::string>& knownFindingIds();
 double parseFraction(const std::string& text, const std::string& option);
 
 // Metric checks per device of each trace, then one check per --fail-on id per trace (fails when
-// a finding with that id is in the trace's findings, which the analysis already scoped).
+// a finding with that id is in the trace's findings, which the analysis already scoped). The
+// communication check skips devices without communication kernels; the rank-skew check is one
+// check over the job (failed when the files hold no job: fewer than two communicating ranks), and
+// job findings (rank-straggler) count for --fail-on in a check of their own.
 std::vector<GateCheck> evaluateGate(const Report& report, const GateThresholds& thresholds);
 
 // "PASS  trace.sqlite  device 0  overlap_ratio  0.7340 (>= 0.6000)"

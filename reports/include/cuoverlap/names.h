@@ -8,7 +8,7 @@
 
 namespace cuoverlap {
 
-std::string_view engineName(Engine engine);        // "compute", "h2d", "d2h", "d2d", "other_copy", "memset"
+std::string_view engineName(Engine engine);        // "compute", "h2d", "d2h", "d2d", "other_copy", "memset", "comm"
 std::string_view gapCauseName(GapCause cause);     // "sync-wait", "allocation", ...
 std::string_view severityName(Severity severity);  // "info", "warning", "error"
 std::string_view opKindName(OpKind kind);          // "kernel", "memcpy", "memset"

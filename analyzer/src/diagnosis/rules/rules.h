@@ -26,6 +26,8 @@ std::optional<Finding> findHostLaunchBound(const DeviceView& view);
 std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view);
 std::optional<Finding> findCrossStreamKernelWait(const DeviceView& view);
 std::optional<Finding> findTransferBound(const DeviceView& view);
+std::optional<Finding> findExposedCommunication(const DeviceView& view);
+std::optional<Finding> findCommunicationSerialized(const DeviceView& view);
 // Runs last: names which of the device's `earlier` findings explain the lost overlap.
 std::optional<Finding> findLowOverlap(const DeviceView& view, const std::vector<Finding>& earlier);
 

@@ -1,0 +1,74 @@
+// Several ranks as one job: the per-rank summary (rank_timeline.cpp), collectives matched across
+// ranks and their skew (collective_matching.cpp), the rank-straggler finding (rank_straggler.cpp)
+// and the analysis of many rank files in parallel (parallel_files.cpp). Definitions:
+// docs/metrics.md, "Several ranks as one job".
+//
+// Memory: a RankTimeline keeps O(collectives) data, never the rank's ops, so that a job of N rank
+// files is analyzed with the trace of one rank per worker thread alive at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuoverlap/analysis.h"
+#include "cuoverlap/report.h"
+
+namespace cuoverlap {
+
+// What a rank did just before one of its collectives: from the start of its previous collective
+// on the same stream (the rank's first op for the first one) to the collective's start.
+struct CollectiveWindow {
+  Ns compute_ns = 0;  // |U(compute kernels) ∩ window|
+  Ns idle_ns = 0;     // window - |U(all ops) ∩ window|
+  Ns h2d_ns = 0;      // |U(HtoD copies) ∩ window|
+};
+
+struct RankCollective {
+  Ns start = 0;
+  Ns end = 0;
+  std::string type;  // "AllReduce", ... (collective_name.cpp); the kernel name when not NCCL's
+  CollectiveWindow before;
+};
+
+// The communication kernels of one stream of a rank, in start order.
+struct RankStream {
+  std::uint32_t context_id = 0;
+  std::uint32_t stream_id = 0;
+  std::vector<RankCollective> collectives;
+};
+
+// One rank: one process of a trace, on the device where it ran most of its ops.
+struct RankTimeline {
+  std::string path;
+  std::size_t file_index = 0;
+  std::uint32_t pid = 0;
+  std::optional<std::int32_t> rank;  // from the launcher's variables (Trace::processes)
+  std::string host;
+  std::uint16_t device_id = 0;
+  DeviceMetrics metrics;             // the rank's own ops on that device
+  std::vector<RankStream> streams;   // communication streams, by first collective start
+};
+
+// The communication ranks of one analyzed trace (processes with GPU ops in scope; all of them
+// when none ran communication), each on its busiest device.
+std::vector<RankTimeline> rankTimelines(const Trace& trace, const AnalysisOptions& options,
+                                        std::size_t file_index);
+
+// Builds the job analysis from every rank of every file: numbers the ranks, matches collectives,
+// computes skews and the rank-straggler finding. Empty when fewer than two ranks ran
+// communication kernels.
+std::optional<JobAnalysis> analyzeJob(std::vector<RankTimeline> ranks);
+
+// Reads and analyzes `files` on up to `threads` worker threads (0: one per core), one file per
+// worker at a time, and joins the per-file reports and rank summaries into one Report with its
+// job analysis. Traces are kept (and returned in `traces`, which the report points into) only
+// when `keep_traces`; otherwise each is freed as soon as its file is summarized, so memory stays
+// bounded by the largest file per worker. The first error in file order is rethrown.
+Report analyzeFiles(const std::vector<std::string>& files, const AnalysisOptions& options,
+                    bool keep_traces, std::vector<std::unique_ptr<Trace>>& traces,
+                    unsigned threads = 0);
+
+}  // namespace cuoverlap

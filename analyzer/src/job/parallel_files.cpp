@@ -1,0 +1,78 @@
+// Many trace files (the ranks of a job) analyzed in parallel: a pool of worker threads takes the
+// next file, reads it, analyzes it (analyzeTrace), extracts its rank summaries (rankTimelines)
+// and, unless the caller keeps traces for a renderer that draws them, frees the trace before
+// taking the next file. Peak memory: one trace per worker plus the summaries. The per-file results
+// are joined in file order, so the report does not depend on the thread count; the job analysis
+// (analyzeJob) then runs over the summaries alone.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <thread>
+
+#include "cuoverlap/job.h"
+#include "cuoverlap/reader.h"
+
+namespace cuoverlap {
+namespace {
+
+struct FileResult {
+  std::unique_ptr<Trace> trace;
+  TraceReport report;
+  std::vector<RankTimeline> ranks;
+  std::exception_ptr error;
+};
+
+void analyzeOne(const std::string& file, std::size_t index, const AnalysisOptions& options,
+                bool keep_trace, FileResult& result) {
+  try {
+    const auto started = std::chrono::steady_clock::now();
+    result.trace = std::make_unique<Trace>(readTrace(file));
+    result.report = analyzeTrace(*result.trace, options);
+    result.ranks = rankTimelines(*result.trace, options, index);
+    result.report.analysis_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (!keep_trace) {
+      result.report.trace = nullptr;
+      result.trace.reset();
+    }
+  } catch (...) {
+    result.error = std::current_exception();
+    result.trace.reset();
+  }
+}
+
+}  // namespace
+
+Report analyzeFiles(const std::vector<std::string>& files, const AnalysisOptions& options,
+                    bool keep_traces, std::vector<std::unique_ptr<Trace>>& traces,
+                    unsigned threads) {
+  std::vector<FileResult> results(files.size());
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, files.size()));
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < files.size(); i = next++) {
+      analyzeOne(files[i], i, options, keep_traces, results[i]);
+    }
+  };
+  if (threads <= 1) {
+    work();
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
+    for (std::thread& thread : pool) thread.join();
+  }
+  Report report;
+  std::vector<RankTimeline> ranks;
+  for (FileResult& result : results) {
+    if (result.error) std::rethrow_exception(result.error);
+    if (result.trace) traces.push_back(std::move(result.trace));
+    report.traces.push_back(std::move(result.report));
+    std::move(result.ranks.begin(), result.ranks.end(), std::back_inserter(ranks));
+  }
+  report.job = analyzeJob(std::move(ranks));
+  return report;
+}
+
+}  // namespace cuoverlap

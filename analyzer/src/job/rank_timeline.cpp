@@ -1,0 +1,145 @@
+// The per-rank summary of a trace: one rank per process with GPU ops in scope, on the device where
+// it ran most ops. Its metrics are computeDeviceMetrics over that process and device alone; its
+// collectives are its communication kernels (communication.h) grouped by stream, each with what
+// the rank did in the window before it (CollectiveWindow: compute, idle and HtoD time between the
+// start of the previous collective of that stream and this one's start), which is what
+// rank-straggler's reason compares between ranks.
+//
+// Cost: one pass over the trace's ops per rank, plus unions of the rank's compute, HtoD and all
+// ops (16 bytes per disjoint busy interval) while the windows are measured; kept afterwards:
+// O(collectives).
+#include <algorithm>
+#include <map>
+
+#include "cuoverlap/communication.h"
+#include "cuoverlap/intervals.h"
+#include "cuoverlap/job.h"
+#include "cuoverlap/metrics.h"
+
+namespace cuoverlap {
+namespace {
+
+// A union of intervals with prefix sums: the covered length inside any window by binary search.
+class CoveredTime {
+ public:
+  explicit CoveredTime(std::vector<Interval> intervals) : union_(unionOf(std::move(intervals))) {
+    prefix_.reserve(union_.size() + 1);
+    prefix_.push_back(0);
+    for (const Interval& iv : union_) prefix_.push_back(prefix_.back() + iv.length());
+  }
+
+  Ns within(Ns from, Ns to) const {
+    if (to <= from) return 0;
+    return coveredBefore(to) - coveredBefore(from);
+  }
+
+ private:
+  Ns coveredBefore(Ns time) const {
+    auto it = std::upper_bound(union_.begin(), union_.end(), time,
+                               [](Ns t, const Interval& iv) { return t < iv.start; });
+    const std::size_t full = static_cast<std::size_t>(it - union_.begin());
+    if (full == 0) return 0;
+    const Interval& last = union_[full - 1];
+    return prefix_[full - 1] + std::min(time, last.end) - last.start;
+  }
+
+  std::vector<Interval> union_;
+  std::vector<Ns> prefix_;
+};
+
+// Device with the most ops of `pid` in scope (the lowest id on ties).
+std::optional<std::uint16_t> busiestDevice(const Trace& trace, const Scope& scope) {
+  std::map<std::uint16_t, std::uint64_t> counts;
+  for (const GpuOp& op : trace.ops) {
+    if (opInScope(op, scope)) ++counts[op.device_id];
+  }
+  if (counts.empty()) return std::nullopt;
+  return std::max_element(counts.begin(), counts.end(),
+                          [](const auto& a, const auto& b) { return a.second < b.second; })
+      ->first;
+}
+
+std::vector<std::uint32_t> pidsWithOps(const Trace& trace, const Scope& scope) {
+  std::vector<std::uint32_t> pids;
+  for (const GpuOp& op : trace.ops) {
+    if (opInScope(op, scope) && (pids.empty() || pids.back() != op.pid)) pids.push_back(op.pid);
+  }
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  return pids;
+}
+
+void fillCollectives(const Trace& trace, const Scope& scope, RankTimeline& rank) {
+  const CommunicationKernels communication(trace);
+  std::vector<Interval> compute, all, h2d;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, RankStream> streams;
+  for (const GpuOp& op : trace.ops) {
+    if (op.device_id != rank.device_id || !opInScope(op, scope)) continue;
+    const Interval iv{clippedStart(op, scope), clippedEnd(op, scope)};
+    all.push_back(iv);
+    const Engine engine = communication.engineOf(op);
+    if (engine == Engine::kCompute) compute.push_back(iv);
+    if (engine == Engine::kH2D) h2d.push_back(iv);
+    if (engine != Engine::kComm) continue;
+    RankStream& stream = streams[{op.context_id, op.stream_id}];
+    stream.context_id = op.context_id;
+    stream.stream_id = op.stream_id;
+    // Types are short ("ReduceScatter bf16"), so most stay in std::string's inline buffer.
+    std::string type = describeCollective(trace.str(op.name)).substr(0, 40);
+    stream.collectives.push_back({iv.start, iv.end, std::move(type), {}});
+  }
+  const Ns first = all.empty() ? 0 : all.front().start;
+  const CoveredTime compute_time(std::move(compute)), busy_time(std::move(all)), h2d_time(std::move(h2d));
+  for (auto& [key, stream] : streams) {
+    Ns from = first;
+    for (RankCollective& c : stream.collectives) {
+      c.before = {compute_time.within(from, c.start),
+                  (c.start - from) - busy_time.within(from, c.start), h2d_time.within(from, c.start)};
+      from = c.start;
+    }
+    rank.streams.push_back(std::move(stream));
+  }
+  std::sort(rank.streams.begin(), rank.streams.end(), [](const RankStream& a, const RankStream& b) {
+    return a.collectives.front().start < b.collectives.front().start;
+  });
+}
+
+// Our traces name the recording host in their session table; nsys exports do not.
+std::string sessionHost(const Trace& trace) {
+  for (const auto& [key, value] : trace.session) {
+    if (key == schema::session_key::kHost) return value;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<RankTimeline> rankTimelines(const Trace& trace, const AnalysisOptions& options,
+                                        std::size_t file_index) {
+  std::vector<RankTimeline> ranks;
+  for (std::uint32_t pid : pidsWithOps(trace, options.scope)) {
+    Scope scope = options.scope;
+    scope.pid = pid;
+    const std::optional<std::uint16_t> device = busiestDevice(trace, scope);
+    if (!device) continue;
+    scope.device = *device;
+    RankTimeline rank;
+    rank.path = trace.path;
+    rank.file_index = file_index;
+    rank.pid = pid;
+    rank.device_id = *device;
+    auto info = std::lower_bound(trace.processes.begin(), trace.processes.end(), pid,
+                                 [](const ProcessInfo& p, std::uint32_t id) { return p.pid < id; });
+    if (info != trace.processes.end() && info->pid == pid) {
+      rank.rank = info->rank;
+      rank.host = info->host;
+    }
+    if (rank.host.empty()) rank.host = sessionHost(trace);
+    rank.metrics = computeDeviceMetrics(trace, scope, *device);
+    fillCollectives(trace, scope, rank);
+    ranks.push_back(std::move(rank));
+  }
+  return ranks;
+}
+
+}  // namespace cuoverlap
