@@ -1,6 +1,5 @@
 #include "collector.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,13 +15,11 @@
 #include "collector_env.h"
 #include "cupti/activity_tracing.h"
 #include "run_registry.h"
+#include "trace_output.h"
 #include "trace_schema.h"
 #include "trace_writer.h"
 #include "writer_thread.h"
 
-#ifndef CUOVERLAP_VERSION_STRING
-#define CUOVERLAP_VERSION_STRING "unknown"
-#endif
 
 namespace cuoverlap::collector {
 namespace {
@@ -54,38 +51,6 @@ void warnUntraced(const std::string& reason) {
                reason.c_str());
 }
 
-void setOptional(WriterThread& writer, std::string_view key, const std::optional<int>& value) {
-  if (value) writer.setSessionValue(std::string(key), std::to_string(*value));
-}
-
-void writeStartValues(WriterThread& writer, const CollectorOptions& options) {
-  namespace key = schema::session_key;
-  writer.setSessionValue(std::string(key::kSchema), std::string(schema::kTraceSchemaId));
-  writer.setSessionValue(std::string(key::kCommand), options.command);
-  writer.setSessionValue(std::string(key::kPid), std::to_string(getpid()));
-  writer.setSessionValue(std::string(key::kParentPid), std::to_string(getppid()));
-  writer.setSessionValue(std::string(key::kHost), options.host);
-  setOptional(writer, key::kRank, options.rank.rank);
-  setOptional(writer, key::kLocalRank, options.rank.local_rank);
-  setOptional(writer, key::kWorldSize, options.rank.world_size);
-  writer.setSessionValue(std::string(key::kApiTracing),
-                         options.api == ApiTracing::kAll ? "all" : "lean");
-  writer.setSessionValue(std::string(key::kStartNs), std::to_string(activity::timestampNs()));
-  writer.setSessionValue(std::string(key::kCollectorVersion), CUOVERLAP_VERSION_STRING);
-  writer.setSessionValue(std::string(key::kCuptiVersion), activity::cuptiVersion());
-  writer.setSessionValue(std::string(key::kDriverVersion), activity::driverVersion());
-}
-
-// A per-process name already taken (a worker that inherited its rank's RANK, or a file left by an
-// earlier run whose pid came back) gets a pid suffix; a fixed name is never shared (O_EXCL
-// refuses the second process) and an existing file is never overwritten.
-void avoidTakenPerRankName(CollectorOptions& options) {
-  struct stat info {};
-  if (options.per_process && ::lstat(options.output_path.c_str(), &info) == 0) {
-    options.output_path = withPidSuffix(options.output_path, getpid());
-  }
-}
-
 bool startSession() {
   std::uint64_t begin = monotonicNs();
   auto session = std::make_unique<Session>();
@@ -94,25 +59,17 @@ bool startSession() {
   std::string reason = activity::subscribe();
   if (!reason.empty()) return warnUntraced(reason), false;
   activity::configureBuffers(options);
-  avoidTakenPerRankName(session->options);
-  if (!options.run_dir.empty()) {
-    reason = session->registration.registerTrace(options.run_dir, options.output_path);
-    if (!reason.empty()) return activity::unsubscribe(), warnUntraced(reason), false;
-  }
-  std::unique_ptr<TraceWriter> file;
-  try {
-    file = std::make_unique<TraceWriter>(options.output_path, static_cast<std::uint32_t>(getpid()));
-  } catch (const std::exception& e) {
-    session->registration.withdraw();
-    activity::unsubscribe();
-    return warnUntraced(e.what()), false;
-  }
+  std::unique_ptr<TraceWriter> file = openTraceOutput(session->options, session->registration, reason);
+  if (file == nullptr) return activity::unsubscribe(), warnUntraced(reason), false;
   file->setDeviceQuery(activity::queryDevice);
   file->setNvtxStartEndQuery(activity::isStartEndRange);
   std::size_t max_buffers = std::max<std::size_t>(kPreallocatedBuffers, kMaxPoolBytes / options.host_buffer_bytes);
   session->pool = new BufferPool(options.host_buffer_bytes, kPreallocatedBuffers, max_buffers);
   session->writer = new WriterThread(std::move(file), *session->pool, options.commit_interval);
-  writeStartValues(*session->writer, options);
+  for (const auto& [key, value] : sessionStartValues(options, activity::timestampNs(),
+                                                     activity::cuptiVersion(), activity::driverVersion())) {
+    session->writer->setSessionValue(key, value);
+  }
   session->writer->setPeriodicFlush([] { activity::flush(false); });
   session->writer->start();
   std::size_t lean_calls = 0;
