@@ -134,6 +134,14 @@ std::string makeRunDir(bool merged, const std::string& output) {
   return name;
 }
 
+// Descendants may change directory: every path handed to them is absolute.
+std::string absolute(const std::string& path) {
+  if (path.empty() || path[0] == '/') return path;
+  char cwd[4096] = {};
+  if (getcwd(cwd, sizeof cwd) == nullptr) return path;
+  return std::string(cwd) + "/" + path;
+}
+
 void removeRunDir(const std::string& dir) {
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* entry = readdir(d)) {
@@ -386,8 +394,9 @@ void reportMerged(const RunPlan& plan, const RecordArgs& args, const std::vector
   std::vector<std::string> parts;
   for (const TracedProcess& process : traces) parts.push_back(process.trace);
   try {
-    schema::mergeTraceFiles(parts, plan.output,
-                            {joinCommand(args.command), static_cast<std::uint32_t>(plan.child), args.force});
+    schema::MergeOptions options{joinCommand(args.command), static_cast<std::uint32_t>(plan.child), args.force};
+    if (parts.size() == 1) schema::adoptTraceFile(parts[0], plan.output, options);
+    else schema::mergeTraceFiles(parts, plan.output, options);
   } catch (const std::exception& e) {
     fmt::print(stderr, "cuoverlap: error: {}; the per-process traces are in {}\n", e.what(), plan.run_dir);
     return;
@@ -416,7 +425,7 @@ int record(const RecordArgs& args) {
   RunPlan plan;
   std::string host = hostName();
   plan.merged = !schema::isPerProcessPattern(args.output);
-  plan.output = plan.merged ? schema::expandOutputPattern(args.output, 0, host) : args.output;
+  plan.output = absolute(plan.merged ? schema::expandOutputPattern(args.output, 0, host) : args.output);
   if (plan.merged && lexists(plan.output) && !args.force) {
     throw UserError(fmt::format("'{}' exists; use --force to overwrite it", plan.output));
   }

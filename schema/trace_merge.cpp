@@ -286,7 +286,51 @@ void writeMerged(const std::string& path, const std::vector<std::string>& parts,
   out.exec("PRAGMA journal_mode=DELETE");
 }
 
+// One process: its file becomes the output (no copy), with the same tables a merge writes.
+void adoptSinglePart(const std::string& path, const MergeOptions& options) {
+  Database db(path);
+  db.exec("BEGIN");
+  db.exec(kCreateProcessSessionTable);
+  Session session;
+  db.query("SELECT key, value FROM CUOVERLAP_SESSION", {},
+           [&](const std::vector<std::string>& row) { session[row[0]] = row[1]; });
+  auto pid = session.find(std::string(session_key::kPid));
+  if (pid == session.end()) {
+    throw std::runtime_error(path + " is not a cuoverlap trace (no pid in its session table)");
+  }
+  for (const auto& [key, value] : session) {
+    db.run("INSERT INTO CUOVERLAP_PROCESS_SESSION VALUES (?1, ?2, ?3)", {pid->second, key, value});
+  }
+  db.exec("DELETE FROM CUOVERLAP_SESSION");
+  for (const auto& [key, value] : jobSession({session}, options)) {
+    db.run("INSERT INTO CUOVERLAP_SESSION VALUES (?1, ?2)", {key, value});
+  }
+  db.exec("COMMIT");
+  db.exec("PRAGMA journal_mode=DELETE");
+}
+
+void moveIntoPlace(const std::string& from, const std::string& output, bool replace) {
+  // Side files of an older database of the same name would be replayed into ours.
+  for (const char* suffix : {"-journal", "-wal", "-shm"}) ::unlink((output + suffix).c_str());
+  if (replace) {
+    if (::rename(from.c_str(), output.c_str()) != 0) {
+      throw std::runtime_error("cannot write " + output + ": " + std::strerror(errno));
+    }
+    return;
+  }
+  if (::link(from.c_str(), output.c_str()) != 0) {
+    throw std::runtime_error(errno == EEXIST ? "'" + output + "' appeared during the run (not overwritten)"
+                                             : "cannot write " + output + ": " + std::strerror(errno));
+  }
+  ::unlink(from.c_str());
+}
+
 }  // namespace
+
+void adoptTraceFile(const std::string& part, const std::string& output, const MergeOptions& options) {
+  adoptSinglePart(part, options);
+  moveIntoPlace(part, output, options.replace);
+}
 
 void mergeTraceFiles(const std::vector<std::string>& parts, const std::string& output,
                      const MergeOptions& options) {
@@ -294,19 +338,7 @@ void mergeTraceFiles(const std::vector<std::string>& parts, const std::string& o
   std::string temporary = createTemporary(output);
   try {
     writeMerged(temporary, parts, options);
-    // Side files of an older database of the same name would be replayed into ours.
-    for (const char* suffix : {"-journal", "-wal", "-shm"}) ::unlink((output + suffix).c_str());
-    if (options.replace) {
-      if (::rename(temporary.c_str(), output.c_str()) != 0) {
-        throw std::runtime_error("cannot write " + output + ": " + std::strerror(errno));
-      }
-    } else {
-      if (::link(temporary.c_str(), output.c_str()) != 0) {
-        throw std::runtime_error(errno == EEXIST ? "'" + output + "' appeared during the run (not overwritten)"
-                                                 : "cannot write " + output + ": " + std::strerror(errno));
-      }
-      ::unlink(temporary.c_str());
-    }
+    moveIntoPlace(temporary, output, options.replace);
   } catch (...) {
     for (const char* suffix : {"", "-journal"}) ::unlink((temporary + suffix).c_str());
     throw;

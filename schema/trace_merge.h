@@ -34,4 +34,9 @@ struct MergeOptions {
 void mergeTraceFiles(const std::vector<std::string>& parts, const std::string& output,
                      const MergeOptions& options);
 
+// The same result for one process without copying: `part` (a collector trace in the same file
+// system as `output`) gets the merged file's session tables and is moved to `output`. Modifies
+// and consumes `part`; use only on a file of one's own run directory.
+void adoptTraceFile(const std::string& part, const std::string& output, const MergeOptions& options);
+
 }  // namespace cuoverlap::schema
