@@ -7,13 +7,11 @@
 // entry of a traced process in its own run directory, whose session names the same pid and began
 // after the run started; it opens them read-only and never follows a symlink.
 #include <CLI/CLI.hpp>
-#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <signal.h>
 #include <sqlite3.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,16 +21,14 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
-#include <map>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "collector_env.h"
 #include "commands.h"
 #include "cuoverlap/error.h"
 #include "trace_merge.h"
+#include "record_run_dir.h"
 #include "trace_schema.h"
 
 namespace cuoverlap::cli {
@@ -40,7 +36,6 @@ namespace {
 
 constexpr const char* kCollectorFile = "libcuoverlap_collector.so";
 constexpr const char* kCollectorEnv = "CUOVERLAP_COLLECTOR";  // overrides the search
-constexpr std::uint64_t kClockSlackNs = 2'000'000'000;  // CUPTI's clock vs ours
 
 struct RecordArgs {
   std::string output{schema::kDefaultRecordOutput};
@@ -49,24 +44,9 @@ struct RecordArgs {
   std::vector<std::string> command;
 };
 
-using Session = std::map<std::string, std::string>;
-
-// One traced process, from its entry in the run directory.
-struct TracedProcess {
-  pid_t pid = 0;
-  std::string trace;
-  bool finished = false;  // its lock was released: the collector closed the file or it died
-  Session session;
-};
-
 volatile sig_atomic_t g_child = 0;
 volatile sig_atomic_t g_child_done = 0;
 volatile sig_atomic_t g_stop_waiting = 0;
-
-bool lexists(const std::string& path) {
-  struct stat info {};
-  return ::lstat(path.c_str(), &info) == 0;
-}
 
 std::string hostName() {
   char host[256] = {};
@@ -124,33 +104,12 @@ std::string outputProblem(const std::string& path) {
   return "";
 }
 
-// Merged: next to the output (same file system, part files renamed nowhere). Per process: only
-// the registry, in $TMPDIR. Always a fresh directory (mkdtemp, mode 0700): nothing stale in it.
-std::string makeRunDir(bool merged, const std::string& output) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string base = merged ? output + ".parts-" : std::string(tmp != nullptr && *tmp ? tmp : "/tmp") + "/cuoverlap-run-";
-  std::string name = base + "XXXXXX";
-  if (mkdtemp(name.data()) == nullptr) return "";
-  return name;
-}
-
 // Descendants may change directory: every path handed to them is absolute.
 std::string absolute(const std::string& path) {
   if (path.empty() || path[0] == '/') return path;
   char cwd[4096] = {};
   if (getcwd(cwd, sizeof cwd) == nullptr) return path;
   return std::string(cwd) + "/" + path;
-}
-
-void removeRunDir(const std::string& dir) {
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* entry = readdir(d)) {
-      std::string name = entry->d_name;
-      if (name != "." && name != "..") ::unlink((dir + "/" + name).c_str());
-    }
-    closedir(d);
-  }
-  ::rmdir(dir.c_str());
 }
 
 std::string joinCommand(const std::vector<std::string>& command) {
@@ -206,126 +165,6 @@ int waitForProgram(pid_t child) {
   return 1;
 }
 
-// "<pid>.lock" -> pid, else 0.
-pid_t pidOfEntry(const std::string& name) {
-  constexpr std::string_view kSuffix = ".lock";
-  if (name.size() <= kSuffix.size() || name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0) return 0;
-  std::string digits = name.substr(0, name.size() - kSuffix.size());
-  if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return 0;
-  return static_cast<pid_t>(std::stol(digits));
-}
-
-// Whether the entry's lock is free: the process closed its trace or no longer exists.
-bool entryFinished(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return true;
-  bool free = flock(fd, LOCK_SH | LOCK_NB) == 0;
-  ::close(fd);
-  return free;
-}
-
-std::vector<TracedProcess> scanRunDir(const std::string& dir) {
-  std::vector<TracedProcess> found;
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return found;
-  while (dirent* entry = readdir(d)) {
-    TracedProcess process;
-    process.pid = pidOfEntry(entry->d_name);
-    if (process.pid <= 0) continue;
-    std::string path = dir + "/" + entry->d_name;
-    process.finished = entryFinished(path);
-    std::ifstream in(path);
-    std::getline(in, process.trace);
-    found.push_back(process);
-  }
-  closedir(d);
-  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.pid < b.pid; });
-  return found;
-}
-
-// Waits until every registered process has released its lock (a descendant may outlive the
-// program record started); SIGINT/SIGTERM to record stop the wait.
-std::vector<TracedProcess> waitForTracedProcesses(const std::string& dir) {
-  auto notice_at = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  bool noticed = false;
-  for (;;) {
-    std::vector<TracedProcess> processes = scanRunDir(dir);
-    std::string running;
-    for (const TracedProcess& p : processes) {
-      if (!p.finished) running += (running.empty() ? "" : " ") + std::to_string(p.pid);
-    }
-    if (running.empty()) return processes;
-    if (g_stop_waiting) {
-      fmt::print(stderr, "cuoverlap: stopped waiting for traced processes {}: their traces hold "
-                 "their last commit\n", running);
-      return processes;
-    }
-    if (!noticed && std::chrono::steady_clock::now() >= notice_at) {
-      fmt::print(stderr, "cuoverlap: waiting for traced processes still running ({}); Ctrl-C stops "
-                 "waiting\n", running);
-      noticed = true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-}
-
-Session readSessionTable(sqlite3* db, const char* sql) {
-  Session session;
-  sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) == SQLITE_OK) {
-    while (sqlite3_step(stmt) == SQLITE_ROW) {
-      const unsigned char* key = sqlite3_column_text(stmt, 0);
-      const unsigned char* value = sqlite3_column_text(stmt, 1);
-      if (key == nullptr) continue;
-      session[reinterpret_cast<const char*>(key)] = value != nullptr ? reinterpret_cast<const char*>(value) : "";
-    }
-  }
-  sqlite3_finalize(stmt);
-  return session;
-}
-
-// Read-only, never through a symlink.
-Session readSession(const std::string& path, const char* sql = "SELECT key, value FROM CUOVERLAP_SESSION") {
-  sqlite3* db = nullptr;
-  Session session;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW, nullptr) == SQLITE_OK) {
-    session = readSessionTable(db, sql);
-  }
-  sqlite3_close(db);
-  return session;
-}
-
-std::string get(const Session& session, std::string_view key, const char* fallback = "unknown") {
-  auto it = session.find(std::string(key));
-  return it != session.end() ? it->second : std::string(fallback);
-}
-
-// Whether the trace an entry names is this run's: a regular file of ours (not a link), whose
-// session names the entry's pid and began after the run started. "" or why not.
-std::string verifyTrace(TracedProcess& process, std::uint64_t run_start_ns, uid_t uid) {
-  struct stat info {};
-  if (::lstat(process.trace.c_str(), &info) != 0) return "no file";
-  if (!S_ISREG(info.st_mode) || info.st_uid != uid) return "not a regular file of this user";
-  process.session = readSession(process.trace);
-  if (get(process.session, schema::session_key::kPid, "") != std::to_string(process.pid)) {
-    return "its session names another process";
-  }
-  std::uint64_t start = std::strtoull(get(process.session, schema::session_key::kStartNs, "0").c_str(), nullptr, 10);
-  if (start + kClockSlackNs < run_start_ns) return "written before this run";
-  return "";
-}
-
-// A killed process's last commits are in the WAL beside its file: fold them in so that the file
-// stands alone (only for a file verified as this run's).
-void foldWal(const std::string& path) {
-  if (!lexists(path + "-wal")) return;
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, nullptr) == SQLITE_OK) {
-    sqlite3_exec(db, "PRAGMA journal_mode=DELETE", nullptr, nullptr, nullptr);
-  }
-  sqlite3_close(db);
-}
-
 std::string recordsLine(const Session& session) {
   std::string records;
   const std::string prefix(schema::session_key::kRecordsPrefix);
@@ -371,7 +210,7 @@ struct RunPlan {
 
 std::vector<TracedProcess> verifiedTraces(const RunPlan& plan) {
   std::vector<TracedProcess> kept;
-  for (TracedProcess& process : waitForTracedProcesses(plan.run_dir)) {
+  for (TracedProcess& process : waitForTracedProcesses(plan.run_dir, g_stop_waiting)) {
     if (plan.merged && process.trace != plan.run_dir + "/" + std::to_string(process.pid) + ".sqlite") continue;
     std::string problem = verifyTrace(process, plan.start_ns, getuid());
     if (problem == "no file") continue;  // it touched CUDA but recorded nothing

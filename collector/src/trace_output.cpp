@@ -31,8 +31,18 @@ std::unique_ptr<TraceWriter> openTraceOutput(CollectorOptions& options, RunRegis
     reason = registration.registerTrace(options.run_dir, options.output_path);
     if (!reason.empty()) return nullptr;
   }
+  auto pid = static_cast<std::uint32_t>(getpid());
   try {
-    return std::make_unique<TraceWriter>(options.output_path, static_cast<std::uint32_t>(getpid()));
+    try {
+      return std::make_unique<TraceWriter>(options.output_path, pid);
+    } catch (const WriterError&) {
+      // Another process of the same rank took the name between the check and the creation.
+      struct stat info {};
+      if (!options.per_process || ::lstat(options.output_path.c_str(), &info) != 0) throw;
+      options.output_path = withPidSuffix(options.output_path, getpid());
+      registration.updateTracePath(options.output_path);
+      return std::make_unique<TraceWriter>(options.output_path, pid);
+    }
   } catch (const std::exception& e) {
     registration.withdraw();
     reason = e.what();
