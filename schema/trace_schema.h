@@ -224,6 +224,7 @@ inline constexpr std::string_view kLocalRank = "local_rank";
 inline constexpr std::string_view kWorldSize = "world_size";
 inline constexpr std::string_view kParentPid = "ppid";
 inline constexpr std::string_view kApiTracing = "api_tracing";      // "lean" or "all"
+inline constexpr std::string_view kLeanApiCalls = "lean_api_calls";  // callback ids enabled one by one
 inline constexpr std::string_view kEndedBy = "ended_by";            // exit | signal <N>
 // Only in a file `record` merged from several processes: how many processes it holds. Each
 // process's own rows are in CUOVERLAP_PROCESS_SESSION; the keys here are the job's totals

@@ -20,7 +20,6 @@
 #include "trace_writer.h"
 #include "writer_thread.h"
 
-
 namespace cuoverlap::collector {
 namespace {
 
@@ -75,6 +74,8 @@ bool startSession() {
   std::size_t lean_calls = 0;
   reason = activity::enable(*session->pool, *session->writer, options, lean_calls);
   if (!reason.empty()) warnUntraced(reason);  // the file stays valid, with the session table
+  session->writer->setSessionValue(std::string(schema::session_key::kLeanApiCalls),
+                                   std::to_string(lean_calls));
   if (!options.quiet) std::fprintf(stderr, "cuoverlap: tracing to %s\n", options.output_path.c_str());
   session->setup_ns = monotonicNs() - begin;
   g_session = session.release();
