@@ -403,6 +403,7 @@ TEST_CASE("--api all records every call; lean records only the chosen ones") {
   CHECK(lean_trace.integer(queries) == 0);
   CHECK(all_trace.integer(queries) >= 6);
   CHECK(lean_trace.session("api_tracing") == "lean");
+  CHECK(lean_trace.integer("SELECT CAST(value AS INTEGER) FROM CUOVERLAP_PROCESS_SESSION WHERE key = 'lean_api_calls'") > 50);
   CHECK(all_trace.session("api_tracing") == "all");
   CHECK(apiCount(lean_trace, "cudaLaunchKernel_v7000") == 6);
   CHECK(apiCount(all_trace, "cudaLaunchKernel_v7000") == 6);
