@@ -1,25 +1,34 @@
-// `cuoverlap record [-o OUT] [--force] -- PROGRAM ARGS...`: runs PROGRAM with the collector
-// injected (CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH), forwards SIGINT/SIGTERM to it,
-// returns its exit status, and prints a summary read back from the trace it wrote.
+// `cuoverlap record [-o OUT] [--force] [--api lean|all] -- PROGRAM ARGS...`: runs PROGRAM with the
+// collector injected (CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH) into it and every descendant
+// that uses CUDA, forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to record alone, waits for every
+// traced process (they register in a run directory record creates, docs/collector.md), merges
+// their traces into OUT (or, with %p/%r in OUT, leaves one file per process), returns PROGRAM's
+// exit status and prints what it wrote. It reports only files it can prove this run wrote: the
+// entry of a traced process in its own run directory, whose session names the same pid and began
+// after the run started; it opens them read-only and never follows a symlink.
 #include <CLI/CLI.hpp>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <fmt/core.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "collector_env.h"
 #include "commands.h"
 #include "cuoverlap/error.h"
+#include "trace_merge.h"
+#include "record_run_dir.h"
 #include "trace_schema.h"
 
 namespace cuoverlap::cli {
@@ -29,21 +38,25 @@ constexpr const char* kCollectorFile = "libcuoverlap_collector.so";
 constexpr const char* kCollectorEnv = "CUOVERLAP_COLLECTOR";  // overrides the search
 
 struct RecordArgs {
-  std::string output{schema::kDefaultOutputPattern};
+  std::string output{schema::kDefaultRecordOutput};
   bool force = false;
+  std::string api = "lean";
   std::vector<std::string> command;
 };
 
-pid_t g_child = 0;
-
-bool fileExists(const std::string& path) {
-  struct stat info {};
-  return ::stat(path.c_str(), &info) == 0;
-}
+volatile sig_atomic_t g_child = 0;
+volatile sig_atomic_t g_child_done = 0;
+volatile sig_atomic_t g_stop_waiting = 0;
 
 std::string hostName() {
   char host[256] = {};
   return gethostname(host, sizeof host - 1) == 0 ? host : "localhost";
+}
+
+std::uint64_t realtimeNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
 std::string executableDir() {
@@ -59,7 +72,7 @@ std::string findCollector() {
   std::string dir = executableDir();
   for (const std::string& candidate : {dir + "/" + kCollectorFile, dir + "/../lib/" + kCollectorFile,
                                        dir + "/../collector/" + kCollectorFile}) {
-    if (fileExists(candidate)) return candidate;
+    if (lexists(candidate)) return candidate;
   }
   return "";
 }
@@ -74,11 +87,15 @@ std::string checkCollectorLoads(const std::string& path) {
   return "";
 }
 
-// The collector creates the file inside the program; a directory it cannot write in is found
+std::string directoryOf(const std::string& path) {
+  std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// The collector creates the files inside the program; a directory it cannot write in is found
 // here, before the run, so the user gets one clear line instead of a trace that never appears.
 std::string outputProblem(const std::string& path) {
-  std::size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  std::string dir = directoryOf(path);
   auto cannot = [&](const std::string& why) { return fmt::format("cannot write {}: {}", path, why); };
   struct stat info {};
   if (::stat(dir.c_str(), &info) != 0) return cannot(fmt::format("{}: {}", dir, std::strerror(errno)));
@@ -87,8 +104,12 @@ std::string outputProblem(const std::string& path) {
   return "";
 }
 
-void removeTrace(const std::string& path) {
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((path + suffix).c_str());
+// Descendants may change directory: every path handed to them is absolute.
+std::string absolute(const std::string& path) {
+  if (path.empty() || path[0] == '/') return path;
+  char cwd[4096] = {};
+  if (getcwd(cwd, sizeof cwd) == nullptr) return path;
+  return std::string(cwd) + "/" + path;
 }
 
 std::string joinCommand(const std::vector<std::string>& command) {
@@ -97,14 +118,16 @@ std::string joinCommand(const std::vector<std::string>& command) {
   return joined;
 }
 
-[[noreturn]] void execProgram(const RecordArgs& args, const std::string& collector) {
-  std::string output = schema::expandOutputPattern(args.output, getpid(), hostName());
-  if (args.force) removeTrace(output);
+[[noreturn]] void execProgram(const RecordArgs& args, const std::string& collector,
+                              const std::string& pattern, const std::string& run_dir) {
   if (!collector.empty()) {
     setenv("CUDA_INJECTION64_PATH", collector.c_str(), 1);
     setenv("NVTX_INJECTION64_PATH", collector.c_str(), 1);
-    setenv(schema::kEnvOutput, output.c_str(), 1);
+    setenv(schema::kEnvOutput, pattern.c_str(), 1);
+    setenv(schema::kEnvRunDir, run_dir.c_str(), 1);
+    setenv(schema::kEnvRootPid, std::to_string(getpid()).c_str(), 1);
     setenv(schema::kEnvQuiet, "1", 1);
+    setenv(schema::kEnvApi, args.api.c_str(), 1);
     setenv(schema::kEnvCommand, joinCommand(args.command).c_str(), 1);
   }
   std::vector<char*> argv;
@@ -116,54 +139,33 @@ std::string joinCommand(const std::vector<std::string>& command) {
 }
 
 // A signal sent to cuoverlap alone (kill) goes on to the program; one from the terminal already
-// reached the whole process group, the program included, and is not sent twice.
-void forwardSignal(int signal_number, siginfo_t* info, void*) {
+// reached the whole process group, the program included, and is not sent twice. Once the program
+// has ended, SIGINT/SIGTERM stop the wait for its traced descendants.
+void onSignal(int signal_number, siginfo_t* info, void*) {
+  if (g_child_done) {
+    g_stop_waiting = 1;
+    return;
+  }
   if (g_child > 0 && info != nullptr && info->si_code <= 0) kill(g_child, signal_number);
 }
 
 int waitForProgram(pid_t child) {
   g_child = child;
   struct sigaction action {};
-  action.sa_sigaction = forwardSignal;
+  action.sa_sigaction = onSignal;
   action.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&action.sa_mask);
   for (int signal_number : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(signal_number, &action, nullptr);
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
+  g_child_done = 1;
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);  // as a shell reports it
   return 1;
 }
 
-// Opening read-write replays a killed program's last commits (WAL) into the file itself.
-std::map<std::string, std::string> readSession(const std::string& path) {
-  std::map<std::string, std::string> session;
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
-    sqlite3_exec(db, "PRAGMA journal_mode=DELETE", nullptr, nullptr, nullptr);
-    sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db, "SELECT key, value FROM CUOVERLAP_SESSION", -1, &stmt, nullptr) ==
-        SQLITE_OK) {
-      while (sqlite3_step(stmt) == SQLITE_ROW) {
-        const unsigned char* value = sqlite3_column_text(stmt, 1);
-        session[reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0))] =
-            value != nullptr ? reinterpret_cast<const char*>(value) : "";
-      }
-    }
-    sqlite3_finalize(stmt);
-  }
-  sqlite3_close(db);
-  return session;
-}
-
-void printSummary(const std::string& path, double wall_seconds) {
-  if (!fileExists(path)) {
-    fmt::print(stderr, "cuoverlap: no trace written to {}: the program made no CUDA call, or the collector "
-               "could not trace it (its warning is above); wall time {:.3f} s\n", path, wall_seconds);
-    return;
-  }
-  auto session = readSession(path);
+std::string recordsLine(const Session& session) {
   std::string records;
   const std::string prefix(schema::session_key::kRecordsPrefix);
   for (const auto& [key, value] : session) {
@@ -171,38 +173,125 @@ void printSummary(const std::string& path, double wall_seconds) {
       records += fmt::format("{}{} {}", records.empty() ? "" : ", ", key.substr(prefix.size()), value);
     }
   }
-  auto get = [&session](std::string_view key) {
-    auto it = session.find(std::string(key));
-    return it != session.end() ? it->second : std::string("unknown");
-  };
-  bool complete = session.count(std::string(schema::session_key::kComplete)) != 0;
+  return records.empty() ? "none" : records;
+}
+
+std::string processLine(pid_t pid, const Session& session) {
+  namespace k = schema::session_key;
+  std::string rank = session.count(std::string(k::kRank)) ? fmt::format(" rank {}", get(session, k::kRank)) : "";
+  if (session.count(std::string(k::kWorldSize))) rank += "/" + get(session, k::kWorldSize);
+  if (session.count(std::string(k::kLocalRank))) rank += fmt::format(" (local {})", get(session, k::kLocalRank));
+  bool complete = get(session, k::kComplete, "") == "1";
+  return fmt::format("pid {}{}{}: {}", pid, rank, complete ? "" : " (ended before the collector finished)",
+                     get(session, k::kCommand));
+}
+
+void printSummary(const std::string& path, const Session& session, double wall_seconds) {
+  bool complete = get(session, schema::session_key::kComplete, "") == "1";
   fmt::print(stderr, "cuoverlap: trace {}{}\n", path,
-             complete ? "" : " (program ended before the collector finished: holds the last commit)");
-  fmt::print(stderr, "  records: {}\n", records.empty() ? "none" : records);
-  fmt::print(stderr, "  dropped records: {}\n", get(schema::session_key::kDroppedRecords));
+             complete ? "" : " (a process ended before the collector finished: holds its last commit)");
+  fmt::print(stderr, "  records: {}\n", recordsLine(session));
+  fmt::print(stderr, "  dropped records: {}\n", get(session, schema::session_key::kDroppedRecords));
   fmt::print(stderr, "  wall time: {:.3f} s\n", wall_seconds);
 }
 
+void printNoTrace(const std::string& output, double wall_seconds) {
+  fmt::print(stderr, "cuoverlap: no trace written to {}: the program made no CUDA call, or the collector "
+             "could not trace it (its warning is above); wall time {:.3f} s\n", output, wall_seconds);
+}
+
+struct RunPlan {
+  bool merged = true;
+  std::string output;   // merged: the file; per process: the pattern
+  std::string run_dir;
+  std::uint64_t start_ns = 0;
+  pid_t child = 0;
+};
+
+std::vector<TracedProcess> verifiedTraces(const RunPlan& plan) {
+  std::vector<TracedProcess> kept;
+  for (TracedProcess& process : waitForTracedProcesses(plan.run_dir, g_stop_waiting)) {
+    if (plan.merged && process.trace != plan.run_dir + "/" + std::to_string(process.pid) + ".sqlite") continue;
+    std::string problem = verifyTrace(process, plan.start_ns, getuid());
+    if (problem == "no file") continue;  // it touched CUDA but recorded nothing
+    if (!problem.empty()) {
+      fmt::print(stderr, "cuoverlap: warning: ignoring {} (pid {}): {}\n", process.trace, process.pid, problem);
+      continue;
+    }
+    kept.push_back(process);
+  }
+  std::sort(kept.begin(), kept.end(), [](const TracedProcess& a, const TracedProcess& b) {
+    return std::make_pair(get(a.session, schema::session_key::kStartNs, ""), a.pid) <
+           std::make_pair(get(b.session, schema::session_key::kStartNs, ""), b.pid);
+  });
+  return kept;
+}
+
+void reportMerged(const RunPlan& plan, const RecordArgs& args, const std::vector<TracedProcess>& traces,
+                  double wall) {
+  if (traces.empty()) return removeRunDir(plan.run_dir), printNoTrace(plan.output, wall);
+  std::vector<std::string> parts;
+  for (const TracedProcess& process : traces) parts.push_back(process.trace);
+  try {
+    schema::MergeOptions options{joinCommand(args.command), static_cast<std::uint32_t>(plan.child), args.force};
+    if (parts.size() == 1) schema::adoptTraceFile(parts[0], plan.output, options);
+    else schema::mergeTraceFiles(parts, plan.output, options);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "cuoverlap: error: {}; the per-process traces are in {}\n", e.what(), plan.run_dir);
+    return;
+  }
+  removeRunDir(plan.run_dir);
+  Session session = readSession(plan.output);
+  printSummary(plan.output, session, wall);
+  fmt::print(stderr, "  processes: {}\n", traces.size());
+  for (const TracedProcess& process : traces) {
+    fmt::print(stderr, "    {}\n", processLine(process.pid, process.session));
+  }
+}
+
+void reportPerProcess(const RunPlan& plan, const std::vector<TracedProcess>& traces, double wall) {
+  removeRunDir(plan.run_dir);
+  if (traces.empty()) return printNoTrace(plan.output, wall);
+  for (const TracedProcess& process : traces) {
+    foldWal(process.trace);
+    printSummary(process.trace, process.session, wall);
+    fmt::print(stderr, "  process: {}\n", processLine(process.pid, process.session));
+  }
+}
+
 int record(const RecordArgs& args) {
-  bool per_process = args.output.find("%p") != std::string::npos;
-  std::string fixed_output = schema::expandOutputPattern(args.output, 0, hostName());
-  if (!per_process && fileExists(fixed_output)) {
-    if (!args.force) throw UserError(fmt::format("'{}' exists; use --force to overwrite it", fixed_output));
+  if (args.api != "lean" && args.api != "all") throw UserError("--api must be lean or all");
+  RunPlan plan;
+  std::string host = hostName();
+  plan.merged = !schema::isPerProcessPattern(args.output);
+  plan.output = absolute(plan.merged ? schema::expandOutputPattern(args.output, 0, host) : args.output);
+  if (plan.merged && lexists(plan.output) && !args.force) {
+    throw UserError(fmt::format("'{}' exists; use --force to overwrite it", plan.output));
   }
   std::string collector = findCollector();
-  std::string problem = outputProblem(fixed_output);
+  std::string problem = outputProblem(plan.merged ? plan.output : schema::expandOutputPattern(args.output, 0, host, 0));
   if (problem.empty()) problem = checkCollectorLoads(collector);
+  if (problem.empty()) {
+    plan.run_dir = makeRunDir(plan.merged, plan.output);
+    if (plan.run_dir.empty()) problem = fmt::format("cannot create a run directory: {}", std::strerror(errno));
+  }
   if (!problem.empty()) {
     fmt::print(stderr, "cuoverlap: warning: not tracing ({}); the program runs untraced\n", problem);
     collector.clear();
   }
+  std::string pattern = plan.merged ? plan.run_dir + "/%p.sqlite" : args.output;
+  plan.start_ns = realtimeNs();
   auto start = std::chrono::steady_clock::now();
   pid_t child = fork();
   if (child < 0) throw UserError(fmt::format("cannot start the program: {}", std::strerror(errno)));
-  if (child == 0) execProgram(args, collector);
+  if (child == 0) execProgram(args, collector, pattern, plan.run_dir);
+  plan.child = child;
   int exit_code = waitForProgram(child);
+  if (collector.empty()) return exit_code;
+  std::vector<TracedProcess> traces = verifiedTraces(plan);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!collector.empty()) printSummary(schema::expandOutputPattern(args.output, child, hostName()), wall);
+  if (plan.merged) reportMerged(plan, args, traces, wall);
+  else reportPerProcess(plan, traces, wall);
   return exit_code;
 }
 
@@ -210,11 +299,16 @@ int record(const RecordArgs& args) {
 
 void registerRecordCommand(CLI::App& app, CommandResult& result) {
   auto args = std::make_shared<RecordArgs>();
-  auto* cmd = app.add_subcommand("record", "Run a CUDA program and record a trace of it");
+  auto* cmd = app.add_subcommand("record", "Run a CUDA program and record a trace of it and of "
+                                           "every descendant process that uses CUDA");
   cmd->add_option("-o,--output", args->output,
-                  "Trace file; %p is the program's pid, %h the host name")
+                  "Trace file holding all processes; %p (pid) or %r (rank) in it: one file per "
+                  "process; %h is the host name")
       ->capture_default_str();
   cmd->add_flag("--force", args->force, "Overwrite an existing trace file");
+  cmd->add_option("--api", args->api, "Runtime/driver calls recorded: lean (those the analysis "
+                                      "reads) or all")
+      ->capture_default_str();
   cmd->add_option("command", args->command, "The program and its arguments, after --")
       ->required()
       ->expected(-1);

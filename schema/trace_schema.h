@@ -218,7 +218,28 @@ inline constexpr std::string_view kRecordsPrefix = "records.";   // records.kern
 inline constexpr std::string_view kComplete = "complete";
 inline constexpr std::string_view kCuptiOverheadNs = "cupti_overhead_ns";
 inline constexpr std::string_view kWriterBusyNs = "writer_busy_ns";
+// Added for multi-process jobs (issue 10). Written by each process when the launcher set them.
+inline constexpr std::string_view kRank = "rank";
+inline constexpr std::string_view kLocalRank = "local_rank";
+inline constexpr std::string_view kWorldSize = "world_size";
+inline constexpr std::string_view kParentPid = "ppid";
+inline constexpr std::string_view kApiTracing = "api_tracing";      // "lean" or "all"
+inline constexpr std::string_view kLeanApiCalls = "lean_api_calls";  // callback ids enabled one by one
+inline constexpr std::string_view kEndedBy = "ended_by";            // exit | signal <N>
+// Only in a file `record` merged from several processes: how many processes it holds. Each
+// process's own rows are in CUOVERLAP_PROCESS_SESSION; the keys here are the job's totals
+// (records.*, dropped_records, flushes, overheads summed; start_ns min; end_ns max; complete = 1
+// only when every process's session ended cleanly).
+inline constexpr std::string_view kProcesses = "processes";
 }  // namespace session_key
+
+// A merged file's per-process session rows: the CUOVERLAP_SESSION of each process, keyed by pid.
+inline constexpr std::string_view kProcessSessionTable = "CUOVERLAP_PROCESS_SESSION";
+inline constexpr const char* kCreateProcessSessionTable = R"SQL(
+CREATE TABLE CUOVERLAP_PROCESS_SESSION (
+  pid INTEGER NOT NULL, key TEXT NOT NULL, value TEXT, PRIMARY KEY (pid, key)
+);
+)SQL";
 
 inline constexpr std::string_view kTraceSchemaId = "cuoverlap.trace/1";
 

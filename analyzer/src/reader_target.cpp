@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <tuple>
 
+#include "collector_env.h"
 #include "cuoverlap/error.h"
 #include "reader_internal.h"
 
@@ -147,6 +149,61 @@ void readStreamsAndContexts(Context& ctx) {
   });
 }
 
+namespace {
+
+std::optional<std::int32_t> rankValue(std::string_view text) {
+  std::optional<int> value = schema::parseRankValue(std::string(text).c_str());
+  if (!value) return std::nullopt;
+  return static_cast<std::int32_t>(*value);
+}
+
+// One process's facts from its session rows (key, value).
+template <typename Rows>
+ProcessInfo processFromSession(std::uint32_t pid, const Rows& rows) {
+  namespace k = schema::session_key;
+  ProcessInfo process;
+  process.pid = pid;
+  for (const auto& [key, value] : rows) {
+    if (key == k::kCommand) process.command = value;
+    else if (key == k::kHost) process.host = value;
+    else if (key == k::kRank) process.rank = rankValue(value);
+    else if (key == k::kLocalRank) process.local_rank = rankValue(value);
+    else if (key == k::kWorldSize) process.world_size = rankValue(value);
+  }
+  return process;
+}
+
+// A merged file (record, several processes) has CUOVERLAP_PROCESS_SESSION; a single-process file
+// (the collector alone, or any file written before issue 10) describes its one process in
+// CUOVERLAP_SESSION itself.
+void readProcesses(Context& ctx) {
+  std::vector<ProcessInfo>& processes = ctx.trace.processes;
+  if (ctx.db.hasTable(schema::kProcessSessionTable)) {
+    sqlite::Statement row(ctx.db, "SELECT pid, key, value FROM CUOVERLAP_PROCESS_SESSION ORDER BY pid, key");
+    std::vector<std::pair<std::string, std::string>> rows;
+    std::int64_t current = -1;
+    auto flush = [&] {
+      if (current >= 0) processes.push_back(processFromSession(static_cast<std::uint32_t>(current), rows));
+      rows.clear();
+    };
+    while (row.step()) {
+      if (row.int64(0) != current) flush(), current = row.int64(0);
+      rows.emplace_back(row.text(1), row.text(2));
+    }
+    flush();
+  } else {
+    for (const auto& [key, value] : ctx.trace.session) {
+      if (key != schema::session_key::kPid) continue;
+      std::optional<std::int32_t> pid = rankValue(value);
+      if (pid) processes.push_back(processFromSession(static_cast<std::uint32_t>(*pid), ctx.trace.session));
+    }
+  }
+  std::sort(processes.begin(), processes.end(),
+            [](const ProcessInfo& a, const ProcessInfo& b) { return a.pid < b.pid; });
+}
+
+}  // namespace
+
 void readSession(Context& ctx) {
   std::string_view table = schema::kSessionTable;
   if (!ctx.db.hasTable(table)) return;
@@ -156,6 +213,7 @@ void readSession(Context& ctx) {
   }
   sqlite::Statement row(ctx.db, "SELECT key, value FROM CUOVERLAP_SESSION ORDER BY key");
   while (row.step()) ctx.trace.session.emplace_back(row.text(0), row.text(1));
+  readProcesses(ctx);
 }
 
 }  // namespace cuoverlap::reader

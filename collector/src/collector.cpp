@@ -2,56 +2,42 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <mutex>
-#include <sstream>
+#include <thread>
 
 #include "buffer_pool.h"
 #include "collector_env.h"
 #include "cupti/activity_tracing.h"
+#include "run_registry.h"
+#include "trace_output.h"
 #include "trace_schema.h"
 #include "trace_writer.h"
 #include "writer_thread.h"
 
-#ifndef CUOVERLAP_VERSION_STRING
-#define CUOVERLAP_VERSION_STRING "unknown"
-#endif
-
 namespace cuoverlap::collector {
 namespace {
 
-constexpr std::size_t kHostBufferBytes = 4u << 20;
 constexpr std::size_t kPreallocatedBuffers = 8;
-constexpr std::size_t kMaxBuffers = 256;  // 1 GiB: past this CUPTI drops (and counts) records
+constexpr std::size_t kMaxPoolBytes = 1u << 30;  // past this CUPTI drops (and counts) records
 
 // Never destroyed: CUPTI threads may still call back while static destructors run at exit.
 struct Session {
   CollectorOptions options;
   BufferPool* pool = nullptr;
   WriterThread* writer = nullptr;
-  pid_t owner = 0;
+  RunRegistration registration;
   std::uint64_t setup_ns = 0;
 };
 Session* g_session = nullptr;
-std::atomic<bool> g_finished{false};
-
-std::string hostName() {
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) != 0) return "localhost";
-  return host;
-}
-
-std::string commandLineOfThisProcess() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  for (char& c : all) c = c == '\0' ? ' ' : c;
-  while (!all.empty() && all.back() == ' ') all.pop_back();
-  return all;
-}
+std::atomic<pid_t> g_owner{0};
+enum FinishState : int { kNotFinished, kFinishing, kFinished };
+std::atomic<int> g_finish_state{kNotFinished};
 
 std::uint64_t monotonicNs() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -64,62 +50,61 @@ void warnUntraced(const std::string& reason) {
                reason.c_str());
 }
 
-void writeStartValues(WriterThread& writer, const CollectorOptions& options) {
-  namespace key = schema::session_key;
-  writer.setSessionValue(std::string(key::kSchema), std::string(schema::kTraceSchemaId));
-  writer.setSessionValue(std::string(key::kCommand), options.command);
-  writer.setSessionValue(std::string(key::kPid), std::to_string(getpid()));
-  writer.setSessionValue(std::string(key::kHost), hostName());
-  writer.setSessionValue(std::string(key::kStartNs), std::to_string(activity::timestampNs()));
-  writer.setSessionValue(std::string(key::kCollectorVersion), CUOVERLAP_VERSION_STRING);
-  writer.setSessionValue(std::string(key::kCuptiVersion), activity::cuptiVersion());
-  writer.setSessionValue(std::string(key::kDriverVersion), activity::driverVersion());
-}
-
 bool startSession() {
   std::uint64_t begin = monotonicNs();
-  CollectorOptions options = optionsFromEnvironment();
+  auto session = std::make_unique<Session>();
+  session->options = optionsFromEnvironment();
+  const CollectorOptions& options = session->options;
   std::string reason = activity::subscribe();
   if (!reason.empty()) return warnUntraced(reason), false;
-  activity::configureBuffers();
-  std::unique_ptr<TraceWriter> file;
-  try {
-    file = std::make_unique<TraceWriter>(options.output_path, static_cast<std::uint32_t>(getpid()));
-  } catch (const std::exception& e) {
-    activity::unsubscribe();
-    return warnUntraced(e.what()), false;
-  }
+  activity::configureBuffers(options);
+  std::unique_ptr<TraceWriter> file = openTraceOutput(session->options, session->registration, reason);
+  if (file == nullptr) return activity::unsubscribe(), warnUntraced(reason), false;
   file->setDeviceQuery(activity::queryDevice);
   file->setNvtxStartEndQuery(activity::isStartEndRange);
-  auto* session = new Session{options, nullptr, nullptr, getpid(), 0};
-  session->pool = new BufferPool(kHostBufferBytes, kPreallocatedBuffers, kMaxBuffers);
-  session->writer = new WriterThread(std::move(file), *session->pool);
-  writeStartValues(*session->writer, options);
+  std::size_t max_buffers = std::max<std::size_t>(kPreallocatedBuffers, kMaxPoolBytes / options.host_buffer_bytes);
+  session->pool = new BufferPool(options.host_buffer_bytes, kPreallocatedBuffers, max_buffers);
+  session->writer = new WriterThread(std::move(file), *session->pool, options.commit_interval);
+  for (const auto& [key, value] : sessionStartValues(options, activity::timestampNs(),
+                                                     activity::cuptiVersion(), activity::driverVersion())) {
+    session->writer->setSessionValue(key, value);
+  }
   session->writer->setPeriodicFlush([] { activity::flush(false); });
   session->writer->start();
-  reason = activity::enable(*session->pool, *session->writer);
+  std::size_t lean_calls = 0;
+  reason = activity::enable(*session->pool, *session->writer, options, lean_calls);
   if (!reason.empty()) warnUntraced(reason);  // the file stays valid, with the session table
+  session->writer->setSessionValue(std::string(schema::session_key::kLeanApiCalls),
+                                   std::to_string(lean_calls));
   if (!options.quiet) std::fprintf(stderr, "cuoverlap: tracing to %s\n", options.output_path.c_str());
   session->setup_ns = monotonicNs() - begin;
-  g_session = session;
+  g_session = session.release();
+  g_owner.store(getpid());
   return true;  // even if some kinds failed: the session must still be finished at exit
 }
 
-}  // namespace
-
-CollectorOptions optionsFromEnvironment() {
-  CollectorOptions options;
-  const char* pattern = std::getenv(schema::kEnvOutput);
-  std::string_view chosen = pattern != nullptr && *pattern != '\0'
-                                ? std::string_view(pattern)
-                                : schema::kDefaultOutputPattern;
-  options.output_path = schema::expandOutputPattern(chosen, getpid(), hostName());
-  const char* quiet = std::getenv(schema::kEnvQuiet);
-  options.quiet = quiet != nullptr && std::string_view(quiet) == "1";
-  const char* command = std::getenv(schema::kEnvCommand);
-  options.command = command != nullptr ? command : commandLineOfThisProcess();
-  return options;
+void finishSession(Session& session, std::chrono::milliseconds timeout, const std::string& ended_by) {
+  std::uint64_t begin = monotonicNs();
+  activity::flush(false);
+  activity::flush(true);
+  namespace key = schema::session_key;
+  WriterThread& writer = *session.writer;
+  writer.setSessionValue(std::string(key::kEndNs), std::to_string(activity::timestampNs()));
+  writer.setSessionValue(std::string(key::kEndedBy), ended_by);
+  writer.setSessionValue(std::string(key::kDroppedRecords), std::to_string(activity::droppedRecords()));
+  writer.setSessionValue(std::string(key::kFlushes), std::to_string(activity::completedBuffers()));
+  std::uint64_t overhead = session.setup_ns + activity::callbackNs() + (monotonicNs() - begin);
+  writer.setSessionValue(std::string(key::kOverheadNs), std::to_string(overhead));
+  writer.setSessionValue(std::string(key::kComplete), "1");
+  if (!writer.stop(timeout)) {
+    std::fprintf(stderr, "cuoverlap: warning: trace writer did not finish in time; %s holds what "
+                 "was committed\n", session.options.output_path.c_str());
+    return;  // the lock stays until the process ends: record waits for the writer to finish
+  }
+  session.registration.release();
 }
+
+}  // namespace
 
 bool startCollectorOnce() {
   static std::once_flag once;
@@ -134,28 +119,36 @@ bool startCollectorOnce() {
   return tracing;
 }
 
-void finishCollector(std::chrono::milliseconds timeout) {
+bool tracingInThisProcess() {
+  return g_owner.load() == getpid() && g_finish_state.load() != kFinished;
+}
+
+bool collectorFinished() { return g_finish_state.load() == kFinished; }
+
+void finishCollector(std::chrono::milliseconds timeout, const std::string& ended_by) {
   Session* session = g_session;
-  if (session == nullptr || session->owner != getpid() || g_finished.exchange(true)) return;
-  std::uint64_t begin = monotonicNs();
-  activity::flush(false);
-  activity::flush(true);
-  namespace key = schema::session_key;
-  WriterThread& writer = *session->writer;
-  writer.setSessionValue(std::string(key::kEndNs), std::to_string(activity::timestampNs()));
-  writer.setSessionValue(std::string(key::kDroppedRecords), std::to_string(activity::droppedRecords()));
-  writer.setSessionValue(std::string(key::kFlushes), std::to_string(activity::completedBuffers()));
-  std::uint64_t overhead = session->setup_ns + activity::callbackNs() + (monotonicNs() - begin);
-  writer.setSessionValue(std::string(key::kOverheadNs), std::to_string(overhead));
-  writer.setSessionValue(std::string(key::kComplete), "1");
-  if (!writer.stop(timeout)) {
-    std::fprintf(stderr, "cuoverlap: warning: trace writer did not finish in time; %s holds what "
-                 "was committed\n", session->options.output_path.c_str());
+  if (session == nullptr || g_owner.load() != getpid()) return;
+  int expected = kNotFinished;
+  if (!g_finish_state.compare_exchange_strong(expected, kFinishing)) {
+    // Another thread is finishing (a signal's flush while main returns): returning now would let
+    // the process exit under it.
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (g_finish_state.load() != kFinished && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return;
   }
+  try {
+    finishSession(*session, timeout, ended_by);
+  } catch (...) {
+    std::fprintf(stderr, "cuoverlap: warning: internal error while finishing the trace\n");
+  }
+  g_finish_state.store(kFinished);
 }
 
 void detachCollectorInChild() {
-  g_finished.store(true);
+  g_finish_state.store(kFinished);
+  if (g_session != nullptr) g_session->registration.closeInForkedChild();
   activity::detachInForkedChild();
 }
 

@@ -25,7 +25,8 @@ namespace {
 
 // Claims `path` atomically so that two processes (or a re-run) never share or clobber a file.
 void createExclusively(const std::string& path) {
-  int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+  // O_EXCL also refuses a symlink planted at `path`, dangling or not.
+  int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) {
     if (errno == EEXIST) throw WriterError("'" + path + "' already exists (not overwritten)");
     throw WriterError("cannot create '" + path + "': " + std::strerror(errno));
@@ -38,10 +39,11 @@ void createExclusively(const std::string& path) {
 }  // namespace
 
 TraceWriter::TraceWriter(const std::string& path, std::uint32_t pid)
-    : pid_(pid), global_pid_(schema::encodeGlobalPid(pid)) {
+    : path_(path), pid_(pid), global_pid_(schema::encodeGlobalPid(pid)) {
   createExclusively(path);
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) !=
-      SQLITE_OK) {
+  if (sqlite3_open_v2(path.c_str(), &db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+                      nullptr) != SQLITE_OK) {
     std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     db_ = nullptr;
@@ -54,11 +56,14 @@ TraceWriter::TraceWriter(const std::string& path, std::uint32_t pid)
   prepareStatements();
 }
 
-TraceWriter::~TraceWriter() {
+TraceWriter::~TraceWriter() { closeDatabase(); }
+
+void TraceWriter::closeDatabase() {
   kernel_.reset(), memcpy_.reset(), memset_.reset(), api_.reset(), sync_.reset();
   cuda_event_.reset(), stream_.reset(), context_.reset(), device_.reset(), nvtx_.reset();
   overhead_.reset(), session_.reset(), string_.reset();
   if (db_ != nullptr) sqlite3_close(db_);
+  db_ = nullptr;
 }
 
 void TraceWriter::createSchema() {
@@ -85,6 +90,20 @@ void TraceWriter::close() {
   if (db_ == nullptr) return;
   commit();
   execSql(db_, "PRAGMA journal_mode=DELETE");
+}
+
+bool TraceWriter::holdsActivity() const {
+  for (RecordKind kind : {RecordKind::kKernel, RecordKind::kMemcpy, RecordKind::kMemset,
+                          RecordKind::kRuntime, RecordKind::kDriver, RecordKind::kSync,
+                          RecordKind::kCudaEvent, RecordKind::kMarker, RecordKind::kIncomplete}) {
+    if (counts_[static_cast<std::size_t>(kind)] != 0) return true;
+  }
+  return false;
+}
+
+void TraceWriter::removeFile() {
+  closeDatabase();
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((path_ + suffix).c_str());
 }
 
 std::int64_t TraceWriter::intern(const std::string& text) {

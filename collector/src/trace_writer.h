@@ -49,6 +49,10 @@ class TraceWriter final : public RowSink {
   void commit();
   // Commits and leaves a single self-contained file (WAL checkpointed and removed).
   void close();
+  // Whether any API call, GPU activity, synchronization or NVTX record was written.
+  bool holdsActivity() const;
+  // After close(): deletes the file (and its side files).
+  void removeFile();
   const RecordCounts& counts() const { return counts_; }
 
   void onKernel(const KernelRow& row) override;
@@ -69,6 +73,7 @@ class TraceWriter final : public RowSink {
   struct KernelNameIds { std::int64_t demangled, short_name, mangled; };
 
   void createSchema();
+  void closeDatabase();
   void prepareStatements();
   void begin();
   void count(RecordKind kind) { ++counts_[static_cast<std::size_t>(kind)]; }
@@ -79,6 +84,7 @@ class TraceWriter final : public RowSink {
   void writeSessionRows();
 
   sqlite3* db_ = nullptr;
+  std::string path_;
   std::uint32_t pid_;
   std::uint64_t global_pid_;
   bool in_transaction_ = false;

@@ -14,23 +14,20 @@ namespace cuoverlap::collector {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr auto kCommitInterval = std::chrono::milliseconds(1000);
-constexpr auto kWakeInterval = std::chrono::milliseconds(200);
-constexpr auto kFlushInterval = std::chrono::milliseconds(500);
 
 }  // namespace
 
-WriterThread::WriterThread(std::unique_ptr<TraceWriter> writer, BufferPool& pool)
-    : writer_(std::move(writer)), pool_(pool) {}
+WriterThread::WriterThread(std::unique_ptr<TraceWriter> writer, BufferPool& pool,
+                           std::chrono::milliseconds commit_interval)
+    : writer_(std::move(writer)), pool_(pool), commit_interval_(commit_interval) {}
 
 void WriterThread::start() {
-  // SIGINT/SIGTERM never land on this thread (it inherits the mask): the collector's handler
-  // waits for this thread to finish the file, which it could not do from inside the handler.
-  sigset_t terminating, previous;
-  sigemptyset(&terminating);
-  sigaddset(&terminating, SIGINT);
-  sigaddset(&terminating, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &terminating, &previous);
+  // No asynchronous signal lands on this thread (it inherits the mask): the collector's handlers
+  // wake the lifecycle thread, which waits for this one to finish the file.
+  sigset_t all, previous;
+  sigfillset(&all);
+  for (int synchronous : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) sigdelset(&all, synchronous);
+  pthread_sigmask(SIG_BLOCK, &all, &previous);
   // Detached: the thread must never be joined from an exit path that may run on any thread.
   std::thread([this] { run(); }).detach();
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
@@ -79,7 +76,7 @@ void WriterThread::run() {
   std::vector<Completed> batch;
   auto last_commit = Clock::now(), last_flush = Clock::now();
   for (;;) {
-    if (periodic_flush_ && Clock::now() - last_flush >= kFlushInterval) {
+    if (periodic_flush_ && Clock::now() - last_flush >= commit_interval_) {
       periodic_flush_();
       last_flush = Clock::now();
     }
@@ -87,7 +84,7 @@ void WriterThread::run() {
     std::map<std::string, std::string> values;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait_for(lock, kWakeInterval, [this] { return !queue_.empty() || stopping_; });
+      wake_.wait_for(lock, commit_interval_ / 2, [this] { return !queue_.empty() || stopping_; });
       batch.swap(queue_);
       values.swap(session_values_);
       stopping = stopping_;
@@ -98,7 +95,7 @@ void WriterThread::run() {
     for (const auto& [key, value] : values) writer_->setSessionValue(key, value);
     busy_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin).count();
     if (stopping) return finish();
-    if (Clock::now() - last_commit >= kCommitInterval && !failed_) {
+    if (Clock::now() - last_commit >= commit_interval_ && !failed_) {
       writer_->setSessionValue(std::string(schema::session_key::kWriterBusyNs),
                                std::to_string(busy_ns_));
       try {
@@ -127,6 +124,7 @@ void WriterThread::finish() {
       writer_->setSessionValue(std::string(schema::session_key::kWriterBusyNs),
                                std::to_string(busy_ns_));
       writer_->close();
+      if (!writer_->holdsActivity()) writer_->removeFile();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "cuoverlap: warning: trace not finished: %s\n", e.what());
     }

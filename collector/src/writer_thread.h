@@ -1,5 +1,7 @@
 // The one thread that touches SQLite. CUPTI's threads hand it completed buffers (submit never
-// waits for the writer); it translates them, writes the rows and commits at least every second.
+// waits for the writer); it translates them, writes the rows, and every commit interval (100 ms
+// by default) asks CUPTI for finished buffers and commits: a killed process loses at most about
+// two intervals of activity.
 #pragma once
 
 #include <chrono>
@@ -19,11 +21,12 @@ namespace cuoverlap::collector {
 
 class WriterThread {
  public:
-  WriterThread(std::unique_ptr<TraceWriter> writer, BufferPool& pool);
+  WriterThread(std::unique_ptr<TraceWriter> writer, BufferPool& pool,
+               std::chrono::milliseconds commit_interval);
   WriterThread(const WriterThread&) = delete;
   WriterThread& operator=(const WriterThread&) = delete;
 
-  // Called on the writer thread every half second, outside any lock: asks CUPTI for the buffers
+  // Called on the writer thread every commit interval, outside any lock: asks CUPTI for the buffers
   // that hold only finished records, so that they are committed while the program runs.
   void setPeriodicFlush(std::function<void()> flush) { periodic_flush_ = std::move(flush); }
   void start();
@@ -31,7 +34,9 @@ class WriterThread {
   // Written into the session table at the next commit; callable from any thread.
   void setSessionValue(const std::string& key, const std::string& value);
   // Writes what was submitted, closes the file and returns true, or returns false once `timeout`
-  // has passed (the thread then finishes on its own if the process lives on).
+  // has passed (the thread then finishes on its own if the process lives on). A file that holds
+  // no API call, GPU activity or NVTX event is removed: a process that touched the driver but
+  // did nothing traced leaves no file.
   bool stop(std::chrono::milliseconds timeout);
 
  private:
@@ -51,6 +56,7 @@ class WriterThread {
   std::vector<Completed> queue_;
   std::map<std::string, std::string> session_values_;
   std::function<void()> periodic_flush_;
+  const std::chrono::milliseconds commit_interval_;
   bool stopping_ = false, done_ = false, failed_ = false;
   std::uint64_t busy_ns_ = 0;
 };

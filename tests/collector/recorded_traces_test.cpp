@@ -164,6 +164,12 @@ TEST_CASE("recorded traces: analyzer metrics equal SQL over the same file, schem
     checkSchemaFacts(sql);
     cuoverlap::Trace trace = cuoverlap::readTrace(path);
     CHECK(trace.source == cuoverlap::TraceSource::kCuoverlap);
+    // Single-process files written before issue 10 still describe their one process.
+    REQUIRE(trace.processes.size() == 1);
+    CHECK(static_cast<std::int64_t>(trace.processes[0].pid) ==
+          sql.rows("SELECT CAST(value AS INTEGER) FROM CUOVERLAP_SESSION WHERE key = 'pid'").at(0).at(0));
+    CHECK_FALSE(trace.processes[0].command.empty());
+    CHECK_FALSE(trace.processes[0].rank.has_value());
     cuoverlap::TraceReport report = cuoverlap::analyzeTrace(trace, cuoverlap::AnalysisOptions{});
     std::vector<std::int64_t> sql_devices;
     for (const auto& row : sql.rows("SELECT DISTINCT deviceId FROM (SELECT deviceId, start, end FROM "

@@ -4,9 +4,13 @@
 #include <time.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <memory>
 #include <mutex>
+#include <thread>
 #include <unordered_set>
 
+#include "cupti/api_selection.h"
 #include "cupti/cupti_check.h"
 
 // Exported by libcupti but not declared in CUDA 13.0's headers.
@@ -17,9 +21,6 @@ namespace {
 
 // CUPTI record layouts used by activity_translation.cpp are those of CUPTI 13.0.
 constexpr std::uint32_t kMinimumCuptiVersion = 130000;
-constexpr std::size_t kDeviceBufferBytes = 8u << 20;
-constexpr std::size_t kDeviceBufferPoolLimit = 250;
-constexpr std::uint32_t kFlushPeriodMs = 500;
 
 BufferPool* g_pool = nullptr;
 WriterThread* g_writer = nullptr;
@@ -93,10 +94,36 @@ constexpr CUpti_ActivityKind kKinds[] = {
     CUPTI_ACTIVITY_KIND_STREAM,          CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
     CUPTI_ACTIVITY_KIND_MEMCPY,          CUPTI_ACTIVITY_KIND_MEMCPY2,
     CUPTI_ACTIVITY_KIND_MEMSET,          CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-    CUPTI_ACTIVITY_KIND_CUDA_EVENT,      CUPTI_ACTIVITY_KIND_RUNTIME,
-    CUPTI_ACTIVITY_KIND_DRIVER,          CUPTI_ACTIVITY_KIND_OVERHEAD,
+    CUPTI_ACTIVITY_KIND_CUDA_EVENT,      CUPTI_ACTIVITY_KIND_OVERHEAD,
     CUPTI_ACTIVITY_KIND_MARKER,          CUPTI_ACTIVITY_KIND_MARKER_DATA,  // MARKER first
 };
+// Every call (`--api all`): enabling these kinds overrides per-call choices.
+constexpr CUpti_ActivityKind kAllApiKinds[] = {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER};
+
+// Lean mode: each runtime/driver callback id whose name api_selection.h keeps is enabled on its
+// own (cuptiActivityEnableRuntimeApi / EnableDriverApi), without the RUNTIME/DRIVER kinds.
+std::size_t enableLeanApis() {
+  std::size_t enabled = 0;
+  for (int id = 1; id < static_cast<int>(CUPTI_RUNTIME_TRACE_CBID_SIZE); ++id) {
+    const char* name = nullptr;
+    auto cbid = static_cast<CUpti_CallbackId>(id);
+    if (!CUOVERLAP_CUPTI_QUIET(cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name)) ||
+        name == nullptr || !isLeanRuntimeApi(name)) {
+      continue;
+    }
+    if (CUOVERLAP_CUPTI(cuptiActivityEnableRuntimeApi(cbid, 1))) ++enabled;
+  }
+  for (int id = 1; id < static_cast<int>(CUPTI_DRIVER_TRACE_CBID_SIZE); ++id) {
+    const char* name = nullptr;
+    auto cbid = static_cast<CUpti_CallbackId>(id);
+    if (!CUOVERLAP_CUPTI_QUIET(cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name)) ||
+        name == nullptr || !isLeanDriverApi(name)) {
+      continue;
+    }
+    if (CUOVERLAP_CUPTI(cuptiActivityEnableDriverApi(cbid, 1))) ++enabled;
+  }
+  return enabled;
+}
 
 }  // namespace
 
@@ -131,8 +158,8 @@ void unsubscribe() {
   g_subscriber = nullptr;
 }
 
-void configureBuffers() {
-  std::size_t device_bytes = kDeviceBufferBytes, pool_limit = kDeviceBufferPoolLimit;
+void configureBuffers(const CollectorOptions& options) {
+  std::size_t device_bytes = options.device_buffer_bytes, pool_limit = options.device_buffer_pool;
   std::size_t value_size = sizeof(std::size_t);
   CUOVERLAP_CUPTI(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &value_size,
                                             &device_bytes));
@@ -145,9 +172,18 @@ void configureBuffers() {
   std::size_t zeroed_size = sizeof zeroed;
   CUOVERLAP_CUPTI(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER,
                                             &zeroed_size, &zeroed));
+  // Only set when asked otherwise: 1 is CUPTI 13.0's default.
+  if (!options.per_thread_buffers) {
+    std::uint8_t per_thread = 0;
+    std::size_t per_thread_size = sizeof per_thread;
+    CUOVERLAP_CUPTI(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER,
+                                              &per_thread_size, &per_thread));
+  }
 }
 
-std::string enable(BufferPool& pool, WriterThread& writer) {
+std::string enable(BufferPool& pool, WriterThread& writer, const CollectorOptions& options,
+                   std::size_t& lean_calls) {
+  lean_calls = 0;
   g_pool = &pool;
   g_writer = &writer;
   if (!CUOVERLAP_CUPTI(cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted))) {
@@ -157,7 +193,14 @@ std::string enable(BufferPool& pool, WriterThread& writer) {
     // A kind this driver cannot record is logged and skipped; the others still work.
     CUOVERLAP_CUPTI(cuptiActivityEnable(kind));
   }
-  CUOVERLAP_CUPTI(cuptiActivityFlushPeriod(kFlushPeriodMs));
+  if (options.api == ApiTracing::kAll) {
+    for (CUpti_ActivityKind kind : kAllApiKinds) CUOVERLAP_CUPTI(cuptiActivityEnable(kind));
+  } else {
+    lean_calls = enableLeanApis();
+  }
+  if (options.cupti_flush_period_ms > 0) {
+    CUOVERLAP_CUPTI(cuptiActivityFlushPeriod(options.cupti_flush_period_ms));
+  }
   for (CUpti_CallbackId id : kNvtxRangeStartCallbacks) {
     CUOVERLAP_CUPTI(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_NVTX, id));
   }
@@ -201,6 +244,33 @@ std::string driverVersion() {
   int version = 0;
   if (get_version == nullptr || !CUOVERLAP_DRIVER(get_version(&version))) return "unknown";
   return std::to_string(version);
+}
+
+bool synchronizeCurrentContext(std::chrono::milliseconds timeout) {
+  auto* get_current = driverFunction<decltype(cuCtxGetCurrent)>("cuCtxGetCurrent");
+  auto* set_current = driverFunction<decltype(cuCtxSetCurrent)>("cuCtxSetCurrent");
+  auto* synchronize = driverFunction<decltype(cuCtxSynchronize)>("cuCtxSynchronize");
+  if (get_current == nullptr || set_current == nullptr || synchronize == nullptr) return false;
+  CUcontext context = nullptr;
+  // No current context (the thread never used CUDA): nothing to wait for.
+  if (!CUOVERLAP_DRIVER_QUIET(get_current(&context)) || context == nullptr) {
+    return false;
+  }
+  struct Shared {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool done = false;
+  };
+  auto shared = std::make_shared<Shared>();
+  // Detached: a GPU that never finishes must not hold the process's exit.
+  std::thread([=] {
+    if (CUOVERLAP_DRIVER_QUIET(set_current(context))) (void)CUOVERLAP_DRIVER_QUIET(synchronize());
+    std::lock_guard<std::mutex> lock(shared->mutex);
+    shared->done = true;
+    shared->cv.notify_all();
+  }).detach();
+  std::unique_lock<std::mutex> lock(shared->mutex);
+  return shared->cv.wait_for(lock, timeout, [&] { return shared->done; });
 }
 
 void queryDevice(DeviceRow& row) {

@@ -2,10 +2,12 @@
 // activity buffers, flushes, and answers version and device questions. No cupti.h here.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
 #include "buffer_pool.h"
+#include "collector_options.h"
 #include "rows.h"
 #include "writer_thread.h"
 
@@ -14,12 +16,16 @@ namespace cuoverlap::collector::activity {
 // Checks the CUPTI version and subscribes. Returns "" or why tracing cannot run (e.g. another
 // CUPTI subscriber, such as nsys or a framework profiler, is attached).
 std::string subscribe();
-// Sets device buffer size and pool limit: must run before the first context is created.
-void configureBuffers();
+// Sets device buffer size and pool limit and per-thread buffers: must run before the first
+// context is created and before enable().
+void configureBuffers(const CollectorOptions& options);
 // Undoes subscribe() when the trace file cannot be created.
 void unsubscribe();
-// Routes buffers between `pool` and `writer`, enables every kind. Returns "" or the failure.
-std::string enable(BufferPool& pool, WriterThread& writer);
+// Routes buffers between `pool` and `writer`, enables every kind and the chosen API calls
+// (api_selection.h). Returns "" or the failure. Also returns the number of runtime and driver
+// calls enabled one by one (lean mode) through `lean_calls`.
+std::string enable(BufferPool& pool, WriterThread& writer, const CollectorOptions& options,
+                   std::size_t& lean_calls);
 // Hands NVTX's export table to CUPTI (MARKER / MARKER_DATA records).
 bool initializeNvtx(const void* get_export_table);
 // Whether `marker_id` was returned by nvtxRangeStart* (asked once per range, then forgotten).
@@ -28,6 +34,10 @@ bool isStartEndRange(std::uint32_t marker_id);
 void flush(bool forced);
 // After fork(): the child must not hand buffers to the parent's writer (it has no writer thread).
 void detachInForkedChild();
+
+// Waits (at most `timeout`, on a helper thread) for the calling thread's current context to
+// finish its GPU work, so that a forced flush finds the kernels ended. Returns whether it did.
+bool synchronizeCurrentContext(std::chrono::milliseconds timeout);
 
 std::uint64_t timestampNs();
 std::uint64_t droppedRecords();

@@ -14,4 +14,8 @@ bool checkDriver(CUresult result, const char* call, const char* file, int line);
 }  // namespace cuoverlap::collector
 
 #define CUOVERLAP_CUPTI(call) ::cuoverlap::collector::checkCupti((call), #call, __FILE__, __LINE__)
+// For calls whose failure is an expected answer (e.g. asking the name of an unused callback id):
+// checked, never logged.
+#define CUOVERLAP_CUPTI_QUIET(call) ((call) == CUPTI_SUCCESS)
+#define CUOVERLAP_DRIVER_QUIET(call) ((call) == CUDA_SUCCESS)
 #define CUOVERLAP_DRIVER(call) ::cuoverlap::collector::checkDriver((call), #call, __FILE__, __LINE__)

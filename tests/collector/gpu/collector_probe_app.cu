@@ -15,10 +15,19 @@
 //   threads        8 threads, each 100 kernels on its own stream, started together
 //   graph          a captured graph of 3 kernels and 1 memset, launched 4 times
 //   exit_thread    100 kernels, then exit(5) from a second thread while main waits
+//   kernels N      N addOne kernels on the default stream, synchronized (a child's work)
+//   fork_cuda      forks before any CUDA call (fork without exec); the parent then runs 3 kernels,
+//                  the child 5 (and exits through exit()); the parent waits for the child
+//   subprocess     2 kernels, then runs `collector_probe_app kernels 3` (fork + exec) and waits
+//   multi N        starts N `collector_probe_app kernels 50` at once, 1 kernel itself, waits
+//   quick_exit     500 20-us kernels launched without waiting, then quick_exit(5)
+//   abort          100 kernels, synchronized, then abort()
+//   segv           100 kernels, synchronized, then a write through a null pointer
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 #include <signal.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <condition_variable>
@@ -181,6 +190,71 @@ int runGraph() {
   return first == 3 ? 0 : 1;
 }
 
+int runKernels(int n) {
+  int* d;
+  CHECK_CUDA(cudaMalloc(&d, kBytes));
+  for (int i = 0; i < n; ++i) launchAddOne(d, 0);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  return 0;
+}
+
+// Before any CUDA call: a child forked after the parent initialized CUDA could not use it.
+int runForkThenCuda() {
+  pid_t child = fork();
+  if (child == 0) std::exit(runKernels(5));
+  int status = 0;
+  int rc = runKernels(3);
+  waitpid(child, &status, 0);
+  return rc == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+pid_t startSelf(const char* self, const char* mode, const char* arg) {
+  pid_t child = fork();
+  if (child == 0) {
+    execl(self, self, mode, arg, static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return child;
+}
+
+int waitAll(const std::vector<pid_t>& children) {
+  int failures = 0;
+  for (pid_t child : children) {
+    int status = 0;
+    waitpid(child, &status, 0);
+    failures += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+int runSubprocess(const char* self) {
+  runKernels(2);
+  return waitAll({startSelf(self, "kernels", "3")});
+}
+
+int runMulti(const char* self, int n) {
+  std::vector<pid_t> children;
+  for (int i = 0; i < n; ++i) children.push_back(startSelf(self, "kernels", "50"));
+  runKernels(1);
+  return waitAll(children);
+}
+
+int runQuickExit() {
+  for (int i = 0; i < 500; ++i) sleepKernel<<<1, 1>>>(20000);
+  CHECK_CUDA(cudaGetLastError());
+  std::quick_exit(5);
+}
+
+int runFatal(bool segv) {
+  rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);  // a CUDA process's core file is large and slow to write
+  runKernels(100);
+  if (!segv) std::abort();
+  volatile int* nowhere = nullptr;
+  *nowhere = 1;
+  return 0;
+}
+
 int runExitFromThread() {
   int* d;
   CHECK_CUDA(cudaMalloc(&d, kBytes));
@@ -194,6 +268,7 @@ int runExitFromThread() {
 
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "probe";
+  if (!std::strcmp(mode, "fork_cuda")) return runForkThenCuda();
   bool own_handler = !std::strcmp(mode, "spin_handler") && argc > 3;
   if (own_handler && !std::strcmp(argv[3], "before")) installStopHandler();
   int devices = 0;
@@ -207,6 +282,12 @@ int main(int argc, char** argv) {
   if (!std::strcmp(mode, "threads")) return runThreads();
   if (!std::strcmp(mode, "graph")) return runGraph();
   if (!std::strcmp(mode, "exit_thread")) return runExitFromThread();
+  if (!std::strcmp(mode, "kernels") && argc > 2) return runKernels(std::atoi(argv[2]));
+  if (!std::strcmp(mode, "subprocess")) return runSubprocess(argv[0]);
+  if (!std::strcmp(mode, "multi") && argc > 2) return runMulti(argv[0], std::atoi(argv[2]));
+  if (!std::strcmp(mode, "quick_exit")) return runQuickExit();
+  if (!std::strcmp(mode, "abort")) return runFatal(false);
+  if (!std::strcmp(mode, "segv")) return runFatal(true);
   std::fprintf(stderr, "unknown mode %s\n", mode);
   return 2;
 }

@@ -9,6 +9,8 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
+#include <utility>
 #include <fcntl.h>
 #include <fstream>
 #include <string>
@@ -94,6 +96,12 @@ const char* kNoBadTimes =
 const char* kKernelsOnNullStream =
     "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN TARGET_INFO_CUDA_CONTEXT_INFO c "
     "ON k.contextId = c.contextId WHERE k.streamId = c.nullStreamId";
+
+// Each kernel joins exactly one launch call of its own process.
+const char* kKernelsJoinTheirLaunch =
+    "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN CUPTI_ACTIVITY_KIND_RUNTIME r "
+    "ON r.correlationId = k.correlationId AND (r.globalTid >> 24) = (k.globalPid >> 24) "
+    "JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE 'cudaLaunchKernel%'";
 
 std::int64_t apiCount(const TraceFile& trace, const std::string& name) {
   return trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s "
@@ -243,14 +251,164 @@ TEST_CASE("SIGKILL in the middle: a valid file holding what was committed") {
   CHECK(trace.integer(kNoBadTimes) == 0);
 }
 
-TEST_CASE("fork: the child traces nothing and leaves the parent's file intact") {
+TEST_CASE("fork after CUDA: the child traces nothing, holds nothing up, leaves the parent's file intact") {
   std::string path = tracePath("fork");
   REQUIRE(record(path, {"fork"}) == 0);
   INFO(readFile(path + ".log"));
   TraceFile trace(path);
   CHECK(trace.session("complete") == "1");
+  CHECK(trace.session("processes") == "1");
   CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") == 4);
   CHECK(trace.text("PRAGMA integrity_check") == "ok");
+}
+
+TEST_CASE("fork without exec before CUDA: parent and child both traced, into one file") {
+  std::string path = tracePath("fork_cuda");
+  REQUIRE(record(path, {"fork_cuda"}) == 0);
+  std::string log = readFile(path + ".log");
+  INFO(log);
+  TraceFile trace(path);
+  CHECK(trace.session("complete") == "1");
+  CHECK(trace.session("processes") == "2");
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") == 8);
+  CHECK(trace.text("SELECT group_concat(n, ',') FROM (SELECT count(*) AS n FROM CUPTI_ACTIVITY_KIND_KERNEL "
+                   "GROUP BY globalPid ORDER BY n)") == "3,5");
+  CHECK(trace.integer(kKernelsJoinTheirLaunch) == 8);
+  CHECK(linesWith(log, "    pid ").size() == 2);
+}
+
+TEST_CASE("subprocess (fork + exec) that uses CUDA: traced, with its own command line") {
+  std::string path = tracePath("subprocess");
+  REQUIRE(record(path, {"subprocess"}) == 0);
+  INFO(readFile(path + ".log"));
+  TraceFile trace(path);
+  CHECK(trace.session("complete") == "1");
+  CHECK(trace.session("processes") == "2");
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") == 5);
+  CHECK(trace.integer("SELECT count(*) FROM CUOVERLAP_PROCESS_SESSION WHERE key = 'command' AND "
+                      "value LIKE '%collector_probe_app kernels 3'") == 1);
+  CHECK(trace.integer(kKernelsJoinTheirLaunch) == 5);
+}
+
+TEST_CASE("several CUDA processes at once: one trace, every kernel joined to its own launch") {
+  std::string path = tracePath("multi");
+  REQUIRE(record(path, {"multi", "4"}) == 0);
+  INFO(readFile(path + ".log"));
+  TraceFile trace(path);
+  CHECK(trace.session("complete") == "1");
+  CHECK(trace.session("processes") == "5");
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") == 4 * 50 + 1);
+  CHECK(trace.integer("SELECT count(DISTINCT correlationId) FROM CUPTI_ACTIVITY_KIND_KERNEL") == 201);
+  CHECK(trace.integer(kKernelsJoinTheirLaunch) == 201);
+  CHECK(trace.integer("SELECT count(*) FROM TARGET_INFO_GPU") >= 1);
+  CHECK(trace.integer(kNoBadTimes) == 0);
+}
+
+TEST_CASE("per-process files with %p: one file per CUDA process, each reported") {
+  std::string pattern = g_dir + "/multi-%p.sqlite";
+  REQUIRE(record(pattern, {"multi", "2"}) == 0);
+  std::string log = readFile(pattern + ".log");
+  INFO(log);
+  CHECK(linesWith(log, "cuoverlap: trace " + g_dir + "/multi-").size() == 3);
+}
+
+TEST_CASE("quick_exit right after launching: every kernel reaches the file, exit code kept") {
+  std::string path = tracePath("quick_exit");
+  CHECK(record(path, {"quick_exit"}) == 5);
+  INFO(readFile(path + ".log"));
+  TraceFile trace(path);
+  CHECK(trace.session("complete") == "1");
+  CHECK(trace.text("SELECT value FROM CUOVERLAP_PROCESS_SESSION WHERE key = 'ended_by'") == "quick_exit");
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") == 500);
+  CHECK(trace.integer(kNoBadTimes) == 0);
+}
+
+TEST_CASE("abort and SIGSEGV: flushed, then the same death") {
+  for (auto [mode, signal_number] : {std::pair<std::string, int>{"abort", SIGABRT}, {"segv", SIGSEGV}}) {
+    INFO(mode);
+    std::string path = tracePath(mode);
+    CHECK(record(path, {mode}) == 128 + signal_number);
+    INFO(readFile(path + ".log"));
+    TraceFile trace(path);
+    CHECK(trace.text("PRAGMA integrity_check") == "ok");
+    CHECK(trace.session("complete") == "1");
+    CHECK(trace.text("SELECT value FROM CUOVERLAP_PROCESS_SESSION WHERE key = 'ended_by'") ==
+          "signal " + std::to_string(signal_number));
+    CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") == 100);
+  }
+}
+
+TEST_CASE("SIGKILL after 1 s: the file holds all but the last commit interval") {
+  std::string path = tracePath("sigkill_1s"), ready = g_dir + "/sigkill_1s.ready";
+  pid_t cli = startRecord(path, {"spin", ready});
+  REQUIRE(waitForFile(ready, 60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  std::int64_t killed_ns = static_cast<std::int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+  kill(std::stoi(readFile(ready)), SIGKILL);
+  CHECK(waitExit(cli) == 128 + SIGKILL);
+  INFO(readFile(path + ".log"));
+  TraceFile trace(path);
+  CHECK(trace.text("PRAGMA integrity_check") == "ok");
+  CHECK(trace.session("complete").empty());
+  // 1 ms kernels, one at a time: about 1100 ran; a 100 ms commit interval and a 100 ms flush
+  // period lose at most ~200 ms of them (400 ms allowed for scheduling).
+  std::int64_t last_end = trace.integer("SELECT max(end) FROM CUPTI_ACTIVITY_KIND_KERNEL");
+  INFO("last kernel ended " << (killed_ns - last_end) / 1000000 << " ms before the kill");
+  CHECK(killed_ns - last_end < 400 * 1000000LL);
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") >= 700);
+  CHECK(trace.integer(kNoBadTimes) == 0);
+}
+
+TEST_CASE("SIGINT twice: the second one ends the program at once, by SIGINT") {
+  std::string path = tracePath("sigint_twice"), ready = g_dir + "/sigint_twice.ready";
+  pid_t cli = startRecord(path, {"spin", ready});
+  REQUIRE(waitForFile(ready, 60));
+  pid_t app = std::stoi(readFile(ready));
+  kill(app, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));  // two signals, not one pending
+  kill(app, SIGINT);
+  CHECK(waitExit(cli) == 128 + SIGINT);
+  INFO(readFile(path + ".log"));
+}
+
+TEST_CASE("SIGHUP without a handler: flushed, complete, dies by SIGHUP") {
+  std::string path = tracePath("sighup"), ready = g_dir + "/sighup.ready";
+  pid_t cli = startRecord(path, {"spin", ready});
+  REQUIRE(waitForFile(ready, 60));
+  kill(cli, SIGHUP);  // forwarded to the program
+  CHECK(waitExit(cli) == 128 + SIGHUP);
+  INFO(readFile(path + ".log"));
+  TraceFile trace(path);
+  CHECK(trace.session("complete") == "1");
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") > 100);
+}
+
+TEST_CASE("--api all records every call; lean records only the chosen ones") {
+  std::string lean = tracePath("api_lean"), all = g_dir + "/api_all.sqlite";
+  REQUIRE(record(lean, {"basic"}) == 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int log = open((all + ".log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(log, 2);
+    execl(CUOVERLAP_CLI, CUOVERLAP_CLI, "record", "--api", "all", "-o", all.c_str(), "--",
+          CUOVERLAP_PROBE_APP, "basic", static_cast<char*>(nullptr));
+    _exit(126);
+  }
+  REQUIRE(waitExit(pid) == 0);
+  TraceFile lean_trace(lean), all_trace(all);
+  const char* queries = "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId "
+                        "WHERE s.value LIKE 'cudaGetLastError%' OR s.value LIKE 'cudaGetDevice%'";
+  CHECK(lean_trace.integer(queries) == 0);
+  CHECK(all_trace.integer(queries) >= 6);
+  CHECK(lean_trace.session("api_tracing") == "lean");
+  CHECK(lean_trace.integer("SELECT CAST(value AS INTEGER) FROM CUOVERLAP_PROCESS_SESSION WHERE key = 'lean_api_calls'") > 50);
+  CHECK(all_trace.session("api_tracing") == "all");
+  CHECK(apiCount(lean_trace, "cudaLaunchKernel_v7000") == 6);
+  CHECK(apiCount(all_trace, "cudaLaunchKernel_v7000") == 6);
+  WARN("runtime+driver rows, lean: " << lean_trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME")
+       << ", all: " << all_trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME"));
 }
 
 TEST_CASE("8 threads launching at once: every kernel, every stream, every thread") {
