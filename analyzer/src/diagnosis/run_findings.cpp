@@ -19,6 +19,7 @@ void runRules(const DeviceView& view, std::vector<Finding>& findings) {
       findSyncMemset,             findBlockingSyncCall,
       findImplicitSyncCall,       findEventWaitSerialization,
       findHostLaunchBound,        findDeviceSaturatingKernel,
+      findHostBusy,               findModuleLoad,
   };
   std::vector<Finding> device_findings;
   for (RuleFn rule : kRules) {

@@ -24,6 +24,8 @@ std::optional<Finding> findImplicitSyncCall(const DeviceView& view);
 std::optional<Finding> findEventWaitSerialization(const DeviceView& view);
 std::optional<Finding> findHostLaunchBound(const DeviceView& view);
 std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view);
+std::optional<Finding> findHostBusy(const DeviceView& view);
+std::optional<Finding> findModuleLoad(const DeviceView& view);
 // Runs last: names which of the device's `earlier` findings explain the lost overlap.
 std::optional<Finding> findLowOverlap(const DeviceView& view, const std::vector<Finding>& earlier);
 

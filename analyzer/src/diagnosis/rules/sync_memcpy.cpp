@@ -1,7 +1,7 @@
 // sync-memcpy: copies issued with a synchronous API (cudaMemcpy, cudaMemcpy2D, cuMemcpyHtoD, ...;
 // any copy API without "Async") that have GPU work before and after them. The host blocks until
 // the copy (and all earlier work of the legacy stream) is done, so it cannot queue further work.
-// Cost: the device idle time from the end of each copy to the start of the next op.
+// Cost: as a host-blocking call (synchronous_transfer.h, host_blocking_cost.cpp).
 // Needs: the launch call, or the collector's async flag.
 #include <fmt/format.h>
 
