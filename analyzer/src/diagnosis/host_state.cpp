@@ -6,16 +6,17 @@
 //     the outermost call owns its whole extent (up to the latest end among the calls nested in
 //     it), so no time is counted twice;
 //   - a nested call refines the part of the outer call it covers when it says more: module
-//     loading inside anything (lazy loading inside a launch), and a blocking or allocating call
-//     inside a call that is neither;
+//     loading inside anything (lazy loading inside a launch), and a pageable copy, blocking or
+//     allocating call inside a call that is none of these;
 //   - a lazy first launch: the first launch of a kernel (by name) that took at least 10x the
 //     median launch call of the view and at least 50 µs more than it spent that excess loading the
 //     kernel's module (CUDA_MODULE_LOADING=LAZY, the default since CUDA 11.7): the first part of
 //     the call is module loading, the rest an ordinary launch;
 //   - time between segments is kCpu: the thread ran its own code (or slept) in no CUDA call.
-// A call's activity: host-blocking calls (synchronize, synchronous memcpy/memset) -> kBlocking,
-// allocations -> kAllocation, cuModuleLoad*/cuLibraryLoad*/cudaLibraryLoad*/cuLink* ->
-// kModuleLoad, anything else -> kApi.
+// A call's activity: the call of a copy from or to pageable memory -> kPageableCopy (the driver
+// stages it through a pinned buffer, also after the DMA ended), host-blocking calls (synchronize,
+// synchronous memcpy/memset) -> kBlocking, allocations -> kAllocation,
+// cuModuleLoad*/cuLibraryLoad*/cudaLibraryLoad*/cuLink* -> kModuleLoad, anything else -> kApi.
 // Queries binary-search a thread's segments by time: O(log n + parts returned).
 #include "diagnosis/host_state.h"
 
@@ -33,7 +34,7 @@ constexpr Ns kLazyLaunchFactor = 10;
 constexpr std::size_t kMedianSample = 100'000;
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
-HostActivity activityOf(ApiKind kind) {
+HostActivity activityOfKind(ApiKind kind) {
   if (isHostBlocking(kind)) return HostActivity::kBlocking;
   if (kind == ApiKind::kAllocation) return HostActivity::kAllocation;
   if (kind == ApiKind::kModuleLoad) return HostActivity::kModuleLoad;
@@ -44,6 +45,7 @@ HostActivity activityOf(ApiKind kind) {
 // better than the outer call does.
 bool refines(HostActivity outer, HostActivity nested) {
   if (nested == HostActivity::kModuleLoad) return outer != HostActivity::kModuleLoad;
+  if (nested == HostActivity::kPageableCopy) return outer == HostActivity::kApi;
   return outer == HostActivity::kApi &&
          (nested == HostActivity::kBlocking || nested == HostActivity::kAllocation);
 }
@@ -67,7 +69,28 @@ Ns medianOf(const std::vector<Ns>& values) {
 
 HostState::HostState(const DeviceView& view) {
   findLazyFirstLaunches(view);
+  findPageableCopyCalls(view);
   buildTimelines(view);
+}
+
+void HostState::findPageableCopyCalls(const DeviceView& view) {
+  for (const ScopedOp scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    if (op.kind != OpKind::kMemcpy ||
+        (op.src_kind != MemKind::kPageable && op.dst_kind != MemKind::kPageable)) {
+      continue;
+    }
+    if (const auto call = view.launchCall(op)) pageable_calls_.push_back(static_cast<std::uint32_t>(*call));
+  }
+  std::sort(pageable_calls_.begin(), pageable_calls_.end());
+}
+
+HostActivity HostState::activityOf(const DeviceView& view, std::uint32_t call) const {
+  if (!pageable_calls_.empty() &&
+      std::binary_search(pageable_calls_.begin(), pageable_calls_.end(), call)) {
+    return HostActivity::kPageableCopy;
+  }
+  return activityOfKind(view.callKind(call));
 }
 
 void HostState::findLazyFirstLaunches(const DeviceView& view) {
@@ -178,12 +201,12 @@ void HostState::appendThread(const DeviceView& view, const std::uint32_t* first,
                              const std::uint32_t* last) {
   while (first != last) {
     const std::uint32_t outer = *first++;
-    const HostActivity outer_activity = activityOf(view.callKind(outer));
+    const HostActivity outer_activity = activityOf(view, outer);
     Ns outer_end = view.call(outer).end;
     Ns cursor = view.call(outer).start;
     for (; first != last && view.call(*first).start < outer_end; ++first) {
       const RuntimeCall& nested = view.call(*first);
-      const HostActivity activity = activityOf(view.callKind(*first));
+      const HostActivity activity = activityOf(view, *first);
       if (refines(outer_activity, activity)) {
         const Ns from = std::max(nested.start, cursor);
         const Ns to = std::min(nested.end, outer_end);
@@ -212,6 +235,14 @@ std::optional<std::size_t> HostState::lastCallBefore(std::uint32_t thread, Ns ti
   auto it = std::partition_point(first, last, [&](const HostSegment& s) { return s.end <= time; });
   if (it == first) return std::nullopt;
   return (it - 1)->call;
+}
+
+std::optional<std::size_t> HostState::firstCallAfter(std::uint32_t thread, Ns time) const {
+  const auto first = segments_.begin() + static_cast<std::ptrdiff_t>(thread_begin_[thread]);
+  const auto last = segments_.begin() + static_cast<std::ptrdiff_t>(thread_begin_[thread + 1]);
+  auto it = std::partition_point(first, last, [&](const HostSegment& s) { return s.start < time; });
+  if (it == last) return std::nullopt;
+  return it->call;
 }
 
 std::vector<HostPart> HostState::partsWithin(std::uint32_t thread, Ns from, Ns to) const {

@@ -20,6 +20,7 @@ enum class HostActivity : std::uint8_t {
   kBlocking,    // in a host-blocking call: synchronize, synchronous memcpy/memset
   kAllocation,  // in an allocation, free, host allocation or registration
   kModuleLoad,  // loading, JIT-compiling or linking modules (incl. a lazy first launch)
+  kPageableCopy,  // in the call of a copy from/to pageable memory (the driver stages it)
   kApi,         // in any other CUDA call (launches, async copies, event records, queries)
 };
 
@@ -54,6 +55,8 @@ class HostState {
 
   // The outermost call of `thread` that ended last at or before `time`.
   std::optional<std::size_t> lastCallBefore(std::uint32_t thread, Ns time) const;
+  // The first call of `thread` that began at or after `time`.
+  std::optional<std::size_t> firstCallAfter(std::uint32_t thread, Ns time) const;
 
   // Time of `call` (a launch) that was module loading: the excess of a lazy first launch.
   Ns moduleLoadWithin(std::size_t call) const;
@@ -65,6 +68,8 @@ class HostState {
 
  private:
   void findLazyFirstLaunches(const DeviceView& view);
+  void findPageableCopyCalls(const DeviceView& view);
+  HostActivity activityOf(const DeviceView& view, std::uint32_t call) const;
   void buildTimelines(const DeviceView& view);
   void appendThread(const DeviceView& view, const std::uint32_t* first, const std::uint32_t* last);
   void appendPiece(const DeviceView& view, std::uint32_t call, HostActivity activity, Ns from,
@@ -76,6 +81,8 @@ class HostState {
   // start and disjoint.
   std::vector<std::size_t> thread_begin_;
   std::vector<HostSegment> segments_;
+  // Calls that launched a copy from or to pageable memory, sorted.
+  std::vector<std::uint32_t> pageable_calls_;
   // (launch call, module-load ns at its start), sorted by call.
   std::vector<std::pair<std::uint32_t, Ns>> lazy_launches_;
 };

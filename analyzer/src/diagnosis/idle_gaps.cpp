@@ -5,6 +5,8 @@
 // that issued the gap's next op (the thread of its launch call) was doing, from the host-state
 // model (host_state.h). Let the launch call run from L0 to L1:
 //   before L0, by the thread's state:
+//     pageable-staging in the call of a copy from or to pageable memory (the driver stages it
+//                      through a pinned buffer, and copies it out after a DtoH DMA ended);
 //     sync-wait        in a host-blocking call (synchronize, synchronous memcpy/memset);
 //     allocation       in an allocation, free, host allocation or registration;
 //     module-load      loading, JIT-compiling or linking modules, or a lazy first launch;
@@ -44,6 +46,7 @@ GapCause causeOf(HostActivity activity) {
     case HostActivity::kBlocking: return GapCause::kSyncWait;
     case HostActivity::kAllocation: return GapCause::kAllocation;
     case HostActivity::kModuleLoad: return GapCause::kModuleLoad;
+    case HostActivity::kPageableCopy: return GapCause::kPageableStaging;
     case HostActivity::kApi: break;
   }
   return GapCause::kHostLaunch;

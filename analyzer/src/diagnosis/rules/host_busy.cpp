@@ -30,7 +30,8 @@ constexpr Ns kShortKernelNs = 50'000;
 
 struct Stretch {
   Interval time;
-  std::size_t launch = 0;  // the call that ended it (or ended the gap's host parts)
+  std::size_t launch = 0;         // the launch call of the op that ended the gap
+  bool before_module_load = false;  // module loading followed it in the same gap
 };
 
 // The innermost NVTX range of the thread (or a start/end range of its process) around `time`.
@@ -62,8 +63,11 @@ Evidence describeStretch(const DeviceView& view, const Stretch& stretch, bool de
   const std::string range = nvtxRangeAt(view.trace(), launch.pid, launch.tid, stretch.time.start);
   if (!range.empty()) evidence.detail += fmt::format(", in NVTX range \"{}\"", range);
   evidence.detail += fmt::format("; after {}, before {}",
-                                 before ? std::string(view.callName(*before)) : "the first call",
+                                 before ? std::string(view.callName(*before)) : "its first CUDA call",
                                  view.callName(stretch.launch));
+  // Code loaded right after the host's own work: a JIT compiler (NVRTC, NVVM, XLA, Triton) ran
+  // in the program's own code and produced it.
+  if (stretch.before_module_load) evidence.detail += "; module loading followed: likely JIT compilation";
   return evidence;
 }
 
@@ -91,11 +95,21 @@ bool inLaunchLoop(const DeviceView& view, const Interval& gap) {
 std::optional<Finding> findHostBusy(const DeviceView& view) {
   std::vector<Stretch> stretches;
   Ns total = 0;
+  std::size_t gap_first = 0;  // the first stretch of the current gap
+  Ns current_gap = -1;
   forEachGapHostPart(view, [&](const Interval& gap, const HostPart& part, std::size_t launch) {
+    if (gap.start != current_gap) {
+      current_gap = gap.start;
+      gap_first = stretches.size();
+    }
+    if (part.activity == HostActivity::kModuleLoad) {
+      for (std::size_t i = gap_first; i < stretches.size(); ++i) stretches[i].before_module_load = true;
+      gap_first = stretches.size();
+    }
     const Ns length = part.end - part.start;
     if (part.activity != HostActivity::kCpu || length < kMinimumCostNs) return;
     if (length < kLaunchLoopStretchNs && inLaunchLoop(view, gap)) return;
-    stretches.push_back({{part.start, part.end}, launch});
+    stretches.push_back({{part.start, part.end}, launch, false});
     total += part.end - part.start;
   });
   const double span = static_cast<double>(view.spanLength());
