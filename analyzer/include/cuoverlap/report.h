@@ -65,10 +65,10 @@ struct IdleGap {
   Ns start = 0;
   Ns end = 0;
   GapCause cause = GapCause::kUnknown;  // the largest of `causes`
-  std::vector<GapCausePart> causes;      // per cause, the largest first; they add up to duration()
   std::optional<std::size_t> prev_op;   // index into Trace::ops
   std::optional<std::size_t> next_op;   // index into Trace::ops
   std::optional<std::size_t> call;      // index into Trace::runtime_calls: the call involved
+  std::vector<GapCausePart> causes{};   // per cause, the largest first; they add up to duration()
   Ns duration() const { return end - start; }
 };
 
