@@ -53,6 +53,7 @@ const std::vector<std::string>& knownFindingIds() {
       "sync-memcpy",           "sync-memset",        "blocking-sync-call",
       "implicit-sync-call",    "event-wait-serialization", "host-launch-bound",
       "device-saturating-kernel", "low-overlap",
+      "host-busy",             "module-load",
   };
   return kIds;
 }
