@@ -76,6 +76,7 @@ const std::vector<std::string>& knownFindingIds() {
       "implicit-sync-call",    "event-wait-serialization", "host-launch-bound",
       "device-saturating-kernel", "low-overlap",
       "exposed-communication",    "communication-serialized", "rank-straggler",
+      "host-busy",             "module-load",
   };
   return kIds;
 }

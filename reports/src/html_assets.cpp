@@ -38,6 +38,7 @@ rect.merged{opacity:.75}
 .gap{opacity:.45}
 .g-sync-wait{fill:#e35d5b;background:#e35d5b}.g-allocation{fill:#f29cb4;background:#f29cb4}.g-pageable-staging{fill:#f4b860;background:#f4b860}
 .g-host-launch{fill:#7cc6c0;background:#7cc6c0}.g-dependency{fill:#b8a9d9;background:#b8a9d9}.g-unknown{fill:#c9ccd1;background:#c9ccd1}
+.g-module-load{fill:#9bb86a;background:#9bb86a}.g-host-busy{fill:#e8d46a;background:#e8d46a}
 .legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:12px;color:var(--muted);margin-top:8px}
 .legend span{display:inline-flex;align-items:center;gap:4px}
 i.sw{display:inline-block;width:12px;height:12px;border-radius:2px}

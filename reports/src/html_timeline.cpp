@@ -239,7 +239,8 @@ void appendLegend(std::string& out, std::uint64_t items, std::uint64_t merged, s
   }
   out += "<span><i class=\"sw nvtx\"></i>NVTX</span>";
   for (GapCause cause : {GapCause::kSyncWait, GapCause::kAllocation, GapCause::kPageableStaging,
-                         GapCause::kHostLaunch, GapCause::kDependency, GapCause::kUnknown}) {
+                         GapCause::kHostLaunch, GapCause::kDependency, GapCause::kModuleLoad,
+                         GapCause::kHostBusy, GapCause::kUnknown}) {
     fmt::format_to(std::back_inserter(out), "<span><i class=\"sw gap {}\"></i>gap: {}</span>",
                    gapClass(cause), gapCauseName(cause));
   }

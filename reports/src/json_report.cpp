@@ -15,8 +15,13 @@ Json optionalIndex(const std::optional<std::size_t>& index) {
 }
 
 Json gapToJson(const IdleGap& gap) {
+  Json causes = Json::array();
+  for (const GapCausePart& part : gap.causes) {
+    causes.push_back({{"cause", gapCauseName(part.cause)}, {"ns", part.ns}});
+  }
   return Json{{"start", gap.start},           {"end", gap.end},
               {"duration_ns", gap.duration()}, {"cause", gapCauseName(gap.cause)},
+              {"causes", causes},
               {"prev_op", optionalIndex(gap.prev_op)}, {"next_op", optionalIndex(gap.next_op)},
               {"call", optionalIndex(gap.call)}};
 }

@@ -86,7 +86,7 @@ void appendGaps(std::string& out, const DeviceReport& device, const TraceReport&
   for (const IdleGap& gap : gaps.largest) {
     fmt::format_to(std::back_inserter(out), "| +{} | {} | {} | {} | {} | {} |\n",
                    formatDuration(gap.start - origin),
-                   formatDuration(gap.duration()), gapCauseName(gap.cause),
+                   formatDuration(gap.duration()), render::describeGapCauses(gap),
                    escapeMarkdown(render::describeOp(trace.trace, gap.prev_op)),
                    escapeMarkdown(render::describeOp(trace.trace, gap.next_op)),
                    escapeMarkdown(render::describeCall(trace.trace, gap.call)));

@@ -22,6 +22,8 @@ std::string_view gapCauseName(GapCause cause) {
     case GapCause::kPageableStaging: return "pageable-staging";
     case GapCause::kHostLaunch: return "host-launch";
     case GapCause::kDependency: return "dependency";
+    case GapCause::kModuleLoad: return "module-load";
+    case GapCause::kHostBusy: return "host-busy";
     case GapCause::kUnknown: return "unknown";
   }
   return "unknown";

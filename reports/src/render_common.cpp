@@ -97,4 +97,16 @@ std::vector<const Finding*> findingsWorstFirst(const std::vector<Finding>& findi
   return ordered;
 }
 
+std::string describeGapCauses(const IdleGap& gap) {
+  std::string text(gapCauseName(gap.cause));
+  if (gap.causes.size() < 2) return text;
+  text += " (";
+  for (std::size_t i = 0; i < gap.causes.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += std::string(gapCauseName(gap.causes[i].cause)) + " " +
+            units::formatDuration(gap.causes[i].ns);
+  }
+  return text + ")";
+}
+
 }  // namespace cuoverlap::render

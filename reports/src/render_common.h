@@ -38,6 +38,10 @@ TimeWindow deviceWindow(const TraceReport& trace, std::uint16_t device_id);
 // ("+5.2 µs"), like the gaps; the raw timestamp in ns when the device is not in the report.
 std::string evidenceTime(const TraceReport& trace, const Finding& finding, Ns time);
 
+// A gap's cause with its parts when it has several: "host-busy (host-busy 3.7 s, sync-wait 4.4 µs)";
+// just the cause name when it has one part.
+std::string describeGapCauses(const IdleGap& gap);
+
 // Errors before warnings before info; within a severity the most time lost first.
 std::vector<const Finding*> findingsWorstFirst(const std::vector<Finding>& findings);
 

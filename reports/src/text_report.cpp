@@ -114,7 +114,7 @@ void renderGaps(const GapAnalysis& gaps, Ns origin, std::ostream& out) {
   if (!gaps.largest.empty()) out << "    largest:\n";
   for (const IdleGap& g : gaps.largest) {
     out << fmt::format("      at +{:<12} {:>12}  {}\n", formatDuration(g.start - origin),
-                       formatDuration(g.duration()), gapCauseName(g.cause));
+                       formatDuration(g.duration()), render::describeGapCauses(g));
   }
 }
 

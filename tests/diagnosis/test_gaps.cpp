@@ -52,12 +52,41 @@ TEST_CASE("an op launched long before the gap but waiting is a dependency") {
 TEST_CASE("a synchronize in progress during the gap that returned before the launch is sync-wait") {
   TraceBuilder b;
   b.launch(13, 0, 5, 10, 100);
-  b.call("cudaStreamSynchronize_v3020", 6, 103);
+  b.call("cudaStreamSynchronize_v3020", 6, 118);  // returned 18 µs into the gap
   b.launch(13, 120, 125, 130, 200);
   const GapAnalysis gaps = gapsOf(b);
   CHECK(onlyCause(gaps) == GapCause::kSyncWait);
   REQUIRE(gaps.largest[0].call);
   CHECK(b.trace().runtime_calls[*gaps.largest[0].call].start == 6'000);
+  // 18 µs blocked, 2 µs in no call, 5 µs launching, 5 µs until the kernel started.
+  const std::vector<GapCausePart>& parts = gaps.largest[0].causes;
+  REQUIRE(parts.size() == 3);
+  CHECK(parts[0].cause == GapCause::kSyncWait);
+  CHECK(parts[0].ns == 18'000);
+  CHECK(parts[1].cause == GapCause::kHostLaunch);
+  CHECK(parts[1].ns == 10'000);
+  CHECK(parts[2].cause == GapCause::kHostBusy);
+  CHECK(parts[2].ns == 2'000);
+}
+
+TEST_CASE("CPU work after a synchronize returned is host-busy, not sync-wait") {
+  // scan_run's shape: the synchronize returns 4 µs after the device drained, then the host
+  // allocates a std::vector for 37 ms with no CUDA call before the next copy.
+  TraceBuilder b;
+  b.launch(13, 0, 5, 10, 100);
+  b.call("cudaEventSynchronize_v3020", 40, 104);
+  b.copyCall("cudaMemcpy_v3020", 13, 37'100, 37'150, 37'140, 37'200, CopyKind::kDtoH);
+  const GapAnalysis gaps = gapsOf(b);
+  CHECK(onlyCause(gaps) == GapCause::kHostBusy);
+  CHECK_FALSE(gaps.largest[0].call);  // host-busy names no call
+  Ns sum = 0;
+  for (const GapCausePart& part : gaps.largest[0].causes) sum += part.ns;
+  CHECK(sum == gaps.largest[0].duration());
+  REQUIRE(gaps.largest[0].causes.size() == 3);
+  CHECK(gaps.largest[0].causes[0].ns == 36'996'000);  // 104 µs .. 37 100 µs
+  CHECK(gaps.largest[0].causes[1].cause == GapCause::kHostLaunch);  // 37 100 .. 37 140
+  CHECK(gaps.largest[0].causes[2].cause == GapCause::kSyncWait);    // 100 .. 104
+  CHECK(gaps.largest[0].causes[2].ns == 4'000);
 }
 
 TEST_CASE("a synchronize that returns after the next launch began is not the cause") {
@@ -68,7 +97,7 @@ TEST_CASE("a synchronize that returns after the next launch began is not the cau
   CHECK(onlyCause(gapsOf(b)) == GapCause::kHostLaunch);
 }
 
-TEST_CASE("cudaMalloc during the gap is allocation, and sync-wait wins over it") {
+TEST_CASE("cudaMalloc during the gap is allocation; each call counts for its own time") {
   TraceBuilder b;
   b.launch(13, 0, 5, 10, 100);
   b.call("cudaMalloc_v3020", 90, 125);
@@ -80,14 +109,31 @@ TEST_CASE("cudaMalloc during the gap is allocation, and sync-wait wins over it")
   both.call("cudaDeviceSynchronize_v3020", 6, 101);
   both.call("cudaFree_v3020", 101, 125);
   both.launch(13, 126, 128, 130, 200);
-  CHECK(onlyCause(gapsOf(both)) == GapCause::kSyncWait);
+  const GapAnalysis gaps = gapsOf(both);
+  CHECK(onlyCause(gaps) == GapCause::kAllocation);  // 24 µs freeing beats 1 µs waiting
+  REQUIRE(gaps.largest[0].causes.size() == 4);
+  CHECK(gaps.largest[0].causes[0].ns == 24'000);
+  CHECK(gaps.largest[0].causes[1].cause == GapCause::kHostLaunch);  // 126 .. 130
+  CHECK(gaps.largest[0].causes[2].cause == GapCause::kSyncWait);    // 100 .. 101
+  CHECK(gaps.largest[0].causes[3].cause == GapCause::kHostBusy);    // 125 .. 126
 }
 
-TEST_CASE("a pageable copy after the gap is pageable-staging") {
+TEST_CASE("a pageable copy after the gap is pageable-staging while its call runs") {
   TraceBuilder b;
   b.launch(13, 0, 5, 10, 100);
   b.copyCall("cudaMemcpyAsync_v3020", 13, 110, 160, 130, 150, CopyKind::kHtoD, MemKind::kPageable);
   CHECK(onlyCause(gapsOf(b)) == GapCause::kPageableStaging);
+
+  // The same copy after 60 µs of CPU work: the gap is host-busy, staging only its 20 µs.
+  TraceBuilder late;
+  late.launch(13, 0, 5, 10, 100);
+  late.copyCall("cudaMemcpyAsync_v3020", 13, 160, 200, 180, 220, CopyKind::kHtoD,
+                MemKind::kPageable);
+  const GapAnalysis gaps = gapsOf(late);
+  CHECK(onlyCause(gaps) == GapCause::kHostBusy);
+  REQUIRE(gaps.largest[0].causes.size() == 2);
+  CHECK(gaps.largest[0].causes[1].cause == GapCause::kPageableStaging);
+  CHECK(gaps.largest[0].causes[1].ns == 20'000);
 }
 
 TEST_CASE("without runtime data the cause is unknown") {
@@ -135,18 +181,23 @@ TEST_CASE("the previous op of a gap is the one that ended last, not the last one
 TEST_CASE("totals per cause add up and give the share of all idle time") {
   TraceBuilder b;
   b.launch(13, 0, 5, 10, 100);
-  b.launch(13, 110, 115, 120, 200);            // host-launch, 20 µs
+  b.launch(13, 110, 115, 120, 200);            // 10 µs host-busy + 10 µs host-launch
   b.launch(13, 116, 118, 240, 300);            // dependency, 40 µs
   b.launch(13, 301, 302, 305, 400);            // 5 µs, below threshold
   const GapAnalysis gaps = gapsOf(b);
   CHECK(gaps.count == 2);
   CHECK(gaps.time_ns == 60'000);
-  REQUIRE(gaps.totals.size() == 2);
+  REQUIRE(gaps.totals.size() == 3);
   CHECK(gaps.totals[0].cause == GapCause::kDependency);  // the worst first
   CHECK(gaps.totals[0].time_ns == 40'000);
   CHECK(gaps.totals[0].share_of_idle == Approx(40.0 / 65.0));
-  CHECK(gaps.totals[1].cause == GapCause::kHostLaunch);
+  CHECK(gaps.totals[1].cause == GapCause::kHostLaunch);  // tie with host-busy: enum order
   CHECK(gaps.totals[1].count == 1);
+  CHECK(gaps.totals[1].time_ns == 10'000);
+  CHECK(gaps.totals[2].cause == GapCause::kHostBusy);
+  Ns parts = 0;
+  for (const GapCauseTotal& total : gaps.totals) parts += total.time_ns;
+  CHECK(parts == gaps.time_ns);
 }
 
 TEST_CASE("largest gaps keeps the ten longest, in time order") {
@@ -213,7 +264,7 @@ TEST_CASE("the findings skip ops with start 0 as the metrics do") {
   TraceBuilder b;
   b.copy(13, 0, 50, CopyKind::kHtoD);
   b.launch(13, 90, 95, 100, 200);
-  b.launch(13, 250, 295, 300, 400);
+  b.launch(13, 199, 295, 300, 400);  // launching through the gap: no host-busy finding either
   const Trace trace = b.build();
   AnalysisOptions options;
   const TraceReport report = analyzeTrace(trace, options);

@@ -85,7 +85,7 @@ TEST_CASE("the manifest's findings and ranges are well formed", "[workloads]") {
   const std::set<std::string> known = {
       "legacy-default-stream", "single-stream", "pageable-memcpy", "sync-memcpy", "sync-memset",
       "blocking-sync-call", "implicit-sync-call", "event-wait-serialization", "host-launch-bound",
-      "device-saturating-kernel", "low-overlap", "host-busy"};
+      "device-saturating-kernel", "low-overlap", "host-busy", "module-load"};
   for (const auto& scenario : loadManifest().at("scenarios")) {
     INFO(scenario.at("name").get<std::string>());
     for (const auto& id : scenario.at("expected_findings")) CHECK(known.count(id.get<std::string>()) == 1);

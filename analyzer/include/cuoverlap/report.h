@@ -60,24 +60,33 @@ struct DeviceMetrics {
   CommunicationMetrics communication;
 };
 
+// What the thread that issued a gap's next op was doing during (part of) the gap (docs/gaps.md).
 enum class GapCause : std::uint8_t {
-  kSyncWait, kAllocation, kPageableStaging, kHostLaunch, kDependency, kUnknown,
+  kSyncWait, kAllocation, kPageableStaging, kHostLaunch, kDependency, kModuleLoad, kHostBusy,
+  kUnknown,
+};
+
+// The time of a gap spent in one cause.
+struct GapCausePart {
+  GapCause cause = GapCause::kUnknown;
+  Ns ns = 0;
 };
 
 struct IdleGap {
   Ns start = 0;
   Ns end = 0;
-  GapCause cause = GapCause::kUnknown;
+  GapCause cause = GapCause::kUnknown;  // the largest of `causes`
   std::optional<std::size_t> prev_op;   // index into Trace::ops
   std::optional<std::size_t> next_op;   // index into Trace::ops
   std::optional<std::size_t> call;      // index into Trace::runtime_calls: the call involved
+  std::vector<GapCausePart> causes{};   // per cause, the largest first; they add up to duration()
   Ns duration() const { return end - start; }
 };
 
 struct GapCauseTotal {
   GapCause cause = GapCause::kUnknown;
-  std::uint64_t count = 0;
-  Ns time_ns = 0;
+  std::uint64_t count = 0;              // gaps with a part of this cause
+  Ns time_ns = 0;                       // the sum of those parts
   double share_of_idle = 0.0;
 };
 

@@ -13,14 +13,17 @@ namespace {
 
 constexpr std::size_t kCauseCount = static_cast<std::size_t>(GapCause::kUnknown) + 1;
 
-// Totals for the causes that occurred, the largest time first (ties in enum order).
+// Totals for the causes that occurred, summed from the gaps' parts (a gap counts once for each
+// cause it has a part of), the largest time first (ties in enum order).
 std::vector<GapCauseTotal> totalsPerCause(const std::vector<IdleGap>& gaps, Ns idle_ns) {
   std::array<GapCauseTotal, kCauseCount> totals{};
   for (std::size_t c = 0; c < kCauseCount; ++c) totals[c].cause = static_cast<GapCause>(c);
   for (const IdleGap& gap : gaps) {
-    GapCauseTotal& total = totals[static_cast<std::size_t>(gap.cause)];
-    ++total.count;
-    total.time_ns += gap.duration();
+    for (const GapCausePart& part : gap.causes) {
+      GapCauseTotal& total = totals[static_cast<std::size_t>(part.cause)];
+      ++total.count;
+      total.time_ns += part.ns;
+    }
   }
   std::vector<GapCauseTotal> result;
   for (GapCauseTotal& total : totals) {

@@ -22,6 +22,10 @@ constexpr std::array<std::string_view, 20> kAllocationApis = {
     "cuMemAllocHost", "cuMemHostAlloc", "cuMemFreeHost", "cuMemHostRegister",
     "cuMemHostUnregister", "cuMemAllocPitch"};
 
+// Module loading, JIT compilation (cuModuleLoadData of PTX, cuLink*) and linking.
+constexpr std::array<std::string_view, 4> kModuleLoadPrefixes = {"cuModuleLoad", "cuLibraryLoad",
+                                                                 "cudaLibraryLoad", "cuLink"};
+
 ApiKind classifyCopyOrSet(std::string_view base) {
   const bool is_async = contains(base, "Async");
   if (startsWith(base, "cudaMemcpy") || startsWith(base, "cuMemcpy")) {
@@ -57,6 +61,9 @@ ApiKind classifyApi(std::string_view name) {
   if (base == "cudaEventSynchronize" || base == "cuEventSynchronize") return ApiKind::kEventSync;
   if (base == "cudaStreamWaitEvent" || base == "cuStreamWaitEvent") {
     return ApiKind::kStreamWaitEvent;
+  }
+  for (std::string_view prefix : kModuleLoadPrefixes) {
+    if (startsWith(base, prefix)) return ApiKind::kModuleLoad;
   }
   if (startsWith(base, "cudaLaunch") || startsWith(base, "cuLaunch") ||
       startsWith(base, "cudaGraphLaunch") || startsWith(base, "cuGraphLaunch")) {

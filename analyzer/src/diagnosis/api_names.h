@@ -20,6 +20,7 @@ enum class ApiKind : std::uint8_t {
   kEventSync,        // cudaEventSynchronize, cuEventSynchronize
   kStreamWaitEvent,  // cudaStreamWaitEvent, cuStreamWaitEvent
   kAllocation,       // allocation/free/host allocation/registration (implicit device sync)
+  kModuleLoad,       // cuModuleLoad*, cuLibraryLoad*, cudaLibraryLoad*, cuLink*: load, JIT, link
 };
 
 // "cudaMemcpyAsync_v3020" -> "cudaMemcpyAsync"; names without a version suffix are unchanged.

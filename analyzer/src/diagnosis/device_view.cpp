@@ -8,6 +8,7 @@
 
 #include "cuoverlap/error.h"
 #include "cuoverlap/metrics.h"
+#include "diagnosis/host_state.h"
 
 namespace cuoverlap::diagnosis {
 
@@ -136,6 +137,14 @@ void DeviceView::computeIdle() {
     if (op.start > covered_until) idle_.push_back({covered_until, op.start});
     covered_until = std::max(covered_until, op.end);
   }
+  idle_before_.reserve(idle_.size() + 1);
+  idle_before_.push_back(0);
+  for (const Interval& gap : idle_) idle_before_.push_back(idle_before_.back() + gap.length());
+}
+
+const HostState& DeviceView::hostState() const {
+  if (!host_state_) host_state_ = std::make_shared<const HostState>(*this);
+  return *host_state_;
 }
 
 std::string_view DeviceView::callName(std::size_t index) const {
@@ -181,12 +190,19 @@ Ns DeviceView::idleSince(Ns time) const {
 }
 
 Ns DeviceView::idleWithin(Ns from, Ns to) const {
-  Ns total = 0;
-  auto it = std::lower_bound(idle_.begin(), idle_.end(), from,
-                             [](const Interval& gap, Ns t) { return gap.end <= t; });
-  for (; it != idle_.end() && it->start < to; ++it) {
-    total += std::max<Ns>(0, std::min(to, it->end) - std::max(from, it->start));
-  }
+  if (to <= from) return 0;
+  // Idle intervals are disjoint and sorted: whole ones between the two ends come from the prefix
+  // sums, the ends are clipped (calls spanning the trace stay O(log n)).
+  const auto first = std::lower_bound(idle_.begin(), idle_.end(), from,
+                                      [](const Interval& gap, Ns t) { return gap.end <= t; });
+  const auto last = std::lower_bound(first, idle_.end(), to,
+                                     [](const Interval& gap, Ns t) { return gap.start < t; });
+  if (first >= last) return 0;
+  const auto i = static_cast<std::size_t>(first - idle_.begin());
+  const auto j = static_cast<std::size_t>(last - idle_.begin());
+  Ns total = idle_before_[j] - idle_before_[i];
+  total -= std::max<Ns>(0, from - first->start);
+  total -= std::max<Ns>(0, (last - 1)->end - to);
   return total;
 }
 

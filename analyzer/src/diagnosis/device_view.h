@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <tuple>
@@ -21,6 +22,8 @@
 #include "diagnosis/api_names.h"
 
 namespace cuoverlap::diagnosis {
+
+class HostState;
 
 // An op of the view: its index in Trace::ops and its times clipped to the scope's window.
 struct ScopedOp {
@@ -96,6 +99,9 @@ class DeviceView {
   // Ops of the same stream (pid, context, stream) share a key.
   static std::uint64_t streamKey(const GpuOp& op);
 
+  // What each host thread of the view's processes was doing (host_state.h); built on first use.
+  const HostState& hostState() const;
+
   // Synchronization records of the view's processes inside the window.
   const std::vector<const SyncEvent*>& syncs() const { return syncs_; }
 
@@ -134,6 +140,8 @@ class DeviceView {
   std::vector<const SyncEvent*> syncs_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, const Stream*> streams_;  // pid, ctx, stream
   std::vector<Interval> idle_;
+  std::vector<Ns> idle_before_;  // [i] = total length of idle_[0 .. i): idleWithin in O(log n)
+  mutable std::shared_ptr<const HostState> host_state_;
   // Per position of ops(); 0 for a stream's first op. Empty without launch calls (readyTime
   // needs one, so nothing would read it).
   std::vector<Ns> previous_on_stream_end_;

@@ -23,6 +23,7 @@ FindingsExplained runRules(const DeviceView& view, std::vector<Finding>& finding
       findCrossStreamKernelWait,  findTransferBound,
       findExposedCommunication,
       findCommunicationSerialized,
+      findHostBusy,               findModuleLoad,
   };
   std::vector<Finding> device_findings;
   for (RuleFn rule : kRules) {

@@ -1,9 +1,9 @@
 // host-launch-bound: the device idled between short kernels because the host could not launch
 // them fast enough. Fires when the device ran at least 20 kernels, their median duration is under
-// 50 µs, and idle gaps between two kernels attributed to host-launch (of any length) add up to at
-// least 10% of the device span. Severity by share: a warning, an error from 25% of the span (as
-// every warning).
-// Cost: the total length of those host-launch gaps. Where: the gaps.
+// 50 µs, and idle gaps between two kernels attributed to host-launch or host-busy (the host was
+// late: launching, or in its own per-launch code; of any length) add up to at least 10% of the
+// device span. Severity by share: a warning, an error from 25% of the span (as every warning).
+// Cost: the total length of those gaps. Where: the gaps.
 // Needs: launch calls.
 #include <algorithm>
 
@@ -39,7 +39,8 @@ std::optional<Finding> findHostLaunchBound(const DeviceView& view) {
   const auto& ops = view.trace().ops;
   FindingBuilder builder(view, "host-launch-bound", Severity::kWarning);
   for (const IdleGap& gap : attributeGaps(view, 1)) {
-    if (gap.cause != GapCause::kHostLaunch || !gap.prev_op || !gap.next_op) continue;
+    const bool host_late = gap.cause == GapCause::kHostLaunch || gap.cause == GapCause::kHostBusy;
+    if (!host_late || !gap.prev_op || !gap.next_op) continue;
     const GpuOp& next = ops[*gap.next_op];
     if (ops[*gap.prev_op].kind != OpKind::kKernel || next.kind != OpKind::kKernel) continue;
     Evidence evidence = evidenceForOp(view, next,

@@ -1,41 +1,36 @@
 // implicit-sync-call: calls that synchronize the device implicitly (cudaMalloc, cudaFree,
-// cudaMallocHost, cudaHostAlloc, cudaFreeHost, cudaHostRegister/Unregister, their driver
-// equivalents, and synchronous memsets) issued between GPU work: after the first op of the device
-// started and before the last op started.
-// Cost of each call: the device idle time from the moment the device drained (the start of the
-// idle interval in which the call returned; never before the call began) to the start of the next
-// op that started after the call returned (idle time is charged to the first such call only).
+// cudaMallocHost, cudaHostAlloc, cudaFreeHost, cudaHostRegister/Unregister and their driver
+// equivalents) made while GPU work was in flight (the device busy for at least 1 µs during the
+// call) and followed by more GPU work. Synchronous memsets are sync-memset's.
+// Cost of each call: as blocking-sync-call (host_blocking_cost.cpp): the idle time after the drain
+// that the next op could have been spared, capped at the call's lead plus its drain, charged to
+// the first blocking call only. Calls charged less than 10 µs are not counted.
 // Needs: runtime calls.
-#include <algorithm>
-
 #include <fmt/format.h>
 
 #include "cuoverlap/units.h"
 #include "diagnosis/finding_builder.h"
+#include "diagnosis/rules/host_blocking_cost.h"
 #include "diagnosis/rules/rules.h"
 
 namespace cuoverlap::diagnosis {
 
 std::optional<Finding> findImplicitSyncCall(const DeviceView& view) {
   FindingBuilder builder(view, "implicit-sync-call", Severity::kWarning);
-  Ns charged_until = view.spanStart();
-  for (std::size_t index : view.calls()) {
-    const ApiKind kind = view.callKind(index);
-    if (kind != ApiKind::kAllocation && kind != ApiKind::kMemsetSync) continue;
-    const RuntimeCall& call = view.call(index);
-    if (view.empty() || call.start <= view.spanStart()) continue;
-    const auto next = view.firstOpStartingAtOrAfter(call.end);
-    if (!next) continue;
-    // Idle time already charged to an earlier call is not charged again.
-    const Ns from = std::max({call.start, view.idleSince(call.end), charged_until});
-    const Ns next_start = view.ops()[*next].start;
-    const Ns cost = from < next_start ? view.idleWithin(from, next_start) : 0;
-    charged_until = std::max(charged_until, next_start);
-    builder.add(cost, evidenceForCall(view, index, 0,
-                                      "device idle " + units::formatDuration(cost) + " until the next op"));
+  for (const HostBlockingCharge& charge : chargeHostBlockingCalls(view)) {
+    if (view.callKind(charge.call) != ApiKind::kAllocation) continue;
+    if (charge.idle.length() < kMinimumCostNs) continue;
+    builder.add(charge.idle,
+                evidenceForCall(view, charge.call, 0,
+                                fmt::format("waited {} for work in flight, then {} after the "
+                                            "device drained; the device idled {} that the next "
+                                            "op could have been spared",
+                                            units::formatDuration(charge.lead),
+                                            units::formatDuration(charge.drain),
+                                            units::formatDuration(charge.idle.length()))));
   }
   return builder.build(
-      fmt::format("{} allocation, free or memset calls between GPU work synchronize the device "
+      fmt::format("{} allocation or free calls between GPU work synchronized the device "
                   "implicitly",
                   builder.count()),
       "Allocate and pin buffers once before the GPU work and free them after it, or use the "

@@ -1,11 +1,8 @@
 // sync-memcpy: copies issued with a synchronous API (cudaMemcpy, cudaMemcpy2D, cuMemcpyHtoD, ...;
 // any copy API without "Async") that have GPU work before and after them. The host blocks until
 // the copy (and all earlier work of the legacy stream) is done, so it cannot queue further work.
-// Cost: the device idle time from the end of each copy to the start of the next op
-// (synchronous_transfer.h). Where (cost ledger): from each copy's end to the next op's start, so
-// that a finding charged later for the same stretch (legacy-default-stream, blocking-sync-call
-// once it states its stretches) keeps only what these do not explain; the copies' own runs stay
-// free for single-stream (hiding them under kernels is another saving).
+// Cost: as a host-blocking call (synchronous_transfer.h, host_blocking_cost.cpp): at most its lead
+// plus the drain it caused; the stretches go through the cost ledger.
 // Needs: the launch call, or the collector's async flag.
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 // sync-memset: memsets issued with a synchronous API (cudaMemset, cudaMemset2D, cuMemsetD8, ...;
 // any memset API without "Async") that have GPU work before and after them. They are ordered on
 // the legacy default stream and may block the host.
-// Cost: the device idle time from the end of each memset to the start of the next op.
+// Cost: as a host-blocking call (synchronous_transfer.h, host_blocking_cost.cpp).
 // Needs: the launch call, or the collector's async flag.
 #include <fmt/format.h>
 

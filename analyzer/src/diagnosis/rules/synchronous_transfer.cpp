@@ -1,4 +1,11 @@
+// Cost of a synchronous copy or memset (definition: synchronous_transfer.h).
 #include "diagnosis/rules/synchronous_transfer.h"
+
+#include <algorithm>
+
+#include "cuoverlap/units.h"
+#include "diagnosis/rules/host_blocking_cost.h"
+#include "diagnosis/rules/rules.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
@@ -8,18 +15,37 @@ bool issuedSynchronously(const DeviceView& view, const GpuOp& op, ApiKind sync_k
   return (op.flags & op_flag::kAsyncKnown) != 0 && (op.flags & op_flag::kAsync) == 0;
 }
 
+// Without runtime data the host is known to have blocked at least while the op ran: the idle time
+// after it, up to the next op, capped at the op's duration.
+Interval chargeWithoutCall(const DeviceView& view, const ScopedOp& op) {
+  const auto next = view.firstOpStartingAtOrAfter(op.end);
+  if (!next) return {};
+  const Ns end = std::min(view.ops()[*next].start, op.end + (op.end - op.start));
+  return {op.end, std::max(op.end, op.end + view.idleWithin(op.end, end))};
+}
+
 }  // namespace
 
 void addSynchronousTransfers(const DeviceView& view, OpKind kind, ApiKind sync_kind,
                              FindingBuilder& builder) {
+  const std::vector<HostBlockingCharge> charges = chargeHostBlockingCalls(view);
   const auto& ops = view.ops();
   for (std::size_t pos = 1; pos < ops.size(); ++pos) {
     const GpuOp& op = view.op(ops[pos]);
     if (op.kind != kind || !issuedSynchronously(view, op, sync_kind)) continue;
-    const auto next = view.firstOpStartingAtOrAfter(ops[pos].end);
-    if (!next) continue;
-    const Ns idle = view.idleWithin(ops[pos].end, ops[*next].start);
-    builder.add(idle, evidenceForOp(view, op, describeOp(view, op) + " blocked the host"));
+    Interval charged;
+    if (const auto call = view.launchCall(op)) {
+      const HostBlockingCharge* charge = chargeOf(charges, *call);
+      if (charge == nullptr) continue;
+      charged = charge->idle;
+    } else {
+      charged = chargeWithoutCall(view, ops[pos]);
+    }
+    if (charged.length() < kMinimumCostNs) continue;
+    builder.add(charged, evidenceForOp(view, op,
+                                       describeOp(view, op) + " blocked the host; the device idled " +
+                                           units::formatDuration(charged.length()) +
+                                           " that the next op could have been spared"));
   }
 }
 

@@ -1,5 +1,5 @@
 // Shared by sync-memcpy and sync-memset: which ops were issued through a synchronous API between
-// other GPU work, and the device idle time that followed each.
+// other GPU work, and what each cost.
 #pragma once
 
 #include "diagnosis/finding_builder.h"
@@ -8,7 +8,10 @@ namespace cuoverlap::diagnosis {
 
 // Adds to `builder` every op of `kind` issued synchronously (launch call of `sync_kind`, or, with
 // no runtime data, the op's async flag known and clear) that has GPU work before and after it.
-// Cost of each: device idle time from its end to the start of the next op.
+// Cost of each: with its call, the call's charge as a host-blocking call (host_blocking_cost.cpp:
+// idle time after the drain the next op could have been spared, capped at the call's lead plus
+// drain, never charged twice); without runtime data, the idle time after the op up to the next
+// op, capped at the op's own duration. Instances under 10 µs are not counted.
 void addSynchronousTransfers(const DeviceView& view, OpKind kind, ApiKind sync_kind,
                              FindingBuilder& builder);
 

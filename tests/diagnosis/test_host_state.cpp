@@ -1,0 +1,238 @@
+// The host-state model (analyzer/src/diagnosis/host_state.cpp) through the gaps and findings it
+// decides: what the issuing thread was doing in each part of a gap, the host-time costs of
+// synchronizes, allocations and synchronous copies, host-busy and module-load, and the cost of
+// the queries on calls that span the whole trace.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+
+#include "cuoverlap/analysis.h"
+#include "cuoverlap/diagnosis.h"
+#include "findings_test_util.h"
+#include "trace_builder.h"
+
+namespace cuoverlap {
+namespace {
+
+using test::findingById;
+using test::findingsOf;
+using test::idsOf;
+using test::TraceBuilder;
+
+IdleGap onlyGap(TraceBuilder& b) {
+  const Trace trace = b.build();
+  const GapAnalysis gaps = analyzeGaps(trace, {}, 0, 10'000);
+  REQUIRE(gaps.largest.size() == 1);
+  Ns sum = 0;
+  for (const GapCausePart& part : gaps.largest[0].causes) sum += part.ns;
+  CHECK(sum == gaps.largest[0].duration());  // the parts add up to the gap exactly
+  return gaps.largest[0];
+}
+
+Ns partOf(const IdleGap& gap, GapCause cause) {
+  for (const GapCausePart& part : gap.causes) {
+    if (part.cause == cause) return part.ns;
+  }
+  return 0;
+}
+
+TEST_CASE("a driver call nested in a runtime call is counted once, as the outer call") {
+  TraceBuilder b;
+  b.launch(13, 0, 5, 10, 100);
+  b.call("cudaStreamSynchronize_v3020", 6, 118);
+  b.call("cuStreamSynchronize", 7, 117);
+  b.trace().runtime_calls.back().is_driver = true;
+  b.launch(13, 120, 125, 130, 200);
+  const IdleGap gap = onlyGap(b);
+  CHECK(gap.cause == GapCause::kSyncWait);
+  CHECK(partOf(gap, GapCause::kSyncWait) == 18'000);
+  CHECK(partOf(gap, GapCause::kHostBusy) == 2'000);
+}
+
+TEST_CASE("another thread's synchronize does not explain the issuing thread's CPU work") {
+  TraceBuilder b;
+  b.launch(13, 0, 5, 10, 100);
+  b.call("cudaDeviceSynchronize_v3020", 6, 300);
+  b.trace().runtime_calls.back().tid = 2;
+  b.launch(13, 290, 295, 300, 400);
+  const IdleGap gap = onlyGap(b);
+  CHECK(gap.cause == GapCause::kHostBusy);
+  CHECK(partOf(gap, GapCause::kHostBusy) == 190'000);
+  CHECK(partOf(gap, GapCause::kSyncWait) == 0);
+}
+
+TEST_CASE("module loading and JIT linking in the gap are module-load") {
+  for (const char* api : {"cuModuleLoadData", "cuLibraryLoadData", "cudaLibraryLoadData_v12000",
+                          "cuLinkComplete"}) {
+    INFO(api);
+    TraceBuilder b;
+    b.launch(13, 0, 5, 10, 100);
+    b.call(api, 110, 900);
+    b.launch(13, 901, 905, 910, 1000);
+    const IdleGap gap = onlyGap(b);
+    CHECK(gap.cause == GapCause::kModuleLoad);
+    CHECK(partOf(gap, GapCause::kModuleLoad) == 790'000);
+  }
+}
+
+TEST_CASE("a first launch far longer than the kernel's typical launch is lazy module loading") {
+  TraceBuilder b;
+  b.launch(13, 0, 5, 10, 100);
+  b.kernel(13, 610, 700, b.call("cudaLaunchKernel_v7000", 100, 605)).name = b.intern("first");
+  double t = 700;
+  for (int i = 0; i < 30; ++i, t += 100) b.launch(13, t - 10, t - 5, t, t + 100);
+  const Trace trace = b.build();
+  const GapAnalysis gaps = analyzeGaps(trace, {}, 0, 100'000);
+  REQUIRE(gaps.largest.size() == 1);
+  const IdleGap& gap = gaps.largest[0];
+  CHECK(gap.cause == GapCause::kModuleLoad);
+  CHECK(partOf(gap, GapCause::kModuleLoad) == 500'000);  // 505 µs call - 5 µs median launch
+  CHECK(partOf(gap, GapCause::kHostLaunch) == 10'000);
+  const auto findings = findingsOf(trace);
+  const Finding* load = findingById(findings, "module-load");
+  REQUIRE(load != nullptr);
+  CHECK(load->time_ns == 500'000);
+  CHECK(load->evidence.at(0).api == "cudaLaunchKernel");
+}
+
+TEST_CASE("an op queued before the gap waited on a dependency") {
+  TraceBuilder b;
+  b.launch(13, 0, 5, 10, 100);
+  b.launch(14, 6, 8, 300, 400);
+  b.call("cudaStreamSynchronize_v3020", 10, 200);  // what the thread did after does not matter
+  const IdleGap gap = onlyGap(b);
+  CHECK(gap.cause == GapCause::kDependency);
+  CHECK(gap.causes.size() == 1);
+}
+
+TEST_CASE("the call of an earlier pageable copy still copying out is pageable-staging") {
+  // cupy_blocking's shape: cudaMemcpyAsync DtoH to pageable memory returns long after its DMA.
+  TraceBuilder b;
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 0, 900, 10, 100, CopyKind::kDtoH, MemKind::kPageable);
+  b.launch(13, 905, 910, 915, 1000);
+  const IdleGap gap = onlyGap(b);
+  CHECK(gap.cause == GapCause::kPageableStaging);
+  CHECK(partOf(gap, GapCause::kPageableStaging) == 800'000);
+}
+
+TEST_CASE("a synchronize that returned at once is not charged for the CPU work after it") {
+  // The PyTorch setup shape: the synchronize returns within microseconds, then 3.7 s of host
+  // data generation with no CUDA call before the next copy.
+  TraceBuilder b;
+  b.launch(13, 0, 5, 10, 100);
+  b.call("cudaStreamSynchronize_v3020", 99, 101);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 3'700'000, 3'700'010, 3'700'012, 3'700'100,
+             CopyKind::kHtoD);
+  b.launch(13, 3'700'011, 3'700'013, 3'700'100, 3'700'200);
+  const Trace trace = b.build();
+  const auto findings = findingsOf(trace);
+  CHECK(idsOf(findings).count("blocking-sync-call") == 0);
+  const Finding* busy = findingById(findings, "host-busy");
+  REQUIRE(busy != nullptr);
+  CHECK(busy->severity == Severity::kError);
+  CHECK(busy->time_ns == 3'700'000'000 - 101'000);
+  const GapAnalysis gaps = analyzeGaps(trace, {}, 0, 10'000);
+  REQUIRE(!gaps.largest.empty());
+  CHECK(gaps.largest[0].cause == GapCause::kHostBusy);
+}
+
+TEST_CASE("1 ns of overlap with GPU work is not work in flight") {
+  TraceBuilder b;
+  b.launch(13, 0, 5, 10, 100);
+  b.trace().runtime_calls.push_back(b.trace().runtime_calls.back());
+  RuntimeCall& sync = b.trace().runtime_calls.back();
+  sync.start = 100'000 - 1;
+  sync.end = 300'000;
+  sync.correlation_id = 999;
+  sync.name = b.intern("cudaDeviceSynchronize_v3020");
+  b.launch(13, 301, 302, 305, 400);
+  CHECK(idsOf(findingsOf(b.build())).count("blocking-sync-call") == 0);
+}
+
+TEST_CASE("implicit-sync-call needs work in flight during the allocation") {
+  TraceBuilder b;
+  b.launch(13, 0, 5, 10, 100);
+  b.call("cudaMalloc_v3020", 150, 400);  // the device had drained long before
+  b.launch(13, 401, 402, 405, 500);
+  const auto findings = findingsOf(b.build());
+  CHECK(idsOf(findings).count("implicit-sync-call") == 0);
+}
+
+TEST_CASE("a synchronize and a free in the same drain never charge the same time twice") {
+  TraceBuilder b;
+  b.launch(13, 0, 5, 10, 100);
+  b.call("cudaStreamSynchronize_v3020", 6, 130);
+  b.call("cudaFree_v3020", 131, 500);  // waits for stream 14's kernel
+  b.launch(14, 7, 8, 20, 300);
+  b.launch(13, 501, 502, 505, 600);
+  const auto findings = findingsOf(b.build());
+  Ns charged = 0;
+  for (const char* id : {"blocking-sync-call", "implicit-sync-call"}) {
+    if (const Finding* f = findingById(findings, id)) charged += f->time_ns;
+  }
+  CHECK(charged > 0);
+  CHECK(charged <= 205'000);  // the only idle time: 300 .. 505
+}
+
+TEST_CASE("a synchronous copy costs at most the time the host was blocked in it") {
+  TraceBuilder b;
+  b.launch(test::kNullStream, 0, 2, 5, 100);
+  b.copyCall("cudaMemcpy_v3020", test::kNullStream, 3, 152, 100, 150, CopyKind::kDtoH);
+  b.launch(test::kNullStream, 2'000, 2'002, 2'005, 2'100);  // 1.85 ms of CPU work first
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "sync-memcpy");
+  REQUIRE(f != nullptr);
+  CHECK(f->time_ns <= 149'000);
+}
+
+TEST_CASE("host-busy names the NVTX range of its longest stretch and skips launch loops") {
+  TraceBuilder b;
+  b.launch(13, 0, 5, 10, 100);
+  b.launch(13, 2'000, 2'005, 2'010, 2'100);
+  NvtxRange range;
+  range.start = TraceBuilder::ns(50);
+  range.end = TraceBuilder::ns(2'050);
+  range.text = b.intern("load batch");
+  range.pid = 4242;
+  range.tid = 1;
+  range.event_type = static_cast<std::int32_t>(schema::NvtxEventType::kPushPopRange);
+  b.trace().nvtx.push_back(range);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "host-busy");
+  REQUIRE(f != nullptr);
+  CHECK(f->time_ns == 1'900'000);
+  REQUIRE(f->evidence.size() == 1);
+  CHECK(f->evidence[0].detail.find("NVTX range \"load batch\"") != std::string::npos);
+  CHECK(f->advice.find("CUDA graphs") != std::string::npos);
+
+  // Tiny kernels with 20 µs of host code before each launch: a launch loop, not host-busy.
+  TraceBuilder loop;
+  double t = 10;
+  for (int i = 0; i < 50; ++i, t += 30) loop.launch(13, t - 5, t - 2, t, t + 5);
+  CHECK(idsOf(findingsOf(loop.build())).count("host-busy") == 0);
+}
+
+// Issue 13's shape: synchronize and allocation calls spanning the whole trace, on other threads,
+// next to 64k ops with a gap each. Before the host-state index, BlockingCalls::find walked every
+// spanning call for each gap and idleWithin every gap for each call (23 s and 11 s at 64k).
+TEST_CASE("calls spanning the trace keep gaps and findings n log n") {
+  constexpr int kOps = 65'536;
+  TraceBuilder b;
+  for (int i = 0; i < kOps; ++i) {
+    const double t = 100.0 + 30.0 * i;
+    b.launch(13, t - 12, t - 8, t, t + 10);
+    b.call(i % 2 ? "cudaStreamSynchronize_v3020" : "cudaMalloc_v3020", t - 1, 100.0 + 30.0 * kOps);
+    b.trace().runtime_calls.back().tid = 2 + static_cast<std::uint32_t>(i % 7);
+  }
+  const Trace trace = b.build();
+  const auto begin = std::chrono::steady_clock::now();
+  std::vector<Finding> findings;
+  const GapAnalysis gaps = diagnoseDevice(trace, {}, 0, 10'000, findings);
+  const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - begin;
+  WARN("64k ops + 64k spanning calls: gaps and findings in " << seconds.count() << " s");
+  CHECK(gaps.count == kOps - 1);
+  CHECK(seconds.count() < 2.0);
+}
+
+}  // namespace
+}  // namespace cuoverlap
