@@ -47,7 +47,7 @@ int ledgerRank(std::string_view id) {
 }
 
 Ns ledgerIdeal(const DeviceView& view) {
-  UnionLength compute, h2d, d2h, other;
+  UnionLength compute, h2d, d2h, other, comm;
   Ns longest_kernel = 0;
   double packed_kernels = 0.0;
   const Device* device = view.device();
@@ -63,12 +63,13 @@ Ns ledgerIdeal(const DeviceView& view) {
       case Engine::kD2H: d2h.add(scoped.start, scoped.end); break;
       case Engine::kD2D:
       case Engine::kOtherCopy: other.add(scoped.start, scoped.end); break;
+      case Engine::kComm: comm.add(scoped.start, scoped.end); break;  // its own engine, as ideal_ns
       case Engine::kMemset: break;
     }
   }
   const Ns kernels = std::min(compute.length(),
                               std::max(longest_kernel, static_cast<Ns>(packed_kernels)));
-  return std::max({kernels, h2d.length(), d2h.length(), other.length()});
+  return std::max({kernels, h2d.length(), d2h.length(), other.length(), comm.length()});
 }
 
 FindingsExplained chargeFindings(const DeviceView& view, std::vector<Finding>& findings) {

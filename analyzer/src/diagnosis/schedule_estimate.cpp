@@ -63,7 +63,8 @@ class SmPool {
 
 std::uint8_t engineSlot(const GpuOp& op) {
   switch (engineOf(op)) {
-    case Engine::kCompute: return 0;
+    case Engine::kCompute:
+    case Engine::kComm: return 0;  // communication kernels take SMs like any kernel
     case Engine::kH2D: return 1;
     case Engine::kD2H: return 2;
     case Engine::kD2D:
