@@ -2,8 +2,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include <fstream>
-#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,6 +9,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "output_file.h"
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/error.h"
@@ -28,6 +27,7 @@ struct AnalyzeArgs {
   std::vector<std::string> files;
   std::string format = "text";
   std::string output;  // empty: stdout
+  bool force = false;  // replace an existing output file
   std::optional<std::uint16_t> device;
   std::optional<std::uint32_t> pid;
   std::string gap_threshold;  // duration with unit; empty: the default
@@ -68,6 +68,7 @@ void addAnalyzeOptions(CLI::App& cmd, AnalyzeArgs& args) {
       ->check(CLI::IsMember(formatNames()))
       ->capture_default_str();
   cmd.add_option("-o,--output", args.output, "Write the report to this file instead of stdout");
+  cmd.add_flag("--force", args.force, "Replace an existing output file");
   cmd.add_option("--device", args.device, "Analyze only this device id");
   cmd.add_option("--pid", args.pid, "Analyze only this process id");
   cmd.add_option("--gap-threshold", args.gap_threshold,
@@ -90,21 +91,15 @@ AnalysisOptions analysisOptions(const AnalyzeArgs& args) {
   return options;
 }
 
-void writeReport(const AnalyzeArgs& args, const Report& report) {
-  const ReportFormat& format = findFormat(args.format);
-  if (args.output.empty()) {
-    format.render(report, std::cout);
-    std::cout.flush();
-    return;
-  }
-  std::ofstream out(args.output, std::ios::binary | std::ios::trunc);
-  if (!out) throw UserError(fmt::format("{}: cannot write the report", args.output));
-  format.render(report, out);
-  if (!out.flush()) throw UserError(fmt::format("{}: cannot write the report", args.output));
+void writeReport(const AnalyzeArgs& args, const Report& report, OutputFile& out) {
+  findFormat(args.format).render(report, out.stream());
+  out.commit();
 }
 
 void runAnalyze(const AnalyzeArgs& args) {
   AnalysisOptions options = analysisOptions(args);
+  // Before reading: a refused output (an input, an existing file) costs no analysis.
+  OutputFile out(args.output, args.files, args.force);
   // Traces stay alive with the report: renderers that draw timelines follow TraceReport::trace.
   std::vector<std::unique_ptr<Trace>> traces;
   Report report;
@@ -112,7 +107,7 @@ void runAnalyze(const AnalyzeArgs& args) {
     traces.push_back(std::make_unique<Trace>(readTrace(file)));
     report.traces.push_back(analyzeTrace(*traces.back(), options));
   }
-  writeReport(args, report);
+  writeReport(args, report, out);
 }
 
 }  // namespace

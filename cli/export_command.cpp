@@ -3,12 +3,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include <fstream>
-#include <iostream>
 #include <memory>
 #include <string>
 
 #include "commands.h"
+#include "output_file.h"
 #include "cuoverlap/error.h"
 #include "cuoverlap/perfetto_export.h"
 #include "cuoverlap/reader.h"
@@ -20,19 +19,15 @@ struct ExportArgs {
   std::string file;
   std::string format = "perfetto";
   std::string output = "-";
+  bool force = false;  // replace an existing output file
 };
 
 void runExport(const ExportArgs& args) {
+  OutputFile out(args.output, {args.file}, args.force);
   const Trace trace = readTrace(args.file);
-  if (args.output == "-") {
-    writePerfettoTrace(trace, std::cout);
-    std::cout.flush();
-    return;
-  }
-  std::ofstream out(args.output, std::ios::binary | std::ios::trunc);
-  if (!out) throw UserError(fmt::format("{}: cannot write the export", args.output));
-  const PerfettoExportStats stats = writePerfettoTrace(trace, out);
-  if (!out.flush()) throw UserError(fmt::format("{}: cannot write the export", args.output));
+  const PerfettoExportStats stats = writePerfettoTrace(trace, out.stream());
+  out.commit();
+  if (out.displayName() == "stdout") return;
   fmt::print(stderr, "cuoverlap: wrote {} ({} GPU ops, {} API calls, {} launch arrows, {} NVTX)\n",
              args.output, stats.ops, stats.calls, stats.flows, stats.nvtx);
 }
@@ -47,6 +42,7 @@ void registerExportCommand(CLI::App& app, CommandResult& result) {
       ->check(CLI::IsMember({"perfetto"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", args->output, "Output file ('-' for stdout)")->capture_default_str();
+  cmd->add_flag("--force", args->force, "Replace an existing output file");
   cmd->callback([args, &result] {
     runExport(*args);
     result.exit_code = 0;

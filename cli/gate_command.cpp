@@ -4,13 +4,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "commands.h"
+#include "output_file.h"
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/error.h"
 #include "cuoverlap/gate.h"
@@ -29,6 +29,7 @@ struct GateArgs {
   std::optional<std::uint16_t> device;
   std::optional<std::string> range;
   std::string junit;
+  bool force = false;  // replace an existing --junit file
 };
 
 void addGateOptions(CLI::App& cmd, GateArgs& args) {
@@ -46,6 +47,7 @@ void addGateOptions(CLI::App& cmd, GateArgs& args) {
   cmd.add_option("--device", args.device, "Check only this device id");
   cmd.add_option("--range", args.range, "Check only the instances of this NVTX range");
   cmd.add_option("--junit", args.junit, "Also write the checks as JUnit XML to this file");
+  cmd.add_flag("--force", args.force, "Replace an existing --junit file");
 }
 
 GateThresholds thresholdsOf(const GateArgs& args) {
@@ -81,14 +83,10 @@ void requireDevices(const TraceReport& report, const GateArgs& args) {
   throw UserError(fmt::format("{}: no GPU activity{}", report.path, scope));
 }
 
-void writeJunit(const std::string& path, const std::vector<GateCheck>& checks) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << gateJunitXml(checks);
-  if (!out.flush()) throw UserError(fmt::format("{}: cannot write the JUnit file", path));
-}
-
 int runGate(const GateArgs& args) {
   const GateThresholds thresholds = thresholdsOf(args);
+  std::unique_ptr<OutputFile> junit;  // opened first: a refused path costs no analysis
+  if (!args.junit.empty()) junit = std::make_unique<OutputFile>(args.junit, args.files, args.force);
   AnalysisOptions options;
   options.scope.device = args.device;
   options.scope.range = args.range;
@@ -101,12 +99,15 @@ int runGate(const GateArgs& args) {
   }
   const std::vector<GateCheck> checks = evaluateGate(report, thresholds);
   std::size_t failed = 0;
+  std::string lines;
   for (const GateCheck& check : checks) {
-    fmt::print("{}\n", formatGateCheck(check));
+    lines += formatGateCheck(check) + "\n";
     failed += check.passed ? 0 : 1;
   }
-  fmt::print("gate: {} of {} checks failed\n", failed, checks.size());
-  if (!args.junit.empty()) writeJunit(args.junit, checks);
+  lines += fmt::format("gate: {} of {} checks failed\n", failed, checks.size());
+  writeOutput("-", {}, false, lines);
+  if (!args.junit.empty()) junit->stream() << gateJunitXml(checks);
+  if (junit) junit->commit();
   return failed == 0 ? 0 : 1;
 }
 

@@ -2,7 +2,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 
 #include "commands.h"
@@ -31,6 +33,11 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     fmt::print(stderr, "cuoverlap: internal error: {}\n", e.what());
     return 3;
+  }
+  // Anything printed through stdio (help, version) must have reached stdout too.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    fmt::print(stderr, "cuoverlap: error: stdout: cannot write: {}\n", std::strerror(errno));
+    return 2;
   }
   return result.exit_code;
 }

@@ -64,7 +64,8 @@ void renderGaps(const GapAnalysis& gaps, Ns origin, std::ostream& out) {
 
 void renderDevice(const DeviceReport& device, std::ostream& out) {
   const DeviceMetrics& m = device.metrics;
-  out << fmt::format("device {}{}{}\n", m.device_id, m.name.empty() ? "" : ": ", m.name);
+  out << fmt::format("device {}{}{}\n", m.device_id, m.name.empty() ? "" : ": ",
+                     render::inert(m.name));
   out << fmt::format("  ops         {} kernels, {} memcpys, {} memsets\n", m.kernels, m.memcpys,
                      m.memsets);
   out << fmt::format("  span        {}   busy {} ({})   idle {} ({})   sum of ops {}\n",
@@ -82,15 +83,16 @@ void renderDevice(const DeviceReport& device, std::ostream& out) {
 
 void renderFinding(const TraceReport& trace, const Finding& f, std::ostream& out) {
   out << fmt::format("  [{}] {} (device {}): {}\n", severityName(f.severity), f.id, f.device_id,
-                     f.summary);
+                     render::inert(f.summary));
   out << fmt::format("      {} occurrence(s), about {} lost\n", f.count,
                      formatDuration(f.time_ns));
   for (const Evidence& e : f.evidence) {
     out << fmt::format("      - at {}: {} (correlation {}, stream {}){}{}\n",
-                       render::evidenceTime(trace, f, e.time), e.api, e.correlation_id,
-                       e.stream_id, e.detail.empty() ? "" : ": ", e.detail);
+                       render::evidenceTime(trace, f, e.time), render::inert(e.api),
+                       e.correlation_id, e.stream_id, e.detail.empty() ? "" : ": ",
+                       render::inert(e.detail));
   }
-  if (!f.advice.empty()) out << "      fix: " << f.advice << '\n';
+  if (!f.advice.empty()) out << "      fix: " << render::inert(f.advice) << '\n';
 }
 
 void renderFindings(const TraceReport& trace, const std::vector<Finding>& findings,
@@ -100,12 +102,15 @@ void renderFindings(const TraceReport& trace, const std::vector<Finding>& findin
 }
 
 void renderTrace(const TraceReport& trace, std::ostream& out) {
-  out << fmt::format("== {} ({})\n", trace.path, sourceName(trace.source));
+  out << fmt::format("== {} ({})\n", render::inert(trace.path), sourceName(trace.source));
+  for (const std::string& warning : trace.warnings) {
+    out << "warning: " << render::inert(warning) << '\n';
+  }
   if (trace.devices.empty()) out << "no GPU activity in scope\n";
   for (const DeviceReport& device : trace.devices) renderDevice(device, out);
   renderFindings(trace, trace.findings, out);
   for (const RangeInstance& range : trace.range_instances) {
-    out << fmt::format("range \"{}\" [{} .. {}] ({})\n", range.name, range.start, range.end,
+    out << fmt::format("range \"{}\" [{} .. {}] ({})\n", render::inert(range.name), range.start, range.end,
                        formatDuration(range.end - range.start));
     for (const DeviceReport& device : range.devices) renderDevice(device, out);
     renderFindings(trace, range.findings, out);
@@ -115,10 +120,13 @@ void renderTrace(const TraceReport& trace, std::ostream& out) {
 }  // namespace
 
 void renderText(const Report& report, std::ostream& out) {
+  // Fields are made inert one by one; the pass over the whole text catches any other.
+  std::ostringstream text;
   for (std::size_t i = 0; i < report.traces.size(); ++i) {
-    if (i > 0) out << '\n';
-    renderTrace(report.traces[i], out);
+    if (i > 0) text << '\n';
+    renderTrace(report.traces[i], text);
   }
+  out << render::inert(text.str(), render::Newlines::kKeep);
 }
 
 std::string renderTextString(const Report& report) {

@@ -20,11 +20,16 @@ inline Ns clippedEnd(const GpuOp& op, const Scope& scope) {
   return op.end > scope.window_end ? scope.window_end : op.end;
 }
 
+// Indices into Trace::ops of the ops on one device, in the order of Trace::ops. The first call
+// groups all ops by device in one pass (4 bytes per op, cached in the Trace), so that a trace
+// with many devices costs O(ops) in all, not O(ops) per device.
+const std::vector<std::uint32_t>& opsOnDevice(const Trace& trace, std::uint16_t device_id);
+
 // Devices that have at least one op in scope, ascending; with Scope::device set, that device
 // alone (UserError when the trace has no such device).
 std::vector<std::uint16_t> devicesInScope(const Trace& trace, const Scope& scope);
 
-// All metrics of one device in one pass over trace.ops (which must be sorted by start).
+// All metrics of one device in one pass over its ops (trace.ops must be sorted by start).
 DeviceMetrics computeDeviceMetrics(const Trace& trace, const Scope& scope, std::uint16_t device_id);
 
 }  // namespace cuoverlap

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -157,6 +158,8 @@ struct ProcessInfo {
 
 enum class TraceSource : std::uint8_t { kCuoverlap, kNsys, kKineto };
 
+struct DeviceOpIndex;  // metrics.cpp: Trace::ops grouped by device, built on first use
+
 // One loaded trace file. Vectors are sorted by start time by the reader.
 struct Trace {
   std::string path;
@@ -172,6 +175,10 @@ struct Trace {
   std::vector<Device> devices;
   std::vector<std::pair<std::string, std::string>> session;  // CUOVERLAP_SESSION rows
   std::vector<ProcessInfo> processes;  // sorted by pid; may be empty when the source has none
+  // About the input itself, shown by every report: e.g. an unfinished recording.
+  std::vector<std::string> warnings;
+  // Cache behind opsOnDevice() (metrics.h); rebuilt when `ops` is reallocated or resized.
+  mutable std::shared_ptr<const DeviceOpIndex> device_ops_cache;
 
   std::string_view str(StringId id) const {
     return id < strings.size() ? std::string_view(strings[id]) : std::string_view();

@@ -119,6 +119,7 @@ struct TraceReport {
   std::vector<DeviceReport> devices;      // with --range: summed over the instances
   std::vector<Finding> findings;
   std::vector<RangeInstance> range_instances;  // empty unless Scope::range is set
+  std::vector<std::string> warnings;      // Trace::warnings: about the input, e.g. unfinished
   const Trace* trace = nullptr;    // for renderers that draw the timeline
 };
 
