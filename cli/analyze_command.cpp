@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "commands.h"
-#include "output_file.h"
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/error.h"
@@ -18,6 +17,7 @@
 #include "cuoverlap/markdown_report.h"
 #include "cuoverlap/reader.h"
 #include "cuoverlap/text_report.h"
+#include "output_file.h"
 
 namespace cuoverlap::cli {
 

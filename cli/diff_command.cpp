@@ -9,12 +9,11 @@
 #include <string>
 
 #include "commands.h"
-#include "output_file.h"
 #include "cuoverlap/analysis.h"
-#include "cuoverlap/error.h"
 #include "cuoverlap/gate.h"
 #include "cuoverlap/reader.h"
 #include "cuoverlap/report_diff.h"
+#include "output_file.h"
 
 namespace cuoverlap::cli {
 namespace {

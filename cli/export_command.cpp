@@ -7,10 +7,9 @@
 #include <string>
 
 #include "commands.h"
-#include "output_file.h"
-#include "cuoverlap/error.h"
 #include "cuoverlap/perfetto_export.h"
 #include "cuoverlap/reader.h"
+#include "output_file.h"
 
 namespace cuoverlap::cli {
 namespace {

@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "commands.h"
-#include "output_file.h"
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/error.h"
 #include "cuoverlap/gate.h"
 #include "cuoverlap/reader.h"
+#include "output_file.h"
 
 namespace cuoverlap::cli {
 namespace {
@@ -106,8 +106,10 @@ int runGate(const GateArgs& args) {
   }
   lines += fmt::format("gate: {} of {} checks failed\n", failed, checks.size());
   writeOutput("-", {}, false, lines);
-  if (!args.junit.empty()) junit->stream() << gateJunitXml(checks);
-  if (junit) junit->commit();
+  if (junit) {
+    junit->stream() << gateJunitXml(checks);
+    junit->commit();
+  }
   return failed == 0 ? 0 : 1;
 }
 

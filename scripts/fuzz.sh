@@ -20,12 +20,12 @@ fi
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 sanitize="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER=clang++ "${launcher[@]}" -DCUOVERLAP_WITH_CUDA=OFF \
   -DCUOVERLAP_BUILD_TESTS=OFF -DCUOVERLAP_BUILD_BENCH=OFF -DCUOVERLAP_FUZZ=ON \
   -DCMAKE_CXX_FLAGS="$sanitize -fsanitize=fuzzer-no-link" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
-cmake --build "$build" --target cuoverlap_fuzz_reader
+cmake --build "$build" --target cuoverlap_fuzz_reader -j"${FUZZ_JOBS:-$(nproc)}"
 rm -rf "$work"
 mkdir -p "$work/corpus" "$work/seeds" "$work/artifacts"
 python3 tests/fuzz/mutate_traces.py --corpus "$work/seeds" --quick

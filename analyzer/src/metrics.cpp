@@ -25,8 +25,6 @@
 #include <algorithm>
 #include <array>
 #include <limits>
-#include <memory>
-#include <unordered_map>
 
 #include "cuoverlap/error.h"
 #include "cuoverlap/intervals.h"
@@ -103,32 +101,6 @@ bool opInScope(const GpuOp& op, const Scope& scope) {
   if (scope.pid && op.pid != *scope.pid) return false;
   // Half-open window; a zero-length op counts when its instant lies inside.
   return op.start < scope.window_end && (op.end > scope.window_start || op.start >= scope.window_start);
-}
-
-struct DeviceOpIndex {
-  const GpuOp* data = nullptr;  // which ops it describes
-  std::size_t size = 0;
-  std::unordered_map<std::uint16_t, std::vector<std::uint32_t>> by_device;
-};
-
-const std::vector<std::uint32_t>& opsOnDevice(const Trace& trace, std::uint16_t device_id) {
-  const DeviceOpIndex* index = trace.device_ops_cache.get();
-  if (index == nullptr || index->data != trace.ops.data() || index->size != trace.ops.size()) {
-    if (trace.ops.size() > std::numeric_limits<std::uint32_t>::max()) {
-      throw UserError(fmt::format("{}: more than 2^32 GPU ops", trace.path));
-    }
-    auto built = std::make_shared<DeviceOpIndex>();
-    built->data = trace.ops.data();
-    built->size = trace.ops.size();
-    for (std::size_t i = 0; i < trace.ops.size(); ++i) {
-      built->by_device[trace.ops[i].device_id].push_back(static_cast<std::uint32_t>(i));
-    }
-    trace.device_ops_cache = built;
-    index = built.get();
-  }
-  static const std::vector<std::uint32_t> kNone;
-  auto it = index->by_device.find(device_id);
-  return it == index->by_device.end() ? kNone : it->second;
 }
 
 std::vector<std::uint16_t> devicesInScope(const Trace& trace, const Scope& scope) {

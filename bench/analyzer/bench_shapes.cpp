@@ -53,8 +53,11 @@ class Writer {
   void kernel(std::int64_t start, std::int64_t end, std::int64_t device, std::int64_t context,
               std::int64_t stream) {
     exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, "
-                     "streamId, correlationId, globalPid, demangledName, shortName) VALUES "
-                     "({}, {}, {}, {}, {}, 0, {}, 1, 1)",
+                     "streamId, correlationId, globalPid, demangledName, shortName, "
+                     "registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ, "
+                     "staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, "
+                     "localMemoryTotal, gridId) VALUES "
+                     "({}, {}, {}, {}, {}, 0, {}, 1, 1, 32, 64, 1, 1, 256, 1, 1, 0, 0, 0, 0, 1)",
                      start, end, device, context, stream, cuoverlap::schema::encodeGlobalPid(42)));
   }
 

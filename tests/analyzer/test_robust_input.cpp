@@ -213,3 +213,26 @@ TEST_CASE("device ids outside 0..65535 are one rule: rejected, never clamped or 
   CHECK(trace.devices[0].device_id == 65535);
   CHECK(trace.ops[0].device_id == 65535);
 }
+
+// span * 94 overflowed for spans beyond 2^63 / 94 ns (~10^17): undefined behaviour, and with
+// wrapping arithmetic the axis loop ran past the end of the page.
+TEST_CASE("the HTML time axis of a span near 2^62 ns has its few labels", "[robust][html]") {
+  const std::string path = testing::tempTracePath("huge_span.sqlite");
+  {
+    testing::SyntheticTrace trace(path);
+    const Ns kLast = (Ns{1} << 62) - 1000;
+    trace.addOp({OpKind::kKernel, 1000, 2000});
+    trace.addOp({OpKind::kKernel, kLast - 1000, kLast});
+  }
+  const std::string html = testing::tempTracePath("huge_span.html");
+  const Run run = runCli("analyze --format html -o '" + html + "' '" + path + "'");
+  REQUIRE(run.exit_code == 0);
+  const std::string page = slurp(html);
+  const std::size_t axis = page.find("<div class=\"tl-axis\">");
+  REQUIRE(axis != std::string::npos);
+  const std::string labels = page.substr(axis, page.find("</div>", axis) - axis);
+  std::size_t count = 0;
+  for (auto at = labels.find("<span"); at != std::string::npos; at = labels.find("<span", at + 1)) ++count;
+  CHECK(count >= 4);
+  CHECK(count <= 12);
+}

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cuoverlap/report.h"
+#include "cuoverlap/trace_index.h"
 
 namespace cuoverlap {
 
@@ -19,11 +20,6 @@ inline Ns clippedStart(const GpuOp& op, const Scope& scope) {
 inline Ns clippedEnd(const GpuOp& op, const Scope& scope) {
   return op.end > scope.window_end ? scope.window_end : op.end;
 }
-
-// Indices into Trace::ops of the ops on one device, in the order of Trace::ops. The first call
-// groups all ops by device in one pass (4 bytes per op, cached in the Trace), so that a trace
-// with many devices costs O(ops) in all, not O(ops) per device.
-const std::vector<std::uint32_t>& opsOnDevice(const Trace& trace, std::uint16_t device_id);
 
 // Devices that have at least one op in scope, ascending; with Scope::device set, that device
 // alone (UserError when the trace has no such device).

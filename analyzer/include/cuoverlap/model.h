@@ -158,7 +158,24 @@ struct ProcessInfo {
 
 enum class TraceSource : std::uint8_t { kCuoverlap, kNsys, kKineto };
 
-struct DeviceOpIndex;  // metrics.cpp: Trace::ops grouped by device, built on first use
+struct TraceIndex;  // trace_index.cpp: lookups over a Trace, built on first use
+
+// Holds the TraceIndex of one Trace. A copy starts empty (the copy's vectors are new), a move
+// keeps it (the vectors move with their storage).
+class TraceIndexCache {
+ public:
+  TraceIndexCache() = default;
+  TraceIndexCache(const TraceIndexCache&) {}
+  TraceIndexCache& operator=(const TraceIndexCache&) {
+    index.reset();
+    return *this;
+  }
+  TraceIndexCache(TraceIndexCache&&) noexcept = default;
+  TraceIndexCache& operator=(TraceIndexCache&&) noexcept = default;
+  ~TraceIndexCache() = default;
+
+  std::shared_ptr<TraceIndex> index;
+};
 
 // One loaded trace file. Vectors are sorted by start time by the reader.
 struct Trace {
@@ -177,8 +194,8 @@ struct Trace {
   std::vector<ProcessInfo> processes;  // sorted by pid; may be empty when the source has none
   // About the input itself, shown by every report: e.g. an unfinished recording.
   std::vector<std::string> warnings;
-  // Cache behind opsOnDevice() (metrics.h); rebuilt when `ops` is reallocated or resized.
-  mutable std::shared_ptr<const DeviceOpIndex> device_ops_cache;
+  // Cache behind trace_index.h; each index is rebuilt when its vector is reallocated or resized.
+  mutable TraceIndexCache index_cache;
 
   std::string_view str(StringId id) const {
     return id < strings.size() ? std::string_view(strings[id]) : std::string_view();

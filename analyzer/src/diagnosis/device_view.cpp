@@ -167,14 +167,7 @@ const Stream* DeviceView::stream(const GpuOp& op) const {
 
 bool DeviceView::onLegacyDefaultStream(const GpuOp& op) const {
   if (const Stream* s = stream(op); s && s->flag == StreamFlag::kNull) return true;
-  if (!null_streams_) {
-    null_streams_.emplace();
-    for (const Context& c : trace_.contexts) {
-      if (c.null_stream_id) null_streams_->insert({c.pid, c.context_id, *c.null_stream_id});
-    }
-  }
-  return null_streams_->count({op.pid, op.context_id, op.stream_id}) != 0 ||
-         null_streams_->count({0, op.context_id, op.stream_id}) != 0;
+  return isContextNullStream(trace_, op.pid, op.context_id, op.stream_id);
 }
 
 Ns DeviceView::idleSince(Ns time) const {

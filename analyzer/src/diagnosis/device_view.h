@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <set>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -134,9 +133,6 @@ class DeviceView {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> call_by_correlation_;
   std::vector<const SyncEvent*> syncs_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, const Stream*> streams_;  // pid, ctx, stream
-  // Legacy default streams as (pid, context, null stream); pid 0: a context of any process.
-  // Built on first use, so a view with no rule asking costs nothing (many contexts: O(log n)).
-  mutable std::optional<std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>>> null_streams_;
   std::vector<Interval> idle_;
   // Per position of ops(); 0 for a stream's first op. Empty without launch calls (readyTime
   // needs one, so nothing would read it).
