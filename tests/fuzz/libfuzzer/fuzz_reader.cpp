@@ -2,14 +2,16 @@
 // renderer (text, JSON, Markdown, HTML, Perfetto, gate/JUnit, diff). Bad input must end in a
 // UserError; any other exception, a crash, a hang or a sanitizer report is a finding.
 //
-// The bytes live in a memfd (memory only) opened by path (/proc/self/fd/N), so the reader runs as
-// it does on a file, read-only and immutable. Build and run: scripts/fuzz.sh.
-#include <sys/mman.h>
+// The bytes are written to one file in a private directory (on /dev/shm when there is one, so in
+// memory), and the reader opens it as it opens any trace: read-only and immutable. (A memfd's
+// /proc/self/fd path does not work: SQLite resolves the link to a name that cannot be opened.)
+// Build and run: scripts/fuzz.sh.
 #include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <ostream>
 #include <streambuf>
 #include <string>
@@ -54,27 +56,37 @@ void renderAll(const cuoverlap::Trace& trace) {
   out << renderDiffText(diff) << renderDiffMarkdown(diff) << renderDiffJson(diff);
 }
 
+std::string g_input;  // the file each input is written to
+std::string g_directory;
+
+void removeInput() {
+  unlink(g_input.c_str());
+  rmdir(g_directory.c_str());
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   setenv("CUOVERLAP_READ_TIMEOUT", "10", 1);  // a slow input is reported by the reader, not a hang
+  std::string dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+  dir += "/cuoverlap-fuzz-XXXXXX";
+  if (mkdtemp(dir.data()) == nullptr) std::abort();
+  g_directory = dir;
+  g_input = dir + "/input.sqlite";
+  std::atexit(removeInput);
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const int fd = memfd_create("cuoverlap-fuzz", MFD_CLOEXEC);
-  if (fd < 0) return 0;
-  for (std::size_t done = 0; done < size;) {
-    const ssize_t n = write(fd, data + done, size - done);
-    if (n <= 0) break;
-    done += static_cast<std::size_t>(n);
+  {
+    std::ofstream out(g_input, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   }
   try {
-    const cuoverlap::Trace trace = cuoverlap::readTrace("/proc/self/fd/" + std::to_string(fd));
+    const cuoverlap::Trace trace = cuoverlap::readTrace(g_input);
     renderAll(trace);
   } catch (const cuoverlap::UserError&) {
     // Bad input, reported as one line by the CLI: the expected outcome for most inputs.
   }
-  close(fd);
   return 0;
 }
