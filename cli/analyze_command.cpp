@@ -5,8 +5,6 @@
 
 #include <unistd.h>
 
-#include <fstream>
-#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,6 +21,7 @@
 #include "cuoverlap/json_report.h"
 #include "cuoverlap/markdown_report.h"
 #include "cuoverlap/text_report.h"
+#include "output_file.h"
 
 namespace cuoverlap::cli {
 
@@ -32,6 +31,7 @@ struct AnalyzeArgs {
   std::vector<std::string> files;
   std::string format = "text";
   std::string output;  // empty: stdout
+  bool force = false;  // replace an existing output file
   std::optional<std::uint16_t> device;
   std::optional<std::uint32_t> pid;
   std::string gap_threshold;  // duration with unit; empty: the default
@@ -76,6 +76,7 @@ void addAnalyzeOptions(CLI::App& cmd, AnalyzeArgs& args) {
       ->check(CLI::IsMember(formatNames()))
       ->capture_default_str();
   cmd.add_option("-o,--output", args.output, "Write the report to this file instead of stdout");
+  cmd.add_flag("--force", args.force, "Replace an existing output file");
   cmd.add_option("--device", args.device, "Analyze only this device id");
   cmd.add_option("--pid", args.pid, "Analyze only this process id");
   cmd.add_option("--gap-threshold", args.gap_threshold,
@@ -102,26 +103,21 @@ AnalysisOptions analysisOptions(const AnalyzeArgs& args) {
   return options;
 }
 
-void writeReport(const AnalyzeArgs& args, const Report& report) {
-  const ReportFormat& format = findFormat(args.format);
-  if (args.output.empty()) {
-    if (args.format == "text") {  // the terminal's width and colours
-      renderText(report, std::cout,
-                 TextStyle{useColor(args.color, STDOUT_FILENO), terminalWidth(STDOUT_FILENO)});
-    } else {
-      format.render(report, std::cout);
-    }
-    std::cout.flush();
-    return;
+void writeReport(const AnalyzeArgs& args, const Report& report, OutputFile& out) {
+  const bool to_stdout = args.output.empty() || args.output == "-";
+  if (args.format == "text" && to_stdout) {  // the terminal's width and colours
+    renderText(report, out.stream(),
+               TextStyle{useColor(args.color, STDOUT_FILENO), terminalWidth(STDOUT_FILENO)});
+  } else {
+    findFormat(args.format).render(report, out.stream());
   }
-  std::ofstream out(args.output, std::ios::binary | std::ios::trunc);
-  if (!out) throw UserError(fmt::format("{}: cannot write the report", args.output));
-  format.render(report, out);
-  if (!out.flush()) throw UserError(fmt::format("{}: cannot write the report", args.output));
+  out.commit();
 }
 
 void runAnalyze(const AnalyzeArgs& args) {
   AnalysisOptions options = analysisOptions(args);
+  // Before reading: a refused output (an input, an existing file) costs no analysis.
+  OutputFile out(args.output, args.files, args.force);
   // Files are analyzed in parallel (the ranks of a job: job.h). Traces stay alive with the report
   // when the renderer follows TraceReport::trace.
   std::vector<std::unique_ptr<Trace>> traces;
@@ -132,7 +128,7 @@ void runAnalyze(const AnalyzeArgs& args) {
                                           : fmt::format("reading and analyzing {} files", args.files.size()));
     report = analyzeFiles(args.files, options, findFormat(args.format).needs_traces, traces, args.threads);
   }
-  writeReport(args, report);
+  writeReport(args, report, out);
 }
 
 }  // namespace

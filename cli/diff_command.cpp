@@ -4,18 +4,16 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include <fstream>
-#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "commands.h"
 #include "cuoverlap/analysis.h"
-#include "cuoverlap/error.h"
 #include "cuoverlap/gate.h"
 #include "cuoverlap/reader.h"
 #include "cuoverlap/report_diff.h"
+#include "output_file.h"
 
 namespace cuoverlap::cli {
 namespace {
@@ -25,6 +23,7 @@ struct DiffArgs {
   std::string after;
   std::string format = "text";
   std::string output;  // empty: stdout
+  bool force = false;  // replace an existing output file
   std::optional<std::string> fail_on_overlap_drop;
   std::optional<std::uint16_t> device;
 };
@@ -33,17 +32,6 @@ std::string renderDiff(const ReportDiff& diff, const std::string& format) {
   if (format == "json") return renderDiffJson(diff);
   if (format == "markdown") return renderDiffMarkdown(diff);
   return renderDiffText(diff);
-}
-
-void writeOutput(const std::string& path, const std::string& text) {
-  if (path.empty()) {
-    std::cout << text;
-    std::cout.flush();
-    return;
-  }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  if (!out.flush()) throw UserError(fmt::format("{}: cannot write the diff", path));
 }
 
 int runDiff(const DiffArgs& args) {
@@ -57,7 +45,7 @@ int runDiff(const DiffArgs& args) {
   const Trace after_trace = readTrace(args.after);
   const ReportDiff diff =
       diffReports(analyzeTrace(before_trace, options), analyzeTrace(after_trace, options));
-  writeOutput(args.output, renderDiff(diff, args.format));
+  writeOutput(args.output, {args.before, args.after}, args.force, renderDiff(diff, args.format));
   const double drop = largestOverlapDrop(diff);
   if (max_drop && drop > *max_drop) {
     fmt::print(stderr, "cuoverlap: overlap_ratio dropped by {:.4f} (more than {:.4f})\n", drop, *max_drop);
@@ -77,6 +65,7 @@ void registerDiffCommand(CLI::App& app, CommandResult& result) {
       ->check(CLI::IsMember({"text", "json", "markdown"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", args->output, "Write the diff to this file instead of stdout");
+  cmd->add_flag("--force", args->force, "Replace an existing output file");
   cmd->add_option("--fail-on-overlap-drop", args->fail_on_overlap_drop,
                   "Exit 1 when a device's overlap_ratio fell by more than X (0.05 or 5%)");
   cmd->add_option("--device", args->device, "Compare only this device id");

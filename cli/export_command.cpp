@@ -7,8 +7,6 @@
 
 #include <unistd.h>
 
-#include <fstream>
-#include <iostream>
 #include <memory>
 #include <string>
 
@@ -17,6 +15,7 @@
 #include "cuoverlap/kineto_export.h"
 #include "cuoverlap/perfetto_export.h"
 #include "cuoverlap/reader.h"
+#include "output_file.h"
 
 namespace cuoverlap::cli {
 namespace {
@@ -24,7 +23,8 @@ namespace {
 struct ExportArgs {
   std::string file;
   std::string format = "perfetto";
-  std::string output;  // empty: stdout, unless stdout is a terminal
+  std::string output;   // empty: stdout, unless stdout is a terminal
+  bool force = false;  // replace an existing output file
 };
 
 // Writes the export in the chosen format; returns the summary line for stderr.
@@ -44,16 +44,11 @@ void runExport(const ExportArgs& args) {
     throw UserError("the export is JSON for a viewer, not for a terminal: give -o FILE (or -o - to "
                     "write it to the terminal anyway)");
   }
+  OutputFile out(args.output, {args.file}, args.force);
   const Trace trace = readTrace(args.file);
-  if (args.output.empty() || args.output == "-") {
-    writeExport(args, trace, std::cout);
-    std::cout.flush();
-    return;
-  }
-  std::ofstream out(args.output, std::ios::binary | std::ios::trunc);
-  if (!out) throw UserError(fmt::format("{}: cannot write the export", args.output));
-  const std::string summary = writeExport(args, trace, out);
-  if (!out.flush()) throw UserError(fmt::format("{}: cannot write the export", args.output));
+  const std::string summary = writeExport(args, trace, out.stream());
+  out.commit();
+  if (out.displayName() == "stdout") return;
   fmt::print(stderr, "cuoverlap: wrote {} ({})\n", args.output, summary);
 }
 
@@ -70,6 +65,7 @@ void registerExportCommand(CLI::App& app, CommandResult& result) {
       ->capture_default_str();
   cmd->add_option("-o,--output", args->output,
                   "Output file ('-' for stdout; without -o, stdout unless it is a terminal)");
+  cmd->add_flag("--force", args->force, "Replace an existing output file");
   cmd->callback([args, &result] {
     runExport(*args);
     result.exit_code = 0;

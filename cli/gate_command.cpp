@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +20,8 @@
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/gate.h"
 #include "cuoverlap/job.h"
+#include "cuoverlap/reader.h"
+#include "output_file.h"
 
 namespace cuoverlap::cli {
 namespace {
@@ -38,6 +39,7 @@ struct GateArgs {
   std::optional<std::string> range;
   std::string junit;
   std::string color = "auto";
+  bool force = false;  // replace an existing --junit file
 };
 
 void addGateOptions(CLI::App& cmd, GateArgs& args) {
@@ -60,6 +62,7 @@ void addGateOptions(CLI::App& cmd, GateArgs& args) {
   cmd.add_option("--range", args.range, "Check only the instances of this NVTX range");
   cmd.add_option("--junit", args.junit, "Also write the checks as JUnit XML to this file");
   addColorOption(cmd, args.color);
+  cmd.add_flag("--force", args.force, "Replace an existing --junit file");
 }
 
 GateThresholds thresholdsOf(const GateArgs& args) {
@@ -98,12 +101,6 @@ void requireDevices(const TraceReport& report, const GateArgs& args) {
   throw UserError(fmt::format("{}: no GPU activity{}", report.path, scope));
 }
 
-void writeJunit(const std::string& path, const std::string& xml) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << xml;
-  if (!out.flush()) throw UserError(fmt::format("{}: cannot write the JUnit file", path));
-}
-
 JunitRun startJunitRun() {
   JunitRun run;
   const std::time_t now = std::time(nullptr);
@@ -117,7 +114,7 @@ JunitRun startJunitRun() {
   return run;
 }
 
-int judge(const GateArgs& args, JunitRun& run) {
+int judge(const GateArgs& args, JunitRun& run, OutputFile* junit) {
   const GateThresholds thresholds = thresholdsOf(args);
   AnalysisOptions options;
   options.scope.device = args.device;
@@ -131,27 +128,37 @@ int judge(const GateArgs& args, JunitRun& run) {
   const std::vector<GateCheck> checks = evaluateGate(report, thresholds);
   std::size_t failed = 0;
   const bool color = useColor(args.color, STDOUT_FILENO);
+  std::string lines;
   for (const GateCheck& check : checks) {
     const std::string line = formatGateCheck(check);  // "PASS  ..." / "FAIL  ..."
-    if (color) {
-      fmt::print("\x1b[{}m{}\x1b[0m{}\n", check.passed ? "32" : "1;31", line.substr(0, 4), line.substr(4));
-    } else {
-      fmt::print("{}\n", line);
-    }
+    lines += color ? fmt::format("\x1b[{}m{}\x1b[0m{}\n", check.passed ? "32" : "1;31",
+                                 line.substr(0, 4), line.substr(4))
+                   : line + "\n";
     failed += check.passed ? 0 : 1;
   }
-  fmt::print("gate: {} of {} checks failed\n", failed, checks.size());
-  if (!args.junit.empty()) writeJunit(args.junit, gateJunitXml(checks, run));
+  lines += fmt::format("gate: {} of {} checks failed\n", failed, checks.size());
+  writeOutput("-", {}, false, lines);
+  if (junit) {
+    junit->stream() << gateJunitXml(checks, run);
+    junit->commit();
+  }
   return failed == 0 ? 0 : 1;
 }
 
 // Bad input still leaves a JUnit file (one errored case with the reason) when one was asked for.
+// The JUnit path is checked first (a refused path — an input, an existing file without --force —
+// costs no analysis and gets no file).
 int runGate(const GateArgs& args) {
   JunitRun run = startJunitRun();
+  std::unique_ptr<OutputFile> junit;
+  if (!args.junit.empty()) junit = std::make_unique<OutputFile>(args.junit, args.files, args.force);
   try {
-    return judge(args, run);
+    return judge(args, run, junit.get());
   } catch (const UserError& error) {
-    if (!args.junit.empty()) writeJunit(args.junit, gateJunitErrorXml(error.what(), run));
+    if (junit) {
+      junit->stream() << gateJunitErrorXml(error.what(), run);
+      junit->commit();
+    }
     throw;
   }
 }

@@ -5,7 +5,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -101,6 +103,11 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     fmt::print(stderr, "cuoverlap: internal error: {}\n", e.what());
     return 3;
+  }
+  // Anything printed through stdio (help, version) must have reached stdout too.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    fmt::print(stderr, "cuoverlap: error: stdout: cannot write: {}\n", std::strerror(errno));
+    return 2;
   }
   return result.exit_code;
 }

@@ -17,8 +17,8 @@ mkdir -p "$out"
 analyze() {  # analyze TRACE: text and JSON reports beside each other in $out
   local trace=$1 name
   name=$(basename "${trace%.sqlite}")
-  "$cli" analyze "$trace" --format json -o "$out/$name.json"
-  "$cli" analyze "$trace" --format html -o "$out/$name.html"
+  "$cli" analyze "$trace" --format json -o "$out/$name.json" --force
+  "$cli" analyze "$trace" --format html -o "$out/$name.html" --force
   "$cli" analyze "$trace" | tee "$out/$name.txt"
 }
 

@@ -25,13 +25,23 @@ install_missing() {
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq -o Acquire::Retries=0 -o Acquire::http::Timeout=20
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  install_fuzzer_runtime "$sudo"
+}
+
+# libFuzzer's runtime is only a Recommends of Debian's clang: install it when it is missing.
+install_fuzzer_runtime() {
+  command -v clang >/dev/null || return 0
+  [ -f "$(clang -print-file-name=libclang_rt.fuzzer-x86_64.a)" ] && return 0
+  local major
+  major=$(clang -dumpversion | cut -d. -f1)
+  DEBIAN_FRONTEND=noninteractive $1 apt-get install -y -qq "libclang-rt-$major-dev" >/dev/null || true
 }
 
 build_packages=(cmake ninja-build g++ libsqlite3-dev sqlite3 catch2 libcli11-dev nlohmann-json3-dev
                 libfmt-dev rapidjson-dev zlib1g-dev)
 # Tools some tests use (each such test is skipped visibly without its tool): installed when a
 # package manager can reach a registry, never required (a GPU host has none).
-test_tools=(libxml2-utils)
+test_tools=(libxml2-utils clang)
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -39,6 +49,8 @@ if ! { command -v cmake >/dev/null && command -v ninja >/dev/null && configure "
   install_missing "${build_packages[@]}"
   configure "$log" || { cat "$log" >&2; echo "setup: configure failed" >&2; exit 1; }
 fi
+# Test-only tools: libxml2-utils (the JUnit schema test) and clang (the libFuzzer run of
+# scripts/test.sh, scripts/fuzz.sh). Without a package registry the tests that need them skip, visibly.
 if command -v apt-get >/dev/null; then
   install_missing "${test_tools[@]}" || echo "setup: could not install ${test_tools[*]}; the tests that need them are skipped"
 fi

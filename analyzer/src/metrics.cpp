@@ -123,31 +123,39 @@ std::vector<std::uint16_t> devicesInScope(const Trace& trace, const Scope& scope
   if (scope.device) {
     bool known = std::any_of(trace.devices.begin(), trace.devices.end(),
                              [&](const Device& d) { return d.device_id == *scope.device; }) ||
-                 std::any_of(trace.ops.begin(), trace.ops.end(),
-                             [&](const GpuOp& op) { return op.device_id == *scope.device; });
+                 !opsOnDevice(trace, *scope.device).empty();
     if (!known) throw UserError(fmt::format("{}: no device {} in this trace", trace.path, *scope.device));
     return {*scope.device};
   }
-  std::vector<std::uint16_t> ids;
+  std::vector<bool> seen(std::size_t{1} << 16);  // device ids are 16 bits
   for (const GpuOp& op : trace.ops) {
-    if (!opInScope(op, scope)) continue;
-    if (std::find(ids.begin(), ids.end(), op.device_id) == ids.end()) ids.push_back(op.device_id);
+    if (!seen[op.device_id] && opInScope(op, scope)) seen[op.device_id] = true;
   }
-  std::sort(ids.begin(), ids.end());
+  std::vector<std::uint16_t> ids;
+  for (std::size_t id = 0; id < seen.size(); ++id) {
+    if (seen[id]) ids.push_back(static_cast<std::uint16_t>(id));
+  }
   return ids;
 }
 
 DeviceMetrics computeDeviceMetrics(const Trace& trace, const Scope& scope, std::uint16_t device_id) {
   DeviceMetrics m;
   m.device_id = device_id;
-  for (const Device& device : trace.devices) {
-    if (device.device_id == device_id) m.name = device.name;
+  // Trace::devices is sorted by id (the reader's order); a test-built trace may not be, and then
+  // the binary search may miss and the scan finds it.
+  const auto by_id = [](const Device& d, std::uint16_t id) { return d.device_id < id; };
+  auto device = std::lower_bound(trace.devices.begin(), trace.devices.end(), device_id, by_id);
+  if (device == trace.devices.end() || device->device_id != device_id) {
+    device = std::find_if(trace.devices.begin(), trace.devices.end(),
+                          [&](const Device& d) { return d.device_id == device_id; });
   }
+  if (device != trace.devices.end() && device->device_id == device_id) m.name = device->name;
   const CommunicationKernels communication(trace);
   Accumulators acc;
   bool any = false;
-  for (const GpuOp& op : trace.ops) {
-    if (op.device_id != device_id || !opInScope(op, scope)) continue;
+  for (std::uint32_t i : opsOnDevice(trace, device_id)) {
+    const GpuOp& op = trace.ops[i];
+    if (!opInScope(op, scope)) continue;
     Ns start = clippedStart(op, scope);
     Ns end = clippedEnd(op, scope);
     if (!any) m.first_start = start;

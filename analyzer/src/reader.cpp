@@ -125,6 +125,20 @@ void addContextsFromOps(Trace& trace) {
   }
 }
 
+// A trace whose writer did not finish: a log beside the file, or our session table without
+// complete=1 (the collector writes it last).
+void noteUnfinished(const sqlite::Database& db, Trace& trace) {
+  std::string log = db.unfinishedLog();
+  if (!log.empty()) trace.warnings.push_back("unfinished trace: " + log);
+  if (trace.source != TraceSource::kCuoverlap) return;
+  for (const auto& [key, value] : trace.session) {
+    if (key == schema::session_key::kComplete && value != "0") return;
+  }
+  trace.warnings.push_back(
+      "unfinished trace: the session table has no complete=1: the program was killed or is still "
+      "running, so activity after the last commit is missing");
+}
+
 bool isTraceFile(const sqlite::Database& db) {
   for (std::string_view table : {schema::kSessionTable, schema::kKernelTable, schema::kMemcpyTable,
                                  schema::kMemsetTable, schema::kRuntimeTable, schema::kSyncTable,
@@ -168,6 +182,7 @@ void readSqliteTrace(const std::string& path, Trace& trace) {
   reader::StringTable strings(db, interner);
   reader::Context ctx{db, trace, interner, strings};
   reader::readSession(ctx);
+  reader::noteUnfinished(db, trace);
   reader::readDevices(ctx);
   reader::readStreamsAndContexts(ctx);
   reader::readRuntimeCalls(ctx);

@@ -64,7 +64,7 @@ void readSyncs(Context& ctx) {
     SyncEvent sync;
     sync.start = readTimestamp(row, 0, table, "start");
     sync.end = readTimestamp(row, 1, table, "end");
-    sync.device_id = static_cast<std::uint16_t>(row.int64(2));
+    sync.device_id = readDeviceId(row, 2, table);
     sync.context_id = static_cast<std::uint32_t>(row.int64(3));
     sync.stream_id = static_cast<std::uint32_t>(row.int64(4));
     sync.correlation_id = static_cast<std::uint32_t>(row.int64(5));
@@ -86,7 +86,7 @@ void readEventRecords(Context& ctx) {
   reserveRows(ctx.db, table, records);
   while (row.step()) {
     CudaEventRecord record;
-    record.device_id = static_cast<std::uint16_t>(row.int64(0));
+    record.device_id = readDeviceId(row, 0, table);
     record.context_id = static_cast<std::uint32_t>(row.int64(1));
     record.stream_id = static_cast<std::uint32_t>(row.int64(2));
     record.correlation_id = static_cast<std::uint32_t>(row.int64(3));

@@ -44,6 +44,16 @@ inline Ns readTimestamp(const sqlite::Statement& row, int column, std::string_vi
   return row.checkedInt64Within(column, table, name, kTimestampLimit);
 }
 
+// Device ids are 16 bits in the model (CUDA numbers devices from 0; 65536 GPUs in one trace is
+// corruption). One rule for every table: NULL is device 0, anything outside 0..65535 is a
+// UserError. (Clamping or wrapping would merge two devices' activity or names silently.)
+inline std::uint16_t readDeviceId(const sqlite::Statement& row, int column, std::string_view table,
+                                  std::string_view name = "deviceId") {
+  std::int64_t value = row.checkedInt64(column, table, name);
+  if (value < 0 || value > 0xFFFF) row.failOutOfRange(table, name, value, "0 to 65535");
+  return static_cast<std::uint16_t>(value);
+}
+
 struct Context {
   const sqlite::Database& db;
   Trace& trace;

@@ -41,7 +41,7 @@ constexpr int kCommonColumns = 7;
 void readCommon(const sqlite::Statement& row, std::string_view table, GpuOp& op) {
   op.start = readTimestamp(row, 0, table, "start");
   op.end = readTimestamp(row, 1, table, "end");
-  op.device_id = clampTo<std::uint16_t>(row.int64(2));
+  op.device_id = readDeviceId(row, 2, table);
   op.context_id = static_cast<std::uint32_t>(row.int64(3));
   op.stream_id = static_cast<std::uint32_t>(row.int64(4));
   op.correlation_id = static_cast<std::uint32_t>(row.int64(5));

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <map>
+#include <unordered_map>
 #include <tuple>
 
 #include "collector_env.h"
@@ -27,14 +29,25 @@ std::int32_t threadsPerSm(const sqlite::Statement& row, int warps_column, int th
       std::clamp<std::int64_t>(product, 0, std::numeric_limits<std::int32_t>::max()));
 }
 
-Device& deviceWithId(Trace& trace, std::uint16_t id) {
-  for (Device& device : trace.devices) {
-    if (device.device_id == id) return device;
+// Trace::devices by id, so that each row finds its device in O(1) (a file may list 10^5 GPUs).
+class DeviceIndex {
+ public:
+  explicit DeviceIndex(Trace& trace) : trace_(trace) {
+    for (std::size_t i = 0; i < trace.devices.size(); ++i) slots_.emplace(trace.devices[i].device_id, i);
   }
-  trace.devices.push_back(Device{});
-  trace.devices.back().device_id = id;
-  return trace.devices.back();
-}
+  Device& withId(std::uint16_t id) {
+    auto [it, inserted] = slots_.try_emplace(id, trace_.devices.size());
+    if (inserted) {
+      trace_.devices.push_back(Device{});
+      trace_.devices.back().device_id = id;
+    }
+    return trace_.devices[it->second];
+  }
+
+ private:
+  Trace& trace_;
+  std::unordered_map<std::uint16_t, std::size_t> slots_;
+};
 
 // Some tables hold a plain process id, others nsys's globalPid encoding; accept both.
 std::uint32_t plainPid(std::int64_t value) {
@@ -51,9 +64,11 @@ void readGpuTable(Context& ctx) {
        "concurrentKernels", "maxWarpsPerSm", "threadsPerWarp", "maxBlocksPerSm",
        "maxRegistersPerSm", "maxShmemPerSm"},
       {}, {"name"}));
+  DeviceIndex devices(ctx.trace);
   while (row.step()) {
-    std::int64_t id = row.isNull(0) ? row.int64(1) : row.int64(0);
-    Device& device = deviceWithId(ctx.trace, static_cast<std::uint16_t>(id));
+    const bool has_id = !row.isNull(0);
+    Device& device = devices.withId(readDeviceId(row, has_id ? 0 : 1, table,
+                                                          has_id ? "id" : "deviceId"));
     device.name = std::string(row.text(13));
     device.sm_count = int32Or(row, 2, 0);
     device.compute_major = int32Or(row, 3, 0);
@@ -78,8 +93,9 @@ void readCudaGpuTable(Context& ctx) {
        "maxBlocksPerMultiprocessor", "maxRegistersPerMultiprocessor",
        "maxSharedMemoryPerMultiprocessor"},
       {"deviceId"}, {"name"}));
+  DeviceIndex devices(ctx.trace);
   while (row.step()) {
-    Device& d = deviceWithId(ctx.trace, static_cast<std::uint16_t>(row.int64(0)));
+    Device& d = devices.withId(readDeviceId(row, 0, table));
     if (d.name.empty()) d.name = std::string(row.text(11));
     if (d.sm_count == 0) d.sm_count = int32Or(row, 1, 0);
     if (d.compute_major == 0) d.compute_major = int32Or(row, 2, 0);
@@ -93,28 +109,36 @@ void readCudaGpuTable(Context& ctx) {
   }
 }
 
-void addContext(Trace& trace, const cuoverlap::Context& context) {
-  for (cuoverlap::Context& known : trace.contexts) {
-    if (known.context_id == context.context_id && known.pid == context.pid) {
-      if (!known.null_stream_id) known.null_stream_id = context.null_stream_id;
-      return;
-    }
+// Trace::contexts by (context, process): one entry per pair, found in O(log n).
+using ContextIndex = std::map<std::pair<std::uint32_t, std::uint32_t>, std::size_t>;
+
+void addContext(Trace& trace, ContextIndex& index, const cuoverlap::Context& context) {
+  auto [it, inserted] = index.try_emplace({context.context_id, context.pid}, trace.contexts.size());
+  if (inserted) {
+    trace.contexts.push_back(context);
+    return;
   }
-  trace.contexts.push_back(context);
+  cuoverlap::Context& known = trace.contexts[it->second];
+  if (!known.null_stream_id) known.null_stream_id = context.null_stream_id;
 }
 
 // Both tables carry (null stream, process, device, context); only the null stream's name differs.
 void readNullStreams(Context& ctx, std::string_view table, const char* stream_column) {
   if (!ctx.db.hasTable(table)) return;
+  ContextIndex index;
+  for (std::size_t i = 0; i < ctx.trace.contexts.size(); ++i) {
+    const cuoverlap::Context& c = ctx.trace.contexts[i];
+    index.try_emplace({c.context_id, c.pid}, i);
+  }
   sqlite::Statement row(ctx.db, selectColumns(ctx.db, table,
       {stream_column, "processId", "deviceId", "contextId"}, {stream_column, "contextId"}));
   while (row.step()) {
     cuoverlap::Context context;
     context.null_stream_id = static_cast<std::uint32_t>(row.int64(0));
     context.pid = plainPid(row.int64(1));
-    context.device_id = static_cast<std::uint16_t>(row.int64(2));
+    context.device_id = readDeviceId(row, 2, table);
     context.context_id = static_cast<std::uint32_t>(row.int64(3));
-    addContext(ctx.trace, context);
+    addContext(ctx.trace, index, context);
   }
 }
 

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "cuoverlap/error.h"
+#include "sqlite_snapshot.h"
 
 namespace cuoverlap::sqlite {
 
@@ -33,7 +35,29 @@ void checkReadableFile(const std::string& path) {
     throw UserError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   }
   if (!S_ISREG(st.st_mode)) throw UserError(fmt::format("{}: not a regular file", path));
-  if (st.st_size == 0) throw UserError(fmt::format("{}: empty file, not a trace", path));
+  // A killed writer may have committed everything to the -wal and nothing to the file yet.
+  if (st.st_size == 0 && !PrivateSnapshot::needed(path)) {
+    throw UserError(fmt::format("{}: empty file, not a trace", path));
+  }
+}
+
+int readSeconds() {
+  const char* text = std::getenv("CUOVERLAP_READ_TIMEOUT");
+  if (text == nullptr || *text == '\0') return kDefaultReadSeconds;
+  char* end = nullptr;
+  long seconds = std::strtol(text, &end, 10);
+  if (*end != '\0' || seconds < 0 || seconds > 86400 * 7) {
+    throw UserError(fmt::format("CUOVERLAP_READ_TIMEOUT='{}': expected whole seconds (0 to 604800)",
+                                text));
+  }
+  return static_cast<int>(seconds);
+}
+
+// Literal for a name in SQL: quotes doubled, so no name can end the string.
+std::string quoted(std::string_view name) {
+  std::string out = "'";
+  for (char c : name) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
 }
 
 std::string upper(std::string s) {
@@ -43,14 +67,25 @@ std::string upper(std::string s) {
 
 }  // namespace
 
-Database::Database(const std::string& path) : path_(path) {
+Database::Database(const std::string& path) : path_(path), read_seconds_(readSeconds()) {
+  deadline_ = std::chrono::steady_clock::now() + std::chrono::seconds(read_seconds_);
   checkReadableFile(path);
   // NOMUTEX: one thread uses the connection, and per-call mutexes cost ~10% of reading time.
-  int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX;
+  if (PrivateSnapshot::needed(path)) {
+    snapshot_ = std::make_unique<PrivateSnapshot>(path);
+    // Read-write on our own copy, so that SQLite can replay the log there.
+    open(snapshot_->databasePath(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
+  } else {
+    open(fileUri(path), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX);
+  }
+}
+
+void Database::open(const std::string& uri_or_path, int flags) {
   try {
-    if (sqlite3_open_v2(fileUri(path).c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+    if (sqlite3_open_v2(uri_or_path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
       fail("cannot open as SQLite database");
     }
+    applyBounds();
     // The header is only checked on first access: touch the schema now so that text files and
     // truncated headers fail here with SQLite's own explanation.
     Statement probe(*this, "SELECT count(*) FROM sqlite_master");
@@ -63,19 +98,58 @@ Database::Database(const std::string& path) : path_(path) {
 
 Database::~Database() { sqlite3_close(db_); }
 
+void Database::applyBounds() {
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
+  // The private copy is deleted afterwards: checkpointing it on close would be wasted work.
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+  sqlite3_limit(db_, SQLITE_LIMIT_LENGTH, kMaxValueBytes);
+  sqlite3_progress_handler(db_, 10000, &Database::onProgress, this);
+}
+
+int Database::onProgress(void* self) {
+  auto* db = static_cast<Database*>(self);
+  if (std::chrono::steady_clock::now() < db->deadline_) return 0;
+  db->deadline_hit_ = true;
+  return 1;  // interrupts the statement: SQLITE_INTERRUPT
+}
+
 void Database::fail(std::string_view what) const {
+  if (deadline_hit_) {
+    throw UserError(fmt::format(
+        "{}: reading took longer than {} s (the limit; CUOVERLAP_READ_TIMEOUT=seconds changes it)",
+        path_, read_seconds_));
+  }
+  const int code = db_ != nullptr ? sqlite3_errcode(db_) : SQLITE_NOMEM;
+  if (code == SQLITE_TOOBIG) {
+    throw UserError(fmt::format("{}: {}: a string or blob is longer than {} MiB (the limit)",
+                                path_, what, kMaxValueBytes >> 20));
+  }
   const char* message = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
   throw UserError(fmt::format("{}: {}: {}", path_, what, message));
 }
 
 bool Database::hasTable(std::string_view table) const {
-  Statement stmt(*this, fmt::format(
-      "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name = '{}'", table));
-  return stmt.step();
+  // rootpage > 0: a table with its own b-tree; views and virtual tables have none.
+  Statement stmt(*this, "SELECT type = 'table' AND rootpage > 0, type FROM sqlite_master WHERE "
+                        "name = " + quoted(table) + " COLLATE NOCASE");
+  if (!stmt.step()) return false;
+  if (stmt.int64(0) != 0) return true;
+  throw UserError(fmt::format("{}: {} is a {}, not a table: only tables are read", path_, table,
+                              stmt.text(1) == "table" ? "virtual table" : stmt.text(1)));
+}
+
+std::string Database::unfinishedLog() const {
+  if (!snapshot_) return "";
+  return fmt::format("{}{} ({} bytes) was beside the file: the writer did not close the trace "
+                     "(killed, or still writing); read up to its last commit",
+                     path_, snapshot_->logSuffix(), snapshot_->logBytes());
 }
 
 TableColumns::TableColumns(const Database& db, std::string_view table) : db_(db), table_(table) {
-  Statement stmt(db, fmt::format("SELECT name, type FROM pragma_table_info('{}')", table));
+  Statement stmt(db, "SELECT name, type FROM pragma_table_info(" + quoted(table) + ")");
   while (stmt.step()) types_[std::string(stmt.text(0))] = upper(std::string(stmt.text(1)));
 }
 
@@ -113,7 +187,13 @@ Statement::~Statement() { sqlite3_finalize(stmt_); }
 
 bool Statement::step() {
   int rc = sqlite3_step(stmt_);
-  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_ROW) {
+    if (++rows_ > kMaxRowsPerQuery) {
+      throw UserError(fmt::format("{}: a table holds more than {} rows (the limit)", db_.path(),
+                                  kMaxRowsPerQuery));
+    }
+    return true;
+  }
   if (rc == SQLITE_DONE) return false;
   db_.fail("cannot read trace");
 }
@@ -135,12 +215,17 @@ std::int64_t Statement::checkedInt64(int column, std::string_view table,
   return sqlite3_column_int64(stmt_, column);
 }
 
+void Statement::failOutOfRange(std::string_view table, std::string_view name, std::int64_t value,
+                               std::string_view range) const {
+  throw UserError(fmt::format("{}: column {}.{} holds {}, out of range ({})", db_.path(), table,
+                              name, value, range));
+}
+
 std::int64_t Statement::checkedInt64Within(int column, std::string_view table,
                                            std::string_view name, std::int64_t limit) const {
   std::int64_t value = checkedInt64(column, table, name);
   if (value <= -limit || value >= limit) {
-    throw UserError(fmt::format("{}: column {}.{} holds {}, out of range (|value| < {})",
-                                db_.path(), table, name, value, limit));
+    failOutOfRange(table, name, value, fmt::format("|value| < {}", limit));
   }
   return value;
 }

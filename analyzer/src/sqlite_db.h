@@ -1,19 +1,38 @@
 // A thin read-only SQLite layer for the reader: every failure becomes a UserError naming the file,
-// so that a truncated or foreign database yields one clear line instead of a crash.
+// so that a truncated, foreign or hostile database yields one clear line instead of a crash or a
+// hang.
+//
+// Bounds on the work a file can cause (a 4 KB file must not hang the tool):
+//  - only real tables are read (no views, no virtual tables: a recursive view never ends);
+//  - SQLITE_DBCONFIG_DEFENSIVE and trusted_schema=OFF: no schema-supplied functions run;
+//  - a deadline over the whole read (kDefaultReadSeconds, CUOVERLAP_READ_TIMEOUT=seconds
+//    overrides), enforced by a progress handler;
+//  - at most kMaxRowsPerQuery rows per query and kMaxValueBytes per string or blob.
+// Hitting a bound is a UserError that names it.
 #pragma once
 
 #include <sqlite3.h>
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
 namespace cuoverlap::sqlite {
 
+class PrivateSnapshot;
+
+inline constexpr int kDefaultReadSeconds = 600;
+inline constexpr std::int64_t kMaxRowsPerQuery = (std::int64_t{1} << 31) - 1;
+inline constexpr int kMaxValueBytes = 16 << 20;  // 16 MiB: kernel names run to ~100 KB
+
 class Database {
  public:
-  // Opens read-only and immutable: SQLite takes no locks and never writes a journal or the file.
+  // A file without a -wal/-journal beside it is opened read-only and immutable: SQLite takes no
+  // locks and never writes. One with a log (an unfinished trace) is read through a private copy
+  // (sqlite_snapshot.h). Either way nothing is written next to `path`.
   explicit Database(const std::string& path);
   ~Database();
   Database(const Database&) = delete;
@@ -21,12 +40,24 @@ class Database {
 
   sqlite3* handle() const { return db_; }
   const std::string& path() const { return path_; }
+  // True for a real table of that name. A view or virtual table of a trace table's name is a
+  // UserError: those are not data, and reading them can take unbounded time.
   bool hasTable(std::string_view table) const;
+  // Non-empty when the file had an uncommitted log: what was found, for the report.
+  std::string unfinishedLog() const;
   [[noreturn]] void fail(std::string_view what) const;  // throws UserError with sqlite's message
 
  private:
+  void open(const std::string& uri_or_path, int flags);
+  void applyBounds();
+  static int onProgress(void* self);
+
   sqlite3* db_ = nullptr;
   std::string path_;
+  std::unique_ptr<PrivateSnapshot> snapshot_;
+  std::chrono::steady_clock::time_point deadline_;
+  int read_seconds_ = kDefaultReadSeconds;
+  bool deadline_hit_ = false;
 };
 
 // Columns of one table, by name (PRAGMA table_info), with their declared types.
@@ -57,6 +88,8 @@ class Statement {
   std::string_view text(int column) const;
   // An integer column that must hold an integer (NULL allowed); anything else throws UserError.
   std::int64_t checkedInt64(int column, std::string_view table, std::string_view name) const;
+  [[noreturn]] void failOutOfRange(std::string_view table, std::string_view name,
+                                   std::int64_t value, std::string_view range) const;
   // checkedInt64 whose value must also lie strictly between -limit and limit.
   std::int64_t checkedInt64Within(int column, std::string_view table, std::string_view name,
                                   std::int64_t limit) const;
@@ -64,6 +97,7 @@ class Statement {
  private:
   const Database& db_;
   sqlite3_stmt* stmt_ = nullptr;
+  std::int64_t rows_ = 0;
 };
 
 // SELECT COUNT(*) FROM table.

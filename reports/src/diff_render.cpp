@@ -79,7 +79,8 @@ std::string kernelDelta(const KernelTimeDiff& k) {
 }  // namespace
 
 std::string renderDiffText(const ReportDiff& diff) {
-  std::string out = fmt::format("cuoverlap diff\n  before: {}\n  after:  {}\n", diff.before_path, diff.after_path);
+  std::string out = fmt::format("cuoverlap diff\n  before: {}\n  after:  {}\n",
+                                render::inert(diff.before_path), render::inert(diff.after_path));
   for (const DeviceDiff& device : diff.devices) {
     fmt::format_to(std::back_inserter(out), "\ndevice {:<24}{:>14}{:>14}{:>14}\n", device.device_id,
                    "before", "after", "delta");
@@ -93,7 +94,7 @@ std::string renderDiffText(const ReportDiff& diff) {
   if (diff.findings.empty()) out += "  no change\n";
   for (const FindingDiff& f : diff.findings) {
     fmt::format_to(std::back_inserter(out), "  {:<8} {} {} (device {}): {}\n", changeName(f.change),
-                   severityName(f.severity), f.id, f.device_id, findingSummary(f));
+                   severityName(f.severity), f.id, f.device_id, render::inert(findingSummary(f)));
   }
   out += "\nkernel time by name (largest changes first):\n";
   if (diff.kernels.empty()) out += "  no kernels\n";
@@ -101,9 +102,9 @@ std::string renderDiffText(const ReportDiff& diff) {
     const KernelTimeDiff& k = diff.kernels[i];
     fmt::format_to(std::back_inserter(out), "  {:>12} {:>12} {:>12}  {} ({} -> {} launches)\n",
                    units::formatDuration(k.time_before_ns), units::formatDuration(k.time_after_ns),
-                   kernelDelta(k), k.name, k.count_before, k.count_after);
+                   kernelDelta(k), render::inert(k.name), k.count_before, k.count_after);
   }
-  return out;
+  return render::inert(out, render::Newlines::kKeep);
 }
 
 std::string renderDiffMarkdown(const ReportDiff& diff) {

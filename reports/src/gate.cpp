@@ -6,6 +6,7 @@
 
 #include "cuoverlap/error.h"
 #include "cuoverlap/units.h"
+#include "render_common.h"
 
 namespace cuoverlap {
 namespace {
@@ -134,27 +135,27 @@ std::vector<GateCheck> evaluateGate(const Report& report, const GateThresholds& 
 std::string formatGateCheck(const GateCheck& check) {
   const std::string where =
       check.device_id ? fmt::format("device {}", *check.device_id) : std::string("all devices");
-  return fmt::format("{}  {}  {}  {}  {} ({})", check.passed ? "PASS" : "FAIL", check.trace, where,
-                     check.name, check.actual, check.expectation);
+  return render::inert(fmt::format("{}  {}  {}  {}  {} ({})", check.passed ? "PASS" : "FAIL",
+                                   check.trace, where, check.name, check.actual, check.expectation));
 }
 
 std::string escapeXml(std::string_view text) {
+  // render::inert leaves valid UTF-8 without the characters XML 1.0 forbids (C0 controls but tab
+  // and newline, U+FFFE/U+FFFF, surrogates), shown visibly instead; what is left is markup.
+  // Tab and newline are references, so that attribute value normalization keeps them.
+  const std::string safe = render::inert(text, render::Newlines::kKeep);
   std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
+  out.reserve(safe.size());
+  for (char c : safe) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&apos;"; break;
-      default:
-        // XML 1.0 forbids other control characters even as references.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') {
-          out += '?';
-        } else {
-          out += c;
-        }
+      case '\n': out += "&#10;"; break;
+      case '\t': out += "&#9;"; break;
+      default: out += c;
     }
   }
   return out;

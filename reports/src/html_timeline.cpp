@@ -204,7 +204,10 @@ Ns tickStep(Ns range_ns) {
 void appendAxis(std::string& out, const Scale& scale) {
   out += "<div class=\"tl-axis\">";
   const Ns step = tickStep(scale.span);
-  for (Ns t = 0; t * 100 <= scale.span * 94; t += step) {  // labels further right get cut off
+  // Labels further right than 94% get cut off. floor(span * 94 / 100), without the overflow of
+  // span * 94 for spans beyond 2^63 / 94 ns.
+  const Ns last = scale.span / 100 * 94 + scale.span % 100 * 94 / 100;
+  for (Ns t = 0; t <= last; t += step) {
     fmt::format_to(std::back_inserter(out), "<span style=\"left:{:.2f}%\">+{}</span>",
                    static_cast<double>(t) * 100.0 / static_cast<double>(scale.span),
                    units::formatDuration(t));

@@ -132,6 +132,9 @@ void appendRangeInstances(std::string& out, const TraceReport& trace) {
 void appendTrace(std::string& out, const TraceReport& trace) {
   fmt::format_to(std::back_inserter(out), "## {} ({})\n\n", escapeMarkdown(trace.path),
                  sourceName(trace.source));
+  for (const std::string& warning : trace.warnings) {
+    fmt::format_to(std::back_inserter(out), "> **Warning:** {}\n\n", escapeMarkdown(warning));
+  }
   if (trace.devices.empty()) out += "No GPU activity in this trace (within the chosen scope).\n\n";
   for (const DeviceReport& device : trace.devices) {
     fmt::format_to(std::back_inserter(out), "### Device {}: {}\n\n", device.metrics.device_id,
@@ -191,14 +194,18 @@ void appendJob(std::string& out, const JobAnalysis& job) {
 
 std::string escapeMarkdown(std::string_view text) {
   static constexpr std::string_view kSpecial = "\\`*_[]<>|&#~";
+  std::string flat(text);
+  for (char& c : flat) c = c == '\n' || c == '\r' ? ' ' : c;
+  const std::string safe = render::inert(flat);
   std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    if (c == '\n' || c == '\r') {
-      out += ' ';
-      continue;
-    }
-    if (kSpecial.find(c) != std::string_view::npos) out += '\\';
+  out.reserve(safe.size());
+  for (std::size_t i = 0; i < safe.size(); ++i) {
+    const char c = safe[i];
+    // GitHub autolinks "scheme://", "www." and e-mail addresses in text; an escaped ':', '.'
+    // or '@' is not matched, and renders the same.
+    const bool link = (c == ':' && safe.compare(i + 1, 2, "//") == 0) || c == '@' ||
+                      (c == '.' && i >= 3 && safe.compare(i - 3, 3, "www") == 0);
+    if (link || kSpecial.find(c) != std::string_view::npos) out += '\\';
     out += c;
   }
   return out;

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <iterator>
 #include <limits>
+#include <functional>
 #include <map>
 #include <ostream>
+#include <queue>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -38,21 +40,55 @@ std::string jsonString(std::string_view text) {
 }
 
 // Puts intervals (in start order) on the first track whose previous interval has ended.
+// First fit: the lowest track whose last item has ended by `start`, else a new track. Items come
+// in start order (the model's), so a track once free stays free until it is given out again:
+// tracks move from a heap ordered by end (busy) to a heap ordered by index (free), O(log n) per
+// item. Out-of-order input (only from hand-built traces) takes the linear scan, same answer.
 class TrackAllocator {
  public:
   std::size_t place(Ns start, Ns end) {
-    for (std::size_t i = 0; i < ends_.size(); ++i) {
-      if (ends_[i] <= start) {
-        ends_[i] = end;
-        return i;
-      }
+    if (start < last_start_) return placeByScan(start, end);
+    last_start_ = start;
+    while (!busy_.empty() && busy_.top().first <= start) {
+      free_.push(busy_.top().second);
+      busy_.pop();
     }
-    ends_.push_back(end);
-    return ends_.size() - 1;
+    std::size_t track = ends_.size();
+    if (free_.empty()) {
+      ends_.push_back(end);
+    } else {
+      track = free_.top();
+      free_.pop();
+      ends_[track] = end;
+    }
+    busy_.push({end, track});
+    return track;
   }
 
  private:
-  std::vector<Ns> ends_;
+  std::size_t placeByScan(Ns start, Ns end) {
+    std::size_t track = ends_.size();
+    for (std::size_t i = 0; i < ends_.size(); ++i) {
+      if (ends_[i] <= start) {
+        track = i;
+        break;
+      }
+    }
+    if (track == ends_.size()) ends_.push_back(end);
+    ends_[track] = end;
+    // Rebuild the heaps from the ends, for the in-order items that follow.
+    busy_ = {};
+    free_ = {};
+    for (std::size_t i = 0; i < ends_.size(); ++i) busy_.push({ends_[i], i});
+    last_start_ = std::numeric_limits<Ns>::min();
+    return track;
+  }
+
+  using EndAndTrack = std::pair<Ns, std::size_t>;
+  std::vector<Ns> ends_;  // per track, the end of its last item
+  std::priority_queue<EndAndTrack, std::vector<EndAndTrack>, std::greater<EndAndTrack>> busy_;
+  std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<std::size_t>> free_;
+  Ns last_start_ = std::numeric_limits<Ns>::min();
 };
 
 class PerfettoWriter {

@@ -9,6 +9,58 @@
 
 namespace cuoverlap::render {
 
+namespace {
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+// Length of the valid UTF-8 sequence at text[i] and its code point; 0 when invalid.
+std::size_t decodeUtf8(std::string_view text, std::size_t i, char32_t& code) {
+  const auto byte = [&text](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  std::size_t length = lead < 0x80 ? 1 : lead >= 0xC2 && lead <= 0xDF ? 2
+                       : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
+  if (length == 0 || i + length > text.size()) return 0;
+  code = length == 1 ? lead : lead & (0x7F >> length);
+  for (std::size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+    code = (code << 6) | (byte(i + k) & 0x3F);
+  }
+  const bool overlong = (length == 3 && code < 0x800) || (length == 4 && code < 0x10000);
+  const bool surrogate = code >= 0xD800 && code <= 0xDFFF;
+  return overlong || surrogate || code > 0x10FFFF ? 0 : length;
+}
+
+bool isBidiOrSeparator(char32_t c) {
+  return c == 0x061C || c == 0x200E || c == 0x200F || (c >= 0x202A && c <= 0x202E) ||
+         (c >= 0x2066 && c <= 0x2069) || c == 0x2028 || c == 0x2029;
+}
+
+}  // namespace
+
+std::string inert(std::string_view text, Newlines newlines) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    char32_t c = 0;
+    const std::size_t length = decodeUtf8(text, i, c);
+    if (length == 0) {
+      out += kReplacement;
+      ++i;
+      continue;
+    }
+    const bool keep_newline = c == '\n' && newlines == Newlines::kKeep;
+    if ((c < 0x20 && c != '\t' && !keep_newline) || c == 0x7F) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned>(c));
+    } else if ((c >= 0x80 && c <= 0x9F) || isBidiOrSeparator(c) || c == 0xFFFE || c == 0xFFFF) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+    } else {
+      out.append(text.substr(i, length));
+    }
+    i += length;
+  }
+  return out;
+}
+
 std::string shortName(std::string_view name) {
   std::string out;
   int depth = 0;

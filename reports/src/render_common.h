@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +12,15 @@
 #include "cuoverlap/report.h"
 
 namespace cuoverlap::render {
+
+// Text from a trace made inert for a terminal (text report, diff, gate, and under the Markdown and
+// JUnit escaping): C0 controls, DEL and C1 controls become visible escapes ("\x1b", "\u0085"),
+// bidi controls, line/paragraph separators and the noncharacters U+FFFE/U+FFFF become "\u202e"
+// etc., and each byte of invalid UTF-8 (overlong forms, surrogates, > U+10FFFF, truncated
+// sequences) becomes U+FFFD. Tabs stay; newlines stay only with Newlines::kKeep (whole reports),
+// else they become "\x0a" (a name must not start a forged line of its own).
+enum class Newlines : std::uint8_t { kEscape, kKeep };
+std::string inert(std::string_view text, Newlines newlines = Newlines::kEscape);
 
 // A C++ kernel name without template arguments and parameters, which can run to thousands of
 // characters: "void ns::k<float, 4>(float*, int)" -> "void ns::k<…>(…)". Tables show this; the

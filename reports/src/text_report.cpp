@@ -23,7 +23,7 @@ using units::formatPercent;
 thread_local TextStyle style;
 
 std::string paint(const char* code, std::string_view text) {
-  return style.color ? fmt::format("\x1b[{}m{}\x1b[0m", code, text) : std::string(text);
+  return fmt::format("\x1b[{}m{}\x1b[0m", code, text);
 }
 
 const char* severityColor(Severity severity) {
@@ -33,6 +33,36 @@ const char* severityColor(Severity severity) {
     case Severity::kInfo: return "36";
   }
   return "0";
+}
+
+// With style.color: headings ("== trace", "device N", "findings") in bold and the severity tag
+// that starts a finding line in its colour. Runs on the finished, inert text, so trace text can
+// never carry or fake a colour.
+std::string colorize(const std::string& text) {
+  if (!style.color) return text;
+  std::string out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view line(text.data() + pos, end - pos);
+    const auto starts = [&](std::string_view prefix) { return line.substr(0, prefix.size()) == prefix; };
+    if (starts("== ") || starts("device ") || starts("findings")) {
+      out += paint("1", line);
+    } else if (starts("  [error] ") || starts("  [warning] ") || starts("  [info] ")) {
+      const std::size_t close = line.find(']');
+      const std::string_view tag = line.substr(2, close - 1);
+      const char* code = tag == "[error]" ? severityColor(Severity::kError)
+                         : tag == "[warning]" ? severityColor(Severity::kWarning)
+                                              : severityColor(Severity::kInfo);
+      out += "  " + paint(code, tag) + std::string(line.substr(close + 1));
+    } else {
+      out += line;
+    }
+    if (end < text.size()) out += '\n';
+    pos = end + 1;
+  }
+  return out;
 }
 
 // `text` as lines of at most style.width columns (counting UTF-8 code points), the first starting
@@ -131,7 +161,8 @@ void renderKernelSummary(const std::vector<KernelSummary>& kernels, std::ostream
 
 void renderDevice(const DeviceReport& device, std::ostream& out) {
   const DeviceMetrics& m = device.metrics;
-  out << paint("1", fmt::format("device {}{}{}", m.device_id, m.name.empty() ? "" : ": ", m.name)) << '\n';
+  out << fmt::format("device {}{}{}\n", m.device_id, m.name.empty() ? "" : ": ",
+                     render::inert(m.name));
   out << fmt::format("  ops         {} kernels, {} memcpys, {} memsets\n", m.kernels, m.memcpys,
                      m.memsets);
   out << fmt::format("  span        {}   busy {} ({})   idle {} ({})   sum of ops {}\n",
@@ -160,34 +191,36 @@ void renderDevice(const DeviceReport& device, std::ostream& out) {
 }
 
 void renderFinding(const TraceReport& trace, const Finding& f, std::ostream& out) {
-  out << wrapped(fmt::format("  {} {} (device {}): ",
-                             paint(severityColor(f.severity), fmt::format("[{}]", severityName(f.severity))),
-                             f.id, f.device_id),
-                 f.summary, "      ");
+  out << wrapped(fmt::format("  [{}] {} (device {}): ", severityName(f.severity), f.id, f.device_id),
+                 render::inert(f.summary), "      ");
   out << fmt::format("      {} occurrence(s), about {} lost\n", f.count,
                      formatDuration(f.time_ns));
   for (const Evidence& e : f.evidence) {
     out << fmt::format("      - at {}: {} (correlation {}{}){}{}\n",
-                       render::evidenceTime(trace, f, e.time), e.api, e.correlation_id,
+                       render::evidenceTime(trace, f, e.time), render::inert(e.api),
+                       e.correlation_id,
                        e.has_stream ? fmt::format(", stream {}", e.stream_id) : "",
-                       e.detail.empty() ? "" : ": ", e.detail);
+                       e.detail.empty() ? "" : ": ", render::inert(e.detail));
   }
-  if (!f.advice.empty()) out << wrapped("      fix: ", f.advice, "           ");
+  if (!f.advice.empty()) out << wrapped("      fix: ", render::inert(f.advice), "           ");
 }
 
 void renderFindings(const TraceReport& trace, const std::vector<Finding>& findings,
                     std::ostream& out) {
-  out << paint("1", findings.empty() ? "findings: none" : "findings (worst first):") << '\n';
+  out << (findings.empty() ? "findings: none\n" : "findings (worst first):\n");
   for (const Finding* f : render::findingsWorstFirst(findings)) renderFinding(trace, *f, out);
 }
 
 void renderTrace(const TraceReport& trace, std::ostream& out) {
-  out << paint("1", fmt::format("== {} ({})", trace.path, sourceName(trace.source))) << '\n';
+  out << fmt::format("== {} ({})\n", render::inert(trace.path), sourceName(trace.source));
+  for (const std::string& warning : trace.warnings) {
+    out << "warning: " << render::inert(warning) << '\n';
+  }
   if (trace.devices.empty()) out << "no GPU activity in scope\n";
   for (const DeviceReport& device : trace.devices) renderDevice(device, out);
   renderFindings(trace, trace.findings, out);
   for (const RangeInstance& range : trace.range_instances) {
-    out << fmt::format("range \"{}\" [{} .. {}] ({})\n", range.name, range.start, range.end,
+    out << fmt::format("range \"{}\" [{} .. {}] ({})\n", render::inert(range.name), range.start, range.end,
                        formatDuration(range.end - range.start));
     for (const DeviceReport& device : range.devices) renderDevice(device, out);
     renderFindings(trace, range.findings, out);
@@ -233,14 +266,18 @@ void renderText(const Report& report, std::ostream& out) { renderText(report, ou
 
 void renderText(const Report& report, std::ostream& out, const TextStyle& text_style) {
   style = text_style;
+  // Fields are made inert one by one; the pass over the whole text catches any other. Colour is
+  // added after that pass, to lines whose shape the renderer made (never to trace text).
+  std::ostringstream text;
   for (std::size_t i = 0; i < report.traces.size(); ++i) {
-    if (i > 0) out << '\n';
-    renderTrace(report.traces[i], out);
+    if (i > 0) text << '\n';
+    renderTrace(report.traces[i], text);
   }
   if (report.job) {
-    out << '\n';
-    renderJob(*report.job, out);
+    text << '\n';
+    renderJob(*report.job, text);
   }
+  out << colorize(render::inert(text.str(), render::Newlines::kKeep));
 }
 
 std::string renderTextString(const Report& report) {

@@ -14,6 +14,7 @@ SyntheticTrace::SyntheticTrace(const std::string& path) {
   if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK) throw std::runtime_error("cannot create " + path);
   exec(schema::kCreateTables);
   exec("INSERT INTO CUOVERLAP_SESSION VALUES ('schema', 'cuoverlap.trace/1')");
+  exec("INSERT INTO CUOVERLAP_SESSION VALUES ('complete', '1')");
   exec("BEGIN");
 }
 

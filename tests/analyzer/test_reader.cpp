@@ -64,7 +64,8 @@ TEST_CASE("our trace: source, sorted ops, interned names, async flags", "[reader
   REQUIRE(trace.devices[0].name == "NVIDIA H200");
   REQUIRE(trace.runtime_calls.size() == 1);
   REQUIRE(trace.runtime_calls[0].tid == 7);
-  REQUIRE(trace.session.size() == 1);
+  REQUIRE(trace.session.size() == 2);  // schema, complete (a finished trace)
+  REQUIRE(trace.warnings.empty());
 }
 
 TEST_CASE("nsys 2022.4 export: null stream, streams, device, async copies", "[reader][nsys]") {

@@ -6,10 +6,16 @@ missing tables, special files) and runs every command on each under `timeout 20`
 it exits 0 or 1, or exits 2 with exactly one line on stderr, and prints no sanitizer report.
 Not part of ctest (slow); the specific failures it found are regression tests in tests/analyzer/.
 
+Also: unfinished traces (a -wal beside the file, a torn last frame), views and virtual tables in
+place of tables, huge names, control characters in names, and outputs that are an input or a
+symbolic link (which must be refused, leaving the input and the link's target unchanged).
+
 Usage: tests/fuzz/mutate_traces.py CUOVERLAP_BINARY [--work DIR] [--seed N] [--quick]
+       tests/fuzz/mutate_traces.py --corpus DIR [--quick]   # write the mutants only (fuzz seeds)
 """
 import argparse
 import concurrent.futures
+import hashlib
 import os
 import random
 import shutil
@@ -144,6 +150,26 @@ def structured_mutants(src, work, tag):
         "strings_binary": ["UPDATE StringIds SET value = CAST(x'ff00c3' AS TEXT)"],
         "view_tables": ["ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME TO k0",
                         "CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS SELECT * FROM k0 WHERE 1/0"],
+        "recursive_view": ["DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL",
+                           "CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS WITH RECURSIVE r(n) AS "
+                           "(SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n AS start, n + 1 AS "
+                           "end, 0 AS deviceId FROM r"],
+        "big_view": ["DROP TABLE StringIds",
+                     "CREATE VIEW StringIds AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT "
+                     "n + 1 FROM r WHERE n < 30000000) SELECT n AS id, 'x' AS value FROM r"],
+        "lowercase_view": ["ALTER TABLE NVTX_EVENTS RENAME TO n0",
+                           "CREATE VIEW nvtx_events AS SELECT * FROM n0"],
+        "virtual_table": ["DROP TABLE StringIds", "CREATE VIRTUAL TABLE StringIds USING fts4(id, value)",
+                          "INSERT INTO StringIds VALUES (1, 'k')"],
+        "huge_names": ["UPDATE StringIds SET value = printf('%.*c', 1048576, 'n') || id "
+                       "WHERE id IN (SELECT id FROM StringIds LIMIT 3)"],
+        "too_long_name": ["UPDATE StringIds SET value = printf('%.*c', 17000000, 'x') "
+                          "WHERE id = (SELECT min(id) FROM StringIds)"],
+        "control_chars": ["UPDATE StringIds SET value = char(27) || ']0;pwned' || char(7) || "
+                          "char(13) || '[info] all good ' || char(8238) || char(133) || "
+                          "' https://evil.example www.evil.example a@b.example ' || "
+                          "CAST(x'ff' AS TEXT) || char(65534) || value",
+                          "UPDATE TARGET_INFO_GPU SET name = char(27) || '[2J' || name"],
     }
     for table in trace:
         cases[f"typed_text_{table}"] = retype(table, con, "TEXT", "'x'")
@@ -155,6 +181,44 @@ def structured_mutants(src, work, tag):
     for name, statements in cases.items():
         if statements:
             out.append(sql_mutant(src, os.path.join(work, f"{tag}.{name}.sqlite"), statements))
+    return out
+
+
+def wal_mutants(src, work, tag):
+    """What a killed program leaves: later commits only in a -wal beside the file (copied while
+    the writer is still connected), and the same with a torn last frame."""
+    live = os.path.join(work, f"{tag}.live.sqlite")
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(live + suffix):
+            os.remove(live + suffix)
+    shutil.copyfile(src, live)
+    con = sqlite3.connect(live, isolation_level=None)
+    out = []
+    try:
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA wal_autocheckpoint=0")
+        try:
+            con.execute("DELETE FROM CUOVERLAP_SESSION WHERE key = 'complete'")
+        except sqlite3.Error:
+            pass
+        for table in OP_TABLES + HOST_TABLES:
+            try:
+                con.execute(f'INSERT INTO "{table}" SELECT * FROM "{table}" LIMIT 50')
+            except sqlite3.Error:
+                pass
+        for name, torn in (("wal", False), ("wal_torn", True)):
+            dst = os.path.join(work, f"{tag}.{name}.sqlite")
+            for suffix in ("", "-wal"):
+                if os.path.exists(dst + suffix):
+                    os.remove(dst + suffix)
+            shutil.copyfile(live, dst)
+            shutil.copyfile(live + "-wal", dst + "-wal")
+            if torn:
+                with open(dst + "-wal", "ab") as wal:
+                    wal.write(b"\x5a" * 3000)
+            out.append(dst)
+    finally:
+        con.close()
     return out
 
 
@@ -216,10 +280,10 @@ def commands(binary, path, other, work):
         [binary, "analyze", path, "--format", "text"],
         [binary, "analyze", path, "--format", "json"],
         [binary, "analyze", path, "--format", "markdown"],
-        [binary, "analyze", path, "--format", "html", "-o", out + ".html"],
+        [binary, "analyze", path, "--format", "html", "-o", out + ".html", "--force"],
         [binary, "gate", path, "--min-overlap", "0.1", "--max-idle-fraction", "0.9",
-         "--fail-on", "single-stream", "--junit", out + ".xml"],
-        [binary, "export", path, "--format", "perfetto", "-o", out + ".json"],
+         "--fail-on", "single-stream", "--junit", out + ".xml", "--force"],
+        [binary, "export", path, "--format", "perfetto", "-o", out + ".json", "--force"],
         [binary, "diff", other, path],
         [binary, "diff", path, other, "--format", "json"],
     ]
@@ -269,9 +333,65 @@ def run_one(cmd):
     return cmd, None
 
 
+def digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def output_safety_failures(binary, source, work):
+    """Outputs that are the input or a symbolic link must be refused (exit 2), leaving the input
+    and the link's target byte for byte unchanged."""
+    trace = os.path.join(work, "safety_input.sqlite")
+    shutil.copyfile(source, trace)
+    victim = os.path.join(work, "safety_victim.txt")
+    with open(victim, "w") as f:
+        f.write("precious")
+    link = os.path.join(work, "safety_link.out")
+    if os.path.lexists(link):
+        os.remove(link)
+    os.symlink(victim, link)
+    runs = [
+        ([binary, "analyze", trace, "-o", trace], trace),
+        ([binary, "analyze", trace, "-o", trace, "--force"], trace),
+        ([binary, "export", trace, "-o", trace, "--force"], trace),
+        ([binary, "diff", trace, trace, "-o", trace, "--force"], trace),
+        ([binary, "gate", trace, "--min-overlap", "0", "--junit", trace, "--force"], trace),
+        ([binary, "analyze", trace, "-o", link], victim),
+        ([binary, "export", trace, "-o", link], victim),
+        ([binary, "gate", trace, "--min-overlap", "0", "--junit", link], victim),
+    ]
+    failures = []
+    for cmd, guarded in runs:
+        before = digest(guarded)
+        p = subprocess.run(["timeout", "20"] + cmd, capture_output=True, text=True, errors="replace")
+        if p.returncode != 2 or p.stderr.count("\n") != 1 or digest(guarded) != before:
+            failures.append(f"{' '.join(cmd[1:])} -> exit {p.returncode}, "
+                            f"{'changed' if digest(guarded) != before else 'unchanged'} {guarded}")
+    return failures
+
+
+def write_corpus(directory, sources, rng, flips):
+    """Mutants as seeds for the libFuzzer target (scripts/fuzz.sh); large ones are left out."""
+    os.makedirs(directory, exist_ok=True)
+    work = os.path.join(directory, ".work")
+    os.makedirs(work, exist_ok=True)
+    made = list(sources)
+    for i, src in enumerate(sources):
+        tag = f"t{i}_{os.path.basename(src)[:-7]}"
+        made += structured_mutants(src, work, tag) + byte_mutants(src, work, tag, rng, flips)
+    count = 0
+    for path in made:
+        if os.path.isfile(path) and 0 < os.path.getsize(path) <= 2 * 1024 * 1024:
+            shutil.copyfile(path, os.path.join(directory, f"seed{count:04d}.sqlite"))
+            count += 1
+    shutil.rmtree(work)
+    print(f"wrote {count} seeds to {directory}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("binary")
+    ap.add_argument("binary", nargs="?")
+    ap.add_argument("--corpus", help="write the mutants to this folder (fuzz seeds) and exit")
     ap.add_argument("--work", default="/tmp/cuoverlap_fuzz")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--flips", type=int, default=6, help="byte-flip copies per trace")
@@ -283,6 +403,11 @@ def main():
     sources = real_traces()
     if not sources:
         sys.exit("no traces found under tests/data or tests/data/nsys")
+    if args.corpus:
+        write_corpus(args.corpus, sources[:2] if args.quick else sources, rng, args.flips)
+        return
+    if not args.binary:
+        ap.error("CUOVERLAP_BINARY is required (unless --corpus)")
     good = sources[0]
     structured_sources = sources[:2] if args.quick else sources
     inputs = list(sources) + special_inputs(args.work)
@@ -290,6 +415,7 @@ def main():
         tag = f"t{i}_{os.path.basename(src)[:-7]}"
         inputs += structured_mutants(src, args.work, tag)
         inputs += byte_mutants(src, args.work, tag, rng, args.flips)
+        inputs += wal_mutants(src, args.work, tag)
     cmds = [c for path in inputs for c in commands(args.binary, path, good, args.work)]
     for path in inputs:
         name = first_range_name(path) if os.path.isfile(path) and os.path.getsize(path) else None
@@ -303,6 +429,9 @@ def main():
             if problem:
                 failures += 1
                 print("FAIL:", " ".join(cmd[1:]), "->", problem, flush=True)
+    for problem in output_safety_failures(args.binary, good, args.work):
+        failures += 1
+        print("FAIL (output safety):", problem, flush=True)
     print(f"{failures} failures in {len(cmds)} runs")
     sys.exit(1 if failures else 0)
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cuoverlap/report.h"
+#include "cuoverlap/trace_index.h"
 
 namespace cuoverlap {
 
@@ -24,7 +25,7 @@ inline Ns clippedEnd(const GpuOp& op, const Scope& scope) {
 // alone (UserError when the trace has no such device).
 std::vector<std::uint16_t> devicesInScope(const Trace& trace, const Scope& scope);
 
-// All metrics of one device in one pass over trace.ops (which must be sorted by start).
+// All metrics of one device in one pass over its ops (trace.ops must be sorted by start).
 DeviceMetrics computeDeviceMetrics(const Trace& trace, const Scope& scope, std::uint16_t device_id);
 
 }  // namespace cuoverlap

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -159,6 +160,25 @@ struct ProcessInfo {
 
 enum class TraceSource : std::uint8_t { kCuoverlap, kNsys, kKineto };
 
+struct TraceIndex;  // trace_index.cpp: lookups over a Trace, built on first use
+
+// Holds the TraceIndex of one Trace. A copy starts empty (the copy's vectors are new), a move
+// keeps it (the vectors move with their storage).
+class TraceIndexCache {
+ public:
+  TraceIndexCache() = default;
+  TraceIndexCache(const TraceIndexCache&) {}
+  TraceIndexCache& operator=(const TraceIndexCache&) {
+    index.reset();
+    return *this;
+  }
+  TraceIndexCache(TraceIndexCache&&) noexcept = default;
+  TraceIndexCache& operator=(TraceIndexCache&&) noexcept = default;
+  ~TraceIndexCache() = default;
+
+  std::shared_ptr<TraceIndex> index;
+};
+
 // One loaded trace file. Vectors are sorted by start time by the reader.
 struct Trace {
   std::string path;
@@ -174,6 +194,10 @@ struct Trace {
   std::vector<Device> devices;
   std::vector<std::pair<std::string, std::string>> session;  // CUOVERLAP_SESSION rows
   std::vector<ProcessInfo> processes;  // sorted by pid; may be empty when the source has none
+  // About the input itself, shown by every report: e.g. an unfinished recording.
+  std::vector<std::string> warnings;
+  // Cache behind trace_index.h; each index is rebuilt when its vector is reallocated or resized.
+  mutable TraceIndexCache index_cache;
 
   std::string_view str(StringId id) const {
     return id < strings.size() ? std::string_view(strings[id]) : std::string_view();

@@ -168,6 +168,7 @@ struct TraceReport {
   std::vector<DeviceReport> devices;      // with --range: summed over the instances
   std::vector<Finding> findings;
   std::vector<RangeInstance> range_instances;  // empty unless Scope::range is set
+  std::vector<std::string> warnings;      // Trace::warnings: about the input, e.g. unfinished
   const Trace* trace = nullptr;    // for renderers that draw the timeline
   double analysis_seconds = 0.0;   // wall time spent reading and analyzing this trace
 };

@@ -40,14 +40,12 @@ void DeviceView::selectOps(const Scope& scope) {
   if (trace_.ops.size() > std::numeric_limits<std::uint32_t>::max()) {
     throw UserError(fmt::format("{}: more than 2^32 GPU ops", trace_.path));
   }
-  // An upper bound, reserved once: growth would briefly hold two copies. Views are built one
-  // device at a time, so the slack costs at most 4 bytes per op of the trace.
-  op_indices_.reserve(trace_.ops.size());
-  for (std::size_t i = 0; i < trace_.ops.size(); ++i) {
-    const GpuOp& op = trace_.ops[i];
+  // The device's ops only (opsOnDevice): a scan of every op per device is quadratic in devices.
+  const std::vector<std::uint32_t>& on_device = opsOnDevice(trace_, device_id_);
+  op_indices_.reserve(on_device.size());
+  for (std::uint32_t i : on_device) {
     // The metrics' rule (opInScope), so that gaps, findings and metrics count the same ops.
-    if (op.device_id != device_id_ || !opInScope(op, scope)) continue;
-    op_indices_.push_back(static_cast<std::uint32_t>(i));
+    if (opInScope(trace_.ops[i], scope)) op_indices_.push_back(i);
   }
   const auto clipped_start = [&](std::uint32_t i) { return clippedStart(trace_.ops[i], scope); };
   const auto before = [&](std::uint32_t a, std::uint32_t b) {
@@ -161,7 +159,11 @@ std::optional<std::size_t> DeviceView::launchCall(const GpuOp& op) const {
 }
 
 const Device* DeviceView::device() const {
-  for (const Device& d : trace_.devices) {
+  // Trace::devices is sorted by id (the reader's order): a scan per view is quadratic in devices.
+  const auto by_id = [](const Device& d, std::uint16_t id) { return d.device_id < id; };
+  auto it = std::lower_bound(trace_.devices.begin(), trace_.devices.end(), device_id_, by_id);
+  if (it != trace_.devices.end() && it->device_id == device_id_) return &*it;
+  for (const Device& d : trace_.devices) {  // a hand-built trace need not be sorted
     if (d.device_id == device_id_) return &d;
   }
   return nullptr;
@@ -174,13 +176,7 @@ const Stream* DeviceView::stream(const GpuOp& op) const {
 
 bool DeviceView::onLegacyDefaultStream(const GpuOp& op) const {
   if (const Stream* s = stream(op); s && s->flag == StreamFlag::kNull) return true;
-  for (const Context& c : trace_.contexts) {
-    if (c.context_id == op.context_id && (c.pid == op.pid || c.pid == 0) && c.null_stream_id &&
-        *c.null_stream_id == op.stream_id) {
-      return true;
-    }
-  }
-  return false;
+  return isContextNullStream(trace_, op.pid, op.context_id, op.stream_id);
 }
 
 Ns DeviceView::idleSince(Ns time) const {

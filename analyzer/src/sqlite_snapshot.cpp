@@ -1,0 +1,129 @@
+#include "sqlite_snapshot.h"
+
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "cuoverlap/error.h"
+
+namespace cuoverlap::sqlite {
+
+namespace {
+
+constexpr int kCopyAttempts = 5;
+constexpr std::size_t kWalHeaderBytes = 32;
+
+std::uint64_t fileSize(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
+std::string walHeader(const std::string& path) {
+  std::string header(kWalHeaderBytes, '\0');
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  ssize_t n = ::pread(fd, header.data(), header.size(), 0);
+  ::close(fd);
+  return n > 0 ? header.substr(0, static_cast<std::size_t>(n)) : "";
+}
+
+// Copies `from` to `to` (created exclusively); a missing `from` copies nothing. Returns bytes.
+std::uint64_t copyFile(const std::string& from, const std::string& to) {
+  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) {
+    if (errno == ENOENT) return 0;
+    throw UserError(fmt::format("{}: cannot open: {}", from, std::strerror(errno)));
+  }
+  int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (out < 0) {
+    int error = errno;
+    ::close(in);
+    throw UserError(fmt::format("{}: cannot create a private copy: {}", to, std::strerror(error)));
+  }
+  std::vector<char> buffer(1 << 20);
+  std::uint64_t total = 0;
+  int error = 0;
+  for (;;) {
+    ssize_t n = ::read(in, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      error = n < 0 ? errno : 0;
+      break;
+    }
+    for (ssize_t done = 0; done < n;) {
+      ssize_t w = ::write(out, buffer.data() + done, static_cast<std::size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) {
+        error = errno;
+        break;
+      }
+      done += w;
+    }
+    if (error != 0) break;
+    total += static_cast<std::uint64_t>(n);
+  }
+  ::close(in);
+  if (::close(out) != 0 && error == 0) error = errno;
+  if (error != 0) {
+    throw UserError(fmt::format("{}: cannot copy to {}: {}", from, to, std::strerror(error)));
+  }
+  return total;
+}
+
+std::string makePrivateDirectory() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+                        "/cuoverlap-snapshot-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw UserError(fmt::format("cannot create a private directory {}: {}", pattern,
+                                std::strerror(errno)));
+  }
+  return pattern;
+}
+
+}  // namespace
+
+bool PrivateSnapshot::needed(const std::string& path) {
+  return fileSize(path + "-wal") > 0 || fileSize(path + "-journal") > 0;
+}
+
+PrivateSnapshot::PrivateSnapshot(const std::string& path) : directory_(makePrivateDirectory()) {
+  database_ = directory_ + "/trace.sqlite";
+  if (fileSize(path + "-wal") == 0) log_suffix_ = "-journal";
+  const std::string log = path + log_suffix_;
+  try {
+    for (int attempt = 0;; ++attempt) {
+      const std::string before = walHeader(log);
+      copyFile(path, database_);
+      log_bytes_ = copyFile(log, database_ + log_suffix_);
+      if (walHeader(database_ + log_suffix_) == before) break;
+      if (attempt + 1 == kCopyAttempts) {
+        throw UserError(fmt::format("{}: the trace changed while it was copied {} times; try again",
+                                    path, kCopyAttempts));
+      }
+      ::unlink(database_.c_str());
+      ::unlink((database_ + log_suffix_).c_str());
+    }
+  } catch (...) {
+    removeFiles();  // the destructor does not run when the constructor throws
+    throw;
+  }
+}
+
+PrivateSnapshot::~PrivateSnapshot() { removeFiles(); }
+
+void PrivateSnapshot::removeFiles() {
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    ::unlink((database_ + suffix).c_str());
+  }
+  ::rmdir(directory_.c_str());
+}
+
+}  // namespace cuoverlap::sqlite

@@ -1,0 +1,73 @@
+#include "cuoverlap/trace_index.h"
+
+#include <fmt/core.h>
+
+#include <limits>
+#include <memory>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "cuoverlap/error.h"
+
+namespace cuoverlap {
+
+struct TraceIndex {
+  // Which vector each index describes: rebuilt when it moved or changed size.
+  const GpuOp* ops_data = nullptr;
+  std::size_t ops_size = 0;
+  bool have_ops = false;
+  std::unordered_map<std::uint16_t, std::vector<std::uint32_t>> ops_by_device;
+
+  const Context* contexts_data = nullptr;
+  std::size_t contexts_size = 0;
+  bool have_null_streams = false;
+  std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> null_streams;  // pid, ctx, stream
+};
+
+namespace {
+
+TraceIndex& indexOf(const Trace& trace) {
+  if (!trace.index_cache.index) trace.index_cache.index = std::make_shared<TraceIndex>();
+  return *trace.index_cache.index;
+}
+
+}  // namespace
+
+const std::vector<std::uint32_t>& opsOnDevice(const Trace& trace, std::uint16_t device_id) {
+  TraceIndex& index = indexOf(trace);
+  if (!index.have_ops || index.ops_data != trace.ops.data() || index.ops_size != trace.ops.size()) {
+    if (trace.ops.size() > std::numeric_limits<std::uint32_t>::max()) {
+      throw UserError(fmt::format("{}: more than 2^32 GPU ops", trace.path));
+    }
+    index.ops_by_device.clear();
+    for (std::size_t i = 0; i < trace.ops.size(); ++i) {
+      index.ops_by_device[trace.ops[i].device_id].push_back(static_cast<std::uint32_t>(i));
+    }
+    index.ops_data = trace.ops.data();
+    index.ops_size = trace.ops.size();
+    index.have_ops = true;
+  }
+  static const std::vector<std::uint32_t> kNone;
+  auto it = index.ops_by_device.find(device_id);
+  return it == index.ops_by_device.end() ? kNone : it->second;
+}
+
+bool isContextNullStream(const Trace& trace, std::uint32_t pid, std::uint32_t context_id,
+                         std::uint32_t stream_id) {
+  TraceIndex& index = indexOf(trace);
+  if (!index.have_null_streams || index.contexts_data != trace.contexts.data() ||
+      index.contexts_size != trace.contexts.size()) {
+    index.null_streams.clear();
+    for (const Context& c : trace.contexts) {
+      if (c.null_stream_id) index.null_streams.insert({c.pid, c.context_id, *c.null_stream_id});
+    }
+    index.contexts_data = trace.contexts.data();
+    index.contexts_size = trace.contexts.size();
+    index.have_null_streams = true;
+  }
+  return index.null_streams.count({pid, context_id, stream_id}) != 0 ||
+         index.null_streams.count({0, context_id, stream_id}) != 0;
+}
+
+}  // namespace cuoverlap

@@ -1,0 +1,48 @@
+// One output path for every command (analyze -o, export -o, diff -o, gate --junit, and reports on
+// stdout). The rules, so that no output clobbers an input or leaves a partial file:
+//  - "" and "-" (and /dev/stdout, /dev/fd/N) write to the already open descriptor;
+//  - a path that names one of the inputs (same device and inode, links followed) is refused,
+//    --force or not;
+//  - an existing path (a file, or a symbolic link: it is never followed) is replaced only with
+//    --force, and then the link itself is replaced, not the file it points to;
+//  - a path that is a device or a FIFO (/dev/null, a named pipe) is written in place;
+//  - anything else is written to a temporary file in the target directory and renamed over the
+//    path by commit(): an error (or an exception before commit) leaves no partial file;
+//  - every write and the final flush are checked: a failure (a full disk, `> /dev/full`, a closed
+//    pipe) is a UserError naming the path and errno's reason, never a silent exit 0.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace cuoverlap::cli {
+
+class OutputFile {
+ public:
+  OutputFile(const std::string& path, const std::vector<std::string>& inputs, bool force);
+  ~OutputFile();  // removes the temporary file unless commit() succeeded
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  std::ostream& stream();
+  void commit();  // flush, check, rename into place; throws UserError
+  const std::string& displayName() const { return display_; }
+
+ private:
+  class Buffer;
+  std::string path_;
+  std::string display_;
+  std::string temp_;  // empty when writing in place
+  int fd_ = -1;
+  bool owns_fd_ = false;
+  std::unique_ptr<Buffer> buffer_;
+  std::unique_ptr<std::ostream> stream_;
+};
+
+// Writes `text` through an OutputFile and commits it.
+void writeOutput(const std::string& path, const std::vector<std::string>& inputs, bool force,
+                 const std::string& text);
+
+}  // namespace cuoverlap::cli
