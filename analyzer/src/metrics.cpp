@@ -121,7 +121,11 @@ std::vector<std::uint16_t> devicesInScope(const Trace& trace, const Scope& scope
   return ids;
 }
 
-DeviceMetrics computeDeviceMetrics(const Trace& trace, const Scope& scope, std::uint16_t device_id) {
+namespace {
+
+// The metrics of the ops for which `visit(add)` calls add(op), in start order.
+template <typename Visit>
+DeviceMetrics metricsOf(const Trace& trace, const Scope& scope, std::uint16_t device_id, Visit visit) {
   DeviceMetrics m;
   m.device_id = device_id;
   for (const Device& device : trace.devices) {
@@ -129,8 +133,7 @@ DeviceMetrics computeDeviceMetrics(const Trace& trace, const Scope& scope, std::
   }
   Accumulators acc;
   bool any = false;
-  for (const GpuOp& op : trace.ops) {
-    if (op.device_id != device_id || !opInScope(op, scope)) continue;
+  visit([&](const GpuOp& op) {
     Ns start = clippedStart(op, scope);
     Ns end = clippedEnd(op, scope);
     if (!any) m.first_start = start;
@@ -139,9 +142,26 @@ DeviceMetrics computeDeviceMetrics(const Trace& trace, const Scope& scope, std::
     m.sum_ns = saturatingAdd(m.sum_ns, end - start);
     countOp(op, m);
     accumulate(start, end, engineOf(op), acc);
-  }
+  });
   finishMetrics(acc, m);
   return m;
+}
+
+}  // namespace
+
+DeviceMetrics computeDeviceMetrics(const Trace& trace, const Scope& scope, std::uint16_t device_id) {
+  return metricsOf(trace, scope, device_id, [&](auto add) {
+    for (const GpuOp& op : trace.ops) {
+      if (op.device_id == device_id && opInScope(op, scope)) add(op);
+    }
+  });
+}
+
+DeviceMetrics computeDeviceMetrics(const Trace& trace, const Scope& scope, std::uint16_t device_id,
+                                   const std::vector<std::uint32_t>& op_indices) {
+  return metricsOf(trace, scope, device_id, [&](auto add) {
+    for (std::uint32_t i : op_indices) add(trace.ops[i]);
+  });
 }
 
 }  // namespace cuoverlap

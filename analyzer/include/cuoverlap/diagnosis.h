@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "cuoverlap/analysis.h"
+#include "cuoverlap/intervals.h"
 #include "cuoverlap/report.h"
 
 namespace cuoverlap {
@@ -38,9 +39,29 @@ Ns parseDuration(std::string_view text);
 // Throws UserError when malformed or END <= START.
 std::pair<Ns, Ns> parseWindow(std::string_view text);
 
+// A push/pop or start/end range with end > start (not a mark).
+bool isNvtxRange(const NvtxRange& range);
+// Indices into trace.nvtx of the ranges scope.range selects (exact name, glob, or /regex/;
+// range_pattern.cpp) of the scope's process, intersecting its window, in trace order. UserError
+// naming the closest range names when the pattern matches no range name of the trace.
+std::vector<std::size_t> rangesMatching(const Trace& trace, const Scope& scope);
+
 // With options.scope.range set: one analysis (metrics, gaps, findings) per instance of the NVTX
 // range of that name (push/pop or start/end), in time order. Definition: docs/findings.md, "Scope".
 std::vector<RangeInstance> analyzeRangeInstances(const Trace& trace, const AnalysisOptions& options);
+
+// What one time window holds: per device in scope with work in the window (every window lists
+// Scope::device when set), its metrics and gaps; and the findings of those devices, most costly first.
+struct WindowReport {
+  std::vector<DeviceReport> devices;
+  std::vector<Finding> findings;
+};
+
+// One WindowReport per window, each equal to analyzeTrace over options.scope with its window
+// intersected with the window, from per-device indices built once (window_analysis.cpp): linear
+// in the trace plus the work inside the windows, never a rescan of the trace per window.
+std::vector<WindowReport> analyzeWindows(const Trace& trace, const AnalysisOptions& options,
+                                         const std::vector<Interval>& windows);
 
 // The instances summed per device: counts and times added, ratios recomputed (docs/findings.md).
 std::vector<DeviceReport> sumRangeInstances(const std::vector<RangeInstance>& instances);

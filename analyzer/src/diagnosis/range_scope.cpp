@@ -1,72 +1,129 @@
 // Scope by NVTX range and by time window.
 //
-// An instance of range NAME is an NVTX push/pop or start/end range with that text (of the scoped
-// process). NVTX ranges are host time; the GPU work they issue runs later. An instance's window is
-// therefore projected onto the GPU: [range start, max(range end, end of the last op launched by a
-// call of the same thread that began inside the range)). Metrics, gaps and findings are computed
-// per instance in that window, then summed (sumRangeInstances, mergeRangeFindings).
+// An instance of a range selected by --range PATTERN (range_pattern.cpp) is an NVTX push/pop or
+// start/end range of the scoped process. NVTX ranges are host time; the GPU work they issue runs
+// later. An instance's window is therefore projected onto the GPU: [range start, max(range end,
+// end of the last op launched by a call of the same thread that began inside the range)).
+// Metrics, gaps and findings are computed per instance in that window (analyzeWindows), then
+// summed (sumRangeInstances, mergeRangeFindings).
+//
+// Cost: the projection is one pass over the runtime calls and one over the ops (each op's
+// correlation id looked up by binary search among the calls inside selected ranges), then a
+// range-maximum query per instance over its thread's calls in start order (BlockMaxTree).
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/error.h"
 #include "cuoverlap/metrics.h"
+#include "diagnosis/block_max.h"
 
 namespace cuoverlap {
 namespace {
 
 constexpr double kMaxDurationNs = 4611686018427387904.0;  // 2^62
 
-bool isRange(const NvtxRange& range) {
-  const auto type = static_cast<schema::NvtxEventType>(range.event_type);
-  return (type == schema::NvtxEventType::kPushPopRange ||
-          type == schema::NvtxEventType::kStartEndRange) &&
-         range.end > range.start;
-}
-
-// The end of the GPU work launched from inside `range` by its thread (or the range end).
-Ns projectedEnd(const Trace& trace, const NvtxRange& range) {
-  std::vector<std::uint32_t> correlations;
-  for (const RuntimeCall& call : trace.runtime_calls) {
-    if (call.pid == range.pid && call.tid == range.tid && call.start >= range.start &&
-        call.start < range.end && call.correlation_id != 0) {
-      correlations.push_back(call.correlation_id);
+// Per thread of the selected ranges: its launch calls inside those ranges, by start, each with
+// the latest end of the ops it launched.
+class LaunchedWorkEnds {
+ public:
+  LaunchedWorkEnds(const Trace& trace, const std::vector<std::size_t>& ranges) {
+    for (std::size_t r : ranges) threads_.push_back(threadOf(trace.nvtx[r]));
+    std::sort(threads_.begin(), threads_.end());
+    threads_.erase(std::unique(threads_.begin(), threads_.end()), threads_.end());
+    calls_.resize(threads_.size());
+    std::vector<std::vector<Interval>> covered(threads_.size());
+    for (std::size_t r : ranges) {
+      covered[slot(threadOf(trace.nvtx[r]))].push_back({trace.nvtx[r].start, trace.nvtx[r].end});
+    }
+    for (auto& intervals : covered) intervals = unionOf(std::move(intervals));
+    collectCalls(trace, covered);
+    matchOps(trace);
+    for (const auto& calls : calls_) {
+      trees_.emplace_back(calls.size(), [&](std::size_t p) { return calls[p].work_end; });
     }
   }
-  std::sort(correlations.begin(), correlations.end());
-  Ns end = range.end;
-  for (const GpuOp& op : trace.ops) {
-    if (std::binary_search(correlations.begin(), correlations.end(), op.correlation_id)) {
-      end = std::max(end, op.end);
+
+  // The end of the GPU work launched from inside `range` by its thread (or the range end).
+  Ns projectedEnd(const NvtxRange& range) const {
+    const std::size_t t = slot(threadOf(range));
+    const auto& calls = calls_[t];
+    const auto at = [&](Ns time) {
+      return static_cast<std::size_t>(
+          std::lower_bound(calls.begin(), calls.end(), time,
+                           [](const Call& c, Ns x) { return c.start < x; }) - calls.begin());
+    };
+    const Ns launched = trees_[t].maxIn(at(range.start), at(range.end),
+                                        [&](std::size_t p) { return calls[p].work_end; });
+    return std::max(range.end, launched);
+  }
+
+ private:
+  struct Call {
+    Ns start = 0;
+    std::uint32_t correlation_id = 0;
+    std::uint32_t pid = 0;
+    Ns work_end = diagnosis::BlockMaxTree::kNone;
+  };
+  using Thread = std::pair<std::uint32_t, std::uint32_t>;  // pid, tid
+
+  static Thread threadOf(const NvtxRange& range) { return {range.pid, range.tid}; }
+  std::size_t slot(const Thread& thread) const {
+    return static_cast<std::size_t>(
+        std::lower_bound(threads_.begin(), threads_.end(), thread) - threads_.begin());
+  }
+
+  void collectCalls(const Trace& trace, const std::vector<std::vector<Interval>>& covered) {
+    for (const RuntimeCall& call : trace.runtime_calls) {
+      if (call.correlation_id == 0) continue;
+      const Thread thread{call.pid, call.tid};
+      const std::size_t t = slot(thread);
+      if (t == threads_.size() || threads_[t] != thread) continue;
+      const auto& union_of_ranges = covered[t];
+      auto it = std::upper_bound(union_of_ranges.begin(), union_of_ranges.end(), call.start,
+                                 [](Ns x, const Interval& i) { return x < i.start; });
+      if (it == union_of_ranges.begin() || std::prev(it)->end <= call.start) continue;
+      calls_[t].push_back({call.start, call.correlation_id, call.pid});
+    }
+    for (auto& calls : calls_) {
+      std::stable_sort(calls.begin(), calls.end(),
+                       [](const Call& a, const Call& b) { return a.start < b.start; });
     }
   }
-  return end;
-}
 
-RangeInstance analyzeInstance(const Trace& trace, const AnalysisOptions& options,
-                              const NvtxRange& range) {
-  RangeInstance instance;
-  instance.name = std::string(trace.str(range.text));
-  instance.start = range.start;
-  instance.end = projectedEnd(trace, range);
-  Scope scope = options.scope;
-  scope.range.reset();
-  scope.window_start = std::max(scope.window_start, instance.start);
-  scope.window_end = std::min(scope.window_end, instance.end);
-  for (std::uint16_t device_id : devicesInScope(trace, scope)) {
-    DeviceReport device;
-    device.metrics = computeDeviceMetrics(trace, scope, device_id);
-    device.gaps = diagnoseDevice(trace, scope, device_id, options.gap_threshold_ns, instance.findings);
-    instance.devices.push_back(std::move(device));
+  // Each op's end goes to every collected call of its process with its correlation id.
+  void matchOps(const Trace& trace) {
+    std::vector<std::tuple<std::uint32_t, std::uint32_t, Call*>> by_id;  // correlation, pid, call
+    for (auto& calls : calls_) {
+      for (Call& call : calls) by_id.emplace_back(call.correlation_id, call.pid, &call);
+    }
+    std::sort(by_id.begin(), by_id.end(), [](const auto& a, const auto& b) {
+      return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+    });
+    for (const GpuOp& op : trace.ops) {
+      if (op.correlation_id == 0) continue;
+      auto it = std::lower_bound(by_id.begin(), by_id.end(), std::make_pair(op.correlation_id, op.pid),
+                                 [](const auto& entry, const std::pair<std::uint32_t, std::uint32_t>& key) {
+                                   return std::make_pair(std::get<0>(entry), std::get<1>(entry)) < key;
+                                 });
+      for (; it != by_id.end() && std::get<0>(*it) == op.correlation_id && std::get<1>(*it) == op.pid; ++it) {
+        Call& call = *std::get<2>(*it);
+        call.work_end = std::max(call.work_end, op.end);
+      }
+    }
   }
-  sortFindingsByCost(instance.findings);
-  return instance;
-}
+
+  std::vector<Thread> threads_;
+  std::vector<std::vector<Call>> calls_;
+  std::vector<diagnosis::BlockMaxTree> trees_;
+};
 
 }  // namespace
 
@@ -112,11 +169,24 @@ std::pair<Ns, Ns> parseWindow(std::string_view text) {
 std::vector<RangeInstance> analyzeRangeInstances(const Trace& trace, const AnalysisOptions& options) {
   std::vector<RangeInstance> instances;
   if (!options.scope.range) return instances;
-  for (const NvtxRange& range : trace.nvtx) {
-    if (!isRange(range) || trace.str(range.text) != *options.scope.range) continue;
-    if (options.scope.pid && range.pid != *options.scope.pid) continue;
-    if (range.end <= options.scope.window_start || range.start >= options.scope.window_end) continue;
-    instances.push_back(analyzeInstance(trace, options, range));
+  const std::vector<std::size_t> ranges = rangesMatching(trace, options.scope);
+  const LaunchedWorkEnds work(trace, ranges);
+  std::vector<Interval> windows;
+  for (std::size_t r : ranges) {
+    const NvtxRange& range = trace.nvtx[r];
+    RangeInstance instance;
+    instance.name = std::string(trace.str(range.text));
+    instance.start = range.start;
+    instance.end = work.projectedEnd(range);
+    windows.push_back({instance.start, instance.end});
+    instances.push_back(std::move(instance));
+  }
+  AnalysisOptions window_options = options;
+  window_options.scope.range = std::nullopt;
+  std::vector<WindowReport> reports = analyzeWindows(trace, window_options, windows);
+  for (std::size_t i = 0; i < instances.size(); ++i) {
+    instances[i].devices = std::move(reports[i].devices);
+    instances[i].findings = std::move(reports[i].findings);
   }
   return instances;
 }
