@@ -32,7 +32,8 @@ struct AnalyzeArgs {
   std::optional<std::uint32_t> pid;
   std::string gap_threshold;  // duration with unit; empty: the default
   std::optional<std::string> range;
-  std::string window;         // START:END in trace timestamps; empty: everything
+  std::string window;         // START:END, absolute or +relative to the first op; empty: everything
+  std::size_t instances = 0;  // with --range: instances shown in full
 };
 
 // One row per output format; a new renderer adds one line here.
@@ -73,19 +74,26 @@ void addAnalyzeOptions(CLI::App& cmd, AnalyzeArgs& args) {
   cmd.add_option("--gap-threshold", args.gap_threshold,
                  "Shortest idle gap attributed to a cause, e.g. 10us (default 10us)");
   cmd.add_option("--range", args.range,
-                 "Analyze each instance of this NVTX range, and their sum");
+                 "Summarize every instance of the NVTX ranges named PATTERN: an exact name, a glob "
+                 "(step*) or /regex/");
+  cmd.add_option("--instances", args.instances,
+                 "With --range: also show the N slowest instances in full (default 0)");
   cmd.add_option("--window", args.window,
-                 "START:END in trace timestamps, in ns or with a unit (ns, us, ms, s)");
+                 "START:END in trace timestamps (ns or with a unit: ns, us, ms, s), or relative to "
+                 "the trace's first GPU op as reports print them: +9.741ms:+20ms");
 }
 
-AnalysisOptions analysisOptions(const AnalyzeArgs& args) {
+// `trace` is null when the options are checked before any trace is read.
+AnalysisOptions analysisOptions(const AnalyzeArgs& args, const Trace* trace) {
   AnalysisOptions options;
   options.scope.device = args.device;
   options.scope.pid = args.pid;
   options.scope.range = args.range;
+  options.range_detail = args.instances;
   if (!args.gap_threshold.empty()) options.gap_threshold_ns = parseDuration(args.gap_threshold);
   if (!args.window.empty()) {
-    std::tie(options.scope.window_start, options.scope.window_end) = parseWindow(args.window);
+    std::tie(options.scope.window_start, options.scope.window_end) =
+        parseWindow(args.window, trace ? std::optional<Ns>(firstOpStart(*trace)) : Ns{0});
   }
   return options;
 }
@@ -104,13 +112,13 @@ void writeReport(const AnalyzeArgs& args, const Report& report) {
 }
 
 void runAnalyze(const AnalyzeArgs& args) {
-  AnalysisOptions options = analysisOptions(args);
+  analysisOptions(args, nullptr);  // bad options fail before any trace is read
   // Traces stay alive with the report: renderers that draw timelines follow TraceReport::trace.
   std::vector<std::unique_ptr<Trace>> traces;
   Report report;
   for (const std::string& file : args.files) {
     traces.push_back(std::make_unique<Trace>(readTrace(file)));
-    report.traces.push_back(analyzeTrace(*traces.back(), options));
+    report.traces.push_back(analyzeTrace(*traces.back(), analysisOptions(args, traces.back().get())));
   }
   writeReport(args, report);
 }

@@ -26,18 +26,24 @@ std::vector<DeviceReport> analyzeDevices(const Trace& trace, const AnalysisOptio
 
 }  // namespace
 
+Ns firstOpStart(const Trace& trace) {
+  Ns first = 0;
+  for (const GpuOp& op : trace.ops) {
+    if (op.start > 0 && (first == 0 || op.start < first)) first = op.start;
+  }
+  return first;
+}
+
 TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& options) {
   TraceReport report;
   report.path = trace.path;
   report.source = trace.source;
   report.trace = &trace;
-  // Scope::range (NVTX --range) is handled by the diagnosis module: when set, it fills
-  // report.range_instances with one analysis per range instance and sums them into
-  // report.devices. Until then the whole scope is analyzed as one.
+  report.first_op_start = firstOpStart(trace);
+  // Scope::range (NVTX --range): one summary over every instance, each analyzed in its own window
+  // (diagnosis/range_scope.cpp).
   if (options.scope.range) {
-    report.range_instances = analyzeRangeInstances(trace, options);
-    report.devices = sumRangeInstances(report.range_instances);
-    report.findings = mergeRangeFindings(report.range_instances);
+    analyzeRanges(trace, options, report);
     return report;
   }
   report.devices = analyzeDevices(trace, options, report.findings);

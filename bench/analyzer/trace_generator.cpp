@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -39,6 +40,11 @@ void stepReset(sqlite3* db, sqlite3_stmt* stmt) {
 }  // namespace
 
 void writeSyntheticTrace(const std::string& path, std::int64_t ops) {
+  writeSyntheticTraceWithRanges(path, ops, -1);
+}
+
+// ranges < 0: the plain trace (no runtime calls, no NVTX).
+void writeSyntheticTraceWithRanges(const std::string& path, std::int64_t ops, std::int64_t ranges) {
   std::remove(path.c_str());
   sqlite3* db = nullptr;
   if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) throw std::runtime_error("cannot create " + path);
@@ -52,6 +58,15 @@ void writeSyntheticTrace(const std::string& path, std::int64_t ops) {
                       std::to_string(i) + "<float>(float*, int)')";
     exec(db, sql.c_str());
   }
+  exec(db, "INSERT INTO StringIds VALUES (20, 'cudaLaunchKernel_v7000'), "
+           "(21, 'cudaMemcpyAsync_v3020'), (22, 'cudaMemsetAsync_v3020')");
+  sqlite3_stmt* call = prepare(db,
+      "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, "
+      "nameId, returnValue) VALUES (?,?,0,?,?,?,0)");
+  sqlite3_stmt* range = prepare(db,
+      "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (?,?,59,'step',?)");
+  const std::int64_t global_tid = static_cast<std::int64_t>(schema::encodeGlobalTid(4242, 7));
+  const std::int64_t per_range = ranges > 0 ? std::max<std::int64_t>(1, ops / ranges) : 0;
   sqlite3_stmt* kernel = prepare(db,
       "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, "
       "correlationId, globalPid, demangledName, shortName, registersPerThread, gridX, gridY, gridZ, "
@@ -72,6 +87,16 @@ void writeSyntheticTrace(const std::string& path, std::int64_t ops) {
     std::int64_t end = start + 800 + static_cast<std::int64_t>((lcg >> 33) % 1200);
     std::int64_t stream = 13 + (i / 5) % 4;
     std::int64_t correlation = i + 1;
+    if (ranges >= 0) {
+      const std::int64_t api = i % 5 == 4 ? 22 : (i % 5 == 0 || i % 5 == 3) ? 21 : 20;
+      bindAll(call, {start - 3000, start - 2000, global_tid, correlation, api});
+      stepReset(db, call);
+    }
+    if (per_range > 0 && i % per_range == 0 && i / per_range < ranges) {
+      const std::int64_t last = std::min(ops, i + per_range) - 1;
+      bindAll(range, {start - 3000, 1'000'000'000 + last * 500 - 2000, global_tid});
+      stepReset(db, range);
+    }
     switch (i % 5) {
       case 0:
       case 3:  // HtoD pinned -> device, DtoH device -> pinned
@@ -90,6 +115,8 @@ void writeSyntheticTrace(const std::string& path, std::int64_t ops) {
       }
     }
   }
+  sqlite3_finalize(call);
+  sqlite3_finalize(range);
   sqlite3_finalize(kernel);
   sqlite3_finalize(memcpy);
   sqlite3_finalize(memset);

@@ -9,4 +9,9 @@ namespace cuoverlap::bench {
 
 void writeSyntheticTrace(const std::string& path, std::int64_t ops);
 
+// The same ops, each launched by a runtime call 3 µs before it starts (cudaLaunchKernel,
+// cudaMemcpyAsync, cudaMemsetAsync on one thread), and `ranges` NVTX push/pop ranges "step"
+// splitting the calls into equal consecutive runs: the scoped benchmark's trace.
+void writeSyntheticTraceWithRanges(const std::string& path, std::int64_t ops, std::int64_t ranges);
+
 }  // namespace cuoverlap::bench

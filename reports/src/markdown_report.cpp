@@ -7,6 +7,7 @@
 #include "cuoverlap/names.h"
 #include "cuoverlap/units.h"
 #include "render_common.h"
+#include "scope_summary.h"
 
 namespace cuoverlap {
 namespace {
@@ -109,6 +110,13 @@ void appendRangeInstances(std::string& out, const TraceReport& trace) {
 void appendTrace(std::string& out, const TraceReport& trace) {
   fmt::format_to(std::back_inserter(out), "## {} ({})\n\n", escapeMarkdown(trace.path),
                  sourceName(trace.source));
+  if (trace.first_op_start > 0) out += escapeMarkdown(render::timeBaseLine(trace)) + ".\n\n";
+  const std::vector<std::string> range_lines = render::rangeSummaryLines(trace);
+  if (!range_lines.empty()) {
+    out += "### " + escapeMarkdown(range_lines.front()) + "\n\n";
+    for (std::size_t i = 1; i < range_lines.size(); ++i) out += "- " + escapeMarkdown(range_lines[i]) + "\n";
+    out += "\n";
+  }
   if (trace.devices.empty()) out += "No GPU activity in this trace (within the chosen scope).\n\n";
   for (const DeviceReport& device : trace.devices) {
     fmt::format_to(std::back_inserter(out), "### Device {}: {}\n\n", device.metrics.device_id,

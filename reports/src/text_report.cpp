@@ -11,6 +11,7 @@
 #include "cuoverlap/names.h"
 #include "cuoverlap/units.h"
 #include "render_common.h"
+#include "scope_summary.h"
 
 namespace cuoverlap {
 
@@ -101,6 +102,9 @@ void renderFindings(const TraceReport& trace, const std::vector<Finding>& findin
 
 void renderTrace(const TraceReport& trace, std::ostream& out) {
   out << fmt::format("== {} ({})\n", trace.path, sourceName(trace.source));
+  if (trace.first_op_start > 0) out << render::timeBaseLine(trace) << '\n';
+  const std::vector<std::string> range_lines = render::rangeSummaryLines(trace);
+  for (std::size_t i = 0; i < range_lines.size(); ++i) out << (i ? "  " : "") << range_lines[i] << '\n';
   if (trace.devices.empty()) out << "no GPU activity in scope\n";
   for (const DeviceReport& device : trace.devices) renderDevice(device, out);
   renderFindings(trace, trace.findings, out);

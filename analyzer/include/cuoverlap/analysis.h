@@ -2,6 +2,8 @@
 // findings). Every front end (analyze, gate, diff, reports) goes through analyzeTrace().
 #pragma once
 
+#include <cstddef>
+
 #include "cuoverlap/report.h"
 
 namespace cuoverlap {
@@ -9,7 +11,14 @@ namespace cuoverlap {
 struct AnalysisOptions {
   Scope scope;
   Ns gap_threshold_ns = 10'000;  // gaps shorter than this are not attributed (docs/gaps.md says why)
+  // With Scope::range: how many instances TraceReport::range_instances keeps in full (the slowest,
+  // in time order); the summary always covers all of them.
+  std::size_t range_detail = static_cast<std::size_t>(-1);
 };
+
+// The start of the trace's first GPU op (start > 0, any device); 0 without ops. Relative times
+// ("+9.741ms") in reports and in --window count from it.
+Ns firstOpStart(const Trace& trace);
 
 TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& options);
 

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <vector>
 
 #include <string_view>
@@ -35,9 +37,10 @@ void sortFindingsByCost(std::vector<Finding>& findings);
 // "250", "250ns", "12.5us", "3ms", "1.5s" -> nanoseconds. Throws UserError on anything else.
 Ns parseDuration(std::string_view text);
 
-// "START:END" (each as parseDuration, in the trace's own timestamps) -> [start, end).
-// Throws UserError when malformed or END <= START.
-std::pair<Ns, Ns> parseWindow(std::string_view text);
+// "START:END" -> [start, end). Each side is a parseDuration in the trace's own timestamps, or
+// "+DURATION" counted from `origin` (the trace's first GPU op, firstOpStart): "+9.741ms:+20ms".
+// Throws UserError when malformed, END <= START, or a "+" side without an origin.
+std::pair<Ns, Ns> parseWindow(std::string_view text, std::optional<Ns> origin = std::nullopt);
 
 // A push/pop or start/end range with end > start (not a mark).
 bool isNvtxRange(const NvtxRange& range);
@@ -45,6 +48,11 @@ bool isNvtxRange(const NvtxRange& range);
 // range_pattern.cpp) of the scope's process, intersecting its window, in trace order. UserError
 // naming the closest range names when the pattern matches no range name of the trace.
 std::vector<std::size_t> rangesMatching(const Trace& trace, const Scope& scope);
+
+// With options.scope.range set: the range summary over all instances (report.range_summary), the
+// instances' metrics summed per device (report.devices), their findings merged (report.findings)
+// and the options.range_detail slowest instances in full (report.range_instances, time order).
+void analyzeRanges(const Trace& trace, const AnalysisOptions& options, TraceReport& report);
 
 // With options.scope.range set: one analysis (metrics, gaps, findings) per instance of the NVTX
 // range of that name (push/pop or start/end), in time order. Definition: docs/findings.md, "Scope".
@@ -62,6 +70,11 @@ struct WindowReport {
 // in the trace plus the work inside the windows, never a rescan of the trace per window.
 std::vector<WindowReport> analyzeWindows(const Trace& trace, const AnalysisOptions& options,
                                          const std::vector<Interval>& windows);
+// The same, streamed: visit(window, device report, that device's findings unsorted) per device
+// (ascending) and window, device by device, so that nothing per window need be kept.
+using WindowVisitor = std::function<void(std::size_t, DeviceReport&&, std::vector<Finding>&&)>;
+void analyzeWindows(const Trace& trace, const AnalysisOptions& options,
+                    const std::vector<Interval>& windows, const WindowVisitor& visit);
 
 // The instances summed per device: counts and times added, ratios recomputed (docs/findings.md).
 std::vector<DeviceReport> sumRangeInstances(const std::vector<RangeInstance>& instances);

@@ -14,6 +14,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "cuoverlap/error.h"
 #include "cuoverlap/metrics.h"
 #include "diagnosis/block_max.h"
+#include "diagnosis/range_aggregate.h"
 
 namespace cuoverlap {
 namespace {
@@ -155,40 +157,128 @@ Ns parseDuration(std::string_view text) {
   return static_cast<Ns>(std::llround(ns));
 }
 
-std::pair<Ns, Ns> parseWindow(std::string_view text) {
+std::pair<Ns, Ns> parseWindow(std::string_view text, std::optional<Ns> origin) {
   const auto colon = text.find(':');
   if (colon == std::string_view::npos) {
     throw UserError(fmt::format("bad window '{}': expected START:END", text));
   }
-  const Ns start = parseDuration(text.substr(0, colon));
-  const Ns end = parseDuration(text.substr(colon + 1));
+  // "+9.741ms": relative to the trace's first GPU op, as reports print times.
+  const auto side = [&](std::string_view part) {
+    if (part.empty() || part.front() != '+') return parseDuration(part);
+    if (!origin) {
+      throw UserError(fmt::format("bad window '{}': +TIME needs a trace to count from", text));
+    }
+    return *origin + parseDuration(part.substr(1));
+  };
+  const Ns start = side(text.substr(0, colon));
+  const Ns end = side(text.substr(colon + 1));
   if (end <= start) throw UserError(fmt::format("bad window '{}': END must be after START", text));
   return {start, end};
 }
 
-std::vector<RangeInstance> analyzeRangeInstances(const Trace& trace, const AnalysisOptions& options) {
-  std::vector<RangeInstance> instances;
-  if (!options.scope.range) return instances;
+namespace {
+
+constexpr std::size_t kRangeNames = 10;
+constexpr std::size_t kSlowest = 5;
+
+// The instances' windows, projected onto the GPU (see the top of this file).
+std::vector<RangeInstanceRef> rangeInstances(const Trace& trace, const AnalysisOptions& options) {
   const std::vector<std::size_t> ranges = rangesMatching(trace, options.scope);
   const LaunchedWorkEnds work(trace, ranges);
-  std::vector<Interval> windows;
+  std::vector<RangeInstanceRef> instances;
+  instances.reserve(ranges.size());
   for (std::size_t r : ranges) {
     const NvtxRange& range = trace.nvtx[r];
-    RangeInstance instance;
-    instance.name = std::string(trace.str(range.text));
-    instance.start = range.start;
-    instance.end = work.projectedEnd(range);
-    windows.push_back({instance.start, instance.end});
-    instances.push_back(std::move(instance));
-  }
-  AnalysisOptions window_options = options;
-  window_options.scope.range = std::nullopt;
-  std::vector<WindowReport> reports = analyzeWindows(trace, window_options, windows);
-  for (std::size_t i = 0; i < instances.size(); ++i) {
-    instances[i].devices = std::move(reports[i].devices);
-    instances[i].findings = std::move(reports[i].findings);
+    instances.push_back({std::string(trace.str(range.text)), range.start, work.projectedEnd(range)});
   }
   return instances;
+}
+
+AnalysisOptions withoutRange(const AnalysisOptions& options) {
+  AnalysisOptions result = options;
+  result.scope.range = std::nullopt;
+  return result;
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> namesByCount(
+    const std::vector<RangeInstanceRef>& instances) {
+  std::map<std::string, std::uint64_t> counts;
+  for (const RangeInstanceRef& instance : instances) ++counts[instance.name];
+  std::vector<std::pair<std::string, std::uint64_t>> names(counts.begin(), counts.end());
+  std::stable_sort(names.begin(), names.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (names.size() > kRangeNames) names.resize(kRangeNames);
+  return names;
+}
+
+// Positions of the `limit` longest instances, longest first (ties: earlier first).
+std::vector<std::size_t> longest(const std::vector<RangeInstanceRef>& instances, std::size_t limit) {
+  std::vector<std::size_t> order(instances.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto longer = [&](std::size_t a, std::size_t b) {
+    const Ns da = instances[a].end - instances[a].start;
+    const Ns db = instances[b].end - instances[b].start;
+    return da != db ? da > db : a < b;
+  };
+  limit = std::min(limit, order.size());
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(limit), order.end(), longer);
+  order.resize(limit);
+  return order;
+}
+
+RangeSummary summarize(const AnalysisOptions& options, const std::vector<RangeInstanceRef>& instances) {
+  RangeSummary summary;
+  summary.pattern = *options.scope.range;
+  summary.count = instances.size();
+  summary.names = namesByCount(instances);
+  std::vector<Ns> durations;
+  durations.reserve(instances.size());
+  for (const RangeInstanceRef& instance : instances) durations.push_back(instance.end - instance.start);
+  for (Ns d : durations) summary.total_ns += d;
+  summary.duration_ns = durationSpread(durations);
+  for (std::size_t i : longest(instances, kSlowest)) summary.slowest.push_back(instances[i]);
+  return summary;
+}
+
+}  // namespace
+
+void analyzeRanges(const Trace& trace, const AnalysisOptions& options, TraceReport& report) {
+  const std::vector<RangeInstanceRef> instances = rangeInstances(trace, options);
+  std::vector<Interval> windows;
+  windows.reserve(instances.size());
+  for (const RangeInstanceRef& instance : instances) windows.push_back({instance.start, instance.end});
+  // Instances kept in full: the slowest, in time order; kept[i] is i's slot or -1.
+  std::vector<std::size_t> detail = longest(instances, options.range_detail);
+  std::sort(detail.begin(), detail.end());
+  std::vector<std::ptrdiff_t> kept(instances.size(), -1);
+  report.range_instances.clear();
+  for (std::size_t i : detail) {
+    kept[i] = static_cast<std::ptrdiff_t>(report.range_instances.size());
+    report.range_instances.push_back({instances[i].name, instances[i].start, instances[i].end, {}, {}});
+  }
+  RangeAggregator sum(instances.size());
+  analyzeWindows(trace, withoutRange(options), windows,
+                 [&](std::size_t w, DeviceReport&& device, std::vector<Finding>&& findings) {
+                   sum.add(w, device, findings);
+                   if (kept[w] < 0) return;
+                   RangeInstance& instance = report.range_instances[static_cast<std::size_t>(kept[w])];
+                   instance.devices.push_back(std::move(device));
+                   instance.findings.insert(instance.findings.end(), findings.begin(), findings.end());
+                 });
+  for (RangeInstance& instance : report.range_instances) sortFindingsByCost(instance.findings);
+  report.devices = sum.devices();
+  report.findings = sum.findings();
+  report.range_summary = summarize(options, instances);
+  report.range_summary->devices = sum.spreads();
+}
+
+std::vector<RangeInstance> analyzeRangeInstances(const Trace& trace, const AnalysisOptions& options) {
+  if (!options.scope.range) return {};
+  TraceReport report;
+  AnalysisOptions all = options;
+  all.range_detail = static_cast<std::size_t>(-1);
+  analyzeRanges(trace, all, report);
+  return std::move(report.range_instances);
 }
 
 }  // namespace cuoverlap

@@ -15,12 +15,12 @@
 
 namespace cuoverlap {
 
-std::vector<WindowReport> analyzeWindows(const Trace& trace, const AnalysisOptions& options,
-                                         const std::vector<Interval>& windows) {
-  std::vector<WindowReport> reports(windows.size());
+void analyzeWindows(const Trace& trace, const AnalysisOptions& options,
+                    const std::vector<Interval>& windows, const WindowVisitor& visit) {
   for (std::uint16_t device_id : devicesInScope(trace, options.scope)) {
     const diagnosis::DeviceView whole(trace, options.scope, device_id);
     const diagnosis::WindowIndex index(whole);
+    std::vector<Finding> findings;
     for (std::size_t w = 0; w < windows.size(); ++w) {
       const diagnosis::DeviceView view = index.window(windows[w].start, windows[w].end);
       // Without --device, a window lists the devices with work in it (devicesInScope's rule).
@@ -30,11 +30,22 @@ std::vector<WindowReport> analyzeWindows(const Trace& trace, const AnalysisOptio
       scope.window_end = view.windowEnd();
       DeviceReport device;
       device.metrics = computeDeviceMetrics(trace, scope, device_id, view.opIndices());
-      if (!view.empty()) diagnosis::runRules(view, reports[w].findings);
+      findings.clear();
+      if (!view.empty()) diagnosis::runRules(view, findings);
       device.gaps = diagnosis::analyzeGapsOfView(view, options.gap_threshold_ns);
-      reports[w].devices.push_back(std::move(device));
+      visit(w, std::move(device), std::move(findings));
     }
   }
+}
+
+std::vector<WindowReport> analyzeWindows(const Trace& trace, const AnalysisOptions& options,
+                                         const std::vector<Interval>& windows) {
+  std::vector<WindowReport> reports(windows.size());
+  analyzeWindows(trace, options, windows,
+                 [&](std::size_t w, DeviceReport&& device, std::vector<Finding>&& findings) {
+                   reports[w].devices.push_back(std::move(device));
+                   for (Finding& f : findings) reports[w].findings.push_back(std::move(f));
+                 });
   for (WindowReport& report : reports) sortFindingsByCost(report.findings);
   return reports;
 }
