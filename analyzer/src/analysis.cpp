@@ -4,6 +4,7 @@
 
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/metrics.h"
+#include "phases/steady_state.h"
 
 namespace cuoverlap {
 
@@ -47,6 +48,14 @@ TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& options) {
     return report;
   }
   report.devices = analyzeDevices(trace, options, report.findings);
+  // Phases need the whole run: not computed when --window cuts it.
+  const Scope whole;
+  const bool windowed = options.scope.window_start != whole.window_start ||
+                        options.scope.window_end != whole.window_end;
+  if (options.steady_state && !windowed) {
+    report.phases = phases::findPhases(trace, options.scope);
+    report.steady_state = phases::findSteadyState(trace, options);
+  }
   return report;
 }
 

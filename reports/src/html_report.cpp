@@ -168,6 +168,19 @@ void appendScopeSummary(std::string& out, const TraceReport& trace) {
   if (trace.first_op_start > 0) {
     fmt::format_to(std::back_inserter(out), "<p class=\"sub\">{}</p>", escapeHtml(render::timeBaseLine(trace)));
   }
+  const std::vector<std::string> steady = render::steadyStateLines(trace);
+  if (!steady.empty()) {
+    out += "<ul>";
+    for (const std::string& line : steady) {
+      fmt::format_to(std::back_inserter(out), "<li>{}</li>", escapeHtml(line));
+    }
+    out += "</ul>";
+  }
+  if (trace.steady_state && trace.steady_state->found) {
+    out += "<h3>Steady state</h3>";
+    for (const DeviceReport& device : trace.steady_state->devices) appendCards(out, device.metrics);
+    out += "<h3>Whole run</h3>";
+  }
   const std::vector<std::string> lines = render::rangeSummaryLines(trace);
   if (lines.empty()) return;
   fmt::format_to(std::back_inserter(out), "<h3>{}</h3><ul>", escapeHtml(lines.front()));

@@ -129,6 +129,21 @@ Json traceReportToJson(const TraceReport& trace) {
             {"findings", findingsToJson(trace.findings)},
             {"range_instances", ranges}};
   if (trace.range_summary) json["range_summary"] = rangeSummaryToJson(*trace.range_summary);
+  if (trace.phases) {
+    json["phases"] = {{"run_start", trace.phases->run_start},
+                      {"startup_ns", trace.phases->startup_ns},
+                      {"run_end", trace.phases->run_end},
+                      {"notes", trace.phases->notes}};
+  }
+  if (trace.steady_state) {
+    const SteadyState& s = *trace.steady_state;
+    json["steady_state"] = s.found
+        ? Json{{"found", true}, {"source", s.source}, {"start", s.start}, {"end", s.end},
+               {"iterations", s.iterations}, {"warmup_dropped", s.warmup_dropped},
+               {"iteration_ns", durationSpreadToJson(s.iteration_ns)},
+               {"devices", devicesToJson(s.devices)}, {"findings", findingsToJson(s.findings)}}
+        : Json{{"found", false}, {"reason", s.reason}};
+  }
   return json;
 }
 

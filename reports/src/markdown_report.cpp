@@ -117,6 +117,18 @@ void appendTrace(std::string& out, const TraceReport& trace) {
     for (std::size_t i = 1; i < range_lines.size(); ++i) out += "- " + escapeMarkdown(range_lines[i]) + "\n";
     out += "\n";
   }
+  const std::vector<std::string> steady_lines = render::steadyStateLines(trace);
+  for (const std::string& line : steady_lines) out += "- " + escapeMarkdown(line) + "\n";
+  if (!steady_lines.empty()) out += "\n";
+  if (trace.steady_state && trace.steady_state->found) {
+    out += "### Steady state\n\n";
+    for (const DeviceReport& device : trace.steady_state->devices) {
+      fmt::format_to(std::back_inserter(out), "#### Device {}: {}\n\n", device.metrics.device_id,
+                     escapeMarkdown(device.metrics.name));
+      appendMetrics(out, device.metrics);
+    }
+    out += "### Whole run\n\n";
+  }
   if (trace.devices.empty()) out += "No GPU activity in this trace (within the chosen scope).\n\n";
   for (const DeviceReport& device : trace.devices) {
     fmt::format_to(std::back_inserter(out), "### Device {}: {}\n\n", device.metrics.device_id,

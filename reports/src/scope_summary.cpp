@@ -64,4 +64,41 @@ std::vector<std::string> rangeSummaryLines(const TraceReport& trace) {
   return lines;
 }
 
+std::vector<std::string> steadyStateLines(const TraceReport& trace) {
+  std::vector<std::string> lines;
+  if (trace.phases) {
+    for (const std::string& note : trace.phases->notes) lines.push_back("note: " + note);
+  }
+  if (!trace.steady_state) return lines;
+  const SteadyState& s = *trace.steady_state;
+  if (!s.found) {
+    lines.push_back("steady state: none found (" + s.reason + "); the report covers the whole run");
+    return lines;
+  }
+  lines.push_back(fmt::format(
+      "steady state: {} iterations from {}{}, {} to {} ({})", s.iterations, s.source,
+      s.warmup_dropped ? fmt::format(" after {} warm-up iteration(s) dropped", s.warmup_dropped)
+                       : std::string(" (no warm-up iteration dropped)"),
+      relative(trace, s.start), relative(trace, s.end), formatDuration(s.end - s.start)));
+  lines.push_back("  iteration time: " + durationSpreadText(s.iteration_ns));
+  for (const DeviceReport& d : s.devices) {
+    const DeviceMetrics& m = d.metrics;
+    const DeviceMetrics* whole = nullptr;
+    for (const DeviceReport& w : trace.devices) {
+      if (w.metrics.device_id == m.device_id) whole = &w.metrics;
+    }
+    const auto idle = [](const DeviceMetrics& x) {
+      return x.span_ns > 0 ? static_cast<double>(x.idle_ns) / x.span_ns : 0.0;
+    };
+    lines.push_back(fmt::format(
+        "  device {}: idle {}, overlap ratio {:.3f}, copy hidden {}, pipeline efficiency {}{}",
+        m.device_id, formatPercent(idle(m)), m.overlap_ratio, formatPercent(m.copy_hidden_fraction),
+        formatPercent(m.pipeline_efficiency),
+        whole ? fmt::format(" (whole run: idle {}, pipeline efficiency {})", formatPercent(idle(*whole)),
+                            formatPercent(whole->pipeline_efficiency))
+              : std::string()));
+  }
+  return lines;
+}
+
 }  // namespace cuoverlap::render

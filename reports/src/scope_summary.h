@@ -16,4 +16,9 @@ std::string timeBaseLine(const TraceReport& trace);
 // Empty without --range. First line: the pattern, the count and the total; then one line each.
 std::vector<std::string> rangeSummaryLines(const TraceReport& trace);
 
+// Empty without phases. The plain notes on long idle stretches, then the steady state: its source,
+// iterations (warm-up dropped), iteration times and span, then one line per device with its
+// headline metrics next to the whole run's; or why no steady state was found.
+std::vector<std::string> steadyStateLines(const TraceReport& trace);
+
 }  // namespace cuoverlap::render

@@ -105,6 +105,13 @@ void renderTrace(const TraceReport& trace, std::ostream& out) {
   if (trace.first_op_start > 0) out << render::timeBaseLine(trace) << '\n';
   const std::vector<std::string> range_lines = render::rangeSummaryLines(trace);
   for (std::size_t i = 0; i < range_lines.size(); ++i) out << (i ? "  " : "") << range_lines[i] << '\n';
+  for (const std::string& line : render::steadyStateLines(trace)) out << line << '\n';
+  if (trace.steady_state && trace.steady_state->found) {
+    out << "-- steady state\n";
+    for (const DeviceReport& device : trace.steady_state->devices) renderDevice(device, out);
+    renderFindings(trace, trace.steady_state->findings, out);
+    out << "-- whole run\n";
+  }
   if (trace.devices.empty()) out << "no GPU activity in scope\n";
   for (const DeviceReport& device : trace.devices) renderDevice(device, out);
   renderFindings(trace, trace.findings, out);

@@ -14,6 +14,8 @@ struct AnalysisOptions {
   // With Scope::range: how many instances TraceReport::range_instances keeps in full (the slowest,
   // in time order); the summary always covers all of them.
   std::size_t range_detail = static_cast<std::size_t>(-1);
+  // Without Scope::range and a window: find the phases and the steady state (phases/).
+  bool steady_state = true;
 };
 
 // The start of the trace's first GPU op (start > 0, any device); 0 without ops. Relative times

@@ -49,6 +49,10 @@ bool isNvtxRange(const NvtxRange& range);
 // naming the closest range names when the pattern matches no range name of the trace.
 std::vector<std::size_t> rangesMatching(const Trace& trace, const Scope& scope);
 
+// Per range (indices into trace.nvtx): max(range end, end of the last op launched by a call of
+// its thread that began inside it), the range projected onto the GPU (range_scope.cpp).
+std::vector<Ns> projectedRangeEnds(const Trace& trace, const std::vector<std::size_t>& ranges);
+
 // With options.scope.range set: the range summary over all instances (report.range_summary), the
 // instances' metrics summed per device (report.devices), their findings merged (report.findings)
 // and the options.range_detail slowest instances in full (report.range_instances, time order).

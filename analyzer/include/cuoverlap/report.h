@@ -154,6 +154,31 @@ struct RangeSummary {
   std::vector<RangeInstanceRef> slowest;  // the slowest instances, slowest first (<= 5)
 };
 
+// The run's phases (docs/metrics.md, "Phases and steady state"): host start-up before the first GPU
+// op, warm-up iterations, and the steady state, the repeating iterations after them, analyzed as
+// the whole trace is (devices, findings restricted to [start, end)).
+struct SteadyState {
+  bool found = false;
+  std::string reason;                     // why none was found (found == false)
+  std::string source;                     // "nvtx:<name pattern>" or "kernel-pattern"
+  Ns start = 0;
+  Ns end = 0;
+  std::uint64_t iterations = 0;           // in [start, end), warm-up excluded
+  std::uint64_t warmup_dropped = 0;       // leading iterations dropped as duration outliers
+  DurationSpread iteration_ns;
+  std::vector<DeviceReport> devices;
+  std::vector<Finding> findings;
+};
+
+struct Phases {
+  Ns run_start = 0;                       // the first host or GPU event of the trace
+  Ns startup_ns = 0;                      // run_start to the first GPU op
+  Ns run_end = 0;                         // the last GPU op's end
+  // Idle stretches longer than a quarter of the run, said plainly ("the first 3.7 s are host
+  // start-up: no GPU work was submitted").
+  std::vector<std::string> notes;
+};
+
 struct TraceReport {
   std::string path;
   TraceSource source = TraceSource::kNsys;
@@ -161,6 +186,8 @@ struct TraceReport {
   std::vector<Finding> findings;
   std::vector<RangeInstance> range_instances;  // with --range: the instances kept in detail
   std::optional<RangeSummary> range_summary;   // set with --range
+  std::optional<SteadyState> steady_state;     // set without --range and --window
+  std::optional<Phases> phases;                // likewise
   const Trace* trace = nullptr;    // for renderers that draw the timeline
   Ns first_op_start = 0;           // the trace's first GPU op (any device): the base of "+" times
 };

@@ -176,6 +176,14 @@ std::pair<Ns, Ns> parseWindow(std::string_view text, std::optional<Ns> origin) {
   return {start, end};
 }
 
+std::vector<Ns> projectedRangeEnds(const Trace& trace, const std::vector<std::size_t>& ranges) {
+  const LaunchedWorkEnds work(trace, ranges);
+  std::vector<Ns> ends;
+  ends.reserve(ranges.size());
+  for (std::size_t r : ranges) ends.push_back(work.projectedEnd(trace.nvtx[r]));
+  return ends;
+}
+
 namespace {
 
 constexpr std::size_t kRangeNames = 10;
