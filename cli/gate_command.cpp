@@ -28,6 +28,7 @@ struct GateArgs {
   std::vector<std::string> fail_on;
   std::optional<std::uint16_t> device;
   std::optional<std::string> range;
+  std::string scope = "auto";  // auto | steady | whole
   std::string junit;
 };
 
@@ -45,6 +46,11 @@ void addGateOptions(CLI::App& cmd, GateArgs& args) {
       ->delimiter(',');
   cmd.add_option("--device", args.device, "Check only this device id");
   cmd.add_option("--range", args.range, "Check only the instances of this NVTX range");
+  cmd.add_option("--scope", args.scope,
+                 "What the checks judge: steady (the steady state), whole (the whole run) or auto "
+                 "(the steady state when one is found, else the whole run)")
+      ->check(CLI::IsMember({"auto", "steady", "whole"}))
+      ->capture_default_str();
   cmd.add_option("--junit", args.junit, "Also write the checks as JUnit XML to this file");
 }
 
@@ -87,6 +93,30 @@ void writeJunit(const std::string& path, const std::vector<GateCheck>& checks) {
   if (!out.flush()) throw UserError(fmt::format("{}: cannot write the JUnit file", path));
 }
 
+// Narrows the report to the scope the checks judge and says which one it judged.
+void applyScope(TraceReport& report, const GateArgs& args) {
+  if (args.range) {
+    fmt::print("gate: {}: scope NVTX range '{}' ({} instances)\n", report.path, *args.range,
+               report.range_summary ? report.range_summary->count : 0);
+    return;
+  }
+  const bool found = report.steady_state && report.steady_state->found;
+  if (args.scope == "steady" && !found) {
+    throw UserError(fmt::format("{}: --scope steady: no steady state ({})", report.path,
+                                report.steady_state ? report.steady_state->reason : "not analyzed"));
+  }
+  if (args.scope == "whole" || !found) {
+    fmt::print("gate: {}: scope whole run{}\n", report.path,
+               args.scope == "auto" ? " (no steady state found)" : "");
+    return;
+  }
+  const SteadyState& s = *report.steady_state;
+  fmt::print("gate: {}: scope steady state ({} iterations from {}, {} warm-up dropped)\n",
+             report.path, s.iterations, s.source, s.warmup_dropped);
+  report.devices = s.devices;
+  report.findings = s.findings;
+}
+
 int runGate(const GateArgs& args) {
   const GateThresholds thresholds = thresholdsOf(args);
   AnalysisOptions options;
@@ -98,6 +128,7 @@ int runGate(const GateArgs& args) {
     traces.push_back(std::make_unique<Trace>(readTrace(file)));
     report.traces.push_back(analyzeTrace(*traces.back(), options));
     requireDevices(report.traces.back(), args);
+    applyScope(report.traces.back(), args);
   }
   const std::vector<GateCheck> checks = evaluateGate(report, thresholds);
   std::size_t failed = 0;

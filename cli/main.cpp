@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   cuoverlap::cli::registerExportCommand(app, result);
   cuoverlap::cli::registerDiffCommand(app, result);
   cuoverlap::cli::registerRecordCommand(app, result);
+  cuoverlap::cli::registerRangesCommand(app, result);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

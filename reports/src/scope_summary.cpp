@@ -39,7 +39,13 @@ std::vector<std::string> rangeSummaryLines(const TraceReport& trace) {
   if (!trace.range_summary) return lines;
   const RangeSummary& s = *trace.range_summary;
   std::vector<std::string> names;
-  for (const auto& [name, count] : s.names) names.push_back(fmt::format("'{}' x{}", name, count));
+  for (const auto& [name, count] : s.names) {
+    if (names.size() == 3) {
+      names.push_back("...");
+      break;
+    }
+    names.push_back(fmt::format("'{}' x{}", name, count));
+  }
   lines.push_back(fmt::format("range '{}': {} instances ({}), {} in total", s.pattern, s.count,
                               fmt::join(names, ", "), formatDuration(s.total_ns)));
   if (s.count == 0) return lines;
