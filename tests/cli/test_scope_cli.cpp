@@ -7,6 +7,8 @@
 
 #include "cli_test_support.h"
 
+using namespace cuoverlap::testing;
+
 namespace {
 
 const std::string kTorch = std::string(CUOVERLAP_TEST_DATA) + "/frameworks/torch_eager_nvtx.sqlite";
