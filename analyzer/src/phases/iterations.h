@@ -1,6 +1,7 @@
 // Iteration candidates for the steady state (definitions: steady_state.cpp and docs/metrics.md).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,16 +23,16 @@ struct IterationRun {
 };
 
 // Sums of GPU op durations (all devices in scope) by start time: the work a stretch holds.
+// 8 bytes per op of the trace (a prefix sum over Trace::ops, which are sorted by start).
 class GpuWork {
  public:
   GpuWork(const Trace& trace, const Scope& scope);
   // Duration of the ops in scope that start in [from, to).
   Ns in(Ns from, Ns to) const;
-  Ns total() const { return prefix_.empty() ? 0 : prefix_.back(); }
 
  private:
-  std::vector<Ns> starts_;
-  std::vector<Ns> prefix_;     // prefix_[i] = work of the first i + 1 ops
+  const Trace& trace_;
+  std::vector<Ns> prefix_;     // prefix_[i] = work of Trace::ops[0..i] in scope
 };
 
 // "ProfilerStep#12" -> "ProfilerStep#N", "iteration 7" -> "iteration N": digit runs become N.
@@ -39,7 +40,8 @@ std::string namePattern(std::string_view name);
 
 // The best run of NVTX ranges that repeat (one name pattern, one thread, one nesting level, not
 // overlapping): the one whose instances hold the most GPU work. Empty `starts` when none.
-IterationRun nvtxIterations(const Trace& trace, const Scope& scope, const GpuWork& work);
+// `work` is built on first use (only when a group qualifies).
+IterationRun nvtxIterations(const Trace& trace, const Scope& scope, std::optional<GpuWork>& work);
 
 // The repeating sequence of kernel names on the device with the most kernels: iterations start at
 // each occurrence of the anchor kernel whose segments repeat most. Empty `starts` when none.

@@ -9,6 +9,7 @@
 // kMaxAnchors names occurring at least kMinIterations times with the fewest occurrences (a kernel
 // launched once per step is among the rarest that repeat), so the cost is O(kMaxAnchors x kernels).
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -20,13 +21,14 @@ namespace {
 
 constexpr std::size_t kMaxAnchors = 24;
 
+// 8 bytes a kernel: its name and its index into Trace::ops.
 struct Kernel {
   StringId name;
-  Ns start;
-  Ns end;
+  std::uint32_t op;
 };
 
 std::vector<Kernel> kernelsOfBusiestDevice(const Trace& trace, const Scope& scope) {
+  if (trace.ops.size() > std::numeric_limits<std::uint32_t>::max()) return {};
   std::map<std::uint16_t, std::size_t> counts;
   for (const GpuOp& op : trace.ops) {
     if (op.kind == OpKind::kKernel && opInScope(op, scope)) ++counts[op.device_id];
@@ -38,7 +40,7 @@ std::vector<Kernel> kernelsOfBusiestDevice(const Trace& trace, const Scope& scop
   std::vector<Kernel> kernels;
   for (const GpuOp& op : trace.ops) {
     if (op.kind == OpKind::kKernel && op.device_id == busiest && opInScope(op, scope)) {
-      kernels.push_back({op.name, op.start, op.end});
+      kernels.push_back({op.name, static_cast<std::uint32_t>(&op - trace.ops.data())});
     }
   }
   return kernels;
@@ -66,7 +68,7 @@ Segments cutAt(const std::vector<Kernel>& kernels, StringId anchor) {
 }
 
 // The iterations anchored at `anchor`, scored by the kernels its most common segment covers.
-IterationRun runFor(const std::vector<Kernel>& kernels, StringId anchor) {
+IterationRun runFor(const Trace& trace, const std::vector<Kernel>& kernels, StringId anchor) {
   const Segments s = cutAt(kernels, anchor);
   std::unordered_map<std::uint64_t, std::size_t> counts;
   for (std::uint64_t h : s.hash) ++counts[h];
@@ -85,9 +87,9 @@ IterationRun runFor(const std::vector<Kernel>& kernels, StringId anchor) {
   const std::size_t length_of_last =
       (last + 1 < s.first.size() ? s.first[last + 1] : kernels.size()) - s.first[last];
   run.source = "kernel-pattern";
-  for (std::size_t k = first; k <= last; ++k) run.starts.push_back(kernels[s.first[k]].start);
+  for (std::size_t k = first; k <= last; ++k) run.starts.push_back(trace.ops[kernels[s.first[k]].op].start);
   for (std::size_t i = s.first[last]; i < s.first[last] + length_of_last; ++i) {
-    run.last_end = std::max(run.last_end, kernels[i].end);
+    run.last_end = std::max(run.last_end, trace.ops[kernels[i].op].end);
   }
   run.gpu_work_ns = static_cast<Ns>(common->second * length_of_last);  // kernels covered
   return run;
@@ -107,7 +109,7 @@ IterationRun kernelPatternIterations(const Trace& trace, const Scope& scope) {
   if (anchors.size() > kMaxAnchors) anchors.resize(kMaxAnchors);
   IterationRun best;
   for (const auto& [count, name] : anchors) {
-    IterationRun run = runFor(kernels, name);
+    IterationRun run = runFor(trace, kernels, name);
     if (!run.starts.empty() && (best.starts.empty() || run.gpu_work_ns > best.gpu_work_ns)) {
       best = std::move(run);
     }

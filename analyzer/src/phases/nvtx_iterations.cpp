@@ -20,19 +20,20 @@
 
 namespace cuoverlap::phases {
 
-GpuWork::GpuWork(const Trace& trace, const Scope& scope) {
+GpuWork::GpuWork(const Trace& trace, const Scope& scope) : trace_(trace) {
   Ns sum = 0;
+  prefix_.reserve(trace.ops.size());
   for (const GpuOp& op : trace.ops) {  // sorted by start (reader)
-    if (!opInScope(op, scope)) continue;
-    sum += clippedEnd(op, scope) - clippedStart(op, scope);
-    starts_.push_back(op.start);
+    if (opInScope(op, scope)) sum += clippedEnd(op, scope) - clippedStart(op, scope);
     prefix_.push_back(sum);
   }
 }
 
 Ns GpuWork::in(Ns from, Ns to) const {
   const auto at = [&](Ns t) {
-    const auto i = std::lower_bound(starts_.begin(), starts_.end(), t) - starts_.begin();
+    const auto i = std::lower_bound(trace_.ops.begin(), trace_.ops.end(), t,
+                                    [](const GpuOp& op, Ns x) { return op.start < x; }) -
+                   trace_.ops.begin();
     return i == 0 ? Ns{0} : prefix_[static_cast<std::size_t>(i - 1)];
   };
   return to > from ? at(to) - at(from) : 0;
@@ -74,7 +75,7 @@ IterationRun scoreGroup(const Trace& trace, const std::string& pattern,
 
 }  // namespace
 
-IterationRun nvtxIterations(const Trace& trace, const Scope& scope, const GpuWork& work) {
+IterationRun nvtxIterations(const Trace& trace, const Scope& scope, std::optional<GpuWork>& work) {
   std::map<GroupKey, std::vector<std::size_t>> groups;
   std::map<StringId, std::string> patterns;
   for (std::size_t i = 0; i < trace.nvtx.size(); ++i) {
@@ -91,7 +92,8 @@ IterationRun nvtxIterations(const Trace& trace, const Scope& scope, const GpuWor
     std::stable_sort(ranges.begin(), ranges.end(), [&](std::size_t a, std::size_t b) {
       return trace.nvtx[a].start < trace.nvtx[b].start;
     });
-    IterationRun run = scoreGroup(trace, std::get<3>(key), ranges, work);
+    if (!work) work.emplace(trace, scope);
+    IterationRun run = scoreGroup(trace, std::get<3>(key), ranges, *work);
     const std::int32_t depth = std::get<2>(key);
     if (run.starts.empty() || run.gpu_work_ns == 0) continue;
     if (best.starts.empty() || run.gpu_work_ns > best.gpu_work_ns ||

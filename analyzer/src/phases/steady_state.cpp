@@ -53,10 +53,10 @@ std::size_t warmupCount(const std::vector<Ns>& durations) {
 }
 
 IterationRun chooseIterations(const Trace& trace, const Scope& scope, std::string& why_not_nvtx) {
-  const GpuWork work(trace, scope);
+  std::optional<GpuWork> work;
   IterationRun nvtx = nvtxIterations(trace, scope, work);
   if (!nvtx.starts.empty()) {
-    const Ns after = work.in(nvtx.starts.front(), std::numeric_limits<Ns>::max());
+    const Ns after = work->in(nvtx.starts.front(), std::numeric_limits<Ns>::max());
     const double coverage = after > 0 ? static_cast<double>(nvtx.gpu_work_ns) / after : 0.0;
     if (coverage >= kMinCoverage) return nvtx;
     why_not_nvtx = fmt::format("NVTX ranges '{}' hold only {} of the GPU work after them",
@@ -99,15 +99,31 @@ SteadyState findSteadyState(const Trace& trace, const AnalysisOptions& options) 
   return steady;
 }
 
+// One pass over the ops (sorted by start) with O(1) state: no copy of the ops' intervals.
 Phases findPhases(const Trace& trace, const Scope& scope) {
   Phases phases;
-  std::vector<Interval> busy;
+  bool any = false;
+  Ns first = 0;
+  Ns covered_until = 0;
+  // The 3 longest idle stretches between GPU work (all devices): no more can exceed a quarter.
+  std::vector<Interval> idle;
+  const auto keep = [&idle](Interval gap) {
+    if (idle.size() < 3) return idle.push_back(gap);
+    auto shortest = std::min_element(idle.begin(), idle.end(), [](const Interval& a, const Interval& b) {
+      return a.length() < b.length();
+    });
+    if (gap.length() > shortest->length()) *shortest = gap;
+  };
   for (const GpuOp& op : trace.ops) {
-    if (opInScope(op, scope)) busy.push_back({op.start, std::max(op.end, op.start)});
+    if (!opInScope(op, scope)) continue;
+    if (!any) {
+      first = covered_until = op.start;
+      any = true;
+    }
+    if (op.start > covered_until) keep({covered_until, op.start});
+    covered_until = std::max(covered_until, op.end);
   }
-  if (busy.empty()) return phases;
-  Ns first = busy.front().start;
-  for (const Interval& b : busy) first = std::min(first, b.start);
+  if (!any) return phases;
   phases.run_start = first;
   for (const RuntimeCall& call : trace.runtime_calls) {
     if (call.start > 0 && (!scope.pid || call.pid == *scope.pid)) phases.run_start = std::min(phases.run_start, call.start);
@@ -115,8 +131,7 @@ Phases findPhases(const Trace& trace, const Scope& scope) {
   for (const NvtxRange& range : trace.nvtx) {
     if (range.start > 0 && (!scope.pid || range.pid == *scope.pid)) phases.run_start = std::min(phases.run_start, range.start);
   }
-  busy = unionOf(std::move(busy));
-  phases.run_end = busy.back().end;
+  phases.run_end = covered_until;
   phases.startup_ns = first - phases.run_start;
   const Ns run = phases.run_end - phases.run_start;
   const auto long_enough = [&](Ns length) { return static_cast<double>(length) > kNoteShare * run; };
@@ -125,13 +140,14 @@ Phases findPhases(const Trace& trace, const Scope& scope) {
                                        "was submitted", units::formatDuration(phases.startup_ns),
                                        units::formatPercent(static_cast<double>(phases.startup_ns) / run)));
   }
-  for (std::size_t i = 1; i < busy.size(); ++i) {
-    const Ns idle = busy[i].start - busy[i - 1].end;
-    if (!long_enough(idle)) continue;
+  std::sort(idle.begin(), idle.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  for (const Interval& gap : idle) {
+    if (!long_enough(gap.length())) continue;
     phases.notes.push_back(fmt::format(
         "from +{} to +{} ({}, {} of the run) no GPU work ran on any device",
-        units::formatDuration(busy[i - 1].end - first), units::formatDuration(busy[i].start - first),
-        units::formatDuration(idle), units::formatPercent(static_cast<double>(idle) / run)));
+        units::formatDuration(gap.start - first), units::formatDuration(gap.end - first),
+        units::formatDuration(gap.length()),
+        units::formatPercent(static_cast<double>(gap.length()) / run)));
   }
   return phases;
 }
