@@ -172,13 +172,18 @@ void appendScopeSummary(std::string& out, const TraceReport& trace) {
   if (!steady.empty()) {
     out += "<ul>";
     for (const std::string& line : steady) {
-      fmt::format_to(std::back_inserter(out), "<li>{}</li>", escapeHtml(line));
+      fmt::format_to(std::back_inserter(out), "<li>{}</li>", escapeHtml(line.substr(line.find_first_not_of(' '))));
     }
     out += "</ul>";
   }
   if (trace.steady_state && trace.steady_state->found) {
     out += "<h3>Steady state</h3>";
     for (const DeviceReport& device : trace.steady_state->devices) appendCards(out, device.metrics);
+    out += "<h4>Steady-state findings</h4>";
+    if (trace.steady_state->findings.empty()) out += "<p>No findings.</p>";
+    for (const Finding* finding : render::findingsWorstFirst(trace.steady_state->findings)) {
+      appendFinding(out, trace, *finding);
+    }
     out += "<h3>Whole run</h3>";
   }
   const std::vector<std::string> lines = render::rangeSummaryLines(trace);

@@ -118,7 +118,9 @@ void appendTrace(std::string& out, const TraceReport& trace) {
     out += "\n";
   }
   const std::vector<std::string> steady_lines = render::steadyStateLines(trace);
-  for (const std::string& line : steady_lines) out += "- " + escapeMarkdown(line) + "\n";
+  for (const std::string& line : steady_lines) {
+    out += "- " + escapeMarkdown(line.substr(line.find_first_not_of(' '))) + "\n";
+  }
   if (!steady_lines.empty()) out += "\n";
   if (trace.steady_state && trace.steady_state->found) {
     out += "### Steady state\n\n";
@@ -126,6 +128,11 @@ void appendTrace(std::string& out, const TraceReport& trace) {
       fmt::format_to(std::back_inserter(out), "#### Device {}: {}\n\n", device.metrics.device_id,
                      escapeMarkdown(device.metrics.name));
       appendMetrics(out, device.metrics);
+    }
+    out += "#### Steady-state findings\n\n";
+    if (trace.steady_state->findings.empty()) out += "No findings.\n\n";
+    for (const Finding* finding : render::findingsWorstFirst(trace.steady_state->findings)) {
+      appendFinding(out, trace, *finding);
     }
     out += "### Whole run\n\n";
   }
