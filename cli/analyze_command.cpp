@@ -36,7 +36,8 @@ struct AnalyzeArgs {
   std::optional<std::uint32_t> pid;
   std::string gap_threshold;  // duration with unit; empty: the default
   std::optional<std::string> range;
-  std::string window;         // START:END in trace timestamps; empty: everything
+  std::string window;         // START:END, absolute or +relative to the first op; empty: everything
+  std::size_t instances = 0;  // with --range: instances shown in full
   std::string color = "auto";
   unsigned threads = 0;       // files analyzed at once; 0: one per core
 };
@@ -82,23 +83,30 @@ void addAnalyzeOptions(CLI::App& cmd, AnalyzeArgs& args) {
   cmd.add_option("--gap-threshold", args.gap_threshold,
                  "Shortest idle gap attributed to a cause, e.g. 10us (default 10us)");
   cmd.add_option("--range", args.range,
-                 "Analyze each instance of this NVTX range, and their sum");
+                 "Summarize every instance of the NVTX ranges named PATTERN: an exact name, a glob "
+                 "(step*) or /regex/");
+  cmd.add_option("--instances", args.instances,
+                 "With --range: also show the N slowest instances in full (default 0)");
   cmd.add_option("--window", args.window,
-                 "START:END in trace timestamps, in ns or with a unit (ns, us, ms, s)");
+                 "START:END in trace timestamps (ns or with a unit: ns, us, ms, s), or relative to "
+                 "the trace's first GPU op as reports print them: +9.741ms:+20ms");
   addColorOption(cmd, args.color);
   cmd.add_option("--threads", args.threads,
                  "Files analyzed at once (default: one per core; each holds one trace in memory)")
       ->check(CLI::Range(0u, 1024u));
 }
 
+// `trace` is null when the options are checked before any trace is read.
 AnalysisOptions analysisOptions(const AnalyzeArgs& args) {
   AnalysisOptions options;
   options.scope.device = args.device;
   options.scope.pid = args.pid;
   options.scope.range = args.range;
+  options.range_detail = args.instances;
   if (!args.gap_threshold.empty()) options.gap_threshold_ns = parseDuration(args.gap_threshold);
   if (!args.window.empty()) {
-    std::tie(options.scope.window_start, options.scope.window_end) = parseWindow(args.window);
+    parseWindow(args.window, Ns{0});  // malformed: UserError now; resolved per trace later
+    options.window = args.window;
   }
   return options;
 }
@@ -115,7 +123,7 @@ void writeReport(const AnalyzeArgs& args, const Report& report, OutputFile& out)
 }
 
 void runAnalyze(const AnalyzeArgs& args) {
-  AnalysisOptions options = analysisOptions(args);
+  const AnalysisOptions options = analysisOptions(args);  // bad options fail before any read
   // Before reading: a refused output (an input, an existing file) costs no analysis.
   OutputFile out(args.output, args.files, args.force);
   // Files are analyzed in parallel (the ranks of a job: job.h). Traces stay alive with the report

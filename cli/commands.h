@@ -18,5 +18,6 @@ void registerGateCommand(CLI::App& app, CommandResult& result);
 void registerExportCommand(CLI::App& app, CommandResult& result);
 void registerDiffCommand(CLI::App& app, CommandResult& result);
 void registerRecordCommand(CLI::App& app, CommandResult& result);
+void registerRangesCommand(CLI::App& app, CommandResult& result);
 
 }  // namespace cuoverlap::cli

@@ -37,6 +37,7 @@ struct GateArgs {
   std::vector<std::string> fail_on;
   std::optional<std::uint16_t> device;
   std::optional<std::string> range;
+  std::string scope = "auto";  // auto | steady | whole
   std::string junit;
   std::string color = "auto";
   bool force = false;  // replace an existing --junit file
@@ -60,6 +61,11 @@ void addGateOptions(CLI::App& cmd, GateArgs& args) {
       ->delimiter(',');
   cmd.add_option("--device", args.device, "Check only this device id");
   cmd.add_option("--range", args.range, "Check only the instances of this NVTX range");
+  cmd.add_option("--scope", args.scope,
+                 "What the checks judge: steady (the steady state), whole (the whole run) or auto "
+                 "(the steady state when one is found, else the whole run)")
+      ->check(CLI::IsMember({"auto", "steady", "whole"}))
+      ->capture_default_str();
   cmd.add_option("--junit", args.junit, "Also write the checks as JUnit XML to this file");
   addColorOption(cmd, args.color);
   cmd.add_flag("--force", args.force, "Replace an existing --junit file");
@@ -114,21 +120,44 @@ JunitRun startJunitRun() {
   return run;
 }
 
+// Narrows the report to the scope the checks judge; returns the line that says which one it judged.
+std::string applyScope(TraceReport& report, const GateArgs& args) {
+  if (args.range) {
+    return fmt::format("gate: {}: scope NVTX range '{}' ({} instances)\n", report.path, *args.range,
+                       report.range_summary ? report.range_summary->count : 0);
+  }
+  const bool found = report.steady_state && report.steady_state->found;
+  if (args.scope == "steady" && !found) {
+    throw UserError(fmt::format("{}: --scope steady: no steady state ({})", report.path,
+                                report.steady_state ? report.steady_state->reason : "not analyzed"));
+  }
+  if (args.scope == "whole" || !found) {
+    return fmt::format("gate: {}: scope whole run{}\n", report.path,
+                       args.scope == "auto" ? " (no steady state found)" : "");
+  }
+  const SteadyState& s = *report.steady_state;
+  report.devices = s.devices;
+  report.findings = s.findings;
+  return fmt::format("gate: {}: scope steady state ({} iterations from {}, {} warm-up dropped)\n",
+                     report.path, s.iterations, s.source, s.warmup_dropped);
+}
+
 int judge(const GateArgs& args, JunitRun& run, OutputFile* junit) {
   const GateThresholds thresholds = thresholdsOf(args);
   AnalysisOptions options;
   options.scope.device = args.device;
   options.scope.range = args.range;
   std::vector<std::unique_ptr<Trace>> traces;  // none kept: the checks read only the report
-  const Report report = analyzeFiles(args.files, options, false, traces);
-  for (const TraceReport& trace : report.traces) {
+  Report report = analyzeFiles(args.files, options, false, traces);
+  std::string lines;
+  for (TraceReport& trace : report.traces) {
     requireDevices(trace, args);
+    lines += applyScope(trace, args);
     run.trace_seconds.emplace_back(trace.path, trace.analysis_seconds);
   }
   const std::vector<GateCheck> checks = evaluateGate(report, thresholds);
   std::size_t failed = 0;
   const bool color = useColor(args.color, STDOUT_FILENO);
-  std::string lines;
   for (const GateCheck& check : checks) {
     const std::string line = formatGateCheck(check);  // "PASS  ..." / "FAIL  ..."
     lines += color ? fmt::format("\x1b[{}m{}\x1b[0m{}\n", check.passed ? "32" : "1;31",

@@ -89,6 +89,7 @@ int main(int argc, char** argv) {
   cuoverlap::cli::registerExportCommand(app, result);
   cuoverlap::cli::registerDiffCommand(app, result);
   cuoverlap::cli::registerRecordCommand(app, result);
+  cuoverlap::cli::registerRangesCommand(app, result);
   if (const int answered = answerBeforeParsing(app, argc, argv); answered >= 0) return answered;
   try {
     app.parse(argc, argv);

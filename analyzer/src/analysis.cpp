@@ -2,9 +2,12 @@
 // (diagnosis/); then the findings over all devices (diagnosis/).
 #include "cuoverlap/analysis.h"
 
+#include <tuple>
+
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/kernel_summary.h"
 #include "cuoverlap/metrics.h"
+#include "phases/steady_state.h"
 
 namespace cuoverlap {
 
@@ -30,22 +33,41 @@ std::vector<DeviceReport> analyzeDevices(const Trace& trace, const AnalysisOptio
 
 }  // namespace
 
-TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& options) {
+Ns firstOpStart(const Trace& trace) {
+  Ns first = 0;
+  for (const GpuOp& op : trace.ops) {
+    if (op.start > 0 && (first == 0 || op.start < first)) first = op.start;
+  }
+  return first;
+}
+
+TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& given) {
+  AnalysisOptions options = given;
+  if (!options.window.empty()) {
+    std::tie(options.scope.window_start, options.scope.window_end) =
+        parseWindow(options.window, firstOpStart(trace));
+  }
   TraceReport report;
   report.path = trace.path;
   report.source = trace.source;
   report.trace = &trace;
   report.warnings = trace.warnings;
-  // Scope::range (NVTX --range) is handled by the diagnosis module: when set, it fills
-  // report.range_instances with one analysis per range instance and sums them into
-  // report.devices. Until then the whole scope is analyzed as one.
+  report.first_op_start = firstOpStart(trace);
+  // Scope::range (NVTX --range): one summary over every instance, each analyzed in its own window
+  // (diagnosis/range_scope.cpp).
   if (options.scope.range) {
-    report.range_instances = analyzeRangeInstances(trace, options);
-    report.devices = sumRangeInstances(report.range_instances);
-    report.findings = mergeRangeFindings(report.range_instances);
+    analyzeRanges(trace, options, report);
     return report;
   }
   report.devices = analyzeDevices(trace, options, report.findings);
+  // Phases need the whole run: not computed when --window cuts it.
+  const Scope whole;
+  const bool windowed = options.scope.window_start != whole.window_start ||
+                        options.scope.window_end != whole.window_end;
+  if (options.steady_state && !windowed) {
+    report.phases = phases::findPhases(trace, options.scope);
+    report.steady_state = phases::findSteadyState(trace, options);
+  }
   return report;
 }
 

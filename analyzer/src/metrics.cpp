@@ -138,7 +138,11 @@ std::vector<std::uint16_t> devicesInScope(const Trace& trace, const Scope& scope
   return ids;
 }
 
-DeviceMetrics computeDeviceMetrics(const Trace& trace, const Scope& scope, std::uint16_t device_id) {
+namespace {
+
+// The metrics of the ops for which `visit(add)` calls add(op), in start order.
+template <typename Visit>
+DeviceMetrics metricsOf(const Trace& trace, const Scope& scope, std::uint16_t device_id, Visit visit) {
   DeviceMetrics m;
   m.device_id = device_id;
   // Trace::devices is sorted by id (the reader's order); a test-built trace may not be, and then
@@ -153,9 +157,7 @@ DeviceMetrics computeDeviceMetrics(const Trace& trace, const Scope& scope, std::
   const CommunicationKernels communication(trace);
   Accumulators acc;
   bool any = false;
-  for (std::uint32_t i : opsOnDevice(trace, device_id)) {
-    const GpuOp& op = trace.ops[i];
-    if (!opInScope(op, scope)) continue;
+  visit([&](const GpuOp& op) {
     Ns start = clippedStart(op, scope);
     Ns end = clippedEnd(op, scope);
     if (!any) m.first_start = start;
@@ -166,9 +168,26 @@ DeviceMetrics computeDeviceMetrics(const Trace& trace, const Scope& scope, std::
     const Engine engine = communication.engineOf(op);
     if (engine == Engine::kComm) ++m.communication.kernels;
     accumulate(start, end, engine, acc);
-  }
+  });
   finishMetrics(acc, m);
   return m;
+}
+
+}  // namespace
+
+DeviceMetrics computeDeviceMetrics(const Trace& trace, const Scope& scope, std::uint16_t device_id) {
+  return metricsOf(trace, scope, device_id, [&](auto add) {
+    for (std::uint32_t i : opsOnDevice(trace, device_id)) {
+      if (opInScope(trace.ops[i], scope)) add(trace.ops[i]);
+    }
+  });
+}
+
+DeviceMetrics computeDeviceMetrics(const Trace& trace, const Scope& scope, std::uint16_t device_id,
+                                   const std::vector<std::uint32_t>& op_indices) {
+  return metricsOf(trace, scope, device_id, [&](auto add) {
+    for (std::uint32_t i : op_indices) add(trace.ops[i]);
+  });
 }
 
 }  // namespace cuoverlap

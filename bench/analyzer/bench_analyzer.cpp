@@ -11,6 +11,9 @@
 //                                            all-reduces): analyze of all N (one run after a
 //                                            warm-up: minutes) on every core and on one thread,
 //                                            and of one rank file alone (the memory bound)
+//   cuoverlap_bench_analyzer scoped [--dir DIR] [--pairs 160000:16000,10000000:200000]
+//       scoped analysis: per OPS:RANGES, a trace with a launch call per op and RANGES NVTX ranges
+//       `step`; analyze with and without --range step (text, so the report stays one screen)
 // The table also gives the RSS of analyzing an empty trace (the fixed cost) and bytes/op without it.
 #include <sqlite3.h>
 #include <sys/resource.h>
@@ -111,6 +114,30 @@ int printStages(const std::string& path) {
   return 0;
 }
 
+// Linear-time scoping (issue 11): --range over many instances against the unscoped analysis of
+// the same file. Before WindowIndex, 16k instances over 160k ops took 290 s.
+int runScoped(const std::string& dir, const std::string& pairs) {
+  std::printf("| ops | ranges | analyze s | analyze --range step s | ratio | RSS MiB | --range RSS MiB |\n"
+              "|---|---|---|---|---|---|---|\n");
+  std::size_t pos = 0;
+  while (pos < pairs.size()) {
+    std::size_t comma = pairs.find(',', pos);
+    const std::string pair = pairs.substr(pos, comma - pos);
+    pos = comma == std::string::npos ? pairs.size() : comma + 1;
+    const long long ops = std::stoll(pair.substr(0, pair.find(':')));
+    const long long ranges = std::stoll(pair.substr(pair.find(':') + 1));
+    const std::string path = dir + "/scoped_" + std::to_string(ops) + "_" + std::to_string(ranges) + ".sqlite";
+    if (!std::filesystem::exists(path)) cuoverlap::bench::writeSyntheticTraceWithRanges(path, ops, ranges);
+    const Measurement whole = median({CUOVERLAP_CLI, "analyze", path});
+    const Measurement scoped = median({CUOVERLAP_CLI, "analyze", "--range", "step", path});
+    std::printf("| %lld | %lld | %.2f | %.2f | %.2f | %.0f | %.0f |\n", ops, ranges, whole.seconds,
+                scoped.seconds, scoped.seconds / whole.seconds, whole.max_rss_kib / 1024.0,
+                scoped.max_rss_kib / 1024.0);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 std::vector<long long> parseSizes(const std::string& list) {
   std::vector<long long> sizes;
   std::size_t pos = 0;
@@ -166,11 +193,15 @@ int main(int argc, char** argv) {
   }
   std::string dir = "/tmp/cuoverlap-bench";
   std::string sizes = "100000,1000000,10000000";
-  for (std::size_t i = 0; i + 1 < args.size(); i += 2) {
+  std::string pairs = "160000:16000,10000000:200000";
+  const bool scoped = !args.empty() && args[0] == "scoped";
+  for (std::size_t i = scoped ? 1 : 0; i + 1 < args.size(); i += 2) {
     if (args[i] == "--dir") dir = args[i + 1];
     if (args[i] == "--sizes") sizes = args[i + 1];
+    if (args[i] == "--pairs") pairs = args[i + 1];
   }
   std::filesystem::create_directories(dir);
+  if (scoped) return runScoped(dir, pairs);
   std::string self = std::filesystem::canonical("/proc/self/exe").string();
   // The fixed cost (binary, libraries, SQLite's page cache, allocator arenas): analyze of a trace
   // with no ops. Per-op figures are given with and without it, since it dominates at small N.

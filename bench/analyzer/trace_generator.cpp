@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -40,7 +41,8 @@ void stepReset(sqlite3* db, sqlite3_stmt* stmt) {
 
 namespace {
 
-void writeTrace(const std::string& path, std::int64_t ops, int rank) {
+// ranges < 0: no runtime calls and no NVTX; rank < 0: no NCCL kernels, process 4242.
+void writeTrace(const std::string& path, std::int64_t ops, std::int64_t ranges, int rank) {
   std::remove(path.c_str());
   sqlite3* db = nullptr;
   if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) throw std::runtime_error("cannot create " + path);
@@ -56,6 +58,15 @@ void writeTrace(const std::string& path, std::int64_t ops, int rank) {
   }
   exec(db, "INSERT INTO StringIds VALUES (9, "
            "'ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)')");
+  exec(db, "INSERT INTO StringIds VALUES (20, 'cudaLaunchKernel_v7000'), "
+           "(21, 'cudaMemcpyAsync_v3020'), (22, 'cudaMemsetAsync_v3020')");
+  sqlite3_stmt* call = prepare(db,
+      "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, "
+      "nameId, returnValue) VALUES (?,?,0,?,?,?,0)");
+  sqlite3_stmt* range = prepare(db,
+      "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (?,?,59,'step',?)");
+  const std::int64_t global_tid = static_cast<std::int64_t>(schema::encodeGlobalTid(4242, 7));
+  const std::int64_t per_range = ranges > 0 ? std::max<std::int64_t>(1, ops / ranges) : 0;
   sqlite3_stmt* kernel = prepare(db,
       "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, "
       "correlationId, globalPid, demangledName, shortName, registersPerThread, gridX, gridY, gridZ, "
@@ -77,6 +88,16 @@ void writeTrace(const std::string& path, std::int64_t ops, int rank) {
     std::int64_t end = start + 800 + static_cast<std::int64_t>((lcg >> 33) % 1200);
     std::int64_t stream = 13 + (i / 5) % 4;
     std::int64_t correlation = i + 1;
+    if (ranges >= 0) {
+      const std::int64_t api = i % 5 == 4 ? 22 : (i % 5 == 0 || i % 5 == 3) ? 21 : 20;
+      bindAll(call, {start - 3000, start - 2000, global_tid, correlation, api});
+      stepReset(db, call);
+    }
+    if (per_range > 0 && i % per_range == 0 && i / per_range < ranges) {
+      const std::int64_t last = std::min(ops, i + per_range) - 1;
+      bindAll(range, {start - 3000, 1'000'000'000 + last * 500 - 2000, global_tid});
+      stepReset(db, range);
+    }
     if (rank >= 0 && i % 50 == 49) {
       bindAll(kernel, {start + rank * 100, end + 2000, 20, correlation, global_pid, 9, 9, i});
       stepReset(db, kernel);
@@ -100,6 +121,8 @@ void writeTrace(const std::string& path, std::int64_t ops, int rank) {
       }
     }
   }
+  sqlite3_finalize(call);
+  sqlite3_finalize(range);
   sqlite3_finalize(kernel);
   sqlite3_finalize(memcpy);
   sqlite3_finalize(memset);
@@ -109,10 +132,14 @@ void writeTrace(const std::string& path, std::int64_t ops, int rank) {
 
 }  // namespace
 
-void writeSyntheticTrace(const std::string& path, std::int64_t ops) { writeTrace(path, ops, -1); }
+void writeSyntheticTrace(const std::string& path, std::int64_t ops) { writeTrace(path, ops, -1, -1); }
+
+void writeSyntheticTraceWithRanges(const std::string& path, std::int64_t ops, std::int64_t ranges) {
+  writeTrace(path, ops, ranges, -1);
+}
 
 void writeSyntheticRankTrace(const std::string& path, std::int64_t ops, int rank) {
-  writeTrace(path, ops, rank);
+  writeTrace(path, ops, -1, rank);
 }
 
 }  // namespace cuoverlap::bench

@@ -13,6 +13,7 @@
 #include "html_job.h"
 #include "html_timeline.h"
 #include "render_common.h"
+#include "scope_summary.h"
 
 namespace cuoverlap {
 namespace {
@@ -164,10 +165,43 @@ void appendSession(std::string& out, const Trace* trace) {
   }
 }
 
+// The time base and, with --range, the range summary (scope_summary.h).
+void appendScopeSummary(std::string& out, const TraceReport& trace) {
+  if (trace.first_op_start > 0) {
+    fmt::format_to(std::back_inserter(out), "<p class=\"sub\">{}</p>", escapeHtml(render::timeBaseLine(trace)));
+  }
+  const std::vector<std::string> steady = render::steadyStateLines(trace);
+  if (!steady.empty()) {
+    out += "<ul>";
+    for (const std::string& line : steady) {
+      fmt::format_to(std::back_inserter(out), "<li>{}</li>", escapeHtml(line.substr(line.find_first_not_of(' '))));
+    }
+    out += "</ul>";
+  }
+  if (trace.steady_state && trace.steady_state->found) {
+    out += "<h3>Steady state</h3>";
+    for (const DeviceReport& device : trace.steady_state->devices) appendCards(out, device.metrics);
+    out += "<h4>Steady-state findings</h4>";
+    if (trace.steady_state->findings.empty()) out += "<p>No findings.</p>";
+    for (const Finding* finding : render::findingsWorstFirst(trace.steady_state->findings)) {
+      appendFinding(out, trace, *finding);
+    }
+    out += "<h3>Whole run</h3>";
+  }
+  const std::vector<std::string> lines = render::rangeSummaryLines(trace);
+  if (lines.empty()) return;
+  fmt::format_to(std::back_inserter(out), "<h3>{}</h3><ul>", escapeHtml(lines.front()));
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    fmt::format_to(std::back_inserter(out), "<li>{}</li>", escapeHtml(lines[i]));
+  }
+  out += "</ul>";
+}
+
 void appendTrace(std::string& out, const TraceReport& trace, const HtmlOptions& options) {
   fmt::format_to(std::back_inserter(out), "<section><h2>{}</h2><p class=\"sub\">{} trace</p>",
                  escapeHtml(trace.path), sourceName(trace.source));
   appendSession(out, trace.trace);
+  appendScopeSummary(out, trace);
   if (trace.devices.empty()) out += "<p>No GPU activity in this trace (within the chosen scope).</p>";
   for (const DeviceReport& device : trace.devices) {
     fmt::format_to(std::back_inserter(out), "<h3>Device {}: {}</h3>", device.metrics.device_id,

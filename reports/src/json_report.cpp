@@ -118,6 +118,32 @@ Json findingToJson(const Finding& finding) {
               {"advice", finding.advice}, {"evidence", evidence}};
 }
 
+Json durationSpreadToJson(const DurationSpread& d) {
+  return Json{{"median", d.median}, {"p10", d.p10}, {"p90", d.p90}, {"max", d.max}};
+}
+
+Json rangeSummaryToJson(const RangeSummary& s) {
+  const auto ratio = [](const RatioSpread& r) { return Json{{"median", r.median}, {"p90", r.p90}}; };
+  Json names = Json::array();
+  for (const auto& [name, count] : s.names) names.push_back({{"name", name}, {"count", count}});
+  Json devices = Json::array();
+  for (const RangeDeviceSpread& d : s.devices) {
+    devices.push_back({{"device_id", d.device_id}, {"instances", d.instances},
+                       {"overlap_ratio", ratio(d.overlap_ratio)},
+                       {"copy_hidden_fraction", ratio(d.copy_hidden_fraction)},
+                       {"pipeline_efficiency", ratio(d.pipeline_efficiency)},
+                       {"idle_fraction", ratio(d.idle_fraction)}});
+  }
+  Json slowest = Json::array();
+  for (const RangeInstanceRef& r : s.slowest) {
+    slowest.push_back({{"name", r.name}, {"start", r.start}, {"end", r.end}});
+  }
+  return Json{{"pattern", s.pattern},           {"count", s.count},
+              {"names", names},                 {"total_ns", s.total_ns},
+              {"duration_ns", durationSpreadToJson(s.duration_ns)},
+              {"per_instance", devices},        {"slowest", slowest}};
+}
+
 Json traceReportToJson(const TraceReport& trace) {
   Json ranges = Json::array();
   for (const RangeInstance& range : trace.range_instances) {
@@ -127,9 +153,26 @@ Json traceReportToJson(const TraceReport& trace) {
   }
   Json json{{"path", trace.path},
             {"source", sourceName(trace.source)},
+            {"first_op_start", trace.first_op_start},
             {"devices", devicesToJson(trace.devices)},
             {"findings", findingsToJson(trace.findings)},
             {"range_instances", ranges}};
+  if (trace.range_summary) json["range_summary"] = rangeSummaryToJson(*trace.range_summary);
+  if (trace.phases) {
+    json["phases"] = {{"run_start", trace.phases->run_start},
+                      {"startup_ns", trace.phases->startup_ns},
+                      {"run_end", trace.phases->run_end},
+                      {"notes", trace.phases->notes}};
+  }
+  if (trace.steady_state) {
+    const SteadyState& s = *trace.steady_state;
+    json["steady_state"] = s.found
+        ? Json{{"found", true}, {"source", s.source}, {"start", s.start}, {"end", s.end},
+               {"iterations", s.iterations}, {"warmup_dropped", s.warmup_dropped},
+               {"iteration_ns", durationSpreadToJson(s.iteration_ns)},
+               {"devices", devicesToJson(s.devices)}, {"findings", findingsToJson(s.findings)}}
+        : Json{{"found", false}, {"reason", s.reason}};
+  }
   if (!trace.warnings.empty()) json["warnings"] = trace.warnings;  // only then: goldens unchanged
   return json;
 }

@@ -7,6 +7,7 @@
 #include "cuoverlap/names.h"
 #include "cuoverlap/units.h"
 #include "render_common.h"
+#include "scope_summary.h"
 
 namespace cuoverlap {
 namespace {
@@ -134,6 +135,32 @@ void appendTrace(std::string& out, const TraceReport& trace) {
                  sourceName(trace.source));
   for (const std::string& warning : trace.warnings) {
     fmt::format_to(std::back_inserter(out), "> **Warning:** {}\n\n", escapeMarkdown(warning));
+  }
+  if (trace.first_op_start > 0) out += escapeMarkdown(render::timeBaseLine(trace)) + ".\n\n";
+  const std::vector<std::string> range_lines = render::rangeSummaryLines(trace);
+  if (!range_lines.empty()) {
+    out += "### " + escapeMarkdown(range_lines.front()) + "\n\n";
+    for (std::size_t i = 1; i < range_lines.size(); ++i) out += "- " + escapeMarkdown(range_lines[i]) + "\n";
+    out += "\n";
+  }
+  const std::vector<std::string> steady_lines = render::steadyStateLines(trace);
+  for (const std::string& line : steady_lines) {
+    out += "- " + escapeMarkdown(line.substr(line.find_first_not_of(' '))) + "\n";
+  }
+  if (!steady_lines.empty()) out += "\n";
+  if (trace.steady_state && trace.steady_state->found) {
+    out += "### Steady state\n\n";
+    for (const DeviceReport& device : trace.steady_state->devices) {
+      fmt::format_to(std::back_inserter(out), "#### Device {}: {}\n\n", device.metrics.device_id,
+                     escapeMarkdown(device.metrics.name));
+      appendMetrics(out, device.metrics);
+    }
+    out += "#### Steady-state findings\n\n";
+    if (trace.steady_state->findings.empty()) out += "No findings.\n\n";
+    for (const Finding* finding : render::findingsWorstFirst(trace.steady_state->findings)) {
+      appendFinding(out, trace, *finding);
+    }
+    out += "### Whole run\n\n";
   }
   if (trace.devices.empty()) out += "No GPU activity in this trace (within the chosen scope).\n\n";
   for (const DeviceReport& device : trace.devices) {

@@ -11,6 +11,7 @@
 #include "cuoverlap/names.h"
 #include "cuoverlap/units.h"
 #include "render_common.h"
+#include "scope_summary.h"
 
 namespace cuoverlap {
 
@@ -215,6 +216,16 @@ void renderTrace(const TraceReport& trace, std::ostream& out) {
   out << fmt::format("== {} ({})\n", render::inert(trace.path), sourceName(trace.source));
   for (const std::string& warning : trace.warnings) {
     out << "warning: " << render::inert(warning) << '\n';
+  }
+  if (trace.first_op_start > 0) out << render::timeBaseLine(trace) << '\n';
+  const std::vector<std::string> range_lines = render::rangeSummaryLines(trace);
+  for (std::size_t i = 0; i < range_lines.size(); ++i) out << (i ? "  " : "") << range_lines[i] << '\n';
+  for (const std::string& line : render::steadyStateLines(trace)) out << line << '\n';
+  if (trace.steady_state && trace.steady_state->found) {
+    out << "-- steady state\n";
+    for (const DeviceReport& device : trace.steady_state->devices) renderDevice(device, out);
+    renderFindings(trace, trace.steady_state->findings, out);
+    out << "-- whole run\n";
   }
   if (trace.devices.empty()) out << "no GPU activity in scope\n";
   for (const DeviceReport& device : trace.devices) renderDevice(device, out);

@@ -82,7 +82,7 @@ TEST_CASE("markdown report for a real export has its metrics and findings", "[ma
 }
 
 TEST_CASE("html report with --range draws the instances' time on the timeline", "[html]") {
-  const std::string html = analyzeTo(std::string(CUOVERLAP_SHARED_TRACES) + "/nvtxex_cudf-groupby.sqlite --range GROUPBY_AGG",
+  const std::string html = analyzeTo(std::string(CUOVERLAP_SHARED_TRACES) + "/nvtxex_cudf-groupby.sqlite --range GROUPBY_AGG --instances 4",
                                      "html", "range.html");
   CHECK(html.find("<h3>NVTX range instances</h3>") != std::string::npos);
   CHECK(countOf(html, "<td>GROUPBY_AGG</td>") == 4);

@@ -79,14 +79,26 @@ TEST_CASE("--range analyzes each instance projected onto the GPU, and sums them"
   CHECK(report.devices[0].gaps.time_ns == 60'000);
 }
 
-TEST_CASE("--range with no matching instance gives an empty report, not an error") {
+// Issue 11: "--range nosuch" used to print "no GPU activity in scope" and exit 0.
+TEST_CASE("--range that matches no range name is a user error naming the closest names") {
   const Trace trace = twoTiles();
   AnalysisOptions options;
-  options.scope.range = "nope";
-  const TraceReport report = analyzeTrace(trace, options);
-  CHECK(report.range_instances.empty());
-  CHECK(report.devices.empty());
-  CHECK(report.findings.empty());
+  options.scope.range = "tiles";
+  CHECK_THROWS_WITH(analyzeTrace(trace, options), Catch::Contains("closest names: 'tile'"));
+  options.scope.range = "/[/";
+  CHECK_THROWS_AS(analyzeTrace(trace, options), UserError);
+}
+
+TEST_CASE("--range takes an exact name, a glob or a /regex/") {
+  const Trace trace = twoTiles();
+  AnalysisOptions options;
+  for (const char* pattern : {"tile", "t*", "ti?e", "/il/", "/^tile$/"}) {
+    options.scope.range = pattern;
+    INFO(pattern);
+    CHECK(analyzeTrace(trace, options).range_instances.size() == 2);
+  }
+  options.scope.range = "til";  // exact names are whole names
+  CHECK_THROWS_AS(analyzeTrace(trace, options), UserError);
 }
 
 }  // namespace

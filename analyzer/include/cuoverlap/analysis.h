@@ -2,6 +2,9 @@
 // findings). Every front end (analyze, gate, diff, reports) goes through analyzeTrace().
 #pragma once
 
+#include <cstddef>
+#include <string>
+
 #include "cuoverlap/report.h"
 
 namespace cuoverlap {
@@ -9,7 +12,20 @@ namespace cuoverlap {
 struct AnalysisOptions {
   Scope scope;
   Ns gap_threshold_ns = 10'000;  // gaps shorter than this are not attributed (docs/gaps.md says why)
+  // With Scope::range: how many instances TraceReport::range_instances keeps in full (the slowest,
+  // in time order); the summary always covers all of them.
+  std::size_t range_detail = static_cast<std::size_t>(-1);
+  // Without Scope::range and a window: find the phases and the steady state (phases/).
+  bool steady_state = true;
+  // --window as the user wrote it ("START:END", absolute or "+9.7ms:+20ms" relative to each
+  // trace's first GPU op): analyzeTrace resolves it per trace into scope.window_start/end, so that
+  // the files of one job can each have their own origin. Empty: scope's window as set.
+  std::string window;
 };
+
+// The start of the trace's first GPU op (start > 0, any device); 0 without ops. Relative times
+// ("+9.741ms") in reports and in --window count from it.
+Ns firstOpStart(const Trace& trace);
 
 TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& options);
 

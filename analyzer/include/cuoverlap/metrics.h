@@ -27,5 +27,9 @@ std::vector<std::uint16_t> devicesInScope(const Trace& trace, const Scope& scope
 
 // All metrics of one device in one pass over its ops (trace.ops must be sorted by start).
 DeviceMetrics computeDeviceMetrics(const Trace& trace, const Scope& scope, std::uint16_t device_id);
+// The same over ops already selected (indices into trace.ops of ops in scope on the device, in
+// order of clipped start): what a windowed query over a device index hands in (O(selected ops)).
+DeviceMetrics computeDeviceMetrics(const Trace& trace, const Scope& scope, std::uint16_t device_id,
+                                   const std::vector<std::uint32_t>& op_indices);
 
 }  // namespace cuoverlap

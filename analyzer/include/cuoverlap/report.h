@@ -162,15 +162,85 @@ struct RangeInstance {
   std::vector<Finding> findings;
 };
 
+// A distribution of durations: nearest-rank percentiles (docs/metrics.md, "Spreads").
+struct DurationSpread {
+  Ns median = 0;
+  Ns p10 = 0;
+  Ns p90 = 0;
+  Ns max = 0;
+};
+
+// A per-instance ratio over the instances that had work on a device.
+struct RatioSpread {
+  double median = 0.0;
+  double p90 = 0.0;
+};
+
+struct RangeDeviceSpread {
+  std::uint16_t device_id = 0;
+  std::uint64_t instances = 0;            // instances with work on this device
+  RatioSpread overlap_ratio;
+  RatioSpread copy_hidden_fraction;
+  RatioSpread pipeline_efficiency;
+  RatioSpread idle_fraction;              // idle_ns / span_ns
+};
+
+struct RangeInstanceRef {
+  std::string name;
+  Ns start = 0;
+  Ns end = 0;                             // projected onto the GPU
+};
+
+// --range PATTERN over all its instances (docs/reports.md, "Range summary"). The instances' metrics
+// summed per device are TraceReport::devices; their findings merged are TraceReport::findings.
+struct RangeSummary {
+  std::string pattern;
+  std::uint64_t count = 0;
+  std::vector<std::pair<std::string, std::uint64_t>> names;  // name -> instances, most first (<= 10)
+  Ns total_ns = 0;                        // sum of instance durations
+  DurationSpread duration_ns;
+  std::vector<RangeDeviceSpread> devices;
+  std::vector<RangeInstanceRef> slowest;  // the slowest instances, slowest first (<= 5)
+};
+
+// The run's phases (docs/metrics.md, "Phases and steady state"): host start-up before the first GPU
+// op, warm-up iterations, and the steady state, the repeating iterations after them, analyzed as
+// the whole trace is (devices, findings restricted to [start, end)).
+struct SteadyState {
+  bool found = false;
+  std::string reason;                     // why none was found (found == false)
+  std::string source;                     // "nvtx:<name pattern>" or "kernel-pattern"
+  Ns start = 0;
+  Ns end = 0;
+  std::uint64_t iterations = 0;           // in [start, end), warm-up excluded
+  std::uint64_t warmup_dropped = 0;       // leading iterations dropped as duration outliers
+  DurationSpread iteration_ns;
+  std::vector<DeviceReport> devices;
+  std::vector<Finding> findings;
+};
+
+struct Phases {
+  Ns run_start = 0;                       // the first host or GPU event of the trace
+  Ns startup_ns = 0;                      // run_start to the first GPU op
+  Ns run_end = 0;                         // the last GPU op's end
+  // Idle stretches longer than a quarter of the run, said plainly ("the first 3.7 s are host
+  // start-up: no GPU work was submitted").
+  std::vector<std::string> notes;
+};
+
 struct TraceReport {
   std::string path;
   TraceSource source = TraceSource::kNsys;
   std::vector<DeviceReport> devices;      // with --range: summed over the instances
   std::vector<Finding> findings;
-  std::vector<RangeInstance> range_instances;  // empty unless Scope::range is set
+  std::vector<RangeInstance> range_instances;  // with --range: the instances kept in detail
+  std::optional<RangeSummary> range_summary;   // set with --range
+  std::optional<SteadyState> steady_state;     // set without --range and --window
+  std::optional<Phases> phases;                // likewise
   std::vector<std::string> warnings;      // Trace::warnings: about the input, e.g. unfinished
   const Trace* trace = nullptr;    // for renderers that draw the timeline
   double analysis_seconds = 0.0;   // wall time spent reading and analyzing this trace
+  Ns first_op_start = 0;           // the trace's first GPU op (any device): the base of "+" times
 };
 
 // One rank of a job in the per-rank table (job.h, docs/metrics.md "Several ranks as one job").

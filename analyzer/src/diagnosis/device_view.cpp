@@ -119,7 +119,7 @@ void DeviceView::indexLaunchCalls(const std::vector<std::uint32_t>& pids) {
 }
 
 void DeviceView::computePreviousOnStreamEnds() {
-  if (call_by_correlation_.empty()) return;
+  if ((whole_ ? whole_->call_by_correlation_ : call_by_correlation_).empty()) return;
   previous_on_stream_end_.reserve(op_indices_.size());
   std::unordered_map<std::uint64_t, Ns> stream_end;
   for (const ScopedOp scoped : ops()) {
@@ -150,6 +150,7 @@ std::string_view DeviceView::callName(std::size_t index) const {
 }
 
 std::optional<std::size_t> DeviceView::launchCall(const GpuOp& op) const {
+  if (whole_) return whole_->launchCall(op);
   if (op.correlation_id == 0) return std::nullopt;
   auto it = std::lower_bound(call_by_correlation_.begin(), call_by_correlation_.end(),
                              op.correlation_id,
@@ -170,6 +171,7 @@ const Device* DeviceView::device() const {
 }
 
 const Stream* DeviceView::stream(const GpuOp& op) const {
+  if (whole_) return whole_->stream(op);
   auto it = streams_.find({op.pid, op.context_id, op.stream_id});
   return it == streams_.end() ? nullptr : it->second;
 }

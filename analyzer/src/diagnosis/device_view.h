@@ -69,9 +69,17 @@ class ScopedOps {
   Ns window_end_;
 };
 
+class WindowIndex;
+
 class DeviceView {
  public:
   DeviceView(const Trace& trace, const Scope& scope, std::uint16_t device_id);
+  // The same view restricted to [window_start, window_end) (intersected with whole's window),
+  // equal to a view built with that window, but answered by binary search over `index` (built
+  // once from `whole`, which must outlive this view): O(ops and calls in the window). Lookups
+  // that do not depend on the window (launch calls, call kinds, streams) go to `whole`.
+  // Defined in device_window.cpp.
+  DeviceView(const DeviceView& whole, const WindowIndex& index, Ns window_start, Ns window_end);
 
   const Trace& trace() const { return trace_; }
   std::uint16_t deviceId() const { return device_id_; }
@@ -86,7 +94,9 @@ class DeviceView {
   // device, inside the window, sorted by start.
   const std::vector<std::size_t>& calls() const { return calls_; }
   const RuntimeCall& call(std::size_t index) const { return trace_.runtime_calls[index]; }
-  ApiKind callKind(std::size_t index) const { return call_kinds_[index]; }
+  ApiKind callKind(std::size_t index) const {
+    return whole_ ? whole_->callKind(index) : call_kinds_[index];
+  }
   std::string_view callName(std::size_t index) const;
   bool hasRuntimeData() const { return !calls_.empty(); }
 
@@ -118,6 +128,10 @@ class DeviceView {
   Ns idleWithin(Ns from, Ns to) const;
   // Position in ops() of the first op starting at or after `time`, if any.
   std::optional<std::size_t> firstOpStartingAtOrAfter(Ns time) const;
+  // Indices into Trace::ops of ops(), in the same order.
+  const std::vector<std::uint32_t>& opIndices() const { return op_indices_; }
+  Ns windowStart() const { return window_start_; }
+  Ns windowEnd() const { return window_end_; }
 
  private:
   void selectOps(const Scope& scope);
@@ -145,6 +159,11 @@ class DeviceView {
   // Per position of ops(); 0 for a stream's first op. Empty without launch calls (readyTime
   // needs one, so nothing would read it).
   std::vector<Ns> previous_on_stream_end_;
+  // Set in a windowed sub-view: the view it was cut from, which answers launchCall, callKind and
+  // stream (call_by_correlation_, call_kinds_ and streams_ stay empty here).
+  const DeviceView* whole_ = nullptr;
+
+  friend class WindowIndex;
 };
 
 // Keeps the `limit` items with the largest key, returned in time order (by `time`).

@@ -1,73 +1,131 @@
 // Scope by NVTX range and by time window.
 //
-// An instance of range NAME is an NVTX push/pop or start/end range with that text (of the scoped
-// process). NVTX ranges are host time; the GPU work they issue runs later. An instance's window is
-// therefore projected onto the GPU: [range start, max(range end, end of the last op launched by a
-// call of the same thread that began inside the range)). Metrics, gaps and findings are computed
-// per instance in that window, then summed (sumRangeInstances, mergeRangeFindings).
+// An instance of a range selected by --range PATTERN (range_pattern.cpp) is an NVTX push/pop or
+// start/end range of the scoped process. NVTX ranges are host time; the GPU work they issue runs
+// later. An instance's window is therefore projected onto the GPU: [range start, max(range end,
+// end of the last op launched by a call of the same thread that began inside the range)).
+// Metrics, gaps and findings are computed per instance in that window (analyzeWindows), then
+// summed (sumRangeInstances, mergeRangeFindings).
+//
+// Cost: the projection is one pass over the runtime calls and one over the ops (each op's
+// correlation id looked up by binary search among the calls inside selected ranges), then a
+// range-maximum query per instance over its thread's calls in start order (BlockMaxTree).
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/error.h"
 #include "cuoverlap/metrics.h"
+#include "diagnosis/block_max.h"
+#include "diagnosis/range_aggregate.h"
 
 namespace cuoverlap {
 namespace {
 
 constexpr double kMaxDurationNs = 4611686018427387904.0;  // 2^62
 
-bool isRange(const NvtxRange& range) {
-  const auto type = static_cast<schema::NvtxEventType>(range.event_type);
-  return (type == schema::NvtxEventType::kPushPopRange ||
-          type == schema::NvtxEventType::kStartEndRange) &&
-         range.end > range.start;
-}
-
-// The end of the GPU work launched from inside `range` by its thread (or the range end).
-Ns projectedEnd(const Trace& trace, const NvtxRange& range) {
-  std::vector<std::uint32_t> correlations;
-  for (const RuntimeCall& call : trace.runtime_calls) {
-    if (call.pid == range.pid && call.tid == range.tid && call.start >= range.start &&
-        call.start < range.end && call.correlation_id != 0) {
-      correlations.push_back(call.correlation_id);
+// Per thread of the selected ranges: its launch calls inside those ranges, by start, each with
+// the latest end of the ops it launched.
+class LaunchedWorkEnds {
+ public:
+  LaunchedWorkEnds(const Trace& trace, const std::vector<std::size_t>& ranges) {
+    for (std::size_t r : ranges) threads_.push_back(threadOf(trace.nvtx[r]));
+    std::sort(threads_.begin(), threads_.end());
+    threads_.erase(std::unique(threads_.begin(), threads_.end()), threads_.end());
+    calls_.resize(threads_.size());
+    std::vector<std::vector<Interval>> covered(threads_.size());
+    for (std::size_t r : ranges) {
+      covered[slot(threadOf(trace.nvtx[r]))].push_back({trace.nvtx[r].start, trace.nvtx[r].end});
+    }
+    for (auto& intervals : covered) intervals = unionOf(std::move(intervals));
+    collectCalls(trace, covered);
+    matchOps(trace);
+    for (const auto& calls : calls_) {
+      trees_.emplace_back(calls.size(), [&](std::size_t p) { return calls[p].work_end; });
     }
   }
-  std::sort(correlations.begin(), correlations.end());
-  Ns end = range.end;
-  for (const GpuOp& op : trace.ops) {
-    if (std::binary_search(correlations.begin(), correlations.end(), op.correlation_id)) {
-      end = std::max(end, op.end);
+
+  // The end of the GPU work launched from inside `range` by its thread (or the range end).
+  Ns projectedEnd(const NvtxRange& range) const {
+    const std::size_t t = slot(threadOf(range));
+    const auto& calls = calls_[t];
+    const auto at = [&](Ns time) {
+      return static_cast<std::size_t>(
+          std::lower_bound(calls.begin(), calls.end(), time,
+                           [](const Call& c, Ns x) { return c.start < x; }) - calls.begin());
+    };
+    const Ns launched = trees_[t].maxIn(at(range.start), at(range.end),
+                                        [&](std::size_t p) { return calls[p].work_end; });
+    return std::max(range.end, launched);
+  }
+
+ private:
+  struct Call {
+    Ns start = 0;
+    std::uint32_t correlation_id = 0;
+    std::uint32_t pid = 0;
+    Ns work_end = diagnosis::BlockMaxTree::kNone;
+  };
+  using Thread = std::pair<std::uint32_t, std::uint32_t>;  // pid, tid
+
+  static Thread threadOf(const NvtxRange& range) { return {range.pid, range.tid}; }
+  std::size_t slot(const Thread& thread) const {
+    return static_cast<std::size_t>(
+        std::lower_bound(threads_.begin(), threads_.end(), thread) - threads_.begin());
+  }
+
+  void collectCalls(const Trace& trace, const std::vector<std::vector<Interval>>& covered) {
+    for (const RuntimeCall& call : trace.runtime_calls) {
+      if (call.correlation_id == 0) continue;
+      const Thread thread{call.pid, call.tid};
+      const std::size_t t = slot(thread);
+      if (t == threads_.size() || threads_[t] != thread) continue;
+      const auto& union_of_ranges = covered[t];
+      auto it = std::upper_bound(union_of_ranges.begin(), union_of_ranges.end(), call.start,
+                                 [](Ns x, const Interval& i) { return x < i.start; });
+      if (it == union_of_ranges.begin() || std::prev(it)->end <= call.start) continue;
+      calls_[t].push_back({call.start, call.correlation_id, call.pid});
+    }
+    for (auto& calls : calls_) {
+      std::stable_sort(calls.begin(), calls.end(),
+                       [](const Call& a, const Call& b) { return a.start < b.start; });
     }
   }
-  return end;
-}
 
-RangeInstance analyzeInstance(const Trace& trace, const AnalysisOptions& options,
-                              const NvtxRange& range) {
-  RangeInstance instance;
-  instance.name = std::string(trace.str(range.text));
-  instance.start = range.start;
-  instance.end = projectedEnd(trace, range);
-  Scope scope = options.scope;
-  scope.range.reset();
-  scope.window_start = std::max(scope.window_start, instance.start);
-  scope.window_end = std::min(scope.window_end, instance.end);
-  for (std::uint16_t device_id : devicesInScope(trace, scope)) {
-    DeviceReport device;
-    device.metrics = computeDeviceMetrics(trace, scope, device_id);
-    device.gaps = diagnoseDevice(trace, scope, device_id, options.gap_threshold_ns,
-                                 instance.findings, &device.explained);
-    instance.devices.push_back(std::move(device));
+  // Each op's end goes to every collected call of its process with its correlation id.
+  void matchOps(const Trace& trace) {
+    std::vector<std::tuple<std::uint32_t, std::uint32_t, Call*>> by_id;  // correlation, pid, call
+    for (auto& calls : calls_) {
+      for (Call& call : calls) by_id.emplace_back(call.correlation_id, call.pid, &call);
+    }
+    std::sort(by_id.begin(), by_id.end(), [](const auto& a, const auto& b) {
+      return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+    });
+    for (const GpuOp& op : trace.ops) {
+      if (op.correlation_id == 0) continue;
+      auto it = std::lower_bound(by_id.begin(), by_id.end(), std::make_pair(op.correlation_id, op.pid),
+                                 [](const auto& entry, const std::pair<std::uint32_t, std::uint32_t>& key) {
+                                   return std::make_pair(std::get<0>(entry), std::get<1>(entry)) < key;
+                                 });
+      for (; it != by_id.end() && std::get<0>(*it) == op.correlation_id && std::get<1>(*it) == op.pid; ++it) {
+        Call& call = *std::get<2>(*it);
+        call.work_end = std::max(call.work_end, op.end);
+      }
+    }
   }
-  sortFindingsByCost(instance.findings);
-  return instance;
-}
+
+  std::vector<Thread> threads_;
+  std::vector<std::vector<Call>> calls_;
+  std::vector<diagnosis::BlockMaxTree> trees_;
+};
 
 }  // namespace
 
@@ -99,27 +157,136 @@ Ns parseDuration(std::string_view text) {
   return static_cast<Ns>(std::llround(ns));
 }
 
-std::pair<Ns, Ns> parseWindow(std::string_view text) {
+std::pair<Ns, Ns> parseWindow(std::string_view text, std::optional<Ns> origin) {
   const auto colon = text.find(':');
   if (colon == std::string_view::npos) {
     throw UserError(fmt::format("bad window '{}': expected START:END", text));
   }
-  const Ns start = parseDuration(text.substr(0, colon));
-  const Ns end = parseDuration(text.substr(colon + 1));
+  // "+9.741ms": relative to the trace's first GPU op, as reports print times.
+  const auto side = [&](std::string_view part) {
+    if (part.empty() || part.front() != '+') return parseDuration(part);
+    if (!origin) {
+      throw UserError(fmt::format("bad window '{}': +TIME needs a trace to count from", text));
+    }
+    return *origin + parseDuration(part.substr(1));
+  };
+  const Ns start = side(text.substr(0, colon));
+  const Ns end = side(text.substr(colon + 1));
   if (end <= start) throw UserError(fmt::format("bad window '{}': END must be after START", text));
   return {start, end};
 }
 
-std::vector<RangeInstance> analyzeRangeInstances(const Trace& trace, const AnalysisOptions& options) {
-  std::vector<RangeInstance> instances;
-  if (!options.scope.range) return instances;
-  for (const NvtxRange& range : trace.nvtx) {
-    if (!isRange(range) || trace.str(range.text) != *options.scope.range) continue;
-    if (options.scope.pid && range.pid != *options.scope.pid) continue;
-    if (range.end <= options.scope.window_start || range.start >= options.scope.window_end) continue;
-    instances.push_back(analyzeInstance(trace, options, range));
+std::vector<Ns> projectedRangeEnds(const Trace& trace, const std::vector<std::size_t>& ranges) {
+  const LaunchedWorkEnds work(trace, ranges);
+  std::vector<Ns> ends;
+  ends.reserve(ranges.size());
+  for (std::size_t r : ranges) ends.push_back(work.projectedEnd(trace.nvtx[r]));
+  return ends;
+}
+
+namespace {
+
+constexpr std::size_t kRangeNames = 10;
+constexpr std::size_t kSlowest = 5;
+
+// The instances' windows, projected onto the GPU (see the top of this file).
+std::vector<RangeInstanceRef> rangeInstances(const Trace& trace, const AnalysisOptions& options) {
+  const std::vector<std::size_t> ranges = rangesMatching(trace, options.scope);
+  const LaunchedWorkEnds work(trace, ranges);
+  std::vector<RangeInstanceRef> instances;
+  instances.reserve(ranges.size());
+  for (std::size_t r : ranges) {
+    const NvtxRange& range = trace.nvtx[r];
+    instances.push_back({std::string(trace.str(range.text)), range.start, work.projectedEnd(range)});
   }
   return instances;
+}
+
+AnalysisOptions withoutRange(const AnalysisOptions& options) {
+  AnalysisOptions result = options;
+  result.scope.range = std::nullopt;
+  return result;
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> namesByCount(
+    const std::vector<RangeInstanceRef>& instances) {
+  std::map<std::string, std::uint64_t> counts;
+  for (const RangeInstanceRef& instance : instances) ++counts[instance.name];
+  std::vector<std::pair<std::string, std::uint64_t>> names(counts.begin(), counts.end());
+  std::stable_sort(names.begin(), names.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (names.size() > kRangeNames) names.resize(kRangeNames);
+  return names;
+}
+
+// Positions of the `limit` longest instances, longest first (ties: earlier first).
+std::vector<std::size_t> longest(const std::vector<RangeInstanceRef>& instances, std::size_t limit) {
+  std::vector<std::size_t> order(instances.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto longer = [&](std::size_t a, std::size_t b) {
+    const Ns da = instances[a].end - instances[a].start;
+    const Ns db = instances[b].end - instances[b].start;
+    return da != db ? da > db : a < b;
+  };
+  limit = std::min(limit, order.size());
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(limit), order.end(), longer);
+  order.resize(limit);
+  return order;
+}
+
+RangeSummary summarize(const AnalysisOptions& options, const std::vector<RangeInstanceRef>& instances) {
+  RangeSummary summary;
+  summary.pattern = *options.scope.range;
+  summary.count = instances.size();
+  summary.names = namesByCount(instances);
+  std::vector<Ns> durations;
+  durations.reserve(instances.size());
+  for (const RangeInstanceRef& instance : instances) durations.push_back(instance.end - instance.start);
+  for (Ns d : durations) summary.total_ns += d;
+  summary.duration_ns = durationSpread(durations);
+  for (std::size_t i : longest(instances, kSlowest)) summary.slowest.push_back(instances[i]);
+  return summary;
+}
+
+}  // namespace
+
+void analyzeRanges(const Trace& trace, const AnalysisOptions& options, TraceReport& report) {
+  const std::vector<RangeInstanceRef> instances = rangeInstances(trace, options);
+  std::vector<Interval> windows;
+  windows.reserve(instances.size());
+  for (const RangeInstanceRef& instance : instances) windows.push_back({instance.start, instance.end});
+  // Instances kept in full: the slowest, in time order; kept[i] is i's slot or -1.
+  std::vector<std::size_t> detail = longest(instances, options.range_detail);
+  std::sort(detail.begin(), detail.end());
+  std::vector<std::ptrdiff_t> kept(instances.size(), -1);
+  report.range_instances.clear();
+  for (std::size_t i : detail) {
+    kept[i] = static_cast<std::ptrdiff_t>(report.range_instances.size());
+    report.range_instances.push_back({instances[i].name, instances[i].start, instances[i].end, {}, {}});
+  }
+  RangeAggregator sum(instances.size());
+  analyzeWindows(trace, withoutRange(options), windows,
+                 [&](std::size_t w, DeviceReport&& device, std::vector<Finding>&& findings) {
+                   sum.add(w, device, findings);
+                   if (kept[w] < 0) return;
+                   RangeInstance& instance = report.range_instances[static_cast<std::size_t>(kept[w])];
+                   instance.devices.push_back(std::move(device));
+                   instance.findings.insert(instance.findings.end(), findings.begin(), findings.end());
+                 });
+  for (RangeInstance& instance : report.range_instances) sortFindingsByCost(instance.findings);
+  report.devices = sum.devices();
+  report.findings = sum.findings();
+  report.range_summary = summarize(options, instances);
+  report.range_summary->devices = sum.spreads();
+}
+
+std::vector<RangeInstance> analyzeRangeInstances(const Trace& trace, const AnalysisOptions& options) {
+  if (!options.scope.range) return {};
+  TraceReport report;
+  AnalysisOptions all = options;
+  all.range_detail = static_cast<std::size_t>(-1);
+  analyzeRanges(trace, all, report);
+  return std::move(report.range_instances);
 }
 
 }  // namespace cuoverlap

@@ -1,9 +1,15 @@
 // Summing range instances (--range): per device, counts and times are added; ratios are
 // recomputed from the sums (overlap_ratio = 1 - busy/sum, pipeline_efficiency = ideal/span,
 // engine shares = busy/span), and copy_hidden_fraction is the instances' fractions weighted by
-// their copy-engine busy time; communication times are added and its hidden_fraction recomputed. Gaps: counts, times and per-cause totals added, the largest 10 kept.
-// Findings: merged per (id, device) with counts and times added and the worst severity.
+// their copy-engine busy time. Gaps: counts, times and per-cause totals added, the largest 10 kept.
+// Findings: merged per (id, device) with counts and times added and the worst severity; the
+// summary says in how many instances it fired. first_start/last_end: the earliest and latest op
+// of any instance, so that gap and evidence times print relative to the device's first op.
+// Spreads: per device, the median and p90 (nearest rank) of each instance's ratios.
+#include "diagnosis/range_aggregate.h"
+
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -24,6 +30,11 @@ Ns copyBusy(const DeviceMetrics& m) {
 }
 
 void addMetrics(DeviceMetrics& sum, const DeviceMetrics& m, double& hidden_weighted) {
+  if (m.last_end > m.first_start || m.kernels + m.memcpys + m.memsets > 0) {
+    const bool first = sum.kernels + sum.memcpys + sum.memsets == 0;
+    sum.first_start = first ? m.first_start : std::min(sum.first_start, m.first_start);
+    sum.last_end = first ? m.last_end : std::max(sum.last_end, m.last_end);
+  }
   sum.kernels += m.kernels;
   sum.memcpys += m.memcpys;
   sum.memsets += m.memsets;
@@ -88,61 +99,107 @@ void finish(DeviceReport& report, double hidden_weighted) {
                    [](const IdleGap& a, const IdleGap& b) { return a.start < b.start; });
 }
 
+template <typename T>
+T nearestRank(std::vector<T> values, double q) {
+  if (values.empty()) return T{};
+  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(values.size())));
+  const std::size_t index = std::min(values.size() - 1, rank == 0 ? 0 : rank - 1);
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(index), values.end());
+  return values[index];
+}
+
+RatioSpread spreadOf(const std::vector<double>& values) {
+  return {nearestRank(values, 0.5), nearestRank(values, 0.9)};
+}
+
 }  // namespace
 
-std::vector<DeviceReport> sumRangeInstances(const std::vector<RangeInstance>& instances) {
-  std::map<std::uint16_t, std::pair<DeviceReport, double>> sums;
-  for (const RangeInstance& instance : instances) {
-    for (const DeviceReport& device : instance.devices) {
-      auto& [sum, hidden] = sums[device.metrics.device_id];
-      sum.metrics.device_id = device.metrics.device_id;
-      sum.metrics.name = device.metrics.name;
-      addMetrics(sum.metrics, device.metrics, hidden);
-      addGaps(sum.gaps, device.gaps);
-      sum.explained.explainable_ns += device.explained.explainable_ns;
-      sum.explained.explained_ns += device.explained.explained_ns;
+DurationSpread durationSpread(const std::vector<Ns>& values) {
+  if (values.empty()) return {};
+  return {nearestRank(values, 0.5), nearestRank(values, 0.1), nearestRank(values, 0.9),
+          *std::max_element(values.begin(), values.end())};
+}
+
+void RangeAggregator::add(std::size_t instance, const DeviceReport& device,
+                          const std::vector<Finding>& findings) {
+  PerDevice& d = devices_[device.metrics.device_id];
+  d.sum.metrics.device_id = device.metrics.device_id;
+  d.sum.metrics.name = device.metrics.name;
+  addMetrics(d.sum.metrics, device.metrics, d.hidden_weighted);
+  addGaps(d.sum.gaps, device.gaps);
+  const DeviceMetrics& m = device.metrics;
+  if (m.kernels + m.memcpys + m.memsets > 0) {
+    d.overlap.push_back(m.overlap_ratio);
+    d.hidden.push_back(m.copy_hidden_fraction);
+    d.efficiency.push_back(m.pipeline_efficiency);
+    d.idle.push_back(m.span_ns > 0 ? static_cast<double>(m.idle_ns) / m.span_ns : 0.0);
+  }
+  (void)instance;
+  for (const Finding& f : findings) {
+    auto it = std::find_if(merged_.begin(), merged_.end(), [&](const Merged& m2) {
+      return m2.finding.id == f.id && m2.finding.device_id == f.device_id;
+    });
+    if (it == merged_.end()) {
+      merged_.push_back({f, 1});
+      continue;
+    }
+    ++it->instances;
+    it->finding.count += f.count;
+    it->finding.time_ns += f.time_ns;
+    it->finding.severity = std::max(it->finding.severity, f.severity);
+    for (const Evidence& e : f.evidence) {
+      if (it->finding.evidence.size() < 5) it->finding.evidence.push_back(e);
     }
   }
+}
+
+std::vector<DeviceReport> RangeAggregator::devices() const {
   std::vector<DeviceReport> result;
-  for (auto& [id, entry] : sums) {
-    finish(entry.first, entry.second);
-    FindingsExplained& e = entry.first.explained;
-    e.fraction = e.explainable_ns > 0 ? static_cast<double>(e.explained_ns) / e.explainable_ns : 0.0;
-    result.push_back(std::move(entry.first));
+  for (const auto& [id, d] : devices_) {
+    DeviceReport report = d.sum;
+    finish(report, d.hidden_weighted);
+    result.push_back(std::move(report));
   }
   return result;
 }
 
-std::vector<Finding> mergeRangeFindings(const std::vector<RangeInstance>& instances) {
-  std::vector<Finding> merged;
-  std::vector<std::size_t> instances_of;  // per merged finding: instances where it fired
-  for (const RangeInstance& instance : instances) {
-    for (const Finding& f : instance.findings) {
-      auto it = std::find_if(merged.begin(), merged.end(), [&](const Finding& m) {
-        return m.id == f.id && m.device_id == f.device_id;
-      });
-      if (it == merged.end()) {
-        merged.push_back(f);
-        instances_of.push_back(1);
-        continue;
-      }
-      ++instances_of[static_cast<std::size_t>(it - merged.begin())];
-      it->count += f.count;
-      it->time_ns += f.time_ns;
-      it->severity = std::max(it->severity, f.severity);
-      for (const Evidence& e : f.evidence) {
-        if (it->evidence.size() < 5) it->evidence.push_back(e);
-      }
-    }
+std::vector<RangeDeviceSpread> RangeAggregator::spreads() const {
+  std::vector<RangeDeviceSpread> result;
+  for (const auto& [id, d] : devices_) {
+    result.push_back({id, d.overlap.size(), spreadOf(d.overlap), spreadOf(d.hidden),
+                      spreadOf(d.efficiency), spreadOf(d.idle)});
   }
-  // Each summary was written for one instance; say so rather than show its count as the total.
-  for (std::size_t i = 0; i < merged.size(); ++i) {
-    merged[i].summary = fmt::format("in {} of {} range instances; first: {}", instances_of[i],
-                                    instances.size(), merged[i].summary);
+  return result;
+}
+
+// Each summary was written for one instance; say so rather than show its count as the total.
+std::vector<Finding> RangeAggregator::findings() const {
+  std::vector<Finding> result;
+  for (const Merged& m : merged_) {
+    Finding f = m.finding;
+    f.summary = fmt::format("in {} of {} range instances; first: {}", m.instances, instances_,
+                            f.summary);
+    result.push_back(std::move(f));
   }
-  std::stable_sort(merged.begin(), merged.end(),
+  std::stable_sort(result.begin(), result.end(),
                    [](const Finding& a, const Finding& b) { return a.time_ns > b.time_ns; });
-  return merged;
+  return result;
+}
+
+std::vector<DeviceReport> sumRangeInstances(const std::vector<RangeInstance>& instances) {
+  RangeAggregator sum(instances.size());
+  for (std::size_t i = 0; i < instances.size(); ++i) {
+    for (const DeviceReport& device : instances[i].devices) sum.add(i, device, {});
+  }
+  return sum.devices();
+}
+
+std::vector<Finding> mergeRangeFindings(const std::vector<RangeInstance>& instances) {
+  RangeAggregator sum(instances.size());
+  for (std::size_t i = 0; i < instances.size(); ++i) {
+    sum.add(i, DeviceReport{}, instances[i].findings);
+  }
+  return sum.findings();
 }
 
 }  // namespace cuoverlap

@@ -1,0 +1,53 @@
+// analyzeWindows: one analysis (metrics, gaps, findings per device) per time window, the way
+// analyzeTrace would give it for that window, from one device index built once.
+//
+// Cost: per device in scope, one whole-scope DeviceView and its WindowIndex (O(n)); then per
+// window O(log n + k) to cut the sub-view plus the rules' cost over its k ops and calls. Views are
+// built one device at a time, so at most one whole view and one sub-view are alive.
+#include <algorithm>
+
+#include "cuoverlap/diagnosis.h"
+#include "cuoverlap/metrics.h"
+#include "diagnosis/device_view.h"
+#include "diagnosis/device_window.h"
+#include "diagnosis/idle_gaps.h"
+#include "diagnosis/rules/rules.h"
+
+namespace cuoverlap {
+
+void analyzeWindows(const Trace& trace, const AnalysisOptions& options,
+                    const std::vector<Interval>& windows, const WindowVisitor& visit) {
+  for (std::uint16_t device_id : devicesInScope(trace, options.scope)) {
+    const diagnosis::DeviceView whole(trace, options.scope, device_id);
+    const diagnosis::WindowIndex index(whole);
+    std::vector<Finding> findings;
+    for (std::size_t w = 0; w < windows.size(); ++w) {
+      const diagnosis::DeviceView view = index.window(windows[w].start, windows[w].end);
+      // Without --device, a window lists the devices with work in it (devicesInScope's rule).
+      if (view.empty() && !options.scope.device) continue;
+      Scope scope = options.scope;
+      scope.window_start = view.windowStart();
+      scope.window_end = view.windowEnd();
+      DeviceReport device;
+      device.metrics = computeDeviceMetrics(trace, scope, device_id, view.opIndices());
+      findings.clear();
+      if (!view.empty()) device.explained = diagnosis::runRules(view, findings);
+      device.gaps = diagnosis::analyzeGapsOfView(view, options.gap_threshold_ns);
+      visit(w, std::move(device), std::move(findings));
+    }
+  }
+}
+
+std::vector<WindowReport> analyzeWindows(const Trace& trace, const AnalysisOptions& options,
+                                         const std::vector<Interval>& windows) {
+  std::vector<WindowReport> reports(windows.size());
+  analyzeWindows(trace, options, windows,
+                 [&](std::size_t w, DeviceReport&& device, std::vector<Finding>&& findings) {
+                   reports[w].devices.push_back(std::move(device));
+                   for (Finding& f : findings) reports[w].findings.push_back(std::move(f));
+                 });
+  for (WindowReport& report : reports) sortFindingsByCost(report.findings);
+  return reports;
+}
+
+}  // namespace cuoverlap

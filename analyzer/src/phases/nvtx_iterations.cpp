@@ -1,0 +1,108 @@
+// Iterations from NVTX ranges that repeat.
+//
+// Ranges (push/pop or start/end, end > start, of the scope's process) are grouped by (pid, tid,
+// nesting depth, name pattern), where the pattern is the name with every digit run replaced by N
+// ("step 7" and "step 12" are one group; op ids in PyTorch's names vanish the same way). A group
+// qualifies with at least kMinIterations instances that do not overlap one another. Its score is
+// the GPU work (sum of op durations, ops by start) inside its instances projected onto the GPU
+// (range start to the end of the work launched inside it): an outer `step` holds all of a step's
+// work, a nested `forward` or a per-op range only part of it. The best score wins; ties go to the
+// outer level. Iteration i runs from instance i's start to instance i+1's start (so host ranges
+// that cover only the enqueue still yield GPU iterations); the last ends at its projected end.
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <tuple>
+
+#include "cuoverlap/diagnosis.h"
+#include "cuoverlap/metrics.h"
+#include "phases/iterations.h"
+
+namespace cuoverlap::phases {
+
+GpuWork::GpuWork(const Trace& trace, const Scope& scope) : trace_(trace) {
+  Ns sum = 0;
+  prefix_.reserve(trace.ops.size());
+  for (const GpuOp& op : trace.ops) {  // sorted by start (reader)
+    if (opInScope(op, scope)) sum += clippedEnd(op, scope) - clippedStart(op, scope);
+    prefix_.push_back(sum);
+  }
+}
+
+Ns GpuWork::in(Ns from, Ns to) const {
+  const auto at = [&](Ns t) {
+    const auto i = std::lower_bound(trace_.ops.begin(), trace_.ops.end(), t,
+                                    [](const GpuOp& op, Ns x) { return op.start < x; }) -
+                   trace_.ops.begin();
+    return i == 0 ? Ns{0} : prefix_[static_cast<std::size_t>(i - 1)];
+  };
+  return to > from ? at(to) - at(from) : 0;
+}
+
+std::string namePattern(std::string_view name) {
+  std::string pattern;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (std::isdigit(static_cast<unsigned char>(name[i]))) {
+      if (i == 0 || !std::isdigit(static_cast<unsigned char>(name[i - 1]))) pattern += 'N';
+      continue;
+    }
+    pattern += name[i];
+  }
+  return pattern;
+}
+
+namespace {
+
+using GroupKey = std::tuple<std::uint32_t, std::uint32_t, std::int32_t, std::string>;
+
+IterationRun scoreGroup(const Trace& trace, const std::string& pattern,
+                        const std::vector<std::size_t>& ranges, const GpuWork& work) {
+  IterationRun run;
+  for (std::size_t k = 1; k < ranges.size(); ++k) {
+    if (trace.nvtx[ranges[k]].start < trace.nvtx[ranges[k - 1]].end) return run;  // overlapping
+  }
+  const std::vector<Ns> ends = projectedRangeEnds(trace, ranges);
+  run.source = "nvtx:" + pattern;
+  for (std::size_t k = 0; k < ranges.size(); ++k) {
+    const Ns start = trace.nvtx[ranges[k]].start;
+    run.starts.push_back(start);
+    const Ns next = k + 1 < ranges.size() ? trace.nvtx[ranges[k + 1]].start : ends[k];
+    run.gpu_work_ns += work.in(start, std::min(ends[k], next));
+  }
+  run.last_end = ends.back();
+  return run;
+}
+
+}  // namespace
+
+IterationRun nvtxIterations(const Trace& trace, const Scope& scope, std::optional<GpuWork>& work) {
+  std::map<GroupKey, std::vector<std::size_t>> groups;
+  std::map<StringId, std::string> patterns;
+  for (std::size_t i = 0; i < trace.nvtx.size(); ++i) {
+    const NvtxRange& range = trace.nvtx[i];
+    if (!isNvtxRange(range) || (scope.pid && range.pid != *scope.pid)) continue;
+    auto it = patterns.find(range.text);
+    if (it == patterns.end()) it = patterns.emplace(range.text, namePattern(trace.str(range.text))).first;
+    groups[{range.pid, range.tid, range.depth, it->second}].push_back(i);
+  }
+  IterationRun best;
+  std::int32_t best_depth = 0;
+  for (auto& [key, ranges] : groups) {
+    if (ranges.size() < kMinIterations) continue;
+    std::stable_sort(ranges.begin(), ranges.end(), [&](std::size_t a, std::size_t b) {
+      return trace.nvtx[a].start < trace.nvtx[b].start;
+    });
+    if (!work) work.emplace(trace, scope);
+    IterationRun run = scoreGroup(trace, std::get<3>(key), ranges, *work);
+    const std::int32_t depth = std::get<2>(key);
+    if (run.starts.empty() || run.gpu_work_ns == 0) continue;
+    if (best.starts.empty() || run.gpu_work_ns > best.gpu_work_ns ||
+        (run.gpu_work_ns == best.gpu_work_ns && depth < best_depth)) {
+      best = std::move(run);
+      best_depth = depth;
+    }
+  }
+  return best;
+}
+
+}  // namespace cuoverlap::phases

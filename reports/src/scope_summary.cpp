@@ -1,0 +1,110 @@
+#include "scope_summary.h"
+
+#include <fmt/format.h>
+
+#include "cuoverlap/units.h"
+
+namespace cuoverlap::render {
+namespace {
+
+using units::formatDuration;
+using units::formatPercent;
+
+std::string relative(const TraceReport& trace, Ns time) {
+  const Ns offset = time - trace.first_op_start;
+  return (offset >= 0 ? "+" : "-") + formatDuration(offset >= 0 ? offset : -offset);
+}
+
+std::string durationSpreadText(const DurationSpread& d) {
+  return fmt::format("median {}, p10 {}, p90 {}, max {}", formatDuration(d.median),
+                     formatDuration(d.p10), formatDuration(d.p90), formatDuration(d.max));
+}
+
+std::string ratioText(const char* name, const RatioSpread& r, bool percent) {
+  if (percent) {
+    return fmt::format("{} median {} (p90 {})", name, formatPercent(r.median), formatPercent(r.p90));
+  }
+  return fmt::format("{} median {:.3f} (p90 {:.3f})", name, r.median, r.p90);
+}
+
+}  // namespace
+
+std::string timeBaseLine(const TraceReport& trace) {
+  return fmt::format("times are relative to the first GPU op, at {} ns (trace clock)",
+                     trace.first_op_start);
+}
+
+std::vector<std::string> rangeSummaryLines(const TraceReport& trace) {
+  std::vector<std::string> lines;
+  if (!trace.range_summary) return lines;
+  const RangeSummary& s = *trace.range_summary;
+  std::vector<std::string> names;
+  for (const auto& [name, count] : s.names) {
+    if (names.size() == 3) {
+      names.push_back("...");
+      break;
+    }
+    names.push_back(fmt::format("'{}' x{}", name, count));
+  }
+  lines.push_back(fmt::format("range '{}': {} instances ({}), {} in total", s.pattern, s.count,
+                              fmt::join(names, ", "), formatDuration(s.total_ns)));
+  if (s.count == 0) return lines;
+  lines.push_back("duration: " + durationSpreadText(s.duration_ns));
+  for (const RangeDeviceSpread& d : s.devices) {
+    lines.push_back(fmt::format("device {} per instance ({} with GPU work): {}; {}; {}; {}",
+                                d.device_id, d.instances,
+                                ratioText("overlap ratio", d.overlap_ratio, false),
+                                ratioText("copy hidden", d.copy_hidden_fraction, true),
+                                ratioText("pipeline efficiency", d.pipeline_efficiency, true),
+                                ratioText("idle", d.idle_fraction, true)));
+  }
+  std::vector<std::string> slow;
+  for (const RangeInstanceRef& r : s.slowest) {
+    slow.push_back(fmt::format("{} at {} ({})", r.name, relative(trace, r.start),
+                               formatDuration(r.end - r.start)));
+  }
+  lines.push_back("slowest: " + fmt::format("{}", fmt::join(slow, "; ")));
+  lines.push_back(fmt::format(
+      "device metrics below: the {} instances summed; findings: merged over them{}", s.count,
+      trace.range_instances.empty() ? " (--instances N shows the N slowest in full)" : ""));
+  return lines;
+}
+
+std::vector<std::string> steadyStateLines(const TraceReport& trace) {
+  std::vector<std::string> lines;
+  if (trace.phases) {
+    for (const std::string& note : trace.phases->notes) lines.push_back("note: " + note);
+  }
+  if (!trace.steady_state) return lines;
+  const SteadyState& s = *trace.steady_state;
+  if (!s.found) {
+    lines.push_back("steady state: none found (" + s.reason + "); the report covers the whole run");
+    return lines;
+  }
+  lines.push_back(fmt::format(
+      "steady state: {} iterations from {}{}, {} to {} ({})", s.iterations, s.source,
+      s.warmup_dropped ? fmt::format(" after {} warm-up iteration(s) dropped", s.warmup_dropped)
+                       : std::string(" (no warm-up iteration dropped)"),
+      relative(trace, s.start), relative(trace, s.end), formatDuration(s.end - s.start)));
+  lines.push_back("  iteration time: " + durationSpreadText(s.iteration_ns));
+  for (const DeviceReport& d : s.devices) {
+    const DeviceMetrics& m = d.metrics;
+    const DeviceMetrics* whole = nullptr;
+    for (const DeviceReport& w : trace.devices) {
+      if (w.metrics.device_id == m.device_id) whole = &w.metrics;
+    }
+    const auto idle = [](const DeviceMetrics& x) {
+      return x.span_ns > 0 ? static_cast<double>(x.idle_ns) / x.span_ns : 0.0;
+    };
+    lines.push_back(fmt::format(
+        "  device {}: idle {}, overlap ratio {:.3f}, copy hidden {}, pipeline efficiency {}{}",
+        m.device_id, formatPercent(idle(m)), m.overlap_ratio, formatPercent(m.copy_hidden_fraction),
+        formatPercent(m.pipeline_efficiency),
+        whole ? fmt::format(" (whole run: idle {}, pipeline efficiency {})", formatPercent(idle(*whole)),
+                            formatPercent(whole->pipeline_efficiency))
+              : std::string()));
+  }
+  return lines;
+}
+
+}  // namespace cuoverlap::render

@@ -1,0 +1,71 @@
+// Issue 11 through the CLI: gate --scope, analyze --range summaries (one screen, --instances),
+// patterns that match nothing, relative windows and `cuoverlap ranges`.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+
+#include "cli_test_support.h"
+
+using namespace cuoverlap::testing;
+
+namespace {
+
+const std::string kTorch = std::string(CUOVERLAP_TEST_DATA) + "/frameworks/torch_eager_nvtx_steps.sqlite";
+const std::string kCudf = std::string(CUOVERLAP_SHARED_TRACES) + "/nvtxex_cudf-groupby.sqlite";
+
+std::size_t lines(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+}  // namespace
+
+TEST_CASE("gate --scope judges the steady state, the whole run, and says which", "[scope]") {
+  const CliRun steady = runCli("gate " + kTorch + " --max-idle-fraction 0.95");
+  INFO(steady.out << steady.err);
+  CHECK(steady.exit_code == 0);  // steady state: idle 92.6%
+  CHECK(steady.out.find("scope steady state (38 iterations from nvtx:step N, 2 warm-up dropped)") !=
+        std::string::npos);
+  const CliRun whole = runCli("gate " + kTorch + " --max-idle-fraction 0.95 --scope whole");
+  CHECK(whole.exit_code == 1);   // whole run: idle 99.9%
+  CHECK(whole.out.find("scope whole run") != std::string::npos);
+  const CliRun none = runCli("gate " + kCudf + " --max-idle-fraction 0.95 --scope steady");
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.find("no steady state") != std::string::npos);
+}
+
+TEST_CASE("analyze --range PATTERN is one summary; --instances adds the slowest in full", "[scope]") {
+  const CliRun summary = runCli("analyze " + kTorch + " --range 'step *'");
+  INFO(summary.out << summary.err);
+  REQUIRE(summary.exit_code == 0);
+  CHECK(summary.out.find("range 'step *': 40 instances") != std::string::npos);
+  CHECK(summary.out.find("slowest: step 0 at +") != std::string::npos);
+  CHECK(lines(summary.out) < 60);
+  CHECK(summary.out.find("+1795") == std::string::npos);  // no absolute time as an offset
+  const CliRun detail = runCli("analyze " + kTorch + " --range '/^step [0-9]+$/' --instances 2");
+  REQUIRE(detail.exit_code == 0);
+  CHECK(detail.out.find("range \"step 0\"") != std::string::npos);
+  CHECK(lines(detail.out) > lines(summary.out));
+}
+
+TEST_CASE("a range pattern that matches nothing is exit 2 with the closest names", "[scope]") {
+  const CliRun run = runCli("analyze " + kCudf + " --range GROUPBY");
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("closest names: 'GROUPBY_AGG'") != std::string::npos);
+}
+
+TEST_CASE("--window takes times relative to the first GPU op", "[scope]") {
+  const CliRun relative = runCli("analyze " + kCudf + " --window +0ms:+10ms --format json");
+  const CliRun absolute = runCli("analyze " + kCudf + " --window 3179608822:3189608822 --format json");
+  REQUIRE(relative.exit_code == 0);
+  CHECK(relative.out == absolute.out);
+}
+
+TEST_CASE("cuoverlap ranges lists names and folded name patterns", "[scope]") {
+  const CliRun run = runCli("ranges " + kTorch);
+  INFO(run.out << run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.out.find("      40 ") != std::string::npos);
+  CHECK(run.out.find("step *") != std::string::npos);
+  CHECK(run.out.find("setup") != std::string::npos);
+}
