@@ -1,17 +1,23 @@
 // `cuoverlap export FILE --format perfetto|kineto -o trace.json`: the trace as Chrome trace-event
 // JSON for ui.perfetto.dev and chrome://tracing (layout: reports/include/cuoverlap/perfetto_export.h),
 // or in the PyTorch profiler's layout for HolisticTraceAnalysis and the PyTorch trace viewers
-// (reports/include/cuoverlap/kineto_export.h).
+// (reports/include/cuoverlap/kineto_export.h). --device, --window and --range select what a
+// Perfetto export holds; an output name ending in .gz is gzipped.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <tuple>
 
 #include "commands.h"
+#include "cuoverlap/diagnosis.h"
 #include "cuoverlap/error.h"
+#include "cuoverlap/gzip_ostream.h"
 #include "cuoverlap/kineto_export.h"
 #include "cuoverlap/perfetto_export.h"
 #include "cuoverlap/reader.h"
@@ -23,7 +29,24 @@ struct ExportArgs {
   std::string file;
   std::string format = "perfetto";
   std::string output = "-";
+  std::optional<std::uint16_t> device;
+  std::string window;  // START:END as analyze --window; empty: everything
+  std::optional<std::string> range;
 };
+
+PerfettoExportOptions perfettoOptions(const ExportArgs& args) {
+  PerfettoExportOptions options;
+  options.analysis.scope.device = args.device;
+  options.analysis.scope.range = args.range;
+  if (!args.window.empty()) {
+    std::tie(options.analysis.scope.window_start, options.analysis.scope.window_end) = parseWindow(args.window);
+  }
+  return options;
+}
+
+bool endsWith(const std::string& text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
 
 // Writes the export in the chosen format; returns the summary line for stderr.
 std::string writeExport(const ExportArgs& args, const Trace& trace, std::ostream& out) {
@@ -32,12 +55,25 @@ std::string writeExport(const ExportArgs& args, const Trace& trace, std::ostream
     return fmt::format("{} GPU ops, {} API calls, {} ac2g flows, {} annotations", stats.ops,
                        stats.calls, stats.flows, stats.ranges);
   }
-  const PerfettoExportStats stats = writePerfettoTrace(trace, out);
-  return fmt::format("{} GPU ops, {} API calls, {} launch arrows, {} NVTX", stats.ops, stats.calls,
-                     stats.flows, stats.nvtx);
+  const PerfettoExportStats stats = writePerfettoTrace(trace, out, perfettoOptions(args));
+  return fmt::format("{} GPU ops, {} API calls, {} launch arrows, {} NVTX, {} idle gaps, {} finding marks",
+                     stats.ops, stats.calls, stats.flows, stats.nvtx, stats.gaps, stats.findings);
+}
+
+// Writes the export to `out`, gzipped when the output name ends in .gz.
+std::string writeMaybeGzipped(const ExportArgs& args, const Trace& trace, std::ostream& out) {
+  if (!endsWith(args.output, ".gz")) return writeExport(args, trace, out);
+  GzipOStream gzipped(out);
+  std::string summary = writeExport(args, trace, gzipped);
+  if (!gzipped.finish()) throw UserError(fmt::format("{}: cannot write the export", args.output));
+  return summary;
 }
 
 void runExport(const ExportArgs& args) {
+  if (args.format == "kineto" && (args.device || args.range || !args.window.empty())) {
+    throw UserError("--device, --window and --range apply to --format perfetto only");
+  }
+  if (!args.window.empty()) parseWindow(args.window);  // a bad window fails before the read
   const Trace trace = readTrace(args.file);
   if (args.output == "-") {
     writeExport(args, trace, std::cout);
@@ -46,7 +82,7 @@ void runExport(const ExportArgs& args) {
   }
   std::ofstream out(args.output, std::ios::binary | std::ios::trunc);
   if (!out) throw UserError(fmt::format("{}: cannot write the export", args.output));
-  const std::string summary = writeExport(args, trace, out);
+  const std::string summary = writeMaybeGzipped(args, trace, out);
   if (!out.flush()) throw UserError(fmt::format("{}: cannot write the export", args.output));
   fmt::print(stderr, "cuoverlap: wrote {} ({})\n", args.output, summary);
 }
@@ -62,7 +98,13 @@ void registerExportCommand(CLI::App& app, CommandResult& result) {
                   "perfetto: Chrome/Perfetto trace JSON; kineto: PyTorch profiler layout (HTA)")
       ->check(CLI::IsMember({"perfetto", "kineto"}))
       ->capture_default_str();
-  cmd->add_option("-o,--output", args->output, "Output file ('-' for stdout)")->capture_default_str();
+  cmd->add_option("-o,--output", args->output, "Output file ('-' for stdout); a name ending in .gz is gzipped")
+      ->capture_default_str();
+  cmd->add_option("--device", args->device, "Export only this device id (and the processes using it)");
+  cmd->add_option("--window", args->window,
+                  "Export only what intersects START:END (as analyze --window)");
+  cmd->add_option("--range", args->range,
+                  "Export only what intersects the instances of this NVTX range (as analyze --range)");
   cmd->callback([args, &result] {
     runExport(*args);
     result.exit_code = 0;

@@ -121,7 +121,9 @@ TEST_CASE("perfetto keeps overlapping ops of one stream on separate tracks", "[p
   }
   const Exported exported = exportTrace(trace);
   std::vector<std::uint64_t> tids;
-  for (const json& event : eventsWhere(exported.doc, "X")) tids.push_back(event["tid"]);
+  for (const json& event : eventsWhere(exported.doc, "X")) {
+    if (event["cat"] == "kernel") tids.push_back(event["tid"]);
+  }
   REQUIRE(tids.size() == 4);
   CHECK(std::set<std::uint64_t>(tids.begin(), tids.begin() + 3).size() == 3);
   CHECK(tids[3] == tids[0]);  // the fourth starts after the first ended: back on the first track

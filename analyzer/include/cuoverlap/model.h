@@ -5,6 +5,8 @@
 // strings are interned once in Trace::strings and referred to by StringId.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -58,6 +60,21 @@ struct GpuOp {
 
   Ns duration() const { return end - start; }
   bool isCopy() const { return kind == OpKind::kMemcpy; }
+};
+
+// A kernel's grid (blocks) and block (threads) in x, y, z as launched. GpuOp keeps only their
+// products (what the metrics use); the dimensions of kernels that are not 1-D live in
+// Trace::kernel_dims, so the common 1-D launch costs nothing per op.
+struct KernelDims {
+  std::array<std::uint32_t, 3> grid{1, 1, 1};
+  std::array<std::uint32_t, 3> block{1, 1, 1};
+  bool oneDimensional() const { return grid[1] == 1 && grid[2] == 1 && block[1] == 1 && block[2] == 1; }
+};
+
+// An entry of Trace::kernel_dims: the dimensions of the kernel at Trace::ops[op].
+struct OpDims {
+  std::size_t op = 0;
+  KernelDims dims;
 };
 
 // The engine an op occupies: kernels -> compute, memsets -> memset, copies by direction
@@ -172,9 +189,22 @@ struct Trace {
   std::vector<Device> devices;
   std::vector<std::pair<std::string, std::string>> session;  // CUOVERLAP_SESSION rows
   std::vector<ProcessInfo> processes;  // sorted by pid; may be empty when the source has none
+  std::vector<OpDims> kernel_dims;     // kernels launched with a 2-D/3-D grid or block, by op index
 
   std::string_view str(StringId id) const {
     return id < strings.size() ? std::string_view(strings[id]) : std::string_view();
+  }
+
+  // The grid and block of ops[op_index]: from kernel_dims, else (grid_blocks, 1, 1) x
+  // (block_threads, 1, 1) for a kernel launched in 1-D.
+  KernelDims dimsOf(std::size_t op_index) const {
+    const auto it = std::lower_bound(kernel_dims.begin(), kernel_dims.end(), op_index,
+                                     [](const OpDims& d, std::size_t i) { return d.op < i; });
+    if (it != kernel_dims.end() && it->op == op_index) return it->dims;
+    KernelDims dims;
+    dims.grid[0] = ops[op_index].grid_blocks;
+    dims.block[0] = ops[op_index].block_threads;
+    return dims;
   }
 };
 

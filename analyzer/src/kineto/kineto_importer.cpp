@@ -148,6 +148,10 @@ class ModelBuilder : public EventSink {
       if (e.has_grid) op.grid_blocks = static_cast<std::uint32_t>(e.grid_blocks);
       if (e.has_block) op.block_threads = clampTo<std::uint16_t>(static_cast<std::int64_t>(e.block_threads));
       op.bytes = 0;
+      KernelDims dims;
+      dims.grid = e.grid;
+      dims.block = e.block;
+      if (!dims.oneDimensional()) trace_.kernel_dims.push_back({trace_.ops.size(), dims});
     } else if (kind == EventKind::kMemcpy) {
       op.kind = OpKind::kMemcpy;
       const CopyName copy = parseMemcpyName(e.get(Field::kName));
