@@ -111,7 +111,7 @@ void sortOps(Trace& trace) {
     sorted.push_back(trace.ops[order[i]]);
   }
   trace.ops = std::move(sorted);
-  for (OpDims& entry : trace.kernel_dims) entry.op = position[entry.op];
+  for (OpDims& entry : trace.kernel_dims) entry.op = static_cast<std::uint32_t>(position[entry.op]);
   std::sort(trace.kernel_dims.begin(), trace.kernel_dims.end(),
             [](const OpDims& a, const OpDims& b) { return a.op < b.op; });
 }

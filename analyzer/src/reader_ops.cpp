@@ -82,7 +82,7 @@ void decodeKernel(Context& ctx, const sqlite::Statement& row, GpuOp& op, KernelD
   op.block_threads = clampTo<std::uint16_t>(static_cast<std::int64_t>(product(row, c + 5)));
   for (int i = 0; i < 3; ++i) {
     dims.grid[i] = dimension(row, c + 2 + i);
-    dims.block[i] = dimension(row, c + 5 + i);
+    dims.block[i] = clampTo<std::uint16_t>(row.isNull(c + 5 + i) ? 1 : row.int64(c + 5 + i));
   }
   // Each clamped first: their sum in 64 bits then cannot overflow.
   std::int64_t shared = std::int64_t{clampTo<std::uint32_t>(row.int64(c + 8))} +
@@ -190,7 +190,7 @@ void readOps(Context& ctx) {
       }
     }
     if (next == nullptr) break;
-    if (!next->dims().oneDimensional()) ctx.trace.kernel_dims.push_back({ctx.trace.ops.size(), next->dims()});
+    if (!next->dims().oneDimensional()) addKernelDims(ctx.trace, next->dims());
     ctx.trace.ops.push_back(next->current());
     next->advance();
   }

@@ -126,7 +126,7 @@ class KinetoWriter {
     std::string args = fmt::format("\"device\": {}, \"context\": {}, \"stream\": {}, \"correlation\": {}",
                                    op.device_id, op.context_id, op.stream_id, op.correlation_id);
     if (op.kind == OpKind::kKernel) {
-      const KernelDims dims = trace_.dimsOf(index);
+      const KernelDims dims = kernelDimsOf(trace_, index);
       fmt::format_to(std::back_inserter(args),
                      ", \"registers per thread\": {}, \"shared memory\": {}, \"grid\": [{}], "
                      "\"block\": [{}]",

@@ -126,7 +126,7 @@ class PerfettoWriter {
   std::string opArgs(const GpuOp& op, std::size_t index) {
     std::string args = fmt::format("\"correlation_id\":{},\"stream\":{}", op.correlation_id, op.stream_id);
     if (op.kind == OpKind::kKernel) {
-      const KernelDims dims = trace_.dimsOf(index);
+      const KernelDims dims = kernelDimsOf(trace_, index);
       fmt::format_to(std::back_inserter(args),
                      ",\"grid\":[{}],\"block\":[{}],\"grid_blocks\":{},\"block_threads\":{},"
                      "\"registers_per_thread\":{},\"shared_mem_bytes\":{}{}",

@@ -300,3 +300,31 @@ TEST_CASE("export of 1,000 kernels sharing a 1 MiB name stays under 5 MB", "[exp
   CHECK(doc["otherData"]["names"][0].get<std::string>().size() == (1u << 20) + 21);
   CHECK(ofCategory(doc, "kernel")[500]["name"] == "huge_kernel<…>(…)");
 }
+
+TEST_CASE("export keeps each kernel's dimensions when its table is out of time order", "[export]") {
+  // Rows stored out of time order make the reader sort the ops; the dimensions must follow them.
+  const std::string path = tempTracePath("unsorted_dims.sqlite");
+  {
+    SyntheticTrace trace(path);
+    trace.addDevice(0, "Synthetic GPU");
+    trace.addOp({OpKind::kKernel, 30'000, 35'000, CopyKind::kHtoD, 13, 0, 4242, 0, -1, "late"});
+    trace.addOp({OpKind::kKernel, 1'000, 5'000, CopyKind::kHtoD, 13, 0, 4242, 0, -1, "early"});
+    trace.addOp({OpKind::kMemcpy, 6'000, 8'000, CopyKind::kHtoD, 14, 0, 4242, 0, 1, ""});
+    trace.addOp({OpKind::kKernel, 10'000, 15'000, CopyKind::kHtoD, 13, 0, 4242, 0, -1, "mid"});
+    // Synthetic kernels are grid (64, 2, 1), block (256, 1, 1): make "early" 1-D and "mid" 3-D.
+    trace.exec("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET gridY = 1 WHERE start = 1000");
+    trace.exec("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET gridZ = 3, blockY = 2 WHERE start = 10000");
+  }
+  const json doc = exportJson(path, "unsorted_dims");
+  std::map<std::string, std::pair<json, json>> dims;
+  for (const json& kernel : ofCategory(doc, "kernel")) {
+    dims[kernel["name"]] = std::make_pair(kernel["args"]["grid"], kernel["args"]["block"]);
+  }
+  CHECK(dims.at("early") == std::make_pair(json::array({64, 1, 1}), json::array({256, 1, 1})));
+  CHECK(dims.at("mid") == std::make_pair(json::array({64, 2, 3}), json::array({256, 2, 1})));
+  CHECK(dims.at("late") == std::make_pair(json::array({64, 2, 1}), json::array({256, 1, 1})));
+  const Trace trace = readTrace(path);
+  REQUIRE(trace.ops.size() == 4);
+  CHECK(trace.ops[2].grid_blocks == 64 * 2 * 3);  // the products the metrics use
+  CHECK(trace.ops[2].block_threads == 512);
+}

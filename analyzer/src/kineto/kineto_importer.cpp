@@ -150,8 +150,8 @@ class ModelBuilder : public EventSink {
       op.bytes = 0;
       KernelDims dims;
       dims.grid = e.grid;
-      dims.block = e.block;
-      if (!dims.oneDimensional()) trace_.kernel_dims.push_back({trace_.ops.size(), dims});
+      for (int i = 0; i < 3; ++i) dims.block[i] = clampTo<std::uint16_t>(static_cast<std::int64_t>(e.block[i]));
+      addKernelDims(trace_, dims);
     } else if (kind == EventKind::kMemcpy) {
       op.kind = OpKind::kMemcpy;
       const CopyName copy = parseMemcpyName(e.get(Field::kName));
