@@ -26,13 +26,21 @@ namespace cuoverlap::cli {
 namespace {
 
 struct ExportArgs {
-  std::string file;
-  std::string format = "perfetto";
-  std::string output = "-";
   std::optional<std::uint16_t> device;
   std::string window;  // START:END as analyze --window; empty: everything
   std::optional<std::string> range;
+  std::string file;
+  std::string format = "perfetto";
+  std::string output = "-";
 };
+
+// Bad selections fail before the trace is read.
+void checkSelection(const ExportArgs& args) {
+  if (args.format == "kineto" && (args.device || args.range || !args.window.empty())) {
+    throw UserError("--device, --window and --range apply to --format perfetto only");
+  }
+  if (!args.window.empty()) parseWindow(args.window);
+}
 
 PerfettoExportOptions perfettoOptions(const ExportArgs& args) {
   PerfettoExportOptions options;
@@ -44,12 +52,12 @@ PerfettoExportOptions perfettoOptions(const ExportArgs& args) {
   return options;
 }
 
-bool endsWith(const std::string& text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+bool endsWith(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
 // Writes the export in the chosen format; returns the summary line for stderr.
-std::string writeExport(const ExportArgs& args, const Trace& trace, std::ostream& out) {
+std::string writeFormat(const ExportArgs& args, const Trace& trace, std::ostream& out) {
   if (args.format == "kineto") {
     const KinetoExportStats stats = writeKinetoTrace(trace, out);
     return fmt::format("{} GPU ops, {} API calls, {} ac2g flows, {} annotations", stats.ops,
@@ -60,20 +68,16 @@ std::string writeExport(const ExportArgs& args, const Trace& trace, std::ostream
                      stats.ops, stats.calls, stats.flows, stats.nvtx, stats.gaps, stats.findings);
 }
 
-// Writes the export to `out`, gzipped when the output name ends in .gz.
-std::string writeMaybeGzipped(const ExportArgs& args, const Trace& trace, std::ostream& out) {
-  if (!endsWith(args.output, ".gz")) return writeExport(args, trace, out);
+// writeFormat, gzipped when the output name ends in .gz.
+std::string writeExport(const ExportArgs& args, const Trace& trace, std::ostream& out) {
+  if (!endsWith(args.output, ".gz")) return writeFormat(args, trace, out);
   GzipOStream gzipped(out);
-  std::string summary = writeExport(args, trace, gzipped);
+  std::string summary = writeFormat(args, trace, gzipped);
   if (!gzipped.finish()) throw UserError(fmt::format("{}: cannot write the export", args.output));
   return summary;
 }
 
 void runExport(const ExportArgs& args) {
-  if (args.format == "kineto" && (args.device || args.range || !args.window.empty())) {
-    throw UserError("--device, --window and --range apply to --format perfetto only");
-  }
-  if (!args.window.empty()) parseWindow(args.window);  // a bad window fails before the read
   const Trace trace = readTrace(args.file);
   if (args.output == "-") {
     writeExport(args, trace, std::cout);
@@ -82,7 +86,7 @@ void runExport(const ExportArgs& args) {
   }
   std::ofstream out(args.output, std::ios::binary | std::ios::trunc);
   if (!out) throw UserError(fmt::format("{}: cannot write the export", args.output));
-  const std::string summary = writeMaybeGzipped(args, trace, out);
+  const std::string summary = writeExport(args, trace, out);
   if (!out.flush()) throw UserError(fmt::format("{}: cannot write the export", args.output));
   fmt::print(stderr, "cuoverlap: wrote {} ({})\n", args.output, summary);
 }
@@ -90,22 +94,22 @@ void runExport(const ExportArgs& args) {
 }  // namespace
 
 void registerExportCommand(CLI::App& app, CommandResult& result) {
-  auto* cmd = app.add_subcommand("export", "Export a trace for ui.perfetto.dev / chrome://tracing, or for PyTorch profiler tools (HTA)");
+  auto* cmd = app.add_subcommand("export", "Export a trace for ui.perfetto.dev / chrome://tracing, or for PyTorch profiler tools (HTA); -o NAME.gz gzips");
   auto args = std::make_shared<ExportArgs>();
   cmd->add_option("file", args->file,
                   "A cuoverlap trace, Nsight Systems SQLite export or PyTorch profiler JSON")->required();
-  cmd->add_option("--format", args->format,
-                  "perfetto: Chrome/Perfetto trace JSON; kineto: PyTorch profiler layout (HTA)")
-      ->check(CLI::IsMember({"perfetto", "kineto"}))
-      ->capture_default_str();
-  cmd->add_option("-o,--output", args->output, "Output file ('-' for stdout); a name ending in .gz is gzipped")
-      ->capture_default_str();
   cmd->add_option("--device", args->device, "Export only this device id (and the processes using it)");
   cmd->add_option("--window", args->window,
                   "Export only what intersects START:END (as analyze --window)");
   cmd->add_option("--range", args->range,
                   "Export only what intersects the instances of this NVTX range (as analyze --range)");
+  cmd->add_option("--format", args->format,
+                  "perfetto: Chrome/Perfetto trace JSON; kineto: PyTorch profiler layout (HTA)")
+      ->check(CLI::IsMember({"perfetto", "kineto"}))
+      ->capture_default_str();
+  cmd->add_option("-o,--output", args->output, "Output file ('-' for stdout)")->capture_default_str();
   cmd->callback([args, &result] {
+    checkSelection(*args);
     runExport(*args);
     result.exit_code = 0;
   });
