@@ -51,7 +51,7 @@ std::string gapEvent(const Trace& trace, const IdleGap& gap, std::uint16_t devic
   addText(args, "call", render::describeCall(&trace, gap.call));
   return fmt::format("{{\"ph\":\"X\",\"cat\":\"idle_gap\",\"name\":\"{}\",\"pid\":{},\"tid\":{},"
                      "\"ts\":{},\"dur\":{},\"args\":{{{}}}}}",
-                     gapCauseName(gap.cause), kDevicePidBase + device, kGapsTid, micros(gap.start),
+                     gapCauseName(gap.cause), kDevicePidBase + device, gapsTid(device), micros(gap.start),
                      trace_event::fixedMicros(gap.duration()), args);
 }
 
@@ -74,7 +74,7 @@ std::string findingEvent(const Finding& finding, const Evidence* evidence, Ns ti
   }
   return fmt::format("{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"finding\",\"name\":{},\"pid\":{},\"tid\":{},"
                      "\"ts\":{},\"args\":{{{}}}}}",
-                     jsonString(finding.id), kDevicePidBase + finding.device_id, kFindingsTid,
+                     jsonString(finding.id), kDevicePidBase + finding.device_id, findingsTid(finding.device_id),
                      micros(time), args);
 }
 

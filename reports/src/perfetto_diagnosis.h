@@ -16,9 +16,10 @@ namespace cuoverlap::perfetto {
 
 // Device processes get pids above any real one (Linux pids stay below 2^22).
 inline constexpr std::uint64_t kDevicePidBase = 1'000'000'000;
-// The two analysis tracks of a device process; stream threads are numbered from 1.
-inline constexpr std::uint64_t kGapsTid = 1ull << 30;
-inline constexpr std::uint64_t kFindingsTid = kGapsTid + 1;
+// The two analysis tracks of a device process; stream threads are numbered from 1. Distinct per
+// device: Perfetto's JSON importer may take a tid seen under two pids for one thread.
+inline std::uint64_t gapsTid(std::uint16_t device) { return (1ull << 30) + 2ull * device; }
+inline std::uint64_t findingsTid(std::uint16_t device) { return gapsTid(device) + 1; }
 
 // Which events the export keeps (PerfettoExportOptions in perfetto_export.h says what each
 // filter means). Built once; every test is O(log windows).
@@ -44,7 +45,7 @@ struct DiagnosisCounts {
 };
 
 // Emits the idle gaps (every gap of at least the gap threshold, in the selection's windows) and
-// the findings' evidence of each device of `report` on its kGapsTid / kFindingsTid tracks.
+// the findings' evidence of each device of `report` on its gapsTid / findingsTid tracks.
 // `micros` turns a trace timestamp into the export's "ts" text.
 DiagnosisCounts writeDiagnosisTracks(const Trace& trace, const TraceReport& report,
                                      const AnalysisOptions& options, const ExportSelection& selection,

@@ -180,8 +180,8 @@ class PerfettoWriter {
   // The analysis tracks above each device's streams.
   void writeDiagnosis() {
     for (std::uint16_t device : devices_) {
-      emitMetadata(kDevicePidBase + device, perfetto::kGapsTid, "thread", "idle gaps", -2);
-      emitMetadata(kDevicePidBase + device, perfetto::kFindingsTid, "thread", "findings", -1);
+      emitMetadata(kDevicePidBase + device, perfetto::gapsTid(device), "thread", "idle gaps", -2);
+      emitMetadata(kDevicePidBase + device, perfetto::findingsTid(device), "thread", "findings", -1);
     }
     const perfetto::DiagnosisCounts counts = perfetto::writeDiagnosisTracks(
         trace_, report_, options_.analysis, selection_, [this](Ns ns) { return micros(ns); },

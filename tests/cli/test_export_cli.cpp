@@ -222,7 +222,20 @@ TEST_CASE("export --device, --window and --range keep only what they select", "[
   std::size_t on_device1 = 0;
   for (const GpuOp& op : trace.ops) on_device1 += op.device_id == 1 ? 1 : 0;
   REQUIRE(on_device1 > 0);
-  json doc = exportJson(multi + " --device 1", "export_device1");
+  // Unfiltered: both devices have their own gap and finding tracks, and no thread id is shared by
+  // two processes (Perfetto's JSON importer may merge such threads).
+  json doc = exportJson(multi, "export_both_devices");
+  std::map<std::uint64_t, std::set<std::uint64_t>> pids_of_tid;
+  std::size_t gap_tracks = 0;
+  for (const json& event : doc["traceEvents"]) {
+    if (event["ph"] != "M" || event["name"] != "thread_name") continue;
+    pids_of_tid[event["tid"]].insert(event["pid"].get<std::uint64_t>());
+    gap_tracks += event["args"]["name"] == "idle gaps" ? 1 : 0;
+  }
+  CHECK(gap_tracks == 2);
+  for (const auto& [tid, pids] : pids_of_tid) CHECK(pids.size() == 1);
+
+  doc = exportJson(multi + " --device 1", "export_device1");
   CHECK(opEvents(doc).size() == on_device1);
   for (const json& op : opEvents(doc)) CHECK(op["pid"] == 1'000'000'001);
   for (const std::string& name : processNames(doc)) CHECK(name.rfind("GPU 0", 0) == std::string::npos);
