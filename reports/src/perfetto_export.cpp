@@ -262,9 +262,14 @@ class PerfettoWriter {
       if (!selection_.keepHost(range.pid, range.start, range.end)) continue;
       std::uint64_t tid = kNvtxTrackBase + range.tid;
       if (type == schema::NvtxEventType::kStartEndRange) {
-        tid = kNvtxStartEndBase + start_end_tracks[range.pid].place(range.start, range.end);
+        const std::size_t track = start_end_tracks[range.pid].place(range.start, range.end);
+        // Numbered across processes: a tid must not appear under two pids.
+        tid = start_end_tids_.emplace(std::make_pair(range.pid, track), kNvtxStartEndBase + start_end_tids_.size())
+                  .first->second;
+        nvtx_tracks_.insert({range.pid, tid, static_cast<std::uint32_t>(track)});
+      } else {
+        nvtx_tracks_.insert({range.pid, tid, range.tid});
       }
-      nvtx_tracks_.insert({range.pid, tid, range.tid});
       const NameRef& text = name(range.text);
       const std::string args = text.index < 0 ? std::string()
                                               : fmt::format(",\"args\":{{\"name_index\":{}}}", text.index);
@@ -288,10 +293,10 @@ class PerfettoWriter {
       pids.insert(pid);
       emitMetadata(pid, tid, "thread", fmt::format("thread {}", tid), tid);
     }
-    for (const auto& [pid, track, tid] : nvtx_tracks_) {
+    for (const auto& [pid, track, tid] : nvtx_tracks_) {  // tid: the host tid, or the start/end track index
       pids.insert(pid);
       const std::string label = track >= kNvtxStartEndBase
-                                    ? fmt::format("NVTX start/end {}", track - kNvtxStartEndBase)
+                                    ? fmt::format("NVTX start/end {}", tid)
                                     : fmt::format("NVTX thread {}", tid);
       emitMetadata(pid, track, "thread", label, track);
     }
@@ -324,6 +329,7 @@ class PerfettoWriter {
       stream_threads_;
   std::set<std::pair<std::uint32_t, std::uint32_t>> host_threads_;
   std::set<std::tuple<std::uint32_t, std::uint64_t, std::uint32_t>> nvtx_tracks_;
+  std::map<std::pair<std::uint32_t, std::size_t>, std::uint64_t> start_end_tids_;  // (pid, track)
   PerfettoExportStats stats_;
 };
 

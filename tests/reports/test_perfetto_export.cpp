@@ -295,3 +295,26 @@ TEST_CASE("perfetto export size is bounded by the data, not by repeated names", 
   CHECK(sample.doc["otherData"]["names"].empty());
   CHECK_FALSE(eventsOfCategory(sample.doc, "kernel")[0]["args"].contains("name_index"));
 }
+
+TEST_CASE("perfetto gives start/end NVTX tracks of two processes distinct thread ids", "[perfetto]") {
+  Trace trace;
+  const StringId text = test::intern(trace, "phase");
+  for (std::uint32_t pid : {100u, 200u}) {
+    NvtxRange range;
+    range.start = 1'000;
+    range.end = 5'000;
+    range.text = text;
+    range.pid = pid;
+    range.tid = pid + 1;
+    range.event_type = static_cast<std::int32_t>(schema::NvtxEventType::kStartEndRange);
+    trace.nvtx.push_back(range);
+  }
+  const Exported exported = exportTrace(trace);
+  const auto ranges = eventsOfCategory(exported.doc, "nvtx");
+  REQUIRE(ranges.size() == 2);
+  CHECK(ranges[0]["pid"] != ranges[1]["pid"]);
+  CHECK(ranges[0]["tid"] != ranges[1]["tid"]);  // Perfetto may merge a tid seen under two pids
+  const auto names = threadNames(exported.doc);
+  CHECK(names.at({ranges[0]["pid"], ranges[0]["tid"]}) == "NVTX start/end 0");
+  CHECK(names.at({ranges[1]["pid"], ranges[1]["tid"]}) == "NVTX start/end 0");
+}
