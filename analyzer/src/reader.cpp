@@ -91,6 +91,31 @@ void sortByStart(std::vector<T>& items) {
   }
 }
 
+// sortByStart for ops, keeping Trace::kernel_dims (keyed by op index) pointing at the same ops.
+void sortOps(Trace& trace) {
+  if (trace.kernel_dims.empty()) return sortByStart(trace.ops);
+  auto before = [&](std::size_t a, std::size_t b) {
+    const GpuOp& x = trace.ops[a];
+    const GpuOp& y = trace.ops[b];
+    return x.start != y.start ? x.start < y.start : x.end < y.end;
+  };
+  std::vector<std::size_t> order(trace.ops.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (std::is_sorted(order.begin(), order.end(), before)) return;
+  std::stable_sort(order.begin(), order.end(), before);
+  std::vector<std::size_t> position(order.size());
+  std::vector<GpuOp> sorted;
+  sorted.reserve(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    position[order[i]] = i;
+    sorted.push_back(trace.ops[order[i]]);
+  }
+  trace.ops = std::move(sorted);
+  for (OpDims& entry : trace.kernel_dims) entry.op = static_cast<std::uint32_t>(position[entry.op]);
+  std::sort(trace.kernel_dims.begin(), trace.kernel_dims.end(),
+            [](const OpDims& a, const OpDims& b) { return a.op < b.op; });
+}
+
 // Nesting depth of push/pop ranges per thread: the number of enclosing ranges still open.
 void computeNvtxDepths(std::vector<NvtxRange>& nvtx) {
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<Ns>> open_ends;
@@ -190,6 +215,7 @@ void readSqliteTrace(const std::string& path, Trace& trace) {
   reader::readSyncs(ctx);
   reader::readEventRecords(ctx);
   reader::readNvtx(ctx);
+  reader::readProcessNames(ctx);
 }
 
 }  // namespace
@@ -208,7 +234,7 @@ Trace readTrace(const std::string& path) {
   }
   reader::resolveAsyncFromRuntime(trace);
   reader::addContextsFromOps(trace);
-  reader::sortByStart(trace.ops);
+  reader::sortOps(trace);
   reader::sortByStart(trace.runtime_calls);
   reader::sortByStart(trace.syncs);
   reader::sortByStart(trace.nvtx);

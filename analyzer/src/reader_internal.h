@@ -79,6 +79,8 @@ void readNvtx(Context& ctx);
 void readDevices(Context& ctx);
 void readStreamsAndContexts(Context& ctx);
 void readSession(Context& ctx);
+// Names of the processes with activity (nsys PROCESSES) into Trace::processes; after the activity.
+void readProcessNames(Context& ctx);
 
 // Sets op_flag::kAsync/kAsyncKnown on copies and memsets whose table had no `async` column, from
 // the name of the runtime call with the same correlation id.

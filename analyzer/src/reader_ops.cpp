@@ -66,7 +66,12 @@ std::string kernelQuery(const sqlite::Database& db) {
       {"start", "end"});
 }
 
-void decodeKernel(Context& ctx, const sqlite::Statement& row, GpuOp& op) {
+// One dimension (NULL counts as 1), clamped to 32 bits.
+std::uint32_t dimension(const sqlite::Statement& row, int column) {
+  return row.isNull(column) ? 1 : clampTo<std::uint32_t>(row.int64(column));
+}
+
+void decodeKernel(Context& ctx, const sqlite::Statement& row, GpuOp& op, KernelDims& dims) {
   std::string_view table = schema::kKernelTable;
   op.kind = OpKind::kKernel;
   readCommon(row, table, op);
@@ -75,6 +80,10 @@ void decodeKernel(Context& ctx, const sqlite::Statement& row, GpuOp& op) {
   if (op.name == kNoString && !row.isNull(c + 1)) op.name = ctx.strings.resolve(row.int64(c + 1));
   op.grid_blocks = static_cast<std::uint32_t>(product(row, c + 2));
   op.block_threads = clampTo<std::uint16_t>(static_cast<std::int64_t>(product(row, c + 5)));
+  for (int i = 0; i < 3; ++i) {
+    dims.grid[i] = dimension(row, c + 2 + i);
+    dims.block[i] = clampTo<std::uint16_t>(row.isNull(c + 5 + i) ? 1 : row.int64(c + 5 + i));
+  }
   // Each clamped first: their sum in 64 bits then cannot overflow.
   std::int64_t shared = std::int64_t{clampTo<std::uint32_t>(row.int64(c + 8))} +
                         clampTo<std::uint32_t>(row.int64(c + 9));
@@ -90,7 +99,7 @@ std::string memcpyQuery(const sqlite::Database& db) {
       {"start", "end"});
 }
 
-void decodeMemcpy(Context&, const sqlite::Statement& row, GpuOp& op) {
+void decodeMemcpy(Context&, const sqlite::Statement& row, GpuOp& op, KernelDims&) {
   std::string_view table = schema::kMemcpyTable;
   op.kind = OpKind::kMemcpy;
   readCommon(row, table, op);
@@ -111,7 +120,7 @@ std::string memsetQuery(const sqlite::Database& db) {
       {"start", "end"});
 }
 
-void decodeMemset(Context&, const sqlite::Statement& row, GpuOp& op) {
+void decodeMemset(Context&, const sqlite::Statement& row, GpuOp& op, KernelDims&) {
   std::string_view table = schema::kMemsetTable;
   op.kind = OpKind::kMemset;
   readCommon(row, table, op);
@@ -125,16 +134,18 @@ void decodeMemset(Context&, const sqlite::Statement& row, GpuOp& op) {
 // One op table read in its stored order, one decoded row ahead.
 class OpCursor {
  public:
-  using Decode = void (*)(Context&, const sqlite::Statement&, GpuOp&);
+  using Decode = void (*)(Context&, const sqlite::Statement&, GpuOp&, KernelDims&);
   OpCursor(Context& ctx, const std::string& sql, Decode decode)
       : ctx_(ctx), row_(ctx.db, sql), decode_(decode) { advance(); }
   bool valid() const { return valid_; }
   const GpuOp& current() const { return op_; }
+  const KernelDims& dims() const { return dims_; }
   void advance() {
     valid_ = row_.step();
     if (!valid_) return;
     op_ = GpuOp{};
-    decode_(ctx_, row_, op_);
+    dims_ = KernelDims{};
+    decode_(ctx_, row_, op_, dims_);
   }
 
  private:
@@ -142,6 +153,7 @@ class OpCursor {
   sqlite::Statement row_;
   Decode decode_;
   GpuOp op_;
+  KernelDims dims_;
   bool valid_ = false;
 };
 
@@ -178,6 +190,7 @@ void readOps(Context& ctx) {
       }
     }
     if (next == nullptr) break;
+    if (!next->dims().oneDimensional()) addKernelDims(ctx.trace, next->dims());
     ctx.trace.ops.push_back(next->current());
     next->advance();
   }

@@ -1,25 +1,23 @@
 #include "cuoverlap/kineto_export.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <iterator>
-#include <limits>
 #include <map>
 #include <ostream>
 #include <set>
 #include <unordered_map>
 
+#include "trace_event_common.h"
+
 namespace cuoverlap {
 namespace {
 
-constexpr std::size_t kFlushBytes = 1 << 20;
-constexpr std::string_view kGpuAnnotationDomain = "gpu_user_annotation";
+using trace_event::jsonString;
 
-std::string jsonString(std::string_view text) {
-  return nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+constexpr std::string_view kGpuAnnotationDomain = "gpu_user_annotation";
 
 // Kineto's spellings (libkineto cupti_strings.cpp): memcpyKindString, memoryKindString.
 std::string_view copyKindText(CopyKind kind) {
@@ -64,8 +62,8 @@ std::string_view kinetoApiName(std::string_view name) {
 
 class KinetoWriter {
  public:
-  KinetoWriter(const Trace& trace, std::ostream& out) : trace_(trace), out_(out) {
-    origin_ = timeOrigin();
+  KinetoWriter(const Trace& trace, std::ostream& out) : trace_(trace), stream_(out, ",\n  ", "\n  ") {
+    origin_ = trace_event::traceOrigin(trace);
     for (const GpuOp& op : trace.ops) devices_.insert(op.device_id);
   }
 
@@ -75,20 +73,12 @@ class KinetoWriter {
     writeCalls();
     writeRanges();
     writeMetadata();
-    buffer_ += fmt::format("\n  ],\n  \"traceName\": {}\n}}\n", jsonString(trace_.path));
-    out_ << buffer_;
+    stream_.raw(fmt::format("\n  ],\n  \"traceName\": {}\n}}\n", jsonString(trace_.path)));
+    stream_.flush();
     return stats_;
   }
 
  private:
-  Ns timeOrigin() const {
-    Ns origin = std::numeric_limits<Ns>::max();
-    for (const GpuOp& op : trace_.ops) origin = std::min(origin, op.start);
-    for (const RuntimeCall& call : trace_.runtime_calls) origin = std::min(origin, call.start);
-    for (const NvtxRange& range : trace_.nvtx) origin = std::min(origin, range.start);
-    return origin == std::numeric_limits<Ns>::max() ? 0 : origin;
-  }
-
   // Relative microseconds with exactly three decimals: integer arithmetic, no rounding.
   std::string micros(Ns ns) const { return duration(ns - origin_); }
   static std::string duration(Ns ns) {
@@ -96,21 +86,13 @@ class KinetoWriter {
     return fmt::format("{}.{:03}", ns / 1000, ns % 1000);
   }
 
-  void emit(const std::string& event) {
-    buffer_ += first_event_ ? "\n  " : ",\n  ";
-    first_event_ = false;
-    buffer_ += event;
-    if (buffer_.size() >= kFlushBytes) {
-      out_ << buffer_;
-      buffer_.clear();
-    }
-  }
+  void emit(const std::string& event) { stream_.event(event); }
 
   void writeHeader() {
-    buffer_ = "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [";
+    std::string header = "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [";
     bool first = true;
     for (const Device& d : trace_.devices) {
-      buffer_ += fmt::format(
+      header += fmt::format(
           "{}\n    {{\"id\": {}, \"name\": {}, \"totalGlobalMem\": {}, \"computeMajor\": {}, "
           "\"computeMinor\": {}, \"maxThreadsPerMultiprocessor\": {}, \"regsPerMultiprocessor\": {}, "
           "\"sharedMemPerMultiprocessor\": {}, \"numSms\": {}}}",
@@ -119,15 +101,16 @@ class KinetoWriter {
           d.sm_count);
       first = false;
     }
-    buffer_ += "\n  ],\n";
+    header += "\n  ],\n";
     for (const ProcessInfo& p : trace_.processes) {
       if (!p.rank) continue;
-      buffer_ += fmt::format("  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {}, \"world_size\": {}}},\n",
+      header += fmt::format("  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {}, \"world_size\": {}}},\n",
                              *p.rank, p.world_size.value_or(*p.rank + 1));
       break;
     }
-    buffer_ += fmt::format("  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": {},\n  \"traceEvents\": [",
+    header += fmt::format("  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": {},\n  \"traceEvents\": [",
                            origin_);
+    stream_.raw(header);
   }
 
   std::string opName(const GpuOp& op) const {
@@ -139,14 +122,16 @@ class KinetoWriter {
     return fmt::format("\"Memset ({})\"", memKindText(op.src_kind));
   }
 
-  std::string opArgs(const GpuOp& op) const {
+  std::string opArgs(const GpuOp& op, std::size_t index) const {
     std::string args = fmt::format("\"device\": {}, \"context\": {}, \"stream\": {}, \"correlation\": {}",
                                    op.device_id, op.context_id, op.stream_id, op.correlation_id);
     if (op.kind == OpKind::kKernel) {
+      const KernelDims dims = kernelDimsOf(trace_, index);
       fmt::format_to(std::back_inserter(args),
-                     ", \"registers per thread\": {}, \"shared memory\": {}, \"grid\": [{}, 1, 1], "
-                     "\"block\": [{}, 1, 1]",
-                     op.registers_per_thread, op.shared_mem_bytes, op.grid_blocks, op.block_threads);
+                     ", \"registers per thread\": {}, \"shared memory\": {}, \"grid\": [{}], "
+                     "\"block\": [{}]",
+                     op.registers_per_thread, op.shared_mem_bytes, fmt::join(dims.grid, ", "),
+                     fmt::join(dims.block, ", "));
     } else {
       const Ns dur = op.duration();
       fmt::format_to(std::back_inserter(args), ", \"bytes\": {}, \"memory bandwidth (GB/s)\": {}", op.bytes,
@@ -162,12 +147,13 @@ class KinetoWriter {
 
   void writeOps() {
     indexCalls();
-    for (const GpuOp& op : trace_.ops) {
+    for (std::size_t i = 0; i < trace_.ops.size(); ++i) {
+      const GpuOp& op = trace_.ops[i];
       streams_.insert({op.device_id, op.stream_id});
       emit(fmt::format("{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": {}, \"pid\": {}, \"tid\": {}, "
                        "\"ts\": {}, \"dur\": {}, \"args\": {{{}}}}}",
                        category(op.kind), opName(op), op.device_id, op.stream_id, micros(op.start),
-                       duration(op.duration()), opArgs(op)));
+                       duration(op.duration()), opArgs(op, i)));
       ++stats_.ops;
       writeFlow(op);
     }
@@ -264,9 +250,7 @@ class KinetoWriter {
   }
 
   const Trace& trace_;
-  std::ostream& out_;
-  std::string buffer_;
-  bool first_event_ = true;
+  trace_event::EventStream stream_;
   Ns origin_ = 0;
   std::set<std::uint16_t> devices_;
   std::set<std::pair<std::uint16_t, std::uint32_t>> streams_;

@@ -1,7 +1,7 @@
 #include "cuoverlap/perfetto_export.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <iterator>
@@ -16,28 +16,29 @@
 #include <vector>
 
 #include "cuoverlap/names.h"
+#include "perfetto_diagnosis.h"
 #include "render_common.h"
+#include "trace_event_common.h"
 
 namespace cuoverlap {
 namespace {
 
-// Device processes get pids above any real one (Linux pids stay below 2^22).
-constexpr std::uint64_t kDevicePidBase = 1'000'000'000;
+using perfetto::kDevicePidBase;
+using trace_event::fixedMicros;
+using trace_event::jsonString;
+
 // Synthetic host tracks: real tids are 24-bit (globalTid encoding), these lie above.
 constexpr std::uint64_t kNvtxTrackBase = 1ull << 24;
 constexpr std::uint64_t kNvtxStartEndBase = 2ull << 24;
-constexpr std::size_t kFlushBytes = 1 << 20;
+// Process labels (commands) longer than this are cut.
+constexpr std::size_t kLabelBytes = 200;
 
-// Microseconds with exactly three decimals: integer arithmetic, no rounding.
-std::string fixedMicros(Ns ns) {
-  const char* sign = ns < 0 ? "-" : "";
-  const Ns magnitude = ns < 0 ? -ns : ns;
-  return fmt::format("{}{}.{:03}", sign, magnitude / 1000, magnitude % 1000);
-}
-
-std::string jsonString(std::string_view text) {
-  return nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+// A name as an event shows it: JSON text, and where it was shortened the index of the full
+// name in otherData.names (else -1).
+struct NameRef {
+  std::string json;
+  std::int64_t index = -1;
+};
 
 // Puts intervals (in start order) on the first track whose previous interval has ended.
 // First fit: the lowest track whose last item has ended by `start`, else a new track. Items come
@@ -93,53 +94,64 @@ class TrackAllocator {
 
 class PerfettoWriter {
  public:
-  PerfettoWriter(const Trace& trace, std::ostream& out) : trace_(trace), out_(out) {
+  PerfettoWriter(const Trace& trace, std::ostream& out, const PerfettoExportOptions& options)
+      : trace_(trace),
+        options_(options),
+        stream_(out, ",\n"),
+        report_(analyzeTrace(trace, options.analysis)),
+        selection_(trace, options.analysis.scope, report_) {
     names_.resize(trace.strings.size());
-    origin_ = timeOrigin();
+    origin_ = trace_event::traceOrigin(trace);
   }
 
   PerfettoExportStats write() {
-    buffer_ = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+    stream_.raw("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
     writeDeviceOps();
+    writeDiagnosis();
     writeRuntimeCalls();
     writeNvtx();
     writeHostMetadata();
-    buffer_ += fmt::format("\n],\"otherData\":{{\"time_origin_ns\":{},\"source\":{}}}}}\n",
-                           origin_, jsonString(trace_.path));
-    out_ << buffer_;
+    stream_.raw(fmt::format("\n],\"otherData\":{{\"time_origin_ns\":{},\"source\":{},\"names\":[",
+                            origin_, jsonString(trace_.path)));
+    for (std::size_t i = 0; i < long_names_.size(); ++i) {
+      stream_.raw(i == 0 ? "\n" : ",\n");
+      stream_.raw(jsonString(trace_.str(long_names_[i])));
+    }
+    stream_.raw("]}}\n");
+    stream_.flush();
+    stats_.long_names = long_names_.size();
     return stats_;
   }
 
  private:
-  Ns timeOrigin() const {
-    Ns origin = std::numeric_limits<Ns>::max();
-    for (const GpuOp& op : trace_.ops) origin = std::min(origin, op.start);
-    for (const RuntimeCall& call : trace_.runtime_calls) origin = std::min(origin, call.start);
-    for (const NvtxRange& range : trace_.nvtx) origin = std::min(origin, range.start);
-    return origin == std::numeric_limits<Ns>::max() ? 0 : origin;
-  }
-
   // A timestamp relative to the origin, in microseconds.
   std::string micros(Ns ns) const { return fixedMicros(ns - origin_); }
 
-  const std::string& name(StringId id) {
+  // Names are shortened for display once per string; the full text of a shortened one goes to
+  // otherData.names once.
+  const NameRef& name(StringId id) {
     if (id >= names_.size()) id = kNoString;
-    if (names_[id].empty()) names_[id] = jsonString(trace_.str(id));
-    return names_[id];
+    NameRef& ref = names_[id];
+    if (ref.json.empty()) {
+      const std::string_view text = trace_.str(id);
+      const std::string shown = trace_event::displayName(text);
+      ref.json = jsonString(shown);
+      if (shown.size() != text.size()) {
+        ref.index = static_cast<std::int64_t>(long_names_.size());
+        long_names_.push_back(id);
+      }
+    }
+    return ref;
   }
 
-  void emit(const std::string& event) {
-    if (!first_event_) buffer_ += ",\n";
-    first_event_ = false;
-    buffer_ += event;
-    if (buffer_.size() >= kFlushBytes) {
-      out_ << buffer_;
-      buffer_.clear();
-    }
+  static std::string nameIndexArg(const NameRef& ref) {
+    return ref.index < 0 ? std::string() : fmt::format(",\"name_index\":{}", ref.index);
   }
+
+  void emit(const std::string& event) { stream_.event(event); }
 
   void emitMetadata(std::uint64_t pid, std::optional<std::uint64_t> tid, std::string_view kind,
-                    const std::string& label, std::uint64_t sort_index) {
+                    const std::string& label, std::int64_t sort_index) {
     const std::string tid_field = tid ? fmt::format(",\"tid\":{}", *tid) : std::string();
     emit(fmt::format("{{\"ph\":\"M\",\"name\":\"{}_name\",\"pid\":{}{},\"args\":{{\"name\":{}}}}}",
                      kind, pid, tid_field, jsonString(label)));
@@ -147,13 +159,16 @@ class PerfettoWriter {
                      kind, pid, tid_field, sort_index));
   }
 
-  std::string opArgs(const GpuOp& op) {
+  std::string opArgs(const GpuOp& op, std::size_t index) {
     std::string args = fmt::format("\"correlation_id\":{},\"stream\":{}", op.correlation_id, op.stream_id);
     if (op.kind == OpKind::kKernel) {
+      const KernelDims dims = kernelDimsOf(trace_, index);
       fmt::format_to(std::back_inserter(args),
-                     ",\"grid_blocks\":{},\"block_threads\":{},\"registers_per_thread\":{},"
-                     "\"shared_mem_bytes\":{}",
-                     op.grid_blocks, op.block_threads, op.registers_per_thread, op.shared_mem_bytes);
+                     ",\"grid\":[{}],\"block\":[{}],\"grid_blocks\":{},\"block_threads\":{},"
+                     "\"registers_per_thread\":{},\"shared_mem_bytes\":{}{}",
+                     fmt::join(dims.grid, ","), fmt::join(dims.block, ","), op.grid_blocks,
+                     op.block_threads, op.registers_per_thread, op.shared_mem_bytes,
+                     nameIndexArg(name(op.name)));
     } else {
       fmt::format_to(std::back_inserter(args), ",\"bytes\":{}", op.bytes);
     }
@@ -165,7 +180,7 @@ class PerfettoWriter {
   }
 
   std::string opName(const GpuOp& op) {
-    if (op.kind == OpKind::kKernel) return name(op.name);
+    if (op.kind == OpKind::kKernel) return name(op.name).json;
     if (op.kind == OpKind::kMemcpy) return fmt::format("\"memcpy {}\"", copyKindName(op.copy_kind));
     return "\"memset\"";
   }
@@ -178,27 +193,45 @@ class PerfettoWriter {
       std::string label = render::streamLabel(trace_, op.pid, op.context_id, op.stream_id);
       if (track > 0) label += fmt::format(" · overlap {}", track);
       emitMetadata(kDevicePidBase + op.device_id, it->second, "thread", label,
-                   static_cast<std::uint64_t>(op.stream_id) * 64 + track);
+                   static_cast<std::int64_t>(op.stream_id) * 64 + static_cast<std::int64_t>(track));
     }
     return it->second;
   }
 
   void writeDeviceProcesses() {
-    std::set<std::uint16_t> devices;
-    for (const GpuOp& op : trace_.ops) devices.insert(op.device_id);
-    for (std::uint16_t device : devices) {
+    for (const GpuOp& op : trace_.ops) {
+      if (selection_.keepOp(op)) devices_.insert(op.device_id);
+    }
+    for (const DeviceReport& device : report_.devices) devices_.insert(device.metrics.device_id);
+    for (std::uint16_t device : devices_) {
       std::string label = fmt::format("GPU {}", device);
       for (const Device& info : trace_.devices) {
         if (info.device_id == device && !info.name.empty()) label += ": " + info.name;
       }
-      emitMetadata(kDevicePidBase + device, std::nullopt, "process", label, device);
+      emitMetadata(kDevicePidBase + device, std::nullopt, "process", trace_event::capText(label, kLabelBytes),
+                   device);
     }
+  }
+
+  // The analysis tracks above each device's streams.
+  void writeDiagnosis() {
+    for (std::uint16_t device : devices_) {
+      emitMetadata(kDevicePidBase + device, perfetto::gapsTid(device), "thread", "idle gaps", -2);
+      emitMetadata(kDevicePidBase + device, perfetto::findingsTid(device), "thread", "findings", -1);
+    }
+    const perfetto::DiagnosisCounts counts = perfetto::writeDiagnosisTracks(
+        trace_, report_, options_.analysis, selection_, [this](Ns ns) { return micros(ns); },
+        [this](const std::string& event) { emit(event); });
+    stats_.gaps = counts.gaps;
+    stats_.findings = counts.findings;
   }
 
   void writeDeviceOps() {
     writeDeviceProcesses();
     std::map<std::tuple<std::uint16_t, std::uint32_t, std::uint32_t, std::uint32_t>, TrackAllocator> tracks;
-    for (const GpuOp& op : trace_.ops) {
+    for (std::size_t i = 0; i < trace_.ops.size(); ++i) {
+      const GpuOp& op = trace_.ops[i];
+      if (!selection_.keepOp(op)) continue;
       const std::size_t track =
           tracks[{op.device_id, op.pid, op.context_id, op.stream_id}].place(op.start, op.end);
       const std::uint64_t tid = streamThread(op, track);
@@ -206,7 +239,7 @@ class PerfettoWriter {
       emit(fmt::format("{{\"ph\":\"X\",\"cat\":\"{}\",\"name\":{},\"pid\":{},\"tid\":{},\"ts\":{},"
                        "\"dur\":{},\"args\":{{{}}}}}",
                        opKindName(op.kind), opName(op), pid, tid, micros(op.start),
-                       fixedMicros(std::max<Ns>(0, op.duration())), opArgs(op)));
+                       fixedMicros(std::max<Ns>(0, op.duration())), opArgs(op, i)));
       ++stats_.ops;
       writeFlow(op, pid, tid);
     }
@@ -218,6 +251,7 @@ class PerfettoWriter {
     const auto it = calls_by_correlation_.find(correlationKey(op.pid, op.correlation_id));
     if (it == calls_by_correlation_.end()) return;
     const RuntimeCall& call = trace_.runtime_calls[it->second];
+    if (!selection_.keepHost(call.pid, call.start, call.end)) return;
     const std::uint64_t id = ++stats_.flows;
     emit(fmt::format("{{\"ph\":\"s\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":{},\"pid\":{},"
                      "\"tid\":{},\"ts\":{}}}",
@@ -243,13 +277,15 @@ class PerfettoWriter {
 
   void writeRuntimeCalls() {
     for (const RuntimeCall& call : trace_.runtime_calls) {
+      if (!selection_.keepHost(call.pid, call.start, call.end)) continue;
       host_threads_.insert({call.pid, call.tid});
+      const NameRef& call_name = name(call.name);
       emit(fmt::format("{{\"ph\":\"X\",\"cat\":\"cuda_api\",\"name\":{},\"pid\":{},\"tid\":{},"
                        "\"ts\":{},\"dur\":{},\"args\":{{\"correlation_id\":{},\"return_value\":{},"
-                       "\"driver\":{}}}}}",
-                       name(call.name), call.pid, call.tid, micros(call.start),
+                       "\"driver\":{}{}}}}}",
+                       call_name.json, call.pid, call.tid, micros(call.start),
                        fixedMicros(std::max<Ns>(0, call.end - call.start)),
-                       call.correlation_id, call.return_value, call.is_driver));
+                       call.correlation_id, call.return_value, call.is_driver, nameIndexArg(call_name)));
       ++stats_.calls;
     }
   }
@@ -259,20 +295,29 @@ class PerfettoWriter {
     for (const NvtxRange& range : trace_.nvtx) {
       const auto type = static_cast<schema::NvtxEventType>(range.event_type);
       if (type == schema::NvtxEventType::kDomainCreate) continue;
+      if (!selection_.keepHost(range.pid, range.start, range.end)) continue;
       std::uint64_t tid = kNvtxTrackBase + range.tid;
       if (type == schema::NvtxEventType::kStartEndRange) {
-        tid = kNvtxStartEndBase + start_end_tracks[range.pid].place(range.start, range.end);
+        const std::size_t track = start_end_tracks[range.pid].place(range.start, range.end);
+        // Numbered across processes: a tid must not appear under two pids.
+        tid = start_end_tids_.emplace(std::make_pair(range.pid, track), kNvtxStartEndBase + start_end_tids_.size())
+                  .first->second;
+        nvtx_tracks_.insert({range.pid, tid, static_cast<std::uint32_t>(track)});
+      } else {
+        nvtx_tracks_.insert({range.pid, tid, range.tid});
       }
-      nvtx_tracks_.insert({range.pid, tid, range.tid});
+      const NameRef& text = name(range.text);
+      const std::string args = text.index < 0 ? std::string()
+                                              : fmt::format(",\"args\":{{\"name_index\":{}}}", text.index);
       if (range.end > range.start) {
         emit(fmt::format("{{\"ph\":\"X\",\"cat\":\"nvtx\",\"name\":{},\"pid\":{},\"tid\":{},"
-                         "\"ts\":{},\"dur\":{}}}",
-                         name(range.text), range.pid, tid, micros(range.start),
-                         fixedMicros(range.end - range.start)));
+                         "\"ts\":{},\"dur\":{}{}}}",
+                         text.json, range.pid, tid, micros(range.start),
+                         fixedMicros(range.end - range.start), args));
       } else {
         emit(fmt::format("{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"nvtx\",\"name\":{},\"pid\":{},"
-                         "\"tid\":{},\"ts\":{}}}",
-                         name(range.text), range.pid, tid, micros(range.start)));
+                         "\"tid\":{},\"ts\":{}{}}}",
+                         text.json, range.pid, tid, micros(range.start), args));
       }
       ++stats_.nvtx;
     }
@@ -284,34 +329,51 @@ class PerfettoWriter {
       pids.insert(pid);
       emitMetadata(pid, tid, "thread", fmt::format("thread {}", tid), tid);
     }
-    for (const auto& [pid, track, tid] : nvtx_tracks_) {
+    for (const auto& [pid, track, tid] : nvtx_tracks_) {  // tid: the host tid, or the start/end track index
       pids.insert(pid);
       const std::string label = track >= kNvtxStartEndBase
-                                    ? fmt::format("NVTX start/end {}", track - kNvtxStartEndBase)
+                                    ? fmt::format("NVTX start/end {}", tid)
                                     : fmt::format("NVTX thread {}", tid);
       emitMetadata(pid, track, "thread", label, track);
     }
-    for (std::uint32_t pid : pids) emitMetadata(pid, std::nullopt, "process", fmt::format("process {}", pid), pid);
+    for (std::uint32_t pid : pids) emitMetadata(pid, std::nullopt, "process", processLabel(pid), pid);
+  }
+
+  // "rank 1 · python train.py" from Trace::processes; "process 111" when the trace has nothing.
+  std::string processLabel(std::uint32_t pid) const {
+    const auto it = std::lower_bound(trace_.processes.begin(), trace_.processes.end(), pid,
+                                     [](const ProcessInfo& p, std::uint32_t id) { return p.pid < id; });
+    if (it == trace_.processes.end() || it->pid != pid) return fmt::format("process {}", pid);
+    std::string label = trace_event::capText(it->command, kLabelBytes);
+    if (label.empty()) label = fmt::format("process {}", pid);
+    if (it->rank) label = fmt::format("rank {} · {}", *it->rank, label);
+    if (!it->host.empty()) label += " @ " + trace_event::capText(it->host, kLabelBytes);
+    return label;
   }
 
   const Trace& trace_;
-  std::ostream& out_;
-  std::string buffer_;
-  bool first_event_ = true;
+  const PerfettoExportOptions& options_;
+  trace_event::EventStream stream_;
+  const TraceReport report_;
+  const perfetto::ExportSelection selection_;
   Ns origin_ = 0;
-  std::vector<std::string> names_;  // JSON-quoted strings, by StringId, filled on first use
+  std::vector<NameRef> names_;        // by StringId, filled on first use
+  std::vector<StringId> long_names_;  // otherData.names: the full text of shortened names
+  std::set<std::uint16_t> devices_;   // devices with a process in the export
   std::unordered_map<std::uint64_t, std::size_t> calls_by_correlation_;
   std::map<std::tuple<std::uint16_t, std::uint32_t, std::uint32_t, std::uint32_t, std::size_t>, std::uint64_t>
       stream_threads_;
   std::set<std::pair<std::uint32_t, std::uint32_t>> host_threads_;
   std::set<std::tuple<std::uint32_t, std::uint64_t, std::uint32_t>> nvtx_tracks_;
+  std::map<std::pair<std::uint32_t, std::size_t>, std::uint64_t> start_end_tids_;  // (pid, track)
   PerfettoExportStats stats_;
 };
 
 }  // namespace
 
-PerfettoExportStats writePerfettoTrace(const Trace& trace, std::ostream& out) {
-  return PerfettoWriter(trace, out).write();
+PerfettoExportStats writePerfettoTrace(const Trace& trace, std::ostream& out,
+                                       const PerfettoExportOptions& options) {
+  return PerfettoWriter(trace, out, options).write();
 }
 
 }  // namespace cuoverlap

@@ -22,6 +22,11 @@ inline constexpr std::size_t kLargestGaps = 10;
 GapAnalysis analyzeGaps(const Trace& trace, const Scope& scope, std::uint16_t device_id,
                         Ns threshold_ns);
 
+// Every gap of at least threshold_ns with its cause, in time order (analyzeGaps keeps only totals
+// and the largest): for timelines that draw them all.
+std::vector<IdleGap> listGaps(const Trace& trace, const Scope& scope, std::uint16_t device_id,
+                              Ns threshold_ns);
+
 // Every finding rule over the scoped trace; `devices` are the already computed device reports.
 std::vector<Finding> runFindings(const Trace& trace, const Scope& scope,
                                  const std::vector<DeviceReport>& devices);

@@ -5,6 +5,8 @@
 // strings are interned once in Trace::strings and referred to by StringId.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -60,6 +62,22 @@ struct GpuOp {
 
   Ns duration() const { return end - start; }
   bool isCopy() const { return kind == OpKind::kMemcpy; }
+};
+
+// A kernel's grid (blocks) and block (threads) in x, y, z as launched. GpuOp keeps only their
+// products (what the metrics use); the dimensions of kernels that are not 1-D live in
+// Trace::kernel_dims (24 bytes each), so the common 1-D launch costs nothing per op and a trace of
+// only 2-D kernels stays within the memory budget above (64 + 24 bytes per op).
+struct KernelDims {
+  std::array<std::uint32_t, 3> grid{1, 1, 1};
+  std::array<std::uint16_t, 3> block{1, 1, 1};  // at most 1024 threads per block
+  bool oneDimensional() const { return grid[1] == 1 && grid[2] == 1 && block[1] == 1 && block[2] == 1; }
+};
+
+// An entry of Trace::kernel_dims: the dimensions of the kernel at Trace::ops[op].
+struct OpDims {
+  std::uint32_t op = 0;
+  KernelDims dims;
 };
 
 // The engine an op occupies: kernels -> compute, memsets -> memset, copies by direction
@@ -185,6 +203,7 @@ struct Trace {
   TraceSource source = TraceSource::kNsys;
   std::vector<std::string> strings{std::string()};  // interned; strings[0] == ""
   std::vector<GpuOp> ops;
+  std::vector<OpDims> kernel_dims;  // kernels launched with a 2-D/3-D grid or block, by op index
   std::vector<RuntimeCall> runtime_calls;
   std::vector<SyncEvent> syncs;
   std::vector<CudaEventRecord> event_records;  // sorted by correlation id
@@ -203,5 +222,25 @@ struct Trace {
     return id < strings.size() ? std::string_view(strings[id]) : std::string_view();
   }
 };
+
+// The grid and block of trace.ops[op_index]: from Trace::kernel_dims, else (grid_blocks, 1, 1) x
+// (block_threads, 1, 1), a kernel launched in 1-D.
+inline KernelDims kernelDimsOf(const Trace& trace, std::size_t op_index) {
+  const auto& table = trace.kernel_dims;
+  const auto it = std::lower_bound(table.begin(), table.end(), op_index,
+                                   [](const OpDims& d, std::size_t i) { return std::size_t{d.op} < i; });
+  if (it != table.end() && it->op == op_index) return it->dims;
+  KernelDims dims;
+  dims.grid[0] = trace.ops[op_index].grid_blocks;
+  dims.block[0] = trace.ops[op_index].block_threads;
+  return dims;
+}
+
+// For readers: records the dimensions of the kernel about to be appended to trace.ops when it is
+// not 1-D.
+inline void addKernelDims(Trace& trace, const KernelDims& dims) {
+  if (dims.oneDimensional() || trace.ops.size() > UINT32_MAX) return;
+  trace.kernel_dims.push_back({static_cast<std::uint32_t>(trace.ops.size()), dims});
+}
 
 }  // namespace cuoverlap

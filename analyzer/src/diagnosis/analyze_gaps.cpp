@@ -64,6 +64,12 @@ GapAnalysis analyzeGaps(const Trace& trace, const Scope& scope, std::uint16_t de
   return diagnosis::analyzeGapsOfView(diagnosis::DeviceView(trace, scope, device_id), threshold_ns);
 }
 
+std::vector<IdleGap> listGaps(const Trace& trace, const Scope& scope, std::uint16_t device_id,
+                              Ns threshold_ns) {
+  return diagnosis::attributeGaps(diagnosis::DeviceView(trace, scope, device_id),
+                                  std::max<Ns>(threshold_ns, 1));
+}
+
 GapAnalysis diagnoseDevice(const Trace& trace, const Scope& scope, std::uint16_t device_id,
                            Ns threshold_ns, std::vector<Finding>& findings,
                            FindingsExplained* explained) {

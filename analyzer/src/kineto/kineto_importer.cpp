@@ -148,6 +148,10 @@ class ModelBuilder : public EventSink {
       if (e.has_grid) op.grid_blocks = static_cast<std::uint32_t>(e.grid_blocks);
       if (e.has_block) op.block_threads = clampTo<std::uint16_t>(static_cast<std::int64_t>(e.block_threads));
       op.bytes = 0;
+      KernelDims dims;
+      dims.grid = e.grid;
+      for (int i = 0; i < 3; ++i) dims.block[i] = clampTo<std::uint16_t>(static_cast<std::int64_t>(e.block[i]));
+      addKernelDims(trace_, dims);
     } else if (kind == EventKind::kMemcpy) {
       op.kind = OpKind::kMemcpy;
       const CopyName copy = parseMemcpyName(e.get(Field::kName));

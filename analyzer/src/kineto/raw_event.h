@@ -29,6 +29,8 @@ struct RawEvent {
   std::uint64_t block_threads = 1;      // product of args.block
   bool has_grid = false;
   bool has_block = false;
+  std::array<std::uint32_t, 3> grid{1, 1, 1};   // args.grid as x, y, z (each clamped to 32 bits)
+  std::array<std::uint32_t, 3> block{1, 1, 1};  // args.block as x, y, z
   std::uint64_t index = 0;              // position in traceEvents, for error messages
 
   bool has(Field f) const { return present.test(static_cast<std::size_t>(f)); }
@@ -47,6 +49,7 @@ struct RawEvent {
     is_string.reset();
     grid_blocks = block_threads = 1;
     has_grid = has_block = false;
+    grid = block = {1, 1, 1};
   }
 };
 

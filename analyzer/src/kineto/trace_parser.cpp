@@ -125,6 +125,8 @@ class SaxHandler {
         if (key_ == "grid" || key_ == "block") {
           dimension_ = key_ == "grid" ? &event_.grid_blocks : &event_.block_threads;
           (key_ == "grid" ? event_.has_grid : event_.has_block) = true;
+          axes_ = key_ == "grid" ? &event_.grid : &event_.block;
+          axis_ = 0;
           return open(Scope::kDimensions);
         }
         return open(Scope::kSkip);
@@ -181,6 +183,7 @@ class SaxHandler {
         const auto dim = static_cast<std::uint64_t>(integerOr(value, 1));
         const std::uint64_t limit = std::numeric_limits<std::uint32_t>::max();
         *dimension_ = std::min(*dimension_ * std::min(dim, limit), limit);
+        if (axis_ < axes_->size()) (*axes_)[axis_++] = static_cast<std::uint32_t>(std::min(dim, limit));
         return true;
       }
       case Scope::kDevice: return deviceScalar(value);
@@ -207,6 +210,8 @@ class SaxHandler {
   RawEvent event_;
   RawDevice device_;
   std::uint64_t* dimension_ = nullptr;
+  std::array<std::uint32_t, 3>* axes_ = nullptr;  // the x, y, z of the dimension being read
+  std::size_t axis_ = 0;
   ParseStats stats_;
   bool saw_trace_events_ = false;
   bool saw_top_object_ = false;
