@@ -31,6 +31,7 @@ TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& options) {
   report.path = trace.path;
   report.source = trace.source;
   report.trace = &trace;
+  report.scope = options.scope;
   // Scope::range (NVTX --range) is handled by the diagnosis module: when set, it fills
   // report.range_instances with one analysis per range instance and sums them into
   // report.devices. Until then the whole scope is analyzed as one.

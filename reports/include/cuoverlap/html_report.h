@@ -15,13 +15,11 @@
 namespace cuoverlap {
 
 struct HtmlOptions {
-  // The width the timeline is drawn for: ops shorter than span/timeline_pixels that follow each
-  // other are merged into one block, which bounds the page size for traces of millions of ops.
-  int timeline_pixels = 1200;
   int max_nvtx_depth = 3;  // NVTX nesting levels drawn as lanes
 };
 
 std::string renderHtml(const Report& report, const HtmlOptions& options = {});
+void renderHtml(const Report& report, const HtmlOptions& options, std::ostream& out);
 void renderHtml(const Report& report, std::ostream& out);  // default options
 
 // & < > " ' as character references: safe in element content and quoted attributes.
