@@ -12,6 +12,7 @@ namespace cuoverlap::html {
 const char* const kScript = R"JS(
 (function () {
   'use strict';
+  var started = performance.now();
   var DIG = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_', VAL = new Int8Array(128);
   for (var q = 0; q < 64; q++) VAL[DIG.charCodeAt(q)] = q;
   var AH = 22, RH = 18, ENGINES = ['compute', 'h2d', 'd2h', 'd2d', 'other_copy', 'memset'];
@@ -109,6 +110,8 @@ const char* const kScript = R"JS(
     };
     g.views.forEach(function (tl) { tl.timeline = new Timeline(tl, g); });
   });
+  // How long decoding and the first drawing took, and the time since navigation (for tests).
+  document.body.setAttribute('data-timeline-ms', Math.round(performance.now() - started) + ' ' + Math.round(performance.now()));
 
   function Timeline(tl, g) {
     var self = this, names = [], labels = unpack(tl.dataset.labels || '');
@@ -143,7 +146,8 @@ const char* const kScript = R"JS(
       for (r = 0; r < lanes.length; r++) if (lanes[r].gaps) drawGaps(ctx, r);
       axis(ctx);
       for (r = 0; r < lanes.length; r++) if (lanes[r].n) drawLane(ctx, lanes[r], AH + r * RH + 2, RH - 4);
-      view.textContent = 'showing ' + tickLabel(g.v0, 1, unitOf(g.v1)).replace(/^0$/, '+0') + ' to +' + fmt(g.v1) + ' (' + fmt(g.v1 - g.v0) + ')';
+      var vu = unitOf(g.v1), vs = Math.max(1, (g.v1 - g.v0) / 1000);
+      view.textContent = 'showing ' + tickLabel(g.v0, vs, vu).replace(/^0$/, '+0') + ' to ' + tickLabel(g.v1, vs, vu) + ' (' + fmt(g.v1 - g.v0) + ')';
       tl.setAttribute('data-view', (g.v0 / g.span).toFixed(6) + ':' + (g.v1 / g.span).toFixed(6));
       tl.setAttribute('data-drawn', String(drawnCount));
     }
@@ -160,11 +164,12 @@ const char* const kScript = R"JS(
     function axis(ctx) {
       var step = tickStep(g.v1 - g.v0), u = unitOf(Math.max(Math.abs(g.v1), step));
       ctx.fillStyle = '#5d6675'; ctx.strokeStyle = '#e3e6eb'; ctx.textBaseline = 'middle';
-      for (var i = Math.ceil(g.v0 / step); i * step <= g.v1; i++) {
+      for (var i = Math.ceil(g.v0 / step), used = -Infinity; i * step <= g.v1; i++) {
         var px = Math.round(x(i * step)) + 0.5, text = tickLabel(i * step, step, u), tw = ctx.measureText(text).width;
         ctx.beginPath(); ctx.moveTo(px, AH - 6); ctx.lineTo(px, H); ctx.stroke();
-        ctx.textAlign = px + tw + 4 > W ? 'right' : 'left';  // the last label stays inside the plot
-        ctx.fillText(text, ctx.textAlign === 'right' ? px - 3 : px + 3, AH / 2);
+        var left = px + tw + 4 > W ? px - 3 - tw : px + 3;  // the last label stays inside the plot
+        if (left < used + 8) continue;  // and never covers the one before
+        ctx.textAlign = 'left'; ctx.fillText(text, left, AH / 2); used = left + tw;
       }
       ctx.fillStyle = '#1d2330'; ctx.fillRect(0, AH - 1, W, 1);
     }

@@ -45,7 +45,7 @@ TEST_CASE("html report for every golden trace is self-contained", "[html]") {
     CHECK(html.find("</html>") != std::string::npos);
     CHECK_FALSE(std::regex_search(html, external));
     CHECK(countOf(html, "<script") == 1);
-    CHECK(html.find("<svg class=\"tl-plot\"") != std::string::npos);
+    CHECK(html.find("<canvas class=\"tl-plot\"") != std::string::npos);
     CHECK(html.find("overlap ratio") != std::string::npos);
   }
 }
@@ -70,6 +70,39 @@ TEST_CASE("html report escapes script in kernel and NVTX names", "[html]") {
   CHECK(html.find("GPU &lt;b&gt;bold&lt;/b&gt;") != std::string::npos);
   const std::string md = analyzeTo(path, "markdown", "hostile.md");
   CHECK_FALSE(std::regex_search(md, std::regex("(^|[^\\\\])<")));
+}
+
+TEST_CASE("html report of 1,000 kernels sharing a 1 MiB name stays small", "[html]") {
+  const std::string path = tempTracePath("huge_name.sqlite");
+  const std::string name = "void k<" + std::string(1 << 20, 'a') + ">(float*)";
+  {
+    SyntheticTrace trace(path);
+    trace.addDevice(0, "GPU");
+    for (int i = 0; i < 1000; ++i) {
+      const Ns start = 1'000'000 + i * 20'000LL;
+      trace.addRuntimeCall(start - 5'000, start - 1'000, static_cast<std::uint32_t>(i + 1), "cudaLaunchKernel");
+      trace.addOp({OpKind::kKernel, start, start + 10'000, CopyKind::kHtoD, 13, 0, 4242,
+                   static_cast<std::uint32_t>(i + 1), -1, name});
+    }
+  }
+  const std::string html = analyzeTo(path, "html", "huge_name.html");
+  CHECK(html.size() < 5'000'000);  // was 1.05 GB: the name in every rectangle
+  // The full name once, in the names table (escaped).
+  CHECK(countOf(html, "void k&lt;" + std::string(1 << 20, 'a') + "&gt;(float*)") == 1);
+  // The first launch call ends before the first op, where the axis starts.
+  CHECK(html.find("1000 ops, 999 CUDA API calls") != std::string::npos);
+}
+
+TEST_CASE("html report of a multi-GPU trace draws both devices on one axis", "[html]") {
+  const std::string html = analyzeTo(std::string(CUOVERLAP_TEST_DATA) + "/streams_multi-gpu_2xH200.sqlite",
+                                     "html", "multi_gpu.html");
+  CHECK(countOf(html, "<canvas class=\"tl-plot\"") == 1);
+  const auto device0 = html.find("title=\"device 0: NVIDIA H200\"");
+  const auto device1 = html.find("title=\"device 1: NVIDIA H200\"");
+  REQUIRE(device0 != std::string::npos);
+  REQUIRE(device1 != std::string::npos);
+  CHECK(device0 < device1);
+  CHECK(html.find("title=\"h2d engine\"", device1) != std::string::npos);
 }
 
 TEST_CASE("markdown report for a real export has its metrics and findings", "[markdown]") {
