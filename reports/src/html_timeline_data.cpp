@@ -143,7 +143,7 @@ class LabelTable {
     if (op.kind == OpKind::kKernel) return data_.names.ofString(op.name);
     if (op.kind == OpKind::kMemset) return data_.names.ofText("memset");
     const MemKind memory = op.copy_kind == CopyKind::kDtoH ? op.dst_kind : op.src_kind;
-    return data_.names.ofText(fmt::format("memcpy {} ({})", copyKindName(op.copy_kind), memKindName(memory)));
+    return data_.names.ofText(fmt::format("memcpy {} {}", copyKindName(op.copy_kind), memKindName(memory)));
   }
   TimelineData& data_;
   std::map<OpLabel, std::uint32_t> index_;

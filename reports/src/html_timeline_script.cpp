@@ -34,6 +34,7 @@ const char* const kScript = R"JS(
   var UNITS = [[1e9, 's'], [1e6, 'ms'], [1e3, '\u00b5s'], [1, 'ns']];
   function unitOf(ns) { for (var i = 0; i < 3; i++) if (Math.abs(ns) >= UNITS[i][0]) return UNITS[i]; return UNITS[3]; }
   function fmt(ns) { var u = unitOf(ns), v = ns / u[0]; return (u[0] === 1 ? v.toFixed(0) : v.toPrecision(4).replace(/\.?0+$/, '')) + ' ' + u[1]; }
+  function at(t) { return (t < 0 ? '\u2212' : '+') + fmt(Math.abs(t)); }
   function fmtBytes(b) {
     var u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'], i = 0;
     while (b >= 1024 && i < 4) { b /= 1024; i++; }
@@ -256,12 +257,12 @@ const char* const kScript = R"JS(
         lines.push(kind === 0 ? 'kernel \u00b7 grid ' + labels[L + 4] + ' \u00b7 block ' + labels[L + 5] : fmtBytes(labels[L + 3]) + ' \u00b7 ' + ENGINES[labels[L + 1]] + ' engine');
       } else if (lane.k === 'e') lines.push(ENGINES[lane.engine] + ' engine busy (union of its ops)');
       else lines.push(clip(names[lane.name[i]] || '', 2000));
-      lines.push('+' + fmt(lane.s[i]) + ', ' + fmt(lane.e[i] - lane.s[i]) + ' \u00b7 ' + lane.label);
+      lines.push(at(lane.s[i]) + ', ' + fmt(lane.e[i] - lane.s[i]) + ' \u00b7 ' + lane.label);
       if (lane.corr && lane.corr[i]) lines.push('correlation ' + lane.corr[i]);
       var p = partner(lane, i);
       if (p) {
         var pl = lanes[p[0]];
-        lines.push((lane.k === 'a' ? 'launched ' + (pl.k === 's' ? shortName(names[labels[pl.name[p[1]] * 6]] || '') : '') + ' on ' : 'launched by ' + display(pl.name[p[1]]) + ' on ') + pl.label + ' at +' + fmt(pl.s[p[1]]));
+        lines.push((lane.k === 'a' ? 'launched ' + (pl.k === 's' ? shortName(names[labels[pl.name[p[1]] * 6]] || '') : '') + ' on ' : 'launched by ' + display(pl.name[p[1]]) + ' on ') + pl.label + ' at ' + at(pl.s[p[1]]));
       }
       return { lines: lines, partner: p };
     }
