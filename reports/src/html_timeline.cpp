@@ -39,7 +39,9 @@ void appendLane(std::string& out, const TimelineLane& lane) {
   fmt::format_to(std::back_inserter(out), " title=\"{0}\">{0}</div>", label);
 }
 
-void appendLegend(std::string& out) {
+// Engines, then the gap causes that this trace's devices have (any cause the analysis knows,
+// with a fallback colour for one the style sheet does not name).
+void appendLegend(std::string& out, const TraceReport& trace) {
   out += "<div class=\"legend\">";
   for (Engine engine : {Engine::kCompute, Engine::kH2D, Engine::kD2H, Engine::kD2D,
                         Engine::kOtherCopy, Engine::kMemset}) {
@@ -47,10 +49,15 @@ void appendLegend(std::string& out) {
                    engineClass(engine), engineName(engine));
   }
   out += "<span><i class=\"sw nvtx\"></i>NVTX</span><span><i class=\"sw api\"></i>CUDA API</span>";
-  for (GapCause cause : {GapCause::kSyncWait, GapCause::kAllocation, GapCause::kPageableStaging,
-                         GapCause::kHostLaunch, GapCause::kDependency, GapCause::kUnknown}) {
-    fmt::format_to(std::back_inserter(out), "<span><i class=\"sw gap {}\"></i>gap: {}</span>",
-                   gapClass(cause), gapCauseName(cause));
+  std::vector<std::string_view> causes;
+  for (const DeviceReport& device : trace.devices) {
+    for (const IdleGap& gap : device.gaps.largest) {
+      const std::string_view cause = gapCauseName(gap.cause);
+      if (std::find(causes.begin(), causes.end(), cause) != causes.end()) continue;
+      causes.push_back(cause);
+      fmt::format_to(std::back_inserter(out), "<span><i class=\"sw gap {}\"></i>gap: {}</span>",
+                     gapClass(gap.cause), escapeHtml(cause));
+    }
   }
   out += "</div>";
 }
@@ -159,7 +166,7 @@ void appendTimeline(std::string& out, const TraceReport& trace, const TimelineAx
     out += "</li>";
   }
   out += "</ol>\n";
-  appendLegend(out);
+  appendLegend(out, trace);
   appendNote(out, data);
   out += "</div>\n";
 }

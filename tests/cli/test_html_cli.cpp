@@ -78,11 +78,15 @@ TEST_CASE("html report of 1,000 kernels sharing a 1 MiB name stays small", "[htm
   {
     SyntheticTrace trace(path);
     trace.addDevice(0, "GPU");
+    trace.addOp({OpKind::kKernel, 1'000'000, 1'010'000, CopyKind::kHtoD, 13, 0, 4242, 1, -1, name});
+    // The other 999 kernels share the first one's name string (as in a real trace).
+    trace.exec("CREATE TEMP TABLE k AS SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL");
     for (int i = 0; i < 1000; ++i) {
       const Ns start = 1'000'000 + i * 20'000LL;
       trace.addRuntimeCall(start - 5'000, start - 1'000, static_cast<std::uint32_t>(i + 1), "cudaLaunchKernel");
-      trace.addOp({OpKind::kKernel, start, start + 10'000, CopyKind::kHtoD, 13, 0, 4242,
-                   static_cast<std::uint32_t>(i + 1), -1, name});
+      if (i == 0) continue;
+      trace.exec("UPDATE k SET start = start + 20000, end = end + 20000, correlationId = correlationId + 1");
+      trace.exec("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT * FROM k");
     }
   }
   const std::string html = analyzeTo(path, "html", "huge_name.html");
