@@ -188,7 +188,9 @@ const char* const kScript = R"JS(
     function drawLane(ctx, lane, y, h) {
       var cov = new Float32Array(W * 6), first = firstEnding(lane, g.v0), rects = 0, span = g.v1 - g.v0;
       for (var i = first; i < lane.n && lane.s[i] < g.v1; i++) {
-        var x0 = x(lane.s[i]), x1 = x(lane.e[i]), col = lane.k === 's' ? labels[lane.name[i] * 6 + 1] : lane.k === 'e' ? lane.engine : 0;
+        var x0 = x(lane.s[i]), x1 = x(lane.e[i]);
+        if (x1 < 0) continue;  // ends before the window (an earlier item reaches into it)
+        var col = lane.k === 's' ? labels[lane.name[i] * 6 + 1] : lane.k === 'e' ? lane.engine : 0;
         if (x1 - x0 >= 2 && rects < 4000) {
           rects++;
           var a = Math.max(x0, -2), b = Math.min(x1, W + 2);
