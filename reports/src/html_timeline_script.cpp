@@ -219,7 +219,7 @@ const char* const kScript = R"JS(
         for (var k = 0; k < 6; k++) {
           var f = cov[c * 6 + k];
           if (f <= 0) continue;
-          var bh = Math.max(1, Math.min(h - used, f * h));
+          var bh = Math.max(2, Math.min(h - used, f * h));  // at least 2 px: work is never invisible
           if (bh <= 0) break;
           ctx.fillStyle = colourOf(k); ctx.fillRect(c, y + h - used - bh, 1, bh); used += bh;
         }
