@@ -7,6 +7,7 @@
 
 #include "cuoverlap/html_report.h"
 #include "html_timeline.h"
+#include "html_timeline_data.h"
 #include "sample_report.h"
 
 using namespace cuoverlap;
@@ -267,4 +268,27 @@ TEST_CASE("html names a device without a name by its id alone", "[html]") {
   const std::string html = renderHtml(singleDeviceReport(trace));
   CHECK(html.find("<h3>Device 0</h3>") != std::string::npos);
   CHECK(html.find("title=\"device 0\">device 0</div>") != std::string::npos);
+}
+
+TEST_CASE("html number packing round-trips through the page script's decoding", "[html]") {
+  html::NumberPacker packer;
+  const std::vector<std::int64_t> values = {0, 1, -1, 31, 32, -17, 1'000'000'007, -(1LL << 40),
+                                            (1LL << 53) - 1, -((1LL << 52) + 3)};
+  for (std::int64_t value : values) packer.addSigned(value);
+  packer.add(0);
+  packer.add(31);
+  packer.add(32);
+  packer.add(1ULL << 62);
+  CHECK(packer.text().find_first_of("<>&\"' ") == std::string::npos);
+  const auto decoded = unpack(packer.text());
+  REQUIRE(decoded.size() == values.size() + 4);
+  for (std::size_t i = 0; i < values.size(); ++i) CHECK(unzigzag(decoded[i]) == values[i]);
+  CHECK(decoded[values.size()] == 0);
+  CHECK(decoded[values.size() + 1] == 31);
+  CHECK(decoded[values.size() + 2] == 32);
+  CHECK(decoded[values.size() + 3] == (1LL << 62));
+  html::NumberPacker small;
+  small.add(5);
+  small.add(33);  // 33 = 1 + 32: digit 1 continued, then 1
+  CHECK(small.text() == "5X1");
 }
