@@ -109,6 +109,36 @@ TEST_CASE("html report of a multi-GPU trace draws both devices on one axis", "[h
   CHECK(html.find("title=\"h2d engine\"", device1) != std::string::npos);
 }
 
+TEST_CASE("html report of two ranks recorded on one host shares one time axis", "[html]") {
+  std::string paths;
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string path = tempTracePath("rank" + std::to_string(rank) + ".sqlite");
+    SyntheticTrace trace(path);
+    trace.exec("INSERT INTO CUOVERLAP_SESSION VALUES ('host', 'node1')");
+    trace.addDevice(static_cast<std::uint16_t>(rank), "GPU");
+    // Rank 1 starts 2 ms after rank 0 on the same clock.
+    const Ns start = 1'000'000'000 + rank * 2'000'000LL;
+    trace.addOp({OpKind::kKernel, start, start + 5'000'000, CopyKind::kHtoD, 13,
+                 static_cast<std::uint16_t>(rank), static_cast<std::uint32_t>(100 + rank), 1, -1, "step"});
+    paths += path + " ";
+  }
+  const std::string html = analyzeTo(paths, "html", "ranks.html");
+  // One axis from rank 0's start to rank 1's end: 7 ms, in both timelines.
+  CHECK(countOf(html, "<div class=\"tl\" data-axis=\"0\" data-span=\"7000000\"") == 2);
+  // Rank 1's compute engine is busy from 2 ms into the shared axis for 5 ms: start (zigzag: 2 x
+  // 2,000,000) and length in the page's base-32 code (html_timeline_data.h).
+  const auto packed = [](std::uint64_t value) {
+    const std::string digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_";
+    std::string out;
+    for (; value >= 32; value >>= 5) out += digits[32 + (value & 31)];
+    return out + digits[value];
+  };
+  const auto rank1 = html.find("title=\"device 1: GPU\"");
+  REQUIRE(rank1 != std::string::npos);
+  CHECK(html.find("data-e=\"0\" data-d=\"" + packed(4'000'000) + packed(5'000'000) + "\"", rank1) !=
+        std::string::npos);
+}
+
 TEST_CASE("markdown report for a real export has its metrics and findings", "[markdown]") {
   const std::string md = analyzeTo(std::string(CUOVERLAP_SHARED_TRACES) + "/gpu4_report1.sqlite",
                                    "markdown", "gpu4_report1.md");
