@@ -186,7 +186,7 @@ const char* const kScript = R"JS(
     }
     var drawnCount = 0;
     function drawLane(ctx, lane, y, h) {
-      var cov = new Float32Array(W * 6), first = firstEnding(lane, g.v0), rects = 0, span = g.v1 - g.v0;
+      var cov = new Float32Array(W * 6), first = firstEnding(lane, g.v0), rects = 0;
       for (var i = first; i < lane.n && lane.s[i] < g.v1; i++) {
         var x0 = x(lane.s[i]), x1 = x(lane.e[i]);
         if (x1 < 0) continue;  // ends before the window (an earlier item reaches into it)
