@@ -264,10 +264,12 @@ const char* const kScript = R"JS(
       var p = partner(lane, i);
       if (p) {
         var pl = lanes[p[0]];
-        lines.push((lane.k === 'a' ? 'launched ' + (pl.k === 's' ? shortName(names[labels[pl.name[p[1]] * 6]] || '') : '') + ' on ' : 'launched by ' + display(pl.name[p[1]]) + ' on ') + pl.label + ' at ' + at(pl.s[p[1]]));
+        var where = pl.k === 'a' ? headerOf(p[0]) : pl.label;
+        lines.push((lane.k === 'a' ? 'launched ' + display(labels[pl.name[p[1]] * 6]) : 'launched by ' + display(pl.name[p[1]])) + ' on ' + where + ' at ' + at(pl.s[p[1]]));
       }
       return { lines: lines, partner: p };
     }
+    function headerOf(r) { while (r > 0 && lanes[r].k !== 'h') r--; return lanes[r].label; }
     function gapAt(r, t) {
       for (var h = r; h >= 0; h--) {
         if (lanes[h].k !== 'h') continue;
