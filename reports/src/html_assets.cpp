@@ -33,10 +33,10 @@ th{color:var(--muted);font-weight:600;font-size:12px}
 canvas.tl-plot{display:block;width:100%;cursor:grab;background:#fff}
 canvas.tl-over{position:absolute;left:0;top:0;pointer-events:none}
 .tl-tip{position:absolute;z-index:2;max-width:560px;background:#1d2330;color:#fff;font-size:12px;line-height:1.35;padding:6px 8px;border-radius:4px;pointer-events:none;white-space:pre-wrap;overflow-wrap:anywhere}
-:root{--e-compute:#3b73b9;--e-h2d:#3f9b4f;--e-d2h:#e8832a;--e-d2d:#9a62b3;--e-other_copy:#8c6d52;--e-memset:#c9a21a;--nvtx:#7a8699;--api:#5b8fa8;
+:root{--e-compute:#3b73b9;--e-comm:#c8435a;--e-h2d:#3f9b4f;--e-d2h:#e8832a;--e-d2d:#9a62b3;--e-other_copy:#8c6d52;--e-memset:#c9a21a;--nvtx:#7a8699;--api:#5b8fa8;
 --g-sync-wait:#e53935;--g-allocation:#8e24aa;--g-pageable-staging:#fb8c00;--g-host-launch:#00acc1;--g-dependency:#3949ab;--g-host-busy:#6d4c41;--g-module-load:#2e7d32;--g-unknown:#9e9e9e}
 .e-compute{background:var(--e-compute)}.e-h2d{background:var(--e-h2d)}.e-d2h{background:var(--e-d2h)}
-.e-d2d{background:var(--e-d2d)}.e-other_copy{background:var(--e-other_copy)}.e-memset{background:var(--e-memset)}
+.e-d2d{background:var(--e-d2d)}.e-other_copy{background:var(--e-other_copy)}.e-memset{background:var(--e-memset)}.e-comm{background:var(--e-comm)}
 .nvtx{background:var(--nvtx)}.api{background:var(--api)}
 .gap{background:var(--g-unknown)}
 .g-sync-wait{background:var(--g-sync-wait)}.g-allocation{background:var(--g-allocation)}.g-pageable-staging{background:var(--g-pageable-staging)}

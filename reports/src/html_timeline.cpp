@@ -4,6 +4,7 @@
 #include "html_timeline.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <iterator>
@@ -43,10 +44,8 @@ void appendLane(std::string& out, const TimelineLane& lane) {
 // with a fallback colour for one the style sheet does not name).
 void appendLegend(std::string& out, const TraceReport& trace) {
   out += "<div class=\"legend\">";
-  for (Engine engine : {Engine::kCompute, Engine::kH2D, Engine::kD2H, Engine::kD2D,
-                        Engine::kOtherCopy, Engine::kMemset}) {
-    fmt::format_to(std::back_inserter(out), "<span><i class=\"sw {}\"></i>{}</span>",
-                   engineClass(engine), engineName(engine));
+  for (std::string_view engine : engineNames()) {
+    fmt::format_to(std::back_inserter(out), "<span><i class=\"sw e-{0}\"></i>{0}</span>", engine);
   }
   out += "<span><i class=\"sw nvtx\"></i>NVTX</span><span><i class=\"sw api\"></i>CUDA API</span>";
   std::vector<std::string_view> causes;
@@ -148,8 +147,8 @@ void appendTimeline(std::string& out, const TraceReport& trace, const TimelineAx
   if (trace.trace == nullptr || axis.end <= axis.start) return;
   const TimelineData data = collectTimeline(trace, axis.start, axis.end, options);
   fmt::format_to(std::back_inserter(out),
-                 "<div class=\"tl\" data-axis=\"{}\" data-span=\"{}\" data-labels=\"{}\">\n",
-                 axis.group, axis.end - axis.start, data.labels.text());
+                 "<div class=\"tl\" data-axis=\"{}\" data-span=\"{}\" data-engines=\"{}\" data-labels=\"{}\">\n",
+                 axis.group, axis.end - axis.start, fmt::join(engineNames(), " "), data.labels.text());
   out += "<div class=\"tl-controls\"><button type=\"button\" data-zoom=\"in\">zoom in</button>"
          "<button type=\"button\" data-zoom=\"out\">zoom out</button>"
          "<button type=\"button\" data-zoom=\"reset\">reset</button><span class=\"tl-view\"></span></div>\n"

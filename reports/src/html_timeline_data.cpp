@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -195,7 +194,7 @@ void collectDevice(const TraceReport& report, const DeviceReport& device, Ns sta
   const std::uint16_t device_id = device.metrics.device_id;
   using StreamKey = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>;  // pid, context, stream
   std::map<StreamKey, std::pair<TimelineLane, std::unique_ptr<LaneWriter>>> streams;
-  std::array<EngineUnion, 6> engines;
+  std::vector<EngineUnion> engines(engineNames().size());
   for (std::size_t e = 0; e < engines.size(); ++e) {
     engines[e].writer = std::make_unique<LaneWriter>(engines[e].lane, start);
   }
@@ -212,7 +211,9 @@ void collectDevice(const TraceReport& report, const DeviceReport& device, Ns sta
     writer->interval(op.start, op.end);
     lane.data.add(labels.of(op));
     writer->correlation(op.correlation_id);
-    engines[static_cast<std::size_t>(engineOf(op))].add(op.start, op.end);
+    // Any engine engineNames() knows gets a lane; a value beyond it only colours the stream lane.
+    const auto engine = static_cast<std::size_t>(engineOf(op));
+    if (engine < engines.size()) engines[engine].add(op.start, op.end);
     ++data.ops;
   }
   TimelineLane header;
@@ -231,6 +232,16 @@ void collectDevice(const TraceReport& report, const DeviceReport& device, Ns sta
 }
 
 }  // namespace
+
+std::vector<std::string_view> engineNames() {
+  std::vector<std::string_view> names;
+  for (int engine = 0; engine < 64; ++engine) {
+    const std::string_view name = engineName(static_cast<Engine>(engine));
+    if (name == "unknown") break;
+    names.push_back(name);
+  }
+  return names;
+}
 
 void NumberPacker::add(std::uint64_t value) {
   while (value >= 32) {

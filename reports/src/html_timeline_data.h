@@ -80,6 +80,10 @@ struct TimelineData {
   std::uint64_t ranges = 0;
 };
 
+// The names of Engine's values in order (engineName of 0, 1, ... up to the first "unknown"): the
+// page numbers engines by them.
+std::vector<std::string_view> engineNames();
+
 // The lanes of a trace over [start, end]: per process and thread (in --pid scope) its NVTX levels
 // and CUDA API calls, then per device of the report a header, one lane per busy engine and one
 // lane per stream.

@@ -15,7 +15,7 @@ const char* const kScript = R"JS(
   var started = performance.now();
   var DIG = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_', VAL = new Int8Array(128);
   for (var q = 0; q < 64; q++) VAL[DIG.charCodeAt(q)] = q;
-  var AH = 22, RH = 18, ENGINES = ['compute', 'h2d', 'd2h', 'd2d', 'other_copy', 'memset'];
+  var AH = 22, RH = 18;
   var STRIDE = { n: 3, a: 4, e: 2, s: 4 };
   function unpack(s) {
     var out = new Float64Array(s.length), n = 0, v = 0, mul = 1;
@@ -28,7 +28,6 @@ const char* const kScript = R"JS(
   function zz(u) { return u % 2 ? -(u + 1) / 2 : u / 2; }
   var css = getComputedStyle(document.documentElement);
   function colour(name, fallback) { return css.getPropertyValue(name).trim() || fallback; }
-  var EC = ENGINES.map(function (e) { return colour('--e-' + e, '#3b73b9'); });
   var NVTX = colour('--nvtx', '#7a8699'), API = colour('--api', '#5b8fa8');
   function gapColour(cause) { return colour('--g-' + cause, '') || colour('--g-unknown', '#9e9e9e'); }
   var UNITS = [[1e9, 's'], [1e6, 'ms'], [1e3, '\u00b5s'], [1, 'ns']];
@@ -116,6 +115,9 @@ const char* const kScript = R"JS(
 
   function Timeline(tl, g) {
     var self = this, names = [], labels = unpack(tl.dataset.labels || '');
+    // Engines by their number in the page (Engine's values), coloured by the style sheet.
+    var ENGINES = (tl.dataset.engines || 'compute').split(' '), NE = ENGINES.length;
+    var EC = ENGINES.map(function (e) { return colour('--e-' + e, '#3b73b9'); });
     tl.querySelectorAll('.tl-names > li').forEach(function (li) { names.push(li.textContent); });
     var shortCache = {};
     function display(i) { return shortCache[i] !== undefined ? shortCache[i] : (shortCache[i] = shortName(names[i] || '')); }
@@ -186,7 +188,7 @@ const char* const kScript = R"JS(
     }
     var drawnCount = 0;
     function drawLane(ctx, lane, y, h) {
-      var cov = new Float32Array(W * 6), first = firstEnding(lane, g.v0), rects = 0;
+      var cov = new Float32Array(W * NE), first = firstEnding(lane, g.v0), rects = 0;
       for (var i = first; i < lane.n && lane.s[i] < g.v1; i++) {
         var x0 = x(lane.s[i]), x1 = x(lane.e[i]);
         if (x1 < 0) continue;  // ends before the window (an earlier item reaches into it)
@@ -206,7 +208,7 @@ const char* const kScript = R"JS(
           continue;
         }
         var c0 = Math.max(0, Math.floor(x0)), c1 = Math.min(W - 1, Math.floor(x1));
-        for (var c = c0; c <= c1; c++) cov[c * 6 + (col || 0)] += Math.min(x1, c + 1) - Math.max(x0, c);
+        for (var c = c0; c <= c1; c++) cov[c * NE + (col < NE ? col : 0)] += Math.min(x1, c + 1) - Math.max(x0, c);
       }
       drawnCount += rects;
       if (lane.k === 'n' || lane.k === 'a') { columns(ctx, cov, y, h, function () { return lane.k === 'n' ? NVTX : API; }); return; }
@@ -216,8 +218,8 @@ const char* const kScript = R"JS(
     function columns(ctx, cov, y, h, colourOf) {
       for (var c = 0; c < W; c++) {
         var used = 0;
-        for (var k = 0; k < 6; k++) {
-          var f = cov[c * 6 + k];
+        for (var k = 0; k < NE; k++) {
+          var f = cov[c * NE + k];
           if (f <= 0) continue;
           var bh = Math.max(2, Math.min(h - used, f * h));  // at least 2 px: work is never invisible
           if (bh <= 0) break;
