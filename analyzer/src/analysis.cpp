@@ -53,6 +53,7 @@ TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& given) {
   report.trace = &trace;
   report.warnings = trace.warnings;
   report.first_op_start = firstOpStart(trace);
+  report.scope = options.scope;
   // Scope::range (NVTX --range): one summary over every instance, each analyzed in its own window
   // (diagnosis/range_scope.cpp).
   if (options.scope.range) {

@@ -22,23 +22,26 @@ table{border-collapse:collapse;width:100%;table-layout:fixed;margin:6px 0 12px}
 th,td{border-bottom:1px solid var(--line);padding:4px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 th{color:var(--muted);font-weight:600;font-size:12px}
 .tl{border:1px solid var(--line);border-radius:8px;padding:8px;margin:10px 0}
-.tl-controls{display:flex;gap:6px;margin-bottom:6px}
+.tl-controls{display:flex;gap:6px;margin-bottom:6px;align-items:center}
 .tl-controls button{font:inherit;font-size:12px;padding:2px 10px;border:1px solid var(--line);border-radius:4px;background:#fff;cursor:pointer}
-.tl-body{display:grid;grid-template-columns:10rem minmax(0,1fr)}
-.tl-labels div{height:22px;line-height:22px;font-size:12px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;padding-right:6px;color:var(--muted)}
-.tl-main{min-width:0}
-svg.tl-plot{display:block;width:100%;cursor:grab;background:#fff}
-.tl-axis{position:relative;height:18px;border-top:1px solid var(--fg);font-size:11px;color:var(--muted);overflow:hidden}
-.tl-axis span{position:absolute;top:1px;white-space:nowrap;border-left:1px solid var(--muted);padding-left:2px}
-rect.stripe{fill:#f3f4f7}
-.e-compute{fill:#3b73b9;background:#3b73b9}.e-h2d{fill:#3f9b4f;background:#3f9b4f}.e-d2h{fill:#e8832a;background:#e8832a}
-.e-d2d{fill:#9a62b3;background:#9a62b3}.e-other_copy{fill:#8c6d52;background:#8c6d52}.e-memset{fill:#d4b02a;background:#d4b02a}.e-comm{fill:#c8435a;background:#c8435a}
-.nvtx{fill:#7a8699;background:#7a8699}
-rect.merged{opacity:.75}
-.gap{opacity:.45}
-.g-sync-wait{fill:#e35d5b;background:#e35d5b}.g-allocation{fill:#f29cb4;background:#f29cb4}.g-pageable-staging{fill:#f4b860;background:#f4b860}
-.g-host-launch{fill:#7cc6c0;background:#7cc6c0}.g-dependency{fill:#b8a9d9;background:#b8a9d9}.g-unknown{fill:#c9ccd1;background:#c9ccd1}
-.g-module-load{fill:#9bb86a;background:#9bb86a}.g-host-busy{fill:#e8d46a;background:#e8d46a}
+.tl-view{color:var(--muted);font-size:12px;margin-left:8px}
+.tl-body{display:grid;grid-template-columns:13rem minmax(0,1fr)}
+.tl-labels>div{height:18px;line-height:18px;font-size:11.5px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;padding-right:6px;color:var(--muted)}
+.tl-labels>div.tl-corner{height:22px}
+.tl-labels>div.kh{color:var(--fg);font-weight:600;background:#eef0f4}
+.tl-main{min-width:0;position:relative}
+canvas.tl-plot{display:block;width:100%;cursor:grab;background:#fff}
+canvas.tl-over{position:absolute;left:0;top:0;pointer-events:none}
+.tl-tip{position:absolute;z-index:2;max-width:560px;background:#1d2330;color:#fff;font-size:12px;line-height:1.35;padding:6px 8px;border-radius:4px;pointer-events:none;white-space:pre-wrap;overflow-wrap:anywhere}
+:root{--e-compute:#3b73b9;--e-comm:#c8435a;--e-h2d:#3f9b4f;--e-d2h:#e8832a;--e-d2d:#9a62b3;--e-other_copy:#8c6d52;--e-memset:#c9a21a;--nvtx:#7a8699;--api:#5b8fa8;
+--g-sync-wait:#e53935;--g-allocation:#8e24aa;--g-pageable-staging:#fb8c00;--g-host-launch:#00acc1;--g-dependency:#3949ab;--g-host-busy:#6d4c41;--g-module-load:#2e7d32;--g-unknown:#9e9e9e}
+.e-compute{background:var(--e-compute)}.e-h2d{background:var(--e-h2d)}.e-d2h{background:var(--e-d2h)}
+.e-d2d{background:var(--e-d2d)}.e-other_copy{background:var(--e-other_copy)}.e-memset{background:var(--e-memset)}.e-comm{background:var(--e-comm)}
+.nvtx{background:var(--nvtx)}.api{background:var(--api)}
+.gap{background:var(--g-unknown)}
+.g-sync-wait{background:var(--g-sync-wait)}.g-allocation{background:var(--g-allocation)}.g-pageable-staging{background:var(--g-pageable-staging)}
+.g-host-launch{background:var(--g-host-launch)}.g-dependency{background:var(--g-dependency)}.g-host-busy{background:var(--g-host-busy)}
+.g-module-load{background:var(--g-module-load)}.g-unknown{background:var(--g-unknown)}
 .legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:12px;color:var(--muted);margin-top:8px}
 .legend span{display:inline-flex;align-items:center;gap:4px}
 i.sw{display:inline-block;width:12px;height:12px;border-radius:2px}
@@ -51,69 +54,6 @@ i.sw{display:inline-block;width:12px;height:12px;border-radius:2px}
 code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px;overflow-wrap:anywhere}
 )CSS";
 
-const char* const kScript = R"JS(
-(function () {
-  function fmt(ns) {
-    var a = Math.abs(ns);
-    if (a < 1e3) return ns.toFixed(0) + ' ns';
-    if (a < 1e6) return (ns / 1e3).toFixed(1) + ' \u00b5s';
-    if (a < 1e9) return (ns / 1e6).toFixed(3) + ' ms';
-    return (ns / 1e9).toFixed(3) + ' s';
-  }
-  function tickStep(range) {
-    var raw = Math.max(1, range / 8), p = Math.pow(10, Math.floor(Math.log10(raw))), m = raw / p;
-    return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
-  }
-  document.querySelectorAll('.tl').forEach(function (tl) {
-    var svg = tl.querySelector('svg.tl-plot'), axis = tl.querySelector('.tl-axis');
-    var span = Number(tl.dataset.span), H = Number(svg.dataset.h), W = 1000;
-    var minW = Math.min(W, W * 100 / span), x0 = 0, w = W, drag = null;
-    function draw() {
-      svg.setAttribute('viewBox', x0 + ' 0 ' + w + ' ' + H);
-      var t0 = x0 / W * span, t1 = (x0 + w) / W * span, step = tickStep(t1 - t0), html = '';
-      for (var i = Math.ceil(t0 / step); i * step <= t1; i++) {
-        var left = (i * step - t0) / (t1 - t0) * 100;
-        if (left > 94) break;  // a label there would be cut off at the right edge
-        html += '<span style="left:' + left.toFixed(2) + '%">+' + fmt(i * step) + '</span>';
-      }
-      axis.innerHTML = html;
-      tl.setAttribute('data-view', (x0 / W).toFixed(4) + ':' + ((x0 + w) / W).toFixed(4));
-    }
-    function zoom(factor, at) {
-      var nw = Math.min(W, Math.max(minW, w * factor));
-      x0 = Math.min(W - nw, Math.max(0, x0 + (w - nw) * at));
-      w = nw;
-      draw();
-    }
-    svg.addEventListener('wheel', function (e) {
-      e.preventDefault();
-      var r = svg.getBoundingClientRect();
-      zoom(e.deltaY < 0 ? 0.8 : 1.25, (e.clientX - r.left) / r.width);
-    }, { passive: false });
-    svg.addEventListener('mousedown', function (e) { drag = { x: e.clientX, x0: x0 }; });
-    window.addEventListener('mousemove', function (e) {
-      if (!drag) return;
-      var r = svg.getBoundingClientRect();
-      x0 = Math.min(W - w, Math.max(0, drag.x0 - (e.clientX - drag.x) / r.width * w));
-      draw();
-    });
-    window.addEventListener('mouseup', function () { drag = null; });
-    svg.addEventListener('dblclick', function () { x0 = 0; w = W; draw(); });
-    tl.querySelectorAll('button[data-zoom]').forEach(function (b) {
-      b.addEventListener('click', function () {
-        if (b.dataset.zoom === 'reset') { x0 = 0; w = W; draw(); }
-        else zoom(b.dataset.zoom === 'in' ? 0.5 : 2, 0.5);
-      });
-    });
-    // A link can open zoomed in: report.html#zoom=0.25:0.5 shows that part of every timeline.
-    var m = /zoom=([0-9.]+):([0-9.]+)/.exec(location.hash);
-    if (m && Number(m[2]) > Number(m[1])) {
-      w = Math.max(minW, Math.min(W, (Number(m[2]) - Number(m[1])) * W));
-      x0 = Math.min(W - w, Math.max(0, Number(m[1]) * W));
-    }
-    draw();
-  });
-})();
-)JS";
+// kScript: html_timeline_script.cpp.
 
 }  // namespace cuoverlap::html

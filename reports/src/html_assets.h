@@ -5,7 +5,8 @@
 namespace cuoverlap::html {
 
 extern const char* const kStyleSheet;
-// Zoom and pan of every `.tl` timeline. Reads only numbers (data-span, data-h) from the page.
+// Draws every `.tl` timeline on its canvas (zoom, pan, hover). Reads packed numbers from data
+// attributes and names as text (textContent) from the names table; never parses markup.
 extern const char* const kScript;
 
 }  // namespace cuoverlap::html

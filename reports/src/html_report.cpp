@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <iterator>
+#include <sstream>
+#include <vector>
 
 #include "cuoverlap/names.h"
 #include "cuoverlap/units.h"
@@ -197,22 +199,22 @@ void appendScopeSummary(std::string& out, const TraceReport& trace) {
   out += "</ul>";
 }
 
-void appendTrace(std::string& out, const TraceReport& trace, const HtmlOptions& options) {
+// The timeline comes first, on the axis it shares with the traces recorded on the same clock; gap
+// times in the tables are relative to that axis's start, like the timeline's.
+void appendTrace(std::string& out, const TraceReport& trace, const html::TimelineAxis& axis,
+                 const HtmlOptions& options) {
   fmt::format_to(std::back_inserter(out), "<section><h2>{}</h2><p class=\"sub\">{} trace</p>",
                  escapeHtml(trace.path), sourceName(trace.source));
   appendSession(out, trace.trace);
   appendScopeSummary(out, trace);
   if (trace.devices.empty()) out += "<p>No GPU activity in this trace (within the chosen scope).</p>";
+  html::appendTimeline(out, trace, axis, options);
   for (const DeviceReport& device : trace.devices) {
-    fmt::format_to(std::back_inserter(out), "<h3>Device {}: {}</h3>", device.metrics.device_id,
-                   escapeHtml(device.metrics.name));
+    fmt::format_to(std::back_inserter(out), "<h3>Device {}{}{}</h3>", device.metrics.device_id,
+                   device.metrics.name.empty() ? "" : ": ", escapeHtml(device.metrics.name));
     appendCards(out, device.metrics);
     appendEngines(out, device.metrics);
-    const render::TimeWindow window = render::deviceWindow(trace, device.metrics.device_id);
-    if (trace.trace != nullptr && window.end > window.start) {
-      html::appendTimeline(out, *trace.trace, device, window.start, window.end, options);
-    }
-    appendGapTables(out, device, trace.trace, window.start);
+    appendGapTables(out, device, trace.trace, axis.start);
   }
   appendRangeInstances(out, trace);
   out += "<h3>Findings</h3>";
@@ -241,22 +243,34 @@ std::string escapeHtml(std::string_view text) {
   return out;
 }
 
-std::string renderHtml(const Report& report, const HtmlOptions& options) {
-  std::string out =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-      "<title>cuoverlap report</title><style>";
-  out += html::kStyleSheet;
-  out += "</style></head><body><main><h1>cuoverlap report</h1>"
+// Written one trace section at a time, so that memory holds one section, not the whole page.
+void renderHtml(const Report& report, const HtmlOptions& options, std::ostream& out) {
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+         "<title>cuoverlap report</title><style>"
+      << html::kStyleSheet
+      << "</style></head><body><main><h1>cuoverlap report</h1>"
          "<p class=\"sub\">Do the copies and kernels overlap, and why not?</p>\n";
-  for (const TraceReport& trace : report.traces) appendTrace(out, trace, options);
-  if (report.job) html::appendJob(out, *report.job);
-  out += "</main><script>";
-  out += html::kScript;
-  out += "</script></body></html>\n";
-  return out;
+  const std::vector<html::TimelineAxis> axes = html::timelineAxes(report);
+  for (std::size_t i = 0; i < report.traces.size(); ++i) {
+    std::string section;
+    appendTrace(section, report.traces[i], axes[i], options);
+    out << section;
+  }
+  if (report.job) {
+    std::string job;
+    html::appendJob(job, *report.job);
+    out << job;
+  }
+  out << "</main><script>" << html::kScript << "</script></body></html>\n";
 }
 
-void renderHtml(const Report& report, std::ostream& out) { out << renderHtml(report, HtmlOptions{}); }
+std::string renderHtml(const Report& report, const HtmlOptions& options) {
+  std::ostringstream out;
+  renderHtml(report, options, out);
+  return std::move(out).str();
+}
+
+void renderHtml(const Report& report, std::ostream& out) { renderHtml(report, HtmlOptions{}, out); }
 
 }  // namespace cuoverlap

@@ -1,8 +1,11 @@
-// The SVG timeline of one device in the HTML report: NVTX lanes, one lane per stream with ops
-// coloured by engine, idle gaps shaded by cause behind them, a time axis and zoom controls.
+// The timeline of one trace in the HTML report: per host thread its NVTX levels and CUDA API
+// calls, per device one lane per busy engine and one per stream, the largest idle gaps shaded by
+// cause, on one time axis. The page embeds the items (html_timeline_data.h) and its script draws
+// the visible window on a canvas (html_assets.cpp), so zooming in shows every op.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "cuoverlap/html_report.h"
 #include "cuoverlap/report.h"
@@ -13,8 +16,19 @@ namespace cuoverlap::html {
 std::string engineClass(Engine engine);
 std::string gapClass(GapCause cause);
 
-// Appends the timeline of `device` over [start, end) drawn from `trace`.
-void appendTimeline(std::string& out, const Trace& trace, const DeviceReport& device, Ns start,
-                    Ns end, const HtmlOptions& options);
+// The time axis of a trace's timeline. Traces recorded on one clock (not Nsight exports, whose
+// times start at their own session; the same host when known; overlapping in time, such as the
+// ranks of one distributed job) share one axis and `group`, so their timelines line up and zoom
+// together. start == end: the trace has no GPU activity to draw.
+struct TimelineAxis {
+  Ns start = 0;
+  Ns end = 0;
+  int group = 0;
+};
+std::vector<TimelineAxis> timelineAxes(const Report& report);  // one per trace, in report order
+
+// Appends the timeline of `trace` over `axis`.
+void appendTimeline(std::string& out, const TraceReport& trace, const TimelineAxis& axis,
+                    const HtmlOptions& options);
 
 }  // namespace cuoverlap::html

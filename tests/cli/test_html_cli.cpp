@@ -45,7 +45,7 @@ TEST_CASE("html report for every golden trace is self-contained", "[html]") {
     CHECK(html.find("</html>") != std::string::npos);
     CHECK_FALSE(std::regex_search(html, external));
     CHECK(countOf(html, "<script") == 1);
-    CHECK(html.find("<svg class=\"tl-plot\"") != std::string::npos);
+    CHECK(html.find("<canvas class=\"tl-plot\"") != std::string::npos);
     CHECK(html.find("overlap ratio") != std::string::npos);
   }
 }
@@ -70,6 +70,73 @@ TEST_CASE("html report escapes script in kernel and NVTX names", "[html]") {
   CHECK(html.find("GPU &lt;b&gt;bold&lt;/b&gt;") != std::string::npos);
   const std::string md = analyzeTo(path, "markdown", "hostile.md");
   CHECK_FALSE(std::regex_search(md, std::regex("(^|[^\\\\])<")));
+}
+
+TEST_CASE("html report of 1,000 kernels sharing a 1 MiB name stays small", "[html]") {
+  const std::string path = tempTracePath("huge_name.sqlite");
+  const std::string name = "void k<" + std::string(1 << 20, 'a') + ">(float*)";
+  {
+    SyntheticTrace trace(path);
+    trace.addDevice(0, "GPU");
+    trace.addOp({OpKind::kKernel, 1'000'000, 1'010'000, CopyKind::kHtoD, 13, 0, 4242, 1, -1, name});
+    // The other 999 kernels share the first one's name string (as in a real trace).
+    trace.exec("CREATE TEMP TABLE k AS SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL");
+    for (int i = 0; i < 1000; ++i) {
+      const Ns start = 1'000'000 + i * 20'000LL;
+      trace.addRuntimeCall(start - 5'000, start - 1'000, static_cast<std::uint32_t>(i + 1), "cudaLaunchKernel");
+      if (i == 0) continue;
+      trace.exec("UPDATE k SET start = start + 20000, end = end + 20000, correlationId = correlationId + 1");
+      trace.exec("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT * FROM k");
+    }
+  }
+  const std::string html = analyzeTo(path, "html", "huge_name.html");
+  CHECK(html.size() < 5'000'000);  // was 1.05 GB: the name in every rectangle
+  // The full name once, in the names table (escaped).
+  CHECK(countOf(html, "void k&lt;" + std::string(1 << 20, 'a') + "&gt;(float*)") == 1);
+  // The first launch call ends before the first op, where the axis starts.
+  CHECK(html.find("1000 ops, 999 CUDA API calls") != std::string::npos);
+}
+
+TEST_CASE("html report of a multi-GPU trace draws both devices on one axis", "[html]") {
+  const std::string html = analyzeTo(std::string(CUOVERLAP_TEST_DATA) + "/streams_multi-gpu_2xH200.sqlite",
+                                     "html", "multi_gpu.html");
+  CHECK(countOf(html, "<canvas class=\"tl-plot\"") == 1);
+  const auto device0 = html.find("title=\"device 0: NVIDIA H200\"");
+  const auto device1 = html.find("title=\"device 1: NVIDIA H200\"");
+  REQUIRE(device0 != std::string::npos);
+  REQUIRE(device1 != std::string::npos);
+  CHECK(device0 < device1);
+  CHECK(html.find("title=\"h2d engine\"", device1) != std::string::npos);
+}
+
+TEST_CASE("html report of two ranks recorded on one host shares one time axis", "[html]") {
+  std::string paths;
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string path = tempTracePath("rank" + std::to_string(rank) + ".sqlite");
+    SyntheticTrace trace(path);
+    trace.exec("INSERT INTO CUOVERLAP_SESSION VALUES ('host', 'node1')");
+    trace.addDevice(static_cast<std::uint16_t>(rank), "GPU");
+    // Rank 1 starts 2 ms after rank 0 on the same clock.
+    const Ns start = 1'000'000'000 + rank * 2'000'000LL;
+    trace.addOp({OpKind::kKernel, start, start + 5'000'000, CopyKind::kHtoD, 13,
+                 static_cast<std::uint16_t>(rank), static_cast<std::uint32_t>(100 + rank), 1, -1, "step"});
+    paths += path + " ";
+  }
+  const std::string html = analyzeTo(paths, "html", "ranks.html");
+  // One axis from rank 0's start to rank 1's end: 7 ms, in both timelines.
+  CHECK(countOf(html, "<div class=\"tl\" data-axis=\"0\" data-span=\"7000000\"") == 2);
+  // Rank 1's compute engine is busy from 2 ms into the shared axis for 5 ms: start (zigzag: 2 x
+  // 2,000,000) and length in the page's base-32 code (html_timeline_data.h).
+  const auto packed = [](std::uint64_t value) {
+    const std::string digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_";
+    std::string out;
+    for (; value >= 32; value >>= 5) out += digits[32 + (value & 31)];
+    return out + digits[value];
+  };
+  const auto rank1 = html.find("title=\"device 1: GPU\"");
+  REQUIRE(rank1 != std::string::npos);
+  CHECK(html.find("data-e=\"0\" data-d=\"" + packed(4'000'000) + packed(5'000'000) + "\"", rank1) !=
+        std::string::npos);
 }
 
 TEST_CASE("markdown report for a real export has its metrics and findings", "[markdown]") {

@@ -1,8 +1,13 @@
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <regex>
+#include <string_view>
+#include <vector>
 
 #include "cuoverlap/html_report.h"
+#include "html_timeline.h"
+#include "html_timeline_data.h"
 #include "sample_report.h"
 
 using namespace cuoverlap;
@@ -13,6 +18,51 @@ std::size_t countOf(const std::string& text, const std::string& needle) {
   std::size_t count = 0;
   for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++count;
   return count;
+}
+
+// The page script's number decoding (html_timeline_data.h), for the packed lanes.
+std::vector<std::int64_t> unpack(std::string_view text) {
+  static constexpr std::string_view kDigits =
+      "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_";
+  std::vector<std::int64_t> values;
+  std::uint64_t value = 0, scale = 1;
+  for (char c : text) {
+    const auto digit = static_cast<std::uint64_t>(kDigits.find(c));
+    if (digit >= 64) FAIL("not a packed number character: " << c);
+    if (digit >= 32) {
+      value += (digit - 32) * scale;
+      scale *= 32;
+      continue;
+    }
+    values.push_back(static_cast<std::int64_t>(value + digit * scale));
+    value = 0;
+    scale = 1;
+  }
+  return values;
+}
+
+std::int64_t unzigzag(std::int64_t u) { return u % 2 ? -(u + 1) / 2 : u / 2; }
+
+// The packed attribute `attribute` of the lane row labelled `label` ("" when it has none).
+std::string laneAttribute(const std::string& html, const std::string& label, const std::string& attribute) {
+  const auto row = html.find(" title=\"" + label + "\">" + label + "</div>");
+  REQUIRE(row != std::string::npos);
+  const auto begin = html.rfind("<div class=", row);
+  const std::string tag = html.substr(begin, row - begin);
+  const auto at = tag.find(" " + attribute + "=\"");
+  if (at == std::string::npos) return "";
+  const auto value = at + attribute.size() + 3;
+  return tag.substr(value, tag.find('"', value) - value);
+}
+
+std::vector<std::string> names(const std::string& html) {
+  std::vector<std::string> out;
+  const auto begin = html.find("<ol class=\"tl-names\" hidden>");
+  const auto end = html.find("</ol>", begin);
+  for (auto at = html.find("<li>", begin); at < end; at = html.find("<li>", at + 1)) {
+    out.push_back(html.substr(at + 4, html.find("</li>", at) - at - 4));
+  }
+  return out;
 }
 
 std::string sampleHtml() {
@@ -49,36 +99,98 @@ TEST_CASE("html is self-contained", "[html]") {
   CHECK(html.find("@import") == std::string::npos);
 }
 
-TEST_CASE("html has the metric cards, lanes, gap shading and findings", "[html]") {
+TEST_CASE("html has the metric cards, the lanes of every thread, engine and stream, and findings", "[html]") {
   const std::string html = sampleHtml();
   for (const char* card : {"overlap ratio", "copy hidden", "idle share", "pipeline efficiency",
                            "potential speedup"}) {
     CHECK(html.find(std::string("<div class=\"k\">") + card + "</div>") != std::string::npos);
   }
   CHECK(html.find("<div class=\"v\">1.50×</div>") != std::string::npos);
-  // Lanes: NVTX, then streams 7 (legacy default), 13 and 14.
-  const auto nvtx = html.find("<div title=\"NVTX\">NVTX</div>");
-  const auto s7 = html.find(">stream 7 (legacy default)</div>");
-  const auto s13 = html.find(">stream 13</div>");
-  const auto s14 = html.find(">stream 14</div>");
-  REQUIRE(nvtx != std::string::npos);
-  REQUIRE(s7 != std::string::npos);
-  REQUIRE(s13 != std::string::npos);
-  REQUIRE(s14 != std::string::npos);
-  CHECK((nvtx < s7 && s7 < s13 && s13 < s14));
-  // The kernel [10us,110us) of a 150us span starts at x=0 and is 666.667 units wide.
-  CHECK(html.find("class=\"e-compute\" x=\"0.000\" y=\"47\" width=\"666.667\"") != std::string::npos);
-  // The gap [110us,150us) is shaded over the stream lanes (below the NVTX lane).
-  CHECK(html.find("class=\"gap g-host-launch\" x=\"666.667\" y=\"22\" width=\"266.667\" height=\"66\"") !=
-        std::string::npos);
-  CHECK(html.find("class=\"finding sev-error\"") < html.find("class=\"finding sev-warning\""));
+  CHECK(countOf(html, "<canvas class=\"tl-plot\"") == 1);
+  // Host thread first (NVTX, then its CUDA API calls), then the device, its engines and streams.
+  std::vector<std::size_t> at;
+  for (const char* label : {"process 4242 · thread 4243", "NVTX", "CUDA API", "device 0: Test GPU &lt;b&gt;",
+                            "compute engine", "h2d engine", "memset engine", "stream 7 (legacy default)",
+                            "stream 13", "stream 14"}) {
+    at.push_back(html.find(std::string(" title=\"") + label + "\">"));
+    INFO(label);
+    REQUIRE(at.back() != std::string::npos);
+  }
+  CHECK(std::is_sorted(at.begin(), at.end()));
+  CHECK(html.find("title=\"d2h engine\"") == std::string::npos);  // no d2h work: no lane
+  CHECK(html.find("finding sev-error") < html.find("finding sev-warning"));
   CHECK(html.find("advice for legacy-default-stream") != std::string::npos);
 }
 
-TEST_CASE("html merges ops shorter than a pixel and says how many", "[html]") {
+TEST_CASE("html lanes carry every item relative to the axis start, names once by index", "[html]") {
+  const std::string html = sampleHtml();
+  const std::vector<std::string> table = names(html);
+  // The axis starts at the first op (10 us). Stream 13: the kernel [10us,110us), correlation 101.
+  const auto kernel = unpack(laneAttribute(html, "stream 13", "data-d"));
+  REQUIRE(kernel.size() == 4);
+  CHECK(unzigzag(kernel[0]) == 0);
+  CHECK(kernel[1] == 100'000);
+  CHECK(unzigzag(kernel[3]) == 101);
+  const auto labels_at = html.find("data-labels=\"") + 13;
+  const auto labels = unpack(html.substr(labels_at, html.find('"', labels_at) - labels_at));
+  REQUIRE(labels.size() % 6 == 0);
+  const std::int64_t label = kernel[2];
+  CHECK(table.at(static_cast<std::size_t>(labels.at(static_cast<std::size_t>(label) * 6))) ==
+        "&lt;script&gt;alert(&#39;k&#39;)&lt;/script&gt;");
+  CHECK(labels.at(static_cast<std::size_t>(label) * 6 + 4) == 132);  // grid
+  CHECK(labels.at(static_cast<std::size_t>(label) * 6 + 5) == 256);  // block
+  // The CUDA API lane: the calls that overlap the axis (the launch at 5-8 us ends before it), the
+  // first at 9 us (-1 us on the axis), each with its correlation.
+  const auto calls = unpack(laneAttribute(html, "CUDA API", "data-d"));
+  REQUIRE(calls.size() == 8);
+  CHECK(unzigzag(calls[0]) == -1'000);
+  CHECK(calls[1] == 3'000);
+  CHECK(table.at(static_cast<std::size_t>(calls[2])) == "cudaMemcpyAsync");
+  CHECK(unzigzag(calls[3]) == 102);
+  CHECK(unzigzag(calls[4]) == 131'000);  // the memset call starts 131 us later
+  // The NVTX range [2us,158us).
+  const auto nvtx = unpack(laneAttribute(html, "NVTX", "data-d"));
+  REQUIRE(nvtx.size() == 3);
+  CHECK(unzigzag(nvtx[0]) == -8'000);
+  CHECK(nvtx[1] == 156'000);
+  // The h2d engine is busy [20us,60us).
+  const auto h2d = unpack(laneAttribute(html, "h2d engine", "data-d"));
+  REQUIRE(h2d.size() == 2);
+  CHECK(unzigzag(h2d[0]) == 10'000);
+  CHECK(h2d[1] == 40'000);
+  // The gap [110us,150us) on the device header, with its cause and description.
+  const auto gaps = unpack(laneAttribute(html, "device 0: Test GPU &lt;b&gt;", "data-g"));
+  REQUIRE(gaps.size() == 4);
+  CHECK(unzigzag(gaps[0]) == 100'000);
+  CHECK(gaps[1] == 40'000);
+  CHECK(table.at(static_cast<std::size_t>(gaps[2])) == "host-launch");
+  CHECK(table.at(static_cast<std::size_t>(gaps[3])).rfind("idle 40.0 µs (host-launch)", 0) == 0);
+  // Each name once.
+  CHECK(countOf(html, "&lt;script&gt;alert(&#39;k&#39;)&lt;/script&gt;") == 1);
+}
+
+namespace {
+
+Report singleDeviceReport(const Trace& trace) {
+  DeviceReport device;
+  device.metrics.first_start = trace.ops.front().start;
+  device.metrics.last_end = trace.ops.back().end;
+  device.metrics.span_ns = device.metrics.last_end - device.metrics.first_start;
+  TraceReport trace_report;
+  trace_report.trace = &trace;
+  trace_report.source = trace.source;
+  trace_report.devices = {device};
+  Report report;
+  report.traces = {trace_report};
+  return report;
+}
+
+}  // namespace
+
+TEST_CASE("html embeds every op of a large trace in a few bytes each", "[html]") {
   Trace trace;
   trace.path = "many.sqlite";
-  trace.strings.push_back("tiny");
+  trace.strings.push_back("void tiny_kernel<float, 4>(float*, int)");
   constexpr int kOps = 200'000;
   for (int i = 0; i < kOps; ++i) {
     GpuOp op;
@@ -86,48 +198,97 @@ TEST_CASE("html merges ops shorter than a pixel and says how many", "[html]") {
     op.end = op.start + 50;
     op.stream_id = 13;
     op.name = 1;
+    op.correlation_id = static_cast<std::uint32_t>(i + 1);
     trace.ops.push_back(op);
   }
-  DeviceReport device;
-  device.metrics.first_start = trace.ops.front().start;
-  device.metrics.last_end = trace.ops.back().end;
-  device.metrics.span_ns = device.metrics.last_end - device.metrics.first_start;
-  TraceReport trace_report;
-  trace_report.trace = &trace;
-  trace_report.devices = {device};
-  Report report;
-  report.traces = {trace_report};
-  const std::string html = renderHtml(report);
-  // Ops 100 ns apart, 50 ns long, span 20 ms: a pixel is 16.666 us and holds 167 ops, so about
-  // 1200 blocks, each half full.
-  const std::regex note("200000 items drawn\\. 200000 items shorter than a pixel were merged into ([0-9]+) blocks");
-  std::smatch match;
-  REQUIRE(std::regex_search(html, match, note));
-  CHECK(std::stoi(match[1]) >= 1190);
-  CHECK(std::stoi(match[1]) <= 1210);
-  CHECK(html.find("167 short items merged: 167 compute, 8.3 µs busy") != std::string::npos);  // 167 * 50 ns
-  CHECK(html.find("fill-opacity=\"0.50\"") != std::string::npos);
-  CHECK(countOf(html, "<rect") < 1300);
+  const std::string html = renderHtml(singleDeviceReport(trace));
+  const auto ops = unpack(laneAttribute(html, "stream 13", "data-d"));
+  REQUIRE(ops.size() == 4u * kOps);  // every op, none merged away
+  CHECK(unzigzag(ops[4u * 1234]) == 100);  // start delta
+  CHECK(ops[4u * 1234 + 1] == 50);
+  CHECK(unzigzag(ops[4u * 1234 + 3]) == 1);  // correlation delta
+  CHECK(countOf(html, "tiny_kernel") == 1);
+  CHECK(html.find("200000 ops, 0 CUDA API calls and 0 NVTX ranges") != std::string::npos);
+  // About 6 characters per op in the stream lane and 4 in the engine lane (merged ops: none here).
+  CHECK(html.size() < 200 + 12u * kOps + 20'000);
 }
 
-TEST_CASE("html keeps ops longer than a pixel separate", "[html]") {
-  Trace trace;
-  for (int i = 0; i < 10; ++i) {
-    GpuOp op;
-    op.start = i * 1'000'000LL + 1;
-    op.end = op.start + 500'000;
-    op.stream_id = 3;
-    trace.ops.push_back(op);
-  }
-  DeviceReport device;
-  device.metrics.first_start = 1;
-  device.metrics.last_end = trace.ops.back().end;
-  TraceReport trace_report;
-  trace_report.trace = &trace;
-  trace_report.devices = {device};
+TEST_CASE("html timeline draws only the processes in --pid scope", "[html]") {
+  const auto trace = test::makeSampleTrace();
+  NvtxRange other = trace->nvtx.front();
+  other.pid = 999;
+  other.tid = 1000;
+  trace->nvtx.push_back(other);
+  trace->runtime_calls.push_back(test::makeCall(1, 20'000, 30'000, 7));
+  trace->runtime_calls.back().pid = 999;
+  GpuOp foreign = test::makeOp(OpKind::kKernel, 30'000, 40'000, 21, 7);
+  foreign.pid = 999;
+  trace->ops.push_back(foreign);
   Report report;
-  report.traces = {trace_report};
+  report.traces.push_back(test::makeSampleTraceReport(*trace));
+  std::string html = renderHtml(report);
+  CHECK(html.find("title=\"process 999 · thread 1000\"") != std::string::npos);
+  CHECK(html.find("title=\"stream 21\"") != std::string::npos);
+  report.traces.front().scope.pid = 4242;
+  html = renderHtml(report);
+  CHECK(html.find("title=\"process 999") == std::string::npos);
+  CHECK(html.find("title=\"stream 21\"") == std::string::npos);
+  CHECK(html.find("title=\"process 4242 · thread 4243\"") != std::string::npos);
+}
+
+TEST_CASE("html traces on one clock share one time axis", "[html]") {
+  Trace a, b, nsys;
+  for (Trace* trace : {&a, &b, &nsys}) {
+    trace->source = trace == &nsys ? TraceSource::kNsys : TraceSource::kCuoverlap;
+    trace->session = {{"host", "node1"}};
+  }
+  a.ops = {test::makeOp(OpKind::kKernel, 1'000'000, 2'000'000, 13, 1)};
+  b.ops = {test::makeOp(OpKind::kKernel, 1'500'000, 3'000'000, 13, 1)};
+  nsys.ops = {test::makeOp(OpKind::kKernel, 1'500'000, 3'000'000, 13, 1)};
+  Report report;
+  for (const Trace* trace : {&a, &b, &nsys}) report.traces.push_back(singleDeviceReport(*trace).traces.front());
+  auto axes = html::timelineAxes(report);
+  REQUIRE(axes.size() == 3);
+  CHECK(axes[0].group == axes[1].group);
+  CHECK(axes[0].start == 1'000'000);
+  CHECK(axes[1].end == 3'000'000);
+  CHECK(axes[2].group != axes[0].group);  // an Nsight export's times start at its own session
+  CHECK(axes[2].start == 1'500'000);
+  b.session = {{"host", "node2"}};  // another machine's clock
+  axes = html::timelineAxes(report);
+  CHECK(axes[0].group != axes[1].group);
+  CHECK(axes[0].end == 2'000'000);
   const std::string html = renderHtml(report);
-  CHECK(countOf(html, "class=\"e-compute\"") == 10);
-  CHECK(html.find("0 items shorter than a pixel were merged into 0 blocks") != std::string::npos);
+  CHECK(countOf(html, "class=\"tl\" data-axis=") == 3);
+}
+
+TEST_CASE("html names a device without a name by its id alone", "[html]") {
+  Trace trace;
+  trace.ops = {test::makeOp(OpKind::kKernel, 1'000, 2'000, 13, 1)};
+  const std::string html = renderHtml(singleDeviceReport(trace));
+  CHECK(html.find("<h3>Device 0</h3>") != std::string::npos);
+  CHECK(html.find("title=\"device 0\">device 0</div>") != std::string::npos);
+}
+
+TEST_CASE("html number packing round-trips through the page script's decoding", "[html]") {
+  html::NumberPacker packer;
+  const std::vector<std::int64_t> values = {0, 1, -1, 31, 32, -17, 1'000'000'007, -(1LL << 40),
+                                            (1LL << 53) - 1, -((1LL << 52) + 3)};
+  for (std::int64_t value : values) packer.addSigned(value);
+  packer.add(0);
+  packer.add(31);
+  packer.add(32);
+  packer.add(1ULL << 62);
+  CHECK(packer.text().find_first_of("<>&\"' ") == std::string::npos);
+  const auto decoded = unpack(packer.text());
+  REQUIRE(decoded.size() == values.size() + 4);
+  for (std::size_t i = 0; i < values.size(); ++i) CHECK(unzigzag(decoded[i]) == values[i]);
+  CHECK(decoded[values.size()] == 0);
+  CHECK(decoded[values.size() + 1] == 31);
+  CHECK(decoded[values.size() + 2] == 32);
+  CHECK(decoded[values.size() + 3] == (1LL << 62));
+  html::NumberPacker small;
+  small.add(5);
+  small.add(33);  // 33 = 1 + 32: digit 1 continued, then 1
+  CHECK(small.text() == "5X1");
 }

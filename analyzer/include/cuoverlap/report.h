@@ -231,6 +231,7 @@ struct Phases {
 struct TraceReport {
   std::string path;
   TraceSource source = TraceSource::kNsys;
+  Scope scope;                            // what was analyzed; the HTML timeline draws the same
   std::vector<DeviceReport> devices;      // with --range: summed over the instances
   std::vector<Finding> findings;
   std::vector<RangeInstance> range_instances;  // with --range: the instances kept in detail

@@ -1,9 +1,10 @@
 // HTML rendering of a Report: one self-contained page (inline CSS and script, no fonts, images or
-// network access) with, per device, metric cards, an SVG timeline (one lane per stream, NVTX
-// ranges, idle gaps shaded by cause, zoom and pan), the largest gaps, and the findings.
+// network access) with, per trace, a timeline (host threads' NVTX and CUDA API lanes, per device
+// its engines and streams, idle gaps shaded by cause; zoom, pan and hover drawn by the inline
+// script from the embedded items), then per device metric cards, the largest gaps, and findings.
 //
-// Every string that comes from a trace goes through escapeHtml(); the inline script reads only
-// numbers from data attributes, so names cannot inject markup or script.
+// Every string that comes from a trace goes through escapeHtml(); the inline script reads names
+// with textContent and only numbers from data attributes, so names cannot inject markup or script.
 #pragma once
 
 #include <ostream>
@@ -15,13 +16,11 @@
 namespace cuoverlap {
 
 struct HtmlOptions {
-  // The width the timeline is drawn for: ops shorter than span/timeline_pixels that follow each
-  // other are merged into one block, which bounds the page size for traces of millions of ops.
-  int timeline_pixels = 1200;
   int max_nvtx_depth = 3;  // NVTX nesting levels drawn as lanes
 };
 
 std::string renderHtml(const Report& report, const HtmlOptions& options = {});
+void renderHtml(const Report& report, const HtmlOptions& options, std::ostream& out);
 void renderHtml(const Report& report, std::ostream& out);  // default options
 
 // & < > " ' as character references: safe in element content and quoted attributes.

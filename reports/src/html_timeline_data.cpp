@@ -1,0 +1,288 @@
+#include "html_timeline_data.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include "cuoverlap/communication.h"
+#include "cuoverlap/names.h"
+#include "cuoverlap/units.h"
+#include "render_common.h"
+
+namespace cuoverlap::html {
+
+namespace {
+
+constexpr std::string_view kDigits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_";
+
+bool inWindow(Ns start, Ns end, Ns window_start, Ns window_end) {
+  return end >= window_start && start <= window_end;
+}
+
+bool pidInScope(const Scope& scope, std::uint32_t pid) { return !scope.pid || *scope.pid == pid; }
+
+// Appends items of one lane in start order as deltas from the previous item.
+class LaneWriter {
+ public:
+  LaneWriter(TimelineLane& lane, Ns origin) : lane_(lane), previous_start_(origin) {}
+  void interval(Ns start, Ns end) {
+    lane_.data.addSigned(start - previous_start_);
+    lane_.data.add(static_cast<std::uint64_t>(std::max<Ns>(0, end - start)));
+    previous_start_ = start;
+    ++lane_.items;
+  }
+  void correlation(std::uint32_t id) {
+    lane_.data.addSigned(static_cast<std::int64_t>(id) - previous_correlation_);
+    previous_correlation_ = id;
+  }
+
+ private:
+  TimelineLane& lane_;
+  Ns previous_start_;
+  std::int64_t previous_correlation_ = 0;
+};
+
+struct HostThread {
+  std::vector<TimelineLane> nvtx;  // by depth
+  TimelineLane api;
+  std::vector<LaneWriter> nvtx_writers;
+  std::unique_ptr<LaneWriter> api_writer;
+};
+
+std::string threadLabel(const Trace& trace, std::uint32_t pid, std::uint32_t tid) {
+  std::string label = fmt::format("process {}", pid);
+  const auto process = std::lower_bound(
+      trace.processes.begin(), trace.processes.end(), pid,
+      [](const ProcessInfo& info, std::uint32_t value) { return info.pid < value; });
+  if (process != trace.processes.end() && process->pid == pid && process->rank) {
+    label += fmt::format(" (rank {})", *process->rank);
+  }
+  return label + fmt::format(" · thread {}", tid);
+}
+
+// NVTX levels and CUDA API calls of every host thread in scope, one header per thread.
+void collectHost(const TraceReport& report, Ns start, Ns end, const HtmlOptions& options, TimelineData& data) {
+  const Trace& trace = *report.trace;
+  const std::size_t depths = static_cast<std::size_t>(std::max(options.max_nvtx_depth, 0));
+  std::map<std::pair<std::uint32_t, std::uint32_t>, HostThread> threads;
+  const auto threadOf = [&](std::uint32_t pid, std::uint32_t tid) -> HostThread& {
+    HostThread& thread = threads[{pid, tid}];
+    if (!thread.api_writer) {
+      thread.nvtx.resize(depths);
+      for (TimelineLane& lane : thread.nvtx) thread.nvtx_writers.emplace_back(lane, start);
+      thread.api_writer = std::make_unique<LaneWriter>(thread.api, start);
+    }
+    return thread;
+  };
+  for (const NvtxRange& range : trace.nvtx) {
+    if (range.event_type == static_cast<std::int32_t>(schema::NvtxEventType::kDomainCreate)) continue;
+    if (!inWindow(range.start, range.end, start, end) || !pidInScope(report.scope, range.pid)) continue;
+    const std::size_t depth = static_cast<std::size_t>(std::max(range.depth, 0));
+    if (depth >= depths) continue;
+    HostThread& thread = threadOf(range.pid, range.tid);
+    thread.nvtx_writers[depth].interval(range.start, range.end);
+    thread.nvtx[depth].data.add(data.names.ofString(range.text));
+    ++data.ranges;
+  }
+  for (const RuntimeCall& call : trace.runtime_calls) {
+    if (!inWindow(call.start, call.end, start, end) || !pidInScope(report.scope, call.pid)) continue;
+    HostThread& thread = threadOf(call.pid, call.tid);
+    thread.api_writer->interval(call.start, call.end);
+    thread.api.data.add(data.names.ofString(call.name));
+    thread.api_writer->correlation(call.correlation_id);
+    ++data.calls;
+  }
+  for (auto& [key, thread] : threads) {
+    TimelineLane header;
+    header.label = threadLabel(trace, key.first, key.second);
+    header.pid = key.first;
+    data.lanes.push_back(std::move(header));
+    for (std::size_t depth = 0; depth < thread.nvtx.size(); ++depth) {
+      if (thread.nvtx[depth].items == 0) break;
+      thread.nvtx[depth].kind = LaneKind::kNvtx;
+      thread.nvtx[depth].label = depth == 0 ? "NVTX" : fmt::format("NVTX level {}", depth + 1);
+      thread.nvtx[depth].pid = key.first;
+      data.lanes.push_back(std::move(thread.nvtx[depth]));
+    }
+    if (thread.api.items == 0) continue;
+    thread.api.kind = LaneKind::kApi;
+    thread.api.label = "CUDA API";
+    thread.api.pid = key.first;
+    data.lanes.push_back(std::move(thread.api));
+  }
+}
+
+// The label of an op: what its tooltip and bar say, without its times.
+using OpLabel = std::tuple<std::uint32_t, int, int, std::uint64_t, std::uint32_t, std::uint32_t>;
+
+class LabelTable {
+ public:
+  LabelTable(TimelineData& data, const CommunicationKernels& communication)
+      : data_(data), communication_(communication) {}
+  std::uint32_t of(const GpuOp& op) {
+    const std::uint32_t name = nameOf(op);
+    const bool kernel = op.kind == OpKind::kKernel;
+    const OpLabel key{name, static_cast<int>(communication_.engineOf(op)), static_cast<int>(op.kind), op.bytes,
+                      kernel ? op.grid_blocks : 0, kernel ? op.block_threads : 0};
+    const auto [it, added] = index_.try_emplace(key, static_cast<std::uint32_t>(index_.size()));
+    if (added) {
+      data_.labels.add(name);
+      data_.labels.add(static_cast<std::uint64_t>(std::get<1>(key)));
+      data_.labels.add(static_cast<std::uint64_t>(std::get<2>(key)));
+      data_.labels.add(std::get<3>(key));
+      data_.labels.add(std::get<4>(key));
+      data_.labels.add(std::get<5>(key));
+    }
+    return it->second;
+  }
+
+  // Communication kernels (NCCL) count as their own engine, as in the metrics.
+  Engine engineOf(const GpuOp& op) const { return communication_.engineOf(op); }
+
+ private:
+  std::uint32_t nameOf(const GpuOp& op) {
+    if (op.kind == OpKind::kKernel) return data_.names.ofString(op.name);
+    if (op.kind == OpKind::kMemset) return data_.names.ofText("memset");
+    const MemKind memory = op.copy_kind == CopyKind::kDtoH ? op.dst_kind : op.src_kind;
+    return data_.names.ofText(fmt::format("memcpy {} {}", copyKindName(op.copy_kind), memKindName(memory)));
+  }
+  TimelineData& data_;
+  const CommunicationKernels& communication_;
+  std::map<OpLabel, std::uint32_t> index_;
+};
+
+// The union of one engine's ops, emitted as its intervals close (ops come in start order).
+struct EngineUnion {
+  TimelineLane lane;
+  std::unique_ptr<LaneWriter> writer;
+  Ns start = 0;
+  Ns end = 0;
+  bool open = false;
+  void add(Ns op_start, Ns op_end) {
+    if (open && op_start <= end) {
+      end = std::max(end, op_end);
+      return;
+    }
+    close();
+    start = op_start;
+    end = op_end;
+    open = true;
+  }
+  void close() {
+    if (open) writer->interval(start, end);
+    open = false;
+  }
+};
+
+std::string deviceLabel(const DeviceReport& device) {
+  if (device.metrics.name.empty()) return fmt::format("device {}", device.metrics.device_id);
+  return fmt::format("device {}: {}", device.metrics.device_id, device.metrics.name);
+}
+
+void packGaps(const Trace& trace, const DeviceReport& device, Ns origin, TimelineData& data, TimelineLane& header) {
+  for (const IdleGap& gap : device.gaps.largest) {
+    header.gaps.addSigned(gap.start - origin);
+    header.gaps.add(static_cast<std::uint64_t>(std::max<Ns>(0, gap.duration())));
+    header.gaps.add(data.names.ofText(std::string(gapCauseName(gap.cause))));
+    header.gaps.add(data.names.ofText(fmt::format(
+        "idle {} ({}) after {}; before {}; call {}", units::formatDuration(gap.duration()),
+        gapCauseName(gap.cause), render::describeOp(&trace, gap.prev_op),
+        render::describeOp(&trace, gap.next_op), render::describeCall(&trace, gap.call))));
+  }
+}
+
+void collectDevice(const TraceReport& report, const DeviceReport& device, Ns start, Ns end,
+                   LabelTable& labels, TimelineData& data) {
+  const Trace& trace = *report.trace;
+  const std::uint16_t device_id = device.metrics.device_id;
+  using StreamKey = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>;  // pid, context, stream
+  std::map<StreamKey, std::pair<TimelineLane, std::unique_ptr<LaneWriter>>> streams;
+  std::vector<EngineUnion> engines(engineNames().size());
+  for (std::size_t e = 0; e < engines.size(); ++e) {
+    engines[e].writer = std::make_unique<LaneWriter>(engines[e].lane, start);
+  }
+  for (const GpuOp& op : trace.ops) {
+    if (op.device_id != device_id || !inWindow(op.start, op.end, start, end)) continue;
+    if (!pidInScope(report.scope, op.pid)) continue;
+    auto& [lane, writer] = streams[{op.pid, op.context_id, op.stream_id}];
+    if (!writer) {
+      lane.kind = LaneKind::kStream;
+      lane.pid = op.pid;
+      lane.label = render::streamLabel(trace, op.pid, op.context_id, op.stream_id);
+      writer = std::make_unique<LaneWriter>(lane, start);
+    }
+    writer->interval(op.start, op.end);
+    lane.data.add(labels.of(op));
+    writer->correlation(op.correlation_id);
+    // Any engine engineNames() knows gets a lane; a value beyond it only colours the stream lane.
+    const auto engine = static_cast<std::size_t>(labels.engineOf(op));
+    if (engine < engines.size()) engines[engine].add(op.start, op.end);
+    ++data.ops;
+  }
+  TimelineLane header;
+  header.label = deviceLabel(device);
+  packGaps(trace, device, start, data, header);
+  data.lanes.push_back(std::move(header));
+  for (std::size_t e = 0; e < engines.size(); ++e) {
+    engines[e].close();
+    if (engines[e].lane.items == 0) continue;
+    engines[e].lane.kind = LaneKind::kEngine;
+    engines[e].lane.engine = static_cast<int>(e);
+    engines[e].lane.label = fmt::format("{} engine", engineName(static_cast<Engine>(e)));
+    data.lanes.push_back(std::move(engines[e].lane));
+  }
+  for (auto& entry : streams) data.lanes.push_back(std::move(entry.second.first));
+}
+
+}  // namespace
+
+std::vector<std::string_view> engineNames() {
+  std::vector<std::string_view> names;
+  for (int engine = 0; engine < 64; ++engine) {
+    const std::string_view name = engineName(static_cast<Engine>(engine));
+    if (name == "unknown") break;
+    names.push_back(name);
+  }
+  return names;
+}
+
+void NumberPacker::add(std::uint64_t value) {
+  while (value >= 32) {
+    text_ += kDigits[32 + (value & 31)];
+    value >>= 5;
+  }
+  text_ += kDigits[value];
+}
+
+std::uint32_t NameTable::intern(std::string_view text) {
+  const auto [it, added] = index_.try_emplace(text, static_cast<std::uint32_t>(names_.size()));
+  if (added) names_.push_back(text);
+  return it->second;
+}
+
+std::uint32_t NameTable::ofString(StringId id) {
+  if (id >= by_id_.size()) return 0;
+  if (by_id_[id] == kUnset) by_id_[id] = intern(trace_.str(id));
+  return by_id_[id];
+}
+
+std::uint32_t NameTable::ofText(std::string text) {
+  const auto found = index_.find(text);
+  if (found != index_.end()) return found->second;
+  owned_.push_back(std::move(text));
+  return intern(owned_.back());
+}
+
+TimelineData collectTimeline(const TraceReport& report, Ns start, Ns end, const HtmlOptions& options) {
+  TimelineData data(*report.trace);
+  collectHost(report, start, end, options, data);
+  const CommunicationKernels communication(*report.trace);
+  LabelTable labels(data, communication);
+  for (const DeviceReport& device : report.devices) collectDevice(report, device, start, end, labels, data);
+  return data;
+}
+
+}  // namespace cuoverlap::html
