@@ -123,7 +123,8 @@ JunitRun startJunitRun() {
 // Narrows the report to the scope the checks judge; returns the line that says which one it judged.
 std::string applyScope(TraceReport& report, const GateArgs& args) {
   if (args.range) {
-    return fmt::format("gate: {}: scope NVTX range '{}' ({} instances)\n", report.path, *args.range,
+    return fmt::format("gate: {}: scope NVTX range '{}' ({} instances)\n", terminalSafe(report.path),
+                       terminalSafe(*args.range),
                        report.range_summary ? report.range_summary->count : 0);
   }
   const bool found = report.steady_state && report.steady_state->found;
@@ -132,14 +133,14 @@ std::string applyScope(TraceReport& report, const GateArgs& args) {
                                 report.steady_state ? report.steady_state->reason : "not analyzed"));
   }
   if (args.scope == "whole" || !found) {
-    return fmt::format("gate: {}: scope whole run{}\n", report.path,
+    return fmt::format("gate: {}: scope whole run{}\n", terminalSafe(report.path),
                        args.scope == "auto" ? " (no steady state found)" : "");
   }
   const SteadyState& s = *report.steady_state;
   report.devices = s.devices;
   report.findings = s.findings;
   return fmt::format("gate: {}: scope steady state ({} iterations from {}, {} warm-up dropped)\n",
-                     report.path, s.iterations, s.source, s.warmup_dropped);
+                     terminalSafe(report.path), s.iterations, terminalSafe(s.source), s.warmup_dropped);
 }
 
 int judge(const GateArgs& args, JunitRun& run, OutputFile* junit) {

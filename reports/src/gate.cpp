@@ -132,6 +132,8 @@ std::vector<GateCheck> evaluateGate(const Report& report, const GateThresholds& 
   return checks;
 }
 
+std::string terminalSafe(std::string_view text) { return render::inert(text); }
+
 std::string formatGateCheck(const GateCheck& check) {
   const std::string where =
       check.device_id ? fmt::format("device {}", *check.device_id) : std::string("all devices");

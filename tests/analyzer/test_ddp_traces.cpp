@@ -11,6 +11,7 @@
 
 #include "cuoverlap/job.h"
 #include "cuoverlap/json_report.h"
+#include "cuoverlap/reader.h"
 
 namespace fs = std::filesystem;
 using namespace cuoverlap;
@@ -156,4 +157,31 @@ TEST_CASE("FSDP: rank 0 is the straggler, its GPU idle before the collectives", 
   CHECK(straggler.summary.rfind("rank 0 ", 0) == 0);
   CHECK(straggler.summary.find("sat idle") != std::string::npos);
   CHECK(report.job->ranks[0].arrived_last > 3 * report.job->ranks[1].arrived_last);
+}
+
+// `cuoverlap record -- torchrun --nproc_per_node 2 ddp_step.py --mode ddp` with 4 NCCL channels,
+// recorded on 2 x H200 with the multi-process collector (issue 10): one merged trace holding both
+// ranks, each with its rank from torchrun and its NCCL kernels (SQL: 80 ncclDevKernel_* kernels on
+// device 0 from pid 1651 and 80 on device 1 from pid 1652).
+TEST_CASE("a torchrun job recorded by record: both ranks in one trace with their NCCL kernels", "[ddp]") {
+  const Trace trace = readTrace((kData / "torchrun_record_ddp_ch4.sqlite").string());
+  REQUIRE(trace.processes.size() == 2);
+  for (const ProcessInfo& process : trace.processes) {
+    REQUIRE(process.rank.has_value());
+    CHECK(process.world_size == 2);
+    CHECK(process.command.find("ddp_step.py --mode ddp") != std::string::npos);
+  }
+  CHECK(*trace.processes[0].rank + *trace.processes[1].rank == 1);
+  std::vector<std::unique_ptr<Trace>> traces;
+  const Report report =
+      analyzeFiles({(kData / "torchrun_record_ddp_ch4.sqlite").string()}, AnalysisOptions{}, false, traces);
+  REQUIRE(report.traces.size() == 1);
+  REQUIRE(report.traces[0].devices.size() == 2);
+  for (const DeviceReport& device : report.traces[0].devices) {
+    CHECK(device.metrics.communication.kernels == 80);
+    CHECK(device.metrics.communication.hidden_fraction > 0.5);  // DDP's buckets hide under backward
+  }
+  REQUIRE(report.job.has_value());
+  CHECK(report.job->ranks.size() == 2);
+  CHECK(report.job->matched >= 70);
 }

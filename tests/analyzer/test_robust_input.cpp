@@ -228,11 +228,8 @@ TEST_CASE("the HTML time axis of a span near 2^62 ns has its few labels", "[robu
   const Run run = runCli("analyze --format html -o '" + html + "' '" + path + "'");
   REQUIRE(run.exit_code == 0);
   const std::string page = slurp(html);
-  const std::size_t axis = page.find("<div class=\"tl-axis\">");
-  REQUIRE(axis != std::string::npos);
-  const std::string labels = page.substr(axis, page.find("</div>", axis) - axis);
-  std::size_t count = 0;
-  for (auto at = labels.find("<span"); at != std::string::npos; at = labels.find("<span", at + 1)) ++count;
-  CHECK(count >= 4);
-  CHECK(count <= 12);
+  // The page's script draws the axis from data-span (tests/cli/html_screenshot.sh runs it in a
+  // browser): the span must be written exactly, and the page stay small.
+  CHECK(page.find("data-span=\"" + std::to_string(((Ns{1} << 62) - 1000) - 1000) + "\"") != std::string::npos);
+  CHECK(page.size() < 1'000'000);
 }

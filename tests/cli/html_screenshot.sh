@@ -77,16 +77,16 @@ HTML
 }
 
 name=$(basename "$trace" .sqlite)
-"$cli" analyze "$trace" --format html -o "$out/$name.html"
+"$cli" analyze "$trace" --force --format html -o "$out/$name.html"
 shot "$name"
 hover "$name"
 [ -n "$multi_gpu" ] || exit 0
-"$cli" analyze "$multi_gpu" --format html -o "$out/multi_gpu.html"
+"$cli" analyze "$multi_gpu" --force --format html -o "$out/multi_gpu.html"
 shot multi_gpu
 [ -n "$generator" ] || exit 0
 
 "$generator" gen "$large_ops" "$out/large.sqlite"
-"$cli" analyze "$out/large.sqlite" --format html -o "$out/large.html"
+"$cli" analyze "$out/large.sqlite" --force --format html -o "$out/large.html"
 echo "large page: $(wc -c <"$out/large.html") bytes for $large_ops ops"
 shot large
 # data-timeline-ms: "decode+draw ms, ms since navigation". A 2M-op page takes about 1 s / 2 s here.

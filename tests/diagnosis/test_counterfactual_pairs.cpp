@@ -38,12 +38,9 @@ const std::set<std::string> kKnownMisses = {
     // 13 back to back before stream 14's), which a first-come-first-served engine model does not
     // reproduce: estimate 7.5 ms, measured 4.6 ms.
     "event-dag-serialized",
-    // The device idles while the host stages each pageable cudaMemcpy, before its DMA starts; no
-    // rule charges that lead yet (synchronous-transfer's lead + drain, helper `diag`): 10.5 of
-    // 43.4 ms.
-    "sync-copy",
-    // host-busy is helper `diag`'s new finding; and the twin keeps its copies on one stream, so
-    // single-stream rightly finds 2.4 ms (5.7%) a second stream could hide.
+    // host-busy's cost is within 30% (33.1 ms against 30.7 ms saved), but the twin keeps its copies
+    // on one stream, so single-stream rightly finds 2.4 ms (5.7% of its span) a second stream
+    // could hide: over the 5% a clean twin may keep.
     "host-busy",
     // Pinned copies run at twice the bandwidth: the fix shortens the copies themselves, which
     // lowers the ideal, so the ledger's cap (span - the bad run's ideal, 60.8 ms) is below the

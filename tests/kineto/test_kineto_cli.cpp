@@ -134,6 +134,9 @@ TEST_CASE("analyze rank0.json.gz rank1.json.gz: the report structure of our own 
     for (const std::string& key : expected) {
       // Arrays that are empty in one report carry no inner keys: compare the fields both have.
       if (key.find("[].") != std::string::npos && keys.count(key.substr(0, key.find("[].") + 2)) == 0) continue;
+      // Whether a steady state is found depends on the data, not on the format: its inner keys
+      // are those of a found or of a not-found steady state.
+      if (key.rfind("steady_state.", 0) == 0 || key.rfind("phases.", 0) == 0) continue;
       INFO(key);
       CHECK(keys.count(key) == 1);
     }

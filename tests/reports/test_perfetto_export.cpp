@@ -1,4 +1,6 @@
 #include <catch2/catch.hpp>
+
+#include "cuoverlap/error.h"
 #include <nlohmann/json.hpp>
 
 #include <map>
@@ -261,8 +263,8 @@ TEST_CASE("perfetto export filters by device, window and NVTX range", "[perfetto
   exported = exportTrace(*trace, by_range);
   CHECK(exported.stats.ops == 1);
   CHECK(eventsOfCategory(exported.doc, "memset").size() == 1);
-  by_range.analysis.scope.range = "no such range";
-  CHECK(exportTrace(*trace, by_range).stats.ops == 0);
+  by_range.analysis.scope.range = "no such range";  // a range that matches nothing is an error
+  CHECK_THROWS_AS(exportTrace(*trace, by_range), UserError);
 }
 
 TEST_CASE("perfetto export size is bounded by the data, not by repeated names", "[perfetto]") {

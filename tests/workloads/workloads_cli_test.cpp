@@ -4,8 +4,10 @@
 
 #include <cstdio>
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <set>
+#include <vector>
 #include <sstream>
 #include <string>
 
@@ -99,12 +101,23 @@ TEST_CASE("the manifest's findings and ranges are well formed", "[workloads]") {
   }
 }
 
+// The findings a scenario is built to show. module-load is not one: every fresh CUDA process
+// lazy-loads its first kernels, and in a scenario of a few ms that alone can pass module-load's 1%
+// (per-thread: 94 us, 2.9% of its span on the H100 trace).
+std::vector<std::string> scenarioProblems(const nlohmann::json& scenario) {
+  std::vector<std::string> problems;
+  for (const auto& id : scenario.at("expected_findings")) {
+    if (id.get<std::string>() != "module-load") problems.push_back(id.get<std::string>());
+  }
+  return problems;
+}
+
 TEST_CASE("the clean scenarios expect no serialization finding", "[workloads]") {
   for (const auto& scenario : loadManifest().at("scenarios")) {
     const std::string name = scenario.at("name").get<std::string>();
     if (name == "pipeline3" || name == "nonblocking" || name == "per-thread") {
       INFO(name);
-      CHECK(scenario.at("expected_findings").empty());
+      CHECK(scenarioProblems(scenario).empty());
     }
   }
 }
@@ -118,10 +131,15 @@ TEST_CASE("every bad scenario has a clean fixed twin that exists", "[workloads]"
   std::map<std::string, nlohmann::json> by_name;
   for (const auto& scenario : manifest.at("scenarios")) by_name[scenario.at("name").get<std::string>()] = scenario;
   std::set<std::string> twins;
+  for (const auto& [name, scenario] : by_name) {
+    if (scenario.contains("fixed_twin")) twins.insert(scenario.at("fixed_twin").get<std::string>());
+  }
   int bad = 0;
   for (const auto& [name, scenario] : by_name) {
     INFO(name);
-    if (scenario.at("expected_findings").empty()) {
+    // A twin fixes its bad scenario's problem; it may keep a smaller one of the bad scenario's
+    // (host-busy-fixed still copies on one stream: single-stream, 5.7% of its span).
+    if (scenarioProblems(scenario).empty() || twins.count(name) == 1) {
       CHECK_FALSE(scenario.contains("fixed_twin"));  // a clean scenario needs no fix
       continue;
     }
@@ -132,8 +150,10 @@ TEST_CASE("every bad scenario has a clean fixed twin that exists", "[workloads]"
     CHECK(twin != name);
     CHECK(listed.count(twin) == 1);
     REQUIRE(by_name.count(twin) == 1);
-    CHECK(by_name.at(twin).at("expected_findings").empty());
-    twins.insert(twin);
+    const std::vector<std::string> kept = scenarioProblems(by_name.at(twin));
+    const std::vector<std::string> had = scenarioProblems(scenario);
+    CHECK(kept.size() < had.size());
+    for (const std::string& id : kept) CHECK(std::find(had.begin(), had.end(), id) != had.end());
   }
   CHECK(bad >= 12);  // the pairs: 6 old bad scenarios, sync-copy, host-busy, memset, chain
   for (const std::string& name : listed) {

@@ -4,6 +4,7 @@
 #include <array>
 #include <string>
 
+#include "cuoverlap/communication.h"
 #include "cuoverlap/intervals.h"
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/schedule_estimate.h"
@@ -51,9 +52,10 @@ Ns ledgerIdeal(const DeviceView& view) {
   Ns longest_kernel = 0;
   double packed_kernels = 0.0;
   const Device* device = view.device();
+  const CommunicationKernels communication(view.trace());  // NCCL kernels: their own engine
   for (const ScopedOp scoped : view.ops()) {
     const GpuOp& op = view.op(scoped);
-    switch (engineOf(op)) {
+    switch (communication.engineOf(op)) {
       case Engine::kCompute:
         compute.add(scoped.start, scoped.end);
         longest_kernel = std::max(longest_kernel, scoped.end - scoped.start);

@@ -78,9 +78,36 @@ std::optional<Finding> FindingBuilder::build(std::string summary, std::string ad
   return finding;
 }
 
+namespace {
+
+// A kernel name as evidence prose shows it: template arguments and parameters elided
+// ("void ns::k<…>(…)") and at most 160 bytes, so that a name of a megabyte is not repeated in every
+// piece of evidence (issue 13); the full name stays in the trace.
+std::string evidenceName(std::string_view name) {
+  constexpr std::size_t kMaxBytes = 160;
+  std::string out;
+  int depth = 0;
+  for (char c : name) {
+    const bool opens = c == '<' || c == '(';
+    const bool closes = c == '>' || c == ')';
+    if (opens && depth++ == 0) out += c == '<' ? "<…" : "(…";
+    if (depth == 0) out += c;
+    if (closes && depth > 0 && --depth == 0) out += c;
+  }
+  if (depth != 0) out = std::string(name);  // unbalanced ("operator<"): keep it whole
+  if (out.size() > kMaxBytes) {
+    std::size_t cut = kMaxBytes;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;  // UTF-8 boundary
+    out = out.substr(0, cut) + "…";
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string describeOp(const DeviceView& view, const GpuOp& op) {
   switch (op.kind) {
-    case OpKind::kKernel: return fmt::format("kernel {}", view.trace().str(op.name));
+    case OpKind::kKernel: return "kernel " + evidenceName(view.trace().str(op.name));
     case OpKind::kMemset: return "memset " + units::formatBytes(op.bytes);
     case OpKind::kMemcpy: break;
   }

@@ -127,6 +127,8 @@ void RangeAggregator::add(std::size_t instance, const DeviceReport& device,
   d.sum.metrics.name = device.metrics.name;
   addMetrics(d.sum.metrics, device.metrics, d.hidden_weighted);
   addGaps(d.sum.gaps, device.gaps);
+  d.sum.explained.explainable_ns += device.explained.explainable_ns;
+  d.sum.explained.explained_ns += device.explained.explained_ns;
   const DeviceMetrics& m = device.metrics;
   if (m.kernels + m.memcpys + m.memsets > 0) {
     d.overlap.push_back(m.overlap_ratio);
@@ -158,6 +160,8 @@ std::vector<DeviceReport> RangeAggregator::devices() const {
   for (const auto& [id, d] : devices_) {
     DeviceReport report = d.sum;
     finish(report, d.hidden_weighted);
+    FindingsExplained& e = report.explained;
+    e.fraction = e.explainable_ns > 0 ? static_cast<double>(e.explained_ns) / e.explainable_ns : 0.0;
     result.push_back(std::move(report));
   }
   return result;

@@ -50,6 +50,10 @@ double parseFraction(const std::string& text, const std::string& option);
 // job findings (rank-straggler) count for --fail-on in a check of their own.
 std::vector<GateCheck> evaluateGate(const Report& report, const GateThresholds& thresholds);
 
+// Text from a trace (a path, a name) made inert for a terminal: controls, bidi and invalid UTF-8
+// escaped visibly (the same rule as every text report).
+std::string terminalSafe(std::string_view text);
+
 // "PASS  trace.sqlite  device 0  overlap_ratio  0.7340 (>= 0.6000)"
 std::string formatGateCheck(const GateCheck& check);
 

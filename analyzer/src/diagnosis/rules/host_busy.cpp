@@ -53,6 +53,7 @@ Evidence describeStretch(const DeviceView& view, const Stretch& stretch, bool de
   const RuntimeCall& launch = view.call(stretch.launch);
   Evidence evidence;
   evidence.api = fmt::format("host thread {}", launch.tid);
+  evidence.has_stream = false;  // the host's own code: no call, no stream
   evidence.time = stretch.time.start;
   evidence.detail = fmt::format("ran its own code for {} in no CUDA call while the device idled",
                                 units::formatDuration(stretch.time.length()));
