@@ -3,7 +3,8 @@
 # with AddressSanitizer and UndefinedBehaviorSanitizer, for FUZZ_SECONDS (default 60). Seeds: the
 # bundled traces and the mutants of tests/fuzz/mutate_traces.py --corpus. Needs clang (Debian's
 # `clang` package; scripts/setup.sh installs it); without it, says SKIPPED and exits 0.
-#   FUZZ_BUILD_DIR (default build-fuzz), FUZZ_SECONDS, FUZZ_WORK (default $FUZZ_BUILD_DIR/fuzz)
+#   FUZZ_BUILD_DIR (default build-fuzz), FUZZ_SECONDS, FUZZ_WORK (default $FUZZ_BUILD_DIR/fuzz),
+#   FUZZ_SEED (default 1: the same exploration in every CI run; set another to explore further)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${FUZZ_BUILD_DIR:-build-fuzz}
@@ -31,5 +32,6 @@ mkdir -p "$work/corpus" "$work/seeds" "$work/artifacts"
 python3 tests/fuzz/mutate_traces.py --corpus "$work/seeds" --quick
 echo "fuzz: $(ls "$work/seeds" | wc -l) seeds, ${seconds} s"
 "$build/tests/fuzz/libfuzzer/cuoverlap_fuzz_reader" -max_total_time="$seconds" -timeout=30 \
+  -seed="${FUZZ_SEED:-1}" \
   -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
   "$work/corpus" "$work/seeds"
