@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "cuoverlap/kernel_name.h"
 #include "cuoverlap/names.h"
 #include "cuoverlap/units.h"
 
@@ -61,18 +62,7 @@ std::string inert(std::string_view text, Newlines newlines) {
   return out;
 }
 
-std::string shortName(std::string_view name) {
-  std::string out;
-  int depth = 0;
-  for (char c : name) {
-    const bool opens = c == '<' || c == '(';
-    const bool closes = c == '>' || c == ')';
-    if (opens && depth++ == 0) out += c == '<' ? "<…" : "(…";
-    if (depth == 0) out += c;
-    if (closes && depth > 0 && --depth == 0) out += c;
-  }
-  return depth == 0 ? out : std::string(name);  // unbalanced ("operator<"): keep it whole
-}
+std::string shortName(std::string_view name) { return shortKernelName(name); }
 
 std::string describeOp(const Trace* trace, std::optional<std::size_t> op_index) {
   if (trace == nullptr || !op_index || *op_index >= trace->ops.size()) return "";

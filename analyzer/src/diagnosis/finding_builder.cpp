@@ -1,3 +1,4 @@
+#include "cuoverlap/kernel_name.h"
 #include "cuoverlap/units.h"
 #include "diagnosis/finding_builder.h"
 
@@ -85,16 +86,7 @@ namespace {
 // piece of evidence (issue 13); the full name stays in the trace.
 std::string evidenceName(std::string_view name) {
   constexpr std::size_t kMaxBytes = 160;
-  std::string out;
-  int depth = 0;
-  for (char c : name) {
-    const bool opens = c == '<' || c == '(';
-    const bool closes = c == '>' || c == ')';
-    if (opens && depth++ == 0) out += c == '<' ? "<…" : "(…";
-    if (depth == 0) out += c;
-    if (closes && depth > 0 && --depth == 0) out += c;
-  }
-  if (depth != 0) out = std::string(name);  // unbalanced ("operator<"): keep it whole
+  std::string out = shortKernelName(name);
   if (out.size() > kMaxBytes) {
     std::size_t cut = kMaxBytes;
     while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;  // UTF-8 boundary
