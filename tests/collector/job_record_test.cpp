@@ -142,7 +142,9 @@ TEST_CASE("merged: record waits for a traced descendant that outlives the progra
   Run run = record("-o " + out, "orphan 1500");
   INFO(run.err);
   CHECK(run.exit_code == 0);
-  CHECK(contains(run.err, "waiting for traced processes still running"));
+  // The orphan's 4 kernels are traced 1.5 s after the program returned: in the merged file only
+  // if record waited for it. (The "waiting ..." notice comes after 1 s of waiting, which a loaded
+  // machine may not reach: the program itself can take most of the 1.5 s to exit.)
   CHECK(sqlInt(out, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") == 1 + 4);
   CHECK(sqlInt(out, "SELECT value FROM CUOVERLAP_SESSION WHERE key = 'processes'") == 2);
 }
