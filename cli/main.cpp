@@ -14,25 +14,10 @@
 #include <vector>
 
 #include "commands.h"
+#include "cuoverlap/edit_distance.h"
 #include "cuoverlap/error.h"
 
 namespace {
-
-// Edit distance (insertions, deletions, substitutions), for "did you mean".
-std::size_t editDistance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
 
 std::vector<std::string> commandNames(const CLI::App& app) {
   std::vector<std::string> names;
@@ -63,7 +48,7 @@ int answerBeforeParsing(CLI::App& app, int argc, char** argv) {
   std::string closest;
   std::size_t best = word.size();
   for (const std::string& name : names) {
-    const std::size_t distance = editDistance(word, name);
+    const std::size_t distance = cuoverlap::editDistance(word, name);
     if (distance < best) { best = distance; closest = name; }
   }
   if (!closest.empty() && best <= std::max<std::size_t>(2, word.size() / 3)) {

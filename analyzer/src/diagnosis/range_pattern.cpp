@@ -12,12 +12,10 @@
 #include <fmt/format.h>
 
 #include "cuoverlap/diagnosis.h"
+#include "cuoverlap/edit_distance.h"
 #include "cuoverlap/error.h"
 
 namespace cuoverlap {
-namespace {
-
-constexpr std::size_t kClosestNames = 5;
 
 std::size_t editDistance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -35,6 +33,10 @@ std::size_t editDistance(std::string_view a, std::string_view b) {
   }
   return row[b.size()];
 }
+
+namespace {
+
+constexpr std::size_t kClosestNames = 5;
 
 // Per interned string: 1 when it is the name of a range the pattern selects.
 std::vector<char> matchingNames(const Trace& trace, const std::string& pattern,
