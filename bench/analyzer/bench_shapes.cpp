@@ -3,9 +3,16 @@
 // read + analyzed (or exported) and timed; the table goes into docs/BENCHMARKS.md.
 //
 //   many devices       N devices (TARGET_INFO_GPU rows), one kernel on each: per-device scans
+//   + launch calls     the same, each kernel launched by its own runtime call
 //   many contexts      N contexts with a legacy default stream, one kernel on each null stream
 //   overlapping ops    N kernels on one stream that all overlap: N export tracks (Perfetto)
 //   overlapping NVTX   N start/end ranges of one process that all overlap: N export tracks
+//   spanning syncs     N kernels and N cudaStreamSynchronize calls that all span the trace
+//                      (host state: blocking calls in progress during every gap)
+//   spanning allocs    the same with cudaMalloc calls (allocation parts of every gap)
+//   stream waits       N kernels on two streams without launch calls and N stream-wait
+//                      records (event-wait-serialization's released-op lookup)
+//   filling kernels    N device-filling kernels that all overlap (device-saturating-kernel)
 //
 // Usage: cuoverlap_bench_shapes [--dir DIR] [--sizes 1000,4000,16000,64000] [--limit SECONDS]
 // Exits 1 when a shape at the largest size took longer than --limit (default: no limit).
@@ -38,7 +45,10 @@ class Writer {
     if (sqlite3_open(path.c_str(), &db_) != SQLITE_OK) throw std::runtime_error("cannot create " + path);
     exec(std::string(cuoverlap::schema::kCreateTables));
     exec("INSERT INTO CUOVERLAP_SESSION VALUES ('complete', '1')");
-    exec("INSERT INTO StringIds VALUES (1, 'k')");
+    exec("INSERT INTO StringIds VALUES (1, 'k'), (2, 'cudaStreamSynchronize_v3020'), "
+         "(3, 'cudaMalloc_v3020'), (4, 'cudaLaunchKernel_v7000')");
+    exec("INSERT INTO TARGET_INFO_GPU (vmId, id, name, smCount, maxThreadsPerBlock, "
+         "threadsPerWarp, maxWarpsPerSm, maxBlocksPerSm) VALUES (0, 0, 'gpu', 132, 1024, 32, 64, 32)");
     exec("BEGIN");
   }
   ~Writer() {
@@ -50,15 +60,21 @@ class Writer {
       throw std::runtime_error(std::string("bench: ") + sqlite3_errmsg(db_) + " in " + sql);
     }
   }
+  void call(std::int64_t start, std::int64_t end, std::int64_t correlation, int name) {
+    exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, "
+                     "correlationId, nameId, returnValue) VALUES ({}, {}, 0, {}, {}, {}, 0)",
+                     start, end, cuoverlap::schema::encodeGlobalTid(42, 7), correlation, name));
+  }
   void kernel(std::int64_t start, std::int64_t end, std::int64_t device, std::int64_t context,
-              std::int64_t stream) {
+              std::int64_t stream, std::int64_t correlation = 0, std::int64_t grid = 64) {
     exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, "
                      "streamId, correlationId, globalPid, demangledName, shortName, "
                      "registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ, "
                      "staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, "
                      "localMemoryTotal, gridId) VALUES "
-                     "({}, {}, {}, {}, {}, 0, {}, 1, 1, 32, 64, 1, 1, 256, 1, 1, 0, 0, 0, 0, 1)",
-                     start, end, device, context, stream, cuoverlap::schema::encodeGlobalPid(42)));
+                     "({}, {}, {}, {}, {}, {}, {}, 1, 1, 32, {}, 1, 1, 256, 1, 1, 0, 0, 0, 0, 1)",
+                     start, end, device, context, stream, correlation,
+                     cuoverlap::schema::encodeGlobalPid(42), grid));
   }
 
  private:
@@ -69,7 +85,7 @@ void manyDevices(const std::string& path, int n) {
   Writer w(path);
   for (int i = 0; i < n; ++i) {
     const int device = i % 65536;
-    if (i < 65536) {
+    if (i < 65536 && device != 0) {
       w.exec(fmt::format("INSERT INTO TARGET_INFO_GPU (vmId, id, name, smCount) VALUES "
                          "(0, {}, 'gpu {}', 132)", device, device));
     }
@@ -101,6 +117,52 @@ void overlappingNvtx(const std::string& path, int n) {
   }
 }
 
+// N kernels 20 ns apart (a 10 ns gap after each), each launched by its own call, and N calls of
+// `name` (2: synchronize, 3: malloc) that all span the whole trace.
+void spanningCalls(const std::string& path, int n, int name) {
+  Writer w(path);
+  const std::int64_t end = 1000 + std::int64_t{n} * 20 + 1000;
+  for (int i = 0; i < n; ++i) {
+    const std::int64_t start = 1000 + std::int64_t{i} * 20;
+    w.call(start - 5, start - 2, i + 1, 4);
+    w.kernel(start, start + 10, 0, 1, 7, i + 1);
+    w.call(500 + i % 100, end + i % 100, n + i + 1, name);
+  }
+}
+// Many devices, each with one kernel launched by its own call: per-device views of the calls.
+void manyDevicesWithCalls(const std::string& path, int n) {
+  Writer w(path);
+  for (int i = 0; i < n; ++i) {
+    const int device = i % 65536;
+    if (i < 65536 && device != 0) {
+      w.exec(fmt::format("INSERT INTO TARGET_INFO_GPU (vmId, id, name, smCount) VALUES "
+                         "(0, {}, 'gpu {}', 132)", device, device));
+    }
+    w.call(995 + 10 * i, 998 + 10 * i, i + 1, 4);
+    w.kernel(1000 + 10 * i, 1005 + 10 * i, device, 1, 7, i + 1);
+  }
+}
+
+void spanningSyncs(const std::string& path, int n) { spanningCalls(path, n, 2); }
+void spanningAllocs(const std::string& path, int n) { spanningCalls(path, n, 3); }
+
+void streamWaits(const std::string& path, int n) {
+  Writer w(path);
+  for (int i = 0; i < n; ++i) {
+    const std::int64_t start = 1000 + std::int64_t{i} * 20;
+    w.kernel(start, start + 10, 0, 1, 7 + i % 2);  // no launch call
+    w.exec(fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, "
+                       "contextId, streamId, correlationId, globalPid, syncType, eventId) VALUES "
+                       "({}, {}, 0, 1, {}, {}, {}, 2, {})", start - 5, start - 4, 7 + i % 2, i + 1,
+                       cuoverlap::schema::encodeGlobalPid(42), i + 1));
+  }
+}
+
+void fillingKernels(const std::string& path, int n) {
+  Writer w(path);
+  for (int i = 0; i < n; ++i) w.kernel(1000 + i, 1000 + std::int64_t{n} * 10 + i, 0, 1, 7 + i % 4, 0, 4096);
+}
+
 // Counts bytes instead of keeping them.
 class NullBuffer : public std::streambuf {
  protected:
@@ -117,14 +179,21 @@ double seconds(const std::function<void()>& work) {
 struct Shape {
   const char* name;
   void (*write)(const std::string&, int);
-  bool do_export;  // time the Perfetto export, else read + analyze
+  bool do_export;     // time the Perfetto export, else read + analyze
+  int max_size = 0;   // a shape still known to be quadratic runs up to this size only (0: any)
 };
 
 const Shape kShapes[] = {
     {"many devices (read+analyze)", manyDevices, false},
+    // Still quadratic (issue 13 open): each device's view scans every call of its processes.
+    {"many devices + calls (read+analyze)", manyDevicesWithCalls, false, 16000},
     {"many contexts (read+analyze)", manyContexts, false},
     {"overlapping ops (export)", overlappingOps, true},
     {"overlapping NVTX (export)", overlappingNvtx, true},
+    {"spanning syncs (read+analyze)", spanningSyncs, false},
+    {"spanning allocs (read+analyze)", spanningAllocs, false},
+    {"stream waits (read+analyze)", streamWaits, false},
+    {"filling kernels (read+analyze)", fillingKernels, false},
 };
 
 std::vector<int> parseSizes(const std::string& text) {
@@ -151,14 +220,18 @@ int main(int argc, char** argv) {
     else if (flag == "--limit") limit = std::stod(argv[i + 1]);
   }
   std::filesystem::create_directories(dir);
-  fmt::print("{:<30}", "shape (seconds)");
+  fmt::print("{:<36}", "shape (seconds)");
   for (int n : sizes) fmt::print("{:>10}", n);
   fmt::print("\n");
   bool over = false;
   for (const Shape& shape : kShapes) {
-    fmt::print("{:<30}", shape.name);
+    fmt::print("{:<36}", shape.name);
     double last = 0;
     for (int n : sizes) {
+      if (shape.max_size > 0 && n > shape.max_size) {
+        fmt::print("{:>10}", "-");
+        continue;
+      }
       const std::string path = fmt::format("{}/shape_{}.sqlite", dir, n);
       shape.write(path, n);
       if (shape.do_export) {
@@ -177,7 +250,7 @@ int main(int argc, char** argv) {
       std::filesystem::remove(path);
     }
     fmt::print("\n");
-    over = over || (limit > 0 && last > limit);
+    over = over || (limit > 0 && shape.max_size == 0 && last > limit);
   }
   return over ? 1 : 0;
 }
