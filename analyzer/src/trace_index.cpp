@@ -8,6 +8,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "cuoverlap/communication.h"
 #include "cuoverlap/error.h"
 
 namespace cuoverlap {
@@ -23,6 +24,11 @@ struct TraceIndex {
   std::size_t contexts_size = 0;
   bool have_null_streams = false;
   std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> null_streams;  // pid, ctx, stream
+
+  const std::string* strings_data = nullptr;
+  std::size_t strings_size = 0;
+  bool have_communication = false;
+  std::vector<std::uint8_t> communication_names;  // per StringId
 };
 
 namespace {
@@ -68,6 +74,21 @@ bool isContextNullStream(const Trace& trace, std::uint32_t pid, std::uint32_t co
   }
   return index.null_streams.count({pid, context_id, stream_id}) != 0 ||
          index.null_streams.count({0, context_id, stream_id}) != 0;
+}
+
+const std::vector<std::uint8_t>& communicationKernelNames(const Trace& trace) {
+  TraceIndex& index = indexOf(trace);
+  if (!index.have_communication || index.strings_data != trace.strings.data() ||
+      index.strings_size != trace.strings.size()) {
+    index.communication_names.assign(trace.strings.size(), 0);
+    for (std::size_t id = 0; id < trace.strings.size(); ++id) {
+      index.communication_names[id] = isCommunicationKernelName(trace.strings[id]) ? 1 : 0;
+    }
+    index.strings_data = trace.strings.data();
+    index.strings_size = trace.strings.size();
+    index.have_communication = true;
+  }
+  return index.communication_names;
 }
 
 }  // namespace cuoverlap

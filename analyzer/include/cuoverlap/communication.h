@@ -17,14 +17,14 @@ namespace cuoverlap {
 // collective library) is one entry in that list.
 bool isCommunicationKernelName(std::string_view name);
 
-// The rule evaluated once per string of a trace, so that a per-op query is one byte lookup.
-// Build one per analysis (cost: one prefix test per interned string); it refers to nothing after.
+// The rule evaluated once per string of a trace (cached with the trace: trace_index.h), so that
+// a per-op query is one byte lookup and building one costs nothing. Valid while the trace lives.
 class CommunicationKernels {
  public:
   explicit CommunicationKernels(const Trace& trace);
 
   bool isCommunication(const GpuOp& op) const {
-    return op.kind == OpKind::kKernel && op.name < by_string_.size() && by_string_[op.name] != 0;
+    return op.kind == OpKind::kKernel && op.name < by_string_->size() && (*by_string_)[op.name] != 0;
   }
   // engineOf(op), except that communication kernels occupy Engine::kComm.
   Engine engineOf(const GpuOp& op) const {
@@ -32,7 +32,7 @@ class CommunicationKernels {
   }
 
  private:
-  std::vector<std::uint8_t> by_string_;  // per StringId: 1 = communication kernel name
+  const std::vector<std::uint8_t>* by_string_;  // per StringId: 1 = communication kernel name
 };
 
 // What an NCCL kernel name says: "ncclDevKernel_AllReduce_Sum_f32_RING_LL" -> AllReduce, Sum,

@@ -20,4 +20,8 @@ const std::vector<std::uint32_t>& opsOnDevice(const Trace& trace, std::uint16_t 
 bool isContextNullStream(const Trace& trace, std::uint32_t pid, std::uint32_t context_id,
                          std::uint32_t stream_id);
 
+// Per StringId: 1 when the string is a communication kernel name (communication.h's rule), so
+// that every metrics call, window and ledger charge does not test every string again.
+const std::vector<std::uint8_t>& communicationKernelNames(const Trace& trace);
+
 }  // namespace cuoverlap

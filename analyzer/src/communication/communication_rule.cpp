@@ -12,6 +12,8 @@
 
 #include "cuoverlap/communication.h"
 
+#include "cuoverlap/trace_index.h"
+
 namespace cuoverlap {
 namespace {
 
@@ -31,10 +33,7 @@ bool isCommunicationKernelName(std::string_view name) {
   return false;
 }
 
-CommunicationKernels::CommunicationKernels(const Trace& trace) : by_string_(trace.strings.size(), 0) {
-  for (std::size_t id = 0; id < trace.strings.size(); ++id) {
-    by_string_[id] = isCommunicationKernelName(trace.strings[id]) ? 1 : 0;
-  }
-}
+CommunicationKernels::CommunicationKernels(const Trace& trace)
+    : by_string_(&communicationKernelNames(trace)) {}
 
 }  // namespace cuoverlap
