@@ -34,10 +34,6 @@ struct Pair {
 
 // Pairs whose cost the what-if schedule is known to miss, with why (docs/findings.md).
 const std::set<std::string> kKnownMisses = {
-    // The fixed twin ran the copy engine one stream's queue at a time (24 HtoD copies of stream
-    // 13 back to back before stream 14's), which a first-come-first-served engine model does not
-    // reproduce: estimate 7.5 ms, measured 4.6 ms.
-    "event-dag-serialized",
     // host-busy's cost is within 30% (33.1 ms against 30.7 ms saved), but the twin keeps its copies
     // on one stream, so single-stream rightly finds 2.4 ms (5.7% of its span) a second stream
     // could hide: over the 5% a clean twin may keep.

@@ -85,7 +85,8 @@ FindingsExplained chargeFindings(const DeviceView& view, std::vector<Finding>& f
   std::vector<Interval> charged_region;
   for (Finding& finding : findings) {
     Ns charge = finding.estimated_ns;
-    if (!finding.cost_region.empty()) {
+    // A finding that estimates no saving explains none of its region: later ones keep it.
+    if (!finding.cost_region.empty() && charge > 0) {
       const std::vector<Interval> region = regionOf(finding);
       const Ns whole = totalLength(region);
       const Ns taken = totalLength(intersectionOf(region, charged_region));

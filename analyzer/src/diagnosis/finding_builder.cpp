@@ -7,6 +7,33 @@
 #include <fmt/format.h>
 
 namespace cuoverlap::diagnosis {
+namespace {
+
+bool sameEvidence(const Evidence& a, const Evidence& b) {
+  return a.api == b.api && a.correlation_id == b.correlation_id && a.time == b.time &&
+         a.detail == b.detail;
+}
+
+// The `limit` most costly examples, in time order, each shown once (several instances may point
+// at the same call: three waits that held back one launch).
+std::vector<std::pair<Ns, Evidence>> mostCostlyDistinct(std::vector<std::pair<Ns, Evidence>> examples,
+                                                        std::size_t limit) {
+  std::stable_sort(examples.begin(), examples.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::pair<Ns, Evidence>> kept;
+  for (auto& example : examples) {
+    if (kept.size() == limit) break;
+    const bool seen = std::any_of(kept.begin(), kept.end(), [&](const auto& k) {
+      return sameEvidence(k.second, example.second);
+    });
+    if (!seen) kept.push_back(std::move(example));
+  }
+  std::stable_sort(kept.begin(), kept.end(),
+                   [](const auto& a, const auto& b) { return a.second.time < b.second.time; });
+  return kept;
+}
+
+}  // namespace
 
 FindingBuilder::FindingBuilder(const DeviceView& view, std::string id, Severity severity)
     : view_(view), id_(std::move(id)), severity_(severity) {}
@@ -17,9 +44,7 @@ void FindingBuilder::add(Ns cost, Evidence evidence) {
   examples_.emplace_back(cost, std::move(evidence));
   // Keep memory bounded on huge traces: only the most costly examples can be shown.
   if (examples_.size() > 4 * kMaxEvidence) {
-    examples_ = largestInTimeOrder(
-        std::move(examples_), kMaxEvidence, [](const auto& e) { return e.first; },
-        [](const auto& e) { return e.second.time; });
+    examples_ = mostCostlyDistinct(std::move(examples_), kMaxEvidence);
   }
 }
 
@@ -71,9 +96,7 @@ std::optional<Finding> FindingBuilder::build(std::string summary, std::string ad
   finding.time_ns = time;
   finding.summary = std::move(summary);
   finding.advice = std::move(advice);
-  for (auto& example : largestInTimeOrder(
-           examples_, kMaxEvidence, [](const auto& e) { return e.first; },
-           [](const auto& e) { return e.second.time; })) {
+  for (auto& example : mostCostlyDistinct(examples_, kMaxEvidence)) {
     finding.evidence.push_back(std::move(example.second));
   }
   return finding;

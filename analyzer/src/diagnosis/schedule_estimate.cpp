@@ -1,7 +1,9 @@
 #include "diagnosis/schedule_estimate.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
+#include <queue>
 #include <unordered_map>
 
 namespace cuoverlap::diagnosis {
@@ -9,62 +11,10 @@ namespace {
 
 constexpr double kShareSlack = 1e-9;
 
-struct Running {
-  Ns start = 0;
-  Ns end = 0;
-  double share = 1.0;
-};
-
-// The SMs as a shared resource: kernels placed so far that may still overlap later ones.
-class SmPool {
- public:
-  // The earliest start >= `earliest` at which a kernel of `share` fits for `duration`; reserves it.
-  Ns place(Ns earliest, Ns duration, double share) {
-    // Placements come roughly in time order; kernels that ended before this one may start no
-    // longer constrain anything (an approximation when releases are out of order).
-    running_.erase(std::remove_if(running_.begin(), running_.end(),
-                                  [&](const Running& r) { return r.end <= earliest; }),
-                   running_.end());
-    Ns t = earliest;
-    while (true) {
-      const auto [peak, next_end] = peakWithin(t, t + std::max<Ns>(duration, 1));
-      if (peak + share <= 1.0 + kShareSlack || next_end <= t) break;
-      t = next_end;
-    }
-    running_.push_back({t, t + duration, share});
-    return t;
-  }
-
- private:
-  // The largest summed share in [from, to) and the earliest end after `from` of a kernel that
-  // overlaps it (where to try next when the new kernel does not fit).
-  std::pair<double, Ns> peakWithin(Ns from, Ns to) const {
-    std::vector<std::pair<Ns, double>> steps;
-    Ns next_end = from;
-    for (const Running& r : running_) {
-      if (r.end <= from || r.start >= to) continue;
-      steps.emplace_back(std::max(r.start, from), r.share);
-      steps.emplace_back(r.end, -r.share);
-      next_end = next_end == from ? r.end : std::min(next_end, r.end);
-    }
-    std::sort(steps.begin(), steps.end());  // ends (negative) before starts at the same time
-    double level = 0.0;
-    double peak = 0.0;
-    for (const auto& [time, delta] : steps) {
-      if (time >= to) break;
-      level += delta;
-      peak = std::max(peak, level);
-    }
-    return {peak, next_end};
-  }
-
-  std::vector<Running> running_;
-};
-
 std::uint8_t engineSlot(const GpuOp& op) {
   switch (engineOf(op)) {
     case Engine::kCompute:
-    case Engine::kComm: return 0;  // communication kernels take SMs like any kernel
+    case Engine::kComm: return ScheduleModel::kSmEngine;  // communication kernels take SMs too
     case Engine::kH2D: return 1;
     case Engine::kD2H: return 2;
     case Engine::kD2D:
@@ -74,7 +24,183 @@ std::uint8_t engineSlot(const GpuOp& op) {
   return 3;
 }
 
+// Min-heaps of (key, position).
+using Keyed = std::pair<Ns, std::size_t>;
+using MinHeap = std::priority_queue<Keyed, std::vector<Keyed>, std::greater<Keyed>>;
+
 }  // namespace
+
+// One simulation of ScheduleModel::span: the state of every queue and engine, advanced from event
+// to event (an op's end, or the moment a dependency-free op is released).
+class ScheduleRun {
+ public:
+  ScheduleRun(const ScheduleModel& model, const std::vector<OrderEdge>& edges,
+              const std::vector<Ns>& earlier);
+  Ns run();
+
+ private:
+  struct EngineState {
+    MinHeap waiting;     // (ready time, position): dependencies done, not yet released
+    MinHeap queued;      // (issue rank, position): ready now
+    bool busy = false;
+    std::int64_t last = -1;  // the op it served last
+  };
+
+  void addSuccessors(const std::vector<OrderEdge>& edges);
+  void becomeAvailable(std::size_t pos);
+  void promote(EngineState& engine);
+  void dispatchCopies(std::size_t slot);
+  void dispatchKernels();
+  void start(std::size_t pos);
+  void finishAt(Ns time);
+  std::int64_t stickyCandidate(const EngineState& engine, std::size_t slot) const;
+  Ns nextEvent() const;
+
+  const ScheduleModel& m_;
+  std::vector<Ns> ready_;                      // release, then max with predecessors' ends
+  std::vector<std::uint32_t> remaining_;       // predecessors not yet finished
+  std::vector<std::size_t> first_successor_;   // CSR over successors
+  std::vector<std::size_t> successors_;
+  std::vector<std::uint8_t> started_;
+  EngineState engines_[ScheduleModel::kEngines];
+  double sm_used_ = 0.0;
+  MinHeap running_;                            // (end, position)
+  Ns now_ = 0;
+  Ns first_start_ = std::numeric_limits<Ns>::max();
+  Ns last_end_ = std::numeric_limits<Ns>::min();
+};
+
+ScheduleRun::ScheduleRun(const ScheduleModel& model, const std::vector<OrderEdge>& edges,
+                         const std::vector<Ns>& earlier)
+    : m_(model), ready_(model.release_), remaining_(model.size(), 0), started_(model.size(), 0) {
+  if (!earlier.empty()) {
+    for (std::size_t p = 0; p < ready_.size(); ++p) ready_[p] -= earlier[p];
+  }
+  addSuccessors(edges);
+}
+
+// Stream order and the edges, kept only where they point forward in issue order: an op issued
+// later than its target orders nothing (the host could not have made the target wait for it).
+void ScheduleRun::addSuccessors(const std::vector<OrderEdge>& edges) {
+  std::vector<OrderEdge> forward;
+  forward.reserve(edges.size() + m_.size());
+  for (std::size_t p = 0; p < m_.size(); ++p) {
+    const std::int64_t prev = m_.stream_prev_[p];
+    if (prev >= 0 && m_.rank_[static_cast<std::size_t>(prev)] < m_.rank_[p]) {
+      forward.push_back({static_cast<std::size_t>(prev), p});
+    }
+  }
+  for (const OrderEdge& e : edges) {
+    if (e.from != e.to && m_.rank_[e.from] < m_.rank_[e.to]) forward.push_back(e);
+  }
+  first_successor_.assign(m_.size() + 1, 0);
+  for (const OrderEdge& e : forward) {
+    ++first_successor_[e.from + 1];
+    ++remaining_[e.to];
+  }
+  for (std::size_t p = 0; p < m_.size(); ++p) first_successor_[p + 1] += first_successor_[p];
+  successors_.resize(forward.size());
+  std::vector<std::size_t> fill(first_successor_.begin(), first_successor_.end() - 1);
+  for (const OrderEdge& e : forward) successors_[fill[e.from]++] = e.to;
+}
+
+void ScheduleRun::becomeAvailable(std::size_t pos) {
+  engines_[m_.engine_[pos]].waiting.push({ready_[pos], pos});
+}
+
+void ScheduleRun::promote(EngineState& engine) {
+  while (!engine.waiting.empty() && engine.waiting.top().first <= now_) {
+    const std::size_t pos = engine.waiting.top().second;
+    engine.waiting.pop();
+    engine.queued.push({static_cast<Ns>(m_.rank_[pos]), pos});
+  }
+}
+
+// The next op of the stream the engine served last, when it is ready now.
+std::int64_t ScheduleRun::stickyCandidate(const EngineState& engine, std::size_t slot) const {
+  if (engine.last < 0) return -1;
+  const std::int64_t next = m_.stream_next_[static_cast<std::size_t>(engine.last)];
+  if (next < 0) return -1;
+  const auto pos = static_cast<std::size_t>(next);
+  const bool ready = m_.engine_[pos] == slot && !started_[pos] && remaining_[pos] == 0 &&
+                     ready_[pos] <= now_;
+  return ready ? next : -1;
+}
+
+void ScheduleRun::dispatchCopies(std::size_t slot) {
+  EngineState& engine = engines_[slot];
+  if (engine.busy) return;
+  std::int64_t pick = stickyCandidate(engine, slot);
+  while (pick < 0 && !engine.queued.empty()) {
+    const std::size_t pos = engine.queued.top().second;
+    engine.queued.pop();
+    if (!started_[pos]) pick = static_cast<std::int64_t>(pos);  // skip ops taken by stickiness
+  }
+  if (pick < 0) return;
+  engine.busy = true;
+  engine.last = pick;
+  start(static_cast<std::size_t>(pick));
+}
+
+void ScheduleRun::dispatchKernels() {
+  MinHeap& queued = engines_[ScheduleModel::kSmEngine].queued;
+  while (!queued.empty()) {
+    const std::size_t pos = queued.top().second;
+    if (sm_used_ > 0.0 && sm_used_ + m_.share_[pos] > 1.0 + kShareSlack) break;
+    queued.pop();
+    sm_used_ += m_.share_[pos];
+    start(pos);
+  }
+}
+
+void ScheduleRun::start(std::size_t pos) {
+  started_[pos] = 1;
+  first_start_ = std::min(first_start_, now_);
+  running_.push({now_ + m_.duration_[pos], pos});
+}
+
+// Ends every op that ends at `time`, freeing its engine and releasing its successors.
+void ScheduleRun::finishAt(Ns time) {
+  while (!running_.empty() && running_.top().first == time) {
+    const std::size_t pos = running_.top().second;
+    running_.pop();
+    last_end_ = std::max(last_end_, time);
+    if (m_.engine_[pos] == ScheduleModel::kSmEngine) {
+      sm_used_ = std::max(0.0, sm_used_ - m_.share_[pos]);
+    } else {
+      engines_[m_.engine_[pos]].busy = false;
+    }
+    for (std::size_t k = first_successor_[pos]; k < first_successor_[pos + 1]; ++k) {
+      const std::size_t next = successors_[k];
+      ready_[next] = std::max(ready_[next], time);
+      if (--remaining_[next] == 0) becomeAvailable(next);
+    }
+  }
+}
+
+Ns ScheduleRun::nextEvent() const {
+  Ns next = running_.empty() ? std::numeric_limits<Ns>::max() : running_.top().first;
+  for (const EngineState& engine : engines_) {
+    if (!engine.waiting.empty()) next = std::min(next, engine.waiting.top().first);
+  }
+  return next;
+}
+
+Ns ScheduleRun::run() {
+  if (m_.size() == 0) return 0;
+  for (std::size_t p = 0; p < m_.size(); ++p) {
+    if (remaining_[p] == 0) becomeAvailable(p);
+  }
+  now_ = nextEvent();
+  while (now_ != std::numeric_limits<Ns>::max()) {
+    finishAt(now_);
+    for (std::size_t slot = 0; slot < ScheduleModel::kEngines; ++slot) promote(engines_[slot]);
+    dispatchKernels();
+    for (std::size_t slot = 1; slot < ScheduleModel::kEngines; ++slot) dispatchCopies(slot);
+    now_ = nextEvent();
+  }
+  return last_end_ - first_start_;
+}
 
 std::int64_t residentBlocksPerSm(const Device& device, const GpuOp& kernel) {
   if (device.max_threads_per_sm <= 0 || device.max_blocks_per_sm <= 0 ||
@@ -106,15 +232,17 @@ double smShare(const Device* device, const GpuOp& kernel) {
 ScheduleModel::ScheduleModel(const DeviceView& view) {
   const auto& ops = view.ops();
   const Device* device = view.device();
-  release_.reserve(ops.size());
-  duration_.reserve(ops.size());
-  engine_.reserve(ops.size());
-  share_.reserve(ops.size());
-  stream_prev_.reserve(ops.size());
+  const std::size_t n = ops.size();
+  release_.reserve(n);
+  duration_.reserve(n);
+  engine_.reserve(n);
+  share_.reserve(n);
+  stream_prev_.reserve(n);
+  stream_next_.assign(n, -1);
   std::unordered_map<std::uint64_t, std::int64_t> last_on_stream;
   std::vector<Ns> issued;
-  issued.reserve(ops.size());
-  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+  issued.reserve(n);
+  for (std::size_t pos = 0; pos < n; ++pos) {
     const ScopedOp scoped = ops[pos];
     const GpuOp& op = view.op(scoped);
     // An op cannot start before its launch call returned, except that synchronous calls return
@@ -128,59 +256,29 @@ ScheduleModel::ScheduleModel(const DeviceView& view) {
     share_.push_back(op.kind == OpKind::kKernel ? smShare(device, op) : 1.0);
     auto [it, inserted] = last_on_stream.try_emplace(DeviceView::streamKey(op), -1);
     stream_prev_.push_back(it->second);
+    if (it->second >= 0) stream_next_[static_cast<std::size_t>(it->second)] = static_cast<std::int64_t>(pos);
     it->second = static_cast<std::int64_t>(pos);
     issued.push_back(launch ? view.call(*launch).start : scoped.start);
   }
-  // Engines take work in the order it was issued (launch call start), which is also an order in
-  // which every stream-order, event and barrier edge points forward.
-  issue_order_.resize(ops.size());
-  for (std::size_t pos = 0; pos < ops.size(); ++pos) issue_order_[pos] = pos;
-  std::stable_sort(issue_order_.begin(), issue_order_.end(),
+  // Issue order (launch call start; ties by start order): engines take ready work in this order,
+  // and an edge counts only when it points forward in it.
+  std::vector<std::size_t> order(n);
+  for (std::size_t pos = 0; pos < n; ++pos) order[pos] = pos;
+  std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return issued[a] < issued[b]; });
+  rank_.resize(n);
+  for (std::size_t r = 0; r < n; ++r) rank_[order[r]] = r;
 }
 
-Ns ScheduleModel::span(std::vector<OrderEdge> edges, const std::vector<Ns>& earlier) const {
-  if (duration_.empty()) return 0;
-  // Edges into each op, grouped by target (counting sort: O(n + e)).
-  std::vector<std::size_t> first_edge(duration_.size() + 1, 0);
-  for (const OrderEdge& e : edges) ++first_edge[e.to + 1];
-  for (std::size_t p = 0; p < duration_.size(); ++p) first_edge[p + 1] += first_edge[p];
-  std::vector<std::size_t> sources(edges.size());
-  {
-    std::vector<std::size_t> fill(first_edge.begin(), first_edge.end() - 1);
-    for (const OrderEdge& e : edges) sources[fill[e.to]++] = e.from;
-  }
-  constexpr Ns kNotPlaced = std::numeric_limits<Ns>::min();
-  std::vector<Ns> end(duration_.size(), kNotPlaced);
-  Ns engine_free[5] = {0, 0, 0, 0, 0};
-  SmPool sms;
-  Ns first = std::numeric_limits<Ns>::max();
-  Ns last = std::numeric_limits<Ns>::min();
-  for (const std::size_t pos : issue_order_) {
-    Ns ready = release_[pos] - (earlier.empty() ? 0 : earlier[pos]);
-    if (stream_prev_[pos] >= 0) ready = std::max(ready, end[stream_prev_[pos]]);
-    for (std::size_t k = first_edge[pos]; k < first_edge[pos + 1]; ++k) {
-      ready = std::max(ready, end[sources[k]]);  // an op not yet placed (kNotPlaced) orders nothing
-    }
-    Ns start = ready;
-    if (engine_[pos] == 0) {
-      start = sms.place(ready, duration_[pos], share_[pos]);
-    } else {
-      start = std::max(ready, engine_free[engine_[pos]]);
-      engine_free[engine_[pos]] = start + duration_[pos];
-    }
-    end[pos] = start + duration_[pos];
-    first = std::min(first, start);
-    last = std::max(last, end[pos]);
-  }
-  return last - first;
+Ns ScheduleModel::span(const std::vector<OrderEdge>& edges, const std::vector<Ns>& earlier) const {
+  return ScheduleRun(*this, edges, earlier).run();
 }
 
 Ns ScheduleModel::savingWithout(const std::vector<OrderEdge>& kept,
                                 const std::vector<OrderEdge>& removed) const {
   std::vector<OrderEdge> all = kept;
   all.insert(all.end(), removed.begin(), removed.end());
-  return std::max<Ns>(0, span(std::move(all)) - span(kept));
+  return std::max<Ns>(0, span(all) - span(kept));
 }
 
 }  // namespace cuoverlap::diagnosis

@@ -1,20 +1,26 @@
 // What-if schedules: how long a device's span would be if some ordering constraints were removed
 // or the host issued some work earlier. Serialization findings (legacy-default-stream,
-// event-wait-serialization, sync-memcpy, cross-stream-kernel-wait) cost the difference between
-// two such schedules of the same ops — the span with the constraint and the span without it —
-// so that the model's own error cancels out instead of landing in the finding's cost.
+// event-wait-serialization, cross-stream-kernel-wait) cost the difference between two such
+// schedules of the same ops — the span with the constraint and the span without it — so that the
+// model's own error cancels out instead of landing in the finding's cost.
 //
-// The model (docs/findings.md, "How serialization costs are estimated"): list scheduling of the
-// view's ops in the order the host issued them (launch call start; recorded start without a launch
-// call), engines taking work first come, first served. An op starts at the earliest time at which
+// The model (docs/findings.md, "How serialization costs are estimated") is an event-driven
+// simulation of the device's queues. An op becomes ready when
 //   - it was released: its launch call returned (minus any host time the what-if gives back);
-//   - the previous op of its stream ended (stream order), and every op of an extra edge into it;
-//   - its engine has room: each copy direction (HtoD, DtoH, other copies) and memsets are one
-//     engine running one op at a time; kernels share the SMs, each taking the fraction
-//     min(1, grid blocks / (SM count x resident blocks per SM)) for its whole measured duration
-//     (1 when the grid or the device limits are unknown: such kernels never run side by side).
-// Ops keep their measured durations. Cost: O(n log n) plus, per kernel, the kernels it may share
-// the SMs with (at most 1 / smallest share of them at once).
+//   - the previous op of its stream ended (stream order), and every op of an extra edge into it
+//     (edges from an op issued later than their target order nothing, so the graph is acyclic).
+// Engines take ready work as the hardware was seen to:
+//   - each copy direction (HtoD, DtoH, other copies) and memsets are one engine running one op at
+//     a time. A free engine keeps serving the stream it served last while that stream's next op
+//     is ready (a hardware queue runs until it empties or blocks: recorded on an H100, 24 HtoD
+//     copies of one stream ran back to back although another stream's copies were issued in
+//     between); otherwise it takes the ready op issued first. A blocked op does not hold up ready
+//     ops of other streams.
+//   - kernels share the SMs, each taking the fraction min(1, grid blocks / (SM count x resident
+//     blocks per SM)) for its whole measured duration (1 when the grid or the device limits are
+//     unknown: such kernels never run side by side). Ready kernels start in issue order while
+//     they fit beside the running ones.
+// Ops keep their measured durations. Cost: O((n + e) log n).
 #pragma once
 
 #include <cstdint>
@@ -41,7 +47,7 @@ class ScheduleModel {
 
   // The simulated span with stream order, `edges` (any order) and, per position, host time given
   // back (`earlier[p]` is subtracted from op p's release; empty = none).
-  Ns span(std::vector<OrderEdge> edges, const std::vector<Ns>& earlier = {}) const;
+  Ns span(const std::vector<OrderEdge>& edges, const std::vector<Ns>& earlier = {}) const;
 
   // Saving of removing `removed` from the constraints `kept` + `removed`: never negative.
   Ns savingWithout(const std::vector<OrderEdge>& kept, const std::vector<OrderEdge>& removed) const;
@@ -49,13 +55,19 @@ class ScheduleModel {
   std::size_t size() const { return duration_.size(); }
   double share(std::size_t position) const { return share_[position]; }
 
+  static constexpr std::uint8_t kSmEngine = 0;
+  static constexpr std::uint8_t kEngines = 5;  // SMs, HtoD, DtoH, other copies, memsets
+
  private:
+  friend class ScheduleRun;
+
   std::vector<Ns> release_;
   std::vector<Ns> duration_;
-  std::vector<std::uint8_t> engine_;       // 0 = SMs, 1.. = one copy/memset engine each
+  std::vector<std::uint8_t> engine_;       // kSmEngine, or one copy/memset engine each
   std::vector<double> share_;
   std::vector<std::int64_t> stream_prev_;  // previous position on the stream, -1 for none
-  std::vector<std::size_t> issue_order_;   // positions by launch call start
+  std::vector<std::int64_t> stream_next_;  // next position on the stream, -1 for none
+  std::vector<std::size_t> rank_;          // issue rank (by launch call start) per position
 };
 
 }  // namespace cuoverlap::diagnosis

@@ -118,7 +118,8 @@ bool feeds(Engine producer, Engine consumer) {
     case Engine::kD2D:
     case Engine::kOtherCopy:
     case Engine::kMemset: return consumer == Engine::kCompute;
-    case Engine::kCompute: return consumer != Engine::kH2D;  // kernels do not produce host data
+    case Engine::kCompute:
+    case Engine::kComm: return consumer != Engine::kH2D;  // kernels do not produce host data
     case Engine::kD2H: return false;
   }
   return false;

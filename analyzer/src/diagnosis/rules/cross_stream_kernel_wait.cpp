@@ -6,13 +6,16 @@
 // small kernels one after another on a device they could share. A trace cannot tell whether X
 // reads what Y wrote (then the wait is needed, and the fix is more parallel work per kernel), so
 // the finding is info. event-wait-serialization leaves kernel -> kernel waits alone (a kernel may
-// feed a kernel), so no wait is counted by both.
+// feed a kernel), so no wait is counted by both. Communication kernels (NCCL) are left out: their
+// order across streams is the collective order every rank must keep, and their exposure is
+// exposed-communication's and communication-serialized's to cost, not SM sharing.
 // Cost: how much the span would shrink without these waits: the what-if schedule with every wait
 // minus the same schedule without these (diagnosis/schedule_estimate.h). Where: the union of
 // [X ready, X start).
 // Needs: synchronization records, launch calls, grid sizes and the device's SM limits.
 #include <fmt/format.h>
 
+#include "cuoverlap/communication.h"
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/schedule_estimate.h"
@@ -23,8 +26,10 @@ namespace {
 
 constexpr double kMaxShare = 0.5;
 
-bool smallKernel(const DeviceView& view, const GpuOp& op) {
-  return op.kind == OpKind::kKernel && smShare(view.device(), op) < kMaxShare;
+bool smallKernel(const DeviceView& view, const CommunicationKernels& communication,
+                 const GpuOp& op) {
+  return op.kind == OpKind::kKernel && !communication.isCommunication(op) &&
+         smShare(view.device(), op) < kMaxShare;
 }
 
 }  // namespace
@@ -34,6 +39,7 @@ std::optional<Finding> findCrossStreamKernelWait(const DeviceView& view) {
   if (device == nullptr || device->sm_count <= 0) return std::nullopt;
   const std::vector<StreamWait> waits = streamWaits(view);
   if (waits.empty()) return std::nullopt;
+  const CommunicationKernels communication(view.trace());
   FindingBuilder builder(view, "cross-stream-kernel-wait", Severity::kInfo);
   std::vector<OrderEdge> kept;
   std::vector<OrderEdge> removed;
@@ -43,8 +49,10 @@ std::optional<Finding> findCrossStreamKernelWait(const DeviceView& view) {
     const GpuOp& x = view.op(released);
     const auto ready = view.readyTime(wait.released);
     bool counts = ready && released.start - *ready >= kMinimumCostNs && !wait.waited_for.empty() &&
-                  smallKernel(view, x);
-    for (std::size_t y : wait.waited_for) counts = counts && smallKernel(view, view.op(view.ops()[y]));
+                  smallKernel(view, communication, x);
+    for (std::size_t y : wait.waited_for) {
+      counts = counts && smallKernel(view, communication, view.op(view.ops()[y]));
+    }
     auto& edges = counts ? removed : kept;
     for (std::size_t y : wait.waited_for) edges.push_back({y, wait.released});
     if (!counts) continue;
