@@ -129,7 +129,8 @@ CREATE TABLE TARGET_INFO_GPU (
   maxShmemPerSm INTEGER, maxRegistersPerSm INTEGER, threadsPerWarp INTEGER,
   asyncEngines INTEGER, maxWarpsPerSm INTEGER, maxBlocksPerSm INTEGER,
   maxThreadsPerBlock INTEGER, computeMajor INTEGER, computeMinor INTEGER,
-  concurrentKernels INTEGER -- cuoverlap extension
+  concurrentKernels INTEGER, -- cuoverlap extension
+  pcieLinkGen INTEGER, pcieLinkWidth INTEGER -- cuoverlap extension: the host link's maximum
 );
 CREATE TABLE TARGET_INFO_CUDA_STREAM (
   streamId INTEGER NOT NULL, hwId INTEGER NOT NULL, vmId INTEGER NOT NULL,

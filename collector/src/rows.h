@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace cuoverlap::collector {
 
@@ -87,6 +88,9 @@ struct DeviceRow {
   std::uint32_t compute_major = 0, compute_minor = 0;
   int concurrent_kernels = -1;  // -1: unknown
   char uuid[48] = {};
+  std::string pci_bus_id;       // "0000:1B:00.0"; empty when unknown
+  int pcie_generation = 0;      // the host link's maximum (pcie_link.h); 0 when unknown
+  int pcie_width = 0;
 };
 
 // One NVTX marker record (MARKER kind); the NvtxAssembler pairs start and end into ranges.

@@ -36,8 +36,8 @@ void TraceWriter::prepareStatements() {
   context_ = std::make_unique<Statement>(db_,
       "INSERT INTO TARGET_INFO_CUDA_CONTEXT_INFO VALUES (?1,0,0,?2,?3,?4)");
   device_ = std::make_unique<Statement>(db_,
-      "INSERT INTO TARGET_INFO_GPU VALUES (0,?1,?2,NULL,1,?3,?4,?5,?6,?7,?8,NULL,?1,?9,?10,NULL,"
-      "?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)");
+      "INSERT INTO TARGET_INFO_GPU VALUES (0,?1,?2,?21,1,?3,?4,?5,?6,?7,?8,NULL,?1,?9,?10,NULL,"
+      "?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?22,?23)");
   nvtx_ = std::make_unique<Statement>(db_,
       "INSERT INTO NVTX_EVENTS (start,end,eventType,rangeId,category,color,text,globalTid,"
       "endGlobalTid,domainId) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)");
@@ -125,12 +125,15 @@ void TraceWriter::onDevice(const DeviceRow& row) {
   if (device_query_) device_query_(r);
   std::optional<int> concurrent;
   if (r.concurrent_kernels >= 0) concurrent = r.concurrent_kernels;
+  const auto known = [](int v) { return v > 0 ? std::optional<int>(v) : std::nullopt; };
+  std::optional<std::string> bus;
+  if (!r.pci_bus_id.empty()) bus = r.pci_bus_id;
   begin();
   device_->run({r.id, r.name, r.l2_cache, r.global_memory_bytes, r.memory_bandwidth, r.clock_khz,
                 r.sm_count, r.uuid, r.max_registers_per_block, r.max_shmem_per_block,
                 r.max_shmem_per_sm, r.max_registers_per_sm, r.threads_per_warp, r.async_engines,
                 r.max_warps_per_sm, r.max_blocks_per_sm, r.max_threads_per_block, r.compute_major,
-                r.compute_minor, concurrent});
+                r.compute_minor, concurrent, bus, known(r.pcie_generation), known(r.pcie_width)});
   count(RecordKind::kDevice);
 }
 

@@ -117,10 +117,10 @@ void appendGapTables(std::string& out, const DeviceReport& device, const Trace* 
 void appendFinding(std::string& out, const TraceReport& trace, const Finding& f) {
   fmt::format_to(std::back_inserter(out),
                  "<article class=\"finding sev-{0}\"><h4><span class=\"badge\">{0}</span>"
-                 "<code>{1}</code></h4><div class=\"meta\">device {2} · {3} occurrence(s) · about "
-                 "{4} lost</div><p>{5}</p>",
+                 "<code>{1}</code></h4><div class=\"meta\">device {2} · {3} occurrence(s) · "
+                 "{4}</div><p>{5}</p>",
                  severityName(f.severity), escapeHtml(f.id), f.device_id, f.count,
-                 formatDuration(f.time_ns), escapeHtml(f.summary));
+                 escapeHtml(render::lostTime(f)), escapeHtml(f.summary));
   if (!f.advice.empty()) {
     fmt::format_to(std::back_inserter(out), "<p class=\"fix\"><b>Fix:</b> {}</p>", escapeHtml(f.advice));
   }

@@ -86,7 +86,7 @@ Json findingsToJson(const std::vector<Finding>& findings) {
 
 Json deviceReportToJson(const DeviceReport& device) {
   const DeviceMetrics& m = device.metrics;
-  return Json{{"device_id", m.device_id},
+  Json json{{"device_id", m.device_id},
               {"name", m.name},
               {"kernels", m.kernels},
               {"memcpys", m.memcpys},
@@ -103,19 +103,29 @@ Json deviceReportToJson(const DeviceReport& device) {
               {"pipeline_efficiency", m.pipeline_efficiency},
               {"explainable_ns", device.explained.explainable_ns},
               {"findings_explain_ns", device.explained.explained_ns},
-              {"findings_explain_fraction", device.explained.fraction},
-              {"communication", communicationToJson(m.communication)},
-              {"gaps", gapsToJson(device.gaps)},
-              {"kernel_summary", kernelSummaryToJson(device.kernels)}};
+              {"findings_explain_fraction", device.explained.fraction}};
+  // Beyond explainable_ns: what the findings' fixes would take off the ideal (faster copies).
+  if (device.explained.ideal_reduction_ns > 0) {
+    json["findings_lower_ideal_ns"] = device.explained.ideal_reduction_ns;
+  }
+  json["communication"] = communicationToJson(m.communication);
+  json["gaps"] = gapsToJson(device.gaps);
+  json["kernel_summary"] = kernelSummaryToJson(device.kernels);
+  return json;
 }
 
 Json findingToJson(const Finding& finding) {
   Json evidence = Json::array();
   for (const Evidence& e : finding.evidence) evidence.push_back(evidenceToJson(e));
-  return Json{{"id", finding.id},         {"severity", severityName(finding.severity)},
-              {"device_id", finding.device_id}, {"count", finding.count},
-              {"time_ns", finding.time_ns}, {"summary", finding.summary},
-              {"advice", finding.advice}, {"evidence", evidence}};
+  Json json{{"id", finding.id},         {"severity", severityName(finding.severity)},
+            {"device_id", finding.device_id}, {"count", finding.count},
+            {"time_ns", finding.time_ns}};
+  // Only where a fix would also lower the ideal (pageable-memcpy): part of time_ns.
+  if (finding.ideal_reduction_ns > 0) json["ideal_reduction_ns"] = finding.ideal_reduction_ns;
+  json["summary"] = finding.summary;
+  json["advice"] = finding.advice;
+  json["evidence"] = std::move(evidence);
+  return json;
 }
 
 Json durationSpreadToJson(const DurationSpread& d) {

@@ -98,8 +98,8 @@ void appendGaps(std::string& out, const DeviceReport& device, const TraceReport&
 void appendFinding(std::string& out, const TraceReport& trace, const Finding& finding) {
   fmt::format_to(std::back_inserter(out), "#### {} `{}` (device {})\n\n",
                  severityName(finding.severity), finding.id, finding.device_id);  // ids are ours: [a-z-]
-  fmt::format_to(std::back_inserter(out), "{}  \n{} occurrence(s), about {} lost.\n\n",
-                 escapeMarkdown(finding.summary), finding.count, formatDuration(finding.time_ns));
+  fmt::format_to(std::back_inserter(out), "{}  \n{} occurrence(s), {}.\n\n",
+                 escapeMarkdown(finding.summary), finding.count, render::lostTime(finding));
   if (!finding.advice.empty()) {
     fmt::format_to(std::back_inserter(out), "**Fix:** {}\n\n", escapeMarkdown(finding.advice));
   }
@@ -170,10 +170,11 @@ void appendTrace(std::string& out, const TraceReport& trace) {
     appendEngines(out, device.metrics);
     appendKernelSummary(out, device.kernels);
     fmt::format_to(std::back_inserter(out),
-                   "Findings explain {} of the {} by which the span exceeds its ideal ({}).\n\n",
+                   "Findings explain {} of the {} by which the span exceeds its ideal ({}){}.\n\n",
                    formatDuration(device.explained.explained_ns),
                    formatDuration(device.explained.explainable_ns),
-                   formatPercent(device.explained.fraction));
+                   formatPercent(device.explained.fraction),
+                   render::idealReductionNote(device.explained));
     appendGaps(out, device, trace);
   }
   appendRangeInstances(out, trace);

@@ -151,4 +151,19 @@ std::string describeGapCauses(const IdleGap& gap) {
   return text + ")";
 }
 
+std::string lostTime(const Finding& finding) {
+  std::string text = "about " + units::formatDuration(finding.time_ns) + " lost";
+  if (finding.ideal_reduction_ns > 0) {
+    text += " (" + units::formatDuration(finding.ideal_reduction_ns) +
+            " of it from faster ops, which lowers the ideal)";
+  }
+  return text;
+}
+
+std::string idealReductionNote(const FindingsExplained& explained) {
+  if (explained.ideal_reduction_ns <= 0) return "";
+  return "; their fixes would also lower the ideal by " +
+         units::formatDuration(explained.ideal_reduction_ns);
+}
+
 }  // namespace cuoverlap::render

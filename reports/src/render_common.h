@@ -52,6 +52,12 @@ std::string evidenceTime(const TraceReport& trace, const Finding& finding, Ns ti
 // just the cause name when it has one part.
 std::string describeGapCauses(const IdleGap& gap);
 
+// "about 60.8 ms lost", or with a part that lowers the ideal "about 103.5 ms lost (42.7 ms of it
+// from faster ops, which lowers the ideal)".
+std::string lostTime(const Finding& finding);
+// "; their fixes would also lower the ideal by 42.7 ms" when some finding would; else "".
+std::string idealReductionNote(const FindingsExplained& explained);
+
 // Errors before warnings before info; within a severity the most time lost first.
 std::vector<const Finding*> findingsWorstFirst(const std::vector<Finding>& findings);
 

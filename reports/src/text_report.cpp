@@ -184,18 +184,18 @@ void renderDevice(const DeviceReport& device, std::ostream& out) {
   out << fmt::format("  ideal       {} with perfect overlap   pipeline efficiency {}\n",
                      formatDuration(m.ideal_ns), formatPercent(m.pipeline_efficiency));
   renderKernelSummary(device.kernels, out);
-  out << fmt::format("  findings    explain {} of the {} the span exceeds its ideal ({})\n",
+  out << fmt::format("  findings    explain {} of the {} the span exceeds its ideal ({}){}\n",
                      formatDuration(device.explained.explained_ns),
                      formatDuration(device.explained.explainable_ns),
-                     formatPercent(device.explained.fraction));
+                     formatPercent(device.explained.fraction),
+                     render::idealReductionNote(device.explained));
   renderGaps(device.gaps, m.first_start, out);
 }
 
 void renderFinding(const TraceReport& trace, const Finding& f, std::ostream& out) {
   out << wrapped(fmt::format("  [{}] {} (device {}): ", severityName(f.severity), f.id, f.device_id),
                  render::inert(f.summary), "      ");
-  out << fmt::format("      {} occurrence(s), about {} lost\n", f.count,
-                     formatDuration(f.time_ns));
+  out << fmt::format("      {} occurrence(s), {}\n", f.count, render::lostTime(f));
   for (const Evidence& e : f.evidence) {
     out << fmt::format("      - at {}: {} (correlation {}{}){}{}\n",
                        render::evidenceTime(trace, f, e.time), render::inert(e.api),

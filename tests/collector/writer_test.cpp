@@ -73,7 +73,10 @@ void writeSample(TraceWriter& writer) {
   writer.onMarker(end);
   DeviceRow d;
   d.name = "Test GPU", d.sm_count = 132, d.async_engines = 2, d.compute_major = 9;
-  writer.setDeviceQuery([](DeviceRow& row) { row.async_engines = 3, row.concurrent_kernels = 1; });
+  writer.setDeviceQuery([](DeviceRow& row) {
+    row.async_engines = 3, row.concurrent_kernels = 1;
+    row.pci_bus_id = "0000:1B:00.0", row.pcie_generation = 5, row.pcie_width = 16;
+  });
   writer.onDevice(d);
 }
 
@@ -115,6 +118,8 @@ TEST_CASE("the writer creates every schema table and writes rows as nsys does") 
   CHECK(db.text("SELECT start, end, eventType, text FROM NVTX_EVENTS") == "30|230|59|step");
   CHECK(db.text("SELECT name, smCount, asyncEngines, concurrentKernels FROM TARGET_INFO_GPU") ==
         "Test GPU|132|3|1");
+  CHECK(db.text("SELECT busLocation, pcieLinkGen, pcieLinkWidth FROM TARGET_INFO_GPU") ==
+        "0000:1B:00.0|5|16");
   CHECK(db.text("SELECT key, value FROM CUOVERLAP_SESSION WHERE key IN "
                 "('records.kernel', 'records.incomplete', 'records.runtime', 'command') ORDER BY key") ==
         "command|./app 1;records.incomplete|1;records.kernel|1;records.runtime|2");

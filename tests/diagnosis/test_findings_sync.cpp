@@ -24,7 +24,10 @@ TEST_CASE("pageable-memcpy counts async copies from pageable memory") {
   const Finding* f = findingById(findings, "pageable-memcpy");
   REQUIRE(f != nullptr);
   CHECK(f->count == 2);
-  CHECK(f->time_ns == 70'000);
+  // 70 µs of copies, plus 10 µs off the ideal: at the pinned 1 MiB copy's rate (10 µs) the HtoD
+  // engine would need 11.5 + 10 µs, so the kernel's 40 µs bounds the ideal instead of 50 µs.
+  CHECK(f->time_ns == 80'000);
+  CHECK(f->ideal_reduction_ns == 10'000);
   REQUIRE(f->evidence.size() == 2);
   CHECK(f->evidence[0].api == "cudaMemcpyAsync");
   CHECK(f->evidence[0].time < f->evidence[1].time);

@@ -162,6 +162,8 @@ struct Device {
   std::int32_t max_blocks_per_sm = 0;
   std::int32_t max_registers_per_sm = 0;
   std::int64_t max_shared_mem_per_sm = 0;
+  std::int32_t pcie_generation = 0;       // the host link's maximum (our traces); 0 unknown
+  std::int32_t pcie_width = 0;            // lanes; 0 unknown
 };
 
 // One traced process: what the launcher told it (rank variables) and how it was started. Filled

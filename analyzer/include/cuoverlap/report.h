@@ -124,6 +124,9 @@ struct Finding {
   std::vector<std::pair<Ns, Ns>> cost_region{};
   Ns estimated_ns = 0;
   Severity base_severity = Severity::kWarning;
+  // The part of time_ns by which a fix would lower the device's ideal itself (ops made faster, not
+  // overlapped: pageable copies made pinned); outside the ledger's span - ideal cap. 0 for most.
+  Ns ideal_reduction_ns = 0;
 };
 
 // How much of a device's lost time the findings explain (docs/findings.md, "The cost ledger"):
@@ -133,6 +136,7 @@ struct FindingsExplained {
   Ns explainable_ns = 0;
   Ns explained_ns = 0;
   double fraction = 0.0;           // explained / explainable, 0 when nothing is explainable
+  Ns ideal_reduction_ns = 0;       // the findings' ideal_reduction_ns summed: beyond explainable
 };
 
 // One kernel name's GPU time on a device (cuoverlap/kernel_summary.h).

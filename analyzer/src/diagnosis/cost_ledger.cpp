@@ -47,14 +47,21 @@ int ledgerRank(std::string_view id) {
   return kUnknownRank;
 }
 
-Ns ledgerIdeal(const DeviceView& view) {
+Ns ledgerIdeal(const DeviceView& view, const std::vector<FasterOp>& faster) {
   UnionLength compute, h2d, d2h, other, comm;
   Ns longest_kernel = 0;
   double packed_kernels = 0.0;
   const Device* device = view.device();
   const CommunicationKernels communication(view.trace());  // NCCL kernels: their own engine
-  for (const ScopedOp scoped : view.ops()) {
+  std::size_t position = 0;
+  auto next_faster = faster.begin();
+  for (ScopedOp scoped : view.ops()) {
     const GpuOp& op = view.op(scoped);
+    if (next_faster != faster.end() && next_faster->position == position) {
+      scoped.end = std::min(scoped.end, scoped.start + next_faster->duration);
+      ++next_faster;
+    }
+    ++position;
     switch (communication.engineOf(op)) {
       case Engine::kCompute:
         compute.add(scoped.start, scoped.end);
@@ -98,8 +105,9 @@ FindingsExplained chargeFindings(const DeviceView& view, std::vector<Finding>& f
     }
     charge = std::clamp<Ns>(charge, 0, left);
     left -= charge;
-    finding.time_ns = charge;
-    finding.severity = severityFor(finding, charge, span);
+    finding.time_ns = charge + finding.ideal_reduction_ns;
+    finding.severity = severityFor(finding, finding.time_ns, span);
+    explained.ideal_reduction_ns += finding.ideal_reduction_ns;
   }
   explained.explained_ns = explained.explainable_ns - left;
   explained.fraction = explained.explainable_ns > 0

@@ -9,7 +9,9 @@
 // (a finding whose region was explained by an earlier one keeps only the share still unexplained);
 // a finding with no region (a bare amount) is charged its estimate. Every charge is capped by
 // what is left of the device's explainable time, span - ledger ideal, so the sum of finding costs
-// never exceeds it. Severities are then recomputed from the charged cost.
+// never exceeds it. Severities are then recomputed from the charged cost. A fix that makes ops
+// faster (pinned instead of pageable copies) also lowers the ideal: that part of a finding's cost
+// is stated apart (Finding::ideal_reduction_ns) and added after the cap.
 // Definitions: docs/findings.md, "The cost ledger".
 #pragma once
 
@@ -24,13 +26,23 @@ namespace cuoverlap::diagnosis {
 // Position of a finding id in the charging order (lower is charged first).
 int ledgerRank(std::string_view id);
 
+// An op a fix would make faster (pageable copies made pinned): its position in view.ops() and its
+// duration after the fix.
+struct FasterOp {
+  std::size_t position = 0;
+  Ns duration = 0;
+};
+
 // The shortest the device's span could be: the metrics' ideal (the busiest engine, back to back),
 // except that kernels that leave SMs idle may share them: the compute bound is
-// min(|union of kernels|, max(longest kernel, sum of duration x SM share)).
-Ns ledgerIdeal(const DeviceView& view);
+// min(|union of kernels|, max(longest kernel, sum of duration x SM share)). With `faster` (sorted
+// by position), those ops end that much earlier: the ideal after such a fix.
+Ns ledgerIdeal(const DeviceView& view, const std::vector<FasterOp>& faster = {});
 
 // Charges the device's findings (all of `findings` must belong to the view's device): sets each
-// time_ns and severity, and returns how much of span - ledger ideal they explain.
+// time_ns and severity, and returns how much of span - ledger ideal they explain. A finding's
+// ideal_reduction_ns (a fix that makes ops faster lowers the ideal itself) is added to its time_ns
+// outside the cap, and summed in FindingsExplained::ideal_reduction_ns.
 FindingsExplained chargeFindings(const DeviceView& view, std::vector<Finding>& findings);
 
 }  // namespace cuoverlap::diagnosis

@@ -91,9 +91,10 @@ std::optional<Finding> FindingBuilder::build(std::string summary, std::string ad
   for (const Interval& stretch : unionOf(delayed_)) {
     finding.cost_region.emplace_back(stretch.start, stretch.end);
   }
+  finding.ideal_reduction_ns = ideal_reduction_;
   finding.device_id = view_.deviceId();
   finding.count = count_;
-  finding.time_ns = time;
+  finding.time_ns = time + ideal_reduction_;
   finding.summary = std::move(summary);
   finding.advice = std::move(advice);
   for (auto& example : mostCostlyDistinct(examples_, kMaxEvidence)) {

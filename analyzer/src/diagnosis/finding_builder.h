@@ -35,6 +35,9 @@ class FindingBuilder {
   // (serialization findings: diagnosis/schedule_estimate.h). The stretches added with
   // add(Interval, ...) stay the place the ledger charges it in.
   void estimateSaving(Ns saving) { saving_ = saving; }
+  // How much a fix would also lower the device's ideal (ops made faster, not overlapped):
+  // Finding::ideal_reduction_ns, charged outside the ledger's cap.
+  void lowerIdeal(Ns reduction) { ideal_reduction_ = reduction; }
   std::uint64_t count() const { return count_; }
   // The estimated cost so far: the saving when estimated, else the scalar costs plus the union of
   // the delayed stretches.
@@ -51,6 +54,7 @@ class FindingBuilder {
   Ns time_ = 0;
   std::vector<Interval> delayed_;
   std::optional<Ns> saving_;
+  Ns ideal_reduction_ = 0;
   std::vector<std::pair<Ns, Evidence>> examples_;
 };
 

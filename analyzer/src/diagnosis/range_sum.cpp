@@ -129,6 +129,7 @@ void RangeAggregator::add(std::size_t instance, const DeviceReport& device,
   addGaps(d.sum.gaps, device.gaps);
   d.sum.explained.explainable_ns += device.explained.explainable_ns;
   d.sum.explained.explained_ns += device.explained.explained_ns;
+  d.sum.explained.ideal_reduction_ns += device.explained.ideal_reduction_ns;
   const DeviceMetrics& m = device.metrics;
   if (m.kernels + m.memcpys + m.memsets > 0) {
     d.overlap.push_back(m.overlap_ratio);
@@ -148,6 +149,7 @@ void RangeAggregator::add(std::size_t instance, const DeviceReport& device,
     ++it->instances;
     it->finding.count += f.count;
     it->finding.time_ns += f.time_ns;
+    it->finding.ideal_reduction_ns += f.ideal_reduction_ns;
     it->finding.severity = std::max(it->finding.severity, f.severity);
     for (const Evidence& e : f.evidence) {
       if (it->finding.evidence.size() < 5) it->finding.evidence.push_back(e);

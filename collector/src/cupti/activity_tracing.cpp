@@ -12,6 +12,7 @@
 
 #include "cupti/api_selection.h"
 #include "cupti/cupti_check.h"
+#include "pcie_link.h"
 
 // Exported by libcupti but not declared in CUDA 13.0's headers.
 extern "C" CUptiResult CUPTIAPI cuptiNvtxInitialize2(void* get_export_table);
@@ -285,6 +286,14 @@ void queryDevice(DeviceRow& row) {
   }
   if (CUOVERLAP_DRIVER(get_attribute(&concurrent, CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS, device))) {
     row.concurrent_kernels = concurrent;
+  }
+  auto* get_bus_id = driverFunction<decltype(cuDeviceGetPCIBusId)>("cuDeviceGetPCIBusId");
+  char bus_id[32] = {};
+  if (get_bus_id != nullptr && CUOVERLAP_DRIVER(get_bus_id(bus_id, sizeof bus_id - 1, device))) {
+    row.pci_bus_id = bus_id;
+    const PcieLink link = queryPcieLink(row.pci_bus_id);
+    row.pcie_generation = link.generation;
+    row.pcie_width = link.width;
   }
 }
 

@@ -1,0 +1,39 @@
+// What a host<->device copy of one direction would achieve from pinned memory on a device: the
+// rate pageable-memcpy's "faster copies" part is estimated with (docs/findings.md).
+//   - measured: the device's own pinned copies of that direction of at least 1 MiB each, anywhere
+//     in the trace: their bytes over their summed durations;
+//   - else from the PCIe link the collector recorded: its raw rate (transfer rate per lane after
+//     line encoding x lanes) x kPinnedLinkEfficiency, the share of it that large pinned copies
+//     reached on the recorded GPUs;
+//   - else unknown (0).
+#pragma once
+
+#include <string>
+
+#include "diagnosis/device_view.h"
+
+namespace cuoverlap::diagnosis {
+
+// Large pinned copies on an H100 (PCIe Gen5 x16, raw 63.0 GB/s): 52.3 GB/s HtoD and 52.2 GB/s
+// DtoH in streams_pipeline3.sqlite (16 MiB copies).
+inline constexpr double kPinnedLinkEfficiency = 0.83;
+
+// A pinned copy's fixed cost beside its bytes: on the H100, 1 MiB pinned HtoD copies took 21.5 µs
+// (streams_sync-copy-fixed.sqlite) where the 16 MiB copies' rate gives 20.1 µs.
+inline constexpr Ns kPinnedCopyLatencyNs = 1500;
+
+struct PinnedRate {
+  double bytes_per_ns = 0.0;  // = GB/s; 0 when unknown
+  std::string source;         // in words: "this trace's pinned HtoD copies", "PCIe Gen5 x16"
+};
+
+// `direction`: Engine::kH2D or Engine::kD2H.
+PinnedRate pinnedRate(const DeviceView& view, Engine direction);
+
+// How long `bytes` would take at `rate` (kPinnedCopyLatencyNs + bytes / rate); 0 when unknown.
+Ns pinnedDuration(const PinnedRate& rate, std::uint64_t bytes);
+
+// The raw rate of a PCIe link in bytes per ns (after line encoding); 0 for an unknown generation.
+double pcieRawBytesPerNs(int generation, int width);
+
+}  // namespace cuoverlap::diagnosis

@@ -1,0 +1,72 @@
+// pageable-memcpy's cost: the copies' time within span - ideal, plus how much copying at the pinned
+// rate would lower the ideal itself (diagnosis/pinned_rate.h), from the trace's own large pinned
+// copies, else the recorded PCIe link, else left out and said so.
+#include <catch2/catch.hpp>
+
+#include "findings_test_util.h"
+#include "trace_builder.h"
+
+namespace cuoverlap {
+namespace {
+
+using test::findingById;
+using test::findingsOf;
+using test::TraceBuilder;
+
+constexpr std::uint64_t k16MiB = 16u << 20;
+
+// Four 16 MiB pageable HtoD copies of 2000 µs (8.4 GB/s) on stream 13, each followed by a 500 µs
+// kernel that fills the device on stream 14: ideal 8000 µs (the HtoD engine), compute 2000 µs.
+TraceBuilder pageablePipeline() {
+  TraceBuilder b;
+  for (int i = 0; i < 4; ++i) {
+    const double t = 2600.0 * i;
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 2001, t + 1, t + 2001, CopyKind::kHtoD,
+               MemKind::kPageable).bytes = k16MiB;
+    b.launch(14, t + 2002, t + 2003, t + 2005, t + 2505).grid_blocks = 132 * 8 * 2;
+  }
+  return b;
+}
+
+TEST_CASE("pageable-memcpy adds what copying at the link's pinned rate takes off the ideal") {
+  TraceBuilder b = pageablePipeline();
+  b.trace().devices[0].pcie_generation = 5;
+  b.trace().devices[0].pcie_width = 16;
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "pageable-memcpy");
+  REQUIRE(f != nullptr);
+  // Pinned at 83% of Gen5 x16 (52.3 GB/s): 322 µs a copy, so the HtoD engine needs 1289 µs and
+  // the kernels (2000 µs) bound the ideal: it drops from 8000 to 2000 µs.
+  CHECK(f->ideal_reduction_ns == 6'000'000);
+  // The ledger part: span (1..10305 µs) - ideal = 2304 µs, all of it the copies' (8000 µs).
+  CHECK(f->time_ns == 2'304'000 + 6'000'000);
+  CHECK(f->summary.find("HtoD at 8.4 GB/s, pinned about 52.3 GB/s (83% of the PCIe Gen5 x16 link)") !=
+        std::string::npos);
+}
+
+TEST_CASE("pageable-memcpy prefers the rate of the trace's own large pinned copies") {
+  TraceBuilder b = pageablePipeline();
+  b.trace().devices[0].pcie_generation = 5;  // known, but the measured rate wins
+  b.trace().devices[0].pcie_width = 16;
+  // One pinned 16 MiB HtoD copy of 400 µs (41.9 GB/s) after the pipeline, on stream 15.
+  b.copyCall("cudaMemcpyAsync_v3020", 15, 10400, 10401, 10401, 10801, CopyKind::kHtoD).bytes = k16MiB;
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "pageable-memcpy");
+  REQUIRE(f != nullptr);
+  // Each pageable copy would take 1.5 + 400 µs: the HtoD engine 4 x 401.5 + 400 = 2006 µs bounds
+  // the ideal, down from 8400 µs.
+  CHECK(f->ideal_reduction_ns == 6'394'000);
+  CHECK(f->summary.find("(this trace's pinned HtoD copies)") != std::string::npos);
+}
+
+TEST_CASE("pageable-memcpy says when no pinned rate is known and leaves that part out") {
+  const auto findings = findingsOf(pageablePipeline().build());
+  const Finding* f = findingById(findings, "pageable-memcpy");
+  REQUIRE(f != nullptr);
+  CHECK(f->ideal_reduction_ns == 0);
+  CHECK(f->time_ns == 2'304'000);
+  CHECK(f->summary.find("no pinned rate known") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace cuoverlap
