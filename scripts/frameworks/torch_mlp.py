@@ -6,6 +6,8 @@ generation and pinning (seconds of CPU work with no CUDA call), then the trainin
   --nvtx                        one NVTX range per step ("step 7") and around setup phases
   --kineto OUT.json             also profile the loop with torch.profiler and write its trace
   --host-setup-s S              seconds of host data generation before the loop
+  --pageable                    keep the input batches in pageable memory (no pin_memory()): the
+                                bad half of a pair whose fixed half is the default (pinned)
 Prints one line: mode, steps, median step time (ms), measured with a host clock after a
 synchronize per step (so the timeline keeps its per-step sync, as many training scripts do).
 """
@@ -22,6 +24,7 @@ p.add_argument("--host-setup-s", type=float, default=1.0)
 p.add_argument("--batch", type=int, default=256)
 p.add_argument("--width", type=int, default=1024)
 p.add_argument("--sync-every-step", type=int, default=1)
+p.add_argument("--pageable", action="store_true")
 a = p.parse_args()
 
 def push(name):
@@ -44,8 +47,10 @@ rng = np.random.default_rng(0)
 chunks = []
 while time.perf_counter() < t_end:
     chunks.append(rng.standard_normal((a.batch, a.width), dtype=np.float32))
-xs = [torch.from_numpy(chunks[i % len(chunks)]).pin_memory() for i in range(8)]
-ys = [torch.randint(0, 10, (a.batch,)).pin_memory() for _ in range(8)]
+def host_tensor(t):
+    return t if a.pageable else t.pin_memory()
+xs = [host_tensor(torch.from_numpy(chunks[i % len(chunks)])) for i in range(8)]
+ys = [host_tensor(torch.randint(0, 10, (a.batch,))) for _ in range(8)]
 pop()
 loss_fn = torch.nn.CrossEntropyLoss()
 
@@ -100,5 +105,5 @@ if prof is not None:
     prof.__exit__(None, None, None)
     prof.export_chrome_trace(a.kineto)
 steady = times[len(times) // 4:]
-print(f"torch_mlp mode={a.mode} nvtx={int(a.nvtx)} steps={a.steps} "
+print(f"torch_mlp mode={a.mode} nvtx={int(a.nvtx)} pageable={int(a.pageable)} steps={a.steps} "
       f"median_step_ms={statistics.median(steady) * 1e3:.3f} first_step_ms={times[0] * 1e3:.3f}")

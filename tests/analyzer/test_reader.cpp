@@ -130,7 +130,8 @@ TEST_CASE("nsys 2026.1 minimal export: missing columns tolerated", "[reader][nsy
 
 TEST_CASE("our trace: CUDA event records read and sorted by correlation id", "[reader]") {
   Trace trace = readTrace(std::string(CUOVERLAP_TEST_DATA) + "/streams_event-dag.sqlite");
-  REQUIRE(trace.event_records.size() == 74);
+  // 40 tiles x 3 events (A copied, B copied, joined) and the timer's start and stop.
+  REQUIRE(trace.event_records.size() == 122);
   REQUIRE(std::is_sorted(trace.event_records.begin(), trace.event_records.end(),
                          [](const CudaEventRecord& a, const CudaEventRecord& b) {
                            return a.correlation_id < b.correlation_id;
@@ -139,10 +140,10 @@ TEST_CASE("our trace: CUDA event records read and sorted by correlation id", "[r
                              [](const CudaEventRecord& r) { return r.event_id == 1; });
   REQUIRE(record != trace.event_records.end());
   CHECK(record->stream_id == 13);
-  CHECK(record->correlation_id == 206);
-  CHECK(record->pid == schema::pidOf(25820135424ULL));
+  CHECK(record->correlation_id == 255);
+  CHECK(record->pid == schema::pidOf(36020682752ULL));
   auto wait = std::find_if(trace.syncs.begin(), trace.syncs.end(),
-                           [](const SyncEvent& s) { return s.correlation_id == 209; });
+                           [](const SyncEvent& s) { return s.correlation_id == 258; });
   REQUIRE(wait != trace.syncs.end());
   CHECK(wait->event_id == 1);
   CHECK(wait->stream_id == 15);

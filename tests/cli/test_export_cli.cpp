@@ -132,7 +132,7 @@ TEST_CASE("export writes to stdout and rejects bad input with exit 2", "[export]
 }
 
 TEST_CASE("export draws the idle gaps by cause and the findings of a real trace", "[export]") {
-  // streams_sync-in-loop (H100): 24 gaps of at least 10 us, each named by its largest part
+  // streams_sync-in-loop (H100, 40 tiles): 40 gaps of at least 10 us, each named by its largest part
   // (docs/gaps.md); low-overlap (1 evidence) and blocking-sync-call (5 evidence), as analyze
   // reports them.
   const std::string trace = std::string(CUOVERLAP_TEST_DATA) + "/streams_sync-in-loop.sqlite";
@@ -160,7 +160,7 @@ TEST_CASE("export draws the idle gaps by cause and the findings of a real trace"
     all += count;
   }
   CHECK(all == device_gaps["count"].get<std::size_t>());
-  CHECK(all == 24);
+  CHECK(all == 40);
   checkExport(trace, "export_sync_in_loop_flows");  // every event parses, flows still match
 }
 

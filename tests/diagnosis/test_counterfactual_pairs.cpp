@@ -2,9 +2,9 @@
 // recorded on the same GPU. The findings the manifest expects for the bad trace must cost (after
 // the cost ledger) within ±30% of the span the fix measurably saved, and the fixed twin must have
 // no finding worth 5% of its span or more. Pairs come from workloads/streams/scenarios.json
-// (`fixed_twin`, `expected_findings`), else from the table below; traces are read from tests/data,
-// else from /work/traces/pairs (the GPU machine's latest recordings); a pair without both traces is
-// skipped. When the fix saved under 2% of the bad span (nothing to explain), the findings must cost
+// (`fixed_twin`, `expected_findings`), else from the table below; traces are read from tests/data
+// (all recorded in one session on one GPU by scripts/record_diagnosis_pairs.sh); a pair without
+// both traces fails. When the fix saved under 2% of the bad span (nothing to explain), the findings must cost
 // under 2% too. docs/findings.md keeps the table of cost vs measured saving.
 #include <catch2/catch.hpp>
 
@@ -30,18 +30,6 @@ struct Pair {
   std::string bad;
   std::string fixed;
   std::set<std::string> responsible;
-};
-
-// Pairs whose cost the what-if schedule is known to miss, with why (docs/findings.md).
-const std::set<std::string> kKnownMisses = {
-    // host-busy's cost is within 30% (33.1 ms against 30.7 ms saved), but the twin keeps its copies
-    // on one stream, so single-stream rightly finds 2.4 ms (5.7% of its span) a second stream
-    // could hide: over the 5% a clean twin may keep.
-    "host-busy",
-    // Pinned copies run at twice the bandwidth: the fix shortens the copies themselves, which
-    // lowers the ideal, so the ledger's cap (span - the bad run's ideal, 60.8 ms) is below the
-    // saving (103 ms). The cap is the ledger's invariant; the finding cannot claim more.
-    "pageable",
 };
 
 // Pairs and responsible findings for manifests without `fixed_twin`.
@@ -85,16 +73,8 @@ std::vector<Pair> pairs() {
 
 bool exists(const std::string& path) { return std::ifstream(path).good(); }
 
-// The folder holding both traces of the pair (one recording session): tests/data, else
-// /work/traces/pairs; empty when neither does.
-std::string pairFolder(const Pair& pair) {
-  for (const std::string& folder : {std::string(CUOVERLAP_TEST_DATA), std::string("/work/traces/pairs")}) {
-    if (exists(folder + "/streams_" + pair.bad + ".sqlite") &&
-        exists(folder + "/streams_" + pair.fixed + ".sqlite")) {
-      return folder;
-    }
-  }
-  return {};
+std::string tracePath(const std::string& scenario) {
+  return std::string(CUOVERLAP_TEST_DATA) + "/streams_" + scenario + ".sqlite";
 }
 
 struct Analyzed {
@@ -109,9 +89,10 @@ void analyze(const std::string& path, Analyzed& out) {
 
 void checkPair(const Pair& pair) {
   Analyzed bad, fixed;
-  const std::string folder = pairFolder(pair);
-  analyze(folder + "/streams_" + pair.bad + ".sqlite", bad);
-  analyze(folder + "/streams_" + pair.fixed + ".sqlite", fixed);
+  REQUIRE(exists(tracePath(pair.bad)));
+  REQUIRE(exists(tracePath(pair.fixed)));
+  analyze(tracePath(pair.bad), bad);
+  analyze(tracePath(pair.fixed), fixed);
   REQUIRE(bad.report.devices.size() == 1);
   REQUIRE(fixed.report.devices.size() == 1);
   const Ns saving = bad.report.devices[0].metrics.span_ns - fixed.report.devices[0].metrics.span_ns;
@@ -136,28 +117,16 @@ void checkPair(const Pair& pair) {
   }
 }
 
-void checkPairs(bool known_misses) {
-  int checked = 0;
-  for (const Pair& pair : pairs()) {
-    if (kKnownMisses.count(pair.bad) != static_cast<std::size_t>(known_misses)) continue;
-    if (pairFolder(pair).empty()) {
-      WARN("pair " << pair.bad << " / " << pair.fixed << " not recorded yet: skipped");
-      continue;
-    }
-    checkPair(pair);
-    ++checked;
-    WARN("pair checked: " << pair.bad << " / " << pair.fixed << " in " << pairFolder(pair));
-  }
-  if (!known_misses) CHECK(checked >= 3);  // serial, nullstream-trap and host-bound are bundled
-}
+}  // namespace
 
 TEST_CASE("counterfactual pairs: the responsible findings cost what the fix saved (±30%)") {
-  checkPairs(false);
+  int checked = 0;
+  for (const Pair& pair : pairs()) {
+    INFO("pair " << pair.bad << " / " << pair.fixed);
+    checkPair(pair);
+    ++checked;
+  }
+  CHECK(checked == 12);
 }
 
-TEST_CASE("counterfactual pairs the what-if schedule is known to miss", "[!mayfail]") {
-  checkPairs(true);
-}
-
-}  // namespace
 }  // namespace cuoverlap

@@ -132,11 +132,12 @@ TEST_CASE("low-overlap fires across streams and names the responsible finding") 
   const auto findings = findingsOf(b.build());
   const Finding* f = findingById(findings, "low-overlap");
   REQUIRE(f != nullptr);
-  // min(396, 360) µs overlappable and nothing hidden, but pageable-memcpy is charged first for
-  // the same copies (396 µs) and the device could only save span - ideal = 794 - 396 µs: the
-  // ledger leaves low-overlap the 2 µs nothing else explained.
-  CHECK(f->time_ns == 2'000);
-  CHECK(findingById(findings, "pageable-memcpy")->time_ns == 396'000);
+  // min(396, 360) µs overlappable and nothing hidden, but pageable-memcpy is charged first: with
+  // the host no longer waiting in the copy calls, the kernels run beside the copies and the
+  // what-if span drops from 791 to 414 µs (377 µs, no pinned rate known so the copies keep their
+  // length). Its stretches cover all the unhidden copy time, so low-overlap is charged nothing.
+  CHECK(f->time_ns == 0);
+  CHECK(findingById(findings, "pageable-memcpy")->time_ns == 377'000);
   CHECK(f->summary.find("pageable-memcpy") != std::string::npos);
   CHECK(idsOf(findings).count("pageable-memcpy") == 1);
 }

@@ -106,6 +106,9 @@ TEST_CASE("the healthy H100 trace has no finding and its gaps are the host's lau
   CHECK(gaps.largest.size() == kLargestGaps);
 }
 
+// An incidental finding (the manifest's incidental_findings) may cost at most this share of the span.
+constexpr double kIncidentalShare = 0.05;
+
 // The manifest's expected diagnosis of one scenario.
 struct ScenarioExpectation {
   std::string name;
@@ -146,6 +149,11 @@ TEST_CASE("every recorded streams scenario gives exactly its manifest's diagnosi
   }
   const auto scenarios = readManifest(manifest);
   REQUIRE(!scenarios.empty());
+  std::set<std::string> incidental;
+  for (const auto& id : nlohmann::json::parse(std::ifstream(manifest)).value(
+           "incidental_findings", nlohmann::json::array())) {
+    incidental.insert(id.get<std::string>());
+  }
   int checked = 0;
   for (const ScenarioExpectation& scenario : scenarios) {
     const std::string trace_path =
@@ -156,7 +164,21 @@ TEST_CASE("every recorded streams scenario gives exactly its manifest's diagnosi
     if (!exists(trace_path)) continue;
     Trace trace;
     const TraceReport report = analyzeFile(trace_path, trace);
-    CHECK(idsOf(report.findings) == scenario.findings);
+    // Incidental findings (the manifest's list: lazy module loading) may come and go between runs;
+    // they are compared away, but must stay small.
+    std::set<std::string> ids;
+    for (const Finding& f : report.findings) {
+      if (!incidental.count(f.id)) {
+        ids.insert(f.id);
+        continue;
+      }
+      INFO(f.id << " costs " << f.time_ns << " ns");
+      CHECK(static_cast<double>(f.time_ns) <
+            kIncidentalShare * static_cast<double>(report.devices.at(0).metrics.span_ns));
+    }
+    std::set<std::string> expected = scenario.findings;
+    for (const std::string& id : incidental) expected.erase(id);
+    CHECK(ids == expected);
     REQUIRE(!report.devices.empty());
     for (const DeviceReport& device : report.devices) {
       CHECK(device.metrics.overlap_ratio >= scenario.overlap_min);

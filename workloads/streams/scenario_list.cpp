@@ -23,7 +23,7 @@ const std::vector<ScenarioInfo>& allScenarios() {
       {"sync-copy", "synchronous cudaMemcpy from pageable memory between kernels: sync-memcpy, pageable-memcpy", "sync-copy"},
       {"sync-copy-fixed", "twin of sync-copy: pinned memory, cudaMemcpyAsync on one stream, each copy still feeds the next kernel (clean)", "sync-copy"},
       {"host-busy", "the host generates each batch's input while the GPU idles (no CUDA call in progress): host-busy", "host-busy"},
-      {"host-busy-fixed", "twin of host-busy: double-buffered staging, the next batch is generated while the GPU works (clean)", "host-busy"},
+      {"host-busy-fixed", "twin of host-busy: a prefetching loader (double-buffered staging and device buffers, copy-in, compute and copy-out streams): the next batch is generated and copied in while the GPU computes (clean)", "host-busy"},
       {"memset-barrier", "cudaMemsetAsync on the legacy default stream between two blocking streams: legacy-default-stream", "memset-barrier"},
       {"memset-barrier-fixed", "twin of memset-barrier: the memset on the stream whose kernel reads it (clean)", "memset-barrier"},
       {"wait-chain", "independent kernels on 4 streams chained by cudaStreamWaitEvent, filling 6% of the GPU: event-wait-serialization", "wait-chain"},

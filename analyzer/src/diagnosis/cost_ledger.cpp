@@ -17,7 +17,7 @@ namespace {
 // named ops; then patterns over many launches; then the structure of the whole run; the summary
 // (low-overlap) gets only what nothing else explained. Unknown ids go before the structural ones.
 constexpr std::array<std::string_view, 15> kOrder = {
-    "sync-memcpy",          "sync-memset",          "pageable-memcpy",
+    "pageable-memcpy",      "sync-memcpy",          "sync-memset",
     "blocking-sync-call",   "implicit-sync-call",   "module-load",
     "host-busy",            "legacy-default-stream", "event-wait-serialization",
     "cross-stream-kernel-wait", "device-saturating-kernel", "host-launch-bound",

@@ -20,18 +20,12 @@
 
 #include "cuoverlap/report.h"
 #include "diagnosis/device_view.h"
+#include "diagnosis/schedule_estimate.h"
 
 namespace cuoverlap::diagnosis {
 
 // Position of a finding id in the charging order (lower is charged first).
 int ledgerRank(std::string_view id);
-
-// An op a fix would make faster (pageable copies made pinned): its position in view.ops() and its
-// duration after the fix.
-struct FasterOp {
-  std::size_t position = 0;
-  Ns duration = 0;
-};
 
 // The shortest the device's span could be: the metrics' ideal (the busiest engine, back to back),
 // except that kernels that leave SMs idle may share them: the compute bound is

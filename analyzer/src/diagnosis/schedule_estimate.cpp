@@ -35,7 +35,8 @@ using MinHeap = std::priority_queue<Keyed, std::vector<Keyed>, std::greater<Keye
 class ScheduleRun {
  public:
   ScheduleRun(const ScheduleModel& model, const std::vector<OrderEdge>& edges,
-              const std::vector<Ns>& earlier);
+              const std::vector<Ns>& earlier, const std::vector<FasterOp>& faster,
+              const std::vector<CallChange>& changed);
   Ns run();
 
  private:
@@ -46,21 +47,35 @@ class ScheduleRun {
     std::int64_t last = -1;  // the op it served last
   };
 
-  void addSuccessors(const std::vector<OrderEdge>& edges);
+  // `to` may start no earlier than `lag` after `from` ends.
+  struct Successor {
+    std::size_t to = 0;
+    Ns lag = 0;
+  };
+
+  void addHostNodes(const std::vector<CallChange>& changed, const std::vector<Ns>& earlier,
+                    std::vector<Successor>& to, std::vector<std::size_t>& from);
+  void addSuccessors(const std::vector<OrderEdge>& edges, const std::vector<CallChange>& changed,
+                     const std::vector<Ns>& earlier);
+  std::uint8_t engineOf(std::size_t node) const {
+    return node < m_.size() ? m_.engine_[node] : ScheduleModel::kHostEngine;
+  }
   void becomeAvailable(std::size_t pos);
   void promote(EngineState& engine);
   void dispatchCopies(std::size_t slot);
   void dispatchKernels();
+  void dispatchHost();
   void start(std::size_t pos);
   void finishAt(Ns time);
   std::int64_t stickyCandidate(const EngineState& engine, std::size_t slot) const;
   Ns nextEvent() const;
 
   const ScheduleModel& m_;
+  std::vector<Ns> duration_;                   // the model's, with the faster ops' applied
   std::vector<Ns> ready_;                      // release, then max with predecessors' ends
   std::vector<std::uint32_t> remaining_;       // predecessors not yet finished
   std::vector<std::size_t> first_successor_;   // CSR over successors
-  std::vector<std::size_t> successors_;
+  std::vector<Successor> successors_;
   std::vector<std::uint8_t> started_;
   EngineState engines_[ScheduleModel::kEngines];
   double sm_used_ = 0.0;
@@ -71,48 +86,113 @@ class ScheduleRun {
 };
 
 ScheduleRun::ScheduleRun(const ScheduleModel& model, const std::vector<OrderEdge>& edges,
-                         const std::vector<Ns>& earlier)
-    : m_(model), ready_(model.release_), remaining_(model.size(), 0), started_(model.size(), 0) {
+                         const std::vector<Ns>& earlier, const std::vector<FasterOp>& faster,
+                         const std::vector<CallChange>& changed)
+    : m_(model), duration_(model.duration_), ready_(model.release_) {
   if (!earlier.empty()) {
-    for (std::size_t p = 0; p < ready_.size(); ++p) ready_[p] -= earlier[p];
+    for (std::size_t p = 0; p < model.size(); ++p) ready_[p] -= earlier[p];
   }
-  addSuccessors(edges);
+  for (const FasterOp& op : faster) duration_[op.position] = std::min(duration_[op.position], op.duration);
+  const std::size_t nodes = model.size() + model.barriers_.size();
+  duration_.resize(nodes, 0);
+  ready_.resize(nodes, std::numeric_limits<Ns>::min());
+  remaining_.assign(nodes, 0);
+  started_.assign(nodes, 0);
+  addSuccessors(edges, changed, earlier);
+}
+
+// Barrier nodes: a thread's first starts at its call's start, later ones `after_previous` after
+// the previous returns; each waits for its W (unless changed not to) and lasts its own time. An op
+// released after a barrier follows it by its lag (less any host time given back) instead of its
+// recorded release.
+void ScheduleRun::addHostNodes(const std::vector<CallChange>& changed, const std::vector<Ns>& earlier,
+                               std::vector<Successor>& to, std::vector<std::size_t>& from) {
+  const std::size_t n = m_.size();
+  std::vector<const CallChange*> by_call;
+  for (const CallChange& change : changed) by_call.push_back(&change);
+  std::sort(by_call.begin(), by_call.end(), [](auto* a, auto* b) { return a->call < b->call; });
+  std::vector<std::uint8_t> waits(m_.barriers_.size(), 1);
+  for (std::size_t b = 0; b < m_.barriers_.size(); ++b) {
+    const ScheduleModel::Barrier& barrier = m_.barriers_[b];
+    duration_[n + b] = barrier.own;
+    auto it = std::lower_bound(by_call.begin(), by_call.end(), barrier.call,
+                               [](const CallChange* c, std::size_t call) { return c->call < call; });
+    if (it != by_call.end() && (*it)->call == barrier.call) {
+      waits[b] = (*it)->waits ? 1 : 0;
+      duration_[n + b] = (*it)->own;
+    }
+    if (barrier.previous < 0) {
+      ready_[n + b] = barrier.start;
+    } else {
+      from.push_back(n + static_cast<std::size_t>(barrier.previous));
+      to.push_back({n + b, barrier.after_previous});
+    }
+  }
+  for (const OrderEdge& wait : m_.barrier_waits_) {
+    if (!waits[wait.to]) continue;
+    from.push_back(wait.from);
+    to.push_back({n + wait.to, 0});
+  }
+  for (std::size_t p = 0; p < n; ++p) {
+    if (m_.op_barrier_.empty() || m_.op_barrier_[p] < 0) continue;
+    ready_[p] = std::numeric_limits<Ns>::min();
+    from.push_back(n + static_cast<std::size_t>(m_.op_barrier_[p]));
+    to.push_back({p, std::max<Ns>(0, m_.op_lag_[p] - (earlier.empty() ? 0 : earlier[p]))});
+  }
 }
 
 // Stream order and the edges, kept only where they point forward in issue order: an op issued
 // later than its target orders nothing (the host could not have made the target wait for it).
-void ScheduleRun::addSuccessors(const std::vector<OrderEdge>& edges) {
-  std::vector<OrderEdge> forward;
-  forward.reserve(edges.size() + m_.size());
+void ScheduleRun::addSuccessors(const std::vector<OrderEdge>& edges,
+                                const std::vector<CallChange>& changed, const std::vector<Ns>& earlier) {
+  std::vector<std::size_t> from;
+  std::vector<Successor> to;
   for (std::size_t p = 0; p < m_.size(); ++p) {
     const std::int64_t prev = m_.stream_prev_[p];
     if (prev >= 0 && m_.rank_[static_cast<std::size_t>(prev)] < m_.rank_[p]) {
-      forward.push_back({static_cast<std::size_t>(prev), p});
+      from.push_back(static_cast<std::size_t>(prev));
+      to.push_back({p, 0});
     }
   }
   for (const OrderEdge& e : edges) {
-    if (e.from != e.to && m_.rank_[e.from] < m_.rank_[e.to]) forward.push_back(e);
+    if (e.from != e.to && m_.rank_[e.from] < m_.rank_[e.to]) {
+      from.push_back(e.from);
+      to.push_back({e.to, 0});
+    }
   }
-  first_successor_.assign(m_.size() + 1, 0);
-  for (const OrderEdge& e : forward) {
-    ++first_successor_[e.from + 1];
-    ++remaining_[e.to];
+  if (!m_.barriers_.empty()) addHostNodes(changed, earlier, to, from);
+  const std::size_t nodes = ready_.size();
+  first_successor_.assign(nodes + 1, 0);
+  for (std::size_t k = 0; k < from.size(); ++k) {
+    ++first_successor_[from[k] + 1];
+    ++remaining_[to[k].to];
   }
-  for (std::size_t p = 0; p < m_.size(); ++p) first_successor_[p + 1] += first_successor_[p];
-  successors_.resize(forward.size());
+  for (std::size_t p = 0; p < nodes; ++p) first_successor_[p + 1] += first_successor_[p];
+  successors_.resize(from.size());
   std::vector<std::size_t> fill(first_successor_.begin(), first_successor_.end() - 1);
-  for (const OrderEdge& e : forward) successors_[fill[e.from]++] = e.to;
+  for (std::size_t k = 0; k < from.size(); ++k) successors_[fill[from[k]]++] = to[k];
 }
 
 void ScheduleRun::becomeAvailable(std::size_t pos) {
-  engines_[m_.engine_[pos]].waiting.push({ready_[pos], pos});
+  engines_[engineOf(pos)].waiting.push({ready_[pos], pos});
 }
 
 void ScheduleRun::promote(EngineState& engine) {
   while (!engine.waiting.empty() && engine.waiting.top().first <= now_) {
     const std::size_t pos = engine.waiting.top().second;
     engine.waiting.pop();
-    engine.queued.push({static_cast<Ns>(m_.rank_[pos]), pos});
+    const Ns rank = pos < m_.size() ? static_cast<Ns>(m_.rank_[pos]) : static_cast<Ns>(pos);
+    engine.queued.push({rank, pos});
+  }
+}
+
+// Blocking calls have no queue: each returns its own time after it is ready.
+void ScheduleRun::dispatchHost() {
+  MinHeap& queued = engines_[ScheduleModel::kHostEngine].queued;
+  while (!queued.empty()) {
+    const std::size_t node = queued.top().second;
+    queued.pop();
+    start(node);
   }
 }
 
@@ -155,8 +235,8 @@ void ScheduleRun::dispatchKernels() {
 
 void ScheduleRun::start(std::size_t pos) {
   started_[pos] = 1;
-  first_start_ = std::min(first_start_, now_);
-  running_.push({now_ + m_.duration_[pos], pos});
+  if (pos < m_.size()) first_start_ = std::min(first_start_, now_);
+  running_.push({now_ + duration_[pos], pos});
 }
 
 // Ends every op that ends at `time`, freeing its engine and releasing its successors.
@@ -164,16 +244,17 @@ void ScheduleRun::finishAt(Ns time) {
   while (!running_.empty() && running_.top().first == time) {
     const std::size_t pos = running_.top().second;
     running_.pop();
-    last_end_ = std::max(last_end_, time);
-    if (m_.engine_[pos] == ScheduleModel::kSmEngine) {
+    const std::uint8_t engine = engineOf(pos);
+    if (engine == ScheduleModel::kSmEngine) {
       sm_used_ = std::max(0.0, sm_used_ - m_.share_[pos]);
-    } else {
-      engines_[m_.engine_[pos]].busy = false;
+    } else if (engine != ScheduleModel::kHostEngine) {
+      engines_[engine].busy = false;
     }
+    if (pos < m_.size()) last_end_ = std::max(last_end_, time);
     for (std::size_t k = first_successor_[pos]; k < first_successor_[pos + 1]; ++k) {
-      const std::size_t next = successors_[k];
-      ready_[next] = std::max(ready_[next], time);
-      if (--remaining_[next] == 0) becomeAvailable(next);
+      const Successor next = successors_[k];
+      ready_[next.to] = std::max(ready_[next.to], time + next.lag);
+      if (--remaining_[next.to] == 0) becomeAvailable(next.to);
     }
   }
 }
@@ -188,16 +269,21 @@ Ns ScheduleRun::nextEvent() const {
 
 Ns ScheduleRun::run() {
   if (m_.size() == 0) return 0;
-  for (std::size_t p = 0; p < m_.size(); ++p) {
+  for (std::size_t p = 0; p < ready_.size(); ++p) {
     if (remaining_[p] == 0) becomeAvailable(p);
   }
   now_ = nextEvent();
   while (now_ != std::numeric_limits<Ns>::max()) {
     finishAt(now_);
     for (std::size_t slot = 0; slot < ScheduleModel::kEngines; ++slot) promote(engines_[slot]);
+    dispatchHost();
     dispatchKernels();
-    for (std::size_t slot = 1; slot < ScheduleModel::kEngines; ++slot) dispatchCopies(slot);
+    for (std::size_t slot = 1; slot < ScheduleModel::kHostEngine; ++slot) dispatchCopies(slot);
     now_ = nextEvent();
+  }
+  // Every edge points forward in time, so every op runs; should one not, say "no change".
+  for (std::size_t p = 0; p < m_.size(); ++p) {
+    if (!started_[p]) return m_.recorded_span_;
   }
   return last_end_ - first_start_;
 }
@@ -229,7 +315,7 @@ double smShare(const Device* device, const GpuOp& kernel) {
   return std::clamp(share, 1e-6, 1.0);
 }
 
-ScheduleModel::ScheduleModel(const DeviceView& view) {
+ScheduleModel::ScheduleModel(const DeviceView& view) : recorded_span_(view.spanLength()) {
   const auto& ops = view.ops();
   const Device* device = view.device();
   const std::size_t n = ops.size();
@@ -270,8 +356,35 @@ ScheduleModel::ScheduleModel(const DeviceView& view) {
   for (std::size_t r = 0; r < n; ++r) rank_[order[r]] = r;
 }
 
-Ns ScheduleModel::span(const std::vector<OrderEdge>& edges, const std::vector<Ns>& earlier) const {
-  return ScheduleRun(*this, edges, earlier).run();
+ScheduleModel::ScheduleModel(const DeviceView& view, const HostTimeline& host) : ScheduleModel(view) {
+  if (!host.empty()) addHost(host);
+}
+
+void ScheduleModel::addHost(const HostTimeline& host) {
+  barriers_.reserve(host.barriers.size());
+  for (std::size_t b = 0; b < host.barriers.size(); ++b) {
+    const HostBarrier& barrier = host.barriers[b];
+    Barrier node{barrier.call, barrier.start, barrier.own, barrier.previous, 0};
+    if (barrier.previous >= 0) {
+      node.after_previous = std::max<Ns>(
+          0, barrier.start - host.barriers[static_cast<std::size_t>(barrier.previous)].end);
+    }
+    barriers_.push_back(node);
+    for (std::size_t p : barrier.waited_for) barrier_waits_.push_back({p, b});
+  }
+  op_barrier_ = host.barrier_of;
+  op_lag_.assign(size(), 0);
+  for (std::size_t p = 0; p < size(); ++p) {
+    if (op_barrier_[p] < 0) continue;
+    const HostBarrier& barrier = host.barriers[static_cast<std::size_t>(op_barrier_[p])];
+    op_lag_[p] = std::max<Ns>(0, release_[p] - barrier.end);
+  }
+}
+
+Ns ScheduleModel::span(const std::vector<OrderEdge>& edges, const std::vector<Ns>& earlier,
+                       const std::vector<FasterOp>& faster,
+                       const std::vector<CallChange>& changed) const {
+  return ScheduleRun(*this, edges, earlier, faster, changed).run();
 }
 
 Ns ScheduleModel::savingWithout(const std::vector<OrderEdge>& kept,

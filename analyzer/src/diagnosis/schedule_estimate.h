@@ -20,13 +20,17 @@
 //     blocks per SM)) for its whole measured duration (1 when the grid or the device limits are
 //     unknown: such kernels never run side by side). Ready kernels start in issue order while
 //     they fit beside the running ones.
-// Ops keep their measured durations. Cost: O((n + e) log n).
+// Ops keep their measured durations. Built with a HostTimeline (host_timeline.h), the schedule
+// also has the host wait: each blocking call is a node that ends when the ops it waited for ended
+// (plus its own time), and the thread's later launches are released relative to it, so a faster
+// device lets a synchronizing host run ahead. Cost: O((n + e) log n).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "diagnosis/device_view.h"
+#include "diagnosis/host_timeline.h"
 
 namespace cuoverlap::diagnosis {
 
@@ -34,6 +38,22 @@ namespace cuoverlap::diagnosis {
 struct OrderEdge {
   std::size_t from = 0;
   std::size_t to = 0;
+};
+
+// An op a fix would make faster (pageable copies made pinned): its position in view.ops() and its
+// duration after the fix.
+struct FasterOp {
+  std::size_t position = 0;
+  Ns duration = 0;
+};
+
+// A blocking call changed by a what-if: it no longer waits for the ops it waited for (a pageable
+// copy made pinned and asynchronous), or still waits but returns sooner after them (a synchronous
+// copy made pinned: no staging on the host after a DtoH). `own` replaces its own time.
+struct CallChange {
+  std::size_t call = 0;  // index into Trace::runtime_calls
+  bool waits = true;
+  Ns own = 0;
 };
 
 // Blocks of `kernel` that fit on one SM at once; 0 when the device data is missing.
@@ -44,10 +64,16 @@ double smShare(const Device* device, const GpuOp& kernel);
 class ScheduleModel {
  public:
   explicit ScheduleModel(const DeviceView& view);
+  // With the host's blocking calls (an empty timeline: as without).
+  ScheduleModel(const DeviceView& view, const HostTimeline& host);
 
-  // The simulated span with stream order, `edges` (any order) and, per position, host time given
-  // back (`earlier[p]` is subtracted from op p's release; empty = none).
-  Ns span(const std::vector<OrderEdge>& edges, const std::vector<Ns>& earlier = {}) const;
+  // The simulated span with stream order, `edges` (any order), per position host time given
+  // back (`earlier[p]` is subtracted from op p's release, also when that follows a blocking call;
+  // empty = none), the ops of `faster` (any order) taking their shorter durations, and the
+  // blocking calls of `changed` (any order; with a host timeline) behaving as they say.
+  Ns span(const std::vector<OrderEdge>& edges, const std::vector<Ns>& earlier = {},
+          const std::vector<FasterOp>& faster = {},
+          const std::vector<CallChange>& changed = {}) const;
 
   // Saving of removing `removed` from the constraints `kept` + `removed`: never negative.
   Ns savingWithout(const std::vector<OrderEdge>& kept, const std::vector<OrderEdge>& removed) const;
@@ -56,11 +82,15 @@ class ScheduleModel {
   double share(std::size_t position) const { return share_[position]; }
 
   static constexpr std::uint8_t kSmEngine = 0;
-  static constexpr std::uint8_t kEngines = 5;  // SMs, HtoD, DtoH, other copies, memsets
+  static constexpr std::uint8_t kHostEngine = 5;  // blocking calls: no queue, no capacity
+  static constexpr std::uint8_t kEngines = 6;  // SMs, HtoD, DtoH, other copies, memsets, host
 
  private:
   friend class ScheduleRun;
 
+  void addHost(const HostTimeline& host);
+
+  Ns recorded_span_ = 0;
   std::vector<Ns> release_;
   std::vector<Ns> duration_;
   std::vector<std::uint8_t> engine_;       // kSmEngine, or one copy/memset engine each
@@ -68,6 +98,18 @@ class ScheduleModel {
   std::vector<std::int64_t> stream_prev_;  // previous position on the stream, -1 for none
   std::vector<std::int64_t> stream_next_;  // next position on the stream, -1 for none
   std::vector<std::size_t> rank_;          // issue rank (by launch call start) per position
+  // Host nodes (host_timeline.h), numbered after the ops: node size() + b is barrier b.
+  struct Barrier {
+    std::size_t call = 0;
+    Ns start = 0;             // absolute, for a thread's first barrier
+    Ns own = 0;
+    std::int64_t previous = -1;
+    Ns after_previous = 0;    // start - the previous barrier's end
+  };
+  std::vector<Barrier> barriers_;
+  std::vector<OrderEdge> barrier_waits_;   // op -> barrier b as {position, b}
+  std::vector<std::int64_t> op_barrier_;   // per position: the barrier its release follows, -1
+  std::vector<Ns> op_lag_;                 // per position: release - that barrier's end
 };
 
 }  // namespace cuoverlap::diagnosis

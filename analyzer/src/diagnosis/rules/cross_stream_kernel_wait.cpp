@@ -10,8 +10,8 @@
 // order across streams is the collective order every rank must keep, and their exposure is
 // exposed-communication's and communication-serialized's to cost, not SM sharing.
 // Cost: how much the span would shrink without these waits: the what-if schedule with every wait
-// minus the same schedule without these (diagnosis/schedule_estimate.h). Where: the union of
-// [X ready, X start).
+// minus the same schedule without these (diagnosis/schedule_estimate.h); not reported under 10 µs.
+// Where: the union of [X ready, X start).
 // Needs: synchronization records, launch calls, grid sizes and the device's SM limits.
 #include <fmt/format.h>
 
@@ -65,7 +65,9 @@ std::optional<Finding> findCrossStreamKernelWait(const DeviceView& view) {
                                           y.grid_blocks, y.stream_id)));
   }
   if (builder.count() == 0) return std::nullopt;
-  builder.estimateSaving(ScheduleModel(view).savingWithout(kept, removed));
+  const Ns saving = ScheduleModel(view).savingWithout(kept, removed);
+  if (saving < kMinimumCostNs) return std::nullopt;  // the waits cost nothing
+  builder.estimateSaving(saving);
   return builder.build(
       fmt::format("{} cudaStreamWaitEvent waits ran kernels of different streams one after "
                   "another, though none of them filled more than {:.0f}% of the SMs",

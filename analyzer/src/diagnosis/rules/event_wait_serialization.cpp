@@ -12,7 +12,8 @@
 // Cost: how much the span would shrink without these waits: the what-if schedule of the device's
 // ops with every wait minus the same schedule without the serializing ones
 // (diagnosis/schedule_estimate.h). Where: the union over such waits of [X ready, X start), which
-// the cost ledger charges once across findings.
+// the cost ledger charges once across findings. Not reported when the saving is under 10 µs: the
+// waits then cost nothing, whatever they protect.
 // Needs: synchronization records with stream ids, launch calls; CUDA event records for the exact Y.
 #include <fmt/format.h>
 
@@ -45,7 +46,10 @@ std::optional<Finding> findEventWaitSerialization(const DeviceView& view) {
                                           describeOp(view, view.op(released)), describeOp(view, y),
                                           y.stream_id)));
   }
-  if (builder.count() > 0) builder.estimateSaving(ScheduleModel(view).savingWithout(kept, removed));
+  if (builder.count() == 0) return std::nullopt;
+  const Ns saving = ScheduleModel(view).savingWithout(kept, removed);
+  if (saving < kMinimumCostNs) return std::nullopt;  // waits that cost nothing (a reuse hazard)
+  builder.estimateSaving(saving);
   return builder.build(
       fmt::format("{} cudaStreamWaitEvent dependencies serialized work that could have overlapped",
                   builder.count()),

@@ -1,43 +1,77 @@
 // pageable-memcpy: host<->device copies from or to pageable host memory (source or destination
 // memory kind "pageable"). The driver stages them through a pinned buffer: they run at reduced
-// bandwidth and are synchronous to the host even when issued with cudaMemcpyAsync, so they cannot
-// overlap kernels of the same thread's work.
-// Cost, in two parts (docs/findings.md):
-//   - the copies' durations: time that pinned, asynchronous copies could hide under compute
-//     (charged through the ledger, within span - ideal);
-//   - the copies getting faster: each copy at the pinned rate of its direction plus a pinned
-//     copy's fixed cost (pinned_rate.h: pinnedDuration) where that is shorter than it took, and
-//     the ledger ideal computed again with those durations; the drop is
-//     Finding::ideal_reduction_ns (0 when the rate is unknown, or when the copies do not bound
-//     the ideal).
-// Needs: memory kinds (exports without srcKind/dstKind do not fire); for the second part, large
-// pinned copies in the trace or the PCIe link our collector records.
+// bandwidth and are synchronous to the host even when issued with cudaMemcpyAsync, so the thread
+// that issued them cannot run ahead and feed the device.
+// Cost: what pinning them would save, from the what-if schedule (schedule_estimate.h, event waits
+// kept): the span as recorded minus the span with
+//   - each pageable copy at the pinned rate of its direction plus a pinned copy's fixed cost
+//     (pinned_rate.h: pinnedDuration), where that is shorter than it took;
+//   - each copy starting a few µs after its call began, instead of after the host staged its
+//     first bytes;
+//   - each asynchronous pageable copy call returning after the few µs an asynchronous pinned copy
+//     call takes instead of waiting for its copy (a synchronous cudaMemcpy still waits, for the
+//     faster copy, but without staging after a DtoH: sync-memcpy costs the rest); host threads
+//     modelled with their blocking calls
+//     (host_timeline.h), so a thread that synchronizes runs ahead when the device finishes
+//     sooner.
+// Of that saving S, R = min(S, ledger ideal - ledger ideal with the faster copies) is the part that
+// lowers the ideal itself (Finding::ideal_reduction_ns, added outside the ledger's cap); S - R is
+// charged through the ledger, where (region) the copies ran and the device idled inside their
+// calls. The overlap that more streams would add on top is single-stream's or low-overlap's.
+// Needs: memory kinds (exports without srcKind/dstKind do not fire); for the faster copies, large
+// pinned copies in the trace or the PCIe link our collector records; launch calls for the host
+// part.
 #include <fmt/format.h>
 
-#include "cuoverlap/units.h"
 #include "diagnosis/cost_ledger.h"
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/rules.h"
+#include "diagnosis/stream_waits.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
+
+// An asynchronous copy call from pinned memory returns after about 5 µs (pipeline3 on the H100:
+// 5.3 µs on average); a pageable one's time beyond that is staging the host waited for.
+constexpr Ns kAsyncCopyCallNs = 5'000;
 
 bool pageable(const GpuOp& op) {
   return op.kind == OpKind::kMemcpy &&
          (op.src_kind == MemKind::kPageable || op.dst_kind == MemKind::kPageable);
 }
 
-// The copies' bytes and time per direction, and their durations at the pinned rate.
+int slotOf(Engine engine) { return engine == Engine::kH2D ? 0 : engine == Engine::kD2H ? 1 : -1; }
+
 struct PageableCopies {
   std::uint64_t bytes[2] = {0, 0};  // [0] HtoD, [1] DtoH
   Ns time[2] = {0, 0};
   std::uint64_t count[2] = {0, 0};
   PinnedRate rate[2];
   std::vector<FasterOp> faster;
+  std::vector<std::size_t> calls;  // their launch calls (indices into Trace::runtime_calls)
+  // Per position: how long after its call began the copy started, beyond an asynchronous call's
+  // time: the host staging the first bytes, which a pinned copy does not wait for.
+  std::vector<Ns> staging_lead;
 };
 
-int slotOf(Engine engine) { return engine == Engine::kH2D ? 0 : engine == Engine::kD2H ? 1 : -1; }
+void addCopy(const DeviceView& view, std::size_t position, const ScopedOp& scoped,
+             PageableCopies& copies) {
+  const GpuOp& op = view.op(scoped);
+  if (const auto launch = view.launchCall(op)) {
+    copies.calls.push_back(*launch);
+    const Ns lead = scoped.start - view.call(*launch).start - kAsyncCopyCallNs;
+    copies.staging_lead[position] = std::max<Ns>(0, lead);
+  }
+  const int d = slotOf(engineOf(op));
+  if (d < 0) return;
+  const Ns duration = scoped.end - scoped.start;
+  copies.bytes[d] += op.bytes;
+  copies.time[d] += duration;
+  ++copies.count[d];
+  const Ns pinned = pinnedDuration(copies.rate[d], op.bytes);
+  if (pinned > 0 && pinned < duration) copies.faster.push_back({position, pinned});
+}
 
 // "HtoD at 7.1 GB/s, pinned about 52.3 GB/s (this trace's pinned HtoD copies)"; a direction whose
 // copies average under 64 KiB is left out (their time is latency, a rate says nothing).
@@ -54,7 +88,7 @@ std::string rates(const PageableCopies& copies) {
                           copies.rate[d].source);
     }
   }
-  return text;
+  return text.empty() ? text : " (" + text + ")";
 }
 
 }  // namespace
@@ -62,33 +96,45 @@ std::string rates(const PageableCopies& copies) {
 std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
   FindingBuilder builder(view, "pageable-memcpy", Severity::kWarning);
   PageableCopies copies;
+  copies.staging_lead.assign(view.ops().size(), 0);
   copies.rate[0] = pinnedRate(view, Engine::kH2D);
   copies.rate[1] = pinnedRate(view, Engine::kD2H);
   std::uint64_t bytes = 0;
   std::size_t position = 0;
   for (const ScopedOp& scoped : view.ops()) {
-    const GpuOp& op = view.op(scoped);
     const std::size_t at = position++;
+    const GpuOp& op = view.op(scoped);
     if (!pageable(op)) continue;
     bytes += op.bytes;
-    const Ns duration = scoped.end - scoped.start;
-    builder.add(duration, evidenceForOp(view, op, describeOp(view, op) + " with pageable host memory"));
-    const int d = slotOf(engineOf(op));
-    if (d < 0) continue;
-    copies.bytes[d] += op.bytes;
-    copies.time[d] += duration;
-    ++copies.count[d];
-    const Ns pinned = pinnedDuration(copies.rate[d], op.bytes);
-    if (pinned > 0 && pinned < duration) copies.faster.push_back({at, pinned});
+    builder.add(Interval{scoped.start, scoped.end},
+                evidenceForOp(view, op, describeOp(view, op) + " with pageable host memory"));
+    if (const auto launch = view.launchCall(op)) {
+      builder.addRegion(Interval{view.call(*launch).start, view.call(*launch).end});
+    }
+    addCopy(view, at, scoped, copies);
   }
-  if (builder.count() > 0 && !copies.faster.empty()) {
-    builder.lowerIdeal(std::max<Ns>(0, ledgerIdeal(view) - ledgerIdeal(view, copies.faster)));
+  if (builder.count() == 0) return std::nullopt;
+  std::sort(copies.calls.begin(), copies.calls.end());
+  const ScheduleModel model(view, buildHostTimeline(view, copies.calls));
+  const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
+  // Pinning unblocks asynchronous copy calls; a cudaMemcpy of pinned memory still waits for its
+  // copy (sync-memcpy's to cost), but without staging on the host after a DtoH.
+  std::vector<CallChange> changed;
+  for (std::size_t call : copies.calls) {
+    const bool waits_still = view.callKind(call) != ApiKind::kMemcpyAsync;
+    changed.push_back({call, waits_still, kAsyncCopyCallNs});
   }
+  const Ns saving = std::max<Ns>(
+      0, model.span(waits) - model.span(waits, copies.staging_lead, copies.faster, changed));
+  const Ns lower_ideal = copies.faster.empty() ? 0 : ledgerIdeal(view) - ledgerIdeal(view, copies.faster);
+  const Ns reduction = std::clamp<Ns>(lower_ideal, 0, saving);
+  builder.estimateSaving(saving - reduction);
+  builder.lowerIdeal(reduction);
   const bool known = copies.rate[0].bytes_per_ns > 0 || copies.rate[1].bytes_per_ns > 0;
   return builder.build(
       fmt::format("{} copies ({} bytes) used pageable host memory: staged by the driver and "
                   "synchronous to the host{}{}",
-                  builder.count(), bytes, rates(copies).empty() ? "" : " (" + rates(copies) + ")",
+                  builder.count(), bytes, rates(copies),
                   known ? "" : "; no pinned rate known (no large pinned copy in the trace, no "
                                "recorded PCIe link), so the cost leaves out the copies getting faster"),
       "Allocate the host buffers with cudaMallocHost/cudaHostAlloc, or pin existing ones with "

@@ -1,0 +1,233 @@
+#include "diagnosis/host_timeline.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <unordered_map>
+
+namespace cuoverlap::diagnosis {
+namespace {
+
+using StreamId = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>;  // pid, ctx, stream
+
+// Resolving W costs one edge per stream for a device synchronize: beyond this many edges per op
+// (many streams and many synchronizes) the timeline is dropped rather than made quadratic.
+constexpr std::size_t kMaxEdgesPerOp = 8;
+constexpr std::size_t kMinEdgeBudget = 100'000;
+
+// The view's ops per stream in issue order (launch call start, else start), and each op's issue
+// time; the launch call of every op that has one, by call index.
+class IssueIndex {
+ public:
+  explicit IssueIndex(const DeviceView& view) {
+    std::size_t position = 0;
+    for (const ScopedOp& scoped : view.ops()) {
+      const GpuOp& op = view.op(scoped);
+      const auto launch = view.launchCall(op);
+      const Ns issued = launch ? view.call(*launch).start : scoped.start;
+      streams_[{op.pid, op.context_id, op.stream_id}].emplace_back(issued, position);
+      if (launch) op_of_call_.emplace(*launch, position);
+      ++position;
+    }
+    for (auto& [id, list] : streams_) std::sort(list.begin(), list.end());
+  }
+
+  std::optional<std::size_t> opOfCall(std::size_t call) const {
+    auto it = op_of_call_.find(call);
+    if (it == op_of_call_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  // The last op of `stream` issued before `time`.
+  std::optional<std::size_t> lastBefore(const StreamId& stream, Ns time) const {
+    auto it = streams_.find(stream);
+    if (it == streams_.end()) return std::nullopt;
+    return lastBefore(it->second, time);
+  }
+
+  // The last op issued before `time` on every stream of `pid`.
+  std::vector<std::size_t> lastOfEachStream(std::uint32_t pid, Ns time) const {
+    std::vector<std::size_t> last;
+    for (auto it = streams_.lower_bound({pid, 0, 0});
+         it != streams_.end() && std::get<0>(it->first) == pid; ++it) {
+      if (const auto p = lastBefore(it->second, time)) last.push_back(*p);
+    }
+    return last;
+  }
+
+  // The last op of `stream` whose launch correlation id is below `correlation` (an event record):
+  // correlation ids grow with issue order, so the list is partitioned by it.
+  std::optional<std::size_t> lastBeforeCorrelation(const DeviceView& view, const StreamId& stream,
+                                                   std::uint32_t correlation) const {
+    auto it = streams_.find(stream);
+    if (it == streams_.end()) return std::nullopt;
+    const auto& list = it->second;
+    auto end = std::partition_point(list.begin(), list.end(), [&](const auto& entry) {
+      const std::uint32_t id = view.op(view.ops()[entry.second]).correlation_id;
+      return id != 0 && id < correlation;
+    });
+    if (end == list.begin()) return std::nullopt;
+    return std::prev(end)->second;
+  }
+
+ private:
+  static std::optional<std::size_t> lastBefore(const std::vector<std::pair<Ns, std::size_t>>& list,
+                                                Ns time) {
+    auto end = std::lower_bound(list.begin(), list.end(), std::make_pair(time, std::size_t{0}));
+    if (end == list.begin()) return std::nullopt;
+    return std::prev(end)->second;
+  }
+
+  std::map<StreamId, std::vector<std::pair<Ns, std::size_t>>> streams_;
+  std::unordered_map<std::size_t, std::size_t> op_of_call_;
+};
+
+// The synchronization record of each call (by process and correlation id) and the event records
+// per (process, event), built once.
+class SyncLookup {
+ public:
+  explicit SyncLookup(const DeviceView& view) {
+    for (const SyncEvent* sync : view.syncs()) by_call_.emplace(key(sync->pid, sync->correlation_id), sync);
+    for (const CudaEventRecord& record : view.trace().event_records) {  // by correlation id
+      records_[{record.pid, record.event_id}].push_back(&record);
+    }
+  }
+
+  const SyncEvent* recordOf(const RuntimeCall& call) const {
+    auto it = by_call_.find(key(call.pid, call.correlation_id));
+    return it == by_call_.end() ? nullptr : it->second;
+  }
+
+  // The last record of the synchronized event before the synchronize.
+  const CudaEventRecord* recordBefore(const SyncEvent& sync) const {
+    auto it = records_.find({sync.pid, sync.event_id});
+    if (it == records_.end()) return nullptr;
+    const auto& list = it->second;
+    auto end = std::partition_point(list.begin(), list.end(), [&](const CudaEventRecord* r) {
+      return r->correlation_id < sync.correlation_id;
+    });
+    return end == list.begin() ? nullptr : *std::prev(end);
+  }
+
+ private:
+  static std::uint64_t key(std::uint32_t pid, std::uint32_t correlation) {
+    return (static_cast<std::uint64_t>(pid) << 32) | correlation;
+  }
+  std::unordered_map<std::uint64_t, const SyncEvent*> by_call_;
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<const CudaEventRecord*>> records_;
+};
+
+// The op an event synchronize waited for: the last op of the stream its event was last recorded
+// on before the synchronize (our collector's CUDA event records); none without records.
+std::optional<std::size_t> eventOp(const DeviceView& view, const IssueIndex& index,
+                                   const SyncLookup& syncs, const SyncEvent& sync) {
+  const CudaEventRecord* record = syncs.recordBefore(sync);
+  if (record == nullptr) return std::nullopt;
+  return index.lastBeforeCorrelation(view, {record->pid, record->context_id, record->stream_id},
+                                     record->correlation_id);
+}
+
+// W of a blocking call, or nothing when the call is no barrier of this view.
+std::optional<std::vector<std::size_t>> waitedFor(const DeviceView& view, const IssueIndex& index,
+                                                  const SyncLookup& syncs, std::size_t call_index,
+                                                  bool pageable_copy) {
+  const RuntimeCall& call = view.call(call_index);
+  const ApiKind kind = view.callKind(call_index);
+  if (pageable_copy || kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync) {
+    const auto op = index.opOfCall(call_index);
+    if (!op) return std::nullopt;
+    return std::vector<std::size_t>{*op};
+  }
+  if (!isExplicitSync(kind)) return std::nullopt;
+  const SyncEvent* sync = syncs.recordOf(call);
+  if (kind == ApiKind::kStreamSync && sync != nullptr) {
+    const auto op = index.lastBefore({call.pid, sync->context_id, sync->stream_id}, call.start);
+    return op ? std::vector<std::size_t>{*op} : std::vector<std::size_t>{};
+  }
+  if (kind == ApiKind::kEventSync) {
+    const auto op = sync ? eventOp(view, index, syncs, *sync) : std::nullopt;
+    return op ? std::vector<std::size_t>{*op} : std::vector<std::size_t>{};
+  }
+  return index.lastOfEachStream(call.pid, call.start);  // device synchronize
+}
+
+// The last barrier in [first, last) of one thread's (start-ordered) barriers that returned by
+// `time`, or -1.
+std::int64_t lastOfThread(const HostTimeline& timeline, std::pair<std::size_t, std::size_t> range,
+                          Ns time) {
+  const auto first = timeline.barriers.begin() + static_cast<std::ptrdiff_t>(range.first);
+  const auto last = timeline.barriers.begin() + static_cast<std::ptrdiff_t>(range.second);
+  auto after = std::partition_point(first, last, [&](const HostBarrier& b) { return b.end <= time; });
+  return after == first ? -1 : std::prev(after) - timeline.barriers.begin();
+}
+
+std::int64_t lastOfProcess(const std::vector<std::pair<Ns, std::int64_t>>& by_end, Ns time) {
+  auto after = std::upper_bound(by_end.begin(), by_end.end(),
+                                std::make_pair(time, std::numeric_limits<std::int64_t>::max()));
+  return after == by_end.begin() ? -1 : std::prev(after)->second;
+}
+
+}  // namespace
+
+HostTimeline buildHostTimeline(const DeviceView& view,
+                               const std::vector<std::size_t>& pageable_copy_calls) {
+  HostTimeline timeline;
+  if (!view.hasRuntimeData() || view.empty()) return timeline;
+  const IssueIndex index(view);
+  const SyncLookup syncs(view);
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<HostBarrier>> by_thread;
+  std::size_t edges = 0;
+  const std::size_t budget = std::max(kMinEdgeBudget, kMaxEdgesPerOp * view.ops().size());
+  for (std::size_t call_index : view.calls()) {
+    const bool pageable = std::binary_search(pageable_copy_calls.begin(),
+                                             pageable_copy_calls.end(), call_index);
+    auto waited = waitedFor(view, index, syncs, call_index, pageable);
+    if (!waited) continue;
+    const RuntimeCall& call = view.call(call_index);
+    HostBarrier barrier{call_index, call.start, call.end, 0, std::move(*waited), -1};
+    Ns w = std::numeric_limits<Ns>::min();
+    for (std::size_t p : barrier.waited_for) w = std::max(w, view.ops()[p].end);
+    // A call that returned before W ended waited for something else: a pageable HtoD cudaMemcpy
+    // returns once the host has staged the data, before the DMA from the staging buffer ends.
+    if (w > call.end) barrier.waited_for.clear();
+    barrier.own = std::max<Ns>(0, w > call.start && w <= call.end ? call.end - w : call.end - call.start);
+    edges += barrier.waited_for.size() + 1;
+    if (edges > budget) return {};
+    by_thread[{call.pid, call.tid}].push_back(std::move(barrier));
+  }
+  // Threads one after another, each in start order, with its previous barrier linked.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::pair<std::size_t, std::size_t>> range;
+  for (auto& [thread, list] : by_thread) {
+    const std::size_t first = timeline.barriers.size();
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      list[i].previous = i == 0 ? -1 : static_cast<std::int64_t>(first + i - 1);
+      timeline.barriers.push_back(std::move(list[i]));
+    }
+    range[thread] = {first, timeline.barriers.size()};
+  }
+  // A thread without blocking calls of its own (PyTorch's autograd thread launching backward
+  // while the main thread waits in backward()) is driven by the others: its launches follow the
+  // process's last blocking call.
+  std::map<std::uint32_t, std::vector<std::pair<Ns, std::int64_t>>> by_process;  // (end, barrier)
+  for (std::size_t b = 0; b < timeline.barriers.size(); ++b) {
+    const RuntimeCall& call = view.call(timeline.barriers[b].call);
+    by_process[call.pid].emplace_back(call.end, static_cast<std::int64_t>(b));
+  }
+  for (auto& [pid, list] : by_process) std::sort(list.begin(), list.end());
+  timeline.barrier_of.assign(view.ops().size(), -1);
+  std::size_t position = 0;
+  for (const ScopedOp& scoped : view.ops()) {
+    const std::size_t at = position++;
+    const auto launch = view.launchCall(view.op(scoped));
+    if (!launch) continue;
+    const RuntimeCall& call = view.call(*launch);
+    timeline.barrier_of[at] = range.count({call.pid, call.tid})
+                                  ? lastOfThread(timeline, range.at({call.pid, call.tid}), call.start)
+                                  : lastOfProcess(by_process[call.pid], call.start);
+  }
+  return timeline;
+}
+
+}  // namespace cuoverlap::diagnosis

@@ -1,0 +1,53 @@
+// The host side of the what-if schedule (schedule_estimate.h): per host thread, the calls that
+// blocked until device work finished — explicit synchronizes, synchronous copies and memsets, and
+// copies from pageable memory — and, per op, the blocking call its launch followed. With them the
+// schedule can let a host thread run ahead when the device finishes sooner: a training step that
+// synchronizes is released as soon as the previous step's work would have ended.
+//
+// A blocking call B [s, r) on thread T waited for W, the ops it depends on (its own op for a copy
+// or memset; the last op issued before s on the synchronized stream, on every stream of the
+// process for a device synchronize, on the recorded stream for an event synchronize). In the trace
+// W ended at w. The part of B not spent waiting, own = r - w when W was in flight (w > s, the
+// wake-up latency), else r - s. A call that returned before W ended (w > r: a pageable HtoD
+// cudaMemcpy returns once the host has staged the data) waited for none of it: W is dropped and
+// own = r - s. In a what-if schedule B returns at max(s', end of W') + own, where
+// s' = the return of T's previous blocking call + (s - its recorded return): host work between
+// calls keeps its length. An op launched by T after B returned is released at B's what-if return
+// plus (its recorded release - r). Ops launched before T's first blocking call keep their release.
+// A thread with no blocking call of its own (PyTorch's autograd thread, which launches backward
+// while the main thread waits in backward()) is driven by the others: its launches follow the
+// process's last blocking call that returned before them.
+// Without calls (nsys exports without API data) the timeline is empty and the schedule as before.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "diagnosis/device_view.h"
+
+namespace cuoverlap::diagnosis {
+
+struct HostBarrier {
+  std::size_t call = 0;                  // index into Trace::runtime_calls
+  Ns start = 0;
+  Ns end = 0;
+  Ns own = 0;                            // the part of the call not spent waiting for W
+  std::vector<std::size_t> waited_for;   // W: positions in view.ops()
+  std::int64_t previous = -1;            // the thread's previous barrier
+};
+
+struct HostTimeline {
+  std::vector<HostBarrier> barriers;     // per thread in start order, threads one after another
+  std::vector<std::int64_t> barrier_of;  // per op position: the barrier its launch followed (its
+                                         // thread's, else its process's), -1 for none
+  bool empty() const { return barriers.empty(); }
+};
+
+// Builds the timeline of the view's ops. `pageable_copy_calls`: calls (indices into
+// Trace::runtime_calls, sorted) of asynchronous copies that were synchronous to the host because
+// their memory was pageable. Empty when resolving every wait would cost more than a few edges per
+// op (then the schedule ignores the host, as before).
+HostTimeline buildHostTimeline(const DeviceView& view,
+                               const std::vector<std::size_t>& pageable_copy_calls);
+
+}  // namespace cuoverlap::diagnosis
