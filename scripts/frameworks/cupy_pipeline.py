@@ -1,12 +1,16 @@
 """A CuPy multi-stream pipeline: chunks copied in, processed, copied out on 4 streams.
   --blocking      cp.asnumpy(...) per chunk (a blocking copy to pageable memory: serializes)
-  (default)       pinned host buffers and asynchronous copies, one synchronize at the end"""
+  --sync-get      pinned host buffers, but ndarray.get(stream=s, out=...) as CuPy defaults it,
+                  blocking=True: a cudaStreamSynchronize per chunk
+  (default)       pinned host buffers and asynchronous copies (get(..., blocking=False)), one
+                  synchronize at the end"""
 import argparse, time
 import numpy as np
 import cupy as cp
 
 p = argparse.ArgumentParser()
 p.add_argument("--blocking", action="store_true")
+p.add_argument("--sync-get", action="store_true")
 p.add_argument("--chunks", type=int, default=16)
 p.add_argument("--mb", type=int, default=16)
 a = p.parse_args()
@@ -38,8 +42,8 @@ for c in range(a.chunks):
         else:
             dev_in[k].set(pin_in[k], stream=s)
             for _ in range(4): kernel(dev_in[k], dev_out[k])
-            dev_out[k].get(stream=s, out=pin_out[c])
+            dev_out[k].get(stream=s, out=pin_out[c], blocking=a.sync_get)
             results.append(pin_out[c])
 cp.cuda.Device().synchronize()
 ms = (time.perf_counter() - t0) * 1e3
-print(f"cupy_pipeline blocking={int(a.blocking)} chunks={a.chunks} MiB={a.mb} ms={ms:.3f}")
+print(f"cupy_pipeline blocking={int(a.blocking)} sync_get={int(a.sync_get)} chunks={a.chunks} MiB={a.mb} ms={ms:.3f}")

@@ -4,13 +4,18 @@
 #include <catch2/catch.hpp>
 
 #include "diagnosis/device_view.h"
+#include "diagnosis/host_timeline.h"
 #include "diagnosis/schedule_estimate.h"
 #include "trace_builder.h"
 
 namespace cuoverlap {
 namespace {
 
+using diagnosis::buildHostTimeline;
+using diagnosis::CallChange;
 using diagnosis::DeviceView;
+using diagnosis::FasterOp;
+using diagnosis::HostTimeline;
 using diagnosis::OrderEdge;
 using diagnosis::ScheduleModel;
 using test::TraceBuilder;
@@ -70,6 +75,91 @@ TEST_CASE("an edge from an op issued later than its target orders nothing") {
   const DeviceView view(trace, Scope{}, 0);
   const ScheduleModel model(view);
   CHECK(model.span({{at(view, 101), at(view, 1)}}) == TraceBuilder::ns(200));
+}
+
+
+TEST_CASE("a kernel that fills the device starts beside a small one, on the SMs left free") {
+  // A 24-block kernel (an NCCL-like share) runs from 0 to 1000 µs; a kernel of 4 waves, issued
+  // after it on another stream, starts at once on the free SMs, as the hardware does.
+  TraceBuilder b;
+  b.launch(13, 0, 1, 1, 1001).grid_blocks = 24;
+  b.launch(14, 2, 3, 3, 503).grid_blocks = 132 * 8 * 4;
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  CHECK(ScheduleModel(view).span({}) == TraceBuilder::ns(1000));
+}
+
+// A synchronizing loop: each step launches a 100 µs kernel, synchronizes, then runs 50 µs of its
+// own code before the next launch.
+TraceBuilder synchronizingLoop(int steps) {
+  TraceBuilder b;
+  for (int i = 0; i < steps; ++i) {
+    const double t = 160.0 * i;
+    b.launch(13, t, t + 2, t + 3, t + 103);
+    b.call("cudaDeviceSynchronize_v3020", t + 4, t + 105);
+  }
+  return b;
+}
+
+TEST_CASE("with the host modelled, a faster kernel lets a synchronizing loop run ahead") {
+  const Trace trace = synchronizingLoop(3).build();
+  const DeviceView view(trace, Scope{}, 0);
+  const HostTimeline host = buildHostTimeline(view);
+  REQUIRE(host.barriers.size() == 3);
+  const ScheduleModel model(view, host);
+  // 418 µs: the recorded 420 less the 1 µs each later kernel started after its launch returned.
+  CHECK(model.span({}) == TraceBuilder::ns(418));
+  // Kernels of 40 µs instead of 100: each synchronize returns 60 µs sooner, and so does every
+  // later launch: 3 x 60 µs. Without the host modelled the launches stay where they were and only
+  // the last kernel's 60 µs come off.
+  std::vector<FasterOp> faster;
+  for (std::size_t p = 0; p < view.ops().size(); ++p) faster.push_back({p, TraceBuilder::ns(40)});
+  CHECK(model.span({}, {}, faster) == TraceBuilder::ns(418 - 3 * 60));
+  CHECK(ScheduleModel(view).span({}, {}, faster) == TraceBuilder::ns(359));
+}
+
+TEST_CASE("a synchronize that no longer waits lets the host launch the next step sooner") {
+  const Trace trace = synchronizingLoop(3).build();
+  const DeviceView view(trace, Scope{}, 0);
+  const HostTimeline host = buildHostTimeline(view);
+  const ScheduleModel model(view, host);
+  std::vector<CallChange> removed;
+  for (const auto& barrier : host.barriers) removed.push_back({barrier.call, false, 0});
+  // The host reaches each next launch 55 µs of its own code after the previous synchronize
+  // began (instead of after it returned): kernels back to back, 3 x 100 µs.
+  CHECK(model.span({}, {}, {}, removed) == TraceBuilder::ns(300));
+}
+
+TEST_CASE("a thread without blocking calls follows its process's last blocking call") {
+  // Thread 1 launches and synchronizes; thread 2 (PyTorch's autograd thread) launches a kernel
+  // after each synchronize: it moves with them.
+  TraceBuilder b = synchronizingLoop(2);
+  const std::uint32_t corr = b.call("cudaLaunchKernel_v7000", 110, 112);
+  b.trace().runtime_calls.back().tid = 2;
+  b.kernel(13, 113, 143, corr);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const HostTimeline host = buildHostTimeline(view);
+  const std::size_t other = at(view, 113);
+  REQUIRE(host.barrier_of[other] == 0);
+  const ScheduleModel model(view, host);
+  std::vector<FasterOp> faster = {{at(view, 3), TraceBuilder::ns(40)}};
+  // The first kernel 60 µs shorter: the first synchronize, thread 2's kernel and the second step
+  // all move 60 µs earlier.
+  CHECK(model.span({}, {}, faster) == model.span({}) - TraceBuilder::ns(60));
+}
+
+TEST_CASE("a copy call that returned before its copy ended waited for none of it") {
+  // A pageable HtoD cudaMemcpy returns once the host has staged the data, before the DMA ends.
+  TraceBuilder b;
+  b.copyCall("cudaMemcpy_v3020", 13, 0, 50, 40, 80, CopyKind::kHtoD, MemKind::kPageable);
+  b.launch(13, 51, 52, 80, 180);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const HostTimeline host = buildHostTimeline(view);
+  REQUIRE(host.barriers.size() == 1);
+  CHECK(host.barriers[0].waited_for.empty());
+  CHECK(host.barriers[0].own == TraceBuilder::ns(50));
 }
 
 }  // namespace

@@ -230,4 +230,22 @@ HostTimeline buildHostTimeline(const DeviceView& view,
   return timeline;
 }
 
+std::vector<std::size_t> pageableCopyCalls(const DeviceView& view) {
+  std::vector<std::size_t> calls;
+  for (const ScopedOp& scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    if (op.kind != OpKind::kMemcpy ||
+        (op.src_kind != MemKind::kPageable && op.dst_kind != MemKind::kPageable)) {
+      continue;
+    }
+    if (const auto launch = view.launchCall(op)) calls.push_back(*launch);
+  }
+  std::sort(calls.begin(), calls.end());
+  return calls;
+}
+
+HostTimeline buildHostTimeline(const DeviceView& view) {
+  return buildHostTimeline(view, pageableCopyCalls(view));
+}
+
 }  // namespace cuoverlap::diagnosis

@@ -49,5 +49,9 @@ struct HostTimeline {
 // op (then the schedule ignores the host, as before).
 HostTimeline buildHostTimeline(const DeviceView& view,
                                const std::vector<std::size_t>& pageable_copy_calls);
+// The same with the view's own pageable copy calls (every copy whose host memory is pageable).
+HostTimeline buildHostTimeline(const DeviceView& view);
+// The launch calls of the view's copies from or to pageable memory, sorted.
+std::vector<std::size_t> pageableCopyCalls(const DeviceView& view);
 
 }  // namespace cuoverlap::diagnosis

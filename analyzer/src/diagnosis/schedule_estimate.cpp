@@ -79,6 +79,7 @@ class ScheduleRun {
   std::vector<std::uint8_t> started_;
   EngineState engines_[ScheduleModel::kEngines];
   double sm_used_ = 0.0;
+  std::vector<double> taken_;                  // per kernel: the SM share it took when it started
   MinHeap running_;                            // (end, position)
   Ns now_ = 0;
   Ns first_start_ = std::numeric_limits<Ns>::max();
@@ -98,6 +99,7 @@ ScheduleRun::ScheduleRun(const ScheduleModel& model, const std::vector<OrderEdge
   ready_.resize(nodes, std::numeric_limits<Ns>::min());
   remaining_.assign(nodes, 0);
   started_.assign(nodes, 0);
+  taken_.assign(model.size(), 0.0);
   addSuccessors(edges, changed, earlier);
 }
 
@@ -226,9 +228,10 @@ void ScheduleRun::dispatchKernels() {
   MinHeap& queued = engines_[ScheduleModel::kSmEngine].queued;
   while (!queued.empty()) {
     const std::size_t pos = queued.top().second;
-    if (sm_used_ > 0.0 && sm_used_ + m_.share_[pos] > 1.0 + kShareSlack) break;
+    if (sm_used_ >= 1.0 - kShareSlack) break;
     queued.pop();
-    sm_used_ += m_.share_[pos];
+    taken_[pos] = std::min(m_.share_[pos], 1.0 - sm_used_);
+    sm_used_ += taken_[pos];
     start(pos);
   }
 }
@@ -246,7 +249,7 @@ void ScheduleRun::finishAt(Ns time) {
     running_.pop();
     const std::uint8_t engine = engineOf(pos);
     if (engine == ScheduleModel::kSmEngine) {
-      sm_used_ = std::max(0.0, sm_used_ - m_.share_[pos]);
+      sm_used_ = std::max(0.0, sm_used_ - taken_[pos]);
     } else if (engine != ScheduleModel::kHostEngine) {
       engines_[engine].busy = false;
     }

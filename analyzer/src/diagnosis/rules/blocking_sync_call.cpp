@@ -1,12 +1,15 @@
 // blocking-sync-call: cudaDeviceSynchronize / cudaStreamSynchronize / cudaEventSynchronize (and
 // the driver's cuCtx/cuStream/cuEventSynchronize) called while GPU work was in flight (the device
 // busy for at least 1 µs during the call) and followed by more GPU work.
-// Cost of each call (host_blocking_cost.cpp): the device idle time after the drain that the next
-// op could have been spared had the host not blocked: from the drain to the next op, capped at the
-// call's lead (time blocked while the device still had work) plus its drain (time blocked after
-// the device went idle). CPU work after the call returned is not charged beyond that; idle time
-// goes to the first blocking call only (shared with implicit-sync-call, sync-memcpy, sync-memset).
-// Calls charged less than 10 µs are not counted.
+// Cost: how much sooner the work would end without these calls, from the what-if schedule with
+// the host modelled (schedule_estimate.h, host_timeline.h): the span as recorded minus the span
+// with every such call waiting for nothing. That counts both the device idle after each drain and
+// the overlap the waits prevented (work of the next chunk that the host could have issued while
+// the device was busy with this one). Where (ledger): per call (host_blocking_cost.cpp) the device
+// idle time after the drain that the next op could have been spared, capped at the call's lead
+// (time blocked while the device still had work) plus its drain; CPU work after the call returned
+// is not charged beyond that. Without a host timeline the cost is the sum of those idle stretches.
+// Not reported under 10 µs.
 // Needs: runtime calls.
 #include <fmt/format.h>
 
@@ -14,6 +17,8 @@
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/rules/host_blocking_cost.h"
 #include "diagnosis/rules/rules.h"
+#include "diagnosis/schedule_estimate.h"
+#include "diagnosis/stream_waits.h"
 
 namespace cuoverlap::diagnosis {
 
@@ -21,7 +26,6 @@ std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
   FindingBuilder builder(view, "blocking-sync-call", Severity::kWarning);
   for (const HostBlockingCharge& charge : chargeHostBlockingCalls(view)) {
     if (!isExplicitSync(view.callKind(charge.call))) continue;
-    if (charge.idle.length() < kMinimumCostNs) continue;
     builder.add(charge.idle,
                 evidenceForCall(view, charge.call, 0,
                                 fmt::format("blocked {} while the device had work, then {} after "
@@ -31,8 +35,24 @@ std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
                                             units::formatDuration(charge.drain),
                                             units::formatDuration(charge.idle.length()))));
   }
+  if (builder.count() == 0) return std::nullopt;
+  const HostTimeline host = buildHostTimeline(view);
+  if (!host.empty()) {
+    // Every explicit synchronize goes, not only those that blocked while work was in flight: a
+    // second synchronize right after the first would otherwise block in their place.
+    std::vector<CallChange> removed;
+    for (const HostBarrier& barrier : host.barriers) {
+      if (isExplicitSync(view.callKind(barrier.call))) removed.push_back({barrier.call, false, 0});
+    }
+    const ScheduleModel model(view, host);
+    const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
+    builder.estimateSaving(std::max<Ns>(0, model.span(waits) - model.span(waits, {}, {}, removed)));
+  }
+  if (builder.time() < kMinimumCostNs) return std::nullopt;
   return builder.build(
-      fmt::format("{} synchronize calls made the device drain and wait for the host",
+      fmt::format("{} synchronize calls held the host back while the device had work: the device "
+                  "drained and waited for the host, and work the host could have issued meanwhile "
+                  "did not overlap",
                   builder.count()),
       "Remove synchronizations between GPU work; where the host needs a result, record an event "
       "after the producing work and cudaEventSynchronize on it as late as possible, or express the "

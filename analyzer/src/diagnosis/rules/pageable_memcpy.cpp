@@ -115,7 +115,7 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
   }
   if (builder.count() == 0) return std::nullopt;
   std::sort(copies.calls.begin(), copies.calls.end());
-  const ScheduleModel model(view, buildHostTimeline(view, copies.calls));
+  const ScheduleModel model(view, buildHostTimeline(view));
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
   // Pinning unblocks asynchronous copy calls; a cudaMemcpy of pinned memory still waits for its
   // copy (sync-memcpy's to cost), but without staging on the host after a DtoH.
