@@ -13,7 +13,8 @@ namespace cuoverlap::diagnosis {
 namespace {
 
 // The charging order (docs/findings.md): a call or copy that blocked the host is the most specific
-// cause of the idle time after it; then host-side causes found in idle time; then serialization of
+// cause of the idle time after it (pinning first: of a pageable cudaMemcpy it is the bigger fix);
+// then host-side causes found in idle time; then serialization of
 // named ops; then patterns over many launches; then the structure of the whole run; the summary
 // (low-overlap) gets only what nothing else explained. Unknown ids go before the structural ones.
 constexpr std::array<std::string_view, 15> kOrder = {
