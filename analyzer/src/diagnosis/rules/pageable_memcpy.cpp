@@ -96,15 +96,17 @@ std::string rates(const PageableCopies& copies) {
 std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
   FindingBuilder builder(view, "pageable-memcpy", Severity::kWarning);
   PageableCopies copies;
-  copies.staging_lead.assign(view.ops().size(), 0);
-  copies.rate[0] = pinnedRate(view, Engine::kH2D);
-  copies.rate[1] = pinnedRate(view, Engine::kD2H);
   std::uint64_t bytes = 0;
   std::size_t position = 0;
   for (const ScopedOp& scoped : view.ops()) {
     const std::size_t at = position++;
     const GpuOp& op = view.op(scoped);
     if (!pageable(op)) continue;
+    if (builder.count() == 0) {  // the first pageable copy: now the rates and per-op state
+      copies.staging_lead.assign(view.ops().size(), 0);
+      copies.rate[0] = pinnedRate(view, Engine::kH2D);
+      copies.rate[1] = pinnedRate(view, Engine::kD2H);
+    }
     bytes += op.bytes;
     builder.add(Interval{scoped.start, scoped.end},
                 evidenceForOp(view, op, describeOp(view, op) + " with pageable host memory"));
