@@ -53,9 +53,11 @@ struct RankTimeline {
 };
 
 // The communication ranks of one analyzed trace (processes with GPU ops in scope; all of them
-// when none ran communication), each on its busiest device.
+// when none ran communication), each on its busiest device. `report` (analyzeTrace of the same
+// trace and options, optional) lends its device metrics when the trace has one process.
 std::vector<RankTimeline> rankTimelines(const Trace& trace, const AnalysisOptions& options,
-                                        std::size_t file_index);
+                                        std::size_t file_index,
+                                        const TraceReport* report = nullptr);
 
 // Builds the job analysis from every rank of every file: numbers the ranks, matches collectives,
 // computes skews and the rank-straggler finding. Empty when fewer than two ranks ran

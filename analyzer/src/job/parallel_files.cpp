@@ -29,7 +29,7 @@ void analyzeOne(const std::string& file, std::size_t index, const AnalysisOption
     const auto started = std::chrono::steady_clock::now();
     result.trace = std::make_unique<Trace>(readTrace(file));
     result.report = analyzeTrace(*result.trace, options);
-    result.ranks = rankTimelines(*result.trace, options, index);
+    result.ranks = rankTimelines(*result.trace, options, index, &result.report);
     result.report.analysis_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (!keep_trace) {

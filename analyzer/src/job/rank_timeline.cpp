@@ -15,6 +15,7 @@
 #include "cuoverlap/intervals.h"
 #include "cuoverlap/job.h"
 #include "cuoverlap/metrics.h"
+#include "cuoverlap/trace_index.h"
 
 namespace cuoverlap {
 namespace {
@@ -59,6 +60,18 @@ std::optional<std::uint16_t> busiestDevice(const Trace& trace, const Scope& scop
       ->first;
 }
 
+// The rank's metrics: those of `report` (the same options over the trace's only process, so the
+// same ops) when it has the device and is no --range sum, else computed for the rank's scope.
+DeviceMetrics metricsOf(const Trace& trace, const Scope& scope, std::uint16_t device,
+                        const TraceReport* report) {
+  if (report != nullptr && !report->range_summary) {
+    for (const DeviceReport& d : report->devices) {
+      if (d.metrics.device_id == device) return d.metrics;
+    }
+  }
+  return computeDeviceMetrics(trace, scope, device);
+}
+
 std::vector<std::uint32_t> pidsWithOps(const Trace& trace, const Scope& scope) {
   std::vector<std::uint32_t> pids;
   for (const GpuOp& op : trace.ops) {
@@ -71,10 +84,17 @@ std::vector<std::uint32_t> pidsWithOps(const Trace& trace, const Scope& scope) {
 
 void fillCollectives(const Trace& trace, const Scope& scope, RankTimeline& rank) {
   const CommunicationKernels communication(trace);
+  const std::vector<std::uint32_t>& on_device = opsOnDevice(trace, rank.device_id);
+  // Most traces run no collective: then there is nothing to measure windows for.
+  const bool any = std::any_of(on_device.begin(), on_device.end(), [&](std::uint32_t i) {
+    return communication.isCommunication(trace.ops[i]) && opInScope(trace.ops[i], scope);
+  });
+  if (!any) return;
   std::vector<Interval> compute, all, h2d;
   std::map<std::pair<std::uint32_t, std::uint32_t>, RankStream> streams;
-  for (const GpuOp& op : trace.ops) {
-    if (op.device_id != rank.device_id || !opInScope(op, scope)) continue;
+  for (std::uint32_t i : on_device) {
+    const GpuOp& op = trace.ops[i];
+    if (!opInScope(op, scope)) continue;
     const Interval iv{clippedStart(op, scope), clippedEnd(op, scope)};
     all.push_back(iv);
     const Engine engine = communication.engineOf(op);
@@ -115,9 +135,10 @@ std::string sessionHost(const Trace& trace) {
 }  // namespace
 
 std::vector<RankTimeline> rankTimelines(const Trace& trace, const AnalysisOptions& options,
-                                        std::size_t file_index) {
+                                        std::size_t file_index, const TraceReport* report) {
   std::vector<RankTimeline> ranks;
-  for (std::uint32_t pid : pidsWithOps(trace, options.scope)) {
+  const std::vector<std::uint32_t> pids = pidsWithOps(trace, options.scope);
+  for (std::uint32_t pid : pids) {
     Scope scope = options.scope;
     scope.pid = pid;
     const std::optional<std::uint16_t> device = busiestDevice(trace, scope);
@@ -135,7 +156,7 @@ std::vector<RankTimeline> rankTimelines(const Trace& trace, const AnalysisOption
       rank.host = info->host;
     }
     if (rank.host.empty()) rank.host = sessionHost(trace);
-    rank.metrics = computeDeviceMetrics(trace, scope, *device);
+    rank.metrics = metricsOf(trace, scope, *device, pids.size() == 1 ? report : nullptr);
     fillCollectives(trace, scope, rank);
     ranks.push_back(std::move(rank));
   }
