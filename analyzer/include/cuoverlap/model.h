@@ -181,8 +181,11 @@ struct ProcessInfo {
 enum class TraceSource : std::uint8_t { kCuoverlap, kNsys, kKineto };
 
 struct TraceIndex;  // trace_index.cpp: lookups over a Trace, built on first use
+namespace diagnosis {
+class CallIndex;  // diagnosis/call_index.cpp: the runtime calls and sync records by process
+}
 
-// Holds the TraceIndex of one Trace. A copy starts empty (the copy's vectors are new), a move
+// Holds the TraceIndex and the CallIndex of one Trace. A copy starts empty (the copy's vectors are new), a move
 // keeps it (the vectors move with their storage).
 class TraceIndexCache {
  public:
@@ -190,6 +193,7 @@ class TraceIndexCache {
   TraceIndexCache(const TraceIndexCache&) {}
   TraceIndexCache& operator=(const TraceIndexCache&) {
     index.reset();
+    calls.reset();
     return *this;
   }
   TraceIndexCache(TraceIndexCache&&) noexcept = default;
@@ -197,6 +201,7 @@ class TraceIndexCache {
   ~TraceIndexCache() = default;
 
   std::shared_ptr<TraceIndex> index;
+  std::shared_ptr<diagnosis::CallIndex> calls;
 };
 
 // One loaded trace file. Vectors are sorted by start time by the reader.

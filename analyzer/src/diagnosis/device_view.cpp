@@ -8,18 +8,16 @@
 
 #include "cuoverlap/error.h"
 #include "cuoverlap/metrics.h"
+#include "diagnosis/call_index.h"
 #include "diagnosis/host_state.h"
 
 namespace cuoverlap::diagnosis {
 
 DeviceView::DeviceView(const Trace& trace, const Scope& scope, std::uint16_t device_id)
-    : trace_(trace), device_id_(device_id), window_start_(scope.window_start),
-      window_end_(scope.window_end) {
+    : trace_(trace), call_index_(&callIndex(trace)), device_id_(device_id),
+      window_start_(scope.window_start), window_end_(scope.window_end) {
   selectOps(scope);
-  selectCalls(scope);
-  for (const Stream& s : trace_.streams) {
-    streams_[{s.pid, s.context_id, s.stream_id}] = &s;
-  }
+  selectCalls();
   computeIdle();
   computePreviousOnStreamEnds();
 }
@@ -58,7 +56,7 @@ void DeviceView::selectOps(const Scope& scope) {
   for (std::uint32_t i : op_indices_) span_end_ = std::max(span_end_, clippedEnd(trace_.ops[i], scope));
 }
 
-void DeviceView::selectCalls(const Scope& scope) {
+std::vector<std::uint32_t> DeviceView::viewPids() const {
   std::vector<std::uint32_t> pids;
   for (std::uint32_t i : op_indices_) {
     const std::uint32_t pid = trace_.ops[i].pid;
@@ -66,60 +64,55 @@ void DeviceView::selectCalls(const Scope& scope) {
   }
   std::sort(pids.begin(), pids.end());
   pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
-  const auto in_view = [&](std::uint32_t pid) {
-    return std::binary_search(pids.begin(), pids.end(), pid);
-  };
-  indexLaunchCalls(pids);
-  call_kinds_.assign(trace_.runtime_calls.size(), ApiKind::kOther);
-  for (std::size_t i = 0; i < trace_.runtime_calls.size(); ++i) {
-    const RuntimeCall& call = trace_.runtime_calls[i];
-    if (!in_view(call.pid)) continue;
-    call_kinds_[i] = classifyApi(trace_.str(call.name));
-    if (call.start >= scope.window_end || call.end <= scope.window_start) continue;
-    calls_.push_back(i);
-  }
-  std::stable_sort(calls_.begin(), calls_.end(), [&](std::size_t a, std::size_t b) {
-    return trace_.runtime_calls[a].start < trace_.runtime_calls[b].start;
-  });
-  for (const SyncEvent& sync : trace_.syncs) {
-    if (!in_view(sync.pid)) continue;
-    if (sync.start >= scope.window_end || sync.end < scope.window_start) continue;
-    syncs_.push_back(&sync);
-  }
+  return pids;
 }
 
-// Correlation lookups see every call of the view's processes, so that an op in the window finds
-// a launch made before the window began. Per id, the first runtime call wins, else the first
-// driver call.
-void DeviceView::indexLaunchCalls(const std::vector<std::uint32_t>& pids) {
-  for (std::size_t i = 0; i < trace_.runtime_calls.size(); ++i) {
-    const RuntimeCall& call = trace_.runtime_calls[i];
-    if (call.correlation_id == 0 || !std::binary_search(pids.begin(), pids.end(), call.pid)) continue;
-    call_by_correlation_.emplace_back(call.correlation_id, static_cast<std::uint32_t>(i));
-  }
-  std::stable_sort(call_by_correlation_.begin(), call_by_correlation_.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::size_t kept = 0;
-  for (std::size_t first = 0; first < call_by_correlation_.size();) {
-    std::size_t last = first;
-    std::size_t chosen = first;
-    while (last < call_by_correlation_.size() &&
-           call_by_correlation_[last].first == call_by_correlation_[first].first) {
-      if (trace_.runtime_calls[call_by_correlation_[chosen].second].is_driver &&
-          !trace_.runtime_calls[call_by_correlation_[last].second].is_driver) {
-        chosen = last;
-      }
-      ++last;
+Interval DeviceView::hostRange() const {
+  if (empty()) return {0, 0};
+  Ns from = spanStart();
+  if (!has_launch_calls_) return {std::max(from, window_start_), span_end_};
+  for (std::uint32_t i : op_indices_) {
+    const GpuOp& op = trace_.ops[i];
+    if (const auto launch = call_index_->launchCall(op.pid, op.correlation_id)) {
+      from = std::min(from, call(*launch).start);
     }
-    call_by_correlation_[kept++] = call_by_correlation_[chosen];
-    first = last;
   }
-  call_by_correlation_.resize(kept);
-  call_by_correlation_.shrink_to_fit();
+  return {std::max(from, window_start_), span_end_};
+}
+
+void DeviceView::selectHostRecords(const std::vector<std::uint32_t>& pids,
+                                   std::vector<std::size_t> calls,
+                                   std::vector<const SyncEvent*> syncs) {
+  // Several processes' calls interleave: by start, then by index (the order of one process's).
+  if (pids.size() > 1) {
+    std::sort(calls.begin(), calls.end(), [&](std::size_t a, std::size_t b) {
+      const Ns sa = trace_.runtime_calls[a].start;
+      const Ns sb = trace_.runtime_calls[b].start;
+      return sa != sb ? sa < sb : a < b;
+    });
+  }
+  calls_ = std::move(calls);
+  std::sort(syncs.begin(), syncs.end());  // pointers into Trace::syncs: trace order
+  syncs_ = std::move(syncs);
+}
+
+void DeviceView::selectCalls() {
+  const std::vector<std::uint32_t> pids = viewPids();
+  for (std::uint32_t pid : pids) {
+    has_launch_calls_ = has_launch_calls_ || call_index_->hasLaunchCalls(pid);
+  }
+  const Interval range = hostRange();
+  std::vector<std::size_t> calls;
+  std::vector<const SyncEvent*> syncs;
+  for (std::uint32_t pid : pids) {
+    call_index_->appendCallsOverlapping(pid, range.start, range.end, calls);
+    call_index_->appendSyncsOverlapping(pid, range.start, range.end, syncs);
+  }
+  selectHostRecords(pids, std::move(calls), std::move(syncs));
 }
 
 void DeviceView::computePreviousOnStreamEnds() {
-  if ((whole_ ? whole_->call_by_correlation_ : call_by_correlation_).empty()) return;
+  if (!has_launch_calls_) return;
   previous_on_stream_end_.reserve(op_indices_.size());
   std::unordered_map<std::uint64_t, Ns> stream_end;
   for (const ScopedOp scoped : ops()) {
@@ -145,18 +138,10 @@ const HostState& DeviceView::hostState() const {
   return *host_state_;
 }
 
+ApiKind DeviceView::callKind(std::size_t index) const { return call_index_->kind(index); }
+
 std::string_view DeviceView::callName(std::size_t index) const {
   return apiBaseName(trace_.str(trace_.runtime_calls[index].name));
-}
-
-std::optional<std::size_t> DeviceView::launchCall(const GpuOp& op) const {
-  if (whole_) return whole_->launchCall(op);
-  if (op.correlation_id == 0) return std::nullopt;
-  auto it = std::lower_bound(call_by_correlation_.begin(), call_by_correlation_.end(),
-                             op.correlation_id,
-                             [](const auto& entry, std::uint32_t id) { return entry.first < id; });
-  if (it == call_by_correlation_.end() || it->first != op.correlation_id) return std::nullopt;
-  return it->second;
 }
 
 const Device* DeviceView::device() const {
@@ -171,9 +156,7 @@ const Device* DeviceView::device() const {
 }
 
 const Stream* DeviceView::stream(const GpuOp& op) const {
-  if (whole_) return whole_->stream(op);
-  auto it = streams_.find({op.pid, op.context_id, op.stream_id});
-  return it == streams_.end() ? nullptr : it->second;
+  return call_index_->stream(op.pid, op.context_id, op.stream_id);
 }
 
 bool DeviceView::onLegacyDefaultStream(const GpuOp& op) const {

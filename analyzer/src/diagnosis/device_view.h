@@ -20,6 +20,7 @@
 #include "cuoverlap/intervals.h"
 #include "cuoverlap/report.h"
 #include "diagnosis/api_names.h"
+#include "diagnosis/call_index.h"
 
 namespace cuoverlap::diagnosis {
 
@@ -91,17 +92,20 @@ class DeviceView {
   Ns spanLength() const { return spanEnd() - spanStart(); }
 
   // Runtime calls (indices into Trace::runtime_calls) of the processes that have ops on this
-  // device, inside the window, sorted by start.
+  // device, sorted by start, that overlap the view's host range: from the start of the first
+  // launch call of its ops (or its first op) to the end of its last op, inside the window. Host
+  // activity outside that range cannot shape this device's timeline, and taking only that range
+  // keeps one process on N devices linear (each view a binary search in the CallIndex).
   const std::vector<std::size_t>& calls() const { return calls_; }
   const RuntimeCall& call(std::size_t index) const { return trace_.runtime_calls[index]; }
-  ApiKind callKind(std::size_t index) const {
-    return whole_ ? whole_->callKind(index) : call_kinds_[index];
-  }
+  ApiKind callKind(std::size_t index) const;
   std::string_view callName(std::size_t index) const;
   bool hasRuntimeData() const { return !calls_.empty(); }
 
   // The call that launched `op` (by correlation id; runtime calls preferred over driver calls).
-  std::optional<std::size_t> launchCall(const GpuOp& op) const;
+  std::optional<std::size_t> launchCall(const GpuOp& op) const {
+    return call_index_->launchCall(op.pid, op.correlation_id);
+  }
 
   // When the op at `position` of ops() could have started: its launch call returned and the
   // previous op of its stream ended. Empty without a launch call.
@@ -112,7 +116,7 @@ class DeviceView {
   // What each host thread of the view's processes was doing (host_state.h); built on first use.
   const HostState& hostState() const;
 
-  // Synchronization records of the view's processes inside the window.
+  // Synchronization records of the view's processes inside the host range, in Trace::syncs order.
   const std::vector<const SyncEvent*>& syncs() const { return syncs_; }
 
   const Device* device() const;
@@ -135,33 +139,30 @@ class DeviceView {
 
  private:
   void selectOps(const Scope& scope);
-  void selectCalls(const Scope& scope);
-  void indexLaunchCalls(const std::vector<std::uint32_t>& pids);
+  void selectCalls();
+  std::vector<std::uint32_t> viewPids() const;
+  Interval hostRange() const;
+  void selectHostRecords(const std::vector<std::uint32_t>& pids, std::vector<std::size_t> calls,
+                         std::vector<const SyncEvent*> syncs);
   void computeIdle();
   void computePreviousOnStreamEnds();
 
   const Trace& trace_;
+  const CallIndex* call_index_;  // callIndex(trace_): launch lookups, call kinds, streams
   std::uint16_t device_id_;
   Ns window_start_;
   Ns window_end_;
   std::vector<std::uint32_t> op_indices_;  // into Trace::ops, sorted by clipped start
   Ns span_end_ = 0;
   std::vector<std::size_t> calls_;
-  std::vector<ApiKind> call_kinds_;  // per Trace::runtime_calls index (only scoped ones set)
-  // (correlation id, index into Trace::runtime_calls), sorted by id, one entry per id: 8 bytes a
-  // call where a hash map would take ~40.
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> call_by_correlation_;
+  bool has_launch_calls_ = false;  // some process of the view has a call with a correlation id
   std::vector<const SyncEvent*> syncs_;
-  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, const Stream*> streams_;  // pid, ctx, stream
   std::vector<Interval> idle_;
   std::vector<Ns> idle_before_;  // [i] = total length of idle_[0 .. i): idleWithin in O(log n)
   mutable std::shared_ptr<const HostState> host_state_;
   // Per position of ops(); 0 for a stream's first op. Empty without launch calls (readyTime
   // needs one, so nothing would read it).
   std::vector<Ns> previous_on_stream_end_;
-  // Set in a windowed sub-view: the view it was cut from, which answers launchCall, callKind and
-  // stream (call_by_correlation_, call_kinds_ and streams_ stay empty here).
-  const DeviceView* whole_ = nullptr;
 
   friend class WindowIndex;
 };

@@ -73,26 +73,32 @@ std::vector<const SyncEvent*> WindowIndex::syncsIn(Ns a, Ns b) const {
 
 DeviceView::DeviceView(const DeviceView& whole, const WindowIndex& index, Ns window_start,
                        Ns window_end)
-    : trace_(whole.trace_), device_id_(whole.device_id_),
+    : trace_(whole.trace_), call_index_(whole.call_index_), device_id_(whole.device_id_),
       window_start_(std::max(window_start, whole.window_start_)),
-      window_end_(std::min(window_end, whole.window_end_)), whole_(&whole) {
+      window_end_(std::min(window_end, whole.window_end_)),
+      has_launch_calls_(whole.has_launch_calls_) {
   if (window_end_ <= window_start_) return;
   op_indices_ = index.opsIn(window_start_, window_end_);
-  std::vector<std::uint32_t> pids;
   for (std::uint32_t i : op_indices_) {
-    const GpuOp& op = trace_.ops[i];
-    span_end_ = std::max(span_end_, std::min(op.end, window_end_));
-    if (std::find(pids.begin(), pids.end(), op.pid) == pids.end()) pids.push_back(op.pid);
+    span_end_ = std::max(span_end_, std::min(trace_.ops[i].end, window_end_));
   }
+  // The whole view's calls and syncs cover this view's host range (its ops are a subset).
+  const std::vector<std::uint32_t> pids = viewPids();
+  const Interval range = hostRange();
   const auto in_view = [&](std::uint32_t pid) {
-    return std::find(pids.begin(), pids.end(), pid) != pids.end();
+    return std::binary_search(pids.begin(), pids.end(), pid);
   };
-  for (std::size_t call : index.callsIn(window_start_, window_end_)) {
-    if (in_view(trace_.runtime_calls[call].pid)) calls_.push_back(call);
+  std::vector<std::size_t> calls;
+  std::vector<const SyncEvent*> syncs;
+  if (range.end > range.start) {
+    for (std::size_t call : index.callsIn(range.start, range.end)) {
+      if (in_view(trace_.runtime_calls[call].pid)) calls.push_back(call);
+    }
+    for (const SyncEvent* sync : index.syncsIn(range.start, range.end)) {
+      if (in_view(sync->pid)) syncs.push_back(sync);
+    }
   }
-  for (const SyncEvent* sync : index.syncsIn(window_start_, window_end_)) {
-    if (in_view(sync->pid)) syncs_.push_back(sync);
-  }
+  selectHostRecords(pids, std::move(calls), std::move(syncs));
   computeIdle();
   computePreviousOnStreamEnds();
 }

@@ -32,7 +32,6 @@ namespace {
 constexpr Ns kLazyLaunchMinExcessNs = 50'000;
 constexpr Ns kLazyLaunchFactor = 10;
 constexpr std::size_t kMedianSample = 100'000;
-constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
 HostActivity activityOfKind(ApiKind kind) {
   if (isHostBlocking(kind)) return HostActivity::kBlocking;
@@ -94,9 +93,9 @@ HostActivity HostState::activityOf(const DeviceView& view, std::uint32_t call) c
 }
 
 void HostState::findLazyFirstLaunches(const DeviceView& view) {
-  const Trace& trace = view.trace();
   std::vector<Ns> durations;
-  std::vector<std::uint32_t> first_call(trace.strings.size(), kNone);  // per kernel name
+  std::unordered_map<StringId, std::uint32_t> first_call;  // per kernel name (not per string:
+                                                           // one view per device of many)
   for (const ScopedOp scoped : view.ops()) {
     const GpuOp& op = view.op(scoped);
     if (op.kind != OpKind::kKernel || (op.flags & op_flag::kFromGraph) != 0) continue;
@@ -104,15 +103,13 @@ void HostState::findLazyFirstLaunches(const DeviceView& view) {
     if (!launch || view.callKind(*launch) != ApiKind::kLaunch) continue;
     const RuntimeCall& call = view.call(*launch);
     durations.push_back(call.end - call.start);
-    if (op.name >= first_call.size()) continue;
-    std::uint32_t& first = first_call[op.name];
-    if (first == kNone || call.start < view.call(first).start) {
-      first = static_cast<std::uint32_t>(*launch);
+    auto [it, added] = first_call.emplace(op.name, static_cast<std::uint32_t>(*launch));
+    if (!added && call.start < view.call(it->second).start) {
+      it->second = static_cast<std::uint32_t>(*launch);
     }
   }
   const Ns median = medianOf(durations);
-  for (std::uint32_t call : first_call) {
-    if (call == kNone) continue;
+  for (const auto& [name, call] : first_call) {
     const Ns duration = view.call(call).end - view.call(call).start;
     if (duration >= kLazyLaunchFactor * median && duration - median >= kLazyLaunchMinExcessNs) {
       lazy_launches_.emplace_back(call, duration - median);
