@@ -2,11 +2,15 @@
 // (diagnosis/); then the findings over all devices (diagnosis/).
 #include "cuoverlap/analysis.h"
 
+#include <future>
+#include <system_error>
 #include <tuple>
 
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/kernel_summary.h"
 #include "cuoverlap/metrics.h"
+#include "cuoverlap/trace_index.h"
+#include "diagnosis/call_index.h"
 #include "phases/steady_state.h"
 
 namespace cuoverlap {
@@ -32,6 +36,13 @@ std::vector<DeviceReport> analyzeDevices(const Trace& trace, const AnalysisOptio
 }
 
 }  // namespace
+
+void buildTraceIndices(const Trace& trace) {
+  if (!trace.ops.empty()) opsOnDevice(trace, trace.ops.front().device_id);
+  isContextNullStream(trace, 0, 0, 0);
+  communicationKernelNames(trace);
+  diagnosis::callIndex(trace);
+}
 
 Ns firstOpStart(const Trace& trace) {
   Ns first = 0;
@@ -60,15 +71,29 @@ TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& given) {
     analyzeRanges(trace, options, report);
     return report;
   }
-  report.devices = analyzeDevices(trace, options, report.findings);
   // Phases need the whole run: not computed when --window cuts it.
   const Scope whole;
   const bool windowed = options.scope.window_start != whole.window_start ||
                         options.scope.window_end != whole.window_end;
-  if (options.steady_state && !windowed) {
+  if (!options.steady_state || windowed) {
+    report.devices = analyzeDevices(trace, options, report.findings);
+    return report;
+  }
+  // The steady state is a second analysis of most of the run, independent of the first: on a
+  // thread of its own, once the trace's lazily built indices exist (they are then only read).
+  buildTraceIndices(trace);
+  const auto steady = [&] {
     report.phases = phases::findPhases(trace, options.scope);
     report.steady_state = phases::findSteadyState(trace, options);
+  };
+  std::future<void> steady_done;
+  try {
+    steady_done = std::async(std::launch::async, steady);
+  } catch (const std::system_error&) {
+    steady();  // no thread to be had
   }
+  report.devices = analyzeDevices(trace, options, report.findings);
+  if (steady_done.valid()) steady_done.get();  // rethrows the steady state's error
   return report;
 }
 

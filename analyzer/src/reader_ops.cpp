@@ -2,8 +2,10 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <thread>
 
 #include "reader_internal.h"
+#include "reader_table_stream.h"
 
 namespace cuoverlap::reader {
 
@@ -17,19 +19,8 @@ T clampTo(std::int64_t value) {
              : static_cast<T>(value);
 }
 
-// Saturating product of up to three dimensions (NULL columns count as 1).
-std::uint64_t product(const sqlite::Statement& row, int first) {
-  std::uint64_t result = 1;
-  for (int i = first; i < first + 3; ++i) {
-    std::uint64_t dim = row.isNull(i) ? 1 : clampTo<std::uint32_t>(row.int64(i));
-    result = std::min<std::uint64_t>(result * dim, std::numeric_limits<std::uint32_t>::max());
-  }
-  return result;
-}
-
 MemKind memKindOf(const sqlite::Statement& row, int column) {
-  if (row.isNull(column)) return MemKind::kUnknown;
-  std::int64_t value = row.int64(column);
+  const std::int64_t value = row.int64Or(column, -1);  // NULL: unknown
   return value >= 0 && value <= 7 ? static_cast<MemKind>(value) : MemKind::kUnknown;
 }
 
@@ -48,14 +39,14 @@ void readCommon(const sqlite::Statement& row, std::string_view table, GpuOp& op)
   op.pid = schema::pidOf(static_cast<std::uint64_t>(row.int64(6)));
 }
 
-bool hasGraphNode(const sqlite::Statement& row, int column) {
-  return !row.isNull(column) && row.int64(column) != 0;
-}
+// NULL or 0: not from a graph (column_int64 reads NULL as 0).
+bool hasGraphNode(const sqlite::Statement& row, int column) { return row.int64(column) != 0; }
 
 void setAsync(const sqlite::Statement& row, int column, GpuOp& op) {
-  if (row.isNull(column)) return;  // unknown here; maybe known from the runtime call later
+  const std::int64_t async = row.int64Or(column, -1);
+  if (async == -1) return;  // NULL: unknown here; maybe known from the runtime call later
   op.flags |= op_flag::kAsyncKnown;
-  if (row.int64(column) != 0) op.flags |= op_flag::kAsync;
+  if (async != 0) op.flags |= op_flag::kAsync;
 }
 
 std::string kernelQuery(const sqlite::Database& db) {
@@ -66,24 +57,42 @@ std::string kernelQuery(const sqlite::Database& db) {
       {"start", "end"});
 }
 
-// One dimension (NULL counts as 1), clamped to 32 bits.
-std::uint32_t dimension(const sqlite::Statement& row, int column) {
-  return row.isNull(column) ? 1 : clampTo<std::uint32_t>(row.int64(column));
-}
+// A row decoded on a stream's thread: the op, a kernel's dimensions, and its name columns as
+// the file's string ids, resolved by the merging thread (the string table is not shared).
+struct DecodedOp {
+  GpuOp op;
+  KernelDims dims;
+  std::int64_t name_id = 0;
+  std::int64_t short_name_id = 0;
+  bool has_name = false;
+  bool has_short_name = false;
+};
 
-void decodeKernel(Context& ctx, const sqlite::Statement& row, GpuOp& op, KernelDims& dims) {
+void decodeKernel(const sqlite::Statement& row, DecodedOp& out) {
   std::string_view table = schema::kKernelTable;
+  GpuOp& op = out.op;
   op.kind = OpKind::kKernel;
   readCommon(row, table, op);
   int c = kCommonColumns;
-  op.name = row.isNull(c) ? kNoString : ctx.strings.resolve(row.int64(c));
-  if (op.name == kNoString && !row.isNull(c + 1)) op.name = ctx.strings.resolve(row.int64(c + 1));
-  op.grid_blocks = static_cast<std::uint32_t>(product(row, c + 2));
-  op.block_threads = clampTo<std::uint16_t>(static_cast<std::int64_t>(product(row, c + 5)));
+  constexpr std::int64_t kNull = std::numeric_limits<std::int64_t>::min();
+  out.name_id = row.int64Or(c, kNull);
+  out.has_name = out.name_id != kNull;
+  out.short_name_id = row.int64Or(c + 1, kNull);
+  out.has_short_name = out.short_name_id != kNull;
+  // Each dimension once (NULL counts as 1), clamped to 32 bits; the products saturate at 2^32-1.
+  std::uint64_t grid = 1;
+  std::uint64_t block = 1;
   for (int i = 0; i < 3; ++i) {
-    dims.grid[i] = dimension(row, c + 2 + i);
-    dims.block[i] = clampTo<std::uint16_t>(row.isNull(c + 5 + i) ? 1 : row.int64(c + 5 + i));
+    const std::uint32_t g = clampTo<std::uint32_t>(row.int64Or(c + 2 + i, 1));
+    const std::int64_t b = row.int64Or(c + 5 + i, 1);
+    out.dims.grid[i] = g;
+    out.dims.block[i] = clampTo<std::uint16_t>(b);
+    grid = std::min<std::uint64_t>(grid * g, std::numeric_limits<std::uint32_t>::max());
+    block = std::min<std::uint64_t>(block * clampTo<std::uint32_t>(b),
+                                    std::numeric_limits<std::uint32_t>::max());
   }
+  op.grid_blocks = static_cast<std::uint32_t>(grid);
+  op.block_threads = clampTo<std::uint16_t>(static_cast<std::int64_t>(block));
   // Each clamped first: their sum in 64 bits then cannot overflow.
   std::int64_t shared = std::int64_t{clampTo<std::uint32_t>(row.int64(c + 8))} +
                         clampTo<std::uint32_t>(row.int64(c + 9));
@@ -99,8 +108,9 @@ std::string memcpyQuery(const sqlite::Database& db) {
       {"start", "end"});
 }
 
-void decodeMemcpy(Context&, const sqlite::Statement& row, GpuOp& op, KernelDims&) {
+void decodeMemcpy(const sqlite::Statement& row, DecodedOp& out) {
   std::string_view table = schema::kMemcpyTable;
+  GpuOp& op = out.op;
   op.kind = OpKind::kMemcpy;
   readCommon(row, table, op);
   int c = kCommonColumns;
@@ -120,8 +130,9 @@ std::string memsetQuery(const sqlite::Database& db) {
       {"start", "end"});
 }
 
-void decodeMemset(Context&, const sqlite::Statement& row, GpuOp& op, KernelDims&) {
+void decodeMemset(const sqlite::Statement& row, DecodedOp& out) {
   std::string_view table = schema::kMemsetTable;
+  GpuOp& op = out.op;
   op.kind = OpKind::kMemset;
   readCommon(row, table, op);
   int c = kCommonColumns;
@@ -131,67 +142,60 @@ void decodeMemset(Context&, const sqlite::Statement& row, GpuOp& op, KernelDims&
   setAsync(row, c + 3, op);
 }
 
-// One op table read in its stored order, one decoded row ahead.
-class OpCursor {
- public:
-  using Decode = void (*)(Context&, const sqlite::Statement&, GpuOp&, KernelDims&);
-  OpCursor(Context& ctx, const std::string& sql, Decode decode)
-      : ctx_(ctx), row_(ctx.db, sql), decode_(decode) { advance(); }
-  bool valid() const { return valid_; }
-  const GpuOp& current() const { return op_; }
-  const KernelDims& dims() const { return dims_; }
-  void advance() {
-    valid_ = row_.step();
-    if (!valid_) return;
-    op_ = GpuOp{};
-    dims_ = KernelDims{};
-    decode_(ctx_, row_, op_, dims_);
-  }
-
- private:
-  Context& ctx_;
-  sqlite::Statement row_;
-  Decode decode_;
-  GpuOp op_;
-  KernelDims dims_;
-  bool valid_ = false;
-};
-
 bool before(const GpuOp& a, const GpuOp& b) {
   return a.start != b.start ? a.start < b.start : a.end < b.end;
+}
+
+// The kernel's name: its demangled name, else its short name (string ids the file resolves).
+StringId kernelName(Context& ctx, const DecodedOp& row) {
+  StringId name = row.has_name ? ctx.strings.resolve(row.name_id) : kNoString;
+  if (name == kNoString && row.has_short_name) name = ctx.strings.resolve(row.short_name_id);
+  return name;
 }
 
 }  // namespace
 
 // Tables are normally stored in time order, so merging the three while reading yields sorted ops
-// with no sort and no extra memory; when a table is not, readTrace's sort repairs the order.
+// with no sort and no extra memory; when a table is not, readTrace's sort repairs the order. The
+// tables are decoded on threads of their own when there is more than one (reader_table_stream.h)
+// and merged here.
 void readOps(Context& ctx) {
+  using Stream = TableStream<DecodedOp>;
   struct Table {
     std::string_view name;
     std::string (*query)(const sqlite::Database&);
-    OpCursor::Decode decode;
+    Stream::Decode decode;
   };
   const Table tables[] = {{schema::kKernelTable, kernelQuery, decodeKernel},
                           {schema::kMemcpyTable, memcpyQuery, decodeMemcpy},
                           {schema::kMemsetTable, memsetQuery, decodeMemset}};
-  std::vector<std::unique_ptr<OpCursor>> cursors;
+  std::vector<const Table*> present;
   std::size_t rows = 0;
   for (const Table& table : tables) {
     if (!ctx.db.hasTable(table.name)) continue;
     rows += static_cast<std::size_t>(sqlite::countRows(ctx.db, table.name));
-    cursors.push_back(std::make_unique<OpCursor>(ctx, table.query(ctx.db), table.decode));
+    present.push_back(&table);
   }
+  const bool threaded = present.size() > 1 && std::thread::hardware_concurrency() > 1;
+  std::vector<std::unique_ptr<Stream>> streams;
+  for (const Table* table : present) {
+    streams.push_back(std::make_unique<Stream>(ctx.db, table->query(ctx.db), table->decode, threaded));
+  }
+  for (auto& stream : streams) stream->begin();
   ctx.trace.ops.reserve(rows);  // once: growing would briefly hold two copies
   while (true) {
-    OpCursor* next = nullptr;
-    for (auto& cursor : cursors) {
-      if (cursor->valid() && (next == nullptr || before(cursor->current(), next->current()))) {
-        next = cursor.get();
+    Stream* next = nullptr;
+    for (auto& stream : streams) {
+      if (stream->current() != nullptr &&
+          (next == nullptr || before(stream->current()->op, next->current()->op))) {
+        next = stream.get();
       }
     }
     if (next == nullptr) break;
-    if (!next->dims().oneDimensional()) addKernelDims(ctx.trace, next->dims());
-    ctx.trace.ops.push_back(next->current());
+    const DecodedOp& row = *next->current();
+    if (!row.dims.oneDimensional()) addKernelDims(ctx.trace, row.dims);
+    ctx.trace.ops.push_back(row.op);
+    if (row.op.kind == OpKind::kKernel) ctx.trace.ops.back().name = kernelName(ctx, row);
     next->advance();
   }
 }

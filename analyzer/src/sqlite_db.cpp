@@ -80,7 +80,16 @@ Database::Database(const std::string& path) : path_(path), read_seconds_(readSec
   }
 }
 
+Database::Database(const Database& main, Sibling)
+    : path_(main.path_), deadline_(main.deadline_), read_seconds_(main.read_seconds_) {
+  open(main.opened_, main.open_flags_);
+  // A sibling scans one table once: a small page cache (SQLite's default is 2 MiB) is enough.
+  sqlite3_exec(db_, "PRAGMA cache_size=-256", nullptr, nullptr, nullptr);
+}
+
 void Database::open(const std::string& uri_or_path, int flags) {
+  opened_ = uri_or_path;
+  open_flags_ = flags;
   try {
     if (sqlite3_open_v2(uri_or_path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
       fail("cannot open as SQLite database");
@@ -207,12 +216,13 @@ std::string_view Statement::text(int column) const {
 
 std::int64_t Statement::checkedInt64(int column, std::string_view table,
                                      std::string_view name) const {
-  int type = sqlite3_column_type(stmt_, column);
+  sqlite3_value* value = sqlite3_column_value(stmt_, column);  // one fetch for type and value
+  int type = sqlite3_value_type(value);
   if (type != SQLITE_INTEGER && type != SQLITE_NULL) {
     throw UserError(fmt::format("{}: column {}.{} holds a non-integer value", db_.path(), table,
                                 name));
   }
-  return sqlite3_column_int64(stmt_, column);
+  return sqlite3_value_int64(value);
 }
 
 void Statement::failOutOfRange(std::string_view table, std::string_view name, std::int64_t value,

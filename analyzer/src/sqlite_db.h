@@ -34,6 +34,11 @@ class Database {
   // locks and never writes. One with a log (an unfinished trace) is read through a private copy
   // (sqlite_snapshot.h). Either way nothing is written next to `path`.
   explicit Database(const std::string& path);
+  // A second connection to what `main` opened (the file, or its private copy), with the same
+  // bounds and deadline, for another thread: connections are opened NOMUTEX, one thread each.
+  // `main` must outlive it.
+  struct Sibling {};
+  Database(const Database& main, Sibling);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
@@ -54,6 +59,8 @@ class Database {
 
   sqlite3* db_ = nullptr;
   std::string path_;
+  std::string opened_;  // the URI or path given to sqlite3_open_v2
+  int open_flags_ = 0;
   std::unique_ptr<PrivateSnapshot> snapshot_;
   std::chrono::steady_clock::time_point deadline_;
   int read_seconds_ = kDefaultReadSeconds;
@@ -85,6 +92,13 @@ class Statement {
   bool step();  // true while a row is available
   bool isNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
   std::int64_t int64(int column) const { return sqlite3_column_int64(stmt_, column); }
+  // The column's integer, or `null_value` when it is NULL: one column fetch where isNull() and
+  // int64() take two (each sqlite3_column_* call finds the column and leaves the API anew, which
+  // is most of the cost of reading an op).
+  std::int64_t int64Or(int column, std::int64_t null_value) const {
+    sqlite3_value* value = sqlite3_column_value(stmt_, column);
+    return sqlite3_value_type(value) == SQLITE_NULL ? null_value : sqlite3_value_int64(value);
+  }
   std::string_view text(int column) const;
   // An integer column that must hold an integer (NULL allowed); anything else throws UserError.
   std::int64_t checkedInt64(int column, std::string_view table, std::string_view name) const;

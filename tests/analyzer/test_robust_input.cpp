@@ -125,6 +125,44 @@ TEST_CASE("a torn last WAL frame (a trace being written) reads up to the last co
   CHECK(readTrace(path).ops.size() == 24);
 }
 
+TEST_CASE("each op table of a killed program's trace is read whole from the -wal", "[robust]") {
+  // The op tables are decoded on threads with connections of their own (reader_table_stream.h):
+  // each must see the private copy's log too. 3 x 200 ops, the later half only in the -wal.
+  const std::string live = testing::tempTracePath("killed_tables_live.sqlite");
+  const fs::path dir = fs::path(testing::tempTracePath("killed_tables"));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  {
+    testing::SyntheticTrace trace(live);
+    trace.exec("COMMIT");
+    trace.exec("PRAGMA journal_mode=WAL");
+    trace.exec("PRAGMA wal_autocheckpoint=0");
+    for (int i = 0; i < 200; ++i) {
+      if (i == 100) trace.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      const Ns t = 1000 + 100 * i;
+      trace.addOp({OpKind::kKernel, t, t + 30});
+      trace.addOp({OpKind::kMemcpy, t + 40, t + 60, CopyKind::kHtoD, 14});
+      trace.addOp({OpKind::kMemset, t + 70, t + 80, CopyKind::kHtoD, 15});
+    }
+    fs::copy_file(live, dir / "trace.sqlite");
+    fs::copy_file(live + "-wal", dir / "trace.sqlite-wal");
+    trace.exec("BEGIN");  // the destructor commits
+  }
+  const Trace trace = readTrace(dir / "trace.sqlite");
+  REQUIRE(trace.ops.size() == 600);
+  std::size_t kernels = 0, copies = 0, memsets = 0;
+  for (const GpuOp& op : trace.ops) {
+    kernels += op.kind == OpKind::kKernel;
+    copies += op.kind == OpKind::kMemcpy;
+    memsets += op.kind == OpKind::kMemset;
+  }
+  CHECK(kernels == 200);
+  CHECK(copies == 200);
+  CHECK(memsets == 200);
+  CHECK(std::is_sorted(trace.ops.begin(), trace.ops.end(),
+                       [](const GpuOp& a, const GpuOp& b) { return a.start < b.start; }));
+}
+
 TEST_CASE("a finished trace has no warning", "[robust]") {
   const std::string path = testing::tempTracePath("finished.sqlite");
   {

@@ -85,7 +85,8 @@ TEST_CASE("exposed stretches of collectives on two communicators count once") {
   allReduce(b, 2, 100, 300);
   GpuOp& other = b.launch(15, 3, 4, 150, 350);  // a second communicator's stream
   other.name = b.intern("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
-  const Finding* exposed = findingById(findingsOf(b.build()), "exposed-communication");
+  const std::vector<Finding> findings = findingsOf(b.build());
+  const Finding* exposed = findingById(findings, "exposed-communication");
   REQUIRE(exposed != nullptr);
   // [100, 350) is exposed (250 µs, not 200 + 200), but hiding it could shrink the 349 µs span by
   // at most span - ideal = 349 - 250 (the collectives' own union): the ledger's cap.
@@ -99,7 +100,8 @@ TEST_CASE("exposed-communication's cost counts how much overlap slowed compute i
   b.launch(13, 1, 2, 101, 201);    // and again
   allReduce(b, 3, 201, 501);       // 300 µs all-reduce
   b.launch(13, 5, 6, 201, 351);    // k beside it: 150 µs, 50 µs longer than alone
-  const Finding* exposed = findingById(findingsOf(b.build()), "exposed-communication");
+  const std::vector<Finding> findings = findingsOf(b.build());
+  const Finding* exposed = findingById(findings, "exposed-communication");
   REQUIRE(exposed != nullptr);
   // Exposed [351, 501) = 150 µs; overlap gained 1 - 50/150 = 2/3 of its length: about 100 µs.
   CHECK(exposed->time_ns == Approx(100'000).margin(1));

@@ -27,6 +27,10 @@ struct AnalysisOptions {
 // ("+9.741ms") in reports and in --window count from it.
 Ns firstOpStart(const Trace& trace);
 
+// Builds every index the analyses build lazily over `trace` (trace_index.h, the call index), so
+// that several threads may then analyze it at once: they only read them.
+void buildTraceIndices(const Trace& trace);
+
 TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& options);
 
 }  // namespace cuoverlap

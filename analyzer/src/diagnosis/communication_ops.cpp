@@ -10,23 +10,26 @@ namespace cuoverlap::diagnosis {
 
 CommunicationOps::CommunicationOps(const DeviceView& view)
     : view_(view), kernels_(view.trace()) {
-  std::vector<Interval> compute;
   std::vector<Interval> comm;
   for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
     const ScopedOp scoped = view.ops()[pos];
     const GpuOp& op = view.op(scoped);
-    if (op.kind != OpKind::kKernel) continue;
-    if (kernels_.isCommunication(op)) {
+    if (op.kind == OpKind::kKernel && kernels_.isCommunication(op)) {
       positions_.push_back(pos);
       comm.push_back({scoped.start, scoped.end});
-    } else {
+    }
+  }
+  // Most devices run no collective: then the compute intervals are never asked for.
+  if (positions_.empty()) return;
+  std::vector<Interval> compute;
+  for (const ScopedOp scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    if (op.kind == OpKind::kKernel && !kernels_.isCommunication(op)) {
       compute.push_back({scoped.start, scoped.end});
     }
   }
-  if (!positions_.empty()) {
-    compute_union_ = unionOf(std::move(compute));
-    comm_union_ = unionOf(std::move(comm));
-  }
+  compute_union_ = unionOf(std::move(compute));
+  comm_union_ = unionOf(std::move(comm));
 }
 
 namespace {

@@ -3,7 +3,8 @@
 //
 // Cost: per device in scope, one whole-scope DeviceView and its WindowIndex (O(n)); then per
 // window O(log n + k) to cut the sub-view plus the rules' cost over its k ops and calls. Views are
-// built one device at a time, so at most one whole view and one sub-view are alive.
+// built one device at a time, so at most one whole view and one sub-view are alive. A single
+// window (the steady state) is one view of that window instead.
 #include <algorithm>
 
 #include "cuoverlap/diagnosis.h"
@@ -17,23 +18,34 @@ namespace cuoverlap {
 
 void analyzeWindows(const Trace& trace, const AnalysisOptions& options,
                     const std::vector<Interval>& windows, const WindowVisitor& visit) {
+  std::vector<Finding> findings;
+  const auto analyze = [&](std::size_t w, std::uint16_t device_id, const diagnosis::DeviceView& view) {
+    // Without --device, a window lists the devices with work in it (devicesInScope's rule).
+    if (view.empty() && !options.scope.device) return;
+    Scope scope = options.scope;
+    scope.window_start = view.windowStart();
+    scope.window_end = view.windowEnd();
+    DeviceReport device;
+    device.metrics = computeDeviceMetrics(trace, scope, device_id, view.opIndices());
+    findings.clear();
+    if (!view.empty()) device.explained = diagnosis::runRules(view, findings);
+    device.gaps = diagnosis::analyzeGapsOfView(view, options.gap_threshold_ns);
+    visit(w, std::move(device), std::move(findings));
+  };
   for (std::uint16_t device_id : devicesInScope(trace, options.scope)) {
+    if (windows.size() == 1) {
+      // One window (the steady state): its view directly, equal to the one cut from an index
+      // (device_window.h) without building the whole scope's view and index first.
+      Scope scope = options.scope;
+      scope.window_start = std::max(windows[0].start, scope.window_start);
+      scope.window_end = std::min(windows[0].end, scope.window_end);
+      analyze(0, device_id, diagnosis::DeviceView(trace, scope, device_id));
+      continue;
+    }
     const diagnosis::DeviceView whole(trace, options.scope, device_id);
     const diagnosis::WindowIndex index(whole);
-    std::vector<Finding> findings;
     for (std::size_t w = 0; w < windows.size(); ++w) {
-      const diagnosis::DeviceView view = index.window(windows[w].start, windows[w].end);
-      // Without --device, a window lists the devices with work in it (devicesInScope's rule).
-      if (view.empty() && !options.scope.device) continue;
-      Scope scope = options.scope;
-      scope.window_start = view.windowStart();
-      scope.window_end = view.windowEnd();
-      DeviceReport device;
-      device.metrics = computeDeviceMetrics(trace, scope, device_id, view.opIndices());
-      findings.clear();
-      if (!view.empty()) device.explained = diagnosis::runRules(view, findings);
-      device.gaps = diagnosis::analyzeGapsOfView(view, options.gap_threshold_ns);
-      visit(w, std::move(device), std::move(findings));
+      analyze(w, device_id, index.window(windows[w].start, windows[w].end));
     }
   }
 }

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "cuoverlap/metrics.h"
+#include "cuoverlap/trace_index.h"
 #include "phases/iterations.h"
 
 namespace cuoverlap::phases {
@@ -29,21 +30,21 @@ struct Kernel {
 
 std::vector<Kernel> kernelsOfBusiestDevice(const Trace& trace, const Scope& scope) {
   if (trace.ops.size() > std::numeric_limits<std::uint32_t>::max()) return {};
-  std::map<std::uint16_t, std::size_t> counts;
-  for (const GpuOp& op : trace.ops) {
-    if (op.kind == OpKind::kKernel && opInScope(op, scope)) ++counts[op.device_id];
-  }
-  if (counts.empty()) return {};
-  const auto busiest = std::max_element(counts.begin(), counts.end(), [](const auto& a, const auto& b) {
-    return a.second < b.second;
-  })->first;
-  std::vector<Kernel> kernels;
-  for (const GpuOp& op : trace.ops) {
-    if (op.kind == OpKind::kKernel && op.device_id == busiest && opInScope(op, scope)) {
-      kernels.push_back({op.name, static_cast<std::uint32_t>(&op - trace.ops.data())});
+  // Per device from its own ops (trace_index.h), the kernels in scope.
+  const auto kernels_on = [&](std::uint16_t device) {
+    std::vector<Kernel> kernels;
+    for (std::uint32_t i : opsOnDevice(trace, device)) {
+      const GpuOp& op = trace.ops[i];
+      if (op.kind == OpKind::kKernel && opInScope(op, scope)) kernels.push_back({op.name, i});
     }
+    return kernels;
+  };
+  std::vector<Kernel> busiest;
+  for (std::uint16_t device : devicesInScope(trace, scope)) {
+    std::vector<Kernel> kernels = kernels_on(device);
+    if (kernels.size() > busiest.size()) busiest = std::move(kernels);  // first of equals wins
   }
-  return kernels;
+  return busiest;
 }
 
 // Segments cut at `anchor`: per segment its first kernel's position and a hash of its names.
