@@ -8,6 +8,8 @@ p = argparse.ArgumentParser()
 p.add_argument("--steps", type=int, default=30)
 p.add_argument("--workers", type=int, default=2)
 p.add_argument("--cpu-ms", type=float, default=0.05, help="CPU work per sample, ms")
+p.add_argument("--batch", type=int, default=128)
+p.add_argument("--width", type=int, default=2048, help="hidden width of the MLP")
 p.add_argument("--nvtx", action="store_true")
 a = p.parse_args()
 
@@ -23,9 +25,9 @@ class Synthetic(Dataset):
 
 if __name__ == "__main__":
     dev = torch.device("cuda")
-    model = torch.nn.Sequential(torch.nn.Linear(1024, 2048), torch.nn.ReLU(), torch.nn.Linear(2048, 10)).to(dev)
+    model = torch.nn.Sequential(torch.nn.Linear(1024, a.width), torch.nn.ReLU(), torch.nn.Linear(a.width, 10)).to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    loader = DataLoader(Synthetic(), batch_size=128, num_workers=a.workers, pin_memory=True,
+    loader = DataLoader(Synthetic(), batch_size=a.batch, num_workers=a.workers, pin_memory=True,
                         persistent_workers=False)
     times = []
     t0 = time.perf_counter()
@@ -39,4 +41,4 @@ if __name__ == "__main__":
         loss.item()
         if a.nvtx: torch.cuda.nvtx.range_pop()
         t1 = time.perf_counter(); times.append(t1 - t0); t0 = t1
-    print(f"torch_dataloader workers={a.workers} steps={len(times)} median_step_ms={statistics.median(times[3:]) * 1e3:.3f}")
+    print(f"torch_dataloader workers={a.workers} batch={a.batch} width={a.width} steps={len(times)} median_step_ms={statistics.median(times[3:]) * 1e3:.3f}")
