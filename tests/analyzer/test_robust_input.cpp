@@ -57,9 +57,15 @@ std::vector<std::string> listing(const fs::path& dir) {
   return names;
 }
 
-// What a killed program leaves: 12 kernels checkpointed into the file, 12 more committed only to
-// the -wal, and no complete=1. Files are copied while the writer's connection is still open.
-fs::path writeKilledTrace(const std::string& name) {
+void addKernel(testing::SyntheticTrace& trace, int i) {
+  trace.addOp({OpKind::kKernel, 1000 + 100 * i, 1050 + 100 * i});
+}
+
+// What a killed program leaves: the first half of `steps` steps (each written by `add`, by
+// default one kernel) checkpointed into the file, the rest committed only to the -wal, and no
+// complete=1. Files are copied while the writer's connection is still open.
+fs::path writeKilledTrace(const std::string& name, int steps = 24,
+                          void (*add)(testing::SyntheticTrace&, int) = addKernel) {
   const std::string live = testing::tempTracePath(name + "_live.sqlite");
   const fs::path dir = fs::path(testing::tempTracePath(name));
   fs::remove_all(dir);
@@ -69,9 +75,9 @@ fs::path writeKilledTrace(const std::string& name) {
   trace.exec("COMMIT");
   trace.exec("PRAGMA journal_mode=WAL");
   trace.exec("PRAGMA wal_autocheckpoint=0");
-  for (int i = 0; i < 24; ++i) {
-    if (i == 12) trace.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    trace.addOp({OpKind::kKernel, 1000 + 100 * i, 1050 + 100 * i});
+  for (int i = 0; i < steps; ++i) {
+    if (i == steps / 2) trace.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    add(trace, i);
   }
   fs::copy_file(live, dir / "trace.sqlite");
   fs::copy_file(live + "-wal", dir / "trace.sqlite-wal");
@@ -128,27 +134,13 @@ TEST_CASE("a torn last WAL frame (a trace being written) reads up to the last co
 TEST_CASE("each op table of a killed program's trace is read whole from the -wal", "[robust]") {
   // The op tables are decoded on threads with connections of their own (reader_table_stream.h):
   // each must see the private copy's log too. 3 x 200 ops, the later half only in the -wal.
-  const std::string live = testing::tempTracePath("killed_tables_live.sqlite");
-  const fs::path dir = fs::path(testing::tempTracePath("killed_tables"));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  {
-    testing::SyntheticTrace trace(live);
-    trace.exec("COMMIT");
-    trace.exec("PRAGMA journal_mode=WAL");
-    trace.exec("PRAGMA wal_autocheckpoint=0");
-    for (int i = 0; i < 200; ++i) {
-      if (i == 100) trace.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-      const Ns t = 1000 + 100 * i;
-      trace.addOp({OpKind::kKernel, t, t + 30});
-      trace.addOp({OpKind::kMemcpy, t + 40, t + 60, CopyKind::kHtoD, 14});
-      trace.addOp({OpKind::kMemset, t + 70, t + 80, CopyKind::kHtoD, 15});
-    }
-    fs::copy_file(live, dir / "trace.sqlite");
-    fs::copy_file(live + "-wal", dir / "trace.sqlite-wal");
-    trace.exec("BEGIN");  // the destructor commits
-  }
-  const Trace trace = readTrace(dir / "trace.sqlite");
+  const fs::path path = writeKilledTrace("killed_tables", 200, [](testing::SyntheticTrace& t, int i) {
+    const Ns start = 1000 + 100 * i;
+    t.addOp({OpKind::kKernel, start, start + 30});
+    t.addOp({OpKind::kMemcpy, start + 40, start + 60, CopyKind::kHtoD, 14});
+    t.addOp({OpKind::kMemset, start + 70, start + 80, CopyKind::kHtoD, 15});
+  });
+  const Trace trace = readTrace(path);
   REQUIRE(trace.ops.size() == 600);
   std::size_t kernels = 0, copies = 0, memsets = 0;
   for (const GpuOp& op : trace.ops) {

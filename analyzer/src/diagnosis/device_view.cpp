@@ -138,8 +138,6 @@ const HostState& DeviceView::hostState() const {
   return *host_state_;
 }
 
-ApiKind DeviceView::callKind(std::size_t index) const { return call_index_->kind(index); }
-
 std::string_view DeviceView::callName(std::size_t index) const {
   return apiBaseName(trace_.str(trace_.runtime_calls[index].name));
 }

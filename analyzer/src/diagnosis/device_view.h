@@ -98,7 +98,7 @@ class DeviceView {
   // keeps one process on N devices linear (each view a binary search in the CallIndex).
   const std::vector<std::size_t>& calls() const { return calls_; }
   const RuntimeCall& call(std::size_t index) const { return trace_.runtime_calls[index]; }
-  ApiKind callKind(std::size_t index) const;
+  ApiKind callKind(std::size_t index) const { return call_index_->kind(index); }
   std::string_view callName(std::size_t index) const;
   bool hasRuntimeData() const { return !calls_.empty(); }
 
