@@ -35,7 +35,8 @@ void CallIndex::indexCalls() {
     p.calls.push_back(static_cast<std::uint32_t>(i));
     if (call.correlation_id != 0) p.by_correlation.emplace_back(call.correlation_id, i);
   }
-  for (auto& [pid, p] : processes_) {
+  for (auto& entry : processes_) {
+    Process& p = entry.second;  // a name lambdas can capture (not a structured binding)
     // The reader returns calls sorted by start; hand-built traces may not be.
     const auto by_start = [&](std::uint32_t a, std::uint32_t b) { return all[a].start < all[b].start; };
     if (!std::is_sorted(p.calls.begin(), p.calls.end(), by_start)) {
@@ -65,7 +66,8 @@ void CallIndex::indexCalls() {
 
 void CallIndex::indexSyncs() {
   for (const SyncEvent& sync : trace_.syncs) processes_[sync.pid].syncs.push_back(&sync);
-  for (auto& [pid, p] : processes_) {
+  for (auto& entry : processes_) {
+    Process& p = entry.second;  // a name lambdas can capture (not a structured binding)
     std::stable_sort(p.syncs.begin(), p.syncs.end(),
                      [](const SyncEvent* a, const SyncEvent* b) { return a->start < b->start; });
     p.sync_ends = BlockMaxTree(p.syncs.size(), [&](std::size_t q) { return p.syncs[q]->end; });
