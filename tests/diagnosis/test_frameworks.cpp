@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -261,10 +262,19 @@ TEST_CASE("torch.compile: the compiled step is host-bound, compilation is host-b
 }
 
 // Framework pairs: the same program with its problem and fixed, recorded on one H100 in one
-// session (README.md here). Over their steady states (the same number of iterations), the
-// responsible finding must cost within 30% of the span the fix saved.
+// session (README.md here). Over their steady states, the responsible findings together must cost
+// within 30% of the span the fix saved, and the fix must have removed (nearly) all of their cost.
+// Steady states that dropped different warm-ups are compared per iteration.
+Ns findingsCost(const std::vector<Finding>& findings, const std::set<std::string>& ids) {
+  Ns cost = 0;
+  for (const Finding& f : findings) {
+    if (ids.count(f.id)) cost += f.time_ns;
+  }
+  return cost;
+}
+
 void checkFrameworkPair(const std::string& bad_name, const std::string& fixed_name,
-                        const std::string& responsible) {
+                        const std::set<std::string>& responsible) {
   Trace bad_trace, fixed_trace;
   const TraceReport bad = analyzeFramework(bad_name, bad_trace);
   const TraceReport fixed = analyzeFramework(fixed_name, fixed_trace);
@@ -272,28 +282,41 @@ void checkFrameworkPair(const std::string& bad_name, const std::string& fixed_na
   REQUIRE(fixed.steady_state.has_value());
   REQUIRE(bad.steady_state->found);
   REQUIRE(fixed.steady_state->found);
-  CHECK(bad.steady_state->iterations == fixed.steady_state->iterations);
-  const Ns saving = bad.steady_state->devices.at(0).metrics.span_ns -
-                    fixed.steady_state->devices.at(0).metrics.span_ns;
-  const Finding* f = findingById(bad.steady_state->findings, responsible);
-  REQUIRE(f != nullptr);
-  INFO(bad_name << " / " << fixed_name << ": " << responsible << " costs " << f->time_ns
-                << " ns, the fix saved " << saving << " ns");
-  CHECK(static_cast<double>(f->time_ns) >= 0.7 * static_cast<double>(saving));
-  CHECK(static_cast<double>(f->time_ns) <= 1.3 * static_cast<double>(saving));
-  CHECK(findingById(fixed.steady_state->findings, responsible) == nullptr);
+  const double iterations = static_cast<double>(bad.steady_state->iterations);
+  CHECK(std::abs(iterations - static_cast<double>(fixed.steady_state->iterations)) <= 2);
+  const double fixed_span = static_cast<double>(fixed.steady_state->devices.at(0).metrics.span_ns) *
+                            iterations / static_cast<double>(fixed.steady_state->iterations);
+  const double saving =
+      static_cast<double>(bad.steady_state->devices.at(0).metrics.span_ns) - fixed_span;
+  const Ns cost = findingsCost(bad.steady_state->findings, responsible);
+  const Ns left = findingsCost(fixed.steady_state->findings, responsible);
+  INFO(bad_name << " / " << fixed_name << ": the responsible findings cost " << cost
+                << " ns, the fix saved " << saving << " ns; " << left << " ns left after it");
+  CHECK(static_cast<double>(cost) >= 0.7 * saving);
+  CHECK(static_cast<double>(cost) <= 1.3 * saving);
+  CHECK(left * 10 < cost);
 }
 
 TEST_CASE("framework pairs: the responsible finding costs what the fix saved (±30%)") {
   // PyTorch, inputs in pageable memory vs pinned (torch_mlp.py --batch 8192, 28 steady steps):
   // 185.5 ms vs 79.7 ms; pageable-memcpy 104.6 ms.
-  checkFrameworkPair("torch_input_pageable", "torch_input_pinned", "pageable-memcpy");
+  checkFrameworkPair("torch_input_pageable", "torch_input_pinned", {"pageable-memcpy"});
   // CuPy, cp.asnumpy to pageable memory vs pinned buffers and asynchronous copies (64 steady
   // iterations of the kernel pattern): 136.0 ms vs 5.4 ms; pageable-memcpy 123.4 ms.
-  checkFrameworkPair("cupy_blocking", "cupy_nonblocking", "pageable-memcpy");
+  checkFrameworkPair("cupy_blocking", "cupy_nonblocking", {"pageable-memcpy"});
   // CuPy, pinned buffers but ndarray.get(blocking=True), CuPy's default: a stream synchronize per
   // chunk serializes the 4-stream pipeline: 11.3 ms vs 5.4 ms; blocking-sync-call 6.2 ms.
-  checkFrameworkPair("cupy_sync_get", "cupy_nonblocking", "blocking-sync-call");
+  checkFrameworkPair("cupy_sync_get", "cupy_nonblocking", {"blocking-sync-call"});
+  // PyTorch DataLoader, batches made in the main process (num_workers=0) vs 12 workers
+  // (torch_dataloader.py --batch 1024 --width 16384, 39 steady steps each): 794.2 ms vs
+  // 113.3 ms; host-busy 695.4 ms (the 12-worker run keeps 21.4 ms of it: 0.3 ms a step waiting
+  // for the next batch, Python between steps).
+  checkFrameworkPair("torch_loader_w0", "torch_loader_w12", {"host-busy"});
+  // PyTorch eager step vs the same step captured in a CUDA graph (torch_mlp.py --batch 256,
+  // launch-bound: 36 kernels of 5.7 µs a step, cudaLaunchKernel 25 µs): 38 steady steps in
+  // 52.6 ms vs 39 in 13.2 ms; replaying the graph removes both the launches and the Python
+  // between them: host-launch-bound 29.1 ms + host-busy 12.6 ms.
+  checkFrameworkPair("torch_launch_eager", "torch_launch_graphs", {"host-launch-bound", "host-busy"});
 }
 
 }  // namespace
