@@ -146,6 +146,8 @@ bool before(const GpuOp& a, const GpuOp& b) {
   return a.start != b.start ? a.start < b.start : a.end < b.end;
 }
 
+constexpr std::size_t kParallelRows = 16384;
+
 // The kernel's name: its demangled name, else its short name (string ids the file resolves).
 StringId kernelName(Context& ctx, const DecodedOp& row) {
   StringId name = row.has_name ? ctx.strings.resolve(row.name_id) : kNoString;
@@ -157,8 +159,8 @@ StringId kernelName(Context& ctx, const DecodedOp& row) {
 
 // Tables are normally stored in time order, so merging the three while reading yields sorted ops
 // with no sort and no extra memory; when a table is not, readTrace's sort repairs the order. The
-// tables are decoded on threads of their own when there is more than one (reader_table_stream.h)
-// and merged here.
+// tables are decoded on threads of their own when there are several and kParallelRows rows or
+// more (reader_table_stream.h), and merged here.
 void readOps(Context& ctx) {
   using Stream = TableStream<DecodedOp>;
   struct Table {
@@ -176,7 +178,10 @@ void readOps(Context& ctx) {
     rows += static_cast<std::size_t>(sqlite::countRows(ctx.db, table.name));
     present.push_back(&table);
   }
-  const bool threaded = present.size() > 1 && std::thread::hardware_concurrency() > 1;
+  // Below kParallelRows, reading takes a few ms: more connections (each parses the schema) and
+  // threads would cost more than they save.
+  const bool threaded = present.size() > 1 && rows >= kParallelRows &&
+                        std::thread::hardware_concurrency() > 1;
   std::vector<std::unique_ptr<Stream>> streams;
   for (const Table* table : present) {
     streams.push_back(std::make_unique<Stream>(ctx.db, table->query(ctx.db), table->decode, threaded));

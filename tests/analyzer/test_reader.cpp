@@ -150,3 +150,50 @@ TEST_CASE("our trace: CUDA event records read and sorted by correlation id", "[r
   // nsys exports have no such table: no records, no error.
   CHECK(readTrace(shared("nsysai_healthy_1pct.sqlite")).event_records.empty());
 }
+
+TEST_CASE("op tables decoded on their own threads merge into the order one thread gives", "[reader]") {
+  // 3 x 6000 ops: enough rows for the per-table threads (reader_table_stream.h). Every start is
+  // shared by one op of each table and the kernel names cycle, so the merge order (start, then end,
+  // then table: kernels, copies, memsets) and the interning order of names are both checked.
+  const std::string path = cuoverlap::testing::tempTracePath("reader_parallel.sqlite");
+  constexpr int kSteps = 6000;
+  {
+    SyntheticTrace trace(path);
+    for (int i = 0; i < kSteps; ++i) {
+      const Ns t = 1000 + 10 * i;
+      SyntheticOp kernel{OpKind::kKernel, t, t + 5};
+      kernel.name = "kernel_" + std::to_string(i % 7);
+      kernel.correlation = static_cast<std::uint32_t>(3 * i + 1);
+      trace.addOp(kernel);
+      SyntheticOp copy{OpKind::kMemcpy, t, t + 5, CopyKind::kDtoH, 14};
+      copy.async = i % 2;
+      copy.correlation = static_cast<std::uint32_t>(3 * i + 2);
+      trace.addOp(copy);
+      SyntheticOp memset{OpKind::kMemset, t, t + 3, CopyKind::kHtoD, 15};
+      memset.correlation = static_cast<std::uint32_t>(3 * i + 3);
+      trace.addOp(memset);
+    }
+  }
+  const Trace trace = readTrace(path);
+  REQUIRE(trace.ops.size() == 3 * kSteps);
+  for (int i = 0; i < kSteps; ++i) {
+    const GpuOp& memset = trace.ops[3 * i];  // ends first at the same start
+    const GpuOp& kernel = trace.ops[3 * i + 1];  // same start and end: the kernel table first
+    const GpuOp& copy = trace.ops[3 * i + 2];
+    INFO("step " << i);
+    REQUIRE(kernel.kind == OpKind::kKernel);
+    REQUIRE(memset.kind == OpKind::kMemset);
+    REQUIRE(copy.kind == OpKind::kMemcpy);
+    REQUIRE(kernel.start == 1000 + 10 * i);
+    REQUIRE(kernel.correlation_id == static_cast<std::uint32_t>(3 * i + 1));
+    REQUIRE(copy.correlation_id == static_cast<std::uint32_t>(3 * i + 2));
+    REQUIRE(memset.correlation_id == static_cast<std::uint32_t>(3 * i + 3));
+    REQUIRE(trace.str(kernel.name) == "kernel_" + std::to_string(i % 7));
+    REQUIRE((copy.flags & op_flag::kAsync) == (i % 2 ? op_flag::kAsync : 0));
+    REQUIRE(copy.copy_kind == CopyKind::kDtoH);
+  }
+  // Names interned in the order the kernels come: kernel_0 first, as one thread reads them.
+  const auto first = std::find(trace.strings.begin(), trace.strings.end(), "kernel_0");
+  const auto last = std::find(trace.strings.begin(), trace.strings.end(), "kernel_6");
+  CHECK(first < last);
+}

@@ -133,24 +133,25 @@ TEST_CASE("a torn last WAL frame (a trace being written) reads up to the last co
 
 TEST_CASE("each op table of a killed program's trace is read whole from the -wal", "[robust]") {
   // The op tables are decoded on threads with connections of their own (reader_table_stream.h):
-  // each must see the private copy's log too. 3 x 200 ops, the later half only in the -wal.
-  const fs::path path = writeKilledTrace("killed_tables", 200, [](testing::SyntheticTrace& t, int i) {
+  // each must see the private copy's log too. 3 x 6000 ops (enough for threads: 16384 rows),
+  // the later half only in the -wal.
+  const fs::path path = writeKilledTrace("killed_tables", 6000, [](testing::SyntheticTrace& t, int i) {
     const Ns start = 1000 + 100 * i;
     t.addOp({OpKind::kKernel, start, start + 30});
     t.addOp({OpKind::kMemcpy, start + 40, start + 60, CopyKind::kHtoD, 14});
     t.addOp({OpKind::kMemset, start + 70, start + 80, CopyKind::kHtoD, 15});
   });
   const Trace trace = readTrace(path);
-  REQUIRE(trace.ops.size() == 600);
+  REQUIRE(trace.ops.size() == 18000);
   std::size_t kernels = 0, copies = 0, memsets = 0;
   for (const GpuOp& op : trace.ops) {
     kernels += op.kind == OpKind::kKernel;
     copies += op.kind == OpKind::kMemcpy;
     memsets += op.kind == OpKind::kMemset;
   }
-  CHECK(kernels == 200);
-  CHECK(copies == 200);
-  CHECK(memsets == 200);
+  CHECK(kernels == 6000);
+  CHECK(copies == 6000);
+  CHECK(memsets == 6000);
   CHECK(std::is_sorted(trace.ops.begin(), trace.ops.end(),
                        [](const GpuOp& a, const GpuOp& b) { return a.start < b.start; }));
 }
