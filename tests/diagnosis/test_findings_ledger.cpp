@@ -11,6 +11,8 @@
 
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/reader.h"
+#include "diagnosis/device_view.h"
+#include "diagnosis/finding_builder.h"
 #include "findings_test_util.h"
 #include "trace_builder.h"
 
@@ -299,6 +301,30 @@ TEST_CASE("the what-if schedule of 64k small kernels stays fast") {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(findingById(findings, "legacy-default-stream") != nullptr);
   CHECK(seconds < 2.0);
+}
+
+TEST_CASE("a finding's examples are its most costly instances, however many came before") {
+  // 100 instances, every 17th long: the five longest (i = 85, 68, 51, 34, 17) are the examples,
+  // in time order. (The builder prunes its examples as it goes; an instance's weight once went to
+  // whichever example pruning left last.)
+  test::TraceBuilder b;
+  b.kernel(13, 1, 200'000);
+  const Trace trace = b.build();
+  const diagnosis::DeviceView view(trace, Scope{}, 0);
+  diagnosis::FindingBuilder builder(view, "example-test", Severity::kWarning);
+  for (int i = 0; i < 100; ++i) {
+    Evidence evidence;
+    evidence.api = "call";
+    evidence.time = Ns{i} * 1000;
+    evidence.detail = std::to_string(i);
+    const Ns length = i % 17 == 0 ? 500 + i : 10;
+    builder.add(Interval{Ns{i} * 1000, Ns{i} * 1000 + length}, evidence);
+  }
+  const std::optional<Finding> finding = builder.build("summary", "advice");
+  REQUIRE(finding.has_value());
+  std::vector<std::string> shown;
+  for (const Evidence& e : finding->evidence) shown.push_back(e.detail);
+  CHECK(shown == std::vector<std::string>{"17", "34", "51", "68", "85"});
 }
 
 }  // namespace

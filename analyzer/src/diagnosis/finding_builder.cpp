@@ -38,20 +38,11 @@ std::vector<std::pair<Ns, Evidence>> mostCostlyDistinct(std::vector<std::pair<Ns
 FindingBuilder::FindingBuilder(const DeviceView& view, std::string id, Severity severity)
     : view_(view), id_(std::move(id)), severity_(severity) {}
 
-void FindingBuilder::add(Ns cost, Evidence evidence) {
-  ++count_;
-  time_ += cost;
-  examples_.emplace_back(cost, std::move(evidence));
-  // Keep memory bounded on huge traces: only the most costly examples can be shown.
-  if (examples_.size() > 4 * kMaxEvidence) {
-    examples_ = mostCostlyDistinct(std::move(examples_), kMaxEvidence);
-  }
-}
+void FindingBuilder::add(Ns cost, Evidence evidence) { addInstance(cost, cost, std::move(evidence)); }
 
 void FindingBuilder::add(Interval delayed, Evidence evidence) {
   delayed_.push_back(delayed);
-  add(Ns{0}, std::move(evidence));
-  examples_.back().first = delayed.length();
+  addInstance(0, delayed.length(), std::move(evidence));
 }
 
 void FindingBuilder::addIdle(Interval window, Evidence evidence) {
@@ -66,8 +57,18 @@ void FindingBuilder::addIdle(Interval window, Evidence evidence) {
     delayed_.push_back(part);
     idle += part.length();
   }
-  add(Ns{0}, std::move(evidence));
-  examples_.back().first = idle;
+  addInstance(0, idle, std::move(evidence));
+}
+
+void FindingBuilder::addInstance(Ns cost, Ns weight, Evidence evidence) {
+  ++count_;
+  time_ += cost;
+  // The weight goes in with the example: pruning below reorders examples_ by time.
+  examples_.emplace_back(weight, std::move(evidence));
+  // Keep memory bounded on huge traces: only the most costly examples can be shown.
+  if (examples_.size() > 4 * kMaxEvidence) {
+    examples_ = mostCostlyDistinct(std::move(examples_), kMaxEvidence);
+  }
 }
 
 Ns FindingBuilder::time() const {

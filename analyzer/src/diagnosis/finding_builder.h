@@ -47,6 +47,10 @@ class FindingBuilder {
   std::optional<Finding> build(std::string summary, std::string advice) const;
 
  private:
+  // Counts an instance that adds `cost` to the scalar costs, keeping `evidence` as an example
+  // ranked by `weight` (how much of the device's time it stands for).
+  void addInstance(Ns cost, Ns weight, Evidence evidence);
+
   const DeviceView& view_;
   std::string id_;
   Severity severity_;
