@@ -131,7 +131,7 @@ void appendFinding(std::string& out, const TraceReport& trace, const Finding& f)
     for (const Evidence& e : f.evidence) {
       fmt::format_to(std::back_inserter(out),
                      "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                     escapeHtml(e.api), e.correlation_id,
+                     escapeHtml(e.api), render::correlationCell(e),
                      e.has_stream ? std::to_string(e.stream_id) : "",
                      render::evidenceTime(trace, f, e.time), escapeHtml(e.detail));
     }

@@ -107,7 +107,7 @@ void appendFinding(std::string& out, const TraceReport& trace, const Finding& fi
   out += "| api / op | correlation | stream | time | detail |\n| --- | --- | --- | --- | --- |\n";
   for (const Evidence& e : finding.evidence) {
     fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {} |\n", escapeMarkdown(e.api),
-                   e.correlation_id, e.has_stream ? std::to_string(e.stream_id) : "",
+                   render::correlationCell(e), e.has_stream ? std::to_string(e.stream_id) : "",
                    render::evidenceTime(trace, finding, e.time),
                    escapeMarkdown(e.detail));
   }

@@ -48,6 +48,12 @@ TimeWindow deviceWindow(const TraceReport& trace, std::uint16_t device_id);
 // ("+5.2 µs"), like the gaps; the raw timestamp in ns when the device is not in the report.
 std::string evidenceTime(const TraceReport& trace, const Finding& finding, Ns time);
 
+// An evidence's correlation id for a table cell: empty for evidence without a call (host code),
+// whose id is 0 (CUPTI's start at 1).
+inline std::string correlationCell(const Evidence& evidence) {
+  return evidence.correlation_id != 0 ? std::to_string(evidence.correlation_id) : std::string();
+}
+
 // A gap's cause with its parts when it has several: "host-busy (host-busy 3.7 s, sync-wait 4.4 µs)";
 // just the cause name when it has one part.
 std::string describeGapCauses(const IdleGap& gap);

@@ -197,10 +197,11 @@ void renderFinding(const TraceReport& trace, const Finding& f, std::ostream& out
                  render::inert(f.summary), "      ");
   out << fmt::format("      {} occurrence(s), {}\n", f.count, render::lostTime(f));
   for (const Evidence& e : f.evidence) {
-    out << fmt::format("      - at {}: {} (correlation {}{}){}{}\n",
-                       render::evidenceTime(trace, f, e.time), render::inert(e.api),
-                       e.correlation_id,
-                       e.has_stream ? fmt::format(", stream {}", e.stream_id) : "",
+    // Host code and other evidence without a call has no correlation id (CUPTI's start at 1).
+    std::string ids = e.correlation_id != 0 ? fmt::format("correlation {}", e.correlation_id) : "";
+    if (e.has_stream) ids += fmt::format("{}stream {}", ids.empty() ? "" : ", ", e.stream_id);
+    out << fmt::format("      - at {}: {}{}{}{}\n", render::evidenceTime(trace, f, e.time),
+                       render::inert(e.api), ids.empty() ? "" : " (" + ids + ")",
                        e.detail.empty() ? "" : ": ", render::inert(e.detail));
   }
   if (!f.advice.empty()) out << wrapped("      fix: ", render::inert(f.advice), "           ");

@@ -212,6 +212,41 @@ TEST_CASE("host-busy names the NVTX range of its longest stretch and skips launc
   CHECK(idsOf(findingsOf(loop.build())).count("host-busy") == 0);
 }
 
+// A training loop loads the next batch after `step N` ends: the stretch starts in step N but
+// lies outside any step, which the evidence must say rather than name the range open at its start.
+TEST_CASE("host-busy places its stretch among the NVTX ranges by where most of it lies") {
+  const auto stretchDetail = [](std::vector<std::pair<double, double>> steps) {
+    TraceBuilder b;
+    b.launch(13, 0, 5, 10, 100);
+    b.launch(13, 2'000, 2'005, 2'010, 2'100);  // host code from 100 to 2000 µs
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      NvtxRange range;
+      range.start = TraceBuilder::ns(steps[i].first);
+      range.end = TraceBuilder::ns(steps[i].second);
+      range.text = b.intern("step " + std::to_string(i));
+      range.pid = 4242;
+      range.tid = 1;
+      range.event_type = static_cast<std::int32_t>(schema::NvtxEventType::kPushPopRange);
+      b.trace().nvtx.push_back(range);
+    }
+    const auto findings = findingsOf(b.build());
+    const Finding* f = findingById(findings, "host-busy");
+    REQUIRE(f != nullptr);
+    REQUIRE(f->evidence.size() == 1);
+    return f->evidence[0].detail;
+  };
+  const auto has = [](const std::string& detail, const std::string& part) {
+    INFO(detail);
+    CHECK(detail.find(part) != std::string::npos);
+  };
+  // step 0 ends 5 µs into the stretch, step 1 begins 10 µs before its end: between them.
+  has(stretchDetail({{1, 105}, {1'990, 2'100}}), "between NVTX ranges \"step 0\" and \"step 1\"");
+  // Only the ending range: after it.
+  has(stretchDetail({{1, 105}}), ", after NVTX range \"step 0\";");
+  // step 1 covers most of the stretch: in it.
+  has(stretchDetail({{1, 105}, {300, 2'100}}), ", in NVTX range \"step 1\";");
+}
+
 // Issue 13's shape: synchronize and allocation calls spanning the whole trace, on other threads,
 // next to 64k ops with a gap each. Before the host-state index, BlockingCalls::find walked every
 // spanning call for each gap and idleWithin every gap for each call (23 s and 11 s at 64k).

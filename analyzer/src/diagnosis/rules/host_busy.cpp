@@ -34,19 +34,46 @@ struct Stretch {
   bool before_module_load = false;  // module loading followed it in the same gap
 };
 
-// The innermost NVTX range of the thread (or a start/end range of its process) around `time`.
-std::string nvtxRangeAt(const Trace& trace, std::uint32_t pid, std::uint32_t tid, Ns time) {
-  const NvtxRange* best = nullptr;
-  for (const NvtxRange& range : trace.nvtx) {
-    if (range.start > time) break;  // sorted by start
-    if (range.pid != pid || range.end <= time || range.end == range.start) continue;
+// Where `stretch` of the thread's own code sits among its NVTX ranges (push/pop ranges of the
+// thread, start/end ranges of its process): in the innermost range that covers most of it, else
+// after the range that ended in it (the latest to end) and before the range that began in it (the
+// first), when there are such. (The range open at the stretch's start alone misleads: a training
+// loop loads the next batch after `step N` ends and before `step N+1` begins, but the stretch
+// starts inside `step N`.)
+std::string nvtxContext(const Trace& trace, std::uint32_t pid, std::uint32_t tid, Interval stretch) {
+  const NvtxRange* covering = nullptr;
+  Ns covered = 0;
+  const NvtxRange* before = nullptr;  // began before the stretch and ended in it, the latest
+  const NvtxRange* next = nullptr;    // the first to begin in it
+  for (const NvtxRange& range : trace.nvtx) {  // sorted by start
+    if (range.pid != pid || range.end <= range.start) continue;
     if (range.tid != tid && range.event_type != static_cast<std::int32_t>(
                                                     schema::NvtxEventType::kStartEndRange)) {
       continue;
     }
-    if (best == nullptr || range.start >= best->start) best = &range;
+    if (range.start >= stretch.end) break;
+    if (range.start >= stretch.start) {
+      if (next == nullptr) next = &range;
+    } else if (range.end > stretch.start && range.end < stretch.end &&
+               (before == nullptr || range.end >= before->end)) {
+      before = &range;
+    }
+    const Ns overlap = std::min(range.end, stretch.end) - std::max(range.start, stretch.start);
+    if (overlap > 0 && (covering == nullptr || overlap >= covered)) {  // equal: the inner one
+      covering = &range;
+      covered = overlap;
+    }
   }
-  return best ? std::string(trace.str(best->text)) : std::string();
+  const auto name = [&](const NvtxRange* range) { return std::string(trace.str(range->text)); };
+  if (covering != nullptr && 2 * covered >= stretch.length()) {
+    return fmt::format(", in NVTX range \"{}\"", name(covering));
+  }
+  if (before != nullptr && next != nullptr) {
+    return fmt::format(", between NVTX ranges \"{}\" and \"{}\"", name(before), name(next));
+  }
+  if (before != nullptr) return fmt::format(", after NVTX range \"{}\"", name(before));
+  if (next != nullptr) return fmt::format(", before NVTX range \"{}\"", name(next));
+  return {};
 }
 
 Evidence describeStretch(const DeviceView& view, const Stretch& stretch, bool detailed) {
@@ -61,8 +88,7 @@ Evidence describeStretch(const DeviceView& view, const Stretch& stretch, bool de
   const HostState& host = view.hostState();
   const auto thread = host.threadOf(launch);
   const auto before = thread ? host.lastCallBefore(*thread, stretch.time.start) : std::nullopt;
-  const std::string range = nvtxRangeAt(view.trace(), launch.pid, launch.tid, stretch.time.start);
-  if (!range.empty()) evidence.detail += fmt::format(", in NVTX range \"{}\"", range);
+  evidence.detail += nvtxContext(view.trace(), launch.pid, launch.tid, stretch.time);
   evidence.detail += fmt::format("; after {}, before {}",
                                  before ? std::string(view.callName(*before)) : "its first CUDA call",
                                  view.callName(stretch.launch));
