@@ -185,18 +185,23 @@ TEST_CASE("a synchronous copy costs at most the time the host was blocked in it"
   CHECK(f->time_ns <= 149'000);
 }
 
-TEST_CASE("host-busy names the NVTX range of its longest stretch and skips launch loops") {
-  TraceBuilder b;
-  b.launch(13, 0, 5, 10, 100);
-  b.launch(13, 2'000, 2'005, 2'010, 2'100);
+// A push/pop NVTX range of the builder's thread, from `start_us` to `end_us`.
+void pushPopRange(TraceBuilder& b, double start_us, double end_us, const std::string& text) {
   NvtxRange range;
-  range.start = TraceBuilder::ns(50);
-  range.end = TraceBuilder::ns(2'050);
-  range.text = b.intern("load batch");
+  range.start = TraceBuilder::ns(start_us);
+  range.end = TraceBuilder::ns(end_us);
+  range.text = b.intern(text);
   range.pid = 4242;
   range.tid = 1;
   range.event_type = static_cast<std::int32_t>(schema::NvtxEventType::kPushPopRange);
   b.trace().nvtx.push_back(range);
+}
+
+TEST_CASE("host-busy names the NVTX range of its longest stretch and skips launch loops") {
+  TraceBuilder b;
+  b.launch(13, 0, 5, 10, 100);
+  b.launch(13, 2'000, 2'005, 2'010, 2'100);
+  pushPopRange(b, 50, 2'050, "load batch");
   const auto findings = findingsOf(b.build());
   const Finding* f = findingById(findings, "host-busy");
   REQUIRE(f != nullptr);
@@ -220,14 +225,7 @@ TEST_CASE("host-busy places its stretch among the NVTX ranges by where most of i
     b.launch(13, 0, 5, 10, 100);
     b.launch(13, 2'000, 2'005, 2'010, 2'100);  // host code from 100 to 2000 µs
     for (std::size_t i = 0; i < steps.size(); ++i) {
-      NvtxRange range;
-      range.start = TraceBuilder::ns(steps[i].first);
-      range.end = TraceBuilder::ns(steps[i].second);
-      range.text = b.intern("step " + std::to_string(i));
-      range.pid = 4242;
-      range.tid = 1;
-      range.event_type = static_cast<std::int32_t>(schema::NvtxEventType::kPushPopRange);
-      b.trace().nvtx.push_back(range);
+      pushPopRange(b, steps[i].first, steps[i].second, "step " + std::to_string(i));
     }
     const auto findings = findingsOf(b.build());
     const Finding* f = findingById(findings, "host-busy");
