@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <limits>
 #include <memory>
 #include <set>
@@ -19,6 +20,7 @@ struct TraceIndex {
   std::size_t ops_size = 0;
   bool have_ops = false;
   std::unordered_map<std::uint16_t, std::vector<std::uint32_t>> ops_by_device;
+  std::vector<std::uint16_t> device_ids;  // the keys of ops_by_device, ascending
 
   const Context* contexts_data = nullptr;
   std::size_t contexts_size = 0;
@@ -38,9 +40,8 @@ TraceIndex& indexOf(const Trace& trace) {
   return *trace.index_cache.index;
 }
 
-}  // namespace
-
-const std::vector<std::uint32_t>& opsOnDevice(const Trace& trace, std::uint16_t device_id) {
+// The ops-by-device index, built on first use (and again when Trace::ops moved or was resized).
+TraceIndex& indexOps(const Trace& trace) {
   TraceIndex& index = indexOf(trace);
   if (!index.have_ops || index.ops_data != trace.ops.data() || index.ops_size != trace.ops.size()) {
     if (trace.ops.size() > std::numeric_limits<std::uint32_t>::max()) {
@@ -52,8 +53,20 @@ const std::vector<std::uint32_t>& opsOnDevice(const Trace& trace, std::uint16_t 
     }
     index.ops_data = trace.ops.data();
     index.ops_size = trace.ops.size();
+    index.device_ids.clear();
+    for (const auto& entry : index.ops_by_device) index.device_ids.push_back(entry.first);
+    std::sort(index.device_ids.begin(), index.device_ids.end());
     index.have_ops = true;
   }
+  return index;
+}
+
+}  // namespace
+
+std::vector<std::uint16_t> devicesWithOps(const Trace& trace) { return indexOps(trace).device_ids; }
+
+const std::vector<std::uint32_t>& opsOnDevice(const Trace& trace, std::uint16_t device_id) {
+  const TraceIndex& index = indexOps(trace);
   static const std::vector<std::uint32_t> kNone;
   auto it = index.ops_by_device.find(device_id);
   return it == index.ops_by_device.end() ? kNone : it->second;

@@ -15,6 +15,9 @@ namespace cuoverlap {
 // UserError beyond 2^32 ops.
 const std::vector<std::uint32_t>& opsOnDevice(const Trace& trace, std::uint16_t device_id);
 
+// The ids of the devices that have ops, ascending.
+std::vector<std::uint16_t> devicesWithOps(const Trace& trace);
+
 // Whether stream `stream_id` is the null (legacy default) stream of context `context_id` of
 // process `pid` by Trace::contexts; a context recorded with pid 0 matches any process.
 bool isContextNullStream(const Trace& trace, std::uint32_t pid, std::uint32_t context_id,
