@@ -61,6 +61,20 @@ class BlockMaxTree {
     return best;
   }
 
+  // The items (positions 0..size-1, sorted by start_of) that overlap [a, b), in position order:
+  // those that began before a and end after `ended_after`, then those that begin in [a, b) and
+  // `keep` keeps. Two binary searches and forEachAbove: O(log n + answers) blocks scanned.
+  template <typename StartOf, typename EndOf, typename Keep, typename Visit>
+  void forEachOverlapping(StartOf start_of, EndOf end_of, Ns a, Ns b, Ns ended_after, Keep keep,
+                          Visit visit) const {
+    const std::size_t first = firstStartingAtOrAfter(start_of, 0, a);
+    const std::size_t last = firstStartingAtOrAfter(start_of, first, b);
+    forEachAbove(first, ended_after, end_of, visit);
+    for (std::size_t q = first; q < last; ++q) {
+      if (keep(q)) visit(q);
+    }
+  }
+
   // Calls visit(q) for every position q < end with value(q) > threshold, in increasing order.
   template <typename Value, typename Visit>
   void forEachAbove(std::size_t end, Ns threshold, Value value, Visit visit) const {
@@ -70,6 +84,19 @@ class BlockMaxTree {
   }
 
  private:
+  // The first position from `from` on whose start is >= t (size_ when none).
+  template <typename StartOf>
+  std::size_t firstStartingAtOrAfter(StartOf start_of, std::size_t from, Ns t) const {
+    std::size_t lo = from;
+    std::size_t hi = size_;
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      if (start_of(mid) < t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
   // Node `node` covers blocks [first, last).
   template <typename Value, typename Visit>
   void descend(std::size_t node, std::size_t first, std::size_t last, std::size_t end, Ns threshold,

@@ -99,29 +99,21 @@ void CallIndex::appendCallsOverlapping(std::uint32_t pid, Ns a, Ns b,
   const Process* p = process(pid);
   if (p == nullptr || b <= a) return;
   const std::vector<RuntimeCall>& all = trace_.runtime_calls;
-  const auto start_before = [&](std::uint32_t i, Ns t) { return all[i].start < t; };
-  const auto first = std::lower_bound(p->calls.begin(), p->calls.end(), a, start_before);
-  const auto last = std::lower_bound(first, p->calls.end(), b, start_before);
   const auto end_of = [&](std::size_t q) { return all[p->calls[q]].end; };
-  // Calls that began before a and still run at a come first: they start earlier.
-  p->call_ends.forEachAbove(static_cast<std::size_t>(first - p->calls.begin()), a, end_of,
-                            [&](std::size_t q) { out.push_back(p->calls[q]); });
-  for (auto it = first; it != last; ++it) {
-    if (all[*it].end > a) out.push_back(*it);  // zero-length calls at a are out
-  }
+  p->call_ends.forEachOverlapping(
+      [&](std::size_t q) { return all[p->calls[q]].start; }, end_of, a, b, a,
+      [&](std::size_t q) { return end_of(q) > a; },  // zero-length calls at a are out
+      [&](std::size_t q) { out.push_back(p->calls[q]); });
 }
 
 void CallIndex::appendSyncsOverlapping(std::uint32_t pid, Ns a, Ns b,
                                        std::vector<const SyncEvent*>& out) const {
   const Process* p = process(pid);
   if (p == nullptr || b <= a) return;
-  const auto start_before = [](const SyncEvent* s, Ns t) { return s->start < t; };
-  const auto first = std::lower_bound(p->syncs.begin(), p->syncs.end(), a, start_before);
-  const auto last = std::lower_bound(first, p->syncs.end(), b, start_before);
-  p->sync_ends.forEachAbove(static_cast<std::size_t>(first - p->syncs.begin()), a - 1,
-                            [&](std::size_t q) { return p->syncs[q]->end; },
-                            [&](std::size_t q) { out.push_back(p->syncs[q]); });
-  out.insert(out.end(), first, last);
+  p->sync_ends.forEachOverlapping(
+      [&](std::size_t q) { return p->syncs[q]->start; }, [&](std::size_t q) { return p->syncs[q]->end; },
+      a, b, a - 1, [](std::size_t) { return true; },
+      [&](std::size_t q) { out.push_back(p->syncs[q]); });
 }
 
 const Stream* CallIndex::stream(std::uint32_t pid, std::uint32_t context_id,

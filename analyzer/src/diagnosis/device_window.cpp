@@ -38,35 +38,24 @@ std::vector<std::uint32_t> WindowIndex::opsIn(Ns a, Ns b) const {
 }
 
 std::vector<std::size_t> WindowIndex::callsIn(Ns a, Ns b) const {
-  const Trace& trace = whole_.trace_;
+  const auto& calls = whole_.trace_.runtime_calls;
   const std::vector<std::size_t>& all = whole_.calls_;
-  const auto first = std::lower_bound(all.begin(), all.end(), a, [&](std::size_t i, Ns t) {
-    return trace.runtime_calls[i].start < t;
-  });
-  const auto last = std::lower_bound(first, all.end(), b, [&](std::size_t i, Ns t) {
-    return trace.runtime_calls[i].start < t;
-  });
+  const auto end_of = [&](std::size_t p) { return calls[all[p]].end; };
   std::vector<std::size_t> result;
-  call_ends_.forEachAbove(static_cast<std::size_t>(first - all.begin()), a,
-                          [&](std::size_t p) { return trace.runtime_calls[all[p]].end; },
-                          [&](std::size_t p) { result.push_back(all[p]); });
-  for (auto it = first; it != last; ++it) {
-    if (trace.runtime_calls[*it].end > a) result.push_back(*it);  // zero-length calls at a
-  }
+  call_ends_.forEachOverlapping(
+      [&](std::size_t p) { return calls[all[p]].start; }, end_of, a, b, a,
+      [&](std::size_t p) { return end_of(p) > a; },  // zero-length calls at a are out
+      [&](std::size_t p) { result.push_back(all[p]); });
   return result;
 }
 
 std::vector<const SyncEvent*> WindowIndex::syncsIn(Ns a, Ns b) const {
   const auto& all = syncs_by_start_;
-  const auto first = std::lower_bound(all.begin(), all.end(), a,
-                                      [](const SyncEvent* s, Ns t) { return s->start < t; });
-  const auto last = std::lower_bound(first, all.end(), b,
-                                     [](const SyncEvent* s, Ns t) { return s->start < t; });
   std::vector<const SyncEvent*> result;
-  sync_ends_.forEachAbove(static_cast<std::size_t>(first - all.begin()), a - 1,
-                          [&](std::size_t p) { return all[p]->end; },
-                          [&](std::size_t p) { result.push_back(all[p]); });
-  result.insert(result.end(), first, last);
+  sync_ends_.forEachOverlapping(
+      [&](std::size_t p) { return all[p]->start; }, [&](std::size_t p) { return all[p]->end; }, a,
+      b, a - 1, [](std::size_t) { return true; },
+      [&](std::size_t p) { result.push_back(all[p]); });
   std::sort(result.begin(), result.end());  // pointers into Trace::syncs: trace order
   return result;
 }
