@@ -19,5 +19,6 @@ void registerExportCommand(CLI::App& app, CommandResult& result);
 void registerDiffCommand(CLI::App& app, CommandResult& result);
 void registerRecordCommand(CLI::App& app, CommandResult& result);
 void registerRangesCommand(CLI::App& app, CommandResult& result);
+void registerLabCommand(CLI::App& app, CommandResult& result);
 
 }  // namespace cuoverlap::cli

@@ -191,7 +191,10 @@ TEST_CASE("JAX: XLA compilation is host-busy, not an implicit synchronization") 
   const IdleGap& gap = longestGap(report);
   CHECK(gap.cause == GapCause::kHostBusy);
   CHECK(gap.duration() > 1'800'000'000);
-  CHECK(idsOf(report.findings).count("implicit-sync-call") == 0);
+  // Its allocations between GPU work (cuMemHostAlloc of staging buffers) cost what hoisting them
+  // would save, a fraction of a millisecond: info, never the compile time.
+  const Finding* implicit = findingById(report.findings, "implicit-sync-call");
+  CHECK((implicit == nullptr || (implicit->severity == Severity::kInfo && implicit->time_ns < 1'000'000)));
   CHECK(idsOf(report.findings).count("host-busy") == 1);
 }
 
@@ -231,7 +234,8 @@ TEST_CASE("DataLoader and CUDA graphs: setup stretches are host-busy") {
     const TraceReport report = analyzeFramework(name, trace);
     CHECK(longestGap(report).cause == GapCause::kHostBusy);
     CHECK(idsOf(report.findings).count("host-busy") == 1);
-    CHECK(idsOf(report.findings).count("implicit-sync-call") == 0);
+    const Finding* implicit = findingById(report.findings, "implicit-sync-call");
+    CHECK((implicit == nullptr || (implicit->severity == Severity::kInfo && implicit->time_ns < 5'000'000)));
   }
 }
 

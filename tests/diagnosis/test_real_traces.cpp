@@ -39,18 +39,20 @@ TEST_CASE("cuDF group-by: one null stream, pageable copies, synchronizes and all
   Trace trace;
   const TraceReport report = analyzeFile(path, trace);
   // Every copy is pageable (synchronous to the host on any stream): pageable-memcpy's case, so
-  // single-stream, which counts only copies a second stream could hide, does not fire.
+  // single-stream, which counts only copies a second stream could hide, does not fire. Its 50
+  // copies of a few hundred bytes, two or three in a row, are many-small-copies (33 µs).
   CHECK(idsOf(report.findings) == std::set<std::string>{"pageable-memcpy", "blocking-sync-call",
-                                                        "implicit-sync-call", "host-busy"});
+                                                        "implicit-sync-call", "host-busy",
+                                                        "many-small-copies"});
   const Finding* pageable = findingById(report.findings, "pageable-memcpy");
   REQUIRE(pageable != nullptr);
   CHECK(pageable->count == 97);  // SQL: 69 HtoD from srcKind 0 + 28 DtoH to dstKind 0
   CHECK(pageable->evidence.size() == 5);
   const Finding* implicit = findingById(report.findings, "implicit-sync-call");
   REQUIRE(implicit != nullptr);
-  // Of the 344 cudaMalloc/cudaFree calls inside the op span, 7 ran while the device had work and
-  // left it idle for at least 10 µs before the next op (the others found it idle already).
-  CHECK(implicit->count == 7);
+  // All 344 cudaMalloc/cudaFree calls inside the op span: hoisting them gives their time back to
+  // the launches after them, whether or not the device still had work.
+  CHECK(implicit->count == 344);
   // The largest gaps are the host's own work: SQL shows no CUDA call on thread 137893 from
   // +2.379 ms to +8.403 ms (6.0 ms) before the cudaMalloc that the old model blamed for the gap.
   const Finding* busy = findingById(report.findings, "host-busy");

@@ -140,6 +140,10 @@ std::optional<std::vector<std::size_t>> waitedFor(const DeviceView& view, const 
     if (!op) return std::nullopt;
     return std::vector<std::size_t>{*op};
   }
+  // An allocation or free call synchronizes the device implicitly (cudaFree, cudaFreeHost) or
+  // at least holds its thread for its own time (cudaMallocHost pinning pages): a barrier that
+  // waits for what the process had issued; one that returned before that ended waited for none.
+  if (kind == ApiKind::kAllocation) return index.lastOfEachStream(call.pid, call.start);
   if (!isExplicitSync(kind)) return std::nullopt;
   const SyncEvent* sync = syncs.recordOf(call);
   if (kind == ApiKind::kStreamSync && sync != nullptr) {

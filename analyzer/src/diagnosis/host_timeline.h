@@ -1,12 +1,13 @@
 // The host side of the what-if schedule (schedule_estimate.h): per host thread, the calls that
-// blocked until device work finished — explicit synchronizes, synchronous copies and memsets, and
-// copies from pageable memory — and, per op, the blocking call its launch followed. With them the
+// blocked until device work finished — explicit synchronizes, synchronous copies and memsets,
+// copies from pageable memory, and allocation and free calls — and, per op, the blocking call its launch followed. With them the
 // schedule can let a host thread run ahead when the device finishes sooner: a training step that
 // synchronizes is released as soon as the previous step's work would have ended.
 //
 // A blocking call B [s, r) on thread T waited for W, the ops it depends on (its own op for a copy
 // or memset; the last op issued before s on the synchronized stream, on every stream of the
-// process for a device synchronize, on the recorded stream for an event synchronize). In the trace
+// process for a device synchronize or an allocation call, on the recorded stream for an event
+// synchronize). In the trace
 // W ended at w. The part of B not spent waiting, own = r - w when W was in flight (w > s, the
 // wake-up latency), else r - s. A call that returned before W ended (w > r: a pageable HtoD
 // cudaMemcpy returns once the host has staged the data) waited for none of it: W is dropped and

@@ -1,0 +1,75 @@
+// Scoring a counterfactual-lab corpus (docs/lab.md): each generated program's baseline run is
+// analyzed, and each finding's cost is compared with what the transform that carries out its fix
+// measurably saved. A case is one (program, transform); its finding is the id the transform fixes.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "cuoverlap/units.h"
+
+namespace cuoverlap::lab {
+
+// The score's targets (issue 20): a cost is right within ±30% of the measured saving, or within
+// 20 µs of it when the saving is under 70 µs (timer and launch noise); a finding is false when it
+// claims ≥ 5% of the span where its fix saves < 2%; a case is missed when its fix saves ≥ 5% of the
+// span and the finding is absent.
+inline constexpr double kRelativeTolerance = 0.30;
+inline constexpr Ns kSmallSavingNs = 70'000;
+inline constexpr Ns kAbsoluteToleranceNs = 20'000;
+inline constexpr double kFalseCostShare = 0.05;
+inline constexpr double kFalseSavingShare = 0.02;
+inline constexpr double kMissedSavingShare = 0.05;
+
+struct LabCase {
+  std::string program;
+  std::string transform;
+  std::string finding;      // the finding id the transform tests
+  Ns span_ns = 0;           // median baseline span
+  Ns saving_ns = 0;         // median baseline span - median variant span (may be negative)
+  Ns cost_ns = 0;           // the finding's cost on the analyzed baseline run; 0 when absent
+  bool fired = false;
+  bool within = false;
+  bool false_finding = false;
+  bool missed = false;
+  bool significant = false; // saving >= kMissedSavingShare of the span
+};
+
+// One row of a table: the cases of one finding id (or of one transform).
+struct LabRow {
+  std::string key;
+  std::size_t cases = 0;
+  std::size_t within = 0;
+  double median_ratio = 0.0;     // median cost / saving over cases with saving >= 70 µs
+  std::size_t false_findings = 0;
+  std::size_t significant = 0;   // cases whose fix saved >= 5% of the span
+  std::size_t missed = 0;
+};
+
+// A finding that fired with cost >= 5% of the span in a program where no transform tests it.
+struct UntestedFinding {
+  std::string finding;
+  std::size_t programs = 0;
+};
+
+struct LabScore {
+  std::string corpus;
+  std::string machine;
+  std::string date;
+  std::size_t programs = 0;
+  std::size_t failed_programs = 0;   // listed as failed in the manifest, or without a window
+  std::vector<LabCase> cases;
+  std::vector<LabRow> by_finding;    // sorted by key
+  std::vector<LabRow> by_transform;
+  std::vector<UntestedFinding> untested;
+};
+
+// Reads DIR/manifest.json and the traces it names, analyzes each program's baseline window on
+// `threads` threads (0: one per core). Throws UserError on a missing or malformed corpus.
+LabScore scoreCorpus(const std::string& dir, unsigned threads = 0);
+
+// The issue's targets, checked per row with at least `min_cases` cases; one line per miss.
+std::vector<std::string> targetMisses(const LabScore& score, std::size_t min_cases = 20);
+
+}  // namespace cuoverlap::lab

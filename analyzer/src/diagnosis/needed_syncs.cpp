@@ -1,0 +1,73 @@
+// Explicit synchronizes the host needs (needed_syncs.h).
+#include "diagnosis/needed_syncs.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <utility>
+
+#include "diagnosis/api_names.h"
+
+namespace cuoverlap::diagnosis {
+namespace {
+
+using ThreadKey = std::pair<std::uint32_t, std::uint32_t>;  // (pid, tid)
+
+struct ThreadCalls {
+  std::vector<Ns> async_dtoh;                       // starts of async DtoH copy calls, sorted
+  std::vector<std::pair<Ns, bool>> work_calls;  // launches, copies, memsets: (start, synchronous)
+};
+
+std::map<ThreadKey, ThreadCalls> callsByThread(const DeviceView& view) {
+  std::map<ThreadKey, ThreadCalls> threads;
+  for (const ScopedOp& scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    if (engineOf(op) != Engine::kD2H) continue;
+    const auto launch = view.launchCall(op);
+    if (!launch || view.callKind(*launch) != ApiKind::kMemcpyAsync) continue;
+    const RuntimeCall& c = view.call(*launch);
+    threads[{c.pid, c.tid}].async_dtoh.push_back(c.start);
+  }
+  for (std::size_t call : view.calls()) {
+    const ApiKind kind = view.callKind(call);
+    const bool sync = kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync;
+    if (!sync && kind != ApiKind::kMemcpyAsync && kind != ApiKind::kMemsetAsync &&
+        kind != ApiKind::kLaunch) {
+      continue;
+    }
+    const RuntimeCall& c = view.call(call);
+    threads[{c.pid, c.tid}].work_calls.push_back({c.start, sync});
+  }
+  for (auto& [key, t] : threads) {
+    std::sort(t.async_dtoh.begin(), t.async_dtoh.end());
+    std::sort(t.work_calls.begin(), t.work_calls.end());
+  }
+  return threads;
+}
+
+}  // namespace
+
+std::vector<bool> neededSyncs(const DeviceView& view, const HostTimeline& host) {
+  std::vector<bool> needed(host.barriers.size(), false);
+  const std::map<ThreadKey, ThreadCalls> threads = callsByThread(view);
+  for (std::size_t b = 0; b < host.barriers.size(); ++b) {
+    const HostBarrier& barrier = host.barriers[b];
+    if (!isExplicitSync(view.callKind(barrier.call))) continue;
+    const RuntimeCall& call = view.call(barrier.call);
+    const auto t = threads.find({call.pid, call.tid});
+    if (t == threads.end()) continue;
+    const Ns since = barrier.previous >= 0
+                         ? host.barriers[static_cast<std::size_t>(barrier.previous)].end
+                         : std::numeric_limits<Ns>::min();
+    const auto& dtoh = t->second.async_dtoh;
+    const auto first = std::upper_bound(dtoh.begin(), dtoh.end(), since);
+    const bool brings_back = first != dtoh.end() && *first < call.start;
+    const auto& work = t->second.work_calls;
+    const auto next = std::lower_bound(work.begin(), work.end(), std::make_pair(call.end, false));
+    const bool orders_sync_copy = next != work.end() && next->second;
+    needed[b] = brings_back || orders_sync_copy;
+  }
+  return needed;
+}
+
+}  // namespace cuoverlap::diagnosis

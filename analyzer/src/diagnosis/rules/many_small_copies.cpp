@@ -1,0 +1,189 @@
+// many-small-copies: runs of at least two copies of one direction (HtoD or DtoH) that follow one
+// another on a stream, no other op of the stream between them, each of them small: even pinned,
+// its time would be mostly a copy's fixed cost (its bytes take at most kPinnedCopyLatencyNs at
+// the pinned rate of its direction, pinned_rate.h; without a known rate, under 64 KiB). One
+// transfer split into many copies pays that cost, a launch call and, for cudaMemcpy, a host round
+// trip per piece.
+// Fix (the lab's transform merge-copies): one copy of each run's bytes.
+// Cost: from the what-if schedule with the host modelled (schedule_estimate.h, host_timeline.h),
+// the span as recorded minus the span with
+//   - each run's first copy taking what its run's bytes take at the pinned rate plus one copy's
+//     fixed cost (pinnedDuration; without a rate, the run's time less the later copies' fixed
+//     costs) and its later copies taking none;
+//   - the later copies' calls gone: one that blocked its thread (cudaMemcpy, or a copy of
+//     pageable memory, host_timeline.h) no longer does, and the host time of an asynchronous one
+//     is given back to the thread's later launches until its next blocking call.
+// What makes copies faster also lowers the ideal: that part is Finding::ideal_reduction_ns.
+// Where (ledger): the runs' copies. Not reported under 10 µs.
+// Needs: copy sizes; launch calls for the host part.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <unordered_map>
+
+#include "cuoverlap/units.h"
+#include "diagnosis/cost_ledger.h"
+#include "diagnosis/finding_builder.h"
+#include "diagnosis/pinned_rate.h"
+#include "diagnosis/rules/rules.h"
+#include "diagnosis/stream_waits.h"
+
+namespace cuoverlap::diagnosis {
+namespace {
+
+constexpr std::uint64_t kSmallWithoutRate = 64 << 10;
+
+struct CopyRun {
+  std::vector<std::size_t> positions;
+  std::uint64_t bytes = 0;
+  Ns time = 0;
+  int direction = 0;
+};
+
+int directionOf(const GpuOp& op) {
+  const Engine engine = engineOf(op);
+  return engine == Engine::kH2D ? 0 : engine == Engine::kD2H ? 1 : -1;
+}
+
+bool small(const GpuOp& op, const PinnedRate& rate) {
+  if (rate.bytes_per_ns <= 0) return op.bytes < kSmallWithoutRate;
+  return static_cast<double>(op.bytes) <= rate.bytes_per_ns * static_cast<double>(kPinnedCopyLatencyNs);
+}
+
+// Maximal runs of small copies of one direction, consecutive on their stream.
+std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rates[2]) {
+  std::vector<CopyRun> runs;
+  std::unordered_map<std::uint64_t, std::size_t> open;  // stream -> index in runs (last op's run)
+  std::unordered_map<std::uint64_t, std::size_t> last;  // stream -> its last op position
+  std::size_t position = 0;
+  for (const ScopedOp& scoped : view.ops()) {
+    const std::size_t at = position++;
+    const GpuOp& op = view.op(scoped);
+    const std::uint64_t key = DeviceView::streamKey(op);
+    const int d = op.isCopy() ? directionOf(op) : -1;
+    const bool candidate = d >= 0 && small(op, rates[d]);
+    const auto previous = last.find(key);
+    const auto run = open.find(key);
+    const bool extends = candidate && run != open.end() && previous != last.end() &&
+                         runs[run->second].positions.back() == previous->second &&
+                         runs[run->second].direction == d;
+    if (extends) {
+      runs[run->second].positions.push_back(at);
+    } else if (candidate) {
+      runs.push_back({{at}, 0, 0, d});
+      open[key] = runs.size() - 1;
+    } else {
+      open.erase(key);
+    }
+    if (candidate) {
+      CopyRun& current = runs[open[key]];
+      current.bytes += op.bytes;
+      current.time += scoped.end - scoped.start;
+    }
+    last[key] = at;
+  }
+  runs.erase(std::remove_if(runs.begin(), runs.end(),
+                            [](const CopyRun& r) { return r.positions.size() < 2; }),
+             runs.end());
+  return runs;
+}
+
+// Host time given back per op position: the summed durations of removed asynchronous calls that
+// its thread made before its launch call, since the thread's last blocking call.
+std::vector<Ns> hostTimeGivenBack(const DeviceView& view, const std::vector<std::size_t>& removed,
+                                  const HostTimeline& host) {
+  std::map<std::uint32_t, std::vector<std::pair<Ns, Ns>>> saved;  // tid -> (call end, duration)
+  for (std::size_t call : removed) {
+    const RuntimeCall& c = view.call(call);
+    saved[c.tid].push_back({c.end, c.end - c.start});
+  }
+  std::map<std::uint32_t, std::vector<Ns>> barrier_ends;
+  for (const HostBarrier& barrier : host.barriers) {
+    barrier_ends[view.call(barrier.call).tid].push_back(barrier.end);
+  }
+  for (auto& [tid, ends] : barrier_ends) std::sort(ends.begin(), ends.end());
+  for (auto& [tid, list] : saved) std::sort(list.begin(), list.end());
+  std::vector<Ns> earlier(view.ops().size(), 0);
+  std::size_t position = 0;
+  for (const ScopedOp& scoped : view.ops()) {
+    const std::size_t at = position++;
+    const auto launch = view.launchCall(view.op(scoped));
+    if (!launch) continue;
+    const RuntimeCall& c = view.call(*launch);
+    const auto list = saved.find(c.tid);
+    if (list == saved.end()) continue;
+    Ns since = std::numeric_limits<Ns>::min();
+    if (const auto ends = barrier_ends.find(c.tid); ends != barrier_ends.end()) {
+      const auto it = std::upper_bound(ends->second.begin(), ends->second.end(), c.start);
+      if (it != ends->second.begin()) since = *std::prev(it);
+    }
+    for (const auto& [end, duration] : list->second) {
+      if (end > c.start) break;
+      if (end > since) earlier[at] += duration;
+    }
+  }
+  return earlier;
+}
+
+}  // namespace
+
+std::optional<Finding> findManySmallCopies(const DeviceView& view) {
+  const PinnedRate rates[2] = {pinnedRate(view, Engine::kH2D), pinnedRate(view, Engine::kD2H)};
+  const std::vector<CopyRun> runs = smallCopyRuns(view, rates);
+  if (runs.empty()) return std::nullopt;
+  FindingBuilder builder(view, "many-small-copies", Severity::kWarning);
+  std::vector<FasterOp> faster;
+  std::vector<CallChange> changed;
+  std::vector<std::size_t> async_removed;
+  const ScopedOps ops = view.ops();
+  const HostTimeline host = buildHostTimeline(view);
+  std::vector<std::size_t> barrier_calls;  // calls that block their thread (sync or pageable copies)
+  for (const HostBarrier& barrier : host.barriers) barrier_calls.push_back(barrier.call);
+  std::sort(barrier_calls.begin(), barrier_calls.end());
+  std::size_t copies = 0;
+  for (const CopyRun& run : runs) {
+    copies += run.positions.size();
+    const Ns merged_pinned = pinnedDuration(rates[run.direction], run.bytes);
+    const Ns merged = merged_pinned > 0 ? merged_pinned
+                                        : std::max<Ns>(0, run.time - static_cast<Ns>(run.positions.size() - 1) *
+                                                                         kPinnedCopyLatencyNs);
+    for (std::size_t k = 0; k < run.positions.size(); ++k) {
+      const ScopedOp scoped = ops[run.positions[k]];
+      faster.push_back({run.positions[k], k == 0 ? std::min(merged, run.time) : 0});
+      builder.addRegion(Interval{scoped.start, scoped.end});
+      const auto launch = view.launchCall(view.op(scoped));
+      if (k == 0 || !launch) continue;
+      if (std::binary_search(barrier_calls.begin(), barrier_calls.end(), *launch)) {
+        changed.push_back({*launch, false, 0});
+      } else {
+        async_removed.push_back(*launch);
+      }
+    }
+    const GpuOp& first = view.op(ops[run.positions.front()]);
+    builder.add(run.time, evidenceForOp(view, first,
+                                     fmt::format("{} {} copies in a row on this stream, {} bytes "
+                                                 "in all, took {}",
+                                                 run.positions.size(),
+                                                 run.direction == 0 ? "HtoD" : "DtoH", run.bytes,
+                                                 units::formatDuration(run.time))));
+  }
+  const ScheduleModel model(view, host);
+  const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
+  const std::vector<Ns> earlier = hostTimeGivenBack(view, async_removed, host);
+  const Ns saving =
+      std::max<Ns>(0, model.span(waits) - model.span(waits, earlier, faster, changed));
+  const Ns reduction = std::clamp<Ns>(ledgerIdeal(view) - ledgerIdeal(view, faster), 0, saving);
+  builder.estimateSaving(saving - reduction);
+  builder.lowerIdeal(reduction);
+  if (saving < kMinimumCostNs) return std::nullopt;
+  return builder.build(
+      fmt::format("{} small copies in {} runs on their streams: each paid a copy's fixed cost and "
+                  "a call for a few bytes",
+                  copies, runs.size()),
+      "Gather the pieces into one buffer and copy it with one cudaMemcpyAsync (or one "
+      "cudaMemcpy2DAsync for strided pieces); copy once per batch, not per element or row");
+}
+
+}  // namespace cuoverlap::diagnosis

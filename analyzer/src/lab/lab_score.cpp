@@ -1,0 +1,252 @@
+// Scoring a lab corpus (cuoverlap/lab_score.h, docs/lab.md "Scoring"). The manifest written by
+// scripts/lab_collect.py lists each program's trace, the window of the baseline run kept in it,
+// the measured spans of every variant, and the finding id each transform tests. Each kept window
+// is analyzed as `analyze --window` would (no steady state: the window is one run), and each
+// (program, transform) case compares the finding's reported cost with the measured saving.
+#include "cuoverlap/lab_score.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "cuoverlap/analysis.h"
+#include "cuoverlap/error.h"
+#include "cuoverlap/reader.h"
+
+namespace cuoverlap::lab {
+namespace {
+
+using nlohmann::json;
+
+struct Variant {
+  std::string transform;
+  std::vector<std::string> findings;  // the ids the transform tests (usually one)
+  Ns median_ns = 0;
+};
+
+struct Program {
+  std::string id;
+  std::string trace;
+  Ns window_start = 0;
+  Ns window_end = 0;
+  Ns median_ns = 0;
+  std::vector<Variant> variants;
+  std::map<std::string, Ns> costs;  // finding id -> summed cost on the analyzed baseline run
+};
+
+json readManifest(const std::string& dir) {
+  const std::string path = dir + "/manifest.json";
+  std::ifstream in(path);
+  if (!in) throw UserError(path + ": cannot open the lab corpus manifest");
+  json manifest = json::parse(in, nullptr, false);
+  if (manifest.is_discarded() || !manifest.is_object()) {
+    throw UserError(path + ": not a JSON object");
+  }
+  if (manifest.value("schema", "") != "cuoverlap-lab-corpus/1") {
+    throw UserError(path + ": schema is not cuoverlap-lab-corpus/1");
+  }
+  return manifest;
+}
+
+std::vector<std::string> findingIds(const json& value) {
+  std::vector<std::string> ids;
+  if (value.is_string()) ids.push_back(value.get<std::string>());
+  if (value.is_array()) {
+    for (const json& id : value) {
+      if (id.is_string()) ids.push_back(id.get<std::string>());
+    }
+  }
+  return ids;
+}
+
+Program parseProgram(const json& entry, const std::string& where) {
+  try {
+    Program program;
+    program.id = entry.at("id").get<std::string>();
+    program.trace = entry.at("trace").get<std::string>();
+    const json& baseline = entry.at("baseline");
+    program.window_start = baseline.at("window_ns").at(0).get<Ns>();
+    program.window_end = baseline.at("window_ns").at(1).get<Ns>();
+    program.median_ns = baseline.at("median_ns").get<Ns>();
+    for (const auto& [transform, variant] : entry.at("variants").items()) {
+      program.variants.push_back(
+          {transform, findingIds(variant.at("finding")), variant.at("median_ns").get<Ns>()});
+    }
+    return program;
+  } catch (const json::exception& error) {
+    throw UserError(where + ": " + error.what());
+  }
+}
+
+// Analyzes every program of one trace file; programs are independent windows of it.
+void analyzePrograms(const std::string& path, std::vector<Program*>& programs, unsigned threads) {
+  const Trace trace = readTrace(path);
+  buildTraceIndices(trace);
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto work = [&] {
+    for (std::size_t k = next++; k < programs.size(); k = next++) {
+      try {
+        Program& program = *programs[k];
+        AnalysisOptions options;
+        options.steady_state = false;
+        options.scope.window_start = program.window_start;
+        options.scope.window_end = program.window_end;
+        const TraceReport report = analyzeTrace(trace, options);
+        for (const Finding& finding : report.findings) program.costs[finding.id] += finding.time_ns;
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& thread : pool) thread.join();
+  if (error) std::rethrow_exception(error);
+}
+
+LabCase judge(const Program& program, const Variant& variant) {
+  LabCase c;
+  c.program = program.id;
+  c.transform = variant.transform;
+  for (std::size_t k = 0; k < variant.findings.size(); ++k) {
+    c.finding += (k ? "|" : "") + variant.findings[k];
+    if (const auto it = program.costs.find(variant.findings[k]); it != program.costs.end()) {
+      c.cost_ns += it->second;
+      c.fired = true;
+    }
+  }
+  c.span_ns = program.median_ns;
+  c.saving_ns = program.median_ns - variant.median_ns;
+  const Ns error = c.cost_ns > c.saving_ns ? c.cost_ns - c.saving_ns : c.saving_ns - c.cost_ns;
+  c.within = c.saving_ns < kSmallSavingNs
+                 ? error <= kAbsoluteToleranceNs
+                 : static_cast<double>(error) <= kRelativeTolerance * static_cast<double>(c.saving_ns);
+  const double span = static_cast<double>(std::max<Ns>(c.span_ns, 1));
+  c.significant = static_cast<double>(c.saving_ns) >= kMissedSavingShare * span;
+  c.false_finding = c.fired && static_cast<double>(c.cost_ns) >= kFalseCostShare * span &&
+                    static_cast<double>(c.saving_ns) < kFalseSavingShare * span;
+  c.missed = c.significant && !c.fired;
+  return c;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const std::size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2.0;
+}
+
+std::vector<LabRow> rowsBy(const std::vector<LabCase>& cases, std::string LabCase::*key) {
+  std::map<std::string, LabRow> rows;
+  std::map<std::string, std::vector<double>> ratios;
+  for (const LabCase& c : cases) {
+    LabRow& row = rows[c.*key];
+    row.key = c.*key;
+    ++row.cases;
+    row.within += c.within;
+    row.false_findings += c.false_finding;
+    row.significant += c.significant;
+    row.missed += c.missed;
+    if (c.saving_ns >= kSmallSavingNs) {
+      ratios[c.*key].push_back(static_cast<double>(c.cost_ns) / static_cast<double>(c.saving_ns));
+    }
+  }
+  std::vector<LabRow> out;
+  for (auto& [key, row] : rows) {
+    row.median_ratio = median(ratios[key]);
+    out.push_back(row);
+  }
+  return out;
+}
+
+// Findings that claim >= 5% of a span in programs where no variant tests them.
+std::vector<UntestedFinding> untestedFindings(const std::vector<Program>& programs) {
+  std::map<std::string, std::size_t> counts;
+  for (const Program& program : programs) {
+    for (const auto& entry : program.costs) {
+      const std::string& id = entry.first;
+      const auto cost = entry.second;
+      const bool tested = std::any_of(program.variants.begin(), program.variants.end(),
+                                      [&id](const Variant& v) {
+                                        return std::find(v.findings.begin(), v.findings.end(),
+                                                         id) != v.findings.end();
+                                      });
+      if (!tested && static_cast<double>(cost) >=
+                         kFalseCostShare * static_cast<double>(program.median_ns)) {
+        ++counts[id];
+      }
+    }
+  }
+  std::vector<UntestedFinding> out;
+  for (const auto& [id, n] : counts) out.push_back({id, n});
+  return out;
+}
+
+}  // namespace
+
+LabScore scoreCorpus(const std::string& dir, unsigned threads) {
+  const json manifest = readManifest(dir);
+  LabScore score;
+  score.corpus = dir;
+  score.machine = manifest.value("machine", "");
+  score.date = manifest.value("date", "");
+  if (const auto failed = manifest.find("failed"); failed != manifest.end() && failed->is_array()) {
+    score.failed_programs = failed->size();
+  }
+  std::vector<Program> programs;
+  const json& entries = manifest.at("programs");
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    programs.push_back(parseProgram(entries[k], dir + "/manifest.json: programs[" +
+                                                    std::to_string(k) + "]"));
+  }
+  score.programs = programs.size();
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  std::map<std::string, std::vector<Program*>> by_trace;
+  for (Program& program : programs) by_trace[program.trace].push_back(&program);
+  for (auto& [trace, members] : by_trace) analyzePrograms(dir + "/" + trace, members, threads);
+  for (const Program& program : programs) {
+    for (const Variant& variant : program.variants) score.cases.push_back(judge(program, variant));
+  }
+  score.by_finding = rowsBy(score.cases, &LabCase::finding);
+  score.by_transform = rowsBy(score.cases, &LabCase::transform);
+  score.untested = untestedFindings(programs);
+  return score;
+}
+
+std::vector<std::string> targetMisses(const LabScore& score, std::size_t min_cases) {
+  std::vector<std::string> misses;
+  for (const LabRow& row : score.by_finding) {
+    if (row.cases < min_cases) continue;
+    if (static_cast<double>(row.within) < 0.9 * static_cast<double>(row.cases)) {
+      misses.push_back(row.key + ": " + std::to_string(row.within) + " of " +
+                       std::to_string(row.cases) + " cases within ±30% (target 90%)");
+    }
+  }
+  std::size_t false_findings = 0;
+  for (const LabCase& c : score.cases) false_findings += c.false_finding;
+  if (static_cast<double>(false_findings) > 0.02 * static_cast<double>(score.cases.size())) {
+    misses.push_back("false findings: " + std::to_string(false_findings) + " of " +
+                     std::to_string(score.cases.size()) + " cases (target 2%)");
+  }
+  for (const LabRow& row : score.by_transform) {
+    if (row.significant < min_cases) continue;
+    if (static_cast<double>(row.missed) > 0.05 * static_cast<double>(row.significant)) {
+      misses.push_back(row.key + ": missed " + std::to_string(row.missed) + " of " +
+                       std::to_string(row.significant) + " cases saving >= 5% (target 5%)");
+    }
+  }
+  return misses;
+}
+
+}  // namespace cuoverlap::lab

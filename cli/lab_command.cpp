@@ -1,0 +1,141 @@
+// `cuoverlap lab score CORPUS`: the counterfactual lab's score (docs/lab.md, "Scoring"): per
+// finding id and per transform, how many cases, how many costs lie within ±30% of the measured
+// saving, the median cost/saving ratio, false findings and missed cases. `--check` exits 1 when a
+// target of issue 20 is missed (rows with at least --min-cases cases).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "cuoverlap/lab_score.h"
+#include "cuoverlap/units.h"
+#include "output_file.h"
+
+namespace cuoverlap::cli {
+namespace {
+
+struct LabScoreArgs {
+  std::string corpus;
+  std::string format = "text";
+  std::string output;
+  bool force = false;
+  bool check = false;
+  bool cases = false;
+  std::size_t min_cases = 20;
+  unsigned threads = 0;
+};
+
+std::string percent(std::size_t part, std::size_t whole) {
+  return whole ? fmt::format("{:.0f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole))
+               : "-";
+}
+
+void renderTable(std::ostream& out, const char* title, const std::vector<lab::LabRow>& rows) {
+  out << fmt::format("{:<28} {:>6} {:>12} {:>13} {:>7} {:>16}\n", title, "cases", "within ±30%",
+                     "median ratio", "false", "missed (of ≥5%)");
+  for (const lab::LabRow& row : rows) {
+    out << fmt::format("{:<28} {:>6} {:>12} {:>13.2f} {:>7} {:>16}\n", row.key, row.cases,
+                       fmt::format("{} ({})", row.within, percent(row.within, row.cases)),
+                       row.median_ratio, row.false_findings,
+                       fmt::format("{} of {}", row.missed, row.significant));
+  }
+}
+
+std::string renderText(const lab::LabScore& score, const LabScoreArgs& args,
+                       const std::vector<std::string>& misses) {
+  std::ostringstream out;
+  out << fmt::format("lab corpus {}: {} programs ({} failed runs left out), {} cases", score.corpus,
+                     score.programs, score.failed_programs, score.cases.size());
+  if (!score.machine.empty()) out << fmt::format(", recorded on {}", score.machine);
+  if (!score.date.empty()) out << fmt::format(" ({})", score.date);
+  out << "\n\n";
+  renderTable(out, "finding", score.by_finding);
+  out << "\n";
+  renderTable(out, "transform", score.by_transform);
+  if (!score.untested.empty()) {
+    out << "\nfindings claiming >= 5% of a span where no transform tests them:\n";
+    for (const lab::UntestedFinding& u : score.untested) {
+      out << fmt::format("  {:<28} {} programs\n", u.finding, u.programs);
+    }
+  }
+  if (args.cases) {
+    out << "\ncases (program transform finding span saving cost verdict):\n";
+    for (const lab::LabCase& c : score.cases) {
+      out << fmt::format("  {} {} {} {} {} {} {}\n", c.program, c.transform, c.finding,
+                         units::formatDuration(c.span_ns), units::formatDuration(c.saving_ns),
+                         units::formatDuration(c.cost_ns),
+                         c.false_finding ? "FALSE" : c.missed ? "MISSED" : c.within ? "ok" : "off");
+    }
+  }
+  out << "\n";
+  if (misses.empty()) out << "targets met (rows with >= " << args.min_cases << " cases)\n";
+  for (const std::string& miss : misses) out << "target missed: " << miss << "\n";
+  return out.str();
+}
+
+nlohmann::ordered_json rowsJson(const std::vector<lab::LabRow>& rows) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const lab::LabRow& row : rows) {
+    out.push_back({{"key", row.key}, {"cases", row.cases}, {"within", row.within},
+                   {"median_ratio", row.median_ratio}, {"false_findings", row.false_findings},
+                   {"significant", row.significant}, {"missed", row.missed}});
+  }
+  return out;
+}
+
+std::string renderJson(const lab::LabScore& score, const std::vector<std::string>& misses) {
+  nlohmann::ordered_json out;
+  out["corpus"] = score.corpus;
+  out["machine"] = score.machine;
+  out["date"] = score.date;
+  out["programs"] = score.programs;
+  out["failed_programs"] = score.failed_programs;
+  out["by_finding"] = rowsJson(score.by_finding);
+  out["by_transform"] = rowsJson(score.by_transform);
+  out["cases"] = nlohmann::ordered_json::array();
+  for (const lab::LabCase& c : score.cases) {
+    out["cases"].push_back({{"program", c.program}, {"transform", c.transform},
+                            {"finding", c.finding}, {"span_ns", c.span_ns},
+                            {"saving_ns", c.saving_ns}, {"cost_ns", c.cost_ns},
+                            {"within", c.within}, {"false_finding", c.false_finding},
+                            {"missed", c.missed}});
+  }
+  out["target_misses"] = misses;
+  return out.dump(2) + "\n";
+}
+
+}  // namespace
+
+void registerLabCommand(CLI::App& app, CommandResult& result) {
+  auto* lab = app.add_subcommand("lab", "The counterfactual lab: score findings against measured fixes");
+  lab->require_subcommand(1);
+  auto* score = lab->add_subcommand("score", "Score a recorded lab corpus (docs/lab.md)");
+  auto args = std::make_shared<LabScoreArgs>();
+  score->add_option("corpus", args->corpus, "Corpus folder holding manifest.json and its traces")
+      ->required();
+  score->add_option("--format", args->format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  score->add_option("-o,--output", args->output, "Write the score to this file (default: stdout)");
+  score->add_flag("--force", args->force, "Replace an existing output file");
+  score->add_flag("--check", args->check, "Exit 1 when a target is missed");
+  score->add_flag("--cases", args->cases, "List every case (text)");
+  score->add_option("--min-cases", args->min_cases, "Rows with fewer cases are not checked")
+      ->capture_default_str();
+  score->add_option("--threads", args->threads, "Windows analyzed at once (0: one per core)");
+  score->callback([args, &result] {
+    const lab::LabScore scored = lab::scoreCorpus(args->corpus, args->threads);
+    const std::vector<std::string> misses = lab::targetMisses(scored, args->min_cases);
+    const std::string text = args->format == "json" ? renderJson(scored, misses)
+                                                    : renderText(scored, *args, misses);
+    writeOutput(args->output, {args->corpus + "/manifest.json"}, args->force, text);
+    result.exit_code = args->check && !misses.empty() ? 1 : 0;
+  });
+}
+
+}  // namespace cuoverlap::cli

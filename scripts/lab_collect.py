@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Recorded lab batches -> a lab corpus: manifest.json, trimmed traces, the programs (docs/lab.md).
+
+  lab_collect.py OUT_DIR --batch TRACE.sqlite PROGRAMS.jsonl RESULTS.jsonl [--batch ...]
+                 [--machine TEXT] [--date ISO]
+
+Each batch is one `cuoverlap record` of `cuoverlap-lab run PROGRAMS.jsonl --results RESULTS.jsonl`.
+For every NVTX range `lab ID VARIANT #REP` the run's measured span is (last GPU op end - first GPU
+op start) over the kernels, copies and memsets that lie inside the range (GPU and NVTX timestamps
+share one clock in our traces). Per program: the baseline's spans, their median and the window
+(NVTX range) of the kept rep, the one whose span is the median (the lower middle of an even count);
+per transform its spans and median. Runs that failed in the results, or whose range holds no GPU op,
+are listed under "failed" and left out; a program without one good baseline run is left out.
+
+OUT_DIR/BATCH.sqlite is the batch's trace trimmed to the kept baseline windows: every row of a
+table with a `start` column (GPU ops, runtime calls, NVTX, ...) outside them is deleted (the
+lab's setup, warm-up and the other runs), other tables (StringIds, TARGET_INFO_*, sessions) are
+kept, and the file is vacuumed. OUT_DIR/programs.jsonl.gz holds every batch's corpus lines.
+"""
+import argparse
+import bisect
+import datetime
+import gzip
+import json
+import os
+import re
+import shutil
+import sqlite3
+import statistics
+import sys
+
+RANGE = re.compile(r"^lab (\S+) (\S+) #(\d+)$")
+GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
+
+
+def tables(db):
+    return [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+
+
+def lab_ranges(db):
+    """{(id, variant, rep): (start, end)} of the NVTX ranges the interpreter pushed."""
+    has_strings = "StringIds" in tables(db)
+    text = "COALESCE(n.text, s.value)" if has_strings else "n.text"
+    join = "LEFT JOIN StringIds s ON s.id = n.textId" if has_strings else ""
+    ranges = {}
+    for start, end, name in db.execute(
+            f"SELECT n.start, n.end, {text} FROM NVTX_EVENTS n {join} WHERE n.end IS NOT NULL"):
+        match = RANGE.match(name or "")
+        if match:
+            ranges[(match.group(1), match.group(2), int(match.group(3)))] = (start, end)
+    return ranges
+
+
+def gpu_ops(db):
+    """(starts, ends) of every kernel, copy and memset, sorted by start."""
+    present = set(tables(db))
+    ops = []
+    for table in GPU_TABLES:
+        if table in present:
+            ops += db.execute(f'SELECT start, end FROM "{table}" WHERE end IS NOT NULL').fetchall()
+    ops.sort()
+    return [s for s, _ in ops], [e for _, e in ops]
+
+
+def span_in(starts, ends, window):
+    """(first start, last end) of the ops inside window, or None."""
+    lo, hi = window
+    first, last = None, None
+    i = bisect.bisect_left(starts, lo)
+    while i < len(starts) and starts[i] <= hi:
+        if ends[i] <= hi:
+            first = starts[i] if first is None else first
+            last = ends[i] if last is None else max(last, ends[i])
+        i += 1
+    return None if first is None else (first, last)
+
+
+def read_jsonl(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def finding_of(line, variant):
+    """The finding id a transform carries out, when the corpus line names one."""
+    for key in ("findings", "finding"):
+        table = line.get(key)
+        if isinstance(table, dict) and isinstance(table.get(variant), str):
+            return table[variant]
+    program = line.get("variants", {}).get(variant, {})
+    for key in ("finding", "_finding"):
+        if isinstance(program.get(key), str):
+            return program[key]
+    return None
+
+
+def collect_batch(trace, programs, results, failed):
+    """Manifest entries of one batch, and the kept baseline windows."""
+    db = sqlite3.connect(f"file:{trace}?mode=ro", uri=True)
+    ranges = lab_ranges(db)
+    starts, ends = gpu_ops(db)
+    db.close()
+    outcome = {(r["id"], r["variant"], r["rep"]): r for r in results}
+    entries, windows = [], []
+    for line in programs:
+        pid = line["id"]
+        runs = {}  # variant -> [(span, rep, window)]
+        for (rid, variant, rep), window in sorted(ranges.items()):
+            if rid != pid:
+                continue
+            result = outcome.get((rid, variant, rep))
+            reason = None
+            if result is not None and not result.get("ok", True):
+                reason = result.get("error", "failed")
+            span = span_in(starts, ends, window)
+            if reason is None and span is None:
+                reason = "no GPU op inside the range"
+            if reason:
+                failed.append({"id": pid, "variant": variant, "rep": rep, "reason": reason})
+                continue
+            runs.setdefault(variant, []).append((span[1] - span[0], rep, window))
+        for (rid, variant, rep), result in sorted(outcome.items()):
+            if rid == pid and (rid, variant, rep) not in ranges:
+                failed.append({"id": pid, "variant": variant, "rep": rep,
+                               "reason": result.get("error", "no NVTX range in the trace")})
+        if "baseline" not in runs:
+            failed.append({"id": pid, "variant": "baseline", "reason": "no good baseline run: program left out"})
+            continue
+        base = sorted(runs["baseline"])
+        kept = base[(len(base) - 1) // 2]
+        windows.append(kept[2])
+        entry = {"id": pid, "seed": line.get("seed"), "shape": line.get("shape"),
+                 "trace": os.path.basename(trace),
+                 "baseline": {"window_ns": list(kept[2]), "kept_rep": kept[1],
+                              "spans_ns": [s for s, _, _ in sorted(runs["baseline"], key=lambda r: r[1])],
+                              "median_ns": round(statistics.median(s for s, _, _ in base))},
+                 "variants": {}}
+        for variant in line.get("variants", {}):
+            if variant == "baseline" or variant not in runs:
+                continue
+            spans = [s for s, _, _ in sorted(runs[variant], key=lambda r: r[1])]
+            entry["variants"][variant] = {"finding": finding_of(line, variant), "spans_ns": spans,
+                                          "median_ns": round(statistics.median(spans))}
+        entries.append(entry)
+    return entries, windows
+
+
+def trim(trace, out, windows):
+    """Copy trace to out keeping only rows that start inside one of windows ([start, end))."""
+    shutil.copyfile(trace, out)
+    db = sqlite3.connect(out)
+    db.execute("CREATE TEMP TABLE lab_keep (lo INTEGER, hi INTEGER)")
+    db.executemany("INSERT INTO lab_keep VALUES (?, ?)", windows)
+    for table in tables(db):
+        columns = [r[1] for r in db.execute(f'PRAGMA table_info("{table}")')]
+        if "start" in columns:
+            db.execute(f'DELETE FROM "{table}" WHERE NOT EXISTS (SELECT 1 FROM lab_keep k '
+                       f'WHERE "{table}".start >= k.lo AND "{table}".start < k.hi)')
+    db.commit()
+    db.execute("VACUUM")
+    db.close()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("out_dir")
+    parser.add_argument("--batch", nargs=3, action="append", required=True,
+                        metavar=("TRACE", "PROGRAMS", "RESULTS"))
+    parser.add_argument("--machine", default="")
+    parser.add_argument("--date", default=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    args = parser.parse_args()
+    os.makedirs(args.out_dir, exist_ok=True)
+    manifest = {"schema": "cuoverlap-lab-corpus/1", "machine": args.machine, "date": args.date,
+                "corpus": "programs.jsonl.gz", "programs": [], "failed": []}
+    names = set()
+    with gzip.open(os.path.join(args.out_dir, "programs.jsonl.gz"), "wt") as corpus:
+        for trace, programs_path, results_path in args.batch:
+            name = os.path.basename(trace)
+            if name in names:
+                sys.exit(f"lab_collect: two batches' traces are named {name}")
+            names.add(name)
+            programs = read_jsonl(programs_path)
+            entries, windows = collect_batch(trace, programs, read_jsonl(results_path), manifest["failed"])
+            trim(trace, os.path.join(args.out_dir, name), windows)
+            manifest["programs"] += entries
+            for line in programs:
+                corpus.write(json.dumps(line, separators=(",", ":")) + "\n")
+            cases = sum(len(e["variants"]) for e in entries)
+            print(f"lab_collect: {name}: {len(entries)} of {len(programs)} programs, {cases} cases")
+    with open(os.path.join(args.out_dir, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+        f.write("\n")
+    cases = sum(len(e["variants"]) for e in manifest["programs"])
+    print(f"lab_collect: {len(manifest['programs'])} programs, {cases} (program, transform) cases, "
+          f"{len(manifest['failed'])} failed runs -> {args.out_dir}/manifest.json")
+
+
+if __name__ == "__main__":
+    main()

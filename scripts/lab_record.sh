@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# On a GPU host: build the lab, generate PROGRAM_COUNT programs from SEED (workloads/lab/labgen),
+# record them in batches (one `cuoverlap record` of `cuoverlap-lab run` per batch, every variant
+# REPS times, interleaved) and collect everything into OUT_DIR/corpus (docs/lab.md):
+# manifest.json, the trimmed batch traces, programs.jsonl.gz. Log: OUT_DIR/lab_record.log.
+#   Usage: scripts/lab_record.sh OUT_DIR [PROGRAM_COUNT (320)] [SEED (1)]
+#   Env: BUILD_DIR (build-gpu), REPS (3), BATCH (50 programs), BATCH_TIMEOUT (150 s per batch),
+#        SKIP_BUILD=1 (use what BUILD_DIR holds)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+out=${1:?usage: lab_record.sh OUT_DIR [PROGRAM_COUNT] [SEED]}
+count=${2:-320}
+seed=${3:-1}
+build=${BUILD_DIR:-build-gpu}
+reps=${REPS:-3}
+batch=${BATCH:-50}
+batch_timeout=${BATCH_TIMEOUT:-150}
+mkdir -p "$out/batches" "$out/corpus"
+out=$(cd "$out" && pwd)
+logfile=$out/lab_record.log
+log() { echo "[$(date +%T)] $*" | tee -a "$logfile"; }
+started=$(date +%s)
+
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+  log "build ($build, Release): cuoverlap, the collector, cuoverlap-lab"
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release > "$out/configure.log" 2>&1 \
+    || { tail -30 "$out/configure.log"; exit 1; }
+  cmake --build "$build" -j"$(nproc)" --target cuoverlap cuoverlap_collector cuoverlap-lab > "$out/build.log" 2>&1 \
+    || { grep -B2 -A8 -E "error|FAILED" "$out/build.log" | head -80; exit 1; }
+fi
+cli=$root/$build/cli/cuoverlap
+lab=$root/$build/workloads/lab/cuoverlap-lab
+machine=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
+log "machine: ${machine:-unknown}"
+
+log "generate $count programs, seed $seed"
+(cd workloads/lab && python3 -m labgen generate --seed "$seed" --count "$count" --out "$out/programs.jsonl") \
+  >> "$logfile" 2>&1 || { log "the generator failed (see above)"; exit 1; }
+"$lab" check "$out/programs.jsonl" 2>&1 | tee -a "$logfile"
+[ "${PIPESTATUS[0]}" = 0 ] || { log "the generated programs do not validate"; exit 1; }
+rm -f "$out"/batches/batch*
+split -l "$batch" -d -a 3 --additional-suffix=.jsonl "$out/programs.jsonl" "$out/batches/batch"
+
+collect_args=()
+failed_batches=0
+for programs in "$out"/batches/batch*.jsonl; do
+  name=$(basename "$programs" .jsonl)
+  t0=$(date +%s.%N)
+  timeout --kill-after=10 "$batch_timeout" "$cli" record --force -o "$out/batches/$name.sqlite" -- \
+    "$lab" run "$programs" --reps "$reps" --results "$out/batches/$name.results.jsonl" \
+    > "$out/batches/$name.log" 2>&1
+  rc=$?
+  t1=$(date +%s.%N)
+  lines=$(wc -l < "$programs")
+  runs=$(cat "$out/batches/$name.results.jsonl" 2>/dev/null | wc -l)
+  bad=$(grep -c '"ok":false' "$out/batches/$name.results.jsonl" 2>/dev/null)
+  log "$name: $lines programs, $runs runs (${bad:-0} failed), rc=$rc, $(awk "BEGIN { printf \"%.1f\", $t1 - $t0 }") s"
+  [ "$rc" = 0 ] || { failed_batches=$((failed_batches + 1)); grep -m3 -E "^error" "$out/batches/$name.log" | tee -a "$logfile"; }
+  if [ -s "$out/batches/$name.sqlite" ]; then
+    touch "$out/batches/$name.results.jsonl"
+    collect_args+=(--batch "$out/batches/$name.sqlite" "$programs" "$out/batches/$name.results.jsonl")
+  fi
+done
+
+[ ${#collect_args[@]} -gt 0 ] || { log "no batch left a trace"; exit 1; }
+log "collect -> $out/corpus"
+python3 scripts/lab_collect.py "$out/corpus" --machine "${machine:-unknown}" "${collect_args[@]}" 2>&1 | tee -a "$logfile"
+[ "${PIPESTATUS[0]}" = 0 ] || { log "lab_collect.py failed"; exit 1; }
+du -sh "$out/corpus" | tee -a "$logfile"
+log "done in $(( $(date +%s) - started )) s; $failed_batches batches exited non-zero"

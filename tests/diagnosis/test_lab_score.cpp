@@ -1,0 +1,105 @@
+// The lab's score (cuoverlap/lab_score.h) on a corpus made here: one bundled trace as the baseline
+// run of a "program", and variants whose measured medians put the pageable-memcpy cost within,
+// beyond, and far from their savings, so that each verdict (within, off, false, missed) is reached.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <unistd.h>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cuoverlap/analysis.h"
+#include "cuoverlap/error.h"
+#include "cuoverlap/lab_score.h"
+#include "cuoverlap/reader.h"
+
+namespace cuoverlap {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Corpus {
+  fs::path dir;
+  Corpus() {
+    dir = fs::temp_directory_path() / ("cuoverlap-lab-score-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    fs::copy_file(std::string(CUOVERLAP_TEST_DATA) + "/streams_pageable.sqlite",
+                  dir / "batch000.sqlite", fs::copy_options::overwrite_existing);
+  }
+  ~Corpus() { fs::remove_all(dir); }
+  void write(const nlohmann::json& manifest) const {
+    std::ofstream(dir / "manifest.json") << manifest.dump();
+  }
+};
+
+Ns pageableCost(const std::string& path) {
+  const Trace trace = readTrace(path);
+  AnalysisOptions options;
+  options.steady_state = false;
+  const TraceReport report = analyzeTrace(trace, options);
+  Ns cost = 0;
+  for (const Finding& finding : report.findings) {
+    if (finding.id == "pageable-memcpy") cost += finding.time_ns;
+  }
+  return cost;
+}
+
+}  // namespace
+
+TEST_CASE("lab score: each case is judged against its transform's measured saving") {
+  const Corpus corpus;
+  const Ns cost = pageableCost((corpus.dir / "batch000.sqlite").string());
+  REQUIRE(cost > 100'000'000);  // 140 ms on the bundled H100 recording
+  const Ns span = 4 * cost;
+  auto variant = [&](const char* finding, Ns saving) {
+    return nlohmann::json{{"finding", finding}, {"spans_ns", {span - saving}},
+                          {"median_ns", span - saving}};
+  };
+  corpus.write({{"schema", "cuoverlap-lab-corpus/1"},
+                {"machine", "test"},
+                {"programs",
+                 {{{"id", "p1"},
+                   {"trace", "batch000.sqlite"},
+                   {"baseline",
+                    {{"window_ns", {std::numeric_limits<Ns>::min(), std::numeric_limits<Ns>::max()}},
+                     {"median_ns", span}}},
+                   {"variants",
+                    {{"pin-host", variant("pageable-memcpy", cost + cost / 5)},      // within
+                     {"pin-host-far", variant("pageable-memcpy", cost * 2)},         // off
+                     {"pin-host-nothing", variant("pageable-memcpy", span / 100)},   // false
+                     {"hoist-alloc", variant("slow-allocation", span / 10)}}}}}}});  // missed
+  const lab::LabScore score = lab::scoreCorpus(corpus.dir.string(), 2);
+  REQUIRE(score.cases.size() == 4);
+  std::map<std::string, lab::LabCase> by;
+  for (const lab::LabCase& c : score.cases) by[c.transform] = c;
+  CHECK(by["pin-host"].within);
+  CHECK(by["pin-host"].cost_ns == cost);
+  CHECK_FALSE(by["pin-host-far"].within);
+  CHECK(by["pin-host-nothing"].false_finding);
+  CHECK(by["hoist-alloc"].missed);
+  CHECK_FALSE(by["hoist-alloc"].fired);
+  REQUIRE(score.by_finding.size() == 2);
+  CHECK(score.by_finding[0].key == "pageable-memcpy");
+  CHECK(score.by_finding[0].cases == 3);
+  CHECK(score.by_finding[0].within == 1);
+  CHECK(score.by_finding[0].false_findings == 1);
+  CHECK_FALSE(lab::targetMisses(score, 1).empty());
+  CHECK(lab::targetMisses(score, 20).size() == 1);  // the false findings exceed 2% of 4 cases
+}
+
+TEST_CASE("lab score: a missing or malformed corpus is a UserError") {
+  const Corpus corpus;
+  CHECK_THROWS_AS(lab::scoreCorpus((corpus.dir / "nowhere").string()), UserError);
+  corpus.write({{"schema", "something-else"}});
+  CHECK_THROWS_AS(lab::scoreCorpus(corpus.dir.string()), UserError);
+  corpus.write({{"schema", "cuoverlap-lab-corpus/1"}, {"programs", {{{"id", "p1"}}}}});
+  CHECK_THROWS_WITH(lab::scoreCorpus(corpus.dir.string()),
+                    Catch::Contains("programs[0]"));
+}
+
+}  // namespace cuoverlap

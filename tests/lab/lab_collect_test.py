@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""scripts/lab_collect.py on a synthetic trace built here: spans from the GPU ops inside each
+`lab ID VARIANT #REP` range, medians, the kept baseline rep, failed runs, and the trimmed trace.
+
+  lab_collect_test.py PATH/TO/lab_collect.py
+"""
+import gzip
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import unittest
+
+COLLECT = None
+
+
+def make_trace(path):
+    db = sqlite3.connect(path)
+    db.executescript("""
+      CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
+      CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT, textId INTEGER);
+      CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, streamId INTEGER);
+      CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER, bytes INTEGER);
+      CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, end INTEGER, bytes INTEGER);
+      CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, nameId INTEGER);
+      CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT);
+      INSERT INTO TARGET_INFO_GPU VALUES (0, 'H100');
+      INSERT INTO StringIds VALUES (1, 'lab p1 baseline #2'), (2, 'lab warm-up');
+    """)
+    ranges = [  # name, start, end; p1 baseline #2 is named through StringIds
+        ("lab warm-up", 0, 900),
+        ("lab p1 baseline #1", 1000, 2000), ("lab p1 fix #1", 2000, 3000),
+        (None, 3000, 4000), ("lab p1 fix #2", 4000, 5000),
+        ("lab p1 baseline #3", 5000, 6000), ("lab p1 fix #3", 6000, 7000),
+        ("lab p2 baseline #1", 7000, 8000), ("lab p2 fix #1", 8000, 9000),
+        ("lab p3 baseline #1", 9000, 10000),
+    ]
+    for name, start, end in ranges:
+        text_id = 1 if name is None else None
+        db.execute("INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, ?, ?)", (start, end, name, text_id))
+    ops = {  # table -> (start, end): spans p1 baseline 500, 300, 400; fix 200, 100, (failed)
+        "KERNEL": [(100, 800), (1100, 1500), (3100, 3200), (5100, 5300), (7100, 7300),
+                   (8050, 8950), (9500, 10500)],
+        "MEMCPY": [(1500, 1600), (2100, 2300), (3300, 3400), (4100, 4200), (6100, 6200), (7300, 7400)],
+        "MEMSET": [(5300, 5500), (6300, 6350)],
+    }
+    for table, rows in ops.items():
+        db.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_{table} VALUES (?, ?, 0)", rows)
+    db.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 0)",
+                   [(50, 60), (3050, 3060), (5050, 5060), (7050, 7060)])
+    db.commit()
+    db.close()
+
+
+def write_jsonl(path, rows):
+    with open(path, "w") as f:
+        for row in rows:
+            f.write(json.dumps(row) + "\n")
+
+
+class LabCollectTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="lab_collect_test.")
+        trace = os.path.join(cls.dir, "batch0.sqlite")
+        make_trace(trace)
+        programs = [{"id": p, "seed": i, "shape": "chain", "findings": {"fix": "sync-in-loop"},
+                     "variants": {"baseline": {}, "fix": {}}} for i, p in enumerate(["p1", "p2", "p3"])]
+        write_jsonl(os.path.join(cls.dir, "programs.jsonl"), programs)
+        results = [{"id": p, "variant": v, "rep": r, "host_us": 1.0, "ok": True}
+                   for p, v, r in [("p1", "baseline", 1), ("p1", "fix", 1), ("p1", "baseline", 2),
+                                   ("p1", "baseline", 3), ("p1", "fix", 3), ("p2", "baseline", 1),
+                                   ("p2", "fix", 1), ("p3", "baseline", 1)]]
+        results.append({"id": "p1", "variant": "fix", "rep": 2, "host_us": 1.0, "ok": False,
+                        "error": "threads[0].steps[1]: kernel: launch failed"})
+        write_jsonl(os.path.join(cls.dir, "results.jsonl"), results)
+        cls.out = os.path.join(cls.dir, "corpus")
+        subprocess.run([sys.executable, COLLECT, cls.out, "--machine", "H100 test", "--date", "2026-01-01",
+                        "--batch", trace, os.path.join(cls.dir, "programs.jsonl"),
+                        os.path.join(cls.dir, "results.jsonl")], check=True, stdout=subprocess.DEVNULL)
+        with open(os.path.join(cls.out, "manifest.json")) as f:
+            cls.manifest = json.load(f)
+
+    def test_manifest_header(self):
+        self.assertEqual(self.manifest["schema"], "cuoverlap-lab-corpus/1")
+        self.assertEqual(self.manifest["machine"], "H100 test")
+        self.assertEqual(self.manifest["date"], "2026-01-01")
+
+    def test_spans_medians_and_kept_rep(self):
+        p1 = self.manifest["programs"][0]
+        self.assertEqual(p1["id"], "p1")
+        self.assertEqual(p1["trace"], "batch0.sqlite")
+        self.assertEqual(p1["baseline"]["spans_ns"], [500, 300, 400])
+        self.assertEqual(p1["baseline"]["median_ns"], 400)
+        self.assertEqual(p1["baseline"]["window_ns"], [5000, 6000])  # rep 3 holds the median
+        self.assertEqual(p1["variants"]["fix"], {"finding": "sync-in-loop", "spans_ns": [200, 250],
+                                                 "median_ns": 225})
+
+    def test_failed_runs_and_programs(self):
+        ids = [p["id"] for p in self.manifest["programs"]]
+        self.assertEqual(ids, ["p1", "p2"])  # p3's only op runs past its range's end
+        failed = {(f["id"], f["variant"], f.get("rep")): f["reason"] for f in self.manifest["failed"]}
+        self.assertIn("launch failed", failed[("p1", "fix", 2)])
+        self.assertEqual(failed[("p3", "baseline", 1)], "no GPU op inside the range")
+        self.assertIn(("p3", "baseline", None), failed)
+        # p2's fix: a kernel inside its range: span 900.
+        self.assertEqual(self.manifest["programs"][1]["variants"]["fix"]["spans_ns"], [900])
+
+    def test_trimmed_trace_keeps_only_kept_windows(self):
+        db = sqlite3.connect(os.path.join(self.out, "batch0.sqlite"))
+        kernels = db.execute("SELECT start FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start").fetchall()
+        self.assertEqual(kernels, [(5100,), (7100,)])
+        self.assertEqual(db.execute("SELECT start FROM CUPTI_ACTIVITY_KIND_MEMSET ORDER BY start").fetchall(),
+                         [(5300,)])
+        self.assertEqual(db.execute("SELECT start FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY start").fetchall(),
+                         [(5050,), (7050,)])
+        self.assertEqual(db.execute("SELECT text FROM NVTX_EVENTS ORDER BY start").fetchall(),
+                         [("lab p1 baseline #3",), ("lab p2 baseline #1",)])
+        self.assertEqual(db.execute("SELECT COUNT(*) FROM StringIds").fetchone()[0], 2)
+        self.assertEqual(db.execute("SELECT name FROM TARGET_INFO_GPU").fetchone()[0], "H100")
+
+    def test_corpus_copied_gzipped(self):
+        with gzip.open(os.path.join(self.out, "programs.jsonl.gz"), "rt") as f:
+            self.assertEqual([json.loads(line)["id"] for line in f], ["p1", "p2", "p3"])
+
+
+if __name__ == "__main__":
+    COLLECT = sys.argv.pop(1)
+    unittest.main()

@@ -1,0 +1,88 @@
+"""defer-read: read a loop's result one iteration later (blocking-sync-call: "synchronize on an
+event as late as possible").
+
+A loop body that copies a result to a host buffer H, synchronizes (device or the copy's stream) and
+reads H becomes double-buffered: iteration i copies into H[i % 2] and records event e[i % 2] on the
+copy's stream, then synchronizes e[(i - 1) % 2] and reads H[(i - 1) % 2], so the GPU works on step
+i while the host waits only for step i - 1. The body is unrolled by two (a remainder iteration
+follows); after the loop the last result is synchronized and read.
+"""
+import copy
+
+from ..program import NotApplicable, buffers, clone, fresh_name, names, walk_lists
+
+ID = "defer-read"
+FINDING = "blocking-sync-call"
+DOES = "double-buffers a loop's result: waits on the event of the previous iteration instead of syncing the current one"
+
+
+def apply(program):
+    out = clone(program)
+    for thread in out["threads"]:
+        for steps in walk_lists(thread["steps"]):
+            for i, loop in enumerate(steps):
+                if loop["op"] == "loop" and loop["count"] >= 2:
+                    shape = _shape(out, loop["body"])
+                    if shape is not None:
+                        steps[i:i + 1] = _deferred(out, loop, shape)
+                        return out
+    return NotApplicable("no loop synchronizes to read a result it copied asynchronously")
+
+
+def _shape(program, body):
+    """(copy index, sync index, read index) of: async copy into host H, sync, host_read H."""
+    kinds = buffers(program)
+    declared = {b["name"] for b in program["buffers"]}
+    syncs = [i for i, s in enumerate(body) if s["op"] == "sync"]
+    reads = [i for i, s in enumerate(body) if s["op"] == "host_read"]
+    if len(syncs) != 1 or len(reads) != 1 or syncs[0] > reads[0]:
+        return None
+    sync, read = syncs[0], reads[0]
+    host = body[read]["buffer"]
+    if host not in declared or kinds[host]["kind"] == "managed":
+        return None
+    copies = [i for i in range(sync) if body[i]["op"] == "copy" and body[i]["dst"] == host
+              and body[i].get("async", True)]
+    if not copies or body[sync]["what"] == "event" or any(
+            s["op"] in ("loop", "alloc", "free") or not s.get("async", True) for s in body):
+        return None
+    if body[sync]["what"] == "stream" and body[sync]["stream"] != body[copies[-1]]["stream"]:
+        return None
+    return copies[-1], sync, read
+
+
+def _deferred(program, loop, shape):
+    at_copy, at_sync, at_read = shape
+    body = loop["body"]
+    host, stream = body[at_read]["buffer"], body[at_copy]["stream"]
+    kind = buffers(program)[host]
+    other = fresh_name(names(program, "buffers"), host + "_next")
+    program["buffers"].append({"name": other, "kind": kind["kind"], "bytes": kind["bytes"]})
+    events = [fresh_name(names(program, "events"), "%s_done%d" % (host, j)) for j in (0, 1)]
+    for e in events:
+        program["events"].append({"name": e})
+    bufs = [host, other]
+
+    def iteration(j):
+        steps = []
+        for i, s in enumerate(body):
+            if i == at_sync:
+                continue
+            t = copy.deepcopy(s)
+            if i == at_read:
+                t["buffer"] = bufs[1 - j]
+                steps.append({"op": "sync", "what": "event", "event": events[1 - j]})
+            elif t["op"] == "copy" and t["dst"] == host:
+                t["dst"] = bufs[j]
+            steps.append(t)
+            if i == at_copy:
+                steps.append({"op": "record", "event": events[j], "stream": stream})
+        return steps
+
+    n = loop["count"]
+    out = [{"op": "loop", "count": n // 2, "body": iteration(0) + iteration(1)}]
+    if n % 2:
+        out += iteration(0)
+    last = (n - 1) % 2
+    return out + [{"op": "sync", "what": "event", "event": events[last]},
+                  {"op": "host_read", "buffer": bufs[last]}]

@@ -1,0 +1,41 @@
+"""hoist-alloc: an alloc/free pair inside a loop body -> one alloc before the loop and one free
+after it (implicit-sync-call: the finding costs allocation and free calls between GPU work,
+those that synchronize the device and those that are slow themselves, pinned or managed)."""
+from ..program import NotApplicable, all_steps, clone, walk_lists
+
+ID = "hoist-alloc"
+FINDING = "implicit-sync-call"
+DOES = "moves alloc/free pairs out of loops: one alloc before the loop, one free after"
+
+
+def apply(program):
+    out = clone(program)
+    hoisted = 0
+    changed = True
+    while changed:
+        changed = False
+        for thread in out["threads"]:
+            for steps in walk_lists(thread["steps"]):
+                for i, step in enumerate(steps):
+                    if step["op"] == "loop" and _hoist(steps, i):
+                        hoisted += 1
+                        changed = True
+                        break
+    if not hoisted:
+        return NotApplicable("no allocation inside a loop")
+    return out
+
+
+def _hoist(steps, i):
+    loop = steps[i]
+    body = loop["body"]
+    for alloc in [s for s in body if s["op"] == "alloc"]:
+        free = next((s for s in body if s["op"] == "free" and s["buffer"] == alloc["buffer"]), None)
+        if free is None:
+            continue
+        body.remove(alloc)
+        body.remove(free)
+        steps.insert(i, alloc)
+        steps.insert(i + 2, free)
+        return True
+    return False

@@ -1,0 +1,125 @@
+"""multi-stream: a loop of copy-in / kernels / copy-out on one stream, with pinned host memory,
+split round-robin over 2-3 created streams (blocking if the loop's stream was; not from the
+legacy stream: that is own-streams' fix), each with its own copy of the buffers the
+body writes (single-stream; also what low-overlap points at).
+
+The loop is unrolled by the stream count (the remainder iterations follow it); A synchronize of the stream inside the body synchronizes the iteration's stream; GPU work
+issued on the stream before the loop is waited for by every new stream, and synchronizes of the stream after
+the loop become synchronizes of every new stream.
+"""
+from ..program import (NotApplicable, buffers, clone, fresh_name, names, stream_kinds, walk,
+                       walk_lists)
+
+ID = "multi-stream"
+FINDING = "single-stream"
+DOES = "splits a one-stream copy/kernel/copy loop round-robin over 2-3 non-blocking streams with per-stream buffers"
+BODY_OPS = ("copy", "kernel", "memset")
+
+
+def apply(program):
+    out = clone(program)
+    for thread in out["threads"]:
+        steps = thread["steps"]
+        for i, loop in enumerate(steps):
+            reason = _unfit(out, steps, i)
+            if reason is None:
+                _split(out, steps, i)
+                return out
+    return NotApplicable("no top-level loop of async copies and kernels on one stream with pinned memory")
+
+
+def _unfit(program, steps, i):
+    loop = steps[i]
+    if loop["op"] != "loop" or loop["count"] < 2:
+        return "not a loop of 2+ iterations"
+    body = loop["body"]
+    if not body or any((s["op"] not in BODY_OPS or not s.get("async", True)) and not _own_sync(s)
+                       for s in body):
+        return "body holds more than async copies, kernels, memsets and stream synchronizes"
+    if len({s["stream"] for s in body}) != 1 or not any(s["op"] == "copy" for s in body):
+        return "body not on one stream or without copies"
+    kinds = buffers(program)
+    used = {s.get(k) for s in body for k in ("src", "dst", "buffer")} - {None}
+    if any(kinds[b]["kind"] == "pageable" for b in used):
+        return "pageable copies: pin first"
+    declared = {b["name"] for b in program["buffers"]}
+    if not used <= declared:
+        return "allocated buffers"
+    stream = body[0]["stream"]
+    if stream_kinds(program)[stream] == "legacy":
+        return "on the legacy stream: own-streams' fix first"
+    for later in steps[i + 1:]:
+        for s in walk([later]):
+            if s.get("stream") == stream and s["op"] != "sync":
+                return "the stream has more work after the loop"
+    return None
+
+
+def _split(program, steps, i):
+    loop = steps[i]
+    body, stream = loop["body"], loop["body"][0]["stream"]
+    k = min(3, loop["count"])
+    kinds = buffers(program)
+    new_streams = []
+    kind = "blocking" if stream_kinds(program)[stream] == "blocking" else "nonblocking"
+    for j in range(k):
+        name = fresh_name(names(program, "streams"), "%s_part%d" % (stream, j))
+        program["streams"].append({"name": name, "kind": kind})
+        new_streams.append(name)
+    written = sorted({b for s in body for b in _writes(s)})
+    copies = [{b: b for b in written}]
+    for j in range(1, k):
+        rename = {}
+        for b in written:
+            rename[b] = fresh_name(names(program, "buffers"), "%s_part%d" % (b, j))
+            program["buffers"].append({"name": rename[b], "kind": kinds[b]["kind"],
+                                       "bytes": kinds[b]["bytes"]})
+        copies.append(rename)
+    iteration = [_renamed(body, new_streams[j], copies[j]) for j in range(k)]
+    head = _wait_for_earlier(program, steps[:i], stream, new_streams)
+    unrolled = [{"op": "loop", "count": loop["count"] // k, "body": sum(iteration, [])}]
+    tail = sum((_renamed(body, new_streams[j], copies[j]) for j in range(loop["count"] % k)), [])
+    steps[i:i + 1] = head + unrolled + tail
+    start = i + len(head) + 1 + len(tail)
+    _expand_syncs(steps, stream, new_streams, start)
+    for later in steps[start:]:
+        if later["op"] == "loop":
+            for lst in walk_lists(later["body"]):
+                _expand_syncs(lst, stream, new_streams, 0)
+
+
+def _own_sync(step):
+    return step["op"] == "sync" and step["what"] == "stream"
+
+
+def _writes(step):
+    if step["op"] == "copy":
+        return [step["dst"]]
+    return [step["buffer"]] if step["op"] in ("kernel", "memset") and step.get("buffer") else []
+
+
+def _renamed(body, stream, rename):
+    out = []
+    for s in body:
+        t = dict(s, stream=stream)  # a synchronize of the loop's stream: of the iteration's
+        for key in ("src", "dst", "buffer"):
+            if key in t:
+                t[key] = rename.get(t[key], t[key])
+        out.append(t)
+    return out
+
+
+def _wait_for_earlier(program, before, stream, new_streams):
+    if not any(s.get("stream") == stream and s["op"] in BODY_OPS for b in before for s in walk([b])):
+        return []
+    event = fresh_name(names(program, "events"), stream + "_ready")
+    program["events"].append({"name": event})
+    return [{"op": "record", "event": event, "stream": stream}] + \
+        [{"op": "wait", "event": event, "stream": s} for s in new_streams]
+
+
+def _expand_syncs(steps, stream, new_streams, start):
+    for i in range(len(steps) - 1, start - 1, -1):
+        s = steps[i]
+        if s["op"] == "sync" and s.get("what") == "stream" and s["stream"] == stream:
+            steps[i:i + 1] = [{"op": "sync", "what": "stream", "stream": n} for n in new_streams]

@@ -1,0 +1,83 @@
+"""overlap-host: host compute that does not depend on the GPU result of the same iteration runs
+while the GPU works: moved after the step list's last launch before its first blocking step
+(host-busy).
+
+In a loop body, host work before the first launch prepares that iteration's input (a data loader):
+it is software-pipelined (made one iteration ahead: once before the loop for the first input, then
+after each iteration's launches for the next, the last iteration peeled so it makes none), so the
+host work is done as many times as before. Host work between launches simply moves after them.
+Host work after a host read, synchronize or synchronous call depends on the GPU and stays.
+"""
+import copy
+
+from ..program import NotApplicable, clone, walk_lists
+
+ID = "overlap-host"
+FINDING = "host-busy"
+DOES = "moves host compute that does not depend on this iteration's GPU result to run while the GPU works"
+LAUNCH = ("copy", "memset", "kernel", "record", "wait", "graph_launch", "prefetch")
+
+
+def _launch(step):
+    return step["op"] in LAUNCH and step.get("async", True)
+
+
+def _plan(body):
+    """(index after the last launch before the first blocking step, pre, mid) or None."""
+    first_block = next((i for i, s in enumerate(body) if not _launch(s) and s["op"] != "host"),
+                       len(body))
+    launches = [i for i in range(first_block) if _launch(body[i])]
+    if not launches:
+        return None
+    first, last = launches[0], launches[-1]
+    pre = [i for i in range(first) if body[i]["op"] == "host"]
+    mid = [i for i in range(first, last) if body[i]["op"] == "host"]
+    return (last + 1, pre, mid) if pre or mid else None
+
+
+def _moved(body, plan, take):
+    end, pre, mid = plan
+    moved = [i for i in pre + mid if i in take]
+    hosts = [body[i] for i in moved]
+    rest = [s for i, s in enumerate(body[:end]) if i not in moved]
+    return rest + hosts + body[end:]
+
+
+def apply(program):
+    out = clone(program)
+    changed = 0
+    for thread in out["threads"]:
+        for steps in list(walk_lists(thread["steps"])):
+            changed += _in_list(steps)
+    if not changed:
+        return NotApplicable("no host compute runs before or between the launches it could overlap")
+    return out
+
+
+def _in_list(steps):
+    changed = 0
+    for i in range(len(steps) - 1, -1, -1):
+        loop = steps[i]
+        if loop["op"] != "loop":
+            continue
+        plan = _plan(loop["body"])
+        if plan is None:
+            continue
+        body, (end, pre, mid) = loop["body"], plan
+        if not mid and (loop["count"] < 2 or end == len(body)):
+            continue  # one iteration, or a body that never waits: the same order either way
+        prologue = [body[j] for j in pre]
+        piped = _moved(body, plan, set(pre + mid))
+        rest = [copy.deepcopy(s) for j, s in enumerate(body) if j not in pre]
+        rest_plan = _plan(rest) or (0, [], [])
+        last = _moved(rest, rest_plan, set(rest_plan[2]))
+        replacement = prologue
+        if loop["count"] > 1:
+            replacement.append({"op": "loop", "count": loop["count"] - 1, "body": piped})
+        replacement += last if pre else []
+        if not pre:
+            replacement = [{"op": "loop", "count": loop["count"], "body": piped}]
+        steps[i:i + 1] = replacement
+        changed += 1
+    return changed
+

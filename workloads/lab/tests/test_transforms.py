@@ -1,0 +1,222 @@
+"""Each transform changes exactly what its fix changes; remove-sync and drop-wait stay safe."""
+import copy
+import re
+import unittest
+
+from labgen.ordering import ISSUING, before_masks, conflict_masks, thread_ops
+from labgen.program import NotApplicable, all_steps, buffers, stream_kinds
+from labgen.transforms import drop_wait, remove_sync
+from labgen.validate import validate
+
+from .corpus import executed, lines
+
+PART = re.compile(r"_(part\d+|next)$")
+
+
+def norm(program, drop=(), fields=(), rename=False):
+    """The executed steps without the ops in `drop` and the fields in `fields`."""
+    out = []
+    for s in executed(program):
+        if s["op"] in drop:
+            continue
+        t = {k: v for k, v in s.items() if k not in fields}
+        if rename:
+            t = {k: PART.sub("", v) if isinstance(v, str) else v for k, v in t.items()}
+        out.append(t)
+    return out
+
+
+def count(program, pred):
+    return sum(1 for s in executed(program) if pred(s))
+
+
+def _sync(s):
+    return s["op"] == "sync"
+
+
+class DiffersInWhatItFixes(unittest.TestCase):
+    def each(self, tid):
+        found = 0
+        for line in lines():
+            if tid in line["variants"]:
+                found += 1
+                yield line["id"], line["variants"]["baseline"], line["variants"][tid]
+        self.assertGreater(found, 0)
+
+    def test_remove_sync(self):
+        for pid, base, var in self.each("remove-sync"):
+            self.assertEqual(norm(base, ["sync"]), norm(var, ["sync"]), pid)
+            self.assertLess(count(var, _sync), count(base, _sync), pid)
+
+    def test_defer_read(self):
+        for pid, base, var in self.each("defer-read"):
+            drop = ["sync", "record", "host_read"]
+            self.assertEqual(norm(base, drop), norm(var, drop, rename=True), pid)
+            self.assertLess(count(var, lambda s: _sync(s) and s["what"] != "event"),
+                            count(base, lambda s: _sync(s) and s["what"] != "event"), pid)
+
+    def test_pin_host(self):
+        for pid, base, var in self.each("pin-host"):
+            self.assertEqual(norm(base, fields=["kind"]), norm(var, fields=["kind"]), pid)
+            b, v = buffers(base), buffers(var)
+            changed = {n for n in b if b[n]["kind"] != v[n]["kind"]}
+            self.assertTrue(changed, pid)
+            self.assertTrue(all(b[n]["kind"] == "pageable" and v[n]["kind"] == "pinned"
+                                for n in changed), pid)
+
+    def test_async_copy_and_memset(self):
+        for tid, op in (("async-copy", "copy"), ("async-memset", "memset")):
+            for pid, base, var in self.each(tid):
+                fields = ["async", "stream"]
+                self.assertEqual(norm(base, ["sync"], fields), norm(var, ["sync"], fields), pid)
+                self.assertEqual(count(var, lambda s: s["op"] == op and not s.get("async", True)),
+                                 0, pid)
+
+    def test_own_streams(self):
+        for pid, base, var in self.each("own-streams"):
+            self.assertEqual(norm(base, ["sync"], ["stream"]), norm(var, ["sync"], ["stream"]), pid)
+            kinds = stream_kinds(var)
+            self.assertFalse([s for s in all_steps(var) if kinds.get(s.get("stream")) == "legacy"])
+
+    def test_nonblocking_streams(self):
+        for pid, base, var in self.each("nonblocking-streams"):
+            self.assertEqual(norm(base, ["sync"]), norm(var, ["sync"]), pid)
+            self.assertNotIn("blocking", stream_kinds(var).values(), pid)
+
+    def test_drop_wait(self):
+        for pid, base, var in self.each("drop-wait"):
+            self.assertEqual(norm(base, ["wait"]), norm(var, ["wait"]), pid)
+            waits = lambda s: s["op"] == "wait"
+            self.assertLess(count(var, waits), count(base, waits), pid)
+
+    def test_merge_copies(self):
+        for pid, base, var in self.each("merge-copies"):
+            self.assertEqual(norm(base, ["copy"]), norm(var, ["copy"]), pid)
+
+    def test_hoist_alloc(self):
+        for pid, base, var in self.each("hoist-alloc"):
+            self.assertEqual(norm(base, ["alloc", "free"]), norm(var, ["alloc", "free"]), pid)
+            allocs = lambda s: s["op"] == "alloc"
+            self.assertLess(count(var, allocs), count(base, allocs), pid)
+
+    def test_prefetch_managed(self):
+        for pid, base, var in self.each("prefetch-managed"):
+            self.assertEqual(norm(base), norm(var, ["prefetch"]), pid)
+            self.assertGreater(count(var, lambda s: s["op"] == "prefetch"), 0, pid)
+
+    def test_graph_capture(self):
+        for pid, base, var in self.each("graph-capture"):
+            self.assertEqual(norm(base), norm(var), pid)
+            self.assertGreater(len(var["graphs"]), len(base["graphs"]), pid)
+
+    def test_overlap_host(self):
+        for pid, base, var in self.each("overlap-host"):
+            self.assertEqual(norm(base, ["host"]), norm(var, ["host"]), pid)
+            hosts = lambda p: sorted(s["us"] for s in executed(p) if s["op"] == "host")
+            self.assertEqual(hosts(base), hosts(var), pid)
+            self.assertNotEqual(norm(base), norm(var), pid)
+
+    def test_multi_stream(self):
+        for pid, base, var in self.each("multi-stream"):
+            drop = ["sync", "record", "wait"]
+            self.assertEqual(norm(base, drop, ["stream"]), norm(var, drop, ["stream"], True), pid)
+            self.assertGreater(len(var["streams"]), len(base["streams"]), pid)
+
+
+def program(steps, buffers_=("d0", "d1"), streams=("s0", "s1", "s2"), events=("e0", "e1")):
+    p = {"schema": "cuoverlap-lab/1", "id": "t", "graphs": [],
+         "buffers": [{"name": b, "kind": "device", "bytes": 4096} for b in buffers_]
+         + [{"name": "h0", "kind": "pinned", "bytes": 4096}],
+         "streams": [{"name": s, "kind": "nonblocking"} for s in streams],
+         "events": [{"name": e} for e in events],
+         "threads": [{"name": "main", "steps": steps}]}
+    assert validate(p) == [], validate(p)
+    return p
+
+
+def k(stream, buffer):
+    return {"op": "kernel", "stream": stream, "grid": 1, "us": 5, "buffer": buffer}
+
+
+def rec(event, stream):
+    return {"op": "record", "event": event, "stream": stream}
+
+
+def wait(event, stream):
+    return {"op": "wait", "event": event, "stream": stream}
+
+
+D2H = {"op": "copy", "dst": "h0", "src": "d0", "bytes": 4096, "stream": "s1"}
+READ = {"op": "host_read", "buffer": "h0"}
+
+
+def sync(stream=None):
+    return {"op": "sync", "what": "stream", "stream": stream} if stream else {"op": "sync", "what": "device"}
+
+
+class RemoveSyncIsSafe(unittest.TestCase):
+    def test_keeps_the_sync_a_read_needs(self):
+        p = program([k("s1", "d0"), D2H, sync("s1"), READ])
+        self.assertIsInstance(remove_sync.apply(p), NotApplicable)
+
+    def test_removes_a_sync_of_the_wrong_stream_or_a_second_one(self):
+        p = program([k("s1", "d0"), D2H, sync("s0"), sync("s1"), sync(), READ, k("s0", "d1"), sync()])
+        steps = remove_sync.apply(p)["threads"][0]["steps"]
+        self.assertEqual([s["op"] for s in steps], ["kernel", "copy", "sync", "host_read", "kernel"])
+        self.assertIn(steps[2], (sync("s1"), sync()))
+
+    def test_a_wait_carries_protection(self):
+        p = program([D2H, rec("e0", "s1"), wait("e0", "s0"), sync("s0"), READ])
+        self.assertIsInstance(remove_sync.apply(p), NotApplicable)
+        p = program([D2H, rec("e0", "s1"), sync("s0"), READ, sync("s1")])
+        self.assertIsInstance(remove_sync.apply(p), dict)
+
+
+class DropWaitIsSafe(unittest.TestCase):
+    def test_keeps_a_wait_for_data(self):
+        p = program([k("s0", "d0"), rec("e0", "s0"), wait("e0", "s1"), k("s1", "d0")])
+        self.assertIsInstance(drop_wait.apply(p), NotApplicable)
+
+    def test_drops_a_wait_for_other_data(self):
+        p = program([k("s0", "d0"), rec("e0", "s0"), wait("e0", "s1"), k("s1", "d1")])
+        out = drop_wait.apply(p)
+        self.assertEqual([s["op"] for s in out["threads"][0]["steps"]], ["kernel", "record", "kernel"])
+        self.assertEqual(drop_wait.finding(p), "cross-stream-kernel-wait")
+
+    def test_keeps_a_chain_that_carries_data(self):
+        p = program([k("s0", "d0"), rec("e0", "s0"), wait("e0", "s1"), k("s1", "d1"),
+                     rec("e1", "s1"), wait("e1", "s2"), k("s2", "d0")])
+        self.assertIsInstance(drop_wait.apply(p), NotApplicable)
+
+    def test_a_loop_carries_a_dependence_to_the_next_iteration(self):
+        # s1 reads d0 after the wait; the next iteration's s0 kernel rewrites d0 (no wait for
+        # that), so the wait is still the only thing ordering s0 -> s1.
+        body = [k("s0", "d0"), rec("e0", "s0"), wait("e0", "s1"), k("s1", "d0")]
+        p = program([{"op": "loop", "count": 3, "body": copy.deepcopy(body)}])
+        self.assertIsInstance(drop_wait.apply(p), NotApplicable)
+
+    def test_corpus_drops_no_ordered_dependence(self):
+        for line in lines():
+            var = line["variants"].get("drop-wait")
+            if var is None:
+                continue
+            base = line["variants"]["baseline"]
+            for bt, vt in zip(base["threads"], var["threads"]):
+                self.assertOrdered(base, bt, var, vt, line["id"])
+
+    def assertOrdered(self, base, bt, var, vt, pid):
+        bops, vops = thread_ops(base, bt["steps"]), thread_ops(var, vt["steps"])
+        bi = [i for i, o in enumerate(bops) if o[0]["op"] in ISSUING]
+        vi = [i for i, o in enumerate(vops) if o[0]["op"] in ISSUING]
+        self.assertEqual(len(bi), len(vi), pid)
+        to_var = dict(zip(bi, vi))
+        bmask, vmask = before_masks(bops), before_masks(vops)
+        for j, conflicts in conflict_masks(bops).items():
+            ordered = conflicts & bmask.get(j, 0)
+            for i in bi:
+                if ordered >> i & 1:
+                    self.assertTrue(vmask[to_var[j]] >> to_var[i] & 1, "%s ops %d -> %d" % (pid, i, j))
+
+
+if __name__ == "__main__":
+    unittest.main()
