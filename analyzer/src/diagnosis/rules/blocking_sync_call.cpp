@@ -1,11 +1,12 @@
 // blocking-sync-call: cudaDeviceSynchronize / cudaStreamSynchronize / cudaEventSynchronize (and
 // the driver's cuCtx/cuStream/cuEventSynchronize) called while GPU work was in flight (the device
-// busy for at least 1 µs during the call) and followed by more GPU work, except those the host
-// needs (needed_syncs.h: a synchronize that brings a DtoH copy's result back, or orders a
-// synchronous copy after other streams' work): their fix is to wait later, not to remove them.
-// Cost: how much sooner the work would end without these calls, from the what-if schedule with
-// the host modelled (schedule_estimate.h, host_timeline.h): the span as recorded minus the span
-// with every such call waiting for nothing. That counts both the device idle after each drain and
+// busy for at least 1 µs during the call) and followed by more GPU work, except a synchronize
+// that orders a synchronous copy after other streams' work (needed_syncs.h: kKept).
+// The fix (needed_syncs.h): remove a synchronize that brings nothing back; one that brings a DtoH
+// copy's result back waits for the previous step's result instead (double-buffered).
+// Cost: how much sooner the work would end with that fix, from the what-if schedule with the host
+// modelled (schedule_estimate.h, host_timeline.h): the span as recorded minus the span with each
+// removable call waiting for nothing and each deferrable one for its predecessor's work. That counts both the device idle after each drain and
 // the overlap the waits prevented (work of the next chunk that the host could have issued while
 // the device was busy with this one). Where (ledger): per call (host_blocking_cost.cpp) the device
 // idle time after the drain that the next op could have been spared, capped at the call's lead
@@ -29,40 +30,44 @@ namespace cuoverlap::diagnosis {
 
 std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
   const HostTimeline host = buildHostTimeline(view);
-  const std::vector<bool> needed = neededSyncs(view, host);
-  std::vector<std::size_t> kept;  // synchronizes the host needs, sorted by call
+  const std::vector<SyncNeed> needs = syncNeeds(view, host);
+  std::vector<std::size_t> kept;  // synchronizes that order a synchronous copy, sorted by call
+  std::vector<std::size_t> deferrable;  // synchronizes that bring a result back, sorted by call
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
-    if (needed[b]) kept.push_back(host.barriers[b].call);
+    if (needs[b] == SyncNeed::kKept) kept.push_back(host.barriers[b].call);
+    if (needs[b] == SyncNeed::kDeferrable) deferrable.push_back(host.barriers[b].call);
   }
+  std::sort(deferrable.begin(), deferrable.end());
   std::sort(kept.begin(), kept.end());
   FindingBuilder builder(view, "blocking-sync-call", Severity::kWarning);
   for (const HostBlockingCharge& charge : chargeHostBlockingCalls(view)) {
     if (!isExplicitSync(view.callKind(charge.call))) continue;
     if (std::binary_search(kept.begin(), kept.end(), charge.call)) continue;
+    const bool brings_back = std::binary_search(deferrable.begin(), deferrable.end(), charge.call);
     builder.add(charge.idle,
                 evidenceForCall(view, charge.call, 0,
                                 fmt::format("blocked {} while the device had work, then {} after "
                                             "it drained; the device idled {} that the next op "
-                                            "could have been spared",
+                                            "could have been spared{}",
                                             units::formatDuration(charge.lead),
                                             units::formatDuration(charge.drain),
-                                            units::formatDuration(charge.idle.length()))));
+                                            units::formatDuration(charge.idle.length()),
+                                            brings_back ? " (it brings a copy's result back: wait "
+                                                          "for the previous step's instead)"
+                                                        : "")));
   }
   if (builder.count() == 0) return std::nullopt;
   if (!host.empty()) {
-    // Every explicit synchronize the host does not need goes, not only those that blocked while
-    // work was in flight: a second synchronize right after the first would otherwise block in
-    // their place.
+    // Every removable synchronize goes, not only those that blocked while work was in flight: a
+    // second synchronize right after the first would otherwise block in their place.
     std::vector<CallChange> removed;
     for (std::size_t b = 0; b < host.barriers.size(); ++b) {
-      const HostBarrier& barrier = host.barriers[b];
-      if (isExplicitSync(view.callKind(barrier.call)) && !needed[b]) {
-        removed.push_back({barrier.call, false, 0});
-      }
+      if (needs[b] == SyncNeed::kRemovable) removed.push_back({host.barriers[b].call, false, 0});
     }
     const ScheduleModel model(view, host);
+    const ScheduleModel fixed(view, deferredTimeline(view, host, needs));
     const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
-    builder.estimateSaving(std::max<Ns>(0, model.span(waits) - model.span(waits, {}, {}, removed)));
+    builder.estimateSaving(std::max<Ns>(0, model.span(waits) - fixed.span(waits, {}, {}, removed)));
   }
   if (builder.time() < kMinimumCostNs) return std::nullopt;
   return builder.build(
