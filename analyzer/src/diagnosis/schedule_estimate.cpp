@@ -359,6 +359,21 @@ ScheduleModel::ScheduleModel(const DeviceView& view) : recorded_span_(view.spanL
   for (std::size_t r = 0; r < n; ++r) rank_[order[r]] = r;
 }
 
+ScheduleModel ScheduleModel::withLanes(const std::vector<std::uint64_t>& lane) const {
+  ScheduleModel split = *this;
+  const std::size_t n = size();
+  split.stream_prev_.assign(n, -1);
+  split.stream_next_.assign(n, -1);
+  std::unordered_map<std::uint64_t, std::int64_t> last_on_lane;
+  for (std::size_t pos = 0; pos < n && pos < lane.size(); ++pos) {
+    auto [it, inserted] = last_on_lane.try_emplace(lane[pos], -1);
+    split.stream_prev_[pos] = it->second;
+    if (it->second >= 0) split.stream_next_[static_cast<std::size_t>(it->second)] = static_cast<std::int64_t>(pos);
+    it->second = static_cast<std::int64_t>(pos);
+  }
+  return split;
+}
+
 ScheduleModel::ScheduleModel(const DeviceView& view, const HostTimeline& host) : ScheduleModel(view) {
   if (!host.empty()) addHost(host);
 }

@@ -78,6 +78,10 @@ class ScheduleModel {
   // Saving of removing `removed` from the constraints `kept` + `removed`: never negative.
   Ns savingWithout(const std::vector<OrderEdge>& kept, const std::vector<OrderEdge>& removed) const;
 
+  // The same model with op p on stream `lane[p]` (one entry per position): stream order then
+  // chains the ops of each lane in position order (single-stream's split over streams).
+  ScheduleModel withLanes(const std::vector<std::uint64_t>& lane) const;
+
   std::size_t size() const { return duration_.size(); }
   double share(std::size_t position) const { return share_[position]; }
 
