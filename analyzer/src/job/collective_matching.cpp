@@ -25,7 +25,7 @@ namespace {
 constexpr Ns kSameClockSpreadNs = 1'000'000'000;
 
 const RankCollective* firstCollective(const RankTimeline& rank) {
-  return rank.streams.empty() ? nullptr : &rank.streams.front().collectives.front();
+  return rank.streams.empty() ? nullptr : &rank.streams.front().first;
 }
 
 }  // namespace
@@ -64,36 +64,92 @@ std::pair<std::vector<Ns>, std::string> alignClocks(const std::vector<RankTimeli
                                      "first matched collective (skews are relative to it)")};
 }
 
-std::vector<Match> matchCollectives(const std::vector<RankTimeline>& ranks,
-                                    const std::vector<Ns>& offsets) {
+namespace {
+
+// Collectives per slice of every rank together: a slice of 4,096 ranks holds 64 sequence numbers
+// of each (about 20 MB); a slice of 2 ranks, 131,072.
+constexpr std::uint64_t kSliceCollectives = std::uint64_t{1} << 18;
+constexpr std::uint64_t kMinSlice = 64;
+
+// One rank's collectives [from, from + size) of the stream being matched: in place when the
+// rank holds them, else read into `buffer`.
+struct RankSlice {
+  std::vector<RankCollective> buffer;
+  const RankCollective* base = nullptr;
+  std::uint64_t from = 0;
+  std::uint64_t size = 0;
+};
+
+void readSlice(const RankTimeline& rank, std::size_t stream, std::uint64_t from, std::uint64_t to,
+               RankSlice& slice) {
+  slice.from = from;
+  slice.size = 0;
+  if (stream >= rank.streams.size() || from >= rank.streams[stream].count) return;
+  to = std::min(to, rank.streams[stream].count);
+  if (rank.reader) {
+    rank.reader->read(stream, from, to, slice.buffer);
+    slice.base = slice.buffer.data();
+  } else {
+    slice.base = rank.streams[stream].collectives.data() + from;
+  }
+  slice.size = to - from;
+}
+
+void measureMatch(const std::vector<Ns>& offsets, Match& match) {
+  Ns first = 0, last = 0;
+  match.type_mismatch = false;
+  for (std::size_t i = 0; i < match.by_rank.size(); ++i) {
+    const std::size_t row = match.by_rank[i].first;
+    const RankCollective* c = match.by_rank[i].second;
+    const Ns start = c->start - offsets[row];
+    if (i == 0 || start < first) { first = start; match.first_row = row; }
+    if (i == 0 || start > last) { last = start; match.last_row = row; }
+    match.type_mismatch |= c->type != match.by_rank.front().second->type;
+  }
+  match.first_start = first;
+  match.skew = last - first;
+}
+
+}  // namespace
+
+void visitCollectives(const std::vector<RankTimeline>& ranks, const std::vector<Ns>& offsets,
+                      const CollectiveVisitor& visitor) {
   std::size_t streams = 0;
   for (const RankTimeline& rank : ranks) streams = std::max(streams, rank.streams.size());
-  std::vector<Match> matches;
+  const std::uint64_t slice_size =
+      std::max<std::uint64_t>(kMinSlice, kSliceCollectives / std::max<std::size_t>(1, ranks.size()));
+  std::vector<RankSlice> slices(ranks.size());
+  Match match;
   for (std::size_t s = 0; s < streams; ++s) {
-    for (std::size_t k = 0;; ++k) {
-      Match match;
-      match.stream = s;
-      match.sequence = k;
-      for (std::size_t r = 0; r < ranks.size(); ++r) {
-        if (s < ranks[r].streams.size() && k < ranks[r].streams[s].collectives.size()) {
-          match.by_rank.emplace_back(r, &ranks[r].streams[s].collectives[k]);
+    // Sequence numbers run to the longest rank's count; matches end where fewer than two ranks
+    // have the collective (the second-longest count).
+    std::uint64_t longest = 0, second = 0;
+    for (const RankTimeline& rank : ranks) {
+      const std::uint64_t count = s < rank.streams.size() ? rank.streams[s].count : 0;
+      if (count > longest) { second = longest; longest = count; }
+      else if (count > second) { second = count; }
+    }
+    for (std::uint64_t from = 0; from < longest; from += slice_size) {
+      const std::uint64_t to = std::min(longest, from + slice_size);
+      for (std::size_t r = 0; r < ranks.size(); ++r) readSlice(ranks[r], s, from, to, slices[r]);
+      for (std::uint64_t k = from; k < to; ++k) {
+        match.by_rank.clear();
+        for (std::size_t r = 0; r < ranks.size(); ++r) {
+          const RankSlice& slice = slices[r];
+          if (k - slice.from >= slice.size) continue;
+          const RankCollective& c = slice.base[k - slice.from];
+          if (visitor.collective) visitor.collective(r, c);
+          match.by_rank.emplace_back(r, &c);
         }
+        if (k >= second) continue;
+        match.stream = s;
+        match.sequence = static_cast<std::size_t>(k);
+        measureMatch(offsets, match);
+        if (visitor.match) visitor.match(match);
+        ++match.index;
       }
-      if (match.by_rank.size() < 2) break;
-      Ns first = 0, last = 0;
-      for (std::size_t i = 0; i < match.by_rank.size(); ++i) {
-        const auto& [row, c] = match.by_rank[i];
-        const Ns start = c->start - offsets[row];
-        if (i == 0 || start < first) { first = start; match.first_row = row; }
-        if (i == 0 || start > last) { last = start; match.last_row = row; }
-        match.type_mismatch |= c->type != match.by_rank.front().second->type;
-      }
-      match.first_start = first;
-      match.skew = last - first;
-      matches.push_back(std::move(match));
     }
   }
-  return matches;
 }
 
 }  // namespace cuoverlap::job
