@@ -67,9 +67,10 @@ std::pair<std::vector<Ns>, std::string> alignClocks(const std::vector<RankTimeli
 namespace {
 
 // Collectives per slice of every rank together: a slice of 4,096 ranks holds 64 sequence numbers
-// of each (about 20 MB); a slice of 2 ranks, 131,072.
+// of each (about 20 MB); a slice of 2 ranks, 131,072. Slices are whole multiples of 64 sequence
+// numbers, the blocks a summary keeps them in (summary_schema.h): each block is read once.
 constexpr std::uint64_t kSliceCollectives = std::uint64_t{1} << 18;
-constexpr std::uint64_t kMinSlice = 64;
+constexpr std::uint64_t kSliceUnit = 64;
 
 // One rank's collectives [from, from + size) of the stream being matched: in place when the
 // rank holds them, else read into `buffer`.
@@ -116,8 +117,8 @@ void visitCollectives(const std::vector<RankTimeline>& ranks, const std::vector<
                       const CollectiveVisitor& visitor) {
   std::size_t streams = 0;
   for (const RankTimeline& rank : ranks) streams = std::max(streams, rank.streams.size());
-  const std::uint64_t slice_size =
-      std::max<std::uint64_t>(kMinSlice, kSliceCollectives / std::max<std::size_t>(1, ranks.size()));
+  const std::uint64_t slice_size = std::max<std::uint64_t>(
+      kSliceUnit, kSliceCollectives / std::max<std::size_t>(1, ranks.size()) / kSliceUnit * kSliceUnit);
   std::vector<RankSlice> slices(ranks.size());
   Match match;
   for (std::size_t s = 0; s < streams; ++s) {

@@ -1,6 +1,6 @@
 // Reading a rank summary: the report and the ranks' headers at once; each rank's collectives
 // through a CollectiveReader over the open file (one connection per summary, a 256 KiB page
-// cache), a slice of row ids at a time. Every count the writer recorded is checked against the
+// cache), the blocks of a slice of sequence numbers at a time. Every count the writer recorded is checked against the
 // rows, so that a truncated file is an error naming it, never a job analysis with ranks missing
 // collectives.
 #include <fmt/format.h>
@@ -10,7 +10,9 @@
 
 #include "cuoverlap/error.h"
 #include "cuoverlap/summary.h"
+#include "collective_block.h"
 #include "report_codec.h"
+#include "summary_schema.h"
 #include "sqlite_db.h"
 
 namespace cuoverlap {
@@ -29,51 +31,82 @@ struct SummaryFile {
 
 class SummaryCollectives : public CollectiveReader {
  public:
-  SummaryCollectives(std::shared_ptr<SummaryFile> file, std::vector<std::int64_t> first_ids)
-      : file_(std::move(file)), first_ids_(std::move(first_ids)) {}
+  SummaryCollectives(std::shared_ptr<SummaryFile> file, std::int64_t rank_row,
+                     std::vector<Ns> first_starts)
+      : file_(std::move(file)), rank_row_(rank_row), first_starts_(std::move(first_starts)) {}
   ~SummaryCollectives() override { sqlite3_finalize(stmt_); }
   SummaryCollectives(const SummaryCollectives&) = delete;
   SummaryCollectives& operator=(const SummaryCollectives&) = delete;
 
+  // Decodes the blocks that hold [from, to) and keeps that part. A block's first start is the
+  // previous block's last: the reader keeps it from the block it read last, and otherwise (a
+  // slice that does not follow the last) decodes the stream from its start.
   void read(std::size_t stream, std::uint64_t from, std::uint64_t to,
             std::vector<RankCollective>& out) override {
-    const Database& db = file_->db;
-    if (!stmt_ && sqlite3_prepare_v2(db.handle(),
-                                     "SELECT type_id, start, end, compute_before_ns, idle_before_ns, "
-                                     "h2d_before_ns FROM summary_collectives WHERE id >= ? AND id < ?",
-                                     -1, &stmt_, nullptr) != SQLITE_OK) {
-      db.fail("reading its collectives");
-    }
-    const std::int64_t first = first_ids_.at(stream);
-    sqlite3_bind_int64(stmt_, 1, first + static_cast<std::int64_t>(from));
-    sqlite3_bind_int64(stmt_, 2, first + static_cast<std::int64_t>(to));
     out.clear();
-    int rc = SQLITE_ROW;
-    while ((rc = sqlite3_step(stmt_)) == SQLITE_ROW) {
-      const std::int64_t type = sqlite3_column_int64(stmt_, 0);
-      if (type < 0 || static_cast<std::size_t>(type) >= file_->types.size()) {
-        sqlite3_reset(stmt_);
-        throw UserError(fmt::format("{}: a collective of an unknown type ({}): the summary is damaged",
-                                    db.path(), type));
-      }
-      out.push_back({sqlite3_column_int64(stmt_, 1), sqlite3_column_int64(stmt_, 2),
-                     file_->types[static_cast<std::size_t>(type)],
-                     {sqlite3_column_int64(stmt_, 3), sqlite3_column_int64(stmt_, 4),
-                      sqlite3_column_int64(stmt_, 5)}});
+    if (stream != stream_ || from < next_ || from > next_ + summary::kCollectivesPerBlock) {
+      stream_ = stream;
+      next_ = 0;
+      previous_start_ = first_starts_.at(stream);
     }
-    sqlite3_reset(stmt_);
-    if (rc != SQLITE_DONE) db.fail("reading its collectives");
-    if (out.size() != to - from) {
-      throw UserError(fmt::format("{}: truncated: {} of the {} collectives expected at {} of "
+    const std::uint64_t begin = next_;  // a block boundary at or before `from`
+    decoded_.clear();
+    query(stream, begin, to);
+    const std::uint64_t have = decoded_.size();
+    if (have < to - begin) {
+      throw UserError(fmt::format("{}: truncated: {} of the {} collectives expected from {} of "
                                   "stream {}; summarize the trace again",
-                                  db.path(), out.size(), to - from, from, stream + 1));
+                                  file_->db.path(), begin + have, to, begin, stream + 1));
     }
+    out.assign(std::make_move_iterator(decoded_.begin() + static_cast<std::ptrdiff_t>(from - begin)),
+               std::make_move_iterator(decoded_.begin() + static_cast<std::ptrdiff_t>(to - begin)));
   }
 
  private:
+  void query(std::size_t stream, std::uint64_t begin, std::uint64_t to) {
+    const Database& db = file_->db;
+    if (!stmt_ && sqlite3_prepare_v2(db.handle(),
+                                     "SELECT first_sequence, count, data FROM summary_collectives "
+                                     "WHERE rank_row = ? AND stream = ? AND first_sequence >= ? AND "
+                                     "first_sequence < ? ORDER BY first_sequence",
+                                     -1, &stmt_, nullptr) != SQLITE_OK) {
+      db.fail("reading its collectives");
+    }
+    sqlite3_bind_int64(stmt_, 1, rank_row_);
+    sqlite3_bind_int64(stmt_, 2, static_cast<std::int64_t>(stream));
+    sqlite3_bind_int64(stmt_, 3, static_cast<std::int64_t>(begin));
+    sqlite3_bind_int64(stmt_, 4, static_cast<std::int64_t>(to));
+    int rc = SQLITE_ROW;
+    while ((rc = sqlite3_step(stmt_)) == SQLITE_ROW) {
+      const auto first = static_cast<std::uint64_t>(sqlite3_column_int64(stmt_, 0));
+      const std::int64_t count = sqlite3_column_int64(stmt_, 1);
+      const auto* data = static_cast<const char*>(sqlite3_column_blob(stmt_, 2));
+      const std::string_view bytes(data ? data : "", static_cast<std::size_t>(sqlite3_column_bytes(stmt_, 2)));
+      const std::size_t before = decoded_.size();
+      if (first != begin + before || count <= 0 ||
+          static_cast<std::uint64_t>(count) > summary::kCollectivesPerBlock ||
+          !summary::decodeBlock(bytes, static_cast<std::uint64_t>(count), previous_start_,
+                                file_->types, decoded_)) {
+        sqlite3_reset(stmt_);
+        throw UserError(fmt::format("{}: damaged collectives at {} of stream {}; summarize the "
+                                    "trace again",
+                                    db.path(), first, stream + 1));
+      }
+      previous_start_ = decoded_.back().start;
+      next_ = first + static_cast<std::uint64_t>(count);
+    }
+    sqlite3_reset(stmt_);
+    if (rc != SQLITE_DONE) db.fail("reading its collectives");
+  }
+
   std::shared_ptr<SummaryFile> file_;
-  std::vector<std::int64_t> first_ids_;
+  std::int64_t rank_row_ = 0;
+  std::vector<Ns> first_starts_;  // per stream
   sqlite3_stmt* stmt_ = nullptr;
+  std::size_t stream_ = static_cast<std::size_t>(-1);
+  std::uint64_t next_ = 0;        // the sequence number after the last block read
+  Ns previous_start_ = 0;         // the start of its last collective
+  std::vector<RankCollective> decoded_;
 };
 
 std::string metaValue(const Database& db, const char* key, bool required = true) {
@@ -132,27 +165,29 @@ std::vector<RankTimeline> readRanks(const std::shared_ptr<SummaryFile>& file, co
     rank.metrics = summary::decodeMetrics(std::string(rows.text(5)));
     ranks.push_back(std::move(rank));
   }
-  std::vector<std::vector<std::int64_t>> first_ids(ranks.size());
-  Statement streams(db, "SELECT s.rank_row, s.context_id, s.stream_id, s.collectives, s.first_id, "
-                        "c.type_id, c.start, c.end FROM summary_streams s JOIN summary_collectives "
-                        "c ON c.id = s.first_id ORDER BY s.rank_row, s.stream");
+  std::vector<std::vector<Ns>> first_starts(ranks.size());
+  Statement streams(db, "SELECT rank_row, stream, context_id, stream_id, collectives, "
+                        "first_type_id, first_start, first_end FROM summary_streams "
+                        "ORDER BY rank_row, stream");
   while (streams.step()) {
     const auto row = static_cast<std::size_t>(streams.int64(0));
     const auto type = static_cast<std::size_t>(streams.int64(5));
-    if (row >= ranks.size() || type >= file->types.size()) {
-      throw UserError(fmt::format("{}: a stream of an unknown rank or type: the summary is damaged",
-                                  db.path()));
+    if (row >= ranks.size() || type >= file->types.size() || streams.int64(4) <= 0 ||
+        static_cast<std::size_t>(streams.int64(1)) != ranks[row].streams.size()) {
+      throw UserError(fmt::format("{}: a stream out of order, or of an unknown rank or type: the "
+                                  "summary is damaged", db.path()));
     }
     RankStream stream;
-    stream.context_id = static_cast<std::uint32_t>(streams.int64(1));
-    stream.stream_id = static_cast<std::uint32_t>(streams.int64(2));
-    stream.count = static_cast<std::uint64_t>(streams.int64(3));
+    stream.context_id = static_cast<std::uint32_t>(streams.int64(2));
+    stream.stream_id = static_cast<std::uint32_t>(streams.int64(3));
+    stream.count = static_cast<std::uint64_t>(streams.int64(4));
     stream.first = {streams.int64(6), streams.int64(7), file->types[type], {}};
     ranks[row].streams.push_back(std::move(stream));
-    first_ids[row].push_back(streams.int64(4));
+    first_starts[row].push_back(streams.int64(6));
   }
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    ranks[r].reader = std::make_shared<SummaryCollectives>(file, std::move(first_ids[r]));
+    ranks[r].reader = std::make_shared<SummaryCollectives>(file, static_cast<std::int64_t>(r),
+                                                           std::move(first_starts[r]));
   }
   return ranks;
 }
@@ -162,10 +197,9 @@ void checkCounts(const Database& db, const std::vector<RankTimeline>& ranks) {
   for (const RankTimeline& rank : ranks) {
     for (const RankStream& stream : rank.streams) collectives += stream.count;
   }
-  Statement last(db, "SELECT count(*), coalesce(max(id) + 1, 0) FROM (SELECT id FROM "
-                     "summary_collectives ORDER BY id DESC LIMIT 1)");
-  last.step();
-  const auto rows = static_cast<std::uint64_t>(last.int64(1));
+  Statement stored(db, "SELECT coalesce(sum(count), 0) FROM summary_collectives");
+  stored.step();
+  const auto rows = static_cast<std::uint64_t>(stored.int64(0));
   if (ranks.size() != metaCount(db, "ranks") || collectives != metaCount(db, "collectives") ||
       rows != collectives) {
     throw UserError(fmt::format("{}: truncated: {} ranks and {} collectives where it recorded {} "

@@ -1,17 +1,19 @@
 // Writing a rank summary: the tables of summary_schema.h in an in-memory database, one
 // transaction, serialized to the bytes of a SQLite file (written by the caller through its one
-// output path). Collectives are numbered stream by stream, so that a stream's k-th collective is
-// row first_id + k and the reader takes a slice by one range of row ids.
+// output path). Collectives go in blocks per stream (collective_block.h), keyed by their first
+// sequence number, so that the reader takes a slice by one range of keys.
 #include <sqlite3.h>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
 #include "cuoverlap/error.h"
 #include "cuoverlap/summary.h"
 #include "report_codec.h"
+#include "collective_block.h"
 #include "summary_schema.h"
 
 namespace cuoverlap {
@@ -53,6 +55,10 @@ class Insert {
     sqlite3_bind_text(stmt_, ++column_, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
     return *this;
   }
+  Insert& bindBlob(const std::string& value) {
+    sqlite3_bind_blob(stmt_, ++column_, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
   Insert& bind(const std::optional<std::int32_t>& value) {
     if (value) return bind(std::int64_t{*value});
     sqlite3_bind_null(stmt_, ++column_);
@@ -72,33 +78,53 @@ class Insert {
 
 std::int64_t i64(std::uint64_t value) { return static_cast<std::int64_t>(value); }
 
+// Numbers collective types as they first appear.
+class TypeTable {
+ public:
+  explicit TypeTable(MemoryDatabase& db) : insert_(db, "INSERT INTO summary_collective_types VALUES (?, ?)") {}
+  std::uint64_t operator()(const std::string& type) {
+    auto it = ids_.find(type);
+    if (it == ids_.end()) {
+      it = ids_.emplace(type, ids_.size()).first;
+      insert_.bind(i64(it->second)).bind(type).row();
+    }
+    return it->second;
+  }
+
+ private:
+  Insert insert_;
+  std::map<std::string, std::uint64_t> ids_;
+};
+
+void insertStream(Insert& streams, Insert& blocks, TypeTable& types, std::size_t r, std::size_t s,
+                  const RankStream& stream) {
+  const std::vector<RankCollective>& all = stream.collectives;
+  const RankCollective& first = all.front();
+  streams.bind(i64(r)).bind(i64(s)).bind(std::int64_t{stream.context_id})
+      .bind(std::int64_t{stream.stream_id}).bind(i64(all.size())).bind(i64(types(first.type)))
+      .bind(first.start).bind(first.end).row();
+  std::string data;
+  for (std::size_t from = 0; from < all.size(); from += summary::kCollectivesPerBlock) {
+    const std::size_t to = std::min<std::size_t>(all.size(), from + summary::kCollectivesPerBlock);
+    data.clear();
+    summary::encodeBlock(all, from, to, from == 0 ? first.start : all[from - 1].start,
+                         [&](const std::string& type) { return types(type); }, data);
+    blocks.bind(i64(r)).bind(i64(s)).bind(i64(from)).bind(i64(to - from)).bindBlob(data).row();
+  }
+}
+
 void insertRanks(MemoryDatabase& db, const std::vector<RankTimeline>& ranks) {
   Insert rank_row(db, "INSERT INTO summary_ranks VALUES (?, ?, ?, ?, ?, ?, ?)");
-  Insert stream_row(db, "INSERT INTO summary_streams VALUES (?, ?, ?, ?, ?, ?)");
-  Insert collective(db, "INSERT INTO summary_collectives VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  Insert type_row(db, "INSERT INTO summary_collective_types VALUES (?, ?)");
-  std::map<std::string, std::int64_t> types;
-  std::int64_t id = 0;
+  Insert streams(db, "INSERT INTO summary_streams VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  Insert blocks(db, "INSERT INTO summary_collectives VALUES (?, ?, ?, ?, ?)");
+  TypeTable types(db);
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const RankTimeline& rank = ranks[r];
     rank_row.bind(i64(r)).bind(std::int64_t{rank.pid}).bind(rank.rank).bind(rank.world_size)
         .bind(rank.host).bind(std::int64_t{rank.device_id}).bind(summary::encodeMetrics(rank.metrics))
         .row();
     for (std::size_t s = 0; s < rank.streams.size(); ++s) {
-      const RankStream& stream = rank.streams[s];
-      stream_row.bind(i64(r)).bind(i64(s)).bind(std::int64_t{stream.context_id})
-          .bind(std::int64_t{stream.stream_id}).bind(i64(stream.collectives.size())).bind(id).row();
-      for (std::size_t k = 0; k < stream.collectives.size(); ++k) {
-        const RankCollective& c = stream.collectives[k];
-        auto type = types.find(c.type);
-        if (type == types.end()) {
-          type = types.emplace(c.type, static_cast<std::int64_t>(types.size())).first;
-          type_row.bind(type->second).bind(c.type).row();
-        }
-        collective.bind(id++).bind(i64(r)).bind(i64(s)).bind(i64(k)).bind(type->second)
-            .bind(c.start).bind(c.end).bind(c.before.compute_ns).bind(c.before.idle_ns)
-            .bind(c.before.h2d_ns).row();
-      }
+      if (!rank.streams[s].collectives.empty()) insertStream(streams, blocks, types, r, s, rank.streams[s]);
     }
   }
 }
@@ -123,6 +149,7 @@ std::string serializeSummary(const TraceReport& report, const std::vector<RankTi
   meta.bind(std::string("report")).bind(summary::encodeReport(stored)).row();
   meta.bind(std::string("ranks")).bind(std::to_string(ranks.size())).row();
   meta.bind(std::string("collectives")).bind(std::to_string(collectives)).row();
+  meta.bind(std::string("collectives_per_block")).bind(std::to_string(summary::kCollectivesPerBlock)).row();
   insertRanks(db, ranks);
   db.exec("COMMIT");
   sqlite3_int64 size = 0;
