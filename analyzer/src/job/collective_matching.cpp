@@ -13,7 +13,9 @@
 // more than 1 s apart) are put on the first rank's clock by the end of their first matched
 // collective, which every rank leaves together (a collective completes on all ranks at once).
 #include <algorithm>
+#include <exception>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -96,6 +98,37 @@ void readSlice(const RankTimeline& rank, std::size_t stream, std::uint64_t from,
   slice.size = to - from;
 }
 
+// Every rank's slice, on two threads when the ranks read from summaries: decoding is most of a
+// merge's work, and a loaded machine gives two threads twice the share of one. A file's ranks
+// share its connection, used by one thread at a time: ranks go to threads by file.
+void readSlices(const std::vector<RankTimeline>& ranks, std::size_t stream, std::uint64_t from,
+                std::uint64_t to, std::vector<RankSlice>& slices) {
+  const auto readPart = [&](std::size_t part, std::size_t parts) {
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      if (ranks[r].file_index % parts == part) readSlice(ranks[r], stream, from, to, slices[r]);
+    }
+  };
+  const bool from_files = std::any_of(ranks.begin(), ranks.end(),
+                                      [](const RankTimeline& r) { return r.reader != nullptr; });
+  if (!from_files || ranks.size() < 64) return readPart(0, 1);
+  std::exception_ptr error;
+  std::thread helper([&] {
+    try {
+      readPart(1, 2);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  try {
+    readPart(0, 2);
+  } catch (...) {
+    helper.join();
+    throw;
+  }
+  helper.join();
+  if (error) std::rethrow_exception(error);
+}
+
 void measureMatch(const std::vector<Ns>& offsets, Match& match) {
   Ns first = 0, last = 0;
   match.type_mismatch = false;
@@ -132,7 +165,7 @@ void visitCollectives(const std::vector<RankTimeline>& ranks, const std::vector<
     }
     for (std::uint64_t from = 0; from < longest; from += slice_size) {
       const std::uint64_t to = std::min(longest, from + slice_size);
-      for (std::size_t r = 0; r < ranks.size(); ++r) readSlice(ranks[r], s, from, to, slices[r]);
+      readSlices(ranks, s, from, to, slices);
       for (std::uint64_t k = from; k < to; ++k) {
         match.by_rank.clear();
         for (std::size_t r = 0; r < ranks.size(); ++r) {

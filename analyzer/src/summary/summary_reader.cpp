@@ -21,9 +21,13 @@ namespace {
 using sqlite::Database;
 using sqlite::Statement;
 
+// A job keeps every summary open while it streams their collectives: 4,096 connections. Each
+// gets no lookaside memory (SQLite's default 120 KiB per connection) and a page cache of 16
+// pages: a slice reads one or two pages of a file, in order.
 struct SummaryFile {
   explicit SummaryFile(const std::string& path) : db(path) {
-    sqlite3_exec(db.handle(), "PRAGMA cache_size=-256", nullptr, nullptr, nullptr);
+    sqlite3_db_config(db.handle(), SQLITE_DBCONFIG_LOOKASIDE, nullptr, 0, 0);
+    sqlite3_exec(db.handle(), "PRAGMA cache_size=16", nullptr, nullptr, nullptr);
   }
   Database db;
   std::vector<std::string> types;  // by type_id
