@@ -166,16 +166,16 @@ void visitCollectives(const std::vector<RankTimeline>& ranks, const std::vector<
     for (std::uint64_t from = 0; from < longest; from += slice_size) {
       const std::uint64_t to = std::min(longest, from + slice_size);
       readSlices(ranks, s, from, to, slices);
-      for (std::uint64_t k = from; k < to; ++k) {
+      // Rank by rank while each slice is in cache; matches then go across the ranks.
+      for (std::size_t r = 0; r < ranks.size() && visitor.collective; ++r) {
+        for (std::uint64_t i = 0; i < slices[r].size; ++i) visitor.collective(r, slices[r].base[i]);
+      }
+      for (std::uint64_t k = from; k < std::min(to, second); ++k) {
         match.by_rank.clear();
         for (std::size_t r = 0; r < ranks.size(); ++r) {
           const RankSlice& slice = slices[r];
-          if (k - slice.from >= slice.size) continue;
-          const RankCollective& c = slice.base[k - slice.from];
-          if (visitor.collective) visitor.collective(r, c);
-          match.by_rank.emplace_back(r, &c);
+          if (k - slice.from < slice.size) match.by_rank.emplace_back(r, &slice.base[k - slice.from]);
         }
-        if (k >= second) continue;
         match.stream = s;
         match.sequence = static_cast<std::size_t>(k);
         measureMatch(offsets, match);

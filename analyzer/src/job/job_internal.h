@@ -29,8 +29,9 @@ struct Match {
 
 // What the job analysis does with each collective as the ranks' collectives stream past.
 struct CollectiveVisitor {
-  std::function<void(const Match&)> match;                             // every match, in order
-  std::function<void(std::size_t row, const RankCollective&)> collective;  // every collective
+  std::function<void(const Match&)> match;  // every match, in order
+  // Every collective, rank by rank within a slice of sequence numbers: not in time order.
+  std::function<void(std::size_t row, const RankCollective&)> collective;
 };
 
 // Collectives matched by order: the k-th collective of the s-th communication stream (streams

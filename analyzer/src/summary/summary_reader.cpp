@@ -1,6 +1,6 @@
 // Reading a rank summary: the report and the ranks' headers at once; each rank's collectives
 // through a CollectiveReader over the open file (one connection per summary, a 256 KiB page
-// cache), the blocks of a slice of sequence numbers at a time. Every count the writer recorded is checked against the
+// cache), a block at a time as the job analysis asks for slices. Every count the writer recorded is checked against the
 // rows, so that a truncated file is an error naming it, never a job analysis with ranks missing
 // collectives.
 #include <fmt/format.h>
@@ -42,65 +42,65 @@ class SummaryCollectives : public CollectiveReader {
   SummaryCollectives(const SummaryCollectives&) = delete;
   SummaryCollectives& operator=(const SummaryCollectives&) = delete;
 
-  // Decodes the blocks that hold [from, to) and keeps that part. A block's first start is the
-  // previous block's last: the reader keeps it from the block it read last, and otherwise (a
-  // slice that does not follow the last) decodes the stream from its start.
+  // One query per stream, stepped a block at a time as the slices ask for more: the job analysis
+  // reads a stream's slices in order, so that each block is read and decoded once. A slice
+  // before the last one restarts the stream.
   void read(std::size_t stream, std::uint64_t from, std::uint64_t to,
             std::vector<RankCollective>& out) override {
     out.clear();
-    if (stream != stream_ || from < next_ || from > next_ + summary::kCollectivesPerBlock) {
-      stream_ = stream;
-      next_ = 0;
-      previous_start_ = first_starts_.at(stream);
+    if (stream != stream_ || from < next_) restart(stream);
+    while (next_ < to) {
+      if (taken_ == pending_.size()) nextBlock(to);
+      if (next_ >= from) out.push_back(std::move(pending_[taken_]));
+      ++taken_;
+      ++next_;
     }
-    const std::uint64_t begin = next_;  // a block boundary at or before `from`
-    decoded_.clear();
-    query(stream, begin, to);
-    const std::uint64_t have = decoded_.size();
-    if (have < to - begin) {
-      throw UserError(fmt::format("{}: truncated: {} of the {} collectives expected from {} of "
-                                  "stream {}; summarize the trace again",
-                                  file_->db.path(), begin + have, to, begin, stream + 1));
-    }
-    out.assign(std::make_move_iterator(decoded_.begin() + static_cast<std::ptrdiff_t>(from - begin)),
-               std::make_move_iterator(decoded_.begin() + static_cast<std::ptrdiff_t>(to - begin)));
   }
 
  private:
-  void query(std::size_t stream, std::uint64_t begin, std::uint64_t to) {
+  void restart(std::size_t stream) {
     const Database& db = file_->db;
     if (!stmt_ && sqlite3_prepare_v2(db.handle(),
                                      "SELECT first_sequence, count, data FROM summary_collectives "
-                                     "WHERE rank_row = ? AND stream = ? AND first_sequence >= ? AND "
-                                     "first_sequence < ? ORDER BY first_sequence",
+                                     "WHERE rank_row = ? AND stream = ? ORDER BY first_sequence",
                                      -1, &stmt_, nullptr) != SQLITE_OK) {
       db.fail("reading its collectives");
     }
+    sqlite3_reset(stmt_);
     sqlite3_bind_int64(stmt_, 1, rank_row_);
     sqlite3_bind_int64(stmt_, 2, static_cast<std::int64_t>(stream));
-    sqlite3_bind_int64(stmt_, 3, static_cast<std::int64_t>(begin));
-    sqlite3_bind_int64(stmt_, 4, static_cast<std::int64_t>(to));
-    int rc = SQLITE_ROW;
-    while ((rc = sqlite3_step(stmt_)) == SQLITE_ROW) {
-      const auto first = static_cast<std::uint64_t>(sqlite3_column_int64(stmt_, 0));
-      const std::int64_t count = sqlite3_column_int64(stmt_, 1);
-      const auto* data = static_cast<const char*>(sqlite3_column_blob(stmt_, 2));
-      const std::string_view bytes(data ? data : "", static_cast<std::size_t>(sqlite3_column_bytes(stmt_, 2)));
-      const std::size_t before = decoded_.size();
-      if (first != begin + before || count <= 0 ||
-          static_cast<std::uint64_t>(count) > summary::kCollectivesPerBlock ||
-          !summary::decodeBlock(bytes, static_cast<std::uint64_t>(count), previous_start_,
-                                file_->types, decoded_)) {
-        sqlite3_reset(stmt_);
-        throw UserError(fmt::format("{}: damaged collectives at {} of stream {}; summarize the "
-                                    "trace again",
-                                    db.path(), first, stream + 1));
-      }
-      previous_start_ = decoded_.back().start;
-      next_ = first + static_cast<std::uint64_t>(count);
+    stream_ = stream;
+    next_ = 0;
+    pending_.clear();
+    taken_ = 0;
+    previous_start_ = first_starts_.at(stream);
+  }
+
+  // Decodes the stream's next block into pending_; `to` for the message when there is none.
+  void nextBlock(std::uint64_t to) {
+    const Database& db = file_->db;
+    const int rc = sqlite3_step(stmt_);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) db.fail("reading its collectives");
+    if (rc == SQLITE_DONE) {
+      throw UserError(fmt::format("{}: truncated: {} of the {} collectives expected on stream {}; "
+                                  "summarize the trace again",
+                                  db.path(), next_, to, stream_ + 1));
     }
-    sqlite3_reset(stmt_);
-    if (rc != SQLITE_DONE) db.fail("reading its collectives");
+    const auto first = static_cast<std::uint64_t>(sqlite3_column_int64(stmt_, 0));
+    const std::int64_t count = sqlite3_column_int64(stmt_, 1);
+    const auto* data = static_cast<const char*>(sqlite3_column_blob(stmt_, 2));
+    const std::string_view bytes(data ? data : "", static_cast<std::size_t>(sqlite3_column_bytes(stmt_, 2)));
+    pending_.clear();
+    taken_ = 0;
+    if (first != next_ || count <= 0 ||
+        static_cast<std::uint64_t>(count) > summary::kCollectivesPerBlock ||
+        !summary::decodeBlock(bytes, static_cast<std::uint64_t>(count), previous_start_,
+                              file_->types, pending_)) {
+      throw UserError(fmt::format("{}: damaged collectives at {} of stream {}; summarize the "
+                                  "trace again",
+                                  db.path(), next_, stream_ + 1));
+    }
+    previous_start_ = pending_.back().start;
   }
 
   std::shared_ptr<SummaryFile> file_;
@@ -108,9 +108,10 @@ class SummaryCollectives : public CollectiveReader {
   std::vector<Ns> first_starts_;  // per stream
   sqlite3_stmt* stmt_ = nullptr;
   std::size_t stream_ = static_cast<std::size_t>(-1);
-  std::uint64_t next_ = 0;        // the sequence number after the last block read
-  Ns previous_start_ = 0;         // the start of its last collective
-  std::vector<RankCollective> decoded_;
+  std::uint64_t next_ = 0;                // the sequence number of pending_[taken_]
+  std::vector<RankCollective> pending_;   // the last block decoded
+  std::size_t taken_ = 0;
+  Ns previous_start_ = 0;                 // the start of the last collective decoded
 };
 
 std::string metaValue(const Database& db, const char* key, bool required = true) {
