@@ -129,19 +129,37 @@ void readSlices(const std::vector<RankTimeline>& ranks, std::size_t stream, std:
   if (error) std::rethrow_exception(error);
 }
 
-void measureMatch(const std::vector<Ns>& offsets, Match& match) {
-  Ns first = 0, last = 0;
-  match.type_mismatch = false;
-  for (std::size_t i = 0; i < match.by_rank.size(); ++i) {
-    const std::size_t row = match.by_rank[i].first;
-    const RankCollective* c = match.by_rank[i].second;
-    const Ns start = c->start - offsets[row];
-    if (i == 0 || start < first) { first = start; match.first_row = row; }
-    if (i == 0 || start > last) { last = start; match.last_row = row; }
-    match.type_mismatch |= c->type != match.by_rank.front().second->type;
+// One sequence number of a slice across the ranks, gathered rank by rank: the ranks' slices are
+// read in memory order, and only these few bytes per sequence number stay in cache.
+struct Column {
+  Ns first = 0;
+  Ns last = 0;
+  std::size_t first_row = 0;
+  std::size_t last_row = 0;
+  std::size_t ranks = 0;
+  const std::string* type = nullptr;
+  bool type_mismatch = false;
+};
+
+void gatherColumns(const std::vector<RankSlice>& slices, const std::vector<Ns>& offsets,
+                   std::uint64_t count, std::vector<Column>& columns) {
+  columns.assign(static_cast<std::size_t>(count), Column{});
+  for (std::size_t r = 0; r < slices.size(); ++r) {
+    const RankSlice& slice = slices[r];
+    const std::size_t n = static_cast<std::size_t>(std::min(count, slice.size));
+    for (std::size_t i = 0; i < n; ++i) {
+      const RankCollective& c = slice.base[i];
+      Column& column = columns[i];
+      const Ns start = c.start - offsets[r];
+      if (column.ranks++ == 0) {
+        column = {start, start, r, r, 1, &c.type, false};
+        continue;
+      }
+      if (start < column.first) { column.first = start; column.first_row = r; }
+      if (start > column.last) { column.last = start; column.last_row = r; }
+      column.type_mismatch |= c.type != *column.type;
+    }
   }
-  match.first_start = first;
-  match.skew = last - first;
 }
 
 }  // namespace
@@ -153,6 +171,7 @@ void visitCollectives(const std::vector<RankTimeline>& ranks, const std::vector<
   const std::uint64_t slice_size = std::max<std::uint64_t>(
       kSliceUnit, kSliceCollectives / std::max<std::size_t>(1, ranks.size()) / kSliceUnit * kSliceUnit);
   std::vector<RankSlice> slices(ranks.size());
+  std::vector<Column> columns;
   Match match;
   for (std::size_t s = 0; s < streams; ++s) {
     // Sequence numbers run to the longest rank's count; matches end where fewer than two ranks
@@ -167,18 +186,27 @@ void visitCollectives(const std::vector<RankTimeline>& ranks, const std::vector<
       const std::uint64_t to = std::min(longest, from + slice_size);
       readSlices(ranks, s, from, to, slices);
       // Rank by rank while each slice is in cache; matches then go across the ranks.
-      for (std::size_t r = 0; r < ranks.size() && visitor.collective; ++r) {
-        for (std::uint64_t i = 0; i < slices[r].size; ++i) visitor.collective(r, slices[r].base[i]);
+      for (std::size_t r = 0; r < ranks.size() && visitor.slice; ++r) {
+        if (slices[r].size > 0) visitor.slice(r, slices[r].base, static_cast<std::size_t>(slices[r].size));
       }
-      for (std::uint64_t k = from; k < std::min(to, second); ++k) {
+      const std::uint64_t matched = std::min(to, std::max(from, second)) - from;
+      gatherColumns(slices, offsets, matched, columns);
+      for (std::uint64_t k = from; k < from + matched; ++k) {
+        const Column& column = columns[static_cast<std::size_t>(k - from)];
+        match.stream = s;
+        match.sequence = static_cast<std::size_t>(k);
+        match.ranks = column.ranks;
+        match.type = column.type;
+        match.first_start = column.first;
+        match.skew = column.last - column.first;
+        match.first_row = column.first_row;
+        match.last_row = column.last_row;
+        match.type_mismatch = column.type_mismatch;
         match.by_rank.clear();
-        for (std::size_t r = 0; r < ranks.size(); ++r) {
+        for (std::size_t r = 0; r < ranks.size() && match.skew >= kLateSkewNs; ++r) {
           const RankSlice& slice = slices[r];
           if (k - slice.from < slice.size) match.by_rank.emplace_back(r, &slice.base[k - slice.from]);
         }
-        match.stream = s;
-        match.sequence = static_cast<std::size_t>(k);
-        measureMatch(offsets, match);
         if (visitor.match) visitor.match(match);
         ++match.index;
       }

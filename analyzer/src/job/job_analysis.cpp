@@ -51,7 +51,7 @@ class SkewTally {
     if (m.skew >= job::kLateSkewNs) ++job_.ranks[m.last_row].arrived_last;
     ++job_.matched;
     if (largest_.size() == kLargestSkews && largest_.back().first.skew_ns >= m.skew) return;
-    MatchedCollective c{m.stream, m.sequence, m.by_rank.front().second->type, m.by_rank.size(),
+    MatchedCollective c{m.stream, m.sequence, *m.type, m.ranks,
                         m.first_start, m.skew, job_.ranks[m.first_row].rank,
                         job_.ranks[m.last_row].rank};
     const auto at = std::upper_bound(largest_.begin(), largest_.end(), m.skew,
@@ -92,9 +92,16 @@ class BlockTally {
     resolution_ = std::max<Ns>(1, (end - begin) / kBlocks);
   }
 
-  void add(std::size_t row, const RankCollective& c) {
+  void add(std::size_t row, const RankCollective* collectives, std::size_t count) {
     auto& blocks = job_.ranks[row].communication_blocks;
-    const std::pair<Ns, Ns> iv{c.start - job_.clock_offsets[row], c.end - job_.clock_offsets[row]};
+    const Ns offset = job_.clock_offsets[row];
+    for (std::size_t i = 0; i < count; ++i) {
+      add(blocks, {collectives[i].start - offset, collectives[i].end - offset});
+    }
+  }
+
+ private:
+  void add(std::vector<std::pair<Ns, Ns>>& blocks, const std::pair<Ns, Ns>& iv) const {
     if (blocks.empty() || iv.first >= blocks.back().first) {  // in start order: the usual case
       if (!blocks.empty() && iv.first <= blocks.back().second + resolution_) {
         blocks.back().second = std::max(blocks.back().second, iv.second);
@@ -119,7 +126,6 @@ class BlockTally {
     blocks.insert(at, merged);
   }
 
- private:
   JobAnalysis& job_;
   Ns resolution_ = 1;
 };
@@ -145,7 +151,9 @@ std::optional<JobAnalysis> analyzeJob(std::vector<RankTimeline> ranks) {
   BlockTally blocks(ranks, job);
   job::StragglerTally straggler(ranks.size());
   job::CollectiveVisitor visitor;
-  visitor.collective = [&](std::size_t row, const RankCollective& c) { blocks.add(row, c); };
+  visitor.slice = [&](std::size_t row, const RankCollective* collectives, std::size_t count) {
+    blocks.add(row, collectives, count);
+  };
   visitor.match = [&](const job::Match& m) {
     skews.add(m);
     if (m.skew >= job::kLateSkewNs) straggler.add(m);

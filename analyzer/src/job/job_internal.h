@@ -13,13 +13,16 @@ namespace cuoverlap::job {
 // and clock resolution (the same 10 µs as the findings' minimum cost).
 inline constexpr Ns kLateSkewNs = 10'000;
 
-// One matched collective with every rank's start on the reference clock. `by_rank` points into
-// the slice being read: valid only during the visit.
+// One matched collective with every rank's start on the reference clock. `type` and `by_rank`
+// point into the slice being read: valid only during the visit.
 struct Match {
   std::size_t index = 0;  // in match order: streams, then sequence numbers
   std::size_t stream = 0;
   std::size_t sequence = 0;
-  std::vector<std::pair<std::size_t, const RankCollective*>> by_rank;  // (rank row, collective)
+  std::size_t ranks = 0;                  // ranks that ran it
+  const std::string* type = nullptr;      // the type on the first of them (lowest row)
+  // (rank row, collective), filled for late matches only (skew >= kLateSkewNs: rank-straggler's)
+  std::vector<std::pair<std::size_t, const RankCollective*>> by_rank;
   Ns first_start = 0;
   Ns skew = 0;
   std::size_t first_row = 0;
@@ -30,8 +33,8 @@ struct Match {
 // What the job analysis does with each collective as the ranks' collectives stream past.
 struct CollectiveVisitor {
   std::function<void(const Match&)> match;  // every match, in order
-  // Every collective, rank by rank within a slice of sequence numbers: not in time order.
-  std::function<void(std::size_t row, const RankCollective&)> collective;
+  // Every collective, a rank's slice of sequence numbers at a time: not in time order.
+  std::function<void(std::size_t row, const RankCollective* collectives, std::size_t count)> slice;
 };
 
 // Collectives matched by order: the k-th collective of the s-th communication stream (streams

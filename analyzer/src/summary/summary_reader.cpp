@@ -50,7 +50,12 @@ class SummaryCollectives : public CollectiveReader {
     out.clear();
     if (stream != stream_ || from < next_) restart(stream);
     while (next_ < to) {
-      if (taken_ == pending_.size()) nextBlock(to);
+      // A whole block inside the slice (the usual case: slices are whole blocks) goes straight in.
+      if (taken_ == pending_.size() && next_ >= from && next_ + summary::kCollectivesPerBlock <= to) {
+        nextBlock(to, out);
+        continue;
+      }
+      if (taken_ == pending_.size()) nextBlock(to, pending_);
       if (next_ >= from) out.push_back(std::move(pending_[taken_]));
       ++taken_;
       ++next_;
@@ -76,8 +81,10 @@ class SummaryCollectives : public CollectiveReader {
     previous_start_ = first_starts_.at(stream);
   }
 
-  // Decodes the stream's next block into pending_; `to` for the message when there is none.
-  void nextBlock(std::uint64_t to) {
+  // Decodes the stream's next block: appended to `out` when it is the caller's slice (next_
+  // advances past it), else into pending_ (taken one by one); `to` for the message when there
+  // is none.
+  void nextBlock(std::uint64_t to, std::vector<RankCollective>& into) {
     const Database& db = file_->db;
     const int rc = sqlite3_step(stmt_);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) db.fail("reading its collectives");
@@ -90,17 +97,19 @@ class SummaryCollectives : public CollectiveReader {
     const std::int64_t count = sqlite3_column_int64(stmt_, 1);
     const auto* data = static_cast<const char*>(sqlite3_column_blob(stmt_, 2));
     const std::string_view bytes(data ? data : "", static_cast<std::size_t>(sqlite3_column_bytes(stmt_, 2)));
+    const bool direct = &into != &pending_;
     pending_.clear();
     taken_ = 0;
     if (first != next_ || count <= 0 ||
         static_cast<std::uint64_t>(count) > summary::kCollectivesPerBlock ||
         !summary::decodeBlock(bytes, static_cast<std::uint64_t>(count), previous_start_,
-                              file_->types, pending_)) {
+                              file_->types, into)) {
       throw UserError(fmt::format("{}: damaged collectives at {} of stream {}; summarize the "
                                   "trace again",
                                   db.path(), next_, stream_ + 1));
     }
-    previous_start_ = pending_.back().start;
+    previous_start_ = into.back().start;
+    if (direct) next_ += static_cast<std::uint64_t>(count);
   }
 
   std::shared_ptr<SummaryFile> file_;
