@@ -52,15 +52,20 @@ void checkWorldSizes(const std::vector<RankTimeline>& ranks, const std::vector<s
   }
 }
 
-// Ranks of one host share its clock: those of one job ran at the same time.
+// Ranks of one host share its clock, and ranks that ran collectives together ran at the same
+// time (a collective ends on every rank at once). Only those: a process without collectives (the
+// launcher, a helper that touched CUDA, ranks that never communicate) may run at any time.
+bool communicates(const RankTimeline& rank) { return !rank.host.empty() && !rank.streams.empty(); }
+
 void checkOverlapInTime(const std::vector<RankTimeline>& ranks, const std::vector<std::string>& files) {
   std::map<std::string, const RankTimeline*> earliest_end;
   for (const RankTimeline& rank : ranks) {
-    if (rank.host.empty()) continue;
+    if (!communicates(rank)) continue;
     const RankTimeline*& other = earliest_end[rank.host];
     if (other == nullptr || rank.metrics.last_end < other->metrics.last_end) other = &rank;
   }
   for (const RankTimeline& rank : ranks) {
+    if (!communicates(rank)) continue;
     const auto it = earliest_end.find(rank.host);
     if (it == earliest_end.end() || rank.metrics.first_start <= it->second->metrics.last_end) continue;
     throw UserError(fmt::format("ranks of two jobs: {} and {} ran on host '{}' at different times "

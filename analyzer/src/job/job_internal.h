@@ -50,7 +50,8 @@ std::pair<std::vector<Ns>, std::string> alignClocks(const std::vector<RankTimeli
 
 // The ranks of summaries (any input a summary) must be one job, each rank once: two summaries of
 // one rank (the same launcher rank, or the same host, pid and first op), ranks of different world
-// sizes, or ranks of one host that never ran at the same time are a UserError naming the files.
+// sizes, or ranks of one host that ran collectives but never at the same time are a UserError
+// naming the files.
 void checkOneJob(const std::vector<RankTimeline>& ranks, const std::vector<std::string>& files);
 
 // rank-straggler, tallied one late match at a time (rows and ranks in the same order): per rank,
