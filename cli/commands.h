@@ -20,5 +20,6 @@ void registerDiffCommand(CLI::App& app, CommandResult& result);
 void registerRecordCommand(CLI::App& app, CommandResult& result);
 void registerRangesCommand(CLI::App& app, CommandResult& result);
 void registerLabCommand(CLI::App& app, CommandResult& result);
+void registerSummarizeCommand(CLI::App& app, CommandResult& result);
 
 }  // namespace cuoverlap::cli

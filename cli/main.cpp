@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
   cuoverlap::cli::registerRecordCommand(app, result);
   cuoverlap::cli::registerRangesCommand(app, result);
   cuoverlap::cli::registerLabCommand(app, result);
+  cuoverlap::cli::registerSummarizeCommand(app, result);
   if (const int answered = answerBeforeParsing(app, argc, argv); answered >= 0) return answered;
   try {
     app.parse(argc, argv);

@@ -1,11 +1,12 @@
-// `cuoverlap record [-o OUT] [--force] [--api lean|all] -- PROGRAM ARGS...`: runs PROGRAM with the
-// collector injected (CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH) into it and every descendant
-// that uses CUDA, forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to record alone, waits for every
-// traced process (they register in a run directory record creates, docs/collector.md), merges
-// their traces into OUT (or, with %p/%r in OUT, leaves one file per process), returns PROGRAM's
-// exit status and prints what it wrote. It reports only files it can prove this run wrote: the
-// entry of a traced process in its own run directory, whose session names the same pid and began
-// after the run started; it opens them read-only and never follows a symlink.
+// `cuoverlap record [-o OUT] [--force] [--summary] [--api lean|all] -- PROGRAM ARGS...`: runs
+// PROGRAM with the collector injected (CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH) into it and
+// every descendant that uses CUDA, forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to record alone,
+// waits for every traced process (they register in a run directory record creates,
+// docs/collector.md), merges their traces into OUT (or, with %p/%r in OUT, leaves one file per
+// process), returns PROGRAM's exit status and prints what it wrote. It reports only files it can
+// prove this run wrote: the entry of a traced process in its own run directory, whose session names
+// the same pid and began after the run started; it opens them read-only and never follows a
+// symlink.
 #include <CLI/CLI.hpp>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -27,6 +28,8 @@
 #include "collector_env.h"
 #include "commands.h"
 #include "cuoverlap/error.h"
+#include "cuoverlap/summary.h"
+#include "output_file.h"
 #include "trace_merge.h"
 #include "record_run_dir.h"
 #include "trace_schema.h"
@@ -40,6 +43,7 @@ constexpr const char* kCollectorEnv = "CUOVERLAP_COLLECTOR";  // overrides the s
 struct RecordArgs {
   std::string output{schema::kDefaultRecordOutput};
   bool force = false;
+  bool summary = false;  // also write each trace's rank summary beside it
   std::string api = "lean";
   std::vector<std::string> command;
 };
@@ -227,9 +231,10 @@ std::vector<TracedProcess> verifiedTraces(const RunPlan& plan) {
   return kept;
 }
 
-void reportMerged(const RunPlan& plan, const RecordArgs& args, const std::vector<TracedProcess>& traces,
-                  double wall) {
-  if (traces.empty()) return removeRunDir(plan.run_dir), printNoTrace(plan.output, wall);
+// The traces written: the merged file, or none when merging failed.
+std::vector<std::string> reportMerged(const RunPlan& plan, const RecordArgs& args,
+                                      const std::vector<TracedProcess>& traces, double wall) {
+  if (traces.empty()) return removeRunDir(plan.run_dir), printNoTrace(plan.output, wall), std::vector<std::string>{};
   std::vector<std::string> parts;
   for (const TracedProcess& process : traces) parts.push_back(process.trace);
   try {
@@ -238,7 +243,7 @@ void reportMerged(const RunPlan& plan, const RecordArgs& args, const std::vector
     else schema::mergeTraceFiles(parts, plan.output, options);
   } catch (const std::exception& e) {
     fmt::print(stderr, "cuoverlap: error: {}; the per-process traces are in {}\n", e.what(), plan.run_dir);
-    return;
+    return {};
   }
   removeRunDir(plan.run_dir);
   Session session = readSession(plan.output);
@@ -247,15 +252,37 @@ void reportMerged(const RunPlan& plan, const RecordArgs& args, const std::vector
   for (const TracedProcess& process : traces) {
     fmt::print(stderr, "    {}\n", processLine(process.pid, process.session));
   }
+  return {plan.output};
 }
 
-void reportPerProcess(const RunPlan& plan, const std::vector<TracedProcess>& traces, double wall) {
+std::vector<std::string> reportPerProcess(const RunPlan& plan, const std::vector<TracedProcess>& traces,
+                                          double wall) {
   removeRunDir(plan.run_dir);
-  if (traces.empty()) return printNoTrace(plan.output, wall);
+  if (traces.empty()) return printNoTrace(plan.output, wall), std::vector<std::string>{};
+  std::vector<std::string> written;
   for (const TracedProcess& process : traces) {
     foldWal(process.trace);
     printSummary(process.trace, process.session, wall);
     fmt::print(stderr, "  process: {}\n", processLine(process.pid, process.session));
+    written.push_back(process.trace);
+  }
+  return written;
+}
+
+// --summary: each trace's rank summary beside it, made here, after the traced processes exited,
+// not in them (docs/summaries.md says why). A summary that cannot be made is a warning: the trace
+// is there and `cuoverlap summarize` can make it later.
+void writeSummaries(const std::vector<std::string>& traces, bool force) {
+  for (const std::string& trace : traces) {
+    const std::string path = summaryPathFor(trace);
+    try {
+      OutputFile out(path, {trace}, force);
+      out.stream() << summarizeTrace(trace, AnalysisOptions{});
+      out.commit();
+      fmt::print(stderr, "  summary: {}\n", path);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "cuoverlap: warning: no summary of {}: {}\n", trace, e.what());
+    }
   }
 }
 
@@ -290,8 +317,9 @@ int record(const RecordArgs& args) {
   if (collector.empty()) return exit_code;
   std::vector<TracedProcess> traces = verifiedTraces(plan);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (plan.merged) reportMerged(plan, args, traces, wall);
-  else reportPerProcess(plan, traces, wall);
+  const std::vector<std::string> written =
+      plan.merged ? reportMerged(plan, args, traces, wall) : reportPerProcess(plan, traces, wall);
+  if (args.summary) writeSummaries(written, args.force);
   return exit_code;
 }
 
@@ -305,7 +333,10 @@ void registerRecordCommand(CLI::App& app, CommandResult& result) {
                   "Trace file holding all processes; %p (pid) or %r (rank) in it: one file per "
                   "process; %h is the host name")
       ->capture_default_str();
-  cmd->add_flag("--force", args->force, "Overwrite an existing trace file");
+  cmd->add_flag("--force", args->force, "Overwrite an existing trace file (and summary)");
+  cmd->add_flag("--summary", args->summary,
+                "Also write each trace's rank summary beside it (NAME.cosum), for analyzing a job "
+                "from its summaries (docs/summaries.md)");
   cmd->add_option("--api", args->api, "Runtime/driver calls recorded: lean (those the analysis "
                                       "reads) or all")
       ->capture_default_str();

@@ -2,7 +2,7 @@
 # match the installed binary.
 _cuoverlap() {
   local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]}
-  local commands="analyze gate export diff record ranges help"
+  local commands="analyze gate export diff record ranges summarize help"
   if [ "$COMP_CWORD" -eq 1 ]; then
     COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
     return

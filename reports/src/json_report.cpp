@@ -223,9 +223,41 @@ Json reportToJson(const Report& report) {
   return out;
 }
 
-void renderJson(const Report& report, std::ostream& out) {
+namespace {
+
+// `json` dumped as it would be nested `depth` spaces deep: JSON strings hold no raw newline, so
+// every line after the first is indented by `depth`.
+void writeNested(const Json& json, std::size_t depth, std::ostream& out) {
   // Names come from the trace and need not be UTF-8: invalid bytes become U+FFFD, not an exception.
-  out << reportToJson(report).dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+  const std::string text = json.dump(2, ' ', false, Json::error_handler_t::replace);
+  const std::string indent(depth, ' ');
+  std::size_t from = 0;
+  for (std::size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', from)) {
+    out.write(text.data() + from, static_cast<std::streamsize>(nl + 1 - from)) << indent;
+    from = nl + 1;
+  }
+  out.write(text.data() + from, static_cast<std::streamsize>(text.size() - from));
+}
+
+}  // namespace
+
+void renderJson(const Report& report, std::ostream& out) {
+  // reportToJson(report).dump(2) byte for byte, one trace's JSON at a time: a job of 4,096 ranks
+  // would hold every rank's report as JSON values at once (gigabytes) to dump them.
+  out << "{\n  \"schema\": ";
+  writeNested(Json(kReportSchemaId), 2, out);
+  out << ",\n  \"traces\": ";
+  if (report.traces.empty()) out << "[]";
+  for (std::size_t i = 0; i < report.traces.size(); ++i) {
+    out << (i == 0 ? "[\n    " : ",\n    ");
+    writeNested(traceReportToJson(report.traces[i]), 4, out);
+    if (i + 1 == report.traces.size()) out << "\n  ]";
+  }
+  if (report.job) {
+    out << ",\n  \"job\": ";
+    writeNested(jobToJson(*report.job), 2, out);
+  }
+  out << "\n}\n";
 }
 
 std::string renderJsonString(const Report& report) {

@@ -85,3 +85,16 @@ TEST_CASE("JSON report: names that are not UTF-8 are replaced, not fatal", "[ren
   nlohmann::json json = nlohmann::json::parse(text);
   REQUIRE(json["traces"][0]["devices"][0]["name"] == "GPU \xEF\xBF\xBD\xEF\xBF\xBD");
 }
+
+TEST_CASE("JSON report rendered a trace at a time equals the whole report dumped", "[render]") {
+  const auto whole = [](const Report& r) { return reportToJson(r).dump(2) + "\n"; };
+  Report report = sampleReport();
+  CHECK(renderJsonString(report) == whole(report));
+  report.traces.push_back(report.traces.front());
+  report.job = JobAnalysis{};
+  report.job->ranks.resize(2);
+  report.job->clock = "one clock";
+  CHECK(renderJsonString(report) == whole(report));
+  report.traces.clear();
+  CHECK(renderJsonString(report) == whole(report));
+}

@@ -227,3 +227,20 @@ TEST_CASE("merge refuses a file that is not a cuoverlap trace and leaves no outp
   CHECK_FALSE(exists(out));
   CHECK(leftovers("bogus_merged") == 0);
 }
+
+TEST_CASE("record --summary: a rank summary beside each trace, the same report as the traces") {
+  const std::string dir = scratchDir() + "/summary";
+  REQUIRE(std::system(("mkdir -p " + dir).c_str()) == 0);
+  Run run = record("--summary -o " + dir + "/rank%r.sqlite", "tree");
+  INFO(run.err);
+  CHECK(run.exit_code == 0);
+  CHECK(countOf(run.err, "  summary: " + dir + "/rank") == 3);
+  REQUIRE(exists(dir + "/rank0.cosum"));
+  const std::string json = scratchDir() + "/summary.json";
+  const std::string traces = json + ".traces";
+  const std::string analyze = std::string(CUOVERLAP_CLI) + " analyze --format json ";
+  REQUIRE(std::system((analyze + dir + "/*.cosum > " + json).c_str()) == 0);
+  REQUIRE(std::system((analyze + dir + "/*.sqlite > " + traces).c_str()) == 0);
+  CHECK(readAll(json) == readAll(traces));
+  CHECK(contains(readAll(json), "\"path\": \"" + dir + "/rank0.sqlite\""));
+}

@@ -4,7 +4,9 @@
 // docs/metrics.md, "Several ranks as one job".
 //
 // Memory: a RankTimeline keeps O(collectives) data, never the rank's ops, so that a job of N rank
-// files is analyzed with the trace of one rank per worker thread alive at a time.
+// files is analyzed with the trace of one rank per worker thread alive at a time. A rank read from
+// a summary keeps none: the job analysis streams its collectives from the file, a slice of
+// sequence numbers of every rank at a time (collective_matching.cpp).
 #pragma once
 
 #include <cstdint>
@@ -37,7 +39,22 @@ struct RankCollective {
 struct RankStream {
   std::uint32_t context_id = 0;
   std::uint32_t stream_id = 0;
-  std::vector<RankCollective> collectives;
+  std::uint64_t count = 0;                  // its collectives
+  RankCollective first;                     // the first of them (count > 0)
+  std::vector<RankCollective> collectives;  // all of them, or none when RankTimeline::reader
+                                            // reads them from a rank summary
+};
+
+// Reads the collectives of a rank's streams from where they are kept (a rank summary file,
+// summary.h), a slice at a time, so that the job analysis holds a slice of every rank at once and
+// never all of them. Throws UserError when the file holds fewer than the stream's count.
+class CollectiveReader {
+ public:
+  virtual ~CollectiveReader() = default;
+  // Replaces `out` with collectives [from, to) of stream `stream` (an index into
+  // RankTimeline::streams).
+  virtual void read(std::size_t stream, std::uint64_t from, std::uint64_t to,
+                    std::vector<RankCollective>& out) = 0;
 };
 
 // One rank: one process of a trace, on the device where it ran most of its ops.
@@ -46,10 +63,12 @@ struct RankTimeline {
   std::size_t file_index = 0;
   std::uint32_t pid = 0;
   std::optional<std::int32_t> rank;  // from the launcher's variables (Trace::processes)
+  std::optional<std::int32_t> world_size;
   std::string host;
   std::uint16_t device_id = 0;
   DeviceMetrics metrics;             // the rank's own ops on that device
   std::vector<RankStream> streams;   // communication streams, by first collective start
+  std::shared_ptr<CollectiveReader> reader;  // null: the streams hold their collectives
 };
 
 // The communication ranks of one analyzed trace (processes with GPU ops in scope; all of them

@@ -34,63 +34,101 @@ RankRow rowOf(const RankTimeline& rank, std::int32_t number, bool from_launcher)
   row.comm_busy_ns = m.communication.busy_ns;
   row.comm_exposed_ns = m.communication.exposed_ns;
   row.idle_ns = m.idle_ns;
-  for (const RankStream& stream : rank.streams) row.collectives += stream.collectives.size();
+  for (const RankStream& stream : rank.streams) row.collectives += stream.count;
   return row;
 }
 
-void summarizeSkews(const std::vector<job::Match>& matches, JobAnalysis& job) {
-  Ns total = 0;
-  for (const job::Match& m : matches) {
-    job.max_skew_ns = std::max(job.max_skew_ns, m.skew);
-    total += m.skew;
-    job.type_mismatches += m.type_mismatch ? 1 : 0;
-    if (m.skew >= job::kLateSkewNs) ++job.ranks[m.last_row].arrived_last;
-  }
-  job.matched = matches.size();
-  job.mean_skew_ns = matches.empty() ? 0 : total / static_cast<Ns>(matches.size());
-  std::vector<const job::Match*> largest;
-  for (const job::Match& m : matches) largest.push_back(&m);
-  std::stable_sort(largest.begin(), largest.end(), [](auto* a, auto* b) { return a->skew > b->skew; });
-  if (largest.size() > kLargestSkews) largest.resize(kLargestSkews);
-  std::stable_sort(largest.begin(), largest.end(),
-                   [](auto* a, auto* b) { return a->first_start < b->first_start; });
-  for (const job::Match* m : largest) {
-    job.largest_skews.push_back({m->stream, m->sequence, m->by_rank.front().second->type,
-                                 m->by_rank.size(), m->first_start, m->skew,
-                                 job.ranks[m->first_row].rank, job.ranks[m->last_row].rank});
-  }
-}
+// The job's skew numbers, a match at a time: the largest kLargestSkews by skew (match order on
+// ties), shown in time order.
+class SkewTally {
+ public:
+  explicit SkewTally(JobAnalysis& job) : job_(job) {}
 
-// Each rank's collectives on the job's axis, merged at 1/1500 of the job's length.
-void drawableBlocks(const std::vector<RankTimeline>& ranks, JobAnalysis& job) {
-  constexpr Ns kBlocks = 1500;
-  Ns begin = 0, end = 0;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    RankRow& row = job.ranks[i];
-    row.first_start = ranks[i].metrics.first_start - job.clock_offsets[i];
-    row.last_end = ranks[i].metrics.last_end - job.clock_offsets[i];
-    begin = i == 0 ? row.first_start : std::min(begin, row.first_start);
-    end = i == 0 ? row.last_end : std::max(end, row.last_end);
+  void add(const job::Match& m) {
+    job_.max_skew_ns = std::max(job_.max_skew_ns, m.skew);
+    total_ += m.skew;
+    job_.type_mismatches += m.type_mismatch ? 1 : 0;
+    if (m.skew >= job::kLateSkewNs) ++job_.ranks[m.last_row].arrived_last;
+    ++job_.matched;
+    if (largest_.size() == kLargestSkews && largest_.back().first.skew_ns >= m.skew) return;
+    MatchedCollective c{m.stream, m.sequence, *m.type, m.ranks,
+                        m.first_start, m.skew, job_.ranks[m.first_row].rank,
+                        job_.ranks[m.last_row].rank};
+    const auto at = std::upper_bound(largest_.begin(), largest_.end(), m.skew,
+                                     [](Ns skew, const auto& e) { return skew > e.first.skew_ns; });
+    largest_.insert(at, {std::move(c), m.index});
+    if (largest_.size() > kLargestSkews) largest_.pop_back();
   }
-  const Ns resolution = std::max<Ns>(1, (end - begin) / kBlocks);
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    std::vector<std::pair<Ns, Ns>> intervals;
-    for (const RankStream& stream : ranks[i].streams) {
-      for (const RankCollective& c : stream.collectives) {
-        intervals.emplace_back(c.start - job.clock_offsets[i], c.end - job.clock_offsets[i]);
-      }
+
+  void finish() {
+    job_.mean_skew_ns = job_.matched == 0 ? 0 : total_ / static_cast<Ns>(job_.matched);
+    std::stable_sort(largest_.begin(), largest_.end(), [](const auto& a, const auto& b) {
+      return a.first.first_start < b.first.first_start;
+    });
+    for (auto& entry : largest_) job_.largest_skews.push_back(std::move(entry.first));
+  }
+
+ private:
+  JobAnalysis& job_;
+  Ns total_ = 0;
+  std::vector<std::pair<MatchedCollective, std::size_t>> largest_;  // (collective, match index)
+};
+
+// Each rank's collectives on the job's axis, merged at 1/1500 of the job's length, as they stream
+// past in any order: blocks stay sorted and more than `resolution_` apart; a collective joins
+// every block within `resolution_` of it (the same blocks as merging them sorted by start).
+class BlockTally {
+ public:
+  BlockTally(const std::vector<RankTimeline>& ranks, JobAnalysis& job) : job_(job) {
+    constexpr Ns kBlocks = 1500;
+    Ns begin = 0, end = 0;
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      RankRow& row = job.ranks[i];
+      row.first_start = ranks[i].metrics.first_start - job.clock_offsets[i];
+      row.last_end = ranks[i].metrics.last_end - job.clock_offsets[i];
+      begin = i == 0 ? row.first_start : std::min(begin, row.first_start);
+      end = i == 0 ? row.last_end : std::max(end, row.last_end);
     }
-    std::sort(intervals.begin(), intervals.end());
-    auto& blocks = job.ranks[i].communication_blocks;
-    for (const auto& iv : intervals) {
-      if (!blocks.empty() && iv.first <= blocks.back().second + resolution) {
+    resolution_ = std::max<Ns>(1, (end - begin) / kBlocks);
+  }
+
+  void add(std::size_t row, const RankCollective* collectives, std::size_t count) {
+    auto& blocks = job_.ranks[row].communication_blocks;
+    const Ns offset = job_.clock_offsets[row];
+    for (std::size_t i = 0; i < count; ++i) {
+      add(blocks, {collectives[i].start - offset, collectives[i].end - offset});
+    }
+  }
+
+ private:
+  void add(std::vector<std::pair<Ns, Ns>>& blocks, const std::pair<Ns, Ns>& iv) const {
+    if (blocks.empty() || iv.first >= blocks.back().first) {  // in start order: the usual case
+      if (!blocks.empty() && iv.first <= blocks.back().second + resolution_) {
         blocks.back().second = std::max(blocks.back().second, iv.second);
       } else {
         blocks.push_back(iv);
       }
+      return;
     }
+    const auto lo = std::lower_bound(blocks.begin(), blocks.end(), iv.first, [&](const auto& b, Ns t) {
+      return b.second + resolution_ < t;
+    });
+    const auto hi = std::upper_bound(lo, blocks.end(), iv.second, [&](Ns t, const auto& b) {
+      return t + resolution_ < b.first;
+    });
+    if (lo == hi) {
+      blocks.insert(lo, iv);
+      return;
+    }
+    const std::pair<Ns, Ns> merged{std::min(lo->first, iv.first),
+                                   std::max(std::prev(hi)->second, iv.second)};
+    const auto at = blocks.erase(lo, hi);
+    blocks.insert(at, merged);
   }
-}
+
+  JobAnalysis& job_;
+  Ns resolution_ = 1;
+};
 
 }  // namespace
 
@@ -109,12 +147,20 @@ std::optional<JobAnalysis> analyzeJob(std::vector<RankTimeline> ranks) {
                               from_launcher));
   }
   std::tie(job.clock_offsets, job.clock) = job::alignClocks(ranks);
-  const std::vector<job::Match> matches = job::matchCollectives(ranks, job.clock_offsets);
-  summarizeSkews(matches, job);
-  drawableBlocks(ranks, job);
-  if (auto finding = job::findRankStraggler(ranks, job.ranks, matches)) {
-    job.findings.push_back(std::move(*finding));
-  }
+  SkewTally skews(job);
+  BlockTally blocks(ranks, job);
+  job::StragglerTally straggler(ranks.size());
+  job::CollectiveVisitor visitor;
+  visitor.slice = [&](std::size_t row, const RankCollective* collectives, std::size_t count) {
+    blocks.add(row, collectives, count);
+  };
+  visitor.match = [&](const job::Match& m) {
+    skews.add(m);
+    if (m.skew >= job::kLateSkewNs) straggler.add(m);
+  };
+  job::visitCollectives(ranks, job.clock_offsets, visitor);
+  skews.finish();
+  if (auto finding = straggler.finding(ranks, job.ranks)) job.findings.push_back(std::move(*finding));
   return job;
 }
 

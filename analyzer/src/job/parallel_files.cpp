@@ -3,15 +3,21 @@
 // and, unless the caller keeps traces for a renderer that draws them, frees the trace before
 // taking the next file. Peak memory: one trace per worker plus the summaries. The per-file results
 // are joined in file order, so the report does not depend on the thread count; the job analysis
-// (analyzeJob) then runs over the summaries alone.
+// (analyzeJob) then runs over the summaries alone. A rank summary (summary.h) among the files
+// stands for its trace: its report and ranks are read from it, made with the same options.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <exception>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "cuoverlap/job.h"
+#include "cuoverlap/error.h"
 #include "cuoverlap/reader.h"
+#include "cuoverlap/summary.h"
+#include "job_internal.h"
 
 namespace cuoverlap {
 namespace {
@@ -26,6 +32,17 @@ struct FileResult {
 void analyzeOne(const std::string& file, std::size_t index, const AnalysisOptions& options,
                 bool keep_trace, FileResult& result) {
   try {
+    if (isSummaryPath(file)) {
+      RankSummary summary = openSummary(file, index);
+      if (summary.options != analysisOptionsKey(options)) {
+        throw UserError(fmt::format("{}: summarized with other options ({}) than given here ({}): "
+                                    "summarize it again with these, or analyze it with those",
+                                    file, summary.options, analysisOptionsKey(options)));
+      }
+      result.report = std::move(summary.report);
+      result.ranks = std::move(summary.ranks);
+      return;
+    }
     const auto started = std::chrono::steady_clock::now();
     result.trace = std::make_unique<Trace>(readTrace(file));
     result.report = analyzeTrace(*result.trace, options);
@@ -70,6 +87,9 @@ Report analyzeFiles(const std::vector<std::string>& files, const AnalysisOptions
     if (result.trace) traces.push_back(std::move(result.trace));
     report.traces.push_back(std::move(result.report));
     std::move(result.ranks.begin(), result.ranks.end(), std::back_inserter(ranks));
+  }
+  if (std::any_of(files.begin(), files.end(), [](const std::string& f) { return isSummaryPath(f); })) {
+    job::checkOneJob(ranks, files);
   }
   report.job = analyzeJob(std::move(ranks));
   return report;

@@ -12,7 +12,6 @@
 // compute time -> longer kernels; else nothing in its own timeline explains it (a slower link, or
 // a rank upstream).
 #include <algorithm>
-#include <map>
 
 #include <fmt/format.h>
 
@@ -26,7 +25,8 @@ constexpr std::size_t kMinLate = 3;
 constexpr double kMinLateShare = 2.0 / 3.0;
 constexpr double kMinCostShareOfSpan = 0.01;
 
-Ns median(std::vector<Ns> values) {
+// Median of `values` (the upper one of an even count), reordering them.
+Ns median(std::vector<Ns>& values) {
   if (values.empty()) return 0;
   std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
   return values[values.size() / 2];
@@ -38,25 +38,6 @@ struct Excess {
   Ns compute = 0;
   Ns h2d = 0;
 };
-
-Excess excessOf(const std::vector<const Match*>& late, std::size_t row) {
-  Excess sum;
-  for (const Match* m : late) {
-    std::vector<Ns> idle, compute, h2d;
-    CollectiveWindow mine;
-    for (const auto& [r, c] : m->by_rank) {
-      if (r == row) { mine = c->before; continue; }
-      idle.push_back(c->before.idle_ns);
-      compute.push_back(c->before.compute_ns);
-      h2d.push_back(c->before.h2d_ns);
-    }
-    sum.idle += mine.idle_ns - median(idle);
-    sum.compute += mine.compute_ns - median(compute);
-    sum.h2d += mine.h2d_ns - median(h2d);
-  }
-  const Ns n = static_cast<Ns>(late.size());
-  return {sum.idle / n, sum.compute / n, sum.h2d / n};
-}
 
 std::string reasonOf(const Excess& e) {
   using units::formatDuration;
@@ -80,68 +61,78 @@ std::string reasonOf(const Excess& e) {
          "ranks): look at its link, or at the rank it waits on";
 }
 
-// The five largest skews the late rank caused, in time order, as evidence.
-std::vector<Evidence> evidenceOf(const std::vector<RankTimeline>& ranks,
-                                 const std::vector<RankRow>& rows, std::vector<const Match*> mine,
-                                 std::size_t row) {
-  std::stable_sort(mine.begin(), mine.end(),
-                   [](const Match* a, const Match* b) { return a->skew > b->skew; });
-  if (mine.size() > 5) mine.resize(5);
-  std::stable_sort(mine.begin(), mine.end(),
-                   [](const Match* a, const Match* b) { return a->first_start < b->first_start; });
-  std::vector<Evidence> evidence;
-  for (const Match* m : mine) {
-    const auto it = std::find_if(m->by_rank.begin(), m->by_rank.end(),
-                                 [&](const auto& p) { return p.first == row; });
-    Evidence e;
-    e.api = it->second->type;
-    e.stream_id = ranks[row].streams[m->stream].stream_id;
-    e.time = it->second->start;
-    e.detail = fmt::format("collective {} of communication stream {}: started {} after rank {}",
-                           m->sequence + 1, m->stream + 1, units::formatDuration(m->skew),
-                           rows[m->first_row].rank);
-    evidence.push_back(std::move(e));
-  }
-  return evidence;
-}
-
 }  // namespace
 
-std::optional<Finding> findRankStraggler(const std::vector<RankTimeline>& ranks,
-                                         const std::vector<RankRow>& rows,
-                                         const std::vector<Match>& matches) {
-  std::vector<const Match*> late;
-  std::map<std::size_t, std::vector<const Match*>> late_by_row;
-  for (const Match& m : matches) {
-    if (m.skew < kLateSkewNs) continue;
-    late.push_back(&m);
-    late_by_row[m.last_row].push_back(&m);
+StragglerTally::StragglerTally(std::size_t rows) : rows_(rows) {}
+
+void StragglerTally::add(const Match& match) {
+  ++late_;
+  Row& row = rows_[match.last_row];
+  ++row.late;
+  row.cost += match.skew;
+  const RankCollective* mine = nullptr;
+  const auto excess = [&](Ns CollectiveWindow::*field) {
+    scratch_.clear();
+    for (const auto& entry : match.by_rank) {
+      if (entry.first == match.last_row) mine = entry.second;
+      else scratch_.push_back(entry.second->before.*field);
+    }
+    const Ns others = median(scratch_);
+    return mine->before.*field - others;
+  };
+  row.excess_idle += excess(&CollectiveWindow::idle_ns);
+  row.excess_compute += excess(&CollectiveWindow::compute_ns);
+  row.excess_h2d += excess(&CollectiveWindow::h2d_ns);
+  constexpr std::size_t kExamples = 5;
+  if (row.largest.size() == kExamples && row.largest.back().skew >= match.skew) return;
+  Example example{match.skew, match.index, match.first_start, match.stream, match.sequence,
+                  match.first_row, mine->type, mine->start};
+  const auto at = std::upper_bound(row.largest.begin(), row.largest.end(), match.skew,
+                                   [](Ns skew, const Example& e) { return skew > e.skew; });
+  row.largest.insert(at, std::move(example));
+  if (row.largest.size() > kExamples) row.largest.pop_back();
+}
+
+std::optional<Finding> StragglerTally::finding(const std::vector<RankTimeline>& ranks,
+                                               const std::vector<RankRow>& rows) const {
+  if (late_ == 0) return std::nullopt;
+  std::size_t worst = 0;  // the most late matches; the first row on ties
+  for (std::size_t r = 1; r < rows_.size(); ++r) {
+    if (rows_[r].late > rows_[worst].late) worst = r;
   }
-  if (late.empty()) return std::nullopt;
-  const auto worst = std::max_element(
-      late_by_row.begin(), late_by_row.end(),
-      [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
-  const std::size_t row = worst->first;
-  const std::vector<const Match*>& mine = worst->second;
-  Ns cost = 0;
-  for (const Match* m : mine) cost += m->skew;
-  if (mine.size() < kMinLate ||
-      static_cast<double>(mine.size()) < kMinLateShare * static_cast<double>(late.size()) ||
-      static_cast<double>(cost) < kMinCostShareOfSpan * static_cast<double>(rows[row].span_ns)) {
+  const Row& mine = rows_[worst];
+  if (mine.late < kMinLate ||
+      static_cast<double>(mine.late) < kMinLateShare * static_cast<double>(late_) ||
+      static_cast<double>(mine.cost) < kMinCostShareOfSpan * static_cast<double>(rows[worst].span_ns)) {
     return std::nullopt;
   }
+  const Ns n = static_cast<Ns>(mine.late);
+  const Excess excess{mine.excess_idle / n, mine.excess_compute / n, mine.excess_h2d / n};
   Finding finding;
   finding.id = "rank-straggler";
-  finding.device_id = ranks[row].device_id;
-  finding.count = mine.size();
-  finding.time_ns = cost;
-  finding.severity = cost >= rows[row].span_ns / 4 ? Severity::kError : Severity::kWarning;
+  finding.device_id = ranks[worst].device_id;
+  finding.count = mine.late;
+  finding.time_ns = mine.cost;
+  finding.severity = mine.cost >= rows[worst].span_ns / 4 ? Severity::kError : Severity::kWarning;
   finding.summary = fmt::format(
       "rank {} ({}) started {} of {} late collectives last, {} behind the first rank on average; "
       "reason: {}",
-      rows[row].rank, ranks[row].path, mine.size(), late.size(),
-      units::formatDuration(cost / static_cast<Ns>(mine.size())), reasonOf(excessOf(mine, row)));
-  finding.evidence = evidenceOf(ranks, rows, mine, row);
+      rows[worst].rank, ranks[worst].path, mine.late, late_, units::formatDuration(mine.cost / n),
+      reasonOf(excess));
+  // The five largest skews it caused, in time order, as evidence.
+  std::vector<Example> examples = mine.largest;
+  std::stable_sort(examples.begin(), examples.end(),
+                   [](const Example& a, const Example& b) { return a.first_start < b.first_start; });
+  for (const Example& x : examples) {
+    Evidence e;
+    e.api = x.type;
+    e.stream_id = ranks[worst].streams[x.stream].stream_id;
+    e.time = x.start;
+    e.detail = fmt::format("collective {} of communication stream {}: started {} after rank {}",
+                           x.sequence + 1, x.stream + 1, units::formatDuration(x.skew),
+                           rows[x.first_row].rank);
+    finding.evidence.push_back(std::move(e));
+  }
   finding.advice =
       "Make the late rank's step as short as the others': move its extra host work (logging, "
       "checkpointing, metrics, .item() calls) off the step or onto every rank equally, give its "

@@ -117,6 +117,8 @@ void fillCollectives(const Trace& trace, const Scope& scope, RankTimeline& rank)
                   (c.start - from) - busy_time.within(from, c.start), h2d_time.within(from, c.start)};
       from = c.start;
     }
+    stream.count = stream.collectives.size();
+    stream.first = stream.collectives.front();
     rank.streams.push_back(std::move(stream));
   }
   std::sort(rank.streams.begin(), rank.streams.end(), [](const RankStream& a, const RankStream& b) {
@@ -153,6 +155,7 @@ std::vector<RankTimeline> rankTimelines(const Trace& trace, const AnalysisOption
                                  [](const ProcessInfo& p, std::uint32_t id) { return p.pid < id; });
     if (info != trace.processes.end() && info->pid == pid) {
       rank.rank = info->rank;
+      rank.world_size = info->world_size;
       rank.host = info->host;
     }
     if (rank.host.empty()) rank.host = sessionHost(trace);

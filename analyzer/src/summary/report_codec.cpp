@@ -1,0 +1,84 @@
+// A TraceReport as JSON and back, field for field, for rank summaries (summary.h): what the
+// renderers read comes back exactly (integers as integers, doubles in the shortest form that
+// reads back to the same bits), so that a report rendered from a summary equals the report of the
+// trace. Not kept: TraceReport::trace (a summary has no trace; renderers then draw no timeline)
+// and Finding::cost_region (the cost ledger's input, already charged, and as long as the ops).
+#include "report_codec.h"
+
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+namespace nlohmann {
+
+template <typename T>
+struct adl_serializer<std::optional<T>> {
+  static void to_json(json& j, const std::optional<T>& value) {
+    if (value) j = *value; else j = nullptr;
+  }
+  static void from_json(const json& j, std::optional<T>& value) {
+    if (j.is_null()) value.reset(); else value = j.get<T>();
+  }
+};
+
+}  // namespace nlohmann
+
+namespace cuoverlap {
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Scope, device, pid, window_start, window_end, range)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EngineUsage, engine, busy_ns, share)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CommunicationMetrics, kernels, busy_ns, hidden_ns, exposed_ns,
+                                   hidden_fraction)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DeviceMetrics, device_id, name, kernels, memcpys, memsets,
+                                   first_start, last_end, span_ns, busy_ns, idle_ns, sum_ns,
+                                   overlap_ratio, copy_hidden_fraction, engines, concurrency_ns,
+                                   ideal_ns, pipeline_efficiency, communication)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GapCausePart, cause, ns)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(IdleGap, start, end, cause, prev_op, next_op, call, causes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GapCauseTotal, cause, count, time_ns, share_of_idle)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GapAnalysis, threshold_ns, count, time_ns, totals, largest)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Evidence, api, correlation_id, stream_id, time, detail,
+                                   has_stream)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Finding, id, severity, device_id, count, time_ns, summary,
+                                   advice, evidence, estimated_ns, base_severity,
+                                   ideal_reduction_ns)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FindingsExplained, explainable_ns, explained_ns, fraction,
+                                   ideal_reduction_ns)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelSummary, name, count, total_ns, mean_ns, min_ns, max_ns,
+                                   share)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DeviceReport, metrics, gaps, kernels, explained)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RangeInstance, name, start, end, devices, findings)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DurationSpread, median, p10, p90, max)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RatioSpread, median, p90)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RangeDeviceSpread, device_id, instances, overlap_ratio,
+                                   copy_hidden_fraction, pipeline_efficiency, idle_fraction)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RangeInstanceRef, name, start, end)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RangeSummary, pattern, count, names, total_ns, duration_ns,
+                                   devices, slowest)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SteadyState, found, reason, source, start, end, iterations,
+                                   warmup_dropped, iteration_ns, devices, findings)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Phases, run_start, startup_ns, run_end, notes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TraceReport, path, source, scope, devices, findings,
+                                   range_instances, range_summary, steady_state, phases, warnings,
+                                   analysis_seconds, first_op_start)
+
+namespace summary {
+
+std::string encodeReport(const TraceReport& report) {
+  // Invalid UTF-8 in names (they come from the trace) is kept byte for byte as JSON cannot: such
+  // names are replaced by U+FFFD, as renderJson does when it prints them.
+  return nlohmann::json(report).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+TraceReport decodeReport(const std::string& text) { return nlohmann::json::parse(text).get<TraceReport>(); }
+
+std::string encodeMetrics(const DeviceMetrics& metrics) {
+  return nlohmann::json(metrics).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+DeviceMetrics decodeMetrics(const std::string& text) {
+  return nlohmann::json::parse(text).get<DeviceMetrics>();
+}
+
+}  // namespace summary
+}  // namespace cuoverlap

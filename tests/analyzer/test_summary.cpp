@@ -1,0 +1,74 @@
+// Rank summaries (summary.h, docs/summaries.md): the job report from summaries equals the report
+// from the traces byte for byte in JSON, on the recorded DDP/FSDP jobs and a synthetic 64-rank
+// job on 8 hosts, for summaries alone and for a mix of summaries and traces.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cuoverlap/job.h"
+#include "cuoverlap/json_report.h"
+#include "cuoverlap/summary.h"
+#include "synthetic_job.h"
+#include "synthetic_trace.h"
+
+using namespace cuoverlap;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kData = fs::path(CUOVERLAP_TEST_DATA) / "ddp";
+
+std::string jobJson(const std::vector<std::string>& files) {
+  std::vector<std::unique_ptr<Trace>> traces;
+  return renderJsonString(analyzeFiles(files, AnalysisOptions{}, false, traces, 2));
+}
+
+std::string summarize(const std::string& trace) {
+  const std::string path =
+      testing::tempTracePath(fs::path(summaryPathFor(trace)).filename().string());
+  std::ofstream(path, std::ios::binary) << summarizeTrace(trace, AnalysisOptions{});
+  return path;
+}
+
+void checkSummariesEqualTraces(const std::vector<std::string>& traces) {
+  std::vector<std::string> summaries, mixed;
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    summaries.push_back(summarize(traces[i]));
+    mixed.push_back(i % 2 == 0 ? summaries.back() : traces[i]);
+  }
+  const std::string expected = jobJson(traces);
+  CHECK(jobJson(summaries) == expected);
+  CHECK(jobJson(mixed) == expected);
+}
+
+}  // namespace
+
+TEST_CASE("recorded DDP and FSDP jobs: the report from summaries equals the traces'", "[summary]") {
+  for (const char* variant : {"ddp", "ddp_onebucket", "fsdp", "ddp_ch4", "ddp_onebucket_ch4"}) {
+    INFO(variant);
+    checkSummariesEqualTraces({(kData / (std::string(variant) + "_rank0.sqlite")).string(),
+                               (kData / (std::string(variant) + "_rank1.sqlite")).string()});
+  }
+}
+
+TEST_CASE("synthetic 64-rank job on 8 hosts: the report from summaries equals the traces'",
+          "[summary]") {
+  const std::vector<std::string> traces = testing::writeSyntheticJob("job64", 64);
+  std::vector<std::unique_ptr<Trace>> kept;
+  const Report report = analyzeFiles(traces, AnalysisOptions{}, false, kept, 2);
+  // The job the equality is about: every rank, both communicators, the straggler found.
+  REQUIRE(report.job);
+  CHECK(report.job->ranks.size() == 64);
+  CHECK(report.job->matched == 6 + 3);
+  REQUIRE(report.job->findings.size() == 1);
+  CHECK(report.job->findings[0].summary.find("rank 17 ") != std::string::npos);
+  checkSummariesEqualTraces(traces);
+}
+
+TEST_CASE("a summary's size grows with its collectives, not its ops", "[summary]") {
+  const std::string trace = (kData / "fsdp_rank0.sqlite").string();
+  const std::string bytes = summarizeTrace(trace, AnalysisOptions{});
+  CHECK(bytes.size() < fs::file_size(trace) / 10);
+  CHECK(bytes.compare(0, 16, std::string("SQLite format 3\0", 16)) == 0);
+}
