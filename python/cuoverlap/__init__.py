@@ -8,7 +8,7 @@
     with cuoverlap.capture(): ...                         # a cudaProfilerApi capture window
 
 Each call runs the `cuoverlap` command bundled in this package (`python -m cuoverlap` is that
-command); keyword options are its options (`gap_threshold="1ms"` is `--gap-threshold 1ms`, see
+command); keyword options are its options (`gap_threshold="1ms"` is `--gap-threshold=1ms`, see
 `cuoverlap analyze --help`). A failure raises CuoverlapError with the command's one-line message and
 exit status. docs/python.md has the details.
 """

@@ -1,6 +1,6 @@
 """Runs the `cuoverlap` command bundled in this package (bin/cuoverlap beside this file).
 
-Keyword options become command-line options: `gap_threshold="1ms"` is `--gap-threshold 1ms`,
+Keyword options become command-line options: `gap_threshold="1ms"` is `--gap-threshold=1ms`,
 True is a bare flag, False and None leave the option out, a list or tuple repeats it.
 """
 
@@ -52,6 +52,7 @@ def path_args(paths):
 
 
 def option_args(options):
+    """Keyword options as `--name=value` words (a value may start with a dash: --window=-5ms:0)."""
     words = []
     for name, value in options.items():
         flag = "--" + name.replace("_", "-")
@@ -60,10 +61,9 @@ def option_args(options):
         if value is True:
             words.append(flag)
         elif isinstance(value, (list, tuple)):
-            for item in value:
-                words += [flag, word(item)]
+            words += [f"{flag}={word(item)}" for item in value]
         else:
-            words += [flag, word(value)]
+            words.append(f"{flag}={word(value)}")
     return words
 
 

@@ -83,3 +83,11 @@ def test_python_m_is_the_command(pageable, tmp_path):
                           capture_output=True, text=True)
     assert text.returncode == 0
     assert "overlap ratio 0.000" in text.stdout
+
+
+def test_option_values_may_start_with_a_dash(pageable):
+    with pytest.raises(cuoverlap.CuoverlapError) as error:
+        cuoverlap.analyze(pageable, window="-1ms:+20ms")
+    assert error.value.message == "cuoverlap: error: bad duration '-1ms': expected a number with ns, us, ms or s"
+    windowed = cuoverlap.analyze(pageable, window="+1ms:+20ms")["traces"][0]["devices"][0]
+    assert 0 < windowed["span_ns"] <= 19_000_000
