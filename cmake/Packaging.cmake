@@ -4,8 +4,14 @@
 #   P/share/man/man1/cuoverlap*.1           a man page per command, made from the binary's --help
 #   P/share/bash-completion/completions/cuoverlap, P/share/zsh/vendor-completions/_cuoverlap
 #   P/share/doc/cuoverlap/                  README.md and docs/*.md
+# The `runtime` install component is the command and the collector alone: what the Python wheel
+# holds (pyproject.toml builds the cuoverlap_runtime target and installs only this component).
 # `cpack -G DEB --config build/CPackConfig.cmake` (from the build tree) writes cuoverlap_VERSION_ARCH.deb.
 include(GNUInstallDirs)
+add_custom_target(cuoverlap_runtime DEPENDS cuoverlap)
+if(TARGET cuoverlap_collector)
+  add_dependencies(cuoverlap_runtime cuoverlap_collector)
+endif()
 set(cuoverlap_man_dir ${CMAKE_CURRENT_BINARY_DIR}/man)
 add_custom_command(
   OUTPUT ${cuoverlap_man_dir}/cuoverlap.1

@@ -10,8 +10,13 @@ build=${BUILD_DIR:-build}
 # CUDA is optional; use the toolkit in /usr/local/cuda when there is one.
 if [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
 
+# ccache, when installed, also serves these objects to the Python wheel's build (scripts/test_python.sh).
 configure() {
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo ${CMAKE_ARGS:-} > "$1" 2>&1
+  local launcher=()
+  if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" ${CMAKE_ARGS:-} > "$1" 2>&1
 }
 
 # install_missing PACKAGE...: apt-get installs those not installed yet.
@@ -38,10 +43,10 @@ install_fuzzer_runtime() {
 }
 
 build_packages=(cmake ninja-build g++ libsqlite3-dev sqlite3 catch2 libcli11-dev nlohmann-json3-dev
-                libfmt-dev rapidjson-dev zlib1g-dev)
+                libfmt-dev rapidjson-dev zlib1g-dev ccache)
 # Tools some tests use (each such test is skipped visibly without its tool): installed when a
 # package manager can reach a registry, never required (a GPU host has none).
-test_tools=(libxml2-utils clang)
+test_tools=(libxml2-utils clang python3-venv)
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -49,8 +54,9 @@ if ! { command -v cmake >/dev/null && command -v ninja >/dev/null && configure "
   install_missing "${build_packages[@]}"
   configure "$log" || { cat "$log" >&2; echo "setup: configure failed" >&2; exit 1; }
 fi
-# Test-only tools: libxml2-utils (the JUnit schema test) and clang (the libFuzzer run of
-# scripts/test.sh, scripts/fuzz.sh). Without a package registry the tests that need them skip, visibly.
+# Test-only tools: libxml2-utils (the JUnit schema test), clang (the libFuzzer run of
+# scripts/test.sh, scripts/fuzz.sh) and python3-venv (the Python package's tests,
+# scripts/test_python.sh). Without a package registry the tests that need them skip, visibly.
 if command -v apt-get >/dev/null; then
   install_missing "${test_tools[@]}" || echo "setup: could not install ${test_tools[*]}; the tests that need them are skipped"
 fi
