@@ -180,7 +180,7 @@ void appendScopeSummary(std::string& out, const TraceReport& trace) {
     }
     out += "</ul>";
   }
-  if (trace.steady_state && trace.steady_state->found) {
+  if (render::hasSeparateSteadyState(trace)) {
     out += "<h3>Steady state</h3>";
     for (const DeviceReport& device : trace.steady_state->devices) appendCards(out, device.metrics);
     out += "<h4>Steady-state findings</h4>";

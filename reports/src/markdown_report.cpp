@@ -148,7 +148,7 @@ void appendTrace(std::string& out, const TraceReport& trace) {
     out += "- " + escapeMarkdown(line.substr(line.find_first_not_of(' '))) + "\n";
   }
   if (!steady_lines.empty()) out += "\n";
-  if (trace.steady_state && trace.steady_state->found) {
+  if (render::hasSeparateSteadyState(trace)) {
     out += "### Steady state\n\n";
     for (const DeviceReport& device : trace.steady_state->devices) {
       fmt::format_to(std::back_inserter(out), "#### Device {}: {}\n\n", device.metrics.device_id,

@@ -222,7 +222,7 @@ void renderTrace(const TraceReport& trace, std::ostream& out) {
   const std::vector<std::string> range_lines = render::rangeSummaryLines(trace);
   for (std::size_t i = 0; i < range_lines.size(); ++i) out << (i ? "  " : "") << range_lines[i] << '\n';
   for (const std::string& line : render::steadyStateLines(trace)) out << line << '\n';
-  if (trace.steady_state && trace.steady_state->found) {
+  if (render::hasSeparateSteadyState(trace)) {
     out << "-- steady state\n";
     for (const DeviceReport& device : trace.steady_state->devices) renderDevice(device, out);
     renderFindings(trace, trace.steady_state->findings, out);

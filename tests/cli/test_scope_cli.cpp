@@ -24,8 +24,8 @@ TEST_CASE("gate --scope judges the steady state, the whole run, and says which",
   const CliRun steady = runCli("gate " + kTorch + " --max-idle-fraction 0.95");
   INFO(steady.out << steady.err);
   CHECK(steady.exit_code == 0);  // steady state: idle 92.6%
-  CHECK(steady.out.find("scope steady state (38 iterations from nvtx:step N, 2 warm-up dropped)") !=
-        std::string::npos);
+  CHECK(steady.out.find("scope steady state +6.794 s to +6.904 s (38 iterations from nvtx:step N, 2 "
+                        "warm-up dropped), 87.1% of the GPU busy time") != std::string::npos);
   const CliRun whole = runCli("gate " + kTorch + " --max-idle-fraction 0.95 --scope whole");
   CHECK(whole.exit_code == 1);   // whole run: idle 99.9%
   CHECK(whole.out.find("scope whole run") != std::string::npos);
@@ -68,4 +68,40 @@ TEST_CASE("cuoverlap ranges lists names and folded name patterns", "[scope]") {
   CHECK(run.out.find("      40 ") != std::string::npos);
   CHECK(run.out.find("step *") != std::string::npos);
   CHECK(run.out.find("setup") != std::string::npos);
+}
+
+// Issue 21: the public 4-stream vectorAdd export has no credible steady state, so `auto` judges the
+// whole run (overlap 0.036) and fails --min-overlap 0.05, saying what it judged.
+TEST_CASE("gate --scope auto on vectorAdd judges the whole run and fails", "[scope]") {
+  const std::string gpu4 = std::string(CUOVERLAP_SHARED_TRACES) + "/gpu4_report.sqlite";
+  const std::string junit = tempTracePath("gate_scope_junit.xml");
+  const CliRun run = runCli("gate " + gpu4 + " --min-overlap 0.05 --force --junit " + junit);
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 1);
+  CHECK(run.out.find("scope whole run, 100% of the GPU busy time (no steady state found)") != std::string::npos);
+  CHECK(readFile(junit).find("<property name=\"scope\" value=\"whole run\"/>") != std::string::npos);
+}
+
+// A steady state covering less than half of the run's GPU busy time is not judged under `auto`:
+// torch.compile's 6 steady steps hold 1.4% of it (the compile and autotuning hold the rest).
+TEST_CASE("gate --scope auto falls back to the whole run when the steady state covers little", "[scope]") {
+  const std::string compiled = std::string(CUOVERLAP_TEST_DATA) + "/frameworks/torch_compile.sqlite";
+  const CliRun run = runCli("gate " + compiled + " --max-idle-fraction 1");
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.find("covers only 1.4% of the GPU busy time: less than half, so the whole run is judged") !=
+        std::string::npos);
+  const CliRun steady = runCli("gate " + compiled + " --max-idle-fraction 1 --scope steady");
+  CHECK(steady.out.find("scope steady state") != std::string::npos);
+}
+
+// --max-rank-skew judges the collectives of the printed scope: the DDP ranks' steady windows.
+TEST_CASE("gate --max-rank-skew uses the scope it prints", "[scope]") {
+  const std::string ddp = std::string(CUOVERLAP_TEST_DATA) + "/ddp/ddp_rank0.sqlite " +
+                          std::string(CUOVERLAP_TEST_DATA) + "/ddp/ddp_rank1.sqlite";
+  const CliRun run = runCli("gate " + ddp + " --max-rank-skew 1ms");
+  INFO(run.out << run.err);
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.find("scope steady state") != std::string::npos);
+  CHECK(run.out.find("max_rank_skew") != std::string::npos);
 }

@@ -42,10 +42,12 @@ void summarizeSkews(const std::vector<job::Match>& matches, JobAnalysis& job) {
   Ns total = 0;
   for (const job::Match& m : matches) {
     job.max_skew_ns = std::max(job.max_skew_ns, m.skew);
+    job.skews.emplace_back(m.first_start, m.skew);
     total += m.skew;
     job.type_mismatches += m.type_mismatch ? 1 : 0;
     if (m.skew >= job::kLateSkewNs) ++job.ranks[m.last_row].arrived_last;
   }
+  std::sort(job.skews.begin(), job.skews.end());
   job.matched = matches.size();
   job.mean_skew_ns = matches.empty() ? 0 : total / static_cast<Ns>(matches.size());
   std::vector<const job::Match*> largest;
