@@ -57,7 +57,7 @@ void appendCards(std::string& out, const DeviceMetrics& m) {
              "busiest engine / span", qualityOf(m.pipeline_efficiency, 0.8, 0.5, true));
   const auto speedup = units::potentialSpeedup(m);
   appendCard(out, "potential speedup", units::formatSpeedup(speedup),
-             "span / ideal " + formatDuration(m.ideal_ns),
+             "span / engine bound " + formatDuration(m.ideal_ns),
              speedup ? qualityOf(*speedup, 1.1, 1.5, false) : "");
   out += "</div>";
   fmt::format_to(std::back_inserter(out),

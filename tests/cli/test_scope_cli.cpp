@@ -105,3 +105,29 @@ TEST_CASE("gate --max-rank-skew uses the scope it prints", "[scope]") {
   CHECK(run.out.find("scope steady state") != std::string::npos);
   CHECK(run.out.find("max_rank_skew") != std::string::npos);
 }
+
+// Issue 21, "say it once": the trimmed DDP rank holds steps 5-9 only, so its steady state holds
+// every GPU op of the run; the text report prints one block and says why.
+TEST_CASE("a steady state that is the whole run is printed once", "[scope]") {
+  const CliRun run = runCli("analyze " + std::string(CUOVERLAP_TEST_DATA) + "/ddp/ddp_rank0.sqlite");
+  INFO(run.out << run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.out.find("the whole run below is the steady state") != std::string::npos);
+  CHECK(run.out.find("-- steady state") == std::string::npos);
+  CHECK(run.out.find("iteration period (GPU start to the next's): median 19.171 ms") != std::string::npos);
+  CHECK(run.out.find("host range length (not the period): median 6.102 ms") != std::string::npos);
+}
+
+// Issue 21, "two ideals": streams_saturating's kernels fill the SMs, so packing them by SM share
+// gives a lower bound (18.485 ms) than the compute engine's busy time (18.670 ms); each sentence
+// names the bound it uses.
+TEST_CASE("the engine bound and the packed bound are named apart", "[scope]") {
+  const CliRun run = runCli("analyze " + std::string(CUOVERLAP_TEST_DATA) + "/streams_saturating.sqlite");
+  INFO(run.out << run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.out.find("engine bound 18.670 ms (busiest engine, back to back)   pipeline efficiency 99.8%") !=
+        std::string::npos);
+  CHECK(run.out.find("packed bound 18.485 ms (kernels packed onto the SMs they used)") != std::string::npos);
+  CHECK(run.out.find("the span exceeds its packed bound") != std::string::npos);
+  CHECK(run.out.find("exceeds its ideal") == std::string::npos);
+}
