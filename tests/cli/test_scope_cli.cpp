@@ -95,15 +95,20 @@ TEST_CASE("gate --scope auto falls back to the whole run when the steady state c
   CHECK(steady.out.find("scope steady state") != std::string::npos);
 }
 
-// --max-rank-skew judges the collectives of the printed scope: the DDP ranks' steady windows.
+// --max-rank-skew judges the collectives of the printed scope. The 2-rank DDP job recorded around
+// torchrun: inside the ranks' steady windows (steps 1-9) the largest skew is 163.6 us; the warm-up
+// step's collectives reach 507.5 us.
 TEST_CASE("gate --max-rank-skew uses the scope it prints", "[scope]") {
-  const std::string ddp = std::string(CUOVERLAP_TEST_DATA) + "/ddp/ddp_rank0.sqlite " +
-                          std::string(CUOVERLAP_TEST_DATA) + "/ddp/ddp_rank1.sqlite";
-  const CliRun run = runCli("gate " + ddp + " --max-rank-skew 1ms");
-  INFO(run.out << run.err);
-  CHECK(run.exit_code == 0);
-  CHECK(run.out.find("scope steady state") != std::string::npos);
-  CHECK(run.out.find("max_rank_skew") != std::string::npos);
+  const std::string ddp = std::string(CUOVERLAP_TEST_DATA) + "/ddp/torchrun_record_ddp_ch4.sqlite";
+  const CliRun steady = runCli("gate " + ddp + " --max-rank-skew 300us");
+  INFO(steady.out << steady.err);
+  CHECK(steady.exit_code == 0);
+  CHECK(steady.out.find("scope steady state") != std::string::npos);
+  CHECK(steady.out.find("max_rank_skew  163.6 µs") != std::string::npos);
+  const CliRun whole = runCli("gate " + ddp + " --max-rank-skew 300us --scope whole");
+  INFO(whole.out << whole.err);
+  CHECK(whole.exit_code == 1);
+  CHECK(whole.out.find("max_rank_skew  507.5 µs") != std::string::npos);
 }
 
 // Issue 21, "say it once": the trimmed DDP rank holds steps 5-9 only, so its steady state holds
