@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "commands.h"
+#include "cuoverlap/analysis.h"
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/error.h"
 #include "cuoverlap/gzip_ostream.h"
@@ -41,15 +42,17 @@ void checkSelection(const ExportArgs& args) {
   if (args.format == "kineto" && (args.device || args.range || !args.window.empty())) {
     throw UserError("--device, --window and --range apply to --format perfetto only");
   }
-  if (!args.window.empty()) parseWindow(args.window);
+  if (!args.window.empty()) parseWindow(args.window, Ns{0});  // malformed: UserError now
 }
 
-PerfettoExportOptions perfettoOptions(const ExportArgs& args) {
+// "+TIME" sides count from the trace's first GPU op, as in analyze and every report.
+PerfettoExportOptions perfettoOptions(const ExportArgs& args, const Trace& trace) {
   PerfettoExportOptions options;
   options.analysis.scope.device = args.device;
   options.analysis.scope.range = args.range;
   if (!args.window.empty()) {
-    std::tie(options.analysis.scope.window_start, options.analysis.scope.window_end) = parseWindow(args.window);
+    std::tie(options.analysis.scope.window_start, options.analysis.scope.window_end) =
+        parseWindow(args.window, firstOpStart(trace));
   }
   return options;
 }
@@ -65,7 +68,7 @@ std::string writeFormat(const ExportArgs& args, const Trace& trace, std::ostream
     return fmt::format("{} GPU ops, {} API calls, {} ac2g flows, {} annotations", stats.ops,
                        stats.calls, stats.flows, stats.ranges);
   }
-  const PerfettoExportStats stats = writePerfettoTrace(trace, out, perfettoOptions(args));
+  const PerfettoExportStats stats = writePerfettoTrace(trace, out, perfettoOptions(args, trace));
   return fmt::format("{} GPU ops, {} API calls, {} launch arrows, {} NVTX, {} idle gaps, {} finding marks",
                      stats.ops, stats.calls, stats.flows, stats.nvtx, stats.gaps, stats.findings);
 }

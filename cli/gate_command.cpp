@@ -21,6 +21,7 @@
 #include "cuoverlap/gate.h"
 #include "cuoverlap/job.h"
 #include "cuoverlap/reader.h"
+#include "cuoverlap/units.h"
 #include "output_file.h"
 
 namespace cuoverlap::cli {
@@ -120,27 +121,75 @@ JunitRun startJunitRun() {
   return run;
 }
 
-// Narrows the report to the scope the checks judge; returns the line that says which one it judged.
-std::string applyScope(TraceReport& report, const GateArgs& args) {
+// The share of the run's GPU busy time below which `--scope auto` does not judge the steady state.
+constexpr double kMinJudgedShare = 0.5;
+
+struct JudgedScope {
+  std::string line;                      // "gate: PATH: scope ..." (terminal-safe, newline)
+  std::string name;                      // for JUnit: "steady state +1.2 ms to +9.8 ms", "whole run"
+  std::optional<std::pair<Ns, Ns>> window;  // the steady state's [start, end), trace clock
+};
+
+// Narrows the report to the scope the checks judge; says which one, its window and the share of
+// the run's GPU busy time it covers.
+JudgedScope applyScope(TraceReport& report, const GateArgs& args) {
+  const std::string path = terminalSafe(report.path);
   if (args.range) {
-    return fmt::format("gate: {}: scope NVTX range '{}' ({} instances)\n", terminalSafe(report.path),
-                       terminalSafe(*args.range),
-                       report.range_summary ? report.range_summary->count : 0);
+    const std::string name = fmt::format("NVTX range '{}' ({} instances)", terminalSafe(*args.range),
+                                         report.range_summary ? report.range_summary->count : 0);
+    return {fmt::format("gate: {}: scope {}\n", path, name), name, std::nullopt};
   }
   const bool found = report.steady_state && report.steady_state->found;
   if (args.scope == "steady" && !found) {
     throw UserError(fmt::format("{}: --scope steady: no steady state ({})", report.path,
                                 report.steady_state ? report.steady_state->reason : "not analyzed"));
   }
-  if (args.scope == "whole" || !found) {
-    return fmt::format("gate: {}: scope whole run{}\n", terminalSafe(report.path),
-                       args.scope == "auto" ? " (no steady state found)" : "");
+  const auto relative = [&](Ns t) { return "+" + units::formatDuration(t - report.first_op_start); };
+  std::string why_whole;
+  if (args.scope == "auto" && !found) why_whole = " (no steady state found)";
+  if (args.scope == "auto" && found && report.steady_state->busy_share < kMinJudgedShare) {
+    const SteadyState& s = *report.steady_state;
+    why_whole = fmt::format(" (the steady state, {} to {}, covers only {} of the GPU busy time: "
+                            "less than half, so the whole run is judged)", relative(s.start),
+                            relative(s.end), units::formatPercent(s.busy_share));
+  }
+  if (args.scope == "whole" || !why_whole.empty()) {
+    return {fmt::format("gate: {}: scope whole run, 100% of the GPU busy time{}\n", path, why_whole),
+            "whole run", std::nullopt};
   }
   const SteadyState& s = *report.steady_state;
   report.devices = s.devices;
   report.findings = s.findings;
-  return fmt::format("gate: {}: scope steady state ({} iterations from {}, {} warm-up dropped)\n",
-                     terminalSafe(report.path), s.iterations, terminalSafe(s.source), s.warmup_dropped);
+  const std::string name = fmt::format("steady state {} to {}", relative(s.start), relative(s.end));
+  return {fmt::format("gate: {}: scope {} ({} iterations from {}, {} warm-up dropped), {} of the GPU "
+                      "busy time\n", path, name, s.iterations, terminalSafe(s.source),
+                      s.warmup_dropped, units::formatPercent(s.busy_share)),
+          name, std::pair<Ns, Ns>{s.start, s.end}};
+}
+
+// --max-rank-skew judges the collectives of the scope it printed: with steady-state windows, those
+// that start inside the union of the ranks' windows, put on the job's axis (JobAnalysis::clock).
+void scopeRankSkews(Report& report, const std::vector<std::pair<std::string, std::pair<Ns, Ns>>>& windows) {
+  if (!report.job || windows.empty()) return;
+  JobAnalysis& job = *report.job;
+  std::optional<std::pair<Ns, Ns>> axis;
+  for (std::size_t i = 0; i < job.ranks.size(); ++i) {
+    for (const auto& [path, window] : windows) {
+      if (path != job.ranks[i].path) continue;
+      const Ns offset = i < job.clock_offsets.size() ? job.clock_offsets[i] : 0;
+      const std::pair<Ns, Ns> on_axis{window.first - offset, window.second - offset};
+      axis = axis ? std::pair<Ns, Ns>{std::min(axis->first, on_axis.first), std::max(axis->second, on_axis.second)}
+                  : on_axis;
+    }
+  }
+  if (!axis) return;
+  job.matched = 0;
+  job.max_skew_ns = 0;
+  for (const auto& [start, skew] : job.skews) {
+    if (start < axis->first || start >= axis->second) continue;
+    ++job.matched;
+    job.max_skew_ns = std::max(job.max_skew_ns, skew);
+  }
 }
 
 int judge(const GateArgs& args, JunitRun& run, OutputFile* junit) {
@@ -151,11 +200,16 @@ int judge(const GateArgs& args, JunitRun& run, OutputFile* junit) {
   std::vector<std::unique_ptr<Trace>> traces;  // none kept: the checks read only the report
   Report report = analyzeFiles(args.files, options, false, traces);
   std::string lines;
+  std::vector<std::pair<std::string, std::pair<Ns, Ns>>> windows;
   for (TraceReport& trace : report.traces) {
     requireDevices(trace, args);
-    lines += applyScope(trace, args);
+    JudgedScope scope = applyScope(trace, args);
+    lines += scope.line;
+    if (scope.window) windows.emplace_back(trace.path, *scope.window);
     run.trace_seconds.emplace_back(trace.path, trace.analysis_seconds);
+    run.trace_scopes.emplace_back(trace.path, scope.name);
   }
+  scopeRankSkews(report, windows);
   const std::vector<GateCheck> checks = evaluateGate(report, thresholds);
   std::size_t failed = 0;
   const bool color = useColor(args.color, STDOUT_FILENO);

@@ -63,14 +63,14 @@ void listRanges(const Trace& trace, std::size_t limit) {
   for (std::size_t i = 0; i < trace.nvtx.size(); ++i) {
     if (isNvtxRange(trace.nvtx[i])) ranges.push_back(i);
   }
-  const std::vector<Ns> ends = projectedRangeEnds(trace, ranges);
+  const std::vector<Interval> windows = projectedRangeWindows(trace, ranges);
   std::map<std::string, NameRow> rows;
   for (std::size_t k = 0; k < ranges.size(); ++k) {
     const NvtxRange& r = trace.nvtx[ranges[k]];
     NameRow& row = rows[globOf(trace.str(r.text))];
     if (std::find(row.names.begin(), row.names.end(), r.text) == row.names.end()) row.names.push_back(r.text);
     row.durations.push_back(r.end - r.start);
-    row.windows.push_back({r.start, ends[k]});
+    row.windows.push_back({r.start, windows[k].end});
   }
   std::vector<NameRow> sorted;
   for (auto& [glob, row] : rows) {

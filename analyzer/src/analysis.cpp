@@ -94,6 +94,12 @@ TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& given) {
   }
   report.devices = analyzeDevices(trace, options, report.findings);
   if (steady_done.valid()) steady_done.get();  // rethrows the steady state's error
+  if (report.steady_state && report.steady_state->found) {
+    Ns run_busy = 0, window_busy = 0;
+    for (const DeviceReport& d : report.devices) run_busy += d.metrics.busy_ns;
+    for (const DeviceReport& d : report.steady_state->devices) window_busy += d.metrics.busy_ns;
+    report.steady_state->busy_share = run_busy > 0 ? static_cast<double>(window_busy) / run_busy : 0.0;
+  }
   return report;
 }
 

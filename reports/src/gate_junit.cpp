@@ -72,6 +72,12 @@ std::string gateJunitXml(const std::vector<GateCheck>& checks, const JunitRun& r
                    "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\"{}>\n",
                    escapeXml(trace), suite_checks.size(), countFailures(suite_checks),
                    suiteAttributes(run, secondsOf(run, trace)));
+    for (const auto& [path, scope] : run.trace_scopes) {
+      if (path != trace) continue;
+      fmt::format_to(std::back_inserter(out),
+                     "    <properties>\n      <property name=\"scope\" value=\"{}\"/>\n    </properties>\n",
+                     escapeXml(scope));
+    }
     for (const GateCheck* check : suite_checks) appendCase(out, *check);
     out += "  </testsuite>\n";
   }

@@ -57,7 +57,7 @@ void appendCards(std::string& out, const DeviceMetrics& m) {
              "busiest engine / span", qualityOf(m.pipeline_efficiency, 0.8, 0.5, true));
   const auto speedup = units::potentialSpeedup(m);
   appendCard(out, "potential speedup", units::formatSpeedup(speedup),
-             "span / ideal " + formatDuration(m.ideal_ns),
+             "span / engine bound " + formatDuration(m.ideal_ns),
              speedup ? qualityOf(*speedup, 1.1, 1.5, false) : "");
   out += "</div>";
   fmt::format_to(std::back_inserter(out),
@@ -180,7 +180,7 @@ void appendScopeSummary(std::string& out, const TraceReport& trace) {
     }
     out += "</ul>";
   }
-  if (trace.steady_state && trace.steady_state->found) {
+  if (render::hasSeparateSteadyState(trace)) {
     out += "<h3>Steady state</h3>";
     for (const DeviceReport& device : trace.steady_state->devices) appendCards(out, device.metrics);
     out += "<h4>Steady-state findings</h4>";

@@ -182,6 +182,10 @@ Json traceReportToJson(const TraceReport& trace) {
                {"iteration_ns", durationSpreadToJson(s.iteration_ns)},
                {"devices", devicesToJson(s.devices)}, {"findings", findingsToJson(s.findings)}}
         : Json{{"found", false}, {"reason", s.reason}};
+    if (s.found) {
+      json["steady_state"]["busy_share"] = s.busy_share;
+      if (s.host_range_ns) json["steady_state"]["host_range_ns"] = durationSpreadToJson(*s.host_range_ns);
+    }
   }
   if (!trace.warnings.empty()) json["warnings"] = trace.warnings;  // only then: goldens unchanged
   return json;

@@ -31,7 +31,7 @@ void appendMetrics(std::string& out, const DeviceMetrics& m) {
   row("span", formatDuration(m.span_ns));
   row("busy", formatDuration(m.busy_ns));
   row("sum of op durations", formatDuration(m.sum_ns));
-  row("ideal (perfect overlap)", formatDuration(m.ideal_ns));
+  row("engine bound (busiest engine, back to back)", formatDuration(m.ideal_ns));
   row("ops", fmt::format("{} kernels, {} memcpys, {} memsets", m.kernels, m.memcpys, m.memsets));
   if (m.communication.kernels > 0) {
     row("communication", fmt::format("{} kernels, busy {}, hidden under compute {} ({}), exposed {}",
@@ -148,7 +148,7 @@ void appendTrace(std::string& out, const TraceReport& trace) {
     out += "- " + escapeMarkdown(line.substr(line.find_first_not_of(' '))) + "\n";
   }
   if (!steady_lines.empty()) out += "\n";
-  if (trace.steady_state && trace.steady_state->found) {
+  if (render::hasSeparateSteadyState(trace)) {
     out += "### Steady state\n\n";
     for (const DeviceReport& device : trace.steady_state->devices) {
       fmt::format_to(std::back_inserter(out), "#### Device {}: {}\n\n", device.metrics.device_id,
@@ -170,9 +170,11 @@ void appendTrace(std::string& out, const TraceReport& trace) {
     appendEngines(out, device.metrics);
     appendKernelSummary(out, device.kernels);
     fmt::format_to(std::back_inserter(out),
-                   "Findings explain {} of the {} by which the span exceeds its ideal ({}){}.\n\n",
+                   "Findings explain {} of the {} by which the span exceeds its packed bound {} "
+                   "(kernels packed onto the SMs they used) ({}){}.\n\n",
                    formatDuration(device.explained.explained_ns),
                    formatDuration(device.explained.explainable_ns),
+                   formatDuration(render::packedBound(device)),
                    formatPercent(device.explained.fraction),
                    render::idealReductionNote(device.explained));
     appendGaps(out, device, trace);

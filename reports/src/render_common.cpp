@@ -155,14 +155,20 @@ std::string lostTime(const Finding& finding) {
   std::string text = "about " + units::formatDuration(finding.time_ns) + " lost";
   if (finding.ideal_reduction_ns > 0) {
     text += " (" + units::formatDuration(finding.ideal_reduction_ns) +
-            " of it from faster ops, which lowers the ideal)";
+            " of it from faster ops, which lowers the packed bound)";
   }
   return text;
 }
 
+Ns packedBound(const DeviceReport& device) {
+  // explainable = max(0, span - packed bound): exact while the span exceeds the bound, else the
+  // bound is the span itself (nothing left to explain).
+  return device.metrics.span_ns - device.explained.explainable_ns;
+}
+
 std::string idealReductionNote(const FindingsExplained& explained) {
   if (explained.ideal_reduction_ns <= 0) return "";
-  return "; their fixes would also lower the ideal by " +
+  return "; their fixes would also lower the packed bound by " +
          units::formatDuration(explained.ideal_reduction_ns);
 }
 

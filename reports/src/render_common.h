@@ -64,6 +64,12 @@ std::string lostTime(const Finding& finding);
 // "; their fixes would also lower the ideal by 42.7 ms" when some finding would; else "".
 std::string idealReductionNote(const FindingsExplained& explained);
 
+// The two bounds a device block names (docs/metrics.md, "Bounds"): the engine bound is
+// DeviceMetrics::ideal_ns (each engine busy back to back, kernels as they ran: pipeline
+// efficiency's); the packed bound is the cost ledger's (kernels packed onto the SMs they used, so
+// it is at most the engine bound): findings explain span - packed bound.
+Ns packedBound(const DeviceReport& device);
+
 // Errors before warnings before info; within a severity the most time lost first.
 std::vector<const Finding*> findingsWorstFirst(const std::vector<Finding>& findings);
 

@@ -70,6 +70,15 @@ std::vector<std::string> rangeSummaryLines(const TraceReport& trace) {
   return lines;
 }
 
+bool hasSeparateSteadyState(const TraceReport& trace) {
+  if (!trace.steady_state || !trace.steady_state->found) return false;
+  const SteadyState& s = *trace.steady_state;
+  for (const DeviceReport& d : trace.devices) {
+    if (d.metrics.first_start < s.start || d.metrics.last_end > s.end) return true;
+  }
+  return false;
+}
+
 std::vector<std::string> steadyStateLines(const TraceReport& trace) {
   std::vector<std::string> lines;
   if (trace.phases) {
@@ -86,7 +95,15 @@ std::vector<std::string> steadyStateLines(const TraceReport& trace) {
       s.warmup_dropped ? fmt::format(" after {} warm-up iteration(s) dropped", s.warmup_dropped)
                        : std::string(" (no warm-up iteration dropped)"),
       relative(trace, s.start), relative(trace, s.end), formatDuration(s.end - s.start)));
-  lines.push_back("  iteration time: " + durationSpreadText(s.iteration_ns));
+  lines.push_back(fmt::format("  covers {} of the run's GPU busy time", formatPercent(s.busy_share)));
+  lines.push_back("  iteration period (GPU start to the next's): " + durationSpreadText(s.iteration_ns));
+  if (s.host_range_ns) {
+    lines.push_back("  host range length (not the period): " + durationSpreadText(*s.host_range_ns));
+  }
+  if (!hasSeparateSteadyState(trace)) {
+    lines.push_back("  it holds every GPU op of the run: the whole run below is the steady state");
+    return lines;
+  }
   for (const DeviceReport& d : s.devices) {
     const DeviceMetrics& m = d.metrics;
     const DeviceMetrics* whole = nullptr;

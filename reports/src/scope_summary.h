@@ -21,4 +21,8 @@ std::vector<std::string> rangeSummaryLines(const TraceReport& trace);
 // headline metrics next to the whole run's; or why no steady state was found.
 std::vector<std::string> steadyStateLines(const TraceReport& trace);
 
+// A steady state was found and its own block (devices, findings) differs from the whole run's:
+// false when its window holds every GPU op of the run, so the report says it once.
+bool hasSeparateSteadyState(const TraceReport& trace);
+
 }  // namespace cuoverlap::render

@@ -181,10 +181,15 @@ void renderDevice(const DeviceReport& device, std::ostream& out) {
                        formatDuration(m.communication.exposed_ns));
   }
   renderConcurrency(m, out);
-  out << fmt::format("  ideal       {} with perfect overlap   pipeline efficiency {}\n",
+  out << fmt::format("  bounds      engine bound {} (busiest engine, back to back)   pipeline efficiency {}\n",
                      formatDuration(m.ideal_ns), formatPercent(m.pipeline_efficiency));
+  const Ns packed = render::packedBound(device);
+  if (packed != m.ideal_ns) {
+    out << fmt::format("              packed bound {} (kernels packed onto the SMs they used): what "
+                       "findings are measured against\n", formatDuration(packed));
+  }
   renderKernelSummary(device.kernels, out);
-  out << fmt::format("  findings    explain {} of the {} the span exceeds its ideal ({}){}\n",
+  out << fmt::format("  findings    explain {} of the {} the span exceeds its packed bound ({}){}\n",
                      formatDuration(device.explained.explained_ns),
                      formatDuration(device.explained.explainable_ns),
                      formatPercent(device.explained.fraction),
@@ -222,7 +227,7 @@ void renderTrace(const TraceReport& trace, std::ostream& out) {
   const std::vector<std::string> range_lines = render::rangeSummaryLines(trace);
   for (std::size_t i = 0; i < range_lines.size(); ++i) out << (i ? "  " : "") << range_lines[i] << '\n';
   for (const std::string& line : render::steadyStateLines(trace)) out << line << '\n';
-  if (trace.steady_state && trace.steady_state->found) {
+  if (render::hasSeparateSteadyState(trace)) {
     out << "-- steady state\n";
     for (const DeviceReport& device : trace.steady_state->devices) renderDevice(device, out);
     renderFindings(trace, trace.steady_state->findings, out);

@@ -69,4 +69,5 @@ if prof is not None:
     prof.export_chrome_trace(a.kineto.format(rank=rank))
 med = statistics.median(times[a.steps // 4:]) * 1e3
 print(f"ddp_step mode={a.mode} rank={rank} world={world} steps={a.steps} median_step_ms={med:.3f}", flush=True)
+print(f"rank={rank} step_ms " + " ".join(f"{t * 1e3:.3f}" for t in times), flush=True)
 dist.destroy_process_group()

@@ -107,3 +107,4 @@ if prof is not None:
 steady = times[len(times) // 4:]
 print(f"torch_mlp mode={a.mode} nvtx={int(a.nvtx)} pageable={int(a.pageable)} steps={a.steps} "
       f"median_step_ms={statistics.median(steady) * 1e3:.3f} first_step_ms={times[0] * 1e3:.3f}")
+print("step_ms " + " ".join(f"{t * 1e3:.3f}" for t in times))  # the program's own time per step

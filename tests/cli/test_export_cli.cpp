@@ -256,6 +256,11 @@ TEST_CASE("export --device, --window and --range keep only what they select", "[
   REQUIRE(in_window < trace.ops.size());
   doc = exportJson(multi + " --window " + std::to_string(start) + ":" + std::to_string(end), "export_window");
   CHECK(opEvents(doc).size() == in_window);
+  // The same window counted from the first GPU op ("+TIME"), as analyze takes it (issue 21).
+  const Ns origin = trace.ops.front().start;
+  doc = exportJson(multi + " --window +" + std::to_string(start - origin) + "ns:+" + std::to_string(end - origin) + "ns",
+                   "export_window_relative");
+  CHECK(opEvents(doc).size() == in_window);
 
   // --range: the ops intersecting the instances of an NVTX range (projected as analyze does).
   const std::string cudf = std::string(CUOVERLAP_SHARED_TRACES) + "/nvtxex_cudf-groupby.sqlite";

@@ -219,6 +219,7 @@ TEST_CASE("transfer-bound: an HtoD engine busy most of the span, with bytes and 
   REQUIRE(f != nullptr);
   CHECK(f->count == 10);
   CHECK(f->time_ns == 0);  // a fix lowers the ideal itself: not part of span - ideal
+  CHECK(f->severity == Severity::kInfo);  // issue 21: a finding that costs nothing is no warning
   INFO(f->summary);
   CHECK(f->summary.find("HtoD copy engine was busy 96% of the span") != std::string::npos);
   CHECK(f->summary.find("10.0 MiB") != std::string::npos);

@@ -74,4 +74,19 @@ TEST_CASE("pageable-memcpy says when no pinned rate is known and leaves that par
 }
 
 }  // namespace
+// Issue 21: JAX's 8-byte host-to-host copies from pageable memory never cross PCIe: nothing to pin.
+TEST_CASE("pageable-memcpy leaves host-to-host copies alone") {
+  test::TraceBuilder b;
+  for (int i = 0; i < 10; ++i) {
+    const double t = i * 100.0;
+    GpuOp& copy = b.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 40, t + 20, t + 30, CopyKind::kHtoH);
+    copy.bytes = 8;
+    copy.src_kind = MemKind::kPageable;
+    copy.dst_kind = MemKind::kPageable;
+    b.launch(13, t + 41, t + 42, t + 45, t + 95);
+  }
+  const auto findings = test::findingsOf(b.build());
+  CHECK(findingById(findings, "pageable-memcpy") == nullptr);
+}
+
 }  // namespace cuoverlap

@@ -56,9 +56,12 @@ bool isNvtxRange(const NvtxRange& range);
 // naming the closest range names when the pattern matches no range name of the trace.
 std::vector<std::size_t> rangesMatching(const Trace& trace, const Scope& scope);
 
-// Per range (indices into trace.nvtx): max(range end, end of the last op launched by a call of
-// its thread that began inside it), the range projected onto the GPU (range_scope.cpp).
-std::vector<Ns> projectedRangeEnds(const Trace& trace, const std::vector<std::size_t>& ranges);
+// Per range (indices into trace.nvtx), the range projected onto the GPU (range_scope.cpp): from
+// the first start of the ops launched by calls of its thread that began inside it (the range
+// start when none) to max(range end, the last end of those ops).
+std::vector<Interval> projectedRangeWindows(const Trace& trace, const std::vector<std::size_t>& ranges);
+// Windows sorted by start: each ends no later than where the next begins (disjoint windows).
+void endWhereTheNextBegins(std::vector<Interval>& windows);
 
 // With options.scope.range set: the range summary over all instances (report.range_summary), the
 // instances' metrics summed per device (report.devices), their findings merged (report.findings)

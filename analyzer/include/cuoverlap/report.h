@@ -213,12 +213,14 @@ struct RangeSummary {
 struct SteadyState {
   bool found = false;
   std::string reason;                     // why none was found (found == false)
-  std::string source;                     // "nvtx:<name pattern>" or "kernel-pattern"
-  Ns start = 0;
+  std::string source;                     // "nvtx:<name pattern>", "graph-launch" or "kernel-pattern"
+  Ns start = 0;                           // where the first iteration's GPU work starts
   Ns end = 0;
   std::uint64_t iterations = 0;           // in [start, end), warm-up excluded
-  std::uint64_t warmup_dropped = 0;       // leading iterations dropped as duration outliers
-  DurationSpread iteration_ns;
+  std::uint64_t warmup_dropped = 0;       // leading iterations dropped as period outliers
+  DurationSpread iteration_ns;            // the period: GPU start to the next iteration's GPU start
+  std::optional<DurationSpread> host_range_ns;  // the host range's length (NVTX, graph launch call)
+  double busy_share = 0.0;                // the window's GPU busy time / the run's (all devices)
   std::vector<DeviceReport> devices;
   std::vector<Finding> findings;
 };
@@ -292,6 +294,7 @@ struct JobAnalysis {
   Ns max_skew_ns = 0;
   Ns mean_skew_ns = 0;
   std::vector<MatchedCollective> largest_skews;  // up to 10, in time order
+  std::vector<std::pair<Ns, Ns>> skews;  // every matched collective: (first_start, skew), time order
   std::vector<Finding> findings;    // rank-straggler
 };
 

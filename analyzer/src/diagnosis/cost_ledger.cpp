@@ -32,7 +32,10 @@ std::vector<Interval> regionOf(const Finding& finding) {
   return region;
 }
 
+// Severity follows what the finding costs after the ledger: one that is charged nothing (its time
+// went to an earlier finding, or it estimates no saving) is an observation, `info`.
 Severity severityFor(const Finding& finding, Ns charged, Ns span) {
+  if (charged <= 0) return Severity::kInfo;
   if (finding.base_severity != Severity::kWarning) return finding.base_severity;
   return span > 0 && static_cast<double>(charged) >= kErrorShareOfSpan * static_cast<double>(span)
              ? Severity::kError

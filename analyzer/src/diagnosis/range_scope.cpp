@@ -14,6 +14,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <string>
 #include <tuple>
@@ -49,12 +50,14 @@ class LaunchedWorkEnds {
     collectCalls(trace, covered);
     matchOps(trace);
     for (const auto& calls : calls_) {
-      trees_.emplace_back(calls.size(), [&](std::size_t p) { return calls[p].work_end; });
+      end_trees_.emplace_back(calls.size(), [&](std::size_t p) { return calls[p].work_end; });
+      start_trees_.emplace_back(calls.size(), [&](std::size_t p) { return calls[p].minus_work_start; });
     }
   }
 
-  // The end of the GPU work launched from inside `range` by its thread (or the range end).
-  Ns projectedEnd(const NvtxRange& range) const {
+  // The GPU work launched from inside `range` by its thread: [its first op's start, max(range end,
+  // its last op's end)); [range start, range end) when it launched none.
+  Interval projected(const NvtxRange& range) const {
     const std::size_t t = slot(threadOf(range));
     const auto& calls = calls_[t];
     const auto at = [&](Ns time) {
@@ -62,9 +65,11 @@ class LaunchedWorkEnds {
           std::lower_bound(calls.begin(), calls.end(), time,
                            [](const Call& c, Ns x) { return c.start < x; }) - calls.begin());
     };
-    const Ns launched = trees_[t].maxIn(at(range.start), at(range.end),
-                                        [&](std::size_t p) { return calls[p].work_end; });
-    return std::max(range.end, launched);
+    const std::size_t from = at(range.start), to = at(range.end);
+    const Ns launched_end = end_trees_[t].maxIn(from, to, [&](std::size_t p) { return calls[p].work_end; });
+    const Ns minus_start = start_trees_[t].maxIn(from, to, [&](std::size_t p) { return calls[p].minus_work_start; });
+    const Ns start = minus_start == diagnosis::BlockMaxTree::kNone ? range.start : -minus_start;
+    return {start, std::max(range.end, launched_end)};
   }
 
  private:
@@ -73,6 +78,7 @@ class LaunchedWorkEnds {
     std::uint32_t correlation_id = 0;
     std::uint32_t pid = 0;
     Ns work_end = diagnosis::BlockMaxTree::kNone;
+    Ns minus_work_start = diagnosis::BlockMaxTree::kNone;  // -(first op start): a max tree finds the min
   };
   using Thread = std::pair<std::uint32_t, std::uint32_t>;  // pid, tid
 
@@ -118,13 +124,15 @@ class LaunchedWorkEnds {
       for (; it != by_id.end() && std::get<0>(*it) == op.correlation_id && std::get<1>(*it) == op.pid; ++it) {
         Call& call = *std::get<2>(*it);
         call.work_end = std::max(call.work_end, op.end);
+        call.minus_work_start = std::max(call.minus_work_start, -op.start);
       }
     }
   }
 
   std::vector<Thread> threads_;
   std::vector<std::vector<Call>> calls_;
-  std::vector<diagnosis::BlockMaxTree> trees_;
+  std::vector<diagnosis::BlockMaxTree> end_trees_;
+  std::vector<diagnosis::BlockMaxTree> start_trees_;
 };
 
 }  // namespace
@@ -176,12 +184,21 @@ std::pair<Ns, Ns> parseWindow(std::string_view text, std::optional<Ns> origin) {
   return {start, end};
 }
 
-std::vector<Ns> projectedRangeEnds(const Trace& trace, const std::vector<std::size_t>& ranges) {
+std::vector<Interval> projectedRangeWindows(const Trace& trace, const std::vector<std::size_t>& ranges) {
   const LaunchedWorkEnds work(trace, ranges);
-  std::vector<Ns> ends;
-  ends.reserve(ranges.size());
-  for (std::size_t r : ranges) ends.push_back(work.projectedEnd(trace.nvtx[r]));
-  return ends;
+  std::vector<Interval> windows;
+  windows.reserve(ranges.size());
+  for (std::size_t r : ranges) windows.push_back(work.projected(trace.nvtx[r]));
+  return windows;
+}
+
+void endWhereTheNextBegins(std::vector<Interval>& windows) {
+  Ns next_start = std::numeric_limits<Ns>::max();
+  for (std::size_t i = windows.size(); i-- > 0;) {
+    windows[i].end = std::min(windows[i].end, next_start);
+    if (windows[i].end < windows[i].start) windows[i].end = windows[i].start;
+    next_start = std::min(next_start, windows[i].start);
+  }
 }
 
 namespace {
@@ -192,12 +209,26 @@ constexpr std::size_t kSlowest = 5;
 // The instances' windows, projected onto the GPU (see the top of this file).
 std::vector<RangeInstanceRef> rangeInstances(const Trace& trace, const AnalysisOptions& options) {
   const std::vector<std::size_t> ranges = rangesMatching(trace, options.scope);
-  const LaunchedWorkEnds work(trace, ranges);
+  const std::vector<Interval> windows = projectedRangeWindows(trace, ranges);
+  // Per thread (pid, tid), its instances' windows by start, each ending where the next begins.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::size_t>> by_thread;
+  for (std::size_t k = 0; k < ranges.size(); ++k) {
+    by_thread[{trace.nvtx[ranges[k]].pid, trace.nvtx[ranges[k]].tid}].push_back(k);
+  }
+  std::vector<Interval> clipped(windows.size());
+  for (auto& entry : by_thread) {
+    std::vector<std::size_t>& ks = entry.second;
+    std::stable_sort(ks.begin(), ks.end(), [&](std::size_t a, std::size_t b) { return windows[a].start < windows[b].start; });
+    std::vector<Interval> sorted;
+    for (std::size_t k : ks) sorted.push_back(windows[k]);
+    endWhereTheNextBegins(sorted);
+    for (std::size_t i = 0; i < ks.size(); ++i) clipped[ks[i]] = sorted[i];
+  }
   std::vector<RangeInstanceRef> instances;
   instances.reserve(ranges.size());
-  for (std::size_t r : ranges) {
-    const NvtxRange& range = trace.nvtx[r];
-    instances.push_back({std::string(trace.str(range.text)), range.start, work.projectedEnd(range)});
+  for (std::size_t k = 0; k < ranges.size(); ++k) {
+    const NvtxRange& range = trace.nvtx[ranges[k]];
+    instances.push_back({std::string(trace.str(range.text)), clipped[k].start, clipped[k].end});
   }
   return instances;
 }

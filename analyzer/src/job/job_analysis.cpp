@@ -46,6 +46,7 @@ class SkewTally {
 
   void add(const job::Match& m) {
     job_.max_skew_ns = std::max(job_.max_skew_ns, m.skew);
+    job_.skews.emplace_back(m.first_start, m.skew);
     total_ += m.skew;
     job_.type_mismatches += m.type_mismatch ? 1 : 0;
     if (m.skew >= job::kLateSkewNs) ++job_.ranks[m.last_row].arrived_last;
@@ -61,6 +62,7 @@ class SkewTally {
   }
 
   void finish() {
+    std::sort(job_.skews.begin(), job_.skews.end());
     job_.mean_skew_ns = job_.matched == 0 ? 0 : total_ / static_cast<Ns>(job_.matched);
     std::stable_sort(largest_.begin(), largest_.end(), [](const auto& a, const auto& b) {
       return a.first.first_start < b.first.first_start;

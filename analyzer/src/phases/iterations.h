@@ -14,10 +14,11 @@ namespace cuoverlap::phases {
 inline constexpr std::size_t kMinIterations = 4;
 
 // A run of consecutive iterations, in time order; iteration i is [starts[i], starts[i+1]) and the
-// last one ends at `last_end`.
+// last one ends at `last_end`. Starts are GPU times: where each iteration's GPU work begins.
 struct IterationRun {
-  std::string source;          // "nvtx:<pattern>" or "kernel-pattern"
+  std::string source;          // "nvtx:<pattern>", "graph-launch" or "kernel-pattern"
   std::vector<Ns> starts;
+  std::vector<Ns> host_ns;     // per iteration, its host range's length (NVTX and graph launches)
   Ns last_end = 0;
   Ns gpu_work_ns = 0;          // GPU work inside the iterations (the candidates' score)
 };
@@ -38,10 +39,17 @@ class GpuWork {
 // "ProfilerStep#12" -> "ProfilerStep#N", "iteration 7" -> "iteration N": digit runs become N.
 std::string namePattern(std::string_view name);
 
+// A range that a library emits (NCCL, PyTorch internals, cuDNN/cuBLAS, XLA, a non-default domain).
+bool isLibraryRange(std::string_view name, std::string_view domain);
+
 // The best run of NVTX ranges that repeat (one name pattern, one thread, one nesting level, not
 // overlapping): the one whose instances hold the most GPU work. Empty `starts` when none.
 // `work` is built on first use (only when a group qualifies).
 IterationRun nvtxIterations(const Trace& trace, const Scope& scope, std::optional<GpuWork>& work);
+
+// The cudaGraphLaunch/cuGraphLaunch calls of the thread that launches graphs most often, when at
+// least kMinIterations: each launch is an iteration starting where its graph's first op starts.
+IterationRun graphLaunchIterations(const Trace& trace, const Scope& scope);
 
 // The repeating sequence of kernel names on the device with the most kernels: iterations start at
 // each occurrence of the anchor kernel whose segments repeat most. Empty `starts` when none.

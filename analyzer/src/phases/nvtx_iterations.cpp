@@ -1,14 +1,21 @@
 // Iterations from NVTX ranges that repeat.
 //
-// Ranges (push/pop or start/end, end > start, of the scope's process) are grouped by (pid, tid,
+// Only the user's ranges count: ranges that libraries emit (a domain other than the default one;
+// NCCL's `nccl*`, PyTorch's internal `aten::*`, `c10d::*`, `autograd::*`, `Optimizer.*` and
+// `nn.Module*`, cuDNN's and cuBLAS's
+// `cudnn*`/`cublas*`, XLA's `Xla*` and `Thunk*`) mark a slice of an iteration or a library call,
+// never the user's loop. Ranges (push/pop or start/end, end > start, of the scope's process) are
+// grouped by (pid, tid,
 // nesting depth, name pattern), where the pattern is the name with every digit run replaced by N
 // ("step 7" and "step 12" are one group; op ids in PyTorch's names vanish the same way). A group
 // qualifies with at least kMinIterations instances that do not overlap one another. Its score is
 // the GPU work (sum of op durations, ops by start) inside its instances projected onto the GPU
 // (range start to the end of the work launched inside it): an outer `step` holds all of a step's
 // work, a nested `forward` or a per-op range only part of it. The best score wins; ties go to the
-// outer level. Iteration i runs from instance i's start to instance i+1's start (so host ranges
-// that cover only the enqueue still yield GPU iterations); the last ends at its projected end.
+// outer level. Each instance is projected onto the GPU (projectedRangeWindows: from the first op
+// it launched to the last op's end), and iteration i runs from instance i's GPU start to instance
+// i+1's: the loop's period, whether the host range covers only the enqueue (a graph replay) or
+// only part of the step (a DataLoader wait outside it). The last ends at its projected end.
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -51,6 +58,17 @@ std::string namePattern(std::string_view name) {
   return pattern;
 }
 
+bool isLibraryRange(std::string_view name, std::string_view domain) {
+  if (!domain.empty()) return true;
+  static constexpr std::string_view kPrefixes[] = {"nccl", "NCCL", "aten::", "c10d::", "autograd::",
+                                                   "cudnn", "cuDNN", "cublas", "cuBLAS", "Xla",
+                                                   "Thunk", "Optimizer.", "nn.Module"};
+  for (std::string_view prefix : kPrefixes) {
+    if (name.substr(0, prefix.size()) == prefix) return true;
+  }
+  return false;
+}
+
 namespace {
 
 using GroupKey = std::tuple<std::uint32_t, std::uint32_t, std::int32_t, std::string>;
@@ -61,15 +79,18 @@ IterationRun scoreGroup(const Trace& trace, const std::string& pattern,
   for (std::size_t k = 1; k < ranges.size(); ++k) {
     if (trace.nvtx[ranges[k]].start < trace.nvtx[ranges[k - 1]].end) return run;  // overlapping
   }
-  const std::vector<Ns> ends = projectedRangeEnds(trace, ranges);
+  const std::vector<Interval> windows = projectedRangeWindows(trace, ranges);
   run.source = "nvtx:" + pattern;
   for (std::size_t k = 0; k < ranges.size(); ++k) {
-    const Ns start = trace.nvtx[ranges[k]].start;
-    run.starts.push_back(start);
-    const Ns next = k + 1 < ranges.size() ? trace.nvtx[ranges[k + 1]].start : ends[k];
-    run.gpu_work_ns += work.in(start, std::min(ends[k], next));
+    // An instance that launched nothing starts no earlier than the one before.
+    run.starts.push_back(k == 0 ? windows[k].start : std::max(windows[k].start, run.starts.back()));
+    run.host_ns.push_back(trace.nvtx[ranges[k]].end - trace.nvtx[ranges[k]].start);
   }
-  run.last_end = ends.back();
+  for (std::size_t k = 0; k < ranges.size(); ++k) {
+    const Ns next = k + 1 < ranges.size() ? run.starts[k + 1] : windows[k].end;
+    run.gpu_work_ns += work.in(run.starts[k], std::min(windows[k].end, next));
+  }
+  run.last_end = std::max(windows.back().end, run.starts.back());
   return run;
 }
 
@@ -81,6 +102,7 @@ IterationRun nvtxIterations(const Trace& trace, const Scope& scope, std::optiona
   for (std::size_t i = 0; i < trace.nvtx.size(); ++i) {
     const NvtxRange& range = trace.nvtx[i];
     if (!isNvtxRange(range) || (scope.pid && range.pid != *scope.pid)) continue;
+    if (isLibraryRange(trace.str(range.text), trace.str(range.domain))) continue;
     auto it = patterns.find(range.text);
     if (it == patterns.end()) it = patterns.emplace(range.text, namePattern(trace.str(range.text))).first;
     groups[{range.pid, range.tid, range.depth, it->second}].push_back(i);

@@ -2,25 +2,37 @@
 //
 // start-up      from the trace's first event (runtime call, NVTX range or GPU op) to its first GPU
 //               op: imports, model set-up and host data preparation before any GPU work;
-// iterations    from NVTX ranges that repeat (nvtx_iterations.cpp) when a group of them holds at
-//               least kMinCoverage of the GPU work from its first instance on; else from the
-//               repeating pattern of kernel names (kernel_pattern.cpp);
-// warm-up       the leading iterations whose duration exceeds kWarmupFactor x the median of the
+// iterations    candidates in this order, the first credible one wins: the user's NVTX ranges
+//               that repeat (nvtx_iterations.cpp; library ranges never count), CUDA graph
+//               launches (graph_launch_iterations.cpp), the repeating pattern of kernel names
+//               (kernel_pattern.cpp). Iterations start where their GPU work starts, so an
+//               iteration's length is the loop's period: iterations x period = the span;
+// warm-up       the leading iterations whose period exceeds kWarmupFactor x the median of the
 //               later half of the iterations (compilation, allocator growth, autotuning), at most
 //               half of them;
-// steady state  [start of the first iteration after warm-up, end of the last iteration), analyzed
-//               as the whole trace is (per device metrics and gaps, findings) through one window
-//               of the device index (analyzeWindows). Needs kMinIterations iterations after
-//               warm-up; otherwise `found` is false and `reason` says what was missing.
+// credible      at least kMinIterations iterations after warm-up, whose window holds at least
+//               kMinCoverage of the GPU work from its start to the end of the run; comparable:
+//               iterations x the median period is at least kMinTypicalShare of the window (one
+//               iteration holding most of the time is no loop of comparable work); and whose GPU
+//               work fits them: in the median iteration, the ops that start in it end within
+//               kMaxExtent periods of its start (twelve kernels on four streams started 1 us apart
+//               are no loop, whatever their names);
+// steady state  [GPU start of the first iteration after warm-up, end of the last iteration),
+//               analyzed as the whole trace is (per device metrics and gaps, findings) through one
+//               window of the device index (analyzeWindows). Without a credible candidate `found`
+//               is false and `reason` says why, and the report leads with the whole run.
 // Notes: a stretch with no GPU op running on any device that is longer than a quarter of the run
 // (first event to last GPU op end) is said plainly, the start-up first.
 #include <algorithm>
+#include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/metrics.h"
 #include "cuoverlap/units.h"
+#include "diagnosis/block_max.h"
 #include "diagnosis/range_aggregate.h"
 #include "phases/iterations.h"
 #include "phases/steady_state.h"
@@ -29,6 +41,8 @@ namespace cuoverlap::phases {
 namespace {
 
 constexpr double kMinCoverage = 0.5;
+constexpr double kMaxExtent = 4.0;
+constexpr double kMinTypicalShare = 0.5;
 constexpr double kWarmupFactor = 1.5;
 constexpr double kNoteShare = 0.25;
 
@@ -52,47 +66,130 @@ std::size_t warmupCount(const std::vector<Ns>& durations) {
   return dropped;
 }
 
-IterationRun chooseIterations(const Trace& trace, const Scope& scope, std::string& why_not_nvtx) {
-  std::optional<GpuWork> work;
-  IterationRun nvtx = nvtxIterations(trace, scope, work);
-  if (!nvtx.starts.empty()) {
-    const Ns after = work->in(nvtx.starts.front(), std::numeric_limits<Ns>::max());
-    const double coverage = after > 0 ? static_cast<double>(nvtx.gpu_work_ns) / after : 0.0;
-    if (coverage >= kMinCoverage) return nvtx;
-    why_not_nvtx = fmt::format("NVTX ranges '{}' hold only {} of the GPU work after them",
-                               nvtx.source.substr(5), units::formatPercent(coverage));
-  } else {
-    why_not_nvtx = fmt::format("no NVTX range repeats {} times or more", kMinIterations);
+// The latest end of the ops in scope starting in [from, to): a range-maximum over ops by start.
+class OpEnds {
+ public:
+  OpEnds(const Trace& trace, const Scope& scope)
+      : trace_(trace), scope_(scope), tree_(trace.ops.size(), [this](std::size_t p) { return endAt(p); }) {}
+  Ns latestEnd(Ns from, Ns to) const {
+    return tree_.maxIn(position(from), position(to), [this](std::size_t p) { return endAt(p); });
   }
-  return kernelPatternIterations(trace, scope);
+
+ private:
+  Ns endAt(std::size_t p) const {
+    const GpuOp& op = trace_.ops[p];
+    return opInScope(op, scope_) ? clippedEnd(op, scope_) : diagnosis::BlockMaxTree::kNone;
+  }
+  std::size_t position(Ns t) const {
+    return static_cast<std::size_t>(std::lower_bound(trace_.ops.begin(), trace_.ops.end(), t,
+                                                     [](const GpuOp& op, Ns x) { return op.start < x; }) -
+                                    trace_.ops.begin());
+  }
+  const Trace& trace_;
+  const Scope& scope_;
+  diagnosis::BlockMaxTree tree_;
+};
+
+// A candidate's iterations after warm-up, or why they are not a credible steady state.
+struct Candidate {
+  IterationRun run;
+  std::vector<Ns> periods;
+  std::size_t dropped = 0;
+  std::string not_credible;  // empty: credible
+};
+
+Candidate judge(IterationRun run, const GpuWork& work, const OpEnds& ends) {
+  Candidate c;
+  c.periods = durationsOf(run);
+  c.dropped = warmupCount(c.periods);
+  c.run = std::move(run);
+  const IterationRun& r = c.run;
+  const std::size_t kept = c.periods.size() - c.dropped;
+  if (kept < kMinIterations) {
+    c.not_credible = fmt::format("{} gives {} iterations, {} after warm-up: fewer than {}", r.source,
+                                 c.periods.size(), kept, kMinIterations);
+    return c;
+  }
+  const Ns start = r.starts[c.dropped];
+  const Ns after_warmup = work.in(start, std::numeric_limits<Ns>::max());
+  const double coverage = after_warmup > 0 ? static_cast<double>(work.in(start, r.last_end)) / after_warmup : 0.0;
+  if (coverage < kMinCoverage) {
+    c.not_credible = fmt::format("{} gives {} iterations after warm-up holding {} of the GPU work: "
+                                 "less than {}", r.source, kept, units::formatPercent(coverage),
+                                 units::formatPercent(kMinCoverage));
+    return c;
+  }
+  std::vector<Ns> kept_periods(c.periods.begin() + static_cast<std::ptrdiff_t>(c.dropped), c.periods.end());
+  const double typical_span = static_cast<double>(durationSpread(kept_periods).median) * static_cast<double>(kept);
+  const double span = static_cast<double>(r.last_end - start);
+  if (typical_span < kMinTypicalShare * span) {
+    c.not_credible = fmt::format("{} gives {} iterations of a median period of {} that together make "
+                                 "{} of their {} window: not iterations of comparable work", r.source,
+                                 kept, units::formatDuration(durationSpread(kept_periods).median),
+                                 units::formatPercent(typical_span / span), units::formatDuration(r.last_end - start));
+    return c;
+  }
+  std::vector<double> extents;
+  for (std::size_t i = c.dropped; i < r.starts.size(); ++i) {
+    const Ns to = i + 1 < r.starts.size() ? r.starts[i + 1] : r.last_end;
+    const Ns latest = ends.latestEnd(r.starts[i], to);
+    if (latest == diagnosis::BlockMaxTree::kNone || to <= r.starts[i]) continue;
+    extents.push_back(static_cast<double>(latest - r.starts[i]) / static_cast<double>(to - r.starts[i]));
+  }
+  std::nth_element(extents.begin(), extents.begin() + static_cast<std::ptrdiff_t>(extents.size() / 2), extents.end());
+  if (!extents.empty() && extents[extents.size() / 2] > kMaxExtent) {
+    c.not_credible = fmt::format("{} gives {} iterations whose GPU work runs {:.0f}x past their "
+                                 "period: not a loop", r.source, kept, extents[extents.size() / 2]);
+  }
+  return c;
+}
+
+// The first credible candidate (user NVTX ranges, graph launches, kernel pattern); else the first
+// candidate's reason, `found` false.
+Candidate chooseIterations(const Trace& trace, const Scope& scope) {
+  std::optional<GpuWork> work;
+  std::vector<IterationRun> runs;
+  runs.push_back(nvtxIterations(trace, scope, work));
+  runs.push_back(graphLaunchIterations(trace, scope));
+  runs.push_back(kernelPatternIterations(trace, scope));
+  if (!work) work.emplace(trace, scope);
+  const OpEnds ends(trace, scope);
+  std::optional<Candidate> first;
+  for (IterationRun& run : runs) {
+    if (run.starts.empty()) continue;
+    Candidate c = judge(std::move(run), *work, ends);
+    if (c.not_credible.empty()) return c;
+    if (!first) first = std::move(c);
+  }
+  if (first) return std::move(*first);
+  Candidate none;
+  none.not_credible = fmt::format("no NVTX range of the program, graph launch or sequence of kernel "
+                                  "names repeats {} times or more", kMinIterations);
+  return none;
 }
 
 }  // namespace
 
 SteadyState findSteadyState(const Trace& trace, const AnalysisOptions& options) {
   SteadyState steady;
-  std::string why_not_nvtx;
-  IterationRun run = chooseIterations(trace, options.scope, why_not_nvtx);
-  if (run.starts.empty()) {
-    steady.reason = why_not_nvtx + ", and no sequence of kernel names repeats " +
-                    std::to_string(kMinIterations) + " times or more";
+  Candidate c = chooseIterations(trace, options.scope);
+  if (!c.not_credible.empty()) {
+    steady.reason = std::move(c.not_credible);
     return steady;
   }
-  std::vector<Ns> durations = durationsOf(run);
-  const std::size_t dropped = warmupCount(durations);
-  if (durations.size() - dropped < kMinIterations) {
-    steady.reason = fmt::format("{} gives {} iterations, {} after warm-up: fewer than {}", run.source,
-                                durations.size(), durations.size() - dropped, kMinIterations);
-    return steady;
-  }
-  durations.erase(durations.begin(), durations.begin() + static_cast<std::ptrdiff_t>(dropped));
+  const IterationRun& run = c.run;
+  c.periods.erase(c.periods.begin(), c.periods.begin() + static_cast<std::ptrdiff_t>(c.dropped));
   steady.found = true;
   steady.source = run.source;
-  steady.start = run.starts[dropped];
+  steady.start = run.starts[c.dropped];
   steady.end = run.last_end;
-  steady.iterations = durations.size();
-  steady.warmup_dropped = dropped;
-  steady.iteration_ns = durationSpread(durations);
+  steady.iterations = c.periods.size();
+  steady.warmup_dropped = c.dropped;
+  steady.iteration_ns = durationSpread(c.periods);
+  if (!run.host_ns.empty()) {
+    steady.host_range_ns = durationSpread(std::vector<Ns>(
+        run.host_ns.begin() + static_cast<std::ptrdiff_t>(c.dropped), run.host_ns.end()));
+  }
   std::vector<WindowReport> window = analyzeWindows(trace, options, {{steady.start, steady.end}});
   steady.devices = std::move(window[0].devices);
   steady.findings = std::move(window[0].findings);

@@ -56,7 +56,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RangeInstanceRef, name, start, end)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RangeSummary, pattern, count, names, total_ns, duration_ns,
                                    devices, slowest)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SteadyState, found, reason, source, start, end, iterations,
-                                   warmup_dropped, iteration_ns, devices, findings)
+                                   warmup_dropped, iteration_ns, host_range_ns, busy_share, devices,
+                                   findings)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Phases, run_start, startup_ns, run_end, notes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TraceReport, path, source, scope, devices, findings,
                                    range_instances, range_summary, steady_state, phases, warnings,

@@ -63,6 +63,7 @@ struct JunitRun {
   std::string timestamp;  // ISO 8601, e.g. "2026-11-22T09:30:00"
   std::string hostname;
   std::vector<std::pair<std::string, double>> trace_seconds;  // per trace path
+  std::vector<std::pair<std::string, std::string>> trace_scopes;  // per trace path: what was judged
 };
 
 // A JUnit XML document: one <testsuite> per trace, one <testcase> per check, <failure> on fails.

@@ -1,4 +1,4 @@
-// pageable-memcpy: host<->device copies from or to pageable host memory (source or destination
+// pageable-memcpy: host<->device copies (not host-to-host) from or to pageable host memory (source or destination
 // memory kind "pageable"). The driver stages them through a pinned buffer: they run at reduced
 // bandwidth and are synchronous to the host even when issued with cudaMemcpyAsync, so the thread
 // that issued them cannot run ahead and feed the device.
@@ -36,8 +36,9 @@ namespace {
 // 5.3 µs on average); a pageable one's time beyond that is staging the host waited for.
 constexpr Ns kAsyncCopyCallNs = 5'000;
 
+// A host-to-host copy (JAX's 8-byte HtoH copies) never crosses PCIe: no staging to save.
 bool pageable(const GpuOp& op) {
-  return op.kind == OpKind::kMemcpy &&
+  return op.kind == OpKind::kMemcpy && op.copy_kind != CopyKind::kHtoH &&
          (op.src_kind == MemKind::kPageable || op.dst_kind == MemKind::kPageable);
 }
 
