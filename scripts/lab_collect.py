@@ -30,6 +30,8 @@ import statistics
 import sys
 
 RANGE = re.compile(r"^lab (\S+) (\S+) #(\d+)$")
+EVENT_TABLE = "CUPTI_ACTIVITY_KIND_CUDA_EVENT"
+RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
 
 
@@ -146,16 +148,28 @@ def collect_batch(trace, programs, results, failed):
 
 
 def trim(trace, out, windows):
-    """Copy trace to out keeping only rows that start inside one of windows ([start, end))."""
+    """Copy trace to out keeping only rows that start inside one of windows ([start, end)).
+    CUDA event records carry no timestamp (start 0): they stay when the runtime call that recorded
+    them (same correlation id and process) stays."""
     shutil.copyfile(trace, out)
     db = sqlite3.connect(out)
     db.execute("CREATE TEMP TABLE lab_keep (lo INTEGER, hi INTEGER)")
     db.executemany("INSERT INTO lab_keep VALUES (?, ?)", windows)
-    for table in tables(db):
+    present = tables(db)
+    for table in present:
         columns = [r[1] for r in db.execute(f'PRAGMA table_info("{table}")')]
+        if table == EVENT_TABLE:
+            continue
         if "start" in columns:
             db.execute(f'DELETE FROM "{table}" WHERE NOT EXISTS (SELECT 1 FROM lab_keep k '
                        f'WHERE "{table}".start >= k.lo AND "{table}".start < k.hi)')
+    if EVENT_TABLE in present:
+        if RUNTIME_TABLE in present:
+            db.execute(f'DELETE FROM {EVENT_TABLE} WHERE NOT EXISTS (SELECT 1 FROM {RUNTIME_TABLE} r '
+                       f'WHERE r.correlationId = {EVENT_TABLE}.correlationId '
+                       f'AND r.globalTid / 16777216 = {EVENT_TABLE}.globalPid / 16777216)')
+        else:
+            db.execute(f"DELETE FROM {EVENT_TABLE}")
     db.commit()
     db.execute("VACUUM")
     db.close()

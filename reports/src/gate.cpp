@@ -77,7 +77,8 @@ const std::vector<std::string>& knownFindingIds() {
       "implicit-sync-call",    "event-wait-serialization", "host-launch-bound",
       "device-saturating-kernel", "low-overlap",
       "exposed-communication",    "communication-serialized", "rank-straggler",
-      "host-busy",             "module-load",
+      "host-busy",             "module-load",        "many-small-copies",
+      "early-result-wait",
   };
   return kIds;
 }

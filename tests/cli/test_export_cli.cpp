@@ -133,8 +133,8 @@ TEST_CASE("export writes to stdout and rejects bad input with exit 2", "[export]
 
 TEST_CASE("export draws the idle gaps by cause and the findings of a real trace", "[export]") {
   // streams_sync-in-loop (H100, 40 tiles): 40 gaps of at least 10 us, each named by its largest part
-  // (docs/gaps.md); low-overlap (1 evidence) and blocking-sync-call (5 evidence), as analyze
-  // reports them.
+  // (docs/gaps.md); low-overlap (1 evidence) and early-result-wait (5 evidence: each synchronize
+  // follows its tile's DtoH copy), as analyze reports them.
   const std::string trace = std::string(CUOVERLAP_TEST_DATA) + "/streams_sync-in-loop.sqlite";
   const json doc = exportJson(trace, "export_sync_in_loop");
   std::map<std::string, std::size_t> gaps, marks;
@@ -144,7 +144,7 @@ TEST_CASE("export draws the idle gaps by cause and the findings of a real trace"
     gaps[gap["name"]]++;
   }
   for (const json& mark : ofCategory(doc, "finding")) marks[mark["name"]]++;
-  CHECK(marks == std::map<std::string, std::size_t>{{"low-overlap", 1}, {"blocking-sync-call", 5}});
+  CHECK(marks == std::map<std::string, std::size_t>{{"low-overlap", 1}, {"early-result-wait", 5}});
   // The same totals as the analysis.
   const CliRun analyze = runCli("analyze " + trace + " --format json");
   REQUIRE(analyze.exit_code == 0);

@@ -37,7 +37,7 @@ const std::map<std::string, Pair> kPairs = {
     {"serial", {"serial", "pipeline3", {"single-stream", "sync-memcpy"}}},
     {"nullstream-trap", {"nullstream-trap", "nonblocking", {"legacy-default-stream"}}},
     {"pageable", {"pageable", "pipeline3", {"pageable-memcpy", "low-overlap"}}},
-    {"sync-in-loop", {"sync-in-loop", "pipeline3", {"blocking-sync-call", "low-overlap"}}},
+    {"sync-in-loop", {"sync-in-loop", "pipeline3", {"early-result-wait", "low-overlap"}}},
     {"event-dag-serialized",
      {"event-dag-serialized", "event-dag", {"event-wait-serialization", "low-overlap"}}},
     {"host-bound", {"host-bound", "host-bound-graph", {"host-launch-bound"}}},

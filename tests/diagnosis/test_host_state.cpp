@@ -272,7 +272,9 @@ TEST_CASE("calls spanning the trace keep gaps and findings n log n") {
   const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - begin;
   WARN("64k ops + 64k spanning calls: gaps and findings in " << seconds.count() << " s");
   CHECK(gaps.count == kOps - 1);
-  CHECK(seconds.count() < 2.0);
+  // A guard against the quadratic walk (34 s), not a speed target: under 1 s alone on the 2-core
+  // box, 2.6 s with six builds beside it.
+  CHECK(seconds.count() < 8.0);
 }
 
 }  // namespace

@@ -24,7 +24,10 @@ def make_trace(path):
       CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, streamId INTEGER);
       CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER, bytes INTEGER);
       CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, end INTEGER, bytes INTEGER);
-      CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, nameId INTEGER);
+      CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, nameId INTEGER,
+                                                globalTid INTEGER, correlationId INTEGER);
+      CREATE TABLE CUPTI_ACTIVITY_KIND_CUDA_EVENT (start INTEGER, globalPid INTEGER,
+                                                   correlationId INTEGER, eventId INTEGER);
       CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT);
       INSERT INTO TARGET_INFO_GPU VALUES (0, 'H100');
       INSERT INTO StringIds VALUES (1, 'lab p1 baseline #2'), (2, 'lab warm-up');
@@ -48,8 +51,13 @@ def make_trace(path):
     }
     for table, rows in ops.items():
         db.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_{table} VALUES (?, ?, 0)", rows)
-    db.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 0)",
-                   [(50, 60), (3050, 3060), (5050, 5060), (7050, 7060)])
+    pid = 7 << 24  # nsys ids: globalTid = pid << 24 | tid, globalPid = pid << 24
+    db.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 0, ?, ?)",
+                   [(50, 60, pid | 1, 1), (3050, 3060, pid | 1, 2), (5050, 5060, pid | 1, 3),
+                    (7050, 7060, pid | 2, 4)])
+    # CUDA event records carry no timestamp: kept with the runtime call that recorded them
+    db.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_CUDA_EVENT VALUES (0, ?, ?, ?)",
+                   [(pid, 1, 10), (pid, 3, 30), (pid, 4, 40), (8 << 24, 3, 99)])
     db.commit()
     db.close()
 
@@ -118,6 +126,8 @@ class LabCollectTest(unittest.TestCase):
                          [(5050,), (7050,)])
         self.assertEqual(db.execute("SELECT text FROM NVTX_EVENTS ORDER BY start").fetchall(),
                          [("lab p1 baseline #3",), ("lab p2 baseline #1",)])
+        self.assertEqual(db.execute("SELECT eventId FROM CUPTI_ACTIVITY_KIND_CUDA_EVENT ORDER BY eventId").fetchall(),
+                         [(30,), (40,)])
         self.assertEqual(db.execute("SELECT COUNT(*) FROM StringIds").fetchone()[0], 2)
         self.assertEqual(db.execute("SELECT name FROM TARGET_INFO_GPU").fetchone()[0], "H100")
 

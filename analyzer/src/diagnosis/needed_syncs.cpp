@@ -47,12 +47,13 @@ std::map<ThreadKey, ThreadCalls> callsByThread(const DeviceView& view) {
 
 }  // namespace
 
-std::vector<bool> neededSyncs(const DeviceView& view, const HostTimeline& host) {
-  std::vector<bool> needed(host.barriers.size(), false);
+std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host) {
+  std::vector<SyncNeed> needs(host.barriers.size(), SyncNeed::kNotASync);
   const std::map<ThreadKey, ThreadCalls> threads = callsByThread(view);
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
     const HostBarrier& barrier = host.barriers[b];
     if (!isExplicitSync(view.callKind(barrier.call))) continue;
+    needs[b] = SyncNeed::kRemovable;
     const RuntimeCall& call = view.call(barrier.call);
     const auto t = threads.find({call.pid, call.tid});
     if (t == threads.end()) continue;
@@ -65,9 +66,32 @@ std::vector<bool> neededSyncs(const DeviceView& view, const HostTimeline& host) 
     const auto& work = t->second.work_calls;
     const auto next = std::lower_bound(work.begin(), work.end(), std::make_pair(call.end, false));
     const bool orders_sync_copy = next != work.end() && next->second;
-    needed[b] = brings_back || orders_sync_copy;
+    if (orders_sync_copy) {
+      needs[b] = SyncNeed::kKept;
+    } else if (brings_back) {
+      needs[b] = SyncNeed::kDeferrable;
+    }
   }
-  return needed;
+  return needs;
+}
+
+HostTimeline deferredTimeline(const DeviceView& view, const HostTimeline& host,
+                              const std::vector<SyncNeed>& needs) {
+  HostTimeline deferred = host;
+  std::map<ThreadKey, std::size_t> last;  // per thread: its latest deferrable synchronize
+  for (std::size_t b = 0; b < host.barriers.size(); ++b) {
+    if (needs[b] != SyncNeed::kDeferrable) continue;
+    const RuntimeCall& call = view.call(host.barriers[b].call);
+    const ThreadKey key{call.pid, call.tid};
+    const auto previous = last.find(key);
+    if (previous == last.end()) {
+      deferred.barriers[b].waited_for.clear();
+    } else {
+      deferred.barriers[b].waited_for = host.barriers[previous->second].waited_for;
+    }
+    last[key] = b;
+  }
+  return deferred;
 }
 
 }  // namespace cuoverlap::diagnosis

@@ -1,13 +1,15 @@
-// Which explicit synchronizes deliver something the host needs, so that no finding advises
-// removing them (the lab's transform remove-sync keeps them; defer-read moves them later):
-//   - the thread issued an asynchronous DtoH copy since its previous blocking call: the host is
-//     about to read what the copy brings back (PyTorch's .item(), CuPy's get(), a loss printed);
-//   - the thread's next call that issues work is a synchronous copy or memset (cudaMemcpy,
-//     cudaMemset): those run on
-//     the legacy stream and do not wait for non-blocking streams, so the synchronize is what
-//     orders them after the work they read.
-// A synchronize before the host reads managed memory is not visible in a trace and counts as
-// removable.
+// What the host needs of each explicit synchronize, so that a finding advises the fix that fits:
+//   - kDeferrable: the thread issued an asynchronous DtoH copy since its previous blocking call:
+//     the host may be about to read what the copy brings back (PyTorch's .item(), CuPy's get(), a
+//     loss printed). Whether it reads it before the next step a trace cannot show, so the fix
+//     assumed is the one that holds either way (the lab's defer-read): wait for the previous
+//     step's result instead of this one's (double-buffered), which lets the host issue step i + 1
+//     while the device runs step i;
+//   - kKept: the thread's next call that issues work is a synchronous copy or memset (cudaMemcpy,
+//     cudaMemset): those run on the legacy stream and do not wait for non-blocking streams, so the
+//     synchronize is what orders them after the work they read;
+//   - kRemovable: every other synchronize (one before the host reads managed memory is not visible
+//     in a trace and counts as removable).
 #pragma once
 
 #include <vector>
@@ -17,7 +19,15 @@
 
 namespace cuoverlap::diagnosis {
 
-// Per barrier of `host`: true when it is an explicit synchronize the host needs.
-std::vector<bool> neededSyncs(const DeviceView& view, const HostTimeline& host);
+enum class SyncNeed { kNotASync, kRemovable, kDeferrable, kKept };
+
+// Per barrier of `host`: what the host needs of it (kNotASync for blocking calls that are no
+// explicit synchronize).
+std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host);
+
+// `host` with each deferrable synchronize waiting for what the same thread's previous deferrable
+// synchronize waited for (nothing for the first): the schedule of the double-buffered program.
+HostTimeline deferredTimeline(const DeviceView& view, const HostTimeline& host,
+                              const std::vector<SyncNeed>& needs);
 
 }  // namespace cuoverlap::diagnosis

@@ -18,7 +18,7 @@ FindingsExplained runRules(const DeviceView& view, std::vector<Finding>& finding
       findLegacyDefaultStream,    findSingleStream,
       findPageableMemcpy,         findSyncMemcpy,
       findSyncMemset,             findBlockingSyncCall,
-      findImplicitSyncCall,       findEventWaitSerialization,
+      findEarlyResultWait,        findImplicitSyncCall,       findEventWaitSerialization,
       findHostLaunchBound,        findDeviceSaturatingKernel,
       findCrossStreamKernelWait,  findTransferBound,
       findExposedCommunication,

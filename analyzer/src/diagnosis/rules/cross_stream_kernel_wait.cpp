@@ -65,7 +65,7 @@ std::optional<Finding> findCrossStreamKernelWait(const DeviceView& view) {
                                           y.grid_blocks, y.stream_id)));
   }
   if (builder.count() == 0) return std::nullopt;
-  const Ns saving = ScheduleModel(view).savingWithout(kept, removed);
+  const Ns saving = ScheduleModel(view, buildHostTimeline(view)).savingWithout(kept, removed);
   if (saving < kMinimumCostNs) return std::nullopt;  // the waits cost nothing
   builder.estimateSaving(saving);
   return builder.build(

@@ -47,7 +47,7 @@ std::optional<Finding> findEventWaitSerialization(const DeviceView& view) {
                                           y.stream_id)));
   }
   if (builder.count() == 0) return std::nullopt;
-  const Ns saving = ScheduleModel(view).savingWithout(kept, removed);
+  const Ns saving = ScheduleModel(view, buildHostTimeline(view)).savingWithout(kept, removed);
   if (saving < kMinimumCostNs) return std::nullopt;  // waits that cost nothing (a reuse hazard)
   builder.estimateSaving(saving);
   return builder.build(

@@ -108,7 +108,7 @@ std::optional<Finding> findLegacyDefaultStream(const DeviceView& view) {
     }
   }
   if (builder.count() > 0) {
-    const ScheduleModel model(view);
+    const ScheduleModel model(view, buildHostTimeline(view));
     builder.estimateSaving(model.savingWithout(waitEdges(streamWaits(view)), barriers));
   }
   return builder.build(

@@ -20,6 +20,7 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view);
 std::optional<Finding> findSyncMemcpy(const DeviceView& view);
 std::optional<Finding> findSyncMemset(const DeviceView& view);
 std::optional<Finding> findBlockingSyncCall(const DeviceView& view);
+std::optional<Finding> findEarlyResultWait(const DeviceView& view);
 std::optional<Finding> findImplicitSyncCall(const DeviceView& view);
 std::optional<Finding> findEventWaitSerialization(const DeviceView& view);
 std::optional<Finding> findHostLaunchBound(const DeviceView& view);

@@ -1,5 +1,5 @@
-"""defer-read: read a loop's result one iteration later (blocking-sync-call: "synchronize on an
-event as late as possible").
+"""defer-read: read a loop's result one iteration later (early-result-wait: "wait for the previous
+step's result").
 
 A loop body that copies a result to a host buffer H, synchronizes (device or the copy's stream) and
 reads H becomes double-buffered: iteration i copies into H[i % 2] and records event e[i % 2] on the
@@ -12,7 +12,7 @@ import copy
 from ..program import NotApplicable, buffers, clone, fresh_name, names, walk_lists
 
 ID = "defer-read"
-FINDING = "blocking-sync-call"
+FINDING = "early-result-wait"
 DOES = "double-buffers a loop's result: waits on the event of the previous iteration instead of syncing the current one"
 
 
