@@ -204,12 +204,14 @@ void collectUnifiedMemory(const TraceReport& report, std::uint16_t device_id, Ns
   faults.writer = std::make_unique<LaneWriter>(faults.lane, start);
   migrations.writer = std::make_unique<LaneWriter>(migrations.lane, start);
   for (const UmPageFaultGroup& f : um.gpu_faults) {
-    if (f.device_id == device_id && pidInScope(report.scope, f.pid) && inWindow(f.start, f.end, start, end)) {
+    if (f.device_id == device_id && pidInScope(report.scope, f.pid) &&
+        inWindow(f.start, f.end, start, end)) {
       faults.add(f.start, f.end);
     }
   }
   for (const UmMigration& m : um.migrations) {
-    if (m.device_id == device_id && pidInScope(report.scope, m.pid) && inWindow(m.start, m.end, start, end)) {
+    if (m.device_id == device_id && pidInScope(report.scope, m.pid) &&
+        inWindow(m.start, m.end, start, end)) {
       migrations.add(m.start, m.end);
     }
   }
@@ -217,7 +219,8 @@ void collectUnifiedMemory(const TraceReport& report, std::uint16_t device_id, Ns
     lane->close();
     if (lane->lane.items == 0) continue;
     lane->lane.kind = LaneKind::kEngine;
-    lane->lane.label = lane == &faults ? "unified memory: GPU page faults" : "unified memory: migrations";
+    lane->lane.label =
+        lane == &faults ? "unified memory: GPU page faults" : "unified memory: migrations";
     data.lanes.push_back(std::move(lane->lane));
   }
 }

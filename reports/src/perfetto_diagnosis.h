@@ -21,7 +21,9 @@ inline constexpr std::uint64_t kDevicePidBase = 1'000'000'000;
 inline std::uint64_t gapsTid(std::uint16_t device) { return (1ull << 30) + 2ull * device; }
 inline std::uint64_t findingsTid(std::uint16_t device) { return gapsTid(device) + 1; }
 // The unified-memory tracks of a device process: GPU page-fault groups, then migrations.
-inline std::uint64_t umFaultsTid(std::uint16_t device) { return (1ull << 30) + (1ull << 20) + 2ull * device; }
+inline std::uint64_t umFaultsTid(std::uint16_t device) {
+  return (1ull << 30) + (1ull << 20) + 2ull * device;
+}
 inline std::uint64_t umMigrationsTid(std::uint16_t device) { return umFaultsTid(device) + 1; }
 
 // Which events the export keeps (PerfettoExportOptions in perfetto_export.h says what each

@@ -51,7 +51,8 @@ std::uint64_t writeUnifiedMemoryTracks(const Trace& trace, const TraceReport& re
   };
   std::uint64_t count = 0;
   for (const UmPageFaultGroup& f : trace.unified_memory.gpu_faults) {
-    if (devices.count(f.device_id) == 0 || !selection.keepDeviceRecord(f.device_id, f.pid, f.start, f.end)) {
+    if (devices.count(f.device_id) == 0 ||
+        !selection.keepDeviceRecord(f.device_id, f.pid, f.start, f.end)) {
       continue;
     }
     track(f.device_id, umFaultsTid(f.device_id), "unified memory: GPU page faults");
@@ -62,7 +63,8 @@ std::uint64_t writeUnifiedMemoryTracks(const Trace& trace, const TraceReport& re
     ++count;
   }
   for (const UmMigration& m : trace.unified_memory.migrations) {
-    if (devices.count(m.device_id) == 0 || !selection.keepDeviceRecord(m.device_id, m.pid, m.start, m.end)) {
+    if (devices.count(m.device_id) == 0 ||
+        !selection.keepDeviceRecord(m.device_id, m.pid, m.start, m.end)) {
       continue;
     }
     track(m.device_id, umMigrationsTid(m.device_id), "unified memory: migrations");

@@ -45,7 +45,9 @@ int prefetchToDevice(float* data, int device, cudaStream_t stream) {
 int probe() {
   int count = 0, device = 0, concurrent = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) return 1;
-  if (cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, device) != cudaSuccess) return 1;
+  if (cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, device) != cudaSuccess) {
+    return 1;
+  }
   return concurrent != 0 ? 0 : 1;
 }
 
