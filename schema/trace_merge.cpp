@@ -90,6 +90,7 @@ bool isStringColumn(const std::string& table, const std::string& column) {
   if (table == kKernelTable) return column == "demangledName" || column == "shortName" || column == "mangledName";
   if (table == kRuntimeTable || table == kProfilerOverheadTable) return column == "nameId";
   if (table == kNvtxTable) return column == "textId" || column == "jsonTextId";
+  if (table == kUmCpuFaultTable) return column == "CpuInstruction" || column == "module";
   return false;
 }
 

@@ -40,6 +40,21 @@ enum class MemKind : std::uint8_t {
   kManagedStatic = 6, kUnknown = 7,
 };
 
+// ENUM_CUDA_UNIF_MEM_ACCESS_TYPE (same as CUPTI's CUpti_ActivityUnifiedMemoryAccessType).
+enum class UmAccessType : std::uint8_t {
+  kUnknown = 0, kRead = 1, kWrite = 2, kAtomic = 3, kPrefetch = 4,
+};
+
+// ENUM_CUDA_UNIF_MEM_MIGRATION, CUPTI_ACTIVITY_KIND_MEMCPY.migrationCause (same as CUPTI's
+// CUpti_ActivityUnifiedMemoryMigrationCause).
+enum class UmMigrationCause : std::uint8_t {
+  kUnknown = 0, kUser = 1, kCoherence = 2, kPrefetch = 3, kEviction = 4, kAccessCounters = 5,
+};
+
+constexpr bool isUnifiedMemoryCopy(CopyKind kind) {
+  return kind == CopyKind::kUvmHtoD || kind == CopyKind::kUvmDtoH || kind == CopyKind::kUvmDtoD;
+}
+
 // ENUM_CUPTI_SYNC_TYPE (same as CUPTI).
 enum class SyncType : std::uint8_t {
   kUnknown = 0, kEventSynchronize = 1, kStreamWaitEvent = 2, kStreamSynchronize = 3,
@@ -149,9 +164,17 @@ CREATE TABLE CUOVERLAP_SESSION (
 // ---- Tables the collector writes in addition to kCreateTables (added for the collector) --------
 inline constexpr std::string_view kProfilerOverheadTable = "PROFILER_OVERHEAD";
 inline constexpr std::string_view kCudaEventTable = "CUPTI_ACTIVITY_KIND_CUDA_EVENT";  // ours
+// Unified memory (CUPTI unified-memory counters). Migrations are rows of kMemcpyTable with copyKind
+// kUvmHtoD/kUvmDtoH/kUvmDtoD, migrationCause and virtualAddress, as nsys writes them.
+inline constexpr std::string_view kUmGpuFaultTable = "CUDA_UM_GPU_PAGE_FAULT_EVENTS";
+inline constexpr std::string_view kUmCpuFaultTable = "CUDA_UM_CPU_PAGE_FAULT_EVENTS";
+inline constexpr std::string_view kUmThrashingTable = "CUOVERLAP_UM_THRASHING_EVENTS";  // ours
 
-// PROFILER_OVERHEAD as nsys; CUDA_EVENT is a cuoverlap extension (cudaEventRecord completions on
-// the GPU). ENUM_* tables carry the nsys numbering of the enums above, as `nsys export` writes.
+// PROFILER_OVERHEAD and the unified-memory fault tables as nsys (schema 3.x; the CPU fault's
+// CpuInstruction and module name the empty string: the collector resolves no symbols);
+// CUDA_EVENT and UM_THRASHING are cuoverlap extensions (cudaEventRecord completions on the GPU;
+// thrashing and remote-map records, which nsys does not export). ENUM_* tables carry the nsys
+// numbering of the enums above, as `nsys export` writes.
 inline constexpr const char* kCreateCollectorTables = R"SQL(
 CREATE TABLE PROFILER_OVERHEAD (
   start INTEGER NOT NULL, end INTEGER NOT NULL, globalTid INTEGER, nameId INTEGER NOT NULL,
@@ -162,6 +185,36 @@ CREATE TABLE CUPTI_ACTIVITY_KIND_CUDA_EVENT (
   streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, eventId INTEGER NOT NULL,
   eventSyncId INTEGER
 );
+CREATE TABLE CUDA_UM_GPU_PAGE_FAULT_EVENTS (
+  start INTEGER NOT NULL, end INTEGER NOT NULL, globalPid INTEGER NOT NULL,
+  deviceId INTEGER NOT NULL, address INTEGER NOT NULL, numberOfPageFaults INTEGER NOT NULL,
+  faultAccessType INTEGER NOT NULL
+);
+CREATE TABLE CUDA_UM_CPU_PAGE_FAULT_EVENTS (
+  start INTEGER NOT NULL, globalPid INTEGER NOT NULL, address INTEGER NOT NULL,
+  originalFaultPc INTEGER, CpuInstruction INTEGER NOT NULL, module INTEGER NOT NULL,
+  unresolvedFaultPc INTEGER, sourceFile INTEGER, sourceLine INTEGER
+);
+CREATE TABLE CUOVERLAP_UM_THRASHING_EVENTS (
+  start INTEGER NOT NULL, globalPid INTEGER NOT NULL, address INTEGER NOT NULL,
+  bytes INTEGER NOT NULL, devices INTEGER NOT NULL, -- bit d: device d fought for the region
+  kind INTEGER NOT NULL -- 0 thrashing, 1 remote map
+);
+CREATE TABLE ENUM_CUDA_UNIF_MEM_ACCESS_TYPE (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+INSERT INTO ENUM_CUDA_UNIF_MEM_ACCESS_TYPE VALUES
+  (0,'CUDA_UNIFIED_MEMORY_ACCESS_TYPE_UNKNOWN','Unknown'),
+  (1,'CUDA_UNIFIED_MEMORY_ACCESS_TYPE_READ','Read'),
+  (2,'CUDA_UNIFIED_MEMORY_ACCESS_TYPE_WRITE','Write'),
+  (3,'CUDA_UNIFIED_MEMORY_ACCESS_TYPE_ATOMIC','Atomic'),
+  (4,'CUDA_UNIFIED_MEMORY_ACCESS_TYPE_PREFETCH','Prefetch');
+CREATE TABLE ENUM_CUDA_UNIF_MEM_MIGRATION (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+INSERT INTO ENUM_CUDA_UNIF_MEM_MIGRATION VALUES
+  (0,'CUDA_UNIFIED_MEMORY_MIGRATION_CAUSE_UNKNOWN','Unknown'),
+  (1,'CUDA_UNIFIED_MEMORY_MIGRATION_CAUSE_USER','User prefetch'),
+  (2,'CUDA_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE','Page fault'),
+  (3,'CUDA_UNIFIED_MEMORY_MIGRATION_CAUSE_PREFETCH','Speculative prefecth'),
+  (4,'CUDA_UNIFIED_MEMORY_MIGRATION_CAUSE_EVICTION','Eviction'),
+  (5,'CUDA_UNIFIED_MEMORY_MIGRATION_CAUSE_ACCESS_COUNTERS','Access counters');
 CREATE TABLE ENUM_CUDA_MEM_KIND (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
 INSERT INTO ENUM_CUDA_MEM_KIND VALUES
   (0,'CUDA_MEMOPR_MEMORY_KIND_PAGEABLE','Pageable'),(1,'CUDA_MEMOPR_MEMORY_KIND_PINNED','Pinned'),

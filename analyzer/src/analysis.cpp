@@ -10,6 +10,7 @@
 #include "cuoverlap/kernel_summary.h"
 #include "cuoverlap/metrics.h"
 #include "cuoverlap/trace_index.h"
+#include "cuoverlap/unified_memory.h"
 #include "diagnosis/call_index.h"
 #include "phases/steady_state.h"
 
@@ -65,6 +66,7 @@ TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& given) {
   report.warnings = trace.warnings;
   report.first_op_start = firstOpStart(trace);
   report.scope = options.scope;
+  report.unified_memory = summarizeUnifiedMemory(trace, options.scope);
   // Scope::range (NVTX --range): one summary over every instance, each analyzed in its own window
   // (diagnosis/range_scope.cpp).
   if (options.scope.range) {

@@ -215,6 +215,7 @@ void readSqliteTrace(const std::string& path, Trace& trace) {
   reader::readSyncs(ctx);
   reader::readEventRecords(ctx);
   reader::readNvtx(ctx);
+  reader::readUnifiedMemory(ctx);
   reader::readProcessNames(ctx);
 }
 

@@ -69,6 +69,10 @@ std::string selectColumns(const sqlite::Database& db, std::string_view table,
                           std::initializer_list<const char*> required,
                           std::initializer_list<const char*> text_columns = {});
 
+// The memcpy table's unified-memory migrations (copyKind 11, 12, 13): a WHERE condition.
+// readOps takes the other rows, readUnifiedMemory these.
+inline constexpr std::string_view kUnifiedMemoryCopies = "\"copyKind\" IN (11, 12, 13)";
+
 // Kernels, memcpys and memsets into Trace::ops, merged by start when each table is in time order.
 void readOps(Context& ctx);
 void readRuntimeCalls(Context& ctx);
@@ -76,6 +80,8 @@ void readSyncs(Context& ctx);
 // CUPTI_ACTIVITY_KIND_CUDA_EVENT rows into Trace::event_records, sorted by correlation id.
 void readEventRecords(Context& ctx);
 void readNvtx(Context& ctx);
+// Page faults, migrations and thrashing into Trace::unified_memory, each sorted by time.
+void readUnifiedMemory(Context& ctx);
 void readDevices(Context& ctx);
 void readStreamsAndContexts(Context& ctx);
 void readSession(Context& ctx);

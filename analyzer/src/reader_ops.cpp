@@ -101,11 +101,14 @@ void decodeKernel(const sqlite::Statement& row, DecodedOp& out) {
   if (hasGraphNode(row, c + 11)) op.flags |= op_flag::kFromGraph;
 }
 
+// Unified-memory migrations are not ops (model.h, UnifiedMemory): readUnifiedMemory takes them.
 std::string memcpyQuery(const sqlite::Database& db) {
-  return selectColumns(db, schema::kMemcpyTable,
+  std::string query = selectColumns(db, schema::kMemcpyTable,
       {CUOVERLAP_COMMON_OP_COLUMNS, "bytes", "copyKind", "srcKind", "dstKind", "graphNodeId",
        "async"},
       {"start", "end"});
+  if (!sqlite::TableColumns(db, schema::kMemcpyTable).has("copyKind")) return query;
+  return query + " WHERE NOT coalesce(" + std::string(kUnifiedMemoryCopies) + ", 0)";
 }
 
 void decodeMemcpy(const sqlite::Statement& row, DecodedOp& out) {

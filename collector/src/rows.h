@@ -116,6 +116,23 @@ struct OverheadRow {
   const char* name = nullptr;
 };
 
+// One CUPTI unified-memory counter record (UNIFIED_MEMORY_COUNTER kind), kinds as CUPTI numbers
+// them; the writer turns each into the nsys table of its kind.
+enum class UnifiedMemoryKind : std::uint8_t {
+  kBytesHtoD, kBytesDtoH, kBytesDtoD, kGpuPageFault, kCpuPageFault, kThrashing, kRemoteMap,
+  kOther,
+};
+
+struct UnifiedMemoryRow {
+  UnifiedMemoryKind kind = UnifiedMemoryKind::kOther;
+  std::uint64_t start = 0, end = 0;
+  std::uint64_t value = 0;    // bytes (migrations, thrashing, remote map); fault groups (GPU fault)
+  std::uint64_t address = 0;  // the virtual base address of the pages
+  std::uint32_t src_id = 0, dst_id = 0, process_id = 0;
+  std::uint32_t flags = 0;    // access type (GPU fault) or migration cause (migrations)
+  std::uint64_t devices = 0;  // thrashing: bit d set when device d fought for the region
+};
+
 // Receives the rows translated from one activity buffer. Implemented by the SQLite writer.
 class RowSink {
  public:
@@ -132,6 +149,7 @@ class RowSink {
   virtual void onMarker(const MarkerRow& row) = 0;
   virtual void onMarkerData(const MarkerDataRow& row) = 0;
   virtual void onOverhead(const OverheadRow& row) = 0;
+  virtual void onUnifiedMemory(const UnifiedMemoryRow& row) = 0;
   virtual void onUnknownKind(int cupti_kind) = 0;
 };
 

@@ -16,7 +16,8 @@ namespace cuoverlap::collector {
 const char* recordKindName(RecordKind kind) {
   static constexpr const char* kNames[] = {
       "kernel", "memcpy", "memset", "runtime", "driver", "sync", "cuda_event", "stream",
-      "context", "device", "nvtx_marker", "nvtx_marker_data", "overhead", "unknown", "incomplete"};
+      "context", "device", "nvtx_marker", "nvtx_marker_data", "overhead", "um_migration",
+      "um_gpu_fault", "um_cpu_fault", "um_thrashing", "unknown", "incomplete"};
   static_assert(sizeof kNames / sizeof kNames[0] == static_cast<std::size_t>(RecordKind::kCount));
   return kNames[static_cast<std::size_t>(kind)];
 }
@@ -61,7 +62,8 @@ TraceWriter::~TraceWriter() { closeDatabase(); }
 void TraceWriter::closeDatabase() {
   kernel_.reset(), memcpy_.reset(), memset_.reset(), api_.reset(), sync_.reset();
   cuda_event_.reset(), stream_.reset(), context_.reset(), device_.reset(), nvtx_.reset();
-  overhead_.reset(), session_.reset(), string_.reset();
+  overhead_.reset(), session_.reset(), um_gpu_fault_.reset(), um_cpu_fault_.reset();
+  um_thrashing_.reset(), string_.reset();
   if (db_ != nullptr) sqlite3_close(db_);
   db_ = nullptr;
 }
@@ -95,7 +97,8 @@ void TraceWriter::close() {
 bool TraceWriter::holdsActivity() const {
   for (RecordKind kind : {RecordKind::kKernel, RecordKind::kMemcpy, RecordKind::kMemset,
                           RecordKind::kRuntime, RecordKind::kDriver, RecordKind::kSync,
-                          RecordKind::kCudaEvent, RecordKind::kMarker, RecordKind::kIncomplete}) {
+                          RecordKind::kCudaEvent, RecordKind::kMarker, RecordKind::kUmMigration,
+                          RecordKind::kUmGpuFault, RecordKind::kIncomplete}) {
     if (counts_[static_cast<std::size_t>(kind)] != 0) return true;
   }
   return false;

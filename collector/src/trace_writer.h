@@ -25,7 +25,8 @@ namespace cuoverlap::collector {
 
 enum class RecordKind : std::uint8_t {
   kKernel, kMemcpy, kMemset, kRuntime, kDriver, kSync, kCudaEvent, kStream, kContext, kDevice,
-  kMarker, kMarkerData, kOverhead, kUnknown, kIncomplete, kCount
+  kMarker, kMarkerData, kOverhead, kUmMigration, kUmGpuFault, kUmCpuFault, kUmThrashing, kUnknown,
+  kIncomplete, kCount
 };
 // Name used in the session table key "records.<name>".
 const char* recordKindName(RecordKind kind);
@@ -67,6 +68,7 @@ class TraceWriter final : public RowSink {
   void onMarker(const MarkerRow& row) override;
   void onMarkerData(const MarkerDataRow& row) override;
   void onOverhead(const OverheadRow& row) override;
+  void onUnifiedMemory(const UnifiedMemoryRow& row) override;
   void onUnknownKind(int cupti_kind) override;
 
  private:
@@ -82,6 +84,7 @@ class TraceWriter final : public RowSink {
   std::int64_t apiNameId(const ApiRow& row);
   void writeNvtx(const std::vector<NvtxEvent>& events);
   void writeSessionRows();
+  void writeMigration(const UnifiedMemoryRow& row);
 
   sqlite3* db_ = nullptr;
   std::string path_;
@@ -90,6 +93,7 @@ class TraceWriter final : public RowSink {
   bool in_transaction_ = false;
   std::unique_ptr<Statement> string_, kernel_, memcpy_, memset_, api_, sync_, cuda_event_;
   std::unique_ptr<Statement> stream_, context_, device_, nvtx_, overhead_, session_;
+  std::unique_ptr<Statement> um_gpu_fault_, um_cpu_fault_, um_thrashing_;
   std::unordered_map<std::string, std::int64_t> strings_;
   std::unordered_map<std::string, KernelNameIds> kernel_names_;
   std::unordered_map<std::uint64_t, std::int64_t> api_names_;  // (kind << 32 | cbid) -> id

@@ -45,6 +45,12 @@ void TraceWriter::prepareStatements() {
       "INSERT INTO PROFILER_OVERHEAD VALUES (?1,?2,?3,?4,0)");
   session_ = std::make_unique<Statement>(db_,
       "INSERT OR REPLACE INTO CUOVERLAP_SESSION VALUES (?1,?2)");
+  um_gpu_fault_ = std::make_unique<Statement>(db_,
+      "INSERT INTO CUDA_UM_GPU_PAGE_FAULT_EVENTS VALUES (?1,?2,?3,?4,?5,?6,?7)");
+  um_cpu_fault_ = std::make_unique<Statement>(db_,
+      "INSERT INTO CUDA_UM_CPU_PAGE_FAULT_EVENTS VALUES (?1,?2,?3,?4,?5,?5,NULL,NULL,NULL)");
+  um_thrashing_ = std::make_unique<Statement>(db_,
+      "INSERT INTO CUOVERLAP_UM_THRASHING_EVENTS VALUES (?1,?2,?3,?4,?5,?6)");
 }
 
 void TraceWriter::onKernel(const KernelRow& r) {

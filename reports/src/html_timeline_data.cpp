@@ -194,6 +194,37 @@ void packGaps(const Trace& trace, const DeviceReport& device, Ns origin, Timelin
   }
 }
 
+// Two lanes under a device's engines when it has unified-memory activity in the window: the GPU
+// page-fault groups (the driver servicing faults) and the migrations, each as the union of its
+// records (engine -1: no engine's colour or legend).
+void collectUnifiedMemory(const TraceReport& report, std::uint16_t device_id, Ns start, Ns end,
+                          TimelineData& data) {
+  const UnifiedMemory& um = report.trace->unified_memory;
+  EngineUnion faults, migrations;
+  faults.writer = std::make_unique<LaneWriter>(faults.lane, start);
+  migrations.writer = std::make_unique<LaneWriter>(migrations.lane, start);
+  for (const UmPageFaultGroup& f : um.gpu_faults) {
+    if (f.device_id == device_id && pidInScope(report.scope, f.pid) &&
+        inWindow(f.start, f.end, start, end)) {
+      faults.add(f.start, f.end);
+    }
+  }
+  for (const UmMigration& m : um.migrations) {
+    if (m.device_id == device_id && pidInScope(report.scope, m.pid) &&
+        inWindow(m.start, m.end, start, end)) {
+      migrations.add(m.start, m.end);
+    }
+  }
+  for (auto* lane : {&faults, &migrations}) {
+    lane->close();
+    if (lane->lane.items == 0) continue;
+    lane->lane.kind = LaneKind::kEngine;
+    lane->lane.label =
+        lane == &faults ? "unified memory: GPU page faults" : "unified memory: migrations";
+    data.lanes.push_back(std::move(lane->lane));
+  }
+}
+
 void collectDevice(const TraceReport& report, const DeviceReport& device, Ns start, Ns end,
                    LabelTable& labels, TimelineData& data) {
   const Trace& trace = *report.trace;
@@ -234,6 +265,7 @@ void collectDevice(const TraceReport& report, const DeviceReport& device, Ns sta
     engines[e].lane.label = fmt::format("{} engine", engineName(static_cast<Engine>(e)));
     data.lanes.push_back(std::move(engines[e].lane));
   }
+  collectUnifiedMemory(report, device_id, start, end, data);
   for (auto& entry : streams) data.lanes.push_back(std::move(entry.second.first));
 }
 

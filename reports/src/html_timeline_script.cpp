@@ -259,7 +259,7 @@ const char* const kScript = R"JS(
         var L = lane.name[i] * 6, kind = labels[L + 2];
         lines.push(clip(names[labels[L]] || '', 2000));
         lines.push(kind === 0 ? 'kernel \u00b7 grid ' + labels[L + 4] + ' \u00b7 block ' + labels[L + 5] : fmtBytes(labels[L + 3]) + ' \u00b7 ' + ENGINES[labels[L + 1]] + ' engine');
-      } else if (lane.k === 'e') lines.push(ENGINES[lane.engine] + ' engine busy (union of its ops)');
+      } else if (lane.k === 'e') lines.push(lane.engine >= 0 ? ENGINES[lane.engine] + ' engine busy (union of its ops)' : 'busy (union of its records)');
       else lines.push(clip(names[lane.name[i]] || '', 2000));
       lines.push(at(lane.s[i]) + ', ' + fmt(lane.e[i] - lane.s[i]) + ' \u00b7 ' + lane.label);
       if (lane.corr && lane.corr[i]) lines.push('correlation ' + lane.corr[i]);

@@ -154,6 +154,20 @@ Json rangeSummaryToJson(const RangeSummary& s) {
               {"per_instance", devices},        {"slowest", slowest}};
 }
 
+// Only for traces with unified-memory activity in scope: goldens of the others unchanged.
+Json unifiedMemoryToJson(const UnifiedMemoryReport& um) {
+  Json devices = Json::array();
+  for (const UnifiedMemoryDevice& d : um.devices) {
+    devices.push_back({{"device_id", d.device_id}, {"gpu_fault_groups", d.fault_groups},
+                       {"gpu_page_faults", d.page_faults}, {"fault_service_ns", d.fault_ns},
+                       {"migrations", d.migrations}, {"htod_bytes", d.htod_bytes},
+                       {"dtoh_bytes", d.dtoh_bytes}, {"dtod_bytes", d.dtod_bytes},
+                       {"migration_ns", d.migration_ns}});
+  }
+  return Json{{"devices", devices}, {"cpu_page_faults", um.cpu_page_faults},
+              {"thrashing", um.thrashing}};
+}
+
 Json traceReportToJson(const TraceReport& trace) {
   Json ranges = Json::array();
   for (const RangeInstance& range : trace.range_instances) {
@@ -187,6 +201,7 @@ Json traceReportToJson(const TraceReport& trace) {
       if (s.host_range_ns) json["steady_state"]["host_range_ns"] = durationSpreadToJson(*s.host_range_ns);
     }
   }
+  if (trace.unified_memory) json["unified_memory"] = unifiedMemoryToJson(*trace.unified_memory);
   if (!trace.warnings.empty()) json["warnings"] = trace.warnings;  // only then: goldens unchanged
   return json;
 }

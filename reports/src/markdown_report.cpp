@@ -180,6 +180,9 @@ void appendTrace(std::string& out, const TraceReport& trace) {
     appendGaps(out, device, trace);
   }
   appendRangeInstances(out, trace);
+  const std::vector<std::string> um_lines = render::unifiedMemoryLines(trace);
+  for (const std::string& line : um_lines) out += "- " + escapeMarkdown(line) + "\n";
+  if (!um_lines.empty()) out += "\n";
   out += "### Findings\n\n";
   if (trace.findings.empty()) out += "No findings.\n\n";
   for (const Finding* finding : render::findingsWorstFirst(trace.findings)) {

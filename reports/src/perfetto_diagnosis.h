@@ -20,6 +20,11 @@ inline constexpr std::uint64_t kDevicePidBase = 1'000'000'000;
 // device: Perfetto's JSON importer may take a tid seen under two pids for one thread.
 inline std::uint64_t gapsTid(std::uint16_t device) { return (1ull << 30) + 2ull * device; }
 inline std::uint64_t findingsTid(std::uint16_t device) { return gapsTid(device) + 1; }
+// The unified-memory tracks of a device process: GPU page-fault groups, then migrations.
+inline std::uint64_t umFaultsTid(std::uint16_t device) {
+  return (1ull << 30) + (1ull << 20) + 2ull * device;
+}
+inline std::uint64_t umMigrationsTid(std::uint16_t device) { return umFaultsTid(device) + 1; }
 
 // Which events the export keeps (PerfettoExportOptions in perfetto_export.h says what each
 // filter means). Built once; every test is O(log windows).
@@ -28,6 +33,9 @@ class ExportSelection {
   ExportSelection(const Trace& trace, const Scope& scope, const TraceReport& report);
   bool keepOp(const GpuOp& op) const;
   bool keepHost(std::uint32_t pid, Ns start, Ns end) const;  // calls and NVTX ranges
+  bool keepDeviceRecord(std::uint16_t device, std::uint32_t pid, Ns start, Ns end) const {
+    return (!device_ || device == *device_) && (!pid_ || pid == *pid_) && inTime(start, end);
+  }
   const std::vector<Interval>& windows() const { return windows_; }  // sorted, disjoint
 
  private:
@@ -51,5 +59,13 @@ DiagnosisCounts writeDiagnosisTracks(const Trace& trace, const TraceReport& repo
                                      const AnalysisOptions& options, const ExportSelection& selection,
                                      const std::function<std::string(Ns)>& micros,
                                      const std::function<void(const std::string&)>& emit);
+
+// Emits each GPU page-fault group and migration of the devices of `report` that the selection
+// keeps, on the device's umFaultsTid / umMigrationsTid tracks (named here, on first use), and
+// returns how many. Defined in perfetto_unified_memory.cpp.
+std::uint64_t writeUnifiedMemoryTracks(const Trace& trace, const TraceReport& report,
+                                       const ExportSelection& selection,
+                                       const std::function<std::string(Ns)>& micros,
+                                       const std::function<void(const std::string&)>& emit);
 
 }  // namespace cuoverlap::perfetto

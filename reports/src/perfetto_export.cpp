@@ -224,6 +224,9 @@ class PerfettoWriter {
         [this](const std::string& event) { emit(event); });
     stats_.gaps = counts.gaps;
     stats_.findings = counts.findings;
+    stats_.unified_memory = perfetto::writeUnifiedMemoryTracks(
+        trace_, report_, selection_, [this](Ns ns) { return micros(ns); },
+        [this](const std::string& event) { emit(event); });
   }
 
   void writeDeviceOps() {

@@ -124,4 +124,24 @@ std::vector<std::string> steadyStateLines(const TraceReport& trace) {
   return lines;
 }
 
+std::vector<std::string> unifiedMemoryLines(const TraceReport& trace) {
+  std::vector<std::string> lines;
+  if (!trace.unified_memory) return lines;
+  const UnifiedMemoryReport& um = *trace.unified_memory;
+  for (const UnifiedMemoryDevice& d : um.devices) {
+    std::string line = fmt::format("unified memory, device {}: {} GPU page faults in {} groups "
+                                   "serviced over {}; {} migrations moved {} HtoD, {} DtoH",
+                                   d.device_id, d.page_faults, d.fault_groups,
+                                   formatDuration(d.fault_ns), d.migrations,
+                                   units::formatBytes(d.htod_bytes), units::formatBytes(d.dtoh_bytes));
+    if (d.dtod_bytes > 0) line += fmt::format(", {} DtoD", units::formatBytes(d.dtod_bytes));
+    lines.push_back(line + fmt::format(" over {}", formatDuration(d.migration_ns)));
+  }
+  if (um.cpu_page_faults > 0 || um.thrashing > 0) {
+    lines.push_back(fmt::format("unified memory: {} CPU page faults, {} thrashing or remote-map "
+                                "records", um.cpu_page_faults, um.thrashing));
+  }
+  return lines;
+}
+
 }  // namespace cuoverlap::render

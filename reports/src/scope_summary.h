@@ -24,5 +24,9 @@ std::vector<std::string> steadyStateLines(const TraceReport& trace);
 // A steady state was found and its own block (devices, findings) differs from the whole run's:
 // false when its window holds every GPU op of the run, so the report says it once.
 bool hasSeparateSteadyState(const TraceReport& trace);
+// Empty without unified-memory activity in scope. One line per device ("unified memory, device 0:
+// 512 GPU page faults in 32 groups serviced over 9.5 ms; 32 migrations moved 64.0 MiB HtoD, 0 B
+// DtoH over 1.0 ms"), then the CPU page faults and thrashing records when there are any.
+std::vector<std::string> unifiedMemoryLines(const TraceReport& trace);
 
 }  // namespace cuoverlap::render

@@ -197,3 +197,70 @@ TEST_CASE("op tables decoded on their own threads merge into the order one threa
   const auto last = std::find(trace.strings.begin(), trace.strings.end(), "kernel_6");
   CHECK(first < last);
 }
+
+namespace {
+
+// Unified-memory tables with the columns of an nsys 3.x export (`nsys profile
+// --cuda-um-gpu-page-faults=true --cuda-um-cpu-page-faults=true`, then `nsys export`), written
+// here column by column so that the reader is checked against nsys's layout, not our DDL.
+void addNsysUnifiedMemory(SyntheticTrace& trace) {
+  trace.exec("CREATE TABLE CUDA_UM_GPU_PAGE_FAULT_EVENTS (start INTEGER NOT NULL, end INTEGER NOT "
+             "NULL, globalPid INTEGER NOT NULL, deviceId INTEGER NOT NULL, address INTEGER NOT NULL, "
+             "numberOfPageFaults INTEGER NOT NULL, faultAccessType INTEGER NOT NULL)");
+  trace.exec("CREATE TABLE CUDA_UM_CPU_PAGE_FAULT_EVENTS (start INTEGER NOT NULL, globalPid INTEGER "
+             "NOT NULL, address INTEGER NOT NULL, originalFaultPc INTEGER, CpuInstruction INTEGER "
+             "NOT NULL, module INTEGER NOT NULL, unresolvedFaultPc INTEGER, sourceFile INTEGER, "
+             "sourceLine INTEGER)");
+  const std::string pid = std::to_string(cuoverlap::schema::encodeGlobalPid(4242));
+  // Out of time order, as a table need not be.
+  trace.exec("INSERT INTO CUDA_UM_GPU_PAGE_FAULT_EVENTS VALUES (2500, 2900, " + pid +
+             ", 0, 8388608, 7, 2), (1200, 1800, " + pid + ", 0, 4194304, 12, 1)");
+  trace.exec("INSERT INTO CUDA_UM_CPU_PAGE_FAULT_EVENTS VALUES (9000, " + pid +
+             ", 4194304, 4198400, 1, 1, 1, NULL, NULL)");
+  // Two migrations (UVM HtoD, page fault; UVM DtoH, eviction) beside an ordinary pinned copy.
+  const std::string columns = "(start, end, deviceId, contextId, streamId, correlationId, globalPid, "
+                              "bytes, copyKind, srcKind, dstKind, migrationCause, virtualAddress)";
+  trace.exec("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY " + columns + " VALUES (1300, 1700, 0, 0, 0, "
+             "NULL, " + pid + ", 2097152, 11, 4, 4, 2, 4194304), (9100, 9200, 0, 0, 0, NULL, " + pid +
+             ", 65536, 12, 4, 4, 4, 4194304)");
+}
+
+}  // namespace
+
+TEST_CASE("unified memory in the nsys layout: faults, migrations kept out of the ops", "[reader][nsys]") {
+  std::string path = cuoverlap::testing::tempTracePath("reader_um_nsys.sqlite");
+  {
+    SyntheticTrace trace(path);
+    trace.exec("DROP TABLE CUOVERLAP_SESSION");  // an nsys export, not ours
+    trace.addDevice(0, "NVIDIA H100");
+    trace.addOp({OpKind::kKernel, 1000, 3000});
+    trace.addOp({OpKind::kMemcpy, 5000, 5100});
+    addNsysUnifiedMemory(trace);
+  }
+  Trace trace = readTrace(path);
+  REQUIRE(trace.source == TraceSource::kNsys);
+  CHECK(countOps(trace, OpKind::kMemcpy) == 1);  // the pinned copy; migrations are not ops
+  const UnifiedMemory& um = trace.unified_memory;
+  REQUIRE(um.gpu_faults.size() == 2);
+  CHECK(um.gpu_faults[0].start == 1200);
+  CHECK(um.gpu_faults[0].end == 1800);
+  CHECK(um.gpu_faults[0].faults == 12);
+  CHECK(um.gpu_faults[0].address == 4194304);
+  CHECK(um.gpu_faults[0].pid == 4242);
+  CHECK(um.gpu_faults[0].access == cuoverlap::schema::UmAccessType::kRead);
+  CHECK(um.gpu_faults[1].access == cuoverlap::schema::UmAccessType::kWrite);
+  REQUIRE(um.cpu_faults.size() == 1);
+  CHECK(um.cpu_faults[0].time == 9000);
+  REQUIRE(um.migrations.size() == 2);
+  CHECK(um.migrations[0].direction == CopyKind::kUvmHtoD);
+  CHECK(um.migrations[0].bytes == 2097152);
+  CHECK(um.migrations[0].cause == cuoverlap::schema::UmMigrationCause::kCoherence);
+  CHECK(um.migrations[1].direction == CopyKind::kUvmDtoH);
+  CHECK(um.migrations[1].cause == cuoverlap::schema::UmMigrationCause::kEviction);
+  CHECK(um.thrashing.empty());
+}
+
+TEST_CASE("unified memory: a trace without the tables reads none", "[reader]") {
+  Trace trace = readTrace(shared("gpu4_report1.sqlite"));
+  CHECK(trace.unified_memory.empty());
+}

@@ -26,6 +26,7 @@ struct CollectingSink : RowSink {
   std::vector<MarkerRow> markers;
   std::vector<MarkerDataRow> marker_data;
   std::vector<OverheadRow> overheads;
+  std::vector<UnifiedMemoryRow> unified_memory;
   std::vector<int> unknown;
   std::vector<std::string> api_names;
   void onKernel(const KernelRow& r) override { kernels.push_back(r); }
@@ -43,6 +44,7 @@ struct CollectingSink : RowSink {
   void onMarker(const MarkerRow& r) override { markers.push_back(r); }
   void onMarkerData(const MarkerDataRow& r) override { marker_data.push_back(r); }
   void onOverhead(const OverheadRow& r) override { overheads.push_back(r); }
+  void onUnifiedMemory(const UnifiedMemoryRow& r) override { unified_memory.push_back(r); }
   void onUnknownKind(int kind) override { unknown.push_back(kind); }
 };
 
@@ -233,4 +235,36 @@ TEST_CASE("NVTX marker, marker data and overhead records; unknown kinds are coun
   REQUIRE(sink.overheads.size() == 1);
   CHECK(std::string(sink.overheads[0].name) == "CUPTI buffer flush");
   CHECK(sink.unknown == std::vector<int>{CUPTI_ACTIVITY_KIND_PC_SAMPLING});
+}
+
+TEST_CASE("unified-memory counter records keep kind, bytes, address, device and cause") {
+  CUpti_ActivityUnifiedMemoryCounter3 h2d;
+  std::memset(&h2d, 0, sizeof h2d);
+  h2d.kind = CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER;
+  h2d.counterKind = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD;
+  h2d.value = 2 << 20, h2d.start = 100, h2d.end = 180, h2d.address = 0x7f0000200000;
+  h2d.srcId = 0, h2d.dstId = 1, h2d.processId = 4242;
+  h2d.flags = CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE;
+  CUpti_ActivityUnifiedMemoryCounter3 fault = h2d;
+  fault.counterKind = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT;
+  fault.value = 37, fault.srcId = 1, fault.flags = CUPTI_ACTIVITY_UNIFIED_MEMORY_ACCESS_TYPE_READ;
+  CUpti_ActivityUnifiedMemoryCounter3 thrash = h2d;
+  thrash.counterKind = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING;
+  thrash.processors[0] = 0x3;
+  CollectingSink sink;
+  translateActivity(&h2d, sink);
+  translateActivity(&fault, sink);
+  translateActivity(&thrash, sink);
+  REQUIRE(sink.unified_memory.size() == 3);
+  CHECK(sink.unified_memory[0].kind == UnifiedMemoryKind::kBytesHtoD);
+  CHECK(sink.unified_memory[0].value == (2u << 20));
+  CHECK(sink.unified_memory[0].dst_id == 1);
+  CHECK(sink.unified_memory[0].address == 0x7f0000200000);
+  CHECK(sink.unified_memory[0].flags == 2);  // coherence: a page fault
+  CHECK(sink.unified_memory[1].kind == UnifiedMemoryKind::kGpuPageFault);
+  CHECK(sink.unified_memory[1].value == 37);
+  CHECK(sink.unified_memory[1].src_id == 1);
+  CHECK(sink.unified_memory[2].kind == UnifiedMemoryKind::kThrashing);
+  CHECK(sink.unified_memory[2].devices == 0x3);
+  CHECK(sink.unknown.empty());
 }

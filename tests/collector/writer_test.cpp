@@ -146,3 +146,54 @@ TEST_CASE("the writer never overwrites an existing file") {
   CHECK_THROWS_AS(TraceWriter(temp.path, 1), WriterError);
   CHECK_THROWS_AS(TraceWriter("/nonexistent-dir/x.sqlite", 1), WriterError);
 }
+
+TEST_CASE("unified-memory records land in the nsys tables: migrations as UVM copies, fault groups") {
+  TempPath temp;
+  {
+    TraceWriter writer(temp.path, 1234);
+    UnifiedMemoryRow h2d;
+    h2d.kind = UnifiedMemoryKind::kBytesHtoD;
+    h2d.start = 100, h2d.end = 150, h2d.value = 2 << 20, h2d.address = 0x200000;
+    h2d.src_id = 0, h2d.dst_id = 1, h2d.process_id = 1234, h2d.flags = 2;
+    writer.onUnifiedMemory(h2d);
+    UnifiedMemoryRow d2h = h2d;
+    d2h.kind = UnifiedMemoryKind::kBytesDtoH, d2h.src_id = 1, d2h.dst_id = 0, d2h.start = 400;
+    d2h.end = 410, d2h.value = 4096;
+    writer.onUnifiedMemory(d2h);
+    UnifiedMemoryRow fault;
+    fault.kind = UnifiedMemoryKind::kGpuPageFault;
+    fault.start = 90, fault.end = 160, fault.value = 12, fault.address = 0x200000, fault.src_id = 1;
+    fault.process_id = 1234, fault.flags = 1;
+    writer.onUnifiedMemory(fault);
+    UnifiedMemoryRow cpu;
+    cpu.kind = UnifiedMemoryKind::kCpuPageFault;
+    cpu.start = 300, cpu.value = 0x401000, cpu.address = 0x200000, cpu.process_id = 1234;
+    writer.onUnifiedMemory(cpu);
+    UnifiedMemoryRow thrash;
+    thrash.kind = UnifiedMemoryKind::kThrashing;
+    thrash.start = 500, thrash.value = 65536, thrash.address = 0x300000, thrash.devices = 3;
+    writer.onUnifiedMemory(thrash);
+    UnifiedMemoryRow unfinished = fault;
+    unfinished.end = 0;
+    writer.onUnifiedMemory(unfinished);
+    writer.close();
+    CHECK(writer.counts()[static_cast<std::size_t>(RecordKind::kUmMigration)] == 2);
+    CHECK(writer.counts()[static_cast<std::size_t>(RecordKind::kIncomplete)] == 1);
+  }
+  ReadBack db(temp.path);
+  const std::string pid = std::to_string(schema::encodeGlobalPid(1234));
+  CHECK(db.text("SELECT start, end, deviceId, streamId, correlationId, bytes, copyKind, srcKind, "
+                "dstKind, migrationCause, virtualAddress, globalPid FROM CUPTI_ACTIVITY_KIND_MEMCPY "
+                "ORDER BY start") ==
+        "100|150|1|0|NULL|2097152|11|4|4|2|2097152|" + pid + ";400|410|1|0|NULL|4096|12|4|4|2|2097152|" +
+            pid);
+  CHECK(db.text("SELECT start, end, globalPid, deviceId, address, numberOfPageFaults, faultAccessType "
+                "FROM CUDA_UM_GPU_PAGE_FAULT_EVENTS") == "90|160|" + pid + "|1|2097152|12|1");
+  CHECK(db.text("SELECT f.start, f.address, f.originalFaultPc, s.value FROM "
+                "CUDA_UM_CPU_PAGE_FAULT_EVENTS f JOIN StringIds s ON s.id = f.module") ==
+        "300|2097152|4198400|");
+  CHECK(db.text("SELECT start, address, bytes, devices, kind FROM CUOVERLAP_UM_THRASHING_EVENTS") ==
+        "500|3145728|65536|3|0");
+  CHECK(db.text("SELECT label FROM ENUM_CUDA_UNIF_MEM_MIGRATION WHERE id = 2") == "Page fault");
+  CHECK(db.text("SELECT value FROM CUOVERLAP_SESSION WHERE key = 'records.um_gpu_fault'") == "1");
+}

@@ -134,6 +134,57 @@ struct NvtxRange {
   std::int32_t depth = 0;             // nesting depth for push/pop ranges (0 = outermost)
 };
 
+// Unified (managed) memory, from CUPTI's unified-memory counters (our collector) or an nsys
+// export: what the driver did on demand, outside any stream. Migrations are kept apart from
+// Trace::ops (docs/metrics.md, "Unified memory"): they have no stream, no API call and no
+// engine queue of their own, so the overlap metrics and the copy findings do not count them.
+struct UmPageFaultGroup {  // CUDA_UM_GPU_PAGE_FAULT_EVENTS: the driver servicing faults on a page
+  Ns start = 0;
+  Ns end = 0;                         // when the driver queued the replay of the faulting accesses
+  std::uint64_t address = 0;          // the faulting page's virtual address
+  std::uint32_t faults = 0;           // page faults grouped in this record (numberOfPageFaults)
+  std::uint32_t pid = 0;
+  std::uint16_t device_id = 0;
+  schema::UmAccessType access = schema::UmAccessType::kUnknown;
+};
+
+struct UmCpuFault {  // CUDA_UM_CPU_PAGE_FAULT_EVENTS
+  Ns time = 0;
+  std::uint64_t address = 0;
+  std::uint32_t pid = 0;
+};
+
+struct UmMigration {  // CUPTI_ACTIVITY_KIND_MEMCPY rows with copyKind 11, 12 or 13
+  Ns start = 0;
+  Ns end = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t address = 0;          // virtualAddress; 0 when unknown
+  std::uint32_t pid = 0;
+  std::uint16_t device_id = 0;        // the GPU end (deviceId)
+  CopyKind direction = CopyKind::kUvmHtoD;
+  schema::UmMigrationCause cause = schema::UmMigrationCause::kUnknown;
+};
+
+struct UmThrashing {  // CUOVERLAP_UM_THRASHING_EVENTS (our collector only)
+  Ns time = 0;
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t devices = 0;          // bit d: device d fought for the region
+  std::uint32_t pid = 0;
+  bool remote_map = false;            // the driver mapped the region remotely instead of moving it
+};
+
+// Each vector sorted by start (time).
+struct UnifiedMemory {
+  std::vector<UmPageFaultGroup> gpu_faults;
+  std::vector<UmCpuFault> cpu_faults;
+  std::vector<UmMigration> migrations;
+  std::vector<UmThrashing> thrashing;
+  bool empty() const {
+    return gpu_faults.empty() && cpu_faults.empty() && migrations.empty() && thrashing.empty();
+  }
+};
+
 struct Stream {
   std::uint32_t stream_id = 0;
   std::uint32_t context_id = 0;
@@ -215,6 +266,7 @@ struct Trace {
   std::vector<SyncEvent> syncs;
   std::vector<CudaEventRecord> event_records;  // sorted by correlation id
   std::vector<NvtxRange> nvtx;
+  UnifiedMemory unified_memory;
   std::vector<Stream> streams;
   std::vector<Context> contexts;
   std::vector<Device> devices;

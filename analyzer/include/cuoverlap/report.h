@@ -234,6 +234,25 @@ struct Phases {
   std::vector<std::string> notes;
 };
 
+// Unified (managed) memory of one device inside the scope (docs/metrics.md, "Unified memory").
+struct UnifiedMemoryDevice {
+  std::uint16_t device_id = 0;
+  std::uint64_t fault_groups = 0;     // GPU page-fault records
+  std::uint64_t page_faults = 0;      // the faults they group
+  Ns fault_ns = 0;                    // |union of the fault groups|: the driver servicing faults
+  std::uint64_t migrations = 0;
+  std::uint64_t htod_bytes = 0;
+  std::uint64_t dtoh_bytes = 0;
+  std::uint64_t dtod_bytes = 0;
+  Ns migration_ns = 0;                // |union of the migrations|
+};
+
+struct UnifiedMemoryReport {
+  std::vector<UnifiedMemoryDevice> devices;  // by device id; devices with GPU faults or migrations
+  std::uint64_t cpu_page_faults = 0;  // CPU faults name no device
+  std::uint64_t thrashing = 0;        // thrashing and remote-map records (our collector)
+};
+
 struct TraceReport {
   std::string path;
   TraceSource source = TraceSource::kNsys;
@@ -244,6 +263,7 @@ struct TraceReport {
   std::optional<RangeSummary> range_summary;   // set with --range
   std::optional<SteadyState> steady_state;     // set without --range and --window
   std::optional<Phases> phases;                // likewise
+  std::optional<UnifiedMemoryReport> unified_memory;  // set when the scope holds any
   std::vector<std::string> warnings;      // Trace::warnings: about the input, e.g. unfinished
   const Trace* trace = nullptr;    // for renderers that draw the timeline
   double analysis_seconds = 0.0;   // wall time spent reading and analyzing this trace

@@ -17,13 +17,14 @@ namespace {
 // then host-side causes found in idle time; then serialization of
 // named ops; then patterns over many launches; then the structure of the whole run; the summary
 // (low-overlap) gets only what nothing else explained. Unknown ids go before the structural ones.
-constexpr std::array<std::string_view, 17> kOrder = {
+constexpr std::array<std::string_view, 18> kOrder = {
     "many-small-copies",    "pageable-memcpy",      "sync-memcpy",          "sync-memset",
     "blocking-sync-call",   "early-result-wait",    "implicit-sync-call",   "module-load",
+    "managed-page-faults",
     "host-busy",            "legacy-default-stream", "event-wait-serialization",
     "cross-stream-kernel-wait", "device-saturating-kernel", "host-launch-bound",
     "single-stream",        "low-overlap",          "transfer-bound"};
-constexpr int kUnknownRank = 2 * 14 - 1;  // just before single-stream
+constexpr int kUnknownRank = 2 * 15 - 1;  // just before single-stream
 
 std::vector<Interval> regionOf(const Finding& finding) {
   std::vector<Interval> region;

@@ -24,7 +24,7 @@ FindingsExplained runRules(const DeviceView& view, std::vector<Finding>& finding
       findExposedCommunication,
       findCommunicationSerialized,
       findHostBusy,               findModuleLoad,
-      findManySmallCopies,
+      findManagedPageFaults,      findManySmallCopies,
   };
   std::vector<Finding> device_findings;
   for (RuleFn rule : kRules) {

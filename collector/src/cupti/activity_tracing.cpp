@@ -12,6 +12,7 @@
 
 #include "cupti/api_selection.h"
 #include "cupti/cupti_check.h"
+#include "cupti/unified_memory.h"
 #include "pcie_link.h"
 
 // Exported by libcupti but not declared in CUDA 13.0's headers.
@@ -27,6 +28,7 @@ BufferPool* g_pool = nullptr;
 WriterThread* g_writer = nullptr;
 CUpti_SubscriberHandle g_subscriber = nullptr;
 std::atomic<bool> g_detached{false};
+std::atomic<bool> g_unified_memory_at_context{false};  // configure the counters at the first context
 std::atomic<std::uint64_t> g_dropped{0}, g_completed{0}, g_callback_ns{0};
 
 // The driver is already loaded in the traced process (it loaded us); looking its functions up
@@ -77,7 +79,13 @@ void CUPTIAPI onBufferCompleted(CUcontext context, std::uint32_t stream_id, std:
 std::mutex g_range_mutex;
 std::unordered_set<std::uint32_t>* g_start_end_ranges = new std::unordered_set<std::uint32_t>();
 
-void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, const void* data) {
+// And, only when CUPTI refused the unified-memory counters before the driver had a context, the
+// first context's creation, to configure them then.
+void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+    if (g_unified_memory_at_context.exchange(false)) enableUnifiedMemory(true);
+    return;
+  }
   if (domain != CUPTI_CB_DOMAIN_NVTX || data == nullptr) return;
   const auto* nvtx = static_cast<const CUpti_NvtxData*>(data);
   if (nvtx->functionReturnValue == nullptr) return;
@@ -193,6 +201,11 @@ std::string enable(BufferPool& pool, WriterThread& writer, const CollectorOption
   for (CUpti_ActivityKind kind : kKinds) {
     // A kind this driver cannot record is logged and skipped; the others still work.
     CUOVERLAP_CUPTI(cuptiActivityEnable(kind));
+  }
+  if (enableUnifiedMemory(false) == UnifiedMemoryState::kRetryAtContext) {
+    g_unified_memory_at_context.store(true);
+    CUOVERLAP_CUPTI(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                        CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
   }
   if (options.api == ApiTracing::kAll) {
     for (CUpti_ActivityKind kind : kAllApiKinds) CUOVERLAP_CUPTI(cuptiActivityEnable(kind));

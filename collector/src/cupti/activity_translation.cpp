@@ -208,6 +208,42 @@ void translateOverhead(const CUpti_ActivityOverhead3& o, RowSink& sink) {
   sink.onOverhead(row);
 }
 
+UnifiedMemoryKind unifiedMemoryKind(CUpti_ActivityUnifiedMemoryCounterKind kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD:
+      return UnifiedMemoryKind::kBytesHtoD;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH:
+      return UnifiedMemoryKind::kBytesDtoH;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD:
+      return UnifiedMemoryKind::kBytesDtoD;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT:
+      return UnifiedMemoryKind::kGpuPageFault;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT:
+      return UnifiedMemoryKind::kCpuPageFault;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING:
+      return UnifiedMemoryKind::kThrashing;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_REMOTE_MAP:
+      return UnifiedMemoryKind::kRemoteMap;
+    default: return UnifiedMemoryKind::kOther;
+  }
+}
+
+void translateUnifiedMemory(const CUpti_ActivityUnifiedMemoryCounter3& u, RowSink& sink) {
+  UnifiedMemoryRow row;
+  row.kind = unifiedMemoryKind(u.counterKind);
+  row.start = u.start;
+  row.end = u.end;
+  row.value = u.value;
+  row.address = u.address;
+  row.src_id = u.srcId;
+  row.dst_id = u.dstId;
+  row.process_id = u.processId;
+  row.flags = u.flags;
+  // Thrashing: devices 0..63 fighting for the region (processors[0]); srcId on older drivers.
+  row.devices = u.processors[0] != 0 ? u.processors[0] : u.srcId;
+  sink.onUnifiedMemory(row);
+}
+
 template <typename Record>
 const Record& as(const void* record) {
   return *static_cast<const Record*>(record);
@@ -247,6 +283,8 @@ void translateActivity(const void* cupti_record, RowSink& sink) {
       return translateMarkerData(as<CUpti_ActivityMarkerData2>(r), sink);
     case CUPTI_ACTIVITY_KIND_OVERHEAD:
       return translateOverhead(as<CUpti_ActivityOverhead3>(r), sink);
+    case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
+      return translateUnifiedMemory(as<CUpti_ActivityUnifiedMemoryCounter3>(r), sink);
     default: return sink.onUnknownKind(static_cast<int>(kind));
   }
 }

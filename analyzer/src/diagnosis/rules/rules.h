@@ -31,6 +31,7 @@ std::optional<Finding> findExposedCommunication(const DeviceView& view);
 std::optional<Finding> findCommunicationSerialized(const DeviceView& view);
 std::optional<Finding> findHostBusy(const DeviceView& view);
 std::optional<Finding> findModuleLoad(const DeviceView& view);
+std::optional<Finding> findManagedPageFaults(const DeviceView& view);
 std::optional<Finding> findManySmallCopies(const DeviceView& view);
 // Runs last: names which of the device's `earlier` findings explain the lost overlap.
 std::optional<Finding> findLowOverlap(const DeviceView& view, const std::vector<Finding>& earlier);

@@ -1,0 +1,172 @@
+// managed-page-faults: kernels that ran while the driver migrated their managed (unified) memory in
+// on demand: a GPU page-fault group of the kernel's device and process starts inside the kernel's
+// run. The faulting warps stall until the driver has moved the pages, so such a kernel runs many
+// times longer than with its data already on the device (on an H100: 44 ms instead of 0.47 ms).
+// Fix (lab transform prefetch-managed): cudaMemPrefetchAsync the buffers to the device on the
+// kernel's stream before the kernel.
+// Cost: what the fix saves, from the what-if schedule (schedule_estimate.h, event waits kept): the
+// span as recorded minus the span with each faulting kernel taking its fault-free duration plus
+// its prefetch, on its stream:
+//   - fault-free duration: the median duration of the same kernel (name) on the device in runs
+//     that did not fault, when there are any; else the kernel's duration minus the time the
+//     driver spent on its faults (the union of its fault groups and migrations inside the run);
+//   - prefetch: the bytes migrated to the device during the run at the pinned HtoD rate plus a
+//     copy's fixed cost (pinned_rate.h: pinnedDuration); nothing when no rate is known.
+// Of that saving S, R = min(S, ledger ideal - ledger ideal with the faster kernels) lowers the
+// ideal (Finding::ideal_reduction_ns, outside the ledger's cap); S - R is charged through the
+// ledger, where the faulting kernels ran. Fires when the saving reaches kMinimumCostNs.
+// Needs: GPU page-fault records (our collector; nsys with --cuda-um-gpu-page-faults=true).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "cuoverlap/units.h"
+#include "diagnosis/cost_ledger.h"
+#include "diagnosis/finding_builder.h"
+#include "diagnosis/pinned_rate.h"
+#include "diagnosis/rules/rules.h"
+#include "diagnosis/stream_waits.h"
+
+namespace cuoverlap::diagnosis {
+namespace {
+
+// The device's fault groups and HtoD migrations, each in start order, without those of explicit
+// prefetches (access type "prefetch", migration cause "user"): they are the fix, not the fault.
+struct DeviceFaults {
+  std::vector<const UmPageFaultGroup*> faults;
+  std::vector<const UmMigration*> migrations;
+};
+
+// What the driver did for one kernel run.
+struct KernelFaults {
+  std::size_t position = 0;
+  std::uint64_t faults = 0;
+  std::uint64_t groups = 0;
+  std::uint64_t bytes = 0;  // migrated to the device
+  Ns serviced = 0;          // |union of fault groups and migrations| inside the run
+};
+
+DeviceFaults faultsOn(const DeviceView& view) {
+  DeviceFaults out;
+  for (const UmPageFaultGroup& f : view.trace().unified_memory.gpu_faults) {
+    if (f.device_id == view.deviceId() && f.access != schema::UmAccessType::kPrefetch) {
+      out.faults.push_back(&f);
+    }
+  }
+  for (const UmMigration& m : view.trace().unified_memory.migrations) {
+    if (m.device_id == view.deviceId() && m.direction == CopyKind::kUvmHtoD &&
+        m.cause != schema::UmMigrationCause::kUser) {
+      out.migrations.push_back(&m);
+    }
+  }
+  return out;
+}
+
+// The records of `all` (in start order) that start in [start, end) and belong to `pid` (0: any).
+template <typename Record>
+std::vector<const Record*> startingIn(const std::vector<const Record*>& all, Ns start, Ns end,
+                                      std::uint32_t pid) {
+  auto first = std::lower_bound(all.begin(), all.end(), start,
+                                [](const Record* r, Ns t) { return r->start < t; });
+  std::vector<const Record*> out;
+  for (auto it = first; it != all.end() && (*it)->start < end; ++it) {
+    if ((*it)->pid == 0 || pid == 0 || (*it)->pid == pid) out.push_back(*it);
+  }
+  return out;
+}
+
+KernelFaults faultsOf(const DeviceFaults& device, const ScopedOp& run, std::uint32_t pid) {
+  KernelFaults k;
+  std::vector<Interval> busy;
+  for (const UmPageFaultGroup* f : startingIn(device.faults, run.start, run.end, pid)) {
+    ++k.groups;
+    k.faults += f->faults;
+    busy.push_back({f->start, std::min(f->end, run.end)});
+  }
+  for (const UmMigration* m : startingIn(device.migrations, run.start, run.end, pid)) {
+    k.bytes += m->bytes;
+    busy.push_back({m->start, std::min(m->end, run.end)});
+  }
+  k.serviced = totalLength(unionOf(std::move(busy)));
+  return k;
+}
+
+Ns median(std::vector<Ns> values) {
+  std::sort(values.begin(), values.end());
+  return values[(values.size() - 1) / 2];
+}
+
+}  // namespace
+
+std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
+  if (view.trace().unified_memory.gpu_faults.empty()) return std::nullopt;
+  const DeviceFaults device = faultsOn(view);
+  if (device.faults.empty()) return std::nullopt;
+  std::vector<KernelFaults> faulting;
+  std::map<StringId, std::vector<Ns>> clean_runs;  // fault-free durations by kernel name
+  std::size_t position = 0;
+  for (const ScopedOp& scoped : view.ops()) {
+    const std::size_t at = position++;
+    const GpuOp& op = view.op(scoped);
+    if (op.kind != OpKind::kKernel) continue;
+    KernelFaults k = faultsOf(device, scoped, op.pid);
+    if (k.groups == 0) {
+      clean_runs[op.name].push_back(scoped.end - scoped.start);
+      continue;
+    }
+    k.position = at;
+    faulting.push_back(k);
+  }
+  if (faulting.empty()) return std::nullopt;
+  const PinnedRate rate = pinnedRate(view, Engine::kH2D);
+  FindingBuilder builder(view, "managed-page-faults", Severity::kWarning);
+  std::vector<FasterOp> faster;
+  std::uint64_t faults = 0, bytes = 0, from_clean_runs = 0;
+  for (const KernelFaults& k : faulting) {
+    const ScopedOp scoped = view.ops()[k.position];
+    const GpuOp& op = view.op(scoped);
+    const Ns duration = scoped.end - scoped.start;
+    const auto clean = clean_runs.find(op.name);
+    const bool known = clean != clean_runs.end();
+    const Ns fault_free = known ? median(clean->second) : std::max<Ns>(0, duration - k.serviced);
+    const Ns fixed = fault_free + (k.bytes > 0 ? pinnedDuration(rate, k.bytes) : 0);
+    faults += k.faults;
+    bytes += k.bytes;
+    from_clean_runs += known ? 1 : 0;
+    if (fixed < duration) faster.push_back({k.position, fixed});
+    builder.add(Interval{scoped.start, scoped.end},
+                evidenceForOp(view, op, fmt::format(
+                    "{} ran {} while {} GPU page faults ({} groups) migrated {} to the device; "
+                    "about {} with its data prefetched ({})",
+                    describeOp(view, op), units::formatDuration(duration), k.faults, k.groups,
+                    units::formatBytes(k.bytes), units::formatDuration(std::min(fixed, duration)),
+                    known ? "its runs without faults" : "its time less the faults' service time")));
+  }
+  const ScheduleModel model(view, buildHostTimeline(view));
+  const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
+  const Ns saving =
+      faster.empty() ? 0 : std::max<Ns>(0, model.span(waits) - model.span(waits, {}, faster));
+  if (saving < kMinimumCostNs) return std::nullopt;
+  const Ns reduction = std::clamp<Ns>(ledgerIdeal(view) - ledgerIdeal(view, faster), 0, saving);
+  builder.estimateSaving(saving - reduction);
+  builder.lowerIdeal(reduction);
+  const std::string estimate =
+      from_clean_runs == faulting.size() ? "from the same kernels' runs without faults"
+      : from_clean_runs == 0 ? "from each run less the time its faults were serviced"
+                             : fmt::format("{} from the same kernels' runs without faults, the "
+                                           "others less the time their faults were serviced",
+                                           from_clean_runs);
+  return builder.build(
+      fmt::format("{} kernel runs faulted managed memory in on demand: {} GPU page faults, {} "
+                  "migrated to the device while they ran; fault-free durations {}{}",
+                  builder.count(), faults, units::formatBytes(bytes), estimate,
+                  rate.bytes_per_ns > 0 ? fmt::format(", prefetch at {:.1f} GB/s ({})",
+                                                      rate.bytes_per_ns, rate.source)
+                                        : ", prefetch time unknown (no pinned HtoD rate)"),
+      "Prefetch the managed buffers to the device with cudaMemPrefetchAsync on the kernel's stream "
+      "before the kernel (after the host last wrote them), or allocate with cudaMalloc and copy "
+      "explicitly; cudaMemAdvise(SetPreferredLocation/SetAccessedBy) for data both sides use");
+}
+
+}  // namespace cuoverlap::diagnosis

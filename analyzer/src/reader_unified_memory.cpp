@@ -1,0 +1,123 @@
+// Reads unified-memory activity into Trace::unified_memory: GPU page-fault groups, CPU page faults,
+// migrations (the memcpy table's copyKind 11/12/13 rows, which readOps leaves out) and, in our
+// traces, thrashing. The tables and columns are those of `nsys export` (schema 3.x), which our
+// collector writes too; a missing table or column reads as none.
+#include <algorithm>
+#include <limits>
+
+#include "reader_internal.h"
+
+namespace cuoverlap::reader {
+namespace {
+
+std::uint32_t pidOfColumn(const sqlite::Statement& row, int column) {
+  return schema::pidOf(static_cast<std::uint64_t>(row.int64(column)));
+}
+
+// A record's end: NULL (an export without it) or before the start (corrupt) reads as its start.
+Ns endOf(const sqlite::Statement& row, int column, std::string_view table, Ns start) {
+  if (row.isNull(column)) return start;
+  return std::max(start, readTimestamp(row, column, table, "end"));
+}
+
+void readGpuFaults(Context& ctx) {
+  const std::string_view table = schema::kUmGpuFaultTable;
+  if (!ctx.db.hasTable(table)) return;
+  sqlite::Statement row(ctx.db, selectColumns(ctx.db, table,
+      {"start", "end", "globalPid", "deviceId", "address", "numberOfPageFaults", "faultAccessType"},
+      {"start"}));
+  auto& faults = ctx.trace.unified_memory.gpu_faults;
+  while (row.step()) {
+    UmPageFaultGroup fault;
+    fault.start = readTimestamp(row, 0, table, "start");
+    fault.end = endOf(row, 1, table, fault.start);
+    fault.pid = pidOfColumn(row, 2);
+    fault.device_id = readDeviceId(row, 3, table);
+    fault.address = static_cast<std::uint64_t>(row.int64(4));
+    const std::int64_t count = row.int64Or(5, 1);
+    fault.faults = static_cast<std::uint32_t>(
+        std::clamp<std::int64_t>(count, 0, std::numeric_limits<std::uint32_t>::max()));
+    const std::int64_t access = row.int64(6);
+    fault.access = access >= 0 && access <= 4 ? static_cast<schema::UmAccessType>(access)
+                                               : schema::UmAccessType::kUnknown;
+    faults.push_back(fault);
+  }
+}
+
+void readCpuFaults(Context& ctx) {
+  const std::string_view table = schema::kUmCpuFaultTable;
+  if (!ctx.db.hasTable(table)) return;
+  sqlite::Statement row(ctx.db, selectColumns(ctx.db, table, {"start", "globalPid", "address"},
+                                              {"start"}));
+  while (row.step()) {
+    UmCpuFault fault;
+    fault.time = readTimestamp(row, 0, table, "start");
+    fault.pid = pidOfColumn(row, 1);
+    fault.address = static_cast<std::uint64_t>(row.int64(2));
+    ctx.trace.unified_memory.cpu_faults.push_back(fault);
+  }
+}
+
+void readMigrations(Context& ctx) {
+  const std::string_view table = schema::kMemcpyTable;
+  if (!ctx.db.hasTable(table) || !sqlite::TableColumns(ctx.db, table).has("copyKind")) return;
+  sqlite::Statement row(ctx.db, selectColumns(ctx.db, table,
+      {"start", "end", "deviceId", "globalPid", "bytes", "copyKind", "migrationCause",
+       "virtualAddress"},
+      {"start", "end"}) + " WHERE " + std::string(kUnifiedMemoryCopies));
+  while (row.step()) {
+    UmMigration migration;
+    migration.start = readTimestamp(row, 0, table, "start");
+    migration.end = endOf(row, 1, table, migration.start);
+    migration.device_id = readDeviceId(row, 2, table);
+    migration.pid = pidOfColumn(row, 3);
+    migration.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, row.int64(4)));
+    migration.direction = static_cast<CopyKind>(row.int64(5));
+    const std::int64_t cause = row.int64(6);
+    migration.cause = cause >= 0 && cause <= 5 ? static_cast<schema::UmMigrationCause>(cause)
+                                               : schema::UmMigrationCause::kUnknown;
+    migration.address = static_cast<std::uint64_t>(row.int64(7));
+    ctx.trace.unified_memory.migrations.push_back(migration);
+  }
+}
+
+void readThrashing(Context& ctx) {
+  const std::string_view table = schema::kUmThrashingTable;
+  if (!ctx.db.hasTable(table)) return;
+  sqlite::Statement row(ctx.db, selectColumns(ctx.db, table,
+      {"start", "globalPid", "address", "bytes", "devices", "kind"}, {"start"}));
+  while (row.step()) {
+    UmThrashing event;
+    event.time = readTimestamp(row, 0, table, "start");
+    event.pid = pidOfColumn(row, 1);
+    event.address = static_cast<std::uint64_t>(row.int64(2));
+    event.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, row.int64(3)));
+    event.devices = static_cast<std::uint64_t>(row.int64(4));
+    event.remote_map = row.int64(5) == 1;
+    ctx.trace.unified_memory.thrashing.push_back(event);
+  }
+}
+
+template <typename T, typename Key>
+void sortBy(std::vector<T>& items, Key key) {
+  auto before = [&](const T& a, const T& b) { return key(a) < key(b); };
+  if (!std::is_sorted(items.begin(), items.end(), before)) {
+    std::stable_sort(items.begin(), items.end(), before);
+  }
+}
+
+}  // namespace
+
+void readUnifiedMemory(Context& ctx) {
+  readGpuFaults(ctx);
+  readCpuFaults(ctx);
+  readMigrations(ctx);
+  readThrashing(ctx);
+  UnifiedMemory& um = ctx.trace.unified_memory;
+  sortBy(um.gpu_faults, [](const UmPageFaultGroup& f) { return f.start; });
+  sortBy(um.cpu_faults, [](const UmCpuFault& f) { return f.time; });
+  sortBy(um.migrations, [](const UmMigration& m) { return m.start; });
+  sortBy(um.thrashing, [](const UmThrashing& t) { return t.time; });
+}
+
+}  // namespace cuoverlap::reader

@@ -1,0 +1,114 @@
+// managed-page-faults on hand-built traces: a kernel that faults its managed memory in on demand,
+// costed at its fault-free runs plus a prefetch at the link rate (or, without fault-free runs, at
+// its duration less the faults' service time), and what must not fire (a prefetched run, faults on
+// another device).
+#include <catch2/catch.hpp>
+
+#include "diagnosis/pinned_rate.h"
+#include "findings_test_util.h"
+#include "trace_builder.h"
+
+namespace cuoverlap {
+namespace {
+
+using test::TraceBuilder;
+using test::kUs;
+
+constexpr std::uint64_t kMigrated = 64ull << 20;
+
+void faultGroup(TraceBuilder& b, double start_us, double end_us, std::uint32_t faults,
+                schema::UmAccessType access = schema::UmAccessType::kRead, std::uint16_t device = 0) {
+  UmPageFaultGroup f;
+  f.start = TraceBuilder::ns(start_us);
+  f.end = TraceBuilder::ns(end_us);
+  f.faults = faults;
+  f.pid = 4242;
+  f.device_id = device;
+  f.access = access;
+  b.trace().unified_memory.gpu_faults.push_back(f);
+}
+
+void migration(TraceBuilder& b, double start_us, double end_us, std::uint64_t bytes,
+               schema::UmMigrationCause cause = schema::UmMigrationCause::kCoherence) {
+  UmMigration m;
+  m.start = TraceBuilder::ns(start_us);
+  m.end = TraceBuilder::ns(end_us);
+  m.bytes = bytes;
+  m.pid = 4242;
+  m.direction = CopyKind::kUvmHtoD;
+  m.cause = cause;
+  b.trace().unified_memory.migrations.push_back(m);
+}
+
+TraceBuilder linked() {
+  TraceBuilder b;
+  b.trace().devices[0].pcie_generation = 5;
+  b.trace().devices[0].pcie_width = 16;
+  return b;
+}
+
+// The time a prefetch of `bytes` takes at the PCIe Gen5 x16 pinned rate (about 52.3 GB/s).
+Ns prefetchNs(std::uint64_t bytes) {
+  const double rate = diagnosis::pcieRawBytesPerNs(5, 16) * diagnosis::kPinnedLinkEfficiency;
+  return diagnosis::kPinnedCopyLatencyNs + static_cast<Ns>(static_cast<double>(bytes) / rate);
+}
+
+}  // namespace
+
+TEST_CASE("managed-page-faults: a faulting kernel costs its time beyond fault-free runs + prefetch") {
+  TraceBuilder b = linked();
+  // The first run faults 64 MiB in (10 ms); the next two find the data resident (500 µs each).
+  b.launch(13, 0, 5, 10, 10'010);
+  b.launch(13, 6, 8, 10'010, 10'510);
+  b.launch(13, 9, 11, 10'510, 11'010);
+  for (int i = 0; i < 32; ++i) faultGroup(b, 20 + 300.0 * i, 300 + 300.0 * i, 16);
+  for (int i = 0; i < 32; ++i) migration(b, 30 + 300.0 * i, 60 + 300.0 * i, kMigrated / 32);
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "managed-page-faults");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 1);
+  // Span 11.0 ms -> the first run at 500 µs + its 64 MiB prefetch: all of it lowers the ideal
+  // (the kernels are the busiest engine).
+  const Ns fixed = 500 * kUs + prefetchNs(kMigrated);
+  CHECK(f->time_ns == Approx(static_cast<double>(10'000 * kUs - fixed)).margin(1000));
+  CHECK(f->ideal_reduction_ns == f->time_ns);
+  REQUIRE(!f->evidence.empty());
+  CHECK(f->evidence[0].detail.find("512 GPU page faults (32 groups)") != std::string::npos);
+  CHECK(f->evidence[0].detail.find("64.0 MiB") != std::string::npos);
+  CHECK(f->evidence[0].detail.find("its runs without faults") != std::string::npos);
+  CHECK(f->summary.find("from the same kernels' runs without faults") != std::string::npos);
+}
+
+TEST_CASE("managed-page-faults: without fault-free runs, the run less the faults' service time") {
+  TraceBuilder b = linked();
+  b.launch(13, 0, 5, 10, 10'010);
+  faultGroup(b, 100, 5'000, 300);
+  faultGroup(b, 4'000, 9'600, 200);  // overlaps the first: the union is 9.5 ms
+  migration(b, 200, 9'000, kMigrated);
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "managed-page-faults");
+  REQUIRE(f != nullptr);
+  const Ns fixed = 500 * kUs + prefetchNs(kMigrated);
+  CHECK(f->time_ns == Approx(static_cast<double>(10'000 * kUs - fixed)).margin(1000));
+  CHECK(f->summary.find("less the time its faults were serviced") != std::string::npos);
+}
+
+TEST_CASE("managed-page-faults: prefetched runs and other devices' faults do not fire") {
+  TraceBuilder prefetched = linked();
+  // cudaMemPrefetchAsync before the kernel: a user migration and prefetch-type fault records.
+  migration(prefetched, 2, 1'300, kMigrated, schema::UmMigrationCause::kUser);
+  faultGroup(prefetched, 1'400, 1'420, 4, schema::UmAccessType::kPrefetch);
+  prefetched.launch(13, 0, 5, 1'400, 1'900);
+  CHECK(test::findingById(test::findingsOf(prefetched.build()), "managed-page-faults") == nullptr);
+
+  TraceBuilder elsewhere = linked();
+  elsewhere.launch(13, 0, 5, 10, 10'010);
+  faultGroup(elsewhere, 100, 9'000, 300, schema::UmAccessType::kRead, 1);
+  CHECK(test::findingById(test::findingsOf(elsewhere.build()), "managed-page-faults") == nullptr);
+
+  TraceBuilder clean = linked();
+  clean.launch(13, 0, 5, 10, 510);
+  CHECK(test::findingById(test::findingsOf(clean.build()), "managed-page-faults") == nullptr);
+}
+
+}  // namespace cuoverlap
