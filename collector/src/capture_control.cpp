@@ -55,7 +55,9 @@ void controlLoop(CaptureWindow* window, std::string switch_file) {
     const std::uint64_t deadline = window->nextDeadlineNs();
     int wait_ms = deadline == 0 ? -1 : static_cast<int>(std::min<std::uint64_t>(
                                            deadline > now ? (deadline - now) / 1000000 + 1 : 0, 60000));
-    if (by_signal && !switch_file.empty()) wait_ms = wait_ms < 0 ? kSwitchPollMs : std::min(wait_ms, kSwitchPollMs);
+    // A window a callback opens gets its --duration deadline only then: look again soon.
+    const bool look_often = (by_signal && !switch_file.empty()) || window->spec().duration_s > 0.0;
+    if (look_often) wait_ms = wait_ms < 0 ? kSwitchPollMs : std::min(wait_ms, kSwitchPollMs);
     pollfd wake{g_wake_fd, POLLIN, 0};
     if (poll(&wake, 1, wait_ms) > 0) {
       std::uint64_t count = 0;

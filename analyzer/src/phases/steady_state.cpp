@@ -92,6 +92,7 @@ SteadyState findSteadyState(const Trace& trace, const AnalysisOptions& options) 
   steady.end = run.last_end;
   steady.iterations = durations.size();
   steady.warmup_dropped = dropped;
+  steady.iteration_starts.assign(run.starts.begin() + static_cast<std::ptrdiff_t>(dropped), run.starts.end());
   steady.iteration_ns = durationSpread(durations);
   std::vector<WindowReport> window = analyzeWindows(trace, options, {{steady.start, steady.end}});
   steady.devices = std::move(window[0].devices);
