@@ -71,7 +71,7 @@ std::vector<std::string> formatNames() {
 
 // Options that select what is analyzed; later options (--gap-threshold, --range, --window) go here.
 void addAnalyzeOptions(CLI::App& cmd, AnalyzeArgs& args) {
-  cmd.add_option("files", args.files, "Traces: cuoverlap traces or Nsight Systems SQLite exports")
+  cmd.add_option("files", args.files, "Traces: cuoverlap traces, Nsight Systems SQLite exports or PyTorch profiler (Kineto) JSON (.json, .json.gz)")
       ->required();
   cmd.add_option("--format", args.format, "Output format")
       ->check(CLI::IsMember(formatNames()))
@@ -120,6 +120,7 @@ void writeReport(const AnalyzeArgs& args, const Report& report, OutputFile& out)
     findFormat(args.format).render(report, out.stream());
   }
   out.commit();
+  noteWritten(out, args.output, args.format);
 }
 
 void runAnalyze(const AnalyzeArgs& args) {
@@ -145,7 +146,10 @@ void registerAnalyzeCommand(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("analyze", "Overlap metrics, idle gaps and findings of traces");
   auto args = std::make_shared<AnalyzeArgs>();
   addAnalyzeOptions(*cmd, *args);
-  cmd->callback([args, &result] {
+  const CLI::Option* format = cmd->get_option("--format");
+  cmd->callback([args, format, &result] {
+    // `-o report.html` asks for HTML unless --format says otherwise.
+    if (format->count() == 0) args->format = formatForOutput(args->output, args->format, formatNames());
     runAnalyze(*args);
     result.exit_code = 0;
   });

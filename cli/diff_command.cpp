@@ -45,7 +45,10 @@ int runDiff(const DiffArgs& args) {
   const Trace after_trace = readTrace(args.after);
   const ReportDiff diff =
       diffReports(analyzeTrace(before_trace, options), analyzeTrace(after_trace, options));
-  writeOutput(args.output, {args.before, args.after}, args.force, renderDiff(diff, args.format));
+  OutputFile out(args.output, {args.before, args.after}, args.force);
+  out.stream() << renderDiff(diff, args.format);
+  out.commit();
+  noteWritten(out, args.output, args.format);
   const double drop = largestOverlapDrop(diff);
   if (max_drop && drop > *max_drop) {
     fmt::print(stderr, "cuoverlap: overlap_ratio dropped by {:.4f} (more than {:.4f})\n", drop, *max_drop);
@@ -69,7 +72,12 @@ void registerDiffCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--fail-on-overlap-drop", args->fail_on_overlap_drop,
                   "Exit 1 when a device's overlap_ratio fell by more than X (0.05 or 5%)");
   cmd->add_option("--device", args->device, "Compare only this device id");
-  cmd->callback([args, &result] { result.exit_code = runDiff(*args); });
+  const CLI::Option* format = cmd->get_option("--format");
+  cmd->callback([args, format, &result] {
+    // `-o diff.md` asks for Markdown unless --format says otherwise.
+    if (format->count() == 0) args->format = formatForOutput(args->output, args->format, {"text", "json", "markdown"});
+    result.exit_code = runDiff(*args);
+  });
 }
 
 }  // namespace cuoverlap::cli

@@ -27,10 +27,49 @@ std::vector<std::string> commandNames(const CLI::App& app) {
   return names;
 }
 
-// `cuoverlap help [COMMAND]` and unknown commands, before CLI11 parses (it would only say that a
-// subcommand is required). Returns an exit code when it answered, -1 to go on.
+// The closest of `candidates` to `word`, if close enough to be a typo.
+std::string closestTo(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string closest;
+  std::size_t best = word.size();
+  for (const std::string& candidate : candidates) {
+    const std::size_t distance = cuoverlap::editDistance(word, candidate);
+    if (distance < best) { best = distance; closest = candidate; }
+  }
+  return !closest.empty() && best <= std::max<std::size_t>(2, word.size() / 3) ? closest : "";
+}
+
+// "--fromat" in `cuoverlap analyze x --fromat json`: the closest option of that command.
+std::string suggestOption(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2) return "";
+  const CLI::App* command = nullptr;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_name() == argv[1]) command = sub;
+  }
+  if (command == nullptr) return "";
+  std::vector<std::string> names;
+  for (const CLI::Option* option : command->get_options()) {
+    for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
+  }
+  for (int i = 2; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--") break;
+    if (word.rfind("--", 0) != 0) continue;
+    const std::string name = word.substr(0, word.find('='));
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    const std::string closest = closestTo(name, names);
+    if (!closest.empty()) return fmt::format("unknown option '{}' (did you mean '{}'? see {} --help)", name, closest, argv[1]);
+  }
+  return "";
+}
+
+// `cuoverlap help [COMMAND]`, bare `cuoverlap` and unknown commands, before CLI11 parses (it would
+// only say that a subcommand is required). Returns an exit code when it answered, -1 to go on.
 int answerBeforeParsing(CLI::App& app, int argc, char** argv) {
-  if (argc < 2 || argv[1][0] == '-') return -1;
+  if (argc < 2) {  // the command list, as `help` prints it; still a usage error
+    fmt::print(stderr, "{}", app.help());
+    return 2;
+  }
+  if (argv[1][0] == '-') return -1;
   const std::string word = argv[1];
   const std::vector<std::string> names = commandNames(app);
   if (std::find(names.begin(), names.end(), word) != names.end()) return -1;
@@ -45,13 +84,8 @@ int answerBeforeParsing(CLI::App& app, int argc, char** argv) {
                fmt::join(names, ", "));
     return 2;
   }
-  std::string closest;
-  std::size_t best = word.size();
-  for (const std::string& name : names) {
-    const std::size_t distance = cuoverlap::editDistance(word, name);
-    if (distance < best) { best = distance; closest = name; }
-  }
-  if (!closest.empty() && best <= std::max<std::size_t>(2, word.size() / 3)) {
+  const std::string closest = closestTo(word, names);
+  if (!closest.empty()) {
     fmt::print(stderr, "cuoverlap: error: unknown command '{}' (did you mean '{}'? see --help)\n",
                word, closest);
   } else {
@@ -67,7 +101,9 @@ int main(int argc, char** argv) {
   CLI::App app{"cuoverlap: do your CUDA copies and kernels really overlap, and why not?", "cuoverlap"};
   app.require_subcommand(1);
   app.set_version_flag("-V,--version", CUOVERLAP_VERSION_STRING);
-  app.footer("Run 'cuoverlap help COMMAND' or 'cuoverlap COMMAND --help' for a command's options.");
+  app.footer("Traces: cuoverlap traces (record), Nsight Systems SQLite exports (nsys export --type "
+             "sqlite) or PyTorch profiler (Kineto) JSON, .json or .json.gz.\n"
+             "Run 'cuoverlap help COMMAND' or 'cuoverlap COMMAND --help' for a command's options.");
   cuoverlap::cli::CommandResult result;
   cuoverlap::cli::registerAnalyzeCommand(app, result);
   cuoverlap::cli::registerGateCommand(app, result);
@@ -83,6 +119,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     // Usage errors are bad input too: one line, exit 2 (CLI11's own print adds a second line).
+    const std::string suggestion = suggestOption(app, argc, argv);
+    if (!suggestion.empty()) {
+      fmt::print(stderr, "cuoverlap: error: {}\n", suggestion);
+      return 2;
+    }
     fmt::print(stderr, "cuoverlap: error: {} (see --help)\n", e.what());
     return 2;
   } catch (const cuoverlap::UserError& e) {

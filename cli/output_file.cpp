@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <streambuf>
@@ -150,6 +152,30 @@ void writeOutput(const std::string& path, const std::vector<std::string>& inputs
   OutputFile out(path, inputs, force);
   out.stream() << text;
   out.commit();
+}
+
+}  // namespace cuoverlap::cli
+
+namespace cuoverlap::cli {
+
+std::string formatForOutput(const std::string& path, const std::string& given,
+                            const std::vector<std::string>& allowed) {
+  static const std::pair<const char*, const char*> kExtensions[] = {
+      {".html", "html"}, {".htm", "html"}, {".md", "markdown"}, {".markdown", "markdown"},
+      {".json", "json"}, {".txt", "text"}};
+  const std::size_t dot = path.rfind('.');
+  if (dot == std::string::npos || path.find('/', dot) != std::string::npos) return given;
+  std::string extension = path.substr(dot);
+  for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const auto& [suffix, format] : kExtensions) {
+    if (extension == suffix && std::find(allowed.begin(), allowed.end(), format) != allowed.end()) return format;
+  }
+  return given;
+}
+
+void noteWritten(const OutputFile& out, const std::string& path, const std::string& what) {
+  if (out.displayName() == "stdout") return;
+  fmt::print(stderr, "cuoverlap: wrote {} ({})\n", path, what);
 }
 
 }  // namespace cuoverlap::cli

@@ -41,6 +41,14 @@ class OutputFile {
   std::unique_ptr<std::ostream> stream_;
 };
 
+// The report format an output name asks for: .html/.htm -> html, .md/.markdown -> markdown,
+// .json -> json, .txt -> text, if `allowed` holds it; else `given`. Used when --format was not given.
+std::string formatForOutput(const std::string& path, const std::string& given,
+                            const std::vector<std::string>& allowed);
+
+// "cuoverlap: wrote PATH (FORMAT)" on stderr, unless the output is stdout.
+void noteWritten(const OutputFile& out, const std::string& path, const std::string& what);
+
 // Writes `text` through an OutputFile and commits it.
 void writeOutput(const std::string& path, const std::vector<std::string>& inputs, bool force,
                  const std::string& text);

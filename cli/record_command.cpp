@@ -1,12 +1,12 @@
-// `cuoverlap record [-o OUT] [--force] [--summary] [--api lean|all] -- PROGRAM ARGS...`: runs
-// PROGRAM with the collector injected (CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH) into it and
-// every descendant that uses CUDA, forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to record alone,
-// waits for every traced process (they register in a run directory record creates,
-// docs/collector.md), merges their traces into OUT (or, with %p/%r in OUT, leaves one file per
-// process), returns PROGRAM's exit status and prints what it wrote. It reports only files it can
-// prove this run wrote: the entry of a traced process in its own run directory, whose session names
-// the same pid and began after the run started; it opens them read-only and never follows a
-// symlink.
+// `cuoverlap record [-o OUT] [--force] [--summary] [--api lean|all] [--capture KIND] [--delay S]
+// [--duration S] -- PROGRAM ARGS...`: runs PROGRAM with the collector injected
+// (CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH) into it and every descendant that uses CUDA,
+// forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to record alone, waits for every traced process
+// (they register in a run directory record creates, docs/collector.md), merges their traces into
+// OUT (or, with %p/%r in OUT, leaves one file per process), returns PROGRAM's exit status and
+// prints what it wrote. It reports only files it can prove this run wrote: the entry of a traced
+// process in its own run directory, whose session names the same pid and began after the run
+// started; it opens them read-only and never follows a symlink.
 #include <CLI/CLI.hpp>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "capture_spec.h"
 #include "collector_env.h"
 #include "commands.h"
 #include "cuoverlap/error.h"
@@ -45,12 +46,55 @@ struct RecordArgs {
   bool force = false;
   bool summary = false;  // also write each trace's rank summary beside it
   std::string api = "lean";
+  std::string capture, delay, duration;  // as given; checked by captureSpec()
   std::vector<std::string> command;
 };
+
+// The capture window asked for; bad input is a one-line error (exit 2) before the program runs.
+schema::CaptureSpec captureSpec(const RecordArgs& args) {
+  schema::CaptureSpec spec;
+  std::string problem;
+  if (!args.capture.empty()) problem = schema::parseCaptureKind(args.capture, spec);
+  if (problem.empty() && !args.delay.empty()) problem = schema::parseCaptureSeconds("--delay", args.delay, spec.delay_s);
+  if (problem.empty() && !args.duration.empty()) {
+    problem = schema::parseCaptureSeconds("--duration", args.duration, spec.duration_s);
+    if (problem.empty() && spec.duration_s <= 0.0) problem = "--duration must be more than 0 seconds";
+  }
+  if (!problem.empty()) throw UserError(problem);
+  return spec;
+}
 
 volatile sig_atomic_t g_child = 0;
 volatile sig_atomic_t g_child_done = 0;
 volatile sig_atomic_t g_stop_waiting = 0;
+// `--capture signal`: <run dir>/capture-open, created and removed by SIGUSR2 to record (the
+// collectors of the run look at it; capture_control.h). Set before the program starts.
+char g_switch_file[4096] = {};
+volatile sig_atomic_t g_switch_open = 0;
+
+// Async-signal-safe: open/close/unlink only.
+void onCaptureSignal(int) {
+  g_switch_open = !g_switch_open;
+  if (g_switch_open) {
+    int fd = ::open(g_switch_file, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd >= 0) ::close(fd);
+  } else {
+    ::unlink(g_switch_file);
+  }
+}
+
+void serveCaptureSignal(const std::string& run_dir) {
+  const std::string path = run_dir + "/" + schema::kCaptureOpenFile;
+  if (path.size() >= sizeof g_switch_file) throw UserError("run directory name too long for --capture signal");
+  std::memcpy(g_switch_file, path.c_str(), path.size() + 1);
+  struct sigaction action {};
+  action.sa_handler = onCaptureSignal;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGUSR2, &action, nullptr);
+  fmt::print(stderr, "cuoverlap: capture by signal: 'kill -USR2 {}' opens the window of every traced "
+             "process, again closes it (a process that starts CUDA later joins it open)\n", getpid());
+}
 
 std::string hostName() {
   char host[256] = {};
@@ -133,6 +177,9 @@ std::string joinCommand(const std::vector<std::string>& command) {
     setenv(schema::kEnvQuiet, "1", 1);
     setenv(schema::kEnvApi, args.api.c_str(), 1);
     setenv(schema::kEnvCommand, joinCommand(args.command).c_str(), 1);
+    setenv(schema::kEnvCapture, args.capture.c_str(), 1);
+    setenv(schema::kEnvCaptureDelay, args.delay.c_str(), 1);
+    setenv(schema::kEnvCaptureDuration, args.duration.c_str(), 1);
   }
   std::vector<char*> argv;
   for (const std::string& word : args.command) argv.push_back(const_cast<char*>(word.c_str()));
@@ -190,18 +237,45 @@ std::string processLine(pid_t pid, const Session& session) {
                      get(session, k::kCommand));
 }
 
+// "nvtx:step@50-60, open 1.234 s" or "nvtx:step@50-60, never opened (the program ran 12 instances
+// of step)".
+std::string captureLine(const Session& session) {
+  namespace k = schema::session_key;
+  const std::string spec = get(session, k::kCapture);
+  if (get(session, k::kCaptureOpened, "0") == "1") {
+    const double open = std::strtod(get(session, k::kCaptureOpenNs, "0").c_str(), nullptr);
+    const double close = std::strtod(get(session, k::kCaptureCloseNs, "0").c_str(), nullptr);
+    return fmt::format("{}, open {:.3f} s", spec, std::max(0.0, close - open) / 1e9);
+  }
+  std::string why;
+  if (session.count(std::string(k::kCaptureInstances)) != 0) {
+    why = fmt::format(" (the program ran {} instance(s) of that range)", get(session, k::kCaptureInstances));
+  }
+  return fmt::format("{}, never opened{}: the trace holds no GPU activity", spec, why);
+}
+
 void printSummary(const std::string& path, const Session& session, double wall_seconds) {
   bool complete = get(session, schema::session_key::kComplete, "") == "1";
   fmt::print(stderr, "cuoverlap: trace {}{}\n", path,
              complete ? "" : " (a process ended before the collector finished: holds its last commit)");
   fmt::print(stderr, "  records: {}\n", recordsLine(session));
   fmt::print(stderr, "  dropped records: {}\n", get(session, schema::session_key::kDroppedRecords));
+  if (session.count(std::string(schema::session_key::kCapture)) != 0) {
+    fmt::print(stderr, "  capture window: {}\n", captureLine(session));
+  }
   fmt::print(stderr, "  wall time: {:.3f} s\n", wall_seconds);
 }
 
-void printNoTrace(const std::string& output, double wall_seconds) {
-  fmt::print(stderr, "cuoverlap: no trace written to {}: the program made no CUDA call, or the collector "
-             "could not trace it (its warning is above); wall time {:.3f} s\n", output, wall_seconds);
+// The collector prints a warning whenever it could not trace a process that used CUDA; without
+// one, the program made no CUDA call.
+void printNoTrace(const std::string& output, double wall_seconds, bool collector_warned) {
+  if (collector_warned) {
+    fmt::print(stderr, "cuoverlap: no trace written to {}: the collector could not trace the program "
+               "(its warning is above); wall time {:.3f} s\n", output, wall_seconds);
+  } else {
+    fmt::print(stderr, "cuoverlap: no trace written to {}: the program made no CUDA call (nothing "
+               "loaded the collector); wall time {:.3f} s\n", output, wall_seconds);
+  }
 }
 
 struct RunPlan {
@@ -210,9 +284,11 @@ struct RunPlan {
   std::string run_dir;
   std::uint64_t start_ns = 0;
   pid_t child = 0;
+  bool collector_warned = false;  // a collector said why it could not trace (schema::kCollectorWarnedFile)
 };
 
-std::vector<TracedProcess> verifiedTraces(const RunPlan& plan) {
+std::vector<TracedProcess> verifiedTraces(RunPlan& plan) {
+  plan.collector_warned = lexists(plan.run_dir + "/" + schema::kCollectorWarnedFile);
   std::vector<TracedProcess> kept;
   for (TracedProcess& process : waitForTracedProcesses(plan.run_dir, g_stop_waiting)) {
     if (plan.merged && process.trace != plan.run_dir + "/" + std::to_string(process.pid) + ".sqlite") continue;
@@ -234,7 +310,7 @@ std::vector<TracedProcess> verifiedTraces(const RunPlan& plan) {
 // The traces written: the merged file, or none when merging failed.
 std::vector<std::string> reportMerged(const RunPlan& plan, const RecordArgs& args,
                                       const std::vector<TracedProcess>& traces, double wall) {
-  if (traces.empty()) return removeRunDir(plan.run_dir), printNoTrace(plan.output, wall), std::vector<std::string>{};
+  if (traces.empty()) return removeRunDir(plan.run_dir), printNoTrace(plan.output, wall, plan.collector_warned), std::vector<std::string>{};
   std::vector<std::string> parts;
   for (const TracedProcess& process : traces) parts.push_back(process.trace);
   try {
@@ -258,7 +334,7 @@ std::vector<std::string> reportMerged(const RunPlan& plan, const RecordArgs& arg
 std::vector<std::string> reportPerProcess(const RunPlan& plan, const std::vector<TracedProcess>& traces,
                                           double wall) {
   removeRunDir(plan.run_dir);
-  if (traces.empty()) return printNoTrace(plan.output, wall), std::vector<std::string>{};
+  if (traces.empty()) return printNoTrace(plan.output, wall, plan.collector_warned), std::vector<std::string>{};
   std::vector<std::string> written;
   for (const TracedProcess& process : traces) {
     foldWal(process.trace);
@@ -288,6 +364,7 @@ void writeSummaries(const std::vector<std::string>& traces, bool force) {
 
 int record(const RecordArgs& args) {
   if (args.api != "lean" && args.api != "all") throw UserError("--api must be lean or all");
+  const schema::CaptureSpec capture = captureSpec(args);
   RunPlan plan;
   std::string host = hostName();
   plan.merged = !schema::isPerProcessPattern(args.output);
@@ -306,6 +383,7 @@ int record(const RecordArgs& args) {
     fmt::print(stderr, "cuoverlap: warning: not tracing ({}); the program runs untraced\n", problem);
     collector.clear();
   }
+  if (!collector.empty() && capture.kind == schema::CaptureKind::kSignal) serveCaptureSignal(plan.run_dir);
   std::string pattern = plan.merged ? plan.run_dir + "/%p.sqlite" : args.output;
   plan.start_ns = realtimeNs();
   auto start = std::chrono::steady_clock::now();
@@ -340,6 +418,14 @@ void registerRecordCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--api", args->api, "Runtime/driver calls recorded: lean (those the analysis "
                                       "reads) or all")
       ->capture_default_str();
+  cmd->add_option("--capture", args->capture,
+                  "Record only a window: cudaProfilerApi (cudaProfilerStart to Stop), "
+                  "nvtx:NAME[@FIRST[-LAST]] (instances of NVTX range NAME, from 1, per process) "
+                  "or signal (SIGUSR2 to cuoverlap opens and closes it)");
+  cmd->add_option("--delay", args->delay,
+                  "Seconds after CUDA starts in a process before the window may open (alone: "
+                  "opens then)");
+  cmd->add_option("--duration", args->duration, "Seconds after which an open window closes");
   cmd->add_option("command", args->command, "The program and its arguments, after --")
       ->required()
       ->expected(-1);

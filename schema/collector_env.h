@@ -17,6 +17,9 @@ inline constexpr const char* kEnvCommand = "CUOVERLAP_COMMAND";  // command line
 // <pid>.lock (holding its trace's path, flock-ed while the process writes), so that record knows
 // every file written and waits for every traced descendant, even one that outlives its child.
 inline constexpr const char* kEnvRunDir = "CUOVERLAP_RUN_DIR";
+// Created in the run directory by a collector that warned it could not trace its process, so that
+// `record`, finding no trace, says whether a warning was printed at all.
+inline constexpr const char* kCollectorWarnedFile = "collector-warned";
 // The pid of the process `record` started; a traced process whose pid is this one keeps the
 // command line record was given (others read their own /proc/self/cmdline).
 inline constexpr const char* kEnvRootPid = "CUOVERLAP_ROOT_PID";

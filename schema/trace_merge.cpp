@@ -229,7 +229,39 @@ bool isSummedKey(const std::string& key) {
   namespace k = session_key;
   return key.rfind(std::string(k::kRecordsPrefix), 0) == 0 || key == k::kDroppedRecords ||
          key == k::kFlushes || key == k::kOverheadNs || key == k::kCuptiOverheadNs ||
-         key == k::kWriterBusyNs;
+         key == k::kWriterBusyNs || key == k::kCaptureWindows;
+}
+
+// The job's capture window: the spec (the same in every process), opened if any process's did,
+// from the earliest opening to the latest closing; instances: the most any process ran.
+void mergeCapture(const std::vector<Session>& parts, Session& job) {
+  namespace k = session_key;
+  std::uint64_t open = UINT64_MAX, close = 0, instances = 0;
+  bool any = false, opened = false, counted = false;
+  for (const Session& part : parts) {
+    auto spec = part.find(std::string(k::kCapture));
+    if (spec == part.end()) continue;
+    if (!any) job[spec->first] = spec->second;
+    any = true;
+    auto number = [&part](std::string_view key, std::uint64_t fallback) -> std::uint64_t {
+      auto it = part.find(std::string(key));
+      return it == part.end() ? fallback : static_cast<std::uint64_t>(std::strtoull(it->second.c_str(), nullptr, 10));
+    };
+    if (number(k::kCaptureOpened, 0) == 1) {
+      opened = true;
+      open = std::min(open, number(k::kCaptureOpenNs, UINT64_MAX));
+      close = std::max(close, number(k::kCaptureCloseNs, 0));
+    }
+    if (part.count(std::string(k::kCaptureInstances)) != 0) {
+      counted = true;
+      instances = std::max(instances, number(k::kCaptureInstances, 0));
+    }
+  }
+  if (!any) return;
+  job[std::string(k::kCaptureOpened)] = opened ? "1" : "0";
+  if (opened && open != UINT64_MAX) job[std::string(k::kCaptureOpenNs)] = std::to_string(open);
+  if (opened && close > 0) job[std::string(k::kCaptureCloseNs)] = std::to_string(close);
+  if (counted) job[std::string(k::kCaptureInstances)] = std::to_string(instances);
 }
 
 // The job's session: totals, earliest start, latest end, complete only if every process is.
@@ -261,6 +293,7 @@ Session jobSession(const std::vector<Session>& parts, const MergeOptions& option
   if (start != UINT64_MAX) job[std::string(k::kStartNs)] = std::to_string(start);
   if (end > 0) job[std::string(k::kEndNs)] = std::to_string(end);
   if (complete) job[std::string(k::kComplete)] = "1";
+  mergeCapture(parts, job);
   return job;
 }
 

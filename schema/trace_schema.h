@@ -285,6 +285,16 @@ inline constexpr std::string_view kEndedBy = "ended_by";            // exit | si
 // (records.*, dropped_records, flushes, overheads summed; start_ns min; end_ns max; complete = 1
 // only when every process's session ended cleanly).
 inline constexpr std::string_view kProcesses = "processes";
+// Only in a trace recorded with a capture window (schema/capture_spec.h): the spec as
+// describeCapture writes it, whether the window ever opened (0/1), when it first opened and last
+// closed (CUPTI timestamps; closed at the session's end when still open), how many times it
+// opened, and (nvtx) how many instances of the range the process ran.
+inline constexpr std::string_view kCapture = "capture";
+inline constexpr std::string_view kCaptureOpened = "capture_opened";
+inline constexpr std::string_view kCaptureOpenNs = "capture_open_ns";
+inline constexpr std::string_view kCaptureCloseNs = "capture_close_ns";
+inline constexpr std::string_view kCaptureWindows = "capture_windows";
+inline constexpr std::string_view kCaptureInstances = "capture_instances";
 }  // namespace session_key
 
 // A merged file's per-process session rows: the CUOVERLAP_SESSION of each process, keyed by pid.

@@ -2,6 +2,7 @@
 // (diagnosis/); then the findings over all devices (diagnosis/).
 #include "cuoverlap/analysis.h"
 
+#include <cstdlib>
 #include <future>
 #include <system_error>
 #include <tuple>
@@ -13,6 +14,7 @@
 #include "cuoverlap/unified_memory.h"
 #include "diagnosis/call_index.h"
 #include "phases/steady_state.h"
+#include "trace_schema.h"
 
 namespace cuoverlap {
 
@@ -34,6 +36,26 @@ std::vector<DeviceReport> analyzeDevices(const Trace& trace, const AnalysisOptio
   }
   sortFindingsByCost(findings);
   return devices;
+}
+
+// From the session table (the job's, in a merged file); nothing when the trace has no capture key.
+std::optional<CaptureWindowInfo> captureWindowOf(const Trace& trace) {
+  namespace key = schema::session_key;
+  std::optional<CaptureWindowInfo> info;
+  for (const auto& entry : trace.session) {
+    if (entry.first == key::kCapture) info.emplace().spec = entry.second;
+  }
+  if (!info) return info;
+  auto number = [](const std::string& text) {
+    return static_cast<Ns>(std::strtoll(text.c_str(), nullptr, 10));
+  };
+  for (const auto& entry : trace.session) {
+    if (entry.first == key::kCaptureOpened) info->opened = entry.second == "1";
+    if (entry.first == key::kCaptureOpenNs) info->open_ns = number(entry.second);
+    if (entry.first == key::kCaptureCloseNs) info->close_ns = number(entry.second);
+    if (entry.first == key::kCaptureInstances) info->instances = static_cast<std::uint64_t>(number(entry.second));
+  }
+  return info;
 }
 
 }  // namespace
@@ -64,6 +86,7 @@ TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& given) {
   report.source = trace.source;
   report.trace = &trace;
   report.warnings = trace.warnings;
+  report.capture = captureWindowOf(trace);
   report.first_op_start = firstOpStart(trace);
   report.scope = options.scope;
   report.unified_memory = summarizeUnifiedMemory(trace, options.scope);

@@ -1,5 +1,6 @@
 #include "collector.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <thread>
 
 #include "buffer_pool.h"
+#include "capture_control.h"
 #include "collector_env.h"
 #include "cupti/activity_tracing.h"
 #include "run_registry.h"
@@ -33,11 +35,14 @@ struct Session {
   WriterThread* writer = nullptr;
   RunRegistration registration;
   std::uint64_t setup_ns = 0;
+  CaptureWindow* window = nullptr;  // with --capture/--delay/--duration
 };
 Session* g_session = nullptr;
 std::atomic<pid_t> g_owner{0};
 enum FinishState : int { kNotFinished, kFinishing, kFinished };
 std::atomic<int> g_finish_state{kNotFinished};
+// Read by the writer thread's NVTX filter (set once the window exists).
+std::atomic<const CaptureWindow*> g_capture_window{nullptr};
 
 std::uint64_t monotonicNs() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -45,9 +50,34 @@ std::uint64_t monotonicNs() {
                                         .count());
 }
 
+// Also leaves a mark in `record`'s run directory: record, finding no trace, then points at this
+// warning instead of saying the program made no CUDA call.
 void warnUntraced(const std::string& reason) {
   std::fprintf(stderr, "cuoverlap: warning: not tracing this process (%s); it runs untraced\n",
                reason.c_str());
+  const char* run_dir = std::getenv(schema::kEnvRunDir);
+  if (run_dir == nullptr || *run_dir == '\0') return;
+  const std::string mark = std::string(run_dir) + "/" + schema::kCollectorWarnedFile;
+  const int fd = ::open(mark.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd >= 0) ::close(fd);
+}
+
+// The window's outcome into the session table. A window that never opened keeps the file, which
+// then says so (instead of leaving no file, or an empty one).
+void writeCaptureSummary(const CaptureWindow& window, WriterThread& writer) {
+  namespace key = schema::session_key;
+  const WindowSummary summary = window.summary(activity::timestampNs());
+  writer.setSessionValue(std::string(key::kCaptureOpened), summary.opened ? "1" : "0");
+  writer.setSessionValue(std::string(key::kCaptureWindows), std::to_string(summary.windows));
+  if (window.spec().kind == schema::CaptureKind::kNvtx) {
+    writer.setSessionValue(std::string(key::kCaptureInstances), std::to_string(summary.instances));
+  }
+  if (summary.opened) {
+    writer.setSessionValue(std::string(key::kCaptureOpenNs), std::to_string(summary.first_open_ns));
+    writer.setSessionValue(std::string(key::kCaptureCloseNs), std::to_string(summary.last_close_ns));
+  } else {
+    writer.keepEmptyFile();
+  }
 }
 
 bool startSession() {
@@ -62,6 +92,12 @@ bool startSession() {
   if (file == nullptr) return activity::unsubscribe(), warnUntraced(reason), false;
   file->setDeviceQuery(activity::queryDevice);
   file->setNvtxStartEndQuery(activity::isStartEndRange);
+  if (options.capture.active()) {
+    file->setNvtxFilter([](std::uint64_t start, std::uint64_t end) {
+      const CaptureWindow* window = g_capture_window.load();
+      return window != nullptr && window->overlapsWindow(start, end);
+    });
+  }
   std::size_t max_buffers = std::max<std::size_t>(kPreallocatedBuffers, kMaxPoolBytes / options.host_buffer_bytes);
   session->pool = new BufferPool(options.host_buffer_bytes, kPreallocatedBuffers, max_buffers);
   session->writer = new WriterThread(std::move(file), *session->pool, options.commit_interval);
@@ -70,10 +106,18 @@ bool startSession() {
     session->writer->setSessionValue(key, value);
   }
   session->writer->setPeriodicFlush([] { activity::flush(false); });
+  if (options.capture.active()) {
+    session->writer->setSessionValue(std::string(schema::session_key::kCapture),
+                                     schema::describeCapture(options.capture));
+  }
   session->writer->start();
   std::size_t lean_calls = 0;
   reason = activity::enable(*session->pool, *session->writer, options, lean_calls);
   if (!reason.empty()) warnUntraced(reason);  // the file stays valid, with the session table
+  if (reason.empty() && options.capture.active()) {
+    session->window = &startCaptureWindow(options.capture, options.run_dir, activity::timestampNs());
+    g_capture_window.store(session->window);
+  }
   session->writer->setSessionValue(std::string(schema::session_key::kLeanApiCalls),
                                    std::to_string(lean_calls));
   if (!options.quiet) std::fprintf(stderr, "cuoverlap: tracing to %s\n", options.output_path.c_str());
@@ -95,6 +139,7 @@ void finishSession(Session& session, std::chrono::milliseconds timeout, const st
   writer.setSessionValue(std::string(key::kFlushes), std::to_string(activity::completedBuffers()));
   std::uint64_t overhead = session.setup_ns + activity::callbackNs() + (monotonicNs() - begin);
   writer.setSessionValue(std::string(key::kOverheadNs), std::to_string(overhead));
+  if (session.window != nullptr) writeCaptureSummary(*session.window, writer);
   writer.setSessionValue(std::string(key::kComplete), "1");
   if (!writer.stop(timeout)) {
     std::fprintf(stderr, "cuoverlap: warning: trace writer did not finish in time; %s holds what "

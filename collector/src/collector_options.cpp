@@ -89,6 +89,12 @@ CollectorOptions optionsFromEnvironment() {
       numberFromEnvironment(schema::kEnvCommitMs, 100, 10, 10000, o.quiet));
   o.cupti_flush_period_ms =
       static_cast<std::uint32_t>(numberFromEnvironment(schema::kEnvCuptiFlushMs, 0, 0, 100000, o.quiet));
+  std::string capture_error;
+  o.capture = schema::captureSpecFrom([](const char* name) { return std::getenv(name); }, capture_error);
+  if (!capture_error.empty()) {
+    // `record` rejects these before the run; set by hand, the run is recorded whole.
+    std::fprintf(stderr, "cuoverlap: warning: %s; recording the whole run\n", capture_error.c_str());
+  }
   return o;
 }
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "capture_spec.h"
 #include "collector_env.h"
 
 namespace cuoverlap::collector {
@@ -30,6 +31,7 @@ struct CollectorOptions {
   bool per_thread_buffers = true;  // CUPTI's default in 13.0
   std::chrono::milliseconds commit_interval{100};
   std::uint32_t cupti_flush_period_ms = 0;  // 0: CUPTI's heuristics
+  schema::CaptureSpec capture;  // CUOVERLAP_CAPTURE, _DELAY, _DURATION; inactive: the whole run
 };
 
 // Reads the environment of this process. Malformed numbers fall back to the default (with a

@@ -44,6 +44,8 @@ class TraceWriter final : public RowSink {
   void setNvtxStartEndQuery(std::function<bool(std::uint32_t)> query) {
     nvtx_assembler_.setStartEndQuery(std::move(query));
   }
+  // With a capture window: an NVTX range (start, end) is written only when this says yes.
+  void setNvtxFilter(std::function<bool(std::uint64_t, std::uint64_t)> keep) { nvtx_filter_ = std::move(keep); }
   // Stored and written into CUOVERLAP_SESSION at every commit.
   void setSessionValue(const std::string& key, const std::string& value);
   void endOfBuffer();
@@ -100,6 +102,7 @@ class TraceWriter final : public RowSink {
   std::unordered_map<std::uint32_t, std::uint32_t> context_devices_;
   std::map<std::string, std::string> session_values_;
   std::function<void(DeviceRow&)> device_query_;
+  std::function<bool(std::uint64_t, std::uint64_t)> nvtx_filter_;
   NvtxAssembler nvtx_assembler_;
   std::vector<NvtxEvent> nvtx_out_;
   RecordCounts counts_{};

@@ -163,6 +163,8 @@ void TraceWriter::writeNvtx(const std::vector<NvtxEvent>& events) {
   if (events.empty()) return;
   begin();
   for (const NvtxEvent& e : events) {
+    const bool domain_row = e.event_type == static_cast<std::int32_t>(schema::NvtxEventType::kDomainCreate);
+    if (nvtx_filter_ && !domain_row && !nvtx_filter_(e.start, e.end.value_or(e.start))) continue;
     nvtx_->run({e.start, e.end, e.event_type, e.range_id, e.category, e.color, e.text,
                 e.global_tid, e.end_global_tid, e.domain_id});
   }

@@ -124,7 +124,7 @@ void WriterThread::finish() {
       writer_->setSessionValue(std::string(schema::session_key::kWriterBusyNs),
                                std::to_string(busy_ns_));
       writer_->close();
-      if (!writer_->holdsActivity()) writer_->removeFile();
+      if (!writer_->holdsActivity() && !keep_empty_.load()) writer_->removeFile();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "cuoverlap: warning: trace not finished: %s\n", e.what());
     }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -38,6 +39,8 @@ class WriterThread {
   // no API call, GPU activity or NVTX event is removed: a process that touched the driver but
   // did nothing traced leaves no file.
   bool stop(std::chrono::milliseconds timeout);
+  // Keeps the file at stop() even without activity: a capture window that never opened says so.
+  void keepEmptyFile() { keep_empty_ = true; }
 
  private:
   struct Completed {
@@ -58,6 +61,7 @@ class WriterThread {
   std::function<void()> periodic_flush_;
   const std::chrono::milliseconds commit_interval_;
   bool stopping_ = false, done_ = false, failed_ = false;
+  std::atomic<bool> keep_empty_{false};
   std::uint64_t busy_ns_ = 0;
 };
 

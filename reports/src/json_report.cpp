@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "cuoverlap/names.h"
+#include "scope_summary.h"
 
 namespace cuoverlap {
 
@@ -203,6 +204,12 @@ Json traceReportToJson(const TraceReport& trace) {
   }
   if (trace.unified_memory) json["unified_memory"] = unifiedMemoryToJson(*trace.unified_memory);
   if (!trace.warnings.empty()) json["warnings"] = trace.warnings;  // only then: goldens unchanged
+  if (trace.capture) {
+    const CaptureWindowInfo& c = *trace.capture;
+    json["capture"] = Json{{"spec", c.spec}, {"opened", c.opened}, {"open_ns", c.open_ns},
+                           {"close_ns", c.close_ns}, {"line", render::captureWindowLine(trace)}};
+    if (c.instances) json["capture"]["instances"] = *c.instances;
+  }
   return json;
 }
 

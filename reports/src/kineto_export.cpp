@@ -62,7 +62,8 @@ std::string_view kinetoApiName(std::string_view name) {
 
 class KinetoWriter {
  public:
-  KinetoWriter(const Trace& trace, std::ostream& out) : trace_(trace), stream_(out, ",\n  ", "\n  ") {
+  KinetoWriter(const Trace& trace, std::ostream& out, const KinetoSteps& steps)
+      : trace_(trace), steps_(steps), stream_(out, ",\n  ", "\n  ") {
     origin_ = trace_event::traceOrigin(trace);
     for (const GpuOp& op : trace.ops) devices_.insert(op.device_id);
   }
@@ -72,6 +73,7 @@ class KinetoWriter {
     writeOps();
     writeCalls();
     writeRanges();
+    writeSteps();
     writeMetadata();
     stream_.raw(fmt::format("\n  ],\n  \"traceName\": {}\n}}\n", jsonString(trace_.path)));
     stream_.flush();
@@ -219,6 +221,32 @@ class KinetoWriter {
     }
   }
 
+  // The host thread with the most API calls: the one that ran the loop.
+  std::pair<std::uint32_t, std::uint32_t> loopThread() const {
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> calls;
+    for (const RuntimeCall& call : trace_.runtime_calls) ++calls[{call.pid, call.tid}];
+    std::pair<std::uint32_t, std::uint32_t> best{0, 0};
+    std::uint64_t most = 0;
+    for (const auto& entry : calls) {
+      if (entry.second > most) most = entry.second, best = entry.first;
+    }
+    return best;
+  }
+
+  void writeSteps() {
+    if (steps_.starts.empty()) return;
+    const auto [pid, tid] = loopThread();
+    threads_.insert({pid, tid});
+    for (std::size_t i = 0; i < steps_.starts.size(); ++i) {
+      const Ns start = steps_.starts[i];
+      const Ns end = i + 1 < steps_.starts.size() ? steps_.starts[i + 1] : steps_.end;
+      emit(fmt::format("{{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#{}\", "
+                       "\"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}}}",
+                       steps_.first_number + i, pid, tid, micros(start), duration(end - start)));
+      ++stats_.steps;
+    }
+  }
+
   void metadata(std::string_view kind, std::uint64_t pid, std::uint64_t tid, std::string_view arg,
                 const std::string& value) {
     emit(fmt::format("{{\"name\": \"{}\", \"ph\": \"M\", \"ts\": 0.000, \"pid\": {}, \"tid\": {}, "
@@ -250,6 +278,7 @@ class KinetoWriter {
   }
 
   const Trace& trace_;
+  const KinetoSteps& steps_;
   trace_event::EventStream stream_;
   Ns origin_ = 0;
   std::set<std::uint16_t> devices_;
@@ -261,8 +290,8 @@ class KinetoWriter {
 
 }  // namespace
 
-KinetoExportStats writeKinetoTrace(const Trace& trace, std::ostream& out) {
-  return KinetoWriter(trace, out).write();
+KinetoExportStats writeKinetoTrace(const Trace& trace, std::ostream& out, const KinetoSteps& steps) {
+  return KinetoWriter(trace, out, steps).write();
 }
 
 }  // namespace cuoverlap

@@ -136,6 +136,9 @@ void appendTrace(std::string& out, const TraceReport& trace) {
   for (const std::string& warning : trace.warnings) {
     fmt::format_to(std::back_inserter(out), "> **Warning:** {}\n\n", escapeMarkdown(warning));
   }
+  if (const std::string capture = render::captureWindowLine(trace); !capture.empty()) {
+    out += escapeMarkdown(capture) + ".\n\n";
+  }
   if (trace.first_op_start > 0) out += escapeMarkdown(render::timeBaseLine(trace)) + ".\n\n";
   const std::vector<std::string> range_lines = render::rangeSummaryLines(trace);
   if (!range_lines.empty()) {

@@ -34,6 +34,27 @@ std::string timeBaseLine(const TraceReport& trace) {
                      trace.first_op_start);
 }
 
+std::string captureWindowLine(const TraceReport& trace) {
+  if (!trace.capture) return "";
+  const CaptureWindowInfo& c = *trace.capture;
+  if (!c.opened) {
+    const std::string instances =
+        c.instances ? fmt::format(" (the program ran {} instance(s) of the range)", *c.instances) : "";
+    return fmt::format("trace is a capture window that never opened: {}{}; it holds no GPU activity",
+                       c.spec, instances);
+  }
+  std::string when;
+  if (c.close_ns > c.open_ns && c.open_ns > 0) {
+    when = fmt::format(" (open {}", formatDuration(c.close_ns - c.open_ns));
+    if (trace.first_op_start > 0) {
+      const Ns from = c.open_ns - trace.first_op_start;
+      when += fmt::format(", from {}{}", from < 0 ? "-" : "+", formatDuration(from < 0 ? -from : from));
+    }
+    when += ")";
+  }
+  return fmt::format("trace is a capture window: {}{}; nothing outside it was recorded", c.spec, when);
+}
+
 std::vector<std::string> rangeSummaryLines(const TraceReport& trace) {
   std::vector<std::string> lines;
   if (!trace.range_summary) return lines;

@@ -13,6 +13,11 @@ namespace cuoverlap::render {
 // "times are relative to the first GPU op, at 1795333499520 ns (trace clock)".
 std::string timeBaseLine(const TraceReport& trace);
 
+// Empty unless the trace was recorded in a capture window: "trace is a capture window:
+// nvtx:step@50-60 (open 812.4 ms, from +0 ns); nothing outside it was recorded", or that it never
+// opened.
+std::string captureWindowLine(const TraceReport& trace);
+
 // Empty without --range. First line: the pattern, the count and the total; then one line each.
 std::vector<std::string> rangeSummaryLines(const TraceReport& trace);
 

@@ -223,6 +223,9 @@ void renderTrace(const TraceReport& trace, std::ostream& out) {
   for (const std::string& warning : trace.warnings) {
     out << "warning: " << render::inert(warning) << '\n';
   }
+  if (const std::string capture = render::captureWindowLine(trace); !capture.empty()) {
+    out << render::inert(capture) << '\n';
+  }
   if (trace.first_op_start > 0) out << render::timeBaseLine(trace) << '\n';
   const std::vector<std::string> range_lines = render::rangeSummaryLines(trace);
   for (std::size_t i = 0; i < range_lines.size(); ++i) out << (i ? "  " : "") << range_lines[i] << '\n';

@@ -4,6 +4,8 @@ Setup does what real scripts do: a first CUDA call and a synchronize, then host-
 generation and pinning (seconds of CPU work with no CUDA call), then the training loop.
   --mode eager|graphs|compile   how the step runs
   --nvtx                        one NVTX range per step ("step 7") and around setup phases
+  --step-name NAME              one NVTX range per step named exactly NAME (implies --nvtx): what
+                                `record --capture nvtx:NAME@FIRST-LAST` counts
   --kineto OUT.json             also profile the loop with torch.profiler and write its trace
   --host-setup-s S              seconds of host data generation before the loop
   --pageable                    keep the input batches in pageable memory (no pin_memory()): the
@@ -25,13 +27,17 @@ p.add_argument("--batch", type=int, default=256)
 p.add_argument("--width", type=int, default=1024)
 p.add_argument("--sync-every-step", type=int, default=1)
 p.add_argument("--pageable", action="store_true")
+p.add_argument("--step-name", default="")
 a = p.parse_args()
+a.nvtx = a.nvtx or bool(a.step_name)
 
 def push(name):
     if a.nvtx: torch.cuda.nvtx.range_push(name)
 def pop():
     if a.nvtx: torch.cuda.nvtx.range_pop()
 
+# Under torchrun each rank runs the same loop on its own GPU.
+torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
 dev = torch.device("cuda")
 torch.manual_seed(0)
 push("setup")
@@ -88,7 +94,7 @@ if a.kineto:
 times = []
 for i in range(a.steps):
     t0 = time.perf_counter()
-    push(f"step {i}")
+    push(a.step_name or f"step {i}")
     x = xs[i % len(xs)]; y = ys[i % len(ys)]
     if graph is not None:
         static_x.copy_(x, non_blocking=True); static_y.copy_(y, non_blocking=True)

@@ -124,6 +124,54 @@ TEST_CASE("record: a program without CUDA calls → injected, no trace, record s
   CHECK(run.program_saw == std::string("ran ") + CUOVERLAP_COLLECTOR_LIB);
   REQUIRE(run.stderr_lines.size() == 1);
   CHECK(contains(run.stderr_lines[0], "no trace written to " + output));
+  // No collector warning was printed, so record must not point at one.
+  CHECK(contains(run.stderr_lines[0], "made no CUDA call"));
+  CHECK_FALSE(contains(run.stderr_lines[0], "warning is above"));
   CHECK_FALSE(exists(output));
 }
+
+// A collector that warned (here: a fake one leaves the mark a real one leaves next to its warning)
+// is pointed at; tested through the mark, since no GPU is needed to print the warning itself.
+TEST_CASE("record: a collector that warned → record points at the warning") {
+  std::string output = scratchDir() + "/warned.sqlite";
+  std::string mark_program =
+      "sh -c 'touch \"$CUOVERLAP_RUN_DIR/collector-warned\"; exit 7'";
+  std::string err = scratchDir() + "/warned_stderr.txt";
+  std::string command = std::string("CUOVERLAP_COLLECTOR=") + CUOVERLAP_COLLECTOR_LIB + " " + CUOVERLAP_CLI +
+                        " record -o " + output + " -- " + mark_program + " 2> " + err;
+  int status = std::system(command.c_str());
+  CHECK(WEXITSTATUS(status) == 7);
+  std::string text = readAll(err);
+  CHECK(contains(text, "warning is above"));
+  CHECK_FALSE(contains(text, "made no CUDA call"));
+}
 #endif
+
+// Capture-window options: bad input is one line and exit 2, before the program runs.
+TEST_CASE("record: bad --capture, --delay and --duration → one line, exit 2, program not run") {
+  struct Case {
+    std::string args, says;
+  };
+  const std::vector<Case> cases = {
+      {"--capture nvtxx:step", "unknown capture kind 'nvtxx:step'"},
+      {"--capture sigusr", "unknown capture kind"},
+      {"--capture nvtx:step@60-50", "FIRST (60) is after LAST (50)"},
+      {"--capture nvtx:step@0-5", "bad instance numbers '0-5'"},
+      {"--capture nvtx:step@a-5", "bad instance numbers"},
+      {"--capture nvtx:step@5-", "bad instance numbers"},
+      {"--capture nvtx:", "needs a range name"},
+      {"--delay -1", "bad --delay '-1'"},
+      {"--delay 5s", "bad --delay '5s'"},
+      {"--duration 0", "--duration must be more than 0"},
+      {"--duration abc", "bad --duration 'abc'"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.args);
+    Run run = record("", "-o " + scratchDir() + "/bad_capture.sqlite " + c.args);
+    CHECK(run.exit_code == 2);
+    CHECK(run.program_saw.empty());
+    REQUIRE(run.stderr_lines.size() == 1);
+    CHECK(contains(run.stderr_lines[0], "cuoverlap: error: "));
+    CHECK(contains(run.stderr_lines[0], c.says));
+  }
+}

@@ -4,7 +4,10 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdlib>
 #include <set>
+#include <vector>
 
 #include "cli_test_support.h"
 #include "kineto_json_builder.h"
@@ -166,4 +169,59 @@ TEST_CASE("export --format kineto reads back with the same metrics", "[kineto][c
       }
     }
   }
+}
+
+TEST_CASE("export --format kineto -o rank%r.json: one file per rank of a torchrun trace", "[kineto][cli]") {
+  const std::string source = std::string(CUOVERLAP_TEST_DATA) + "/ddp/torchrun_record_ddp_ch4.sqlite";
+  const std::string dir = tempTracePath("kineto_ranks");
+  std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());
+  const auto write = runCli("export '" + source + "' --format kineto -o '" + dir + "/rank%r.json'");
+  INFO(write.err);
+  REQUIRE(write.exit_code == 0);
+  CHECK(write.err.find("wrote " + dir + "/rank0.json (rank 0:") != std::string::npos);
+  CHECK(write.err.find("wrote " + dir + "/rank1.json (rank 1:") != std::string::npos);
+  std::set<std::int64_t> devices_seen, pids_seen, bases;
+  for (int rank = 0; rank < 2; ++rank) {
+    INFO("rank " << rank);
+    const json doc = json::parse(cuoverlap::testing::readFile(dir + "/rank" + std::to_string(rank) + ".json"));
+    CHECK(doc["distributedInfo"]["rank"] == rank);
+    CHECK(doc["distributedInfo"]["world_size"] == 2);
+    bases.insert(doc["baseTimeNanoseconds"].get<std::int64_t>());
+    std::set<std::int64_t> kernel_devices, host_pids;
+    std::vector<std::int64_t> steps;
+    double first_ts = 1e300;
+    for (const json& e : doc["traceEvents"]) {
+      if (e.value("ph", "") == "M") continue;
+      first_ts = std::min(first_ts, e["ts"].get<double>());
+      const std::string cat = e.value("cat", "");
+      if (cat == "kernel") kernel_devices.insert(e["pid"].get<std::int64_t>());
+      if (cat == "cuda_runtime" || cat == "cuda_driver") host_pids.insert(e["pid"].get<std::int64_t>());
+      const std::string name = e.value("name", "");
+      if (name.rfind("ProfilerStep#", 0) == 0) steps.push_back(std::stoll(name.substr(13)));
+    }
+    // Times relative to this rank's own first event.
+    CHECK(first_ts == 0.0);
+    REQUIRE(kernel_devices.size() == 1);
+    devices_seen.insert(*kernel_devices.begin());
+    REQUIRE(host_pids.size() == 1);  // the rank's process only: not the other rank's
+    pids_seen.insert(*host_pids.begin());
+    // The steady state's iterations, numbered consecutively.
+    REQUIRE(steps.size() >= 4);
+    std::sort(steps.begin(), steps.end());
+    for (std::size_t i = 1; i < steps.size(); ++i) CHECK(steps[i] == steps[i - 1] + 1);
+  }
+  CHECK(devices_seen.size() == 2);
+  CHECK(pids_seen.size() == 2);
+  CHECK(bases.size() == 2);
+  // One file for two ranks: refused, saying how.
+  const auto single = runCli("export '" + source + "' --format kineto -o '" + dir + "/one.json'");
+  CHECK(single.exit_code == 2);
+  CHECK(single.err.find("holds 2 ranks") != std::string::npos);
+  CHECK(single.err.find("%r") != std::string::npos);
+  CHECK(cuoverlap::testing::countOf(single.err, "\n") == 1);
+  // %r on a trace without ranks: one line, exit 2.
+  const auto no_ranks = runCli("export '" + std::string(CUOVERLAP_TEST_DATA) +
+                               "/streams_pipeline3.sqlite' --format kineto -o '" + dir + "/r%r.json'");
+  CHECK(no_ranks.exit_code == 2);
+  CHECK(no_ranks.err.find("no process has a rank") != std::string::npos);
 }

@@ -218,6 +218,8 @@ struct SteadyState {
   Ns end = 0;
   std::uint64_t iterations = 0;           // in [start, end), warm-up excluded
   std::uint64_t warmup_dropped = 0;       // leading iterations dropped as period outliers
+  // Where each kept iteration starts; iteration i ends where i + 1 starts, the last one at `end`.
+  std::vector<Ns> iteration_starts;
   DurationSpread iteration_ns;            // the period: GPU start to the next iteration's GPU start
   std::optional<DurationSpread> host_range_ns;  // the host range's length (NVTX, graph launch call)
   double busy_share = 0.0;                // the window's GPU busy time / the run's (all devices)
@@ -253,6 +255,15 @@ struct UnifiedMemoryReport {
   std::uint64_t thrashing = 0;        // thrashing and remote-map records (our collector)
 };
 
+// The capture window a trace was recorded in (`record --capture/--delay/--duration`), from the
+// session table: nothing outside it was recorded.
+struct CaptureWindowInfo {
+  std::string spec;                         // "nvtx:step@50-60", "cudaProfilerApi delay 5 s", ...
+  bool opened = false;
+  Ns open_ns = 0, close_ns = 0;             // trace clock; first opening, last closing
+  std::optional<std::uint64_t> instances;   // nvtx: instances of the range the program ran
+};
+
 struct TraceReport {
   std::string path;
   TraceSource source = TraceSource::kNsys;
@@ -265,6 +276,7 @@ struct TraceReport {
   std::optional<Phases> phases;                // likewise
   std::optional<UnifiedMemoryReport> unified_memory;  // set when the scope holds any
   std::vector<std::string> warnings;      // Trace::warnings: about the input, e.g. unfinished
+  std::optional<CaptureWindowInfo> capture;  // set for a trace recorded in a capture window
   const Trace* trace = nullptr;    // for renderers that draw the timeline
   double analysis_seconds = 0.0;   // wall time spent reading and analyzing this trace
   Ns first_op_start = 0;           // the trace's first GPU op (any device): the base of "+" times

@@ -185,6 +185,8 @@ SteadyState findSteadyState(const Trace& trace, const AnalysisOptions& options) 
   steady.end = run.last_end;
   steady.iterations = c.periods.size();
   steady.warmup_dropped = c.dropped;
+  steady.iteration_starts.assign(run.starts.begin() + static_cast<std::ptrdiff_t>(c.dropped),
+                                 run.starts.end());
   steady.iteration_ns = durationSpread(c.periods);
   if (!run.host_ns.empty()) {
     steady.host_range_ns = durationSpread(std::vector<Ns>(

@@ -56,16 +56,18 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RangeInstanceRef, name, start, end)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RangeSummary, pattern, count, names, total_ns, duration_ns,
                                    devices, slowest)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SteadyState, found, reason, source, start, end, iterations,
-                                   warmup_dropped, iteration_ns, host_range_ns, busy_share, devices,
-                                   findings)
+                                   warmup_dropped, iteration_starts, iteration_ns, host_range_ns,
+                                   busy_share, devices, findings)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Phases, run_start, startup_ns, run_end, notes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UnifiedMemoryDevice, device_id, fault_groups, page_faults,
                                    fault_ns, migrations, htod_bytes, dtoh_bytes, dtod_bytes,
                                    migration_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UnifiedMemoryReport, devices, cpu_page_faults, thrashing)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CaptureWindowInfo, spec, opened, open_ns, close_ns, instances)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TraceReport, path, source, scope, devices, findings,
                                    range_instances, range_summary, steady_state, phases,
-                                   unified_memory, warnings, analysis_seconds, first_op_start)
+                                   unified_memory, warnings, capture, analysis_seconds,
+                                   first_op_start)
 
 namespace summary {
 

@@ -9,8 +9,10 @@
 #include <mutex>
 #include <thread>
 #include <unordered_set>
+#include <vector>
 
 #include "cupti/api_selection.h"
+#include "cupti/capture_triggers.h"
 #include "cupti/cupti_check.h"
 #include "cupti/unified_memory.h"
 #include "pcie_link.h"
@@ -76,17 +78,30 @@ void CUPTIAPI onBufferCompleted(CUcontext context, std::uint32_t stream_id, std:
 // that a second CUPTI tool in the process is detected instead of silently corrupting both traces.
 // Also the one callback we do enable: nvtxRangeStart*, to learn which marker ids are start/end
 // ranges (CUPTI's marker records do not say). Costs a lock per nvtxRangeStart call only.
+constexpr CUpti_CallbackId kNvtxRangeStartCallbacks[] = {
+    CUPTI_CBID_NVTX_nvtxRangeStartA, CUPTI_CBID_NVTX_nvtxRangeStartW,
+    CUPTI_CBID_NVTX_nvtxRangeStartEx, CUPTI_CBID_NVTX_nvtxDomainRangeStartEx};
+
+bool isNvtxRangeStart(CUpti_CallbackId id) {
+  for (CUpti_CallbackId start : kNvtxRangeStartCallbacks) {
+    if (id == start) return true;
+  }
+  return false;
+}
+
 std::mutex g_range_mutex;
 std::unordered_set<std::uint32_t>* g_start_end_ranges = new std::unordered_set<std::uint32_t>();
 
 // And, only when CUPTI refused the unified-memory counters before the driver had a context, the
 // first context's creation, to configure them then.
 void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
-  if (domain == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
-    if (g_unified_memory_at_context.exchange(false)) enableUnifiedMemory(true);
-    return;
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED &&
+      g_unified_memory_at_context.exchange(false)) {
+    enableUnifiedMemory(true);
   }
-  if (domain != CUPTI_CB_DOMAIN_NVTX || data == nullptr) return;
+  if (data == nullptr) return;
+  onCaptureCallback(domain, id, data);
+  if (domain != CUPTI_CB_DOMAIN_NVTX || !isNvtxRangeStart(id)) return;
   const auto* nvtx = static_cast<const CUpti_NvtxData*>(data);
   if (nvtx->functionReturnValue == nullptr) return;
   std::uint64_t range_id = *static_cast<const std::uint64_t*>(nvtx->functionReturnValue);
@@ -94,44 +109,70 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id
   g_start_end_ranges->insert(static_cast<std::uint32_t>(range_id));
 }
 
-constexpr CUpti_CallbackId kNvtxRangeStartCallbacks[] = {
-    CUPTI_CBID_NVTX_nvtxRangeStartA, CUPTI_CBID_NVTX_nvtxRangeStartW,
-    CUPTI_CBID_NVTX_nvtxRangeStartEx, CUPTI_CBID_NVTX_nvtxDomainRangeStartEx};
 
-constexpr CUpti_ActivityKind kKinds[] = {
-    CUPTI_ACTIVITY_KIND_DEVICE,          CUPTI_ACTIVITY_KIND_CONTEXT,
-    CUPTI_ACTIVITY_KIND_STREAM,          CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-    CUPTI_ACTIVITY_KIND_MEMCPY,          CUPTI_ACTIVITY_KIND_MEMCPY2,
-    CUPTI_ACTIVITY_KIND_MEMSET,          CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-    CUPTI_ACTIVITY_KIND_CUDA_EVENT,      CUPTI_ACTIVITY_KIND_OVERHEAD,
-    CUPTI_ACTIVITY_KIND_MARKER,          CUPTI_ACTIVITY_KIND_MARKER_DATA,  // MARKER first
-};
+// Recorded from the start, window or not: a device/context/stream is created once, often before
+// any window, and the analysis needs it; marker records let the writer keep the NVTX ranges that
+// open and close a window whole (capture_window.h). MARKER before MARKER_DATA.
+constexpr CUpti_ActivityKind kAlwaysKinds[] = {
+    CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_STREAM,
+    CUPTI_ACTIVITY_KIND_MARKER, CUPTI_ACTIVITY_KIND_MARKER_DATA};
+// Recorded only while a capture window is open (always without one).
+constexpr CUpti_ActivityKind kWindowKinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_CUDA_EVENT,
+    CUPTI_ACTIVITY_KIND_OVERHEAD};
 // Every call (`--api all`): enabling these kinds overrides per-call choices.
 constexpr CUpti_ActivityKind kAllApiKinds[] = {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER};
 
 // Lean mode: each runtime/driver callback id whose name api_selection.h keeps is enabled on its
-// own (cuptiActivityEnableRuntimeApi / EnableDriverApi), without the RUNTIME/DRIVER kinds.
-std::size_t enableLeanApis() {
-  std::size_t enabled = 0;
+// own (cuptiActivityEnableRuntimeApi / EnableDriverApi), without the RUNTIME/DRIVER kinds. The ids
+// are looked up once and kept, so that a capture window toggles them without asking for names.
+std::vector<CUpti_CallbackId> g_lean_runtime, g_lean_driver;
+ApiTracing g_api = ApiTracing::kLean;
+std::mutex g_recording_mutex;
+bool g_recording = false;
+
+void selectLeanApis() {
   for (int id = 1; id < static_cast<int>(CUPTI_RUNTIME_TRACE_CBID_SIZE); ++id) {
     const char* name = nullptr;
     auto cbid = static_cast<CUpti_CallbackId>(id);
-    if (!CUOVERLAP_CUPTI_QUIET(cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name)) ||
-        name == nullptr || !isLeanRuntimeApi(name)) {
-      continue;
+    if (CUOVERLAP_CUPTI_QUIET(cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name)) &&
+        name != nullptr && isLeanRuntimeApi(name)) {
+      g_lean_runtime.push_back(cbid);
     }
-    if (CUOVERLAP_CUPTI(cuptiActivityEnableRuntimeApi(cbid, 1))) ++enabled;
   }
   for (int id = 1; id < static_cast<int>(CUPTI_DRIVER_TRACE_CBID_SIZE); ++id) {
     const char* name = nullptr;
     auto cbid = static_cast<CUpti_CallbackId>(id);
-    if (!CUOVERLAP_CUPTI_QUIET(cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name)) ||
-        name == nullptr || !isLeanDriverApi(name)) {
-      continue;
+    if (CUOVERLAP_CUPTI_QUIET(cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name)) &&
+        name != nullptr && isLeanDriverApi(name)) {
+      g_lean_driver.push_back(cbid);
     }
-    if (CUOVERLAP_CUPTI(cuptiActivityEnableDriverApi(cbid, 1))) ++enabled;
   }
-  return enabled;
+}
+
+// Returns how many lean callback ids were switched.
+std::size_t switchApis(bool on) {
+  if (g_api == ApiTracing::kAll) {
+    for (CUpti_ActivityKind kind : kAllApiKinds) {
+      CUOVERLAP_CUPTI(on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind));
+    }
+    return 0;
+  }
+  std::size_t switched = 0;
+  const std::uint8_t enable = on ? 1 : 0;
+  for (CUpti_CallbackId cbid : g_lean_runtime) switched += CUOVERLAP_CUPTI(cuptiActivityEnableRuntimeApi(cbid, enable));
+  for (CUpti_CallbackId cbid : g_lean_driver) switched += CUOVERLAP_CUPTI(cuptiActivityEnableDriverApi(cbid, enable));
+  return switched;
+}
+
+std::size_t switchRecording(bool on) {
+  for (CUpti_ActivityKind kind : kWindowKinds) {
+    // A kind this driver cannot record is logged and skipped; the others still work.
+    CUOVERLAP_CUPTI(on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind));
+  }
+  return switchApis(on);
 }
 
 }  // namespace
@@ -198,20 +239,17 @@ std::string enable(BufferPool& pool, WriterThread& writer, const CollectorOption
   if (!CUOVERLAP_CUPTI(cuptiActivityRegisterCallbacks(onBufferRequested, onBufferCompleted))) {
     return "cannot register activity buffers";
   }
-  for (CUpti_ActivityKind kind : kKinds) {
-    // A kind this driver cannot record is logged and skipped; the others still work.
-    CUOVERLAP_CUPTI(cuptiActivityEnable(kind));
-  }
+  for (CUpti_ActivityKind kind : kAlwaysKinds) CUOVERLAP_CUPTI(cuptiActivityEnable(kind));
   if (enableUnifiedMemory(false) == UnifiedMemoryState::kRetryAtContext) {
     g_unified_memory_at_context.store(true);
     CUOVERLAP_CUPTI(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                         CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
   }
-  if (options.api == ApiTracing::kAll) {
-    for (CUpti_ActivityKind kind : kAllApiKinds) CUOVERLAP_CUPTI(cuptiActivityEnable(kind));
-  } else {
-    lean_calls = enableLeanApis();
-  }
+  g_api = options.api;
+  if (g_api == ApiTracing::kLean) selectLeanApis();
+  lean_calls = g_api == ApiTracing::kLean ? g_lean_runtime.size() + g_lean_driver.size() : 0;
+  // With a capture window the rest waits for it to open (setRecording).
+  if (!options.capture.active()) setRecording(true);
   if (options.cupti_flush_period_ms > 0) {
     CUOVERLAP_CUPTI(cuptiActivityFlushPeriod(options.cupti_flush_period_ms));
   }
@@ -219,6 +257,13 @@ std::string enable(BufferPool& pool, WriterThread& writer, const CollectorOption
     CUOVERLAP_CUPTI(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_NVTX, id));
   }
   return "";
+}
+
+void setRecording(bool on) {
+  std::lock_guard<std::mutex> lock(g_recording_mutex);
+  if (g_recording == on || g_detached.load()) return;
+  switchRecording(on);
+  g_recording = on;
 }
 
 bool initializeNvtx(const void* get_export_table) {
@@ -236,6 +281,8 @@ bool isStartEndRange(std::uint32_t marker_id) {
 }
 
 void detachInForkedChild() { g_detached.store(true); }
+
+CUpti_SubscriberHandle subscriber() { return g_subscriber; }
 
 std::uint64_t timestampNs() {
   std::uint64_t ts = 0;

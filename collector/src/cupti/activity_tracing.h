@@ -7,6 +7,7 @@
 #include <string>
 
 #include "buffer_pool.h"
+#include "capture_window.h"
 #include "collector_options.h"
 #include "rows.h"
 #include "writer_thread.h"
@@ -26,6 +27,13 @@ void unsubscribe();
 // calls enabled one by one (lean mode) through `lean_calls`.
 std::string enable(BufferPool& pool, WriterThread& writer, const CollectorOptions& options,
                    std::size_t& lean_calls);
+// Starts or stops recording GPU activity and API calls (device, context, stream and NVTX marker
+// records are always on). Called by enable() without a capture window, else by the window.
+void setRecording(bool on);
+// Feeds `window` from CUPTI's callbacks (capture_triggers.cpp); call after enable().
+void attachCaptureWindow(CaptureWindow& window);
+// Switches recording as the window said (kNone: nothing).
+void applyWindowChange(WindowChange change);
 // Hands NVTX's export table to CUPTI (MARKER / MARKER_DATA records).
 bool initializeNvtx(const void* get_export_table);
 // Whether `marker_id` was returned by nvtxRangeStart* (asked once per range, then forgotten).

@@ -19,18 +19,29 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <vector>
 
 #include "cuoverlap/model.h"
 
 namespace cuoverlap {
+
+// The iterations to mark as Kineto's ProfilerStep#N annotations (what HTA splits a trace by):
+// step i spans [starts[i], starts[i + 1]), the last one [starts.back(), end), numbered from
+// `first_number`. Put on the host thread that made the most API calls (the training loop's).
+struct KinetoSteps {
+  std::vector<Ns> starts;
+  Ns end = 0;
+  std::uint64_t first_number = 0;
+};
 
 struct KinetoExportStats {
   std::uint64_t ops = 0;     // kernel, gpu_memcpy and gpu_memset events
   std::uint64_t calls = 0;   // cuda_runtime and cuda_driver events
   std::uint64_t flows = 0;   // ac2g flow pairs
   std::uint64_t ranges = 0;  // user_annotation and gpu_user_annotation events
+  std::uint64_t steps = 0;   // ProfilerStep#N annotations
 };
 
-KinetoExportStats writeKinetoTrace(const Trace& trace, std::ostream& out);
+KinetoExportStats writeKinetoTrace(const Trace& trace, std::ostream& out, const KinetoSteps& steps = {});
 
 }  // namespace cuoverlap

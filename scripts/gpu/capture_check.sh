@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Capture windows on a GPU host with PyTorch (issue 22). Usage: scripts/gpu/capture_check.sh BUILD_DIR N
+#  (a) records scripts/frameworks/torch_mlp.py (one NVTX range "step" per step, 100 steps) with
+#      `record --capture nvtx:step@50-60` on N ranks (N = 1: python3; N >= 2: torchrun
+#      --nproc_per_node N, one GPU each) and checks, per process, that the trace holds exactly 11
+#      "step" ranges and only GPU work inside them, and that analyze says it is a capture window;
+#  (b) measures the collector's cost while the window is closed: REPS (default 5) interleaved runs
+#      of 300 steps with no collector and with `record --capture nvtx:step@1000000` (never opens),
+#      median per-step time each, and prints a Markdown table for docs/BENCHMARKS.md (target <= 2%).
+# Exits 77 when python3 with torch and N GPUs is not there.
+set -euo pipefail
+build=${1:?usage: capture_check.sh BUILD_DIR N}
+ranks=${2:-1}
+reps=${REPS:-5}
+here=$(cd "$(dirname "$0")/../.." && pwd)
+cli="$build/cli/cuoverlap"
+mlp="$here/scripts/frameworks/torch_mlp.py"
+work=$(mktemp -d /tmp/cuoverlap_capture_check.XXXXXX)
+python3 -c "import torch, sys; sys.exit(0 if torch.cuda.device_count() >= $ranks else 1)" 2>/dev/null || {
+  echo "SKIP: python3 with torch and $ranks GPU(s) needed"; exit 77; }
+
+launch=(python3)
+if [ "$ranks" -ge 2 ]; then launch=(torchrun --standalone --nproc_per_node "$ranks"); fi
+
+echo "== (a) --capture nvtx:step@50-60 on $ranks rank(s)"
+trace="$work/steps.sqlite"
+"$cli" record -o "$trace" --capture nvtx:step@50-60 -- "${launch[@]}" "$mlp" --steps 100 \
+  --step-name step --host-setup-s 0.2 2> "$work/record.log"
+cat "$work/record.log"
+python3 - "$trace" "$ranks" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+ranks = int(sys.argv[2])
+rows = db.execute("SELECT globalTid >> 24, count(*), min(start), max(end) FROM NVTX_EVENTS "
+                  "WHERE text = 'step' AND eventType = 59 GROUP BY globalTid >> 24").fetchall()
+failed = False
+if len(rows) != ranks:
+    print(f"FAIL: {len(rows)} process(es) with step ranges, expected {ranks}"); failed = True
+for pid_key, count, first, last in rows:
+    outside = db.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid >> 24 = ? "
+                         "AND (start < ? OR end > ? + 50000000)", (pid_key, first, last)).fetchone()[0]
+    kernels = db.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid >> 24 = ?",
+                         (pid_key,)).fetchone()[0]
+    print(f"process {pid_key & 0xffffff}: {count} step ranges, {kernels} kernels, {outside} outside them")
+    if count != 11 or kernels == 0 or outside != 0: failed = True
+opened = db.execute("SELECT value FROM CUOVERLAP_SESSION WHERE key = 'capture_opened'").fetchone()
+if not opened or opened[0] != "1":
+    print("FAIL: capture_opened is not 1"); failed = True
+print("FAIL" if failed else "OK: exactly steps 50-60 on every rank")
+sys.exit(1 if failed else 0)
+PY
+"$cli" analyze "$trace" | grep "trace is a capture window: nvtx:step@50-60"
+
+echo "== (b) overhead with the window closed: $reps interleaved runs of 300 steps"
+: > "$work/times.txt"
+for rep in $(seq 1 "$reps"); do
+  none=$(python3 "$mlp" --steps 300 --step-name step --host-setup-s 0.2 | sed -n 's/.*median_step_ms=\([0-9.]*\).*/\1/p')
+  rm -f "$work/closed.sqlite"
+  closed=$("$cli" record -o "$work/closed.sqlite" --capture nvtx:step@1000000 -- python3 "$mlp" --steps 300 \
+           --step-name step --host-setup-s 0.2 2>/dev/null | sed -n 's/.*median_step_ms=\([0-9.]*\).*/\1/p')
+  echo "rep $rep: none $none ms, window closed $closed ms"
+  echo "$none $closed" >> "$work/times.txt"
+done
+python3 - "$work/times.txt" "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)" <<'PY'
+import statistics, sys
+rows = [tuple(map(float, line.split())) for line in open(sys.argv[1]) if line.strip()]
+none = [r[0] for r in rows]; closed = [r[1] for r in rows]
+mn, mc = statistics.median(none), statistics.median(closed)
+print(f"\n{sys.argv[2]}, {len(rows)} interleaved reps of 300 steps, median per-step time (range):\n")
+print("| PyTorch MLP step | median per step | added |")
+print("|---|---|---|")
+print(f"| no collector | {mn:.3f} ms ({min(none):.3f}-{max(none):.3f}) | |")
+print(f"| record, window closed (nvtx:step@1000000) | {mc:.3f} ms ({min(closed):.3f}-{max(closed):.3f}) | "
+      f"{(mc - mn) * 1e3:+.1f} µs ({(mc / mn - 1) * 100:+.1f}%) |")
+print(f"\ntarget <= 2%: {'met' if mc / mn - 1 <= 0.02 else 'NOT met'}")
+PY
+rm -rf "$work"

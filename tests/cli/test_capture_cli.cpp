@@ -1,0 +1,66 @@
+// A trace recorded in a capture window (record --capture): the analyzer's report says so, from the
+// session rows the collector writes (here added to a recorded trace with sqlite3).
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <string>
+
+#include "cli_test_support.h"
+
+using cuoverlap::testing::runCli;
+using nlohmann::json;
+
+namespace {
+
+// streams_pipeline3.sqlite with the capture rows; returns its path and the trace's first op start.
+std::string withSession(const std::string& name, const std::string& rows) {
+  const std::string path = cuoverlap::testing::tempTracePath(name);
+  const std::string copy = "cp '" + std::string(CUOVERLAP_TEST_DATA) + "/streams_pipeline3.sqlite' '" + path + "'";
+  REQUIRE(std::system(copy.c_str()) == 0);
+  const std::string sql = "sqlite3 '" + path + "' \"INSERT INTO CUOVERLAP_SESSION (key, value) VALUES " + rows + "\"";
+  REQUIRE(std::system(sql.c_str()) == 0);
+  return path;
+}
+
+std::int64_t firstOpStart(const std::string& path) {
+  const auto run = runCli("analyze '" + path + "' --format json");
+  REQUIRE(run.exit_code == 0);
+  return json::parse(run.out)["traces"][0]["first_op_start"].get<std::int64_t>();
+}
+
+}  // namespace
+
+TEST_CASE("analyze: a trace recorded in a capture window says so, with how long it was open", "[cli][capture]") {
+  const std::int64_t first = firstOpStart(std::string(CUOVERLAP_TEST_DATA) + "/streams_pipeline3.sqlite");
+  const std::string open = std::to_string(first + 2000000), close = std::to_string(first + 52000000);
+  const std::string path = withSession("capture_open.sqlite",
+      "('capture', 'nvtx:step@50-60'), ('capture_opened', '1'), ('capture_open_ns', '" + open +
+      "'), ('capture_close_ns', '" + close + "'), ('capture_instances', '70')");
+  const auto text = runCli("analyze '" + path + "'");
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("trace is a capture window: nvtx:step@50-60 (open 50.000 ms, from +2.000 ms); nothing "
+                      "outside it was recorded\n") != std::string::npos);
+  const auto report = runCli("analyze '" + path + "' --format json");
+  const json capture = json::parse(report.out)["traces"][0]["capture"];
+  CHECK(capture["spec"] == "nvtx:step@50-60");
+  CHECK(capture["opened"] == true);
+  CHECK(capture["instances"] == 70);
+  const auto markdown = runCli("analyze '" + path + "' --format markdown");
+  CHECK(markdown.out.find("trace is a capture window: nvtx:step\\@50-60 (open 50.000 ms") != std::string::npos);
+}
+
+TEST_CASE("analyze: a window that never opened says so", "[cli][capture]") {
+  const std::string path = withSession("capture_never.sqlite",
+      "('capture', 'nvtx:step@100-110'), ('capture_opened', '0'), ('capture_instances', '12')");
+  const auto text = runCli("analyze '" + path + "'");
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("trace is a capture window that never opened: nvtx:step@100-110 (the program ran 12 "
+                      "instance(s) of the range); it holds no GPU activity") != std::string::npos);
+}
+
+TEST_CASE("analyze: a trace without capture rows has no capture line or key", "[cli][capture]") {
+  const std::string path = std::string(CUOVERLAP_TEST_DATA) + "/streams_pipeline3.sqlite";
+  CHECK(runCli("analyze '" + path + "'").out.find("capture window") == std::string::npos);
+  CHECK_FALSE(json::parse(runCli("analyze '" + path + "' --format json").out)["traces"][0].contains("capture"));
+}
