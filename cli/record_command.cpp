@@ -133,6 +133,7 @@ std::string joinCommand(const std::vector<std::string>& command) {
   std::vector<char*> argv;
   for (const std::string& word : args.command) argv.push_back(const_cast<char*>(word.c_str()));
   argv.push_back(nullptr);
+  signal(SIGXFSZ, SIG_DFL);  // cuoverlap ignores it (temporary_files.h); the program gets its own default
   execvp(argv[0], argv.data());
   fmt::print(stderr, "cuoverlap: error: cannot run '{}': {}\n", args.command[0], std::strerror(errno));
   _exit(127);

@@ -72,7 +72,7 @@ Database::Database(const std::string& path) : path_(path), read_seconds_(readSec
   checkReadableFile(path);
   // NOMUTEX: one thread uses the connection, and per-call mutexes cost ~10% of reading time.
   if (PrivateSnapshot::needed(path)) {
-    snapshot_ = std::make_unique<PrivateSnapshot>(path);
+    snapshot_ = std::make_unique<PrivateSnapshot>(path, deadline_);
     // Read-write on our own copy, so that SQLite can replay the log there.
     open(snapshot_->databasePath(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
   } else {

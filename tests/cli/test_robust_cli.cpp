@@ -1,0 +1,223 @@
+// Issue 24 through the CLI: what surrounds the trace. Hostile --range patterns and 40k-character
+// names, FIFOs as input, a huge -wal beside a trace, signals and `ulimit -f` while writing, inert
+// and bounded error lines, and outputs through symbolic links, descriptors and races. Every run
+// is under `timeout`, so a hang fails the test instead of stalling ctest.
+#include <catch2/catch.hpp>
+#include <sqlite3.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli_test_support.h"
+
+using namespace cuoverlap;
+using namespace cuoverlap::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kCli = CUOVERLAP_CLI;
+const std::string kPageable = std::string(CUOVERLAP_TEST_DATA) + "/streams_pageable.sqlite";
+
+struct TimedRun {
+  CliRun run;
+  double seconds = 0;
+};
+
+// `shell` runs under `sh -c`; the CLI is $CLI.
+TimedRun timedShell(const std::string& shell, int limit_seconds = 30) {
+  const std::string out_path = tempTracePath("robust_cli_stdout.txt");
+  const std::string err_path = tempTracePath("robust_cli_stderr.txt");
+  const std::string command = "CLI='" + kCli + "' timeout " + std::to_string(limit_seconds) + " sh -c '" +
+                              shell + "' >" + out_path + " 2>" + err_path;
+  const auto begin = std::chrono::steady_clock::now();
+  const int status = std::system(command.c_str());
+  TimedRun timed;
+  timed.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  timed.run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  timed.run.out = readFile(out_path);
+  timed.run.err = readFile(err_path);
+  return timed;
+}
+
+void expectOneErrorLine(const CliRun& run, std::size_t max_bytes = 2200) {
+  INFO(run.err.substr(0, 400));
+  CHECK(run.exit_code == 2);
+  CHECK(std::count(run.err.begin(), run.err.end(), '\n') == 1);
+  CHECK(run.err.rfind("cuoverlap: error: ", 0) == 0);
+  CHECK(run.err.size() <= max_bytes);
+  CHECK(run.err.find('\x1b') == std::string::npos);
+  CHECK(run.err.find('\r') == std::string::npos);
+}
+
+fs::path freshDirectory(const std::string& name) {
+  const fs::path dir = tempTracePath(name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::vector<std::string> leftovers(const fs::path& dir) {
+  std::vector<std::string> found;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    const std::string name = entry.path().filename();
+    if (name.find(".cuoverlap-") != std::string::npos || name.find("cuoverlap-snapshot") != std::string::npos) {
+      found.push_back(name);
+    }
+  }
+  return found;
+}
+
+// The pageable-copy trace plus three NVTX ranges whose names are 40,000 characters of 'q' with an
+// escape sequence and a newline in them.
+std::string writeLongNameTrace(const std::string& name) {
+  const std::string path = tempTracePath(name);
+  fs::remove(path);
+  fs::copy_file(kPageable, path);
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  for (int i = 0; i < 3; ++i) {
+    const std::string sql = ("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) SELECT start, end, 59, "
+               "'tile' || replace(hex(zeroblob(20000)), '0', 'q') || '" + std::to_string(i) +
+               "' || char(27) || ']0;title' || char(7) || char(10), globalTid FROM NVTX_EVENTS "
+               "WHERE eventType = 59 LIMIT 1");
+    CHECK(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+  }
+  sqlite3_close(db);
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("--range with hostile patterns on 40k-character names finishes fast in every command",
+          "[robust24]") {
+  const std::string trace = writeLongNameTrace("robust_long_names.sqlite");
+  const std::string long_glob = std::string(3000, 'q') + "*";
+  for (const std::string command : {"analyze", "gate --min-overlap 0", "export --format perfetto -o /dev/null"}) {
+    for (const std::string pattern : {"/^tile.*$/", "/tileq+1/", "/(q+)+x/", "*q*q*q*q*q*q*q*q*x",
+                                      "tile*", "nomatch"}) {
+      const TimedRun timed = timedShell("$CLI " + command + " " + trace + " --range \"" + pattern + "\"");
+      INFO(command << " --range " << pattern << ": " << timed.run.err.substr(0, 300));
+      CHECK(timed.run.exit_code >= 0);  // not killed (a segfault) nor timed out (124)
+      CHECK(timed.run.exit_code <= 2);
+      CHECK(timed.seconds < 10);
+      if (timed.run.exit_code == 2) expectOneErrorLine(timed.run);
+    }
+    const TimedRun glob = timedShell("$CLI " + command + " " + trace + " --range \"" + long_glob + "\"");
+    CHECK(glob.seconds < 10);
+    expectOneErrorLine(glob.run);
+  }
+  const TimedRun matched = timedShell("$CLI analyze " + trace + " --range \"/tileq+1/\" --format json");
+  REQUIRE(matched.run.exit_code == 0);
+  CHECK(matched.run.out.find("\"instances\": 1") != std::string::npos);
+  const TimedRun bad = timedShell("$CLI analyze " + trace + " --range \"/(unclosed/\"");
+  expectOneErrorLine(bad.run);
+  CHECK(bad.run.err.find("bad regular expression") != std::string::npos);
+}
+
+TEST_CASE("a FIFO (or any non-regular file) as input is refused at once", "[robust24]") {
+  const fs::path dir = freshDirectory("robust_fifo");
+  const std::string fifo = (dir / "trace.json").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::vector<std::string> commands = {"analyze " + fifo, "ranges " + fifo, "gate --min-overlap 0.1 " + fifo,
+                                             "export " + fifo + " -o " + (dir / "x.json").string(),
+                                             "diff " + fifo + " " + kPageable, "analyze /dev/zero"};
+  for (const std::string& command : commands) {
+    const TimedRun timed = timedShell("$CLI " + command, 10);
+    INFO(command);
+    CHECK(timed.seconds < 5);
+    expectOneErrorLine(timed.run);
+    CHECK(timed.run.err.find("not a regular file") != std::string::npos);
+  }
+}
+
+TEST_CASE("a -wal beyond the copy bound is refused before copying, and nothing is left", "[robust24]") {
+  const fs::path dir = freshDirectory("robust_wal");
+  const fs::path tmp = freshDirectory("robust_wal_tmp");
+  const std::string trace = (dir / "t.sqlite").string();
+  fs::copy_file(kPageable, trace);
+  { std::ofstream create(trace + "-wal"); }
+  fs::resize_file(trace + "-wal", 1ULL << 30);  // sparse: 1 GiB that costs no disk
+  const TimedRun timed = timedShell("TMPDIR=" + tmp.string() + " $CLI analyze " + trace, 20);
+  CHECK(timed.seconds < 5);
+  expectOneErrorLine(timed.run);
+  CHECK(timed.run.err.find("CUOVERLAP_MAX_LOG_MIB") != std::string::npos);
+  CHECK(fs::is_empty(tmp));
+  // A bound raised by the user: copied, then SQLite finds no valid frame; still nothing left.
+  fs::resize_file(trace + "-wal", 8ULL << 20);
+  const TimedRun raised = timedShell("CUOVERLAP_MAX_LOG_MIB=16 TMPDIR=" + tmp.string() + " $CLI analyze " +
+                                     trace + " --format json", 20);
+  CHECK(raised.run.exit_code <= 2);
+  CHECK(fs::is_empty(tmp));
+}
+
+TEST_CASE("SIGTERM, SIGINT and SIGHUP while writing leave no temporary file", "[robust24]") {
+  const fs::path dir = freshDirectory("robust_signals");
+  const fs::path tmp = freshDirectory("robust_signals_tmp");
+  // An unfinished trace (a -wal beside it), so that the private copy exists too.
+  const std::string trace = (dir / "t.sqlite").string();
+  fs::copy_file(kPageable, trace);
+  { std::ofstream wal(trace + "-wal", std::ios::binary); wal << std::string(4096, 'x'); }
+  std::string files;
+  for (int i = 0; i < 12; ++i) files += " " + trace;
+  int killed_while_writing = 0;
+  for (int signal_number : {SIGTERM, SIGINT, SIGHUP, SIGTERM, SIGINT, SIGHUP}) {
+    const std::string out = (dir / "report.html").string();
+    fs::remove(out);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::setenv("TMPDIR", tmp.c_str(), 1);
+      ::execl(kCli.c_str(), kCli.c_str(), "analyze", trace.c_str(), trace.c_str(), trace.c_str(),
+              trace.c_str(), trace.c_str(), trace.c_str(), "--threads", "1", "--format", "html", "-o",
+              out.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    // Wait for the temporary output, then signal at once: the analysis is still running.
+    for (int wait = 0; wait < 5000 && leftovers(dir).empty(); ++wait) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    ::kill(pid, signal_number);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (WIFSIGNALED(status) && WTERMSIG(status) == signal_number) ++killed_while_writing;
+    CHECK(leftovers(dir).empty());
+    CHECK(fs::is_empty(tmp));
+    if (WIFSIGNALED(status)) CHECK_FALSE(fs::exists(out));  // never a partial report
+  }
+  CHECK(killed_while_writing > 0);
+}
+
+TEST_CASE("ulimit -f: the write fails with one line, no partial file and no temporary", "[robust24]") {
+  const fs::path dir = freshDirectory("robust_ulimit");
+  const std::string out = (dir / "report.html").string();
+  const TimedRun timed = timedShell("ulimit -f 8; $CLI analyze " + kPageable + " --format html -o " + out);
+  expectOneErrorLine(timed.run);
+  CHECK(timed.run.err.find("File too large") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+  CHECK(leftovers(dir).empty());
+}
+
+TEST_CASE("errors quoting trace or user text are one inert line of bounded length", "[robust24]") {
+  const std::string huge(1 << 20, 'n');
+  const TimedRun pattern = timedShell("$CLI analyze " + kPageable + " --range \"" + std::string(5000, 'p') +
+                                      "$(printf \"\\033]0;x\\007\\n\\r\")\"");
+  expectOneErrorLine(pattern.run);
+  const TimedRun path = timedShell("$CLI analyze \"$(printf \"no\\033[2J\\r\\nfile\")\"");
+  expectOneErrorLine(path.run);
+  CHECK(path.run.err.find("\\x1b") != std::string::npos);
+  const std::string names = writeLongNameTrace("robust_long_names_ranges.sqlite");
+  const TimedRun ranges = timedShell("$CLI ranges " + names);
+  REQUIRE(ranges.run.exit_code == 0);
+  CHECK(ranges.run.out.find('\x1b') == std::string::npos);
+  CHECK(ranges.run.out.find('\x07') == std::string::npos);
+  CHECK(ranges.run.out.size() < 20000);  // three 40k names, each cut
+}
