@@ -18,6 +18,7 @@
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/error.h"
 #include "cuoverlap/gzip_ostream.h"
+#include "cuoverlap/inert_text.h"
 #include "cuoverlap/kineto_export.h"
 #include "cuoverlap/perfetto_export.h"
 #include "cuoverlap/reader.h"
@@ -62,8 +63,11 @@ bool endsWith(std::string_view text, std::string_view suffix) {
 std::string writeFormat(const ExportArgs& args, const Trace& trace, std::ostream& out) {
   if (args.format == "kineto") {
     const KinetoExportStats stats = writeKinetoTrace(trace, out);
-    return fmt::format("{} GPU ops, {} API calls, {} ac2g flows, {} annotations", stats.ops,
-                       stats.calls, stats.flows, stats.ranges);
+    return fmt::format("{} GPU ops, {} API calls, {} ac2g flows, {} annotations{}", stats.ops,
+                       stats.calls, stats.flows, stats.ranges,
+                       stats.names_cut == 0 ? std::string()
+                                            : fmt::format("; {} names cut to {} bytes", stats.names_cut,
+                                                          kKinetoNameBytes));
   }
   const PerfettoExportStats stats = writePerfettoTrace(trace, out, perfettoOptions(args));
   return fmt::format("{} GPU ops, {} API calls, {} launch arrows, {} NVTX, {} idle gaps, {} finding marks",
@@ -89,7 +93,7 @@ void runExport(const ExportArgs& args) {
   const std::string summary = writeExport(args, trace, out.stream());
   out.commit();
   if (out.displayName() == "stdout") return;
-  fmt::print(stderr, "cuoverlap: wrote {} ({})\n", args.output, summary);
+  fmt::print(stderr, "cuoverlap: wrote {} ({})\n", inertLine(args.output, kMaxErrorLineBytes), summary);
 }
 
 }  // namespace

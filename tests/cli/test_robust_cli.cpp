@@ -221,3 +221,114 @@ TEST_CASE("errors quoting trace or user text are one inert line of bounded lengt
   CHECK(ranges.run.out.find('\x07') == std::string::npos);
   CHECK(ranges.run.out.size() < 20000);  // three 40k names, each cut
 }
+
+TEST_CASE("-o through a symbolic link to a FIFO or a device is refused without --force", "[robust24]") {
+  const fs::path dir = freshDirectory("robust_symlink_out");
+  const std::string fifo = (dir / "pipe").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  fs::create_symlink(fifo, dir / "to_fifo.json");
+  fs::create_symlink("/dev/null", dir / "to_null.json");
+  for (const char* link : {"to_fifo.json", "to_null.json"}) {
+    const TimedRun timed = timedShell("$CLI analyze " + kPageable + " --format json -o " + (dir / link).string(), 10);
+    INFO(link);
+    CHECK(timed.seconds < 5);  // a FIFO opened for writing would block until a reader came
+    expectOneErrorLine(timed.run);
+    CHECK(timed.run.err.find("symbolic link") != std::string::npos);
+    CHECK(fs::is_symlink(dir / link));
+  }
+  // With --force the link itself is replaced by the report; the FIFO is untouched.
+  const TimedRun forced = timedShell("$CLI analyze " + kPageable + " --format json --force -o " +
+                                     (dir / "to_fifo.json").string(), 10);
+  CHECK(forced.run.exit_code == 0);
+  CHECK(fs::is_regular_file(fs::symlink_status(dir / "to_fifo.json")));
+  CHECK(fs::is_fifo(fifo));
+}
+
+TEST_CASE("an output given as a descriptor open on the input is refused", "[robust24]") {
+  const fs::path dir = freshDirectory("robust_fd_out");
+  const std::string trace = (dir / "t.sqlite").string();
+  fs::copy_file(kPageable, trace);
+  const std::string before = readFile(trace);
+  for (const char* name : {"/proc/self/fd/3", "/dev/fd/3"}) {
+    const TimedRun timed = timedShell("$CLI analyze " + trace + " --format json -o " + name + " 3<>" + trace);
+    INFO(name);
+    expectOneErrorLine(timed.run);
+    CHECK(timed.run.err.find("is the input") != std::string::npos);
+    CHECK(readFile(trace) == before);
+  }
+  // A descriptor on another file is written as before.
+  const std::string other = (dir / "report.json").string();
+  const TimedRun ok = timedShell("$CLI analyze " + trace + " --format json -o /proc/self/fd/3 3>" + other);
+  CHECK(ok.run.exit_code == 0);
+  CHECK(readFile(other).find("\"traces\"") != std::string::npos);
+}
+
+TEST_CASE("--force keeps the replaced file's permissions", "[robust24]") {
+  const fs::path dir = freshDirectory("robust_force_mode");
+  const std::string out = (dir / "report.json").string();
+  { std::ofstream create(out); create << "old"; }
+  REQUIRE(::chmod(out.c_str(), 0600) == 0);
+  const TimedRun timed = timedShell("umask 022; $CLI analyze " + kPageable + " --format json --force -o " + out);
+  REQUIRE(timed.run.exit_code == 0);
+  struct stat st {};
+  REQUIRE(::stat(out.c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0600);
+  CHECK(readFile(out).find("\"traces\"") != std::string::npos);
+}
+
+TEST_CASE("two writers racing to one new file: exactly one wins without --force", "[robust24]") {
+  const fs::path dir = freshDirectory("robust_race");
+  for (int round = 0; round < 4; ++round) {
+    const std::string out = (dir / ("report" + std::to_string(round) + ".html")).string();
+    const std::string one = "$CLI analyze " + kPageable + " --format html -o " + out;
+    const TimedRun timed = timedShell("(" + one + "; echo a=$? >&2) & (" + one + "; echo b=$? >&2) & wait");
+    INFO(timed.run.err);
+    const std::size_t wins = countOf(timed.run.err, "=0\n");
+    const std::size_t refusals = countOf(timed.run.err, "=2\n");
+    CHECK(wins == 1);
+    CHECK(refusals == 1);
+    CHECK(countOf(timed.run.err, "exists") == 1);
+    CHECK(leftovers(dir).empty());
+  }
+}
+
+TEST_CASE("a generated column is refused: outputs stay proportional to the stored data", "[robust24]") {
+  const fs::path dir = freshDirectory("robust_generated");
+  const std::string trace = (dir / "t.sqlite").string();
+  fs::copy_file(kPageable, trace);
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(trace.c_str(), &db) == SQLITE_OK);
+  // 40 bytes stored per row, 1 MB read per row.
+  CHECK(sqlite3_exec(db, "CREATE TABLE S2(id INTEGER, v TEXT GENERATED ALWAYS AS (printf('%.*c', 1000000, 'x')) VIRTUAL);"
+                         "INSERT INTO S2(id) SELECT id FROM StringIds; DROP TABLE StringIds; "
+                         "ALTER TABLE S2 RENAME TO StringIds; ALTER TABLE StringIds RENAME COLUMN v TO value;",
+                     nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+  REQUIRE(fs::file_size(trace) < 1000000);
+  for (const std::string command : {"analyze --format html", "export --format kineto -o -"}) {
+    const TimedRun timed = timedShell("$CLI " + command + " " + trace);
+    INFO(command);
+    expectOneErrorLine(timed.run);
+    CHECK(timed.run.err.find("generated") != std::string::npos);
+    CHECK(timed.run.out.size() < 100000);
+  }
+}
+
+TEST_CASE("the Kineto export cuts long stored names, and says so", "[robust24]") {
+  const fs::path dir = freshDirectory("robust_kineto_cap");
+  const std::string trace = (dir / "t.sqlite").string();
+  fs::copy_file(kPageable, trace);
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(trace.c_str(), &db) == SQLITE_OK);
+  // Every kernel's name becomes one stored string of 200 kB.
+  CHECK(sqlite3_exec(db, "UPDATE StringIds SET value = 'k' || replace(hex(zeroblob(100000)), '0', 'n') "
+                         "WHERE id IN (SELECT shortName FROM CUPTI_ACTIVITY_KIND_KERNEL "
+                         "UNION SELECT demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL)",
+                     nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+  const std::string out = (dir / "t.json").string();
+  const TimedRun timed = timedShell("$CLI export --format kineto " + trace + " -o " + out);
+  REQUIRE(timed.run.exit_code == 0);
+  CHECK(timed.run.err.find("names cut to 1024 bytes") != std::string::npos);
+  CHECK(fs::file_size(out) < 4 * fs::file_size(trace));
+}
