@@ -27,6 +27,7 @@
 #include "collector_env.h"
 #include "commands.h"
 #include "cuoverlap/error.h"
+#include "cuoverlap/inert_text.h"
 #include "trace_merge.h"
 #include "record_run_dir.h"
 #include "trace_schema.h"
@@ -135,7 +136,8 @@ std::string joinCommand(const std::vector<std::string>& command) {
   argv.push_back(nullptr);
   signal(SIGXFSZ, SIG_DFL);  // cuoverlap ignores it (temporary_files.h); the program gets its own default
   execvp(argv[0], argv.data());
-  fmt::print(stderr, "cuoverlap: error: cannot run '{}': {}\n", args.command[0], std::strerror(errno));
+  fmt::print(stderr, "cuoverlap: error: cannot run '{}': {}\n", inertLine(args.command[0], kMaxErrorLineBytes),
+             std::strerror(errno));
   _exit(127);
 }
 
@@ -216,7 +218,8 @@ std::vector<TracedProcess> verifiedTraces(const RunPlan& plan) {
     std::string problem = verifyTrace(process, plan.start_ns, getuid());
     if (problem == "no file") continue;  // it touched CUDA but recorded nothing
     if (!problem.empty()) {
-      fmt::print(stderr, "cuoverlap: warning: ignoring {} (pid {}): {}\n", process.trace, process.pid, problem);
+      fmt::print(stderr, "cuoverlap: warning: ignoring {} (pid {}): {}\n", inertLine(process.trace, kMaxErrorLineBytes),
+                 process.pid, inertLine(problem, kMaxErrorLineBytes));
       continue;
     }
     kept.push_back(process);
@@ -238,7 +241,8 @@ void reportMerged(const RunPlan& plan, const RecordArgs& args, const std::vector
     if (parts.size() == 1) schema::adoptTraceFile(parts[0], plan.output, options);
     else schema::mergeTraceFiles(parts, plan.output, options);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "cuoverlap: error: {}; the per-process traces are in {}\n", e.what(), plan.run_dir);
+    fmt::print(stderr, "cuoverlap: error: {}; the per-process traces are in {}\n",
+               inertLine(e.what(), kMaxErrorLineBytes), inertLine(plan.run_dir, kMaxErrorLineBytes));
     return;
   }
   removeRunDir(plan.run_dir);
@@ -277,7 +281,8 @@ int record(const RecordArgs& args) {
     if (plan.run_dir.empty()) problem = fmt::format("cannot create a run directory: {}", std::strerror(errno));
   }
   if (!problem.empty()) {
-    fmt::print(stderr, "cuoverlap: warning: not tracing ({}); the program runs untraced\n", problem);
+    fmt::print(stderr, "cuoverlap: warning: not tracing ({}); the program runs untraced\n",
+               inertLine(problem, kMaxErrorLineBytes));
     collector.clear();
   }
   std::string pattern = plan.merged ? plan.run_dir + "/%p.sqlite" : args.output;

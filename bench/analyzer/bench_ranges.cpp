@@ -1,7 +1,8 @@
 // --range on hostile traces (issue 24), through the `cuoverlap` binary: the wall time of
 // `analyze --range PATTERN` (text report to /dev/null) for each pattern on two traces:
-//   overlapping   20,000 ops and N start/end NVTX ranges `r` that all overlap each other
-//   long names    20,000 ops and 8 ranges, each with its own 1 MiB name
+//   overlapping   20,000 ops and N start/end NVTX ranges `r` of 5 ms, 50 ns apart: all overlap
+//                 each other and the ops
+//   long names    20,000 ops and 8 ranges of 2 ms over them, each with its own 1 MiB name
 // Patterns: an exact name, a glob, a regex, a backtracking regex that matches nothing (`/(q+)+x/`,
 // so the "closest names" suggestion runs too) and a plain name that matches nothing. One run
 // each (exit 0, or 2 for no match); the table goes into docs/BENCHMARKS.md.
@@ -26,6 +27,7 @@ namespace {
 
 constexpr std::int64_t kOps = 20000;
 constexpr int kLongNames = 8;
+constexpr long long kFirstOp = 1000000000;  // writeSyntheticTrace's first op, in ns: 20,000 ops span 10 ms
 
 void exec(sqlite3* db, const std::string& sql) {
   char* error = nullptr;
@@ -52,7 +54,7 @@ std::string overlappingRanges(long long n) {
   return fmt::format(
       "WITH RECURSIVE i(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM i WHERE k + 1 < {0}) "
       "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) "
-      "SELECT 1000 + k, 1000 + {0} * 10 + k, 60, 'r', {1} FROM i", n, tid);
+      "SELECT {2} + k * 50, {2} + k * 50 + 5000000, 60, 'r', {1} FROM i", n, tid, kFirstOp);
 }
 
 std::string longNamedRanges() {
@@ -60,8 +62,8 @@ std::string longNamedRanges() {
   return fmt::format(
       "WITH RECURSIVE i(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM i WHERE k + 1 < {0}) "
       "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) "
-      "SELECT 1000 + k * 1000, 900000 + k * 1000, 60, "
-      "'tile' || k || replace(hex(zeroblob(524288)), '0', 'q'), {1} FROM i", kLongNames, tid);
+      "SELECT {2} + k * 1000000, {2} + k * 1000000 + 2000000, 60, "
+      "'tile' || k || replace(hex(zeroblob(524288)), '0', 'q'), {1} FROM i", kLongNames, tid, kFirstOp);
 }
 
 // Wall seconds and exit code of `cuoverlap analyze --range PATTERN PATH`, output discarded.
@@ -108,6 +110,7 @@ int main(int argc, char** argv) {
       {fmt::format("{} overlapping instances", instances), overlapping},
       {fmt::format("{} names of 1 MiB", kLongNames), long_names}};
   std::printf("| trace | --range | exit | seconds |\n|---|---|---|---|\n");
+  std::fflush(stdout);  // else each child flushes its copy of the buffer again
   for (const auto& trace : traces) {
     for (const std::string pattern : {"r", "tile3*", "/^(r|tile3)/", "/(q+)+x/", "nomatch"}) {
       const auto [seconds, exit_code] = timeRange(trace.second, pattern);

@@ -332,3 +332,26 @@ TEST_CASE("the Kineto export cuts long stored names, and says so", "[robust24]")
   CHECK(timed.run.err.find("names cut to 1024 bytes") != std::string::npos);
   CHECK(fs::file_size(out) < 4 * fs::file_size(trace));
 }
+
+TEST_CASE("--range over many overlapping instances is bounded work, and says it sampled", "[robust24]") {
+  const fs::path dir = freshDirectory("robust_overlapping_instances");
+  const std::string trace = (dir / "t.sqlite").string();
+  fs::copy_file(kPageable, trace);
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(trace.c_str(), &db) == SQLITE_OK);
+  // 20,000 instances of `r`, each over the whole run: every op and call is in every instance.
+  CHECK(sqlite3_exec(db, "WITH RECURSIVE i(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM i WHERE k < 19999) "
+                         "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) "
+                         "SELECT (SELECT min(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME) + k, "
+                         "(SELECT max(end) FROM CUPTI_ACTIVITY_KIND_KERNEL) + k, 60, 'r', "
+                         "(SELECT globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME LIMIT 1) FROM i",
+                     nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+  const TimedRun timed = timedShell("$CLI analyze " + trace + " --range r");
+  INFO(timed.run.err);
+  REQUIRE(timed.run.exit_code == 0);
+  CHECK(timed.seconds < 10);
+  CHECK(timed.run.out.find("of the 20000 instances (evenly spaced) summed") != std::string::npos);
+  const TimedRun json = timedShell("$CLI analyze " + trace + " --range r --format json");
+  CHECK(json.run.out.find("\"analyzed\"") != std::string::npos);
+}
