@@ -172,7 +172,10 @@ void OutputFile::commit() {
   if (error == 0 && !temp_.empty()) {
     if (replace_) error = ::rename(temp_.c_str(), path_.c_str()) == 0 ? 0 : errno;
     else error = publishNew(temp_, path_);
-    if (error == 0) temp_.clear();
+    if (error == 0) {
+      temp_.clear();
+      temp_registration_ = temporary::Registration();  // the name is the output's now
+    }
   }
   if (error == EEXIST) {
     throw UserError(fmt::format("{}: exists (written meanwhile by another program); use --force to "
