@@ -22,6 +22,7 @@
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/error.h"
 #include "cuoverlap/gzip_ostream.h"
+#include "cuoverlap/inert_text.h"
 #include "cuoverlap/kineto_export.h"
 #include "cuoverlap/perfetto_export.h"
 #include "cuoverlap/reader.h"
@@ -90,8 +91,11 @@ std::string writeFormat(const ExportArgs& args, const Trace& trace, std::ostream
     const KinetoExportStats stats =
         args.steady_state ? writeKinetoTrace(sliceTime(trace, steps.starts.front(), steps.end), out, steps)
                           : writeKinetoTrace(trace, out, steps);
-    return fmt::format("{} GPU ops, {} API calls, {} ac2g flows, {} annotations, {} ProfilerStep", stats.ops,
-                       stats.calls, stats.flows, stats.ranges, stats.steps);
+    return fmt::format("{} GPU ops, {} API calls, {} ac2g flows, {} annotations, {} ProfilerStep{}",
+                       stats.ops, stats.calls, stats.flows, stats.ranges, stats.steps,
+                       stats.names_cut == 0 ? std::string()
+                                            : fmt::format("; {} names cut to {} bytes", stats.names_cut,
+                                                          kKinetoNameBytes));
   }
   const PerfettoExportStats stats = writePerfettoTrace(trace, out, perfettoOptions(args, trace));
   return fmt::format("{} GPU ops, {} API calls, {} launch arrows, {} NVTX, {} idle gaps, {} finding marks",
@@ -171,7 +175,7 @@ void runExport(const ExportArgs& args) {
   const std::string summary = writeExport(args, trace, out.stream());
   out.commit();
   if (out.displayName() == "stdout") return;
-  fmt::print(stderr, "cuoverlap: wrote {} ({})\n", args.output, summary);
+  fmt::print(stderr, "cuoverlap: wrote {} ({})\n", inertLine(args.output, kMaxErrorLineBytes), summary);
 }
 
 }  // namespace

@@ -16,8 +16,14 @@
 #include "commands.h"
 #include "cuoverlap/edit_distance.h"
 #include "cuoverlap/error.h"
+#include "cuoverlap/inert_text.h"
+#include "cuoverlap/temporary_files.h"
 
 namespace {
+
+// Every error line quotes text a user or a trace controls (paths, names, SQLite's messages): one
+// inert line of bounded length.
+std::string errorText(std::string_view text) { return cuoverlap::inertLine(text, cuoverlap::kMaxErrorLineBytes); }
 
 std::vector<std::string> commandNames(const CLI::App& app) {
   std::vector<std::string> names;
@@ -80,16 +86,16 @@ int answerBeforeParsing(CLI::App& app, int argc, char** argv) {
       fmt::print("{}", app.get_subcommand(topic)->help());
       return 0;
     }
-    fmt::print(stderr, "cuoverlap: error: no command '{}' (commands: {})\n", topic,
+    fmt::print(stderr, "cuoverlap: error: no command '{}' (commands: {})\n", errorText(topic),
                fmt::join(names, ", "));
     return 2;
   }
   const std::string closest = closestTo(word, names);
   if (!closest.empty()) {
     fmt::print(stderr, "cuoverlap: error: unknown command '{}' (did you mean '{}'? see --help)\n",
-               word, closest);
+               errorText(word), closest);
   } else {
-    fmt::print(stderr, "cuoverlap: error: unknown command '{}' (commands: {}; see --help)\n", word,
+    fmt::print(stderr, "cuoverlap: error: unknown command '{}' (commands: {}; see --help)\n", errorText(word),
                fmt::join(names, ", "));
   }
   return 2;
@@ -98,6 +104,7 @@ int answerBeforeParsing(CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cuoverlap::temporary::installSignalCleanup();
   CLI::App app{"cuoverlap: do your CUDA copies and kernels really overlap, and why not?", "cuoverlap"};
   app.require_subcommand(1);
   app.set_version_flag("-V,--version", CUOVERLAP_VERSION_STRING);
@@ -121,16 +128,16 @@ int main(int argc, char** argv) {
     // Usage errors are bad input too: one line, exit 2 (CLI11's own print adds a second line).
     const std::string suggestion = suggestOption(app, argc, argv);
     if (!suggestion.empty()) {
-      fmt::print(stderr, "cuoverlap: error: {}\n", suggestion);
+      fmt::print(stderr, "cuoverlap: error: {}\n", errorText(suggestion));
       return 2;
     }
-    fmt::print(stderr, "cuoverlap: error: {} (see --help)\n", e.what());
+    fmt::print(stderr, "cuoverlap: error: {} (see --help)\n", errorText(e.what()));
     return 2;
   } catch (const cuoverlap::UserError& e) {
-    fmt::print(stderr, "cuoverlap: error: {}\n", e.what());
+    fmt::print(stderr, "cuoverlap: error: {}\n", errorText(e.what()));
     return 2;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "cuoverlap: internal error: {}\n", e.what());
+    fmt::print(stderr, "cuoverlap: internal error: {}\n", errorText(e.what()));
     return 3;
   }
   // Anything printed through stdio (help, version) must have reached stdout too.

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/core.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <streambuf>
 #include <vector>
 
@@ -65,15 +67,35 @@ int namedDescriptor(const std::string& path) {
   return -1;
 }
 
-void refuseInputs(const std::string& path, const std::vector<std::string>& inputs) {
-  struct stat out {};
-  if (::stat(path.c_str(), &out) != 0) return;
+void refuseInput(const std::string& path, const struct stat& out, const std::vector<std::string>& inputs) {
   for (const std::string& input : inputs) {
     struct stat in {};
     if (::stat(input.c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
       throw UserError(fmt::format("{}: is the input {}; refusing to overwrite it", path, input));
     }
   }
+}
+
+void refuseInputs(const std::string& path, const std::vector<std::string>& inputs) {
+  struct stat out {};
+  if (::stat(path.c_str(), &out) == 0) refuseInput(path, out, inputs);
+}
+
+// A descriptor given as the output (`-o /proc/self/fd/3 3<>trace.sqlite`) is checked by what it
+// is open on, not by its name.
+void refuseInputDescriptor(const std::string& path, int fd, const std::vector<std::string>& inputs) {
+  struct stat out {};
+  if (::fstat(fd, &out) == 0 && S_ISREG(out.st_mode)) refuseInput(path, out, inputs);
+}
+
+// Moves `from` to `to` without ever replacing an existing `to`; errno on failure (EEXIST when
+// another writer got there first).
+int publishNew(const std::string& from, const std::string& to) {
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return 0;
+  if (errno != EINVAL && errno != ENOSYS) return errno;
+  if (::link(from.c_str(), to.c_str()) != 0) return errno;  // a file system without renameat2
+  ::unlink(from.c_str());
+  return 0;
 }
 
 std::string directoryOf(const std::string& path) {
@@ -85,40 +107,51 @@ std::string directoryOf(const std::string& path) {
 }  // namespace
 
 OutputFile::OutputFile(const std::string& path, const std::vector<std::string>& inputs, bool force)
-    : path_(path), display_(path.empty() || path == "-" ? "stdout" : path) {
+    : path_(path), display_(path.empty() || path == "-" ? "stdout" : path), replace_(force) {
   fd_ = namedDescriptor(path);
-  if (fd_ < 0) {
+  if (fd_ >= 0) {
+    refuseInputDescriptor(display_, fd_, inputs);
+  } else {
     refuseInputs(path, inputs);
     struct stat link {};
-    struct stat target {};
     const bool exists = ::lstat(path.c_str(), &link) == 0;
-    const bool special = exists && ::stat(path.c_str(), &target) == 0 &&
-                         (S_ISCHR(target.st_mode) || S_ISFIFO(target.st_mode));
     if (exists && S_ISDIR(link.st_mode)) throw UserError(fmt::format("{}: is a directory", path));
-    if (special) {
-      fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (exists && (S_ISCHR(link.st_mode) || S_ISFIFO(link.st_mode))) {
+      fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
       if (fd_ < 0) throw UserError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
     } else {
       if (exists && !force) {
         throw UserError(fmt::format("{}: exists{}; use --force to replace it", path,
                                     S_ISLNK(link.st_mode) ? " (a symbolic link, never followed)" : ""));
       }
-      std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
-      temp_ = directoryOf(path) + "/." + base + ".cuoverlap-XXXXXX";
-      fd_ = ::mkostemp(temp_.data(), O_CLOEXEC);
-      if (fd_ < 0) {
-        int error = errno;
-        temp_.clear();
-        throw UserError(fmt::format("{}: cannot write: {}", path, std::strerror(error)));
-      }
-      const mode_t mask = ::umask(0);
-      ::umask(mask);
-      ::fchmod(fd_, 0666 & ~mask);  // as a plain create would; mkstemp makes 0600
+      createTemporary(exists && S_ISREG(link.st_mode) ? std::optional<mode_t>(link.st_mode & 07777)
+                                                      : std::nullopt);
     }
     owns_fd_ = true;
   }
   buffer_ = std::make_unique<Buffer>(fd_);
   stream_ = std::make_unique<std::ostream>(buffer_.get());
+}
+
+void OutputFile::createTemporary(std::optional<mode_t> mode) {
+  std::string base = path_.substr(path_.rfind('/') == std::string::npos ? 0 : path_.rfind('/') + 1);
+  temp_ = directoryOf(path_) + "/." + base + ".cuoverlap-XXXXXX";
+  {
+    temporary::SignalsBlocked blocked;
+    fd_ = ::mkostemp(temp_.data(), O_CLOEXEC);
+    if (fd_ >= 0) temp_registration_ = temporary::Registration(temp_, false);
+  }
+  if (fd_ < 0) {
+    int error = errno;
+    temp_.clear();
+    throw UserError(fmt::format("{}: cannot write: {}", path_, std::strerror(error)));
+  }
+  if (!mode) {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode = 0666 & ~mask;  // as a plain create would; mkstemp makes 0600
+  }
+  ::fchmod(fd_, *mode);
 }
 
 OutputFile::~OutputFile() {
@@ -139,8 +172,16 @@ void OutputFile::commit() {
     if (::close(fd) != 0) error = errno;
   }
   if (error == 0 && !temp_.empty()) {
-    if (::rename(temp_.c_str(), path_.c_str()) != 0) error = errno;
-    else temp_.clear();
+    if (replace_) error = ::rename(temp_.c_str(), path_.c_str()) == 0 ? 0 : errno;
+    else error = publishNew(temp_, path_);
+    if (error == 0) {
+      temp_.clear();
+      temp_registration_ = temporary::Registration();  // the name is the output's now
+    }
+  }
+  if (error == EEXIST) {
+    throw UserError(fmt::format("{}: exists (written meanwhile by another program); use --force to "
+                                "replace it", display_));
   }
   if (error != 0) {
     throw UserError(fmt::format("{}: cannot write: {}", display_, std::strerror(error)));

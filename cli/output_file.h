@@ -1,21 +1,30 @@
 // One output path for every command (analyze -o, export -o, diff -o, gate --junit, and reports on
 // stdout). The rules, so that no output clobbers an input or leaves a partial file:
-//  - "" and "-" (and /dev/stdout, /dev/fd/N) write to the already open descriptor;
-//  - a path that names one of the inputs (same device and inode, links followed) is refused,
-//    --force or not;
-//  - an existing path (a file, or a symbolic link: it is never followed) is replaced only with
-//    --force, and then the link itself is replaced, not the file it points to;
-//  - a path that is a device or a FIFO (/dev/null, a named pipe) is written in place;
-//  - anything else is written to a temporary file in the target directory and renamed over the
-//    path by commit(): an error (or an exception before commit) leaves no partial file;
+//  - "" and "-" (and /dev/stdout, /dev/fd/N, /proc/self/fd/N) write to the already open descriptor;
+//  - a path or descriptor that is one of the inputs (same device and inode, links followed) is
+//    refused, --force or not;
+//  - an existing path (a file, or a symbolic link: it is never followed, whatever it points to)
+//    is replaced only with --force, and then the link itself is replaced, not the file it points
+//    to; a replaced file keeps its permission bits;
+//  - a path that is itself a device or a FIFO (/dev/null, a named pipe) is written in place;
+//  - anything else is written to a temporary file in the target directory and moved to the
+//    path by commit(): an error (or an exception before commit) leaves no partial file, and a
+//    signal removes the temporary file too (cuoverlap/temporary_files.h). Without --force the
+//    move never replaces a file (renameat2 RENAME_NOREPLACE, or link() where the file system
+//    lacks it): of two writers racing to one new path, one wins and the other gets "exists";
 //  - every write and the final flush are checked: a failure (a full disk, `> /dev/full`, a closed
 //    pipe) is a UserError naming the path and errno's reason, never a silent exit 0.
 #pragma once
 
+#include <sys/types.h>
+
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include "cuoverlap/temporary_files.h"
 
 namespace cuoverlap::cli {
 
@@ -32,9 +41,12 @@ class OutputFile {
 
  private:
   class Buffer;
+  void createTemporary(std::optional<mode_t> mode);  // mode: the replaced file's, else umask's
   std::string path_;
   std::string display_;
   std::string temp_;  // empty when writing in place
+  temporary::Registration temp_registration_;
+  bool replace_ = false;  // --force: commit() may replace an existing file
   int fd_ = -1;
   bool owns_fd_ = false;
   std::unique_ptr<Buffer> buffer_;

@@ -15,12 +15,16 @@
 
 #include "commands.h"
 #include "cuoverlap/diagnosis.h"
+#include "cuoverlap/inert_text.h"
 #include "cuoverlap/intervals.h"
 #include "cuoverlap/reader.h"
 #include "cuoverlap/units.h"
 
 namespace cuoverlap::cli {
 namespace {
+
+// Names are printed inert and cut (a trace may hold 1 MB names); `analyze --range` takes a glob.
+constexpr std::size_t kMaxNameBytes = 300;
 
 struct RangesArgs {
   std::vector<std::string> files;
@@ -86,7 +90,8 @@ void listRanges(const Trace& trace, std::size_t limit) {
   std::stable_sort(sorted.begin(), sorted.end(), [&](const NameRow& a, const NameRow& b) {
     return a.gpu_busy_ns != b.gpu_busy_ns ? a.gpu_busy_ns > b.gpu_busy_ns : total(a) > total(b);
   });
-  fmt::print("== {}: {} NVTX range names or name patterns, {} instances; GPU busy {}\n", trace.path, sorted.size(),
+  fmt::print("== {}: {} NVTX range names or name patterns, {} instances; GPU busy {}\n",
+             inertLine(trace.path, kMaxNameBytes), sorted.size(),
              ranges.size(), units::formatDuration(busy_total));
   if (sorted.empty()) return;
   fmt::print("{:>8} {:>12} {:>12} {:>9}  {}\n", "count", "total", "median", "GPU busy", "name");
@@ -97,7 +102,7 @@ void listRanges(const Trace& trace, std::size_t limit) {
     const double share = busy_total > 0 ? static_cast<double>(row.gpu_busy_ns) / busy_total : 0.0;
     fmt::print("{:>8} {:>12} {:>12} {:>9}  {}\n", row.durations.size(), units::formatDuration(total(row)),
                units::formatDuration(row.durations[row.durations.size() / 2]),
-               units::formatPercent(share), row.name);
+               units::formatPercent(share), inertLine(row.name, kMaxNameBytes));
   }
   if (sorted.size() > limit) fmt::print("({} more names; --limit N shows more)\n", sorted.size() - limit);
 }

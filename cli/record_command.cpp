@@ -31,6 +31,7 @@
 #include "cuoverlap/error.h"
 #include "cuoverlap/summary.h"
 #include "output_file.h"
+#include "cuoverlap/inert_text.h"
 #include "trace_merge.h"
 #include "record_run_dir.h"
 #include "trace_schema.h"
@@ -184,8 +185,10 @@ std::string joinCommand(const std::vector<std::string>& command) {
   std::vector<char*> argv;
   for (const std::string& word : args.command) argv.push_back(const_cast<char*>(word.c_str()));
   argv.push_back(nullptr);
+  signal(SIGXFSZ, SIG_DFL);  // cuoverlap ignores it (temporary_files.h); the program gets its own default
   execvp(argv[0], argv.data());
-  fmt::print(stderr, "cuoverlap: error: cannot run '{}': {}\n", args.command[0], std::strerror(errno));
+  fmt::print(stderr, "cuoverlap: error: cannot run '{}': {}\n", inertLine(args.command[0], kMaxErrorLineBytes),
+             std::strerror(errno));
   _exit(127);
 }
 
@@ -295,7 +298,8 @@ std::vector<TracedProcess> verifiedTraces(RunPlan& plan) {
     std::string problem = verifyTrace(process, plan.start_ns, getuid());
     if (problem == "no file") continue;  // it touched CUDA but recorded nothing
     if (!problem.empty()) {
-      fmt::print(stderr, "cuoverlap: warning: ignoring {} (pid {}): {}\n", process.trace, process.pid, problem);
+      fmt::print(stderr, "cuoverlap: warning: ignoring {} (pid {}): {}\n", inertLine(process.trace, kMaxErrorLineBytes),
+                 process.pid, inertLine(problem, kMaxErrorLineBytes));
       continue;
     }
     kept.push_back(process);
@@ -318,7 +322,8 @@ std::vector<std::string> reportMerged(const RunPlan& plan, const RecordArgs& arg
     if (parts.size() == 1) schema::adoptTraceFile(parts[0], plan.output, options);
     else schema::mergeTraceFiles(parts, plan.output, options);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "cuoverlap: error: {}; the per-process traces are in {}\n", e.what(), plan.run_dir);
+    fmt::print(stderr, "cuoverlap: error: {}; the per-process traces are in {}\n",
+               inertLine(e.what(), kMaxErrorLineBytes), inertLine(plan.run_dir, kMaxErrorLineBytes));
     return {};
   }
   removeRunDir(plan.run_dir);
@@ -380,7 +385,8 @@ int record(const RecordArgs& args) {
     if (plan.run_dir.empty()) problem = fmt::format("cannot create a run directory: {}", std::strerror(errno));
   }
   if (!problem.empty()) {
-    fmt::print(stderr, "cuoverlap: warning: not tracing ({}); the program runs untraced\n", problem);
+    fmt::print(stderr, "cuoverlap: warning: not tracing ({}); the program runs untraced\n",
+               inertLine(problem, kMaxErrorLineBytes));
     collector.clear();
   }
   if (!collector.empty() && capture.kind == schema::CaptureKind::kSignal) serveCaptureSignal(plan.run_dir);

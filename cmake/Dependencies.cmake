@@ -1,5 +1,5 @@
 # Third-party dependencies, all as imported targets. Debian 12 / Ubuntu 24.04 packages:
-# libsqlite3-dev catch2 libcli11-dev nlohmann-json3-dev libfmt-dev rapidjson-dev zlib1g-dev
+# libsqlite3-dev catch2 libcli11-dev nlohmann-json3-dev libfmt-dev rapidjson-dev zlib1g-dev libre2-dev
 # (scripts/setup.sh installs them).
 find_package(SQLite3 REQUIRED)
 # CMake 4 names the imported target SQLite3::SQLite3 and deprecates SQLite::SQLite3 (the only name
@@ -22,6 +22,18 @@ find_path(CUOVERLAP_RAPIDJSON_INCLUDE_DIR rapidjson/reader.h REQUIRED)
 add_library(cuoverlap_rapidjson INTERFACE)
 target_include_directories(cuoverlap_rapidjson SYSTEM INTERFACE ${CUOVERLAP_RAPIDJSON_INCLUDE_DIR})
 add_library(cuoverlap::rapidjson ALIAS cuoverlap_rapidjson)
+# RE2 for --range /REGEX/ and globs (matching in linear time). Its own CMake package where it
+# ships one (RE2 >= 2022 built with CMake), else Debian's pkg-config file (libre2-dev).
+find_package(re2 CONFIG QUIET)
+add_library(cuoverlap_re2 INTERFACE)
+if(TARGET re2::re2)
+  target_link_libraries(cuoverlap_re2 INTERFACE re2::re2)
+else()
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
+  target_link_libraries(cuoverlap_re2 INTERFACE PkgConfig::RE2)
+endif()
+add_library(cuoverlap::re2 ALIAS cuoverlap_re2)
 # include(CTest) runs after this file, so BUILD_TESTING is still undefined on a first configure.
 if(CUOVERLAP_BUILD_TESTS AND (BUILD_TESTING OR NOT DEFINED BUILD_TESTING))
   find_package(Catch2 2 CONFIG REQUIRED)

@@ -36,7 +36,7 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 # The collector needs the CUDA driver and CUPTI at run time; the analyzer needs neither.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libsqlite3-0, libfmt9 | libfmt10 | libfmt-dev, libstdc++6")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libsqlite3-0, libfmt9 | libfmt10 | libfmt-dev, libre2-9 | libre2-10 | libre2-11, libstdc++6")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "cuda-cupti-13-0")
 set(CPACK_GENERATOR DEB)
 include(CPack)

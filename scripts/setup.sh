@@ -43,7 +43,7 @@ install_fuzzer_runtime() {
 }
 
 build_packages=(cmake ninja-build g++ libsqlite3-dev sqlite3 catch2 libcli11-dev nlohmann-json3-dev
-                libfmt-dev rapidjson-dev zlib1g-dev ccache)
+                libfmt-dev rapidjson-dev zlib1g-dev ccache libre2-dev pkg-config)
 # Tools some tests use (each such test is skipped visibly without its tool): installed when a
 # package manager can reach a registry, never required (a GPU host has none).
 test_tools=(libxml2-utils clang python3-venv)

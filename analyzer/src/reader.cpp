@@ -4,6 +4,10 @@
 #include "cuoverlap/reader.h"
 
 #include <fmt/core.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <map>
@@ -177,6 +181,20 @@ bool endsWith(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
+// Only regular files are traces. Checked with stat() before anything opens the path: opening a
+// FIFO for reading blocks until a writer comes, and a device may never end.
+void requireRegularFile(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    throw UserError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  }
+  if (S_ISREG(st.st_mode)) return;
+  const char* what = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory"
+                     : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                     : S_ISSOCK(st.st_mode) ? "a socket" : "not a file";
+  throw UserError(fmt::format("{}: {}, not a regular file; a trace is read from a file", path, what));
+}
+
 // Nsight Systems' own report format (.nsys-rep, formerly .qdrep) is not a database: say how to
 // export it instead of "file is not a database".
 void rejectNsightReport(const std::string& path) {
@@ -225,6 +243,7 @@ void readSqliteTrace(const std::string& path, Trace& trace) {
 // anything else to the SQLite reader (which rejects what is not a trace).
 Trace readTrace(const std::string& path) {
   reader::rejectNsightReport(path);
+  reader::requireRegularFile(path);
   Trace trace;
   trace.path = path;
   if (kineto::looksLikeJson(path)) {

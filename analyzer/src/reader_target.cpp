@@ -205,6 +205,7 @@ ProcessInfo processFromSession(std::uint32_t pid, const Rows& rows) {
 void readProcesses(Context& ctx) {
   std::vector<ProcessInfo>& processes = ctx.trace.processes;
   if (ctx.db.hasTable(schema::kProcessSessionTable)) {
+    sqlite::TableColumns columns(ctx.db, schema::kProcessSessionTable);  // refuses generated columns
     sqlite::Statement row(ctx.db, "SELECT pid, key, value FROM CUOVERLAP_PROCESS_SESSION ORDER BY pid, key");
     std::vector<std::pair<std::string, std::string>> rows;
     std::int64_t current = -1;

@@ -72,7 +72,7 @@ Database::Database(const std::string& path) : path_(path), read_seconds_(readSec
   checkReadableFile(path);
   // NOMUTEX: one thread uses the connection, and per-call mutexes cost ~10% of reading time.
   if (PrivateSnapshot::needed(path)) {
-    snapshot_ = std::make_unique<PrivateSnapshot>(path);
+    snapshot_ = std::make_unique<PrivateSnapshot>(path, deadline_);
     // Read-write on our own copy, so that SQLite can replay the log there.
     open(snapshot_->databasePath(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
   } else {
@@ -158,8 +158,15 @@ std::string Database::unfinishedLog() const {
 }
 
 TableColumns::TableColumns(const Database& db, std::string_view table) : db_(db), table_(table) {
-  Statement stmt(db, "SELECT name, type FROM pragma_table_info(" + quoted(table) + ")");
-  while (stmt.step()) types_[std::string(stmt.text(0))] = upper(std::string(stmt.text(1)));
+  Statement stmt(db, "SELECT name, type, hidden FROM pragma_table_xinfo(" + quoted(table) + ")");
+  constexpr std::int64_t kVirtualGenerated = 2;  // table_xinfo's `hidden`: 1 hidden, 2 virtual, 3 stored
+  while (stmt.step()) {
+    if (stmt.int64(2) == kVirtualGenerated) {
+      throw UserError(fmt::format("{}: column {}.{} is generated on every read (GENERATED ... VIRTUAL), "
+                                  "not stored: not a trace", db.path(), table, stmt.text(0)));
+    }
+    types_[std::string(stmt.text(0))] = upper(std::string(stmt.text(1)));
+  }
 }
 
 void TableColumns::requireIntegerType(std::string_view column) const {

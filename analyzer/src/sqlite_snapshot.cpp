@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "cuoverlap/error.h"
@@ -18,6 +20,22 @@ namespace {
 
 constexpr int kCopyAttempts = 5;
 constexpr std::size_t kWalHeaderBytes = 32;
+constexpr std::uint64_t kDefaultMaxLogMib = 256;
+constexpr const char* kSuffixes[] = {"", "-wal", "-shm", "-journal"};
+
+using Clock = std::chrono::steady_clock;
+
+std::uint64_t maxLogBytes() {
+  const char* text = std::getenv("CUOVERLAP_MAX_LOG_MIB");
+  if (text == nullptr || *text == '\0') return kDefaultMaxLogMib << 20;
+  char* end = nullptr;
+  const unsigned long long mib = std::strtoull(text, &end, 10);
+  if (*end != '\0' || mib == 0 || mib > (1ULL << 30)) {
+    throw UserError(fmt::format("CUOVERLAP_MAX_LOG_MIB='{}': expected a whole number of MiB (1 to 2^30)",
+                                std::string(text).substr(0, 40)));
+  }
+  return static_cast<std::uint64_t>(mib) << 20;
+}
 
 std::uint64_t fileSize(const std::string& path) {
   struct stat st {};
@@ -34,12 +52,18 @@ std::string walHeader(const std::string& path) {
   return n > 0 ? header.substr(0, static_cast<std::size_t>(n)) : "";
 }
 
-// Copies `from` to `to` (created exclusively); a missing `from` copies nothing. Returns bytes.
-std::uint64_t copyFile(const std::string& from, const std::string& to) {
-  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+// Copies `from` to `to` (created exclusively) before `deadline`; a missing `from` copies nothing.
+// Returns bytes.
+std::uint64_t copyFile(const std::string& from, const std::string& to, Clock::time_point deadline) {
+  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);  // a FIFO never blocks
   if (in < 0) {
     if (errno == ENOENT) return 0;
     throw UserError(fmt::format("{}: cannot open: {}", from, std::strerror(errno)));
+  }
+  struct stat st {};
+  if (::fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(in);
+    throw UserError(fmt::format("{}: not a regular file", from));
   }
   int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (out < 0) {
@@ -51,6 +75,10 @@ std::uint64_t copyFile(const std::string& from, const std::string& to) {
   std::uint64_t total = 0;
   int error = 0;
   for (;;) {
+    if (Clock::now() > deadline) {
+      error = ETIMEDOUT;
+      break;
+    }
     ssize_t n = ::read(in, buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
@@ -71,6 +99,10 @@ std::uint64_t copyFile(const std::string& from, const std::string& to) {
   }
   ::close(in);
   if (::close(out) != 0 && error == 0) error = errno;
+  if (error == ETIMEDOUT) {
+    throw UserError(fmt::format("{}: copying it to read an unfinished trace took longer than the read "
+                                "deadline (CUOVERLAP_READ_TIMEOUT)", from));
+  }
   if (error != 0) {
     throw UserError(fmt::format("{}: cannot copy to {}: {}", from, to, std::strerror(error)));
   }
@@ -94,15 +126,32 @@ bool PrivateSnapshot::needed(const std::string& path) {
   return fileSize(path + "-wal") > 0 || fileSize(path + "-journal") > 0;
 }
 
-PrivateSnapshot::PrivateSnapshot(const std::string& path) : directory_(makePrivateDirectory()) {
-  database_ = directory_ + "/trace.sqlite";
+PrivateSnapshot::PrivateSnapshot(const std::string& path, Clock::time_point deadline) {
   if (fileSize(path + "-wal") == 0) log_suffix_ = "-journal";
   const std::string log = path + log_suffix_;
+  const std::uint64_t limit = maxLogBytes();
+  if (fileSize(log) > limit) {
+    throw UserError(fmt::format(
+        "{}: an unfinished trace whose {} is {} MiB, more than the {} MiB copied to read it "
+        "(CUOVERLAP_MAX_LOG_MIB raises the bound)", path, log_suffix_, fileSize(log) >> 20, limit >> 20));
+  }
+  {
+    temporary::SignalsBlocked blocked;
+    directory_ = makePrivateDirectory();
+    database_ = directory_ + "/trace.sqlite";
+    registrations_.reserve(1 + std::size(kSuffixes));
+    registrations_.emplace_back(directory_, true);
+    for (const char* suffix : kSuffixes) registrations_.emplace_back(database_ + suffix, false);
+  }
   try {
     for (int attempt = 0;; ++attempt) {
       const std::string before = walHeader(log);
-      copyFile(path, database_);
-      log_bytes_ = copyFile(log, database_ + log_suffix_);
+      copyFile(path, database_, deadline);
+      log_bytes_ = copyFile(log, database_ + log_suffix_, deadline);
+      if (log_bytes_ > limit) {
+        throw UserError(fmt::format("{}: its {} grew past {} MiB while it was copied", path,
+                                    log_suffix_, limit >> 20));
+      }
       if (walHeader(database_ + log_suffix_) == before) break;
       if (attempt + 1 == kCopyAttempts) {
         throw UserError(fmt::format("{}: the trace changed while it was copied {} times; try again",
@@ -120,7 +169,7 @@ PrivateSnapshot::PrivateSnapshot(const std::string& path) : directory_(makePriva
 PrivateSnapshot::~PrivateSnapshot() { removeFiles(); }
 
 void PrivateSnapshot::removeFiles() {
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+  for (const char* suffix : kSuffixes) {
     ::unlink((database_ + suffix).c_str());
   }
   ::rmdir(directory_.c_str());

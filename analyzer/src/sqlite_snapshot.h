@@ -10,10 +10,19 @@
 // restarts, and a restart rewrites the 32-byte WAL header (new salts), so the copy is retried
 // when the header of the log we copied differs from the header seen before copying the database.
 // A torn last frame fails its checksum and SQLite ignores it: the snapshot ends at the last commit.
+//
+// Bounds: a log larger than CUOVERLAP_MAX_LOG_MIB (default 256 MiB; a killed collector's log holds
+// at most a few MiB) is refused before anything is copied, and the copy stops at the reader's
+// deadline; both are one-line errors. The copies are removed on every exit path: errors and
+// exceptions through the destructor, signals through cuoverlap/temporary_files.h.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "cuoverlap/temporary_files.h"
 
 namespace cuoverlap::sqlite {
 
@@ -22,7 +31,8 @@ class PrivateSnapshot {
   // True when `path` has a non-empty -wal or -journal beside it.
   static bool needed(const std::string& path);
 
-  explicit PrivateSnapshot(const std::string& path);  // throws UserError
+  // Throws UserError; `deadline`: when the copy must have finished.
+  PrivateSnapshot(const std::string& path, std::chrono::steady_clock::time_point deadline);
   ~PrivateSnapshot();
   PrivateSnapshot(const PrivateSnapshot&) = delete;
   PrivateSnapshot& operator=(const PrivateSnapshot&) = delete;
@@ -34,6 +44,7 @@ class PrivateSnapshot {
  private:
   void removeFiles();
   std::string directory_;
+  std::vector<temporary::Registration> registrations_;  // the directory and its files
   std::string database_;
   std::uint64_t log_bytes_ = 0;
   const char* log_suffix_ = "-wal";

@@ -116,6 +116,19 @@ int printStages(const std::string& path) {
 
 // Linear-time scoping (issue 11): --range over many instances against the unscoped analysis of
 // the same file. Before WindowIndex, 16k instances over 160k ops took 290 s.
+// The usage in this file's header comment.
+void printUsage() {
+  std::printf(
+      "usage: cuoverlap_bench_analyzer [--dir DIR (default /tmp/cuoverlap-bench)] [--sizes 100000,1000000,10000000]\n"
+      "       cuoverlap_bench_analyzer gen N PATH        write a synthetic trace of N ops\n"
+      "       cuoverlap_bench_analyzer floor PATH        step through the op rows with sqlite3\n"
+      "       cuoverlap_bench_analyzer stages PATH       time and peak RSS after each analyzer stage\n"
+      "       cuoverlap_bench_analyzer ranks N OPS [DIR] a job of N rank files of OPS ops each\n"
+      "       cuoverlap_bench_analyzer scoped [--dir DIR] [--pairs 160000:16000,10000000:200000]\n"
+      "With no command: analyze of 10^5..10^7 synthetic ops against the floor, median of 3 runs\n"
+      "(minutes). Results: docs/BENCHMARKS.md, \"Analyzer\".\n");
+}
+
 int runScoped(const std::string& dir, const std::string& pairs) {
   std::printf("| ops | ranges | analyze s | analyze --range step s | ratio | RSS MiB | --range RSS MiB |\n"
               "|---|---|---|---|---|---|---|\n");
@@ -181,6 +194,10 @@ int benchRanks(int ranks, long long ops, const std::string& dir) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
+    printUsage();
+    return 0;
+  }
   if (args.size() == 3 && args[0] == "gen") {
     cuoverlap::bench::writeSyntheticTrace(args[2], std::stoll(args[1]));
     return 0;

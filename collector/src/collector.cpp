@@ -54,7 +54,7 @@ std::uint64_t monotonicNs() {
 // warning instead of saying the program made no CUDA call.
 void warnUntraced(const std::string& reason) {
   std::fprintf(stderr, "cuoverlap: warning: not tracing this process (%s); it runs untraced\n",
-               reason.c_str());
+               printableForLog(reason).c_str());
   const char* run_dir = std::getenv(schema::kEnvRunDir);
   if (run_dir == nullptr || *run_dir == '\0') return;
   const std::string mark = std::string(run_dir) + "/" + schema::kCollectorWarnedFile;
@@ -120,7 +120,9 @@ bool startSession() {
   }
   session->writer->setSessionValue(std::string(schema::session_key::kLeanApiCalls),
                                    std::to_string(lean_calls));
-  if (!options.quiet) std::fprintf(stderr, "cuoverlap: tracing to %s\n", options.output_path.c_str());
+  if (!options.quiet) {
+    std::fprintf(stderr, "cuoverlap: tracing to %s\n", printableForLog(options.output_path).c_str());
+  }
   session->setup_ns = monotonicNs() - begin;
   g_session = session.release();
   g_owner.store(getpid());
@@ -143,7 +145,7 @@ void finishSession(Session& session, std::chrono::milliseconds timeout, const st
   writer.setSessionValue(std::string(key::kComplete), "1");
   if (!writer.stop(timeout)) {
     std::fprintf(stderr, "cuoverlap: warning: trace writer did not finish in time; %s holds what "
-                 "was committed\n", session.options.output_path.c_str());
+                 "was committed\n", printableForLog(session.options.output_path).c_str());
     return;  // the lock stays until the process ends: record waits for the writer to finish
   }
   session.registration.release();

@@ -34,7 +34,8 @@ std::uint64_t numberFromEnvironment(const char* name, std::uint64_t fallback, st
   unsigned long long value = std::strtoull(text, &end, 10);
   if (*end != '\0' || value < minimum || value > maximum) {
     if (!quiet) {
-      std::fprintf(stderr, "cuoverlap: warning: ignoring %s=%s (expected %llu..%llu)\n", name, text,
+      std::fprintf(stderr, "cuoverlap: warning: ignoring %s=%s (expected %llu..%llu)\n", name,
+                   printableForLog(text).c_str(),
                    static_cast<unsigned long long>(minimum), static_cast<unsigned long long>(maximum));
     }
     return fallback;
@@ -43,6 +44,23 @@ std::uint64_t numberFromEnvironment(const char* name, std::uint64_t fallback, st
 }
 
 }  // namespace
+
+std::string printableForLog(std::string_view text) {
+  constexpr std::size_t kMaxBytes = 1000;
+  std::string out;
+  for (std::size_t i = 0; i < text.size() && i < kMaxBytes; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c >= 0x7f || c == '\\') {
+      char escaped[5];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+      out += escaped;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (text.size() > kMaxBytes) out += "...";
+  return out;
+}
 
 std::string withPidSuffix(const std::string& path, long pid) {
   std::string suffix = "-pid" + std::to_string(pid);
@@ -78,7 +96,7 @@ CollectorOptions optionsFromEnvironment() {
   if (api != nullptr && *api != '\0' && std::string_view(api) != "all" &&
       std::string_view(api) != "lean" && !o.quiet) {
     std::fprintf(stderr, "cuoverlap: warning: ignoring %s=%s (expected lean or all)\n",
-                 schema::kEnvApi, api);
+                 schema::kEnvApi, printableForLog(api).c_str());
   }
   o.host_buffer_bytes = numberFromEnvironment(schema::kEnvHostBufferKb, 4096, 64, 1u << 20, o.quiet) << 10;
   o.device_buffer_bytes =

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "capture_spec.h"
 #include "collector_env.h"
@@ -37,6 +38,11 @@ struct CollectorOptions {
 // Reads the environment of this process. Malformed numbers fall back to the default (with a
 // warning unless quiet).
 CollectorOptions optionsFromEnvironment();
+
+// Text from the environment or a path for a warning line on the program's stderr: bytes below
+// 0x20, 0x7f and above as \xNN (no escape sequence, no second line reaches the terminal), cut
+// to 1000 bytes with "...".
+std::string printableForLog(std::string_view text);
 
 // "run.sqlite" -> "run-pid123.sqlite": the name a process takes when a per-rank name is already
 // taken (a DataLoader worker inherits its rank's RANK).

@@ -30,13 +30,16 @@ std::string RunRegistration::registerTrace(const std::string& run_dir, const std
   entry_path_ = run_dir + "/" + pid + ".lock";
   int fd = ::open(temporary.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return "cannot register in " + run_dir + ": " + std::strerror(errno);
+  // link(), not rename(): an existing PID.lock (a stale entry of a recycled pid, or a file someone
+  // else put there) is never replaced; registering fails instead (EEXIST).
   if (flock(fd, LOCK_EX) != 0 || !writeAll(fd, trace_path + "\n") ||
-      ::rename(temporary.c_str(), entry_path_.c_str()) != 0) {
+      ::link(temporary.c_str(), entry_path_.c_str()) != 0) {
     std::string why = std::strerror(errno);
     ::close(fd);
     ::unlink(temporary.c_str());
     return "cannot register in " + run_dir + ": " + why;
   }
+  ::unlink(temporary.c_str());
   fd_ = fd;
   return "";
 }

@@ -3,6 +3,7 @@
 #include "trace_writer.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -25,7 +26,17 @@ const char* recordKindName(RecordKind kind) {
 namespace {
 
 // Claims `path` atomically so that two processes (or a re-run) never share or clobber a file.
+// Side files (-wal, -shm, -journal) already beside `path` belong to someone else's database of
+// that name: SQLite would replay them into ours, and removing them could destroy another
+// program's data, so the path is refused and they are left alone.
 void createExclusively(const std::string& path) {
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    struct stat st {};
+    if (::lstat((path + suffix).c_str(), &st) == 0) {
+      throw WriterError("'" + path + suffix + "' already exists (left by another database of that "
+                        "name; not removed): choose another output");
+    }
+  }
   // O_EXCL also refuses a symlink planted at `path`, dangling or not.
   int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) {
@@ -33,8 +44,6 @@ void createExclusively(const std::string& path) {
     throw WriterError("cannot create '" + path + "': " + std::strerror(errno));
   }
   ::close(fd);
-  // Side files of an older database of the same name would be replayed into ours.
-  for (const char* suffix : {"-wal", "-shm", "-journal"}) ::unlink((path + suffix).c_str());
 }
 
 }  // namespace

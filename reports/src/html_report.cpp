@@ -227,7 +227,10 @@ void appendTrace(std::string& out, const TraceReport& trace, const html::Timelin
 
 }  // namespace
 
-std::string escapeHtml(std::string_view text) {
+// Also made inert (render::inert): the page is UTF-8, so invalid bytes become U+FFFD and control
+// characters visible escapes; newlines stay.
+std::string escapeHtml(std::string_view raw) {
+  const std::string text = render::inert(raw, render::Newlines::kKeep);
   std::string out;
   out.reserve(text.size() + 16);
   for (char c : text) {

@@ -149,10 +149,15 @@ Json rangeSummaryToJson(const RangeSummary& s) {
   for (const RangeInstanceRef& r : s.slowest) {
     slowest.push_back({{"name", r.name}, {"start", r.start}, {"end", r.end}});
   }
-  return Json{{"pattern", s.pattern},           {"count", s.count},
-              {"names", names},                 {"total_ns", s.total_ns},
-              {"duration_ns", durationSpreadToJson(s.duration_ns)},
-              {"per_instance", devices},        {"slowest", slowest}};
+  Json json{{"pattern", s.pattern},           {"count", s.count},
+            {"names", names},                 {"total_ns", s.total_ns},
+            {"duration_ns", durationSpreadToJson(s.duration_ns)},
+            {"per_instance", devices},        {"slowest", slowest}};
+  if (s.analyzed < s.count) {  // only when the work bound sampled the instances
+    json["analyzed"] = s.analyzed;
+    json["visits"] = s.visits;
+  }
+  return json;
 }
 
 // Only for traces with unified-memory activity in scope: goldens of the others unchanged.

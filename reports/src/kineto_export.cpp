@@ -115,8 +115,15 @@ class KinetoWriter {
     stream_.raw(header);
   }
 
+  // A name as a JSON string, cut to kKinetoNameBytes.
+  std::string eventName(std::string_view name) const {
+    if (name.size() <= kKinetoNameBytes) return jsonString(name);
+    ++stats_.names_cut;
+    return jsonString(trace_event::capText(name, kKinetoNameBytes));
+  }
+
   std::string opName(const GpuOp& op) const {
-    if (op.kind == OpKind::kKernel) return jsonString(trace_.str(op.name));
+    if (op.kind == OpKind::kKernel) return eventName(trace_.str(op.name));
     if (op.kind == OpKind::kMemcpy) {
       return fmt::format("\"Memcpy {} ({} -> {})\"", copyKindText(op.copy_kind),
                          memKindText(op.src_kind), memKindText(op.dst_kind));
@@ -193,7 +200,7 @@ class KinetoWriter {
       emit(fmt::format("{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": {}, \"pid\": {}, \"tid\": {}, "
                        "\"ts\": {}, \"dur\": {}, \"args\": {{\"correlation\": {}}}}}",
                        call.is_driver ? "cuda_driver" : "cuda_runtime",
-                       jsonString(kinetoApiName(trace_.str(call.name))), call.pid, call.tid,
+                       eventName(kinetoApiName(trace_.str(call.name))), call.pid, call.tid,
                        micros(call.start), duration(call.end - call.start), call.correlation_id));
       ++stats_.calls;
     }
@@ -210,7 +217,7 @@ class KinetoWriter {
         emit(fmt::format("{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": {}, \"pid\": {}, \"tid\": {}, "
                          "\"ts\": {}, \"dur\": {}}}",
                          on_gpu ? "gpu_user_annotation" : "user_annotation",
-                         jsonString(trace_.str(range.text)), pid, range.tid, micros(range.start),
+                         eventName(trace_.str(range.text)), pid, range.tid, micros(range.start),
                          duration(range.end - range.start)));
       } else {
         emit(fmt::format("{{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"user_annotation\", \"name\": {}, "
@@ -285,7 +292,7 @@ class KinetoWriter {
   std::set<std::pair<std::uint16_t, std::uint32_t>> streams_;
   std::set<std::pair<std::uint32_t, std::uint32_t>> threads_;
   std::unordered_map<std::uint64_t, std::size_t> calls_;
-  KinetoExportStats stats_;
+  mutable KinetoExportStats stats_;  // eventName() counts the names it cuts
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "cuoverlap/inert_text.h"
 #include "cuoverlap/kernel_name.h"
 #include "cuoverlap/names.h"
 #include "cuoverlap/units.h"
@@ -61,6 +62,27 @@ std::string inert(std::string_view text, Newlines newlines) {
   }
   return out;
 }
+
+}  // namespace cuoverlap::render
+
+namespace cuoverlap {
+
+std::string inertLine(std::string_view text, std::size_t max_bytes) {
+  // Escaping at most quadruples a byte ("\x1b"), so a prefix of 4 * max_bytes is enough.
+  const std::size_t consider = std::min(text.size(), max_bytes * 4 + 4);
+  std::string out = render::inert(text.substr(0, consider));
+  if (out.size() <= max_bytes && consider == text.size()) return out;
+  std::size_t end = std::min(out.size(), max_bytes);
+  while (end > 0 && (static_cast<unsigned char>(out[end]) & 0xC0) == 0x80) --end;  // UTF-8 boundary
+  const std::size_t escape = out.rfind('\\', end);
+  if (escape != std::string::npos && end - escape < 6) end = escape;  // never half an escape
+  out.resize(end);
+  return out + fmt::format("… (cut; {} bytes in all)", text.size());
+}
+
+}  // namespace cuoverlap
+
+namespace cuoverlap::render {
 
 std::string shortName(std::string_view name) { return shortKernelName(name); }
 

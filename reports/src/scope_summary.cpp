@@ -85,8 +85,13 @@ std::vector<std::string> rangeSummaryLines(const TraceReport& trace) {
                                formatDuration(r.end - r.start)));
   }
   lines.push_back("slowest: " + fmt::format("{}", fmt::join(slow, "; ")));
+  const std::string summed =
+      s.analyzed < s.count
+          ? fmt::format("{} of the {} instances (evenly spaced) summed: they overlap, and analyzing "
+                        "each would visit {} ops and calls", s.analyzed, s.count, s.visits)
+          : fmt::format("the {} instances summed", s.count);
   lines.push_back(fmt::format(
-      "device metrics below: the {} instances summed; findings: merged over them{}", s.count,
+      "device metrics below: {}; findings: merged over them{}", summed,
       trace.range_instances.empty() ? " (--instances N shows the N slowest in full)" : ""));
   return lines;
 }

@@ -15,10 +15,15 @@ namespace schema = cuoverlap::schema;
 
 namespace {
 
+// The file and its side files: the writer refuses a path with a -wal, -shm or -journal beside it,
+// and a test that abandons a writer leaves them.
 struct TempPath {
   std::string path = "/tmp/cuoverlap_writer_test_" + std::to_string(getpid()) + ".sqlite";
-  TempPath() { std::remove(path.c_str()); }
-  ~TempPath() { std::remove(path.c_str()); }
+  TempPath() { removeAll(); }
+  ~TempPath() { removeAll(); }
+  void removeAll() const {
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::remove((path + suffix).c_str());
+  }
 };
 
 struct ReadBack {

@@ -200,6 +200,10 @@ struct RangeInstanceRef {
 struct RangeSummary {
   std::string pattern;
   std::uint64_t count = 0;
+  // Instances whose metrics and findings are summed: all of them, or every k-th when the
+  // instances overlap so much that analyzing each would pass the work bound (range_scope.cpp).
+  std::uint64_t analyzed = 0;
+  std::uint64_t visits = 0;  // ops and calls starting inside the instances, summed over all
   std::vector<std::pair<std::string, std::uint64_t>> names;  // name -> instances, most first (<= 10)
   Ns total_ns = 0;                        // sum of instance durations
   DurationSpread duration_ns;

@@ -1,5 +1,9 @@
 #include "kineto_importer.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -298,12 +302,16 @@ void ModelBuilder::addProcesses(std::uint32_t main_pid) {
 
 }  // namespace
 
+// O_NONBLOCK: a FIFO swapped in after the caller's regular-file check must not block the open.
 bool looksLikeJson(const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) return false;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return false;
+  struct stat st {};
   unsigned char head[64] = {};
-  const std::size_t n = std::fread(head, 1, sizeof head, file);
-  std::fclose(file);
+  ssize_t read_bytes = 0;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) read_bytes = ::pread(fd, head, sizeof head, 0);
+  ::close(fd);
+  const std::size_t n = read_bytes > 0 ? static_cast<std::size_t>(read_bytes) : 0;
   if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b) return true;
   const bool bom = n >= 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF;
   for (std::size_t i = bom ? 3 : 0; i < n; ++i) {

@@ -1,6 +1,10 @@
 #include "trace_parser.h"
 
 #include <fmt/core.h>
+#include <rapidjson/rapidjson.h>
+
+#include "rapidjson_stack.h"  // before reader.h: RapidJSON 1.1.0's stack without its UB
+
 #include <rapidjson/error/en.h>
 #include <rapidjson/reader.h>
 

@@ -17,6 +17,7 @@
 // earliest timestamp in the trace, as Kineto >= 2023 writes them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <iosfwd>
 #include <vector>
@@ -40,7 +41,13 @@ struct KinetoExportStats {
   std::uint64_t flows = 0;   // ac2g flow pairs
   std::uint64_t ranges = 0;  // user_annotation and gpu_user_annotation events
   std::uint64_t steps = 0;   // ProfilerStep#N annotations
+  std::uint64_t names_cut = 0;  // event names cut to kKinetoNameBytes
 };
+
+// Every event repeats its name, so one long stored name used by many events would multiply the
+// export's size: names are cut to this many bytes (with "…"), which keeps the export proportional
+// to the trace; real kernel names (templated C++ included) are shorter.
+inline constexpr std::size_t kKinetoNameBytes = 1024;
 
 KinetoExportStats writeKinetoTrace(const Trace& trace, std::ostream& out, const KinetoSteps& steps = {});
 

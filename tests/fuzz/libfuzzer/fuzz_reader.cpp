@@ -1,6 +1,8 @@
-// libFuzzer target: the fuzzer's bytes as a trace file, through the reader, the analysis and every
-// renderer (text, JSON, Markdown, HTML, Perfetto, gate/JUnit, diff). Bad input must end in a
-// UserError; any other exception, a crash, a hang or a sanitizer report is a finding.
+// libFuzzer target: the fuzzer's bytes as a trace file, through the reader (either importer: the
+// reader sniffs JSON or gzip and hands it to the Kineto importer, anything else to the SQLite
+// reader), the analysis, every renderer (text, JSON, Markdown, HTML, gate/JUnit, diff) and every
+// export (Perfetto, Kineto). Bad input must end in a UserError; any other exception, a crash, a
+// hang or a sanitizer report is a finding. Seeds: SQLite mutants and tests/fuzz/kineto_seeds.py.
 //
 // The bytes are written to one file in a private directory (on /dev/shm when there is one, so in
 // memory), and the reader opens it as it opens any trace: read-only and immutable. (A memfd's
@@ -21,6 +23,7 @@
 #include "cuoverlap/gate.h"
 #include "cuoverlap/html_report.h"
 #include "cuoverlap/json_report.h"
+#include "cuoverlap/kineto_export.h"
 #include "cuoverlap/markdown_report.h"
 #include "cuoverlap/perfetto_export.h"
 #include "cuoverlap/reader.h"
@@ -46,6 +49,7 @@ void renderAll(const cuoverlap::Trace& trace) {
   renderMarkdown(report, out);
   renderHtml(report, out);
   writePerfettoTrace(trace, out);
+  writeKinetoTrace(trace, out);
   GateThresholds thresholds;
   thresholds.min_overlap = 0.5;
   thresholds.max_idle_fraction = 0.5;
