@@ -82,7 +82,7 @@ def test_python_m_is_the_command(pageable, tmp_path):
     text = subprocess.run([sys.executable, "-m", "cuoverlap", "analyze", "--color", "never", pageable],
                           capture_output=True, text=True)
     assert text.returncode == 0
-    assert "overlap ratio 0.000" in text.stdout
+    assert "overlap     ratio 0.000" in text.stdout
 
 
 def test_option_values_may_start_with_a_dash(pageable):

@@ -22,7 +22,7 @@ def test_report_data_and_text(pageable):
     assert report.data == cuoverlap.analyze(pageable)
     assert report["traces"][0]["devices"][0]["overlap_ratio"] == 0.0
     text = str(report)
-    assert "overlap ratio 0.000" in text
+    assert "overlap     ratio 0.000" in text
     assert "\x1b[" not in text
     assert report.render("markdown").startswith("#")
 
