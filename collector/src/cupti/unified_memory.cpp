@@ -60,8 +60,14 @@ UnifiedMemoryState enableUnifiedMemory(bool at_context) {
       }
     }
   }
-  if (on > 0 && !CUOVERLAP_CUPTI(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER))) {
-    on = 0;
+  if (on > 0) {
+    // Measured on an H100 (driver 580): before the first context the enable says NOT_READY.
+    const CUptiResult enabled = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+    if (enabled == CUPTI_ERROR_NOT_READY && !at_context) return UnifiedMemoryState::kRetryAtContext;
+    if (enabled != CUPTI_SUCCESS) {
+      result = enabled;
+      on = 0;
+    }
   }
   if (on == 0) {
     std::fprintf(stderr, "cuoverlap: warning: unified-memory counters are not available here (%s): "
