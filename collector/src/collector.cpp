@@ -93,10 +93,12 @@ bool startSession() {
   file->setDeviceQuery(activity::queryDevice);
   file->setNvtxStartEndQuery(activity::isStartEndRange);
   if (options.capture.active()) {
-    file->setNvtxFilter([](std::uint64_t start, std::uint64_t end) {
+    auto in_window = [](std::uint64_t start, std::uint64_t end) {
       const CaptureWindow* window = g_capture_window.load();
       return window != nullptr && window->overlapsWindow(start, end);
-    });
+    };
+    file->setNvtxFilter(in_window);
+    file->setApiFilter(in_window);
   }
   std::size_t max_buffers = std::max<std::size_t>(kPreallocatedBuffers, kMaxPoolBytes / options.host_buffer_bytes);
   session->pool = new BufferPool(options.host_buffer_bytes, kPreallocatedBuffers, max_buffers);

@@ -46,6 +46,8 @@ class TraceWriter final : public RowSink {
   }
   // With a capture window: an NVTX range (start, end) is written only when this says yes.
   void setNvtxFilter(std::function<bool(std::uint64_t, std::uint64_t)> keep) { nvtx_filter_ = std::move(keep); }
+  // With a capture window: an API call (start, end) is written only when this says yes.
+  void setApiFilter(std::function<bool(std::uint64_t, std::uint64_t)> keep) { api_filter_ = std::move(keep); }
   // Stored and written into CUOVERLAP_SESSION at every commit.
   void setSessionValue(const std::string& key, const std::string& value);
   void endOfBuffer();
@@ -103,6 +105,7 @@ class TraceWriter final : public RowSink {
   std::map<std::string, std::string> session_values_;
   std::function<void(DeviceRow&)> device_query_;
   std::function<bool(std::uint64_t, std::uint64_t)> nvtx_filter_;
+  std::function<bool(std::uint64_t, std::uint64_t)> api_filter_;
   NvtxAssembler nvtx_assembler_;
   std::vector<NvtxEvent> nvtx_out_;
   RecordCounts counts_{};

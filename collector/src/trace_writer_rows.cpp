@@ -90,6 +90,7 @@ void TraceWriter::onMemset(const MemsetRow& r) {
 }
 
 void TraceWriter::onApi(const ApiRow& r) {
+  if (api_filter_ && !api_filter_(r.start, r.end)) return;
   std::int64_t name_id = apiNameId(r);
   begin();
   api_->run({r.start, r.end, static_cast<int>(r.kind),

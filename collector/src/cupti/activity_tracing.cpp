@@ -167,12 +167,18 @@ std::size_t switchApis(bool on) {
   return switched;
 }
 
+// Lean API ids are enabled once, at the start, and never switched: switched on only when a
+// window opened (H100, driver 580.159.04, CUPTI 13.0), they recorded no call at all while the
+// window's kernels were recorded. With a capture window the writer drops the calls outside it
+// (TraceWriter::setApiFilter).
+bool g_lean_always_on = false;
+
 std::size_t switchRecording(bool on) {
   for (CUpti_ActivityKind kind : kWindowKinds) {
     // A kind this driver cannot record is logged and skipped; the others still work.
     CUOVERLAP_CUPTI(on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind));
   }
-  return switchApis(on);
+  return g_lean_always_on ? 0 : switchApis(on);
 }
 
 }  // namespace
@@ -248,8 +254,13 @@ std::string enable(BufferPool& pool, WriterThread& writer, const CollectorOption
   g_api = options.api;
   if (g_api == ApiTracing::kLean) selectLeanApis();
   lean_calls = g_api == ApiTracing::kLean ? g_lean_runtime.size() + g_lean_driver.size() : 0;
-  // With a capture window the rest waits for it to open (setRecording).
-  if (!options.capture.active()) setRecording(true);
+  // With a capture window the rest waits for it to open (setRecording), except lean calls.
+  if (!options.capture.active()) {
+    setRecording(true);
+  } else if (g_api == ApiTracing::kLean) {
+    switchApis(true);
+    g_lean_always_on = true;
+  }
   if (options.cupti_flush_period_ms > 0) {
     CUOVERLAP_CUPTI(cuptiActivityFlushPeriod(options.cupti_flush_period_ms));
   }
