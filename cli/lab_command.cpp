@@ -36,11 +36,13 @@ std::string percent(std::size_t part, std::size_t whole) {
 }
 
 void renderTable(std::ostream& out, const char* title, const std::vector<lab::LabRow>& rows) {
-  out << fmt::format("{:<28} {:>6} {:>12} {:>13} {:>7} {:>16}\n", title, "cases", "within ±30%",
-                     "median ratio", "false", "missed (of ≥5%)");
+  out << fmt::format("{:<28} {:>6} {:>12} {:>18} {:>13} {:>7} {:>16}\n", title, "cases",
+                     "within ±30%", "decided: within", "median ratio", "false", "missed (of ≥5%)");
   for (const lab::LabRow& row : rows) {
-    out << fmt::format("{:<28} {:>6} {:>12} {:>13.2f} {:>7} {:>16}\n", row.key, row.cases,
+    out << fmt::format("{:<28} {:>6} {:>12} {:>18} {:>13.2f} {:>7} {:>16}\n", row.key, row.cases,
                        fmt::format("{} ({})", row.within, percent(row.within, row.cases)),
+                       fmt::format("{}: {} ({})", row.decided, row.within_decided,
+                                   percent(row.within_decided, row.decided)),
                        row.median_ratio, row.false_findings,
                        fmt::format("{} of {}", row.missed, row.significant));
   }
@@ -64,12 +66,13 @@ std::string renderText(const lab::LabScore& score, const LabScoreArgs& args,
     }
   }
   if (args.cases) {
-    out << "\ncases (program transform finding span saving cost verdict):\n";
+    out << "\ncases (program transform finding span saving ±uncertainty cost verdict):\n";
     for (const lab::LabCase& c : score.cases) {
-      out << fmt::format("  {} {} {} {} {} {} {}\n", c.program, c.transform, c.finding,
+      out << fmt::format("  {} {} {} {} {} ±{} {} {}{}\n", c.program, c.transform, c.finding,
                          units::formatDuration(c.span_ns), units::formatDuration(c.saving_ns),
-                         units::formatDuration(c.cost_ns),
-                         c.false_finding ? "FALSE" : c.missed ? "MISSED" : c.within ? "ok" : "off");
+                         units::formatDuration(c.uncertainty_ns), units::formatDuration(c.cost_ns),
+                         c.false_finding ? "FALSE" : c.missed ? "MISSED" : c.within ? "ok" : "off",
+                         c.decided ? "" : " (undecided)");
     }
   }
   out << "\n";
@@ -82,6 +85,7 @@ nlohmann::ordered_json rowsJson(const std::vector<lab::LabRow>& rows) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const lab::LabRow& row : rows) {
     out.push_back({{"key", row.key}, {"cases", row.cases}, {"within", row.within},
+                   {"decided", row.decided}, {"within_decided", row.within_decided},
                    {"median_ratio", row.median_ratio}, {"false_findings", row.false_findings},
                    {"significant", row.significant}, {"missed", row.missed}});
   }
@@ -101,8 +105,8 @@ std::string renderJson(const lab::LabScore& score, const std::vector<std::string
   for (const lab::LabCase& c : score.cases) {
     out["cases"].push_back({{"program", c.program}, {"transform", c.transform},
                             {"finding", c.finding}, {"span_ns", c.span_ns},
-                            {"saving_ns", c.saving_ns}, {"cost_ns", c.cost_ns},
-                            {"within", c.within}, {"false_finding", c.false_finding},
+                            {"saving_ns", c.saving_ns}, {"uncertainty_ns", c.uncertainty_ns},
+                            {"cost_ns", c.cost_ns}, {"within", c.within}, {"decided", c.decided}, {"false_finding", c.false_finding},
                             {"missed", c.missed}});
   }
   out["target_misses"] = misses;

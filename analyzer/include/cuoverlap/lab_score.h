@@ -14,7 +14,14 @@ namespace cuoverlap::lab {
 // The score's targets (issue 20): a cost is right within ±30% of the measured saving, or within
 // 20 µs of it when the saving is under 70 µs (timer and launch noise); a finding is false when it
 // claims ≥ 5% of the span where its fix saves < 2%; a case is missed when its fix saves ≥ 5% of the
-// span and the finding is absent.
+// span and the finding is absent. A fix that made the program slower saved nothing: its saving
+// counts as 0 (a cost is never negative, so 0 is the best claim there is).
+//
+// A case is decided when the measurement can tell a right cost from a wrong one: the saving's
+// uncertainty (twice the standard error of the difference of the two medians, each estimated from
+// its runs' interquartile range) is at most the tolerance. Undecided cases are scored like the
+// others and counted apart, so that a low share within can be read as the model's error or the
+// measurement's.
 inline constexpr double kRelativeTolerance = 0.30;
 inline constexpr Ns kSmallSavingNs = 70'000;
 inline constexpr Ns kAbsoluteToleranceNs = 20'000;
@@ -29,8 +36,10 @@ struct LabCase {
   Ns span_ns = 0;           // median baseline span
   Ns saving_ns = 0;         // median baseline span - median variant span (may be negative)
   Ns cost_ns = 0;           // the finding's cost on the analyzed baseline run; 0 when absent
+  Ns uncertainty_ns = 0;    // twice the standard error of saving_ns, from the runs' spread
   bool fired = false;
   bool within = false;
+  bool decided = false;     // uncertainty_ns <= the tolerance the case is judged with
   bool false_finding = false;
   bool missed = false;
   bool significant = false; // saving >= kMissedSavingShare of the span
@@ -41,6 +50,8 @@ struct LabRow {
   std::string key;
   std::size_t cases = 0;
   std::size_t within = 0;
+  std::size_t decided = 0;
+  std::size_t within_decided = 0;
   double median_ratio = 0.0;     // median cost / saving over cases with saving >= 70 µs
   std::size_t false_findings = 0;
   std::size_t significant = 0;   // cases whose fix saved >= 5% of the span

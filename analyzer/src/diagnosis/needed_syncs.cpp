@@ -45,6 +45,22 @@ std::map<ThreadKey, ThreadCalls> callsByThread(const DeviceView& view) {
   return threads;
 }
 
+// Whether the host touched managed memory in [from, to): a CPU page fault of the process, or a
+// migration to the host, which is how a host read of what the GPU wrote shows in a trace.
+bool hostTouchesManaged(const UnifiedMemory& um, std::uint32_t pid, Ns from, Ns to) {
+  const auto fault = std::lower_bound(um.cpu_faults.begin(), um.cpu_faults.end(), from,
+                                      [](const UmCpuFault& f, Ns t) { return f.time < t; });
+  for (auto f = fault; f != um.cpu_faults.end() && f->time < to; ++f) {
+    if (f->pid == pid) return true;
+  }
+  const auto migration = std::lower_bound(um.migrations.begin(), um.migrations.end(), from,
+                                          [](const UmMigration& m, Ns t) { return m.start < t; });
+  for (auto m = migration; m != um.migrations.end() && m->start < to; ++m) {
+    if (m->pid == pid && m->direction == CopyKind::kUvmDtoH) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host) {
@@ -66,7 +82,10 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
     const auto& work = t->second.work_calls;
     const auto next = std::lower_bound(work.begin(), work.end(), std::make_pair(call.end, false));
     const bool orders_sync_copy = next != work.end() && next->second;
-    if (orders_sync_copy) {
+    const Ns next_work = next != work.end() ? next->first : std::numeric_limits<Ns>::max();
+    const bool host_reads_managed =
+        hostTouchesManaged(view.trace().unified_memory, call.pid, call.end, next_work);
+    if (orders_sync_copy || host_reads_managed) {
       needs[b] = SyncNeed::kKept;
     } else if (brings_back) {
       needs[b] = SyncNeed::kDeferrable;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <exception>
 #include <fstream>
 #include <map>
@@ -29,6 +30,7 @@ struct Variant {
   std::string transform;
   std::vector<std::string> findings;  // the ids the transform tests (usually one)
   Ns median_ns = 0;
+  double median_error_ns = 0.0;       // standard error of median_ns
 };
 
 struct Program {
@@ -37,6 +39,7 @@ struct Program {
   Ns window_start = 0;
   Ns window_end = 0;
   Ns median_ns = 0;
+  double median_error_ns = 0.0;
   std::vector<Variant> variants;
   std::map<std::string, Ns> costs;  // finding id -> summed cost on the analyzed baseline run
 };
@@ -53,6 +56,22 @@ json readManifest(const std::string& dir) {
     throw UserError(path + ": schema is not cuoverlap-lab-corpus/1");
   }
   return manifest;
+}
+
+// The standard error of the median of `spans` (runs of one variant): 1.2533 σ / √n for a normal
+// spread, σ estimated robustly as the interquartile range / 1.349. 0 for fewer than 2 runs.
+double medianError(const json& spans) {
+  std::vector<double> v;
+  if (spans.is_array()) {
+    for (const json& x : spans) {
+      if (x.is_number()) v.push_back(x.get<double>());
+    }
+  }
+  if (v.size() < 2) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  const double sigma = (v[(3 * n) / 4] - v[n / 4]) / 1.349;
+  return 1.2533 * sigma / std::sqrt(static_cast<double>(n));
 }
 
 std::vector<std::string> findingIds(const json& value) {
@@ -75,9 +94,11 @@ Program parseProgram(const json& entry, const std::string& where) {
     program.window_start = baseline.at("window_ns").at(0).get<Ns>();
     program.window_end = baseline.at("window_ns").at(1).get<Ns>();
     program.median_ns = baseline.at("median_ns").get<Ns>();
+    program.median_error_ns = medianError(baseline.value("spans_ns", json()));
     for (const auto& [transform, variant] : entry.at("variants").items()) {
-      program.variants.push_back(
-          {transform, findingIds(variant.at("finding")), variant.at("median_ns").get<Ns>()});
+      program.variants.push_back({transform, findingIds(variant.at("finding")),
+                                  variant.at("median_ns").get<Ns>(),
+                                  medianError(variant.value("spans_ns", json()))});
     }
     return program;
   } catch (const json::exception& error) {
@@ -128,10 +149,14 @@ LabCase judge(const Program& program, const Variant& variant) {
   }
   c.span_ns = program.median_ns;
   c.saving_ns = program.median_ns - variant.median_ns;
-  const Ns error = c.cost_ns > c.saving_ns ? c.cost_ns - c.saving_ns : c.saving_ns - c.cost_ns;
-  c.within = c.saving_ns < kSmallSavingNs
-                 ? error <= kAbsoluteToleranceNs
-                 : static_cast<double>(error) <= kRelativeTolerance * static_cast<double>(c.saving_ns);
+  const Ns saved = std::max<Ns>(c.saving_ns, 0);  // a fix that slowed the program saved nothing
+  const Ns error = c.cost_ns > saved ? c.cost_ns - saved : saved - c.cost_ns;
+  const double tolerance = saved < kSmallSavingNs
+                               ? static_cast<double>(kAbsoluteToleranceNs)
+                               : kRelativeTolerance * static_cast<double>(saved);
+  c.within = static_cast<double>(error) <= tolerance;
+  c.uncertainty_ns = static_cast<Ns>(2.0 * std::hypot(program.median_error_ns, variant.median_error_ns));
+  c.decided = static_cast<double>(c.uncertainty_ns) <= tolerance;
   const double span = static_cast<double>(std::max<Ns>(c.span_ns, 1));
   c.significant = static_cast<double>(c.saving_ns) >= kMissedSavingShare * span;
   c.false_finding = c.fired && static_cast<double>(c.cost_ns) >= kFalseCostShare * span &&
@@ -155,6 +180,8 @@ std::vector<LabRow> rowsBy(const std::vector<LabCase>& cases, std::string LabCas
     row.key = c.*key;
     ++row.cases;
     row.within += c.within;
+    row.decided += c.decided;
+    row.within_decided += c.decided && c.within;
     row.false_findings += c.false_finding;
     row.significant += c.significant;
     row.missed += c.missed;
