@@ -7,7 +7,8 @@
 // Cost: what the fix saves, from the what-if schedule (schedule_estimate.h, event waits kept): the
 // span as recorded minus the span with each faulting kernel taking its fault-free duration plus
 // its prefetch, on its stream:
-//   - fault-free duration: the median duration of the same kernel (name) on the device in runs
+//   - fault-free duration: the median duration of the same kernel (name, grid blocks, threads per
+//     block and shared memory: one name often runs many shapes of work) on the device in runs
 //     that did not fault, when there are any; else the kernel's duration minus the time the
 //     driver spent on its faults (the union of its fault groups and migrations inside the run);
 //   - prefetch: the bytes migrated to the device during the run at the pinned HtoD rate plus a
@@ -20,6 +21,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "cuoverlap/units.h"
 #include "diagnosis/cost_ledger.h"
@@ -104,7 +106,12 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
   const DeviceFaults device = faultsOn(view);
   if (device.faults.empty()) return std::nullopt;
   std::vector<KernelFaults> faulting;
-  std::map<StringId, std::vector<Ns>> clean_runs;  // fault-free durations by kernel name
+  // Fault-free durations by kernel: name and launch shape.
+  using KernelShape = std::tuple<StringId, std::uint32_t, std::uint16_t, std::uint32_t>;
+  const auto shapeOf = [](const GpuOp& op) {
+    return KernelShape{op.name, op.grid_blocks, op.block_threads, op.shared_mem_bytes};
+  };
+  std::map<KernelShape, std::vector<Ns>> clean_runs;
   std::size_t position = 0;
   for (const ScopedOp& scoped : view.ops()) {
     const std::size_t at = position++;
@@ -112,7 +119,7 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
     if (op.kind != OpKind::kKernel) continue;
     KernelFaults k = faultsOf(device, scoped, op.pid);
     if (k.groups == 0) {
-      clean_runs[op.name].push_back(scoped.end - scoped.start);
+      clean_runs[shapeOf(op)].push_back(scoped.end - scoped.start);
       continue;
     }
     k.position = at;
@@ -127,7 +134,7 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
     const ScopedOp scoped = view.ops()[k.position];
     const GpuOp& op = view.op(scoped);
     const Ns duration = scoped.end - scoped.start;
-    const auto clean = clean_runs.find(op.name);
+    const auto clean = clean_runs.find(shapeOf(op));
     const bool known = clean != clean_runs.end();
     const Ns fault_free = known ? median(clean->second) : std::max<Ns>(0, duration - k.serviced);
     const Ns fixed = fault_free + (k.bytes > 0 ? pinnedDuration(rate, k.bytes) : 0);
