@@ -1,18 +1,27 @@
 // legacy-default-stream: an op issued to the legacy default (null) stream while another blocking
-// stream of the same context had work. The legacy stream is an implicit barrier: its op waits for
-// all earlier work of the context's blocking streams, and their later work waits for it.
+// stream of the same context had work, or while another host thread's op on the legacy stream
+// was in flight. The legacy stream is an implicit barrier: its op waits for all earlier work of
+// the context's blocking streams, and their later work waits for it; and it is one stream, so
+// host threads that all issue to it serialize each other's work.
 // An op X on the null stream counts when some op Y of another blocking stream (flag "default" in
 // the stream table) of the same context was in flight when X's launch call began (Y launched
-// earlier and not yet finished), or was launched while X was in flight.
-// Cost: how much the span would shrink without the barriers: the what-if schedule of the device's
-// ops with, for each counted X, "the last op of every other blocking stream launched before X
-// precedes X" and "X precedes the first op of every other blocking stream launched after X", minus
-// the same schedule without those edges (diagnosis/schedule_estimate.h; event waits are kept).
+// earlier and not yet finished), or was launched while X was in flight; or when X was launched
+// by a host thread while an op another thread launched to the legacy stream was in flight (both
+// threads synchronizing on their own: independent producers, not a hand-over).
+// Cost: what the fix (lab transform own-streams: each thread's asynchronous work on a created
+// non-blocking stream of its own) saves in the what-if schedule with the host
+// (diagnosis/schedule_estimate.h; event waits kept): the span with every barrier edge ("the last
+// op of every other blocking stream launched before X precedes X", "X precedes the first op of
+// every other blocking stream launched after X") minus the span with the asynchronous legacy ops
+// of each thread on a lane of their own, without their barrier edges (synchronous copies and
+// memsets stay on the legacy stream, barriers included), and each synchronize of the legacy
+// stream waiting only for its own thread's lane.
 // Where: each X's own run and the stretches the ops after it were held back ([ready, start)).
 // Needs: the null stream (stream flag or context nullStreamId), stream flags, launch calls.
 #include <algorithm>
 #include <iterator>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -77,11 +86,141 @@ std::map<std::uint32_t, BlockingStreamLaunches> blockingLaunchesPerContext(const
   return result;
 }
 
+// The legacy-stream ops of the view with their launching thread, by position.
+struct LegacyOp {
+  std::size_t position = 0;
+  std::uint64_t thread = 0;  // pid << 32 | tid of the launch call
+  Ns launched = 0;
+  bool synchronous = false;  // cudaMemcpy, cudaMemset: no stream to move them to
+};
+
+std::vector<LegacyOp> legacyOps(const DeviceView& view) {
+  std::vector<LegacyOp> out;
+  const auto& ops = view.ops();
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    const GpuOp& op = view.op(ops[pos]);
+    const auto call = view.launchCall(op);
+    if (!call || !view.onLegacyDefaultStream(op)) continue;
+    const RuntimeCall& c = view.call(*call);
+    const ApiKind kind = view.callKind(*call);
+    out.push_back({pos, (static_cast<std::uint64_t>(c.pid) << 32) | c.tid, c.start,
+                   kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync});
+  }
+  return out;
+}
+
+// Threads that synchronize on their own (an explicit synchronize call in the view): independent
+// producers of work. A thread that never waits (PyTorch's autograd thread, which launches backward
+// while the main thread waits in backward()) is driven by another and hands its work over in
+// order: putting it on a stream of its own would drop an ordering the program needs.
+std::vector<std::uint64_t> synchronizingThreads(const DeviceView& view) {
+  std::vector<std::uint64_t> threads;
+  for (std::size_t call : view.calls()) {
+    if (!isExplicitSync(view.callKind(call))) continue;
+    const RuntimeCall& c = view.call(call);
+    threads.push_back((static_cast<std::uint64_t>(c.pid) << 32) | c.tid);
+  }
+  std::sort(threads.begin(), threads.end());
+  threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
+  return threads;
+}
+
+// Positions of the legacy ops launched while an op another thread launched to the legacy stream
+// was in flight (the threads queue behind each other on the one stream); only threads that
+// synchronize on their own count.
+std::vector<std::size_t> sharedByThreads(const DeviceView& view, std::vector<LegacyOp> legacy) {
+  const std::vector<std::uint64_t> independent = synchronizingThreads(view);
+  legacy.erase(std::remove_if(legacy.begin(), legacy.end(),
+                              [&](const LegacyOp& x) {
+                                return !std::binary_search(independent.begin(), independent.end(),
+                                                           x.thread);
+                              }),
+               legacy.end());
+  std::sort(legacy.begin(), legacy.end(),
+            [](const LegacyOp& a, const LegacyOp& b) { return a.launched < b.launched; });
+  std::map<std::uint64_t, Ns> last_end;  // per thread: the latest end of its legacy ops so far
+  std::vector<std::size_t> shared;
+  for (const LegacyOp& x : legacy) {
+    for (const auto& [thread, end] : last_end) {
+      if (thread != x.thread && end > x.launched) {
+        shared.push_back(x.position);
+        break;
+      }
+    }
+    Ns& end = last_end[x.thread];
+    end = std::max(end, view.ops()[x.position].end);
+  }
+  std::sort(shared.begin(), shared.end());
+  return shared;
+}
+
+// The host timeline of the fix: a synchronize of the legacy stream waits for the last legacy op
+// its own thread launched before it (the thread's own stream), a device synchronize for the last
+// of every thread's.
+HostTimeline ownStreamsTimeline(const DeviceView& view, const HostTimeline& host,
+                                const std::vector<LegacyOp>& legacy) {
+  std::vector<bool> is_legacy(view.ops().size(), false);
+  for (const LegacyOp& x : legacy) is_legacy[x.position] = true;
+  std::map<std::uint64_t, std::vector<std::pair<Ns, std::size_t>>> by_thread;  // launched, position
+  for (const LegacyOp& x : legacy) by_thread[x.thread].emplace_back(x.launched, x.position);
+  for (auto& [thread, list] : by_thread) std::sort(list.begin(), list.end());
+  const auto lastBefore = [](const std::vector<std::pair<Ns, std::size_t>>& list, Ns t) {
+    auto it = std::lower_bound(list.begin(), list.end(), std::make_pair(t, std::size_t{0}));
+    return it == list.begin() ? std::optional<std::size_t>{} : std::prev(it)->second;
+  };
+  HostTimeline own = host;
+  for (HostBarrier& barrier : own.barriers) {
+    const ApiKind kind = view.callKind(barrier.call);
+    if (kind != ApiKind::kStreamSync && kind != ApiKind::kDeviceSync) continue;
+    const auto legacy_wait = std::find_if(barrier.waited_for.begin(), barrier.waited_for.end(),
+                                          [&](std::size_t p) { return is_legacy[p]; });
+    if (legacy_wait == barrier.waited_for.end()) continue;
+    const RuntimeCall& call = view.call(barrier.call);
+    const std::uint64_t self = (static_cast<std::uint64_t>(call.pid) << 32) | call.tid;
+    barrier.waited_for.erase(std::remove_if(barrier.waited_for.begin(), barrier.waited_for.end(),
+                                            [&](std::size_t p) { return is_legacy[p]; }),
+                             barrier.waited_for.end());
+    for (const auto& [thread, list] : by_thread) {
+      if (kind == ApiKind::kStreamSync && thread != self) continue;
+      if (const auto p = lastBefore(list, call.start)) barrier.waited_for.push_back(*p);
+    }
+  }
+  return own;
+}
+
+// Saving of the fix: the schedule with every barrier minus the schedule with each thread's
+// asynchronous legacy work on its own non-blocking lane.
+Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
+                    const std::vector<OrderEdge>& barriers) {
+  const HostTimeline host = buildHostTimeline(view);
+  const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
+  std::vector<OrderEdge> recorded = waits;
+  recorded.insert(recorded.end(), barriers.begin(), barriers.end());
+  const Ns before = ScheduleModel(view, host).span(recorded);
+  std::vector<std::uint64_t> lane(view.ops().size());
+  for (std::size_t p = 0; p < lane.size(); ++p) lane[p] = DeviceView::streamKey(view.op(view.ops()[p]));
+  std::vector<bool> moved(lane.size(), false);
+  for (const LegacyOp& x : legacy) {
+    if (x.synchronous) continue;
+    lane[x.position] = x.thread ^ 0x9e3779b97f4a7c15ULL;  // a lane per thread, unlike any stream key
+    moved[x.position] = true;
+  }
+  std::vector<OrderEdge> kept = waits;
+  for (const OrderEdge& e : barriers) {
+    if (!moved[e.from] && !moved[e.to]) kept.push_back(e);
+  }
+  const ScheduleModel fixed = ScheduleModel(view, ownStreamsTimeline(view, host, legacy)).withLanes(lane);
+  return std::max<Ns>(0, before - fixed.span(kept));
+}
+
 }  // namespace
 
 std::optional<Finding> findLegacyDefaultStream(const DeviceView& view) {
+  const std::vector<LegacyOp> legacy = legacyOps(view);
+  if (legacy.empty()) return std::nullopt;
   const auto per_context = blockingLaunchesPerContext(view);
-  if (per_context.empty()) return std::nullopt;
+  const std::vector<std::size_t> shared = sharedByThreads(view, legacy);
+  if (per_context.empty() && shared.empty()) return std::nullopt;
   FindingBuilder builder(view, "legacy-default-stream", Severity::kWarning);
   std::vector<OrderEdge> barriers;
   const auto& ops = view.ops();
@@ -90,16 +229,24 @@ std::optional<Finding> findLegacyDefaultStream(const DeviceView& view) {
     const GpuOp& op = view.op(scoped);
     const auto call = view.launchCall(op);
     if (!call || !view.onLegacyDefaultStream(op)) continue;
+    if (std::binary_search(shared.begin(), shared.end(), pos)) {
+      builder.add(Interval{scoped.start, scoped.end},
+                  evidenceForOp(view, op, fmt::format("{} on the legacy default stream, which "
+                                                      "another host thread's work also used",
+                                                      describeOp(view, op))));
+    }
     auto it = per_context.find(op.context_id);
     if (it == per_context.end()) continue;
     const Ns launched = view.call(*call).start;
     if (!it->second.inFlightAt(launched) && !it->second.launchedIn(launched, scoped.end)) continue;
     const std::size_t first_edge = barriers.size();
     it->second.addBarrierEdges(launched, pos, barriers);
-    builder.add(Interval{scoped.start, scoped.end},
-                evidenceForOp(view, op, fmt::format("{} on the legacy default stream while "
-                                                    "other blocking streams had work",
-                                                    describeOp(view, op))));
+    if (!std::binary_search(shared.begin(), shared.end(), pos)) {
+      builder.add(Interval{scoped.start, scoped.end},
+                  evidenceForOp(view, op, fmt::format("{} on the legacy default stream while "
+                                                      "other blocking streams had work",
+                                                      describeOp(view, op))));
+    }
     for (std::size_t e = first_edge; e < barriers.size(); ++e) {
       if (barriers[e].from != pos) continue;
       const auto ready = view.readyTime(barriers[e].to);
@@ -107,17 +254,21 @@ std::optional<Finding> findLegacyDefaultStream(const DeviceView& view) {
       if (ready && *ready < start) builder.addRegion(Interval{std::max(*ready, scoped.start), start});
     }
   }
-  if (builder.count() > 0) {
-    const ScheduleModel model(view, buildHostTimeline(view));
-    builder.estimateSaving(model.savingWithout(waitEdges(streamWaits(view)), barriers));
-  }
+  if (builder.count() > 0) builder.estimateSaving(ownStreamsSaving(view, legacy, barriers));
+  const std::string what =
+      shared.empty() ? "acted as barriers for the other blocking streams of their context"
+      : shared.size() == builder.count()
+          ? "queued behind other host threads' work on the same stream"
+          : "acted as barriers for the other blocking streams of their context or queued behind "
+            "other host threads' work on the same stream";
   return builder.build(
-      fmt::format("{} ops on the legacy default stream acted as barriers for the other "
-                  "blocking streams of their context",
-                  builder.count()),
-      "Issue this work to a created stream, create the other streams with "
-      "cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), or compile with "
-      "--default-stream per-thread");
+      fmt::format("{} ops on the legacy default stream {}", builder.count(), what),
+      shared.empty() ? "Issue this work to a created stream, create the other streams with "
+                       "cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), or compile with "
+                       "--default-stream per-thread"
+                     : "Give each host thread a created stream of its own "
+                       "(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) and issue its "
+                       "copies and kernels there, or compile with --default-stream per-thread");
 }
 
 }  // namespace cuoverlap::diagnosis
