@@ -114,6 +114,30 @@ TEST_CASE("single-stream does not fire with two streams or without copies") {
   CHECK(findingsOf(kernels_only.build()).empty());
 }
 
+TEST_CASE("single-stream fires on a stream's loop among other streams' separate work") {
+  // Stream 13 runs six tiles one after another (the lab's multi-stream case among a program's
+  // other work); stream 14 runs a kernel before them, alone. A clean pipeline's stream, which runs
+  // beside the others, never counts (the next test).
+  TraceBuilder b = cleanPipeline();
+  TraceBuilder loop;
+  loop.launch(14, 0, 2, 5, 100);
+  double t = 3;
+  for (int tile = 0; tile < 6; ++tile) {
+    const double base = 100.0 + 300.0 * tile;
+    loop.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 2, base + 10, base + 100, CopyKind::kHtoD);
+    loop.launch(13, t + 3, t + 5, base + 100, base + 200);
+    loop.copyCall("cudaMemcpyAsync_v3020", 13, t + 6, t + 8, base + 200, base + 290, CopyKind::kDtoH);
+    t += 9;
+  }
+  const auto findings = findingsOf(loop.build());
+  const Finding* f = findingById(findings, "single-stream");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 18);
+  CHECK(f->time_ns > 0);
+  CHECK(f->summary.find("ran one after another on stream 13") != std::string::npos);
+  CHECK(idsOf(findingsOf(b.build())).count("single-stream") == 0);
+}
+
 TEST_CASE("a clean three-stream pipeline produces no finding") {
   TraceBuilder b = cleanPipeline();
   const auto findings = findingsOf(b.build());
