@@ -29,7 +29,7 @@ for part in "$@"; do
   case $part in
     lab)
       log "lab: ${LAB_COUNT:-320} programs"
-      SKIP_BUILD=1 BUILD_DIR=$build timeout 330 bash scripts/lab_record.sh "$T/lab" "${LAB_COUNT:-320}" 1 \
+      SKIP_BUILD=1 BUILD_DIR=$build timeout "${LAB_TIMEOUT:-330}" bash scripts/lab_record.sh "$T/lab" "${LAB_COUNT:-320}" 1 \
         > "$T/lab.log" 2>&1
       log "lab rc=$?"
       tail -4 "$T/lab.log"
@@ -53,6 +53,12 @@ for part in "$@"; do
       done > "$T/loops_steady.txt" 2>&1
       cat "$T/loops_steady.txt"
       (cd "$T" && tar czf loops.tgz loops loops.txt loops_steady.txt) ;;
+    capturetest)
+      ninja -C "$build" test_collector_gpu_capture capture_app > "$T/build_capture.log" 2>&1 \
+        || { tail -30 "$T/build_capture.log"; }
+      ctest --test-dir "$build" -R collector_gpu_capture --output-on-failure > "$T/ctest_capture.txt" 2>&1
+      log "collector_gpu_capture rc=$?"
+      tail -30 "$T/ctest_capture.txt" ;;
     capture)
       log "capture check"
       REPS=${CAPTURE_REPS:-5} timeout 240 bash scripts/gpu/capture_check.sh "$(pwd)/$build" 1 \
