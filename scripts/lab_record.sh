@@ -4,7 +4,7 @@
 # REPS times, interleaved) and collect everything into OUT_DIR/corpus (docs/lab.md):
 # manifest.json, the trimmed batch traces, programs.jsonl.gz. Log: OUT_DIR/lab_record.log.
 #   Usage: scripts/lab_record.sh OUT_DIR [PROGRAM_COUNT (320)] [SEED (1)]
-#   Env: BUILD_DIR (build-gpu), REPS (3), BATCH (50 programs), BATCH_TIMEOUT (150 s per batch),
+#   Env: BUILD_DIR (build-gpu), REPS (15), BATCH (50 programs), BATCH_TIMEOUT (240 s per batch),
 #        SKIP_BUILD=1 (use what BUILD_DIR holds)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -13,9 +13,9 @@ out=${1:?usage: lab_record.sh OUT_DIR [PROGRAM_COUNT] [SEED]}
 count=${2:-320}
 seed=${3:-1}
 build=${BUILD_DIR:-build-gpu}
-reps=${REPS:-3}
+reps=${REPS:-15}
 batch=${BATCH:-50}
-batch_timeout=${BATCH_TIMEOUT:-150}
+batch_timeout=${BATCH_TIMEOUT:-240}
 mkdir -p "$out/batches" "$out/corpus"
 out=$(cd "$out" && pwd)
 logfile=$out/lab_record.log
