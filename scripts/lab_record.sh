@@ -4,7 +4,7 @@
 # REPS times, interleaved) and collect everything into OUT_DIR/corpus (docs/lab.md):
 # manifest.json, the trimmed batch traces, programs.jsonl.gz. Log: OUT_DIR/lab_record.log.
 #   Usage: scripts/lab_record.sh OUT_DIR [PROGRAM_COUNT (320)] [SEED (1)]
-#   Env: BUILD_DIR (build-gpu), REPS (15), BATCH (50 programs), BATCH_TIMEOUT (240 s per batch),
+#   Env: PROGRAMS=FILE (record these corpus lines instead of generating), BUILD_DIR (build-gpu), REPS (15), BATCH (50 programs), BATCH_TIMEOUT (240 s per batch),
 #        SKIP_BUILD=1 (use what BUILD_DIR holds)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -34,9 +34,14 @@ lab=$root/$build/workloads/lab/cuoverlap-lab
 machine=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 log "machine: ${machine:-unknown}"
 
-log "generate $count programs, seed $seed"
-(cd workloads/lab && python3 -m labgen generate --seed "$seed" --count "$count" --out "$out/programs.jsonl") \
-  >> "$logfile" 2>&1 || { log "the generator failed (see above)"; exit 1; }
+if [ -n "${PROGRAMS:-}" ]; then
+  log "programs from $PROGRAMS"
+  cp "$PROGRAMS" "$out/programs.jsonl" || exit 1
+else
+  log "generate $count programs, seed $seed"
+  (cd workloads/lab && python3 -m labgen generate --seed "$seed" --count "$count" --out "$out/programs.jsonl") \
+    >> "$logfile" 2>&1 || { log "the generator failed (see above)"; exit 1; }
+fi
 "$lab" check "$out/programs.jsonl" 2>&1 | tee -a "$logfile"
 [ "${PIPESTATUS[0]}" = 0 ] || { log "the generated programs do not validate"; exit 1; }
 rm -f "$out"/batches/batch*

@@ -17,7 +17,7 @@ def apply(program):
         for thread in out["threads"]:
             for steps in walk_lists(thread["steps"]):
                 for i, step in enumerate(steps):
-                    if step["op"] == "loop" and _hoist(steps, i):
+                    if step["op"] == "loop" and hoist_pair(steps, i):
                         hoisted += 1
                         changed = True
                         break
@@ -26,10 +26,12 @@ def apply(program):
     return out
 
 
-def _hoist(steps, i):
+def hoist_pair(steps, i, only=None):
+    """Moves one alloc/free pair of the loop steps[i]'s body (of a buffer in `only`, if given)
+    before and after the loop; False when there is none."""
     loop = steps[i]
     body = loop["body"]
-    for alloc in [s for s in body if s["op"] == "alloc"]:
+    for alloc in [s for s in body if s["op"] == "alloc" and (only is None or s["buffer"] in only)]:
         free = next((s for s in body if s["op"] == "free" and s["buffer"] == alloc["buffer"]), None)
         if free is None:
             continue
