@@ -119,15 +119,17 @@ void ScheduleRun::addHostNodes(const std::vector<CallChange>& changed, const std
     duration_[n + b] = barrier.own;
     auto it = std::lower_bound(by_call.begin(), by_call.end(), barrier.call,
                                [](const CallChange* c, std::size_t call) { return c->call < call; });
+    Ns sooner = 0;
     if (it != by_call.end() && (*it)->call == barrier.call) {
       waits[b] = (*it)->waits ? 1 : 0;
       duration_[n + b] = (*it)->own;
+      sooner = (*it)->earlier;
     }
     if (barrier.previous < 0) {
-      ready_[n + b] = barrier.start;
+      ready_[n + b] = barrier.start - sooner;
     } else {
       from.push_back(n + static_cast<std::size_t>(barrier.previous));
-      to.push_back({n + b, barrier.after_previous});
+      to.push_back({n + b, std::max<Ns>(0, barrier.after_previous - sooner)});
     }
   }
   for (const OrderEdge& wait : m_.barrier_waits_) {

@@ -50,10 +50,13 @@ struct FasterOp {
 // A blocking call changed by a what-if: it no longer waits for the ops it waited for (a pageable
 // copy made pinned and asynchronous), or still waits but returns sooner after them (a synchronous
 // copy made pinned: no staging on the host after a DtoH). `own` replaces its own time.
+// `earlier`: the call begins that much sooner after its thread's previous blocking call (host
+// time given back before it: calls a fix removed), as the thread's later launches do.
 struct CallChange {
   std::size_t call = 0;  // index into Trace::runtime_calls
   bool waits = true;
   Ns own = 0;
+  Ns earlier = 0;
 };
 
 // Blocks of `kernel` that fit on one SM at once; 0 when the device data is missing.

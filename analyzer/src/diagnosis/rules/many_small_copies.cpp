@@ -127,6 +127,40 @@ std::vector<Ns> hostTimeGivenBack(const DeviceView& view, const std::vector<std:
   return earlier;
 }
 
+// Each blocking call of a thread that removed asynchronous calls since its previous blocking
+// call begins their summed durations sooner (the host loop that issued them runs that much
+// faster), as a CallChange that keeps the call's waits and own time; merged into `changed`.
+void barriersGivenBack(const DeviceView& view, const std::vector<std::size_t>& removed,
+                       const HostTimeline& host, std::vector<CallChange>& changed) {
+  std::map<std::uint32_t, std::vector<std::pair<Ns, Ns>>> saved;  // tid -> (call end, duration)
+  for (std::size_t call : removed) {
+    const RuntimeCall& c = view.call(call);
+    saved[c.tid].push_back({c.end, c.end - c.start});
+  }
+  for (auto& [tid, list] : saved) std::sort(list.begin(), list.end());
+  for (const HostBarrier& barrier : host.barriers) {
+    const RuntimeCall& call = view.call(barrier.call);
+    const auto list = saved.find(call.tid);
+    if (list == saved.end()) continue;
+    const Ns since = barrier.previous >= 0
+                         ? host.barriers[static_cast<std::size_t>(barrier.previous)].end
+                         : std::numeric_limits<Ns>::min();
+    Ns sooner = 0;
+    for (const auto& [end, duration] : list->second) {
+      if (end > call.start) break;
+      if (end > since) sooner += duration;
+    }
+    if (sooner == 0) continue;
+    const auto existing = std::find_if(changed.begin(), changed.end(),
+                                       [&](const CallChange& c) { return c.call == barrier.call; });
+    if (existing != changed.end()) {
+      existing->earlier = sooner;
+    } else {
+      changed.push_back({barrier.call, true, barrier.own, sooner});
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<Finding> findManySmallCopies(const DeviceView& view) {
@@ -172,6 +206,7 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
   const ScheduleModel model(view, host);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
   const std::vector<Ns> earlier = hostTimeGivenBack(view, async_removed, host);
+  barriersGivenBack(view, async_removed, host, changed);
   const Ns saving =
       std::max<Ns>(0, model.span(waits) - model.span(waits, earlier, faster, changed));
   const Ns reduction = std::clamp<Ns>(ledgerIdeal(view) - ledgerIdeal(view, faster), 0, saving);
