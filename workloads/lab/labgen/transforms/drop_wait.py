@@ -1,5 +1,6 @@
 """drop-wait: remove every cudaStreamWaitEvent that orders no data dependence
-(event-wait-serialization; cross-stream-kernel-wait when every dropped wait is kernel -> kernel).
+(event-wait-serialization; cross-stream-kernel-wait for the waits between two kernels; both
+when both kinds are dropped).
 
 Data dependences come from the buffers each op reads and writes (copy: reads src, writes dst;
 kernel: reads and writes its buffer; memset: writes). A wait is kept when, without it, some pair
@@ -54,25 +55,39 @@ def apply(program):
 
 
 def finding(program):
-    """cross-stream-kernel-wait when each dropped wait sits between two kernels."""
+    """The findings whose waits the transform drops: cross-stream-kernel-wait for a wait between
+    two kernels, event-wait-serialization for the others; a wait on an event recorded before any
+    work of its stream waits for nothing and names neither. Both, as a list, when both kinds are
+    dropped (their costs add up: each rule prices its own waits)."""
+    kinds = set()
+    drop = {id(w) for w in droppable(program)}
     for thread in program["threads"]:
-        drop = {id(w) for w in droppable(program)}
         steps = list(walk(thread["steps"]))
         for i, step in enumerate(steps):
-            if id(step) in drop and not _between_kernels(steps, i):
-                return FINDING
-    return "cross-stream-kernel-wait"
+            if id(step) in drop:
+                kinds.add(_wait_kind(steps, i))
+    kinds.discard(None)
+    if kinds == {"cross-stream-kernel-wait"}:
+        return "cross-stream-kernel-wait"
+    if len(kinds) == 2:
+        return [FINDING, "cross-stream-kernel-wait"]
+    return FINDING
 
 
-def _between_kernels(steps, i):
+def _wait_kind(steps, i):
+    """cross-stream-kernel-wait, event-wait-serialization, or None (the wait has no producer)."""
     wait = steps[i]
     record = next((s for s in reversed(steps[:i]) if s["op"] == "record"
                    and s["event"] == wait["event"]), None)
     if record is None:
-        return False
+        return FINDING
     at = steps.index(record)
     producer = next((s for s in reversed(steps[:at]) if s.get("stream") == record["stream"]
                      and s["op"] in ("kernel", "copy", "memset")), None)
+    if producer is None:
+        return None
     consumer = next((s for s in steps[i + 1:] if s.get("stream") == wait["stream"]
                      and s["op"] in ("kernel", "copy", "memset")), None)
-    return bool(producer and consumer and producer["op"] == consumer["op"] == "kernel")
+    if consumer is not None and producer["op"] == consumer["op"] == "kernel":
+        return "cross-stream-kernel-wait"
+    return FINDING
