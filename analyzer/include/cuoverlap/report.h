@@ -129,6 +129,15 @@ struct Finding {
   Ns ideal_reduction_ns = 0;
 };
 
+// What the finding's fix, applied alone, would save: the rule's estimate before the ledger charged
+// it, with the part that lowers the ideal (docs/findings.md, "The cost ledger"). time_ns is the
+// share of the device's lost time charged to the finding; where two findings' fixes save the same
+// time (many small cudaMemcpy calls: merge them, or make them asynchronous), each fix alone saves
+// it, and the ledger charges it once.
+inline Ns fixSavingNs(const Finding& finding) {
+  return finding.estimated_ns + finding.ideal_reduction_ns;
+}
+
 // How much of a device's lost time the findings explain (docs/findings.md, "The cost ledger"):
 // explainable_ns = span - the ledger's ideal (the metrics' ideal, with kernels allowed to share
 // the SMs by their grid size), explained_ns = the sum of the device's finding costs.

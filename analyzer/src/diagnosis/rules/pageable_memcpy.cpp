@@ -32,10 +32,6 @@
 namespace cuoverlap::diagnosis {
 namespace {
 
-// An asynchronous copy call from pinned memory returns after about 5 µs (pipeline3 on the H100:
-// 5.3 µs on average); a pageable one's time beyond that is staging the host waited for.
-constexpr Ns kAsyncCopyCallNs = 5'000;
-
 // A host-to-host copy (JAX's 8-byte HtoH copies) never crosses PCIe: no staging to save.
 bool pageable(const GpuOp& op) {
   return op.kind == OpKind::kMemcpy && op.copy_kind != CopyKind::kHtoH &&
