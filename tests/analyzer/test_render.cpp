@@ -106,7 +106,7 @@ TEST_CASE("JSON report rendered a trace at a time equals the whole report dumped
 }
 
 // Issue 21: host-busy states the idle time its stretches add up to, and the ledger may charge it
-// less (blocking-sync-call, charged first, already holds that idle time on streams_host-busy). The
+// less (early-result-wait, charged first, already holds that idle time on streams_host-busy). The
 // report must say which figure is the cost and where the rest went, not print two "lost" figures.
 TEST_CASE("text report: a finding charged less than it found says where the rest went", "[render]") {
   Report report;
