@@ -1,14 +1,17 @@
 // `cuoverlap diff BEFORE AFTER`: metrics side by side with deltas, finding and kernel-time
 // changes. With --fail-on-overlap-drop X it exits 1 when any device's overlap_ratio fell by more
-// than X (absolute, e.g. 0.05), so a CI job can compare a change against its base.
+// than X (absolute, e.g. 0.05), so a CI job can compare a change against its base. --scope picks
+// what both sides compare, as gate's does, and the diff says which scope each side is.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "commands.h"
+#include "judged_scope.h"
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/gate.h"
 #include "cuoverlap/reader.h"
@@ -26,12 +29,33 @@ struct DiffArgs {
   bool force = false;  // replace an existing output file
   std::optional<std::string> fail_on_overlap_drop;
   std::optional<std::uint16_t> device;
+  std::string scope = "auto";  // auto | steady | whole
 };
 
 std::string renderDiff(const ReportDiff& diff, const std::string& format) {
   if (format == "json") return renderDiffJson(diff);
   if (format == "markdown") return renderDiffMarkdown(diff);
   return renderDiffText(diff);
+}
+
+DiffScope diffScope(const JudgedScope& judged) { return {judged.description, judged.window}; }
+
+// Like is compared with like: under `auto` both sides are steady states when each qualifies (as
+// for gate), else both are whole runs, and the side whose steady state did qualify says why not.
+std::pair<DiffScope, DiffScope> judgeBoth(TraceReport& before, TraceReport& after, const std::string& scope) {
+  std::string why_before, why_after;
+  if (scope == "auto") {
+    why_before = autoWholeRunReason(before);
+    why_after = autoWholeRunReason(after);
+    const auto other = [](const TraceReport& report) {
+      return fmt::format(" (compared with {}, whose steady state is not judged)", report.path);
+    };
+    if (why_before.empty() && !why_after.empty()) why_before = other(after);
+    if (why_after.empty() && !why_before.empty()) why_after = other(before);
+  }
+  const std::string before_mode = why_before.empty() ? scope : "whole";
+  const std::string after_mode = why_after.empty() ? scope : "whole";
+  return {diffScope(judgeScope(before, before_mode, why_before)), diffScope(judgeScope(after, after_mode, why_after))};
 }
 
 int runDiff(const DiffArgs& args) {
@@ -43,8 +67,10 @@ int runDiff(const DiffArgs& args) {
   options.scope.device = args.device;
   const Trace before_trace = readTrace(args.before);
   const Trace after_trace = readTrace(args.after);
-  const ReportDiff diff =
-      diffReports(analyzeTrace(before_trace, options), analyzeTrace(after_trace, options));
+  TraceReport before = analyzeTrace(before_trace, options);
+  TraceReport after = analyzeTrace(after_trace, options);
+  const auto [before_scope, after_scope] = judgeBoth(before, after, args.scope);
+  const ReportDiff diff = diffReports(before, after, before_scope, after_scope);
   OutputFile out(args.output, {args.before, args.after}, args.force);
   out.stream() << renderDiff(diff, args.format);
   out.commit();
@@ -72,6 +98,11 @@ void registerDiffCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--fail-on-overlap-drop", args->fail_on_overlap_drop,
                   "Exit 1 when a device's overlap_ratio fell by more than X (0.05 or 5%)");
   cmd->add_option("--device", args->device, "Compare only this device id");
+  cmd->add_option("--scope", args->scope,
+                  "What both sides compare: steady (the steady states), whole (the whole runs) or "
+                  "auto (the steady states when both qualify, as for gate, else the whole runs)")
+      ->check(CLI::IsMember({"auto", "steady", "whole"}))
+      ->capture_default_str();
   const CLI::Option* format = cmd->get_option("--format");
   cmd->callback([args, format, &result] {
     // `-o diff.md` asks for Markdown unless --format says otherwise.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "judged_scope.h"
 #include "terminal.h"
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/error.h"
@@ -121,50 +122,23 @@ JunitRun startJunitRun() {
   return run;
 }
 
-// The share of the run's GPU busy time below which `--scope auto` does not judge the steady state.
-constexpr double kMinJudgedShare = 0.5;
-
-struct JudgedScope {
-  std::string line;                      // "gate: PATH: scope ..." (terminal-safe, newline)
-  std::string name;                      // for JUnit: "steady state +1.2 ms to +9.8 ms", "whole run"
-  std::optional<std::pair<Ns, Ns>> window;  // the steady state's [start, end), trace clock
+// Narrows the report to the scope the checks judge; says which one, its window and the share of
+// the run's GPU busy time it covers. `line` is "gate: PATH: scope ...".
+struct GateScope {
+  std::string line;
+  JudgedScope judged;
 };
 
-// Narrows the report to the scope the checks judge; says which one, its window and the share of
-// the run's GPU busy time it covers.
-JudgedScope applyScope(TraceReport& report, const GateArgs& args) {
+GateScope applyScope(TraceReport& report, const GateArgs& args) {
   const std::string path = terminalSafe(report.path);
   if (args.range) {
     const std::string name = fmt::format("NVTX range '{}' ({} instances)", terminalSafe(*args.range),
                                          report.range_summary ? report.range_summary->count : 0);
-    return {fmt::format("gate: {}: scope {}\n", path, name), name, std::nullopt};
+    return {fmt::format("gate: {}: scope {}\n", path, name), {name, name, std::nullopt}};
   }
-  const bool found = report.steady_state && report.steady_state->found;
-  if (args.scope == "steady" && !found) {
-    throw UserError(fmt::format("{}: --scope steady: no steady state ({})", report.path,
-                                report.steady_state ? report.steady_state->reason : "not analyzed"));
-  }
-  const auto relative = [&](Ns t) { return "+" + units::formatDuration(t - report.first_op_start); };
-  std::string why_whole;
-  if (args.scope == "auto" && !found) why_whole = " (no steady state found)";
-  if (args.scope == "auto" && found && report.steady_state->busy_share < kMinJudgedShare) {
-    const SteadyState& s = *report.steady_state;
-    why_whole = fmt::format(" (the steady state, {} to {}, covers only {} of the GPU busy time: "
-                            "less than half, so the whole run is judged)", relative(s.start),
-                            relative(s.end), units::formatPercent(s.busy_share));
-  }
-  if (args.scope == "whole" || !why_whole.empty()) {
-    return {fmt::format("gate: {}: scope whole run, 100% of the GPU busy time{}\n", path, why_whole),
-            "whole run", std::nullopt};
-  }
-  const SteadyState& s = *report.steady_state;
-  report.devices = s.devices;
-  report.findings = s.findings;
-  const std::string name = fmt::format("steady state {} to {}", relative(s.start), relative(s.end));
-  return {fmt::format("gate: {}: scope {} ({} iterations from {}, {} warm-up dropped), {} of the GPU "
-                      "busy time\n", path, name, s.iterations, terminalSafe(s.source),
-                      s.warmup_dropped, units::formatPercent(s.busy_share)),
-          name, std::pair<Ns, Ns>{s.start, s.end}};
+  JudgedScope judged = judgeScope(report, args.scope);
+  std::string line = fmt::format("gate: {}: scope {}\n", path, judged.description);
+  return {std::move(line), std::move(judged)};
 }
 
 // --max-rank-skew judges the collectives of the scope it printed: with steady-state windows, those
@@ -203,11 +177,11 @@ int judge(const GateArgs& args, JunitRun& run, OutputFile* junit) {
   std::vector<std::pair<std::string, std::pair<Ns, Ns>>> windows;
   for (TraceReport& trace : report.traces) {
     requireDevices(trace, args);
-    JudgedScope scope = applyScope(trace, args);
+    GateScope scope = applyScope(trace, args);
     lines += scope.line;
-    if (scope.window) windows.emplace_back(trace.path, *scope.window);
+    if (scope.judged.window) windows.emplace_back(trace.path, *scope.judged.window);
     run.trace_seconds.emplace_back(trace.path, trace.analysis_seconds);
-    run.trace_scopes.emplace_back(trace.path, scope.name);
+    run.trace_scopes.emplace_back(trace.path, scope.judged.name);
   }
   scopeRankSkews(report, windows);
   const std::vector<GateCheck> checks = evaluateGate(report, thresholds);

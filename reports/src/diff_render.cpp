@@ -79,8 +79,9 @@ std::string kernelDelta(const KernelTimeDiff& k) {
 }  // namespace
 
 std::string renderDiffText(const ReportDiff& diff) {
-  std::string out = fmt::format("cuoverlap diff\n  before: {}\n  after:  {}\n",
-                                render::inert(diff.before_path), render::inert(diff.after_path));
+  std::string out = fmt::format("cuoverlap diff\n  before: {}\n          scope {}\n  after:  {}\n          scope {}\n",
+                                render::inert(diff.before_path), render::inert(diff.before_scope),
+                                render::inert(diff.after_path), render::inert(diff.after_scope));
   for (const DeviceDiff& device : diff.devices) {
     fmt::format_to(std::back_inserter(out), "\ndevice {:<24}{:>14}{:>14}{:>14}\n", device.device_id,
                    "before", "after", "delta");
@@ -108,8 +109,9 @@ std::string renderDiffText(const ReportDiff& diff) {
 }
 
 std::string renderDiffMarkdown(const ReportDiff& diff) {
-  std::string out = fmt::format("# cuoverlap diff\n\nbefore: {}  \nafter: {}\n\n",
-                                escapeMarkdown(diff.before_path), escapeMarkdown(diff.after_path));
+  std::string out = fmt::format("# cuoverlap diff\n\nbefore: {} (scope {})  \nafter: {} (scope {})\n\n",
+                                escapeMarkdown(diff.before_path), escapeMarkdown(diff.before_scope),
+                                escapeMarkdown(diff.after_path), escapeMarkdown(diff.after_scope));
   for (const DeviceDiff& device : diff.devices) {
     fmt::format_to(std::back_inserter(out),
                    "## Device {}\n\n| metric | before | after | delta |\n| --- | --- | --- | --- |\n",
@@ -167,6 +169,7 @@ std::string renderDiffJson(const ReportDiff& diff) {
                        {"delta_ns", k.time_after_ns - k.time_before_ns}});
   }
   const json doc = {{"schema", "cuoverlap.diff/1"}, {"before", diff.before_path}, {"after", diff.after_path},
+                    {"before_scope", diff.before_scope}, {"after_scope", diff.after_scope},
                     {"devices", devices}, {"findings", findings}, {"kernels", kernels},
                     {"largest_overlap_drop", largestOverlapDrop(diff)}};
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";

@@ -173,13 +173,35 @@ std::string describeGapCauses(const IdleGap& gap) {
   return text + ")";
 }
 
+namespace {
+
+// The ledger may charge a finding less than the rule found (host-busy: the idle time its stretches
+// add up to): say where the rest went, so the two figures are never read as two costs.
+std::string unchargedNote(const Finding& finding) {
+  std::vector<std::string> parts;
+  if (finding.charged_elsewhere_ns > 0) {
+    parts.push_back(fmt::format("{} is already charged to {}", units::formatDuration(finding.charged_elsewhere_ns),
+                                finding.charged_to.empty() ? std::string("other findings")
+                                                           : fmt::format("{}", fmt::join(finding.charged_to, ", "))));
+  }
+  if (finding.beyond_explainable_ns > 0) {
+    parts.push_back(fmt::format("{} is more than the span still exceeded its packed bound",
+                                units::formatDuration(finding.beyond_explainable_ns)));
+  }
+  if (parts.empty()) return "";
+  return fmt::format(" (the cost charged to it: of the {} it found, {})",
+                     units::formatDuration(finding.estimated_ns), fmt::join(parts, ", and "));
+}
+
+}  // namespace
+
 std::string lostTime(const Finding& finding) {
   std::string text = "about " + units::formatDuration(finding.time_ns) + " lost";
   if (finding.ideal_reduction_ns > 0) {
     text += " (" + units::formatDuration(finding.ideal_reduction_ns) +
             " of it from faster ops, which lowers the packed bound)";
   }
-  return text;
+  return text + unchargedNote(finding);
 }
 
 Ns packedBound(const DeviceReport& device) {

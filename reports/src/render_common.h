@@ -59,7 +59,9 @@ inline std::string correlationCell(const Evidence& evidence) {
 std::string describeGapCauses(const IdleGap& gap);
 
 // "about 60.8 ms lost", or with a part that lowers the ideal "about 103.5 ms lost (42.7 ms of it
-// from faster ops, which lowers the ideal)".
+// from faster ops, which lowers the ideal)"; when the ledger charged less than the rule found,
+// where the rest went: "about 0 ns lost (the cost charged to it: of the 30.2 ms it found, 30.2 ms
+// is already charged to early-result-wait)".
 std::string lostTime(const Finding& finding);
 // "; their fixes would also lower the ideal by 42.7 ms" when some finding would; else "".
 std::string idealReductionNote(const FindingsExplained& explained);

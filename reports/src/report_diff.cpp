@@ -92,23 +92,30 @@ std::vector<FindingDiff> diffFindings(const TraceReport& before, const TraceRepo
 }
 
 // Kernel time by name over the devices the report covers (the analysis already chose them).
-std::map<std::string, std::pair<std::uint64_t, Ns>> kernelTimes(const TraceReport& report) {
+std::map<std::string, std::pair<std::uint64_t, Ns>> kernelTimes(const TraceReport& report, const DiffScope& scope) {
   std::map<std::string, std::pair<std::uint64_t, Ns>> times;
   if (report.trace == nullptr) return times;
   std::set<std::uint16_t> devices;
   for (const DeviceReport& device : report.devices) devices.insert(device.metrics.device_id);
   for (const GpuOp& op : report.trace->ops) {
     if (op.kind != OpKind::kKernel || devices.count(op.device_id) == 0) continue;
+    Ns start = op.start, end = op.end;
+    if (scope.window) {  // as the steady state's devices count: ops intersecting it, clipped
+      if (op.end <= scope.window->first || op.start >= scope.window->second) continue;
+      start = std::max(start, scope.window->first);
+      end = std::min(end, scope.window->second);
+    }
     auto& entry = times[std::string(report.trace->str(op.name))];
     entry.first += 1;
-    entry.second += op.duration();
+    entry.second += end - start;
   }
   return times;
 }
 
-std::vector<KernelTimeDiff> diffKernels(const TraceReport& before, const TraceReport& after) {
-  const auto old_times = kernelTimes(before);
-  const auto new_times = kernelTimes(after);
+std::vector<KernelTimeDiff> diffKernels(const TraceReport& before, const TraceReport& after,
+                                        const DiffScope& before_scope, const DiffScope& after_scope) {
+  const auto old_times = kernelTimes(before, before_scope);
+  const auto new_times = kernelTimes(after, after_scope);
   std::map<std::string, KernelTimeDiff> merged;
   for (const auto& [name, value] : old_times) {
     KernelTimeDiff& diff = merged[name];
@@ -132,10 +139,13 @@ std::vector<KernelTimeDiff> diffKernels(const TraceReport& before, const TraceRe
 
 }  // namespace
 
-ReportDiff diffReports(const TraceReport& before, const TraceReport& after) {
+ReportDiff diffReports(const TraceReport& before, const TraceReport& after,
+                       const DiffScope& before_scope, const DiffScope& after_scope) {
   ReportDiff diff;
   diff.before_path = before.path;
   diff.after_path = after.path;
+  diff.before_scope = before_scope.description;
+  diff.after_scope = after_scope.description;
   std::set<std::uint16_t> device_ids;
   for (const DeviceReport& device : before.devices) device_ids.insert(device.metrics.device_id);
   for (const DeviceReport& device : after.devices) device_ids.insert(device.metrics.device_id);
@@ -143,7 +153,7 @@ ReportDiff diffReports(const TraceReport& before, const TraceReport& after) {
     diff.devices.push_back({id, metricDeltas(findDevice(before, id), findDevice(after, id))});
   }
   diff.findings = diffFindings(before, after);
-  diff.kernels = diffKernels(before, after);
+  diff.kernels = diffKernels(before, after, before_scope, after_scope);
   return diff;
 }
 

@@ -1,8 +1,14 @@
-// Text and JSON renderers on a hand-built report: every part of report.h shows up.
+// Text and JSON renderers on a hand-built report: every part of report.h shows up; and how a
+// finding's cost reads on a recorded trace.
 #include <catch2/catch.hpp>
 
+#include <string>
+
+#include "cuoverlap/analysis.h"
 #include "cuoverlap/json_report.h"
+#include "cuoverlap/reader.h"
 #include "cuoverlap/text_report.h"
+#include "cuoverlap/units.h"
 
 using namespace cuoverlap;
 
@@ -97,4 +103,25 @@ TEST_CASE("JSON report rendered a trace at a time equals the whole report dumped
   CHECK(renderJsonString(report) == whole(report));
   report.traces.clear();
   CHECK(renderJsonString(report) == whole(report));
+}
+
+// Issue 21: host-busy states the idle time its stretches add up to, and the ledger may charge it
+// less (early-result-wait, charged first, already holds that idle time on streams_host-busy). The
+// report must say which figure is the cost and where the rest went, not print two "lost" figures.
+TEST_CASE("text report: a finding charged less than it found says where the rest went", "[render]") {
+  Report report;
+  report.traces.push_back(analyzeTrace(readTrace(std::string(CUOVERLAP_TEST_DATA) + "/streams_host-busy.sqlite"),
+                                       AnalysisOptions{}));
+  const Finding* host_busy = nullptr;
+  for (const Finding& f : report.traces[0].findings) host_busy = f.id == "host-busy" ? &f : host_busy;
+  REQUIRE(host_busy != nullptr);
+  REQUIRE(host_busy->estimated_ns > host_busy->time_ns);
+  CHECK_THAT(host_busy->summary, Catch::Contains("idled " + units::formatDuration(host_busy->estimated_ns)));
+  REQUIRE_FALSE(host_busy->charged_to.empty());
+  const std::string text = renderTextString(report);
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("about " + units::formatDuration(host_busy->time_ns) +
+                                   " lost (the cost charged to it: of the " +
+                                   units::formatDuration(host_busy->estimated_ns) + " it found, "));
+  CHECK_THAT(text, Catch::Contains("is already charged to " + host_busy->charged_to[0]));
 }

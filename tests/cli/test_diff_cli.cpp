@@ -67,3 +67,42 @@ TEST_CASE("diff reports bad input and usage with exit 2", "[diff]") {
     CHECK_FALSE(run.err.empty());
   }
 }
+
+// Issue 21: diff judges the scope it prints, as gate does. The eager and graph-replay loops of
+// tests/data/headline both have a steady state holding most of their GPU work (88.2%, 97.1%), so
+// `auto` compares the steady states: 1,368 and 7,200 kernels, not the runs' 1,428 and 7,304.
+TEST_CASE("diff --scope compares the steady states or the whole runs, and says which", "[diff][scope]") {
+  const std::string data = std::string(CUOVERLAP_TEST_DATA) + "/headline/";
+  const auto kernels = [](const nlohmann::json& json, const char* side) {
+    double launches = 0;
+    for (const auto& k : json["kernels"]) launches += k[std::string("count_") + side].get<double>();
+    return std::make_pair(json["devices"][0]["metrics"]["kernels"][side].get<double>(), launches);
+  };
+  const CliRun steady = runCli("diff " + data + "eager.sqlite " + data + "graphs.sqlite --format json");
+  INFO(steady.out << steady.err);
+  REQUIRE(steady.exit_code == 0);
+  const auto json = nlohmann::json::parse(steady.out);
+  CHECK(json["before_scope"].get<std::string>().rfind("steady state +", 0) == 0);
+  CHECK(json["after_scope"].get<std::string>().find("200 iterations from nvtx:step N") != std::string::npos);
+  CHECK(kernels(json, "before") == std::make_pair(1368.0, 1368.0));  // metrics and kernel table agree
+  CHECK(kernels(json, "after") == std::make_pair(7200.0, 7200.0));
+
+  const CliRun whole = runCli("diff " + data + "eager.sqlite " + data + "graphs.sqlite --format json --scope whole");
+  REQUIRE(whole.exit_code == 0);
+  const auto whole_json = nlohmann::json::parse(whole.out);
+  CHECK(whole_json["before_scope"] == "whole run, 100% of the GPU busy time");
+  CHECK(kernels(whole_json, "before") == std::make_pair(1428.0, 1428.0));
+  CHECK(kernels(whole_json, "after") == std::make_pair(7304.0, 7304.0));
+
+  // torch.compile's steady state holds 8.3% of its GPU work: auto compares both runs whole.
+  const CliRun mixed = runCli("diff " + data + "compile.sqlite " + data + "eager.sqlite");
+  INFO(mixed.out);
+  REQUIRE(mixed.exit_code == 0);
+  CHECK(mixed.out.find("covers only 8.3% of the GPU busy time: less than half") != std::string::npos);
+  CHECK(mixed.out.find("whose steady state is not judged") != std::string::npos);
+
+  const std::string shared = CUOVERLAP_SHARED_TRACES;
+  const CliRun none = runCli("diff " + shared + "/gpu4_report.sqlite " + data + "eager.sqlite --scope steady");
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.find("no steady state") != std::string::npos);
+}

@@ -48,6 +48,9 @@ void checkLedger(const TraceReport& report) {
       CHECK(charged >= 0);
       CHECK(f.ideal_reduction_ns >= 0);
       CHECK(charged <= f.estimated_ns);
+      // What the rule found and was not charged is accounted for (reports print where it went).
+      CHECK(charged + f.charged_elsewhere_ns + f.beyond_explainable_ns == f.estimated_ns);
+      CHECK((f.charged_to.empty() || f.charged_elsewhere_ns > 0));
       sum += charged;
       lower_ideal += f.ideal_reduction_ns;
     }

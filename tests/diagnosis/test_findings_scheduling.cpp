@@ -96,6 +96,28 @@ TEST_CASE("host-launch-bound does not fire for long kernels or a queue that keep
   CHECK(idsOf(findingsOf(launchLoop(10, 2, 6).build())).empty());  // too few kernels
 }
 
+// Issue 21: a loop that replays a captured graph (one cudaGraphLaunch a step, 4 kernels of 2 µs as
+// graph nodes, then 20 µs of host code) waits for the host between replays. The advice must fit
+// what the trace shows: the program already launches graphs.
+TEST_CASE("host-launch-bound on a graph replay loop does not advise capturing a graph") {
+  TraceBuilder b;
+  double host = 0;
+  for (int step = 0; step < 30; ++step) {
+    const std::uint32_t corr = b.call("cudaGraphLaunch_v10000", host, host + 3);
+    for (int k = 0; k < 4; ++k) {
+      b.kernel(13, host + 5 + 2 * k, host + 7 + 2 * k, corr).flags |= op_flag::kFromGraph;
+    }
+    host += 30;  // the launch, then the host's own code until the next replay
+  }
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "host-launch-bound");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 29);
+  CHECK(f->summary.find("already run as graph nodes") != std::string::npos);
+  CHECK(f->advice.find("cudaStreamBeginCapture") == std::string::npos);
+  CHECK(f->advice.find("capture several steps") != std::string::npos);
+}
+
 TEST_CASE("device-saturating-kernel fires when a full-device kernel holds back another stream") {
   TraceBuilder b;
   b.launch(13, 0, 2, 5, 500).grid_blocks = 132 * 8;  // 256 threads: 8 blocks per SM

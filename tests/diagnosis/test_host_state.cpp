@@ -95,6 +95,26 @@ TEST_CASE("a first launch far longer than the kernel's typical launch is lazy mo
   CHECK(load->evidence.at(0).api == "cudaLaunchKernel");
 }
 
+// Issue 21: a program of one launch between two copies (a first cudaLaunchKernel of 18 ms, seen on
+// a real trace) has no other launch to compare with: its own call was the median, and the gap was
+// labelled host-launch. No kernel is launched twice, so a launch's own cost is taken as 5 µs.
+TEST_CASE("the lazy first launch of a program with one launch is module-load") {
+  TraceBuilder b;
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 0, 5, 10, 100, CopyKind::kHtoD);
+  b.kernel(13, 18'120, 18'200, b.call("cudaLaunchKernel_v7000", 110, 18'110));
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 18'115, 18'118, 18'200, 18'300, CopyKind::kDtoH);
+  const Trace trace = b.build();
+  const GapAnalysis gaps = analyzeGaps(trace, {}, 0, 100'000);
+  REQUIRE(gaps.largest.size() == 1);
+  const IdleGap& gap = gaps.largest[0];
+  CHECK(gap.cause == GapCause::kModuleLoad);
+  CHECK(partOf(gap, GapCause::kModuleLoad) == 17'995'000);  // 18 ms call - 5 µs launch cost
+  const auto findings = findingsOf(trace);
+  const Finding* load = findingById(findings, "module-load");
+  REQUIRE(load != nullptr);
+  CHECK(load->evidence.at(0).api == "cudaLaunchKernel");
+}
+
 TEST_CASE("an op queued before the gap waited on a dependency") {
   TraceBuilder b;
   b.launch(13, 0, 5, 10, 100);

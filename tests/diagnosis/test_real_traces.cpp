@@ -70,8 +70,10 @@ TEST_CASE("gpu4_report1: six async copies from pageable memory") {
   Trace trace;
   const TraceReport report = analyzeFile(path, trace);
   // Each stream copies its two 32 KiB inputs one after the other: merged, one copy's fixed cost
-  // and one call per stream go (many-small-copies, 2 runs); the ledger charges them first.
-  CHECK(idsOf(report.findings) == std::set<std::string>{"many-small-copies", "pageable-memcpy"});
+  // and one call per stream go (many-small-copies, 2 runs); the ledger charges them first. Of the
+  // two cudaLaunchKernel calls, the first took 141.5 µs and the second 6.7 µs: lazy loading of
+  // vecAdd's module (issue 21: with two launches, the slow one was its own median, host-launch).
+  CHECK(idsOf(report.findings) == std::set<std::string>{"many-small-copies", "module-load", "pageable-memcpy"});
   const Finding* f = findingById(report.findings, "pageable-memcpy");
   REQUIRE(f != nullptr);
   CHECK(f->count == 6);

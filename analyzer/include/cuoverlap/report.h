@@ -127,6 +127,13 @@ struct Finding {
   // The part of time_ns by which a fix would lower the device's ideal itself (ops made faster, not
   // overlapped: pageable copies made pinned); outside the ledger's span - ideal cap. 0 for most.
   Ns ideal_reduction_ns = 0;
+  // Where the part of estimated_ns that time_ns does not hold went, set by the ledger so that
+  // reports can tell the rule's own figure (host-busy: the idle time) from the cost charged:
+  // the share earlier findings' regions already held (and their ids), and what the device's
+  // explainable time could no longer take.
+  Ns charged_elsewhere_ns = 0;
+  std::vector<std::string> charged_to{};
+  Ns beyond_explainable_ns = 0;
 };
 
 // What the finding's fix, applied alone, would save: the rule's estimate before the ledger charged

@@ -95,19 +95,29 @@ FindingsExplained chargeFindings(const DeviceView& view, std::vector<Finding>& f
   });
   Ns left = explained.explainable_ns;
   std::vector<Interval> charged_region;
+  std::vector<std::pair<const Finding*, std::vector<Interval>>> charged;  // for charged_to
   for (Finding& finding : findings) {
     Ns charge = finding.estimated_ns;
     // A finding that estimates no saving explains none of its region: later ones keep it.
     if (!finding.cost_region.empty() && charge > 0) {
-      const std::vector<Interval> region = regionOf(finding);
+      std::vector<Interval> region = regionOf(finding);
       const Ns whole = totalLength(region);
       const Ns taken = totalLength(intersectionOf(region, charged_region));
       if (whole > 0) {
         charge = static_cast<Ns>(static_cast<long double>(charge) * (whole - taken) / whole);
       }
+      finding.charged_elsewhere_ns = finding.estimated_ns - charge;
+      for (const auto& [earlier, earlier_region] : charged) {
+        if (taken > 0 && totalLength(intersectionOf(region, earlier_region)) > 0 &&
+            std::find(finding.charged_to.begin(), finding.charged_to.end(), earlier->id) == finding.charged_to.end()) {
+          finding.charged_to.push_back(earlier->id);
+        }
+      }
       charged_region.insert(charged_region.end(), region.begin(), region.end());
       charged_region = unionOf(std::move(charged_region));
+      charged.emplace_back(&finding, std::move(region));
     }
+    finding.beyond_explainable_ns = std::max<Ns>(0, charge - left);
     charge = std::clamp<Ns>(charge, 0, left);
     left -= charge;
     finding.time_ns = charge + finding.ideal_reduction_ns;

@@ -9,9 +9,10 @@
 //     loading inside anything (lazy loading inside a launch), and a pageable copy, blocking or
 //     allocating call inside a call that is none of these;
 //   - a lazy first launch: the first launch of a kernel (by name) that took at least 10x the
-//     median launch call of the view and at least 50 µs more than it spent that excess loading the
-//     kernel's module (CUDA_MODULE_LOADING=LAZY, the default since CUDA 11.7): the first part of
-//     the call is module loading, the rest an ordinary launch;
+//     median of the view's repeat launch calls (5 µs when no kernel is launched twice) and at
+//     least 50 µs more than it spent that excess loading the kernel's module
+//     (CUDA_MODULE_LOADING=LAZY, the default since CUDA 11.7): the first part of the call is
+//     module loading, the rest an ordinary launch;
 //   - time between segments is kCpu: the thread ran its own code (or slept) in no CUDA call.
 // A call's activity: the call of a copy from or to pageable memory -> kPageableCopy (the driver
 // stages it through a pinned buffer, also after the DMA ended), host-blocking calls (synchronize,
@@ -31,6 +32,9 @@ namespace {
 
 constexpr Ns kLazyLaunchMinExcessNs = 50'000;
 constexpr Ns kLazyLaunchFactor = 10;
+// The launch call's own cost when no kernel is launched twice (a program of one or two launches):
+// a launch that loads nothing takes a few µs on current drivers (2-10 µs measured here).
+constexpr Ns kLaunchCostWithoutRepeatsNs = 5'000;
 constexpr std::size_t kMedianSample = 100'000;
 
 HostActivity activityOfKind(ApiKind kind) {
@@ -92,8 +96,11 @@ HostActivity HostState::activityOf(const DeviceView& view, std::uint32_t call) c
   return activityOfKind(view.callKind(call));
 }
 
+// The reference is the median of the repeat launches (every launch but each kernel's first): what a
+// launch costs once its module is loaded. A kernel's first launch would put the slow calls into
+// it, and with one or two launches in all make the slow call its own reference.
 void HostState::findLazyFirstLaunches(const DeviceView& view) {
-  std::vector<Ns> durations;
+  std::vector<std::uint32_t> launches;
   std::unordered_map<StringId, std::uint32_t> first_call;  // per kernel name (not per string:
                                                            // one view per device of many)
   for (const ScopedOp scoped : view.ops()) {
@@ -102,13 +109,21 @@ void HostState::findLazyFirstLaunches(const DeviceView& view) {
     const auto launch = view.launchCall(op);
     if (!launch || view.callKind(*launch) != ApiKind::kLaunch) continue;
     const RuntimeCall& call = view.call(*launch);
-    durations.push_back(call.end - call.start);
+    launches.push_back(static_cast<std::uint32_t>(*launch));
     auto [it, added] = first_call.emplace(op.name, static_cast<std::uint32_t>(*launch));
     if (!added && call.start < view.call(it->second).start) {
       it->second = static_cast<std::uint32_t>(*launch);
     }
   }
-  const Ns median = medianOf(durations);
+  std::vector<std::uint32_t> firsts;
+  for (const auto& entry : first_call) firsts.push_back(entry.second);
+  std::sort(firsts.begin(), firsts.end());
+  std::vector<Ns> durations;
+  for (std::uint32_t launch : launches) {
+    if (std::binary_search(firsts.begin(), firsts.end(), launch)) continue;
+    durations.push_back(view.call(launch).end - view.call(launch).start);
+  }
+  const Ns median = durations.empty() ? kLaunchCostWithoutRepeatsNs : medianOf(durations);
   for (const auto& [name, call] : first_call) {
     const Ns duration = view.call(call).end - view.call(call).start;
     if (duration >= kLazyLaunchFactor * median && duration - median >= kLazyLaunchMinExcessNs) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuoverlap/report.h"
@@ -46,15 +47,27 @@ struct KernelTimeDiff {
   Ns time_after_ns = 0;
 };
 
+// What one side of a diff compares, as `diff --scope` printed it: the whole run, or a window of it
+// (the steady state) whose kernels the kernel-time table counts (those intersecting it, clipped).
+struct DiffScope {
+  std::string description = "whole run";
+  std::optional<std::pair<Ns, Ns>> window;  // trace clock
+};
+
 struct ReportDiff {
   std::string before_path;
   std::string after_path;
+  std::string before_scope = "whole run";
+  std::string after_scope = "whole run";
   std::vector<DeviceDiff> devices;        // by device id
   std::vector<FindingDiff> findings;      // added, removed, changed (unchanged ones omitted)
   std::vector<KernelTimeDiff> kernels;    // largest absolute time change first
 };
 
-ReportDiff diffReports(const TraceReport& before, const TraceReport& after);
+// Each report already narrowed to its scope (devices, findings); the scopes say which window the
+// kernel times count.
+ReportDiff diffReports(const TraceReport& before, const TraceReport& after,
+                       const DiffScope& before_scope = {}, const DiffScope& after_scope = {});
 
 // The largest fall of overlap_ratio (before - after) over devices present on both sides; 0 when
 // no device's overlap fell.

@@ -4,6 +4,9 @@
 // late: launching, or in its own per-launch code; of any length) add up to at least 10% of the
 // device span. Severity by share: a warning, an error from 25% of the span (as every warning).
 // Cost: the total length of those gaps. Where: the gaps.
+// Advice: capture the launches in a CUDA graph, unless the kernels after most of that idle time
+// already ran as graph nodes (a graph replay loop): then the host is late between replays, and the
+// fix is more work per replay, not a graph.
 // Needs: launch calls.
 #include <algorithm>
 
@@ -38,6 +41,7 @@ std::optional<Finding> findHostLaunchBound(const DeviceView& view) {
   if (!view.hasRuntimeData() || medianKernelDuration(view) >= kShortKernelNs) return std::nullopt;
   const auto& ops = view.trace().ops;
   FindingBuilder builder(view, "host-launch-bound", Severity::kWarning);
+  Ns before_graph_nodes = 0;  // idle time before kernels launched as CUDA graph nodes
   for (const IdleGap& gap : attributeGaps(view, 1)) {
     const bool host_late = gap.cause == GapCause::kHostLaunch || gap.cause == GapCause::kHostBusy;
     if (!host_late || !gap.prev_op || !gap.next_op) continue;
@@ -49,15 +53,24 @@ std::optional<Finding> findHostLaunchBound(const DeviceView& view) {
                                                   describeOp(view, next)));
     evidence.time = gap.start;
     builder.add(Interval{gap.start, gap.end}, std::move(evidence));
+    if ((next.flags & op_flag::kFromGraph) != 0) before_graph_nodes += gap.duration();
   }
   if (static_cast<double>(builder.time()) < kMinIdleShare * static_cast<double>(view.spanLength())) {
     return std::nullopt;
   }
+  const double share = static_cast<double>(builder.time()) / static_cast<double>(view.spanLength());
+  if (2 * before_graph_nodes >= builder.time()) {
+    return builder.build(
+        fmt::format("the device waited for the host {} times between short kernels ({:.0f}% of the "
+                    "span), most of it before CUDA graph replays: the kernels already run as graph "
+                    "nodes", builder.count(), 100.0 * share),
+        "Give each graph launch more work: capture several steps, or the host code between "
+        "replays (input copies, optimizer steps), in one graph, and do more work per kernel (fuse or "
+        "batch small kernels); the launches are already graphs, so capturing them again saves nothing");
+  }
   return builder.build(
       fmt::format("the device waited for kernel launches {} times between short kernels ({:.0f}% "
-                  "of the span)",
-                  builder.count(),
-                  100.0 * static_cast<double>(builder.time()) / static_cast<double>(view.spanLength())),
+                  "of the span)", builder.count(), 100.0 * share),
       "Do more work per kernel (fuse or batch small kernels), or capture the launch sequence in a "
       "CUDA graph (cudaStreamBeginCapture / cudaGraphLaunch) to cut per-launch overhead");
 }

@@ -1,0 +1,47 @@
+#include "judged_scope.h"
+
+#include <fmt/format.h>
+
+#include "cuoverlap/error.h"
+#include "cuoverlap/units.h"
+#include "cuoverlap/gate.h"
+
+namespace cuoverlap::cli {
+namespace {
+
+std::string relative(const TraceReport& report, Ns t) {
+  return "+" + units::formatDuration(t - report.first_op_start);
+}
+
+}  // namespace
+
+std::string autoWholeRunReason(const TraceReport& report) {
+  if (!report.steady_state || !report.steady_state->found) return " (no steady state found)";
+  const SteadyState& s = *report.steady_state;
+  if (s.busy_share >= kMinJudgedShare) return "";
+  return fmt::format(" (the steady state, {} to {}, covers only {} of the GPU busy time: less than "
+                     "half, so the whole run is judged)", relative(report, s.start),
+                     relative(report, s.end), units::formatPercent(s.busy_share));
+}
+
+JudgedScope judgeScope(TraceReport& report, const std::string& scope, const std::string& why_whole) {
+  const bool found = report.steady_state && report.steady_state->found;
+  if (scope == "steady" && !found) {
+    throw UserError(fmt::format("{}: --scope steady: no steady state ({})", report.path,
+                                report.steady_state ? report.steady_state->reason : "not analyzed"));
+  }
+  std::string reason = why_whole;
+  if (reason.empty() && scope == "auto") reason = autoWholeRunReason(report);
+  if (scope == "whole" || !reason.empty()) {
+    return {fmt::format("whole run, 100% of the GPU busy time{}", reason), "whole run", std::nullopt};
+  }
+  const SteadyState& s = *report.steady_state;
+  report.devices = s.devices;
+  report.findings = s.findings;
+  const std::string name = fmt::format("steady state {} to {}", relative(report, s.start), relative(report, s.end));
+  return {fmt::format("{} ({} iterations from {}, {} warm-up dropped), {} of the GPU busy time", name,
+                      s.iterations, terminalSafe(s.source), s.warmup_dropped, units::formatPercent(s.busy_share)),
+          name, std::pair<Ns, Ns>{s.start, s.end}};
+}
+
+}  // namespace cuoverlap::cli
