@@ -85,6 +85,7 @@ Ns firstOpStart(const Trace& trace) {
 }
 
 TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& given) {
+  progress::phase(fmt::format("analyzing {}: indices", trace.path));
   AnalysisOptions options = given;
   if (!options.window.empty()) {
     std::tie(options.scope.window_start, options.scope.window_end) =

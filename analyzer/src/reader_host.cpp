@@ -62,7 +62,9 @@ void readSyncs(Context& ctx) {
        "syncType", "eventId"},
       {"start", "end"}));
   reserveRows(ctx.db, table, ctx.trace.syncs);
+  progress::phase(fmt::format("reading {}: synchronizations", ctx.db.path()), ctx.trace.syncs.capacity());
   while (row.step()) {
+    if ((ctx.trace.syncs.size() & kProgressRows) == 0) progress::done(ctx.trace.syncs.size());
     SyncEvent sync;
     sync.start = readTimestamp(row, 0, table, "start");
     sync.end = readTimestamp(row, 1, table, "end");
@@ -86,7 +88,9 @@ void readEventRecords(Context& ctx) {
       {"streamId", "correlationId", "eventId"}));
   auto& records = ctx.trace.event_records;
   reserveRows(ctx.db, table, records);
+  progress::phase(fmt::format("reading {}: CUDA event records", ctx.db.path()), records.capacity());
   while (row.step()) {
+    if ((records.size() & kProgressRows) == 0) progress::done(records.size());
     CudaEventRecord record;
     record.device_id = readDeviceId(row, 0, table);
     record.context_id = static_cast<std::uint32_t>(row.int64(1));

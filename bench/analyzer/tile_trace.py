@@ -27,7 +27,8 @@ def main():
     first, last, top_id = None, None, 0
     for table in tables:
         columns = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
-        lo, hi = db.execute(f"SELECT MIN(start), MAX({'end' if 'end' in columns else 'start'}) FROM {table}").fetchone()
+        lo, hi = db.execute(f"SELECT MIN(start), MAX({'end' if 'end' in columns else 'start'}) FROM {table} "
+                            "WHERE start > 0").fetchone()
         if lo is not None:
             first = lo if first is None else min(first, lo)
             last = hi if last is None else max(last, hi)
@@ -37,18 +38,21 @@ def main():
     period, id_step = (last - first) + 1_000_000, top_id + 1
     for table in tables:
         columns = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
-        for k in range(1, copies):
-            select = []
-            for c in columns:
-                if c in SHIFTED_TIMES:
-                    select.append(f'"{c}" + {k * period}')
-                elif c in SHIFTED_IDS:
-                    select.append(f'CASE WHEN "{c}" IS NULL OR "{c}" = 0 THEN "{c}" ELSE "{c}" + {k * id_step} END')
-                else:
-                    select.append(f'"{c}"')
-            names = ", ".join(f'"{c}"' for c in columns)
-            db.execute(f"INSERT INTO {table} ({names}) SELECT {', '.join(select)} FROM {table} "
-                       f"WHERE start < {first + period}")
+        select = []
+        for c in columns:
+            if c in SHIFTED_TIMES:
+                select.append(f'CASE WHEN "{c}" > 0 THEN "{c}" + k.n * {period} ELSE "{c}" END')
+            elif c in SHIFTED_IDS:
+                select.append(f'CASE WHEN "{c}" IS NULL OR "{c}" = 0 THEN "{c}" ELSE "{c}" + k.n * {id_step} END')
+            else:
+                select.append(f'"{c}"')
+        names = ", ".join(f'"{c}"' for c in columns)
+        # Copy k of every row in one statement, in time order (copies follow one another).
+        db.execute(f"CREATE TEMP TABLE original AS SELECT * FROM {table}")
+        db.execute(f"WITH RECURSIVE k(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM k WHERE n < {copies - 1}) "
+                   f"INSERT INTO {table} ({names}) SELECT {', '.join(select)} FROM k, original "
+                   f"ORDER BY k.n, original.rowid")
+        db.execute("DROP TABLE original")
     db.commit()
     for table in tables:
         print(table, db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
