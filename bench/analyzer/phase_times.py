@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""phase_times.py COMMAND...: how long each phase of a cuoverlap command takes, from its progress line.
+"""phase_times.py [--steps] COMMAND...: how long each phase of a cuoverlap command takes, from its progress line.
 
 Runs COMMAND with CUOVERLAP_PROGRESS=always (the progress line whatever stderr is, docs/reports.md),
 timestamps every rewrite of the line and prints, per phase (the line without its percentage), when it
@@ -16,6 +16,9 @@ MARK = b"\r\x1b[K"
 
 
 def main():
+    steps = sys.argv[1] == "--steps"  # every percentage step, not only each phase
+    if steps:
+        del sys.argv[1]
     env = dict(os.environ, CUOVERLAP_PROGRESS="always")
     started = time.monotonic()
     child = subprocess.Popen(sys.argv[1:], stderr=subprocess.PIPE, env=env)
@@ -24,13 +27,17 @@ def main():
         chunk = os.read(child.stderr.fileno(), 65536)
         if not chunk:
             break
-        pending += chunk
-        parts = pending.split(MARK)
-        pending = parts.pop()
+        # Each rewrite is one write of MARK + text: a chunk ends with a whole line.
+        parts = (pending + chunk).split(MARK)
+        pending = b""
+        if not parts[0].strip():
+            parts.pop(0)  # nothing before the first rewrite
         now = time.monotonic() - started
         for part in parts:
             text = part.decode(errors="replace").strip()
-            name = re.sub(r"( [0-9]+%|\.\.\.)$", "", text.removeprefix("cuoverlap: "))
+            name = text.removeprefix("cuoverlap: ")
+            if not steps:
+                name = re.sub(r"( [0-9]+%|\.\.\.)$", "", name)
             name = re.sub(r"\S*/", "", name)  # file names without their folders
             if not text and not phases:
                 continue
