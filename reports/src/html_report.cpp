@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iterator>
 #include <sstream>
 #include <vector>
@@ -36,8 +37,10 @@ struct Jumps {
 
   // A link to [from, to] on the timeline (from == to: a moment), relative to the axis start; the
   // page's script moves the view there. `text` is escaped HTML already.
-  std::string link(Ns from, Ns to, const std::string& text) const {
+  std::string link(Ns from, Ns to, const std::string& text) const {  // clipped to the axis
     if (!enabled || to < origin || from > end) return text;
+    from = std::max(from, origin);  // the steady state may end past the last op the axis holds
+    to = std::min(to, end);
     return fmt::format("<a class=\"jump\" href=\"#{}\" data-tl=\"{}\" data-t0=\"{}\" data-t1=\"{}\" "
                        "title=\"show on the timeline\">{}</a>",
                        timeline_id, timeline_id, from - origin, to - origin, text);
