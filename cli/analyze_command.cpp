@@ -40,6 +40,9 @@ struct AnalyzeArgs {
   std::size_t instances = 0;  // with --range: instances shown in full
   std::string color = "auto";
   unsigned threads = 0;       // files analyzed at once; 0: one per core
+  std::optional<std::size_t> kernels;     // rows of the top-kernels tables; unset: the format's
+  std::optional<std::string> iterations;  // the NVTX range the steady state's iterations are
+  bool quiet = false;                     // no progress line
 };
 
 // One row per output format; a new renderer adds one line here. `needs_traces`: the renderer
@@ -90,7 +93,15 @@ void addAnalyzeOptions(CLI::App& cmd, AnalyzeArgs& args) {
   cmd.add_option("--window", args.window,
                  "START:END in trace timestamps (ns or with a unit: ns, us, ms, s), or relative to "
                  "the trace's first GPU op as reports print them: +9.741ms:+20ms");
+  cmd.add_option("--kernels", args.kernels,
+                 "Rows of the top-kernels table per device (text 5, Markdown and HTML 10 unless "
+                 "given; JSON always lists every kernel)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 20));
+  cmd.add_option("--iterations", args.iterations,
+                 "The NVTX range whose instances are the steady state's iterations: a name (step 7), "
+                 "its pattern (step N) or the glob `cuoverlap ranges` prints (step *)");
   addColorOption(cmd, args.color);
+  addQuietOption(cmd, args.quiet);
   cmd.add_option("--threads", args.threads,
                  "Files analyzed at once (default: one per core; each holds one trace in memory)")
       ->check(CLI::Range(0u, 1024u));
@@ -103,6 +114,10 @@ AnalysisOptions analysisOptions(const AnalyzeArgs& args) {
   options.scope.pid = args.pid;
   options.scope.range = args.range;
   options.range_detail = args.instances;
+  options.iterations = args.iterations;
+  if (args.iterations && (args.range || !args.window.empty())) {
+    throw UserError("--iterations chooses the steady state's iterations, which --range and --window leave out");
+  }
   if (!args.gap_threshold.empty()) options.gap_threshold_ns = parseDuration(args.gap_threshold);
   if (!args.window.empty()) {
     parseWindow(args.window, Ns{0});  // malformed: UserError now; resolved per trace later
@@ -132,11 +147,12 @@ void runAnalyze(const AnalyzeArgs& args) {
   std::vector<std::unique_ptr<Trace>> traces;
   Report report;
   {
-    ProgressLine progress;
+    ProgressLine progress(args.quiet);
     progress.stage(args.files.size() == 1 ? "reading and analyzing " + args.files.front()
                                           : fmt::format("reading and analyzing {} files", args.files.size()));
     report = analyzeFiles(args.files, options, findFormat(args.format).needs_traces, traces, args.threads);
   }
+  report.kernel_rows = args.kernels;
   writeReport(args, report, out);
 }
 

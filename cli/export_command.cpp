@@ -28,6 +28,7 @@
 #include "cuoverlap/reader.h"
 #include "cuoverlap/trace_slice.h"
 #include "output_file.h"
+#include "terminal.h"
 
 namespace cuoverlap::cli {
 namespace {
@@ -41,6 +42,7 @@ struct ExportArgs {
   std::string output;   // empty: stdout, unless stdout is a terminal
   bool force = false;  // replace an existing output file
   bool steady_state = false;  // kineto: only the steady state's window
+  bool quiet = false;         // no progress line
 };
 
 // Bad selections fail before the trace is read.
@@ -156,23 +158,31 @@ void exportKinetoRanks(const ExportArgs& args, const Trace& trace) {
 
 void runExport(const ExportArgs& args) {
   if (args.format == "kineto" && args.output.find("%r") != std::string::npos) {
-    return exportKinetoRanks(args, readTrace(args.file));
+    const Trace trace = [&args] {
+      ProgressLine progress(args.quiet);
+      return readTrace(args.file);
+    }();
+    return exportKinetoRanks(args, trace);
   }
   if (args.output.empty() && isatty(STDOUT_FILENO)) {
     throw UserError("the export is JSON for a viewer, not for a terminal: give -o FILE (or -o - to "
                     "write it to the terminal anyway)");
   }
   OutputFile out(args.output, {args.file}, args.force);
-  const Trace trace = readTrace(args.file);
-  if (args.format == "kineto") {
-    const auto ranks = processesByRank(trace);
-    if (ranks.size() > 1) {
-      throw UserError(fmt::format("{} holds {} ranks; a Kineto file is one rank (HTA reads one per rank): "
-                                  "give -o with %r for one file each, e.g. -o 'rank%r.json.gz'",
-                                  args.file, ranks.size()));
+  std::string summary;
+  {
+    ProgressLine progress(args.quiet);  // reading, the analysis behind the tracks, writing
+    const Trace trace = readTrace(args.file);
+    if (args.format == "kineto") {
+      const auto ranks = processesByRank(trace);
+      if (ranks.size() > 1) {
+        throw UserError(fmt::format("{} holds {} ranks; a Kineto file is one rank (HTA reads one per rank): "
+                                    "give -o with %r for one file each, e.g. -o 'rank%r.json.gz'",
+                                    args.file, ranks.size()));
+      }
     }
+    summary = writeExport(args, trace, out.stream());
   }
-  const std::string summary = writeExport(args, trace, out.stream());
   out.commit();
   if (out.displayName() == "stdout") return;
   fmt::print(stderr, "cuoverlap: wrote {} ({})\n", inertLine(args.output, kMaxErrorLineBytes), summary);
@@ -201,6 +211,7 @@ void registerExportCommand(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--steady-state", args->steady_state,
                 "kineto: only the steady state's iterations (each rank's own), as a torch.profiler "
                 "schedule that skips start-up and warm-up records them");
+  addQuietOption(*cmd, args->quiet);
   cmd->callback([args, &result] {
     checkSelection(*args);
     runExport(*args);

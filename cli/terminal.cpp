@@ -6,9 +6,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+
+#include "cuoverlap/progress.h"
 
 namespace cuoverlap::cli {
 
@@ -39,8 +42,30 @@ std::size_t terminalWidth(int fd) {
   return 80;
 }
 
-ProgressLine::ProgressLine() {
-  if (isatty(STDERR_FILENO) == 1) thread_ = std::thread([this] { run(); });
+void addQuietOption(CLI::App& cmd, bool& quiet) {
+  cmd.add_flag("-q,--quiet", quiet, "No progress line on stderr (it shows only on a terminal, for work over a second)");
+}
+
+namespace {
+
+enum class ProgressMode { kAuto, kAlways, kNever };
+
+ProgressMode progressMode(bool quiet) {
+  if (quiet) return ProgressMode::kNever;
+  const char* mode = std::getenv("CUOVERLAP_PROGRESS");
+  if (mode != nullptr && std::string_view(mode) == "always") return ProgressMode::kAlways;
+  if (mode != nullptr && std::string_view(mode) == "never") return ProgressMode::kNever;
+  return ProgressMode::kAuto;
+}
+
+}  // namespace
+
+ProgressLine::ProgressLine(bool quiet) {
+  const ProgressMode mode = progressMode(quiet);
+  if (mode == ProgressMode::kNever || (mode == ProgressMode::kAuto && isatty(STDERR_FILENO) != 1)) return;
+  width_ = terminalWidth(STDERR_FILENO);
+  const bool forced = mode == ProgressMode::kAlways;
+  thread_ = std::thread([this, forced] { run(forced); });
 }
 
 ProgressLine::~ProgressLine() {
@@ -53,29 +78,47 @@ ProgressLine::~ProgressLine() {
   thread_.join();
 }
 
-void ProgressLine::stage(std::string text) {
+void ProgressLine::stage(std::string text) { progress::phase(std::move(text)); }
+
+std::string ProgressLine::line() const {
+  const progress::Snapshot now = progress::snapshot();
+  if (now.phase.empty()) return "";
+  std::string text = "cuoverlap: " + now.phase;
+  if (now.total > 0) {
+    text += fmt::format(" {:.0f}%", 100.0 * static_cast<double>(std::min(now.done, now.total)) /
+                                        static_cast<double>(now.total));
+  } else {
+    text += "...";
+  }
   for (char& c : text) {  // a file name must not drive the terminal
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stage_ = std::move(text);
-    changed_ = true;
+  // One line, or overwriting it in place fails: cut to the width (in bytes: at most shorter).
+  if (width_ > 1 && text.size() >= width_) {
+    std::size_t cut = width_ - 1;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    text.resize(cut);
   }
-  wake_.notify_one();
+  return text;
 }
 
-void ProgressLine::run() {
+// Forced: shows from the start and, before erasing, the last phase (short runs show something).
+void ProgressLine::run(bool forced) {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (wake_.wait_for(lock, std::chrono::seconds(1), [this] { return done_; })) return;
-  while (!done_) {
-    fmt::print(stderr, "\r\x1b[Kcuoverlap: {}...", stage_);
+  if (!forced && wake_.wait_for(lock, std::chrono::seconds(1), [this] { return done_; })) return;
+  std::string shown;
+  const auto show = [&shown] (const std::string& text) {
+    if (text.empty() || text == shown) return;
+    fmt::print(stderr, "\r\x1b[K{}", text);
     std::fflush(stderr);
-    shown_ = true;
-    changed_ = false;
-    wake_.wait(lock, [this] { return done_ || changed_; });
+    shown = text;
+  };
+  while (!done_) {
+    show(line());
+    wake_.wait_for(lock, std::chrono::milliseconds(forced ? 5 : 100), [this] { return done_; });
   }
-  if (shown_) {
+  if (forced) show(line());
+  if (!shown.empty()) {
     fmt::print(stderr, "\r\x1b[K");
     std::fflush(stderr);
   }

@@ -22,28 +22,34 @@ bool useColor(std::string_view mode, int fd);
 // The terminal's width in columns when `fd` is one (COLUMNS overrides), else 0 (no limit).
 std::size_t terminalWidth(int fd);
 
-// After one second, and only when stderr is a terminal, shows "cuoverlap: <stage>..." on one
-// line of stderr, updated as the stage changes and erased when the object goes away. Costs a
-// sleeping thread; prints nothing for quick runs or when stderr is redirected.
+// Shows how far long work is (cuoverlap/progress.h) on one line of stderr, overwritten in place:
+// "cuoverlap: reading run.sqlite: GPU ops 45%", then "analyzing run.sqlite 50%", ... (cut to the
+// terminal's width), erased when the object goes away. By default only when stderr is a terminal
+// and the work takes more than a second; never with `--quiet` (`quiet`); CUOVERLAP_PROGRESS=always
+// shows it at once whatever stderr is (for tests), =never hides it. Costs a thread that wakes
+// ten times a second while the line is shown.
 class ProgressLine {
  public:
-  ProgressLine();
+  explicit ProgressLine(bool quiet = false);
   ~ProgressLine();
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
 
+  // A phase of the caller's own (progress::phase): what the line says until the work reports one.
   void stage(std::string text);
 
  private:
-  void run();
+  void run(bool forced);
+  std::string line() const;  // the current snapshot as shown; "" when none
 
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::string stage_;
   bool done_ = false;
-  bool shown_ = false;
-  bool changed_ = false;
+  std::size_t width_ = 0;  // columns; 0: no limit
   std::thread thread_;
 };
+
+// --quiet on `cmd`: no progress line.
+void addQuietOption(CLI::App& cmd, bool& quiet);
 
 }  // namespace cuoverlap::cli

@@ -38,5 +38,8 @@ set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 # The collector needs the CUDA driver and CUPTI at run time; the analyzer needs neither.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libsqlite3-0, libfmt9 | libfmt10 | libfmt-dev, libre2-9 | libre2-10 | libre2-11, libstdc++6")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "cuda-cupti-13-0")
+# The build is RelWithDebInfo (scripts/setup.sh): the .deb ships the binary and the collector
+# stripped of their symbols and debug information (about a tenth of the size).
+set(CPACK_STRIP_FILES TRUE)
 set(CPACK_GENERATOR DEB)
 include(CPack)

@@ -2,6 +2,8 @@
 // (diagnosis/); then the findings over all devices (diagnosis/).
 #include "cuoverlap/analysis.h"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <future>
 #include <system_error>
@@ -10,6 +12,7 @@
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/kernel_summary.h"
 #include "cuoverlap/metrics.h"
+#include "cuoverlap/progress.h"
 #include "cuoverlap/trace_index.h"
 #include "cuoverlap/unified_memory.h"
 #include "diagnosis/call_index.h"
@@ -22,17 +25,23 @@ namespace {
 
 // Gaps and findings of a device share one view of its ops (diagnoseDevice), built one device at a
 // time so that at most one view is alive.
+// Progress (cuoverlap/progress.h): two units per device (metrics; gaps and findings), and
+// `later_units` that the caller reports after (the steady state).
 std::vector<DeviceReport> analyzeDevices(const Trace& trace, const AnalysisOptions& options,
-                                         std::vector<Finding>& findings) {
+                                         std::vector<Finding>& findings, std::uint64_t later_units = 0) {
   std::vector<DeviceReport> devices;
+  const std::vector<std::uint16_t> in_scope = devicesInScope(trace, options.scope);
+  progress::phase(fmt::format("analyzing {}", trace.path), 2 * in_scope.size() + later_units);
   auto kernels = summarizeKernels(trace, options.scope);
-  for (std::uint16_t device_id : devicesInScope(trace, options.scope)) {
+  for (std::uint16_t device_id : in_scope) {
     DeviceReport device;
     device.kernels = std::move(kernels[device_id]);
     device.metrics = computeDeviceMetrics(trace, options.scope, device_id);
+    progress::done(2 * devices.size() + 1);
     device.gaps = diagnoseDevice(trace, options.scope, device_id, options.gap_threshold_ns, findings,
                                  &device.explained);
     devices.push_back(std::move(device));
+    progress::done(2 * devices.size());
   }
   sortFindingsByCost(findings);
   return devices;
@@ -76,6 +85,7 @@ Ns firstOpStart(const Trace& trace) {
 }
 
 TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& given) {
+  progress::phase(fmt::format("analyzing {}: indices", trace.path));
   AnalysisOptions options = given;
   if (!options.window.empty()) {
     std::tie(options.scope.window_start, options.scope.window_end) =
@@ -93,6 +103,7 @@ TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& given) {
   // Scope::range (NVTX --range): one summary over every instance, each analyzed in its own window
   // (diagnosis/range_scope.cpp).
   if (options.scope.range) {
+    progress::phase(fmt::format("analyzing {}: NVTX range instances", trace.path));
     analyzeRanges(trace, options, report);
     return report;
   }
@@ -117,8 +128,9 @@ TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& given) {
   } catch (const std::system_error&) {
     steady();  // no thread to be had
   }
-  report.devices = analyzeDevices(trace, options, report.findings);
+  report.devices = analyzeDevices(trace, options, report.findings, 1);
   if (steady_done.valid()) steady_done.get();  // rethrows the steady state's error
+  progress::done(2 * report.devices.size() + 1);
   if (report.steady_state && report.steady_state->found) {
     Ns run_busy = 0, window_busy = 0;
     for (const DeviceReport& d : report.devices) run_busy += d.metrics.busy_ns;

@@ -247,11 +247,13 @@ Trace readTrace(const std::string& path) {
   Trace trace;
   trace.path = path;
   if (kineto::looksLikeJson(path)) {
+    progress::phase(fmt::format("reading {} (PyTorch profiler JSON)", path));
     trace.source = TraceSource::kKineto;
     kineto::importTrace(path, trace);
   } else {
     readSqliteTrace(path, trace);
   }
+  progress::phase(fmt::format("reading {}: sorting", path));
   reader::resolveAsyncFromRuntime(trace);
   reader::addContextsFromOps(trace);
   reader::sortOps(trace);

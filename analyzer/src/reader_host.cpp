@@ -37,7 +37,9 @@ void readRuntimeCalls(Context& ctx) {
       {"start", "end", "eventClass", "globalTid", "correlationId", "nameId", "returnValue"},
       {"start", "end"}));
   reserveRows(ctx.db, table, ctx.trace.runtime_calls);
+  progress::phase(fmt::format("reading {}: CUDA API calls", ctx.db.path()), ctx.trace.runtime_calls.capacity());
   while (row.step()) {
+    if ((ctx.trace.runtime_calls.size() & kProgressRows) == 0) progress::done(ctx.trace.runtime_calls.size());
     RuntimeCall call;
     call.start = readTimestamp(row, 0, table, "start");
     call.end = readTimestamp(row, 1, table, "end");
@@ -60,7 +62,9 @@ void readSyncs(Context& ctx) {
        "syncType", "eventId"},
       {"start", "end"}));
   reserveRows(ctx.db, table, ctx.trace.syncs);
+  progress::phase(fmt::format("reading {}: synchronizations", ctx.db.path()), ctx.trace.syncs.capacity());
   while (row.step()) {
+    if ((ctx.trace.syncs.size() & kProgressRows) == 0) progress::done(ctx.trace.syncs.size());
     SyncEvent sync;
     sync.start = readTimestamp(row, 0, table, "start");
     sync.end = readTimestamp(row, 1, table, "end");
@@ -84,7 +88,9 @@ void readEventRecords(Context& ctx) {
       {"streamId", "correlationId", "eventId"}));
   auto& records = ctx.trace.event_records;
   reserveRows(ctx.db, table, records);
+  progress::phase(fmt::format("reading {}: CUDA event records", ctx.db.path()), records.capacity());
   while (row.step()) {
+    if ((records.size() & kProgressRows) == 0) progress::done(records.size());
     CudaEventRecord record;
     record.device_id = readDeviceId(row, 0, table);
     record.context_id = static_cast<std::uint32_t>(row.int64(1));
@@ -135,7 +141,10 @@ void readNvtx(Context& ctx) {
       static_cast<int>(schema::NvtxEventType::kMark),
       static_cast<int>(schema::NvtxEventType::kPushPopRange),
       static_cast<int>(schema::NvtxEventType::kStartEndRange)).c_str()));
+  progress::phase(fmt::format("reading {}: NVTX ranges", ctx.db.path()),
+                  static_cast<std::uint64_t>(sqlite::countRows(ctx.db, table)));
   while (row.step()) {
+    if ((ctx.trace.nvtx.size() & kProgressRows) == 0) progress::done(ctx.trace.nvtx.size());
     NvtxRange range;
     range.start = readTimestamp(row, 0, table, "start");
     range.end = row.isNull(1) ? range.start : readTimestamp(row, 1, table, "end");

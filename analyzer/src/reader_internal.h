@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cuoverlap/model.h"
+#include "cuoverlap/progress.h"
 #include "sqlite_db.h"
 
 namespace cuoverlap::reader {
@@ -35,6 +36,9 @@ class StringTable {
   std::unordered_map<std::int64_t, std::string> values_;
   std::unordered_map<std::int64_t, StringId> resolved_;
 };
+
+// Readers report their progress (cuoverlap/progress.h) every kProgressRows + 1 rows.
+constexpr std::size_t kProgressRows = 4095;
 
 // Timestamps beyond ±2^62 ns (146 years) are corrupt; bounding them keeps the difference of any
 // two (durations, gaps, spans) representable in Ns.

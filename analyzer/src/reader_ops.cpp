@@ -4,6 +4,8 @@
 #include <memory>
 #include <thread>
 
+#include <fmt/core.h>
+
 #include "reader_internal.h"
 #include "reader_table_stream.h"
 
@@ -191,7 +193,9 @@ void readOps(Context& ctx) {
   }
   for (auto& stream : streams) stream->begin();
   ctx.trace.ops.reserve(rows);  // once: growing would briefly hold two copies
+  progress::phase(fmt::format("reading {}: GPU ops", ctx.db.path()), rows);
   while (true) {
+    if ((ctx.trace.ops.size() & kProgressRows) == 0) progress::done(ctx.trace.ops.size());
     Stream* next = nullptr;
     for (auto& stream : streams) {
       if (stream->current() != nullptr &&

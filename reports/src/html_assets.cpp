@@ -22,6 +22,9 @@ table{border-collapse:collapse;width:100%;table-layout:fixed;margin:6px 0 12px}
 th,td{border-bottom:1px solid var(--line);padding:4px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 th{color:var(--muted);font-weight:600;font-size:12px}
 .tl{border:1px solid var(--line);border-radius:8px;padding:8px;margin:10px 0}
+.tl:focus,.tl:focus-within{outline:2px solid var(--accent);outline-offset:1px}
+a.jump{color:var(--accent);text-decoration:none;border-bottom:1px dotted}
+.card.who .v{font-size:15px;overflow-wrap:anywhere}
 .tl-controls{display:flex;gap:6px;margin-bottom:6px;align-items:center}
 .tl-controls button{font:inherit;font-size:12px;padding:2px 10px;border:1px solid var(--line);border-radius:4px;background:#fff;cursor:pointer}
 .tl-view{color:var(--muted);font-size:12px;margin-left:8px}

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iterator>
 #include <sstream>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "cuoverlap/names.h"
 #include "cuoverlap/units.h"
 #include "html_assets.h"
+#include "html_device.h"
 #include "html_job.h"
 #include "html_timeline.h"
 #include "render_common.h"
@@ -23,65 +25,30 @@ namespace {
 using units::formatDuration;
 using units::formatPercent;
 
-// A metric card; `quality` is "ok", "bad" or "" (no colour).
-void appendCard(std::string& out, std::string_view key, const std::string& value,
-                const std::string& detail, std::string_view quality) {
-  fmt::format_to(std::back_inserter(out),
-                 "<div class=\"card {}\"><div class=\"k\">{}</div><div class=\"v\">{}</div>"
-                 "<div class=\"d\">{}</div></div>",
-                 quality, key, escapeHtml(value), escapeHtml(detail));
-}
+constexpr std::size_t kKernelRowsShown = 10;  // top-kernels rows unless Report::kernel_rows says
 
-std::string_view qualityOf(double value, double good, double bad, bool higher_is_better) {
-  if (!higher_is_better) {
-    value = -value;
-    good = -good;
-    bad = -bad;
+// Where the rows of a trace's tables jump to on its timeline: the timeline's id and axis start.
+// Links are written only when the timeline is (a trace read back, with GPU work).
+struct Jumps {
+  std::string timeline_id;
+  Ns origin = 0;
+  Ns end = 0;
+  bool enabled = false;
+
+  // A link to [from, to] on the timeline (from == to: a moment), relative to the axis start; the
+  // page's script moves the view there. `text` is escaped HTML already.
+  std::string link(Ns from, Ns to, const std::string& text) const {  // clipped to the axis
+    if (!enabled || to < origin || from > end) return text;
+    from = std::max(from, origin);  // the steady state may end past the last op the axis holds
+    to = std::min(to, end);
+    return fmt::format("<a class=\"jump\" href=\"#{}\" data-tl=\"{}\" data-t0=\"{}\" data-t1=\"{}\" "
+                       "title=\"show on the timeline\">{}</a>",
+                       timeline_id, timeline_id, from - origin, to - origin, text);
   }
-  if (value >= good) return "ok";
-  if (value <= bad) return "bad";
-  return "";
-}
+};
 
-void appendCards(std::string& out, const DeviceMetrics& m) {
-  out += "<div class=\"cards\">";
-  appendCard(out, "overlap ratio", fmt::format("{:.3f}", m.overlap_ratio),
-             "1 − busy / sum of op time", qualityOf(m.overlap_ratio, 0.3, 0.05, true));
-  appendCard(out, "copy hidden", formatPercent(m.copy_hidden_fraction),
-             m.memcpys == 0 ? "no copies" : "copy time under compute",
-             m.memcpys == 0 ? "" : qualityOf(m.copy_hidden_fraction, 0.7, 0.3, true));
-  const double idle = units::idleShare(m);
-  appendCard(out, "idle share", formatPercent(idle), formatDuration(m.idle_ns) + " idle",
-             qualityOf(idle, 0.1, 0.3, false));
-  appendCard(out, "pipeline efficiency", formatPercent(m.pipeline_efficiency),
-             "busiest engine / span", qualityOf(m.pipeline_efficiency, 0.8, 0.5, true));
-  const auto speedup = units::potentialSpeedup(m);
-  appendCard(out, "potential speedup", units::formatSpeedup(speedup),
-             "span / engine bound " + formatDuration(m.ideal_ns),
-             speedup ? qualityOf(*speedup, 1.1, 1.5, false) : "");
-  out += "</div>";
-  fmt::format_to(std::back_inserter(out),
-                 "<p class=\"facts\">span {} · busy {} · sum of op time {} · {} kernels, {} "
-                 "memcpys, {} memsets</p>",
-                 formatDuration(m.span_ns), formatDuration(m.busy_ns), formatDuration(m.sum_ns),
-                 m.kernels, m.memcpys, m.memsets);
-}
-
-void appendEngines(std::string& out, const DeviceMetrics& m) {
-  out += "<div class=\"engines\">";
-  for (const EngineUsage& usage : m.engines) {
-    if (usage.busy_ns == 0) continue;
-    fmt::format_to(std::back_inserter(out),
-                   "<span>{}</span><div class=\"bar\"><i class=\"{}\" style=\"width:{:.1f}%\"></i>"
-                   "</div><span>{} · {}</span>",
-                   engineName(usage.engine), html::engineClass(usage.engine),
-                   std::min(100.0, usage.share * 100.0), formatPercent(usage.share),
-                   formatDuration(usage.busy_ns));
-  }
-  out += "</div>";
-}
-
-void appendGapTables(std::string& out, const DeviceReport& device, const Trace* trace, Ns origin) {
+void appendGapTables(std::string& out, const DeviceReport& device, const Trace* trace, Ns origin,
+                     const Jumps& jumps) {
   const GapAnalysis& gaps = device.gaps;
   fmt::format_to(std::back_inserter(out), "<h4>Idle gaps ≥ {}: {} gaps, {}</h4>",
                  escapeHtml(formatDuration(gaps.threshold_ns)), gaps.count,
@@ -103,9 +70,9 @@ void appendGapTables(std::string& out, const DeviceReport& device, const Trace* 
          "<th>before</th><th>after</th><th>call</th></tr>";
   for (const IdleGap& gap : gaps.largest) {
     fmt::format_to(std::back_inserter(out),
-                   "<tr><td>+{}</td><td>{}</td><td><i class=\"sw gap {}\"></i> {}</td><td>{}</td>"
+                   "<tr><td>{}</td><td>{}</td><td><i class=\"sw gap {}\"></i> {}</td><td>{}</td>"
                    "<td>{}</td><td>{}</td></tr>",
-                   formatDuration(gap.start - origin),
+                   jumps.link(gap.start, gap.end, "+" + formatDuration(gap.start - origin)),
                    formatDuration(gap.duration()), html::gapClass(gap.cause),
                    gapCauseName(gap.cause), escapeHtml(render::describeOp(trace, gap.prev_op)),
                    escapeHtml(render::describeOp(trace, gap.next_op)),
@@ -114,13 +81,17 @@ void appendGapTables(std::string& out, const DeviceReport& device, const Trace* 
   out += "</table>";
 }
 
-void appendFinding(std::string& out, const TraceReport& trace, const Finding& f) {
+// The heading links to the first evidence's place on the timeline, each evidence time to its own.
+void appendFinding(std::string& out, const TraceReport& trace, const Finding& f, const Jumps& jumps) {
+  std::string place;
+  if (!f.evidence.empty()) place = " · " + jumps.link(f.evidence.front().time, f.evidence.front().time, "show on the timeline");
+  if (place.find("<a ") == std::string::npos) place.clear();
   fmt::format_to(std::back_inserter(out),
                  "<article class=\"finding sev-{0}\"><h4><span class=\"badge\">{0}</span>"
                  "<code>{1}</code></h4><div class=\"meta\">device {2} · {3} occurrence(s) · "
-                 "{4}</div><p>{5}</p>",
+                 "{4}{6}</div><p>{5}</p>",
                  severityName(f.severity), escapeHtml(f.id), f.device_id, f.count,
-                 escapeHtml(render::lostTime(f)), escapeHtml(f.summary));
+                 escapeHtml(render::lostTime(f)), escapeHtml(f.summary), place);
   if (!f.advice.empty()) {
     fmt::format_to(std::back_inserter(out), "<p class=\"fix\"><b>Fix:</b> {}</p>", escapeHtml(f.advice));
   }
@@ -131,9 +102,10 @@ void appendFinding(std::string& out, const TraceReport& trace, const Finding& f)
     for (const Evidence& e : f.evidence) {
       fmt::format_to(std::back_inserter(out),
                      "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                     escapeHtml(e.api), render::correlationCell(e),
+                     escapeHtml(render::apiName(e.api)), render::correlationCell(e),
                      e.has_stream ? std::to_string(e.stream_id) : "",
-                     render::evidenceTime(trace, f, e.time), escapeHtml(e.detail));
+                     jumps.link(e.time, e.time, escapeHtml(render::evidenceTime(trace, f, e.time))),
+                     escapeHtml(e.detail));
     }
     out += "</table>";
   }
@@ -168,7 +140,8 @@ void appendSession(std::string& out, const Trace* trace) {
 }
 
 // The time base and, with --range, the range summary (scope_summary.h).
-void appendScopeSummary(std::string& out, const TraceReport& trace) {
+void appendScopeSummary(std::string& out, const TraceReport& trace, const html::DeviceRanks& ranks,
+                        const Jumps& jumps) {
   if (trace.first_op_start > 0) {
     fmt::format_to(std::back_inserter(out), "<p class=\"sub\">{}</p>", escapeHtml(render::timeBaseLine(trace)));
   }
@@ -181,12 +154,16 @@ void appendScopeSummary(std::string& out, const TraceReport& trace) {
     out += "</ul>";
   }
   if (render::hasSeparateSteadyState(trace)) {
-    out += "<h3>Steady state</h3>";
-    for (const DeviceReport& device : trace.steady_state->devices) appendCards(out, device.metrics);
+    const SteadyState& steady = *trace.steady_state;
+    fmt::format_to(std::back_inserter(out), "<h3>Steady state</h3><p class=\"sub\">{} (the timeline opens on it)</p>",
+                   jumps.link(steady.start, steady.end, "show on the timeline"));
+    for (const DeviceReport& device : steady.devices) {
+      html::appendCards(out, device.metrics, "steady state · " + html::deviceLabel(device.metrics, ranks));
+    }
     out += "<h4>Steady-state findings</h4>";
-    if (trace.steady_state->findings.empty()) out += "<p>No findings.</p>";
-    for (const Finding* finding : render::findingsWorstFirst(trace.steady_state->findings)) {
-      appendFinding(out, trace, *finding);
+    if (steady.findings.empty()) out += "<p>No findings.</p>";
+    for (const Finding* finding : render::findingsWorstFirst(steady.findings)) {
+      appendFinding(out, trace, *finding, jumps);
     }
     out += "<h3>Whole run</h3>";
   }
@@ -202,25 +179,29 @@ void appendScopeSummary(std::string& out, const TraceReport& trace) {
 // The timeline comes first, on the axis it shares with the traces recorded on the same clock; gap
 // times in the tables are relative to that axis's start, like the timeline's.
 void appendTrace(std::string& out, const TraceReport& trace, const html::TimelineAxis& axis,
-                 const HtmlOptions& options) {
+                 const HtmlOptions& options, std::size_t index, std::size_t kernel_rows) {
   fmt::format_to(std::back_inserter(out), "<section><h2>{}</h2><p class=\"sub\">{} trace</p>",
                  escapeHtml(trace.path), sourceName(trace.source));
+  const Jumps jumps{fmt::format("timeline-{}", index), axis.start, axis.end,
+                    trace.trace != nullptr && axis.end > axis.start};
+  const html::DeviceRanks ranks = html::deviceRanks(trace.trace);
   appendSession(out, trace.trace);
-  appendScopeSummary(out, trace);
+  appendScopeSummary(out, trace, ranks, jumps);
   if (trace.devices.empty()) out += "<p>No GPU activity in this trace (within the chosen scope).</p>";
-  html::appendTimeline(out, trace, axis, options);
+  html::appendTimeline(out, trace, axis, options, jumps.timeline_id);
   for (const DeviceReport& device : trace.devices) {
-    fmt::format_to(std::back_inserter(out), "<h3>Device {}{}{}</h3>", device.metrics.device_id,
-                   device.metrics.name.empty() ? "" : ": ", escapeHtml(device.metrics.name));
-    appendCards(out, device.metrics);
-    appendEngines(out, device.metrics);
-    appendGapTables(out, device, trace.trace, axis.start);
+    const std::string label = html::deviceLabel(device.metrics, ranks);
+    fmt::format_to(std::back_inserter(out), "<h3>{}</h3>", escapeHtml(label));
+    html::appendCards(out, device.metrics, label);
+    html::appendEngines(out, device.metrics);
+    html::appendKernelTable(out, device.kernels, kernel_rows);
+    appendGapTables(out, device, trace.trace, axis.start, jumps);
   }
   appendRangeInstances(out, trace);
   out += "<h3>Findings</h3>";
   if (trace.findings.empty()) out += "<p>No findings.</p>";
   for (const Finding* finding : render::findingsWorstFirst(trace.findings)) {
-    appendFinding(out, trace, *finding);
+    appendFinding(out, trace, *finding, jumps);
   }
   out += "</section>";
 }
@@ -257,7 +238,7 @@ void renderHtml(const Report& report, const HtmlOptions& options, std::ostream& 
   const std::vector<html::TimelineAxis> axes = html::timelineAxes(report);
   for (std::size_t i = 0; i < report.traces.size(); ++i) {
     std::string section;
-    appendTrace(section, report.traces[i], axes[i], options);
+    appendTrace(section, report.traces[i], axes[i], options, i, report.kernel_rows.value_or(kKernelRowsShown));
     out << section;
   }
   if (report.job) {

@@ -32,12 +32,13 @@ char laneCode(LaneKind kind) {
 
 void appendLane(std::string& out, const TimelineLane& lane) {
   const std::string label = escapeHtml(lane.label);
+  const std::string title = lane.title.empty() ? label : escapeHtml(lane.title);
   fmt::format_to(std::back_inserter(out), "<div class=\"k{}\" data-k=\"{}\" data-p=\"{}\"",
                  laneCode(lane.kind), laneCode(lane.kind), lane.pid);
   if (lane.engine >= 0) fmt::format_to(std::back_inserter(out), " data-e=\"{}\"", lane.engine);
   if (!lane.gaps.empty()) fmt::format_to(std::back_inserter(out), " data-g=\"{}\"", lane.gaps.text());
   if (!lane.data.empty()) fmt::format_to(std::back_inserter(out), " data-d=\"{}\"", lane.data.text());
-  fmt::format_to(std::back_inserter(out), " title=\"{0}\">{0}</div>", label);
+  fmt::format_to(std::back_inserter(out), " title=\"{}\">{}</div>", title, label);
 }
 
 // Engines, then the gap causes that this trace's devices have (any cause the analysis knows,
@@ -68,8 +69,10 @@ void appendNote(std::string& out, const TimelineData& data) {
       "zoomed in far enough. Ops narrower than a pixel add up into columns whose height shows how "
       "busy that pixel was; names show inside bars wide enough. The largest idle gaps are shaded "
       "by cause over their device's lanes. Hover an op or a call for its details and the "
-      "launch&#8594;op link (correlation id). Scroll to zoom, drag to pan, double-click to "
-      "reset.</p>",
+      "launch&#8594;op link (correlation id). Click the timeline (or Tab to it), then scroll to "
+      "zoom at the pointer (elsewhere the wheel scrolls the page); drag or &#8592;/&#8594; (A/D) "
+      "to pan, +/&#8722; (W/S) to zoom, 0 for the whole run, Esc to leave; double-click for the "
+      "whole run. A gap's or a finding's time in the tables below shows it here.</p>",
       data.ops, data.calls, data.ranges);
 }
 
@@ -143,15 +146,24 @@ std::vector<TimelineAxis> timelineAxes(const Report& report) {
 }
 
 void appendTimeline(std::string& out, const TraceReport& trace, const TimelineAxis& axis,
-                    const HtmlOptions& options) {
+                    const HtmlOptions& options, const std::string& id) {
   if (trace.trace == nullptr || axis.end <= axis.start) return;
   const TimelineData data = collectTimeline(trace, axis.start, axis.end, options);
+  // The steady state, where the timeline opens (relative to the axis start, like the lanes).
+  std::string steady;
+  if (trace.steady_state && trace.steady_state->found && trace.steady_state->end > trace.steady_state->start) {
+    steady = fmt::format(" data-steady=\"{}:{}\"", std::max<Ns>(0, trace.steady_state->start - axis.start),
+                         std::min(axis.end, trace.steady_state->end) - axis.start);
+  }
   fmt::format_to(std::back_inserter(out),
-                 "<div class=\"tl\" data-axis=\"{}\" data-span=\"{}\" data-engines=\"{}\" data-labels=\"{}\">\n",
-                 axis.group, axis.end - axis.start, fmt::join(engineNames(), " "), data.labels.text());
+                 "<div class=\"tl\" id=\"{}\" tabindex=\"0\" aria-label=\"timeline: click or tab to it, then scroll "
+                 "or use the keys to zoom and pan\" data-axis=\"{}\" data-span=\"{}\"{} data-engines=\"{}\" "
+                 "data-labels=\"{}\">\n",
+                 id, axis.group, axis.end - axis.start, steady, fmt::join(engineNames(), " "), data.labels.text());
   out += "<div class=\"tl-controls\"><button type=\"button\" data-zoom=\"in\">zoom in</button>"
-         "<button type=\"button\" data-zoom=\"out\">zoom out</button>"
-         "<button type=\"button\" data-zoom=\"reset\">reset</button><span class=\"tl-view\"></span></div>\n"
+         "<button type=\"button\" data-zoom=\"out\">zoom out</button>";
+  if (!steady.empty()) out += "<button type=\"button\" data-zoom=\"steady\">steady state</button>";
+  out += "<button type=\"button\" data-zoom=\"reset\">whole run</button><span class=\"tl-view\"></span></div>\n"
          "<div class=\"tl-body\"><div class=\"tl-labels\"><div class=\"tl-corner\"></div>\n";
   for (const TimelineLane& lane : data.lanes) {
     appendLane(out, lane);

@@ -27,8 +27,9 @@ struct TimelineAxis {
 };
 std::vector<TimelineAxis> timelineAxes(const Report& report);  // one per trace, in report order
 
-// Appends the timeline of `trace` over `axis`.
+// Appends the timeline of `trace` over `axis`, as the element `id` (the tables' links jump to it).
+// It opens on the trace's steady state when one was found.
 void appendTimeline(std::string& out, const TraceReport& trace, const TimelineAxis& axis,
-                    const HtmlOptions& options);
+                    const HtmlOptions& options, const std::string& id);
 
 }  // namespace cuoverlap::html

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "cuoverlap/communication.h"
@@ -15,6 +16,9 @@
 namespace cuoverlap::html {
 
 namespace {
+
+// What the label column shows (13rem at 11.5px) without cutting.
+constexpr std::size_t kThreadLabelChars = 30;
 
 constexpr std::string_view kDigits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_";
 
@@ -52,15 +56,45 @@ struct HostThread {
   std::unique_ptr<LaneWriter> api_writer;
 };
 
-std::string threadLabel(const Trace& trace, std::uint32_t pid, std::uint32_t tid) {
-  std::string label = fmt::format("process {}", pid);
+// "rank 0 · pid 4242 · tid 4243" (the rank when the trace knows it), in the label column's
+// kThreadLabelChars: a long thread id (Kineto's, pthread ids) keeps its last digits there; the
+// lane's title has it whole.
+void labelThread(TimelineLane& header, const Trace& trace, std::uint32_t pid, std::uint32_t tid) {
+  std::string label;
   const auto process = std::lower_bound(
       trace.processes.begin(), trace.processes.end(), pid,
       [](const ProcessInfo& info, std::uint32_t value) { return info.pid < value; });
   if (process != trace.processes.end() && process->pid == pid && process->rank) {
-    label += fmt::format(" (rank {})", *process->rank);
+    label = fmt::format("rank {} · ", *process->rank);
   }
-  return label + fmt::format(" · thread {}", tid);
+  label += fmt::format("pid {} · tid ", pid);
+  const std::string thread = std::to_string(tid);
+  header.title = label + thread;
+  std::size_t shown = 0;  // characters, not bytes ("·" is two)
+  for (char c : label) shown += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+  if (shown + thread.size() <= kThreadLabelChars) {
+    header.label = header.title;
+  } else {
+    const std::size_t room = kThreadLabelChars > shown + 2 ? kThreadLabelChars - shown - 1 : 1;
+    header.label = label + "…" + thread.substr(thread.size() - std::min(room, thread.size()));
+  }
+}
+
+// "idle 40.0 µs (sync-wait) after kernel k (stream 13); before memset 1.0 KiB (stream 7); call
+// cudaStreamSynchronize (correlation 103)": the parts the gap has, none empty.
+std::string gapTitle(const Trace& trace, const IdleGap& gap) {
+  std::string title = fmt::format("idle {} ({})", units::formatDuration(gap.duration()), gapCauseName(gap.cause));
+  const std::pair<const char*, std::string> parts[] = {{"after ", render::describeOp(&trace, gap.prev_op)},
+                                                       {"before ", render::describeOp(&trace, gap.next_op)},
+                                                       {"call ", render::describeCall(&trace, gap.call)}};
+  const char* separator = " ";
+  for (const auto& [what, text] : parts) {
+    if (text.empty()) continue;
+    title += separator;
+    title += what + text;
+    separator = "; ";
+  }
+  return title;
 }
 
 // NVTX levels and CUDA API calls of every host thread in scope, one header per thread.
@@ -87,17 +121,22 @@ void collectHost(const TraceReport& report, Ns start, Ns end, const HtmlOptions&
     thread.nvtx[depth].data.add(data.names.ofString(range.text));
     ++data.ranges;
   }
+  std::unordered_map<StringId, std::uint32_t> api_names;  // without the _vNNNN suffix
   for (const RuntimeCall& call : trace.runtime_calls) {
     if (!inWindow(call.start, call.end, start, end) || !pidInScope(report.scope, call.pid)) continue;
     HostThread& thread = threadOf(call.pid, call.tid);
     thread.api_writer->interval(call.start, call.end);
-    thread.api.data.add(data.names.ofString(call.name));
+    auto name = api_names.find(call.name);
+    if (name == api_names.end()) {
+      name = api_names.emplace(call.name, data.names.ofText(std::string(render::apiName(trace.str(call.name))))).first;
+    }
+    thread.api.data.add(name->second);
     thread.api_writer->correlation(call.correlation_id);
     ++data.calls;
   }
   for (auto& [key, thread] : threads) {
     TimelineLane header;
-    header.label = threadLabel(trace, key.first, key.second);
+    labelThread(header, trace, key.first, key.second);
     header.pid = key.first;
     data.lanes.push_back(std::move(header));
     for (std::size_t depth = 0; depth < thread.nvtx.size(); ++depth) {
@@ -187,10 +226,7 @@ void packGaps(const Trace& trace, const DeviceReport& device, Ns origin, Timelin
     header.gaps.addSigned(gap.start - origin);
     header.gaps.add(static_cast<std::uint64_t>(std::max<Ns>(0, gap.duration())));
     header.gaps.add(data.names.ofText(std::string(gapCauseName(gap.cause))));
-    header.gaps.add(data.names.ofText(fmt::format(
-        "idle {} ({}) after {}; before {}; call {}", units::formatDuration(gap.duration()),
-        gapCauseName(gap.cause), render::describeOp(&trace, gap.prev_op),
-        render::describeOp(&trace, gap.next_op), render::describeCall(&trace, gap.call))));
+    header.gaps.add(data.names.ofText(gapTitle(trace, gap)));
   }
 }
 

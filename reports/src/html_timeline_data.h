@@ -63,6 +63,7 @@ enum class LaneKind { kHeader, kNvtx, kApi, kEngine, kStream };
 struct TimelineLane {
   LaneKind kind = LaneKind::kHeader;
   std::string label;   // raw text; the writer escapes it
+  std::string title;   // the label whole, when `label` had to be cut; empty: `label`
   std::uint32_t pid = 0;
   int engine = -1;     // engine lanes and ops' colour come from here or the label table
   std::uint64_t items = 0;

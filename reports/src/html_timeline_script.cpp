@@ -5,6 +5,9 @@
 // time to per-pixel columns drawn as bars whose height is the busy share of that pixel. A redraw
 // is therefore linear in the items of the window and draws at most a few thousand shapes per lane.
 // Names are read with textContent and written with fillText/textContent: never parsed as markup.
+// The view opens on the steady state (data-steady); the wheel zooms only while the timeline has
+// focus, so that it scrolls the page otherwise; keys pan and zoom; links in the tables (a.jump)
+// move the view to a gap or a finding's evidence and mark it.
 #include "html_assets.h"
 
 namespace cuoverlap::html {
@@ -101,6 +104,13 @@ const char* const kScript = R"JS(
   var hash = /zoom=([0-9.]+):([0-9.]+)/.exec(location.hash);
   Object.keys(groups).forEach(function (key) {
     var g = groups[key];
+    // The steady state (the union of the group's) is where the timeline opens, unless #zoom= says.
+    g.views.forEach(function (tl) {
+      var m = /^([0-9]+):([0-9]+)$/.exec(tl.dataset.steady || '');
+      if (!m || Number(m[2]) <= Number(m[1])) return;
+      g.steady = g.steady ? [Math.min(g.steady[0], Number(m[1])), Math.max(g.steady[1], Number(m[2]))] : [Number(m[1]), Number(m[2])];
+    });
+    if (g.steady) { g.v0 = g.steady[0]; g.v1 = g.steady[1]; }
     if (hash && Number(hash[2]) > Number(hash[1])) { g.v0 = Math.max(0, Number(hash[1])) * g.span; g.v1 = Math.min(1, Number(hash[2])) * g.span; }
     g.set = function (v0, v1) {
       var w = Math.min(g.span, Math.max(100, v1 - v0));
@@ -108,7 +118,25 @@ const char* const kScript = R"JS(
       g.v0 = v0; g.v1 = v0 + w;
       g.views.forEach(function (v) { v.timeline.request(); });
     };
+    // A table row's place: a gap with as much again on each side, a moment in 2% of the run.
+    g.show = function (t0, t1) {
+      var pad = t1 > t0 ? t1 - t0 : Math.max(2e4, g.span / 50) / 2;
+      g.mark = [t0, t1];
+      g.set(t0 - pad, t1 + pad);
+    };
     g.views.forEach(function (tl) { tl.timeline = new Timeline(tl, g); });
+  });
+  // Links in the gap and finding tables (a.jump): move that trace's timeline there, mark the
+  // place and bring the timeline into view.
+  document.addEventListener('click', function (e) {
+    var a = e.target.closest ? e.target.closest('a.jump') : null;
+    if (!a) return;
+    var tl = document.getElementById(a.dataset.tl);
+    if (!tl || !tl.timeline) return;
+    e.preventDefault();
+    groups[tl.dataset.axis].show(Number(a.dataset.t0), Number(a.dataset.t1));
+    tl.scrollIntoView({ block: 'center' });
+    tl.focus({ preventScroll: true });
   });
   // How long decoding and the first drawing took, and the time since navigation (for tests).
   document.body.setAttribute('data-timeline-ms', Math.round(performance.now() - started) + ' ' + Math.round(performance.now()));
@@ -149,6 +177,7 @@ const char* const kScript = R"JS(
       for (r = 0; r < lanes.length; r++) if (lanes[r].gaps) drawGaps(ctx, r);
       axis(ctx);
       for (r = 0; r < lanes.length; r++) if (lanes[r].n) drawLane(ctx, lanes[r], AH + r * RH + 2, RH - 4);
+      if (g.mark) drawMark(ctx);
       var vu = unitOf(g.v1), vs = Math.max(1, (g.v1 - g.v0) / 1000);
       view.textContent = 'showing ' + tickLabel(g.v0, vs, vu).replace(/^0$/, '+0') + ' to ' + tickLabel(g.v1, vs, vu) + ' (' + fmt(g.v1 - g.v0) + ')';
       tl.setAttribute('data-view', (g.v0 / g.span).toFixed(6) + ':' + (g.v1 / g.span).toFixed(6));
@@ -163,6 +192,17 @@ const char* const kScript = R"JS(
         ctx.globalAlpha = 0.22; ctx.fillRect(x0, top, w, bottom - top);
         ctx.globalAlpha = 1; ctx.fillRect(x0, top, w, 4);
       });
+    }
+    // The place a table link showed: its edges (one line for a moment) across every row.
+    function drawMark(ctx) {
+      ctx.strokeStyle = '#d81b60'; ctx.lineWidth = 1.5; ctx.setLineDash([4, 3]);
+      [g.mark[0], g.mark[1]].forEach(function (t, j) {
+        if (j && t === g.mark[0]) return;
+        var px = Math.round(x(t)) + 0.5;
+        if (px < 0 || px > W) return;
+        ctx.beginPath(); ctx.moveTo(px, AH); ctx.lineTo(px, H); ctx.stroke();
+      });
+      ctx.setLineDash([]);
     }
     function axis(ctx) {
       var step = tickStep(g.v1 - g.v0), u = unitOf(Math.max(Math.abs(g.v1), step));
@@ -310,24 +350,44 @@ const char* const kScript = R"JS(
     });
     canvas.addEventListener('mouseleave', function () { tip.hidden = true; over.getContext('2d').clearRect(0, 0, W, H); });
     var drag = null;
+    function zoom(at, f) { var w = g.v1 - g.v0; g.set(g.v0 + w * at * (1 - f), g.v0 + w * at * (1 - f) + w * f); }
+    function pan(share) { var w = g.v1 - g.v0; g.set(g.v0 + w * share, g.v1 + w * share); }
+    function whole() { g.mark = null; g.set(0, g.span); }
+    // The wheel zooms only while the timeline has focus (a click or Tab gives it); else the page scrolls.
     canvas.addEventListener('wheel', function (e) {
+      if (!tl.contains(document.activeElement)) return;
       e.preventDefault();
-      var rect = canvas.getBoundingClientRect(), at = (e.clientX - rect.left) / rect.width, f = e.deltaY < 0 ? 0.8 : 1.25, w = g.v1 - g.v0;
-      g.set(g.v0 + w * at * (1 - f), g.v0 + w * at * (1 - f) + w * f);
+      var rect = canvas.getBoundingClientRect();
+      zoom((e.clientX - rect.left) / rect.width, e.deltaY < 0 ? 0.8 : 1.25);
     }, { passive: false });
-    canvas.addEventListener('mousedown', function (e) { drag = { x: e.clientX, v0: g.v0 }; tip.hidden = true; });
+    var KEYS = { ArrowLeft: function () { pan(-0.2); }, a: function () { pan(-0.2); },
+                 ArrowRight: function () { pan(0.2); }, d: function () { pan(0.2); },
+                 '+': function () { zoom(0.5, 0.5); }, '=': function () { zoom(0.5, 0.5); }, w: function () { zoom(0.5, 0.5); },
+                 '-': function () { zoom(0.5, 2); }, s: function () { zoom(0.5, 2); },
+                 '0': whole, Home: whole, Escape: function () { tl.blur(); } };
+    tl.addEventListener('keydown', function (e) {
+      var act = KEYS[e.key.length === 1 ? e.key.toLowerCase() : e.key];
+      if (!act || e.ctrlKey || e.metaKey || e.altKey) return;
+      if (e.target.tagName === 'BUTTON' && e.key.length === 1 && e.key !== '+' && e.key !== '-') return;
+      e.preventDefault(); act();
+    });
+    canvas.addEventListener('mousedown', function (e) {
+      drag = { x: e.clientX, v0: g.v0 }; tip.hidden = true;
+      tl.focus({ preventScroll: true });
+    });
     window.addEventListener('mousemove', function (e) {
       if (!drag) return;
       var w = g.v1 - g.v0, v0 = drag.v0 - (e.clientX - drag.x) / W * w;
       g.set(v0, v0 + w);
     });
     window.addEventListener('mouseup', function () { drag = null; });
-    canvas.addEventListener('dblclick', function () { g.set(0, g.span); });
+    canvas.addEventListener('dblclick', whole);
     tl.querySelectorAll('button[data-zoom]').forEach(function (b) {
       b.addEventListener('click', function () {
-        var w = g.v1 - g.v0, mid = (g.v0 + g.v1) / 2;
-        if (b.dataset.zoom === 'reset') g.set(0, g.span);
-        else { var nw = b.dataset.zoom === 'in' ? w / 2 : w * 2; g.set(mid - nw / 2, mid + nw / 2); }
+        var z = b.dataset.zoom;
+        if (z === 'reset') whole();
+        else if (z === 'steady' && g.steady) { g.mark = null; g.set(g.steady[0], g.steady[1]); }
+        else zoom(0.5, z === 'in' ? 0.5 : 2);
       });
     });
     window.addEventListener('resize', function () { self.request(); });

@@ -10,12 +10,14 @@
 #include <set>
 #include <unordered_map>
 
+#include "render_common.h"
 #include "trace_event_common.h"
 
 namespace cuoverlap {
 namespace {
 
 using trace_event::jsonString;
+using trace_event::kProgressItems;
 
 constexpr std::string_view kGpuAnnotationDomain = "gpu_user_annotation";
 
@@ -50,15 +52,6 @@ std::string_view memKindText(MemKind kind) {
   return "Unknown";
 }
 
-// "cudaLaunchKernel_v7000" (CUPTI/nsys) -> "cudaLaunchKernel" (Kineto).
-std::string_view kinetoApiName(std::string_view name) {
-  const auto suffix = name.rfind("_v");
-  if (suffix == std::string_view::npos || suffix + 2 >= name.size()) return name;
-  for (std::size_t i = suffix + 2; i < name.size(); ++i) {
-    if (name[i] < '0' || name[i] > '9') return name;
-  }
-  return name.substr(0, suffix);
-}
 
 class KinetoWriter {
  public:
@@ -69,6 +62,7 @@ class KinetoWriter {
   }
 
   KinetoExportStats write() {
+    progress::phase("writing the Kineto trace", trace_.ops.size() + trace_.runtime_calls.size());
     writeHeader();
     writeOps();
     writeCalls();
@@ -77,6 +71,7 @@ class KinetoWriter {
     writeMetadata();
     stream_.raw(fmt::format("\n  ],\n  \"traceName\": {}\n}}\n", jsonString(trace_.path)));
     stream_.flush();
+    progress::done(trace_.ops.size() + trace_.runtime_calls.size());
     return stats_;
   }
 
@@ -157,6 +152,7 @@ class KinetoWriter {
   void writeOps() {
     indexCalls();
     for (std::size_t i = 0; i < trace_.ops.size(); ++i) {
+      if ((i & kProgressItems) == 0) progress::done(i);
       const GpuOp& op = trace_.ops[i];
       streams_.insert({op.device_id, op.stream_id});
       emit(fmt::format("{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": {}, \"pid\": {}, \"tid\": {}, "
@@ -195,12 +191,14 @@ class KinetoWriter {
   }
 
   void writeCalls() {
+    std::size_t index = 0;
     for (const RuntimeCall& call : trace_.runtime_calls) {
+      if ((index++ & kProgressItems) == 0) progress::done(trace_.ops.size() + index);
       threads_.insert({call.pid, call.tid});
       emit(fmt::format("{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": {}, \"pid\": {}, \"tid\": {}, "
                        "\"ts\": {}, \"dur\": {}, \"args\": {{\"correlation\": {}}}}}",
                        call.is_driver ? "cuda_driver" : "cuda_runtime",
-                       eventName(kinetoApiName(trace_.str(call.name))), call.pid, call.tid,
+                       eventName(render::apiName(trace_.str(call.name))), call.pid, call.tid,
                        micros(call.start), duration(call.end - call.start), call.correlation_id));
       ++stats_.calls;
     }

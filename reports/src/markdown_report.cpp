@@ -15,7 +15,7 @@ namespace {
 using units::formatDuration;
 using units::formatPercent;
 
-constexpr std::size_t kKernelRowsShown = 10;  // the JSON report keeps up to kKernelSummaryRows
+constexpr std::size_t kKernelRowsShown = 10;  // unless Report::kernel_rows says; JSON keeps all
 
 void appendMetrics(std::string& out, const DeviceMetrics& m) {
   auto row = [&out](std::string_view name, const std::string& value) {
@@ -54,15 +54,18 @@ void appendEngines(std::string& out, const DeviceMetrics& m) {
   out += "\n";
 }
 
-void appendKernelSummary(std::string& out, const std::vector<KernelSummary>& kernels) {
-  if (kernels.empty()) return;
+void appendKernelSummary(std::string& out, const std::vector<KernelSummary>& kernels, std::size_t rows) {
+  if (kernels.empty() || rows == 0) return;
   out += "**Top kernels by GPU time**\n\n| kernel | launches | total | mean | share of kernel time |\n"
          "| --- | --- | --- | --- | --- |\n";
-  for (std::size_t i = 0; i < kernels.size() && i < kKernelRowsShown; ++i) {
-    const KernelSummary& k = kernels[i];
-    fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {} |\n",
-                   escapeMarkdown(render::shortName(k.name)), k.count, formatDuration(k.total_ns),
-                   formatDuration(k.mean_ns), formatPercent(k.share));
+  for (const render::KernelRow& row : render::kernelTable(kernels, rows)) {
+    const KernelSummary& k = *row.kernel;
+    fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {} |\n", escapeMarkdown(row.name),
+                   k.count, formatDuration(k.total_ns), formatDuration(k.mean_ns), formatPercent(k.share));
+  }
+  if (kernels.size() > rows) {
+    fmt::format_to(std::back_inserter(out), "\n{} more kernel names (`--kernels N` shows more; JSON has all).\n",
+                   kernels.size() - rows);
   }
   out += "\n";
 }
@@ -130,7 +133,7 @@ void appendRangeInstances(std::string& out, const TraceReport& trace) {
   out += "\n";
 }
 
-void appendTrace(std::string& out, const TraceReport& trace) {
+void appendTrace(std::string& out, const TraceReport& trace, std::size_t kernel_rows) {
   fmt::format_to(std::back_inserter(out), "## {} ({})\n\n", escapeMarkdown(trace.path),
                  sourceName(trace.source));
   for (const std::string& warning : trace.warnings) {
@@ -171,7 +174,7 @@ void appendTrace(std::string& out, const TraceReport& trace) {
                    escapeMarkdown(device.metrics.name));
     appendMetrics(out, device.metrics);
     appendEngines(out, device.metrics);
-    appendKernelSummary(out, device.kernels);
+    appendKernelSummary(out, device.kernels, kernel_rows);
     fmt::format_to(std::back_inserter(out),
                    "Findings explain {} of the {} by which the span exceeds its packed bound {} "
                    "(kernels packed onto the SMs they used) ({}){}.\n\n",
@@ -249,7 +252,9 @@ std::string escapeMarkdown(std::string_view text) {
 
 std::string renderMarkdown(const Report& report) {
   std::string out = "# cuoverlap report\n\n";
-  for (const TraceReport& trace : report.traces) appendTrace(out, trace);
+  for (const TraceReport& trace : report.traces) {
+    appendTrace(out, trace, report.kernel_rows.value_or(kKernelRowsShown));
+  }
   if (report.job) appendJob(out, *report.job);
   return out;
 }

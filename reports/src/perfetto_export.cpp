@@ -26,6 +26,7 @@ namespace {
 using perfetto::kDevicePidBase;
 using trace_event::fixedMicros;
 using trace_event::jsonString;
+using trace_event::kProgressItems;
 
 // Synthetic host tracks: real tids are 24-bit (globalTid encoding), these lie above.
 constexpr std::uint64_t kNvtxTrackBase = 1ull << 24;
@@ -105,6 +106,7 @@ class PerfettoWriter {
   }
 
   PerfettoExportStats write() {
+    progress::phase("writing the Perfetto trace", trace_.ops.size() + trace_.runtime_calls.size());
     stream_.raw("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
     writeDeviceOps();
     writeDiagnosis();
@@ -119,6 +121,7 @@ class PerfettoWriter {
     }
     stream_.raw("]}}\n");
     stream_.flush();
+    progress::done(trace_.ops.size() + trace_.runtime_calls.size());
     stats_.long_names = long_names_.size();
     return stats_;
   }
@@ -233,6 +236,7 @@ class PerfettoWriter {
     writeDeviceProcesses();
     std::map<std::tuple<std::uint16_t, std::uint32_t, std::uint32_t, std::uint32_t>, TrackAllocator> tracks;
     for (std::size_t i = 0; i < trace_.ops.size(); ++i) {
+      if ((i & kProgressItems) == 0) progress::done(i);
       const GpuOp& op = trace_.ops[i];
       if (!selection_.keepOp(op)) continue;
       const std::size_t track =
@@ -279,7 +283,9 @@ class PerfettoWriter {
   }
 
   void writeRuntimeCalls() {
+    std::size_t index = 0;
     for (const RuntimeCall& call : trace_.runtime_calls) {
+      if ((index++ & kProgressItems) == 0) progress::done(trace_.ops.size() + index);
       if (!selection_.keepHost(call.pid, call.start, call.end)) continue;
       host_threads_.insert({call.pid, call.tid});
       const NameRef& call_name = name(call.name);

@@ -86,6 +86,27 @@ namespace cuoverlap::render {
 
 std::string shortName(std::string_view name) { return shortKernelName(name); }
 
+std::string_view apiName(std::string_view name) {
+  const auto suffix = name.rfind("_v");
+  if (suffix == std::string_view::npos || suffix + 2 >= name.size()) return name;
+  for (std::size_t i = suffix + 2; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return name;
+  }
+  return name.substr(0, suffix);
+}
+
+std::vector<KernelRow> kernelTable(const std::vector<KernelSummary>& kernels, std::size_t rows) {
+  std::vector<KernelRow> table;
+  std::vector<std::string_view> names;
+  for (std::size_t i = 0; i < kernels.size() && i < rows; ++i) {
+    table.push_back({&kernels[i], ""});
+    names.push_back(kernels[i].name);
+  }
+  std::vector<std::string> shown = distinctShortKernelNames(names);
+  for (std::size_t i = 0; i < table.size(); ++i) table[i].name = std::move(shown[i]);
+  return table;
+}
+
 std::string describeOp(const Trace* trace, std::optional<std::size_t> op_index) {
   if (trace == nullptr || !op_index || *op_index >= trace->ops.size()) return "";
   const GpuOp& op = trace->ops[*op_index];
@@ -108,7 +129,7 @@ std::string describeOp(const Trace* trace, std::optional<std::size_t> op_index) 
 std::string describeCall(const Trace* trace, std::optional<std::size_t> call_index) {
   if (trace == nullptr || !call_index || *call_index >= trace->runtime_calls.size()) return "";
   const RuntimeCall& call = trace->runtime_calls[*call_index];
-  return fmt::format("{} (correlation {})", trace->str(call.name), call.correlation_id);
+  return fmt::format("{} (correlation {})", apiName(trace->str(call.name)), call.correlation_id);
 }
 
 std::string streamLabel(const Trace& trace, std::uint32_t pid, std::uint32_t context_id,

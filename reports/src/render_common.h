@@ -27,9 +27,22 @@ std::string inert(std::string_view text, Newlines newlines = Newlines::kEscape);
 // timeline's tooltips keep the full name.
 std::string shortName(std::string_view name);
 
+// A CUDA API name as users write it: "cudaLaunchKernel_v7000" (CUPTI, nsys) -> "cudaLaunchKernel";
+// a name without a `_vDIGITS` suffix is unchanged.
+std::string_view apiName(std::string_view name);
+
+// A top-kernels table (text, Markdown, HTML): its first `rows` kernels with the names they are
+// shown by, short but distinct (distinctShortKernelNames: kernels that differ only in their
+// template arguments keep enough of them to tell them apart).
+struct KernelRow {
+  const KernelSummary* kernel = nullptr;
+  std::string name;
+};
+std::vector<KernelRow> kernelTable(const std::vector<KernelSummary>& kernels, std::size_t rows);
+
 // Uses shortName for kernels: "kernel scan_kernel (stream 14)", "memcpy HtoD 4.0 MiB (stream 7)"; "" without a trace or index.
 std::string describeOp(const Trace* trace, std::optional<std::size_t> op_index);
-// "cudaStreamSynchronize (correlation 42)"; "" without a trace or index.
+// "cudaStreamSynchronize (correlation 42)" (apiName); "" without a trace or index.
 std::string describeCall(const Trace* trace, std::optional<std::size_t> call_index);
 // "stream 7 (legacy default)" when the stream is its context's null stream, else "stream 14".
 std::string streamLabel(const Trace& trace, std::uint32_t pid, std::uint32_t context_id,

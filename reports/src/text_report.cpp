@@ -22,6 +22,9 @@ using units::formatPercent;
 
 // The style of the report being rendered (one render at a time per thread).
 thread_local TextStyle style;
+// Rows of its top-kernels tables (Report::kernel_rows; 5 unless asked).
+constexpr std::size_t kKernelRowsShown = 5;
+thread_local std::size_t kernel_rows = kKernelRowsShown;
 
 std::string paint(const char* code, std::string_view text) {
   return fmt::format("\x1b[{}m{}\x1b[0m", code, text);
@@ -149,14 +152,19 @@ void renderGaps(const GapAnalysis& gaps, Ns origin, std::ostream& out) {
   }
 }
 
-// The five kernels with the most GPU time, shortened names (JSON keeps the full ones).
+// The kernels with the most GPU time (`kernel_rows` of them), names shortened but distinct (JSON
+// keeps the full ones); the last line says how many more there are.
 void renderKernelSummary(const std::vector<KernelSummary>& kernels, std::ostream& out) {
-  if (kernels.empty()) return;
+  if (kernels.empty() || kernel_rows == 0) return;
   out << "  top kernels  launches        total         mean  share  name\n";
-  for (std::size_t i = 0; i < kernels.size() && i < 5; ++i) {
-    const KernelSummary& k = kernels[i];
+  for (const render::KernelRow& row : render::kernelTable(kernels, kernel_rows)) {
+    const KernelSummary& k = *row.kernel;
     out << fmt::format("    {:>17} {:>12} {:>12} {:>6}  {}\n", k.count, formatDuration(k.total_ns),
-                       formatDuration(k.mean_ns), formatPercent(k.share), render::shortName(k.name));
+                       formatDuration(k.mean_ns), formatPercent(k.share), render::inert(row.name));
+  }
+  if (kernels.size() > kernel_rows) {
+    out << fmt::format("    ... {} more kernel names (--kernels N shows more; JSON has all)\n",
+                       kernels.size() - kernel_rows);
   }
 }
 
@@ -263,7 +271,7 @@ void renderJob(const JobAnalysis& job, std::ostream& out) {
   out << fmt::format("  collectives matched across ranks: {}   skew max {}  mean {}{}\n", job.matched,
                      formatDuration(job.max_skew_ns), formatDuration(job.mean_skew_ns),
                      job.type_mismatches ? fmt::format("   type mismatches {}", job.type_mismatches) : "");
-  if (!job.largest_skews.empty()) out << "  largest skews:\n";
+  if (!job.largest_skews.empty()) out << "  largest skews (largest first):\n";
   for (const MatchedCollective& m : job.largest_skews) {
     out << fmt::format("    {} #{} of communication stream {}: {} (rank {} first, rank {} last)\n",
                        m.type, m.sequence + 1, m.stream + 1, formatDuration(m.skew_ns), m.first_rank,
@@ -287,6 +295,7 @@ void renderText(const Report& report, std::ostream& out) { renderText(report, ou
 
 void renderText(const Report& report, std::ostream& out, const TextStyle& text_style) {
   style = text_style;
+  kernel_rows = report.kernel_rows.value_or(kKernelRowsShown);
   // Fields are made inert one by one; the pass over the whole text catches any other. Colour is
   // added after that pass, to lines whose shape the renderer made (never to trace text).
   std::ostringstream text;

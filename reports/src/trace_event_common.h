@@ -9,8 +9,12 @@
 #include <string_view>
 
 #include "cuoverlap/model.h"
+#include "cuoverlap/progress.h"
 
 namespace cuoverlap::trace_event {
+
+// The exports report their progress (cuoverlap/progress.h) every kProgressItems + 1 ops or calls.
+inline constexpr std::size_t kProgressItems = 4095;
 
 // A JSON string literal (quotes included); invalid UTF-8 becomes U+FFFD.
 std::string jsonString(std::string_view text);

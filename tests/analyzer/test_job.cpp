@@ -147,3 +147,28 @@ TEST_CASE("an unreadable rank file is reported, not skipped", "[job]") {
   const std::string good = writeJobFile("job_good.sqlite", 100, 0, false);
   CHECK_THROWS(analyzeJobFiles({good, "/nonexistent/rank1.sqlite"}, 2));
 }
+
+// Issue 22: the table a reader scans for the worst collective lists it first.
+TEST_CASE("largest skews are listed largest first", "[job]") {
+  const Ns late_us[] = {20, 150, 60, 90};
+  std::vector<std::string> files;
+  for (std::uint32_t r = 0; r < 2; ++r) {
+    const std::string path = cuoverlap::testing::tempTracePath("skew_order_r" + std::to_string(r) + ".sqlite");
+    SyntheticTrace trace(path);
+    for (Ns step = 0; step < 4; ++step) {
+      const Ns t0 = 1000 + step * 1000, late = r == 1 ? late_us[step] : 0;
+      trace.addOp(op(t0, t0 + 600 + late, "gemm", 13, 100 + r, 0));
+      trace.addOp(op(t0 + 600 + late, t0 + 900, kAllReduce, 20, 100 + r, 0));
+    }
+    files.push_back(path);
+  }
+  const Report report = analyzeJobFiles(files, 1);
+  REQUIRE(report.job);
+  const std::vector<MatchedCollective>& skews = report.job->largest_skews;
+  REQUIRE(skews.size() == 4);
+  CHECK(skews[0].skew_ns == 150 * kUs);
+  CHECK(skews[1].skew_ns == 90 * kUs);
+  CHECK(skews[2].skew_ns == 60 * kUs);
+  CHECK(skews[3].skew_ns == 20 * kUs);
+  CHECK(skews[0].sequence == 1);  // the second all-reduce
+}

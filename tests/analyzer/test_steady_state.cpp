@@ -229,6 +229,37 @@ TEST_CASE("library NVTX ranges never make the iterations", "[steady]") {
   CHECK(report.steady_state->iteration_ns.median == 100'000);
 }
 
+// Issue 22: `analyze --iterations NAME` takes that range's instances as the iterations, library
+// ranges included; a name that no range has is an error that names the ranges there are.
+TEST_CASE("--iterations NAME chooses the NVTX range of the iterations", "[steady]") {
+  Trace trace = loop(12, true);
+  const std::size_t ops = trace.ops.size();
+  for (std::size_t i = 0; i < ops; i += 3) {
+    trace.nvtx.push_back(pushPop(trace, "aten::linear", trace.ops[i].start, trace.ops[i].end, 1));
+  }
+  sortByStart(trace);
+  AnalysisOptions options;
+  CHECK(analyzeTrace(trace, options).steady_state->source == "nvtx:step N");
+  options.iterations = "aten::linear";
+  const TraceReport linear = analyzeTrace(trace, options);
+  REQUIRE(linear.steady_state->found);
+  CHECK(linear.steady_state->source == "nvtx:aten::linear");
+  CHECK(linear.steady_state->iterations == 10);
+  CHECK(linear.steady_state->iteration_ns.median == 100'000);
+  for (const char* name : {"step *", "step N", "step 3"}) {
+    options.iterations = name;
+    CHECK(analyzeTrace(trace, options).steady_state->source == "nvtx:step N");
+  }
+  options.iterations = "stpe";
+  CHECK_THROWS_WITH(analyzeTrace(trace, options),
+                    Catch::Contains("--iterations stpe: no NVTX range is named so; known ranges: 'step *' (12)"));
+  Trace short_loop = loop(3, true);
+  options.iterations = "step N";
+  const TraceReport none = analyzeTrace(short_loop, options);
+  CHECK_FALSE(none.steady_state->found);
+  CHECK(none.steady_state->reason.find("--iterations step N") != std::string::npos);
+}
+
 // A DataLoader loop: the `step` range covers only the compute (the first half of each 1 ms
 // step); the loop's period is the whole step, and the host range length is shown as such.
 TEST_CASE("iteration time is the period from one step's GPU start to the next's", "[steady]") {

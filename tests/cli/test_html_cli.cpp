@@ -124,7 +124,7 @@ TEST_CASE("html report of two ranks recorded on one host shares one time axis", 
   }
   const std::string html = analyzeTo(paths, "html", "ranks.html");
   // One axis from rank 0's start to rank 1's end: 7 ms, in both timelines.
-  CHECK(countOf(html, "<div class=\"tl\" data-axis=\"0\" data-span=\"7000000\"") == 2);
+  CHECK(countOf(html, " data-axis=\"0\" data-span=\"7000000\"") == 2);
   // Rank 1's compute engine is busy from 2 ms into the shared axis for 5 ms: start (zigzag: 2 x
   // 2,000,000) and length in the page's base-32 code (html_timeline_data.h).
   const auto packed = [](std::uint64_t value) {

@@ -36,5 +36,19 @@ for f in ./usr/bin/cuoverlap ./usr/share/man/man1/cuoverlap-analyze.1 \
          ./usr/share/bash-completion/completions/cuoverlap ./usr/share/doc/cuoverlap/README.md; do
   grep -q " $f\$" "$work/deb.txt" || fail "$f not in $deb"
 done
+# The packaged binary is stripped (CPACK_STRIP_FILES): no symbol table, no debug sections, and it
+# still runs; the build tree's binary keeps its debug information.
+mkdir -p "$work/deb" && dpkg-deb -x "$deb" "$work/deb"
+bin=$work/deb/usr/bin/cuoverlap
+if command -v readelf >/dev/null; then
+  sections=$(readelf -S -W "$bin")
+  if echo "$sections" | grep -qE '\.symtab|\.debug_'; then fail "the packaged cuoverlap is not stripped"; fi
+  for so in "$work"/deb/usr/lib/*.so; do
+    [ -e "$so" ] || continue
+    if readelf -S -W "$so" | grep -qE '\.symtab|\.debug_'; then fail "$(basename "$so") is not stripped"; fi
+  done
+  echo "packaged binary: $(stat -c %s "$bin") bytes, stripped"
+fi
+"$bin" --version | grep -qE '^[0-9]+\.[0-9]+' || fail "the packaged cuoverlap does not run"
 dpkg-deb -f "$deb" Package Version Depends
 echo "packaging ok: $(basename "$deb")"

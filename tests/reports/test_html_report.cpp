@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <regex>
 #include <string_view>
@@ -93,7 +94,7 @@ TEST_CASE("html is self-contained", "[html]") {
   CHECK(html.find("http://") == std::string::npos);
   CHECK(html.find("https://") == std::string::npos);
   CHECK(html.find("src=\"") == std::string::npos);
-  CHECK(html.find("href=\"") == std::string::npos);
+  CHECK(countOf(html, "href=\"") == countOf(html, "href=\"#timeline-"));  // in-page links only
   CHECK(html.find("url(") == std::string::npos);
   CHECK(html.find("<link") == std::string::npos);
   CHECK(html.find("@import") == std::string::npos);
@@ -109,7 +110,7 @@ TEST_CASE("html has the metric cards, the lanes of every thread, engine and stre
   CHECK(countOf(html, "<canvas class=\"tl-plot\"") == 1);
   // Host thread first (NVTX, then its CUDA API calls), then the device, its engines and streams.
   std::vector<std::size_t> at;
-  for (const char* label : {"process 4242 · thread 4243", "NVTX", "CUDA API", "device 0: Test GPU &lt;b&gt;",
+  for (const char* label : {"pid 4242 · tid 4243", "NVTX", "CUDA API", "device 0: Test GPU &lt;b&gt;",
                             "compute engine", "h2d engine", "memset engine", "stream 7 (legacy default)",
                             "stream 13", "stream 14"}) {
     at.push_back(html.find(std::string(" title=\"") + label + "\">"));
@@ -227,13 +228,13 @@ TEST_CASE("html timeline draws only the processes in --pid scope", "[html]") {
   Report report;
   report.traces.push_back(test::makeSampleTraceReport(*trace));
   std::string html = renderHtml(report);
-  CHECK(html.find("title=\"process 999 · thread 1000\"") != std::string::npos);
+  CHECK(html.find("title=\"pid 999 · tid 1000\"") != std::string::npos);
   CHECK(html.find("title=\"stream 21\"") != std::string::npos);
   report.traces.front().scope.pid = 4242;
   html = renderHtml(report);
-  CHECK(html.find("title=\"process 999") == std::string::npos);
+  CHECK(html.find("title=\"pid 999") == std::string::npos);
   CHECK(html.find("title=\"stream 21\"") == std::string::npos);
-  CHECK(html.find("title=\"process 4242 · thread 4243\"") != std::string::npos);
+  CHECK(html.find("title=\"pid 4242 · tid 4243\"") != std::string::npos);
 }
 
 TEST_CASE("html traces on one clock share one time axis", "[html]") {
@@ -259,14 +260,14 @@ TEST_CASE("html traces on one clock share one time axis", "[html]") {
   CHECK(axes[0].group != axes[1].group);
   CHECK(axes[0].end == 2'000'000);
   const std::string html = renderHtml(report);
-  CHECK(countOf(html, "class=\"tl\" data-axis=") == 3);
+  CHECK(countOf(html, "class=\"tl\" id=\"timeline-") == 3);
 }
 
 TEST_CASE("html names a device without a name by its id alone", "[html]") {
   Trace trace;
   trace.ops = {test::makeOp(OpKind::kKernel, 1'000, 2'000, 13, 1)};
   const std::string html = renderHtml(singleDeviceReport(trace));
-  CHECK(html.find("<h3>Device 0</h3>") != std::string::npos);
+  CHECK(html.find("<h3>device 0</h3>") != std::string::npos);
   CHECK(html.find("title=\"device 0\">device 0</div>") != std::string::npos);
 }
 
@@ -291,4 +292,105 @@ TEST_CASE("html number packing round-trips through the page script's decoding", 
   small.add(5);
   small.add(33);  // 33 = 1 + 32: digit 1 continued, then 1
   CHECK(small.text() == "5X1");
+}
+
+// Issue 22, HTML: which device (and rank) the cards are; communication cards on a device that ran
+// NCCL kernels; API names without their version suffix; thread labels that fit; gap tooltips
+// without dangling separators; the timeline opening on the steady state; table rows that jump to
+// their place on it; the wheel and the keys.
+TEST_CASE("html cards say which device and rank; NCCL devices show communication cards", "[html]") {
+  auto trace = test::makeSampleTrace();
+  ProcessInfo process;
+  process.pid = 4242;
+  process.rank = 1;
+  trace->processes = {process};
+  Report report;
+  report.traces.push_back(test::makeSampleTraceReport(*trace));
+  std::string html = renderHtml(report);
+  CHECK(html.find("<div class=\"card who\"><div class=\"k\">these cards are</div><div class=\"v\">device 0 · "
+                  "rank 1 · Test GPU &lt;b&gt;</div></div>") != std::string::npos);
+  CHECK(html.find("<h3>device 0 · rank 1 · Test GPU &lt;b&gt;</h3>") != std::string::npos);
+  CHECK(html.find("communication hidden") == std::string::npos);  // no NCCL kernels
+  CommunicationMetrics& comm = report.traces[0].devices[0].metrics.communication;
+  comm.kernels = 4;
+  comm.busy_ns = 40'000;
+  comm.hidden_ns = 30'000;
+  comm.exposed_ns = 10'000;
+  comm.hidden_fraction = 0.75;
+  html = renderHtml(report);
+  CHECK(html.find("<div class=\"k\">communication hidden</div><div class=\"v\">75.0%</div>"
+                  "<div class=\"d\">30.0 µs of 40.0 µs under compute</div>") != std::string::npos);
+  CHECK(html.find("<div class=\"k\">exposed communication</div><div class=\"v\">10.0 µs</div>"
+                  "<div class=\"d\">6.7% of span, 4 NCCL kernels</div>") != std::string::npos);
+  // The steady state's cards are named too.
+  SteadyState steady;
+  steady.found = true;
+  steady.start = 10'000;
+  steady.end = 110'000;
+  steady.iterations = 4;
+  steady.devices = {report.traces[0].devices[0]};
+  report.traces[0].steady_state = steady;
+  html = renderHtml(report);
+  CHECK(html.find("<div class=\"v\">steady state · device 0 · rank 1 · Test GPU &lt;b&gt;</div>") != std::string::npos);
+}
+
+TEST_CASE("html timeline: API names without version, thread labels that fit, clean gap tooltips", "[html]") {
+  auto trace = test::makeSampleTrace();
+  for (std::string& text : trace->strings) {
+    if (text == "cudaMemsetAsync") text = "cudaMemsetAsync_v3020";
+  }
+  for (RuntimeCall& call : trace->runtime_calls) call.tid = 4294967295u;
+  ProcessInfo process;
+  process.pid = 4242;
+  process.rank = 1;
+  trace->processes = {process};
+  Report report;
+  report.traces.push_back(test::makeSampleTraceReport(*trace));
+  report.traces[0].devices[0].gaps.largest[0].prev_op.reset();  // no op before: no "after"
+  const std::string html = renderHtml(report);
+  const std::vector<std::string> list = names(html);
+  CHECK(std::find(list.begin(), list.end(), "cudaMemsetAsync") != list.end());
+  CHECK(html.find("_v3020") == std::string::npos);  // the lane, the gap table and the tooltip
+  // The thread with the NVTX range, and the one with the calls (a 10-digit id): each label fits
+  // the label column (30 characters); the title has the whole id.
+  CHECK(html.find("title=\"rank 1 · pid 4242 · tid 4243\">rank 1 · pid 4242 · tid 4243</div>") != std::string::npos);
+  CHECK(html.find("title=\"rank 1 · pid 4242 · tid 4294967295\">rank 1 · pid 4242 · tid …67295</div>") !=
+        std::string::npos);
+  bool tooltip = false;
+  for (const std::string& name : list) {
+    if (name.rfind("idle ", 0) != 0) continue;
+    tooltip = true;
+    CHECK(name == "idle 40.0 µs (host-launch) before memset 1.0 KiB (stream 7 (legacy default)); call "
+                  "cudaMemsetAsync (correlation 103)");
+  }
+  CHECK(tooltip);
+}
+
+TEST_CASE("html timeline opens on the steady state; gap and finding rows jump to their place", "[html]") {
+  const auto trace = test::makeSampleTrace();
+  Report report;
+  report.traces.push_back(test::makeSampleTraceReport(*trace));
+  SteadyState steady;
+  steady.found = true;
+  steady.start = 20'000;
+  steady.end = 110'000;
+  steady.iterations = 4;
+  report.traces[0].steady_state = steady;
+  const std::string html = renderHtml(report);
+  // Axis start: the first op (10 us); times on the page are relative to it.
+  CHECK(html.find("<div class=\"tl\" id=\"timeline-0\" tabindex=\"0\"") != std::string::npos);
+  CHECK(html.find("data-steady=\"10000:100000\"") != std::string::npos);
+  CHECK(html.find("<button type=\"button\" data-zoom=\"steady\">steady state</button>") != std::string::npos);
+  // The gap [110 us, 150 us) and the findings' evidence at 140 us.
+  CHECK(html.find("<a class=\"jump\" href=\"#timeline-0\" data-tl=\"timeline-0\" data-t0=\"100000\" "
+                  "data-t1=\"140000\" title=\"show on the timeline\">+100.0 µs</a>") != std::string::npos);
+  CHECK(countOf(html, "data-t0=\"130000\" data-t1=\"130000\"") == 4);  // heading and row, 2 findings
+  // The script: the steady state as the first view, wheel zoom only with focus, keys, the links.
+  CHECK(html.find("tl.dataset.steady") != std::string::npos);
+  CHECK(html.find("if (!tl.contains(document.activeElement)) return;") != std::string::npos);
+  CHECK(html.find("tl.addEventListener('keydown'") != std::string::npos);
+  CHECK(html.find("closest('a.jump')") != std::string::npos);
+  // Without a steady state the timeline opens on the whole run.
+  report.traces[0].steady_state.reset();
+  CHECK(renderHtml(report).find("data-steady") == std::string::npos);
 }

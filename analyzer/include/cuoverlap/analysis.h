@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "cuoverlap/report.h"
@@ -17,6 +18,10 @@ struct AnalysisOptions {
   std::size_t range_detail = static_cast<std::size_t>(-1);
   // Without Scope::range and a window: find the phases and the steady state (phases/).
   bool steady_state = true;
+  // `analyze --iterations NAME`: the NVTX range whose instances are the steady state's iterations
+  // (a name, "step 7", its pattern "step N" or the glob `cuoverlap ranges` prints, "step *"),
+  // instead of the candidate chosen (phases/). A name that no range has is a UserError.
+  std::optional<std::string> iterations;
   // --window as the user wrote it ("START:END", absolute or "+9.7ms:+20ms" relative to each
   // trace's first GPU op): analyzeTrace resolves it per trace into scope.window_start/end, so that
   // the files of one job can each have their own origin. Empty: scope's window as set.

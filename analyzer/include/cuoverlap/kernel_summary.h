@@ -11,12 +11,11 @@
 
 namespace cuoverlap {
 
-// How many kernel names a report keeps per device.
-inline constexpr std::size_t kKernelSummaryRows = 20;
-
-// Per device in scope: up to `limit` kernel names by total time (ties: by name), in one pass over
-// trace.ops. share = total / the device's summed kernel time.
-std::map<std::uint16_t, std::vector<KernelSummary>> summarizeKernels(const Trace& trace, const Scope& scope,
-                                                                     std::size_t limit = kKernelSummaryRows);
+// Per device in scope: every kernel name (or the first `limit`) by total time (ties: by name), in
+// one pass over trace.ops. share = total / the device's summed kernel time. The report keeps them
+// all (JSON `kernel_summary`); the text, Markdown and HTML tables show the first rows
+// (Report::kernel_rows).
+std::map<std::uint16_t, std::vector<KernelSummary>> summarizeKernels(
+    const Trace& trace, const Scope& scope, std::size_t limit = static_cast<std::size_t>(-1));
 
 }  // namespace cuoverlap

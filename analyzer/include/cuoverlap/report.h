@@ -169,7 +169,7 @@ struct KernelSummary {
 struct DeviceReport {
   DeviceMetrics metrics;
   GapAnalysis gaps;
-  std::vector<KernelSummary> kernels;  // the top kernels by total time, largest first
+  std::vector<KernelSummary> kernels;  // every kernel name by total time, largest first
   FindingsExplained explained;
 };
 
@@ -345,7 +345,7 @@ struct JobAnalysis {
   std::uint64_t type_mismatches = 0;  // matched by order but of different types
   Ns max_skew_ns = 0;
   Ns mean_skew_ns = 0;
-  std::vector<MatchedCollective> largest_skews;  // up to 10, in time order
+  std::vector<MatchedCollective> largest_skews;  // up to 10, largest skew first (match order on ties)
   std::vector<std::pair<Ns, Ns>> skews;  // every matched collective: (first_start, skew), time order
   std::vector<Finding> findings;    // rank-straggler
 };
@@ -353,6 +353,9 @@ struct JobAnalysis {
 struct Report {
   std::vector<TraceReport> traces;
   std::optional<JobAnalysis> job;   // several ranks of one job (analyze of their files)
+  // Rows of the top-kernels tables (text, Markdown, HTML; `analyze --kernels N`); unset: each
+  // format's default. JSON always holds every kernel name.
+  std::optional<std::size_t> kernel_rows;
 };
 
 }  // namespace cuoverlap

@@ -38,8 +38,8 @@ RankRow rowOf(const RankTimeline& rank, std::int32_t number, bool from_launcher)
   return row;
 }
 
-// The job's skew numbers, a match at a time: the largest kLargestSkews by skew (match order on
-// ties), shown in time order.
+// The job's skew numbers, a match at a time: the largest kLargestSkews by skew, shown largest
+// first (match order on ties), as a reader looking for the worst collective scans them.
 class SkewTally {
  public:
   explicit SkewTally(JobAnalysis& job) : job_(job) {}
@@ -64,8 +64,8 @@ class SkewTally {
   void finish() {
     std::sort(job_.skews.begin(), job_.skews.end());
     job_.mean_skew_ns = job_.matched == 0 ? 0 : total_ / static_cast<Ns>(job_.matched);
-    std::stable_sort(largest_.begin(), largest_.end(), [](const auto& a, const auto& b) {
-      return a.first.first_start < b.first.first_start;
+    std::sort(largest_.begin(), largest_.end(), [](const auto& a, const auto& b) {
+      return a.first.skew_ns != b.first.skew_ns ? a.first.skew_ns > b.first.skew_ns : a.second < b.second;
     });
     for (auto& entry : largest_) job_.largest_skews.push_back(std::move(entry.first));
   }

@@ -15,6 +15,7 @@
 
 #include "cuoverlap/job.h"
 #include "cuoverlap/error.h"
+#include "cuoverlap/progress.h"
 #include "cuoverlap/reader.h"
 #include "cuoverlap/summary.h"
 #include "job_internal.h"
@@ -68,9 +69,20 @@ Report analyzeFiles(const std::vector<std::string>& files, const AnalysisOptions
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, files.size()));
   std::atomic<std::size_t> next{0};
+  // Progress: one file, its own phases; several, the files done (each file's phases muted).
+  std::atomic<std::size_t> finished{0};
+  if (files.size() > 1) progress::phase(fmt::format("reading and analyzing {} files", files.size()), files.size());
   const auto work = [&] {
     for (std::size_t i = next++; i < files.size(); i = next++) {
-      analyzeOne(files[i], i, options, keep_traces, results[i]);
+      if (files.size() == 1) {
+        analyzeOne(files[i], i, options, keep_traces, results[i]);
+        continue;
+      }
+      {
+        progress::MuteThisThread mute;
+        analyzeOne(files[i], i, options, keep_traces, results[i]);
+      }
+      progress::done(++finished);
     }
   };
   if (threads <= 1) {

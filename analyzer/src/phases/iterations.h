@@ -44,8 +44,11 @@ bool isLibraryRange(std::string_view name, std::string_view domain);
 
 // The best run of NVTX ranges that repeat (one name pattern, one thread, one nesting level, not
 // overlapping): the one whose instances hold the most GPU work. Empty `starts` when none.
-// `work` is built on first use (only when a group qualifies).
-IterationRun nvtxIterations(const Trace& trace, const Scope& scope, std::optional<GpuWork>& work);
+// `work` is built on first use (only when a group qualifies). With `only` (--iterations NAME),
+// only the ranges of that name pattern count, library ranges included; a NAME that no range of the
+// scope has is a UserError naming the range patterns that repeat, closest first.
+IterationRun nvtxIterations(const Trace& trace, const Scope& scope, std::optional<GpuWork>& work,
+                            const std::optional<std::string>& only = std::nullopt);
 
 // The cudaGraphLaunch/cuGraphLaunch calls of the thread that launches graphs most often, when at
 // least kMinIterations: each launch is an iteration starting where its graph's first op starts.

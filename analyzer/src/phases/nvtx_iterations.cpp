@@ -21,7 +21,12 @@
 #include <map>
 #include <tuple>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "cuoverlap/diagnosis.h"
+#include "cuoverlap/edit_distance.h"
+#include "cuoverlap/error.h"
 #include "cuoverlap/metrics.h"
 #include "phases/iterations.h"
 
@@ -94,18 +99,82 @@ IterationRun scoreGroup(const Trace& trace, const std::string& pattern,
   return run;
 }
 
+// --iterations NAME as a name pattern: "step 7" and "step N" are "step N", and so is the glob
+// `cuoverlap ranges` prints for them, "step *".
+std::string wantedPattern(const std::string& name) {
+  std::string pattern = namePattern(name);
+  for (char& c : pattern) c = c == '*' ? 'N' : c;
+  return pattern;
+}
+
+// How a pattern is offered to the user: its one name ("d2h"), or, for names that differ in their
+// digits, the glob `cuoverlap ranges` prints ("tile *"), which --iterations takes back.
+std::string shownPattern(const Trace& trace, const std::vector<std::size_t>& ranges) {
+  const std::string_view first = trace.str(trace.nvtx[ranges.front()].text);
+  for (std::size_t i : ranges) {
+    if (trace.str(trace.nvtx[i].text) != first) {
+      std::string glob;
+      for (std::size_t k = 0; k < first.size(); ++k) {
+        const bool digit = std::isdigit(static_cast<unsigned char>(first[k])) != 0;
+        if (!digit) glob += first[k];
+        else if (k == 0 || !std::isdigit(static_cast<unsigned char>(first[k - 1]))) glob += '*';
+      }
+      return glob;
+    }
+  }
+  return std::string(first);
+}
+
+// --iterations NAME that no range of the scope has: its range names, those that repeat first,
+// closest to NAME first (edit distance to the name or its start), with their instance counts.
+[[noreturn]] void throwUnknownIterations(const Trace& trace, const std::string& name,
+                                         const std::map<GroupKey, std::vector<std::size_t>>& groups) {
+  std::map<std::string, std::size_t> instances;
+  for (const auto& [key, ranges] : groups) instances[shownPattern(trace, ranges)] += ranges.size();
+  std::vector<std::tuple<bool, std::size_t, std::string>> known;
+  for (const auto& [pattern, count] : instances) {
+    // A typo of a name's start ("tiel" for "tile *") is as close as one of the whole name.
+    const std::size_t distance = std::min(editDistance(name, pattern),
+                                          editDistance(name, std::string_view(pattern).substr(0, name.size())));
+    known.emplace_back(count < kMinIterations, distance, pattern);
+  }
+  std::sort(known.begin(), known.end());
+  std::vector<std::string> shown;
+  for (std::size_t i = 0; i < known.size() && i < 5; ++i) {
+    const std::string& pattern = std::get<2>(known[i]);
+    shown.push_back(fmt::format("'{}' ({})", pattern.substr(0, 80), instances[pattern]));
+  }
+  if (shown.empty()) {
+    throw UserError(fmt::format("{}: --iterations {}: the trace has no NVTX ranges to take iterations from",
+                                trace.path, name.substr(0, 80)));
+  }
+  throw UserError(fmt::format("{}: --iterations {}: no NVTX range is named so; known ranges: {} "
+                              "(`cuoverlap ranges {}` lists them all)",
+                              trace.path, name.substr(0, 80), fmt::join(shown, ", "), trace.path));
+}
+
 }  // namespace
 
-IterationRun nvtxIterations(const Trace& trace, const Scope& scope, std::optional<GpuWork>& work) {
+IterationRun nvtxIterations(const Trace& trace, const Scope& scope, std::optional<GpuWork>& work,
+                            const std::optional<std::string>& only) {
   std::map<GroupKey, std::vector<std::size_t>> groups;
   std::map<StringId, std::string> patterns;
   for (std::size_t i = 0; i < trace.nvtx.size(); ++i) {
     const NvtxRange& range = trace.nvtx[i];
     if (!isNvtxRange(range) || (scope.pid && range.pid != *scope.pid)) continue;
-    if (isLibraryRange(trace.str(range.text), trace.str(range.domain))) continue;
+    if (!only && isLibraryRange(trace.str(range.text), trace.str(range.domain))) continue;
     auto it = patterns.find(range.text);
     if (it == patterns.end()) it = patterns.emplace(range.text, namePattern(trace.str(range.text))).first;
     groups[{range.pid, range.tid, range.depth, it->second}].push_back(i);
+  }
+  if (only) {
+    const std::string wanted = wantedPattern(*only);
+    std::map<GroupKey, std::vector<std::size_t>> named;
+    for (auto& [key, ranges] : groups) {
+      if (std::get<3>(key) == wanted) named.emplace(key, std::move(ranges));
+    }
+    if (named.empty()) throwUnknownIterations(trace, *only, groups);
+    groups = std::move(named);
   }
   IterationRun best;
   std::int32_t best_depth = 0;

@@ -5,7 +5,8 @@
 // iterations    candidates in this order, the first credible one wins: the user's NVTX ranges
 //               that repeat (nvtx_iterations.cpp; library ranges never count), CUDA graph
 //               launches (graph_launch_iterations.cpp), the repeating pattern of kernel names
-//               (kernel_pattern.cpp). Iterations start where their GPU work starts, so an
+//               (kernel_pattern.cpp); `--iterations NAME` takes that NVTX range's instances and no
+//               other candidate. Iterations start where their GPU work starts, so an
 //               iteration's length is the loop's period: iterations x period = the span;
 // warm-up       the leading iterations whose period exceeds kWarmupFactor x the median of the
 //               later half of the iterations (compilation, allocator growth, autotuning), at most
@@ -145,13 +146,22 @@ Candidate judge(IterationRun run, const GpuWork& work, const OpEnds& ends) {
 }
 
 // The first credible candidate (user NVTX ranges, graph launches, kernel pattern); else the first
-// candidate's reason, `found` false.
-Candidate chooseIterations(const Trace& trace, const Scope& scope) {
+// candidate's reason, `found` false. With --iterations NAME, that range's instances or nothing.
+Candidate chooseIterations(const Trace& trace, const Scope& scope, const std::optional<std::string>& only) {
   std::optional<GpuWork> work;
   std::vector<IterationRun> runs;
-  runs.push_back(nvtxIterations(trace, scope, work));
-  runs.push_back(graphLaunchIterations(trace, scope));
-  runs.push_back(kernelPatternIterations(trace, scope));
+  runs.push_back(nvtxIterations(trace, scope, work, only));
+  if (only && runs.front().starts.empty()) {
+    Candidate none;
+    none.not_credible = fmt::format("--iterations {}: its instances overlap, launch no GPU work or are "
+                                    "fewer than {} on one thread and nesting level", only->substr(0, 80),
+                                    kMinIterations);
+    return none;
+  }
+  if (!only) {
+    runs.push_back(graphLaunchIterations(trace, scope));
+    runs.push_back(kernelPatternIterations(trace, scope));
+  }
   if (!work) work.emplace(trace, scope);
   const OpEnds ends(trace, scope);
   std::optional<Candidate> first;
@@ -172,7 +182,7 @@ Candidate chooseIterations(const Trace& trace, const Scope& scope) {
 
 SteadyState findSteadyState(const Trace& trace, const AnalysisOptions& options) {
   SteadyState steady;
-  Candidate c = chooseIterations(trace, options.scope);
+  Candidate c = chooseIterations(trace, options.scope, options.iterations);
   if (!c.not_credible.empty()) {
     steady.reason = std::move(c.not_credible);
     return steady;
