@@ -196,8 +196,9 @@ std::string describeGapCauses(const IdleGap& gap) {
 
 namespace {
 
-// The ledger may charge a finding less than the rule found (host-busy: the idle time its stretches
-// add up to): say where the rest went, so the two figures are never read as two costs.
+// The ledger may charge a finding less than its fix alone would save (host-busy: the idle time its
+// stretches add up to, which early-result-wait already holds): say what the fix saves and where
+// the rest of it is charged, so the two figures are never read as two costs.
 std::string unchargedNote(const Finding& finding) {
   std::vector<std::string> parts;
   if (finding.charged_elsewhere_ns > 0) {
@@ -210,8 +211,8 @@ std::string unchargedNote(const Finding& finding) {
                                 units::formatDuration(finding.beyond_explainable_ns)));
   }
   if (parts.empty()) return "";
-  return fmt::format(" (the cost charged to it: of the {} it found, {})",
-                     units::formatDuration(finding.estimated_ns), fmt::join(parts, ", and "));
+  return fmt::format(" (fixing it alone would save about {}; of that, {})",
+                     units::formatDuration(fixSavingNs(finding)), fmt::join(parts, ", and "));
 }
 
 }  // namespace

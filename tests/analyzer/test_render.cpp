@@ -121,7 +121,7 @@ TEST_CASE("text report: a finding charged less than it found says where the rest
   const std::string text = renderTextString(report);
   INFO(text);
   CHECK_THAT(text, Catch::Contains("about " + units::formatDuration(host_busy->time_ns) +
-                                   " lost (the cost charged to it: of the " +
-                                   units::formatDuration(host_busy->estimated_ns) + " it found, "));
+                                   " lost (fixing it alone would save about " +
+                                   units::formatDuration(fixSavingNs(*host_busy)) + "; of that, "));
   CHECK_THAT(text, Catch::Contains("is already charged to " + host_busy->charged_to[0]));
 }
