@@ -20,6 +20,7 @@
 // Needs: the null stream (stream flag or context nullStreamId), stream flags, launch calls.
 #include <algorithm>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -138,17 +139,27 @@ std::vector<std::size_t> sharedByThreads(const DeviceView& view, std::vector<Leg
                legacy.end());
   std::sort(legacy.begin(), legacy.end(),
             [](const LegacyOp& a, const LegacyOp& b) { return a.launched < b.launched; });
-  std::map<std::uint64_t, Ns> last_end;  // per thread: the latest end of its legacy ops so far
+  // The latest end of the legacy ops so far, of the two threads with the latest: enough to know
+  // whether any other thread's op is still in flight (per-thread ends only grow).
+  struct Latest {
+    std::uint64_t thread = 0;
+    Ns end = std::numeric_limits<Ns>::min();
+  } first, second;
   std::vector<std::size_t> shared;
   for (const LegacyOp& x : legacy) {
-    for (const auto& [thread, end] : last_end) {
-      if (thread != x.thread && end > x.launched) {
-        shared.push_back(x.position);
-        break;
-      }
+    const Ns other = first.thread != x.thread ? first.end : second.end;
+    if (other > x.launched) shared.push_back(x.position);
+    const Ns end = view.ops()[x.position].end;
+    if (x.thread == first.thread) {
+      first.end = std::max(first.end, end);
+    } else if (end > first.end) {
+      second = first;  // first.end >= second.end: the old first is the runner-up either way
+      first = {x.thread, end};
+    } else if (x.thread == second.thread) {
+      second.end = std::max(second.end, end);
+    } else if (end > second.end) {
+      second = {x.thread, end};
     }
-    Ns& end = last_end[x.thread];
-    end = std::max(end, view.ops()[x.position].end);
   }
   std::sort(shared.begin(), shared.end());
   return shared;

@@ -138,6 +138,8 @@ void barriersGivenBack(const DeviceView& view, const std::vector<std::size_t>& r
     saved[c.tid].push_back({c.end, c.end - c.start});
   }
   for (auto& [tid, list] : saved) std::sort(list.begin(), list.end());
+  std::unordered_map<std::size_t, std::size_t> change_of;  // call -> index in `changed`
+  for (std::size_t k = 0; k < changed.size(); ++k) change_of.emplace(changed[k].call, k);
   for (const HostBarrier& barrier : host.barriers) {
     const RuntimeCall& call = view.call(barrier.call);
     const auto list = saved.find(call.tid);
@@ -145,16 +147,15 @@ void barriersGivenBack(const DeviceView& view, const std::vector<std::size_t>& r
     const Ns since = barrier.previous >= 0
                          ? host.barriers[static_cast<std::size_t>(barrier.previous)].end
                          : std::numeric_limits<Ns>::min();
+    // The removed calls that returned in (since, call.start]: a binary search and a sum.
+    const auto& calls = list->second;
+    const auto from = std::upper_bound(calls.begin(), calls.end(), std::make_pair(since, std::numeric_limits<Ns>::max()));
+    const auto to = std::upper_bound(calls.begin(), calls.end(), std::make_pair(call.start, std::numeric_limits<Ns>::max()));
     Ns sooner = 0;
-    for (const auto& [end, duration] : list->second) {
-      if (end > call.start) break;
-      if (end > since) sooner += duration;
-    }
+    for (auto it = from; it < to; ++it) sooner += it->second;
     if (sooner == 0) continue;
-    const auto existing = std::find_if(changed.begin(), changed.end(),
-                                       [&](const CallChange& c) { return c.call == barrier.call; });
-    if (existing != changed.end()) {
-      existing->earlier = sooner;
+    if (const auto existing = change_of.find(barrier.call); existing != change_of.end()) {
+      changed[existing->second].earlier = sooner;
     } else {
       changed.push_back({barrier.call, true, barrier.own, sooner});
     }

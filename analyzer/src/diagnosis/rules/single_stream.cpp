@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 #include <optional>
 
 #include "cuoverlap/intervals.h"
@@ -72,46 +73,55 @@ std::vector<std::uint64_t> chunkLanes(const DeviceView& view, std::uint64_t stre
 
 // One stream's work: its ops, copies and kernels, and the copies the split could hide.
 struct StreamWork {
+  std::uint64_t stream = 0;
   std::size_t ops = 0, copies = 0, kernels = 0;
   std::vector<Interval> hideable;
   std::vector<Interval> kernel_runs;
+  Ns busy = 0;  // summed op time: which streams are worth a what-if first
   Ns hideable_union = 0, kernel_union = 0;
 };
 
-// Ops come in start order (one stream: also issue order), so the unions stream through O(1) state.
-StreamWork workOf(const DeviceView& view, std::uint64_t stream) {
+// Every stream's work in one pass (ops come in start order: on one stream also issue order). A
+// copy is a chain link when every neighbour it has on its stream is a kernel.
+std::vector<StreamWork> workPerStream(const DeviceView& view) {
   const auto& ops = view.ops();
-  StreamWork work;
-  UnionLength hideable_union;
-  UnionLength kernel_union;
-  std::optional<std::size_t> previous;  // the previous op of the stream
-  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+  const std::size_t n = ops.size();
+  std::vector<std::int64_t> next_on_stream(n, -1), previous_on_stream(n, -1);
+  std::unordered_map<std::uint64_t, std::int64_t> last;
+  for (std::size_t pos = 0; pos < n; ++pos) {
+    const std::uint64_t key = DeviceView::streamKey(view.op(ops[pos]));
+    auto [it, inserted] = last.try_emplace(key, -1);
+    previous_on_stream[pos] = it->second;
+    if (it->second >= 0) next_on_stream[static_cast<std::size_t>(it->second)] = static_cast<std::int64_t>(pos);
+    it->second = static_cast<std::int64_t>(pos);
+  }
+  std::unordered_map<std::uint64_t, std::size_t> index;
+  std::vector<StreamWork> works;
+  const auto isKernelAt = [&](std::int64_t q) { return view.op(ops[static_cast<std::size_t>(q)]).kind == OpKind::kKernel; };
+  for (std::size_t pos = 0; pos < n; ++pos) {
     const GpuOp& op = view.op(ops[pos]);
-    if (DeviceView::streamKey(op) != stream) continue;
+    const std::uint64_t key = DeviceView::streamKey(op);
+    auto [it, inserted] = index.try_emplace(key, works.size());
+    if (inserted) works.push_back(StreamWork{key});
+    StreamWork& work = works[it->second];
     ++work.ops;
-    std::optional<std::size_t> next;
-    for (std::size_t q = pos + 1; q < ops.size() && !next; ++q) {
-      if (DeviceView::streamKey(view.op(ops[q])) == stream) next = q;
-    }
+    work.busy += ops[pos].end - ops[pos].start;
     if (op.kind == OpKind::kKernel) {
       ++work.kernels;
-      kernel_union.add(ops[pos].start, ops[pos].end);
       work.kernel_runs.push_back({ops[pos].start, ops[pos].end});
     }
-    // Every neighbour it has on the stream is a kernel (the run's first or last op has one).
-    const bool chain_link =
-        (!previous || view.op(ops[*previous]).kind == OpKind::kKernel) &&
-        (!next || view.op(ops[*next]).kind == OpKind::kKernel);
-    previous = pos;
     if (op.kind != OpKind::kMemcpy) continue;
     ++work.copies;
+    const std::int64_t before = previous_on_stream[pos], after = next_on_stream[pos];
+    const bool chain_link = (before < 0 || isKernelAt(before)) && (after < 0 || isKernelAt(after));
     if (!hostDeviceTransfer(op) || chain_link) continue;
-    hideable_union.add(ops[pos].start, ops[pos].end);
     work.hideable.push_back({ops[pos].start, ops[pos].end});
   }
-  work.hideable_union = hideable_union.length();
-  work.kernel_union = kernel_union.length();
-  return work;
+  for (StreamWork& work : works) {
+    work.hideable_union = totalLength(unionOf(work.hideable));
+    work.kernel_union = totalLength(unionOf(work.kernel_runs));
+  }
+  return works;
 }
 
 // What splitting `stream`'s chunks over three streams saves (0 without two chunks).
@@ -130,18 +140,6 @@ Ns splitSaving(const DeviceView& view, const HostTimeline& host, const ScheduleM
     }
   }
   return std::max<Ns>(0, model.span(waits) - model.withLanes(lanes).span(waits, {}, {}, async_calls));
-}
-
-// The streams that ran kernels and copies (memsets may run anywhere: a cudaMemset before the loop).
-std::vector<std::uint64_t> workStreams(const DeviceView& view) {
-  std::vector<std::uint64_t> streams;
-  for (const ScopedOp& scoped : view.ops()) {
-    const GpuOp& op = view.op(scoped);
-    if (op.kind != OpKind::kMemset) streams.push_back(DeviceView::streamKey(op));
-  }
-  std::sort(streams.begin(), streams.end());
-  streams.erase(std::unique(streams.begin(), streams.end()), streams.end());
-  return streams;
 }
 
 // Whether the stream's work ran mostly alone: less than half of its busy time overlapped the
@@ -164,9 +162,23 @@ bool ranMostlyAlone(const DeviceView& view, std::uint64_t stream) {
 
 std::optional<Finding> findSingleStream(const DeviceView& view) {
   if (view.empty()) return std::nullopt;
-  const std::vector<std::uint64_t> streams = workStreams(view);
-  if (streams.empty()) return std::nullopt;
-  const bool one_stream = streams.size() == 1;
+  std::vector<StreamWork> works = workPerStream(view);
+  // Memsets may run anywhere (a cudaMemset before the loop): streams of memsets alone don't count.
+  const auto memsets_only = [&](const StreamWork& w) { return w.kernels == 0 && w.copies == 0; };
+  works.erase(std::remove_if(works.begin(), works.end(), memsets_only), works.end());
+  if (works.empty()) return std::nullopt;
+  const bool one_stream = works.size() == 1;
+  std::vector<StreamWork> candidates;
+  for (StreamWork& work : works) {
+    if (!work.hideable.empty() && work.kernels > 0 && work.ops >= 3) candidates.push_back(std::move(work));
+  }
+  if (candidates.empty()) return std::nullopt;
+  // Each candidate costs a what-if schedule: the busiest few only, so that a device of many
+  // streams stays linear in its ops.
+  constexpr std::size_t kMaxCandidates = 4;
+  std::sort(candidates.begin(), candidates.end(),
+            [](const StreamWork& a, const StreamWork& b) { return a.busy > b.busy; });
+  if (candidates.size() > kMaxCandidates) candidates.resize(kMaxCandidates);
   const HostTimeline host = buildHostTimeline(view);
   const ScheduleModel model(view, host);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
@@ -175,9 +187,8 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   std::optional<std::uint64_t> chosen;
   StreamWork work;
   Ns cost = 0;
-  for (std::uint64_t stream : streams) {
-    StreamWork candidate = workOf(view, stream);
-    if (candidate.hideable.empty() || candidate.kernels == 0 || candidate.ops < 3) continue;
+  for (StreamWork& candidate : candidates) {
+    const std::uint64_t stream = candidate.stream;
     if (!one_stream && !ranMostlyAlone(view, stream)) continue;
     Ns saving = splitSaving(view, host, model, waits, stream);
     if (saving == 0 && one_stream && chunkLanes(view, stream).empty()) {
