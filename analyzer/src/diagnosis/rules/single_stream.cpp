@@ -102,7 +102,10 @@ std::vector<StreamWork> workPerStream(const DeviceView& view) {
     const GpuOp& op = view.op(ops[pos]);
     const std::uint64_t key = DeviceView::streamKey(op);
     auto [it, inserted] = index.try_emplace(key, works.size());
-    if (inserted) works.push_back(StreamWork{key});
+    if (inserted) {
+      works.emplace_back();
+      works.back().stream = key;
+    }
     StreamWork& work = works[it->second];
     ++work.ops;
     work.busy += ops[pos].end - ops[pos].start;
