@@ -145,20 +145,57 @@ Ns splitSaving(const DeviceView& view, const HostTimeline& host, const ScheduleM
   return std::max<Ns>(0, model.span(waits) - model.withLanes(lanes).span(waits, {}, {}, async_calls));
 }
 
-// Whether the stream's work ran mostly alone: less than half of its busy time overlapped the
-// kernels and copies of other streams. A stream that already runs beside others (one of a
-// pipeline's streams) is no single stream to split.
-bool ranMostlyAlone(const DeviceView& view, std::uint64_t stream) {
-  std::vector<Interval> own, others;
+// Per stream: how long its kernels and copies ran (union) and how long they ran with no other
+// stream's kernel or copy running, in one sweep over the op boundaries (memsets ignored).
+struct AloneTime {
+  Ns busy = 0;
+  Ns alone = 0;
+};
+
+std::unordered_map<std::uint64_t, AloneTime> aloneTimes(const DeviceView& view) {
+  struct Boundary {
+    Ns time;
+    int delta;  // +1 start, -1 end
+    std::uint64_t stream;
+  };
+  std::vector<Boundary> bounds;
   for (const ScopedOp& scoped : view.ops()) {
     const GpuOp& op = view.op(scoped);
-    if (op.kind == OpKind::kMemset) continue;
-    (DeviceView::streamKey(op) == stream ? own : others).push_back({scoped.start, scoped.end});
+    if (op.kind == OpKind::kMemset || scoped.end <= scoped.start) continue;
+    const std::uint64_t key = DeviceView::streamKey(op);
+    bounds.push_back({scoped.start, +1, key});
+    bounds.push_back({scoped.end, -1, key});
   }
-  const std::vector<Interval> own_union = unionOf(std::move(own));
-  const Ns busy = totalLength(own_union);
-  const Ns shared = totalLength(intersectionOf(own_union, unionOf(std::move(others))));
-  return 2 * shared < busy;
+  std::sort(bounds.begin(), bounds.end(),
+            [](const Boundary& a, const Boundary& b) { return a.time < b.time; });
+  std::unordered_map<std::uint64_t, int> running;  // stream -> ops running
+  std::unordered_map<std::uint64_t, AloneTime> times;
+  std::size_t active = 0;       // streams with an op running
+  std::uint64_t key_sum = 0;    // the sum of their keys: the stream itself when active == 1
+  Ns previous = bounds.empty() ? 0 : bounds.front().time;
+  for (const Boundary& b : bounds) {
+    if (active == 1 && b.time > previous) times[key_sum].alone += b.time - previous;
+    previous = b.time;
+    int& count = running[b.stream];
+    if (b.delta > 0 && count++ == 0) {
+      ++active;
+      key_sum += b.stream;
+      times[b.stream].busy -= b.time;  // busy = sum of (end - start) of its active stretches
+    } else if (b.delta < 0 && --count == 0) {
+      --active;
+      key_sum -= b.stream;
+      times[b.stream].busy += b.time;
+    }
+  }
+  return times;
+}
+
+// A stream that already runs beside others (one of a pipeline's streams) is no single stream to
+// split: its work must have run mostly alone (at least half of its busy time with no other
+// stream's kernel or copy running).
+bool ranMostlyAlone(const std::unordered_map<std::uint64_t, AloneTime>& times, std::uint64_t stream) {
+  const auto it = times.find(stream);
+  return it != times.end() && 2 * it->second.alone > it->second.busy;
 }
 
 }  // namespace
@@ -176,23 +213,38 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
     if (!work.hideable.empty() && work.kernels > 0 && work.ops >= 3) candidates.push_back(std::move(work));
   }
   if (candidates.empty()) return std::nullopt;
-  // Each candidate costs a what-if schedule: the busiest few only, so that a device of many
-  // streams stays linear in its ops.
-  constexpr std::size_t kMaxCandidates = 4;
+  // Each candidate costs a what-if schedule of the device: the busiest one only (of those that
+  // ran mostly alone), so that the rule costs two schedules however many streams there are.
+  constexpr std::size_t kMaxCandidates = 1;
   std::sort(candidates.begin(), candidates.end(),
             [](const StreamWork& a, const StreamWork& b) { return a.busy > b.busy; });
+  // With several streams, only a stream that ran mostly alone counts (a loop of its own among the
+  // others' work); the what-if is built only when one does.
+  if (!one_stream) {
+    // ... and held most of the device's work: the loop the program is built around, not one of
+    // several streams taking turns (each such split would cost a schedule of the whole device).
+    Ns device_busy = 0;  // `works` keeps every stream's busy time (moved-from or not)
+    for (const StreamWork& w : works) device_busy += w.busy;
+    candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
+                                    [&](const StreamWork& w) { return 2 * w.busy < device_busy; }),
+                     candidates.end());
+    if (candidates.empty()) return std::nullopt;
+    const auto times = aloneTimes(view);
+    candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
+                                    [&](const StreamWork& w) { return !ranMostlyAlone(times, w.stream); }),
+                     candidates.end());
+    if (candidates.empty()) return std::nullopt;
+  }
   if (candidates.size() > kMaxCandidates) candidates.resize(kMaxCandidates);
   const HostTimeline host = buildHostTimeline(view);
   const ScheduleModel model(view, host);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
-  // The stream whose split saves the most (with several streams, only a stream that a split can
-  // cut into chunks counts: a loop of its own among the others' work).
+  // The stream whose split saves the most.
   std::optional<std::uint64_t> chosen;
   StreamWork work;
   Ns cost = 0;
   for (StreamWork& candidate : candidates) {
     const std::uint64_t stream = candidate.stream;
-    if (!one_stream && !ranMostlyAlone(view, stream)) continue;
     Ns saving = splitSaving(view, host, model, waits, stream);
     if (saving == 0 && one_stream && chunkLanes(view, stream).empty()) {
       saving = std::min(candidate.hideable_union, candidate.kernel_union);
