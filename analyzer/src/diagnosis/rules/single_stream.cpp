@@ -71,59 +71,68 @@ std::vector<std::uint64_t> chunkLanes(const DeviceView& view, std::uint64_t stre
   return lanes;
 }
 
-// One stream's work: its ops, copies and kernels, and the copies the split could hide.
+// One stream's work: its ops, copies and kernels, and the copies the split could hide. Summaries
+// only (O(1) memory a stream): the intervals themselves are collected for the named stream alone.
 struct StreamWork {
   std::uint64_t stream = 0;
-  std::size_t ops = 0, copies = 0, kernels = 0;
-  std::vector<Interval> hideable;
-  std::vector<Interval> kernel_runs;
-  Ns busy = 0;  // summed op time: which streams are worth a what-if first
-  Ns hideable_union = 0, kernel_union = 0;
+  std::size_t ops = 0, copies = 0, kernels = 0, hideable = 0;
+  Ns busy = 0;  // summed op time: which stream holds the device's work
+  UnionLength hideable_union, kernel_union;
+  // The stream's previous op: its kind, and whether it is a copy waiting for its next neighbour
+  // to say whether it is a chain link (every neighbour it has on the stream a kernel).
+  bool previous_is_kernel = true;  // no previous op counts as a kernel neighbour
+  bool pending_copy = false;
+  bool pending_before_is_kernel = false;
+  Interval pending{};
 };
 
-// Every stream's work in one pass (ops come in start order: on one stream also issue order). A
-// copy is a chain link when every neighbour it has on its stream is a kernel.
-std::vector<StreamWork> workPerStream(const DeviceView& view) {
+// Decides the stream's pending copy now that its next neighbour (a kernel or not, or none) is known.
+void settlePending(StreamWork& work, bool next_is_kernel, std::vector<Interval>* hideable) {
+  if (!work.pending_copy) return;
+  work.pending_copy = false;
+  if (work.pending_before_is_kernel && next_is_kernel) return;  // a chain link
+  ++work.hideable;
+  work.hideable_union.add(work.pending.start, work.pending.end);
+  if (hideable) hideable->push_back(work.pending);
+}
+
+// Every stream's work in one pass (ops come in start order: on one stream also issue order).
+// With `only` set, the intervals of that stream's hideable copies and kernels are collected too.
+std::vector<StreamWork> workPerStream(const DeviceView& view, std::optional<std::uint64_t> only = {},
+                                      std::vector<Interval>* hideable = nullptr,
+                                      std::vector<Interval>* kernels = nullptr) {
   const auto& ops = view.ops();
-  const std::size_t n = ops.size();
-  std::vector<std::int64_t> next_on_stream(n, -1), previous_on_stream(n, -1);
-  std::unordered_map<std::uint64_t, std::int64_t> last;
-  for (std::size_t pos = 0; pos < n; ++pos) {
-    const std::uint64_t key = DeviceView::streamKey(view.op(ops[pos]));
-    auto [it, inserted] = last.try_emplace(key, -1);
-    previous_on_stream[pos] = it->second;
-    if (it->second >= 0) next_on_stream[static_cast<std::size_t>(it->second)] = static_cast<std::int64_t>(pos);
-    it->second = static_cast<std::int64_t>(pos);
-  }
   std::unordered_map<std::uint64_t, std::size_t> index;
   std::vector<StreamWork> works;
-  const auto isKernelAt = [&](std::int64_t q) { return view.op(ops[static_cast<std::size_t>(q)]).kind == OpKind::kKernel; };
-  for (std::size_t pos = 0; pos < n; ++pos) {
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
     const GpuOp& op = view.op(ops[pos]);
     const std::uint64_t key = DeviceView::streamKey(op);
+    if (only && key != *only) continue;
     auto [it, inserted] = index.try_emplace(key, works.size());
     if (inserted) {
       works.emplace_back();
       works.back().stream = key;
     }
     StreamWork& work = works[it->second];
+    const bool is_kernel = op.kind == OpKind::kKernel;
+    settlePending(work, is_kernel, hideable);
     ++work.ops;
     work.busy += ops[pos].end - ops[pos].start;
-    if (op.kind == OpKind::kKernel) {
+    if (is_kernel) {
       ++work.kernels;
-      work.kernel_runs.push_back({ops[pos].start, ops[pos].end});
+      work.kernel_union.add(ops[pos].start, ops[pos].end);
+      if (kernels) kernels->push_back({ops[pos].start, ops[pos].end});
+    } else if (op.kind == OpKind::kMemcpy) {
+      ++work.copies;
+      if (hostDeviceTransfer(op)) {
+        work.pending_copy = true;
+        work.pending_before_is_kernel = work.previous_is_kernel;
+        work.pending = {ops[pos].start, ops[pos].end};
+      }
     }
-    if (op.kind != OpKind::kMemcpy) continue;
-    ++work.copies;
-    const std::int64_t before = previous_on_stream[pos], after = next_on_stream[pos];
-    const bool chain_link = (before < 0 || isKernelAt(before)) && (after < 0 || isKernelAt(after));
-    if (!hostDeviceTransfer(op) || chain_link) continue;
-    work.hideable.push_back({ops[pos].start, ops[pos].end});
+    work.previous_is_kernel = is_kernel;
   }
-  for (StreamWork& work : works) {
-    work.hideable_union = totalLength(unionOf(work.hideable));
-    work.kernel_union = totalLength(unionOf(work.kernel_runs));
-  }
+  for (StreamWork& work : works) settlePending(work, true, hideable);  // the last op: no next
   return works;
 }
 
@@ -210,7 +219,7 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   const bool one_stream = works.size() == 1;
   std::vector<StreamWork> candidates;
   for (StreamWork& work : works) {
-    if (!work.hideable.empty() && work.kernels > 0 && work.ops >= 3) candidates.push_back(std::move(work));
+    if (work.hideable > 0 && work.kernels > 0 && work.ops >= 3) candidates.push_back(std::move(work));
   }
   if (candidates.empty()) return std::nullopt;
   // Each candidate costs a what-if schedule of the device: the busiest one only (of those that
@@ -247,7 +256,7 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
     const std::uint64_t stream = candidate.stream;
     Ns saving = splitSaving(view, host, model, waits, stream);
     if (saving == 0 && one_stream && chunkLanes(view, stream).empty()) {
-      saving = std::min(candidate.hideable_union, candidate.kernel_union);
+      saving = std::min(candidate.hideable_union.length(), candidate.kernel_union.length());
     }
     if (!chosen || saving > cost) {
       chosen = stream;
@@ -268,9 +277,10 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
                                    fmt::format("{} {} copies and {} kernels on stream {}; {} "
                                                "host<->device copies could run beside kernels",
                                                one_stream ? "all" : "a loop of", work.copies,
-                                               work.kernels, first.stream_id, work.hideable.size())));
-  std::vector<Interval> where = std::move(work.hideable);
-  where.insert(where.end(), work.kernel_runs.begin(), work.kernel_runs.end());
+                                               work.kernels, first.stream_id, work.hideable)));
+  std::vector<Interval> where, kernel_runs;
+  workPerStream(view, *chosen, &where, &kernel_runs);
+  where.insert(where.end(), kernel_runs.begin(), kernel_runs.end());
   for (const Interval& run : unionOf(std::move(where))) builder.addRegion(run);
   builder.estimateSaving(cost);
   auto finding = builder.build(
