@@ -90,21 +90,29 @@ std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rate
   return runs;
 }
 
-// Host time given back per op position: the summed durations of removed asynchronous calls that
-// its thread made before its launch call, since the thread's last blocking call.
-std::vector<Ns> hostTimeGivenBack(const DeviceView& view, const std::vector<std::size_t>& removed,
-                                  const HostTimeline& host) {
-  std::map<std::uint32_t, std::vector<std::pair<Ns, Ns>>> saved;  // tid -> (call end, duration)
+using RemovedCalls = std::map<std::uint32_t, std::vector<std::pair<Ns, Ns>>>;
+
+// The removed calls per thread: (call end, duration), sorted by end.
+RemovedCalls removedByThread(const DeviceView& view, const std::vector<std::size_t>& removed) {
+  RemovedCalls saved;
   for (std::size_t call : removed) {
     const RuntimeCall& c = view.call(call);
     saved[c.tid].push_back({c.end, c.end - c.start});
   }
+  for (auto& [tid, list] : saved) std::sort(list.begin(), list.end());
+  return saved;
+}
+
+// Host time given back per op position: the summed durations of removed asynchronous calls that
+// its thread made before its launch call, since the thread's last blocking call.
+std::vector<Ns> hostTimeGivenBack(const DeviceView& view, const std::vector<std::size_t>& removed,
+                                  const HostTimeline& host) {
+  const RemovedCalls saved = removedByThread(view, removed);
   std::map<std::uint32_t, std::vector<Ns>> barrier_ends;
   for (const HostBarrier& barrier : host.barriers) {
     barrier_ends[view.call(barrier.call).tid].push_back(barrier.end);
   }
   for (auto& [tid, ends] : barrier_ends) std::sort(ends.begin(), ends.end());
-  for (auto& [tid, list] : saved) std::sort(list.begin(), list.end());
   std::vector<Ns> earlier(view.ops().size(), 0);
   std::size_t position = 0;
   for (const ScopedOp& scoped : view.ops()) {
@@ -132,12 +140,7 @@ std::vector<Ns> hostTimeGivenBack(const DeviceView& view, const std::vector<std:
 // faster), as a CallChange that keeps the call's waits and own time; merged into `changed`.
 void barriersGivenBack(const DeviceView& view, const std::vector<std::size_t>& removed,
                        const HostTimeline& host, std::vector<CallChange>& changed) {
-  std::map<std::uint32_t, std::vector<std::pair<Ns, Ns>>> saved;  // tid -> (call end, duration)
-  for (std::size_t call : removed) {
-    const RuntimeCall& c = view.call(call);
-    saved[c.tid].push_back({c.end, c.end - c.start});
-  }
-  for (auto& [tid, list] : saved) std::sort(list.begin(), list.end());
+  const RemovedCalls saved = removedByThread(view, removed);
   std::unordered_map<std::size_t, std::size_t> change_of;  // call -> index in `changed`
   for (std::size_t k = 0; k < changed.size(); ++k) change_of.emplace(changed[k].call, k);
   for (const HostBarrier& barrier : host.barriers) {

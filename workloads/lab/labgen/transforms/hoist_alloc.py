@@ -10,20 +10,26 @@ DOES = "moves alloc/free pairs out of loops: one alloc before the loop, one free
 
 def apply(program):
     out = clone(program)
+    if not hoist_pairs(out):
+        return NotApplicable("no allocation inside a loop")
+    return out
+
+
+def hoist_pairs(program, only=None):
+    """Moves every alloc/free pair inside a loop (of a buffer in `only`, if given) out of its
+    loops, in place; returns how many moves it made."""
     hoisted = 0
     changed = True
     while changed:
         changed = False
-        for thread in out["threads"]:
+        for thread in program["threads"]:
             for steps in walk_lists(thread["steps"]):
                 for i, step in enumerate(steps):
-                    if step["op"] == "loop" and hoist_pair(steps, i):
+                    if step["op"] == "loop" and hoist_pair(steps, i, only):
                         hoisted += 1
                         changed = True
                         break
-    if not hoisted:
-        return NotApplicable("no allocation inside a loop")
-    return out
+    return hoisted
 
 
 def hoist_pair(steps, i, only=None):

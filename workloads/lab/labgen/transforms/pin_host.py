@@ -7,8 +7,8 @@ iteration, slow calls that synchronize the device: not the fix the finding advis
 host buffers with cudaMallocHost, or pin existing ones with cudaHostRegister"), and in the lab it
 made such programs up to 13 ms slower instead of faster.
 """
-from ..program import NotApplicable, all_steps, buffers, clone, walk_lists
-from .hoist_alloc import hoist_pair
+from ..program import NotApplicable, all_steps, buffers, clone
+from .hoist_alloc import hoist_pairs
 
 ID = "pin-host"
 FINDING = "pageable-memcpy"
@@ -34,13 +34,5 @@ def apply(program):
     for step in all_steps(out):
         if step["op"] == "alloc" and step["buffer"] in used:
             step["kind"] = "pinned"
-    changed = True
-    while changed:
-        changed = False
-        for thread in out["threads"]:
-            for steps in walk_lists(thread["steps"]):
-                for i, step in enumerate(steps):
-                    if step["op"] == "loop" and hoist_pair(steps, i, used):
-                        changed = True
-                        break
+    hoist_pairs(out, used)
     return out
