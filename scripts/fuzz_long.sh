@@ -6,6 +6,8 @@
 #   scripts/fuzz_long.sh BUILD_DIR SECONDS JOBS
 # Exit status: 0 when neither run left an artifact (crash-, leak-, timeout-, oom-), else 1.
 # The work (corpus, artifacts, logs) stays in BUILD_DIR/fuzz-long/{sqlite,kineto}/.
+# FUZZ_PREBUILT=1 runs BUILD_DIR's cuoverlap_fuzz_reader as it is (built elsewhere by
+# fuzz_build, e.g. carried to a many-core host that has no clang).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -ne 3 ]; then
@@ -14,8 +16,13 @@ if [ $# -ne 3 ]; then
 fi
 build=$1 seconds=$2 jobs=$3
 source scripts/fuzz_common.sh
-fuzz_clang_ready || exit 0
-fuzz_build "$build"
+if [ "${FUZZ_PREBUILT:-0}" = 1 ]; then
+  [ -x "$build/tests/fuzz/libfuzzer/cuoverlap_fuzz_reader" ] || {
+    echo "fuzz-long: FUZZ_PREBUILT=1 but $build/tests/fuzz/libfuzzer/cuoverlap_fuzz_reader is not there" >&2; exit 2; }
+else
+  fuzz_clang_ready || exit 0
+  fuzz_build "$build"
+fi
 found=0
 for importer in sqlite kineto; do
   work=$build/fuzz-long/$importer

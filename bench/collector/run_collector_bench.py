@@ -14,6 +14,8 @@ Tracers, run in interleaved repetitions (the order rotates every repetition):
   cuoverlap       our collector (CUDA_INJECTION64_PATH only, like the floor; for the PyTorch row
                   `cuoverlap record`, as a user runs it)
   cuoverlap+nvtx  pipeline only: as `cuoverlap record` runs it, NVTX injected too
+  closed          `cuoverlap record --capture nvtx:NAME@1000000`: a capture window that never opens
+                  (issue 22: the collector's cost outside the window, target <= 2% of the step)
   torch.profiler  PyTorch only: pytorch_step.py --profile (torch.profiler, CPU + CUDA activities)
 Workloads:
   - bench_empty_launch: N launches of an empty kernel; the launch loop's time per launch.
@@ -89,6 +91,9 @@ class Tracers:
             return ours
         if name == "cuoverlap record":
             return lambda cmd: ([self.cli, "record", "--force", "-o", self.output(), "--"] + cmd, {})
+        if name == "closed":
+            return lambda cmd: ([self.cli, "record", "--force", "-o", self.output(), "--capture",
+                                 "nvtx:cuoverlap-never@1000000", "--"] + cmd, {})
         if name == "torch.profiler":
             return lambda cmd: (cmd + ["--profile"], {})
         raise ValueError(name)
@@ -206,7 +211,7 @@ def main():
         else:
             cmd = [a.python, os.path.join(HERE, "pytorch_step.py"), "--steps", str(a.torch_steps),
                    "--warmup", str(a.torch_warmup)]
-            names = ["none", "floor-gpu", "floor", "cuoverlap record", "torch.profiler"]
+            names = ["none", "floor-gpu", "floor", "cuoverlap record", "closed", "torch.profiler"]
             step = interleave(tracers, names, a.torch_reps, cmd, lambda wall, out: {
                 "step": number(r"step_ms_median ([0-9.]+)", out) / 1e3})
             lines, added = rows(f"PyTorch MLP step, median per-step time ({a.torch_reps} reps of "
@@ -220,7 +225,8 @@ def main():
                              f"{added['cuoverlap record'] / added['floor']:.2f}")
 
     if want("empty"):
-        launch = interleave(tracers, ["none", "floor-gpu", "floor", "cuoverlap"], a.reps, [empty, str(a.launches)],
+        launch = interleave(tracers, ["none", "floor-gpu", "floor", "cuoverlap", "closed"], a.reps,
+                            [empty, str(a.launches)],
                             lambda wall, out: {"loop": number(r"loop_s ([0-9.]+)", out) / a.launches})
         table += rows(f"{a.launches} empty launches, loop time per launch ({a.reps} reps)", "us", 1e6,
                       launch["loop"])[0]

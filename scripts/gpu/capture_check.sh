@@ -4,9 +4,9 @@
 #      `record --capture nvtx:step@50-60` on N ranks (N = 1: python3; N >= 2: torchrun
 #      --nproc_per_node N, one GPU each) and checks, per process, that the trace holds exactly 11
 #      "step" ranges and only GPU work inside them, and that analyze says it is a capture window;
-#  (b) measures the collector's cost while the window is closed: REPS (default 5) interleaved runs
-#      of STEPS (600) steps with no collector and with `record --capture nvtx:step@1000000` (never opens),
-#      median per-step time each, and prints a Markdown table for docs/BENCHMARKS.md (target <= 2%).
+#  (b) measures the collector's cost while the window is closed (scripts/gpu/capture_overhead.sh):
+#      REPS (default 5; 0 skips it) interleaved runs of STEPS (600) steps with no collector and with
+#      `record --capture nvtx:step@1000000` (never opens); a Markdown table for docs/BENCHMARKS.md.
 # Exits 77 when python3 with torch and N GPUs is not there.
 set -euo pipefail
 build=${1:?usage: capture_check.sh BUILD_DIR N}
@@ -54,32 +54,10 @@ sys.exit(1 if failed else 0)
 PY
 "$cli" analyze "$trace" | grep "trace is a capture window: nvtx:step@50-60"
 
-# Both runs of a rep on the same cores (CPUS, default 2-5): unpinned, the median step of one
-# process ranged 0.91-1.56 ms on the H100 host, more than the cost being measured.
-steps=${STEPS:-600}
-pin=()
-if command -v taskset >/dev/null; then pin=(taskset -c "${CPUS:-2-5}"); fi
-echo "== (b) overhead with the window closed: $reps interleaved runs of $steps steps ${pin[*]}"
-: > "$work/times.txt"
-for rep in $(seq 1 "$reps"); do
-  none=$("${pin[@]}" python3 "$mlp" --steps "$steps" --step-name step --host-setup-s 0.2 | sed -n 's/.*median_step_ms=\([0-9.]*\).*/\1/p')
-  rm -f "$work/closed.sqlite"
-  closed=$("${pin[@]}" "$cli" record -o "$work/closed.sqlite" --capture nvtx:step@1000000 -- python3 "$mlp" --steps "$steps" \
-           --step-name step --host-setup-s 0.2 2>/dev/null | sed -n 's/.*median_step_ms=\([0-9.]*\).*/\1/p')
-  echo "rep $rep: none $none ms, window closed $closed ms"
-  echo "$none $closed" >> "$work/times.txt"
-done
-python3 - "$work/times.txt" "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)" "$steps" <<'PY'
-import statistics, sys
-rows = [tuple(map(float, line.split())) for line in open(sys.argv[1]) if line.strip()]
-none = [r[0] for r in rows]; closed = [r[1] for r in rows]
-mn, mc = statistics.median(none), statistics.median(closed)
-print(f"\n{sys.argv[2]}, {len(rows)} interleaved reps of {sys.argv[3]} steps, median per-step time (range):\n")
-print("| PyTorch MLP step | median per step | added |")
-print("|---|---|---|")
-print(f"| no collector | {mn:.3f} ms ({min(none):.3f}-{max(none):.3f}) | |")
-print(f"| record, window closed (nvtx:step@1000000) | {mc:.3f} ms ({min(closed):.3f}-{max(closed):.3f}) | "
-      f"{(mc - mn) * 1e3:+.1f} µs ({(mc / mn - 1) * 100:+.1f}%) |")
-print(f"\ntarget <= 2%: {'met' if mc / mn - 1 <= 0.02 else 'NOT met'}")
-PY
+# (b) through capture_overhead.sh: interleaved, pinned, the median of per-rep ratios (REPS=0: skip).
+if [ "$reps" -gt 0 ]; then
+  echo "== (b) overhead with the window closed: $reps interleaved reps of ${STEPS:-600} steps"
+  bash "$here/scripts/gpu/capture_overhead.sh" "$cli" "$reps" "${STEPS:-600}" none=none \
+    "closed=$(cd "$build" && pwd)/cli/libcuoverlap_collector.so"
+fi
 rm -rf "$work"

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -84,6 +85,50 @@ TEST_CASE("headline loops: the host range is reported beside the period, not as 
       REQUIRE(s.host_range_ns);
       CHECK(static_cast<double>(s.host_range_ns->median) <
             c.most_host_share * static_cast<double>(s.iteration_ns.median));
+    }
+  }
+}
+
+namespace {
+
+// One rank's `median_step_ms=` from the DDP job's log (both ranks print to one stream, so the
+// lines can run together: find "rank=R " first, then its value).
+double rankStepMs(int rank) {
+  std::ifstream in(kHeadline + "ddp.log");
+  REQUIRE(in);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t line = text.find("ddp_step mode=ddp rank=" + std::to_string(rank) + " ");
+  REQUIRE(line != std::string::npos);
+  const std::string key = "median_step_ms=";
+  const std::size_t at = text.find(key, line);
+  REQUIRE(at != std::string::npos);
+  return std::stod(text.substr(at + key.size()));
+}
+
+}  // namespace
+
+// The 2-rank DDP job of issue 21 (30 steps, an NVTX range `step N` per step; NCCL's own ranges in
+// the trace), recorded with `record --summary -- torchrun` on an nvidia-h200-x2 host: each rank's
+// steady state comes from the user's range, holds every step, and its period is the rank's own
+// median step time.
+TEST_CASE("headline loops: each rank of a DDP job leads with its own step time", "[steady][headline]") {
+  for (int rank : {0, 1}) {
+    DYNAMIC_SECTION("rank " << rank) {
+      const TraceReport report = analyzeTrace(
+          readTrace(kHeadline + "ddp_rank" + std::to_string(rank) + ".sqlite"), AnalysisOptions{});
+      REQUIRE(report.steady_state);
+      const SteadyState& s = *report.steady_state;
+      INFO(s.reason);
+      REQUIRE(s.found);
+      CHECK(s.source == "nvtx:step N");
+      CHECK(s.iterations + s.warmup_dropped == 30);
+      const double program_ns = rankStepMs(rank) * 1e6;
+      const double period_ns = static_cast<double>(s.iteration_ns.median);
+      INFO("period " << period_ns << " ns, program " << program_ns << " ns");
+      CHECK(std::abs(period_ns - program_ns) / program_ns < 0.05);
+      CHECK(static_cast<double>(s.iterations) * period_ns ==
+            Approx(static_cast<double>(s.end - s.start)).epsilon(0.1));
+      CHECK(s.busy_share > 0.5);
     }
   }
 }

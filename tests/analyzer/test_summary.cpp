@@ -52,6 +52,27 @@ TEST_CASE("recorded DDP and FSDP jobs: the report from summaries equals the trac
   }
 }
 
+// Summaries written where the ranks ran: `record --summary -- torchrun` of the 30-step DDP job on
+// an nvidia-h200-x2 host (tests/data/headline/README.md). The job report from them equals the
+// report from the traces, but for each rank's path (a summary names the trace it was made from,
+// as it was called there).
+TEST_CASE("summaries written by record --summary under torchrun equal the traces' report", "[summary]") {
+  const fs::path dir = fs::path(CUOVERLAP_TEST_DATA) / "headline";
+  const std::string rank0 = (dir / "ddp_rank0.sqlite").string(), rank1 = (dir / "ddp_rank1.sqlite").string();
+  std::string from_summaries = jobJson({(dir / "ddp_rank0.cosum").string(), (dir / "ddp_rank1.cosum").string()});
+  for (const auto& [recorded, here] : {std::pair{std::string("/tmp/b/ddp/rank0.sqlite"), rank0},
+                                       std::pair{std::string("/tmp/b/ddp/rank1.sqlite"), rank1}}) {
+    std::size_t at = 0, replaced = 0;
+    while ((at = from_summaries.find(recorded, at)) != std::string::npos) {
+      from_summaries.replace(at, recorded.size(), here);
+      at += here.size();
+      ++replaced;
+    }
+    CHECK(replaced > 0);
+  }
+  CHECK(from_summaries == jobJson({rank0, rank1}));
+}
+
 TEST_CASE("synthetic 64-rank job on 8 hosts: the report from summaries equals the traces'",
           "[summary]") {
   const std::vector<std::string> traces = testing::writeSyntheticJob("job64", 64);
