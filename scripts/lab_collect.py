@@ -84,15 +84,23 @@ def read_jsonl(path):
 
 
 def finding_of(line, variant):
-    """The finding id a transform carries out, when the corpus line names one."""
+    """The finding id a transform carries out (a list where its fix answers several, as drop-wait
+    does when it drops waits of both kinds), when the corpus line names one."""
+    def named(value):
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return value
+        return None
+
     for key in ("findings", "finding"):
         table = line.get(key)
-        if isinstance(table, dict) and isinstance(table.get(variant), str):
-            return table[variant]
+        if isinstance(table, dict) and named(table.get(variant)) is not None:
+            return named(table[variant])
     program = line.get("variants", {}).get(variant, {})
     for key in ("finding", "_finding"):
-        if isinstance(program.get(key), str):
-            return program[key]
+        if named(program.get(key)) is not None:
+            return named(program[key])
     return None
 
 

@@ -76,6 +76,8 @@ class LabCollectTest(unittest.TestCase):
         make_trace(trace)
         programs = [{"id": p, "seed": i, "shape": "chain", "findings": {"fix": "sync-in-loop"},
                      "variants": {"baseline": {}, "fix": {}}} for i, p in enumerate(["p1", "p2", "p3"])]
+        # A fix that answers two findings (drop-wait dropping waits of both kinds) names both.
+        programs[1]["findings"]["fix"] = ["event-wait-serialization", "cross-stream-kernel-wait"]
         write_jsonl(os.path.join(cls.dir, "programs.jsonl"), programs)
         results = [{"id": p, "variant": v, "rep": r, "host_us": 1.0, "ok": True}
                    for p, v, r in [("p1", "baseline", 1), ("p1", "fix", 1), ("p1", "baseline", 2),
@@ -115,6 +117,10 @@ class LabCollectTest(unittest.TestCase):
         self.assertIn(("p3", "baseline", None), failed)
         # p2's fix: a kernel inside its range: span 900.
         self.assertEqual(self.manifest["programs"][1]["variants"]["fix"]["spans_ns"], [900])
+
+    def test_a_fix_of_two_findings_names_both(self):
+        self.assertEqual(self.manifest["programs"][1]["variants"]["fix"]["finding"],
+                         ["event-wait-serialization", "cross-stream-kernel-wait"])
 
     def test_trimmed_trace_keeps_only_kept_windows(self):
         db = sqlite3.connect(os.path.join(self.out, "batch0.sqlite"))

@@ -34,7 +34,8 @@ struct LabCase {
   std::string transform;
   std::string finding;      // the finding id the transform tests
   Ns span_ns = 0;           // median baseline span
-  Ns saving_ns = 0;         // median baseline span - median variant span (may be negative)
+  Ns saving_ns = 0;         // median of the reps' paired differences baseline - variant (the
+                            // difference of the medians when runs are missing; may be negative)
   Ns cost_ns = 0;           // the finding's cost on the analyzed baseline run; 0 when absent
   Ns uncertainty_ns = 0;    // twice the standard error of saving_ns, from the runs' spread
   bool fired = false;

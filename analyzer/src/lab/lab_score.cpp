@@ -31,6 +31,7 @@ struct Variant {
   std::vector<std::string> findings;  // the ids the transform tests (usually one)
   Ns median_ns = 0;
   double median_error_ns = 0.0;       // standard error of median_ns
+  std::vector<double> spans;          // the runs' spans in rep order
 };
 
 struct Program {
@@ -40,6 +41,7 @@ struct Program {
   Ns window_end = 0;
   Ns median_ns = 0;
   double median_error_ns = 0.0;
+  std::vector<double> spans;          // the baseline runs' spans in rep order
   std::vector<Variant> variants;
   std::map<std::string, Ns> costs;  // finding id -> summed cost on the analyzed baseline run
 };
@@ -58,15 +60,26 @@ json readManifest(const std::string& dir) {
   return manifest;
 }
 
-// The standard error of the median of `spans` (runs of one variant): 1.2533 σ / √n for a normal
-// spread, σ estimated robustly as the interquartile range / 1.349. 0 for fewer than 2 runs.
-double medianError(const json& spans) {
+std::vector<double> spansOf(const json& spans) {
   std::vector<double> v;
   if (spans.is_array()) {
     for (const json& x : spans) {
       if (x.is_number()) v.push_back(x.get<double>());
     }
   }
+  return v;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const std::size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2.0;
+}
+
+// The standard error of the median of `v` (runs of one variant): 1.2533 σ / √n for a normal
+// spread, σ estimated robustly as the interquartile range / 1.349. 0 for fewer than 2 runs.
+double medianError(std::vector<double> v) {
   if (v.size() < 2) return 0.0;
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
@@ -94,11 +107,13 @@ Program parseProgram(const json& entry, const std::string& where) {
     program.window_start = baseline.at("window_ns").at(0).get<Ns>();
     program.window_end = baseline.at("window_ns").at(1).get<Ns>();
     program.median_ns = baseline.at("median_ns").get<Ns>();
-    program.median_error_ns = medianError(baseline.value("spans_ns", json()));
+    program.spans = spansOf(baseline.value("spans_ns", json()));
+    program.median_error_ns = medianError(program.spans);
     for (const auto& [transform, variant] : entry.at("variants").items()) {
+      std::vector<double> spans = spansOf(variant.value("spans_ns", json()));
+      const double error = medianError(spans);
       program.variants.push_back({transform, findingIds(variant.at("finding")),
-                                  variant.at("median_ns").get<Ns>(),
-                                  medianError(variant.value("spans_ns", json()))});
+                                  variant.at("median_ns").get<Ns>(), error, std::move(spans)});
     }
     return program;
   } catch (const json::exception& error) {
@@ -149,14 +164,26 @@ LabCase judge(const Program& program, const Variant& variant) {
     }
   }
   c.span_ns = program.median_ns;
-  c.saving_ns = program.median_ns - variant.median_ns;
+  // Runs are interleaved (rep k of every variant, then rep k + 1): with every run of both kept,
+  // the saving is the median of the reps' paired differences, which cancels the drift the two
+  // share; else the difference of the medians.
+  const bool paired = program.spans.size() >= 2 && program.spans.size() == variant.spans.size();
+  std::vector<double> differences;
+  if (paired) {
+    for (std::size_t k = 0; k < program.spans.size(); ++k) {
+      differences.push_back(program.spans[k] - variant.spans[k]);
+    }
+  }
+  c.saving_ns = paired ? static_cast<Ns>(std::llround(median(differences)))
+                       : program.median_ns - variant.median_ns;
   const Ns saved = std::max<Ns>(c.saving_ns, 0);  // a fix that slowed the program saved nothing
   const Ns error = c.cost_ns > saved ? c.cost_ns - saved : saved - c.cost_ns;
   const double tolerance = saved < kSmallSavingNs
                                ? static_cast<double>(kAbsoluteToleranceNs)
                                : kRelativeTolerance * static_cast<double>(saved);
   c.within = static_cast<double>(error) <= tolerance;
-  c.uncertainty_ns = static_cast<Ns>(2.0 * std::hypot(program.median_error_ns, variant.median_error_ns));
+  c.uncertainty_ns = static_cast<Ns>(
+      2.0 * (paired ? medianError(differences) : std::hypot(program.median_error_ns, variant.median_error_ns)));
   c.decided = static_cast<double>(c.uncertainty_ns) <= tolerance;
   const double span = static_cast<double>(std::max<Ns>(c.span_ns, 1));
   c.significant = static_cast<double>(c.saving_ns) >= kMissedSavingShare * span;
@@ -164,13 +191,6 @@ LabCase judge(const Program& program, const Variant& variant) {
                     static_cast<double>(c.saving_ns) < kFalseSavingShare * span;
   c.missed = c.significant && !c.fired;
   return c;
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2.0;
 }
 
 std::vector<LabRow> rowsBy(const std::vector<LabCase>& cases, std::string LabCase::*key) {

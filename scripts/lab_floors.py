@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""Writes the lab score's floors (tests/lab/score_floor.json) from a score (docs/lab.md).
+
+  cuoverlap lab score tests/data/lab --format json | scripts/lab_floors.py > tests/lab/score_floor.json
+
+The floors are the score as it stands: per finding id its cases, within at least, false findings
+and missed cases at most, and all false findings at most. Raise them whenever a change raises the
+score; lower them only with the reason in the commit (a corpus recorded again, say).
+"""
+import json
+import sys
+
+
+def main():
+    score = json.load(sys.stdin)
+    floors = {
+        "corpus": "tests/data/lab",
+        "note": "Floors of the lab score on the committed corpus (docs/findings.md, 'The lab's score'): "
+                "a change to the rules may raise them, never lower them without a reason in its commit.",
+        "by_finding": {},
+    }
+    for row in score["by_finding"]:
+        floors["by_finding"][row["key"]] = {
+            "cases": row["cases"],
+            "within_at_least": row["within"],
+            "false_at_most": row["false_findings"],
+            "missed_at_most": row["missed"],
+        }
+    floors["false_findings_at_most"] = sum(row["false_findings"] for row in score["by_finding"])
+    json.dump(floors, sys.stdout, indent=1, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
