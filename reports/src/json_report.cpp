@@ -124,7 +124,7 @@ Json findingToJson(const Finding& finding) {
   // Only where a fix would also lower the ideal (pageable-memcpy): part of time_ns.
   if (finding.ideal_reduction_ns > 0) json["ideal_reduction_ns"] = finding.ideal_reduction_ns;
   // Only where the ledger charged less than the fix alone would save.
-  if (fixSavingNs(finding) > finding.time_ns) json["fix_saving_ns"] = fixSavingNs(finding);
+  if (fixSavingNs(finding) != finding.time_ns) json["fix_saving_ns"] = fixSavingNs(finding);
   json["summary"] = finding.summary;
   json["advice"] = finding.advice;
   json["evidence"] = std::move(evidence);

@@ -223,6 +223,11 @@ std::string lostTime(const Finding& finding) {
     text += " (" + units::formatDuration(finding.ideal_reduction_ns) +
             " of it from faster ops, which lowers the packed bound)";
   }
+  if (fixSavingNs(finding) < finding.time_ns) {
+    // The rule priced its fix apart (Finding::fix_alone_ns): the summary says why it saves less.
+    return text + " (its fix as advised first would save about " +
+           units::formatDuration(fixSavingNs(finding)) + ")";
+  }
   return text + unchargedNote(finding);
 }
 

@@ -52,10 +52,11 @@ TEST_CASE("recorded DDP and FSDP jobs: the report from summaries equals the trac
   }
 }
 
-// Summaries written where the ranks ran: `record --summary -- torchrun` of the 30-step DDP job on
-// an nvidia-h200-x2 host (tests/data/headline/README.md). The job report from them equals the
-// report from the traces, but for each rank's path (a summary names the trace it was made from,
-// as it was called there).
+// Summaries of the 30-step DDP job's ranks, as `record --summary -- torchrun` wrote them on an
+// nvidia-h200-x2 host (tests/data/headline/README.md), under the paths the traces had there. A
+// summary holds its rank's report as the analyzer of its day made it, so when the analysis
+// changes they are made again from the same traces at the same paths (the README says how). The
+// job report from them equals the report from the traces, but for each rank's path.
 TEST_CASE("summaries written by record --summary under torchrun equal the traces' report", "[summary]") {
   const fs::path dir = fs::path(CUOVERLAP_TEST_DATA) / "headline";
   const std::string rank0 = (dir / "ddp_rank0.sqlite").string(), rank1 = (dir / "ddp_rank1.sqlite").string();

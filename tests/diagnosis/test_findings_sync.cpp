@@ -127,6 +127,41 @@ TEST_CASE("blocking-sync-call fires with the idle time that followed the synchro
   CHECK(f->evidence.at(0).time == 3'000);
 }
 
+// A loop of 3 steps: the host makes a batch (`host_us` of its own code, after the previous step's
+// synchronize), copies it in, runs a kernel of `kernel_us` and synchronizes.
+Trace loaderLoop(double host_us, double kernel_us) {
+  TraceBuilder b;
+  double t = 10;
+  for (int i = 0; i < 3; ++i) {
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 5, t + 6, t + 20, CopyKind::kHtoD);
+    b.launch(13, t + 6, t + 8, t + 20, t + 20 + kernel_us);
+    b.call("cudaStreamSynchronize_v3020", t + 9, t + 21 + kernel_us);
+    t += 21 + kernel_us + host_us;
+  }
+  return b.build();
+}
+
+TEST_CASE("host-busy: overlapping the host's work saves what the GPU work can hide, the cost stays the idle time") {
+  SECTION("GPU work longer than the host's: overlapping hides all of it") {
+    const auto findings = findingsOf(loaderLoop(300, 400));
+    const Finding* f = findingById(findings, "host-busy");
+    REQUIRE(f != nullptr);
+    CHECK(f->count == 2);
+    // Each batch made one step ahead, before the synchronize, while the kernel runs.
+    CHECK(fixSavingNs(*f) >= 540'000);
+    CHECK(fixSavingNs(*f) <= 620'000);
+  }
+  SECTION("GPU work shorter than the host's: overlapping hides only the kernel's time") {
+    const auto findings = findingsOf(loaderLoop(300, 100));
+    const Finding* f = findingById(findings, "host-busy");
+    REQUIRE(f != nullptr);
+    CHECK(f->estimated_ns >= 580'000);  // the idle time the host's own work left
+    CHECK(fixSavingNs(*f) >= 170'000);  // two steps' kernels (and copies) to hide under
+    CHECK(fixSavingNs(*f) <= 260'000);
+    CHECK(f->summary.find("the rest only by doing the host work on other threads") != std::string::npos);
+  }
+}
+
 TEST_CASE("blocking-sync-call does not fire when nothing was in flight or nothing followed") {
   TraceBuilder b;
   b.launch(13, 0, 2, 5, 100);

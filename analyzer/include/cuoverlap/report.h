@@ -134,6 +134,11 @@ struct Finding {
   Ns charged_elsewhere_ns = 0;
   std::vector<std::string> charged_to{};
   Ns beyond_explainable_ns = 0;
+  // What the finding's fix alone saves, where the rule prices its fix apart from the lost time it
+  // attributes (host-busy: the device idled while the host ran its own code, but overlapping that
+  // work with the GPU's saves only as much as there was GPU work to hide it under); -1: the fix
+  // saves the estimate (fixSavingNs).
+  Ns fix_alone_ns = -1;
 };
 
 // What the finding's fix, applied alone, would save: the rule's estimate before the ledger charged
@@ -142,6 +147,7 @@ struct Finding {
 // time (many small cudaMemcpy calls: merge them, or make them asynchronous), each fix alone saves
 // it, and the ledger charges it once.
 inline Ns fixSavingNs(const Finding& finding) {
+  if (finding.fix_alone_ns >= 0) return finding.fix_alone_ns;
   return finding.estimated_ns + finding.ideal_reduction_ns;
 }
 

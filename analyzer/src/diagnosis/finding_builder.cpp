@@ -93,6 +93,7 @@ std::optional<Finding> FindingBuilder::build(std::string summary, std::string ad
     finding.cost_region.emplace_back(stretch.start, stretch.end);
   }
   finding.ideal_reduction_ns = ideal_reduction_;
+  finding.fix_alone_ns = fix_alone_;
   finding.device_id = view_.deviceId();
   finding.count = count_;
   finding.time_ns = time + ideal_reduction_;

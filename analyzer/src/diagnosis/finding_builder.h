@@ -38,6 +38,9 @@ class FindingBuilder {
   // How much a fix would also lower the device's ideal (ops made faster, not overlapped):
   // Finding::ideal_reduction_ns, charged outside the ledger's cap.
   void lowerIdeal(Ns reduction) { ideal_reduction_ = reduction; }
+  // What the finding's fix alone saves when that is not the cost the ledger charges
+  // (Finding::fix_alone_ns).
+  void fixAlone(Ns saving) { fix_alone_ = saving; }
   std::uint64_t count() const { return count_; }
   // The estimated cost so far: the saving when estimated, else the scalar costs plus the union of
   // the delayed stretches.
@@ -59,6 +62,7 @@ class FindingBuilder {
   std::vector<Interval> delayed_;
   std::optional<Ns> saving_;
   Ns ideal_reduction_ = 0;
+  Ns fix_alone_ = -1;
   std::vector<std::pair<Ns, Evidence>> examples_;
 };
 

@@ -55,4 +55,5 @@ HostTimeline buildHostTimeline(const DeviceView& view);
 // The launch calls of the view's copies from or to pageable memory, sorted.
 std::vector<std::size_t> pageableCopyCalls(const DeviceView& view);
 
+
 }  // namespace cuoverlap::diagnosis

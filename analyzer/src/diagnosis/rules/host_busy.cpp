@@ -4,19 +4,37 @@
 // 10 µs in one gap is an instance, except stretches under 100 µs in a gap between two kernels
 // shorter than 50 µs: that is the per-launch overhead of a launch loop, host-launch-bound's.
 // Cost: the stretches' total length, the device idle time the host's own work left uncovered.
-// Fires when the cost reaches 1% of the device span. Severity by share of the span: info below
+// Fires when the cost reaches 1% of the device span.
+// Fix alone (lab transform overlap-host; Finding::fix_alone_ns): what overlapping the host's work
+// with the GPU's saves in the what-if schedule with the host (schedule_estimate.h, event waits
+// kept): each stretch runs after its thread's launches up to the next blocking call instead of
+// between them (those launches are released that much sooner); a stretch right after a blocking
+// call begins the next iteration and runs one iteration ahead, before that call, while the GPU
+// still has the work issued before it (the call begins that much later, the thread's launches
+// after the stretch and its next blocking call that much sooner). A stretch right before a copy
+// from host memory may make its data: it moves only a step ahead, never past that copy. (Host
+// work after a result is read back is taken not to need it, as the lab's transform does: a
+// training step's optimizer and logging work.) It saves at
+// most the GPU work there was to hide the stretch under: a loader that takes 17 ms a step beside
+// 2 ms of GPU work saves 2 ms a step by overlapping, the rest only by running the host work on
+// several workers or faster. Severity by share of the span: info below
 // 5%, warning from 5%, error from 25%.
 // Evidence: the longest stretches, with the thread, the NVTX range they fall in and the CUDA
 // calls around them.
 // Needs: runtime calls (the thread that launched each op).
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "cuoverlap/units.h"
 #include "diagnosis/finding_builder.h"
+#include "diagnosis/host_timeline.h"
 #include "diagnosis/idle_gaps.h"
 #include "diagnosis/rules/rules.h"
+#include "diagnosis/schedule_estimate.h"
+#include "diagnosis/stream_waits.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
@@ -32,6 +50,8 @@ struct Stretch {
   Interval time;
   std::size_t launch = 0;         // the launch call of the op that ended the gap
   bool before_module_load = false;  // module loading followed it in the same gap
+  bool feeds_copy = false;        // that op copies host memory to the device: the stretch may
+                                  // have made its data (a loader's batch)
 };
 
 // Where `stretch` of the thread's own code sits among its NVTX ranges (push/pop ranges of the
@@ -117,6 +137,78 @@ bool inLaunchLoop(const DeviceView& view, const Interval& gap) {
   return false;
 }
 
+using ThreadKey = std::pair<std::uint32_t, std::uint32_t>;  // (pid, tid)
+
+// A stretch moved later in its thread's program, past the launches that followed it.
+struct MovedStretch {
+  Ns end = 0;     // where it ended in the trace
+  Ns length = 0;
+};
+
+// What overlapping the stretches with the GPU's work saves (the file's comment, "Fix alone").
+Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches) {
+  const HostTimeline host = buildHostTimeline(view);
+  if (host.empty()) return 0;
+  std::map<ThreadKey, std::vector<std::size_t>> barriers_of;  // in start order, so in end order
+  for (std::size_t b = 0; b < host.barriers.size(); ++b) {
+    const RuntimeCall& call = view.call(host.barriers[b].call);
+    barriers_of[{call.pid, call.tid}].push_back(b);
+  }
+  const HostState& state = view.hostState();
+  std::vector<Ns> later(host.barriers.size(), 0);   // the call begins this much later
+  std::vector<Ns> sooner(host.barriers.size(), 0);  // the thread's host time removed before it
+  // By the thread and the blocking call its launches after the stretch follow (-1: none yet).
+  std::map<std::pair<ThreadKey, std::int64_t>, std::vector<MovedStretch>> moved;
+  for (const Stretch& stretch : stretches) {
+    const RuntimeCall& launch = view.call(stretch.launch);
+    const ThreadKey key{launch.pid, launch.tid};
+    std::int64_t before = -1;
+    std::int64_t after = -1;
+    if (const auto thread = barriers_of.find(key); thread != barriers_of.end()) {
+      const std::vector<std::size_t>& list = thread->second;
+      const auto next = std::upper_bound(list.begin(), list.end(), stretch.time.start,
+                                         [&](Ns t, std::size_t b) { return t < host.barriers[b].end; });
+      if (next != list.begin()) before = static_cast<std::int64_t>(*std::prev(next));
+      if (next != list.end()) after = static_cast<std::int64_t>(*next);
+    }
+    // Right after a blocking call, the stretch begins the next iteration: it runs one iteration
+    // ahead, before that call. After launches it moves past the iteration's later launches,
+    // unless it may have made the data of the copy that followed it (no reordering moves work
+    // past what reads its result).
+    const auto thread = state.threadOf(launch);
+    const auto last = thread ? state.lastCallBefore(*thread, stretch.time.start) : std::nullopt;
+    if (before >= 0 && last && *last == host.barriers[static_cast<std::size_t>(before)].call) {
+      later[static_cast<std::size_t>(before)] += stretch.time.length();
+      if (after >= 0) sooner[static_cast<std::size_t>(after)] += stretch.time.length();
+    } else if (stretch.feeds_copy) {
+      continue;
+    }
+    moved[{key, before}].push_back({stretch.time.end, stretch.time.length()});
+  }
+  // The thread's launches after a moved stretch are released that much sooner.
+  const ScopedOps ops = view.ops();
+  std::vector<Ns> earlier(ops.size(), 0);
+  for (std::size_t p = 0; p < ops.size(); ++p) {
+    const auto launch = view.launchCall(view.op(ops[p]));
+    if (!launch) continue;
+    const RuntimeCall& call = view.call(*launch);
+    const std::int64_t b = host.barrier_of.empty() ? -1 : host.barrier_of[p];
+    const auto it = moved.find({{call.pid, call.tid}, b});
+    if (it == moved.end()) continue;
+    for (const MovedStretch& stretch : it->second) {
+      if (stretch.end <= call.start) earlier[p] += stretch.length;
+    }
+  }
+  std::vector<CallChange> changed;
+  for (std::size_t b = 0; b < host.barriers.size(); ++b) {
+    if (later[b] == 0 && sooner[b] == 0) continue;
+    changed.push_back({host.barriers[b].call, true, host.barriers[b].own, sooner[b] - later[b]});
+  }
+  const ScheduleModel model(view, host);
+  const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
+  return std::max<Ns>(0, model.span(waits) - model.span(waits, earlier, {}, changed));
+}
+
 }  // namespace
 
 std::optional<Finding> findHostBusy(const DeviceView& view) {
@@ -136,7 +228,11 @@ std::optional<Finding> findHostBusy(const DeviceView& view) {
     const Ns length = part.end - part.start;
     if (part.activity != HostActivity::kCpu || length < kMinimumCostNs) return;
     if (length < kLaunchLoopStretchNs && inLaunchLoop(view, gap)) return;
-    stretches.push_back({{part.start, part.end}, launch, false});
+    const auto next = view.firstOpStartingAtOrAfter(gap.end);
+    const GpuOp* op = next ? &view.op(view.ops()[*next]) : nullptr;
+    const bool feeds_copy = op != nullptr && op->kind == OpKind::kMemcpy &&
+                            op->copy_kind == CopyKind::kHtoD;
+    stretches.push_back({{part.start, part.end}, launch, false, feeds_copy});
     total += part.end - part.start;
   });
   const double span = static_cast<double>(view.spanLength());
@@ -153,10 +249,24 @@ std::optional<Finding> findHostBusy(const DeviceView& view) {
   for (const Stretch& s : stretches) {
     builder.add(s.time, describeStretch(view, s, s.time.length() >= detailed_from));
   }
+  const Ns overlapped = std::min(overlapSaving(view, stretches), total);
+  builder.fixAlone(overlapped);
+  std::string saving = "; run after the launches it held back (a step ahead when it follows a "
+                       "synchronize), beside the GPU's work, ";
+  if (overlapped >= total) {
+    saving += "it would hide all of that";
+  } else if (overlapped == 0) {
+    saving = "; no GPU work was left to hide it under: only doing the host work on other threads "
+             "or processes, or faster, saves that time";
+  } else {
+    saving += fmt::format("it would hide {} (the GPU work there was to hide it under); the rest "
+                          "only by doing the host work on other threads or processes, or faster",
+                          units::formatDuration(overlapped));
+  }
   return builder.build(
       fmt::format("the device idled {} in {} stretches while the host thread that issued the "
-                  "next op ran its own code, in no CUDA call",
-                  units::formatDuration(total), builder.count()),
+                  "next op ran its own code, in no CUDA call{}",
+                  units::formatDuration(total), builder.count(), saving),
       "Overlap host work with GPU work: prepare the next batch while the current one runs "
       "(prefetch, asynchronous data loading with worker processes and pinned memory), move "
       "setup out of the measured region, and cut per-step host overhead with CUDA graphs");

@@ -26,6 +26,7 @@
 #include "cuoverlap/units.h"
 #include "diagnosis/cost_ledger.h"
 #include "diagnosis/finding_builder.h"
+#include "diagnosis/host_time_given.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/stream_waits.h"
@@ -90,81 +91,6 @@ std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rate
   return runs;
 }
 
-using RemovedCalls = std::map<std::uint32_t, std::vector<std::pair<Ns, Ns>>>;
-
-// The removed calls per thread: (call end, duration), sorted by end.
-RemovedCalls removedByThread(const DeviceView& view, const std::vector<std::size_t>& removed) {
-  RemovedCalls saved;
-  for (std::size_t call : removed) {
-    const RuntimeCall& c = view.call(call);
-    saved[c.tid].push_back({c.end, c.end - c.start});
-  }
-  for (auto& [tid, list] : saved) std::sort(list.begin(), list.end());
-  return saved;
-}
-
-// Host time given back per op position: the summed durations of removed asynchronous calls that
-// its thread made before its launch call, since the thread's last blocking call.
-std::vector<Ns> hostTimeGivenBack(const DeviceView& view, const std::vector<std::size_t>& removed,
-                                  const HostTimeline& host) {
-  const RemovedCalls saved = removedByThread(view, removed);
-  std::map<std::uint32_t, std::vector<Ns>> barrier_ends;
-  for (const HostBarrier& barrier : host.barriers) {
-    barrier_ends[view.call(barrier.call).tid].push_back(barrier.end);
-  }
-  for (auto& [tid, ends] : barrier_ends) std::sort(ends.begin(), ends.end());
-  std::vector<Ns> earlier(view.ops().size(), 0);
-  std::size_t position = 0;
-  for (const ScopedOp& scoped : view.ops()) {
-    const std::size_t at = position++;
-    const auto launch = view.launchCall(view.op(scoped));
-    if (!launch) continue;
-    const RuntimeCall& c = view.call(*launch);
-    const auto list = saved.find(c.tid);
-    if (list == saved.end()) continue;
-    Ns since = std::numeric_limits<Ns>::min();
-    if (const auto ends = barrier_ends.find(c.tid); ends != barrier_ends.end()) {
-      const auto it = std::upper_bound(ends->second.begin(), ends->second.end(), c.start);
-      if (it != ends->second.begin()) since = *std::prev(it);
-    }
-    for (const auto& [end, duration] : list->second) {
-      if (end > c.start) break;
-      if (end > since) earlier[at] += duration;
-    }
-  }
-  return earlier;
-}
-
-// Each blocking call of a thread that removed asynchronous calls since its previous blocking
-// call begins their summed durations sooner (the host loop that issued them runs that much
-// faster), as a CallChange that keeps the call's waits and own time; merged into `changed`.
-void barriersGivenBack(const DeviceView& view, const std::vector<std::size_t>& removed,
-                       const HostTimeline& host, std::vector<CallChange>& changed) {
-  const RemovedCalls saved = removedByThread(view, removed);
-  std::unordered_map<std::size_t, std::size_t> change_of;  // call -> index in `changed`
-  for (std::size_t k = 0; k < changed.size(); ++k) change_of.emplace(changed[k].call, k);
-  for (const HostBarrier& barrier : host.barriers) {
-    const RuntimeCall& call = view.call(barrier.call);
-    const auto list = saved.find(call.tid);
-    if (list == saved.end()) continue;
-    const Ns since = barrier.previous >= 0
-                         ? host.barriers[static_cast<std::size_t>(barrier.previous)].end
-                         : std::numeric_limits<Ns>::min();
-    // The removed calls that returned in (since, call.start]: a binary search and a sum.
-    const auto& calls = list->second;
-    const auto from = std::upper_bound(calls.begin(), calls.end(), std::make_pair(since, std::numeric_limits<Ns>::max()));
-    const auto to = std::upper_bound(calls.begin(), calls.end(), std::make_pair(call.start, std::numeric_limits<Ns>::max()));
-    Ns sooner = 0;
-    for (auto it = from; it < to; ++it) sooner += it->second;
-    if (sooner == 0) continue;
-    if (const auto existing = change_of.find(barrier.call); existing != change_of.end()) {
-      changed[existing->second].earlier = sooner;
-    } else {
-      changed.push_back({barrier.call, true, barrier.own, sooner});
-    }
-  }
-}
-
 }  // namespace
 
 std::optional<Finding> findManySmallCopies(const DeviceView& view) {
@@ -209,8 +135,12 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
   }
   const ScheduleModel model(view, host);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
-  const std::vector<Ns> earlier = hostTimeGivenBack(view, async_removed, host);
-  barriersGivenBack(view, async_removed, host, changed);
+  std::vector<HostTimeGiven> given;
+  for (const std::size_t call : async_removed) {
+    given.push_back({call, view.call(call).end - view.call(call).start});
+  }
+  const std::vector<Ns> earlier = hostTimeGivenBack(view, given, host);
+  barriersGivenBack(view, given, host, changed);
   const Ns saving =
       std::max<Ns>(0, model.span(waits) - model.span(waits, earlier, faster, changed));
   const Ns reduction = std::clamp<Ns>(ledgerIdeal(view) - ledgerIdeal(view, faster), 0, saving);
