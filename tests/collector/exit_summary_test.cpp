@@ -1,8 +1,8 @@
 // CUOVERLAP_SUMMARY=1 without a GPU: fake_traced_app plays traced processes with the collector's
 // own output and exit-summary code (exit_summary.h), run directly as a launcher would run a rank
 // (no `record`). Each process summarizes its own trace beside it and keeps its exit code; a
-// missing, failing or slow `cuoverlap` is one warning; under `record`'s run directory the collector
-// leaves the summary to record.
+// missing, failing or slow `cuoverlap` is one warning; under `record` the collector leaves the
+// summary to record, which writes it once.
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -176,6 +176,21 @@ TEST_CASE("under record's run directory the collector does not summarize") {
   CHECK(filesEndingIn(dir, ".sqlite").size() == 1);
   CHECK(filesEndingIn(dir, ".cosum").empty());
   CHECK(run.err.empty());
+}
+
+TEST_CASE("record with CUOVERLAP_SUMMARY=1 writes each summary once, as --summary does") {
+  const std::string dir = newDir("record");
+  const std::string err = scratchDir() + "/record.txt";
+  const std::string command = std::string("CUOVERLAP_SUMMARY=1 CUOVERLAP_COLLECTOR=") + CUOVERLAP_COLLECTOR_LIB +
+                              " " + CUOVERLAP_CLI + " record -o " + dir + "/rank%r.sqlite -- " +
+                              CUOVERLAP_FAKE_APP + " tree 2> " + err;
+  const int status = std::system(command.c_str());
+  const std::string text = readAll(err);
+  INFO(text);
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  CHECK(linesWith(text, "  summary: " + dir + "/rank").size() == 3);
+  CHECK(linesWith(text, "warning").empty());  // a second writer would find the summary there
+  CHECK(filesEndingIn(dir, ".cosum").size() == 3);
 }
 
 TEST_CASE("no cuoverlap command: one warning, the program's exit code, the trace intact") {
