@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "capture_spec.h"
@@ -181,6 +182,7 @@ std::string joinCommand(const std::vector<std::string>& command) {
     setenv(schema::kEnvCapture, args.capture.c_str(), 1);
     setenv(schema::kEnvCaptureDelay, args.delay.c_str(), 1);
     setenv(schema::kEnvCaptureDuration, args.duration.c_str(), 1);
+    unsetenv(schema::kEnvSummary);  // record summarizes the files it reports, once (--summary)
   }
   std::vector<char*> argv;
   for (const std::string& word : args.command) argv.push_back(const_cast<char*>(word.c_str()));
@@ -367,8 +369,20 @@ void writeSummaries(const std::vector<std::string>& traces, bool force) {
   }
 }
 
+// CUOVERLAP_SUMMARY=1, set for the collector alone, asks record for --summary too: under record
+// the collector leaves summarizing to it, so the variable is neither lost nor acted on twice.
+bool summaryFromEnvironment() {
+  const char* value = std::getenv(schema::kEnvSummary);
+  if (value == nullptr || *value == '\0' || std::string_view(value) == "0") return false;
+  if (std::string_view(value) == "1") return true;
+  fmt::print(stderr, "cuoverlap: warning: ignoring {}={} (expected 0 or 1)\n", schema::kEnvSummary,
+             inertLine(value, kMaxErrorLineBytes));
+  return false;
+}
+
 int record(const RecordArgs& args) {
   if (args.api != "lean" && args.api != "all") throw UserError("--api must be lean or all");
+  const bool summary = args.summary || summaryFromEnvironment();
   const schema::CaptureSpec capture = captureSpec(args);
   RunPlan plan;
   std::string host = hostName();
@@ -403,7 +417,7 @@ int record(const RecordArgs& args) {
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::vector<std::string> written =
       plan.merged ? reportMerged(plan, args, traces, wall) : reportPerProcess(plan, traces, wall);
-  if (args.summary) writeSummaries(written, args.force);
+  if (summary) writeSummaries(written, args.force);
   return exit_code;
 }
 
@@ -420,7 +434,7 @@ void registerRecordCommand(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--force", args->force, "Overwrite an existing trace file (and summary)");
   cmd->add_flag("--summary", args->summary,
                 "Also write each trace's rank summary beside it (NAME.cosum), for analyzing a job "
-                "from its summaries (docs/summaries.md)");
+                "from its summaries (docs/summaries.md); CUOVERLAP_SUMMARY=1 does the same");
   cmd->add_option("--api", args->api, "Runtime/driver calls recorded: lean (those the analysis "
                                       "reads) or all")
       ->capture_default_str();

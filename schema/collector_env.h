@@ -32,6 +32,15 @@ inline constexpr const char* kEnvDeviceBufferPool = "CUOVERLAP_DEVICE_BUFFER_POO
 inline constexpr const char* kEnvPerThreadBuffers = "CUOVERLAP_PER_THREAD_BUFFERS";  // 1
 inline constexpr const char* kEnvCommitMs = "CUOVERLAP_COMMIT_MS";  // 100: flush + commit period
 inline constexpr const char* kEnvCuptiFlushMs = "CUOVERLAP_CUPTI_FLUSH_MS";  // 0: CUPTI decides
+// "1": when the process exits (exit, return from main, quick_exit) and its trace is finished,
+// the collector runs `cuoverlap summarize` on it and waits for it (docs/summaries.md, "Ranks
+// launched without record"). Ignored under `record`, which summarizes itself (--summary, or this
+// variable in record's own environment).
+inline constexpr const char* kEnvSummary = "CUOVERLAP_SUMMARY";
+inline constexpr const char* kEnvSummaryTimeout = "CUOVERLAP_SUMMARY_TIMEOUT";  // seconds, 600
+// The `cuoverlap` command the collector runs for CUOVERLAP_SUMMARY (default: beside the library,
+// then ../bin/cuoverlap).
+inline constexpr const char* kEnvBin = "CUOVERLAP_BIN";
 
 inline constexpr std::string_view kDefaultOutputPattern = "cuoverlap-%p.sqlite";  // collector alone
 inline constexpr std::string_view kDefaultRecordOutput = "cuoverlap.sqlite";         // `record`

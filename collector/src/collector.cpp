@@ -16,7 +16,9 @@
 #include "capture_control.h"
 #include "collector_env.h"
 #include "cupti/activity_tracing.h"
+#include "exit_summary.h"
 #include "run_registry.h"
+#include "summarizer_process.h"
 #include "trace_output.h"
 #include "trace_schema.h"
 #include "trace_writer.h"
@@ -36,6 +38,7 @@ struct Session {
   RunRegistration registration;
   std::uint64_t setup_ns = 0;
   CaptureWindow* window = nullptr;  // with --capture/--delay/--duration
+  ExitSummary exit_summary;         // CUOVERLAP_SUMMARY: the summary made at exit
 };
 Session* g_session = nullptr;
 std::atomic<pid_t> g_owner{0};
@@ -90,6 +93,7 @@ bool startSession() {
   activity::configureBuffers(options);
   std::unique_ptr<TraceWriter> file = openTraceOutput(session->options, session->registration, reason);
   if (file == nullptr) return activity::unsubscribe(), warnUntraced(reason), false;
+  session->exit_summary = planExitSummary(session->options, thisLibraryPath());
   file->setDeviceQuery(activity::queryDevice);
   file->setNvtxStartEndQuery(activity::isStartEndRange);
   if (options.capture.active()) {
@@ -131,7 +135,8 @@ bool startSession() {
   return true;  // even if some kinds failed: the session must still be finished at exit
 }
 
-void finishSession(Session& session, std::chrono::milliseconds timeout, const std::string& ended_by) {
+// True when the file was written to the end and closed (and kept): the only trace summarized.
+bool finishSession(Session& session, std::chrono::milliseconds timeout, const std::string& ended_by) {
   std::uint64_t begin = monotonicNs();
   activity::flush(false);
   activity::flush(true);
@@ -148,9 +153,10 @@ void finishSession(Session& session, std::chrono::milliseconds timeout, const st
   if (!writer.stop(timeout)) {
     std::fprintf(stderr, "cuoverlap: warning: trace writer did not finish in time; %s holds what "
                  "was committed\n", printableForLog(session.options.output_path).c_str());
-    return;  // the lock stays until the process ends: record waits for the writer to finish
+    return false;  // the lock stays until the process ends: record waits for the writer to finish
   }
   session.registration.release();
+  return writer.closedCompleteFile();
 }
 
 }  // namespace
@@ -174,7 +180,7 @@ bool tracingInThisProcess() {
 
 bool collectorFinished() { return g_finish_state.load() == kFinished; }
 
-void finishCollector(std::chrono::milliseconds timeout, const std::string& ended_by) {
+void finishCollector(std::chrono::milliseconds timeout, const std::string& ended_by, bool exiting) {
   Session* session = g_session;
   if (session == nullptr || g_owner.load() != getpid()) return;
   int expected = kNotFinished;
@@ -187,12 +193,16 @@ void finishCollector(std::chrono::milliseconds timeout, const std::string& ended
     }
     return;
   }
+  bool complete = false;
   try {
-    finishSession(*session, timeout, ended_by);
+    complete = finishSession(*session, timeout, ended_by);
   } catch (...) {
     std::fprintf(stderr, "cuoverlap: warning: internal error while finishing the trace\n");
   }
   g_finish_state.store(kFinished);
+  // After kFinished: a signal during the wait is handled as after any finish (the program's own
+  // handler, else the default action at once), not queued behind the summarizer.
+  if (complete && exiting) writeExitSummary(session->exit_summary);
 }
 
 void detachCollectorInChild() {

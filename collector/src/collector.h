@@ -19,8 +19,10 @@ bool startCollectorOnce();
 // Flushes everything, writes the session summary and closes the file; waits at most `timeout`
 // for the writer. Only the first call does the work, and only in the process that started it; a
 // concurrent second call (atexit while a signal's flush runs) waits for the first, bounded.
-// `ended_by` goes into the session table ("exit", "signal 15", ...).
-void finishCollector(std::chrono::milliseconds timeout, const std::string& ended_by);
+// `ended_by` goes into the session table ("exit", "signal 15", ...). `exiting`: the process ends
+// by exit or quick_exit, not a signal; only then is the trace summarized (CUOVERLAP_SUMMARY,
+// exit_summary.h), after the file is closed, on the exiting thread.
+void finishCollector(std::chrono::milliseconds timeout, const std::string& ended_by, bool exiting);
 // Whether this process (not a forked copy of it) runs a session not yet finished.
 // Async-signal-safe: reads atomics and calls getpid() only.
 bool tracingInThisProcess();

@@ -123,7 +123,7 @@ void onFatalSignal(int signal_number, siginfo_t* info, void* context) {
 void finishAfterSignal(int signal_number) {
   bool fatal = isFatal(signal_number);
   finishCollector(fatal ? std::chrono::milliseconds(kFatalWaitMs - 500) : kSignalTimeout,
-                  "signal " + std::to_string(signal_number));
+                  "signal " + std::to_string(signal_number), false);
   if (fatal) return;  // the handler waits for this and takes the previous action itself
   sigaction(signal_number, &g_previous[signal_number], nullptr);
   long tid = g_signal_tid.load();
@@ -153,14 +153,14 @@ void startLifecycleThread() {
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
-void onProcessExit() { finishCollector(kExitTimeout, "exit"); }
+void onProcessExit() { finishCollector(kExitTimeout, "exit", true); }
 
 // quick_exit runs no atexit handler and the program may not have waited for its GPU work: wait
 // for it (bounded, on the calling thread's context) so that the kernels end in the trace.
 void onQuickExit() {
   if (!tracingInThisProcess()) return;
   activity::synchronizeCurrentContext(kQuickExitSyncTimeout);
-  finishCollector(kExitTimeout, "quick_exit");
+  finishCollector(kExitTimeout, "quick_exit", true);
 }
 
 void installHandler(int signal_number, void (*handler)(int, siginfo_t*, void*)) {

@@ -1,7 +1,9 @@
 // Every way out of a traced process, and how the trace reaches the file on each (docs/collector.md,
 // "Lifecycle"):
-//   exit(), return from main, exit() from any thread   atexit -> finishCollector
-//   quick_exit()                                        at_quick_exit -> bounded GPU sync, finish
+//   exit(), return from main, exit() from any thread   atexit -> finishCollector, then the
+//                                                       summary (CUOVERLAP_SUMMARY, exit_summary.h)
+//   quick_exit()                                        at_quick_exit -> bounded GPU sync, finish,
+//                                                       summary
 //   SIGINT, SIGTERM, SIGHUP, SIGQUIT (default action)   handler wakes the lifecycle thread, which
 //                                                       finishes the trace, restores the default
 //                                                       action and sends the signal again

@@ -118,20 +118,29 @@ void WriterThread::finish() {
     values.swap(session_values_);
   }
   writeBuffers(rest);
+  bool closed_complete = false;
   if (!failed_) {
     try {
       for (const auto& [key, value] : values) writer_->setSessionValue(key, value);
       writer_->setSessionValue(std::string(schema::session_key::kWriterBusyNs),
                                std::to_string(busy_ns_));
       writer_->close();
-      if (!writer_->holdsActivity() && !keep_empty_.load()) writer_->removeFile();
+      const bool removed = !writer_->holdsActivity() && !keep_empty_.load();
+      if (removed) writer_->removeFile();
+      closed_complete = !removed;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "cuoverlap: warning: trace not finished: %s\n", e.what());
     }
   }
   std::lock_guard<std::mutex> lock(mutex_);
+  closed_complete_ = closed_complete;
   done_ = true;
   done_cv_.notify_all();
+}
+
+bool WriterThread::closedCompleteFile() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return done_ && closed_complete_;
 }
 
 }  // namespace cuoverlap::collector

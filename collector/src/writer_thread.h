@@ -39,6 +39,9 @@ class WriterThread {
   // no API call, GPU activity or NVTX event is removed: a process that touched the driver but
   // did nothing traced leaves no file.
   bool stop(std::chrono::milliseconds timeout);
+  // After stop() returned true: whether the file was written to the end, closed and kept (no
+  // write failed, not removed as empty). Only such a file is summarized at exit.
+  bool closedCompleteFile();
   // Keeps the file at stop() even without activity: a capture window that never opened says so.
   void keepEmptyFile() { keep_empty_ = true; }
 
@@ -60,7 +63,7 @@ class WriterThread {
   std::map<std::string, std::string> session_values_;
   std::function<void()> periodic_flush_;
   const std::chrono::milliseconds commit_interval_;
-  bool stopping_ = false, done_ = false, failed_ = false;
+  bool stopping_ = false, done_ = false, failed_ = false, closed_complete_ = false;
   std::atomic<bool> keep_empty_{false};
   std::uint64_t busy_ns_ = 0;
 };

@@ -3,7 +3,9 @@
 // does (optionsFromEnvironment, openTraceOutput: registration in record's run directory, per-
 // process names, the TraceWriter), writes a device, a context, a stream and K kernels each with
 // the launch call that made it (correlation ids 1..K, as CUPTI numbers them per process), and the
-// session rows, then closes the file and releases its registration.
+// session rows, then closes the file and releases its registration. With CUOVERLAP_SUMMARY=1 it
+// then summarizes its trace as the collector does at exit (exit_summary.h), so that the CPU tests
+// run that path too.
 // Usage: fake_traced_app MODE [ARG]
 //   one K       this process traces K kernels; exits 3
 //   tree        traces 2 kernels; forks (no exec) 2 children with RANK=i LOCAL_RANK=i WORLD_SIZE=2
@@ -24,7 +26,9 @@
 #include <string>
 
 #include "collector_options.h"
+#include "exit_summary.h"
 #include "run_registry.h"
+#include "summarizer_process.h"
 #include "trace_output.h"
 
 using namespace cuoverlap::collector;
@@ -81,6 +85,7 @@ void traceKernels(int kernels, const char* second_name = nullptr, bool lie = fal
     std::fprintf(stderr, "fake_traced_app: not tracing: %s\n", reason.c_str());
     return;
   }
+  const ExitSummary exit_summary = planExitSummary(options, thisLibraryPath());
   for (const auto& [key, value] : sessionStartValues(options, realtimeNs(), "130001", "13000")) {
     writer->setSessionValue(key, value);
   }
@@ -93,6 +98,7 @@ void traceKernels(int kernels, const char* second_name = nullptr, bool lie = fal
   writer->setSessionValue("complete", "1");
   writer->close();
   registration.release();
+  writeExitSummary(exit_summary);
 }
 
 int runTree() {

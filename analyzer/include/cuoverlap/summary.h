@@ -16,11 +16,12 @@
 
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/job.h"
+#include "summary_path.h"
 
 namespace cuoverlap {
 
 inline constexpr std::string_view kSummaryFormatId = "cuoverlap.summary/1";
-inline constexpr std::string_view kSummaryExtension = ".cosum";
+inline constexpr std::string_view kSummaryExtension = schema::kSummaryExtension;
 
 // The options a report depends on, as one string: a summary made with other options than the
 // analysis asks for would give another report.
@@ -53,7 +54,7 @@ namespace cuoverlap {
 std::string summarizeTrace(const std::string& trace_path, const AnalysisOptions& options);
 
 // Where a summary of `trace_path` goes by default: beside it, its extension (.sqlite, .json,
-// .json.gz) replaced by kSummaryExtension.
+// .json.gz) replaced by kSummaryExtension (schema/summary_path.h: the collector names it the same).
 std::string summaryPathFor(const std::string& trace_path);
 
 }  // namespace cuoverlap

@@ -17,14 +17,6 @@ std::string summarizeTrace(const std::string& trace_path, const AnalysisOptions&
   return serializeSummary(report, ranks, options);
 }
 
-std::string summaryPathFor(const std::string& trace_path) {
-  for (const std::string_view extension : {".sqlite", ".json.gz", ".json", ".db"}) {
-    if (trace_path.size() > extension.size() &&
-        trace_path.compare(trace_path.size() - extension.size(), extension.size(), extension) == 0) {
-      return trace_path.substr(0, trace_path.size() - extension.size()) + std::string(kSummaryExtension);
-    }
-  }
-  return trace_path + std::string(kSummaryExtension);
-}
+std::string summaryPathFor(const std::string& trace_path) { return schema::summaryPathFor(trace_path); }
 
 }  // namespace cuoverlap
