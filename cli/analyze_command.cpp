@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "judged_scope.h"
 #include "terminal.h"
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/diagnosis.h"
@@ -97,9 +98,7 @@ void addAnalyzeOptions(CLI::App& cmd, AnalyzeArgs& args) {
                  "Rows of the top-kernels table per device (text 5, Markdown and HTML 10 unless "
                  "given; JSON always lists every kernel)")
       ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 20));
-  cmd.add_option("--iterations", args.iterations,
-                 "The NVTX range whose instances are the steady state's iterations: a name (step 7), "
-                 "its pattern (step N) or the glob `cuoverlap ranges` prints (step *)");
+  addIterationsOption(cmd, args.iterations);
   addColorOption(cmd, args.color);
   addQuietOption(cmd, args.quiet);
   cmd.add_option("--threads", args.threads,
@@ -115,9 +114,10 @@ AnalysisOptions analysisOptions(const AnalyzeArgs& args) {
   options.scope.range = args.range;
   options.range_detail = args.instances;
   options.iterations = args.iterations;
-  if (args.iterations && (args.range || !args.window.empty())) {
-    throw UserError("--iterations chooses the steady state's iterations, which --range and --window leave out");
-  }
+  std::vector<std::string> leaving_out;
+  if (args.range) leaving_out.emplace_back("--range");
+  if (!args.window.empty()) leaving_out.emplace_back("--window");
+  checkIterations(args.iterations, leaving_out);
   if (!args.gap_threshold.empty()) options.gap_threshold_ns = parseDuration(args.gap_threshold);
   if (!args.window.empty()) {
     parseWindow(args.window, Ns{0});  // malformed: UserError now; resolved per trace later

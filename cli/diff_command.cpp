@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "commands.h"
 #include "judged_scope.h"
@@ -30,6 +31,7 @@ struct DiffArgs {
   std::optional<std::string> fail_on_overlap_drop;
   std::optional<std::uint16_t> device;
   std::string scope = "auto";  // auto | steady | whole
+  std::optional<std::string> iterations;  // both sides' steady-state iterations (analyze --iterations)
 };
 
 std::string renderDiff(const ReportDiff& diff, const std::string& format) {
@@ -63,8 +65,11 @@ int runDiff(const DiffArgs& args) {
   if (args.fail_on_overlap_drop) {
     max_drop = parseFraction(*args.fail_on_overlap_drop, "--fail-on-overlap-drop");
   }
+  checkIterations(args.iterations, args.scope == "whole" ? std::vector<std::string>{"--scope whole"}
+                                                         : std::vector<std::string>{});
   AnalysisOptions options;
   options.scope.device = args.device;
+  options.iterations = args.iterations;
   const Trace before_trace = readTrace(args.before);
   const Trace after_trace = readTrace(args.after);
   TraceReport before = analyzeTrace(before_trace, options);
@@ -103,6 +108,7 @@ void registerDiffCommand(CLI::App& app, CommandResult& result) {
                   "auto (the steady states when both qualify, as for gate, else the whole runs)")
       ->check(CLI::IsMember({"auto", "steady", "whole"}))
       ->capture_default_str();
+  addIterationsOption(*cmd, args->iterations);
   const CLI::Option* format = cmd->get_option("--format");
   cmd->callback([args, format, &result] {
     // `-o diff.md` asks for Markdown unless --format says otherwise.

@@ -18,6 +18,7 @@
 #include <tuple>
 
 #include "commands.h"
+#include "judged_scope.h"
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/error.h"
@@ -42,6 +43,7 @@ struct ExportArgs {
   std::string output;   // empty: stdout, unless stdout is a terminal
   bool force = false;  // replace an existing output file
   bool steady_state = false;  // kineto: only the steady state's window
+  std::optional<std::string> iterations;  // kineto: the steady state's iterations (analyze --iterations)
   bool quiet = false;         // no progress line
 };
 
@@ -51,6 +53,8 @@ void checkSelection(const ExportArgs& args) {
     throw UserError("--device, --window and --range apply to --format perfetto only");
   }
   if (args.format != "kineto" && args.steady_state) throw UserError("--steady-state applies to --format kineto only");
+  // A Perfetto export shows the whole trace (or what --device, --window and --range select).
+  if (args.format != "kineto") checkIterations(args.iterations, {"--format " + args.format});
   if (!args.window.empty()) parseWindow(args.window, Ns{0});  // malformed: UserError now
 }
 
@@ -70,9 +74,12 @@ bool endsWith(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
-// The steady state's iterations, as ProfilerStep#N for HTA (none when no steady state is found).
-KinetoSteps kinetoSteps(const Trace& trace) {
-  const TraceReport report = analyzeTrace(trace, AnalysisOptions{});
+// The steady state's iterations, as ProfilerStep#N for HTA (none when no steady state is found);
+// `iterations`: the NVTX range they are (--iterations), else the one the analysis chooses.
+KinetoSteps kinetoSteps(const Trace& trace, const std::optional<std::string>& iterations) {
+  AnalysisOptions options;
+  options.iterations = iterations;
+  const TraceReport report = analyzeTrace(trace, options);
   KinetoSteps steps;
   if (report.steady_state && report.steady_state->found) {
     steps.starts = report.steady_state->iteration_starts;
@@ -85,7 +92,7 @@ KinetoSteps kinetoSteps(const Trace& trace) {
 // Writes the export in the chosen format; returns the summary line for stderr.
 std::string writeFormat(const ExportArgs& args, const Trace& trace, std::ostream& out) {
   if (args.format == "kineto") {
-    const KinetoSteps steps = kinetoSteps(trace);
+    const KinetoSteps steps = kinetoSteps(trace, args.iterations);
     if (args.steady_state && steps.starts.empty()) {
       throw UserError(fmt::format("{}: no steady state found for --steady-state", args.file));
     }
@@ -211,6 +218,7 @@ void registerExportCommand(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--steady-state", args->steady_state,
                 "kineto: only the steady state's iterations (each rank's own), as a torch.profiler "
                 "schedule that skips start-up and warm-up records them");
+  addIterationsOption(*cmd, args->iterations);
   addQuietOption(*cmd, args->quiet);
   cmd->callback([args, &result] {
     checkSelection(*args);

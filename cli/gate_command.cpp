@@ -40,6 +40,7 @@ struct GateArgs {
   std::optional<std::uint16_t> device;
   std::optional<std::string> range;
   std::string scope = "auto";  // auto | steady | whole
+  std::optional<std::string> iterations;  // the steady state's iterations (analyze --iterations)
   std::string junit;
   std::string color = "auto";
   bool force = false;  // replace an existing --junit file
@@ -68,6 +69,7 @@ void addGateOptions(CLI::App& cmd, GateArgs& args) {
                  "(the steady state when one is found, else the whole run)")
       ->check(CLI::IsMember({"auto", "steady", "whole"}))
       ->capture_default_str();
+  addIterationsOption(cmd, args.iterations);
   cmd.add_option("--junit", args.junit, "Also write the checks as JUnit XML to this file");
   addColorOption(cmd, args.color);
   cmd.add_flag("--force", args.force, "Replace an existing --junit file");
@@ -168,9 +170,14 @@ void scopeRankSkews(Report& report, const std::vector<std::pair<std::string, std
 
 int judge(const GateArgs& args, JunitRun& run, OutputFile* junit) {
   const GateThresholds thresholds = thresholdsOf(args);
+  std::vector<std::string> leaving_out;
+  if (args.range) leaving_out.emplace_back("--range");
+  if (args.scope == "whole") leaving_out.emplace_back("--scope whole");
+  checkIterations(args.iterations, leaving_out);
   AnalysisOptions options;
   options.scope.device = args.device;
   options.scope.range = args.range;
+  options.iterations = args.iterations;
   std::vector<std::unique_ptr<Trace>> traces;  // none kept: the checks read only the report
   Report report = analyzeFiles(args.files, options, false, traces);
   std::string lines;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "judged_scope.h"
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/error.h"
 #include "cuoverlap/summary.h"
@@ -24,6 +25,7 @@ struct SummarizeArgs {
   std::optional<std::uint32_t> pid;
   std::string gap_threshold;
   std::string window;
+  std::optional<std::string> iterations;  // the steady state's iterations (analyze --iterations)
   bool quiet = false;
 };
 
@@ -32,6 +34,9 @@ AnalysisOptions summaryOptions(const SummarizeArgs& args) {
   options.scope.device = args.device;
   options.scope.pid = args.pid;
   if (!args.gap_threshold.empty()) options.gap_threshold_ns = parseDuration(args.gap_threshold);
+  checkIterations(args.iterations, args.window.empty() ? std::vector<std::string>{}
+                                                       : std::vector<std::string>{"--window"});
+  options.iterations = args.iterations;
   if (!args.window.empty()) {
     parseWindow(args.window, Ns{0});  // malformed: UserError now; resolved per trace
     options.window = args.window;
@@ -71,6 +76,7 @@ void registerSummarizeCommand(CLI::App& app, CommandResult& result) {
                   "Shortest idle gap attributed to a cause, e.g. 10us (default 10us); analyze "
                   "the summaries with the same value");
   cmd->add_option("--window", args->window, "START:END, as for analyze");
+  addIterationsOption(*cmd, args->iterations);
   cmd->add_flag("-q,--quiet", args->quiet, "Print nothing on success");
   cmd->footer("The summary holds the trace's report and every collective of its ranks; "
               "`cuoverlap analyze *.cosum` merges them into the job report (docs/summaries.md).");
