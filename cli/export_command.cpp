@@ -23,7 +23,6 @@
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/error.h"
 #include "cuoverlap/gzip_ostream.h"
-#include "cuoverlap/inert_text.h"
 #include "cuoverlap/kineto_export.h"
 #include "cuoverlap/perfetto_export.h"
 #include "cuoverlap/reader.h"
@@ -159,7 +158,7 @@ void exportKinetoRanks(const ExportArgs& args, const Trace& trace) {
     const Trace slice = sliceProcesses(trace, entry.second);
     const std::string summary = writeExport(one, slice, out.stream());
     out.commit();
-    fmt::print(stderr, "cuoverlap: wrote {} (rank {}: {})\n", path, entry.first, summary);
+    fmt::print(stderr, "cuoverlap: wrote {} (rank {}: {})\n", stderrText(path), entry.first, summary);
   }
 }
 
@@ -192,7 +191,7 @@ void runExport(const ExportArgs& args) {
   }
   out.commit();
   if (out.displayName() == "stdout") return;
-  fmt::print(stderr, "cuoverlap: wrote {} ({})\n", inertLine(args.output, kMaxErrorLineBytes), summary);
+  fmt::print(stderr, "cuoverlap: wrote {} ({})\n", stderrText(args.output), summary);
 }
 
 }  // namespace

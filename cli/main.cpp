@@ -16,14 +16,14 @@
 #include "commands.h"
 #include "cuoverlap/edit_distance.h"
 #include "cuoverlap/error.h"
-#include "cuoverlap/inert_text.h"
 #include "cuoverlap/temporary_files.h"
+#include "terminal.h"
 
 namespace {
 
 // Every error line quotes text a user or a trace controls (paths, names, SQLite's messages): one
 // inert line of bounded length.
-std::string errorText(std::string_view text) { return cuoverlap::inertLine(text, cuoverlap::kMaxErrorLineBytes); }
+std::string errorText(std::string_view text) { return cuoverlap::cli::stderrText(text); }
 
 std::vector<std::string> commandNames(const CLI::App& app) {
   std::vector<std::string> names;

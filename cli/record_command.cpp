@@ -31,9 +31,9 @@
 #include "cuoverlap/error.h"
 #include "cuoverlap/summary.h"
 #include "output_file.h"
-#include "cuoverlap/inert_text.h"
 #include "trace_merge.h"
 #include "record_run_dir.h"
+#include "terminal.h"
 #include "trace_schema.h"
 
 namespace cuoverlap::cli {
@@ -187,7 +187,7 @@ std::string joinCommand(const std::vector<std::string>& command) {
   argv.push_back(nullptr);
   signal(SIGXFSZ, SIG_DFL);  // cuoverlap ignores it (temporary_files.h); the program gets its own default
   execvp(argv[0], argv.data());
-  fmt::print(stderr, "cuoverlap: error: cannot run '{}': {}\n", inertLine(args.command[0], kMaxErrorLineBytes),
+  fmt::print(stderr, "cuoverlap: error: cannot run '{}': {}\n", stderrText(args.command[0]),
              std::strerror(errno));
   _exit(127);
 }
@@ -259,12 +259,12 @@ std::string captureLine(const Session& session) {
 
 void printSummary(const std::string& path, const Session& session, double wall_seconds) {
   bool complete = get(session, schema::session_key::kComplete, "") == "1";
-  fmt::print(stderr, "cuoverlap: trace {}{}\n", path,
+  fmt::print(stderr, "cuoverlap: trace {}{}\n", stderrText(path),
              complete ? "" : " (a process ended before the collector finished: holds its last commit)");
-  fmt::print(stderr, "  records: {}\n", recordsLine(session));
-  fmt::print(stderr, "  dropped records: {}\n", get(session, schema::session_key::kDroppedRecords));
+  fmt::print(stderr, "  records: {}\n", stderrText(recordsLine(session)));
+  fmt::print(stderr, "  dropped records: {}\n", stderrText(get(session, schema::session_key::kDroppedRecords)));
   if (session.count(std::string(schema::session_key::kCapture)) != 0) {
-    fmt::print(stderr, "  capture window: {}\n", captureLine(session));
+    fmt::print(stderr, "  capture window: {}\n", stderrText(captureLine(session)));
   }
   fmt::print(stderr, "  wall time: {:.3f} s\n", wall_seconds);
 }
@@ -274,10 +274,10 @@ void printSummary(const std::string& path, const Session& session, double wall_s
 void printNoTrace(const std::string& output, double wall_seconds, bool collector_warned) {
   if (collector_warned) {
     fmt::print(stderr, "cuoverlap: no trace written to {}: the collector could not trace the program "
-               "(its warning is above); wall time {:.3f} s\n", output, wall_seconds);
+               "(its warning is above); wall time {:.3f} s\n", stderrText(output), wall_seconds);
   } else {
     fmt::print(stderr, "cuoverlap: no trace written to {}: the program made no CUDA call (nothing "
-               "loaded the collector); wall time {:.3f} s\n", output, wall_seconds);
+               "loaded the collector); wall time {:.3f} s\n", stderrText(output), wall_seconds);
   }
 }
 
@@ -298,8 +298,8 @@ std::vector<TracedProcess> verifiedTraces(RunPlan& plan) {
     std::string problem = verifyTrace(process, plan.start_ns, getuid());
     if (problem == "no file") continue;  // it touched CUDA but recorded nothing
     if (!problem.empty()) {
-      fmt::print(stderr, "cuoverlap: warning: ignoring {} (pid {}): {}\n", inertLine(process.trace, kMaxErrorLineBytes),
-                 process.pid, inertLine(problem, kMaxErrorLineBytes));
+      fmt::print(stderr, "cuoverlap: warning: ignoring {} (pid {}): {}\n", stderrText(process.trace),
+                 process.pid, stderrText(problem));
       continue;
     }
     kept.push_back(process);
@@ -323,7 +323,7 @@ std::vector<std::string> reportMerged(const RunPlan& plan, const RecordArgs& arg
     else schema::mergeTraceFiles(parts, plan.output, options);
   } catch (const std::exception& e) {
     fmt::print(stderr, "cuoverlap: error: {}; the per-process traces are in {}\n",
-               inertLine(e.what(), kMaxErrorLineBytes), inertLine(plan.run_dir, kMaxErrorLineBytes));
+               stderrText(e.what()), stderrText(plan.run_dir));
     return {};
   }
   removeRunDir(plan.run_dir);
@@ -331,7 +331,7 @@ std::vector<std::string> reportMerged(const RunPlan& plan, const RecordArgs& arg
   printSummary(plan.output, session, wall);
   fmt::print(stderr, "  processes: {}\n", traces.size());
   for (const TracedProcess& process : traces) {
-    fmt::print(stderr, "    {}\n", processLine(process.pid, process.session));
+    fmt::print(stderr, "    {}\n", stderrText(processLine(process.pid, process.session)));
   }
   return {plan.output};
 }
@@ -344,7 +344,7 @@ std::vector<std::string> reportPerProcess(const RunPlan& plan, const std::vector
   for (const TracedProcess& process : traces) {
     foldWal(process.trace);
     printSummary(process.trace, process.session, wall);
-    fmt::print(stderr, "  process: {}\n", processLine(process.pid, process.session));
+    fmt::print(stderr, "  process: {}\n", stderrText(processLine(process.pid, process.session)));
     written.push_back(process.trace);
   }
   return written;
@@ -360,9 +360,9 @@ void writeSummaries(const std::vector<std::string>& traces, bool force) {
       OutputFile out(path, {trace}, force);
       out.stream() << summarizeTrace(trace, AnalysisOptions{});
       out.commit();
-      fmt::print(stderr, "  summary: {}\n", path);
+      fmt::print(stderr, "  summary: {}\n", stderrText(path));
     } catch (const std::exception& e) {
-      fmt::print(stderr, "cuoverlap: warning: no summary of {}: {}\n", trace, e.what());
+      fmt::print(stderr, "cuoverlap: warning: no summary of {}: {}\n", stderrText(trace), stderrText(e.what()));
     }
   }
 }
@@ -386,7 +386,7 @@ int record(const RecordArgs& args) {
   }
   if (!problem.empty()) {
     fmt::print(stderr, "cuoverlap: warning: not tracing ({}); the program runs untraced\n",
-               inertLine(problem, kMaxErrorLineBytes));
+               stderrText(problem));
     collector.clear();
   }
   if (!collector.empty() && capture.kind == schema::CaptureKind::kSignal) serveCaptureSignal(plan.run_dir);

@@ -13,6 +13,7 @@
 #include "cuoverlap/error.h"
 #include "cuoverlap/summary.h"
 #include "output_file.h"
+#include "terminal.h"
 
 namespace cuoverlap::cli {
 namespace {
@@ -55,7 +56,7 @@ void runSummarize(const SummarizeArgs& args) {
     OutputFile out(path, {trace}, args.force);  // refused before the trace is read
     out.stream() << summarizeTrace(trace, options);
     out.commit();
-    if (!args.quiet) fmt::print(stderr, "cuoverlap: {} -> {}\n", trace, out.displayName());
+    if (!args.quiet) fmt::print(stderr, "cuoverlap: {} -> {}\n", stderrText(trace), stderrText(out.displayName()));
   }
 }
 
