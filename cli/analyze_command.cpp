@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "help_sections.h"
 #include "judged_scope.h"
 #include "terminal.h"
 #include "cuoverlap/analysis.h"
@@ -162,6 +163,15 @@ void registerAnalyzeCommand(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("analyze", "Overlap metrics, idle gaps and findings of traces");
   auto args = std::make_shared<AnalyzeArgs>();
   addAnalyzeOptions(*cmd, *args);
+  setHelpSections(*cmd, {
+      std::string(kTracesNote) + " Rank summaries (*.cosum, summarize) stand for their traces.",
+      {{"cuoverlap analyze run.sqlite", "the report on the terminal: steady state, then the whole run"},
+       {"cuoverlap analyze run.sqlite -o report.html", "an HTML page (the format follows the extension: .html, .md, .json)"},
+       {"cuoverlap analyze rank*.sqlite --format json -o job.json", "the ranks of one job: per-rank table, collectives, stragglers"},
+       {"cuoverlap analyze trace.json.gz --iterations 'step *'", "a PyTorch profiler trace, with the step ranges as the iterations"},
+       {"cuoverlap analyze run.sqlite --range 'step*' --instances 3", "every instance of the NVTX ranges step*, the 3 slowest in full"}},
+      reportExitStatus("the report was written"),
+      traceEnvironment(TerminalUse::kColourAndProgress)});
   const CLI::Option* format = cmd->get_option("--format");
   cmd->callback([args, format, &result] {
     // `-o report.html` asks for HTML unless --format says otherwise.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "help_sections.h"
 #include "judged_scope.h"
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/gate.h"
@@ -109,6 +110,15 @@ void registerDiffCommand(CLI::App& app, CommandResult& result) {
       ->check(CLI::IsMember({"auto", "steady", "whole"}))
       ->capture_default_str();
   addIterationsOption(*cmd, args->iterations);
+  std::vector<HelpRow> exit_status = reportExitStatus("the diff was written");
+  exit_status.insert(exit_status.begin() + 1,
+                     HelpRow{"1", "with --fail-on-overlap-drop X: a device's overlap ratio fell by more than X"});
+  setHelpSections(*cmd, {
+      kTracesNote,
+      {{"cuoverlap diff before.sqlite after.sqlite", "metrics side by side with deltas, findings and kernel time"},
+       {"cuoverlap diff base.sqlite pr.sqlite -o diff.md --fail-on-overlap-drop 0.05", "a Markdown diff for a pull request; exit 1 when overlap fell by more than 0.05"}},
+      exit_status,
+      traceEnvironment(TerminalUse::kNone)});
   const CLI::Option* format = cmd->get_option("--format");
   cmd->callback([args, format, &result] {
     // `-o diff.md` asks for Markdown unless --format says otherwise.

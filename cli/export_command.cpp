@@ -18,6 +18,7 @@
 #include <tuple>
 
 #include "commands.h"
+#include "help_sections.h"
 #include "judged_scope.h"
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/diagnosis.h"
@@ -219,6 +220,14 @@ void registerExportCommand(CLI::App& app, CommandResult& result) {
                 "schedule that skips start-up and warm-up records them");
   addIterationsOption(*cmd, args->iterations);
   addQuietOption(*cmd, args->quiet);
+  setHelpSections(*cmd, {
+      kTracesNote,
+      {{"cuoverlap export run.sqlite -o trace.json.gz", "for ui.perfetto.dev or chrome://tracing, gzipped"},
+       {"cuoverlap export run.sqlite --window +10ms:+20ms -o part.json", "only what intersects those 10 ms"},
+       {"cuoverlap export job.sqlite --format kineto -o 'rank%r.json.gz'", "one PyTorch profiler file per rank, for HolisticTraceAnalysis"},
+       {"cuoverlap export run.sqlite --format kineto --steady-state -o steps.json", "the steady state's iterations only, as ProfilerStep#N"}},
+      reportExitStatus("the export was written"),
+      traceEnvironment(TerminalUse::kProgress)});
   cmd->callback([args, &result] {
     checkSelection(*args);
     runExport(*args);

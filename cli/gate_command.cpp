@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "help_sections.h"
 #include "judged_scope.h"
 #include "terminal.h"
 #include "cuoverlap/analysis.h"
@@ -206,6 +207,7 @@ int judge(const GateArgs& args, JunitRun& run, OutputFile* junit) {
   if (junit) {
     junit->stream() << gateJunitXml(checks, run);
     junit->commit();
+    noteWritten(*junit, args.junit, "JUnit XML");
   }
   return failed == 0 ? 0 : 1;
 }
@@ -234,6 +236,15 @@ void registerGateCommand(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("gate", "Fail a CI job when overlap regresses (exit 0 pass, 1 fail, 2 bad input)");
   auto args = std::make_shared<GateArgs>();
   addGateOptions(*cmd, *args);
+  std::vector<HelpRow> exit_status = reportExitStatus("every check passed");
+  exit_status.insert(exit_status.begin() + 1, HelpRow{"1", "a check failed (its FAIL line says which)"});
+  setHelpSections(*cmd, {
+      std::string(kTracesNote) + " Rank summaries (*.cosum, summarize) stand for their traces.",
+      {{"cuoverlap gate run.sqlite --min-overlap 0.3 --fail-on pageable-memcpy", "overlap ratio at least 0.3 and no pageable copies"},
+       {"cuoverlap gate rank*.sqlite --min-comm-hidden 80% --max-rank-skew 500us --junit gate.xml", "a job's communication hidden under compute, its ranks in step; JUnit XML for CI"},
+       {"cuoverlap gate run.sqlite --scope steady --iterations 'step *' --max-idle-fraction 0.1", "the steady state of the step ranges idle at most 10%"}},
+      exit_status,
+      traceEnvironment(TerminalUse::kColour)});
   cmd->callback([args, &result] { result.exit_code = runGate(*args); });
 }
 

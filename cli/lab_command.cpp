@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "help_sections.h"
 #include "cuoverlap/gate.h"
 #include "cuoverlap/lab_score.h"
 #include "cuoverlap/units.h"
@@ -136,6 +137,16 @@ void registerLabCommand(CLI::App& app, CommandResult& result) {
   score->add_option("--min-cases", args->min_cases, "Rows with fewer cases are not checked")
       ->capture_default_str();
   score->add_option("--threads", args->threads, "Windows analyzed at once (0: one per core)");
+  std::vector<HelpRow> exit_status = reportExitStatus("the score was written");
+  exit_status.insert(exit_status.begin() + 1, HelpRow{"1", "with --check: a finding missed its target"});
+  const HelpSections sections{
+      "",
+      {{"cuoverlap lab score tests/data/lab", "each finding's predicted saving against the measured one, per finding"},
+       {"cuoverlap lab score tests/data/lab --check --format json -o score.json", "for CI: exit 1 when a target is missed"}},
+      exit_status,
+      traceEnvironment(TerminalUse::kNone)};
+  setHelpSections(*lab, sections);
+  setHelpSections(*score, sections);
   score->callback([args, &result] {
     const lab::LabScore scored = lab::scoreCorpus(args->corpus, args->threads);
     const std::vector<std::string> misses = lab::targetMisses(scored, args->min_cases);

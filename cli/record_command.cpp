@@ -28,6 +28,7 @@
 #include "capture_spec.h"
 #include "collector_env.h"
 #include "commands.h"
+#include "help_sections.h"
 #include "cuoverlap/error.h"
 #include "cuoverlap/summary.h"
 #include "output_file.h"
@@ -435,6 +436,20 @@ void registerRecordCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("command", args->command, "The program and its arguments, after --")
       ->required()
       ->expected(-1);
+  setHelpSections(*cmd, {
+      "",
+      {{"cuoverlap record -o run.sqlite -- ./app --size 1024", "one trace of the program and every process it starts that uses CUDA"},
+       {"cuoverlap record -o 'rank%r.sqlite' -- torchrun --nproc-per-node 2 train.py", "one trace per rank"},
+       {"cuoverlap record --capture nvtx:step@50-60 -o steps.sqlite -- python train.py", "only steps 50 to 60 of the NVTX range step"},
+       {"cuoverlap record --capture signal -o run.sqlite -- ./server", "a window opened and closed by hand: record prints the kill -USR2 line that does it"}},
+      {{"N", "the program's own exit status (128+S when signal S ended it): a trace does not change it"},
+       {"127", "the program could not be run"},
+       {"2", "bad usage, before the program runs: one line on stderr (a bad --capture, an output that exists without --force)"},
+       {"3", "internal error (a bug: please report it with the line printed)"}},
+      {{"CUOVERLAP_COLLECTOR", "the collector library to inject instead of the one beside cuoverlap "
+                               "(runs with your rights, like LD_PRELOAD)"},
+       {"TMPDIR", "where the run directory of per-process traces (-o with %p or %r) is made"},
+       {"CUOVERLAP_API, CUOVERLAP_COMMIT_MS, ...", "the collector's settings: docs/collector.md"}}});
   cmd->callback([args, &result] { result.exit_code = record(*args); });
 }
 

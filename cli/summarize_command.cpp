@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "help_sections.h"
 #include "judged_scope.h"
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/error.h"
@@ -79,8 +80,13 @@ void registerSummarizeCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--window", args->window, "START:END, as for analyze");
   addIterationsOption(*cmd, args->iterations);
   cmd->add_flag("-q,--quiet", args->quiet, "Print nothing on success");
-  cmd->footer("The summary holds the trace's report and every collective of its ranks; "
-              "`cuoverlap analyze *.cosum` merges them into the job report (docs/summaries.md).");
+  setHelpSections(*cmd, {
+      std::string(kTracesNote) + " The summary holds the trace's report and every collective of its ranks; "
+      "`cuoverlap analyze *.cosum` merges them into the job report (docs/summaries.md).",
+      {{"cuoverlap summarize /scratch/run/rank3.sqlite", "writes /scratch/run/rank3.cosum beside the trace"},
+       {"cuoverlap analyze gathered/*.cosum", "then, anywhere: the job's report from the summaries alone"}},
+      reportExitStatus("every summary was written"),
+      traceEnvironment(TerminalUse::kNone)});
   cmd->callback([args, &result] {
     runSummarize(*args);
     result.exit_code = 0;
