@@ -74,15 +74,23 @@ volatile sig_atomic_t g_stop_waiting = 0;
 char g_switch_file[4096] = {};
 volatile sig_atomic_t g_switch_open = 0;
 
-// Async-signal-safe: open/close/unlink only.
+// Async-signal-safe: open/close/unlink/write only. Each signal is acknowledged on stderr, also
+// when no traced process has started CUDA yet (it then opens its window at its start).
 void onCaptureSignal(int) {
+  static constexpr char kOpened[] = "cuoverlap: SIGUSR2: capture window open in every traced process (one "
+                                    "that has not started CUDA yet opens it when it does)\n";
+  static constexpr char kClosed[] = "cuoverlap: SIGUSR2: capture window closed\n";
+  const int saved_errno = errno;
   g_switch_open = !g_switch_open;
   if (g_switch_open) {
     int fd = ::open(g_switch_file, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd >= 0) ::close(fd);
+    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kOpened, sizeof kOpened - 1);
   } else {
     ::unlink(g_switch_file);
+    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kClosed, sizeof kClosed - 1);
   }
+  errno = saved_errno;
 }
 
 void serveCaptureSignal(const std::string& run_dir) {

@@ -181,6 +181,28 @@ TEST_CASE("record: the summary of a traced process quoting hostile session text 
   expectInert(per_process);
 }
 
+// --capture signal: each SIGUSR2 to record is acknowledged in a line, also before any traced
+// process started CUDA (here none ever does: record then says the program made no CUDA call).
+TEST_CASE("record --capture signal: each SIGUSR2 gets a line, also before CUDA starts") {
+  const std::string output = scratchDir() + "/signal.sqlite";
+  const std::string err = scratchDir() + "/signal_stderr.txt";
+  const std::string command = std::string("CUOVERLAP_COLLECTOR=") + CUOVERLAP_COLLECTOR_LIB + " " + CUOVERLAP_CLI +
+                              " record --capture signal -o " + output +
+                              " -- sh -c 'kill -USR2 $PPID; sleep 0.2; kill -USR2 $PPID; sleep 0.2; exit 7' 2> " + err;
+  const int status = std::system(command.c_str());
+  CHECK(WEXITSTATUS(status) == 7);
+  std::istringstream lines(readAll(err));
+  std::vector<std::string> said;
+  for (std::string line; std::getline(lines, line);) said.push_back(line);
+  INFO(readAll(err));
+  REQUIRE(said.size() == 4);
+  CHECK(contains(said[0], "'kill -USR2 "));
+  CHECK(said[1] == "cuoverlap: SIGUSR2: capture window open in every traced process (one that has not started "
+                   "CUDA yet opens it when it does)");
+  CHECK(said[2] == "cuoverlap: SIGUSR2: capture window closed");
+  CHECK(contains(said[3], "made no CUDA call"));
+}
+
 // A collector that warned (here: a fake one leaves the mark a real one leaves next to its warning)
 // is pointed at; tested through the mark, since no GPU is needed to print the warning itself.
 TEST_CASE("record: a collector that warned → record points at the warning") {
