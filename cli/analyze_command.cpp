@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "commands.h"
+#include "help_sections.h"
+#include "judged_scope.h"
 #include "terminal.h"
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/diagnosis.h"
@@ -97,9 +99,7 @@ void addAnalyzeOptions(CLI::App& cmd, AnalyzeArgs& args) {
                  "Rows of the top-kernels table per device (text 5, Markdown and HTML 10 unless "
                  "given; JSON always lists every kernel)")
       ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 20));
-  cmd.add_option("--iterations", args.iterations,
-                 "The NVTX range whose instances are the steady state's iterations: a name (step 7), "
-                 "its pattern (step N) or the glob `cuoverlap ranges` prints (step *)");
+  addIterationsOption(cmd, args.iterations);
   addColorOption(cmd, args.color);
   addQuietOption(cmd, args.quiet);
   cmd.add_option("--threads", args.threads,
@@ -115,9 +115,10 @@ AnalysisOptions analysisOptions(const AnalyzeArgs& args) {
   options.scope.range = args.range;
   options.range_detail = args.instances;
   options.iterations = args.iterations;
-  if (args.iterations && (args.range || !args.window.empty())) {
-    throw UserError("--iterations chooses the steady state's iterations, which --range and --window leave out");
-  }
+  std::vector<std::string> leaving_out;
+  if (args.range) leaving_out.emplace_back("--range");
+  if (!args.window.empty()) leaving_out.emplace_back("--window");
+  checkIterations(args.iterations, leaving_out);
   if (!args.gap_threshold.empty()) options.gap_threshold_ns = parseDuration(args.gap_threshold);
   if (!args.window.empty()) {
     parseWindow(args.window, Ns{0});  // malformed: UserError now; resolved per trace later
@@ -162,6 +163,15 @@ void registerAnalyzeCommand(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("analyze", "Overlap metrics, idle gaps and findings of traces");
   auto args = std::make_shared<AnalyzeArgs>();
   addAnalyzeOptions(*cmd, *args);
+  setHelpSections(*cmd, {
+      std::string(kTracesNote) + " Rank summaries (*.cosum, summarize) stand for their traces.",
+      {{"cuoverlap analyze run.sqlite", "the report on the terminal: steady state, then the whole run"},
+       {"cuoverlap analyze run.sqlite -o report.html", "an HTML page (the format follows the extension: .html, .md, .json)"},
+       {"cuoverlap analyze rank*.sqlite --format json -o job.json", "the ranks of one job: per-rank table, collectives, stragglers"},
+       {"cuoverlap analyze trace.json.gz --iterations 'step *'", "a PyTorch profiler trace, with the step ranges as the iterations"},
+       {"cuoverlap analyze run.sqlite --range 'step*' --instances 3", "every instance of the NVTX ranges step*, the 3 slowest in full"}},
+      reportExitStatus("the report was written"),
+      traceEnvironment(TerminalUse::kColourAndProgress)});
   const CLI::Option* format = cmd->get_option("--format");
   cmd->callback([args, format, &result] {
     // `-o report.html` asks for HTML unless --format says otherwise.

@@ -9,8 +9,10 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "commands.h"
+#include "help_sections.h"
 #include "judged_scope.h"
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/gate.h"
@@ -30,6 +32,7 @@ struct DiffArgs {
   std::optional<std::string> fail_on_overlap_drop;
   std::optional<std::uint16_t> device;
   std::string scope = "auto";  // auto | steady | whole
+  std::optional<std::string> iterations;  // both sides' steady-state iterations (analyze --iterations)
 };
 
 std::string renderDiff(const ReportDiff& diff, const std::string& format) {
@@ -63,8 +66,11 @@ int runDiff(const DiffArgs& args) {
   if (args.fail_on_overlap_drop) {
     max_drop = parseFraction(*args.fail_on_overlap_drop, "--fail-on-overlap-drop");
   }
+  checkIterations(args.iterations, args.scope == "whole" ? std::vector<std::string>{"--scope whole"}
+                                                         : std::vector<std::string>{});
   AnalysisOptions options;
   options.scope.device = args.device;
+  options.iterations = args.iterations;
   const Trace before_trace = readTrace(args.before);
   const Trace after_trace = readTrace(args.after);
   TraceReport before = analyzeTrace(before_trace, options);
@@ -103,6 +109,16 @@ void registerDiffCommand(CLI::App& app, CommandResult& result) {
                   "auto (the steady states when both qualify, as for gate, else the whole runs)")
       ->check(CLI::IsMember({"auto", "steady", "whole"}))
       ->capture_default_str();
+  addIterationsOption(*cmd, args->iterations);
+  std::vector<HelpRow> exit_status = reportExitStatus("the diff was written");
+  exit_status.insert(exit_status.begin() + 1,
+                     HelpRow{"1", "with --fail-on-overlap-drop X: a device's overlap ratio fell by more than X"});
+  setHelpSections(*cmd, {
+      kTracesNote,
+      {{"cuoverlap diff before.sqlite after.sqlite", "metrics side by side with deltas, findings and kernel time"},
+       {"cuoverlap diff base.sqlite pr.sqlite -o diff.md --fail-on-overlap-drop 0.05", "a Markdown diff for a pull request; exit 1 when overlap fell by more than 0.05"}},
+      exit_status,
+      traceEnvironment(TerminalUse::kNone)});
   const CLI::Option* format = cmd->get_option("--format");
   cmd->callback([args, format, &result] {
     // `-o diff.md` asks for Markdown unless --format says otherwise.

@@ -18,11 +18,12 @@
 #include <tuple>
 
 #include "commands.h"
+#include "help_sections.h"
+#include "judged_scope.h"
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/error.h"
 #include "cuoverlap/gzip_ostream.h"
-#include "cuoverlap/inert_text.h"
 #include "cuoverlap/kineto_export.h"
 #include "cuoverlap/perfetto_export.h"
 #include "cuoverlap/reader.h"
@@ -42,6 +43,7 @@ struct ExportArgs {
   std::string output;   // empty: stdout, unless stdout is a terminal
   bool force = false;  // replace an existing output file
   bool steady_state = false;  // kineto: only the steady state's window
+  std::optional<std::string> iterations;  // kineto: the steady state's iterations (analyze --iterations)
   bool quiet = false;         // no progress line
 };
 
@@ -51,6 +53,8 @@ void checkSelection(const ExportArgs& args) {
     throw UserError("--device, --window and --range apply to --format perfetto only");
   }
   if (args.format != "kineto" && args.steady_state) throw UserError("--steady-state applies to --format kineto only");
+  // A Perfetto export shows the whole trace (or what --device, --window and --range select).
+  if (args.format != "kineto") checkIterations(args.iterations, {"--format " + args.format});
   if (!args.window.empty()) parseWindow(args.window, Ns{0});  // malformed: UserError now
 }
 
@@ -70,9 +74,12 @@ bool endsWith(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
-// The steady state's iterations, as ProfilerStep#N for HTA (none when no steady state is found).
-KinetoSteps kinetoSteps(const Trace& trace) {
-  const TraceReport report = analyzeTrace(trace, AnalysisOptions{});
+// The steady state's iterations, as ProfilerStep#N for HTA (none when no steady state is found);
+// `iterations`: the NVTX range they are (--iterations), else the one the analysis chooses.
+KinetoSteps kinetoSteps(const Trace& trace, const std::optional<std::string>& iterations) {
+  AnalysisOptions options;
+  options.iterations = iterations;
+  const TraceReport report = analyzeTrace(trace, options);
   KinetoSteps steps;
   if (report.steady_state && report.steady_state->found) {
     steps.starts = report.steady_state->iteration_starts;
@@ -85,7 +92,7 @@ KinetoSteps kinetoSteps(const Trace& trace) {
 // Writes the export in the chosen format; returns the summary line for stderr.
 std::string writeFormat(const ExportArgs& args, const Trace& trace, std::ostream& out) {
   if (args.format == "kineto") {
-    const KinetoSteps steps = kinetoSteps(trace);
+    const KinetoSteps steps = kinetoSteps(trace, args.iterations);
     if (args.steady_state && steps.starts.empty()) {
       throw UserError(fmt::format("{}: no steady state found for --steady-state", args.file));
     }
@@ -152,7 +159,7 @@ void exportKinetoRanks(const ExportArgs& args, const Trace& trace) {
     const Trace slice = sliceProcesses(trace, entry.second);
     const std::string summary = writeExport(one, slice, out.stream());
     out.commit();
-    fmt::print(stderr, "cuoverlap: wrote {} (rank {}: {})\n", path, entry.first, summary);
+    fmt::print(stderr, "cuoverlap: wrote {} (rank {}: {})\n", stderrText(path), entry.first, summary);
   }
 }
 
@@ -185,7 +192,7 @@ void runExport(const ExportArgs& args) {
   }
   out.commit();
   if (out.displayName() == "stdout") return;
-  fmt::print(stderr, "cuoverlap: wrote {} ({})\n", inertLine(args.output, kMaxErrorLineBytes), summary);
+  fmt::print(stderr, "cuoverlap: wrote {} ({})\n", stderrText(args.output), summary);
 }
 
 }  // namespace
@@ -211,7 +218,16 @@ void registerExportCommand(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--steady-state", args->steady_state,
                 "kineto: only the steady state's iterations (each rank's own), as a torch.profiler "
                 "schedule that skips start-up and warm-up records them");
+  addIterationsOption(*cmd, args->iterations);
   addQuietOption(*cmd, args->quiet);
+  setHelpSections(*cmd, {
+      kTracesNote,
+      {{"cuoverlap export run.sqlite -o trace.json.gz", "for ui.perfetto.dev or chrome://tracing, gzipped"},
+       {"cuoverlap export run.sqlite --window +10ms:+20ms -o part.json", "only what intersects those 10 ms"},
+       {"cuoverlap export job.sqlite --format kineto -o 'rank%r.json.gz'", "one PyTorch profiler file per rank, for HolisticTraceAnalysis"},
+       {"cuoverlap export run.sqlite --format kineto --steady-state -o steps.json", "the steady state's iterations only, as ProfilerStep#N"}},
+      reportExitStatus("the export was written"),
+      traceEnvironment(TerminalUse::kProgress)});
   cmd->callback([args, &result] {
     checkSelection(*args);
     runExport(*args);

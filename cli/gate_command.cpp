@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "help_sections.h"
 #include "judged_scope.h"
 #include "terminal.h"
 #include "cuoverlap/analysis.h"
@@ -40,6 +41,7 @@ struct GateArgs {
   std::optional<std::uint16_t> device;
   std::optional<std::string> range;
   std::string scope = "auto";  // auto | steady | whole
+  std::optional<std::string> iterations;  // the steady state's iterations (analyze --iterations)
   std::string junit;
   std::string color = "auto";
   bool force = false;  // replace an existing --junit file
@@ -68,6 +70,7 @@ void addGateOptions(CLI::App& cmd, GateArgs& args) {
                  "(the steady state when one is found, else the whole run)")
       ->check(CLI::IsMember({"auto", "steady", "whole"}))
       ->capture_default_str();
+  addIterationsOption(cmd, args.iterations);
   cmd.add_option("--junit", args.junit, "Also write the checks as JUnit XML to this file");
   addColorOption(cmd, args.color);
   cmd.add_flag("--force", args.force, "Replace an existing --junit file");
@@ -168,9 +171,14 @@ void scopeRankSkews(Report& report, const std::vector<std::pair<std::string, std
 
 int judge(const GateArgs& args, JunitRun& run, OutputFile* junit) {
   const GateThresholds thresholds = thresholdsOf(args);
+  std::vector<std::string> leaving_out;
+  if (args.range) leaving_out.emplace_back("--range");
+  if (args.scope == "whole") leaving_out.emplace_back("--scope whole");
+  checkIterations(args.iterations, leaving_out);
   AnalysisOptions options;
   options.scope.device = args.device;
   options.scope.range = args.range;
+  options.iterations = args.iterations;
   std::vector<std::unique_ptr<Trace>> traces;  // none kept: the checks read only the report
   Report report = analyzeFiles(args.files, options, false, traces);
   std::string lines;
@@ -199,6 +207,7 @@ int judge(const GateArgs& args, JunitRun& run, OutputFile* junit) {
   if (junit) {
     junit->stream() << gateJunitXml(checks, run);
     junit->commit();
+    noteWritten(*junit, args.junit, "JUnit XML");
   }
   return failed == 0 ? 0 : 1;
 }
@@ -227,6 +236,15 @@ void registerGateCommand(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("gate", "Fail a CI job when overlap regresses (exit 0 pass, 1 fail, 2 bad input)");
   auto args = std::make_shared<GateArgs>();
   addGateOptions(*cmd, *args);
+  std::vector<HelpRow> exit_status = reportExitStatus("every check passed");
+  exit_status.insert(exit_status.begin() + 1, HelpRow{"1", "a check failed (its FAIL line says which)"});
+  setHelpSections(*cmd, {
+      std::string(kTracesNote) + " Rank summaries (*.cosum, summarize) stand for their traces.",
+      {{"cuoverlap gate run.sqlite --min-overlap 0.3 --fail-on pageable-memcpy", "overlap ratio at least 0.3 and no pageable copies"},
+       {"cuoverlap gate rank*.sqlite --min-comm-hidden 80% --max-rank-skew 500us --junit gate.xml", "a job's communication hidden under compute, its ranks in step; JUnit XML for CI"},
+       {"cuoverlap gate run.sqlite --scope steady --iterations 'step *' --max-idle-fraction 0.1", "the steady state of the step ranges idle at most 10%"}},
+      exit_status,
+      traceEnvironment(TerminalUse::kColour)});
   cmd->callback([args, &result] { result.exit_code = runGate(*args); });
 }
 

@@ -1,6 +1,8 @@
 #include "judged_scope.h"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cuoverlap/error.h"
 #include "cuoverlap/units.h"
@@ -14,6 +16,18 @@ std::string relative(const TraceReport& report, Ns t) {
 }
 
 }  // namespace
+
+void addIterationsOption(CLI::App& cmd, std::optional<std::string>& iterations) {
+  cmd.add_option("--iterations", iterations,
+                 "The NVTX range whose instances are the steady state's iterations: a name (step 7), "
+                 "its pattern (step N) or the glob `cuoverlap ranges` prints (step *)");
+}
+
+void checkIterations(const std::optional<std::string>& iterations, const std::vector<std::string>& leaving_out) {
+  if (!iterations || leaving_out.empty()) return;
+  throw UserError(fmt::format("--iterations chooses the steady state's iterations, which {} {} out",
+                              fmt::join(leaving_out, " and "), leaving_out.size() == 1 ? "leaves" : "leave"));
+}
 
 std::string autoWholeRunReason(const TraceReport& report) {
   if (!report.steady_state || !report.steady_state->found) return " (no steady state found)";

@@ -1,15 +1,28 @@
 // The part of a run that `gate` and `diff` judge (`--scope auto|steady|whole`; docs/metrics.md,
 // "gate scope"): the steady state, or the whole run. Each command prints the scope it chose, and
-// every check or comparison reads the report narrowed to it.
+// every check or comparison reads the report narrowed to it. Also `--iterations NAME`, the user's
+// choice of the steady state's iterations, one option for analyze, gate, diff, export and
+// summarize.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "cuoverlap/report.h"
 
+namespace CLI { class App; }
+
 namespace cuoverlap::cli {
+
+// `--iterations NAME` on `cmd`, stored in `iterations` (AnalysisOptions::iterations).
+void addIterationsOption(CLI::App& cmd, std::optional<std::string>& iterations);
+
+// --iterations given beside options that leave the steady state out (`leaving_out`: those given,
+// as the user wrote them, e.g. "--range", "--scope whole") is a UserError, one wording for every
+// command: "--iterations chooses the steady state's iterations, which --range leaves out".
+void checkIterations(const std::optional<std::string>& iterations, const std::vector<std::string>& leaving_out);
 
 // The share of the run's GPU busy time below which `--scope auto` does not judge the steady state.
 inline constexpr double kMinJudgedShare = 0.5;

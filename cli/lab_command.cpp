@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "commands.h"
+#include "help_sections.h"
+#include "cuoverlap/gate.h"
 #include "cuoverlap/lab_score.h"
 #include "cuoverlap/units.h"
 #include "output_file.h"
@@ -39,7 +41,7 @@ void renderTable(std::ostream& out, const char* title, const std::vector<lab::La
   out << fmt::format("{:<28} {:>6} {:>12} {:>18} {:>13} {:>7} {:>16}\n", title, "cases",
                      "within ±30%", "decided: within", "median ratio", "false", "missed (of ≥5%)");
   for (const lab::LabRow& row : rows) {
-    out << fmt::format("{:<28} {:>6} {:>12} {:>18} {:>13.2f} {:>7} {:>16}\n", row.key, row.cases,
+    out << fmt::format("{:<28} {:>6} {:>12} {:>18} {:>13.2f} {:>7} {:>16}\n", terminalSafe(row.key), row.cases,
                        fmt::format("{} ({})", row.within, percent(row.within, row.cases)),
                        fmt::format("{}: {} ({})", row.decided, row.within_decided,
                                    percent(row.within_decided, row.decided)),
@@ -51,10 +53,11 @@ void renderTable(std::ostream& out, const char* title, const std::vector<lab::La
 std::string renderText(const lab::LabScore& score, const LabScoreArgs& args,
                        const std::vector<std::string>& misses) {
   std::ostringstream out;
-  out << fmt::format("lab corpus {}: {} programs ({} failed runs left out), {} cases", score.corpus,
+  // The corpus's path and its manifest's strings are the user's: printed inert.
+  out << fmt::format("lab corpus {}: {} programs ({} failed runs left out), {} cases", terminalSafe(score.corpus),
                      score.programs, score.failed_programs, score.cases.size());
-  if (!score.machine.empty()) out << fmt::format(", recorded on {}", score.machine);
-  if (!score.date.empty()) out << fmt::format(" ({})", score.date);
+  if (!score.machine.empty()) out << fmt::format(", recorded on {}", terminalSafe(score.machine));
+  if (!score.date.empty()) out << fmt::format(" ({})", terminalSafe(score.date));
   out << "\n\n";
   renderTable(out, "finding", score.by_finding);
   out << "\n";
@@ -62,13 +65,14 @@ std::string renderText(const lab::LabScore& score, const LabScoreArgs& args,
   if (!score.untested.empty()) {
     out << "\nfindings claiming >= 5% of a span where no transform tests them:\n";
     for (const lab::UntestedFinding& u : score.untested) {
-      out << fmt::format("  {:<28} {} programs\n", u.finding, u.programs);
+      out << fmt::format("  {:<28} {} programs\n", terminalSafe(u.finding), u.programs);
     }
   }
   if (args.cases) {
     out << "\ncases (program transform finding span saving ±uncertainty cost verdict):\n";
     for (const lab::LabCase& c : score.cases) {
-      out << fmt::format("  {} {} {} {} {} ±{} {} {}{}\n", c.program, c.transform, c.finding,
+      out << fmt::format("  {} {} {} {} {} ±{} {} {}{}\n", terminalSafe(c.program), terminalSafe(c.transform),
+                         terminalSafe(c.finding),
                          units::formatDuration(c.span_ns), units::formatDuration(c.saving_ns),
                          units::formatDuration(c.uncertainty_ns), units::formatDuration(c.cost_ns),
                          c.false_finding ? "FALSE" : c.missed ? "MISSED" : c.within ? "ok" : "off",
@@ -77,7 +81,7 @@ std::string renderText(const lab::LabScore& score, const LabScoreArgs& args,
   }
   out << "\n";
   if (misses.empty()) out << "targets met (rows with >= " << args.min_cases << " cases)\n";
-  for (const std::string& miss : misses) out << "target missed: " << miss << "\n";
+  for (const std::string& miss : misses) out << "target missed: " << terminalSafe(miss) << "\n";
   return out.str();
 }
 
@@ -110,7 +114,8 @@ std::string renderJson(const lab::LabScore& score, const std::vector<std::string
                             {"missed", c.missed}});
   }
   out["target_misses"] = misses;
-  return out.dump(2) + "\n";
+  // The corpus path may be any bytes: invalid UTF-8 is replaced, not an internal error.
+  return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace
@@ -132,6 +137,16 @@ void registerLabCommand(CLI::App& app, CommandResult& result) {
   score->add_option("--min-cases", args->min_cases, "Rows with fewer cases are not checked")
       ->capture_default_str();
   score->add_option("--threads", args->threads, "Windows analyzed at once (0: one per core)");
+  std::vector<HelpRow> exit_status = reportExitStatus("the score was written");
+  exit_status.insert(exit_status.begin() + 1, HelpRow{"1", "with --check: a finding missed its target"});
+  const HelpSections sections{
+      "",
+      {{"cuoverlap lab score tests/data/lab", "each finding's predicted saving against the measured one, per finding"},
+       {"cuoverlap lab score tests/data/lab --check --format json -o score.json", "for CI: exit 1 when a target is missed"}},
+      exit_status,
+      traceEnvironment(TerminalUse::kNone)};
+  setHelpSections(*lab, sections);
+  setHelpSections(*score, sections);
   score->callback([args, &result] {
     const lab::LabScore scored = lab::scoreCorpus(args->corpus, args->threads);
     const std::vector<std::string> misses = lab::targetMisses(scored, args->min_cases);

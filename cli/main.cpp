@@ -14,16 +14,17 @@
 #include <vector>
 
 #include "commands.h"
+#include "help_sections.h"
 #include "cuoverlap/edit_distance.h"
 #include "cuoverlap/error.h"
-#include "cuoverlap/inert_text.h"
 #include "cuoverlap/temporary_files.h"
+#include "terminal.h"
 
 namespace {
 
 // Every error line quotes text a user or a trace controls (paths, names, SQLite's messages): one
 // inert line of bounded length.
-std::string errorText(std::string_view text) { return cuoverlap::inertLine(text, cuoverlap::kMaxErrorLineBytes); }
+std::string errorText(std::string_view text) { return cuoverlap::cli::stderrText(text); }
 
 std::vector<std::string> commandNames(const CLI::App& app) {
   std::vector<std::string> names;
@@ -101,6 +102,28 @@ int answerBeforeParsing(CLI::App& app, int argc, char** argv) {
   return 2;
 }
 
+// After the commands are registered: each has its own sections (help_sections.h).
+void setTopLevelHelp(CLI::App& app) {
+  using cuoverlap::cli::HelpRow;
+  using cuoverlap::cli::TerminalUse;
+  std::vector<HelpRow> environment = cuoverlap::cli::traceEnvironment(TerminalUse::kColourAndProgress);
+  environment.push_back({"CUOVERLAP_COLLECTOR", "record: the collector library to inject"});
+  cuoverlap::cli::setHelpSections(app, {
+      "Traces: cuoverlap traces (record), Nsight Systems SQLite exports (nsys export --type "
+      "sqlite) or PyTorch profiler (Kineto) JSON, .json or .json.gz.\n"
+      "Run 'cuoverlap help COMMAND' or 'cuoverlap COMMAND --help' for a command's options.",
+      {{"cuoverlap record -o run.sqlite -- ./app", "record a trace of a CUDA program"},
+       {"cuoverlap analyze run.sqlite", "what overlapped, what did not, and why"},
+       {"cuoverlap gate run.sqlite --min-overlap 0.3", "fail a CI job when overlap regresses"}},
+      {{"0", "success"},
+       {"1", "gate: a check failed; diff --fail-on-overlap-drop: overlap fell by more; lab score "
+             "--check: a target was missed"},
+       {"2", "bad input or usage: one line on stderr"},
+       {"3", "internal error"},
+       {"N", "record: the recorded program's own exit status"}},
+      environment});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -108,9 +131,6 @@ int main(int argc, char** argv) {
   CLI::App app{"cuoverlap: do your CUDA copies and kernels really overlap, and why not?", "cuoverlap"};
   app.require_subcommand(1);
   app.set_version_flag("-V,--version", CUOVERLAP_VERSION_STRING);
-  app.footer("Traces: cuoverlap traces (record), Nsight Systems SQLite exports (nsys export --type "
-             "sqlite) or PyTorch profiler (Kineto) JSON, .json or .json.gz.\n"
-             "Run 'cuoverlap help COMMAND' or 'cuoverlap COMMAND --help' for a command's options.");
   cuoverlap::cli::CommandResult result;
   cuoverlap::cli::registerAnalyzeCommand(app, result);
   cuoverlap::cli::registerGateCommand(app, result);
@@ -120,6 +140,7 @@ int main(int argc, char** argv) {
   cuoverlap::cli::registerRangesCommand(app, result);
   cuoverlap::cli::registerLabCommand(app, result);
   cuoverlap::cli::registerSummarizeCommand(app, result);
+  setTopLevelHelp(app);
   if (const int answered = answerBeforeParsing(app, argc, argv); answered >= 0) return answered;
   try {
     app.parse(argc, argv);

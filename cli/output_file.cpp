@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cuoverlap/error.h"
+#include "terminal.h"
 
 namespace cuoverlap::cli {
 
@@ -216,7 +217,7 @@ std::string formatForOutput(const std::string& path, const std::string& given,
 
 void noteWritten(const OutputFile& out, const std::string& path, const std::string& what) {
   if (out.displayName() == "stdout") return;
-  fmt::print(stderr, "cuoverlap: wrote {} ({})\n", path, what);
+  fmt::print(stderr, "cuoverlap: wrote {} ({})\n", stderrText(path), what);
 }
 
 }  // namespace cuoverlap::cli

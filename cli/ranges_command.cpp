@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "help_sections.h"
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/inert_text.h"
 #include "cuoverlap/intervals.h"
@@ -115,6 +116,12 @@ void registerRangesCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("files", args->files, "Traces: cuoverlap traces, Nsight Systems SQLite exports or PyTorch profiler (Kineto) JSON (.json, .json.gz)")
       ->required();
   cmd->add_option("--limit", args->limit, "Show at most N names")->capture_default_str();
+  setHelpSections(*cmd, {
+      kTracesNote,
+      {{"cuoverlap ranges run.sqlite", "each range name (numbers folded: step 7 -> step *) with its count and times"},
+       {"cuoverlap analyze run.sqlite --range 'step *'", "then: summarize the instances of one of them"}},
+      reportExitStatus("the ranges were listed"),
+      traceEnvironment(TerminalUse::kNone)});
   cmd->callback([args, &result] {
     for (const std::string& file : args->files) listRanges(readTrace(file), args->limit);
     result.exit_code = 0;

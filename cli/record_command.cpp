@@ -29,12 +29,13 @@
 #include "capture_spec.h"
 #include "collector_env.h"
 #include "commands.h"
+#include "help_sections.h"
 #include "cuoverlap/error.h"
 #include "cuoverlap/summary.h"
 #include "output_file.h"
-#include "cuoverlap/inert_text.h"
 #include "trace_merge.h"
 #include "record_run_dir.h"
+#include "terminal.h"
 #include "trace_schema.h"
 
 namespace cuoverlap::cli {
@@ -74,15 +75,23 @@ volatile sig_atomic_t g_stop_waiting = 0;
 char g_switch_file[4096] = {};
 volatile sig_atomic_t g_switch_open = 0;
 
-// Async-signal-safe: open/close/unlink only.
+// Async-signal-safe: open/close/unlink/write only. Each signal is acknowledged on stderr, also
+// when no traced process has started CUDA yet (it then opens its window at its start).
 void onCaptureSignal(int) {
+  static constexpr char kOpened[] = "cuoverlap: SIGUSR2: capture window open in every traced process (one "
+                                    "that has not started CUDA yet opens it when it does)\n";
+  static constexpr char kClosed[] = "cuoverlap: SIGUSR2: capture window closed\n";
+  const int saved_errno = errno;
   g_switch_open = !g_switch_open;
   if (g_switch_open) {
     int fd = ::open(g_switch_file, O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd >= 0) ::close(fd);
+    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kOpened, sizeof kOpened - 1);
   } else {
     ::unlink(g_switch_file);
+    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kClosed, sizeof kClosed - 1);
   }
+  errno = saved_errno;
 }
 
 void serveCaptureSignal(const std::string& run_dir) {
@@ -189,7 +198,7 @@ std::string joinCommand(const std::vector<std::string>& command) {
   argv.push_back(nullptr);
   signal(SIGXFSZ, SIG_DFL);  // cuoverlap ignores it (temporary_files.h); the program gets its own default
   execvp(argv[0], argv.data());
-  fmt::print(stderr, "cuoverlap: error: cannot run '{}': {}\n", inertLine(args.command[0], kMaxErrorLineBytes),
+  fmt::print(stderr, "cuoverlap: error: cannot run '{}': {}\n", stderrText(args.command[0]),
              std::strerror(errno));
   _exit(127);
 }
@@ -261,12 +270,12 @@ std::string captureLine(const Session& session) {
 
 void printSummary(const std::string& path, const Session& session, double wall_seconds) {
   bool complete = get(session, schema::session_key::kComplete, "") == "1";
-  fmt::print(stderr, "cuoverlap: trace {}{}\n", path,
+  fmt::print(stderr, "cuoverlap: trace {}{}\n", stderrText(path),
              complete ? "" : " (a process ended before the collector finished: holds its last commit)");
-  fmt::print(stderr, "  records: {}\n", recordsLine(session));
-  fmt::print(stderr, "  dropped records: {}\n", get(session, schema::session_key::kDroppedRecords));
+  fmt::print(stderr, "  records: {}\n", stderrText(recordsLine(session)));
+  fmt::print(stderr, "  dropped records: {}\n", stderrText(get(session, schema::session_key::kDroppedRecords)));
   if (session.count(std::string(schema::session_key::kCapture)) != 0) {
-    fmt::print(stderr, "  capture window: {}\n", captureLine(session));
+    fmt::print(stderr, "  capture window: {}\n", stderrText(captureLine(session)));
   }
   fmt::print(stderr, "  wall time: {:.3f} s\n", wall_seconds);
 }
@@ -276,10 +285,10 @@ void printSummary(const std::string& path, const Session& session, double wall_s
 void printNoTrace(const std::string& output, double wall_seconds, bool collector_warned) {
   if (collector_warned) {
     fmt::print(stderr, "cuoverlap: no trace written to {}: the collector could not trace the program "
-               "(its warning is above); wall time {:.3f} s\n", output, wall_seconds);
+               "(its warning is above); wall time {:.3f} s\n", stderrText(output), wall_seconds);
   } else {
     fmt::print(stderr, "cuoverlap: no trace written to {}: the program made no CUDA call (nothing "
-               "loaded the collector); wall time {:.3f} s\n", output, wall_seconds);
+               "loaded the collector); wall time {:.3f} s\n", stderrText(output), wall_seconds);
   }
 }
 
@@ -300,8 +309,8 @@ std::vector<TracedProcess> verifiedTraces(RunPlan& plan) {
     std::string problem = verifyTrace(process, plan.start_ns, getuid());
     if (problem == "no file") continue;  // it touched CUDA but recorded nothing
     if (!problem.empty()) {
-      fmt::print(stderr, "cuoverlap: warning: ignoring {} (pid {}): {}\n", inertLine(process.trace, kMaxErrorLineBytes),
-                 process.pid, inertLine(problem, kMaxErrorLineBytes));
+      fmt::print(stderr, "cuoverlap: warning: ignoring {} (pid {}): {}\n", stderrText(process.trace),
+                 process.pid, stderrText(problem));
       continue;
     }
     kept.push_back(process);
@@ -325,7 +334,7 @@ std::vector<std::string> reportMerged(const RunPlan& plan, const RecordArgs& arg
     else schema::mergeTraceFiles(parts, plan.output, options);
   } catch (const std::exception& e) {
     fmt::print(stderr, "cuoverlap: error: {}; the per-process traces are in {}\n",
-               inertLine(e.what(), kMaxErrorLineBytes), inertLine(plan.run_dir, kMaxErrorLineBytes));
+               stderrText(e.what()), stderrText(plan.run_dir));
     return {};
   }
   removeRunDir(plan.run_dir);
@@ -333,7 +342,7 @@ std::vector<std::string> reportMerged(const RunPlan& plan, const RecordArgs& arg
   printSummary(plan.output, session, wall);
   fmt::print(stderr, "  processes: {}\n", traces.size());
   for (const TracedProcess& process : traces) {
-    fmt::print(stderr, "    {}\n", processLine(process.pid, process.session));
+    fmt::print(stderr, "    {}\n", stderrText(processLine(process.pid, process.session)));
   }
   return {plan.output};
 }
@@ -346,7 +355,7 @@ std::vector<std::string> reportPerProcess(const RunPlan& plan, const std::vector
   for (const TracedProcess& process : traces) {
     foldWal(process.trace);
     printSummary(process.trace, process.session, wall);
-    fmt::print(stderr, "  process: {}\n", processLine(process.pid, process.session));
+    fmt::print(stderr, "  process: {}\n", stderrText(processLine(process.pid, process.session)));
     written.push_back(process.trace);
   }
   return written;
@@ -362,9 +371,9 @@ void writeSummaries(const std::vector<std::string>& traces, bool force) {
       OutputFile out(path, {trace}, force);
       out.stream() << summarizeTrace(trace, AnalysisOptions{});
       out.commit();
-      fmt::print(stderr, "  summary: {}\n", path);
+      fmt::print(stderr, "  summary: {}\n", stderrText(path));
     } catch (const std::exception& e) {
-      fmt::print(stderr, "cuoverlap: warning: no summary of {}: {}\n", trace, e.what());
+      fmt::print(stderr, "cuoverlap: warning: no summary of {}: {}\n", stderrText(trace), stderrText(e.what()));
     }
   }
 }
@@ -400,7 +409,7 @@ int record(const RecordArgs& args) {
   }
   if (!problem.empty()) {
     fmt::print(stderr, "cuoverlap: warning: not tracing ({}); the program runs untraced\n",
-               inertLine(problem, kMaxErrorLineBytes));
+               stderrText(problem));
     collector.clear();
   }
   if (!collector.empty() && capture.kind == schema::CaptureKind::kSignal) serveCaptureSignal(plan.run_dir);
@@ -449,6 +458,20 @@ void registerRecordCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("command", args->command, "The program and its arguments, after --")
       ->required()
       ->expected(-1);
+  setHelpSections(*cmd, {
+      "",
+      {{"cuoverlap record -o run.sqlite -- ./app --size 1024", "one trace of the program and every process it starts that uses CUDA"},
+       {"cuoverlap record -o 'rank%r.sqlite' -- torchrun --nproc-per-node 2 train.py", "one trace per rank"},
+       {"cuoverlap record --capture nvtx:step@50-60 -o steps.sqlite -- python train.py", "only steps 50 to 60 of the NVTX range step"},
+       {"cuoverlap record --capture signal -o run.sqlite -- ./server", "a window opened and closed by hand: record prints the kill -USR2 line that does it"}},
+      {{"N", "the program's own exit status (128+S when signal S ended it): a trace does not change it"},
+       {"127", "the program could not be run"},
+       {"2", "bad usage, before the program runs: one line on stderr (a bad --capture, an output that exists without --force)"},
+       {"3", "internal error (a bug: please report it with the line printed)"}},
+      {{"CUOVERLAP_COLLECTOR", "the collector library to inject instead of the one beside cuoverlap "
+                               "(runs with your rights, like LD_PRELOAD)"},
+       {"TMPDIR", "where the run directory of per-process traces (-o with %p or %r) is made"},
+       {"CUOVERLAP_API, CUOVERLAP_COMMIT_MS, ...", "the collector's settings: docs/collector.md"}}});
   cmd->callback([args, &result] { result.exit_code = record(*args); });
 }
 

@@ -8,10 +8,13 @@
 #include <vector>
 
 #include "commands.h"
+#include "help_sections.h"
+#include "judged_scope.h"
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/error.h"
 #include "cuoverlap/summary.h"
 #include "output_file.h"
+#include "terminal.h"
 
 namespace cuoverlap::cli {
 namespace {
@@ -24,6 +27,7 @@ struct SummarizeArgs {
   std::optional<std::uint32_t> pid;
   std::string gap_threshold;
   std::string window;
+  std::optional<std::string> iterations;  // the steady state's iterations (analyze --iterations)
   bool quiet = false;
 };
 
@@ -32,6 +36,9 @@ AnalysisOptions summaryOptions(const SummarizeArgs& args) {
   options.scope.device = args.device;
   options.scope.pid = args.pid;
   if (!args.gap_threshold.empty()) options.gap_threshold_ns = parseDuration(args.gap_threshold);
+  checkIterations(args.iterations, args.window.empty() ? std::vector<std::string>{}
+                                                       : std::vector<std::string>{"--window"});
+  options.iterations = args.iterations;
   if (!args.window.empty()) {
     parseWindow(args.window, Ns{0});  // malformed: UserError now; resolved per trace
     options.window = args.window;
@@ -50,7 +57,7 @@ void runSummarize(const SummarizeArgs& args) {
     OutputFile out(path, {trace}, args.force);  // refused before the trace is read
     out.stream() << summarizeTrace(trace, options);
     out.commit();
-    if (!args.quiet) fmt::print(stderr, "cuoverlap: {} -> {}\n", trace, out.displayName());
+    if (!args.quiet) fmt::print(stderr, "cuoverlap: {} -> {}\n", stderrText(trace), stderrText(out.displayName()));
   }
 }
 
@@ -71,9 +78,15 @@ void registerSummarizeCommand(CLI::App& app, CommandResult& result) {
                   "Shortest idle gap attributed to a cause, e.g. 10us (default 10us); analyze "
                   "the summaries with the same value");
   cmd->add_option("--window", args->window, "START:END, as for analyze");
+  addIterationsOption(*cmd, args->iterations);
   cmd->add_flag("-q,--quiet", args->quiet, "Print nothing on success");
-  cmd->footer("The summary holds the trace's report and every collective of its ranks; "
-              "`cuoverlap analyze *.cosum` merges them into the job report (docs/summaries.md).");
+  setHelpSections(*cmd, {
+      std::string(kTracesNote) + " The summary holds the trace's report and every collective of its ranks; "
+      "`cuoverlap analyze *.cosum` merges them into the job report (docs/summaries.md).",
+      {{"cuoverlap summarize /scratch/run/rank3.sqlite", "writes /scratch/run/rank3.cosum beside the trace"},
+       {"cuoverlap analyze gathered/*.cosum", "then, anywhere: the job's report from the summaries alone"}},
+      reportExitStatus("every summary was written"),
+      traceEnvironment(TerminalUse::kNone)});
   cmd->callback([args, &result] {
     runSummarize(*args);
     result.exit_code = 0;

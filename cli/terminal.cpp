@@ -11,9 +11,12 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "cuoverlap/inert_text.h"
 #include "cuoverlap/progress.h"
 
 namespace cuoverlap::cli {
+
+std::string stderrText(std::string_view text) { return inertLine(text, kMaxErrorLineBytes); }
 
 void addColorOption(CLI::App& cmd, std::string& mode) {
   cmd.add_option("--color", mode, "Colour the output: auto (on a terminal, unless NO_COLOR is set), always, never")
@@ -90,9 +93,7 @@ std::string ProgressLine::line() const {
   } else {
     text += "...";
   }
-  for (char& c : text) {  // a file name must not drive the terminal
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
+  text = stderrText(text);  // a file name must not drive the terminal
   // One line, or overwriting it in place fails: cut to the width (in bytes: at most shorter).
   if (width_ > 1 && text.size() >= width_) {
     std::size_t cut = width_ - 1;

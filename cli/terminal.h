@@ -13,6 +13,11 @@ namespace CLI { class App; }
 
 namespace cuoverlap::cli {
 
+// Text a trace or a user controls (a path, a name, a command, a message quoting them) as a line of
+// stderr prints it: inert (controls, bidi, invalid UTF-8 escaped, newlines included) and cut to
+// kMaxErrorLineBytes (cuoverlap/inert_text.h). Every stderr line passes such text through it.
+std::string stderrText(std::string_view text);
+
 // --color=auto|always|never on `cmd`, stored in `mode`.
 void addColorOption(CLI::App& cmd, std::string& mode);
 

@@ -1,8 +1,11 @@
-# bash completion for cuoverlap. Options are read from `cuoverlap COMMAND --help`, so they always
-# match the installed binary.
+# bash completion for cuoverlap. Commands, options and the values an option takes are read from
+# `cuoverlap [COMMAND] --help`, so they always match the installed binary: each command offers
+# only its own (`export --format` offers perfetto and kineto, `analyze --format` text, json,
+# markdown and html).
 _cuoverlap() {
-  local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]}
-  local commands="analyze gate export diff record ranges summarize help"
+  local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]} bin=${COMP_WORDS[0]}
+  local commands
+  commands="$("$bin" --help 2>/dev/null | sed -n '/^Subcommands:/,/^$/p' | awk 'NR > 1 && NF {print $1}') help"
   if [ "$COMP_CWORD" -eq 1 ]; then
     COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
     return
@@ -22,16 +25,23 @@ _cuoverlap() {
   fi
   if [[ $cur == -* ]]; then
     local options
-    options=$("${COMP_WORDS[0]}" "$cmd" --help 2>/dev/null |
+    options=$("$bin" "$cmd" --help 2>/dev/null |
               grep -oE '^[[:space:]]+(-[[:alnum:]],)?--[[:alnum:]-]+' | grep -oE -- '--[[:alnum:]-]+')
     COMPREPLY=($(compgen -W "$options" -- "$cur"))
     return
   fi
-  case ${COMP_WORDS[COMP_CWORD - 1]} in
-    --format) COMPREPLY=($(compgen -W "text json markdown html perfetto kineto" -- "$cur")); return ;;
-    --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
-    --scope) COMPREPLY=($(compgen -W "auto steady whole" -- "$cur")); return ;;
-  esac
+  local prev=${COMP_WORDS[COMP_CWORD - 1]}
+  if [[ $prev == -* ]]; then
+    # The choices on the option's --help line: "  --format TEXT:{text,json,markdown,html} [text]".
+    local values
+    values=$("$bin" "$cmd" --help 2>/dev/null |
+             grep -E -- "^[[:space:]]+(-[[:alnum:]], *)?(--[[:alnum:]-]+, *)?$prev[[:space:]]" |
+             grep -oE '\{[^}]*\}' | head -1 | tr -d '{}' | tr ',' ' ')
+    if [ -n "$values" ]; then
+      COMPREPLY=($(compgen -W "$values" -- "$cur"))
+      return
+    fi
+  fi
   COMPREPLY=($(compgen -f -- "$cur"))
 }
 complete -o filenames -F _cuoverlap cuoverlap

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Writes a man page per command from the binary's own --help (so the pages never drift from the
-# options): make_man.sh CUOVERLAP OUT_DIR VERSION
+# options), with its EXAMPLES, EXIT STATUS and ENVIRONMENT sections from the headings --help ends
+# with: make_man.sh CUOVERLAP OUT_DIR VERSION
 set -euo pipefail
 bin=$1 out=$2 version=$3
 rm -rf "$out" && mkdir -p "$out"
@@ -13,7 +14,10 @@ page() {  # page NAME TITLE HELP_COMMAND...
     printf '.SH SYNOPSIS\n.nf\n'
     "$@" --help | grep -m1 -E '^Usage:' | sed 's/^Usage: //' | escape
     printf '.fi\n.SH OPTIONS\n.nf\n'
-    "$@" --help | sed '1,/^$/d' | escape
+    # The sections --help ends with (cli/help_sections.h) become the page's own.
+    "$@" --help | sed '1,/^$/d' | escape | awk '
+      /^(Examples|Exit status|Environment):$/ { sub(/:$/, ""); printf ".fi\n.SH %s\n.nf\n", toupper($0); next }
+      { print }'
     printf '.fi\n.SH SEE ALSO\n'
     printf 'cuoverlap(1); /usr/share/doc/cuoverlap/ (README.md, docs/*.md)\n'
   } > "$out/$name.1"

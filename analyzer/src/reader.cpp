@@ -237,6 +237,12 @@ void readSqliteTrace(const std::string& path, Trace& trace) {
   reader::readProcessNames(ctx);
 }
 
+// The file's size in bytes (0 when it cannot be told): the Kineto reading phase's total.
+std::uint64_t fileBytes(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && st.st_size > 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+}
+
 }  // namespace
 
 // One importer per format in front of one model: gzip or JSON text goes to the Kineto importer,
@@ -247,7 +253,7 @@ Trace readTrace(const std::string& path) {
   Trace trace;
   trace.path = path;
   if (kineto::looksLikeJson(path)) {
-    progress::phase(fmt::format("reading {} (PyTorch profiler JSON)", path));
+    progress::phase(fmt::format("reading {} (PyTorch profiler JSON)", path), fileBytes(path));
     trace.source = TraceSource::kKineto;
     kineto::importTrace(path, trace);
   } else {

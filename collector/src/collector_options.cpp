@@ -116,7 +116,7 @@ CollectorOptions optionsFromEnvironment() {
   o.capture = schema::captureSpecFrom([](const char* name) { return std::getenv(name); }, capture_error);
   if (!capture_error.empty()) {
     // `record` rejects these before the run; set by hand, the run is recorded whole.
-    std::fprintf(stderr, "cuoverlap: warning: %s; recording the whole run\n", capture_error.c_str());
+    std::fprintf(stderr, "cuoverlap: warning: %s; recording the whole run\n", printableForLog(capture_error).c_str());
   }
   return o;
 }

@@ -7,6 +7,7 @@
 #include <exception>
 #include <thread>
 
+#include "collector_options.h"
 #include "cupti/activity_translation.h"
 #include "trace_schema.h"
 
@@ -64,7 +65,7 @@ void WriterThread::writeBuffers(const std::vector<Completed>& buffers) {
         translateBuffer(c.buffer, c.valid_size, *writer_);
         writer_->endOfBuffer();
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "cuoverlap: warning: trace writing stopped: %s\n", e.what());
+        std::fprintf(stderr, "cuoverlap: warning: trace writing stopped: %s\n", printableForLog(e.what()).c_str());
         failed_ = true;
       }
     }
@@ -101,7 +102,7 @@ void WriterThread::run() {
       try {
         writer_->commit();
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "cuoverlap: warning: trace writing stopped: %s\n", e.what());
+        std::fprintf(stderr, "cuoverlap: warning: trace writing stopped: %s\n", printableForLog(e.what()).c_str());
         failed_ = true;
       }
       last_commit = Clock::now();
@@ -129,7 +130,7 @@ void WriterThread::finish() {
       if (removed) writer_->removeFile();
       closed_complete = !removed;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "cuoverlap: warning: trace not finished: %s\n", e.what());
+      std::fprintf(stderr, "cuoverlap: warning: trace not finished: %s\n", printableForLog(e.what()).c_str());
     }
   }
   std::lock_guard<std::mutex> lock(mutex_);

@@ -54,6 +54,7 @@ i.sw{display:inline-block;width:12px;height:12px;border-radius:2px}
 .finding h4{margin:0 0 4px;overflow-wrap:anywhere}.finding .meta{color:var(--muted);font-size:12px}
 .badge{display:inline-block;font-size:11px;text-transform:uppercase;padding:1px 6px;border-radius:3px;background:var(--card);border:1px solid var(--line);margin-right:6px}
 .fix{background:#eef5ec;border-radius:4px;padding:6px 8px}
+.warn{background:#fdf3e1;border-left:4px solid #d08a00;border-radius:4px;padding:6px 8px;overflow-wrap:anywhere}
 code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px;overflow-wrap:anywhere}
 )CSS";
 

@@ -139,6 +139,16 @@ void appendSession(std::string& out, const Trace* trace) {
   }
 }
 
+// What the text and Markdown reports say first: a trace read up to its last commit, a capture window.
+void appendWarnings(std::string& out, const TraceReport& trace) {
+  for (const std::string& warning : trace.warnings) {
+    fmt::format_to(std::back_inserter(out), "<p class=\"warn\"><b>Warning:</b> {}</p>", escapeHtml(warning));
+  }
+  if (const std::string capture = render::captureWindowLine(trace); !capture.empty()) {
+    fmt::format_to(std::back_inserter(out), "<p class=\"warn\">{}</p>", escapeHtml(capture));
+  }
+}
+
 // The time base and, with --range, the range summary (scope_summary.h).
 void appendScopeSummary(std::string& out, const TraceReport& trace, const html::DeviceRanks& ranks,
                         const Jumps& jumps) {
@@ -185,6 +195,7 @@ void appendTrace(std::string& out, const TraceReport& trace, const html::Timelin
   const Jumps jumps{fmt::format("timeline-{}", index), axis.start, axis.end,
                     trace.trace != nullptr && axis.end > axis.start};
   const html::DeviceRanks ranks = html::deviceRanks(trace.trace);
+  appendWarnings(out, trace);
   appendSession(out, trace.trace);
   appendScopeSummary(out, trace, ranks, jumps);
   if (trace.devices.empty()) out += "<p>No GPU activity in this trace (within the chosen scope).</p>";

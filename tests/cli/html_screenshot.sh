@@ -1,15 +1,18 @@
 #!/bin/sh
 # Renders HTML reports in headless Chromium and saves screenshots, so that a person can look at
 # them, and fails when a page does not render or its script fails: the report of TRACE, the
-# multi-GPU trace MULTI_GPU_TRACE (both devices on one axis), a large synthetic trace of
-# LARGE_OPS ops written by GENERATOR (`cuoverlap_bench_analyzer gen N PATH`) whose script must
-# decode and draw it within a bound, and that page opened zoomed (#zoom=a:b) to a few
-# microseconds, where single ops must be drawn as rectangles; hovering an op of TRACE must show
-# the call that launched it. Exits 77 (ctest: skipped) when
-# chromium is not installed.
-# usage: html_screenshot.sh CUOVERLAP_BINARY TRACE OUT_DIR [MULTI_GPU_TRACE [GENERATOR [LARGE_OPS]]]
+# multi-GPU trace MULTI_GPU_TRACE (both devices on one axis), the report of STEADY_TRACE (a run
+# with a steady state shorter than the run, gaps and NCCL kernels) on which a user's actions are
+# checked in the real browser (html_interact_check.js: opening view, wheel focus, keys, a gap
+# link, labels, API names, device cards), a large synthetic trace of LARGE_OPS ops written by
+# GENERATOR (`cuoverlap_bench_analyzer gen N PATH`) whose script must decode and draw it within a
+# bound, and that page opened zoomed (#zoom=a:b) to a few microseconds, where single ops must be
+# drawn as rectangles; hovering an op of TRACE must show the call that launched it. Exits 77
+# (ctest: skipped) when chromium is not installed.
+# usage: html_screenshot.sh CUOVERLAP_BINARY TRACE OUT_DIR [MULTI_GPU_TRACE [STEADY_TRACE [GENERATOR [LARGE_OPS]]]]
 set -eu
-cli=$1 trace=$2 out=$3 multi_gpu=${4:-} generator=${5:-} large_ops=${6:-2000000}
+cli=$1 trace=$2 out=$3 multi_gpu=${4:-} steady=${5:-} generator=${6:-} large_ops=${7:-2000000}
+here=$(cd "$(dirname "$0")" && pwd)
 browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
 if [ -z "$browser" ]; then
   echo "SKIPPED: chromium not installed (apt-get install chromium)"
@@ -76,6 +79,25 @@ HTML
   case "$title" in tooltip:*"launched by"*) ;; *) echo "FAILED: no launch -> op link on hover"; exit 1 ;; esac
 }
 
+# interact NAME: $out/NAME.html with html_interact_check.js appended (and requestAnimationFrame as
+# a timer, see there) in $out/NAME-interact.html; fails unless every check passed.
+interact() {
+  page=$out/$1-interact.html
+  awk -v check="$here/html_interact_check.js" '
+    !pre && /<script>/ { print "<script>window.requestAnimationFrame = function (f) { return setTimeout(function () { f(performance.now()); }, 16); };</script>"; pre = 1 }
+    /<\/body>/ {
+      at = index($0, "</body>"); print substr($0, 1, at - 1); print "<script>"
+      while ((getline line < check) > 0) print line
+      print "</script>" substr($0, at); next
+    }
+    { print }' "$out/$1.html" >"$page"
+  : >"$out/chromium.log"
+  chromium --window-size=1366,900 --virtual-time-budget=20000 --dump-dom "file://$page" >/dev/null
+  result=$(grep -o 'interact: .*", source' "$out/chromium.log" | sed 's/", source$//' | head -1)
+  echo "$1: $result"
+  case "$result" in "interact: ok:"*) ;; *) echo "FAILED: the page's behaviour in Chromium"; exit 1 ;; esac
+}
+
 name=$(basename "$trace" .sqlite)
 "$cli" analyze "$trace" --force --format html -o "$out/$name.html"
 shot "$name"
@@ -83,6 +105,10 @@ hover "$name"
 [ -n "$multi_gpu" ] || exit 0
 "$cli" analyze "$multi_gpu" --force --format html -o "$out/multi_gpu.html"
 shot multi_gpu
+[ -n "$steady" ] || exit 0
+"$cli" analyze "$steady" --force --format html -o "$out/steady.html"
+shot steady
+interact steady
 [ -n "$generator" ] || exit 0
 
 "$generator" gen "$large_ops" "$out/large.sqlite"

@@ -48,6 +48,9 @@ TEST_CASE("analyze: a trace recorded in a capture window says so, with how long 
   CHECK(capture["instances"] == 70);
   const auto markdown = runCli("analyze '" + path + "' --format markdown");
   CHECK(markdown.out.find("trace is a capture window: nvtx:step\\@50-60 (open 50.000 ms") != std::string::npos);
+  const auto html = runCli("analyze '" + path + "' --format html");
+  CHECK(html.out.find("<p class=\"warn\">trace is a capture window: nvtx:step@50-60 (open 50.000 ms") !=
+        std::string::npos);
 }
 
 TEST_CASE("analyze: a window that never opened says so", "[cli][capture]") {
@@ -57,6 +60,20 @@ TEST_CASE("analyze: a window that never opened says so", "[cli][capture]") {
   REQUIRE(text.exit_code == 0);
   CHECK(text.out.find("trace is a capture window that never opened: nvtx:step@100-110 (the program ran 12 "
                       "instance(s) of the range); it holds no GPU activity") != std::string::npos);
+  const auto html = runCli("analyze '" + path + "' --format html");
+  CHECK(html.out.find("trace is a capture window that never opened: nvtx:step@100-110") != std::string::npos);
+}
+
+// A trace read up to its last commit (no complete=1 in its session): every report warns.
+TEST_CASE("analyze: an unfinished trace is a warning in every report, HTML included", "[cli][capture]") {
+  const std::string path = withSession("unfinished.sqlite", "('unused', '0'); UPDATE CUOVERLAP_SESSION SET value = '0' "
+                                                          "WHERE key = 'complete'");
+  const auto text = runCli("analyze '" + path + "'");
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("warning: unfinished trace: the session table has no complete=1") != std::string::npos);
+  const auto html = runCli("analyze '" + path + "' --format html");
+  CHECK(html.out.find("<p class=\"warn\"><b>Warning:</b> unfinished trace: the session table has no complete=1") !=
+        std::string::npos);
 }
 
 TEST_CASE("analyze: a trace without capture rows has no capture line or key", "[cli][capture]") {

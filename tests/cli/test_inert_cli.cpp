@@ -50,7 +50,36 @@ bool validXmlChars(const std::string& text) {
   return true;
 }
 
+// Every byte sequence is well-formed UTF-8 (no overlong forms, surrogates or bytes past U+10FFFF).
+bool validUtf8(const std::string& text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const std::size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (length == 0 || i + length > text.size()) return false;
+    std::uint32_t code = length == 1 ? c : c & (0x7F >> length);
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xC0) != 0x80) return false;
+      code = (code << 6) | (next & 0x3F);
+    }
+    const std::uint32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < smallest[length] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return false;
+    i += length;
+  }
+  return true;
+}
+
 }  // namespace
+
+// Issue 24: "HTML passes invalid UTF-8 through". The page is well-formed UTF-8 whatever the names.
+TEST_CASE("HTML shows no raw controls, bidi overrides or invalid UTF-8", "[inert][html]") {
+  const std::string trace = writeHostileTrace();
+  const CliRun html = runCli("analyze --format html '" + trace + "'");
+  REQUIRE(html.exit_code == 0);
+  expectInert(html.out);
+  CHECK(validUtf8(html.out));
+  CHECK(html.out.find("\\x1b]0;pwned\\x07") != std::string::npos);  // shown, escaped
+}
 
 TEST_CASE("text, diff and gate output show controls escaped", "[inert]") {
   const std::string trace = writeHostileTrace();

@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_test_support.h"
 
 using namespace cuoverlap;
@@ -220,6 +222,71 @@ TEST_CASE("errors quoting trace or user text are one inert line of bounded lengt
   CHECK(ranges.run.out.find('\x1b') == std::string::npos);
   CHECK(ranges.run.out.find('\x07') == std::string::npos);
   CHECK(ranges.run.out.size() < 20000);  // three 40k names, each cut
+}
+
+// Not only errors: every line on stderr that quotes a user's path or a trace's text (the written
+// file's note, the per-rank export notes, summarize's line, the progress line) is inert.
+TEST_CASE("stderr notes quoting user or trace text are inert", "[robust24]") {
+  const fs::path dir = freshDirectory("robust_stderr_notes");
+  const std::string evil = "e\x1b]0;t\x07\xe2\x80\xae\xc2\x9b\xff";  // no newline: a file name
+  const std::string trace = (dir / (evil + ".sqlite")).string();
+  fs::copy_file(kPageable, trace);
+  const std::string ddp = std::string(CUOVERLAP_TEST_DATA) + "/ddp/torchrun_record_ddp_ch4.sqlite";
+  const std::string out = (dir / evil).string();
+  const std::vector<std::string> commands = {
+      "$CLI analyze \"$T\" -o \"$O.json\"",
+      "$CLI diff \"$T\" \"$T\" -o \"$O.md\"",
+      "$CLI export \"$T\" -o \"$O.perfetto.json\"",
+      "$CLI export " + ddp + " --format kineto -o \"$O.rank%r.json\"",
+      "$CLI summarize \"$T\" -o \"$O.cosum\"",
+      "CUOVERLAP_PROGRESS=always $CLI analyze \"$T\"",
+  };
+  // The hostile names travel in the environment: timedShell's command line cannot quote them.
+  setenv("T", trace.c_str(), 1);
+  setenv("O", out.c_str(), 1);
+  for (const std::string& command : commands) {
+    const TimedRun timed = timedShell(command, 120);
+    INFO(command << "\n" << timed.run.err);
+    CHECK(timed.run.exit_code == 0);
+    CHECK_FALSE(timed.run.err.empty());
+    for (const char* raw : {"\x1b]", "\x07", "\xe2\x80\xae", "\xc2\x9b", "\xff"}) {
+      CHECK(timed.run.err.find(raw) == std::string::npos);
+    }
+    CHECK(timed.run.err.find("e\\x1b]0;t\\x07\\u202e\\u009b") != std::string::npos);
+  }
+  unsetenv("T");
+  unsetenv("O");
+}
+
+// `lab score` prints a corpus's path and its manifest's strings (machine, program ids): inert on a
+// terminal, and a path that is not UTF-8 is replaced in JSON instead of failing as an internal error.
+TEST_CASE("lab score: a hostile corpus manifest and path are inert, JSON stays valid", "[robust24]") {
+  // Two programs of the committed corpus that share one trace file, with that file.
+  const std::string lab = std::string(CUOVERLAP_TEST_DATA) + "/lab";
+  const fs::path dir = freshDirectory("robust_lab_\xff");
+  nlohmann::json manifest = nlohmann::json::parse(readFile(lab + "/manifest.json"));
+  const std::string trace = manifest["programs"][0]["trace"];
+  fs::copy_file(lab + "/" + trace, dir / trace);
+  nlohmann::json programs = nlohmann::json::array();
+  for (const auto& program : manifest["programs"]) {
+    if (program["trace"] == trace && programs.size() < 2) programs.push_back(program);
+  }
+  REQUIRE(programs.size() == 2);
+  programs[0]["id"] = "g\x1b[31mX\r";
+  manifest["programs"] = programs;
+  manifest["machine"] = "\x1b]0;pwned\x07 GPU\xe2\x80\xae";
+  std::ofstream(dir / "manifest.json") << manifest.dump();
+  const TimedRun text = timedShell("$CLI lab score \"" + dir.string() + "\" --cases");
+  INFO(text.run.out << text.run.err);
+  CHECK(text.run.exit_code == 0);
+  CHECK(text.run.out.find("recorded on \\x1b]0;pwned\\x07 GPU\\u202e") != std::string::npos);
+  CHECK(text.run.out.find("  g\\x1b[31mX\\x0d ") != std::string::npos);
+  for (const char* raw : {"\x1b", "\r", "\x07", "\xe2\x80\xae", "\xff"}) CHECK(text.run.out.find(raw) == std::string::npos);
+  const TimedRun json = timedShell("$CLI lab score \"" + dir.string() + "\" --format json");
+  INFO(json.run.err);
+  CHECK(json.run.exit_code == 0);
+  CHECK(nlohmann::json::parse(json.run.out)["corpus"].get<std::string>().find("robust_lab_\xef\xbf\xbd") !=
+        std::string::npos);
 }
 
 TEST_CASE("-o through a symbolic link to a FIFO or a device is refused without --force", "[robust24]") {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "cli_test_support.h"
 
@@ -69,6 +70,93 @@ TEST_CASE("analyze --iterations NAME: the steady state of that range; an unknown
   const CliRun with_range = runCli("analyze " + kPageable + " --iterations 'tile *' --range 'tile *'");
   CHECK(with_range.exit_code == 2);
   CHECK(lines(with_range.err) == 1);
+}
+
+namespace {
+
+// The start (µs, as written) of every ProfilerStep#N event of a Kineto export.
+std::vector<double> profilerStepStarts(const std::string& path) {
+  std::vector<double> starts;
+  const nlohmann::json trace = nlohmann::json::parse(readFile(path));
+  for (const auto& event : trace["traceEvents"]) {
+    if (event.value("name", "").rfind("ProfilerStep#", 0) == 0) starts.push_back(event["ts"].get<double>());
+  }
+  return starts;
+}
+
+}  // namespace
+
+// The same option, the same meaning and the same error in every command that has a steady state.
+TEST_CASE("--iterations NAME in gate, diff, export and summarize, as in analyze", "[tables]") {
+  // streams_pageable: 40 `tile N` ranges, each holding one `h2d`, `compute` and `d2h`.
+  const CliRun gate = runCli("gate " + kPageable + " --iterations compute --min-overlap 0");
+  INFO(gate.out << gate.err);
+  CHECK(gate.exit_code == 0);
+  CHECK(gate.out.find("(40 iterations from nvtx:compute, ") != std::string::npos);
+  CHECK(runCli("gate " + kPageable + " --min-overlap 0").out.find("from nvtx:tile N") != std::string::npos);
+
+  const CliRun diff = runCli("diff " + kPageable + " " + kPageable + " --iterations compute --format json");
+  INFO(diff.err);
+  REQUIRE(diff.exit_code == 0);
+  const auto diffed = nlohmann::json::parse(diff.out);
+  CHECK(diffed["before_scope"].get<std::string>().find("from nvtx:compute") != std::string::npos);
+  CHECK(diffed["after_scope"].get<std::string>().find("from nvtx:compute") != std::string::npos);
+
+  // Kineto: ProfilerStep#N are the chosen ranges' iterations, which start later than the tiles.
+  const std::string tiles = tempTracePath("iterations_tiles.json");
+  const std::string computes = tempTracePath("iterations_compute.json");
+  REQUIRE(runCli("export " + kPageable + " --format kineto --force -o " + tiles).exit_code == 0);
+  const CliRun exported = runCli("export " + kPageable + " --format kineto --iterations compute --force -o " + computes);
+  INFO(exported.err);
+  REQUIRE(exported.exit_code == 0);
+  const std::vector<double> tile_steps = profilerStepStarts(tiles);
+  const std::vector<double> compute_steps = profilerStepStarts(computes);
+  REQUIRE(tile_steps.size() == 40);
+  REQUIRE(compute_steps.size() == 40);
+  CHECK(compute_steps.front() > tile_steps.front());
+
+  // A summary made with --iterations answers only to the same option.
+  const std::string summary = tempTracePath("iterations_compute.cosum");
+  REQUIRE(runCli("summarize " + kPageable + " --iterations compute --force -q -o " + summary).exit_code == 0);
+  const CliRun same = runCli("analyze " + summary + " --iterations compute");
+  INFO(same.err);
+  CHECK(same.exit_code == 0);
+  CHECK(same.out.find("steady state: 40 iterations from nvtx:compute") != std::string::npos);
+  const CliRun other = runCli("analyze " + summary);
+  CHECK(other.exit_code == 2);
+  CHECK(other.err.find("summarized with other options") != std::string::npos);
+
+  // Bad input: an unknown name, and options that leave the steady state out, one line each.
+  struct Bad {
+    std::string command, says;
+  };
+  const std::vector<Bad> bad = {
+      {"gate " + kPageable + " --iterations tiel --min-overlap 0", "--iterations tiel: no NVTX range is named so"},
+      {"export " + kPageable + " --format kineto --iterations tiel -o " + computes + " --force",
+       "--iterations tiel: no NVTX range is named so"},
+      {"diff " + kPageable + " " + kPageable + " --iterations tiel", "--iterations tiel: no NVTX range is named so"},
+      {"analyze " + kPageable + " --iterations compute --range compute",
+       "--iterations chooses the steady state's iterations, which --range leaves out"},
+      {"analyze " + kPageable + " --iterations compute --range compute --window 0:1",
+       "--iterations chooses the steady state's iterations, which --range and --window leave out"},
+      {"gate " + kPageable + " --iterations compute --range compute --min-overlap 0",
+       "--iterations chooses the steady state's iterations, which --range leaves out"},
+      {"gate " + kPageable + " --iterations compute --scope whole --min-overlap 0",
+       "--iterations chooses the steady state's iterations, which --scope whole leaves out"},
+      {"diff " + kPageable + " " + kPageable + " --iterations compute --scope whole",
+       "--iterations chooses the steady state's iterations, which --scope whole leaves out"},
+      {"export " + kPageable + " --iterations compute -o " + computes + " --force",
+       "--iterations chooses the steady state's iterations, which --format perfetto leaves out"},
+      {"summarize " + kPageable + " --iterations compute --window 0:1 -o " + summary + " --force",
+       "--iterations chooses the steady state's iterations, which --window leaves out"},
+  };
+  for (const Bad& b : bad) {
+    const CliRun run = runCli(b.command);
+    INFO(b.command << "\n" << run.err);
+    CHECK(run.exit_code == 2);
+    CHECK(lines(run.err) == 1);
+    CHECK(run.err.find(b.says) != std::string::npos);
+  }
 }
 
 namespace {

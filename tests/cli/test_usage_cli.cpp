@@ -56,7 +56,8 @@ TEST_CASE("bare cuoverlap prints the command list", "[cli]") {
 }
 
 TEST_CASE("--help says traces may be Kineto JSON", "[cli]") {
-  for (const char* command : {"--help", "analyze --help", "gate --help", "export --help"}) {
+  for (const char* command : {"--help", "analyze --help", "gate --help", "export --help", "diff --help",
+                              "ranges --help", "summarize --help"}) {
     INFO(command);
     const auto run = runCli(command);
     CHECK(run.exit_code == 0);
@@ -106,6 +107,11 @@ TEST_CASE("-o picks the report format from the extension unless --format says ot
   CHECK(diffed.exit_code == 0);
   CHECK(diffed.err == "cuoverlap: wrote " + diff + " (markdown)\n");
   CHECK(cuoverlap::testing::readFile(diff).rfind("#", 0) == 0);
+  const std::string junit = cuoverlap::testing::tempTracePath("gate.xml");
+  std::remove(junit.c_str());
+  const auto gated = runCli("gate " + trace + " --min-overlap 0 --junit " + junit);
+  CHECK(gated.exit_code == 0);
+  CHECK(gated.err == "cuoverlap: wrote " + junit + " (JUnit XML)\n");
   // stdout stays quiet on stderr.
   CHECK(runCli("analyze " + trace + " --format json").err.empty());
 }

@@ -130,6 +130,79 @@ TEST_CASE("record: a program without CUDA calls → injected, no trace, record s
   CHECK_FALSE(exists(output));
 }
 
+// What record prints of the traces it found quotes what the traced process wrote in its session
+// (its command line, its record counts, the capture window) and the user's paths: each line
+// inert and bounded. The traced program here is a shell that registers a part file as the
+// collector would: a committed trace with a hostile session, under its own pid.
+TEST_CASE("record: the summary of a traced process quoting hostile session text is inert") {
+  const std::string script = scratchDir() + "/fake_traced.sh";
+  std::ofstream(script) << "d=$CUOVERLAP_RUN_DIR\n"
+                           "part=$d/$$.sqlite\n"
+                           "cp " CUOVERLAP_TEST_DATA "/streams_pageable.sqlite \"$part\"\n"
+                           "v=$(printf '\\033]0;pwned\\007\\r\\n[ok]\\342\\200\\256\\302\\233\\377')\n"
+                           "sqlite3 \"$part\" \"UPDATE CUOVERLAP_SESSION SET value = '$$' WHERE key = 'pid';"
+                           " UPDATE CUOVERLAP_SESSION SET value = '$(date +%s%N)' WHERE key = 'start_ns';"
+                           " UPDATE CUOVERLAP_SESSION SET value = 'cmd $v' WHERE key = 'command';"
+                           " UPDATE CUOVERLAP_SESSION SET value = 'n $v' WHERE key = 'dropped_records';"
+                           " INSERT INTO CUOVERLAP_SESSION VALUES ('records.$v', '1'), ('capture', 'nvtx:$v');"
+                           // A collector's part file has no process table yet: merging adds it.
+                           " DROP TABLE CUOVERLAP_PROCESS_SESSION;\"\n"
+                           "echo \"$part\" > \"$d/$$.lock\"\n"
+                           "exit 7\n";
+  const auto record = [&](const std::string& output) {
+    const std::string err = scratchDir() + "/summary_stderr.txt";
+    const std::string command = std::string("CUOVERLAP_COLLECTOR=") + CUOVERLAP_COLLECTOR_LIB + " " + CUOVERLAP_CLI +
+                                " record --force -o '" + output + "' -- sh " + script + " 2> " + err;
+    const int status = std::system(command.c_str());
+    CHECK(WEXITSTATUS(status) == 7);
+    return readAll(err);
+  };
+  const auto expectInert = [](const std::string& text) {
+    for (const char* raw : {"\x1b", "\r", "\x07", "\xe2\x80\xae", "\xc2\x9b", "\xff"}) {
+      CHECK_FALSE(contains(text, raw));
+    }
+  };
+  // One merged trace, whose name carries controls too (a user's path).
+  const std::string output = scratchDir() + "/out\x1b[2J\r.sqlite";
+  const std::string merged = record(output);
+  INFO(merged);
+  CHECK(contains(merged, "cuoverlap: trace " + scratchDir() + "/out\\x1b[2J\\x0d.sqlite\n"));
+  CHECK(contains(merged, "  records: \\x1b]0;pwned\\x07\\x0d\\x0a[ok]\\u202e\\u009b"));
+  CHECK(contains(merged, "  capture window: nvtx:\\x1b]0;pwned"));
+  CHECK(contains(merged, "pid "));
+  CHECK(contains(merged, ": cmd \\x1b]0;pwned\\x07\\x0d\\x0a[ok]"));  // the process's command line
+  expectInert(merged);
+  CHECK(exists(output));
+  // One trace per process (%p): its own session as the process wrote it.
+  const std::string per_process = record(scratchDir() + "/per\x1b[2J-%p.sqlite");
+  INFO(per_process);
+  CHECK(contains(per_process, "  dropped records: n \\x1b]0;pwned"));
+  CHECK(contains(per_process, "  process: pid "));
+  expectInert(per_process);
+}
+
+// --capture signal: each SIGUSR2 to record is acknowledged in a line, also before any traced
+// process started CUDA (here none ever does: record then says the program made no CUDA call).
+TEST_CASE("record --capture signal: each SIGUSR2 gets a line, also before CUDA starts") {
+  const std::string output = scratchDir() + "/signal.sqlite";
+  const std::string err = scratchDir() + "/signal_stderr.txt";
+  const std::string command = std::string("CUOVERLAP_COLLECTOR=") + CUOVERLAP_COLLECTOR_LIB + " " + CUOVERLAP_CLI +
+                              " record --capture signal -o " + output +
+                              " -- sh -c 'kill -USR2 $PPID; sleep 0.2; kill -USR2 $PPID; sleep 0.2; exit 7' 2> " + err;
+  const int status = std::system(command.c_str());
+  CHECK(WEXITSTATUS(status) == 7);
+  std::istringstream lines(readAll(err));
+  std::vector<std::string> said;
+  for (std::string line; std::getline(lines, line);) said.push_back(line);
+  INFO(readAll(err));
+  REQUIRE(said.size() == 4);
+  CHECK(contains(said[0], "'kill -USR2 "));
+  CHECK(said[1] == "cuoverlap: SIGUSR2: capture window open in every traced process (one that has not started "
+                   "CUDA yet opens it when it does)");
+  CHECK(said[2] == "cuoverlap: SIGUSR2: capture window closed");
+  CHECK(contains(said[3], "made no CUDA call"));
+}
+
 // A collector that warned (here: a fake one leaves the mark a real one leaves next to its warning)
 // is pointed at; tested through the mark, since no GPU is needed to print the warning itself.
 TEST_CASE("record: a collector that warned → record points at the warning") {

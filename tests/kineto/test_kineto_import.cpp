@@ -3,10 +3,14 @@
 // with the integer nanoseconds it was written from.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 
 #include "cuoverlap/model.h"
+#include "cuoverlap/progress.h"
 #include "cuoverlap/reader.h"
+#include "kineto/json_input.h"
 #include "kineto/numbers.h"
 #include "kineto_json_builder.h"
 #include "synthetic_trace.h"
@@ -192,6 +196,31 @@ TEST_CASE("Kineto import: gzip and plain JSON give the same model", "[kineto]") 
   }
   CHECK(a.runtime_calls.size() == b.runtime_calls.size());
   CHECK(a.nvtx.size() == b.nvtx.size());
+}
+
+// The reading phase's percentage (the progress line): bytes of the file as stored, compressed or
+// not, reported as each chunk is read, all of them at the end.
+TEST_CASE("Kineto import: progress in bytes of the file read", "[kineto][progress]") {
+  KinetoJsonBuilder json;
+  writeTrainingLoop(json, 3000, kEpochNs);  // several 1 MiB chunks of JSON text
+  const std::string plain = testing::tempTracePath("progress.json");
+  const std::string gz = testing::tempTracePath("progress.json.gz");
+  json.write(plain);
+  json.writeGzip(gz);
+  for (const std::string& path : {plain, gz}) {
+    struct stat st {};
+    REQUIRE(::stat(path.c_str(), &st) == 0);
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    progress::phase("reading", size);
+    kineto::JsonInput input(path);
+    const std::uint64_t first = progress::snapshot().done;
+    INFO(path << ": " << size << " bytes, " << first << " after the first chunk");
+    CHECK(first > 0);
+    if (path == plain) CHECK(first < size);  // 1 MiB of several
+    while (input.Take() != '\0') {
+    }
+    CHECK(progress::snapshot().done == size);
+  }
 }
 
 TEST_CASE("Kineto import: ts relative to baseTimeNanoseconds", "[kineto]") {

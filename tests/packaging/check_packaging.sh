@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check_packaging.sh BUILD_DIR WORK_DIR: `cmake --install` into a prefix and `cpack -G DEB`, then
 # checks what a user gets: the command runs from the prefix, a man page per command with its
-# options, shell completions that parse, docs, and a .deb that holds the same files.
+# options, examples, exit status and environment, shell completions that offer each command's own
+# options and values, docs, and a .deb that holds the same files.
 set -euo pipefail
 build=$(cd "$1" && pwd) work=$2
 rm -rf "$work" && mkdir -p "$work"
@@ -9,24 +10,51 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
 p=$work/prefix
 "$p/bin/cuoverlap" --version | grep -qE '^[0-9]+\.[0-9]+' || fail "installed cuoverlap --version"
-for page in cuoverlap cuoverlap-analyze cuoverlap-gate cuoverlap-export cuoverlap-diff; do
+# A page per command, each with its options, examples, exit status and environment (from --help).
+commands=$("$p/bin/cuoverlap" --help | sed -n '/^Subcommands:/,/^$/p' | awk 'NR > 1 && NF {print $1}')
+for page in cuoverlap $(printf 'cuoverlap-%s ' $commands); do
   f=$p/share/man/man1/$page.1
   [ -s "$f" ] || fail "missing man page $page.1"
-  grep -q '^.SH OPTIONS' "$f" || fail "$page.1 has no OPTIONS section"
+  for section in OPTIONS EXAMPLES 'EXIT STATUS' ENVIRONMENT; do
+    grep -q "^.SH $section\$" "$f" || fail "$page.1 has no $section section"
+  done
+  if command -v groff >/dev/null; then
+    groff -man -Tutf8 -ww -z "$f" 2>"$work/groff.log" || fail "groff $page.1"
+    [ ! -s "$work/groff.log" ] || { cat "$work/groff.log"; fail "groff warnings on $page.1"; }
+  fi
 done
 grep -q -- '--format' "$p/share/man/man1/cuoverlap-analyze.1" || fail "analyze page lacks --format"
-if command -v groff >/dev/null; then
-  groff -man -Tutf8 -ww -z "$p/share/man/man1/cuoverlap-analyze.1" 2>"$work/groff.log" || fail "groff"
-  [ ! -s "$work/groff.log" ] || { cat "$work/groff.log"; fail "groff warnings"; }
-fi
+grep -q -- 'cuoverlap analyze run.sqlite -o report.html' "$p/share/man/man1/cuoverlap-analyze.1" ||
+  fail "analyze page lacks its examples"
 bash -n "$p/share/bash-completion/completions/cuoverlap" || fail "bash completion syntax"
-# The bash completion offers the subcommands and an option read from --help.
-out=$(PATH=$p/bin:$PATH bash -c "source $p/share/bash-completion/completions/cuoverlap;
-  COMP_WORDS=(cuoverlap an); COMP_CWORD=1; _cuoverlap; echo \${COMPREPLY[*]};
-  COMP_WORDS=(cuoverlap gate --min-o); COMP_CWORD=2; _cuoverlap; echo \${COMPREPLY[*]}")
-echo "$out" | head -1 | grep -qx analyze || fail "bash completion of 'an': $out"
-echo "$out" | tail -1 | grep -q -- '--min-overlap' || fail "bash completion of gate options: $out"
-if command -v zsh >/dev/null; then zsh -n "$p/share/zsh/vendor-completions/_cuoverlap" || fail "zsh syntax"; fi
+# The bash completion offers the subcommands, the options read from --help and, after an option,
+# only the values that command's option takes.
+complete_bash() {  # complete_bash WORD...: what bash offers for the last word
+  PATH=$p/bin:$PATH bash -c 'source "$0"; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _cuoverlap;
+                             echo "${COMPREPLY[*]}"' "$p/share/bash-completion/completions/cuoverlap" "$@"
+}
+[ "$(complete_bash cuoverlap an)" = analyze ] || fail "bash completion of 'an': $(complete_bash cuoverlap an)"
+complete_bash cuoverlap gate --min-o | grep -q -- '--min-overlap' || fail "bash completion of gate options"
+[ "$(complete_bash cuoverlap export x --format '')" = "perfetto kineto" ] ||
+  fail "bash: export --format offers '$(complete_bash cuoverlap export x --format '')'"
+[ "$(complete_bash cuoverlap analyze x --format '')" = "text json markdown html" ] ||
+  fail "bash: analyze --format offers '$(complete_bash cuoverlap analyze x --format '')'"
+[ "$(complete_bash cuoverlap diff a b --format '')" = "text json markdown" ] || fail "bash: diff --format"
+[ "$(complete_bash cuoverlap gate x --scope '')" = "auto steady whole" ] || fail "bash: gate --scope"
+# zsh: the same, with _arguments and _describe stubbed to print what they were given.
+if command -v zsh >/dev/null; then
+  zsh -n "$p/share/zsh/vendor-completions/_cuoverlap" || fail "zsh syntax"
+  complete_zsh() {  # complete_zsh WORD...
+    PATH=$p/bin:$PATH zsh -c '_arguments() { print -l -- "$@" }; _describe() { print -l -- "${(@P)4}" }
+                              f=$1; shift; words=("$@"); CURRENT=$#; source $f' _ \
+      "$p/share/zsh/vendor-completions/_cuoverlap" "$@"
+  }
+  complete_zsh cuoverlap export x --format '' | grep -qx -- '--format\[option\]:value:(perfetto kineto)' ||
+    fail "zsh: export --format: $(complete_zsh cuoverlap export x --format '' | grep -- --format)"
+  complete_zsh cuoverlap analyze x --format '' | grep -qx -- '--format\[option\]:value:(text json markdown html)' ||
+    fail "zsh: analyze --format"
+  complete_zsh cuoverlap an | grep -q '^analyze:' || fail "zsh: the commands"
+fi
 [ -f "$p/share/zsh/vendor-completions/_cuoverlap" ] || fail "zsh completion missing"
 [ -s "$p/share/doc/cuoverlap/README.md" ] && [ -s "$p/share/doc/cuoverlap/metrics.md" ] || fail "docs"
 (cd "$work" && cpack -G DEB --config "$build/CPackConfig.cmake" > cpack.log 2>&1) || { cat "$work/cpack.log"; fail "cpack"; }

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "cuoverlap/error.h"
+#include "cuoverlap/progress.h"
 
 namespace cuoverlap::kineto {
 namespace {
@@ -41,6 +42,10 @@ void JsonInput::refill() {
                                  : fmt::format("gzip data is corrupt: {}", message ? message : "?");
   }
   if (n > 0) end_ = buffer_.data() + n;
+  // Progress in bytes of the file as stored (compressed or not), the unit the reader's phase has:
+  // the decompressed size is unknown until the end.
+  const z_off_t stored = gzoffset(file_);
+  if (stored > 0) progress::done(static_cast<std::uint64_t>(stored));
 }
 
 }  // namespace cuoverlap::kineto

@@ -1,6 +1,7 @@
 // A RapidJSON input stream over a plain or gzip-compressed file, read in fixed-size chunks: memory
 // stays constant whatever the file size. zlib's gzread passes plain files through unchanged, so
-// one stream serves `.json` and `.json.gz` alike.
+// one stream serves `.json` and `.json.gz` alike. Each chunk reports the bytes of the file read so
+// far to the current progress phase (cuoverlap/progress.h).
 #pragma once
 
 #include <zlib.h>

@@ -168,7 +168,9 @@ std::string analysisOptionsKey(const AnalysisOptions& options) {
                      options.gap_threshold_ns,
                      // Only --range reads range_detail: the same report whatever it is otherwise.
                      s.range ? std::to_string(options.range_detail) : "",
-                     options.steady_state ? 1 : 0);
+                     options.steady_state ? 1 : 0) +
+         // Only when given: the summaries made without --iterations keep their key.
+         (options.iterations ? ";iterations=" + *options.iterations : std::string());
 }
 
 bool isSummaryPath(std::string_view path) {
