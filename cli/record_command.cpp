@@ -385,7 +385,7 @@ bool summaryFromEnvironment() {
   if (value == nullptr || *value == '\0' || std::string_view(value) == "0") return false;
   if (std::string_view(value) == "1") return true;
   fmt::print(stderr, "cuoverlap: warning: ignoring {}={} (expected 0 or 1)\n", schema::kEnvSummary,
-             inertLine(value, kMaxErrorLineBytes));
+             stderrText(value));
   return false;
 }
 

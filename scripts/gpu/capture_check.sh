@@ -3,7 +3,8 @@
 #  (a) records scripts/frameworks/torch_mlp.py (one NVTX range "step" per step, 100 steps) with
 #      `record --capture nvtx:step@50-60` on N ranks (N = 1: python3; N >= 2: torchrun
 #      --nproc_per_node N, one GPU each) and checks, per process, that the trace holds exactly 11
-#      "step" ranges and only GPU work inside them, and that analyze says it is a capture window;
+#      "step" ranges and only GPU work inside them, and that analyze says it is a capture window
+#      (KEEP_TRACE=FILE keeps that trace);
 #  (b) measures the collector's cost while the window is closed (scripts/gpu/capture_overhead.sh):
 #      REPS (default 5; 0 skips it) interleaved runs of STEPS (600) steps with no collector and with
 #      `record --capture nvtx:step@1000000` (never opens); a Markdown table for docs/BENCHMARKS.md.
@@ -27,6 +28,8 @@ trace="$work/steps.sqlite"
 "$cli" record -o "$trace" --capture nvtx:step@50-60 -- "${launch[@]}" "$mlp" --steps 100 \
   --step-name step --host-setup-s 0.2 2> "$work/record.log"
 cat "$work/record.log"
+# KEEP_TRACE=FILE keeps the recorded window (tests/data/capture/ holds one for the CPU tests).
+if [ -n "${KEEP_TRACE:-}" ]; then cp "$trace" "$KEEP_TRACE"; fi
 python3 - "$trace" "$ranks" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
