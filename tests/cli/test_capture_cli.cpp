@@ -81,3 +81,24 @@ TEST_CASE("analyze: a trace without capture rows has no capture line or key", "[
   CHECK(runCli("analyze '" + path + "'").out.find("capture window") == std::string::npos);
   CHECK_FALSE(json::parse(runCli("analyze '" + path + "' --format json").out)["traces"][0].contains("capture"));
 }
+
+// Recorded on an nvidia-h100-x1 host (H100 80GB HBM3, driver 580.159.04) by
+// `KEEP_TRACE=... scripts/gpu/capture_check.sh BUILD 1`: scripts/frameworks/torch_mlp.py, 100 steps
+// of an NVTX range `step`, under `record --capture nvtx:step@50-60` (tests/data/capture/README.md).
+TEST_CASE("a PyTorch job recorded with --capture nvtx:step@50-60 holds exactly those 11 steps", "[cli][capture]") {
+  const std::string path = std::string(CUOVERLAP_TEST_DATA) + "/capture/torch_steps_50_60.sqlite";
+  const auto run = runCli("analyze '" + path + "' --format json");
+  REQUIRE(run.exit_code == 0);
+  const json trace = json::parse(run.out)["traces"][0];
+  CHECK(trace["capture"]["spec"] == "nvtx:step@50-60");
+  CHECK(trace["capture"]["opened"] == true);
+  CHECK(trace["steady_state"]["source"] == "nvtx:step");
+  CHECK(trace["steady_state"]["iterations"] == 11);
+  CHECK(trace["steady_state"]["warmup_dropped"] == 0);
+  // Every GPU op lies inside the window, so inside the 11 steps: the steady state is the run.
+  const auto ranges = runCli("ranges '" + path + "'");
+  REQUIRE(ranges.exit_code == 0);
+  CHECK(ranges.out.find("11 instances") != std::string::npos);
+  CHECK(ranges.out.find("100.0%  step") != std::string::npos);
+  CHECK(runCli("analyze '" + path + "'").out.find("nothing outside it was recorded") != std::string::npos);
+}
