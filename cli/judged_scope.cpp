@@ -10,7 +10,8 @@ namespace cuoverlap::cli {
 namespace {
 
 std::string relative(const TraceReport& report, Ns t) {
-  return "+" + units::formatDuration(t - report.first_op_start);
+  const Ns offset = t - report.first_op_start;
+  return (offset >= 0 ? "+" : "-") + units::formatDuration(offset >= 0 ? offset : -offset);
 }
 
 }  // namespace

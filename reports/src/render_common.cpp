@@ -164,11 +164,10 @@ TimeWindow deviceWindow(const TraceReport& trace, std::uint16_t device_id) {
   return window.value_or(TimeWindow{});
 }
 
-std::string evidenceTime(const TraceReport& trace, const Finding& finding, Ns time) {
-  const TimeWindow window = deviceWindow(trace, finding.device_id);
-  if (window.end <= window.start) return fmt::format("{} ns", time);
-  const Ns offset = time - window.start;
-  return (offset >= 0 ? "+" : "") + units::formatDuration(offset);
+std::string relativeTime(const TraceReport& trace, Ns time) {
+  if (trace.first_op_start <= 0) return fmt::format("{} ns", time);
+  const Ns offset = time - trace.first_op_start;
+  return (offset >= 0 ? "+" : "-") + units::formatDuration(offset >= 0 ? offset : -offset);
 }
 
 std::vector<const Finding*> findingsWorstFirst(const std::vector<Finding>& findings) {
