@@ -30,14 +30,22 @@ bool synchronousCopy(const DeviceView& view, const GpuOp& op) {
   return (op.flags & op_flag::kAsyncKnown) != 0 && (op.flags & op_flag::kAsync) == 0;
 }
 
-// The ledger's place for the finding: from each synchronous copy's end to the next op's start.
+// The ledger's place for the finding: the device idle time that each synchronous copy's call
+// returned into (from the copy's end, or the call's return, to the next op's start). A call that
+// returned while other work kept the device busy left no idle behind it: a later gap is not its.
 void addCopyStretches(const DeviceView& view, FindingBuilder& builder) {
   const auto& ops = view.ops();
   for (std::size_t pos = 1; pos < ops.size(); ++pos) {
-    if (!synchronousCopy(view, view.op(ops[pos]))) continue;
+    const GpuOp& op = view.op(ops[pos]);
+    if (!synchronousCopy(view, op)) continue;
     const auto next = view.firstOpStartingAtOrAfter(ops[pos].end);
     if (!next) continue;
-    if (ops[*next].start > ops[pos].end) builder.addRegion(Interval{ops[pos].end, ops[*next].start});
+    const auto call = view.launchCall(op);
+    const Ns returned = call ? std::max(ops[pos].end, view.call(*call).end) : ops[pos].end;
+    if (view.idleWithin(returned, returned + 1) == 0) continue;  // the device was busy then
+    const Ns idle_from = std::max(ops[pos].end, view.idleSince(returned));
+    if (ops[*next].start <= idle_from) continue;
+    builder.addRegion(Interval{idle_from, ops[*next].start});
   }
 }
 
