@@ -205,6 +205,11 @@ std::string unchargedNote(const Finding& finding) {
                                 finding.charged_to.empty() ? std::string("other findings")
                                                            : fmt::format("{}", fmt::join(finding.charged_to, ", "))));
   }
+  if (finding.beyond_region_ns > 0) {
+    parts.push_back(fmt::format("{} lies beyond the time it is charged for (time other findings hold, "
+                                "or that no finding names), so it is not charged again",
+                                units::formatDuration(finding.beyond_region_ns)));
+  }
   if (finding.beyond_explainable_ns > 0) {
     parts.push_back(fmt::format("{} is more than the span still exceeded its packed bound",
                                 units::formatDuration(finding.beyond_explainable_ns)));

@@ -134,6 +134,9 @@ struct Finding {
   Ns charged_elsewhere_ns = 0;
   std::vector<std::string> charged_to{};
   Ns beyond_explainable_ns = 0;
+  // The part that neither its own stretches nor device time no finding held could take:
+  // charging it would charge some nanosecond twice (docs/findings.md, "The cost ledger").
+  Ns beyond_region_ns = 0;
 };
 
 // What the finding's fix, applied alone, would save: the rule's estimate before the ledger charged
