@@ -322,6 +322,12 @@ struct RankRow {
   std::uint64_t arrived_last = 0;   // matched collectives this rank started last (skew >= 10 µs)
   Ns first_start = 0;               // on the job's time axis (clock offset applied)
   Ns last_end = 0;
+  // Exposed communication time this rank spent at the start of matched collectives waiting for
+  // a later peer to start them (skew: rank-straggler's, not communication), whole run and
+  // steady state; left out of its exposed-communication finding (docs/findings.md).
+  Ns comm_peer_wait_ns = 0;
+  Ns comm_peer_wait_steady_ns = 0;
+  std::size_t file_index = 0;       // the file (Report::traces) it came from; not in JSON
   // Its collectives on the job's time axis, intervals closer than 1/1500 of the job's length
   // merged (what a timeline can draw; not in JSON).
   std::vector<std::pair<Ns, Ns>> communication_blocks;
