@@ -12,7 +12,8 @@ namespace cuoverlap::cli {
 namespace {
 
 std::string relative(const TraceReport& report, Ns t) {
-  return "+" + units::formatDuration(t - report.first_op_start);
+  const Ns offset = t - report.first_op_start;
+  return (offset >= 0 ? "+" : "-") + units::formatDuration(offset >= 0 ? offset : -offset);
 }
 
 }  // namespace
@@ -33,9 +34,13 @@ std::string autoWholeRunReason(const TraceReport& report) {
   if (!report.steady_state || !report.steady_state->found) return " (no steady state found)";
   const SteadyState& s = *report.steady_state;
   if (s.busy_share >= kMinJudgedShare) return "";
+  // A credible steady state holds most of the GPU work from its start on (docs/metrics.md): what it
+  // misses is mostly the work before it (warm-up, compilation, autotuning), which auto keeps
+  // judging; --scope steady leaves it out on purpose.
   return fmt::format(" (the steady state, {} to {}, covers only {} of the GPU busy time: less than "
-                     "half, so the whole run is judged)", relative(report, s.start),
-                     relative(report, s.end), units::formatPercent(s.busy_share));
+                     "half, so the whole run is judged; --scope steady judges the loop alone)",
+                     relative(report, s.start), relative(report, s.end),
+                     units::formatPercent(s.busy_share));
 }
 
 JudgedScope judgeScope(TraceReport& report, const std::string& scope, const std::string& why_whole) {

@@ -38,6 +38,21 @@ std::vector<Interval> intersectionOf(const std::vector<Interval>& a, const std::
   return out;
 }
 
+std::vector<Interval> differenceOf(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::vector<Interval> out;
+  std::size_t j = 0;
+  for (Interval rest : a) {
+    while (j < b.size() && b[j].end <= rest.start) ++j;
+    // b is sorted: its intervals that start inside `rest` cut it in order.
+    for (std::size_t k = j; k < b.size() && b[k].start < rest.end && rest.start < rest.end; ++k) {
+      if (b[k].start > rest.start) out.push_back({rest.start, b[k].start});
+      rest.start = std::max(rest.start, b[k].end);
+    }
+    if (rest.start < rest.end) out.push_back(rest);
+  }
+  return out;
+}
+
 Ns totalLength(const std::vector<Interval>& disjoint) {
   Ns total = 0;
   for (const Interval& iv : disjoint) total += iv.length();

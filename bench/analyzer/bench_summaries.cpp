@@ -99,7 +99,7 @@ cuoverlap::RankTimeline syntheticRank(int rank, int ranks, std::uint64_t collect
       const Ns start = step + 600'000 + (late ? 200'000 : (rank * 37) % 9 * 1000);
       stream.collectives.push_back({start, step + 900'000,
                                     s == 0 ? "AllReduce bf16" : "AllGather bf16",
-                                    {600'000, 100'000 + (late ? 200'000 : 0), 0}});
+                                    {600'000, 100'000 + (late ? 200'000 : 0), 0}, {}});
     }
     stream.count = stream.collectives.size();
     stream.first = stream.collectives.front();

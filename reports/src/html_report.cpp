@@ -47,7 +47,7 @@ struct Jumps {
   }
 };
 
-void appendGapTables(std::string& out, const DeviceReport& device, const Trace* trace, Ns origin,
+void appendGapTables(std::string& out, const TraceReport& trace, const DeviceReport& device,
                      const Jumps& jumps) {
   const GapAnalysis& gaps = device.gaps;
   fmt::format_to(std::back_inserter(out), "<h4>Idle gaps ≥ {}: {} gaps, {}</h4>",
@@ -72,11 +72,11 @@ void appendGapTables(std::string& out, const DeviceReport& device, const Trace* 
     fmt::format_to(std::back_inserter(out),
                    "<tr><td>{}</td><td>{}</td><td><i class=\"sw gap {}\"></i> {}</td><td>{}</td>"
                    "<td>{}</td><td>{}</td></tr>",
-                   jumps.link(gap.start, gap.end, "+" + formatDuration(gap.start - origin)),
+                   jumps.link(gap.start, gap.end, escapeHtml(render::relativeTime(trace, gap.start))),
                    formatDuration(gap.duration()), html::gapClass(gap.cause),
-                   gapCauseName(gap.cause), escapeHtml(render::describeOp(trace, gap.prev_op)),
-                   escapeHtml(render::describeOp(trace, gap.next_op)),
-                   escapeHtml(render::describeCall(trace, gap.call)));
+                   gapCauseName(gap.cause), escapeHtml(render::describeOp(trace.trace, gap.prev_op)),
+                   escapeHtml(render::describeOp(trace.trace, gap.next_op)),
+                   escapeHtml(render::describeCall(trace.trace, gap.call)));
   }
   out += "</table>";
 }
@@ -104,7 +104,7 @@ void appendFinding(std::string& out, const TraceReport& trace, const Finding& f,
                      "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                      escapeHtml(render::apiName(e.api)), render::correlationCell(e),
                      e.has_stream ? std::to_string(e.stream_id) : "",
-                     jumps.link(e.time, e.time, escapeHtml(render::evidenceTime(trace, f, e.time))),
+                     jumps.link(e.time, e.time, escapeHtml(render::relativeTime(trace, e.time))),
                      escapeHtml(e.detail));
     }
     out += "</table>";
@@ -114,14 +114,14 @@ void appendFinding(std::string& out, const TraceReport& trace, const Finding& f,
 
 void appendRangeInstances(std::string& out, const TraceReport& trace) {
   if (trace.range_instances.empty()) return;
-  out += "<h3>NVTX range instances</h3><table><tr><th>range</th><th>start (ns)</th><th>length</th>"
+  out += "<h3>NVTX range instances</h3><table><tr><th>range</th><th>start</th><th>length</th>"
          "<th>device</th><th>overlap ratio</th><th>copy hidden</th><th>findings</th></tr>";
   for (const RangeInstance& instance : trace.range_instances) {
     for (const DeviceReport& device : instance.devices) {
       fmt::format_to(std::back_inserter(out),
                      "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{}</td>"
                      "<td>{}</td></tr>",
-                     escapeHtml(instance.name), instance.start,
+                     escapeHtml(instance.name), escapeHtml(render::relativeTime(trace, instance.start)),
                      formatDuration(instance.end - instance.start), device.metrics.device_id,
                      device.metrics.overlap_ratio,
                      formatPercent(device.metrics.copy_hidden_fraction), instance.findings.size());
@@ -186,8 +186,8 @@ void appendScopeSummary(std::string& out, const TraceReport& trace, const html::
   out += "</ul>";
 }
 
-// The timeline comes first, on the axis it shares with the traces recorded on the same clock; gap
-// times in the tables are relative to that axis's start, like the timeline's.
+// The timeline comes first, on the axis it shares with the traces recorded on the same clock; its
+// labels, like every time in the tables, count from the trace's stated origin (its first GPU op).
 void appendTrace(std::string& out, const TraceReport& trace, const html::TimelineAxis& axis,
                  const HtmlOptions& options, std::size_t index, std::size_t kernel_rows) {
   fmt::format_to(std::back_inserter(out), "<section><h2>{}</h2><p class=\"sub\">{} trace</p>",
@@ -206,7 +206,7 @@ void appendTrace(std::string& out, const TraceReport& trace, const html::Timelin
     html::appendCards(out, device.metrics, label);
     html::appendEngines(out, device.metrics);
     html::appendKernelTable(out, device.kernels, kernel_rows);
-    appendGapTables(out, device, trace.trace, axis.start, jumps);
+    appendGapTables(out, trace, device, jumps);
   }
   appendRangeInstances(out, trace);
   out += "<h3>Findings</h3>";

@@ -155,11 +155,15 @@ void appendTimeline(std::string& out, const TraceReport& trace, const TimelineAx
     steady = fmt::format(" data-steady=\"{}:{}\"", std::max<Ns>(0, trace.steady_state->start - axis.start),
                          std::min(axis.end, trace.steady_state->end) - axis.start);
   }
+  // The axis labels count from the trace's stated origin, as the tables' times do (a trace that
+  // shares its axis with others recorded on the same clock keeps its own origin).
+  const Ns origin = trace.first_op_start > 0 ? trace.first_op_start - axis.start : 0;
   fmt::format_to(std::back_inserter(out),
                  "<div class=\"tl\" id=\"{}\" tabindex=\"0\" aria-label=\"timeline: click or tab to it, then scroll "
-                 "or use the keys to zoom and pan\" data-axis=\"{}\" data-span=\"{}\"{} data-engines=\"{}\" "
-                 "data-labels=\"{}\">\n",
-                 id, axis.group, axis.end - axis.start, steady, fmt::join(engineNames(), " "), data.labels.text());
+                 "or use the keys to zoom and pan\" data-axis=\"{}\" data-span=\"{}\" data-origin=\"{}\"{} "
+                 "data-engines=\"{}\" data-labels=\"{}\">\n",
+                 id, axis.group, axis.end - axis.start, origin, steady, fmt::join(engineNames(), " "),
+                 data.labels.text());
   out += "<div class=\"tl-controls\"><button type=\"button\" data-zoom=\"in\">zoom in</button>"
          "<button type=\"button\" data-zoom=\"out\">zoom out</button>";
   if (!steady.empty()) out += "<button type=\"button\" data-zoom=\"steady\">steady state</button>";

@@ -49,7 +49,7 @@ const char* const kScript = R"JS(
   function tickLabel(t, step, u) {
     if (t === 0) return '0';
     var dec = Math.max(0, Math.ceil(-Math.log10(step / u[0]) - 1e-9));
-    return '+' + (t / u[0]).toFixed(dec) + ' ' + u[1];
+    return (t < 0 ? '\u2212' : '+') + (Math.abs(t) / u[0]).toFixed(dec) + ' ' + u[1];
   }
   // "void ns::k<float>(float*)" -> "void ns::k<…>(…)", as render::shortName does.
   function shortName(s) {
@@ -143,6 +143,10 @@ const char* const kScript = R"JS(
 
   function Timeline(tl, g) {
     var self = this, names = [], labels = unpack(tl.dataset.labels || '');
+    // The trace's stated origin (its first GPU op) on the axis: labels and tooltips count from it,
+    // as the tables do.
+    var O = Number(tl.dataset.origin || 0);
+    function atO(t) { return at(t - O); }
     // Engines by their number in the page (Engine's values), coloured by the style sheet.
     var ENGINES = (tl.dataset.engines || 'compute').split(' '), NE = ENGINES.length;
     var EC = ENGINES.map(function (e) { return colour('--e-' + e, '#3b73b9'); });
@@ -178,8 +182,8 @@ const char* const kScript = R"JS(
       axis(ctx);
       for (r = 0; r < lanes.length; r++) if (lanes[r].n) drawLane(ctx, lanes[r], AH + r * RH + 2, RH - 4);
       if (g.mark) drawMark(ctx);
-      var vu = unitOf(g.v1), vs = Math.max(1, (g.v1 - g.v0) / 1000);
-      view.textContent = 'showing ' + tickLabel(g.v0, vs, vu).replace(/^0$/, '+0') + ' to ' + tickLabel(g.v1, vs, vu) + ' (' + fmt(g.v1 - g.v0) + ')';
+      var vu = unitOf(Math.max(Math.abs(g.v0 - O), Math.abs(g.v1 - O))), vs = Math.max(1, (g.v1 - g.v0) / 1000);
+      view.textContent = 'showing ' + tickLabel(g.v0 - O, vs, vu).replace(/^0$/, '+0') + ' to ' + tickLabel(g.v1 - O, vs, vu) + ' (' + fmt(g.v1 - g.v0) + ')';
       tl.setAttribute('data-view', (g.v0 / g.span).toFixed(6) + ':' + (g.v1 / g.span).toFixed(6));
       tl.setAttribute('data-drawn', String(drawnCount));
     }
@@ -205,10 +209,10 @@ const char* const kScript = R"JS(
       ctx.setLineDash([]);
     }
     function axis(ctx) {
-      var step = tickStep(g.v1 - g.v0), u = unitOf(Math.max(Math.abs(g.v1), step));
+      var step = tickStep(g.v1 - g.v0), u = unitOf(Math.max(Math.abs(g.v1 - O), Math.abs(g.v0 - O), step));
       ctx.fillStyle = '#5d6675'; ctx.strokeStyle = '#e3e6eb'; ctx.textBaseline = 'middle';
-      for (var i = Math.ceil(g.v0 / step), used = -Infinity; i * step <= g.v1; i++) {
-        var px = Math.round(x(i * step)) + 0.5, text = tickLabel(i * step, step, u), tw = ctx.measureText(text).width;
+      for (var i = Math.ceil((g.v0 - O) / step), used = -Infinity; O + i * step <= g.v1; i++) {
+        var px = Math.round(x(O + i * step)) + 0.5, text = tickLabel(i * step, step, u), tw = ctx.measureText(text).width;
         ctx.beginPath(); ctx.moveTo(px, AH - 6); ctx.lineTo(px, H); ctx.stroke();
         var left = px + tw + 4 > W ? px - 3 - tw : px + 3;  // the last label stays inside the plot
         if (left < used + 8) continue;  // and never covers the one before
@@ -301,13 +305,13 @@ const char* const kScript = R"JS(
         lines.push(kind === 0 ? 'kernel \u00b7 grid ' + labels[L + 4] + ' \u00b7 block ' + labels[L + 5] : fmtBytes(labels[L + 3]) + ' \u00b7 ' + ENGINES[labels[L + 1]] + ' engine');
       } else if (lane.k === 'e') lines.push(lane.engine >= 0 ? ENGINES[lane.engine] + ' engine busy (union of its ops)' : 'busy (union of its records)');
       else lines.push(clip(names[lane.name[i]] || '', 2000));
-      lines.push(at(lane.s[i]) + ', ' + fmt(lane.e[i] - lane.s[i]) + ' \u00b7 ' + lane.label);
+      lines.push(atO(lane.s[i]) + ', ' + fmt(lane.e[i] - lane.s[i]) + ' \u00b7 ' + lane.label);
       if (lane.corr && lane.corr[i]) lines.push('correlation ' + lane.corr[i]);
       var p = partner(lane, i);
       if (p) {
         var pl = lanes[p[0]];
         var where = pl.k === 'a' ? headerOf(p[0]) : pl.label;
-        lines.push((lane.k === 'a' ? 'launched ' + display(labels[pl.name[p[1]] * 6]) : 'launched by ' + display(pl.name[p[1]])) + ' on ' + where + ' at ' + at(pl.s[p[1]]));
+        lines.push((lane.k === 'a' ? 'launched ' + display(labels[pl.name[p[1]] * 6]) : 'launched by ' + display(pl.name[p[1]])) + ' on ' + where + ' at ' + atO(pl.s[p[1]]));
       }
       return { lines: lines, partner: p };
     }

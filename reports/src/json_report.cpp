@@ -230,7 +230,8 @@ Json jobToJson(const JobAnalysis& job) {
                      {"comm_busy_ns", r.comm_busy_ns}, {"comm_exposed_ns", r.comm_exposed_ns},
                      {"idle_ns", r.idle_ns}, {"collectives", r.collectives},
                      {"arrived_last", r.arrived_last},
-                     {"clock_offset_ns", i < job.clock_offsets.size() ? job.clock_offsets[i] : 0}});
+                     {"clock_offset_ns", i < job.clock_offsets.size() ? job.clock_offsets[i] : 0},
+                     {"comm_peer_wait_ns", r.comm_peer_wait_ns}});
   }
   Json skews = Json::array();
   for (const MatchedCollective& m : job.largest_skews) {

@@ -71,7 +71,6 @@ void appendKernelSummary(std::string& out, const std::vector<KernelSummary>& ker
 }
 
 void appendGaps(std::string& out, const DeviceReport& device, const TraceReport& trace) {
-  const Ns origin = render::deviceWindow(trace, device.metrics.device_id).start;
   const GapAnalysis& gaps = device.gaps;
   fmt::format_to(std::back_inserter(out), "**Idle gaps ≥ {}:** {} gaps, {} in total.\n\n",
                  formatDuration(gaps.threshold_ns), gaps.count, formatDuration(gaps.time_ns));
@@ -88,8 +87,8 @@ void appendGaps(std::string& out, const DeviceReport& device, const TraceReport&
   out += "Largest gaps:\n\n| at | length | cause | before | after | call |\n"
          "| --- | --- | --- | --- | --- | --- |\n";
   for (const IdleGap& gap : gaps.largest) {
-    fmt::format_to(std::back_inserter(out), "| +{} | {} | {} | {} | {} | {} |\n",
-                   formatDuration(gap.start - origin),
+    fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {} | {} |\n",
+                   render::relativeTime(trace, gap.start),
                    formatDuration(gap.duration()), render::describeGapCauses(gap),
                    escapeMarkdown(render::describeOp(trace.trace, gap.prev_op)),
                    escapeMarkdown(render::describeOp(trace.trace, gap.next_op)),
@@ -111,7 +110,7 @@ void appendFinding(std::string& out, const TraceReport& trace, const Finding& fi
   for (const Evidence& e : finding.evidence) {
     fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {} |\n", escapeMarkdown(e.api),
                    render::correlationCell(e), e.has_stream ? std::to_string(e.stream_id) : "",
-                   render::evidenceTime(trace, finding, e.time),
+                   render::relativeTime(trace, e.time),
                    escapeMarkdown(e.detail));
   }
   out += "\n";
@@ -124,7 +123,7 @@ void appendRangeInstances(std::string& out, const TraceReport& trace) {
   for (const RangeInstance& instance : trace.range_instances) {
     for (const DeviceReport& device : instance.devices) {
       fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {:.3f} | {} | {} |\n",
-                     escapeMarkdown(instance.name), instance.start,
+                     escapeMarkdown(instance.name), render::relativeTime(trace, instance.start),
                      formatDuration(instance.end - instance.start), device.metrics.device_id,
                      device.metrics.overlap_ratio,
                      formatPercent(device.metrics.copy_hidden_fraction), instance.findings.size());

@@ -164,11 +164,10 @@ TimeWindow deviceWindow(const TraceReport& trace, std::uint16_t device_id) {
   return window.value_or(TimeWindow{});
 }
 
-std::string evidenceTime(const TraceReport& trace, const Finding& finding, Ns time) {
-  const TimeWindow window = deviceWindow(trace, finding.device_id);
-  if (window.end <= window.start) return fmt::format("{} ns", time);
-  const Ns offset = time - window.start;
-  return (offset >= 0 ? "+" : "") + units::formatDuration(offset);
+std::string relativeTime(const TraceReport& trace, Ns time) {
+  if (trace.first_op_start <= 0) return fmt::format("{} ns", time);
+  const Ns offset = time - trace.first_op_start;
+  return (offset >= 0 ? "+" : "-") + units::formatDuration(offset >= 0 ? offset : -offset);
 }
 
 std::vector<const Finding*> findingsWorstFirst(const std::vector<Finding>& findings) {
@@ -205,6 +204,11 @@ std::string unchargedNote(const Finding& finding) {
     parts.push_back(fmt::format("{} is already charged to {}", units::formatDuration(finding.charged_elsewhere_ns),
                                 finding.charged_to.empty() ? std::string("other findings")
                                                            : fmt::format("{}", fmt::join(finding.charged_to, ", "))));
+  }
+  if (finding.beyond_region_ns > 0) {
+    parts.push_back(fmt::format("{} lies beyond the time it is charged for (time other findings hold, "
+                                "or that no finding names), so it is not charged again",
+                                units::formatDuration(finding.beyond_region_ns)));
   }
   if (finding.beyond_explainable_ns > 0) {
     parts.push_back(fmt::format("{} is more than the span still exceeded its packed bound",

@@ -57,9 +57,12 @@ struct TimeWindow {
 };
 TimeWindow deviceWindow(const TraceReport& trace, std::uint16_t device_id);
 
-// A time in a finding's evidence as an offset from the start of its device's activity
-// ("+5.2 µs"), like the gaps; the raw timestamp in ns when the device is not in the report.
-std::string evidenceTime(const TraceReport& trace, const Finding& finding, Ns time);
+// A time as every report prints it: an offset from the trace's one stated origin, its first GPU op
+// on any device (TraceReport::first_op_start, timeBaseLine): "+5.2 µs", "-3.0 ms" for host events
+// before it. Gaps, evidence, range instances, the steady state and every device, whole run or
+// steady state, count from it, so the same event reads the same everywhere and `--window +T:+U`
+// lands where the reports say. The raw timestamp in ns when the trace has no GPU op.
+std::string relativeTime(const TraceReport& trace, Ns time);
 
 // An evidence's correlation id for a table cell: empty for evidence without a call (host code),
 // whose id is 0 (CUPTI's start at 1).

@@ -3,17 +3,13 @@
 #include <fmt/format.h>
 
 #include "cuoverlap/units.h"
+#include "render_common.h"
 
 namespace cuoverlap::render {
 namespace {
 
 using units::formatDuration;
 using units::formatPercent;
-
-std::string relative(const TraceReport& trace, Ns time) {
-  const Ns offset = time - trace.first_op_start;
-  return (offset >= 0 ? "+" : "-") + formatDuration(offset >= 0 ? offset : -offset);
-}
 
 std::string durationSpreadText(const DurationSpread& d) {
   return fmt::format("median {}, p10 {}, p90 {}, max {}", formatDuration(d.median),
@@ -46,10 +42,7 @@ std::string captureWindowLine(const TraceReport& trace) {
   std::string when;
   if (c.close_ns > c.open_ns && c.open_ns > 0) {
     when = fmt::format(" (open {}", formatDuration(c.close_ns - c.open_ns));
-    if (trace.first_op_start > 0) {
-      const Ns from = c.open_ns - trace.first_op_start;
-      when += fmt::format(", from {}{}", from < 0 ? "-" : "+", formatDuration(from < 0 ? -from : from));
-    }
+    if (trace.first_op_start > 0) when += ", from " + relativeTime(trace, c.open_ns);
     when += ")";
   }
   return fmt::format("trace is a capture window: {}{}; nothing outside it was recorded", c.spec, when);
@@ -81,7 +74,7 @@ std::vector<std::string> rangeSummaryLines(const TraceReport& trace) {
   }
   std::vector<std::string> slow;
   for (const RangeInstanceRef& r : s.slowest) {
-    slow.push_back(fmt::format("{} at {} ({})", r.name, relative(trace, r.start),
+    slow.push_back(fmt::format("{} at {} ({})", r.name, relativeTime(trace, r.start),
                                formatDuration(r.end - r.start)));
   }
   lines.push_back("slowest: " + fmt::format("{}", fmt::join(slow, "; ")));
@@ -120,7 +113,7 @@ std::vector<std::string> steadyStateLines(const TraceReport& trace) {
       "steady state: {} iterations from {}{}, {} to {} ({})", s.iterations, s.source,
       s.warmup_dropped ? fmt::format(" after {} warm-up iteration(s) dropped", s.warmup_dropped)
                        : std::string(" (no warm-up iteration dropped)"),
-      relative(trace, s.start), relative(trace, s.end), formatDuration(s.end - s.start)));
+      relativeTime(trace, s.start), relativeTime(trace, s.end), formatDuration(s.end - s.start)));
   lines.push_back(fmt::format("  covers {} of the run's GPU busy time", formatPercent(s.busy_share)));
   lines.push_back("  iteration period (GPU start to the next's): " + durationSpreadText(s.iteration_ns));
   if (s.host_range_ns) {

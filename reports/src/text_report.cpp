@@ -138,7 +138,7 @@ void renderConcurrency(const DeviceMetrics& m, std::ostream& out) {
   renderList("  concurrency ", items, out);
 }
 
-void renderGaps(const GapAnalysis& gaps, Ns origin, std::ostream& out) {
+void renderGaps(const TraceReport& trace, const GapAnalysis& gaps, std::ostream& out) {
   out << fmt::format("  idle gaps   {} of at least {}, {} in total\n", gaps.count,
                      formatDuration(gaps.threshold_ns), formatDuration(gaps.time_ns));
   for (const GapCauseTotal& t : gaps.totals) {
@@ -147,7 +147,7 @@ void renderGaps(const GapAnalysis& gaps, Ns origin, std::ostream& out) {
   }
   if (!gaps.largest.empty()) out << "    largest:\n";
   for (const IdleGap& g : gaps.largest) {
-    out << fmt::format("      at +{:<12} {:>12}  {}\n", formatDuration(g.start - origin),
+    out << fmt::format("      at {:<13} {:>12}  {}\n", render::relativeTime(trace, g.start),
                        formatDuration(g.duration()), render::describeGapCauses(g));
   }
 }
@@ -168,7 +168,7 @@ void renderKernelSummary(const std::vector<KernelSummary>& kernels, std::ostream
   }
 }
 
-void renderDevice(const DeviceReport& device, std::ostream& out) {
+void renderDevice(const TraceReport& trace, const DeviceReport& device, std::ostream& out) {
   const DeviceMetrics& m = device.metrics;
   out << fmt::format("device {}{}{}\n", m.device_id, m.name.empty() ? "" : ": ",
                      render::inert(m.name));
@@ -202,7 +202,7 @@ void renderDevice(const DeviceReport& device, std::ostream& out) {
                      formatDuration(device.explained.explainable_ns),
                      formatPercent(device.explained.fraction),
                      render::idealReductionNote(device.explained));
-  renderGaps(device.gaps, m.first_start, out);
+  renderGaps(trace, device.gaps, out);
 }
 
 void renderFinding(const TraceReport& trace, const Finding& f, std::ostream& out) {
@@ -213,7 +213,7 @@ void renderFinding(const TraceReport& trace, const Finding& f, std::ostream& out
     // Host code and other evidence without a call has no correlation id (CUPTI's start at 1).
     std::string ids = e.correlation_id != 0 ? fmt::format("correlation {}", e.correlation_id) : "";
     if (e.has_stream) ids += fmt::format("{}stream {}", ids.empty() ? "" : ", ", e.stream_id);
-    out << fmt::format("      - at {}: {}{}{}{}\n", render::evidenceTime(trace, f, e.time),
+    out << fmt::format("      - at {}: {}{}{}{}\n", render::relativeTime(trace, e.time),
                        render::inert(e.api), ids.empty() ? "" : " (" + ids + ")",
                        e.detail.empty() ? "" : ": ", render::inert(e.detail));
   }
@@ -240,18 +240,19 @@ void renderTrace(const TraceReport& trace, std::ostream& out) {
   for (const std::string& line : render::steadyStateLines(trace)) out << line << '\n';
   if (render::hasSeparateSteadyState(trace)) {
     out << "-- steady state\n";
-    for (const DeviceReport& device : trace.steady_state->devices) renderDevice(device, out);
+    for (const DeviceReport& device : trace.steady_state->devices) renderDevice(trace, device, out);
     renderFindings(trace, trace.steady_state->findings, out);
     out << "-- whole run\n";
   }
   if (trace.devices.empty()) out << "no GPU activity in scope\n";
-  for (const DeviceReport& device : trace.devices) renderDevice(device, out);
+  for (const DeviceReport& device : trace.devices) renderDevice(trace, device, out);
   for (const std::string& line : render::unifiedMemoryLines(trace)) out << line << '\n';
   renderFindings(trace, trace.findings, out);
   for (const RangeInstance& range : trace.range_instances) {
-    out << fmt::format("range \"{}\" [{} .. {}] ({})\n", render::inert(range.name), range.start, range.end,
+    out << fmt::format("range \"{}\" {} to {} ({})\n", render::inert(range.name),
+                       render::relativeTime(trace, range.start), render::relativeTime(trace, range.end),
                        formatDuration(range.end - range.start));
-    for (const DeviceReport& device : range.devices) renderDevice(device, out);
+    for (const DeviceReport& device : range.devices) renderDevice(trace, device, out);
     renderFindings(trace, range.findings, out);
   }
 }
@@ -277,13 +278,23 @@ void renderJob(const JobAnalysis& job, std::ostream& out) {
                        m.type, m.sequence + 1, m.stream + 1, formatDuration(m.skew_ns), m.first_rank,
                        m.last_rank);
   }
+  // Job times are on the job's axis (the first rank's clock, docs/metrics.md "Clocks"), counted
+  // from the job's first GPU op, stated once.
+  Ns origin = job.ranks.empty() ? 0 : job.ranks.front().first_start;
+  for (const RankRow& r : job.ranks) origin = std::min(origin, r.first_start);
+  if (!job.findings.empty()) {
+    out << fmt::format("  job times are relative to the job's first GPU op, at {} ns on rank {}'s clock\n",
+                       origin, job.ranks.front().rank);
+  }
   out << (job.findings.empty() ? "job findings: none\n" : "job findings:\n");
   for (const Finding& f : job.findings) {
     out << fmt::format("  [{}] {} (device {}): {}\n", severityName(f.severity), f.id, f.device_id,
                        f.summary);
     out << fmt::format("      {} occurrence(s), about {} lost\n", f.count, formatDuration(f.time_ns));
     for (const Evidence& e : f.evidence) {
-      out << fmt::format("      - at {} ns: {} (stream {}): {}\n", e.time, e.api, e.stream_id, e.detail);
+      const Ns at = e.time - origin;
+      out << fmt::format("      - at {}{}: {} (stream {}): {}\n", at < 0 ? "-" : "+",
+                         formatDuration(at < 0 ? -at : at), e.api, e.stream_id, e.detail);
     }
     if (!f.advice.empty()) out << "      fix: " << f.advice << '\n';
   }

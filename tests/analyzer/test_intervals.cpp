@@ -30,6 +30,19 @@ TEST_CASE("intersectionOf keeps only common time", "[intervals]") {
   REQUIRE(cuoverlap::intersectionOf({{0, 10}}, {{10, 20}}).empty());  // touching is not overlap
 }
 
+TEST_CASE("differenceOf keeps the time of the first set outside the second", "[intervals]") {
+  const std::vector<Interval> a = {{0, 10}, {20, 30}, {40, 50}};
+  const std::vector<Interval> b = {{5, 22}, {24, 26}, {28, 45}, {60, 70}};
+  const std::vector<Interval> expected = {{0, 5}, {22, 24}, {26, 28}, {45, 50}};
+  using cuoverlap::differenceOf;
+  CHECK(differenceOf(a, b) == expected);
+  CHECK(differenceOf(a, {}) == a);
+  CHECK(differenceOf({}, b).empty());
+  CHECK(differenceOf({{0, 10}}, {{0, 10}}).empty());
+  CHECK(cuoverlap::totalLength(differenceOf(a, b)) + cuoverlap::totalLength(cuoverlap::intersectionOf(a, b)) ==
+        cuoverlap::totalLength(a));
+}
+
 TEST_CASE("UnionLength streams the union length", "[intervals]") {
   UnionLength u;
   REQUIRE(u.length() == 0);

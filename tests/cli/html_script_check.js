@@ -17,12 +17,12 @@ function el(props) {
   return e;
 }
 const tls = [];
-const re = /<div class="tl" id="([^"]*)"[^>]*data-axis="([^"]*)" data-span="([^"]*)"(?: data-steady="([^"]*)")?[^>]*>/g;
+const re = /<div class="tl" id="([^"]*)"[^>]*data-axis="([^"]*)" data-span="([^"]*)" data-origin="(-?\d+)"(?: data-steady="([^"]*)")?[^>]*>/g;
 let m;
 while ((m = re.exec(html))) {
   const tl = el({ id: m[1] });
-  tl.dataset = { axis: m[2], span: m[3], labels: '' };
-  if (m[4]) tl.dataset.steady = m[4];
+  tl.dataset = { axis: m[2], span: m[3], origin: m[4], labels: '' };
+  if (m[5]) tl.dataset.steady = m[5];
   const canvas = el({}), main = el({}), tip = el({}), view = el({}), buttons = [];
   tl.children.push(canvas);
   const lanes = [];
@@ -72,10 +72,19 @@ v = view();
 assert.ok(key('s') && view()[1] - view()[0] > v[1] - v[0], 'S zooms out');
 assert.ok(key('0') && view()[0] === 0 && view()[1] === 1, '0 shows the whole run');
 assert.ok(!key('q'), 'other keys are left alone');
-// A gap table's link (its text is the gap's start, "+1.234 ms").
-const jump = [...html.matchAll(/<a class="jump" href="#([^"]*)" data-tl="[^"]*" data-t0="(\d+)" data-t1="(\d+)" title="show on the timeline">\+/g)]
+// The axis labels count from the trace's stated origin, as the tables do: the view's text says
+// where the whole run starts on that base.
+const origin = Number(tl.dataset.origin);
+const start = tl.querySelector('.tl-view').textContent.match(/^showing ([+\u2212])?([0-9.]+) ?(\S*)/);
+assert.ok(start, 'the view says what it shows: ' + tl.querySelector('.tl-view').textContent);
+assert.strictEqual(start[1] === '\u2212', origin > 0, 'the run starts before the origin exactly when the origin is inside the axis');
+// A gap table's link (its text is the gap's start, "+1.234 ms", from the same origin).
+const jump = [...html.matchAll(/<a class="jump" href="#([^"]*)" data-tl="[^"]*" data-t0="(\d+)" data-t1="(\d+)" title="show on the timeline">\+([0-9.]+) (ns|µs|ms|s)</g)]
   .find((j) => j[2] !== j[3]);
 assert.ok(jump, 'the report has a gap link');
+const unit = { ns: 1, 'µs': 1e3, ms: 1e6, s: 1e9 }[jump[5]];
+assert.ok(Math.abs(Number(jump[4]) * unit - (Number(jump[2]) - origin)) <= unit * 1e-3,
+  'the table time and the axis place of a gap agree: ' + jump[4] + ' ' + jump[5] + ' at ' + jump[2] + ' - ' + origin);
 const link = { dataset: { tl: jump[1], t0: jump[2], t1: jump[3] } };
 tl.blur(); prevented = false;
 document.listeners.click[0]({ target: { closest: () => link }, preventDefault() { prevented = true; } });

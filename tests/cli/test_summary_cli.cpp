@@ -59,8 +59,8 @@ TEST_CASE("summaries: another format version and a truncated file are refused by
   REQUIRE(runCli("analyze" + joined(job)).exit_code == 0);
   const std::string other = tempTracePath("other_version.cosum");
   fs::copy_file(job[1], other);
-  execSql(other, "UPDATE summary_meta SET value = 'cuoverlap.summary/2' WHERE key = 'format'");
-  requireRefused("analyze " + job[0] + " " + other, {other}, "format 'cuoverlap.summary/2'");
+  execSql(other, "UPDATE summary_meta SET value = 'cuoverlap.summary/1' WHERE key = 'format'");  // older
+  requireRefused("analyze " + job[0] + " " + other, {other}, "format 'cuoverlap.summary/1'");
 
   const std::string bytes = readFile(job[1]);
   for (const std::size_t keep : {bytes.size() / 2, bytes.size() - 4096, std::size_t{100}}) {

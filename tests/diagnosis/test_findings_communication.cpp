@@ -60,6 +60,29 @@ TEST_CASE("one all-reduce after backward, released by the last kernel, is expose
   CHECK(serialized->evidence.at(0).detail.find("AllReduce f32 waited for kernel k on stream 13; then 400.0 µs ran alone") != std::string::npos);
 }
 
+TEST_CASE("exposed-communication's advice fits the collective: buckets only for all-reduces") {
+  // Issue 21: an exposed all-to-all was advised DDP's bucket_cap_mb. NCCL runs all-to-all (and
+  // pipeline parallelism's sends) as SendRecv kernels; FSDP's collectives are all-gathers and
+  // reduce-scatters.
+  const std::pair<const char*, const char*> cases[] = {
+      {kAllReduce, "bucket_cap_mb"},
+      {"ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "All-to-all and send/receive"},
+      {"ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "forward_prefetch"}};
+  for (const auto& [kernel, advice] : cases) {
+    INFO(kernel);
+    TraceBuilder b;
+    backward(b);
+    allReduce(b, 30, 1002, 1402).name = b.intern(kernel);
+    b.launch(13, 31, 32, 1405, 1450);
+    const auto findings = findingsOf(b.build());
+    const Finding* exposed = findingById(findings, "exposed-communication");
+    REQUIRE(exposed != nullptr);
+    CHECK(exposed->advice.find(advice) != std::string::npos);
+    if (std::string(advice) != "bucket_cap_mb") CHECK(exposed->advice.find("bucket_cap_mb") == std::string::npos);
+    CHECK(exposed->advice.find("separate high-priority stream") != std::string::npos);  // any collective
+  }
+}
+
 TEST_CASE("an all-reduce queued behind compute on the same stream is serialized") {
   TraceBuilder b;
   backward(b);

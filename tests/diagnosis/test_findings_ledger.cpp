@@ -11,6 +11,7 @@
 
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/reader.h"
+#include "diagnosis/cost_ledger.h"
 #include "diagnosis/device_view.h"
 #include "diagnosis/finding_builder.h"
 #include "findings_test_util.h"
@@ -49,7 +50,8 @@ void checkLedger(const TraceReport& report) {
       CHECK(f.ideal_reduction_ns >= 0);
       CHECK(charged <= f.estimated_ns);
       // What the rule found and was not charged is accounted for (reports print where it went).
-      CHECK(charged + f.charged_elsewhere_ns + f.beyond_explainable_ns == f.estimated_ns);
+      CHECK(charged + f.charged_elsewhere_ns + f.beyond_region_ns + f.beyond_explainable_ns ==
+            f.estimated_ns);
       CHECK((f.charged_to.empty() || f.charged_elsewhere_ns > 0));
       sum += charged;
       lower_ideal += f.ideal_reduction_ns;
@@ -331,6 +333,87 @@ TEST_CASE("a finding's examples are its most costly instances, however many came
   std::vector<std::string> shown;
   for (const Evidence& e : finding->evidence) shown.push_back(e.detail);
   CHECK(shown == std::vector<std::string>{"17", "34", "51", "68", "85"});
+}
+
+}  // namespace
+}  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+// A finding for the ledger: `estimate` over `region` (µs).
+Finding ledgerFinding(const std::string& id, Ns estimate, std::vector<std::pair<double, double>> region) {
+  Finding f;
+  f.id = id;
+  f.estimated_ns = estimate;
+  for (const auto& [from, to] : region) f.cost_region.emplace_back(test::TraceBuilder::ns(from), test::TraceBuilder::ns(to));
+  return f;
+}
+
+// Kernels [1, 100), [200, 300), [400, 500) µs: idle [100, 200) and [300, 400), 200 µs in all.
+Trace twoGaps() {
+  test::TraceBuilder b;
+  b.kernel(13, 1, 100).grid_blocks = 132 * 8;
+  b.kernel(13, 200, 300).grid_blocks = 132 * 8;
+  b.kernel(13, 400, 500).grid_blocks = 132 * 8;
+  return b.build();
+}
+
+TEST_CASE("ledger: a what-if saving beyond its own stretches is never charged twice") {
+  // The double charge of issue 21 (blocking-sync-call and host-busy claiming 71.4 ms of a device's
+  // 59.1 ms of idle time): a synchronize whose what-if saving (150 µs: the host's own work after
+  // it starts sooner too) is larger than the idle stretch it names (50 µs after its drain), and
+  // host-busy naming the host's own work in both gaps (150 µs). The synchronize is charged first;
+  // what its stretch cannot hold takes idle time no finding holds yet, so host-busy keeps only the
+  // rest and together they never claim more than the 200 µs of idle.
+  const Trace trace = twoGaps();
+  const diagnosis::DeviceView view(trace, Scope{}, 0);
+  std::vector<Finding> findings = {
+      ledgerFinding("host-busy", 150 * test::kUs, {{150, 200}, {300, 400}}),
+      ledgerFinding("blocking-sync-call", 150 * test::kUs, {{100, 150}})};
+  const FindingsExplained explained = diagnosis::chargeFindings(view, findings);
+  const Finding* sync = findingById(findings, "blocking-sync-call");
+  const Finding* busy = findingById(findings, "host-busy");
+  REQUIRE(sync != nullptr);
+  REQUIRE(busy != nullptr);
+  CHECK(sync->time_ns == 150 * test::kUs);  // 50 µs in its stretch, 100 µs in host-busy's
+  CHECK(busy->time_ns == 50 * test::kUs);
+  CHECK(sync->time_ns + busy->time_ns <= 200 * test::kUs);  // the device's idle time
+  CHECK(explained.explained_ns == 200 * test::kUs);
+  // The rest of host-busy's estimate is said to be charged to the synchronize.
+  CHECK(busy->charged_elsewhere_ns + busy->time_ns == busy->estimated_ns);
+  CHECK(busy->charged_to == std::vector<std::string>{"blocking-sync-call"});
+}
+
+TEST_CASE("ledger: what no free device time can hold is not charged") {
+  // Small kernels (the packed bound is the longest, 100 µs: 399 µs explainable). Two findings
+  // hold [100, 500) between them, for 100 µs each; a third estimates 400 µs over [1, 50): it is
+  // capped at the 199 µs still explainable, holds its 49 µs and the 50 µs no finding holds
+  // ([50, 100)), and the remaining 100 µs would charge held time twice: not charged, and said.
+  test::TraceBuilder b;
+  for (const auto& [from, to] : {std::pair{1.0, 100.0}, {200.0, 300.0}, {400.0, 500.0}}) {
+    b.kernel(13, from, to).grid_blocks = 8;
+  }
+  const Trace trace = b.build();
+  const diagnosis::DeviceView view(trace, Scope{}, 0);
+  std::vector<Finding> findings = {
+      ledgerFinding("blocking-sync-call", 100 * test::kUs, {{100, 300}}),
+      ledgerFinding("host-busy", 100 * test::kUs, {{300, 500}}),
+      ledgerFinding("low-overlap", 400 * test::kUs, {{1, 50}})};
+  const FindingsExplained explained = diagnosis::chargeFindings(view, findings);
+  REQUIRE(explained.explainable_ns == 399 * test::kUs);
+  Ns sum = 0;
+  for (const Finding& f : findings) {
+    sum += f.time_ns;
+    CHECK(f.time_ns + f.charged_elsewhere_ns + f.beyond_region_ns + f.beyond_explainable_ns == f.estimated_ns);
+  }
+  const Finding* summary = findingById(findings, "low-overlap");
+  REQUIRE(summary != nullptr);
+  CHECK(summary->beyond_explainable_ns == 201 * test::kUs);
+  CHECK(summary->time_ns == 99 * test::kUs);
+  CHECK(summary->beyond_region_ns == 100 * test::kUs);
+  CHECK(sum == 299 * test::kUs);  // [1, 500) less the 200 µs the first two hold but did not charge
+  CHECK(explained.explained_ns == sum);
 }
 
 }  // namespace

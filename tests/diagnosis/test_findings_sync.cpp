@@ -70,6 +70,31 @@ TEST_CASE("sync-memcpy fires for a cudaMemcpy between GPU work with the idle aft
   CHECK(f->evidence.at(0).api == "cudaMemcpy");
 }
 
+TEST_CASE("sync-memcpy is not charged for a gap that began after its call returned") {
+  // Issue 21: a cudaMemcpy that returned 1.5 ms before a gap was charged for it. Here its call
+  // returns at 120 µs while another stream's kernel keeps the device busy until 500 µs; the host
+  // then runs its own code until 2000 µs. The gap [500, 2005) is not the copy's.
+  for (const double kernel_end : {500.0, 115.0}) {
+    INFO("the other stream's kernel ends at " << kernel_end << " µs");
+    TraceBuilder b;
+    b.addStream(16, StreamFlag::kNonBlocking);
+    b.launch(13, 0, 2, 5, kernel_end);
+    b.copyCall("cudaMemcpy_v3020", 16, 10, 120, 20, 110, CopyKind::kDtoH);
+    b.launch(13, 2000, 2002, 2005, 2100);
+    const auto findings = findingsOf(b.build());
+    const Finding* f = findingById(findings, "sync-memcpy");
+    if (kernel_end > 120) {
+      CHECK(f == nullptr);  // returned while the device was busy: no idle of its own
+      const Finding* busy = findingById(findings, "host-busy");
+      REQUIRE(busy != nullptr);
+      CHECK(busy->time_ns == 1'500'000);  // the host's own code, [500, 2000): all of it
+    } else {
+      REQUIRE(f != nullptr);  // returned into the idle it left: charged, at most lead + drain
+      CHECK(f->count == 1);
+    }
+  }
+}
+
 TEST_CASE("sync-memcpy does not fire for the first or last op, nor for async copies") {
   TraceBuilder b;
   b.copyCall("cudaMemcpy_v3020", kNullStream, 0, 52, 5, 50, CopyKind::kHtoD);

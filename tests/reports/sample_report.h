@@ -133,6 +133,7 @@ inline TraceReport makeSampleTraceReport(const Trace& trace) {
   report.path = trace.path;
   report.source = trace.source;
   report.trace = &trace;
+  report.first_op_start = 10'000;  // the kernel: the base of every "+" time
   report.devices = {makeSampleDeviceReport()};
   report.findings = {makeFinding("legacy-default-stream", Severity::kWarning, 5'000, 1),
                      makeFinding("sync-memset", Severity::kError, 1'000, 2)};

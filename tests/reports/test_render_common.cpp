@@ -19,11 +19,24 @@ TEST_CASE("ops, calls and evidence times are described for tables", "[render]") 
   CHECK(render::describeOp(trace.get(), 7).empty());
   CHECK(render::describeOp(nullptr, 0).empty());
   CHECK(render::describeCall(trace.get(), 0) == "cudaLaunchKernel (correlation 101)");
-  const TraceReport report = test::makeSampleTraceReport(*trace);
-  CHECK(render::evidenceTime(report, report.findings[0], 140'000) == "+130.0 µs");
-  Finding other_device = report.findings[0];
-  other_device.device_id = 5;
-  CHECK(render::evidenceTime(report, other_device, 140'000) == "140000 ns");
+  TraceReport report = test::makeSampleTraceReport(*trace);
+  CHECK(render::relativeTime(report, 140'000) == "+130.0 µs");
+  CHECK(render::relativeTime(report, 7'000) == "-3.0 µs");  // a host call before the first op
+  // Without a first GPU op there is no origin: the raw timestamp.
+  report.first_op_start = 0;
+  CHECK(render::relativeTime(report, 140'000) == "140000 ns");
+}
+
+TEST_CASE("every device and the steady state count times from the trace's one origin", "[render]") {
+  // Device 1 starts 478 ms after device 0; its times used to count from its own first op.
+  const auto trace = test::makeSampleTrace();
+  TraceReport report = test::makeSampleTraceReport(*trace);
+  DeviceReport late = test::makeSampleDeviceReport();
+  late.metrics.device_id = 1;
+  late.metrics.first_start = 478'000'000;
+  late.metrics.last_end = 479'000'000;
+  report.devices.push_back(late);
+  CHECK(render::relativeTime(report, 478'500'000) == "+478.490 ms");
 }
 
 TEST_CASE("a device's window spans its range instances when the report is per range", "[render]") {
@@ -44,5 +57,6 @@ TEST_CASE("a device's window spans its range instances when the report is per ra
   report.devices[0].metrics.last_end = 0;
   CHECK(render::deviceWindow(report, 0).start == 20'000);
   CHECK(render::deviceWindow(report, 0).end == 70'000);
-  CHECK(render::evidenceTime(report, report.findings[0], 25'000) == "+5.0 µs");
+  report.first_op_start = 20'000;
+  CHECK(render::relativeTime(report, 25'000) == "+5.0 µs");
 }

@@ -29,6 +29,9 @@ std::vector<Interval> unionOf(std::vector<Interval> intervals);
 // Intersection of two unions (each sorted and disjoint, as unionOf returns).
 std::vector<Interval> intersectionOf(const std::vector<Interval>& a, const std::vector<Interval>& b);
 
+// The time of `a` outside `b` (each sorted and disjoint, as unionOf returns).
+std::vector<Interval> differenceOf(const std::vector<Interval>& a, const std::vector<Interval>& b);
+
 // Total length of sorted disjoint intervals.
 Ns totalLength(const std::vector<Interval>& disjoint);
 

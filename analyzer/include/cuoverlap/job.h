@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cuoverlap/analysis.h"
+#include "cuoverlap/intervals.h"
 #include "cuoverlap/report.h"
 
 namespace cuoverlap {
@@ -33,6 +34,9 @@ struct RankCollective {
   Ns end = 0;
   std::string type;  // "AllReduce", ... (collective_name.cpp); the kernel name when not NCCL's
   CollectiveWindow before;
+  // Its exposed pieces (no compute kernel of the rank beside it), as offsets from `start`, in
+  // order: how much of a wait for a late peer at its start was exposed (peer_wait.h).
+  std::vector<Interval> exposed;
 };
 
 // The communication kernels of one stream of a rank, in start order.
@@ -67,6 +71,9 @@ struct RankTimeline {
   std::string host;
   std::uint16_t device_id = 0;
   DeviceMetrics metrics;             // the rank's own ops on that device
+  // The trace report's steady-state window on the rank's own clock, when it has one: the job
+  // tells the steady-state findings apart from the whole run's (peer_wait.h).
+  std::optional<Interval> steady_window;
   std::vector<RankStream> streams;   // communication streams, by first collective start
   std::shared_ptr<CollectiveReader> reader;  // null: the streams hold their collectives
 };

@@ -134,6 +134,9 @@ struct Finding {
   Ns charged_elsewhere_ns = 0;
   std::vector<std::string> charged_to{};
   Ns beyond_explainable_ns = 0;
+  // The part that neither its own stretches nor device time no finding held could take:
+  // charging it would charge some nanosecond twice (docs/findings.md, "The cost ledger").
+  Ns beyond_region_ns = 0;
   // What the finding's fix alone saves, where the rule prices its fix apart from the lost time it
   // attributes (host-busy: the device idled while the host ran its own code, but overlapping that
   // work with the GPU's saves only as much as there was GPU work to hide it under); -1: the fix
@@ -325,6 +328,12 @@ struct RankRow {
   std::uint64_t arrived_last = 0;   // matched collectives this rank started last (skew >= 10 µs)
   Ns first_start = 0;               // on the job's time axis (clock offset applied)
   Ns last_end = 0;
+  // Exposed communication time this rank spent at the start of matched collectives waiting for
+  // a later peer to start them (skew: rank-straggler's, not communication), whole run and
+  // steady state; left out of its exposed-communication finding (docs/findings.md).
+  Ns comm_peer_wait_ns = 0;
+  Ns comm_peer_wait_steady_ns = 0;
+  std::size_t file_index = 0;       // the file (Report::traces) it came from; not in JSON
   // Its collectives on the job's time axis, intervals closer than 1/1500 of the job's length
   // merged (what a timeline can draw; not in JSON).
   std::vector<std::pair<Ns, Ns>> communication_blocks;

@@ -20,7 +20,7 @@
 
 namespace cuoverlap {
 
-inline constexpr std::string_view kSummaryFormatId = "cuoverlap.summary/1";
+inline constexpr std::string_view kSummaryFormatId = "cuoverlap.summary/2";
 inline constexpr std::string_view kSummaryExtension = schema::kSummaryExtension;
 
 // The options a report depends on, as one string: a summary made with other options than the

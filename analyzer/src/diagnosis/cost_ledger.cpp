@@ -43,6 +43,39 @@ Severity severityFor(const Finding& finding, Ns charged, Ns span) {
              : Severity::kWarning;
 }
 
+// `amount` of the time `free` (sorted, disjoint), taken where lost time lies first: the device's
+// idle time in it, then its busy time (overlap a fix would add), each stretch of a kind giving the
+// same share of its length (from its start). A fix gains time first where the device waited:
+// work that starts earlier fills the idle stretch in front of it before it can run beside busy work.
+std::vector<Interval> placeCharge(const DeviceView& view, const std::vector<Interval>& free, Ns amount) {
+  std::vector<Interval> idle = intersectionOf(free, view.idle());
+  std::vector<Interval> busy = differenceOf(free, idle);
+  std::vector<Interval> placed;
+  for (const std::vector<Interval>* kind : {&idle, &busy}) {
+    const Ns length = totalLength(*kind);
+    if (amount <= 0 || length <= 0) continue;
+    const Ns wanted = std::min(amount, length);
+    const long double share = static_cast<long double>(wanted) / length;
+    std::vector<Ns> parts;
+    Ns taken = 0;
+    for (const Interval& stretch : *kind) {
+      parts.push_back(std::min(stretch.length(), static_cast<Ns>(share * stretch.length())));
+      taken += parts.back();
+    }
+    // The nanoseconds the shares rounded down, from the first stretch with room.
+    for (std::size_t i = 0; i < parts.size() && taken < wanted; ++i) {
+      const Ns more = std::min(wanted - taken, (*kind)[i].length() - parts[i]);
+      parts[i] += more;
+      taken += more;
+    }
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      if (parts[i] > 0) placed.push_back({(*kind)[i].start, (*kind)[i].start + parts[i]});
+    }
+    amount -= taken;
+  }
+  return unionOf(std::move(placed));
+}
+
 }  // namespace
 
 int ledgerRank(std::string_view id) {
@@ -94,32 +127,54 @@ FindingsExplained chargeFindings(const DeviceView& view, std::vector<Finding>& f
     return ledgerRank(a.id) < ledgerRank(b.id);
   });
   Ns left = explained.explainable_ns;
-  std::vector<Interval> charged_region;
-  std::vector<std::pair<const Finding*, std::vector<Interval>>> charged;  // for charged_to
+  // The device time held so far: earlier findings' regions, and where the part of an estimate
+  // that its own region could not hold was placed. Each nanosecond is held by one finding.
+  std::vector<Interval> held;
+  std::vector<std::pair<const Finding*, std::vector<Interval>>> holders;  // for charged_to
+  const std::vector<Interval> whole_span = {{view.spanStart(), view.spanEnd()}};
   for (Finding& finding : findings) {
     Ns charge = finding.estimated_ns;
     // A finding that estimates no saving explains none of its region: later ones keep it.
-    if (!finding.cost_region.empty() && charge > 0) {
-      std::vector<Interval> region = regionOf(finding);
-      const Ns whole = totalLength(region);
-      const Ns taken = totalLength(intersectionOf(region, charged_region));
-      if (whole > 0) {
-        charge = static_cast<Ns>(static_cast<long double>(charge) * (whole - taken) / whole);
-      }
+    if (charge <= 0) {
+      finding.time_ns = finding.ideal_reduction_ns;
+      finding.severity = severityFor(finding, finding.time_ns, span);
+      explained.ideal_reduction_ns += finding.ideal_reduction_ns;
+      continue;
+    }
+    const std::vector<Interval> region = regionOf(finding);
+    const Ns whole = totalLength(region);
+    const std::vector<Interval> open = differenceOf(region, held);
+    const Ns open_length = totalLength(open);
+    if (whole > 0) {
+      charge = static_cast<Ns>(static_cast<long double>(charge) * open_length / whole);
       finding.charged_elsewhere_ns = finding.estimated_ns - charge;
-      for (const auto& [earlier, earlier_region] : charged) {
-        if (taken > 0 && totalLength(intersectionOf(region, earlier_region)) > 0 &&
+      for (const auto& [earlier, earlier_held] : holders) {
+        if (open_length < whole && totalLength(intersectionOf(region, earlier_held)) > 0 &&
             std::find(finding.charged_to.begin(), finding.charged_to.end(), earlier->id) == finding.charged_to.end()) {
           finding.charged_to.push_back(earlier->id);
         }
       }
-      charged_region.insert(charged_region.end(), region.begin(), region.end());
-      charged_region = unionOf(std::move(charged_region));
-      charged.emplace_back(&finding, std::move(region));
     }
     finding.beyond_explainable_ns = std::max<Ns>(0, charge - left);
     charge = std::clamp<Ns>(charge, 0, left);
+    // What its own open stretches cannot hold (a what-if saving larger than the stretches the
+    // rule names, or a bare amount) is placed in device time no finding holds, idle first; what
+    // even that cannot hold is not charged: it would charge some nanosecond twice.
+    std::vector<Interval> taken = region;
+    const Ns excess = std::max<Ns>(0, charge - open_length);
+    if (excess > 0) {
+      const std::vector<Interval> unheld = differenceOf(differenceOf(whole_span, held), region);
+      std::vector<Interval> placed = placeCharge(view, unheld, excess);
+      const Ns placed_length = totalLength(placed);
+      finding.beyond_region_ns = excess - placed_length;
+      charge -= finding.beyond_region_ns;
+      taken.insert(taken.end(), placed.begin(), placed.end());
+      taken = unionOf(std::move(taken));
+    }
     left -= charge;
+    held.insert(held.end(), taken.begin(), taken.end());
+    held = unionOf(std::move(held));
+    holders.emplace_back(&finding, std::move(taken));
     finding.time_ns = charge + finding.ideal_reduction_ns;
     finding.severity = severityFor(finding, finding.time_ns, span);
     explained.ideal_reduction_ns += finding.ideal_reduction_ns;

@@ -5,13 +5,18 @@
 // caused, the stretches serialized ops were held back, the copies that could be hidden) and how
 // much a fix would save (Finding::estimated_ns). The ledger visits the device's findings in a
 // fixed order, the most specific cause first (ledgerRank), and charges each
-//   estimate x |region not yet charged| / |region|
-// (a finding whose region was explained by an earlier one keeps only the share still unexplained);
-// a finding with no region (a bare amount) is charged its estimate. Every charge is capped by
-// what is left of the device's explainable time, span - ledger ideal, so the sum of finding costs
-// never exceeds it. Severities are then recomputed from the charged cost. A fix that makes ops
-// faster (pinned instead of pageable copies) also lowers the ideal: that part of a finding's cost
-// is stated apart (Finding::ideal_reduction_ns) and added after the cap.
+//   estimate x |region not yet held| / |region|
+// (a finding whose region was explained by an earlier one keeps only the share still unexplained),
+// capped by what is left of the device's explainable time, span - ledger ideal, so the sum of
+// finding costs never exceeds it. A finding then holds its region. A charge larger than the part
+// of its region not yet held (a what-if saving that lies partly beyond the stretches the rule
+// names, as when removing synchronizes also lets the host's own work after them overlap; or a
+// bare amount, with no region) is placed for the rest in device time no finding holds, its idle
+// time first, and holds that too; what no free time can hold is not charged
+// (Finding::beyond_region_ns). So no nanosecond of the device is charged to two findings.
+// Severities are then recomputed from the charged cost. A fix that makes ops faster (pinned
+// instead of pageable copies) also lowers the ideal: that part of a finding's cost is stated
+// apart (Finding::ideal_reduction_ns) and added after the cap.
 // Definitions: docs/findings.md, "The cost ledger".
 #pragma once
 

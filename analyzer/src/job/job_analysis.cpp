@@ -6,6 +6,7 @@
 #include <set>
 
 #include "job_internal.h"
+#include "peer_wait.h"
 
 namespace cuoverlap {
 namespace {
@@ -28,6 +29,7 @@ RankRow rowOf(const RankTimeline& rank, std::int32_t number, bool from_launcher)
   row.pid = rank.pid;
   row.host = rank.host;
   row.device_id = rank.device_id;
+  row.file_index = rank.file_index;
   const DeviceMetrics& m = rank.metrics;
   row.span_ns = m.span_ns;
   row.compute_ns = m.engines.at(static_cast<std::size_t>(Engine::kCompute)).busy_ns;
@@ -152,13 +154,17 @@ std::optional<JobAnalysis> analyzeJob(std::vector<RankTimeline> ranks) {
   SkewTally skews(job);
   BlockTally blocks(ranks, job);
   job::StragglerTally straggler(ranks.size());
+  job::PeerWaitTally peer_waits(ranks, job.clock_offsets, job.ranks);
   job::CollectiveVisitor visitor;
   visitor.slice = [&](std::size_t row, const RankCollective* collectives, std::size_t count) {
     blocks.add(row, collectives, count);
   };
   visitor.match = [&](const job::Match& m) {
     skews.add(m);
-    if (m.skew >= job::kLateSkewNs) straggler.add(m);
+    if (m.skew >= job::kLateSkewNs) {
+      straggler.add(m);
+      peer_waits.add(m);
+    }
   };
   job::visitCollectives(ranks, job.clock_offsets, visitor);
   skews.finish();

@@ -72,7 +72,6 @@ class StragglerTally {
     std::size_t sequence = 0;
     std::size_t first_row = 0;
     std::string type;
-    Ns start = 0;  // the late rank's own start
   };
   struct Row {
     std::uint64_t late = 0;

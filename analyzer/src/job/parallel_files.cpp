@@ -19,6 +19,7 @@
 #include "cuoverlap/reader.h"
 #include "cuoverlap/summary.h"
 #include "job_internal.h"
+#include "peer_wait.h"
 
 namespace cuoverlap {
 namespace {
@@ -103,7 +104,12 @@ Report analyzeFiles(const std::vector<std::string>& files, const AnalysisOptions
   if (std::any_of(files.begin(), files.end(), [](const std::string& f) { return isSummaryPath(f); })) {
     job::checkOneJob(ranks, files);
   }
+  for (RankTimeline& rank : ranks) {
+    const std::optional<SteadyState>& steady = report.traces[rank.file_index].steady_state;
+    if (steady && steady->found) rank.steady_window = Interval{steady->start, steady->end};
+  }
   report.job = analyzeJob(std::move(ranks));
+  job::discountPeerWaits(report);  // a rank's wait for late peers is skew, not communication
   return report;
 }
 

@@ -86,7 +86,7 @@ void StragglerTally::add(const Match& match) {
   constexpr std::size_t kExamples = 5;
   if (row.largest.size() == kExamples && row.largest.back().skew >= match.skew) return;
   Example example{match.skew, match.index, match.first_start, match.stream, match.sequence,
-                  match.first_row, mine->type, mine->start};
+                  match.first_row, mine->type};
   const auto at = std::upper_bound(row.largest.begin(), row.largest.end(), match.skew,
                                    [](Ns skew, const Example& e) { return skew > e.skew; });
   row.largest.insert(at, std::move(example));
@@ -127,7 +127,7 @@ std::optional<Finding> StragglerTally::finding(const std::vector<RankTimeline>& 
     Evidence e;
     e.api = x.type;
     e.stream_id = ranks[worst].streams[x.stream].stream_id;
-    e.time = x.start;
+    e.time = x.first_start + x.skew;  // its start on the job's axis (the first rank's clock)
     e.detail = fmt::format("collective {} of communication stream {}: started {} after rank {}",
                            x.sequence + 1, x.stream + 1, units::formatDuration(x.skew),
                            rows[x.first_row].rank);

@@ -3,7 +3,8 @@
 // collectives are its communication kernels (communication.h) grouped by stream, each with what
 // the rank did in the window before it (CollectiveWindow: compute, idle and HtoD time between the
 // start of the previous collective of that stream and this one's start), which is what
-// rank-straggler's reason compares between ranks.
+// rank-straggler's reason compares between ranks, and its exposed pieces (no compute kernel of the
+// rank beside it), which tell how much of a wait for a late peer was exposed.
 //
 // Cost: one pass over the trace's ops per rank, plus unions of the rank's compute, HtoD and all
 // ops (16 bytes per disjoint busy interval) while the windows are measured; kept afterwards:
@@ -32,6 +33,20 @@ class CoveredTime {
   Ns within(Ns from, Ns to) const {
     if (to <= from) return 0;
     return coveredBefore(to) - coveredBefore(from);
+  }
+
+  // The parts of [from, to) outside the union, as offsets from `from`.
+  std::vector<Interval> uncoveredOffsets(Ns from, Ns to) const {
+    std::vector<Interval> out;
+    auto it = std::upper_bound(union_.begin(), union_.end(), from,
+                               [](Ns t, const Interval& iv) { return t < iv.end; });
+    Ns at = from;
+    for (; it != union_.end() && it->start < to && at < to; ++it) {
+      if (it->start > at) out.push_back({at - from, it->start - from});
+      at = std::max(at, it->end);
+    }
+    if (at < to) out.push_back({at - from, to - from});
+    return out;
   }
 
  private:
@@ -106,7 +121,7 @@ void fillCollectives(const Trace& trace, const Scope& scope, RankTimeline& rank)
     stream.stream_id = op.stream_id;
     // Types are short ("ReduceScatter bf16"), so most stay in std::string's inline buffer.
     std::string type = describeCollective(trace.str(op.name)).substr(0, 40);
-    stream.collectives.push_back({iv.start, iv.end, std::move(type), {}});
+    stream.collectives.push_back({iv.start, iv.end, std::move(type), {}, {}});
   }
   const Ns first = all.empty() ? 0 : all.front().start;
   const CoveredTime compute_time(std::move(compute)), busy_time(std::move(all)), h2d_time(std::move(h2d));
@@ -115,6 +130,7 @@ void fillCollectives(const Trace& trace, const Scope& scope, RankTimeline& rank)
     for (RankCollective& c : stream.collectives) {
       c.before = {compute_time.within(from, c.start),
                   (c.start - from) - busy_time.within(from, c.start), h2d_time.within(from, c.start)};
+      c.exposed = compute_time.uncoveredOffsets(c.start, c.end);
       from = c.start;
     }
     stream.count = stream.collectives.size();

@@ -30,6 +30,7 @@
 
 #include <fmt/format.h>
 
+#include "cuoverlap/analysis.h"
 #include "cuoverlap/diagnosis.h"
 #include "cuoverlap/metrics.h"
 #include "cuoverlap/units.h"
@@ -250,11 +251,14 @@ Phases findPhases(const Trace& trace, const Scope& scope) {
                                        units::formatPercent(static_cast<double>(phases.startup_ns) / run)));
   }
   std::sort(idle.begin(), idle.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  // Times count from the report's one origin, the trace's first GPU op on any device, even when
+  // --device or --pid leaves that op out of scope.
+  const Ns origin = firstOpStart(trace);
   for (const Interval& gap : idle) {
     if (!long_enough(gap.length())) continue;
     phases.notes.push_back(fmt::format(
         "from +{} to +{} ({}, {} of the run) no GPU work ran on any device",
-        units::formatDuration(gap.start - first), units::formatDuration(gap.end - first),
+        units::formatDuration(gap.start - origin), units::formatDuration(gap.end - origin),
         units::formatDuration(gap.length()),
         units::formatPercent(static_cast<double>(gap.length()) / run)));
   }

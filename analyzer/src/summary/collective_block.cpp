@@ -35,6 +35,18 @@ bool decodeBlock(std::string_view data, std::uint64_t count, Ns previous_start,
         !getSigned(data, at, c.before.idle_ns) || !getSigned(data, at, c.before.h2d_ns)) {
       return false;
     }
+    std::uint64_t pieces = 0;
+    // A piece takes at least two bytes: a count beyond what is left is damage, not a size to
+    // reserve.
+    if (!getVarint(data, at, pieces) || pieces > (data.size() - at) / 2) return false;
+    Ns piece_end = 0;
+    for (std::uint64_t p = 0; p < pieces; ++p) {
+      Ns gap = 0, piece = 0;
+      if (!getSigned(data, at, gap) || !getSigned(data, at, piece)) return false;
+      const Ns from = static_cast<Ns>(static_cast<std::uint64_t>(piece_end) + static_cast<std::uint64_t>(gap));
+      piece_end = static_cast<Ns>(static_cast<std::uint64_t>(from) + static_cast<std::uint64_t>(piece));
+      c.exposed.push_back({from, piece_end});
+    }
     // Unsigned: a damaged file must not overflow a signed sum (undefined behaviour).
     c.start = static_cast<Ns>(static_cast<std::uint64_t>(previous_start) + static_cast<std::uint64_t>(delta));
     c.end = static_cast<Ns>(static_cast<std::uint64_t>(c.start) + static_cast<std::uint64_t>(length));

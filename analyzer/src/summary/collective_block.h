@@ -43,6 +43,13 @@ void encodeBlock(const std::vector<RankCollective>& stream, std::size_t from, st
     detail::putSigned(c.before.compute_ns, out);
     detail::putSigned(c.before.idle_ns, out);
     detail::putSigned(c.before.h2d_ns, out);
+    detail::putVarint(c.exposed.size(), out);
+    Ns at = 0;  // pieces delta-coded: each from the previous one's end
+    for (const Interval& piece : c.exposed) {
+      detail::putSigned(piece.start - at, out);
+      detail::putSigned(piece.end - piece.start, out);
+      at = piece.end;
+    }
     previous_start = c.start;
   }
 }

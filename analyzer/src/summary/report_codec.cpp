@@ -40,12 +40,13 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GapAnalysis, threshold_ns, count, time_ns, to
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Evidence, api, correlation_id, stream_id, time, detail,
                                    has_stream)
 // With defaults: summaries written before charged_elsewhere_ns, charged_to,
-// beyond_explainable_ns and fix_alone_ns existed read back with none.
+// beyond_explainable_ns, beyond_region_ns and fix_alone_ns existed read back with none.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Finding, id, severity, device_id, count, time_ns,
                                                 summary, advice, evidence, estimated_ns,
                                                 base_severity, ideal_reduction_ns,
                                                 charged_elsewhere_ns, charged_to,
-                                                beyond_explainable_ns, fix_alone_ns)
+                                                beyond_explainable_ns, beyond_region_ns,
+                                                fix_alone_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FindingsExplained, explainable_ns, explained_ns, fraction,
                                    ideal_reduction_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelSummary, name, count, total_ns, mean_ns, min_ns, max_ns,

@@ -195,7 +195,7 @@ std::vector<RankTimeline> readRanks(const std::shared_ptr<SummaryFile>& file, co
     stream.context_id = static_cast<std::uint32_t>(streams.int64(2));
     stream.stream_id = static_cast<std::uint32_t>(streams.int64(3));
     stream.count = static_cast<std::uint64_t>(streams.int64(4));
-    stream.first = {streams.int64(6), streams.int64(7), file->types[type], {}};
+    stream.first = {streams.int64(6), streams.int64(7), file->types[type], {}, {}};
     ranks[row].streams.push_back(std::move(stream));
     first_starts[row].push_back(streams.int64(6));
   }

@@ -3,9 +3,11 @@
 // Collectives are kept in blocks of kCollectivesPerBlock of one stream, a row per block, each a
 // BLOB of unsigned LEB128 varints, per collective: type_id, start − the previous collective's
 // start (the block's first: start − summary_streams.first_start), end − start, then the window
-// before it: compute, idle and HtoD ns (signed values zigzag-encoded: (v << 1) ^ (v >> 63)). About
-// 14 bytes a collective where a row of integers takes 40, and one SQLite step per block: merging
-// 4,096 ranks reads 82 million collectives.
+// before it: compute, idle and HtoD ns, then its exposed pieces: their count and, per piece, its
+// start − the previous piece's end (the first: − the collective's start) and its length (signed
+// values zigzag-encoded: (v << 1) ^ (v >> 63)). About 18 bytes a collective where a row of
+// integers takes 40, and one SQLite step per block: merging 4,096 ranks reads 82 million
+// collectives. Format cuoverlap.summary/2 (/1 had no exposed pieces).
 #pragma once
 
 #include <cstdint>

@@ -6,7 +6,11 @@
 // Without the call the host would have gone on at s: the next op (the first to start at or after
 // the call returned, at n) could have started at most lead + drain sooner, and no sooner than the
 // device's idle time allowed. So the charge is the device idle time from d (or from where an
-// earlier call's charge ended) to n, within the first idle interval there, capped at lead + drain.
+// earlier call's charge ended) to n, within the idle interval the call returned into, capped at
+// lead + drain. A call that returned while the device was still busy with other work charges
+// nothing: the idle time after that busy stretch began after the call had returned, so the call
+// cannot have caused it (a synchronous copy's own op finishing after its call returned is the
+// call's, not other work).
 // CPU work after the call returned is never charged beyond that cap: it would still have to run.
 // Calls count only while work was in flight (lead >= 1 µs) and when GPU work follows them. Calls
 // are taken in start order and a stretch of idle time is charged to the first call only, so
@@ -31,6 +35,25 @@ Interval idleAtOrAfter(const DeviceView& view, Ns time) {
   return {std::max(time, it->start), it->end};
 }
 
+// When a synchronous copy's or memset's call is done with the device: the later of its return and
+// its own op's end (a pageable HtoD cudaMemcpy returns once the host has staged the data, while
+// its last chunk is still in flight). Other calls: their return.
+Ns doneWithDevice(const DeviceView& view, std::size_t index, Ns r) {
+  const ApiKind kind = view.callKind(index);
+  if (kind != ApiKind::kMemcpySync && kind != ApiKind::kMemsetSync) return r;
+  const RuntimeCall& call = view.call(index);
+  const auto first = view.firstOpStartingAtOrAfter(call.start);
+  constexpr std::size_t kLookahead = 64;  // its op starts inside the call, among the next few
+  for (std::size_t pos = first ? *first : view.ops().size(), k = 0;
+       pos < view.ops().size() && k < kLookahead; ++pos, ++k) {
+    const ScopedOp scoped = view.ops()[pos];
+    if (scoped.start >= r) break;
+    const GpuOp& op = view.op(scoped);
+    if (op.correlation_id == call.correlation_id && op.pid == call.pid) return std::max(r, scoped.end);
+  }
+  return r;
+}
+
 }  // namespace
 
 std::vector<HostBlockingCharge> chargeHostBlockingCalls(const DeviceView& view) {
@@ -52,7 +75,11 @@ std::vector<HostBlockingCharge> chargeHostBlockingCalls(const DeviceView& view) 
     const Ns drain_start = std::max(s, view.idleSince(r));
     charge.drain = r - drain_start;
     const Ns next_start = view.ops()[*next].start;
-    const Interval idle = idleAtOrAfter(view, std::max(drain_start, charged_until));
+    Interval idle = idleAtOrAfter(view, std::max(drain_start, charged_until));
+    // Only the idle interval the call returned into: a call that returned while the device was
+    // still busy (another stream's work) did not leave it idle, and an idle stretch that began
+    // after it returned is the host's doing after the call, not the call's.
+    if (idle.start > doneWithDevice(view, index, r)) idle = {r, r};
     const Ns end = std::min({idle.end, next_start, idle.start + charge.lead + charge.drain});
     charge.idle = {idle.start, std::max(idle.start, end)};
     charged_until = std::max(charged_until, next_start);

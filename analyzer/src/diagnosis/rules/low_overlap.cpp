@@ -1,6 +1,9 @@
 // low-overlap: copies and kernels ran on more than one stream, yet little of the copy time was
-// hidden under compute. With C = |union of copies|, K = |union of kernels|, H = |C ∩ K| and the
-// overlappable time P = min(C, K): fires when P >= 10% of the device span and H < P / 2.
+// hidden under compute. Only copies that some kernel could have run beside count: a copy that
+// stream order and data-carrying event waits order with every kernel (op_order.h: the copy-in a
+// kernel reads, the copy-out of its result, in a chain of such) cannot overlap any. With C =
+// |union of those copies|, K = |union of kernels|, H = |C ∩ K| and the overlappable time
+// P = min(C, K): fires when P >= 10% of the device span and H < P / 2.
 // The summary names the device's other findings that explain it, or the issue order when none
 // does (work issued stream by stream instead of interleaved).
 // Cost: P - H, the overlap that could have happened but did not. Where (cost ledger): the copy
@@ -13,6 +16,7 @@
 #include "cuoverlap/intervals.h"
 #include "cuoverlap/units.h"
 #include "diagnosis/finding_builder.h"
+#include "diagnosis/op_order.h"
 #include "diagnosis/rules/rules.h"
 
 namespace cuoverlap::diagnosis {
@@ -30,14 +34,20 @@ std::string explanation(const DeviceView& view, const std::vector<Finding>& earl
   return causes.empty() ? "the issue order (no other finding explains it)" : causes;
 }
 
-// The copy time not under any kernel: union of copies minus union of kernels.
-std::vector<Interval> unhiddenCopyTime(const DeviceView& view) {
+// Whether the op at `position` is a copy that some kernel could have run beside.
+bool overlappableCopy(const DeviceView& view, const std::vector<bool>& ordered, std::size_t position) {
+  return view.op(view.ops()[position]).kind == OpKind::kMemcpy && (ordered.empty() || !ordered[position]);
+}
+
+// The overlappable copy time not under any kernel: union of those copies minus union of kernels.
+std::vector<Interval> unhiddenCopyTime(const DeviceView& view, const std::vector<bool>& ordered) {
   std::vector<Interval> copies;
   std::vector<Interval> kernels;
-  for (const ScopedOp scoped : view.ops()) {
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    const ScopedOp scoped = view.ops()[pos];
     const OpKind kind = view.op(scoped).kind;
-    if (kind == OpKind::kMemset) continue;
-    (kind == OpKind::kMemcpy ? copies : kernels).push_back({scoped.start, scoped.end});
+    if (kind == OpKind::kKernel) kernels.push_back({scoped.start, scoped.end});
+    if (overlappableCopy(view, ordered, pos)) copies.push_back({scoped.start, scoped.end});
   }
   copies = unionOf(std::move(copies));
   kernels = unionOf(std::move(kernels));
@@ -71,11 +81,18 @@ std::optional<Finding> findLowOverlap(const DeviceView& view, const std::vector<
     const std::uint64_t stream = DeviceView::streamKey(op);
     if (streams.empty() || stream != last_stream) streams.insert(stream);
     last_stream = stream;
-    (op.kind == OpKind::kMemcpy ? copy_union : kernel_union).add(scoped.start, scoped.end);
     (op.kind == OpKind::kMemcpy ? any_copy : any_kernel) = true;
-    either_union.add(scoped.start, scoped.end);
   }
   if (streams.size() < 2 || !any_copy || !any_kernel) return std::nullopt;
+  const std::vector<bool> ordered = orderedWithEveryKernel(view);
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    const ScopedOp scoped = view.ops()[pos];
+    const OpKind kind = view.op(scoped).kind;
+    const bool copy = overlappableCopy(view, ordered, pos);
+    if (kind != OpKind::kKernel && !copy) continue;
+    (copy ? copy_union : kernel_union).add(scoped.start, scoped.end);
+    either_union.add(scoped.start, scoped.end);
+  }
   const Ns copy_time = copy_union.length();
   const Ns kernel_time = kernel_union.length();
   const Ns overlappable = std::min(copy_time, kernel_time);
@@ -86,7 +103,7 @@ std::optional<Finding> findLowOverlap(const DeviceView& view, const std::vector<
   }
   FindingBuilder builder(view, "low-overlap", Severity::kWarning);
   const GpuOp& first = view.op(view.ops().front());
-  for (const Interval& stretch : unhiddenCopyTime(view)) builder.addRegion(stretch);
+  for (const Interval& stretch : unhiddenCopyTime(view, ordered)) builder.addRegion(stretch);
   builder.estimateSaving(overlappable - hidden);
   builder.add(Ns{0},
               evidenceForOp(view, first,

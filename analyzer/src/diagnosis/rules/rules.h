@@ -13,6 +13,9 @@ namespace cuoverlap::diagnosis {
 // Costs below this are noise (launch jitter, timer resolution); same rationale as the default gap
 // threshold in docs/gaps.md.
 inline constexpr Ns kMinimumCostNs = 10'000;
+// exposed-communication fires from this share of the device span (also after the job analysis
+// leaves a rank's wait for late peers out, job/peer_wait.h).
+inline constexpr double kExposedCommunicationMinShare = 0.05;
 
 std::optional<Finding> findLegacyDefaultStream(const DeviceView& view);
 std::optional<Finding> findSingleStream(const DeviceView& view);

@@ -9,7 +9,9 @@
 // run of small cudaMemcpy calls pays a host round trip per piece, which the device idles through
 // (in the lab, 6.5 ms of a 9.7 ms program). Without runtime data, or when the schedule has no
 // host, as a host-blocking call (synchronous_transfer.h, host_blocking_cost.cpp): at most its
-// lead plus the drain it caused. The stretches go through the cost ledger.
+// lead plus the drain it caused. Where (ledger): those charged idle stretches; the ledger places a
+// what-if saving larger than them in idle time no earlier finding holds (cost_ledger.h), so a
+// copy that returned into a long gap of the host's own work (a JIT compile) does not hold that gap.
 // Needs: the launch call, or the collector's async flag.
 #include <fmt/format.h>
 
@@ -23,23 +25,6 @@
 
 namespace cuoverlap::diagnosis {
 namespace {
-
-bool synchronousCopy(const DeviceView& view, const GpuOp& op) {
-  if (op.kind != OpKind::kMemcpy) return false;
-  if (auto call = view.launchCall(op)) return view.callKind(*call) == ApiKind::kMemcpySync;
-  return (op.flags & op_flag::kAsyncKnown) != 0 && (op.flags & op_flag::kAsync) == 0;
-}
-
-// The ledger's place for the finding: from each synchronous copy's end to the next op's start.
-void addCopyStretches(const DeviceView& view, FindingBuilder& builder) {
-  const auto& ops = view.ops();
-  for (std::size_t pos = 1; pos < ops.size(); ++pos) {
-    if (!synchronousCopy(view, view.op(ops[pos]))) continue;
-    const auto next = view.firstOpStartingAtOrAfter(ops[pos].end);
-    if (!next) continue;
-    if (ops[*next].start > ops[pos].end) builder.addRegion(Interval{ops[pos].end, ops[*next].start});
-  }
-}
 
 // The what-if saving of issuing the view's synchronous HtoD/DtoD copies asynchronously; 0 when
 // the host timeline is empty.
@@ -68,7 +53,6 @@ std::optional<Finding> findSyncMemcpy(const DeviceView& view) {
   if (builder.count() > 0) {
     const Ns what_if = asyncCopySaving(view);
     const Ns cost = what_if > 0 ? what_if : builder.time();
-    addCopyStretches(view, builder);
     builder.estimateSaving(cost);
   }
   return builder.build(
