@@ -127,6 +127,32 @@ std::vector<std::uint64_t> synchronizingThreads(const DeviceView& view) {
   return threads;
 }
 
+// The latest end seen so far of the two threads with the latest ends: enough to know whether any
+// thread other than a given one still had something in flight (per-thread ends only grow).
+class LatestOfTwoThreads {
+ public:
+  void add(std::uint64_t thread, Ns end) {
+    if (thread == first_.thread) {
+      first_.end = std::max(first_.end, end);
+    } else if (end > first_.end) {
+      second_ = first_;  // first.end >= second.end: the old first is the runner-up either way
+      first_ = {thread, end};
+    } else if (thread == second_.thread) {
+      second_.end = std::max(second_.end, end);
+    } else if (end > second_.end) {
+      second_ = {thread, end};
+    }
+  }
+  // The latest end of any thread but `thread`.
+  Ns otherThan(std::uint64_t thread) const { return first_.thread != thread ? first_.end : second_.end; }
+
+ private:
+  struct Latest {
+    std::uint64_t thread = 0;
+    Ns end = std::numeric_limits<Ns>::min();
+  } first_, second_;
+};
+
 // Positions of the legacy ops launched while an op another thread launched to the legacy stream
 // was in flight (the threads queue behind each other on the one stream); only threads that
 // synchronize on their own count.
@@ -140,27 +166,11 @@ std::vector<std::size_t> sharedByThreads(const DeviceView& view, std::vector<Leg
                legacy.end());
   std::sort(legacy.begin(), legacy.end(),
             [](const LegacyOp& a, const LegacyOp& b) { return a.launched < b.launched; });
-  // The latest end of the legacy ops so far, of the two threads with the latest: enough to know
-  // whether any other thread's op is still in flight (per-thread ends only grow).
-  struct Latest {
-    std::uint64_t thread = 0;
-    Ns end = std::numeric_limits<Ns>::min();
-  } first, second;
+  LatestOfTwoThreads latest;  // of the legacy ops so far
   std::vector<std::size_t> shared;
   for (const LegacyOp& x : legacy) {
-    const Ns other = first.thread != x.thread ? first.end : second.end;
-    if (other > x.launched) shared.push_back(x.position);
-    const Ns end = view.ops()[x.position].end;
-    if (x.thread == first.thread) {
-      first.end = std::max(first.end, end);
-    } else if (end > first.end) {
-      second = first;  // first.end >= second.end: the old first is the runner-up either way
-      first = {x.thread, end};
-    } else if (x.thread == second.thread) {
-      second.end = std::max(second.end, end);
-    } else if (end > second.end) {
-      second = {x.thread, end};
-    }
+    if (latest.otherThan(x.thread) > x.launched) shared.push_back(x.position);
+    latest.add(x.thread, view.ops()[x.position].end);
   }
   std::sort(shared.begin(), shared.end());
   return shared;
@@ -203,8 +213,8 @@ HostTimeline ownStreamsTimeline(const DeviceView& view, const HostTimeline& host
 // The part of each asynchronous legacy-stream call that waited for another thread: a call that
 // overlaps another thread's call that blocks on the legacy stream (cudaMemcpy, cudaMemset, a copy
 // from or to pageable memory) took longer than calls of its kind that overlapped none (their
-// median; the shortest of them where all overlapped one) by that much. The driver admits one thread's call to a stream at a time, and a blocking
-// call keeps it until it returns (in the lab, a cudaLaunchKernel waited 2.7 ms behind another
+// median; the shortest of them where all overlapped one) by that much. The driver admits one
+// thread's call to a stream at a time, and a blocking call keeps it until it returns (in the lab, a cudaLaunchKernel waited 2.7 ms behind another
 // thread's cudaMemcpy); with a stream per thread nothing waits so.
 std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vector<LegacyOp>& legacy) {
   const std::vector<std::size_t> pageable = pageableCopyCalls(view);
@@ -226,31 +236,18 @@ std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vect
   }
   if (holders.empty() || candidates.empty()) return {};
   std::sort(holders.begin(), holders.end(), [](const Holder& a, const Holder& b) { return a.start < b.start; });
-  // Over each prefix of holders (by start): the latest end, and the latest of another thread.
-  struct Latest {
-    Ns end = std::numeric_limits<Ns>::min();
-    std::uint64_t thread = 0;
-  };
-  std::vector<std::pair<Latest, Latest>> prefix;
-  std::pair<Latest, Latest> best;
+  // Over each prefix of holders (by start): the latest ends of the two latest threads.
+  std::vector<LatestOfTwoThreads> prefix;
+  LatestOfTwoThreads latest;
   for (const Holder& h : holders) {
-    if (h.thread == best.first.thread) {
-      best.first.end = std::max(best.first.end, h.end);
-    } else if (h.end > best.first.end) {
-      best.second = best.first;
-      best.first = {h.end, h.thread};
-    } else if (h.end > best.second.end) {
-      best.second = {h.end, h.thread};
-    }
-    prefix.push_back(best);
+    latest.add(h.thread, h.end);
+    prefix.push_back(latest);
   }
   const auto contended = [&](std::size_t call, std::uint64_t thread) {
     const RuntimeCall& c = view.call(call);
     const auto k = std::lower_bound(holders.begin(), holders.end(), c.end,
                                     [](const Holder& h, Ns t) { return h.start < t; }) - holders.begin();
-    if (k == 0) return false;
-    const auto& [first, second] = prefix[static_cast<std::size_t>(k - 1)];
-    return (first.thread != thread ? first.end : second.end) > c.start;
+    return k > 0 && prefix[static_cast<std::size_t>(k - 1)].otherThan(thread) > c.start;
   };
   std::map<ApiKind, std::vector<Ns>> alone;  // durations of calls that overlapped no holder
   std::vector<std::size_t> waited;
