@@ -1,0 +1,29 @@
+#!/usr/bin/env python3
+"""lab_show.py ID [--json] [--program]: analyze one lab program's kept baseline window and print its
+variants' savings. Run from a checkout root with build/cli/cuoverlap built."""
+import json, subprocess, sys, gzip, os, statistics
+root = os.getcwd()
+corpus = os.path.join(root, 'tests/data/lab')
+pid = sys.argv[1]
+m = json.load(open(os.path.join(corpus, 'manifest.json')))
+p = next(x for x in m['programs'] if x['id'] == pid)
+w = p['baseline']['window_ns']
+print(f"{pid} shape={p['shape']} trace={p['trace']} baseline median {p['baseline']['median_ns']/1e6:.3f} ms")
+b = p['baseline']['spans_ns']
+for t, v in p['variants'].items():
+    s = v['spans_ns']
+    if len(s) == len(b):
+        diffs = sorted(x - y for x, y in zip(b, s))
+        sav = statistics.median(diffs)
+    else:
+        sav = p['baseline']['median_ns'] - v['median_ns']
+    print(f"  {t:22s} finding={v['finding']!s:28s} saved {sav/1e6:8.3f} ms")
+if '--program' in sys.argv:
+    with gzip.open(os.path.join(corpus, 'programs.jsonl.gz'), 'rt') as f:
+        for line in f:
+            d = json.loads(line)
+            if d.get('id') == pid:
+                print(json.dumps(d.get('program', d), indent=1)[:20000])
+fmt = ['--format', 'json'] if '--json' in sys.argv else []
+subprocess.run([os.environ.get('CUOVERLAP', os.path.join(root, 'build/cli/cuoverlap')), 'analyze', os.path.join(corpus, p['trace']),
+                '--window', f'{w[0]}:{w[1]}'] + fmt)
