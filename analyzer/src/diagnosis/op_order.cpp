@@ -60,18 +60,39 @@ Edges dataEdges(const DeviceView& view) {
   return edges;
 }
 
+// Without data-carrying waits an op is ordered with exactly the ops of its own stream: with every
+// kernel when no other stream has one. O(n) time, O(streams) memory.
+std::vector<bool> orderedByStreamsAlone(const DeviceView& view) {
+  std::unordered_map<std::uint64_t, std::size_t> kernels;  // per stream
+  std::size_t total = 0;
+  for (const ScopedOp scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    if (op.kind != OpKind::kKernel) continue;
+    ++kernels[DeviceView::streamKey(op)];
+    ++total;
+  }
+  std::vector<bool> result;
+  result.reserve(view.ops().size());
+  for (const ScopedOp scoped : view.ops()) {
+    const auto own = kernels.find(DeviceView::streamKey(view.op(scoped)));
+    result.push_back((own == kernels.end() ? 0 : own->second) == total);
+  }
+  return result;
+}
+
 }  // namespace
 
 std::vector<bool> orderedWithEveryKernel(const DeviceView& view) {
   const auto& ops = view.ops();
   const std::size_t n = ops.size();
   if (n == 0) return {};
+  const Edges edges = dataEdges(view);
+  if (edges.into.empty()) return orderedByStreamsAlone(view);
   const Streams streams = numberStreams(view);
   const std::size_t count = streams.kernels_before.size();
-  if (n * count > kMaxClockEntries) return {};
-  const Edges edges = dataEdges(view);
   std::int32_t total_kernels = 0;
   for (const auto& before : streams.kernels_before) total_kernels += before.back();
+  if (n * count > kMaxClockEntries) return {};
 
   // Forward: per op, the last ancestor (itself included) on each stream; kernels up to it.
   std::vector<std::int32_t> ordered(n, 0);  // kernels ordered with the op, itself counted twice
@@ -80,7 +101,7 @@ std::vector<bool> orderedWithEveryKernel(const DeviceView& view) {
     std::unordered_map<std::size_t, Row> saved;          // rows of wait sources
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint32_t s = streams.of[i];
-      Row row = current[s];
+      Row& row = current[s];  // becomes this op's row: no copy per op
       if (auto in = edges.into.find(i); in != edges.into.end()) {
         for (std::size_t from : in->second) {
           const Row& other = saved.at(from);
@@ -92,7 +113,6 @@ std::vector<bool> orderedWithEveryKernel(const DeviceView& view) {
         if (row[k] != kNone) ordered[i] += streams.kernels_before[k][static_cast<std::size_t>(row[k]) + 1];
       }
       if (edges.out_of.count(i) != 0) saved[i] = row;
-      current[s] = std::move(row);
     }
   }
   // Backward: per op, the first descendant (itself included) on each stream; kernels from it on.
@@ -102,7 +122,7 @@ std::vector<bool> orderedWithEveryKernel(const DeviceView& view) {
     std::unordered_map<std::size_t, Row> saved;  // rows of wait targets
     for (std::size_t i = n; i-- > 0;) {
       const std::uint32_t s = streams.of[i];
-      Row row = current[s];
+      Row& row = current[s];
       if (auto out = edges.out_of.find(i); out != edges.out_of.end()) {
         for (std::size_t to : out->second) {
           const Row& other = saved.at(to);
@@ -116,7 +136,6 @@ std::vector<bool> orderedWithEveryKernel(const DeviceView& view) {
         ordered[i] += before.back() - before[static_cast<std::size_t>(row[k])];
       }
       if (edges.into.count(i) != 0) saved[i] = row;
-      current[s] = std::move(row);
     }
   }
   std::vector<bool> result(n);

@@ -9,9 +9,10 @@
 // prefix of that stream's ops and its descendants a suffix. One pass in start order carries, per
 // op, the last ancestor position on every stream (a vector clock over the streams), one pass in
 // reverse the first descendant position; prefix sums of kernels per stream then count the
-// kernels ordered with an op. Cost: O(n x S) time and memory for n ops on S streams; above
-// kMaxClockEntries (n x S) the answer is "unknown" (empty), and callers keep their dependency-free
-// rule.
+// kernels ordered with an op. Cost: O(n x S) time, O(n + S^2) memory (a clock row per stream,
+// kept per op only for the ends of waits) for n ops on S streams; above kMaxClockEntries (n x S)
+// the answer is "unknown" (empty), and callers keep their dependency-free rule. Without a wait
+// that carries data, stream order alone decides, in O(n) time and O(S) memory, at any size.
 #pragma once
 
 #include <cstddef>
@@ -25,7 +26,7 @@ inline constexpr std::size_t kMaxClockEntries = std::size_t{1} << 23;
 
 // Per position of view.ops(): true when every kernel of the view is an ancestor or a descendant of
 // that op (for a kernel: every other kernel), so that it could not overlap any kernel. Empty when
-// the view is too large to tell (see kMaxClockEntries).
+// the view is too large to tell (see kMaxClockEntries; never without data-carrying waits).
 std::vector<bool> orderedWithEveryKernel(const DeviceView& view);
 
 }  // namespace cuoverlap::diagnosis

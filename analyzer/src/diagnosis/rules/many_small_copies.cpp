@@ -53,41 +53,45 @@ bool small(const GpuOp& op, const PinnedRate& rate) {
   return static_cast<double>(op.bytes) <= rate.bytes_per_ns * static_cast<double>(kPinnedCopyLatencyNs);
 }
 
-// Maximal runs of small copies of one direction, consecutive on their stream.
+// Maximal runs of at least two small copies of one direction, consecutive on their stream, in the
+// order of their first copies. A run is stored once its second copy comes: most small copies of a
+// large trace are alone, and a vector for each would be most of the diagnosis' memory.
 std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rates[2]) {
+  struct Open {
+    int direction = -1;  // of the stream's last op when that was a candidate copy, else -1
+    std::size_t first = 0;
+    std::uint64_t bytes = 0;
+    Ns time = 0;
+    std::int64_t run = -1;  // index in runs once a second copy joined
+  };
   std::vector<CopyRun> runs;
-  std::unordered_map<std::uint64_t, std::size_t> open;  // stream -> index in runs (last op's run)
-  std::unordered_map<std::uint64_t, std::size_t> last;  // stream -> its last op position
+  std::unordered_map<std::uint64_t, Open> open;  // per stream
   std::size_t position = 0;
   for (const ScopedOp& scoped : view.ops()) {
     const std::size_t at = position++;
     const GpuOp& op = view.op(scoped);
-    const std::uint64_t key = DeviceView::streamKey(op);
     const int d = op.isCopy() ? directionOf(op) : -1;
-    const bool candidate = d >= 0 && small(op, rates[d]);
-    const auto previous = last.find(key);
-    const auto run = open.find(key);
-    const bool extends = candidate && run != open.end() && previous != last.end() &&
-                         runs[run->second].positions.back() == previous->second &&
-                         runs[run->second].direction == d;
-    if (extends) {
-      runs[run->second].positions.push_back(at);
-    } else if (candidate) {
-      runs.push_back({{at}, 0, 0, d});
-      open[key] = runs.size() - 1;
-    } else {
-      open.erase(key);
+    Open& state = open[DeviceView::streamKey(op)];
+    if (d < 0 || !small(op, rates[d])) {
+      state.direction = -1;
+      continue;
     }
-    if (candidate) {
-      CopyRun& current = runs[open[key]];
-      current.bytes += op.bytes;
-      current.time += scoped.end - scoped.start;
+    const Ns time = scoped.end - scoped.start;
+    if (state.direction != d) {
+      state = Open{d, at, op.bytes, time, -1};
+      continue;
     }
-    last[key] = at;
+    if (state.run < 0) {
+      runs.push_back({{state.first}, state.bytes, state.time, d});
+      state.run = static_cast<std::int64_t>(runs.size() - 1);
+    }
+    CopyRun& run = runs[static_cast<std::size_t>(state.run)];
+    run.positions.push_back(at);
+    run.bytes += op.bytes;
+    run.time += time;
   }
-  runs.erase(std::remove_if(runs.begin(), runs.end(),
-                            [](const CopyRun& r) { return r.positions.size() < 2; }),
-             runs.end());
+  std::sort(runs.begin(), runs.end(),
+            [](const CopyRun& a, const CopyRun& b) { return a.positions.front() < b.positions.front(); });
   return runs;
 }
 
