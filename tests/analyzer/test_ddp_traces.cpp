@@ -62,6 +62,7 @@ constexpr Expected kExpected[] = {
     {"fsdp", 81, {25143445, 48306940}, {14077151, 30128689}},
     {"ddp_ch4", 40, {39429895, 35929323}, {32758375, 29814296}},
     {"ddp_onebucket_ch4", 5, {32749955, 32627186}, {0, 0}},
+    {"moe", 75, {10424438, 11505473}, {0, 0}},
 };
 
 void checkGolden(const std::string& variant, const Report& report) {
@@ -183,6 +184,23 @@ TEST_CASE("FSDP: rank 0 is the straggler, its GPU idle before the collectives", 
   REQUIRE(rank0 != nullptr);
   CHECK(rank0->advice.find("forward_prefetch") != std::string::npos);
   CHECK(rank0->advice.find("bucket_cap_mb") == std::string::npos);
+}
+
+TEST_CASE("MoE all-to-all: SendRecv kernels are communication, matched and peer-waited", "[ddp]") {
+  const Report report = jobReport("moe");
+  REQUIRE(report.job);
+  CHECK(report.job->matched == 75);  // every all-to-all of both ranks
+  CHECK(report.job->type_mismatches == 0);
+  for (std::size_t rank = 0; rank < 2; ++rank) {
+    INFO("rank " << rank);
+    const RankRow& row = report.job->ranks[rank];
+    CHECK(row.comm_peer_wait_ns > 0);
+    CHECK(row.comm_peer_wait_ns < communicationOf(report, rank).exposed_ns / 4);
+    // All exposed, but 1.6% of the span: below what exposed-communication reports.
+    CHECK(findingOf(report.traces[rank].findings, "exposed-communication") == nullptr);
+    // What the step does lose: the script's synchronize after each step.
+    CHECK(findingOf(report.traces[rank].findings, "blocking-sync-call") != nullptr);
+  }
 }
 
 // `cuoverlap record -- torchrun --nproc_per_node 2 ddp_step.py --mode ddp` with 4 NCCL channels,
