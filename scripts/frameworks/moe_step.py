@@ -3,6 +3,8 @@ holds one expert; tokens go to their expert and back through two all-to-alls per
 (torch.distributed.nn.functional.all_to_all_single, so backward has its two as well).
   --mode exposed   the all-to-alls wait for the gate and the expert waits for them (the usual
                    first version: every all-to-all exposed)
+  --ffn 1 --dtype bfloat16 --width 4096 --tokens 16384: far less compute a byte sent, so that
+                   the all-to-alls are a large share of the step
   --mode overlap   the batch in two chunks: chunk 1's dispatch runs on a side stream while chunk 0's
                    expert computes (the usual fix)
 CUOVERLAP_RANK_OUTPUT (with {rank}) sets the collector's output per rank before CUDA starts."""
@@ -20,7 +22,10 @@ p.add_argument("--steps", type=int, default=12)
 p.add_argument("--width", type=int, default=2048)
 p.add_argument("--tokens", type=int, default=8192)
 p.add_argument("--layers", type=int, default=4)
+p.add_argument("--ffn", type=int, default=4, help="expert hidden width / width")
+p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
 a = p.parse_args()
+dtype = getattr(torch, a.dtype)
 
 dist.init_process_group("nccl")
 rank, world = dist.get_rank(), dist.get_world_size()
@@ -28,11 +33,12 @@ local = int(os.environ.get("LOCAL_RANK", rank))
 torch.cuda.set_device(local)
 dev = torch.device("cuda", local)
 torch.manual_seed(rank)
-experts = [torch.nn.Sequential(torch.nn.Linear(a.width, 4 * a.width), torch.nn.GELU(),
-                               torch.nn.Linear(4 * a.width, a.width)).to(dev) for _ in range(a.layers)]
+experts = [torch.nn.Sequential(torch.nn.Linear(a.width, a.ffn * a.width), torch.nn.GELU(),
+                               torch.nn.Linear(a.ffn * a.width, a.width)).to(dev, dtype)
+           for _ in range(a.layers)]
 params = [q for e in experts for q in e.parameters()]
 opt = torch.optim.SGD(params, lr=1e-4)
-x = torch.randn(a.tokens, a.width, device=dev)
+x = torch.randn(a.tokens, a.width, device=dev, dtype=dtype)
 
 
 def moe_layer(h, expert):
@@ -72,5 +78,5 @@ for i in range(a.steps):
     torch.cuda.synchronize()
     times.append(time.perf_counter() - t0)
 if rank == 0:
-    print(f"moe {a.mode}: median step {statistics.median(times[2:]) * 1e3:.2f} ms over {len(times) - 2} steps")
+    print(f"moe {a.mode} ffn {a.ffn} {a.dtype}: median step {statistics.median(times[2:]) * 1e3:.2f} ms over {len(times) - 2} steps")
 dist.destroy_process_group()
