@@ -78,6 +78,8 @@ TEST_CASE("every_step.json resolves names, defaults and alloc'ed buffers") {
   CHECK(steps[7].body[1].stream == -1);
   CHECK(program.graphs[0].body[2].dst_offset == 65536);
   CHECK(program.threads[1].steps[1].count == 0);
+  CHECK_FALSE(program.streams[0].high_priority);
+  CHECK(program.streams[1].high_priority);  // created with the device's greatest priority
 }
 
 TEST_CASE("every JSON example in docs/lab.md is a valid description") {
@@ -144,6 +146,8 @@ TEST_CASE("a broken description is one line naming the step") {
       {"/buffers/1/bytes", 0, "buffers[1]: bytes: 0 is below 1"},
       {"/buffers/2/name", "h0", "buffers[2]: duplicate name \"h0\""},
       {"/streams/1/kind", "default", "streams[1]: kind: \"default\" is not one of blocking, legacy"},
+      {"/streams/0/priority", "low", "streams[0]: priority: \"low\" is not high"},
+      {"/streams/2/priority", "high", "streams[2]: priority: only a created (blocking or nonblocking) stream"},
       {"/events/0", "e0", "events[0]: not a JSON object"},
       {"/threads", json::array(), "every-step: threads: a program has at least one thread"},
       {"/schema", "cuoverlap-lab/2", "every-step: schema: \"cuoverlap-lab/2\" is not cuoverlap-lab/1"},

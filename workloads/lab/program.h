@@ -33,6 +33,7 @@ struct Buffer {
 struct Stream {
   std::string name;
   StreamKind kind = StreamKind::kBlocking;
+  bool high_priority = false;  // created with the device's greatest priority (created streams only)
 };
 
 struct Step {

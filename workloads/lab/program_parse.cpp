@@ -57,8 +57,15 @@ class Parser {
       top.fail("schema: \"" + top.text("schema") + "\" is not cuoverlap-lab/1");
     top.text("id");
     parseBuffers(top);
-    parseNamed(top, "streams", {"name", "kind"}, [&](Fields& f) {
-      program_.streams.push_back({f.text("name"), f.choice("kind", kStreamKinds)});
+    parseNamed(top, "streams", {"name", "kind", "priority"}, [&](Fields& f) {
+      Stream stream{f.text("name"), f.choice("kind", kStreamKinds)};
+      if (f.has("priority")) {
+        if (f.text("priority") != "high") f.fail("priority: \"" + f.text("priority") + "\" is not high");
+        if (stream.kind != StreamKind::kBlocking && stream.kind != StreamKind::kNonBlocking)
+          f.fail("priority: only a created (blocking or nonblocking) stream has a priority");
+        stream.high_priority = true;
+      }
+      program_.streams.push_back(stream);
       return program_.streams.back().name;
     }, streams_);
     parseNamed(top, "events", {"name"}, [&](Fields& f) {

@@ -82,9 +82,17 @@ class ProgramRun {
     for (const Stream& stream : program_.streams) {
       cudaStream_t handle = cudaStreamLegacy;
       if (stream.kind == StreamKind::kPerThread) handle = cudaStreamPerThread;
-      if (stream.kind == StreamKind::kBlocking) LAB_CHECK(cudaStreamCreate(&handle), "streams " + stream.name);
-      if (stream.kind == StreamKind::kNonBlocking)
+      if (stream.high_priority) {
+        int least = 0;
+        int greatest = 0;
+        LAB_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest), "streams " + stream.name);
+        const unsigned flags = stream.kind == StreamKind::kNonBlocking ? cudaStreamNonBlocking : cudaStreamDefault;
+        LAB_CHECK(cudaStreamCreateWithPriority(&handle, flags, greatest), "streams " + stream.name);
+      } else if (stream.kind == StreamKind::kBlocking) {
+        LAB_CHECK(cudaStreamCreate(&handle), "streams " + stream.name);
+      } else if (stream.kind == StreamKind::kNonBlocking) {
         LAB_CHECK(cudaStreamCreateWithFlags(&handle, cudaStreamNonBlocking), "streams " + stream.name);
+      }
       streams_.push_back(handle);
       created_.push_back(stream.kind == StreamKind::kBlocking || stream.kind == StreamKind::kNonBlocking);
     }

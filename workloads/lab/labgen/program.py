@@ -144,7 +144,11 @@ def thread_stream(program, thread):
     return max(counts, key=lambda s: (counts[s], -list(counts).index(s)))
 
 
+def wave_blocks(step):
+    """A kernel step's blocks resident at once on the device (132 SMs, 2048 threads and 32 blocks per SM)."""
+    return 132 * min(32, max(1, 2048 // step.get("block", 256)))
+
+
 def kernel_waves(step):
-    """Waves of resident blocks the grid needs (132 SMs, 2048 threads and 32 blocks per SM)."""
-    per_wave = 132 * min(32, max(1, 2048 // step.get("block", 256)))
-    return -(-step["grid"] // per_wave)
+    """Waves of resident blocks the grid needs."""
+    return -(-step["grid"] // wave_blocks(step))

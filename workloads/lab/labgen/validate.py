@@ -52,8 +52,15 @@ class _Checker:
             if not _positive(b.get("bytes")):
                 self.err("buffer %s" % b.get("name"), "bytes must be a positive integer")
             self.buffers[b.get("name")] = (b.get("kind"), b.get("bytes") or 0)
-        self.streams = {s.get("name"): s.get("kind")
-                        for s in self.declared("streams", {"kind": STREAM_KINDS})}
+        streams = self.declared("streams", {"kind": STREAM_KINDS})
+        self.streams = {s.get("name"): s.get("kind") for s in streams}
+        for s in streams:
+            if "priority" not in s:
+                continue
+            if s["priority"] != "high":
+                self.err("streams %s" % s.get("name"), "priority must be high")
+            elif s.get("kind") not in ("blocking", "nonblocking"):
+                self.err("streams %s" % s.get("name"), "only a created stream has a priority")
         self.events = {e.get("name") for e in self.declared("events", {})}
         for g in self.declared("graphs", {}):
             self.graph(g)

@@ -5,7 +5,7 @@ import unittest
 
 from labgen.ordering import ISSUING, before_masks, conflict_masks, thread_ops
 from labgen.program import NotApplicable, all_steps, buffers, stream_kinds, walk, walk_lists
-from labgen.transforms import drop_wait, remove_sync
+from labgen.transforms import drop_wait, remove_sync, stream_priority
 from labgen.validate import validate
 
 from .corpus import executed, lines
@@ -134,6 +134,15 @@ class DiffersInWhatItFixes(unittest.TestCase):
             self.assertEqual(norm(base, drop, ["stream"]), norm(var, drop, ["stream"], True), pid)
             self.assertGreater(len(var["streams"]), len(base["streams"]), pid)
 
+    def test_stream_priority(self):
+        for pid, base, var in self.each("stream-priority"):
+            self.assertEqual(norm(base), norm(var), pid)  # the same steps, only stream priorities
+            raised = [s for s in var["streams"] if s.get("priority") == "high"]
+            self.assertTrue(raised, pid)
+            self.assertTrue(all(s["kind"] in ("blocking", "nonblocking") for s in raised), pid)
+            self.assertEqual([dict(s, priority=None) for s in base["streams"]],
+                             [dict(s, priority=None) for s in var["streams"]], pid)
+
 
 def program(steps, buffers_=("d0", "d1"), streams=("s0", "s1", "s2"), events=("e0", "e1")):
     p = {"schema": "cuoverlap-lab/1", "id": "t", "graphs": [],
@@ -164,6 +173,29 @@ READ = {"op": "host_read", "buffer": "h0"}
 
 def sync(stream=None):
     return {"op": "sync", "what": "stream", "stream": stream} if stream else {"op": "sync", "what": "device"}
+
+
+class StreamPriorityAppliesWhereAKernelFillsTheDevice(unittest.TestCase):
+    def test_raises_the_sub_wave_stream_beside_a_full_wave(self):
+        wide = dict(k("s0", "d0"), grid=132 * 8)  # one full wave of 256-thread blocks
+        p = program([wide, k("s1", "d1")])
+        out = stream_priority.apply(p)
+        self.assertEqual({s["name"]: s.get("priority") for s in out["streams"]},
+                         {"s0": None, "s1": "high", "s2": None})
+        self.assertEqual(validate(out), [])
+
+    def test_not_without_a_kernel_that_fills_every_sm(self):
+        p = program([dict(k("s0", "d0"), grid=132 * 8 - 1), k("s1", "d1")])
+        self.assertIsInstance(stream_priority.apply(p), NotApplicable)
+
+    def test_not_for_the_legacy_stream(self):
+        p = program([dict(k("s0", "d0"), grid=2112)])
+        p["streams"].append({"name": "null", "kind": "legacy"})
+        p["threads"][0]["steps"].append(k("null", "d1"))
+        self.assertEqual(validate(p), [])
+        self.assertIsInstance(stream_priority.apply(p), NotApplicable)
+        p["streams"][-1]["priority"] = "high"
+        self.assertTrue(validate(p))  # a priority is for created streams only
 
 
 class RemoveSyncIsSafe(unittest.TestCase):

@@ -6,11 +6,11 @@ finding(program) naming a more specific finding for that program (drop-wait, hoi
 """
 from . import (async_copy, async_memset, defer_read, drop_wait, graph_capture, hoist_alloc,
                merge_copies, multi_stream, nonblocking_streams, overlap_host, own_streams,
-               pin_host, prefetch_managed, remove_sync)
+               pin_host, prefetch_managed, remove_sync, stream_priority)
 
 MODULES = (remove_sync, defer_read, pin_host, async_copy, async_memset, own_streams,
            nonblocking_streams, drop_wait, merge_copies, hoist_alloc, prefetch_managed,
-           graph_capture, overlap_host, multi_stream)
+           graph_capture, overlap_host, multi_stream, stream_priority)
 REGISTRY = {m.ID: m for m in MODULES}
 
 
