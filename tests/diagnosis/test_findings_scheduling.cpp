@@ -118,25 +118,51 @@ TEST_CASE("host-launch-bound on a graph replay loop does not advise capturing a 
   CHECK(f->advice.find("capture several steps") != std::string::npos);
 }
 
-TEST_CASE("device-saturating-kernel fires when a full-device kernel holds back another stream") {
+// K: 2112 blocks of 256 threads on 132 SMs x 8 = two waves of 400 µs. J (64 blocks) on another
+// stream is ready at 100 µs, in K's first wave, and waits for K's end; its stream's next kernel
+// follows it, so J's stream ends the run.
+TEST_CASE("device-saturating-kernel: at a higher priority J starts when K's wave in progress ends") {
   TraceBuilder b;
-  b.launch(13, 0, 2, 5, 500).grid_blocks = 132 * 8;  // 256 threads: 8 blocks per SM
-  b.launch(14, 3, 4, 490, 520);
+  b.launch(13, 0, 2, 5, 805).grid_blocks = 2112;
+  b.launch(14, 98, 100, 800, 830);
+  b.launch(14, 101, 103, 830, 1330);
   const auto findings = findingsOf(b.build());
   const Finding* f = findingById(findings, "device-saturating-kernel");
   REQUIRE(f != nullptr);
   CHECK(f->count == 1);
-  // J waited 485 µs, but beside K it would only have shortened the span by its own 30 µs minus
-  // what its 6% of the SMs take from K: the ledger caps it at span - ledger ideal
-  // (515 - (495 + 30 x 64/1056)) = 18.2 µs.
-  CHECK(f->time_ns == 18'182);
+  // From the end of K's first wave (405 µs) to J's start: 395 µs. Beside K from its ready time J
+  // and its successor would end at 630 µs, before K (530 µs saved): the wave bounds it.
+  CHECK(fixSavingNs(*f) == 395'000);
+  CHECK(f->evidence.at(0).detail.find("2 waves of 400.0 µs") != std::string::npos);
+  CHECK(f->advice.rfind("Give the latency-sensitive stream a higher priority", 0) == 0);
   CHECK(f->severity == Severity::kInfo);
+}
+
+TEST_CASE("device-saturating-kernel does not fire for a kernel ready in K's last wave") {
+  // Ready at 450 µs, in K's second and last wave: no block of K frees an SM before K ends, so no
+  // priority starts J sooner.
+  TraceBuilder b;
+  b.launch(13, 0, 2, 5, 805).grid_blocks = 2112;
+  b.launch(14, 448, 450, 800, 830);
+  b.launch(14, 451, 453, 830, 1330);
+  CHECK(idsOf(findingsOf(b.build())).count("device-saturating-kernel") == 0);
+}
+
+TEST_CASE("device-saturating-kernel does not fire when K ends the run anyway") {
+  // J waited from 100 µs to K's end and ran 6 µs after it; nothing follows on its stream. Started
+  // at 405 µs it would have ended before K, which the span waits for anyway: 6 µs saved, under
+  // the 10 µs a finding needs (the old cost, the wait itself, claimed 395 µs here).
+  TraceBuilder b;
+  b.launch(13, 0, 2, 5, 805).grid_blocks = 2112;
+  b.launch(14, 98, 100, 805, 811);
+  CHECK(idsOf(findingsOf(b.build())).count("device-saturating-kernel") == 0);
 }
 
 TEST_CASE("device-saturating-kernel does not fire for a kernel that leaves room") {
   TraceBuilder b;
-  b.launch(13, 0, 2, 5, 500).grid_blocks = 132 * 8 - 1;
-  b.launch(14, 3, 4, 490, 520);
+  b.launch(13, 0, 2, 5, 805).grid_blocks = 132 * 8 - 1;
+  b.launch(14, 98, 100, 800, 830);
+  b.launch(14, 101, 103, 830, 1330);
   CHECK(idsOf(findingsOf(b.build())).count("device-saturating-kernel") == 0);
 }
 
@@ -144,15 +170,17 @@ TEST_CASE("device-saturating-kernel does not fire when the waiting kernel fills 
   // Tile kernels of a compute-bound pipeline: each fills every SM, so running them side by side
   // would only time-slice the SMs and the wait costs nothing.
   TraceBuilder b;
-  b.launch(13, 0, 2, 5, 500).grid_blocks = 132 * 8;
-  b.launch(14, 3, 4, 490, 520).grid_blocks = 132 * 8;
+  b.launch(13, 0, 2, 5, 805).grid_blocks = 2112;
+  b.launch(14, 98, 100, 800, 830).grid_blocks = 132 * 8;
+  b.launch(14, 101, 103, 830, 1330);
   CHECK(idsOf(findingsOf(b.build())).count("device-saturating-kernel") == 0);
 }
 
 TEST_CASE("device-saturating-kernel does not fire without the device's limits") {
   TraceBuilder b;
-  b.launch(13, 0, 2, 5, 500).grid_blocks = 132 * 8;
-  b.launch(14, 3, 4, 490, 520);
+  b.launch(13, 0, 2, 5, 805).grid_blocks = 2112;
+  b.launch(14, 98, 100, 800, 830);
+  b.launch(14, 101, 103, 830, 1330);
   b.trace().devices[0].max_blocks_per_sm = 0;
   CHECK(idsOf(findingsOf(b.build())).count("device-saturating-kernel") == 0);
 }

@@ -140,7 +140,9 @@ TEST_CASE("every bad scenario has a clean fixed twin that exists", "[workloads]"
     // A twin fixes its bad scenario's problem; it may keep a smaller one of the bad scenario's
     // (host-busy-fixed still copies on one stream: single-stream, 5.7% of its span).
     if (scenarioProblems(scenario).empty() || twins.count(name) == 1) {
-      CHECK_FALSE(scenario.contains("fixed_twin"));  // a clean scenario needs no fix
+      // A clean scenario needs no fix; one built as a problem whose fix was measured to save
+      // nothing (saturating: -0.05 ms) keeps its twin and says why.
+      CHECK((!scenario.contains("fixed_twin") || scenario.contains("_note")));
       continue;
     }
     ++bad;
@@ -155,7 +157,8 @@ TEST_CASE("every bad scenario has a clean fixed twin that exists", "[workloads]"
     CHECK(kept.size() < had.size());
     for (const std::string& id : kept) CHECK(std::find(had.begin(), had.end(), id) != had.end());
   }
-  CHECK(bad >= 12);  // the pairs: 6 old bad scenarios, sync-copy, host-busy, memset, chain
+  CHECK(bad >= 11);  // the pairs: 6 old bad scenarios, sync-copy, host-busy, memset, chain,
+                    // less saturating, whose fix saved nothing
   for (const std::string& name : listed) {
     const bool named_fixed = name.size() > 6 && name.compare(name.size() - 6, 6, "-fixed") == 0;
     if (named_fixed) {

@@ -376,6 +376,12 @@ ScheduleModel ScheduleModel::withLanes(const std::vector<std::uint64_t>& lane) c
   return split;
 }
 
+ScheduleModel ScheduleModel::withShare(const std::vector<std::size_t>& positions, double share) const {
+  ScheduleModel changed = *this;
+  for (const std::size_t p : positions) changed.share_[p] = share;
+  return changed;
+}
+
 ScheduleModel::ScheduleModel(const DeviceView& view, const HostTimeline& host) : ScheduleModel(view) {
   if (!host.empty()) addHost(host);
 }

@@ -85,6 +85,10 @@ class ScheduleModel {
   // chains the ops of each lane in position order (single-stream's split over streams).
   ScheduleModel withLanes(const std::vector<std::uint64_t>& lane) const;
 
+  // The same model with the ops at `positions` taking `share` of the SMs (a kernel that leaves
+  // room beside it: device-saturating-kernel's what-if).
+  ScheduleModel withShare(const std::vector<std::size_t>& positions, double share) const;
+
   std::size_t size() const { return duration_.size(); }
   double share(std::size_t position) const { return share_[position]; }
 

@@ -7,8 +7,18 @@
 // fills every SM, as the tile kernels of a compute-bound pipeline do, running it beside K would
 // only time-slice the SMs, so its wait cost nothing.
 // Ops on the legacy default stream are left to legacy-default-stream.
+// Fix (the lab's transform stream-priority): J's stream at the device's greatest priority. The
+// block scheduler then gives an SM that K's block frees to J's blocks before K's next ones, so J
+// starts when K's wave in progress ends instead of after K's last block: K's waves = grid blocks
+// over the resident ones (rounded up), each lasting K's duration over their count. A J that became
+// ready in K's last wave waits for K's end whatever its priority: no instance.
 // Cost: for each such J (charged once, against the K that ended last), its start minus the later
-// of its ready time and K's start; the union of those stretches.
+// of its ready time and the end of K's wave in progress then; the union of those stretches, at
+// most what the what-if schedule (schedule_estimate.h, with the host's blocking calls) saves when
+// each such K leaves room for the largest such J from its start (an upper bound: J starts no later
+// than that at any priority). A J that starts sooner shortens the span only where its stream's
+// work is what the host or the end waits for: beside a K that ends last, it saves nothing (the
+// lab, stream-priority: J started at K's wave boundary, the span did not change).
 // Needs: SM count, max threads and blocks per SM of the device, kernels' grid and block sizes,
 // launch calls.
 #include <algorithm>
@@ -16,18 +26,27 @@
 
 #include <fmt/format.h>
 
+#include "cuoverlap/units.h"
+
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/rules/rules.h"
+#include "diagnosis/host_timeline.h"
 #include "diagnosis/schedule_estimate.h"
+#include "diagnosis/stream_waits.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
 
 constexpr Ns kReleaseSlackNs = 5'000;
 
+// Blocks of `kernel` resident on the whole device at once; 0 when the device data is missing.
+std::int64_t waveBlocks(const Device& device, const GpuOp& kernel) {
+  return device.sm_count > 0 ? residentBlocksPerSm(device, kernel) * device.sm_count : 0;
+}
+
 bool fillsDevice(const Device& device, const GpuOp& kernel) {
-  const std::int64_t per_sm = residentBlocksPerSm(device, kernel);
-  return per_sm > 0 && device.sm_count > 0 && kernel.grid_blocks >= per_sm * device.sm_count;
+  const std::int64_t wave = waveBlocks(device, kernel);
+  return wave > 0 && kernel.grid_blocks >= wave;
 }
 
 // A device-filling kernel K that a later kernel may have waited for.
@@ -35,8 +54,18 @@ struct Filler {
   Ns half = 0;
   Ns start = 0;
   Ns end = 0;
+  Ns wave = 0;  // how long one wave of its blocks lasted
+  std::int64_t waves = 0;
   std::size_t position = 0;
 };
+
+// When a kernel ready at `ready` would start at the greatest priority beside K: the end of K's
+// wave in progress (the first when `ready` is before K), or K's end when that is its last wave.
+Ns startWithPriority(const Filler& k, Ns ready) {
+  if (ready < k.start) return k.start + k.wave;
+  const Ns boundary = k.start + ((ready - k.start) / k.wave + 1) * k.wave;
+  return std::max(ready, std::min(boundary, k.end));
+}
 
 }  // namespace
 
@@ -56,12 +85,18 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
         !fillsDevice(*device, kernel)) {
       continue;
     }
-    fillers.push_back({ops[k].start + (ops[k].end - ops[k].start) / 2, ops[k].start, ops[k].end, k});
+    const Ns length = ops[k].end - ops[k].start;
+    const std::int64_t wave_blocks = waveBlocks(*device, kernel);
+    const std::int64_t waves = (kernel.grid_blocks + wave_blocks - 1) / wave_blocks;
+    fillers.push_back({ops[k].start + length / 2, ops[k].start, ops[k].end,
+                       std::max<Ns>(1, length / waves), waves, k});
   }
   if (fillers.empty()) return std::nullopt;
   std::sort(fillers.begin(), fillers.end(),
             [](const Filler& a, const Filler& b) { return a.half < b.half; });
   std::multimap<Ns, const Filler*> active;  // by end
+  std::vector<std::size_t> waited_for_positions;
+  double largest_share = 0;
   std::size_t next_filler = 0;
   for (std::size_t j = 0; j < ops.size(); ++j) {
     const GpuOp& waiting = view.op(ops[j]);
@@ -87,19 +122,36 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
     }
     if (waited_for == nullptr) continue;
     const GpuOp& kernel = view.op(ops[waited_for->position]);
-    const Ns from = std::max(*ready, waited_for->start);
+    const Ns from = startWithPriority(*waited_for, *ready);
+    if (ops[j].start - from < kMinimumCostNs) continue;  // ready in K's last wave
+    waited_for_positions.push_back(waited_for->position);
+    largest_share = std::max(largest_share, smShare(device, waiting));
     builder.add(Interval{from, ops[j].start},
                 evidenceForOp(view, waiting,
-                              fmt::format("{} waited for {} ({} blocks) on stream {}",
-                                          describeOp(view, waiting), describeOp(view, kernel),
-                                          kernel.grid_blocks, kernel.stream_id)));
+                              fmt::format("{} waited {} for {} ({} blocks, {} waves of {}) on stream "
+                                          "{}; at a higher priority it would have started when the "
+                                          "wave in progress ended, {} sooner",
+                                          describeOp(view, waiting),
+                                          units::formatDuration(ops[j].start - *ready),
+                                          describeOp(view, kernel), kernel.grid_blocks,
+                                          waited_for->waves, units::formatDuration(waited_for->wave),
+                                          kernel.stream_id, units::formatDuration(ops[j].start - from))));
   }
+  if (builder.count() == 0) return std::nullopt;
+  const ScheduleModel model(view, buildHostTimeline(view));
+  const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
+  const Ns with_room = model.withShare(waited_for_positions, 1.0 - largest_share).span(waits);
+  const Ns saving = std::min(builder.time(), model.span(waits) - with_room);  // time(): the union so far
+  if (saving < kMinimumCostNs) return std::nullopt;  // the waits were not what the span waited for
+  builder.estimateSaving(saving);
   return builder.build(
-      fmt::format("{} kernels waited for a kernel of another stream that filled every SM",
+      fmt::format("{} kernels waited for a kernel of another stream that filled every SM, past "
+                  "the end of its wave in progress",
                   builder.count()),
-      "Launch the large kernel with fewer blocks (a grid-stride loop over sm_count x resident "
-      "blocks), or give the latency-sensitive stream a higher priority "
-      "(cudaStreamCreateWithPriority)");
+      "Give the latency-sensitive stream a higher priority (cudaStreamCreateWithPriority with the "
+      "greatest priority from cudaDeviceGetStreamPriorityRange): its kernels then take the SMs "
+      "that the large kernel's wave frees, instead of waiting for its last block; or launch the "
+      "large kernel with fewer blocks (a grid-stride loop) so that SMs stay free for them");
 }
 
 }  // namespace cuoverlap::diagnosis
