@@ -14,17 +14,17 @@ using test::TraceBuilder;
 using test::kUs;
 
 // Three iterations of: a 200 µs kernel, (a small DtoH copy of its result,) a synchronize, 100 µs
-// of host work while the device idles, a 30 µs kernel.
+// of host work while the device idles, a 3 µs kernel; the next iteration's launch follows at once.
 TraceBuilder stepWithTail(bool copy_result) {
   TraceBuilder b;
   for (int i = 0; i < 3; ++i) {
-    const double t = 350.0 * i;
+    const double t = 320.0 * i;
     b.launch(13, t + 1, t + 3, t + 5, t + 205);
     if (copy_result) {
       b.copyCall("cudaMemcpyAsync_v3020", 13, t + 4, t + 6, t + 205, t + 210, CopyKind::kDtoH);
     }
     b.call("cudaStreamSynchronize_v3020", t + 7, t + 211);
-    b.launch(13, t + 311, t + 313, t + 315, t + 345);
+    b.launch(13, t + 311, t + 313, t + 315, t + 318);
   }
   return b;
 }
@@ -44,6 +44,30 @@ TEST_CASE("host-busy: work after a wait that brought a result back stays after i
     REQUIRE(f != nullptr);
     CHECK(fixSavingNs(*f) == 0);
   }
+}
+
+TEST_CASE("host-busy: host work between launches moves after them even where no gap counts") {
+  // Two iterations of: three 20 µs kernels launched 60 µs apart (host work between them: a
+  // launch loop's gaps, host-launch-bound's, no stretch of this finding), a synchronize, then
+  // 300 µs of host work (the stretch) before the next iteration. The fix runs all host work after
+  // the iteration's launches: the three kernels back to back, the host work beside them.
+  TraceBuilder b;
+  for (int i = 0; i < 2; ++i) {
+    const double t = 500.0 * i;
+    b.launch(13, t + 1, t + 3, t + 5, t + 25);
+    b.launch(13, t + 63, t + 65, t + 67, t + 87);
+    b.launch(13, t + 125, t + 127, t + 129, t + 149);
+    b.call("cudaStreamSynchronize_v3020", t + 128, t + 150);
+  }
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "host-busy");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 1);  // the 350 µs between the iterations; the launch loop's gaps are not
+  // The 2 x 60 µs of host work between each iteration's launches moves after them: iteration
+  // 1's kernels end at 65 instead of 149, so its synchronize returns at 129, not 150, and
+  // iteration 2's kernels run back to back from 484: span 644 µs -> 539 µs. (The stretch moved a
+  // step ahead gains nothing: there is no GPU work beside it.)
+  CHECK(fixSavingNs(*f) == Approx(static_cast<double>(105 * kUs)).margin(5 * kUs));
 }
 
 }  // namespace cuoverlap

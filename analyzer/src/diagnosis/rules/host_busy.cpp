@@ -7,8 +7,9 @@
 // Fires when the cost reaches 1% of the device span.
 // Fix alone (lab transform overlap-host; Finding::fix_alone_ns): what overlapping the host's work
 // with the GPU's saves in the what-if schedule with the host (schedule_estimate.h, event waits
-// kept): each stretch runs after its thread's launches up to the next blocking call instead of
-// between them (those launches are released that much sooner); a stretch right after a blocking
+// kept), capped at the stretches' total. The work moved is all of the threads' own code (each
+// piece of at least 10 µs in no CUDA call, idle device or not: ownCode): each piece runs after
+// its thread's launches up to the next blocking call instead of between them (those launches are released that much sooner); a stretch right after a blocking
 // call begins the next iteration and runs one iteration ahead, before that call, while the GPU
 // still has the work issued before it (the call begins that much later, the thread's launches
 // after the stretch and its next blocking call that much sooner). A stretch right before a copy
@@ -26,6 +27,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -245,6 +247,32 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches) 
   return std::max<Ns>(0, model.span(waits) - model.span(waits, earlier, {}, changed));
 }
 
+// All of the threads' own code the fix moves, idle device or not: each stretch of at least
+// kMinimumCostNs in no CUDA call inside the span, with the call that followed it. Host work
+// between launches delays the later launches even while the device is busy: moved after them,
+// they reach the device sooner.
+std::vector<Stretch> ownCode(const DeviceView& view) {
+  std::unordered_map<std::size_t, const GpuOp*> op_of_call;
+  for (const ScopedOp& scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    if (const auto launch = view.launchCall(op)) op_of_call.emplace(*launch, &op);
+  }
+  const HostState& state = view.hostState();
+  std::vector<Stretch> out;
+  for (std::uint32_t thread = 0; thread < state.threadCount(); ++thread) {
+    for (const HostPart& part : state.partsWithin(thread, view.spanStart(), view.spanEnd())) {
+      if (part.activity != HostActivity::kCpu || part.end - part.start < kMinimumCostNs) continue;
+      const auto next = state.firstCallAfter(thread, part.end);
+      if (!next) continue;
+      const auto op = op_of_call.find(*next);
+      const bool feeds_copy = op != op_of_call.end() && op->second->kind == OpKind::kMemcpy &&
+                              op->second->copy_kind == CopyKind::kHtoD;
+      out.push_back({{part.start, part.end}, *next, false, feeds_copy});
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<Finding> findHostBusy(const DeviceView& view) {
@@ -285,7 +313,7 @@ std::optional<Finding> findHostBusy(const DeviceView& view) {
   for (const Stretch& s : stretches) {
     builder.add(s.time, describeStretch(view, s, s.time.length() >= detailed_from));
   }
-  const Ns overlapped = std::min(overlapSaving(view, stretches), total);
+  const Ns overlapped = std::min(overlapSaving(view, ownCode(view)), total);
   builder.fixAlone(overlapped);
   std::string saving = "; run after the launches it held back (a step ahead when it follows a "
                        "synchronize), beside the GPU's work, ";
