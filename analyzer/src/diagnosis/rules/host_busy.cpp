@@ -9,8 +9,8 @@
 // with the GPU's saves in the what-if schedule with the host (schedule_estimate.h, event waits
 // kept), capped at the stretches' total. The work moved is all of the threads' own code (each
 // piece of at least 10 µs in no CUDA call, idle device or not: ownCode): each piece runs after
-// its thread's launches up to the next blocking call instead of between them (those launches are released that much sooner); a stretch right after a blocking
-// call begins the next iteration and runs one iteration ahead, before that call, while the GPU
+// its thread's launches up to the next blocking call instead of between them (those launches
+// are released that much sooner); a stretch right after a blocking call begins the next iteration and runs one iteration ahead, before that call, while the GPU
 // still has the work issued before it (the call begins that much later, the thread's launches
 // after the stretch and its next blocking call that much sooner). A stretch right before a copy
 // from host memory may make its data: it moves only a step ahead, never past that copy. A
