@@ -7,18 +7,18 @@
 // Fires when the cost reaches 1% of the device span.
 // Fix alone (lab transform overlap-host; Finding::fix_alone_ns): what overlapping the host's work
 // with the GPU's saves in the what-if schedule with the host (schedule_estimate.h, event waits
-// kept), capped at the stretches' total. The work moved is all of the threads' own code (each
-// piece of at least 10 µs in no CUDA call, idle device or not: ownCode): each piece runs after
-// its thread's launches up to the next blocking call instead of between them (those launches
-// are released that much sooner); a stretch right after a blocking call begins the next iteration and runs one iteration ahead, before that call, while the GPU
-// still has the work issued before it (the call begins that much later, the thread's launches
-// after the stretch and its next blocking call that much sooner). A stretch right before a copy
-// from host memory may make its data: it moves only a step ahead, never past that copy. A
-// stretch right after a blocking call that brought a result back (a DtoH copy of the thread since
-// its previous one) and that then launches kernels, not a copy in, is the step's tail that uses
-// the result: it stays (as in the lab's transform, which never moves work after a host read).
-// It saves at most the GPU work there was to hide
-// the stretch under: a loader that takes 17 ms a step beside 2 ms of GPU work saves 2 ms a step by
+// kept), capped at the stretches' total. The work moved is all of the threads' own code (each piece
+// of at least 10 µs in no CUDA call, idle device or not: ownCode): each piece runs after its
+// thread's launches up to the next blocking call instead of between them (those launches are
+// released that much sooner); a stretch right after a blocking call begins the next iteration and
+// runs one iteration ahead, before that call, while the GPU still has the work issued before it
+// (the call begins that much later, the thread's launches after the stretch and its next blocking
+// call that much sooner). A stretch right before a copy from host memory may make its data: it
+// moves only a step ahead, never past that copy. A stretch right after a blocking call that brought
+// a result back (a DtoH copy of the thread since its previous one) and that then launches kernels,
+// not a copy in, is the step's tail that uses the result: it stays (as in the lab's transform,
+// which never moves work after a host read). It saves at most the GPU work there was to hide the
+// stretch under: a loader that takes 17 ms a step beside 2 ms of GPU work saves 2 ms a step by
 // overlapping, the rest only by running the host work on several workers or faster.
 // Severity by share of the span: info below 5%, warning from 5%, error from 25%.
 // Evidence: the longest stretches, with the thread, the NVTX range they fall in and the CUDA
