@@ -79,4 +79,27 @@ TEST_CASE("implicit-sync-call: faults on new blocks or after the host touched th
   }
 }
 
+TEST_CASE("implicit-sync-call: the allocation hoisted before the loop stays between GPU work") {
+  // A kernel, then a loop of cudaMalloc, kernel, synchronize, cudaFree. The fix allocates once
+  // before the loop: that call, after the first kernel, still holds the host 50 µs; only the free
+  // and allocation between the iterations go (30 + 50 µs, the µs between calls stay), so kernel 3
+  // starts 82 µs sooner. (The last free, after the last kernel started, was never counted.)
+  TraceBuilder b;
+  b.launch(13, 1, 3, 5, 100);
+  b.call("cudaStreamSynchronize_v3020", 4, 101);
+  b.call("cudaMalloc_v3020", 102, 152);
+  b.launch(13, 153, 155, 157, 257);
+  b.call("cudaStreamSynchronize_v3020", 156, 258);
+  b.call("cudaFree_v3020", 259, 289);
+  b.call("cudaMalloc_v3020", 290, 340);
+  b.launch(13, 341, 343, 345, 445);
+  b.call("cudaStreamSynchronize_v3020", 344, 446);
+  b.call("cudaFree_v3020", 447, 477);
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "implicit-sync-call");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 3);
+  CHECK(fixSavingNs(*f) == Approx(static_cast<double>(82 * kUs)).margin(2 * kUs));
+}
+
 }  // namespace cuoverlap

@@ -7,8 +7,9 @@
 // Fix (the lab's transform hoist-alloc): allocate once before the GPU work and free after it.
 // Cost: from the what-if schedule with the host modelled (schedule_estimate.h, host_timeline.h:
 // each such call is a barrier that waits for the work its process had issued, or for nothing when
-// it returned before that ended): the span as recorded minus the span with these calls gone (no
-// wait, no time of their own) and the kernels that re-faulted a managed buffer freed and
+// it returned before that ended): the span as recorded minus the span with the calls the fix
+// takes out gone (no wait, no time of their own; hoistedCalls: the allocation left before a loop
+// stays) and the kernels that re-faulted a managed buffer freed and
 // allocated again between their runs taking their durations less those faults (kept, the
 // buffer's pages would have stayed on the device; the part this lowers the ideal by is
 // Finding::ideal_reduction_ns, as for managed-page-faults). Where (ledger): per call, the call's own time and the device idle
@@ -18,6 +19,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <string_view>
 #include <unordered_map>
 
 #include "cuoverlap/units.h"
@@ -46,6 +49,39 @@ std::vector<std::size_t> allocationCalls(const DeviceView& view) {
     if (c.start >= view.spanStart() && c.start < last_start) calls.push_back(call);
   }
   return calls;
+}
+
+bool isFree(std::string_view name) {
+  return name.find("Free") != std::string_view::npos ||
+         name.find("Unregister") != std::string_view::npos;
+}
+
+// The calls the fix takes out of the GPU work. Hoisting a loop's allocation leaves one allocation
+// before the loop: of a thread that allocates repeatedly, the first call stays when it allocates
+// (a loop that follows other GPU work keeps it between GPU work; at the span's start it was never
+// counted); a thread's only call is moved before the GPU work. The free after the loop stays too,
+// but where the loop ends a trace does not show (the last free recorded may be in the last
+// iteration's middle, with the rest of its work after it), so every free goes.
+std::vector<std::size_t> hoistedCalls(const DeviceView& view, const std::vector<std::size_t>& calls) {
+  struct FirstCall {
+    std::size_t call = 0;
+    std::size_t count = 0;
+  };
+  std::map<std::pair<std::uint32_t, std::uint32_t>, FirstCall> first_of_thread;
+  for (std::size_t call : calls) {
+    const RuntimeCall& c = view.call(call);
+    const auto [it, inserted] = first_of_thread.try_emplace({c.pid, c.tid}, FirstCall{call, 0});
+    if (c.start < view.call(it->second.call).start) it->second.call = call;
+    ++it->second.count;
+  }
+  std::vector<std::size_t> hoisted;
+  for (std::size_t call : calls) {
+    const RuntimeCall& c = view.call(call);
+    const FirstCall& first = first_of_thread.at({c.pid, c.tid});
+    if (first.call == call && first.count > 1 && !isFree(view.callName(call))) continue;
+    hoisted.push_back(call);
+  }
+  return hoisted;
 }
 
 // UVM services faults per 2 MiB virtual-address block (the driver's VA block): once the device has
@@ -129,11 +165,12 @@ std::optional<Finding> findImplicitSyncCall(const DeviceView& view) {
   if (calls.empty()) return std::nullopt;
   const HostTimeline host = buildHostTimeline(view);
   if (host.empty()) return std::nullopt;
+  const std::vector<std::size_t> hoisted = hoistedCalls(view, calls);
   std::vector<CallChange> removed;
-  for (std::size_t call : calls) removed.push_back({call, false, 0});
+  for (std::size_t call : hoisted) removed.push_back({call, false, 0});
   const ScheduleModel model(view, host);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
-  const std::vector<const UmPageFaultGroup*> refaulted = refaults(view, calls);
+  const std::vector<const UmPageFaultGroup*> refaulted = refaults(view, hoisted);
   const std::vector<FasterOp> faster = withoutRefaults(view, refaulted);
   const Ns saving = std::max<Ns>(0, model.span(waits) - model.span(waits, {}, faster, removed));
   if (saving < kMinimumCostNs) return std::nullopt;
