@@ -10,22 +10,21 @@
 // kept), capped at the stretches' total. The work moved is all of the threads' own code (each piece
 // of at least 10 µs in no CUDA call, idle device or not: ownCode): each piece runs after its
 // thread's launches up to the next blocking call instead of between them (those launches are
-// released that much sooner); a stretch right after a blocking call begins the next iteration and
-// runs one iteration ahead, before that call, while the GPU still has the work issued before it
-// (the call begins that much later, the thread's launches after the stretch and its next blocking
-// call that much sooner). A stretch right before a copy from host memory may make its data: it
-// moves only a step ahead, never past that copy. A stretch right after a blocking call that brought
-// a result back (a DtoH copy of the thread since its previous one) and that then launches kernels,
-// not a copy in, is the step's tail that uses the result: it stays (as in the lab's transform,
-// which never moves work after a host read). It saves at most the GPU work there was to hide the
-// stretch under: a loader that takes 17 ms a step beside 2 ms of GPU work saves 2 ms a step by
-// overlapping, the rest only by running the host work on several workers or faster.
+// released that much sooner). A piece right after a blocking call that goes on to copy an input in
+// (a loader's next batch) begins the next iteration and runs one iteration ahead, before that call,
+// while the GPU still has the work issued before it (the call begins that much later, the thread's
+// launches after the piece and its next blocking call that much sooner); one that goes on to launch
+// kernels instead may use what the call waited for (a loss checked, an optimizer step) and stays,
+// as in the lab's transform, which never moves work after a synchronize or a host read. A piece
+// right before a copy from host memory may make its data: it moves only a step ahead, never past
+// that copy. It saves at most the GPU work there was to hide the stretch under: a loader that takes
+// 17 ms a step beside 2 ms of GPU work saves 2 ms a step by overlapping, the rest only by running
+// the host work on several workers or faster.
 // Severity by share of the span: info below 5%, warning from 5%, error from 25%.
 // Evidence: the longest stretches, with the thread, the NVTX range they fall in and the CUDA
 // calls around them.
 // Needs: runtime calls (the thread that launched each op).
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -149,34 +148,6 @@ struct MovedStretch {
   Ns length = 0;
 };
 
-// Per barrier of `host`: whether the wait brought a result back to the host: a DtoH copy issued
-// by the thread since its previous blocking call, up to the call itself (an asynchronous copy it
-// waited for, or the call a synchronous one).
-std::vector<std::uint8_t> resultsBroughtBack(const DeviceView& view, const HostTimeline& host) {
-  std::map<ThreadKey, std::vector<Ns>> dtoh_calls;  // per thread: DtoH copy call starts, sorted
-  for (const ScopedOp& scoped : view.ops()) {
-    const GpuOp& op = view.op(scoped);
-    const auto launch = view.launchCall(op);
-    if (!launch || engineOf(op) != Engine::kD2H) continue;
-    const RuntimeCall& call = view.call(*launch);
-    dtoh_calls[{call.pid, call.tid}].push_back(call.start);
-  }
-  for (auto& [thread, starts] : dtoh_calls) std::sort(starts.begin(), starts.end());
-  std::vector<std::uint8_t> brought(host.barriers.size(), 0);
-  for (std::size_t b = 0; b < host.barriers.size(); ++b) {
-    const HostBarrier& barrier = host.barriers[b];
-    const RuntimeCall& call = view.call(barrier.call);
-    const auto list = dtoh_calls.find({call.pid, call.tid});
-    if (list == dtoh_calls.end()) continue;
-    const Ns since = barrier.previous >= 0
-                         ? host.barriers[static_cast<std::size_t>(barrier.previous)].end
-                         : std::numeric_limits<Ns>::min();
-    const auto first = std::upper_bound(list->second.begin(), list->second.end(), since);
-    brought[b] = first != list->second.end() && *first <= call.start;
-  }
-  return brought;
-}
-
 // What overlapping the stretches with the GPU's work saves (the file's comment, "Fix alone").
 Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches) {
   const HostTimeline host = buildHostTimeline(view);
@@ -187,7 +158,6 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches) 
     barriers_of[{call.pid, call.tid}].push_back(b);
   }
   const HostState& state = view.hostState();
-  const std::vector<std::uint8_t> brought_back = resultsBroughtBack(view, host);
   std::vector<Ns> later(host.barriers.size(), 0);   // the call begins this much later
   std::vector<Ns> sooner(host.barriers.size(), 0);  // the thread's host time removed before it
   // By the thread and the blocking call its launches after the stretch follow (-1: none yet).
@@ -211,10 +181,9 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches) 
     const auto thread = state.threadOf(launch);
     const auto last = thread ? state.lastCallBefore(*thread, stretch.time.start) : std::nullopt;
     if (before >= 0 && last && *last == host.barriers[static_cast<std::size_t>(before)].call) {
-      // After a wait that brought a result back, work that launches kernels rather than copying
-      // a next input in is the step's tail that uses the result (a loss checked, an optimizer
-      // step): it stays where it is.
-      if (brought_back[static_cast<std::size_t>(before)] && !stretch.feeds_copy) continue;
+      // Work after a wait that launches kernels rather than copying a next input in may use what
+      // the wait waited for (a loss checked, an optimizer step): it stays where it is.
+      if (!stretch.feeds_copy) continue;
       later[static_cast<std::size_t>(before)] += stretch.time.length();
       if (after >= 0) sooner[static_cast<std::size_t>(after)] += stretch.time.length();
     } else if (stretch.feeds_copy) {
