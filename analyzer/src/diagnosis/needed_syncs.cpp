@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <unordered_map>
 #include <utility>
 
 #include "diagnosis/api_names.h"
@@ -13,18 +14,28 @@ namespace {
 
 using ThreadKey = std::pair<std::uint32_t, std::uint32_t>;  // (pid, tid)
 
+// A call that issues work: a launch, copy or memset.
+struct WorkCall {
+  Ns start = 0;
+  bool synchronous = false;            // cudaMemcpy, cudaMemset
+  const GpuOp* legacy_op = nullptr;    // its op, when that ran on the legacy default stream
+  bool operator<(const WorkCall& other) const { return start < other.start; }
+};
+
 struct ThreadCalls {
-  std::vector<Ns> async_dtoh;                       // starts of async DtoH copy calls, sorted
-  std::vector<std::pair<Ns, bool>> work_calls;  // launches, copies, memsets: (start, synchronous)
+  std::vector<Ns> async_dtoh;        // starts of async DtoH copy calls, sorted
+  std::vector<WorkCall> work_calls;  // sorted by start
 };
 
 std::map<ThreadKey, ThreadCalls> callsByThread(const DeviceView& view) {
   std::map<ThreadKey, ThreadCalls> threads;
+  std::unordered_map<std::size_t, const GpuOp*> legacy_op_of_call;
   for (const ScopedOp& scoped : view.ops()) {
     const GpuOp& op = view.op(scoped);
-    if (engineOf(op) != Engine::kD2H) continue;
     const auto launch = view.launchCall(op);
-    if (!launch || view.callKind(*launch) != ApiKind::kMemcpyAsync) continue;
+    if (!launch) continue;
+    if (view.onLegacyDefaultStream(op)) legacy_op_of_call.emplace(*launch, &op);
+    if (engineOf(op) != Engine::kD2H || view.callKind(*launch) != ApiKind::kMemcpyAsync) continue;
     const RuntimeCall& c = view.call(*launch);
     threads[{c.pid, c.tid}].async_dtoh.push_back(c.start);
   }
@@ -36,7 +47,9 @@ std::map<ThreadKey, ThreadCalls> callsByThread(const DeviceView& view) {
       continue;
     }
     const RuntimeCall& c = view.call(call);
-    threads[{c.pid, c.tid}].work_calls.push_back({c.start, sync});
+    const auto legacy = legacy_op_of_call.find(call);
+    threads[{c.pid, c.tid}].work_calls.push_back(
+        {c.start, sync, legacy != legacy_op_of_call.end() ? legacy->second : nullptr});
   }
   for (auto& [key, t] : threads) {
     std::sort(t.async_dtoh.begin(), t.async_dtoh.end());
@@ -61,6 +74,21 @@ bool hostTouchesManaged(const UnifiedMemory& um, std::uint32_t pid, Ns from, Ns 
   return false;
 }
 
+// Whether work on the legacy default stream issued after the synchronize would wait for all of
+// `waited` anyway: each op ran on the legacy stream or on a blocking stream of the same context
+// (legacy-stream work waits for those implicitly), so the synchronize orders nothing it does not.
+bool legacyStreamOrders(const DeviceView& view, const GpuOp& legacy_op,
+                        const std::vector<std::size_t>& waited) {
+  for (std::size_t p : waited) {
+    const GpuOp& op = view.op(view.ops()[p]);
+    if (op.pid != legacy_op.pid || op.context_id != legacy_op.context_id) return false;
+    if (view.onLegacyDefaultStream(op)) continue;
+    const Stream* stream = view.stream(op);
+    if (stream == nullptr || stream->flag != StreamFlag::kDefault) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host) {
@@ -80,9 +108,12 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
     const auto first = std::upper_bound(dtoh.begin(), dtoh.end(), since);
     const bool brings_back = first != dtoh.end() && *first < call.start;
     const auto& work = t->second.work_calls;
-    const auto next = std::lower_bound(work.begin(), work.end(), std::make_pair(call.end, false));
-    const bool orders_sync_copy = next != work.end() && next->second;
-    const Ns next_work = next != work.end() ? next->first : std::numeric_limits<Ns>::max();
+    const auto next = std::lower_bound(work.begin(), work.end(), WorkCall{call.end});
+    // A synchronous copy on the legacy stream orders itself after blocking streams' work.
+    const bool orders_sync_copy =
+        next != work.end() && next->synchronous &&
+        !(next->legacy_op != nullptr && legacyStreamOrders(view, *next->legacy_op, barrier.waited_for));
+    const Ns next_work = next != work.end() ? next->start : std::numeric_limits<Ns>::max();
     const bool host_reads_managed =
         hostTouchesManaged(view.trace().unified_memory, call.pid, call.end, next_work);
     if (orders_sync_copy || host_reads_managed) {

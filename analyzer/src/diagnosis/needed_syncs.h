@@ -7,7 +7,10 @@
 //     while the device runs step i;
 //   - kKept: the thread's next call that issues work is a synchronous copy or memset (cudaMemcpy,
 //     cudaMemset): those run on the legacy stream and do not wait for non-blocking streams, so the
-//     synchronize is what orders them after the work they read; or the host touches managed
+//     synchronize is what orders them after the work they read (unless the call's op ran on the
+//     legacy stream and all the synchronize waited for ran on the legacy stream or blocking
+//     streams of its context: the legacy stream's implicit barrier orders the call by itself, and
+//     the synchronize is removable); or the host touches managed
 //     memory before that call (a CPU page fault of the process, or a migration to the host): it
 //     reads what the GPU wrote, which the synchronize protects;
 //   - kRemovable: every other synchronize.

@@ -9,7 +9,9 @@
 // Cost: how much sooner the work would end with that fix, from the what-if schedule with the host
 // modelled (schedule_estimate.h, host_timeline.h): the span as recorded minus the span with each
 // removable call waiting for nothing (blocking-sync-call), or each deferrable one for what the
-// thread's previous one waited for (early-result-wait). That counts both the device idle after each drain and
+// thread's previous one waited for (early-result-wait); a removable one right before a
+// legacy-stream synchronous copy moves its wait to that copy (removalChanges), and both schedules
+// keep the legacy stream's implicit barriers (legacy_barriers.h). That counts both the device idle after each drain and
 // the overlap the waits prevented (work of the next chunk that the host could have issued while
 // the device was busy with this one). Where (ledger): per call (host_blocking_cost.cpp) the device
 // idle time after the drain that the next op could have been spared, capped at the call's lead
@@ -23,6 +25,7 @@
 #include <algorithm>
 
 #include "diagnosis/finding_builder.h"
+#include "diagnosis/legacy_barriers.h"
 #include "diagnosis/needed_syncs.h"
 #include "diagnosis/rules/host_blocking_cost.h"
 #include "diagnosis/rules/rules.h"
@@ -57,6 +60,44 @@ FindingBuilder syncInstances(const DeviceView& view, const HostTimeline& host,
   return builder;
 }
 
+// The fix's change to each removable synchronize, in `changed`, with host time given back per op
+// in `earlier`. Most simply go: they wait for nothing and take no time. One right before a
+// synchronous copy or memset on the legacy default stream (the thread's next work: needed_syncs.h
+// keeps it removable only when the legacy stream orders that call after everything the
+// synchronize waited for) leaves the copy waiting for the same work with the same latency; what
+// its removal gives is the host work between the two, which now runs while that work does: the
+// synchronize's wait moves to the copy call (it begins that work's length later, and the copy
+// call and its op that much sooner after it).
+void removalChanges(const DeviceView& view, const HostTimeline& host,
+                    const std::vector<SyncNeed>& needs, std::vector<CallChange>& changed,
+                    std::vector<Ns>& earlier) {
+  std::vector<std::size_t> launches_after(host.barriers.size(), 0);
+  for (std::int64_t b : host.barrier_of) {
+    if (b >= 0) ++launches_after[static_cast<std::size_t>(b)];
+  }
+  earlier.assign(view.ops().size(), 0);
+  for (std::size_t b = 0; b < host.barriers.size(); ++b) {
+    if (needs[b] != SyncNeed::kRemovable) continue;
+    const HostBarrier& sync = host.barriers[b];
+    const HostBarrier* next = b + 1 < host.barriers.size() ? &host.barriers[b + 1] : nullptr;
+    const bool before_legacy_copy =
+        next != nullptr && next->previous == static_cast<std::int64_t>(b) &&
+        (view.callKind(next->call) == ApiKind::kMemcpySync ||
+         view.callKind(next->call) == ApiKind::kMemsetSync) &&
+        next->waited_for.size() == 1 && launches_after[b] == 1 &&
+        host.barrier_of[next->waited_for.front()] == static_cast<std::int64_t>(b) &&
+        view.onLegacyDefaultStream(view.op(view.ops()[next->waited_for.front()]));
+    if (!before_legacy_copy) {
+      changed.push_back({sync.call, false, 0, 0});
+      continue;
+    }
+    const Ns host_work = std::max<Ns>(0, next->start - sync.end);
+    changed.push_back({sync.call, true, sync.own, -host_work});
+    changed.push_back({next->call, true, next->own, host_work});
+    earlier[next->waited_for.front()] = host_work;
+  }
+}
+
 }  // namespace
 
 std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
@@ -69,12 +110,15 @@ std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
     // Every removable synchronize goes, not only those that blocked while work was in flight: a
     // second synchronize right after the first would otherwise block in their place.
     std::vector<CallChange> removed;
-    for (std::size_t b = 0; b < host.barriers.size(); ++b) {
-      if (needs[b] == SyncNeed::kRemovable) removed.push_back({host.barriers[b].call, false, 0});
-    }
+    std::vector<Ns> earlier;
+    removalChanges(view, host, needs, removed, earlier);
     const ScheduleModel model(view, host);
-    const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
-    builder.estimateSaving(std::max<Ns>(0, model.span(waits) - model.span(waits, {}, {}, removed)));
+    // Both schedules keep the legacy stream's implicit barriers: without its synchronizes a
+    // thread runs ahead, but its blocking-stream work still waits for earlier legacy work.
+    std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
+    const std::vector<OrderEdge> legacy = legacyBarrierEdges(view);
+    waits.insert(waits.end(), legacy.begin(), legacy.end());
+    builder.estimateSaving(std::max<Ns>(0, model.span(waits) - model.span(waits, earlier, {}, removed)));
   }
   if (builder.time() < kMinimumCostNs) return std::nullopt;
   return builder.build(

@@ -7,22 +7,26 @@
 // Fires when the cost reaches 1% of the device span.
 // Fix alone (lab transform overlap-host; Finding::fix_alone_ns): what overlapping the host's work
 // with the GPU's saves in the what-if schedule with the host (schedule_estimate.h, event waits
-// kept): each stretch runs after its thread's launches up to the next blocking call instead of
-// between them (those launches are released that much sooner); a stretch right after a blocking
-// call begins the next iteration and runs one iteration ahead, before that call, while the GPU
-// still has the work issued before it (the call begins that much later, the thread's launches
-// after the stretch and its next blocking call that much sooner). A stretch right before a copy
-// from host memory may make its data: it moves only a step ahead, never past that copy. (Host
-// work after a result is read back is taken not to need it, as the lab's transform does: a
-// training step's optimizer and logging work.) It saves at most the GPU work there was to hide
-// the stretch under: a loader that takes 17 ms a step beside 2 ms of GPU work saves 2 ms a step by
-// overlapping, the rest only by running the host work on several workers or faster.
+// kept), capped at the stretches' total. The work moved is all of the threads' own code (each piece
+// of at least 10 µs in no CUDA call, idle device or not: ownCode): each piece runs after its
+// thread's launches up to the next blocking call instead of between them (those launches are
+// released that much sooner). A piece right after a blocking call that goes on to copy an input in
+// (a loader's next batch) begins the next iteration and runs one iteration ahead, before that call,
+// while the GPU still has the work issued before it (the call begins that much later, the thread's
+// launches after the piece and its next blocking call that much sooner); one that goes on to launch
+// kernels instead may use what the call waited for (a loss checked, an optimizer step) and stays,
+// as in the lab's transform, which never moves work after a synchronize or a host read. A piece
+// right before a copy from host memory may make its data: it moves only a step ahead, never past
+// that copy. It saves at most the GPU work there was to hide the stretch under: a loader that takes
+// 17 ms a step beside 2 ms of GPU work saves 2 ms a step by overlapping, the rest only by running
+// the host work on several workers or faster.
 // Severity by share of the span: info below 5%, warning from 5%, error from 25%.
 // Evidence: the longest stretches, with the thread, the NVTX range they fall in and the CUDA
 // calls around them.
 // Needs: runtime calls (the thread that launched each op).
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -177,6 +181,9 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches) 
     const auto thread = state.threadOf(launch);
     const auto last = thread ? state.lastCallBefore(*thread, stretch.time.start) : std::nullopt;
     if (before >= 0 && last && *last == host.barriers[static_cast<std::size_t>(before)].call) {
+      // Work after a wait that launches kernels rather than copying a next input in may use what
+      // the wait waited for (a loss checked, an optimizer step): it stays where it is.
+      if (!stretch.feeds_copy) continue;
       later[static_cast<std::size_t>(before)] += stretch.time.length();
       if (after >= 0) sooner[static_cast<std::size_t>(after)] += stretch.time.length();
     } else if (stretch.feeds_copy) {
@@ -207,6 +214,32 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches) 
   const ScheduleModel model(view, host);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
   return std::max<Ns>(0, model.span(waits) - model.span(waits, earlier, {}, changed));
+}
+
+// All of the threads' own code the fix moves, idle device or not: each stretch of at least
+// kMinimumCostNs in no CUDA call inside the span, with the call that followed it. Host work
+// between launches delays the later launches even while the device is busy: moved after them,
+// they reach the device sooner.
+std::vector<Stretch> ownCode(const DeviceView& view) {
+  std::unordered_map<std::size_t, const GpuOp*> op_of_call;
+  for (const ScopedOp& scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    if (const auto launch = view.launchCall(op)) op_of_call.emplace(*launch, &op);
+  }
+  const HostState& state = view.hostState();
+  std::vector<Stretch> out;
+  for (std::uint32_t thread = 0; thread < state.threadCount(); ++thread) {
+    for (const HostPart& part : state.partsWithin(thread, view.spanStart(), view.spanEnd())) {
+      if (part.activity != HostActivity::kCpu || part.end - part.start < kMinimumCostNs) continue;
+      const auto next = state.firstCallAfter(thread, part.end);
+      if (!next) continue;
+      const auto op = op_of_call.find(*next);
+      const bool feeds_copy = op != op_of_call.end() && op->second->kind == OpKind::kMemcpy &&
+                              op->second->copy_kind == CopyKind::kHtoD;
+      out.push_back({{part.start, part.end}, *next, false, feeds_copy});
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -249,7 +282,7 @@ std::optional<Finding> findHostBusy(const DeviceView& view) {
   for (const Stretch& s : stretches) {
     builder.add(s.time, describeStretch(view, s, s.time.length() >= detailed_from));
   }
-  const Ns overlapped = std::min(overlapSaving(view, stretches), total);
+  const Ns overlapped = std::min(overlapSaving(view, ownCode(view)), total);
   builder.fixAlone(overlapped);
   std::string saving = "; run after the launches it held back (a step ahead when it follows a "
                        "synchronize), beside the GPU's work, ";

@@ -7,14 +7,24 @@
 // Fix (the lab's transform hoist-alloc): allocate once before the GPU work and free after it.
 // Cost: from the what-if schedule with the host modelled (schedule_estimate.h, host_timeline.h:
 // each such call is a barrier that waits for the work its process had issued, or for nothing when
-// it returned before that ended): the span as recorded minus the span with these calls gone (no
-// wait, no time of their own). Where (ledger): per call, the call's own time and the device idle
+// it returned before that ended): the span as recorded minus the span with the calls the fix
+// takes out gone (no wait, no time of their own; hoistedCalls: the allocation left before a loop
+// stays) and the kernels that re-faulted a managed buffer freed and
+// allocated again between their runs taking their durations less those faults (kept, the
+// buffer's pages would have stayed on the device; the part this lowers the ideal by is
+// Finding::ideal_reduction_ns, as for managed-page-faults). Where (ledger): per call, the call's own time and the device idle
 // time after the drain that the next op could have been spared (host_blocking_cost.cpp).
 // Not reported under 10 µs; info under 5% of the span, a warning from there.
 // Needs: runtime calls.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+#include <string_view>
+#include <unordered_map>
+
 #include "cuoverlap/units.h"
+#include "diagnosis/cost_ledger.h"
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/rules/host_blocking_cost.h"
 #include "diagnosis/rules/rules.h"
@@ -41,6 +51,113 @@ std::vector<std::size_t> allocationCalls(const DeviceView& view) {
   return calls;
 }
 
+bool isFree(std::string_view name) {
+  return name.find("Free") != std::string_view::npos ||
+         name.find("Unregister") != std::string_view::npos;
+}
+
+// The calls the fix takes out of the GPU work. Hoisting a loop's allocation leaves one allocation
+// before the loop: of a thread that allocates repeatedly, the first call stays when it allocates
+// (a loop that follows other GPU work keeps it between GPU work; at the span's start it was never
+// counted); a thread's only call is moved before the GPU work. The free after the loop stays too,
+// but where the loop ends a trace does not show (the last free recorded may be in the last
+// iteration's middle, with the rest of its work after it), so every free goes.
+std::vector<std::size_t> hoistedCalls(const DeviceView& view, const std::vector<std::size_t>& calls) {
+  struct FirstCall {
+    std::size_t call = 0;
+    std::size_t count = 0;
+  };
+  std::map<std::pair<std::uint32_t, std::uint32_t>, FirstCall> first_of_thread;
+  for (std::size_t call : calls) {
+    const RuntimeCall& c = view.call(call);
+    const auto [it, inserted] = first_of_thread.try_emplace({c.pid, c.tid}, FirstCall{call, 0});
+    if (c.start < view.call(it->second.call).start) it->second.call = call;
+    ++it->second.count;
+  }
+  std::vector<std::size_t> hoisted;
+  for (std::size_t call : calls) {
+    const RuntimeCall& c = view.call(call);
+    const FirstCall& first = first_of_thread.at({c.pid, c.tid});
+    if (first.call == call && first.count > 1 && !isFree(view.callName(call))) continue;
+    hoisted.push_back(call);
+  }
+  return hoisted;
+}
+
+// UVM services faults per 2 MiB virtual-address block (the driver's VA block): once the device has
+// faulted a block's pages in, they stay until the host touches them or the memory is freed.
+constexpr int kVaBlockShift = 21;
+
+// Per (process, VA block) key of a fault address.
+std::uint64_t blockKey(std::uint32_t pid, std::uint64_t address) {
+  return (static_cast<std::uint64_t>(pid) << 43) ^ (address >> kVaBlockShift);
+}
+
+// The device's GPU fault groups in the view that fault a block the device had faulted in earlier
+// in the view, with one of the allocation calls `calls` of the process (a free and a new
+// allocation) since then and no CPU fault on the block: the new allocation gave the same addresses
+// fresh pages. Allocated once before the GPU work, the pages would still be on the device and
+// these faults would not happen; the first fault of each block would.
+std::vector<const UmPageFaultGroup*> refaults(const DeviceView& view,
+                                              const std::vector<std::size_t>& calls) {
+  const UnifiedMemory& um = view.trace().unified_memory;
+  std::unordered_map<std::uint32_t, std::vector<Ns>> call_starts;  // per pid (0: any), sorted
+  for (std::size_t call : calls) {
+    call_starts[view.call(call).pid].push_back(view.call(call).start);
+    call_starts[0].push_back(view.call(call).start);
+  }
+  for (auto& [pid, starts] : call_starts) std::sort(starts.begin(), starts.end());
+  std::unordered_map<std::uint64_t, std::vector<Ns>> cpu_touches;  // per block, sorted
+  for (const UmCpuFault& f : um.cpu_faults) cpu_touches[blockKey(f.pid, f.address)].push_back(f.time);
+  const auto anyIn = [](const std::vector<Ns>& sorted, Ns from, Ns to) {
+    const auto it = std::upper_bound(sorted.begin(), sorted.end(), from);
+    return it != sorted.end() && *it < to;
+  };
+  // Per block: when the device first faulted it in since the host last touched it.
+  std::unordered_map<std::uint64_t, Ns> resident_since;
+  std::vector<const UmPageFaultGroup*> out;
+  for (const UmPageFaultGroup& f : um.gpu_faults) {
+    if (f.start < view.spanStart()) continue;
+    if (f.start >= view.spanEnd()) break;
+    if (f.device_id != view.deviceId() || f.access == schema::UmAccessType::kPrefetch) continue;
+    const std::uint64_t block = blockKey(f.pid, f.address);
+    const auto [since, first] = resident_since.try_emplace(block, f.start);
+    if (first) continue;
+    if (anyIn(cpu_touches[block], since->second, f.start)) {
+      since->second = f.start;
+      continue;
+    }
+    const auto allocs = call_starts.find(f.pid);
+    if (allocs != call_starts.end() && anyIn(allocs->second, since->second, f.start)) {
+      out.push_back(&f);
+    }
+  }
+  return out;
+}
+
+// The kernels those re-faults slowed, each at its duration less the time the driver spent on them
+// (the union of the re-fault groups inside its run).
+std::vector<FasterOp> withoutRefaults(const DeviceView& view,
+                                      const std::vector<const UmPageFaultGroup*>& groups) {
+  std::vector<FasterOp> faster;
+  if (groups.empty()) return faster;
+  std::size_t position = 0;
+  for (const ScopedOp& scoped : view.ops()) {
+    const std::size_t at = position++;
+    const GpuOp& op = view.op(scoped);
+    if (op.kind != OpKind::kKernel) continue;
+    const auto first = std::lower_bound(groups.begin(), groups.end(), scoped.start,
+                                        [](const UmPageFaultGroup* g, Ns t) { return g->start < t; });
+    std::vector<Interval> serviced;
+    for (auto it = first; it != groups.end() && (*it)->start < scoped.end; ++it) {
+      if ((*it)->pid == 0 || (*it)->pid == op.pid) serviced.push_back({(*it)->start, std::min((*it)->end, scoped.end)});
+    }
+    const Ns saved = totalLength(unionOf(std::move(serviced)));
+    if (saved > 0) faster.push_back({at, scoped.end - scoped.start - saved});
+  }
+  return faster;
+}
+
 }  // namespace
 
 std::optional<Finding> findImplicitSyncCall(const DeviceView& view) {
@@ -48,11 +165,14 @@ std::optional<Finding> findImplicitSyncCall(const DeviceView& view) {
   if (calls.empty()) return std::nullopt;
   const HostTimeline host = buildHostTimeline(view);
   if (host.empty()) return std::nullopt;
+  const std::vector<std::size_t> hoisted = hoistedCalls(view, calls);
   std::vector<CallChange> removed;
-  for (std::size_t call : calls) removed.push_back({call, false, 0});
+  for (std::size_t call : hoisted) removed.push_back({call, false, 0});
   const ScheduleModel model(view, host);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
-  const Ns saving = std::max<Ns>(0, model.span(waits) - model.span(waits, {}, {}, removed));
+  const std::vector<const UmPageFaultGroup*> refaulted = refaults(view, hoisted);
+  const std::vector<FasterOp> faster = withoutRefaults(view, refaulted);
+  const Ns saving = std::max<Ns>(0, model.span(waits) - model.span(waits, {}, faster, removed));
   if (saving < kMinimumCostNs) return std::nullopt;
   const bool warn = static_cast<double>(saving) >=
                     kWarningShareOfSpan * static_cast<double>(view.spanLength());
@@ -72,7 +192,20 @@ std::optional<Finding> findImplicitSyncCall(const DeviceView& view) {
     builder.add(Interval{c.start, c.end}, evidenceForCall(view, call, 0, detail));
     if (drained) builder.addRegion(charge->idle);
   }
-  builder.estimateSaving(saving);
+  for (const FasterOp& run : faster) {
+    const ScopedOp scoped = view.ops()[run.position];
+    const GpuOp& op = view.op(scoped);
+    builder.add(Interval{scoped.start, scoped.end},
+                evidenceForOp(view, op, fmt::format(
+                    "{} ran {} while the driver faulted in pages of a buffer freed and allocated "
+                    "again since the device last faulted them in; about {} with the buffer kept",
+                    describeOp(view, op), units::formatDuration(scoped.end - scoped.start),
+                    units::formatDuration(run.duration))));
+  }
+  // Kernels that no longer fault run faster: that part lowers the ideal, as prefetching does.
+  const Ns reduction = std::clamp<Ns>(ledgerIdeal(view) - ledgerIdeal(view, faster), 0, saving);
+  builder.estimateSaving(saving - reduction);
+  builder.lowerIdeal(reduction);
   return builder.build(
       fmt::format("{} allocation or free calls between GPU work synchronized the device or held "
                   "the host while the device waited for the next launch",

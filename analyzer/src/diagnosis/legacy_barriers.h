@@ -1,0 +1,20 @@
+// The legacy default stream's implicit barrier as what-if edges: an op on the legacy (null)
+// stream waits for the earlier work of every blocking stream of its context, and their later work
+// waits for it. The recorded schedule honoured these orderings; a what-if that lets a host thread
+// run ahead (a synchronize removed) must keep them, or it lets blocking-stream work overtake
+// another thread's legacy-stream work that it could never overtake.
+#pragma once
+
+#include <vector>
+
+#include "diagnosis/device_view.h"
+#include "diagnosis/schedule_estimate.h"
+
+namespace cuoverlap::diagnosis {
+
+// For each legacy-stream op X with a launch call: the last op of each other blocking stream
+// (flag "default") of X's context launched before X precedes X, and X precedes the first one
+// launched after X. Launch order is the launch call's start. O(legacy ops x blocking streams).
+std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view);
+
+}  // namespace cuoverlap::diagnosis

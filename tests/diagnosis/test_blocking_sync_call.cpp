@@ -1,0 +1,72 @@
+// blocking-sync-call's what-if on hand-built traces: a synchronize right before a synchronous copy
+// on the legacy default stream, which orders that copy after blocking streams' work by itself, is
+// removable, and its removal gives back the host work between the two (not the copy's wait); and
+// the legacy stream's implicit barrier edges (diagnosis/legacy_barriers.h).
+#include <catch2/catch.hpp>
+
+#include "diagnosis/device_view.h"
+#include "diagnosis/legacy_barriers.h"
+#include "findings_test_util.h"
+#include "trace_builder.h"
+
+namespace cuoverlap {
+namespace {
+
+using test::TraceBuilder;
+using test::kUs;
+
+constexpr std::uint32_t kNonBlocking = 16;
+
+// Three iterations of: cudaMemcpy HtoD (legacy stream), a 100 µs kernel on `stream`, a
+// synchronize of it, then 60 µs of host work before the next iteration's copy.
+TraceBuilder copyKernelSync(std::uint32_t stream) {
+  TraceBuilder b;
+  b.addStream(kNonBlocking, StreamFlag::kNonBlocking);
+  for (int i = 0; i < 3; ++i) {
+    const double t = 190.0 * i;
+    b.copyCall("cudaMemcpy_v3020", test::kNullStream, t + 1, t + 20, t + 10, t + 18, CopyKind::kHtoD);
+    b.launch(stream, t + 21, t + 25, t + 30, t + 130);
+    b.call("cudaStreamSynchronize_v3020", t + 26, t + 131);
+  }
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("blocking-sync-call: a synchronize before a legacy-stream copy gives back the host work") {
+  SECTION("blocking stream: the copy would wait for its kernel anyway") {
+    const auto findings = test::findingsOf(copyKernelSync(13).build());
+    const Finding* f = test::findingById(findings, "blocking-sync-call");
+    REQUIRE(f != nullptr);
+    // Each of the first two synchronizes: its 60 µs of host work run while the kernel does; the
+    // copy still starts after the kernel, at its recorded latency. Span 500 µs -> 380 µs.
+    CHECK(fixSavingNs(*f) == Approx(static_cast<double>(120 * kUs)).margin(2 * kUs));
+  }
+  SECTION("non-blocking stream: the synchronize is what orders the copy after the kernel") {
+    const auto findings = test::findingsOf(copyKernelSync(kNonBlocking).build());
+    CHECK(test::findingById(findings, "blocking-sync-call") == nullptr);
+  }
+}
+
+TEST_CASE("legacy barrier edges: legacy ops wait for earlier blocking-stream work and hold later") {
+  TraceBuilder b;
+  b.addStream(kNonBlocking, StreamFlag::kNonBlocking);
+  b.launch(test::kNullStream, 1, 2, 10, 20);  // A
+  b.launch(13, 3, 4, 21, 30);                 // B: after A
+  b.launch(kNonBlocking, 5, 6, 11, 40);       // D: no barrier
+  b.launch(test::kNullStream, 7, 8, 31, 50);  // C: after B
+  b.launch(14, 9, 10, 51, 60);                // E: after C
+  const Trace trace = b.build();
+  const diagnosis::DeviceView view(trace, Scope{}, 0);
+  std::vector<std::pair<std::size_t, std::size_t>> edges;
+  for (const diagnosis::OrderEdge& e : diagnosis::legacyBarrierEdges(view)) {
+    edges.emplace_back(view.ops()[e.from].start / kUs, view.ops()[e.to].start / kUs);
+  }
+  std::sort(edges.begin(), edges.end());
+  // By op start: A 10, D 11, B 21, C 31, E 51; each legacy op precedes the next op of each
+  // blocking stream (A -> B, A -> E, C -> E) and follows the last one launched before it (B -> C).
+  const std::vector<std::pair<std::size_t, std::size_t>> expected = {{10, 21}, {10, 51}, {21, 31}, {31, 51}};
+  CHECK(edges == expected);
+}
+
+}  // namespace cuoverlap

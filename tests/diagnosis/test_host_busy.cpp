@@ -1,0 +1,77 @@
+// host-busy's fix alone on hand-built traces: host work right after a synchronize that goes on to
+// copy an input in begins the next iteration (a loader's next batch) and can run a step ahead,
+// beside the GPU's work; host work there that goes on to launch kernels may use what the
+// synchronize waited for and stays. Host work between launches moves after them even where the
+// device was busy.
+#include <catch2/catch.hpp>
+
+#include "findings_test_util.h"
+#include "trace_builder.h"
+
+namespace cuoverlap {
+namespace {
+
+using test::TraceBuilder;
+using test::kUs;
+
+// Three iterations of: a 200 µs kernel, a synchronize, 100 µs of host work while the device
+// idles, then (a small HtoD copy of a next input and) a 3 µs kernel; the next iteration's launch
+// follows at once.
+TraceBuilder stepWithTail(bool copy_in) {
+  TraceBuilder b;
+  for (int i = 0; i < 3; ++i) {
+    const double t = 320.0 * i;
+    b.launch(13, t + 1, t + 3, t + 5, t + 205);
+    b.call("cudaStreamSynchronize_v3020", t + 7, t + 211);
+    if (copy_in) {
+      b.copyCall("cudaMemcpyAsync_v3020", 13, t + 311, t + 312, t + 313, t + 314, CopyKind::kHtoD);
+    } else {
+      b.launch(13, t + 311, t + 312, t + 313, t + 314);
+    }
+    b.launch(13, t + 313, t + 314, t + 315, t + 318);
+  }
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("host-busy: work after a wait runs a step ahead only when it copies an input in") {
+  SECTION("a copy in follows: a loader's next batch, made while the long kernel runs") {
+    const auto findings = test::findingsOf(stepWithTail(true).build());
+    const Finding* f = test::findingById(findings, "host-busy");
+    REQUIRE(f != nullptr);
+    CHECK(fixSavingNs(*f) > 150 * kUs);
+  }
+  SECTION("kernels follow: the work may use what the wait waited for, no overlap to gain") {
+    const auto findings = test::findingsOf(stepWithTail(false).build());
+    const Finding* f = test::findingById(findings, "host-busy");
+    REQUIRE(f != nullptr);
+    CHECK(fixSavingNs(*f) == 0);
+  }
+}
+
+TEST_CASE("host-busy: host work between launches moves after them even where no gap counts") {
+  // Two iterations of: three 20 µs kernels launched 60 µs apart (host work between them: a
+  // launch loop's gaps, host-launch-bound's, no stretch of this finding), a synchronize, then
+  // 300 µs of host work (the stretch) before the next iteration. The fix runs all host work after
+  // the iteration's launches: the three kernels back to back, the host work beside them.
+  TraceBuilder b;
+  for (int i = 0; i < 2; ++i) {
+    const double t = 500.0 * i;
+    b.launch(13, t + 1, t + 3, t + 5, t + 25);
+    b.launch(13, t + 63, t + 65, t + 67, t + 87);
+    b.launch(13, t + 125, t + 127, t + 129, t + 149);
+    b.call("cudaStreamSynchronize_v3020", t + 128, t + 150);
+  }
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "host-busy");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 1);  // the 350 µs between the iterations; the launch loop's gaps are not
+  // The 2 x 60 µs of host work between each iteration's launches moves after them: iteration
+  // 1's kernels end at 65 instead of 149, so its synchronize returns at 129, not 150, and
+  // iteration 2's kernels run back to back from 484: span 644 µs -> 539 µs. (The stretch moved a
+  // step ahead gains nothing: there is no GPU work beside it.)
+  CHECK(fixSavingNs(*f) == Approx(static_cast<double>(105 * kUs)).margin(5 * kUs));
+}
+
+}  // namespace cuoverlap

@@ -1,0 +1,105 @@
+// implicit-sync-call on hand-built traces: a managed buffer freed and allocated again in each
+// iteration makes every iteration's kernel fault its pages in anew; the fix (one allocation before
+// the loop) keeps them on the device after the first, so the later kernels' fault service time is
+// part of what the fix saves. Faults on other blocks, or after the host touched the block, are not.
+#include <catch2/catch.hpp>
+
+#include "findings_test_util.h"
+#include "trace_builder.h"
+
+namespace cuoverlap {
+namespace {
+
+using test::TraceBuilder;
+using test::kUs;
+
+constexpr std::uint64_t kBuffer = 0x7f0000000000ull;  // 2 MiB aligned
+
+void faultGroup(TraceBuilder& b, double start_us, double end_us, std::uint64_t address) {
+  UmPageFaultGroup f;
+  f.start = TraceBuilder::ns(start_us);
+  f.end = TraceBuilder::ns(end_us);
+  f.address = address;
+  f.faults = 8;
+  f.pid = 4242;
+  f.access = schema::UmAccessType::kWrite;
+  b.trace().unified_memory.gpu_faults.push_back(f);
+}
+
+// Three iterations of: cudaMallocManaged, a 1 ms kernel that spends 960 µs waiting for its page
+// faults (the first fault group at `addresses[i]`, a second one 1 MiB on, in the same 2 MiB
+// block), a synchronize, cudaFree.
+TraceBuilder allocLoop(const std::uint64_t (&addresses)[3]) {
+  TraceBuilder b;
+  for (int i = 0; i < 3; ++i) {
+    const double t = 1050.0 * i;
+    b.call("cudaMallocManaged_v6000", t + 1, t + 10);
+    b.launch(13, t + 11, t + 12, t + 15, t + 1015);
+    faultGroup(b, t + 20, t + 500, addresses[i]);
+    faultGroup(b, t + 500, t + 980, addresses[i] + (1u << 20));
+    b.call("cudaStreamSynchronize_v3020", t + 13, t + 1016);
+    b.call("cudaFree_v3020", t + 1017, t + 1050);
+  }
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("implicit-sync-call: a managed buffer allocated anew faults again; kept, it would not") {
+  TraceBuilder b = allocLoop({kBuffer, kBuffer + 0x2000, kBuffer});
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "implicit-sync-call");
+  REQUIRE(f != nullptr);
+  // The first kernel still faults (the one allocation before the loop is fresh too); the other two
+  // run 40 µs. With the calls gone: kernel 1 at 15-1015, the synchronize returns 1 µs later, free
+  // and allocation take no time (the µs between calls stay), launch 2 released at 1020 -> kernel
+  // 2 at 1020-1060, kernel 3 at 1065-1105: span 3115 - 15 -> 1105 - 15.
+  CHECK(fixSavingNs(*f) == Approx(static_cast<double>(2010 * kUs)).margin(10 * kUs));
+  bool named = false;
+  for (const Evidence& e : f->evidence) named |= e.detail.find("allocated again") != std::string::npos;
+  CHECK(named);
+}
+
+TEST_CASE("implicit-sync-call: faults on new blocks or after the host touched them stay") {
+  SECTION("each allocation on its own blocks: every kernel's faults are first touches") {
+    TraceBuilder b = allocLoop({kBuffer, kBuffer + (4u << 20), kBuffer + (8u << 20)});
+    const auto findings = test::findingsOf(b.build());
+    const Finding* f = test::findingById(findings, "implicit-sync-call");
+    REQUIRE(f != nullptr);
+    CHECK(fixSavingNs(*f) < 200 * kUs);
+    CHECK(f->ideal_reduction_ns == 0);
+  }
+  SECTION("the host touched the block between iterations 1 and 2: only kernel 3 re-faults") {
+    TraceBuilder b = allocLoop({kBuffer, kBuffer, kBuffer});
+    b.trace().unified_memory.cpu_faults.push_back({TraceBuilder::ns(1030), kBuffer + 0x1000, 4242});
+    const auto findings = test::findingsOf(b.build());
+    const Finding* f = test::findingById(findings, "implicit-sync-call");
+    REQUIRE(f != nullptr);
+    CHECK(fixSavingNs(*f) == Approx(static_cast<double>(1050 * kUs)).margin(10 * kUs));
+  }
+}
+
+TEST_CASE("implicit-sync-call: the allocation hoisted before the loop stays between GPU work") {
+  // A kernel, then a loop of cudaMalloc, kernel, synchronize, cudaFree. The fix allocates once
+  // before the loop: that call, after the first kernel, still holds the host 50 µs; only the free
+  // and allocation between the iterations go (30 + 50 µs, the µs between calls stay), so kernel 3
+  // starts 82 µs sooner. (The last free, after the last kernel started, was never counted.)
+  TraceBuilder b;
+  b.launch(13, 1, 3, 5, 100);
+  b.call("cudaStreamSynchronize_v3020", 4, 101);
+  b.call("cudaMalloc_v3020", 102, 152);
+  b.launch(13, 153, 155, 157, 257);
+  b.call("cudaStreamSynchronize_v3020", 156, 258);
+  b.call("cudaFree_v3020", 259, 289);
+  b.call("cudaMalloc_v3020", 290, 340);
+  b.launch(13, 341, 343, 345, 445);
+  b.call("cudaStreamSynchronize_v3020", 344, 446);
+  b.call("cudaFree_v3020", 447, 477);
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "implicit-sync-call");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 3);
+  CHECK(fixSavingNs(*f) == Approx(static_cast<double>(82 * kUs)).margin(2 * kUs));
+}
+
+}  // namespace cuoverlap
