@@ -212,3 +212,39 @@ TEST_CASE("low-overlap blames the issue order when nothing else explains it") {
 
 }  // namespace
 }  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+// Thread 2's cudaMemcpy on the legacy stream (20-535 µs) waited for thread 1's 500 µs kernel
+// (10-510); thread 2 then launches 100 µs of work and synchronizes. Thread 1's kernel is on
+// `stream` (blocking stream 13: the legacy barrier; or the legacy stream itself: one queue).
+TraceBuilder copyBehindOtherThread(std::uint32_t stream) {
+  TraceBuilder b;
+  b.launch(stream, 0, 5, 10, 510);
+  b.call("cudaStreamSynchronize_v3020", 6, 512);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 20, 535, 512, 532, CopyKind::kHtoD);
+  b.trace().runtime_calls.back().tid = 2;
+  b.launch(14, 536, 540, 541, 641);
+  b.trace().runtime_calls.back().tid = 2;
+  b.call("cudaStreamSynchronize_v3020", 541, 643);
+  b.trace().runtime_calls.back().tid = 2;
+  return b;
+}
+
+TEST_CASE("legacy-default-stream: a synchronous copy no longer waits for another thread's work") {
+  // The copy waited 490 µs for the other thread's kernel. Either fix lets it run at once: with the
+  // kernel on a created non-blocking stream (thread 1's own stream, or stream 13 made
+  // non-blocking) the copy runs 22-42 and thread 2's kernel from 50, beside the 500 µs kernel:
+  // span 628 (the model of the recorded 631) -> 500 µs. Before, a blocking call's op stayed where
+  // it was recorded: no saving.
+  for (const std::uint32_t stream : {kNullStream, 13u}) {
+    const auto findings = findingsOf(copyBehindOtherThread(stream).build());
+    const Finding* f = findingById(findings, "legacy-default-stream");
+    REQUIRE(f != nullptr);
+    CHECK(fixSavingNs(*f) == 128'000);
+  }
+}
+
+}  // namespace
+}  // namespace cuoverlap

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "diagnosis/device_view.h"
@@ -67,8 +68,13 @@ double smShare(const Device* device, const GpuOp& kernel);
 class ScheduleModel {
  public:
   explicit ScheduleModel(const DeviceView& view);
-  // With the host's blocking calls (an empty timeline: as without).
-  ScheduleModel(const DeviceView& view, const HostTimeline& host);
+  // With the host's blocking calls (an empty timeline: as without). `recorded`: the extra edges
+  // the trace ran under (event waits, legacy-stream barriers), besides stream order: an op whose
+  // launch call blocked until it ran (a synchronous or pageable copy) is released at its call's
+  // start plus the startup it took after the last of its recorded constraints ended, so that a
+  // what-if without some of them lets it start sooner.
+  ScheduleModel(const DeviceView& view, const HostTimeline& host,
+                const std::vector<OrderEdge>& recorded = {});
 
   // The simulated span with stream order, `edges` (any order), per position host time given
   // back (`earlier[p]` is subtracted from op p's release, also when that follows a blocking call;
@@ -96,9 +102,13 @@ class ScheduleModel {
   friend class ScheduleRun;
 
   void addHost(const HostTimeline& host);
+  void releaseBlocked(const DeviceView& view, const std::vector<OrderEdge>& recorded);
 
   Ns recorded_span_ = 0;
+  Ns span_start_ = 0;
   std::vector<Ns> release_;
+  // (position, launch call start) of the ops whose launch call returned after they started
+  std::vector<std::pair<std::size_t, Ns>> blocked_call_start_;
   std::vector<Ns> duration_;
   std::vector<std::uint8_t> engine_;       // kSmEngine, or one copy/memset engine each
   std::vector<double> share_;

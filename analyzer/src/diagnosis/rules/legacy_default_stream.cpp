@@ -225,7 +225,9 @@ std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vect
   };
   std::vector<Holder> holders;
   std::vector<std::pair<std::size_t, std::uint64_t>> candidates;  // (call, thread)
+  std::vector<bool> on_legacy(view.ops().size(), false);
   for (const LegacyOp& x : legacy) {
+    on_legacy[x.position] = true;
     const auto call = view.launchCall(view.op(view.ops()[x.position]));
     if (!call) continue;
     if (x.synchronous || std::binary_search(pageable.begin(), pageable.end(), *call)) {
@@ -233,6 +235,17 @@ std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vect
     } else {
       candidates.emplace_back(*call, x.thread);
     }
+  }
+  // The driver holds the context for a blocking call: other threads' launches to any stream wait.
+  std::size_t position = 0;
+  for (const ScopedOp& scoped : view.ops()) {
+    if (on_legacy[position++]) continue;
+    const auto call = view.launchCall(view.op(scoped));
+    if (!call || std::binary_search(pageable.begin(), pageable.end(), *call)) continue;
+    const ApiKind kind = view.callKind(*call);
+    if (kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync) continue;
+    const RuntimeCall& c = view.call(*call);
+    candidates.emplace_back(*call, (static_cast<std::uint64_t>(c.pid) << 32) | c.tid);
   }
   if (holders.empty() || candidates.empty()) return {};
   std::sort(holders.begin(), holders.end(), [](const Holder& a, const Holder& b) { return a.start < b.start; });
@@ -282,6 +295,25 @@ std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vect
   return given;
 }
 
+// A synchronous copy or memset stays on the legacy stream, and returns after the work its thread
+// issued before it, which it may read: with that work on the thread's own stream, the fix
+// synchronizes that stream first (the lab's own-streams does). Edges from each thread's last
+// moved op launched before each of its synchronous ops.
+void ownWorkBeforeSynchronousOps(const std::vector<LegacyOp>& legacy, std::vector<OrderEdge>& edges) {
+  std::vector<const LegacyOp*> by_launch;
+  for (const LegacyOp& x : legacy) by_launch.push_back(&x);
+  std::sort(by_launch.begin(), by_launch.end(),
+            [](const LegacyOp* a, const LegacyOp* b) { return a->launched < b->launched; });
+  std::map<std::uint64_t, std::size_t> last_moved;  // thread -> position
+  for (const LegacyOp* x : by_launch) {
+    if (!x->synchronous) {
+      last_moved[x->thread] = x->position;
+    } else if (const auto it = last_moved.find(x->thread); it != last_moved.end()) {
+      edges.push_back({it->second, x->position});
+    }
+  }
+}
+
 // Saving of the fix: the schedule with every barrier minus the schedule with each thread's
 // asynchronous legacy work on its own non-blocking lane, without the time its calls waited for
 // other threads' blocking calls on the legacy stream (contendedTime).
@@ -291,25 +323,64 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
   std::vector<OrderEdge> recorded = waits;
   recorded.insert(recorded.end(), barriers.begin(), barriers.end());
-  const Ns before = ScheduleModel(view, host).span(recorded);
+  const Ns before = ScheduleModel(view, host, recorded).span(recorded);
   std::vector<std::uint64_t> lane(view.ops().size());
   for (std::size_t p = 0; p < lane.size(); ++p) lane[p] = DeviceView::streamKey(view.op(view.ops()[p]));
   std::vector<bool> moved(lane.size(), false);
   for (const LegacyOp& x : legacy) {
-    if (x.synchronous) continue;
-    lane[x.position] = x.thread ^ 0x9e3779b97f4a7c15ULL;  // a lane per thread, unlike any stream key
-    moved[x.position] = true;
+    // A lane per thread, unlike any stream key. The synchronous ops left on the legacy stream
+    // queue there in the order the fixed program issues them, which is not the recorded one (a
+    // thread no longer waits behind the others' asynchronous work): the schedule leaves those of
+    // different threads unordered (the copy engines still serialize copies of one direction).
+    lane[x.position] = x.thread ^ (x.synchronous ? 0x7f4a7c159e3779b9ULL : 0x9e3779b97f4a7c15ULL);
+    moved[x.position] = !x.synchronous;
   }
   std::vector<OrderEdge> kept = waits;
   for (const OrderEdge& e : barriers) {
     if (!moved[e.from] && !moved[e.to]) kept.push_back(e);
   }
+  ownWorkBeforeSynchronousOps(legacy, kept);
   const HostTimeline own = ownStreamsTimeline(view, host, legacy);
-  const ScheduleModel fixed = ScheduleModel(view, own).withLanes(lane);
+  const ScheduleModel fixed = ScheduleModel(view, own, recorded).withLanes(lane);
   const std::vector<HostTimeGiven> given = contendedTime(view, legacy);
   std::vector<CallChange> changed;
   barriersGivenBack(view, given, own, changed);
   return std::max<Ns>(0, before - fixed.span(kept, hostTimeGivenBack(view, given, own), {}, changed));
+}
+
+// The thread (pid << 32 | tid) that launched each op of the view, 0 without a launch call.
+std::vector<std::uint64_t> launchingThreads(const DeviceView& view) {
+  std::vector<std::uint64_t> thread(view.ops().size(), 0);
+  std::size_t position = 0;
+  for (const ScopedOp& scoped : view.ops()) {
+    const std::size_t at = position++;
+    if (const auto call = view.launchCall(view.op(scoped))) {
+      thread[at] = (static_cast<std::uint64_t>(view.call(*call).pid) << 32) | view.call(*call).tid;
+    }
+  }
+  return thread;
+}
+
+// Saving of the other fix, for programs with no asynchronous work on the legacy stream (only
+// cudaMemcpy and cudaMemset, which no created stream can take): the created blocking streams made
+// non-blocking (the lab's nonblocking-streams). The schedule with every barrier edge minus the
+// schedule without them, except that a synchronous op still follows the work its own thread
+// issued before it, which it may read (the fix synchronizes that stream first).
+Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
+                     const std::vector<OrderEdge>& barriers) {
+  const HostTimeline host = buildHostTimeline(view);
+  const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
+  std::vector<OrderEdge> recorded = waits;
+  recorded.insert(recorded.end(), barriers.begin(), barriers.end());
+  const ScheduleModel model(view, host, recorded);
+  std::vector<bool> synchronous(view.ops().size(), false);
+  for (const LegacyOp& x : legacy) synchronous[x.position] = x.synchronous;
+  const std::vector<std::uint64_t> thread = launchingThreads(view);
+  std::vector<OrderEdge> kept = waits;
+  for (const OrderEdge& e : barriers) {
+    if (synchronous[e.to] && thread[e.from] == thread[e.to]) kept.push_back(e);
+  }
+  return std::max<Ns>(0, model.span(recorded) - model.span(kept));
 }
 
 }  // namespace
@@ -353,7 +424,12 @@ std::optional<Finding> findLegacyDefaultStream(const DeviceView& view) {
       if (ready && *ready < start) builder.addRegion(Interval{std::max(*ready, scoped.start), start});
     }
   }
-  if (builder.count() > 0) builder.estimateSaving(ownStreamsSaving(view, legacy, barriers));
+  if (builder.count() > 0) {
+    const bool asynchronous = std::any_of(legacy.begin(), legacy.end(),
+                                          [](const LegacyOp& x) { return !x.synchronous; });
+    builder.estimateSaving(asynchronous ? ownStreamsSaving(view, legacy, barriers)
+                                        : nonblockingSaving(view, legacy, barriers));
+  }
   const std::string what =
       shared.empty() ? "acted as barriers for the other blocking streams of their context"
       : shared.size() == builder.count()
