@@ -6,9 +6,16 @@
 //
 // The model (docs/findings.md, "How serialization costs are estimated") is an event-driven
 // simulation of the device's queues. An op becomes ready when
-//   - it was released: its launch call returned (minus any host time the what-if gives back);
+//   - it was released: its launch call returned (minus any host time the what-if gives back). An
+//     op that started before its call returned (a synchronous or pageable copy, a launch that
+//     waited in the driver) was released when the call began, plus the startup it took after its
+//     recorded constraints ended (its stream's previous op, the edges the trace ran under): the
+//     rest of its wait was for them, which the schedule keeps as order, so a what-if without one
+//     lets it start sooner (a cudaMemcpy queued behind another thread's kernels);
 //   - the previous op of its stream ended (stream order), and every op of an extra edge into it
-//     (edges from an op issued later than their target order nothing, so the graph is acyclic).
+//     (edges from an op issued later than their target order nothing, so the graph is acyclic;
+//     ops of one stream count as issued in the order they ran: a call that began before another
+//     thread's but waited in the driver was submitted after it).
 // Engines take ready work as the hardware was seen to:
 //   - each copy direction (HtoD, DtoH, other copies) and memsets are one engine running one op at
 //     a time. A free engine keeps serving the stream it served last while that stream's next op

@@ -8,14 +8,19 @@
 // earlier and not yet finished), or was launched while X was in flight; or when X was launched
 // by a host thread while an op another thread launched to the legacy stream was in flight (both
 // threads synchronizing on their own: independent producers, not a hand-over).
-// Cost: what the fix (lab transform own-streams: each thread's asynchronous work on a created
-// non-blocking stream of its own) saves in the what-if schedule with the host
-// (diagnosis/schedule_estimate.h; event waits kept): the span with every barrier edge ("the last
-// op of every other blocking stream launched before X precedes X", "X precedes the first op of
-// every other blocking stream launched after X") minus the span with the asynchronous legacy ops
-// of each thread on a lane of their own, without their barrier edges (synchronous copies and
-// memsets stay on the legacy stream, barriers included), and each synchronize of the legacy
-// stream waiting only for its own thread's lane.
+// Cost: what the fix saves in the what-if schedule with the host (diagnosis/schedule_estimate.h;
+// event waits kept; blocking calls' ops released by their recorded constraints, the barrier edges
+// included). Where some legacy op is asynchronous, the fix is lab transform own-streams (each
+// thread's asynchronous work on a created non-blocking stream of its own): the span with every
+// barrier edge ("the last op of every other blocking stream launched before X precedes X", "X
+// precedes the first op of every other blocking stream launched after X") minus the span with
+// the asynchronous legacy ops of each thread on a lane of their own, without their barrier edges
+// (synchronous copies and memsets stay on the legacy stream, barriers included, after their own
+// thread's earlier work, unordered across threads), each synchronize of the legacy stream waiting
+// only for its own thread's lane, and the time calls waited for other threads' blocking legacy
+// calls given back (legacy_threads.h). Where every legacy op is a cudaMemcpy or cudaMemset, the
+// fix is nonblocking-streams: the span without the barrier edges, except those into a synchronous
+// op from its own thread's earlier work.
 // Where: each X's own run and the stretches the ops after it were held back ([ready, start)).
 // Needs: the null stream (stream flag or context nullStreamId), stream flags, launch calls.
 #include <algorithm>
@@ -28,6 +33,7 @@
 
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/host_time_given.h"
+#include "diagnosis/rules/legacy_threads.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/schedule_estimate.h"
 #include "diagnosis/stream_waits.h"
@@ -88,14 +94,6 @@ std::map<std::uint32_t, BlockingStreamLaunches> blockingLaunchesPerContext(const
   return result;
 }
 
-// The legacy-stream ops of the view with their launching thread, by position.
-struct LegacyOp {
-  std::size_t position = 0;
-  std::uint64_t thread = 0;  // pid << 32 | tid of the launch call
-  Ns launched = 0;
-  bool synchronous = false;  // cudaMemcpy, cudaMemset: no stream to move them to
-};
-
 std::vector<LegacyOp> legacyOps(const DeviceView& view) {
   std::vector<LegacyOp> out;
   const auto& ops = view.ops();
@@ -126,32 +124,6 @@ std::vector<std::uint64_t> synchronizingThreads(const DeviceView& view) {
   threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
   return threads;
 }
-
-// The latest end seen so far of the two threads with the latest ends: enough to know whether any
-// thread other than a given one still had something in flight (per-thread ends only grow).
-class LatestOfTwoThreads {
- public:
-  void add(std::uint64_t thread, Ns end) {
-    if (thread == first_.thread) {
-      first_.end = std::max(first_.end, end);
-    } else if (end > first_.end) {
-      second_ = first_;  // first.end >= second.end: the old first is the runner-up either way
-      first_ = {thread, end};
-    } else if (thread == second_.thread) {
-      second_.end = std::max(second_.end, end);
-    } else if (end > second_.end) {
-      second_ = {thread, end};
-    }
-  }
-  // The latest end of any thread but `thread`.
-  Ns otherThan(std::uint64_t thread) const { return first_.thread != thread ? first_.end : second_.end; }
-
- private:
-  struct Latest {
-    std::uint64_t thread = 0;
-    Ns end = std::numeric_limits<Ns>::min();
-  } first_, second_;
-};
 
 // Positions of the legacy ops launched while an op another thread launched to the legacy stream
 // was in flight (the threads queue behind each other on the one stream); only threads that
@@ -210,91 +182,6 @@ HostTimeline ownStreamsTimeline(const DeviceView& view, const HostTimeline& host
   return own;
 }
 
-// The part of each asynchronous legacy-stream call that waited for another thread: a call that
-// overlaps another thread's call that blocks on the legacy stream (cudaMemcpy, cudaMemset, a copy
-// from or to pageable memory) took longer than calls of its kind that overlapped none (their
-// median; the shortest of them where all overlapped one) by that much. The driver admits one
-// thread's call to a stream at a time, and a blocking call keeps it until it returns (in the lab, a cudaLaunchKernel waited 2.7 ms behind another
-// thread's cudaMemcpy); with a stream per thread nothing waits so.
-std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vector<LegacyOp>& legacy) {
-  const std::vector<std::size_t> pageable = pageableCopyCalls(view);
-  struct Holder {
-    Ns start = 0;
-    Ns end = 0;
-    std::uint64_t thread = 0;
-  };
-  std::vector<Holder> holders;
-  std::vector<std::pair<std::size_t, std::uint64_t>> candidates;  // (call, thread)
-  std::vector<bool> on_legacy(view.ops().size(), false);
-  for (const LegacyOp& x : legacy) {
-    on_legacy[x.position] = true;
-    const auto call = view.launchCall(view.op(view.ops()[x.position]));
-    if (!call) continue;
-    if (x.synchronous || std::binary_search(pageable.begin(), pageable.end(), *call)) {
-      holders.push_back({view.call(*call).start, view.call(*call).end, x.thread});
-    } else {
-      candidates.emplace_back(*call, x.thread);
-    }
-  }
-  // The driver holds the context for a blocking call: other threads' launches to any stream wait.
-  std::size_t position = 0;
-  for (const ScopedOp& scoped : view.ops()) {
-    if (on_legacy[position++]) continue;
-    const auto call = view.launchCall(view.op(scoped));
-    if (!call || std::binary_search(pageable.begin(), pageable.end(), *call)) continue;
-    const ApiKind kind = view.callKind(*call);
-    if (kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync) continue;
-    const RuntimeCall& c = view.call(*call);
-    candidates.emplace_back(*call, (static_cast<std::uint64_t>(c.pid) << 32) | c.tid);
-  }
-  if (holders.empty() || candidates.empty()) return {};
-  std::sort(holders.begin(), holders.end(), [](const Holder& a, const Holder& b) { return a.start < b.start; });
-  // Over each prefix of holders (by start): the latest ends of the two latest threads.
-  std::vector<LatestOfTwoThreads> prefix;
-  LatestOfTwoThreads latest;
-  for (const Holder& h : holders) {
-    latest.add(h.thread, h.end);
-    prefix.push_back(latest);
-  }
-  const auto contended = [&](std::size_t call, std::uint64_t thread) {
-    const RuntimeCall& c = view.call(call);
-    const auto k = std::lower_bound(holders.begin(), holders.end(), c.end,
-                                    [](const Holder& h, Ns t) { return h.start < t; }) - holders.begin();
-    return k > 0 && prefix[static_cast<std::size_t>(k - 1)].otherThan(thread) > c.start;
-  };
-  std::map<ApiKind, std::vector<Ns>> alone;  // durations of calls that overlapped no holder
-  std::vector<std::size_t> waited;
-  for (const auto& [call, thread] : candidates) {
-    if (contended(call, thread)) {
-      waited.push_back(call);
-    } else {
-      alone[view.callKind(call)].push_back(view.call(call).end - view.call(call).start);
-    }
-  }
-  // Where every call of a kind overlapped one, the shortest of them waited the least.
-  std::map<ApiKind, Ns> shortest;
-  for (const std::size_t call : waited) {
-    const Ns duration = view.call(call).end - view.call(call).start;
-    const auto [it, added] = shortest.emplace(view.callKind(call), duration);
-    if (!added) it->second = std::min(it->second, duration);
-  }
-  std::map<ApiKind, Ns> typical;
-  for (auto& [kind, durations] : alone) {
-    const auto middle = durations.begin() + static_cast<std::ptrdiff_t>(durations.size() / 2);
-    std::nth_element(durations.begin(), middle, durations.end());
-    typical[kind] = *middle;
-  }
-  std::vector<HostTimeGiven> given;
-  for (const std::size_t call : waited) {
-    const ApiKind kind = view.callKind(call);
-    const auto it = typical.find(kind);
-    const Ns own = it != typical.end() ? it->second : shortest[kind];
-    const Ns excess = view.call(call).end - view.call(call).start - own;
-    if (excess > 0) given.push_back({call, excess});
-  }
-  return given;
-}
-
 // A synchronous copy or memset stays on the legacy stream, and returns after the work its thread
 // issued before it, which it may read: with that work on the thread's own stream, the fix
 // synchronizes that stream first (the lab's own-streams does). Edges from each thread's last
@@ -343,7 +230,7 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
   const HostTimeline own = ownStreamsTimeline(view, host, legacy);
   const ScheduleModel fixed = ScheduleModel(view, own, recorded).withLanes(lane);
   const std::vector<HostTimeGiven> given = contendedTime(view, legacy);
-  std::vector<CallChange> changed;
+  std::vector<CallChange> changed = contendedBarriers(view, own);
   barriersGivenBack(view, given, own, changed);
   return std::max<Ns>(0, before - fixed.span(kept, hostTimeGivenBack(view, given, own), {}, changed));
 }
