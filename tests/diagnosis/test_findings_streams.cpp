@@ -212,3 +212,74 @@ TEST_CASE("low-overlap blames the issue order when nothing else explains it") {
 
 }  // namespace
 }  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+// Thread 2's cudaMemcpy on the legacy stream (20-535 µs) waited for thread 1's 500 µs kernel
+// (10-510); thread 2 then launches 100 µs of work and synchronizes. Thread 1's kernel is on
+// `stream` (blocking stream 13: the legacy barrier; or the legacy stream itself: one queue).
+TraceBuilder copyBehindOtherThread(std::uint32_t stream) {
+  TraceBuilder b;
+  b.launch(stream, 0, 5, 10, 510);
+  b.call("cudaStreamSynchronize_v3020", 6, 512);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 20, 535, 512, 532, CopyKind::kHtoD);
+  b.trace().runtime_calls.back().tid = 2;
+  b.launch(14, 536, 540, 541, 641);
+  b.trace().runtime_calls.back().tid = 2;
+  b.call("cudaStreamSynchronize_v3020", 541, 643);
+  b.trace().runtime_calls.back().tid = 2;
+  return b;
+}
+
+TEST_CASE("legacy-default-stream: a synchronous copy no longer waits for another thread's work") {
+  // The copy waited 490 µs for the other thread's kernel. Either fix lets it run at once: with the
+  // kernel on a created non-blocking stream (thread 1's own stream, or stream 13 made
+  // non-blocking) the copy runs 22-42 and thread 2's kernel from 50, beside the 500 µs kernel:
+  // span 628 (the model of the recorded 631) -> 500 µs. Before, a blocking call's op stayed where
+  // it was recorded: no saving.
+  for (const std::uint32_t stream : {kNullStream, 13u}) {
+    const auto findings = findingsOf(copyBehindOtherThread(stream).build());
+    const Finding* f = findingById(findings, "legacy-default-stream");
+    REQUIRE(f != nullptr);
+    CHECK(fixSavingNs(*f) == 128'000);
+  }
+}
+
+}  // namespace
+}  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+TEST_CASE("legacy-default-stream: pageable copies that took turns with another thread's keep their own time") {
+  // Thread 1 copies from pageable memory on the legacy stream: alone each call stages its data in
+  // 5 µs and returns before the DMA; while thread 2's pageable copies on blocking stream 13 are in
+  // flight the two take turns (the legacy barrier) and each call takes 25 µs. Then a 100 µs kernel.
+  TraceBuilder b;
+  auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
+  for (const double t : {0.0, 6.0, 12.0, 38.0, 64.0, 90.0}) {
+    const double call_end = t < 12 ? t + 5 : t + 25;
+    b.copyCall("cudaMemcpyAsync_v3020", kNullStream, t, call_end, call_end + 1, call_end + 2,
+               CopyKind::kHtoD, MemKind::kPageable);
+    onThread(1);
+  }
+  b.launch(kNullStream, 116, 118, 118, 218);
+  b.call("cudaStreamSynchronize_v3020", 119, 219);
+  for (const double t : {13.0, 39.0, 65.0, 91.0}) {
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 25, t + 17, t + 23, CopyKind::kHtoD,
+               MemKind::kPageable);
+    onThread(2);
+  }
+  b.call("cudaStreamSynchronize_v3020", 117, 118);
+  onThread(2);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "legacy-default-stream");
+  REQUIRE(f != nullptr);
+  // With thread 1's copies on a stream of its own, its four contended calls take their own 5 µs:
+  // its kernel starts 80 µs sooner.
+  CHECK(fixSavingNs(*f) == 80'000);
+}
+
+}  // namespace
+}  // namespace cuoverlap

@@ -36,7 +36,10 @@ TEST_CASE("many-small-copies: a transfer split into small copies costs its calls
   // the 99 later calls (396 µs) given back, so the kernel's launch (released at 401) comes 396 µs
   // earlier but not before the merged copy ends: span 502 -> 108 µs. Of the 394 µs, 100 lower
   // the ideal (the HtoD engine's 200 µs of copies become 9.3 µs; the kernel's 100 µs bound it).
-  CHECK(f->time_ns == 394'000);
+  // One µs more: each copy began before its call returned, so the model releases it at its call's
+  // start plus the 2 µs it took after the copy before it ended, not at its recorded start
+  // (schedule_estimate.h).
+  CHECK(f->time_ns == 395'000);
   CHECK(f->ideal_reduction_ns == 100'000);
 }
 

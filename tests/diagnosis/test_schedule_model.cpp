@@ -164,3 +164,53 @@ TEST_CASE("a copy call that returned before its copy ended waited for none of it
 
 }  // namespace
 }  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+TEST_CASE("a blocking call's op is released when the call began, after the op it waited for") {
+  // Thread 2's cudaMemcpy on the legacy stream began at 10 µs, before thread 1 launched a 500 µs
+  // kernel there at 20, but the driver queued it behind the kernel: its copy ran 530-550. Ops of
+  // one stream count as issued in the order they ran, so the recorded order holds (the copy
+  // follows the kernel: 24-524, then 524-544, 2 µs of startup less than recorded as the kernel
+  // started 1 µs after its launch returned).
+  TraceBuilder b;
+  b.copyCall("cudaMemcpy_v3020", test::kNullStream, 10, 555, 530, 550, CopyKind::kHtoD);
+  b.trace().runtime_calls.back().tid = 2;
+  b.launch(test::kNullStream, 20, 24, 25, 525);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const ScheduleModel model(view, buildHostTimeline(view));
+  CHECK(model.span({}) == TraceBuilder::ns(520));
+  // The copy on a lane of its own (thread 2's own stream): released at its call's start plus the
+  // 5 µs it took after the kernel ended (15 µs; nothing is released before the span's start, 25),
+  // it runs beside the kernel: 500 µs. With its recorded start as release it could not move.
+  std::vector<std::uint64_t> lane = {1, 2};
+  REQUIRE(at(view, 25) == 0);
+  CHECK(model.withLanes(lane).span({}) == TraceBuilder::ns(500));
+}
+
+TEST_CASE("a pageable cudaMemcpy first waits for its stream, then stages the data") {
+  // cudaMemcpy from pageable memory synchronizes its stream before staging (CUDA's API
+  // synchronization behavior) and returns once the data is staged, before the DMA ends: it waited
+  // for the kernel before it, then took 5 µs of its own; its DMA (from the staging buffer, after
+  // the call returned) follows the call.
+  TraceBuilder b;
+  b.launch(13, 0, 1, 5, 105);
+  b.copyCall("cudaMemcpy_v3020", 13, 2, 110, 112, 130, CopyKind::kHtoD, MemKind::kPageable);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const HostTimeline host = buildHostTimeline(view);
+  REQUIRE(host.barriers.size() == 1);
+  REQUIRE(host.barriers[0].waited_for.size() == 1);
+  CHECK(host.barriers[0].waited_for[0] == at(view, 5));
+  CHECK(host.barriers[0].own == TraceBuilder::ns(5));
+  CHECK(host.barrier_of[at(view, 112)] == 0);
+  // A kernel of 40 µs instead of 100: the copy call returns 60 µs sooner, and its DMA with it.
+  const ScheduleModel model(view, host);
+  CHECK(model.span({}) - model.span({}, {}, {{at(view, 5), TraceBuilder::ns(40)}}) ==
+        TraceBuilder::ns(60));
+}
+
+}  // namespace
+}  // namespace cuoverlap

@@ -193,9 +193,21 @@ HostTimeline buildHostTimeline(const DeviceView& view,
     HostBarrier barrier{call_index, call.start, call.end, 0, std::move(*waited), -1};
     Ns w = std::numeric_limits<Ns>::min();
     for (std::size_t p : barrier.waited_for) w = std::max(w, view.ops()[p].end);
-    // A call that returned before W ended waited for something else: a pageable HtoD cudaMemcpy
+    // A call that returned before W ended waited for something else: a pageable HtoD copy
     // returns once the host has staged the data, before the DMA from the staging buffer ends.
-    if (w > call.end) barrier.waited_for.clear();
+    // cudaMemcpy first synchronizes its stream (CUDA's API synchronization behavior): it waited
+    // for the stream's previous op; cudaMemcpyAsync staged at once.
+    if (w > call.end) {
+      barrier.waited_for.clear();
+      if (view.callKind(call_index) == ApiKind::kMemcpySync) {
+        const GpuOp& op = view.op(view.ops()[*index.opOfCall(call_index)]);
+        const auto previous = index.lastBefore({op.pid, op.context_id, op.stream_id}, call.start);
+        if (previous && view.ops()[*previous].end <= call.end) {
+          barrier.waited_for.push_back(*previous);
+          w = view.ops()[*previous].end;
+        }
+      }
+    }
     barrier.own = std::max<Ns>(0, w > call.start && w <= call.end ? call.end - w : call.end - call.start);
     edges += barrier.waited_for.size() + 1;
     if (edges > budget) return {};
@@ -227,9 +239,12 @@ HostTimeline buildHostTimeline(const DeviceView& view,
     const auto launch = view.launchCall(view.op(scoped));
     if (!launch) continue;
     const RuntimeCall& call = view.call(*launch);
+    // By the time the op was released (its call returned, or it started): an op that started
+    // after its own blocking call returned (a staged pageable copy) follows that call.
+    const Ns released = std::max(call.start, std::min(call.end, scoped.start));
     timeline.barrier_of[at] = range.count({call.pid, call.tid})
-                                  ? lastOfThread(timeline, range.at({call.pid, call.tid}), call.start)
-                                  : lastOfProcess(by_process[call.pid], call.start);
+                                  ? lastOfThread(timeline, range.at({call.pid, call.tid}), released)
+                                  : lastOfProcess(by_process[call.pid], released);
   }
   return timeline;
 }

@@ -320,7 +320,8 @@ double smShare(const Device* device, const GpuOp& kernel) {
   return std::clamp(share, 1e-6, 1.0);
 }
 
-ScheduleModel::ScheduleModel(const DeviceView& view) : recorded_span_(view.spanLength()) {
+ScheduleModel::ScheduleModel(const DeviceView& view)
+    : recorded_span_(view.spanLength()), span_start_(view.spanStart()) {
   const auto& ops = view.ops();
   const Device* device = view.device();
   const std::size_t n = ops.size();
@@ -336,21 +337,32 @@ ScheduleModel::ScheduleModel(const DeviceView& view) : recorded_span_(view.spanL
   for (std::size_t pos = 0; pos < n; ++pos) {
     const ScopedOp scoped = ops[pos];
     const GpuOp& op = view.op(scoped);
-    // An op cannot start before its launch call returned, except that synchronous calls return
-    // after their op: never release an op later than it really started.
+    auto [it, inserted] = last_on_stream.try_emplace(DeviceView::streamKey(op), -1);
+    const std::int64_t prev = it->second;
+    stream_prev_.push_back(prev);
+    if (prev >= 0) stream_next_[static_cast<std::size_t>(prev)] = static_cast<std::int64_t>(pos);
+    it->second = static_cast<std::int64_t>(pos);
+    // An op cannot start before its launch call returned; one whose call returned after it
+    // started (a synchronous or pageable copy) blocked in that call: see releaseBlocked.
     Ns release = view.spanStart();
+    Ns issue = scoped.start;
     const auto launch = view.launchCall(op);
-    if (launch) release = std::min(view.call(*launch).end, scoped.start);
+    if (launch) {
+      const RuntimeCall& call = view.call(*launch);
+      release = std::min(call.end, scoped.start);
+      if (call.end > scoped.start) blocked_call_start_.emplace_back(pos, call.start);
+      issue = call.start;
+    }
     release_.push_back(std::max(release, view.spanStart()));
     duration_.push_back(scoped.end - scoped.start);
     engine_.push_back(engineSlot(op));
     share_.push_back(op.kind == OpKind::kKernel ? smShare(device, op) : 1.0);
-    auto [it, inserted] = last_on_stream.try_emplace(DeviceView::streamKey(op), -1);
-    stream_prev_.push_back(it->second);
-    if (it->second >= 0) stream_next_[static_cast<std::size_t>(it->second)] = static_cast<std::int64_t>(pos);
-    it->second = static_cast<std::int64_t>(pos);
-    issued.push_back(launch ? view.call(*launch).start : scoped.start);
+    // Ops of one stream were submitted in the order they ran: an op whose call began before its
+    // predecessor's (host threads sharing a stream, one call waiting in the driver) was
+    // submitted after it.
+    issued.push_back(prev >= 0 ? std::max(issue, issued[static_cast<std::size_t>(prev)]) : issue);
   }
+  releaseBlocked(view, {});
   // Issue order (launch call start; ties by start order): engines take ready work in this order,
   // and an edge counts only when it points forward in it.
   std::vector<std::size_t> order(n);
@@ -382,8 +394,37 @@ ScheduleModel ScheduleModel::withShare(const std::vector<std::size_t>& positions
   return changed;
 }
 
-ScheduleModel::ScheduleModel(const DeviceView& view, const HostTimeline& host) : ScheduleModel(view) {
+ScheduleModel::ScheduleModel(const DeviceView& view, const HostTimeline& host,
+                             const std::vector<OrderEdge>& recorded)
+    : ScheduleModel(view) {
+  if (!recorded.empty()) releaseBlocked(view, recorded);
   if (!host.empty()) addHost(host);
+}
+
+// An op whose launch call blocked until it ran was released when the call began, plus the
+// startup it took once the last of its recorded constraints had ended (its stream's previous op,
+// the ops of `recorded` edges into it that ended before it started); the rest of the call's wait
+// was for those ops, which the schedule keeps as order. Never released later than it started.
+void ScheduleModel::releaseBlocked(const DeviceView& view, const std::vector<OrderEdge>& recorded) {
+  const auto& ops = view.ops();
+  std::unordered_map<std::size_t, Ns> constraint_end;  // position -> latest end of an edge's source
+  for (const OrderEdge& e : recorded) {
+    if (e.from >= size() || e.to >= size() || ops[e.from].end > ops[e.to].start) continue;
+    auto [it, added] = constraint_end.emplace(e.to, ops[e.from].end);
+    if (!added) it->second = std::max(it->second, ops[e.from].end);
+  }
+  for (const auto& [pos, call_start] : blocked_call_start_) {
+    Ns waited_until = call_start;
+    if (stream_prev_[pos] >= 0) {
+      waited_until = std::max(waited_until, ops[static_cast<std::size_t>(stream_prev_[pos])].end);
+    }
+    if (const auto it = constraint_end.find(pos); it != constraint_end.end()) {
+      waited_until = std::max(waited_until, it->second);
+    }
+    const Ns start = ops[pos].start;
+    const Ns release = std::min(start, call_start + (start - std::min(waited_until, start)));
+    release_[pos] = std::max(span_start_, release);
+  }
 }
 
 void ScheduleModel::addHost(const HostTimeline& host) {

@@ -6,9 +6,16 @@
 //
 // The model (docs/findings.md, "How serialization costs are estimated") is an event-driven
 // simulation of the device's queues. An op becomes ready when
-//   - it was released: its launch call returned (minus any host time the what-if gives back);
+//   - it was released: its launch call returned (minus any host time the what-if gives back). An
+//     op that started before its call returned (a synchronous or pageable copy, a launch that
+//     waited in the driver) was released when the call began, plus the startup it took after its
+//     recorded constraints ended (its stream's previous op, the edges the trace ran under): the
+//     rest of its wait was for them, which the schedule keeps as order, so a what-if without one
+//     lets it start sooner (a cudaMemcpy queued behind another thread's kernels);
 //   - the previous op of its stream ended (stream order), and every op of an extra edge into it
-//     (edges from an op issued later than their target order nothing, so the graph is acyclic).
+//     (edges from an op issued later than their target order nothing, so the graph is acyclic;
+//     ops of one stream count as issued in the order they ran: a call that began before another
+//     thread's but waited in the driver was submitted after it).
 // Engines take ready work as the hardware was seen to:
 //   - each copy direction (HtoD, DtoH, other copies) and memsets are one engine running one op at
 //     a time. A free engine keeps serving the stream it served last while that stream's next op
@@ -27,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "diagnosis/device_view.h"
@@ -67,8 +75,13 @@ double smShare(const Device* device, const GpuOp& kernel);
 class ScheduleModel {
  public:
   explicit ScheduleModel(const DeviceView& view);
-  // With the host's blocking calls (an empty timeline: as without).
-  ScheduleModel(const DeviceView& view, const HostTimeline& host);
+  // With the host's blocking calls (an empty timeline: as without). `recorded`: the extra edges
+  // the trace ran under (event waits, legacy-stream barriers), besides stream order: an op whose
+  // launch call blocked until it ran (a synchronous or pageable copy) is released at its call's
+  // start plus the startup it took after the last of its recorded constraints ended, so that a
+  // what-if without some of them lets it start sooner.
+  ScheduleModel(const DeviceView& view, const HostTimeline& host,
+                const std::vector<OrderEdge>& recorded = {});
 
   // The simulated span with stream order, `edges` (any order), per position host time given
   // back (`earlier[p]` is subtracted from op p's release, also when that follows a blocking call;
@@ -100,9 +113,13 @@ class ScheduleModel {
   friend class ScheduleRun;
 
   void addHost(const HostTimeline& host);
+  void releaseBlocked(const DeviceView& view, const std::vector<OrderEdge>& recorded);
 
   Ns recorded_span_ = 0;
+  Ns span_start_ = 0;
   std::vector<Ns> release_;
+  // (position, launch call start) of the ops whose launch call returned after they started
+  std::vector<std::pair<std::size_t, Ns>> blocked_call_start_;
   std::vector<Ns> duration_;
   std::vector<std::uint8_t> engine_;       // kSmEngine, or one copy/memset engine each
   std::vector<double> share_;

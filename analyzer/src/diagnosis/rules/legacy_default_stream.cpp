@@ -8,14 +8,19 @@
 // earlier and not yet finished), or was launched while X was in flight; or when X was launched
 // by a host thread while an op another thread launched to the legacy stream was in flight (both
 // threads synchronizing on their own: independent producers, not a hand-over).
-// Cost: what the fix (lab transform own-streams: each thread's asynchronous work on a created
-// non-blocking stream of its own) saves in the what-if schedule with the host
-// (diagnosis/schedule_estimate.h; event waits kept): the span with every barrier edge ("the last
-// op of every other blocking stream launched before X precedes X", "X precedes the first op of
-// every other blocking stream launched after X") minus the span with the asynchronous legacy ops
-// of each thread on a lane of their own, without their barrier edges (synchronous copies and
-// memsets stay on the legacy stream, barriers included), and each synchronize of the legacy
-// stream waiting only for its own thread's lane.
+// Cost: what the fix saves in the what-if schedule with the host (diagnosis/schedule_estimate.h;
+// event waits kept; blocking calls' ops released by their recorded constraints, the barrier edges
+// included). Where some legacy op is asynchronous, the fix is lab transform own-streams (each
+// thread's asynchronous work on a created non-blocking stream of its own): the span with every
+// barrier edge ("the last op of every other blocking stream launched before X precedes X", "X
+// precedes the first op of every other blocking stream launched after X") minus the span with
+// the asynchronous legacy ops of each thread on a lane of their own, without their barrier edges
+// (synchronous copies and memsets stay on the legacy stream, barriers included, after their own
+// thread's earlier work, unordered across threads), each synchronize of the legacy stream waiting
+// only for its own thread's lane, and the time calls waited for other threads' blocking legacy
+// calls given back (legacy_threads.h). Where every legacy op is a cudaMemcpy or cudaMemset, the
+// fix is nonblocking-streams: the span without the barrier edges, except those into a synchronous
+// op from its own thread's earlier work.
 // Where: each X's own run and the stretches the ops after it were held back ([ready, start)).
 // Needs: the null stream (stream flag or context nullStreamId), stream flags, launch calls.
 #include <algorithm>
@@ -28,6 +33,7 @@
 
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/host_time_given.h"
+#include "diagnosis/rules/legacy_threads.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/schedule_estimate.h"
 #include "diagnosis/stream_waits.h"
@@ -88,14 +94,6 @@ std::map<std::uint32_t, BlockingStreamLaunches> blockingLaunchesPerContext(const
   return result;
 }
 
-// The legacy-stream ops of the view with their launching thread, by position.
-struct LegacyOp {
-  std::size_t position = 0;
-  std::uint64_t thread = 0;  // pid << 32 | tid of the launch call
-  Ns launched = 0;
-  bool synchronous = false;  // cudaMemcpy, cudaMemset: no stream to move them to
-};
-
 std::vector<LegacyOp> legacyOps(const DeviceView& view) {
   std::vector<LegacyOp> out;
   const auto& ops = view.ops();
@@ -126,32 +124,6 @@ std::vector<std::uint64_t> synchronizingThreads(const DeviceView& view) {
   threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
   return threads;
 }
-
-// The latest end seen so far of the two threads with the latest ends: enough to know whether any
-// thread other than a given one still had something in flight (per-thread ends only grow).
-class LatestOfTwoThreads {
- public:
-  void add(std::uint64_t thread, Ns end) {
-    if (thread == first_.thread) {
-      first_.end = std::max(first_.end, end);
-    } else if (end > first_.end) {
-      second_ = first_;  // first.end >= second.end: the old first is the runner-up either way
-      first_ = {thread, end};
-    } else if (thread == second_.thread) {
-      second_.end = std::max(second_.end, end);
-    } else if (end > second_.end) {
-      second_ = {thread, end};
-    }
-  }
-  // The latest end of any thread but `thread`.
-  Ns otherThan(std::uint64_t thread) const { return first_.thread != thread ? first_.end : second_.end; }
-
- private:
-  struct Latest {
-    std::uint64_t thread = 0;
-    Ns end = std::numeric_limits<Ns>::min();
-  } first_, second_;
-};
 
 // Positions of the legacy ops launched while an op another thread launched to the legacy stream
 // was in flight (the threads queue behind each other on the one stream); only threads that
@@ -210,76 +182,23 @@ HostTimeline ownStreamsTimeline(const DeviceView& view, const HostTimeline& host
   return own;
 }
 
-// The part of each asynchronous legacy-stream call that waited for another thread: a call that
-// overlaps another thread's call that blocks on the legacy stream (cudaMemcpy, cudaMemset, a copy
-// from or to pageable memory) took longer than calls of its kind that overlapped none (their
-// median; the shortest of them where all overlapped one) by that much. The driver admits one
-// thread's call to a stream at a time, and a blocking call keeps it until it returns (in the lab, a cudaLaunchKernel waited 2.7 ms behind another
-// thread's cudaMemcpy); with a stream per thread nothing waits so.
-std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vector<LegacyOp>& legacy) {
-  const std::vector<std::size_t> pageable = pageableCopyCalls(view);
-  struct Holder {
-    Ns start = 0;
-    Ns end = 0;
-    std::uint64_t thread = 0;
-  };
-  std::vector<Holder> holders;
-  std::vector<std::pair<std::size_t, std::uint64_t>> candidates;  // (call, thread)
-  for (const LegacyOp& x : legacy) {
-    const auto call = view.launchCall(view.op(view.ops()[x.position]));
-    if (!call) continue;
-    if (x.synchronous || std::binary_search(pageable.begin(), pageable.end(), *call)) {
-      holders.push_back({view.call(*call).start, view.call(*call).end, x.thread});
-    } else {
-      candidates.emplace_back(*call, x.thread);
+// A synchronous copy or memset stays on the legacy stream, and returns after the work its thread
+// issued before it, which it may read: with that work on the thread's own stream, the fix
+// synchronizes that stream first (the lab's own-streams does). Edges from each thread's last
+// moved op launched before each of its synchronous ops.
+void ownWorkBeforeSynchronousOps(const std::vector<LegacyOp>& legacy, std::vector<OrderEdge>& edges) {
+  std::vector<const LegacyOp*> by_launch;
+  for (const LegacyOp& x : legacy) by_launch.push_back(&x);
+  std::sort(by_launch.begin(), by_launch.end(),
+            [](const LegacyOp* a, const LegacyOp* b) { return a->launched < b->launched; });
+  std::map<std::uint64_t, std::size_t> last_moved;  // thread -> position
+  for (const LegacyOp* x : by_launch) {
+    if (!x->synchronous) {
+      last_moved[x->thread] = x->position;
+    } else if (const auto it = last_moved.find(x->thread); it != last_moved.end()) {
+      edges.push_back({it->second, x->position});
     }
   }
-  if (holders.empty() || candidates.empty()) return {};
-  std::sort(holders.begin(), holders.end(), [](const Holder& a, const Holder& b) { return a.start < b.start; });
-  // Over each prefix of holders (by start): the latest ends of the two latest threads.
-  std::vector<LatestOfTwoThreads> prefix;
-  LatestOfTwoThreads latest;
-  for (const Holder& h : holders) {
-    latest.add(h.thread, h.end);
-    prefix.push_back(latest);
-  }
-  const auto contended = [&](std::size_t call, std::uint64_t thread) {
-    const RuntimeCall& c = view.call(call);
-    const auto k = std::lower_bound(holders.begin(), holders.end(), c.end,
-                                    [](const Holder& h, Ns t) { return h.start < t; }) - holders.begin();
-    return k > 0 && prefix[static_cast<std::size_t>(k - 1)].otherThan(thread) > c.start;
-  };
-  std::map<ApiKind, std::vector<Ns>> alone;  // durations of calls that overlapped no holder
-  std::vector<std::size_t> waited;
-  for (const auto& [call, thread] : candidates) {
-    if (contended(call, thread)) {
-      waited.push_back(call);
-    } else {
-      alone[view.callKind(call)].push_back(view.call(call).end - view.call(call).start);
-    }
-  }
-  // Where every call of a kind overlapped one, the shortest of them waited the least.
-  std::map<ApiKind, Ns> shortest;
-  for (const std::size_t call : waited) {
-    const Ns duration = view.call(call).end - view.call(call).start;
-    const auto [it, added] = shortest.emplace(view.callKind(call), duration);
-    if (!added) it->second = std::min(it->second, duration);
-  }
-  std::map<ApiKind, Ns> typical;
-  for (auto& [kind, durations] : alone) {
-    const auto middle = durations.begin() + static_cast<std::ptrdiff_t>(durations.size() / 2);
-    std::nth_element(durations.begin(), middle, durations.end());
-    typical[kind] = *middle;
-  }
-  std::vector<HostTimeGiven> given;
-  for (const std::size_t call : waited) {
-    const ApiKind kind = view.callKind(call);
-    const auto it = typical.find(kind);
-    const Ns own = it != typical.end() ? it->second : shortest[kind];
-    const Ns excess = view.call(call).end - view.call(call).start - own;
-    if (excess > 0) given.push_back({call, excess});
-  }
-  return given;
 }
 
 // Saving of the fix: the schedule with every barrier minus the schedule with each thread's
@@ -291,25 +210,64 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
   std::vector<OrderEdge> recorded = waits;
   recorded.insert(recorded.end(), barriers.begin(), barriers.end());
-  const Ns before = ScheduleModel(view, host).span(recorded);
+  const Ns before = ScheduleModel(view, host, recorded).span(recorded);
   std::vector<std::uint64_t> lane(view.ops().size());
   for (std::size_t p = 0; p < lane.size(); ++p) lane[p] = DeviceView::streamKey(view.op(view.ops()[p]));
   std::vector<bool> moved(lane.size(), false);
   for (const LegacyOp& x : legacy) {
-    if (x.synchronous) continue;
-    lane[x.position] = x.thread ^ 0x9e3779b97f4a7c15ULL;  // a lane per thread, unlike any stream key
-    moved[x.position] = true;
+    // A lane per thread, unlike any stream key. The synchronous ops left on the legacy stream
+    // queue there in the order the fixed program issues them, which is not the recorded one (a
+    // thread no longer waits behind the others' asynchronous work): the schedule leaves those of
+    // different threads unordered (the copy engines still serialize copies of one direction).
+    lane[x.position] = x.thread ^ (x.synchronous ? 0x7f4a7c159e3779b9ULL : 0x9e3779b97f4a7c15ULL);
+    moved[x.position] = !x.synchronous;
   }
   std::vector<OrderEdge> kept = waits;
   for (const OrderEdge& e : barriers) {
     if (!moved[e.from] && !moved[e.to]) kept.push_back(e);
   }
+  ownWorkBeforeSynchronousOps(legacy, kept);
   const HostTimeline own = ownStreamsTimeline(view, host, legacy);
-  const ScheduleModel fixed = ScheduleModel(view, own).withLanes(lane);
+  const ScheduleModel fixed = ScheduleModel(view, own, recorded).withLanes(lane);
   const std::vector<HostTimeGiven> given = contendedTime(view, legacy);
-  std::vector<CallChange> changed;
+  std::vector<CallChange> changed = contendedBarriers(view, own);
   barriersGivenBack(view, given, own, changed);
   return std::max<Ns>(0, before - fixed.span(kept, hostTimeGivenBack(view, given, own), {}, changed));
+}
+
+// The thread (pid << 32 | tid) that launched each op of the view, 0 without a launch call.
+std::vector<std::uint64_t> launchingThreads(const DeviceView& view) {
+  std::vector<std::uint64_t> thread(view.ops().size(), 0);
+  std::size_t position = 0;
+  for (const ScopedOp& scoped : view.ops()) {
+    const std::size_t at = position++;
+    if (const auto call = view.launchCall(view.op(scoped))) {
+      thread[at] = (static_cast<std::uint64_t>(view.call(*call).pid) << 32) | view.call(*call).tid;
+    }
+  }
+  return thread;
+}
+
+// Saving of the other fix, for programs with no asynchronous work on the legacy stream (only
+// cudaMemcpy and cudaMemset, which no created stream can take): the created blocking streams made
+// non-blocking (the lab's nonblocking-streams). The schedule with every barrier edge minus the
+// schedule without them, except that a synchronous op still follows the work its own thread
+// issued before it, which it may read (the fix synchronizes that stream first).
+Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
+                     const std::vector<OrderEdge>& barriers) {
+  const HostTimeline host = buildHostTimeline(view);
+  const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
+  std::vector<OrderEdge> recorded = waits;
+  recorded.insert(recorded.end(), barriers.begin(), barriers.end());
+  const ScheduleModel model(view, host, recorded);
+  std::vector<bool> synchronous(view.ops().size(), false);
+  for (const LegacyOp& x : legacy) synchronous[x.position] = x.synchronous;
+  const std::vector<std::uint64_t> thread = launchingThreads(view);
+  std::vector<OrderEdge> kept = waits;
+  for (const OrderEdge& e : barriers) {
+    if (synchronous[e.to] && thread[e.from] == thread[e.to]) kept.push_back(e);
+  }
+  return std::max<Ns>(0, model.span(recorded) - model.span(kept));
 }
 
 }  // namespace
@@ -353,7 +311,12 @@ std::optional<Finding> findLegacyDefaultStream(const DeviceView& view) {
       if (ready && *ready < start) builder.addRegion(Interval{std::max(*ready, scoped.start), start});
     }
   }
-  if (builder.count() > 0) builder.estimateSaving(ownStreamsSaving(view, legacy, barriers));
+  if (builder.count() > 0) {
+    const bool asynchronous = std::any_of(legacy.begin(), legacy.end(),
+                                          [](const LegacyOp& x) { return !x.synchronous; });
+    builder.estimateSaving(asynchronous ? ownStreamsSaving(view, legacy, barriers)
+                                        : nonblockingSaving(view, legacy, barriers));
+  }
   const std::string what =
       shared.empty() ? "acted as barriers for the other blocking streams of their context"
       : shared.size() == builder.count()

@@ -1,0 +1,167 @@
+#include "diagnosis/rules/legacy_threads.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <utility>
+
+namespace cuoverlap::diagnosis {
+
+// The part of each asynchronous call that waited for another thread: a call that overlaps another
+// thread's call that blocks on the legacy stream (cudaMemcpy, cudaMemset, a copy from or to
+// pageable memory) took longer than calls of its kind that overlapped none (their median; the
+// shortest of them where all overlapped one) by that much. The driver holds the context while a
+// blocking call waits on the legacy stream, and other threads' launches wait for it, to the
+// legacy stream and to any other (in the lab, a cudaLaunchKernel waited 2.7 ms behind another
+// thread's cudaMemcpy; g000083's launches to a non-blocking stream ended within 70 us of the
+// other thread's cudaMemcpy, 570 and 730 us after they began); with a stream per thread the
+// blocking call waits only for its own copy.
+std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vector<LegacyOp>& legacy) {
+  const std::vector<std::size_t> pageable = pageableCopyCalls(view);
+  struct Holder {
+    Ns start = 0;
+    Ns end = 0;
+    std::uint64_t thread = 0;
+  };
+  std::vector<Holder> holders;
+  std::vector<std::pair<std::size_t, std::uint64_t>> candidates;  // (call, thread)
+  std::vector<bool> on_legacy(view.ops().size(), false);
+  for (const LegacyOp& x : legacy) {
+    on_legacy[x.position] = true;
+    const auto call = view.launchCall(view.op(view.ops()[x.position]));
+    if (!call) continue;
+    if (x.synchronous || std::binary_search(pageable.begin(), pageable.end(), *call)) {
+      holders.push_back({view.call(*call).start, view.call(*call).end, x.thread});
+    } else {
+      candidates.emplace_back(*call, x.thread);
+    }
+  }
+  // The driver holds the context for a blocking call: other threads' launches to any stream wait.
+  std::size_t position = 0;
+  for (const ScopedOp& scoped : view.ops()) {
+    if (on_legacy[position++]) continue;
+    const auto call = view.launchCall(view.op(scoped));
+    if (!call || std::binary_search(pageable.begin(), pageable.end(), *call)) continue;
+    const ApiKind kind = view.callKind(*call);
+    if (kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync) continue;
+    const RuntimeCall& c = view.call(*call);
+    candidates.emplace_back(*call, (static_cast<std::uint64_t>(c.pid) << 32) | c.tid);
+  }
+  if (holders.empty() || candidates.empty()) return {};
+  std::sort(holders.begin(), holders.end(), [](const Holder& a, const Holder& b) { return a.start < b.start; });
+  // Over each prefix of holders (by start): the latest ends of the two latest threads.
+  std::vector<LatestOfTwoThreads> prefix;
+  LatestOfTwoThreads latest;
+  for (const Holder& h : holders) {
+    latest.add(h.thread, h.end);
+    prefix.push_back(latest);
+  }
+  const auto contended = [&](std::size_t call, std::uint64_t thread) {
+    const RuntimeCall& c = view.call(call);
+    const auto k = std::lower_bound(holders.begin(), holders.end(), c.end,
+                                    [](const Holder& h, Ns t) { return h.start < t; }) - holders.begin();
+    return k > 0 && prefix[static_cast<std::size_t>(k - 1)].otherThan(thread) > c.start;
+  };
+  std::map<ApiKind, std::vector<Ns>> alone;  // durations of calls that overlapped no holder
+  std::vector<std::size_t> waited;
+  for (const auto& [call, thread] : candidates) {
+    if (contended(call, thread)) {
+      waited.push_back(call);
+    } else {
+      alone[view.callKind(call)].push_back(view.call(call).end - view.call(call).start);
+    }
+  }
+  // Where every call of a kind overlapped one, the shortest of them waited the least.
+  std::map<ApiKind, Ns> shortest;
+  for (const std::size_t call : waited) {
+    const Ns duration = view.call(call).end - view.call(call).start;
+    const auto [it, added] = shortest.emplace(view.callKind(call), duration);
+    if (!added) it->second = std::min(it->second, duration);
+  }
+  std::map<ApiKind, Ns> typical;
+  for (auto& [kind, durations] : alone) {
+    const auto middle = durations.begin() + static_cast<std::ptrdiff_t>(durations.size() / 2);
+    std::nth_element(durations.begin(), middle, durations.end());
+    typical[kind] = *middle;
+  }
+  std::vector<HostTimeGiven> given;
+  for (const std::size_t call : waited) {
+    const ApiKind kind = view.callKind(call);
+    const auto it = typical.find(kind);
+    const Ns own = it != typical.end() ? it->second : shortest[kind];
+    const Ns excess = view.call(call).end - view.call(call).start - own;
+    if (excess > 0) given.push_back({call, excess});
+  }
+  return given;
+}
+
+// Blocking calls that returned before their op ended (a copy from pageable memory: staged, then
+// the DMA) and so waited for nothing the schedule knows: one that overlapped another thread's
+// blocking copy or memset on the legacy stream or a blocking stream took longer than its
+// thread's calls of its kind that overlapped none (their median; the shortest of them where all
+// did). The legacy barrier made them take turns (in the lab, two threads' pageable copies took
+// 27 us each instead of 5 and 10); with the thread's work on a stream of its own the call keeps
+// only its own time: the change shortens it by the excess.
+std::vector<CallChange> contendedBarriers(const DeviceView& view, const HostTimeline& host) {
+  std::unordered_map<std::size_t, const GpuOp*> op_of_call;
+  for (const ScopedOp& scoped : view.ops()) {
+    if (const auto call = view.launchCall(view.op(scoped))) op_of_call.emplace(*call, &view.op(scoped));
+  }
+  const auto tiedToLegacy = [&](std::size_t call) {
+    const auto it = op_of_call.find(call);
+    if (it == op_of_call.end()) return false;
+    const Stream* stream = view.stream(*it->second);
+    return view.onLegacyDefaultStream(*it->second) || (stream && stream->flag == StreamFlag::kDefault);
+  };
+  struct Call {
+    std::size_t barrier = 0;
+    Ns start = 0;
+    Ns end = 0;
+    std::uint64_t thread = 0;
+  };
+  std::vector<Call> blocking;
+  for (std::size_t b = 0; b < host.barriers.size(); ++b) {
+    const HostBarrier& barrier = host.barriers[b];
+    if (!tiedToLegacy(barrier.call)) continue;
+    const RuntimeCall& c = view.call(barrier.call);
+    blocking.push_back({b, c.start, c.end, (static_cast<std::uint64_t>(c.pid) << 32) | c.tid});
+  }
+  std::sort(blocking.begin(), blocking.end(), [](const Call& a, const Call& b) { return a.start < b.start; });
+  std::vector<LatestOfTwoThreads> prefix;  // over each prefix of `blocking` (by start)
+  LatestOfTwoThreads latest;
+  for (const Call& c : blocking) {
+    latest.add(c.thread, c.end);
+    prefix.push_back(latest);
+  }
+  std::map<std::pair<std::uint64_t, ApiKind>, std::vector<Ns>> alone, contended;
+  std::vector<std::pair<const Call*, bool>> staged;  // calls that waited for nothing known
+  for (std::size_t k = 0; k < blocking.size(); ++k) {
+    const Call& c = blocking[k];
+    if (!host.barriers[c.barrier].waited_for.empty()) continue;
+    const auto last = std::lower_bound(blocking.begin(), blocking.end(), c.end,
+                                       [](const Call& x, Ns t) { return x.start < t; }) - blocking.begin();
+    const bool overlapped = last > 0 && prefix[static_cast<std::size_t>(last - 1)].otherThan(c.thread) > c.start;
+    const auto key = std::make_pair(c.thread, view.callKind(host.barriers[c.barrier].call));
+    (overlapped ? contended : alone)[key].push_back(c.end - c.start);
+    staged.emplace_back(&c, overlapped);
+  }
+  std::vector<CallChange> changes;
+  for (const auto& [c, overlapped] : staged) {
+    if (!overlapped) continue;
+    const HostBarrier& barrier = host.barriers[c->barrier];
+    const auto key = std::make_pair(c->thread, view.callKind(barrier.call));
+    Ns typical = 0;
+    if (auto it = alone.find(key); it != alone.end()) {
+      auto& durations = it->second;
+      const auto middle = durations.begin() + static_cast<std::ptrdiff_t>(durations.size() / 2);
+      std::nth_element(durations.begin(), middle, durations.end());
+      typical = *middle;
+    } else {
+      typical = *std::min_element(contended[key].begin(), contended[key].end());
+    }
+    if (barrier.own > typical) changes.push_back({barrier.call, true, typical, 0});
+  }
+  return changes;
+}
+
+}  // namespace cuoverlap::diagnosis

@@ -1,0 +1,59 @@
+// legacy-default-stream's model of host threads that share the legacy default stream
+// (rules/legacy_default_stream.cpp): how long each thread's calls waited for other threads'
+// blocking calls there, time that its fix (each thread's work on a stream of its own) gives back.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "diagnosis/device_view.h"
+#include "diagnosis/host_time_given.h"
+#include "diagnosis/host_timeline.h"
+#include "diagnosis/schedule_estimate.h"
+
+namespace cuoverlap::diagnosis {
+
+// An op of the view on the legacy default stream, with its launching thread.
+struct LegacyOp {
+  std::size_t position = 0;
+  std::uint64_t thread = 0;  // pid << 32 | tid of the launch call
+  Ns launched = 0;
+  bool synchronous = false;  // cudaMemcpy, cudaMemset: no stream to move them to
+};
+
+// The latest end seen so far of the two threads with the latest ends: enough to know whether any
+// thread other than a given one still had something in flight (per-thread ends only grow).
+class LatestOfTwoThreads {
+ public:
+  void add(std::uint64_t thread, Ns end) {
+    if (thread == first_.thread) {
+      first_.end = std::max(first_.end, end);
+    } else if (end > first_.end) {
+      second_ = first_;  // first.end >= second.end: the old first is the runner-up either way
+      first_ = {thread, end};
+    } else if (thread == second_.thread) {
+      second_.end = std::max(second_.end, end);
+    } else if (end > second_.end) {
+      second_ = {thread, end};
+    }
+  }
+  // The latest end of any thread but `thread`.
+  Ns otherThan(std::uint64_t thread) const { return first_.thread != thread ? first_.end : second_.end; }
+
+ private:
+  struct Latest {
+    std::uint64_t thread = 0;
+    Ns end = std::numeric_limits<Ns>::min();
+  } first_, second_;
+};
+
+// The part of each asynchronous call (to the legacy stream or any other) that waited for another
+// thread's blocking call on the legacy stream; see legacy_threads.cpp.
+std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vector<LegacyOp>& legacy);
+// Blocking calls (in `host`) that took turns with another thread's under the legacy barrier,
+// shortened to their own time; see legacy_threads.cpp.
+std::vector<CallChange> contendedBarriers(const DeviceView& view, const HostTimeline& host);
+
+}  // namespace cuoverlap::diagnosis
