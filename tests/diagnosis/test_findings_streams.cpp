@@ -150,13 +150,15 @@ void tileLoop(TraceBuilder& b, double t, double device_us) {
   }
 }
 
-TEST_CASE("single-stream: a loop that ran alone counts however much work the rest of the run holds") {
+TEST_CASE("single-stream: a loop that ran alone counts whatever the rest of the run holds") {
   // The loop (1.8 ms) first, then 3 ms of kernels on stream 14 after a synchronize: the loop holds
   // a third of the device's work, and splitting it still saves its copies' time.
   TraceBuilder b;
   tileLoop(b, 0, 10);
   b.call("cudaDeviceSynchronize_v3020", 60, 1'815);
-  for (int k = 0; k < 6; ++k) b.launch(14, 1'816 + 3 * k, 1'818 + 3 * k, 1'820 + 500 * k, 2'320 + 500 * k);
+  for (int k = 0; k < 6; ++k) {
+    b.launch(14, 1'816 + 3 * k, 1'818 + 3 * k, 1'820 + 500 * k, 2'320 + 500 * k);
+  }
   const auto findings = findingsOf(b.build());
   const Finding* f = findingById(findings, "single-stream");
   REQUIRE(f != nullptr);

@@ -27,9 +27,9 @@ GivenByThread givenByThread(const DeviceView& view, const std::vector<HostTimeGi
 Ns givenWithin(const std::vector<std::pair<Ns, Ns>>& calls, const std::vector<Ns>& sums, Ns since,
                Ns until) {
   const auto after = [&](Ns time) {
-    return static_cast<std::size_t>(
-        std::upper_bound(calls.begin(), calls.end(), std::make_pair(time, std::numeric_limits<Ns>::max())) -
-        calls.begin());
+    const auto it = std::upper_bound(calls.begin(), calls.end(),
+                                     std::make_pair(time, std::numeric_limits<Ns>::max()));
+    return static_cast<std::size_t>(it - calls.begin());
   };
   const std::size_t from = after(since);
   const std::size_t to = after(until);

@@ -3,20 +3,21 @@
 // 50 µs, and idle gaps between two kernels attributed to host-launch or host-busy (the host was
 // late: launching, or in its own per-launch code; of any length) add up to at least 10% of the
 // device span. Severity by share: a warning, an error from 25% of the span (as every warning).
-// Cost: what capturing the launches in graphs saves, by the what-if schedule. A graph replay
-// removes the launch calls, and the host code that only issues launches, not the host's own work.
-// Per host thread, a run is the launches to one stream (kernels, asynchronous copies and memsets)
-// until a blocking call of the thread or a launch to another stream. When before the run's median
-// launch the host spent longer in its own code than in the launch call, that code is per-launch
-// logic (a framework's dispatcher: Python, PyTorch), and one graph launch replaces the run: the
-// host gets back every launch call but the first, with the time before it. Otherwise (a loop that
-// only launches) host code longer than a launch call between two launches is work of its own,
-// which stays and starts a new graph; the other launch calls go with the time before them. The
-// schedule (schedule_estimate.h, with the host's blocking calls and the stream waits) releases the
-// later launches that much sooner; the cost is the span before minus after. Where: the gaps.
+// Cost, when the advice is a graph: what capturing the launches in graphs saves, by the what-if
+// schedule. A graph replay removes the launch calls, and the host code that only issues launches,
+// not the host's own work. Per host thread, a run is the launches to one stream (kernels,
+// asynchronous copies and memsets) until a blocking call of the thread or a launch to another
+// stream. When before the run's median launch the host spent longer in its own code than in the
+// launch call, that code is per-launch logic (a framework's dispatcher: Python, PyTorch), and one
+// graph launch replaces the run: the host gets back every launch call but the first, with the time
+// before it. Otherwise (a loop that only launches) host code longer than a launch call between two
+// launches is work of its own, which stays and starts a new graph; the other launch calls go with
+// the time before them. The schedule (schedule_estimate.h, with the host's blocking calls and the
+// stream waits) releases the later launches that much sooner; the cost is the span before minus
+// after. Where: the gaps.
 // Advice: capture the launches in a CUDA graph, unless the kernels after most of that idle time
 // already ran as graph nodes (a graph replay loop): then the host is late between replays, and the
-// fix is more work per replay, not a graph.
+// fix is more work per replay, not a graph, and the cost the idle gaps' total.
 // Needs: launch calls.
 #include <algorithm>
 #include <map>
@@ -89,8 +90,8 @@ void giveBackRun(const DeviceView& view, const LaunchRun& run, std::vector<HostT
 
 // The host time a graph would give back (above), per thread over its runs of launches to one
 // stream (kernels not already launched from a graph, asynchronous copies and memsets), ended by a
-// blocking call of the thread or its launch to another stream. Calls nested in another call of their thread
-// (driver calls under a runtime call) are skipped.
+// blocking call of the thread or its launch to another stream. Calls nested in another call of
+// their thread (driver calls under a runtime call) are skipped.
 std::vector<HostTimeGiven> launchesAGraphRemoves(const DeviceView& view, const HostTimeline& host) {
   std::vector<bool> blocking(view.trace().runtime_calls.size(), false);
   for (const HostBarrier& barrier : host.barriers) blocking[barrier.call] = true;
@@ -170,8 +171,8 @@ std::optional<Finding> findHostLaunchBound(const DeviceView& view) {
     return std::nullopt;
   }
   const double share = static_cast<double>(builder.time()) / static_cast<double>(view.spanLength());
-  builder.estimateSaving(graphLaunchSaving(view));
   if (2 * before_graph_nodes >= builder.time()) {
+    // The advice is more work per replay, not a graph: the idle time itself stays the cost.
     return builder.build(
         fmt::format("the device waited for the host {} times between short kernels ({:.0f}% of the "
                     "span), most of it before CUDA graph replays: the kernels already run as graph "
@@ -180,6 +181,7 @@ std::optional<Finding> findHostLaunchBound(const DeviceView& view) {
         "replays (input copies, optimizer steps), in one graph, and do more work per kernel (fuse or "
         "batch small kernels); the launches are already graphs, so capturing them again saves nothing");
   }
+  builder.estimateSaving(graphLaunchSaving(view));
   return builder.build(
       fmt::format("the device waited for kernel launches {} times between short kernels ({:.0f}% "
                   "of the span)", builder.count(), 100.0 * share),
