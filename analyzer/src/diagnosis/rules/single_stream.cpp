@@ -11,7 +11,8 @@
 // Cost: the what-if schedule with the host modelled (schedule_estimate.h, host_timeline.h) minus
 // the same schedule with the stream's chunks issued round-robin to three streams (chunkLanes; the
 // lab's multi-stream) and their copies and memsets asynchronous to the host (the advice's pinned
-// buffers; a blocking copy call no longer waits for the device): copies of one chunk run beside
+// buffers; a blocking copy call of that stream no longer waits for the device; other streams'
+// blocking copies stay, sync-memcpy's and pageable-memcpy's fixes): copies of one chunk run beside
 // kernels of another, and kernels that leave room on the SMs run side by side. The ledger charges
 // pageable-memcpy and sync-memcpy first, so the part of this saving that making the copies
 // asynchronous alone brings is not charged twice. Without two chunks, min(|union of hideable copies|, |union of
@@ -21,6 +22,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 #include <optional>
 
 #include "cuoverlap/intervals.h"
@@ -142,12 +144,20 @@ Ns splitSaving(const DeviceView& view, const HostTimeline& host, const ScheduleM
   const std::vector<std::uint64_t> lanes = chunkLanes(view, stream);
   if (lanes.empty()) return 0;
   // The advice issues each chunk's copies and memsets asynchronously (pinned buffers): their
-  // calls no longer wait for the device.
+  // calls no longer wait for the device. Those of the split stream only: other streams' blocking
+  // copies stay as they were (sync-memcpy's and pageable-memcpy's fixes, not this one).
+  std::unordered_set<std::size_t> split_calls;
+  for (const ScopedOp& scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    if (op.kind == OpKind::kKernel || DeviceView::streamKey(op) != stream) continue;
+    if (const auto launch = view.launchCall(op)) split_calls.insert(*launch);
+  }
   std::vector<CallChange> async_calls;
   for (const HostBarrier& barrier : host.barriers) {
     const ApiKind kind = view.callKind(barrier.call);
-    if (kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync ||
-        kind == ApiKind::kMemcpyAsync || kind == ApiKind::kMemsetAsync) {
+    if ((kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync ||
+         kind == ApiKind::kMemcpyAsync || kind == ApiKind::kMemsetAsync) &&
+        split_calls.count(barrier.call) != 0) {
       async_calls.push_back({barrier.call, false, barrier.own});
     }
   }
@@ -228,16 +238,9 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   std::sort(candidates.begin(), candidates.end(),
             [](const StreamWork& a, const StreamWork& b) { return a.busy > b.busy; });
   // With several streams, only a stream that ran mostly alone counts (a loop of its own among the
-  // others' work); the what-if is built only when one does.
+  // others' work, however much work they hold: a phase of the program); the what-if is built
+  // only when one does, for the busiest.
   if (!one_stream) {
-    // ... and held most of the device's work: the loop the program is built around, not one of
-    // several streams taking turns (each such split would cost a schedule of the whole device).
-    Ns device_busy = 0;  // `works` keeps every stream's busy time (moved-from or not)
-    for (const StreamWork& w : works) device_busy += w.busy;
-    candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
-                                    [&](const StreamWork& w) { return 2 * w.busy < device_busy; }),
-                     candidates.end());
-    if (candidates.empty()) return std::nullopt;
     const auto times = aloneTimes(view);
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
                                     [&](const StreamWork& w) { return !ranMostlyAlone(times, w.stream); }),
