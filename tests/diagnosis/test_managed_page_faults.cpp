@@ -1,7 +1,8 @@
 // managed-page-faults on hand-built traces: a kernel that faults its managed memory in on demand,
 // costed at its fault-free runs plus a prefetch at the link rate (or, without fault-free runs, at
-// its duration less the faults' service time), and what must not fire (a prefetched run, faults on
-// another device).
+// its duration less the faults' service time, never below the highest floor its shape's faulting
+// runs set, which also rejects clean runs that did other work), and what must not fire (a
+// prefetched run, faults on another device).
 #include <catch2/catch.hpp>
 
 #include "diagnosis/pinned_rate.h"
@@ -90,7 +91,41 @@ TEST_CASE("managed-page-faults: without fault-free runs, the run less the faults
   REQUIRE(f != nullptr);
   const Ns fixed = 500 * kUs + prefetchNs(kMigrated);
   CHECK(f->time_ns == Approx(static_cast<double>(10'000 * kUs - fixed)).margin(1000));
-  CHECK(f->summary.find("less the time its faults were serviced") != std::string::npos);
+  CHECK(f->summary.find("less the time their faults were serviced") != std::string::npos);
+}
+
+TEST_CASE("managed-page-faults: a same-shape run shorter than a faulting run less its faults did other work") {
+  TraceBuilder b = linked();
+  // The faulting run takes 1 ms, 300 µs of it servicing faults: without them it would still take
+  // 700 µs, so the 100 µs run of the same name and launch shape ran other work.
+  b.launch(13, 0, 5, 10, 1'010);
+  b.launch(13, 6, 8, 1'010, 1'110);
+  faultGroup(b, 100, 400, 20);
+  migration(b, 150, 160, 64 << 10);
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "managed-page-faults");
+  REQUIRE(f != nullptr);
+  const Ns fixed = 700 * kUs + prefetchNs(64 << 10);
+  CHECK(f->time_ns == Approx(static_cast<double>(1'000 * kUs - fixed)).margin(1000));
+  CHECK(f->summary.find("less the time their faults were serviced") != std::string::npos);
+}
+
+TEST_CASE("managed-page-faults: a shape's faulting runs share the highest floor on its fault-free time") {
+  TraceBuilder b = linked();
+  // Run A: 500 µs, 100 µs of faults -> at least 400 µs without them. Run B: 900 µs with 850 µs of
+  // fault groups that overlapped its other warps' work: it too takes 400 µs, not 50 µs.
+  b.launch(13, 0, 5, 10, 510);
+  b.launch(13, 6, 8, 510, 1'410);
+  faultGroup(b, 20, 120, 20);
+  migration(b, 30, 40, 64 << 10);
+  faultGroup(b, 520, 1'370, 400);
+  migration(b, 530, 540, 64 << 10);
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "managed-page-faults");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 2);
+  const Ns fixed = 2 * (400 * kUs + prefetchNs(64 << 10));
+  CHECK(f->time_ns == Approx(static_cast<double>(1'400 * kUs - fixed)).margin(1000));
 }
 
 TEST_CASE("managed-page-faults: prefetched runs and other devices' faults do not fire") {

@@ -7,10 +7,17 @@
 // Cost: what the fix saves, from the what-if schedule (schedule_estimate.h, event waits kept): the
 // span as recorded minus the span with each faulting kernel taking its fault-free duration plus
 // its prefetch, on its stream:
-//   - fault-free duration: the median duration of the same kernel (name, grid blocks, threads per
-//     block and shared memory: one name often runs many shapes of work) on the device in runs
-//     that did not fault, when there are any; else the kernel's duration minus the time the
-//     driver spent on its faults (the union of its fault groups and migrations inside the run);
+//   - fault-free duration, from the runs of the same kernel (name, grid blocks, threads per block
+//     and shared memory) on the device. A fault stalls its warps at most from the run's first
+//     fault group to the end of the last group or migration the driver did for it, so each
+//     faulting run's duration less that stretch is a floor on its shape's fault-free duration; a
+//     run whose faults overlapped its other warps' work (a multi-wave grid where few blocks touch
+//     the faulting pages) shows a low one, so the shape's highest floor holds for all its runs.
+//     The estimate is the median of the shape's runs that did not fault, when there are any and
+//     it is not below that floor (else they did other work: one launch shape often runs
+//     different work); else the larger of the floor and the run less the time the driver spent
+//     on its faults (the union of its fault groups and migrations inside the run); never more
+//     than the run itself;
 //   - prefetch: the bytes migrated to the device during the run at the pinned HtoD rate plus a
 //     copy's fixed cost (pinned_rate.h: pinnedDuration); nothing when no rate is known.
 // Of that saving S, R = min(S, ledger ideal - ledger ideal with the faster kernels) lowers the
@@ -47,6 +54,7 @@ struct KernelFaults {
   std::uint64_t groups = 0;
   std::uint64_t bytes = 0;  // migrated to the device
   Ns serviced = 0;          // |union of fault groups and migrations| inside the run
+  Ns stalled = 0;           // first fault group's start to the last group's or migration's end
 };
 
 DeviceFaults faultsOn(const DeviceView& view) {
@@ -90,6 +98,14 @@ KernelFaults faultsOf(const DeviceFaults& device, const ScopedOp& run, std::uint
     k.bytes += m->bytes;
     busy.push_back({m->start, std::min(m->end, run.end)});
   }
+  if (!busy.empty()) {
+    Ns first = busy.front().start, last = busy.front().end;
+    for (const Interval& i : busy) {
+      first = std::min(first, i.start);
+      last = std::max(last, i.end);
+    }
+    k.stalled = last - first;
+  }
   k.serviced = totalLength(unionOf(std::move(busy)));
   return k;
 }
@@ -126,6 +142,13 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
     faulting.push_back(k);
   }
   if (faulting.empty()) return std::nullopt;
+  // Per shape: the highest floor on its fault-free duration among its faulting runs.
+  std::map<KernelShape, Ns> floor_of;
+  for (const KernelFaults& k : faulting) {
+    const ScopedOp scoped = view.ops()[k.position];
+    Ns& floor = floor_of[shapeOf(view.op(scoped))];
+    floor = std::max(floor, scoped.end - scoped.start - k.stalled);
+  }
   const PinnedRate rate = pinnedRate(view, Engine::kH2D);
   FindingBuilder builder(view, "managed-page-faults", Severity::kWarning);
   std::vector<FasterOp> faster;
@@ -134,9 +157,11 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
     const ScopedOp scoped = view.ops()[k.position];
     const GpuOp& op = view.op(scoped);
     const Ns duration = scoped.end - scoped.start;
+    const Ns floor = floor_of[shapeOf(op)];
     const auto clean = clean_runs.find(shapeOf(op));
-    const bool known = clean != clean_runs.end();
-    const Ns fault_free = known ? median(clean->second) : std::max<Ns>(0, duration - k.serviced);
+    const bool known = clean != clean_runs.end() && median(clean->second) >= floor;
+    const Ns fault_free =
+        std::min(duration, known ? median(clean->second) : std::max(floor, duration - k.serviced));
     const Ns fixed = fault_free + (k.bytes > 0 ? pinnedDuration(rate, k.bytes) : 0);
     faults += k.faults;
     bytes += k.bytes;
@@ -148,7 +173,7 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
                     "about {} with its data prefetched ({})",
                     describeOp(view, op), units::formatDuration(duration), k.faults, k.groups,
                     units::formatBytes(k.bytes), units::formatDuration(std::min(fixed, duration)),
-                    known ? "its runs without faults" : "its time less the faults' service time")));
+                    known ? "its runs without faults" : "its runs less their faults' service time")));
   }
   const ScheduleModel model(view, buildHostTimeline(view));
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
@@ -160,9 +185,10 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
   builder.lowerIdeal(reduction);
   const std::string estimate =
       from_clean_runs == faulting.size() ? "from the same kernels' runs without faults"
-      : from_clean_runs == 0 ? "from each run less the time its faults were serviced"
+      : from_clean_runs == 0 ? "from the runs less the time their faults were serviced"
                              : fmt::format("{} from the same kernels' runs without faults, the "
-                                           "others less the time their faults were serviced",
+                                           "others from the runs less the time their faults "
+                                           "were serviced",
                                            from_clean_runs);
   return builder.build(
       fmt::format("{} kernel runs faulted managed memory in on demand: {} GPU page faults, {} "
