@@ -97,7 +97,7 @@ ScheduleRun::ScheduleRun(const ScheduleModel& model, const std::vector<OrderEdge
   if (!earlier.empty()) {
     for (std::size_t p = 0; p < model.size(); ++p) ready_[p] -= earlier[p];
   }
-  for (const FasterOp& op : faster) duration_[op.position] = std::min(duration_[op.position], op.duration);
+  for (const FasterOp& op : faster) duration_[op.position] = op.duration;
   const std::size_t nodes = model.size() + model.barriers_.size();
   duration_.resize(nodes, 0);
   ready_.resize(nodes, std::numeric_limits<Ns>::min());
@@ -215,12 +215,16 @@ std::int64_t ScheduleRun::stickyCandidate(const EngineState& engine, std::size_t
   return ready ? next : -1;
 }
 
+// While the engine turns around after an op, only an op a what-if removed (no time) may pass.
 void ScheduleRun::dispatchCopies(std::size_t slot) {
   EngineState& engine = engines_[slot];
-  if (engine.busy || now_ < engine.free_at) return;
+  if (engine.busy) return;
+  const bool turning = now_ < engine.free_at;
   std::int64_t pick = stickyCandidate(engine, slot);
+  if (pick >= 0 && turning && duration_[static_cast<std::size_t>(pick)] > 0) return;
   while (pick < 0 && !engine.queued.empty()) {
     const std::size_t pos = engine.queued.top().second;
+    if (!started_[pos] && turning && duration_[pos] > 0) return;
     engine.queued.pop();
     if (!started_[pos]) pick = static_cast<std::int64_t>(pos);  // skip ops taken by stickiness
   }

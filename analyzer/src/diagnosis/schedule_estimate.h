@@ -44,8 +44,9 @@ struct OrderEdge {
   std::size_t to = 0;
 };
 
-// An op a fix would make faster (pageable copies made pinned): its position in view.ops() and its
-// duration after the fix.
+// An op whose duration a fix changes: its position in view.ops() and its duration after the fix.
+// Mostly faster (pageable copies made pinned, a merged run's later copies gone), but the first
+// copy of a merged run carries the whole run's bytes and may take longer than it did.
 struct FasterOp {
   std::size_t position = 0;
   Ns duration = 0;
