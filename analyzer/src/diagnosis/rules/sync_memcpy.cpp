@@ -22,9 +22,9 @@
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/schedule_estimate.h"
 #include "diagnosis/stream_waits.h"
+#include "diagnosis/thread_launches.h"
 
 #include <algorithm>
-#include <map>
 #include <optional>
 
 namespace cuoverlap::diagnosis {
@@ -36,30 +36,20 @@ enum class Moved : std::uint8_t { kNo, kToConsumer, kToProducer };
 // consumer runs on the stream of the first op its thread launched after it that is not itself
 // moved, and one moved to its producer (a DtoH copy) on that of the last one before it.
 std::vector<std::uint64_t> fixLanes(const DeviceView& view, const std::vector<Moved>& moved) {
-  std::map<std::uint64_t, std::vector<std::pair<Ns, std::size_t>>> launches;  // per thread
-  std::vector<std::uint64_t> lane;
-  std::size_t position = 0;
-  for (const ScopedOp& scoped : view.ops()) {
-    const std::size_t at = position++;
-    const GpuOp& op = view.op(scoped);
-    lane.push_back(DeviceView::streamKey(op));
-    if (const auto launch = view.launchCall(op)) {
-      const RuntimeCall& call = view.call(*launch);
-      launches[(static_cast<std::uint64_t>(call.pid) << 32) | call.tid].emplace_back(call.start, at);
-    }
-  }
-  const std::vector<std::uint64_t> own = lane;
-  for (auto& [thread, list] : launches) {
-    std::sort(list.begin(), list.end());
+  std::vector<std::uint64_t> own;
+  for (const ScopedOp& scoped : view.ops()) own.push_back(DeviceView::streamKey(view.op(scoped)));
+  std::vector<std::uint64_t> lane = own;
+  const ThreadLaunches launches(view);
+  for (const std::vector<std::size_t>& list : launches.threads()) {
     std::optional<std::uint64_t> producer;  // the stream of the last unmoved op so far
-    for (const auto& [start, p] : list) {
+    for (const std::size_t p : list) {
       if (moved[p] == Moved::kNo) producer = own[p];
       if (moved[p] == Moved::kToProducer && producer) lane[p] = *producer;
     }
     std::optional<std::uint64_t> consumer;  // walking back: the stream of the next unmoved op
     for (auto it = list.rbegin(); it != list.rend(); ++it) {
-      if (moved[it->second] == Moved::kNo) consumer = own[it->second];
-      if (moved[it->second] == Moved::kToConsumer && consumer) lane[it->second] = *consumer;
+      if (moved[*it] == Moved::kNo) consumer = own[*it];
+      if (moved[*it] == Moved::kToConsumer && consumer) lane[*it] = *consumer;
     }
   }
   return lane;
