@@ -70,6 +70,22 @@ TEST_CASE("sync-memcpy fires for a cudaMemcpy between GPU work with the idle aft
   CHECK(f->evidence.at(0).api == "cudaMemcpy");
 }
 
+TEST_CASE("sync-memcpy's asynchronous copy still feeds the kernel launched after it") {
+  // A cudaMemcpy HtoD on the legacy stream (call 60-165 µs, copy 62-162) between two kernels of
+  // stream 13; the second is launched 15 µs after the call returned. Made asynchronous (the call
+  // returns after its own 3 µs), the copy moves to stream 13 ahead of the kernel that reads it:
+  // the kernel runs 162-262 instead of 182-282, saving 20 µs. Letting it run as soon as the host
+  // launched it (80 µs), beside its own input's copy, would have claimed 102 µs.
+  TraceBuilder b;
+  b.launch(13, 0, 1, 2, 52);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 60, 165, 62, 162, CopyKind::kHtoD);
+  b.launch(13, 180, 182, 183, 283);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "sync-memcpy");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) == 20'000);
+}
+
 TEST_CASE("sync-memcpy is not charged for a gap that began after its call returned") {
   // Issue 21: a cudaMemcpy that returned 1.5 ms before a gap was charged for it. Here its call
   // returns at 120 µs while another stream's kernel keeps the device busy until 500 µs; the host

@@ -32,14 +32,14 @@ TEST_CASE("many-small-copies: a transfer split into small copies costs its calls
   const Finding* f = test::findingById(findings, "many-small-copies");
   REQUIRE(f != nullptr);
   CHECK(f->count == 1);
-  // Merged: one 409600-byte copy at 52.3 GB/s + 1.5 µs = 9.3 µs issued by the first call (3 µs),
-  // the 99 later calls (396 µs) given back, so the kernel's launch (released at 401) comes 396 µs
-  // earlier but not before the merged copy ends: span 502 -> 108 µs. Of the 394 µs, 100 lower
-  // the ideal (the HtoD engine's 200 µs of copies become 9.3 µs; the kernel's 100 µs bound it).
-  // One µs more: each copy began before its call returned, so the model releases it at its call's
-  // start plus the 2 µs it took after the copy before it ended, not at its recorded start
-  // (schedule_estimate.h).
-  CHECK(f->time_ns == 395'000);
+  // Merged: one 409600-byte copy at 52.3 GB/s (7.83 µs) plus the 1.92 µs each 4 KiB copy took
+  // beyond its bytes (PinnedRate::latency_ns) = 9.75 µs, issued by the first call (3 µs), the 99
+  // later calls (396 µs) given back, so the kernel's launch (released at 401) comes 396 µs earlier
+  // but not before the merged copy ends: span 498 (the model's, the kernel released when its
+  // launch returned) -> 109.75 µs. Of the 388.25 µs, 100 lower the ideal (the HtoD engine's 200 µs
+  // of copies become 9.75 µs; the kernel's 100 µs bound it). Before the merged copy carried its
+  // run's bytes it kept the first piece's 2 µs.
+  CHECK(f->time_ns == 388'247);
   CHECK(f->ideal_reduction_ns == 100'000);
 }
 
@@ -61,6 +61,27 @@ TEST_CASE("many-small-copies: large copies and copies split by other work do not
     split.launch(13, t + 5, t + 6, t + 7, t + 27);
   }
   CHECK(test::findingById(test::findingsOf(split.build()), "many-small-copies") == nullptr);
+}
+
+TEST_CASE("many-small-copies: a copy is small when its bytes take no longer than its fixed costs") {
+  // 20 pinned HtoD copies of 100 KiB issued ahead, each 4.5 µs with 1.3 µs between them on the
+  // engine. At the link's 52.3 GB/s their bytes take 1.96 µs each: more than the 1.5 µs fixed
+  // cost a copy was assumed to have, less than this trace's own: 2.54 µs of each copy's time is
+  // beyond its bytes (PinnedRate::latency_ns) and the engine's turnaround adds 1.3 µs. Merged:
+  // one copy of 2.54 + 39.16 µs instead of 20 x 4.5 + 19 x 1.3 = 114.7 µs. With the 1.5 µs fixed
+  // cost and no turnaround the copies were not small: no finding.
+  TraceBuilder b;
+  b.trace().devices[0].pcie_generation = 5;
+  b.trace().devices[0].pcie_width = 16;
+  for (int i = 0; i < 20; ++i) {
+    const double t = 10 + 5.8 * i;
+    b.copyCall("cudaMemcpyAsync_v3020", 13, i, i + 1, t, t + 4.5, CopyKind::kHtoD).bytes = 100 << 10;
+  }
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "many-small-copies");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 1);
+  CHECK(fixSavingNs(*f) == 114'700 - 2'542 - 39'156);
 }
 
 }  // namespace cuoverlap

@@ -12,6 +12,7 @@ namespace {
 
 using test::findingById;
 using test::findingsOf;
+using test::kNullStream;
 using test::TraceBuilder;
 
 constexpr std::uint64_t k16MiB = 16u << 20;
@@ -75,6 +76,24 @@ TEST_CASE("pageable-memcpy says when no pinned rate is known and leaves that par
 
 }  // namespace
 // Issue 21: JAX's 8-byte host-to-host copies from pageable memory never cross PCIe: nothing to pin.
+TEST_CASE("pageable-memcpy keeps a download after the kernel its thread launched before it") {
+  // A kernel on stream 13 (3-503 µs), then a pageable DtoH cudaMemcpy on the legacy stream whose
+  // call began at 5 µs: its copy ran 510-530 behind the kernel (the legacy stream's barrier) and
+  // the call returned at 640 (staging out). Pinned, the copy no longer waits for staging to start,
+  // but it still reads the kernel's result: 503-523, the call returns 5 µs later and the next
+  // kernel (launched 3 µs after it) runs 531-631: span 740 (the model's: the next kernel released
+  // when its launch returned) -> 628 µs. Starting the copy 5 µs after its call began, beside the
+  // kernel, claimed 140 µs.
+  TraceBuilder b;
+  b.launch(13, 0, 2, 3, 503);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 5, 640, 510, 530, CopyKind::kDtoH, MemKind::kPageable);
+  b.launch(13, 641, 643, 644, 744);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "pageable-memcpy");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) == 112'000);
+}
+
 TEST_CASE("pageable-memcpy leaves host-to-host copies alone") {
   test::TraceBuilder b;
   for (int i = 0; i < 10; ++i) {

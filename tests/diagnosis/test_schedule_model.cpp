@@ -89,6 +89,36 @@ TEST_CASE("a kernel that fills the device starts beside a small one, on the SMs 
   CHECK(ScheduleModel(view).span({}) == TraceBuilder::ns(1000));
 }
 
+TEST_CASE("a kernel issued behind one still placing blocks waits for it to end") {
+  // A 64-block kernel runs from 1 to 101 µs; a kernel of 4 waves, issued next on another stream,
+  // starts beside it on the SMs left free and takes the rest when they free up; a 64-block kernel
+  // issued after it on a third stream waits until the 4-wave kernel has placed its blocks (its
+  // end, 503 µs): the block scheduler serves the kernel issued first. Taking the SMs the first
+  // kernel left at 101 µs would have run it beside the 4-wave kernel (span 502 µs).
+  TraceBuilder b;
+  b.launch(13, 0, 1, 1, 101).grid_blocks = 64;
+  b.launch(14, 2, 3, 3, 503).grid_blocks = 132 * 8 * 4;
+  b.launch(15, 4, 5, 503, 803).grid_blocks = 64;
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  CHECK(ScheduleModel(view).span({}) == TraceBuilder::ns(802));
+}
+
+TEST_CASE("a copy engine takes its recorded turnaround between queued copies") {
+  // Three HtoD copies issued at once, each 10 µs, 1.5 µs apart on the engine: the model keeps the
+  // gaps (span 33 µs, not 30). A copy a what-if removes (duration 0) costs no turnaround: without
+  // the middle one the last starts 1.5 µs after the first ends.
+  TraceBuilder b;
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 0, 1, 10, 20, CopyKind::kHtoD);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 1, 2, 21.5, 31.5, CopyKind::kHtoD);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 2, 3, 33, 43, CopyKind::kHtoD);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const ScheduleModel model(view);
+  CHECK(model.span({}) == TraceBuilder::ns(33));
+  CHECK(model.span({}, {}, {{at(view, 21.5), 0}}) == TraceBuilder::ns(21.5));
+}
+
 // A synchronizing loop: each step launches a 100 µs kernel, synchronizes, then runs 50 µs of its
 // own code before the next launch.
 TraceBuilder synchronizingLoop(int steps) {

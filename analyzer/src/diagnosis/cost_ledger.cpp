@@ -96,7 +96,7 @@ Ns ledgerIdeal(const DeviceView& view, const std::vector<FasterOp>& faster) {
   for (ScopedOp scoped : view.ops()) {
     const GpuOp& op = view.op(scoped);
     if (next_faster != faster.end() && next_faster->position == position) {
-      scoped.end = std::min(scoped.end, scoped.start + next_faster->duration);
+      scoped.end = scoped.start + next_faster->duration;
       ++next_faster;
     }
     ++position;

@@ -35,7 +35,7 @@ int ledgerRank(std::string_view id);
 // The shortest the device's span could be: the metrics' ideal (the busiest engine, back to back),
 // except that kernels that leave SMs idle may share them: the compute bound is
 // min(|union of kernels|, max(longest kernel, sum of duration x SM share)). With `faster` (sorted
-// by position), those ops end that much earlier: the ideal after such a fix.
+// by position), those ops take their durations after the fix: the ideal after such a fix.
 Ns ledgerIdeal(const DeviceView& view, const std::vector<FasterOp>& faster = {});
 
 // Charges the device's findings (all of `findings` must belong to the view's device): sets each

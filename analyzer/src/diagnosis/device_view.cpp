@@ -138,6 +138,50 @@ const HostState& DeviceView::hostState() const {
   return *host_state_;
 }
 
+namespace {
+
+std::vector<Ns> measureTurnaround(const DeviceView& view) {
+  constexpr std::size_t kEngineValues = static_cast<std::size_t>(Engine::kComm) + 1;
+  const auto& ops = view.ops();
+  std::vector<Ns> ends;
+  ends.reserve(ops.size());
+  for (const ScopedOp& op : ops) ends.push_back(op.end);
+  std::sort(ends.begin(), ends.end());
+  const auto endsWithin = [&](Ns from, Ns to) {  // ops ending in (from, to)
+    return std::lower_bound(ends.begin(), ends.end(), to) - std::upper_bound(ends.begin(), ends.end(), from);
+  };
+  std::vector<std::vector<Ns>> gaps(kEngineValues);
+  std::vector<std::int64_t> last(kEngineValues, -1);
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    const Engine engine = engineOf(view.op(ops[pos]));
+    if (engine == Engine::kCompute || engine == Engine::kComm) continue;
+    const auto e = static_cast<std::size_t>(engine);
+    if (last[e] >= 0) {
+      const Ns previous_end = ops[static_cast<std::size_t>(last[e])].end;
+      const std::optional<Ns> ready = view.readyTime(pos);
+      if (ready && *ready <= previous_end && endsWithin(previous_end, ops[pos].start) == 0) {
+        gaps[e].push_back(std::max<Ns>(0, ops[pos].start - previous_end));
+      }
+    }
+    last[e] = static_cast<std::int64_t>(pos);
+  }
+  std::vector<Ns> turnaround(kEngineValues, 0);
+  for (std::size_t e = 0; e < kEngineValues; ++e) {
+    std::vector<Ns>& g = gaps[e];
+    if (g.empty()) continue;
+    std::nth_element(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(g.size() / 2), g.end());
+    turnaround[e] = g[g.size() / 2];
+  }
+  return turnaround;
+}
+
+}  // namespace
+
+Ns DeviceView::engineTurnaround(Engine engine) const {
+  if (!turnaround_) turnaround_ = std::make_shared<const std::vector<Ns>>(measureTurnaround(*this));
+  return (*turnaround_)[static_cast<std::size_t>(engine)];
+}
+
 std::string_view DeviceView::callName(std::size_t index) const {
   return apiBaseName(trace_.str(trace_.runtime_calls[index].name));
 }

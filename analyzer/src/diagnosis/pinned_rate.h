@@ -6,6 +6,8 @@
 //     line encoding x lanes) x kPinnedLinkEfficiency, the share of it that large pinned copies
 //     reached on the recorded GPUs;
 //   - else unknown (0).
+// and its fixed cost beside its bytes (latency_ns): the median time the device's pinned copies of
+// that direction under 1 MiB took beyond their bytes at that rate; else kPinnedCopyLatencyNs.
 #pragma once
 
 #include <string>
@@ -18,8 +20,9 @@ namespace cuoverlap::diagnosis {
 // DtoH in streams_pipeline3.sqlite (16 MiB copies).
 inline constexpr double kPinnedLinkEfficiency = 0.83;
 
-// A pinned copy's fixed cost beside its bytes: on the H100, 1 MiB pinned HtoD copies took 21.5 µs
-// (streams_sync-copy-fixed.sqlite) where the 16 MiB copies' rate gives 20.1 µs.
+// A pinned copy's fixed cost beside its bytes when the trace has no small pinned copy to measure
+// it on: on the H100, 1 MiB pinned HtoD copies took 21.5 µs (streams_sync-copy-fixed.sqlite)
+// where the 16 MiB copies' rate gives 20.1 µs.
 inline constexpr Ns kPinnedCopyLatencyNs = 1500;
 
 // An asynchronous copy call from pinned memory returns after about 5 µs (pipeline3 on the H100:
@@ -29,12 +32,15 @@ inline constexpr Ns kAsyncCopyCallNs = 5'000;
 struct PinnedRate {
   double bytes_per_ns = 0.0;  // = GB/s; 0 when unknown
   std::string source;         // in words: "this trace's pinned HtoD copies", "PCIe Gen5 x16"
+  // A pinned copy's fixed cost beside its bytes: the median of (duration - bytes / rate) over the
+  // trace's pinned copies of the direction; kPinnedCopyLatencyNs without any.
+  Ns latency_ns = kPinnedCopyLatencyNs;
 };
 
 // `direction`: Engine::kH2D or Engine::kD2H.
 PinnedRate pinnedRate(const DeviceView& view, Engine direction);
 
-// How long `bytes` would take at `rate` (kPinnedCopyLatencyNs + bytes / rate); 0 when unknown.
+// How long `bytes` would take at `rate` (its latency_ns + bytes / rate); 0 when unknown.
 Ns pinnedDuration(const PinnedRate& rate, std::uint64_t bytes);
 
 // The raw rate of a PCIe link in bytes per ns (after line encoding); 0 for an unknown generation.

@@ -44,6 +44,7 @@ class ScheduleRun {
     MinHeap waiting;     // (ready time, position): dependencies done, not yet released
     MinHeap queued;      // (issue rank, position): ready now
     bool busy = false;
+    Ns free_at = std::numeric_limits<Ns>::min();  // its last op's end plus the engine's turnaround
     std::int64_t last = -1;  // the op it served last
   };
 
@@ -66,6 +67,8 @@ class ScheduleRun {
   void dispatchKernels();
   void dispatchHost();
   void start(std::size_t pos);
+  void releaseSms(std::size_t ended);
+  bool multiWave(std::size_t pos) const { return m_.waves_[pos] > 1.0 + kShareSlack; }
   void finishAt(Ns time);
   std::int64_t stickyCandidate(const EngineState& engine, std::size_t slot) const;
   Ns nextEvent() const;
@@ -80,6 +83,7 @@ class ScheduleRun {
   EngineState engines_[ScheduleModel::kEngines];
   double sm_used_ = 0.0;
   std::vector<double> taken_;                  // per kernel: the SM share it took when it started
+  std::vector<std::size_t> placing_;          // running kernels with blocks still to place, in start order
   MinHeap running_;                            // (end, position)
   Ns now_ = 0;
   Ns first_start_ = std::numeric_limits<Ns>::max();
@@ -93,7 +97,7 @@ ScheduleRun::ScheduleRun(const ScheduleModel& model, const std::vector<OrderEdge
   if (!earlier.empty()) {
     for (std::size_t p = 0; p < model.size(); ++p) ready_[p] -= earlier[p];
   }
-  for (const FasterOp& op : faster) duration_[op.position] = std::min(duration_[op.position], op.duration);
+  for (const FasterOp& op : faster) duration_[op.position] = op.duration;
   const std::size_t nodes = model.size() + model.barriers_.size();
   duration_.resize(nodes, 0);
   ready_.resize(nodes, std::numeric_limits<Ns>::min());
@@ -211,12 +215,16 @@ std::int64_t ScheduleRun::stickyCandidate(const EngineState& engine, std::size_t
   return ready ? next : -1;
 }
 
+// While the engine turns around after an op, only an op a what-if removed (no time) may pass.
 void ScheduleRun::dispatchCopies(std::size_t slot) {
   EngineState& engine = engines_[slot];
   if (engine.busy) return;
+  const bool turning = now_ < engine.free_at;
   std::int64_t pick = stickyCandidate(engine, slot);
+  if (pick >= 0 && turning && duration_[static_cast<std::size_t>(pick)] > 0) return;
   while (pick < 0 && !engine.queued.empty()) {
     const std::size_t pos = engine.queued.top().second;
+    if (!started_[pos] && turning && duration_[pos] > 0) return;
     engine.queued.pop();
     if (!started_[pos]) pick = static_cast<std::int64_t>(pos);  // skip ops taken by stickiness
   }
@@ -226,16 +234,36 @@ void ScheduleRun::dispatchCopies(std::size_t slot) {
   start(static_cast<std::size_t>(pick));
 }
 
+// The block scheduler hands free SMs to the kernel issued first that still has blocks to place: a
+// kernel behind one that is still placing blocks (more than one wave, or fewer SMs than it fills
+// were free when it started) waits for it to end.
 void ScheduleRun::dispatchKernels() {
   MinHeap& queued = engines_[ScheduleModel::kSmEngine].queued;
-  while (!queued.empty()) {
+  while (!queued.empty() && placing_.empty()) {
     const std::size_t pos = queued.top().second;
     if (sm_used_ >= 1.0 - kShareSlack) break;
     queued.pop();
     taken_[pos] = std::min(m_.share_[pos], 1.0 - sm_used_);
     sm_used_ += taken_[pos];
+    if (multiWave(pos) || taken_[pos] < m_.share_[pos] - kShareSlack) placing_.push_back(pos);
     start(pos);
   }
+}
+
+// The SMs a kernel leaves go to the kernels still placing blocks, first started first; one that
+// then holds its whole share has placed its blocks, unless it runs in several waves.
+void ScheduleRun::releaseSms(std::size_t ended) {
+  placing_.erase(std::remove(placing_.begin(), placing_.end(), ended), placing_.end());
+  for (std::size_t pos : placing_) {
+    const double grow = std::max(0.0, std::min(m_.share_[pos] - taken_[pos], 1.0 - sm_used_));
+    taken_[pos] += grow;
+    sm_used_ += grow;
+  }
+  placing_.erase(std::remove_if(placing_.begin(), placing_.end(),
+                                [&](std::size_t pos) {
+                                  return !multiWave(pos) && taken_[pos] >= m_.share_[pos] - kShareSlack;
+                                }),
+                 placing_.end());
 }
 
 void ScheduleRun::start(std::size_t pos) {
@@ -252,8 +280,10 @@ void ScheduleRun::finishAt(Ns time) {
     const std::uint8_t engine = engineOf(pos);
     if (engine == ScheduleModel::kSmEngine) {
       sm_used_ = std::max(0.0, sm_used_ - taken_[pos]);
+      releaseSms(pos);
     } else if (engine != ScheduleModel::kHostEngine) {
       engines_[engine].busy = false;
+      if (duration_[pos] > 0) engines_[engine].free_at = time + m_.turnaround_[engine];  // not a removed op
     }
     if (pos < m_.size()) last_end_ = std::max(last_end_, time);
     for (std::size_t k = first_successor_[pos]; k < first_successor_[pos + 1]; ++k) {
@@ -268,6 +298,7 @@ Ns ScheduleRun::nextEvent() const {
   Ns next = running_.empty() ? std::numeric_limits<Ns>::max() : running_.top().first;
   for (const EngineState& engine : engines_) {
     if (!engine.waiting.empty()) next = std::min(next, engine.waiting.top().first);
+    if (!engine.queued.empty() && engine.free_at > now_) next = std::min(next, engine.free_at);
   }
   return next;
 }
@@ -311,13 +342,15 @@ std::int64_t residentBlocksPerSm(const Device& device, const GpuOp& kernel) {
   return blocks;
 }
 
-double smShare(const Device* device, const GpuOp& kernel) {
+double wavesOf(const Device* device, const GpuOp& kernel) {
   if (device == nullptr || device->sm_count <= 0 || kernel.grid_blocks == 0) return 1.0;
   const std::int64_t per_sm = residentBlocksPerSm(*device, kernel);
   if (per_sm <= 0) return 1.0;
-  const double share = static_cast<double>(kernel.grid_blocks) /
-                       static_cast<double>(per_sm * device->sm_count);
-  return std::clamp(share, 1e-6, 1.0);
+  return static_cast<double>(kernel.grid_blocks) / static_cast<double>(per_sm * device->sm_count);
+}
+
+double smShare(const Device* device, const GpuOp& kernel) {
+  return std::clamp(wavesOf(device, kernel), 1e-6, 1.0);
 }
 
 ScheduleModel::ScheduleModel(const DeviceView& view)
@@ -357,11 +390,16 @@ ScheduleModel::ScheduleModel(const DeviceView& view)
     duration_.push_back(scoped.end - scoped.start);
     engine_.push_back(engineSlot(op));
     share_.push_back(op.kind == OpKind::kKernel ? smShare(device, op) : 1.0);
+    waves_.push_back(op.kind == OpKind::kKernel ? wavesOf(device, op) : 1.0);
     // Ops of one stream were submitted in the order they ran: an op whose call began before its
     // predecessor's (host threads sharing a stream, one call waiting in the driver) was
     // submitted after it.
     issued.push_back(prev >= 0 ? std::max(issue, issued[static_cast<std::size_t>(prev)]) : issue);
   }
+  turnaround_[1] = view.engineTurnaround(Engine::kH2D);
+  turnaround_[2] = view.engineTurnaround(Engine::kD2H);
+  turnaround_[3] = view.engineTurnaround(Engine::kD2D);
+  turnaround_[4] = view.engineTurnaround(Engine::kMemset);
   releaseBlocked(view, {});
   // Issue order (launch call start; ties by start order): engines take ready work in this order,
   // and an edge counts only when it points forward in it.
@@ -390,7 +428,10 @@ ScheduleModel ScheduleModel::withLanes(const std::vector<std::uint64_t>& lane) c
 
 ScheduleModel ScheduleModel::withShare(const std::vector<std::size_t>& positions, double share) const {
   ScheduleModel changed = *this;
-  for (const std::size_t p : positions) changed.share_[p] = share;
+  for (const std::size_t p : positions) {
+    changed.share_[p] = share;
+    changed.waves_[p] = 1.0;  // its blocks still to place no longer hold back later kernels
+  }
   return changed;
 }
 

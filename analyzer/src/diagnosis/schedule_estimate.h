@@ -22,11 +22,15 @@
 //     is ready (a hardware queue runs until it empties or blocks: recorded on an H100, 24 HtoD
 //     copies of one stream ran back to back although another stream's copies were issued in
 //     between); otherwise it takes the ready op issued first. A blocked op does not hold up ready
-//     ops of other streams.
+//     ops of other streams. Between two ops it takes the turnaround the trace shows for it
+//     (DeviceView::engineTurnaround: about 1.3 µs for queued HtoD copies on an H100).
 //   - kernels share the SMs, each taking the fraction min(1, grid blocks / (SM count x resident
 //     blocks per SM)) for its whole measured duration (1 when the grid or the device limits are
-//     unknown: such kernels never run side by side). Ready kernels start in issue order while
-//     they fit beside the running ones.
+//     unknown: such kernels never run side by side). Ready kernels start in issue order on the
+//     SMs left free, as the block scheduler places blocks: a kernel that got fewer SMs than its
+//     share, or that runs in more than one wave, is still placing blocks; it takes SMs as they
+//     free up, and no later kernel starts until it has placed them all (its share held, and for
+//     one of several waves its end).
 // Ops keep their measured durations. Built with a HostTimeline (host_timeline.h), the schedule
 // also has the host wait: each blocking call is a node that ends when the ops it waited for ended
 // (plus its own time), and the thread's later launches are released relative to it, so a faster
@@ -48,8 +52,9 @@ struct OrderEdge {
   std::size_t to = 0;
 };
 
-// An op a fix would make faster (pageable copies made pinned): its position in view.ops() and its
-// duration after the fix.
+// An op whose duration a fix changes: its position in view.ops() and its duration after the fix.
+// Mostly faster (pageable copies made pinned, a merged run's later copies gone), but the first
+// copy of a merged run carries the whole run's bytes and may take longer than it did.
 struct FasterOp {
   std::size_t position = 0;
   Ns duration = 0;
@@ -71,6 +76,9 @@ struct CallChange {
 std::int64_t residentBlocksPerSm(const Device& device, const GpuOp& kernel);
 // The fraction of the device's SMs a kernel occupies while it runs, in (0, 1]; 1 when unknown.
 double smShare(const Device* device, const GpuOp& kernel);
+// Its grid over the blocks the device holds at once: above 1, the kernel runs in several waves;
+// 1 when unknown.
+double wavesOf(const Device* device, const GpuOp& kernel);
 
 class ScheduleModel {
  public:
@@ -98,8 +106,9 @@ class ScheduleModel {
   // chains the ops of each lane in position order (single-stream's split over streams).
   ScheduleModel withLanes(const std::vector<std::uint64_t>& lane) const;
 
-  // The same model with the ops at `positions` taking `share` of the SMs (a kernel that leaves
-  // room beside it: device-saturating-kernel's what-if).
+  // The same model with the kernels at `positions` taking `share` of the SMs and their blocks
+  // still to place holding back no later kernel (kernels of a higher-priority stream go first:
+  // device-saturating-kernel's what-if).
   ScheduleModel withShare(const std::vector<std::size_t>& positions, double share) const;
 
   std::size_t size() const { return duration_.size(); }
@@ -123,9 +132,11 @@ class ScheduleModel {
   std::vector<Ns> duration_;
   std::vector<std::uint8_t> engine_;       // kSmEngine, or one copy/memset engine each
   std::vector<double> share_;
+  std::vector<double> waves_;              // per kernel: wavesOf (1 for other ops)
   std::vector<std::int64_t> stream_prev_;  // previous position on the stream, -1 for none
   std::vector<std::int64_t> stream_next_;  // next position on the stream, -1 for none
   std::vector<std::size_t> rank_;          // issue rank (by launch call start) per position
+  Ns turnaround_[kEngines] = {};           // per copy/memset slot: DeviceView::engineTurnaround
   // Host nodes (host_timeline.h), numbered after the ops: node size() + b is barrier b.
   struct Barrier {
     std::size_t call = 0;

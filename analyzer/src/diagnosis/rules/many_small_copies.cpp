@@ -1,15 +1,16 @@
 // many-small-copies: runs of at least two copies of one direction (HtoD or DtoH) that follow one
 // another on a stream, no other op of the stream between them, each of them small: even pinned,
-// its time would be mostly a copy's fixed cost (its bytes take at most kPinnedCopyLatencyNs at
-// the pinned rate of its direction, pinned_rate.h; without a known rate, under 64 KiB). One
-// transfer split into many copies pays that cost, a launch call and, for cudaMemcpy, a host round
-// trip per piece.
+// its time would be mostly a copy's fixed costs (at the pinned rate of its direction its bytes
+// take at most a pinned copy's time beyond its bytes, PinnedRate::latency_ns, plus the engine's
+// turnaround between copies, DeviceView::engineTurnaround; without a known rate, under 64 KiB).
+// One transfer split into many copies pays those costs, a launch call and, for cudaMemcpy, a host
+// round trip per piece.
 // Fix (the lab's transform merge-copies): one copy of each run's bytes.
 // Cost: from the what-if schedule with the host modelled (schedule_estimate.h, host_timeline.h),
 // the span as recorded minus the span with
 //   - each run's first copy taking what its run's bytes take at the pinned rate plus one copy's
 //     fixed cost (pinnedDuration; without a rate, the run's time less the later copies' fixed
-//     costs) and its later copies taking none;
+//     costs), longer than it took, and its later copies taking none (nor the engine's turnaround);
 //   - the later copies' calls gone: one that blocked its thread (cudaMemcpy, or a copy of
 //     pageable memory, host_timeline.h) no longer does, and the host time of an asynchronous one
 //     is given back to the thread's later launches until its next blocking call.
@@ -48,9 +49,9 @@ int directionOf(const GpuOp& op) {
   return engine == Engine::kH2D ? 0 : engine == Engine::kD2H ? 1 : -1;
 }
 
-bool small(const GpuOp& op, const PinnedRate& rate) {
+bool small(const GpuOp& op, const PinnedRate& rate, Ns turnaround) {
   if (rate.bytes_per_ns <= 0) return op.bytes < kSmallWithoutRate;
-  return static_cast<double>(op.bytes) <= rate.bytes_per_ns * static_cast<double>(kPinnedCopyLatencyNs);
+  return static_cast<double>(op.bytes) <= rate.bytes_per_ns * static_cast<double>(rate.latency_ns + turnaround);
 }
 
 // Maximal runs of at least two small copies of one direction, consecutive on their stream, in the
@@ -72,7 +73,7 @@ std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rate
     const GpuOp& op = view.op(scoped);
     const int d = op.isCopy() ? directionOf(op) : -1;
     Open& state = open[DeviceView::streamKey(op)];
-    if (d < 0 || !small(op, rates[d])) {
+    if (d < 0 || !small(op, rates[d], view.engineTurnaround(engineOf(op)))) {
       state.direction = -1;
       continue;
     }
@@ -137,6 +138,8 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
                                                  run.direction == 0 ? "HtoD" : "DtoH", run.bytes,
                                                  units::formatDuration(run.time))));
   }
+  std::sort(faster.begin(), faster.end(),
+            [](const FasterOp& a, const FasterOp& b) { return a.position < b.position; });
   const ScheduleModel model(view, host);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
   std::vector<HostTimeGiven> given;

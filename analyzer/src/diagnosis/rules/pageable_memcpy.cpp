@@ -7,7 +7,8 @@
 //   - each pageable copy at the pinned rate of its direction plus a pinned copy's fixed cost
 //     (pinned_rate.h: pinnedDuration), where that is shorter than it took;
 //   - each copy starting a few µs after its call began, instead of after the host staged its
-//     first bytes;
+//     first bytes, a DtoH copy no sooner than the op its thread launched before it ended (what
+//     it reads: the legacy stream's barrier or the host ordered them in the trace);
 //   - each asynchronous pageable copy call returning after the few µs an asynchronous pinned copy
 //     call takes instead of waiting for its copy (a synchronous cudaMemcpy still waits, for the
 //     faster copy, but without staging after a DtoH: sync-memcpy costs the rest); host threads
@@ -28,6 +29,7 @@
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/stream_waits.h"
+#include "diagnosis/thread_launches.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
@@ -47,6 +49,7 @@ struct PageableCopies {
   PinnedRate rate[2];
   std::vector<FasterOp> faster;
   std::vector<std::size_t> calls;  // their launch calls (indices into Trace::runtime_calls)
+  std::vector<std::size_t> downloads;  // positions of the DtoH copies
   // Per position: how long after its call began the copy started, beyond an asynchronous call's
   // time: the host staging the first bytes, which a pinned copy does not wait for.
   std::vector<Ns> staging_lead;
@@ -62,6 +65,7 @@ void addCopy(const DeviceView& view, std::size_t position, const ScopedOp& scope
   }
   const int d = slotOf(engineOf(op));
   if (d < 0) return;
+  if (d == 1) copies.downloads.push_back(position);
   const Ns duration = scoped.end - scoped.start;
   copies.bytes[d] += op.bytes;
   copies.time[d] += duration;
@@ -115,7 +119,13 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
   if (builder.count() == 0) return std::nullopt;
   std::sort(copies.calls.begin(), copies.calls.end());
   const ScheduleModel model(view, buildHostTimeline(view));
-  const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
+  std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
+  // A DtoH copy reads what its thread launched just before it: started sooner (no staging ahead of
+  // it), it still waits for that op, as the legacy stream's barrier or the host made it wait.
+  const ThreadLaunches launches(view);
+  for (std::size_t download : copies.downloads) {
+    if (const auto producer = launches.before(download)) waits.push_back({*producer, download});
+  }
   // Pinning unblocks asynchronous copy calls; a cudaMemcpy of pinned memory still waits for its
   // copy (sync-memcpy's to cost), but without staging on the host after a DtoH.
   std::vector<CallChange> changed;
