@@ -178,6 +178,7 @@ std::unordered_map<std::uint64_t, AloneTime> aloneTimes(const DeviceView& view) 
     std::uint64_t stream;
   };
   std::vector<Boundary> bounds;
+  bounds.reserve(2 * view.ops().size());
   for (const ScopedOp& scoped : view.ops()) {
     const GpuOp& op = view.op(scoped);
     if (op.kind == OpKind::kMemset || scoped.end <= scoped.start) continue;
@@ -193,7 +194,9 @@ std::unordered_map<std::uint64_t, AloneTime> aloneTimes(const DeviceView& view) 
   std::uint64_t key_sum = 0;    // the sum of their keys: the stream itself when active == 1
   Ns previous = bounds.empty() ? 0 : bounds.front().time;
   for (const Boundary& b : bounds) {
-    if (active == 1 && b.time > previous) times[key_sum].alone += b.time - previous;
+    // A stretch alone counts from the gap threshold on: streams that take turns op by op are
+    // each alone only between the others' ops, which is the program's order, not a loop of one.
+    if (active == 1 && b.time - previous >= kMinimumCostNs) times[key_sum].alone += b.time - previous;
     previous = b.time;
     int& count = running[b.stream];
     if (b.delta > 0 && count++ == 0) {
