@@ -19,6 +19,9 @@ import os
 import shutil
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lab_collect  # noqa: E402  (its trim: rows inside kept windows)
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -72,6 +75,13 @@ def main():
     for name in os.listdir(args.corpus):
         if name.endswith(".sqlite") and name not in used:
             os.remove(os.path.join(args.corpus, name))
+    # A trace some of whose programs were replaced still holds their windows: trim it again to the
+    # windows of the programs that still use it.
+    for trace in sorted(used - set(renamed.values())):
+        windows = [tuple(p["baseline"]["window_ns"]) for p in manifest["programs"] if p["trace"] == trace]
+        path = os.path.join(args.corpus, trace)
+        lab_collect.trim(path, path + ".tmp", windows)
+        os.replace(path + ".tmp", path)
     print(f"lab_merge: {len(new_ids)} programs from {args.newer} into {args.corpus}")
 
 
