@@ -5,7 +5,9 @@ A loop body that copies a result to a host buffer H, synchronizes (device or the
 reads H becomes double-buffered: iteration i copies into H[i % 2] and records event e[i % 2] on the
 copy's stream, then synchronizes e[(i - 1) % 2] and reads H[(i - 1) % 2], so the GPU works on step
 i while the host waits only for step i - 1. The body is unrolled by two (a remainder iteration
-follows); after the loop the last result is synchronized and read.
+follows); after the loop the last result is synchronized and read. Every such loop of every thread
+is deferred, each independently (its own second buffer and events), as early-result-wait costs
+every such synchronize.
 """
 import copy
 
@@ -13,20 +15,35 @@ from ..program import NotApplicable, buffers, clone, fresh_name, names, walk_lis
 
 ID = "defer-read"
 FINDING = "early-result-wait"
-DOES = "double-buffers a loop's result: waits on the event of the previous iteration instead of syncing the current one"
+DOES = "double-buffers every loop's result: waits on the event of the previous iteration instead of syncing the current one"
 
 
 def apply(program):
+    """Every matching loop of every thread, each with its own second buffer and events (the
+    advice, early-result-wait's cost, is for every deferrable synchronize, not the first)."""
+    found = _candidates(program)
+    if not found:
+        return NotApplicable("no loop synchronizes to read a result it copied asynchronously")
+    return _deferring(program, set(range(len(found))))
+
+
+def _candidates(program):
+    """(step list, index, shape) of each loop that copies, synchronizes and reads, in order."""
+    found = [(steps, i, _shape(program, steps[i]["body"]))
+             for thread in program["threads"] for steps in walk_lists(thread["steps"])
+             for i in range(len(steps))
+             if steps[i]["op"] == "loop" and steps[i]["count"] >= 2]
+    return [f for f in found if f[2] is not None]
+
+
+def _deferring(program, which):
+    """A copy of the program with the candidates numbered in `which` deferred."""
     out = clone(program)
-    for thread in out["threads"]:
-        for steps in walk_lists(thread["steps"]):
-            for i, loop in enumerate(steps):
-                if loop["op"] == "loop" and loop["count"] >= 2:
-                    shape = _shape(out, loop["body"])
-                    if shape is not None:
-                        steps[i:i + 1] = _deferred(out, loop, shape)
-                        return out
-    return NotApplicable("no loop synchronizes to read a result it copied asynchronously")
+    chosen = [c for k, c in enumerate(_candidates(out)) if k in which]
+    # Last first, so that replacing a loop leaves the positions of those before it in its list.
+    for steps, i, shape in reversed(chosen):
+        steps[i:i + 1] = _deferred(out, steps[i], shape)
+    return out
 
 
 def _shape(program, body):
