@@ -222,6 +222,25 @@ class DeferReadDefersEveryLoop(unittest.TestCase):
         drop = ["sync", "record", "host_read"]
         self.assertEqual(norm(p, drop), norm(out, drop, rename=True))
 
+    def test_other_blocking_steps_of_the_body_stay(self):
+        body = [k("s1", "d1"), sync("s1"), k("s1", "d0"), dict(D2H, stream="s1"), sync(), READ,
+                k("s1", "d1")]
+        p = program([{"op": "loop", "count": 2, "body": body}])
+        out = defer_read.apply(p)
+        self.assertEqual(validate(out), [])
+        self.assertEqual(unprotected_reads(out), set())
+        syncs = [(s["what"], s.get("stream")) for s in walk(out["threads"][0]["steps"])
+                 if s["op"] == "sync" and s["what"] != "event"]
+        self.assertEqual(syncs, [("stream", "s1")] * 2)  # the device one deferred, not the others
+
+    def test_not_where_the_synchronize_also_protects_a_synchronous_copy(self):
+        # The next iteration's synchronous copy overwrites d0, which this one's kernel writes.
+        upload = {"op": "copy", "dst": "d0", "src": "d1", "bytes": 4096, "async": False}
+        body = [upload, k("s1", "d0"), dict(D2H, stream="s1"), sync("s1"), READ]
+        p = program([{"op": "loop", "count": 2, "body": body}])
+        self.assertEqual(unprotected_reads(p), set())
+        self.assertIsInstance(defer_read.apply(p), NotApplicable)
+
 
 class RemoveSyncIsSafe(unittest.TestCase):
     def test_keeps_the_sync_a_read_needs(self):
