@@ -5,12 +5,13 @@ import unittest
 
 from labgen.ordering import ISSUING, before_masks, conflict_masks, thread_ops
 from labgen.program import NotApplicable, all_steps, buffers, stream_kinds, walk, walk_lists
-from labgen.transforms import drop_wait, remove_sync, stream_priority
+from labgen.hostread import unprotected_reads
+from labgen.transforms import defer_read, drop_wait, remove_sync, stream_priority
 from labgen.validate import validate
 
 from .corpus import executed, lines
 
-PART = re.compile(r"_(part\d+|next)$")
+PART = re.compile(r"_(part\d+|next(_\d+)?)$")
 
 
 def norm(program, drop=(), fields=(), rename=False):
@@ -198,6 +199,49 @@ class StreamPriorityAppliesWhereAKernelFillsTheDevice(unittest.TestCase):
         self.assertTrue(validate(p))  # a priority is for created streams only
 
 
+class DeferReadDefersEveryLoop(unittest.TestCase):
+    def loop(self, stream):
+        return {"op": "loop", "count": 3,
+                "body": [k(stream, "d0"), dict(D2H, stream=stream), sync(stream), READ]}
+
+    def test_both_threads_loops_each_with_their_own_buffer_and_events(self):
+        p = program([self.loop("s1")])
+        p["threads"].append({"name": "second", "steps": [self.loop("s2"), self.loop("s2")]})
+        self.assertEqual(validate(p), [])
+        out = defer_read.apply(p)
+        self.assertEqual(validate(out), [])
+        self.assertEqual(unprotected_reads(out), set())
+        # Three loops, each with a second buffer and two events of its own.
+        self.assertEqual(sorted(b["name"] for b in out["buffers"] if b["name"].startswith("h0")),
+                         ["h0", "h0_next", "h0_next_1", "h0_next_2"])
+        self.assertEqual(len(out["events"]), len(p["events"]) + 6)
+        for thread in out["threads"]:
+            syncs = [s for s in walk(thread["steps"]) if s["op"] == "sync"]
+            self.assertTrue(syncs)
+            self.assertTrue(all(s["what"] == "event" for s in syncs), thread["name"])
+        drop = ["sync", "record", "host_read"]
+        self.assertEqual(norm(p, drop), norm(out, drop, rename=True))
+
+    def test_other_blocking_steps_of_the_body_stay(self):
+        body = [k("s1", "d1"), sync("s1"), k("s1", "d0"), dict(D2H, stream="s1"), sync(), READ,
+                k("s1", "d1")]
+        p = program([{"op": "loop", "count": 2, "body": body}])
+        out = defer_read.apply(p)
+        self.assertEqual(validate(out), [])
+        self.assertEqual(unprotected_reads(out), set())
+        syncs = [(s["what"], s.get("stream")) for s in walk(out["threads"][0]["steps"])
+                 if s["op"] == "sync" and s["what"] != "event"]
+        self.assertEqual(syncs, [("stream", "s1")] * 2)  # the device one deferred, not the others
+
+    def test_not_where_the_synchronize_also_protects_a_synchronous_copy(self):
+        # The next iteration's synchronous copy overwrites d0, which this one's kernel writes.
+        upload = {"op": "copy", "dst": "d0", "src": "d1", "bytes": 4096, "async": False}
+        body = [upload, k("s1", "d0"), dict(D2H, stream="s1"), sync("s1"), READ]
+        p = program([{"op": "loop", "count": 2, "body": body}])
+        self.assertEqual(unprotected_reads(p), set())
+        self.assertIsInstance(defer_read.apply(p), NotApplicable)
+
+
 class RemoveSyncIsSafe(unittest.TestCase):
     def test_keeps_the_sync_a_read_needs(self):
         p = program([k("s1", "d0"), D2H, sync("s1"), READ])
@@ -240,13 +284,16 @@ class DropWaitIsSafe(unittest.TestCase):
         self.assertIsInstance(drop_wait.apply(p), NotApplicable)
 
     def test_corpus_drops_no_ordered_dependence(self):
-        for line in lines():
-            var = line["variants"].get("drop-wait")
-            if var is None:
-                continue
-            base = line["variants"]["baseline"]
-            for bt, vt in zip(base["threads"], var["threads"]):
-                self.assertOrdered(base, bt, var, vt, line["id"])
+        # defer-read too: a synchronize it defers may have ordered one iteration's GPU work
+        # before the next's.
+        for tid in ("drop-wait", "defer-read"):
+            for line in lines():
+                var = line["variants"].get(tid)
+                if var is None:
+                    continue
+                base = line["variants"]["baseline"]
+                for bt, vt in zip(base["threads"], var["threads"]):
+                    self.assertOrdered(base, bt, var, vt, "%s %s" % (line["id"], tid))
 
     def assertOrdered(self, base, bt, var, vt, pid):
         bops, vops = thread_ops(base, bt["steps"]), thread_ops(var, vt["steps"])
