@@ -8,19 +8,11 @@
 
 namespace cuoverlap::diagnosis {
 
-namespace {
-
-// When a call handed its op to the stream: a blocking call (cudaMemcpy, cudaMemset, a copy from or
-// to pageable memory) at its start, then it waited; an asynchronous one when it returned (a launch
-// that waited in the driver behind another thread's blocking call was submitted after it).
-Ns submitted(const DeviceView& view, std::size_t call) {
+Ns submittedAt(const DeviceView& view, std::size_t call) {
   const ApiKind kind = view.callKind(call);
   const RuntimeCall& c = view.call(call);
-  const bool blocking = kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync;
-  return blocking ? c.start : c.end;
+  return kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync ? c.start : c.end;
 }
-
-}  // namespace
 
 std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view) {
   std::vector<std::uint64_t> lane;
@@ -49,7 +41,7 @@ std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vec
     const auto call = view.launchCall(op);
     const auto kind = kind_of_lane.find(lane[pos]);
     if (!call || kind == kind_of_lane.end()) continue;
-    const Ns launched = submitted(view, *call);
+    const Ns launched = submittedAt(view, *call);
     if (kind->second == Kind::kLegacy) legacy.emplace_back(launched, pos);
     if (kind->second == Kind::kBlocking) blocking[op.context_id][lane[pos]].emplace_back(launched, pos);
   }
