@@ -3,21 +3,12 @@
 // the copy (and all earlier work of the legacy stream) is done, so it cannot queue further work.
 // Cost: what the fix (lab transform async-copy: cudaMemcpyAsync on the stream of the op that uses
 // the copy, a synchronize only where the host reads the result) saves in the what-if schedule
-// with the host (schedule_estimate.h; event waits kept): each synchronous copy moves to the
-// stream of the op that uses it (an HtoD or DtoD copy to its consumer, the op its thread launched
-// next after its run of copies; a DtoH copy to its producer, the op launched before it), where
-// that stream still orders it. Both schedules have the legacy stream's implicit barriers
-// (legacy_barriers.h) of the streams their ops run on: a cudaMemcpy on the legacy stream waited
-// for every blocking stream's earlier work and held back their later work, which its
-// asynchronous copy on a created stream no longer does (in the lab a thread's cudaMemcpy of 4 KiB
-// behind two other threads' blocking streams: 16 ms of a 53 ms program). An HtoD copy's call no
-// longer waits and returns after an asynchronous call's time; a DtoH copy's still waits (the host
-// copies data back to read it, which a trace cannot show it does not); a synchronize of the
-// stream a copy moved to waits for it. While a copy's blocking call waited on the legacy stream
-// the driver held the context: other threads' calls that overlapped it and took longer than
-// their kind alone get that time back, as in legacy-default-stream's fix (legacy_threads.h; in
-// the lab 256 pageable copies of another thread took 120 us each instead of 8 beside the
-// cudaMemcpy calls). A run of small cudaMemcpy calls pays a host round trip per piece, which the
+// with the host (asynchronous_fix.h): the copy off the legacy stream no longer waits for every
+// blocking stream's earlier work nor holds back their later work (in the lab a thread's 4 KiB
+// cudaMemcpy behind two other threads' blocking streams: 16 ms of a 53 ms program); an HtoD
+// copy's call no longer waits; other threads' calls no longer wait behind it (in the lab 256
+// pageable copies of another thread took 120 us each instead of 8 beside the cudaMemcpy calls).
+// A run of small cudaMemcpy calls pays a host round trip per piece, which the
 // device idles through (in the lab, 6.5 ms of a 9.7 ms program). Without runtime data, or when
 // the schedule has no host, as a host-blocking call (synchronous_transfer.h,
 // host_blocking_cost.cpp): at most its lead plus the drain it caused. Where (ledger): those
