@@ -294,5 +294,34 @@ TEST_CASE("sync-memcpy: another thread's staged copies no longer take turns with
   CHECK(fixSavingNs(*f) == 244'000);
 }
 
+TEST_CASE("sync-memcpy: a synchronize of the stream a copy moves to waits for the copy") {
+  // Thread 1 uploads with a cudaMemcpy (call 13-118, copy 15-115) whose consumer is stream 13's
+  // next kernel, and synchronizes stream 13 between them; then a 100 µs kernel on stream 14. Made
+  // asynchronous the copy runs on stream 13, so the synchronize (which waited for nothing in
+  // flight) now waits for it and the host launches stream 14's kernel as late as before: the fix
+  // saves only the few µs of the copy's call. Had the synchronize kept waiting for what it waited
+  // for in the trace, the host would have run ahead and the 100 µs kernel would have started
+  // beside the copy: 100 µs claimed.
+  TraceBuilder b;
+  b.launch(13, 0, 1, 2, 12);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 13, 118, 15, 115, CopyKind::kHtoD);
+  const std::uint32_t sync = b.call("cudaStreamSynchronize_v3020", 119, 120);
+  SyncEvent record;
+  record.start = 119 * test::kUs;
+  record.end = 120 * test::kUs;
+  record.correlation_id = sync;
+  record.stream_id = 13;
+  record.context_id = 1;
+  record.pid = b.trace().runtime_calls.back().pid;
+  record.type = SyncType::kStreamSynchronize;
+  b.trace().syncs.push_back(record);
+  b.launch(13, 121, 123, 130, 140);
+  b.launch(14, 125, 127, 150, 250);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "sync-memcpy");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) < 30'000);
+}
+
 }  // namespace
 }  // namespace cuoverlap
