@@ -70,3 +70,32 @@ TEST_CASE("legacy barrier edges: legacy ops wait for earlier blocking-stream wor
 }
 
 }  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+using test::TraceBuilder;
+using test::kUs;
+
+TEST_CASE("legacy barrier edges: ops are ordered by when their call submitted them") {
+  // Thread 2's launch to blocking stream 13 began (5 µs) before thread 1's cudaMemcpy on the
+  // legacy stream (10 µs) but waited in the driver until after it (returned at 130): it was
+  // submitted after the copy, which ran first (12-112, the kernel 131-231). A blocking call
+  // submits its op at its start; an asynchronous one when it returns. Ordered by call start, the
+  // copy would have waited for the kernel that ran after it.
+  TraceBuilder b;
+  b.launch(13, 5, 130, 131, 231);
+  b.trace().runtime_calls.back().tid = 2;
+  b.copyCall("cudaMemcpy_v3020", test::kNullStream, 10, 120, 12, 112, CopyKind::kHtoD);
+  const Trace trace = b.build();
+  const diagnosis::DeviceView view(trace, Scope{}, 0);
+  std::vector<std::pair<std::size_t, std::size_t>> edges;
+  for (const diagnosis::OrderEdge& e : diagnosis::legacyBarrierEdges(view)) {
+    edges.emplace_back(view.ops()[e.from].start / kUs, view.ops()[e.to].start / kUs);
+  }
+  const std::vector<std::pair<std::size_t, std::size_t>> expected = {{12, 131}};
+  CHECK(edges == expected);
+}
+
+}  // namespace
+}  // namespace cuoverlap

@@ -232,3 +232,96 @@ TEST_CASE("implicit-sync-call counts allocations between GPU work only") {
 
 }  // namespace
 }  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+using test::findingById;
+using test::findingsOf;
+using test::kNullStream;
+using test::TraceBuilder;
+
+TEST_CASE("sync-memcpy: a cudaMemcpy made asynchronous no longer waits for another thread's blocking stream") {
+  // Thread 2 runs a 1000 µs kernel on blocking stream 13. Thread 1 runs a 50 µs kernel on blocking
+  // stream 14 and reads its result with a cudaMemcpy DtoH (call 6-1030 µs): on the legacy stream
+  // the copy waited for thread 2's kernel (1010-1020), and thread 1's next kernel runs 1046-1146.
+  // Made asynchronous on stream 14 the copy follows only its producer (60-70), the host returns
+  // 10 µs later, and the next kernel runs beside thread 2's: the span ends with thread 2's kernel
+  // at 1010 instead of 1146 (1145 in the model of the recorded schedule). Before, a program whose only synchronous copies were DtoH got no
+  // what-if and was charged the 26 µs the device idled after the copy.
+  TraceBuilder b;
+  auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
+  b.launch(13, 0, 5, 10, 1010);
+  onThread(2);
+  b.launch(14, 1, 4, 10, 60);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 6, 1030, 1010, 1020, CopyKind::kDtoH);
+  b.launch(14, 1040, 1045, 1046, 1146);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "sync-memcpy");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) == 135'000);
+}
+
+TEST_CASE("sync-memcpy: another thread's staged copies no longer take turns with the cudaMemcpy") {
+  // Thread 2 stages pageable copies to non-blocking stream 20: alone a call takes 8 µs; the two
+  // that overlapped thread 1's cudaMemcpy calls (the driver held the context while they waited on
+  // the legacy stream) took 130 µs. Thread 2's 500 µs kernel, launched after its copies, ends the
+  // span. Made asynchronous, the cudaMemcpy calls hold nothing: thread 2's contended calls take
+  // their own 8 µs and its kernel starts 244 µs sooner. Before, the what-if gave that time back
+  // only to launches, not to other threads' staged copies.
+  TraceBuilder b;
+  b.addStream(20, StreamFlag::kNonBlocking);
+  auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
+  for (const double t : {0.0, 10.0}) {
+    b.copyCall("cudaMemcpyAsync_v3020", 20, t, t + 8, t + 9, t + 10, CopyKind::kHtoD, MemKind::kPageable);
+    onThread(2);
+  }
+  for (const double t : {20.0, 151.0}) {
+    b.copyCall("cudaMemcpyAsync_v3020", 20, t, t + 130, t + 131, t + 132, CopyKind::kHtoD,
+               MemKind::kPageable);
+    onThread(2);
+  }
+  b.launch(20, 285, 287, 288, 788);
+  onThread(2);
+  b.launch(13, 1, 3, 4, 125);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 15, 135, 126, 134, CopyKind::kHtoD);
+  b.launch(13, 136, 138, 160, 170);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 139, 265, 255, 264, CopyKind::kHtoD);
+  b.launch(13, 266, 268, 300, 310);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "sync-memcpy");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) == 244'000);
+}
+
+TEST_CASE("sync-memcpy: a synchronize of the stream a copy moves to waits for the copy") {
+  // Thread 1 uploads with a cudaMemcpy (call 13-118, copy 15-115) whose consumer is stream 13's
+  // next kernel, and synchronizes stream 13 between them; then a 100 µs kernel on stream 14. Made
+  // asynchronous the copy runs on stream 13, so the synchronize (which waited for nothing in
+  // flight) now waits for it and the host launches stream 14's kernel as late as before: the fix
+  // saves only the few µs of the copy's call. Had the synchronize kept waiting for what it waited
+  // for in the trace, the host would have run ahead and the 100 µs kernel would have started
+  // beside the copy: 100 µs claimed.
+  TraceBuilder b;
+  b.launch(13, 0, 1, 2, 12);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 13, 118, 15, 115, CopyKind::kHtoD);
+  const std::uint32_t sync = b.call("cudaStreamSynchronize_v3020", 119, 120);
+  SyncEvent record;
+  record.start = 119 * test::kUs;
+  record.end = 120 * test::kUs;
+  record.correlation_id = sync;
+  record.stream_id = 13;
+  record.context_id = 1;
+  record.pid = b.trace().runtime_calls.back().pid;
+  record.type = SyncType::kStreamSynchronize;
+  b.trace().syncs.push_back(record);
+  b.launch(13, 121, 123, 130, 140);
+  b.launch(14, 125, 127, 150, 250);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "sync-memcpy");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) < 30'000);
+}
+
+}  // namespace
+}  // namespace cuoverlap

@@ -3,28 +3,47 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
+#include <unordered_map>
 #include <utility>
 
 namespace cuoverlap::diagnosis {
 
+Ns submittedAt(const DeviceView& view, std::size_t call) {
+  const ApiKind kind = view.callKind(call);
+  const RuntimeCall& c = view.call(call);
+  return kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync ? c.start : c.end;
+}
+
 std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view) {
-  using Launches = std::vector<std::pair<Ns, std::size_t>>;  // (launch start, position), sorted
-  std::map<std::uint32_t, std::map<std::uint64_t, Launches>> blocking;  // context -> stream
-  std::vector<std::pair<Ns, std::size_t>> legacy;
+  std::vector<std::uint64_t> lane;
+  lane.reserve(view.ops().size());
+  for (const ScopedOp& scoped : view.ops()) lane.push_back(DeviceView::streamKey(view.op(scoped)));
+  return legacyBarrierEdges(view, lane);
+}
+
+std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vector<std::uint64_t>& lane) {
+  enum class Kind : std::uint8_t { kOther, kLegacy, kBlocking };
+  std::unordered_map<std::uint64_t, Kind> kind_of_lane;  // what each stream of the view is
   const auto& ops = view.ops();
-  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+  for (const ScopedOp& scoped : ops) {
+    const GpuOp& op = view.op(scoped);
+    const Stream* stream = view.stream(op);
+    const Kind kind = view.onLegacyDefaultStream(op) ? Kind::kLegacy
+                      : stream != nullptr && stream->flag == StreamFlag::kDefault ? Kind::kBlocking
+                                                                                 : Kind::kOther;
+    kind_of_lane.emplace(DeviceView::streamKey(op), kind);
+  }
+  using Launches = std::vector<std::pair<Ns, std::size_t>>;  // (launch start, position), sorted
+  std::map<std::uint32_t, std::map<std::uint64_t, Launches>> blocking;  // context -> lane
+  std::vector<std::pair<Ns, std::size_t>> legacy;
+  for (std::size_t pos = 0; pos < ops.size() && pos < lane.size(); ++pos) {
     const GpuOp& op = view.op(ops[pos]);
     const auto call = view.launchCall(op);
-    if (!call) continue;
-    const Ns launched = view.call(*call).start;
-    if (view.onLegacyDefaultStream(op)) {
-      legacy.emplace_back(launched, pos);
-      continue;
-    }
-    const Stream* stream = view.stream(op);
-    if (stream != nullptr && stream->flag == StreamFlag::kDefault) {
-      blocking[op.context_id][DeviceView::streamKey(op)].emplace_back(launched, pos);
-    }
+    const auto kind = kind_of_lane.find(lane[pos]);
+    if (!call || kind == kind_of_lane.end()) continue;
+    const Ns launched = submittedAt(view, *call);
+    if (kind->second == Kind::kLegacy) legacy.emplace_back(launched, pos);
+    if (kind->second == Kind::kBlocking) blocking[op.context_id][lane[pos]].emplace_back(launched, pos);
   }
   std::vector<OrderEdge> edges;
   for (auto& [context, streams] : blocking) {

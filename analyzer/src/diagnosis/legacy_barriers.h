@@ -2,9 +2,12 @@
 // stream waits for the earlier work of every blocking stream of its context, and their later work
 // waits for it. The recorded schedule honoured these orderings; a what-if that lets a host thread
 // run ahead (a synchronize removed) must keep them, or it lets blocking-stream work overtake
-// another thread's legacy-stream work that it could never overtake.
+// another thread's legacy-stream work that it could never overtake; a what-if that moves ops to
+// other streams (a synchronous copy made asynchronous on its consumer's stream) has the barriers
+// of the streams they run on after the fix.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "diagnosis/device_view.h"
@@ -12,9 +15,18 @@
 
 namespace cuoverlap::diagnosis {
 
+// When launch call `call` handed its op to the stream: a synchronous copy or memset at its start
+// (then it waited), an asynchronous call when it returned (a launch that waited in the driver
+// behind another thread's blocking call was submitted after it).
+Ns submittedAt(const DeviceView& view, std::size_t call);
+
 // For each legacy-stream op X with a launch call: the last op of each other blocking stream
 // (flag "default") of X's context launched before X precedes X, and X precedes the first one
-// launched after X. Launch order is the launch call's start. O(legacy ops x blocking streams).
+// launched after X, in the order their calls submitted them (submittedAt). O(legacy ops x blocking streams).
 std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view);
+// The same with op p on the stream of key `lane[p]` (DeviceView::streamKey of some op of the
+// view; one entry per position): an op is on the legacy stream, or on a blocking stream, when the
+// stream its lane names is. A lane that names no op's stream is neither.
+std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vector<std::uint64_t>& lane);
 
 }  // namespace cuoverlap::diagnosis

@@ -95,61 +95,53 @@ std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vect
   return given;
 }
 
-// Blocking calls that returned before their op ended (a copy from pageable memory: staged, then
-// the DMA) and so waited for nothing the schedule knows: one that overlapped another thread's
-// blocking copy or memset on the legacy stream or a blocking stream took longer than its
-// thread's calls of its kind that overlapped none (their median; the shortest of them where all
-// did). The legacy barrier made them take turns (in the lab, two threads' pageable copies took
-// 27 us each instead of 5 and 10); with the thread's work on a stream of its own the call keeps
-// only its own time: the change shortens it by the excess.
-std::vector<CallChange> contendedBarriers(const DeviceView& view, const HostTimeline& host) {
-  std::unordered_map<std::size_t, const GpuOp*> op_of_call;
-  for (const ScopedOp& scoped : view.ops()) {
-    if (const auto call = view.launchCall(view.op(scoped))) op_of_call.emplace(*call, &view.op(scoped));
-  }
-  const auto tiedToLegacy = [&](std::size_t call) {
-    const auto it = op_of_call.find(call);
-    if (it == op_of_call.end()) return false;
-    const Stream* stream = view.stream(*it->second);
-    return view.onLegacyDefaultStream(*it->second) || (stream && stream->flag == StreamFlag::kDefault);
-  };
+namespace {
+
+// The core of contendedBarriers and stagedCallsBehind: each staged call (a blocking call that
+// waited for nothing the schedule knows) among `candidate` that overlapped a call of `holder` made
+// by another thread, and took longer than its thread's staged calls of its kind that overlapped
+// none (their median; the shortest of them where all did), shortened to that typical time.
+std::vector<CallChange> shortenContended(const DeviceView& view, const HostTimeline& host,
+                                         const std::vector<bool>& holder,
+                                         const std::vector<bool>& candidate) {
   struct Call {
     std::size_t barrier = 0;
     Ns start = 0;
     Ns end = 0;
     std::uint64_t thread = 0;
   };
-  std::vector<Call> blocking;
+  const auto callOf = [&](std::size_t b) {
+    const RuntimeCall& c = view.call(host.barriers[b].call);
+    return Call{b, c.start, c.end, (static_cast<std::uint64_t>(c.pid) << 32) | c.tid};
+  };
+  std::vector<Call> holders;
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
-    const HostBarrier& barrier = host.barriers[b];
-    if (!tiedToLegacy(barrier.call)) continue;
-    const RuntimeCall& c = view.call(barrier.call);
-    blocking.push_back({b, c.start, c.end, (static_cast<std::uint64_t>(c.pid) << 32) | c.tid});
+    if (holder[b]) holders.push_back(callOf(b));
   }
-  std::sort(blocking.begin(), blocking.end(), [](const Call& a, const Call& b) { return a.start < b.start; });
-  std::vector<LatestOfTwoThreads> prefix;  // over each prefix of `blocking` (by start)
+  std::sort(holders.begin(), holders.end(), [](const Call& a, const Call& b) { return a.start < b.start; });
+  std::vector<LatestOfTwoThreads> prefix;  // over each prefix of `holders` (by start)
   LatestOfTwoThreads latest;
-  for (const Call& c : blocking) {
+  for (const Call& c : holders) {
     latest.add(c.thread, c.end);
     prefix.push_back(latest);
   }
   std::map<std::pair<std::uint64_t, ApiKind>, std::vector<Ns>> alone, contended;
-  std::vector<std::pair<const Call*, bool>> staged;  // calls that waited for nothing known
-  for (std::size_t k = 0; k < blocking.size(); ++k) {
-    const Call& c = blocking[k];
-    if (!host.barriers[c.barrier].waited_for.empty()) continue;
-    const auto last = std::lower_bound(blocking.begin(), blocking.end(), c.end,
-                                       [](const Call& x, Ns t) { return x.start < t; }) - blocking.begin();
+  std::vector<std::pair<Call, bool>> staged;  // calls that waited for nothing known
+  for (std::size_t b = 0; b < host.barriers.size(); ++b) {
+    if (!candidate[b] || !host.barriers[b].waited_for.empty()) continue;
+    const Call c = callOf(b);
+    const auto last = std::lower_bound(holders.begin(), holders.end(), c.end,
+                                       [](const Call& x, Ns t) { return x.start < t; }) - holders.begin();
     const bool overlapped = last > 0 && prefix[static_cast<std::size_t>(last - 1)].otherThan(c.thread) > c.start;
-    const auto key = std::make_pair(c.thread, view.callKind(host.barriers[c.barrier].call));
+    const auto key = std::make_pair(c.thread, view.callKind(host.barriers[b].call));
     (overlapped ? contended : alone)[key].push_back(c.end - c.start);
-    staged.emplace_back(&c, overlapped);
+    staged.emplace_back(c, overlapped);
   }
   std::vector<CallChange> changes;
   for (const auto& [c, overlapped] : staged) {
     if (!overlapped) continue;
-    const HostBarrier& barrier = host.barriers[c->barrier];
-    const auto key = std::make_pair(c->thread, view.callKind(barrier.call));
+    const HostBarrier& barrier = host.barriers[c.barrier];
+    const auto key = std::make_pair(c.thread, view.callKind(barrier.call));
     Ns typical = 0;
     if (auto it = alone.find(key); it != alone.end()) {
       auto& durations = it->second;
@@ -162,6 +154,40 @@ std::vector<CallChange> contendedBarriers(const DeviceView& view, const HostTime
     if (barrier.own > typical) changes.push_back({barrier.call, true, typical, 0});
   }
   return changes;
+}
+
+}  // namespace
+
+// Blocking calls that returned before their op ended (a copy from pageable memory: staged, then
+// the DMA) and so waited for nothing the schedule knows: one that overlapped another thread's
+// blocking copy or memset on the legacy stream or a blocking stream took longer than its
+// thread's calls of its kind that overlapped none (their median; the shortest of them where all
+// did). The legacy barrier made them take turns (in the lab, two threads' pageable copies took
+// 27 us each instead of 5 and 10); with the thread's work on a stream of its own the call keeps
+// only its own time: the change shortens it by the excess.
+std::vector<CallChange> contendedBarriers(const DeviceView& view, const HostTimeline& host) {
+  std::unordered_map<std::size_t, const GpuOp*> op_of_call;
+  for (const ScopedOp& scoped : view.ops()) {
+    if (const auto call = view.launchCall(view.op(scoped))) op_of_call.emplace(*call, &view.op(scoped));
+  }
+  std::vector<bool> tied(host.barriers.size(), false);
+  for (std::size_t b = 0; b < host.barriers.size(); ++b) {
+    const auto it = op_of_call.find(host.barriers[b].call);
+    if (it == op_of_call.end()) continue;
+    const Stream* stream = view.stream(*it->second);
+    tied[b] = view.onLegacyDefaultStream(*it->second) || (stream && stream->flag == StreamFlag::kDefault);
+  }
+  return shortenContended(view, host, tied, tied);
+}
+
+// Staged calls of any stream behind another thread's `held` calls: see legacy_threads.h.
+std::vector<CallChange> stagedCallsBehind(const DeviceView& view, const HostTimeline& host,
+                                          const std::vector<std::size_t>& held) {
+  std::vector<bool> holder(host.barriers.size(), false);
+  for (std::size_t b = 0; b < host.barriers.size(); ++b) {
+    holder[b] = std::binary_search(held.begin(), held.end(), host.barriers[b].call);
+  }
+  return shortenContended(view, host, holder, std::vector<bool>(host.barriers.size(), true));
 }
 
 }  // namespace cuoverlap::diagnosis

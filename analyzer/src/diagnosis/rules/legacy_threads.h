@@ -55,5 +55,12 @@ std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vect
 // Blocking calls (in `host`) that took turns with another thread's under the legacy barrier,
 // shortened to their own time; see legacy_threads.cpp.
 std::vector<CallChange> contendedBarriers(const DeviceView& view, const HostTimeline& host);
+// Staged calls (a copy from pageable memory, to any stream) that overlapped another thread's call
+// of `held` (indices into Trace::runtime_calls, sorted: synchronous calls on the legacy stream,
+// which hold the context while they wait) and took longer than their thread's staged calls of
+// their kind that overlapped none, shortened to that typical time (a fix that takes `held` off
+// the legacy stream: sync-memcpy's).
+std::vector<CallChange> stagedCallsBehind(const DeviceView& view, const HostTimeline& host,
+                                          const std::vector<std::size_t>& held);
 
 }  // namespace cuoverlap::diagnosis

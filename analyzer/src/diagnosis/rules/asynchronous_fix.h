@@ -1,0 +1,29 @@
+// The fix of sync-memcpy and sync-memset (lab transforms async-copy and async-memset): each op
+// issued through a synchronous API (cudaMemcpy, cudaMemset) issued asynchronously on the stream
+// of the op that uses it, with a synchronize only where the host reads the result. Its what-if
+// saving in the schedule with the host (schedule_estimate.h; event waits kept):
+//   - each op moves to the stream of the op that uses it: an HtoD or DtoD copy or a memset to its
+//     consumer, the first op its thread launched after it that is not itself moved; a DtoH copy to
+//     its producer, the last one before it. That stream still orders it.
+//   - both schedules have the legacy stream's implicit barriers (legacy_barriers.h) of the
+//     streams their ops run on: on the legacy stream the op waited for every blocking stream's
+//     earlier work and held back their later work; on a created stream it no longer does.
+//   - a call that waited for its op no longer waits and returns after an asynchronous call's
+//     time, except a DtoH copy's (the host copies data back to read it: it still waits, for its
+//     stream only); a stream synchronize waits for the last op launched before it on its stream,
+//     a moved op included.
+//   - while the call waited on the legacy stream the driver held the context: other threads'
+//     calls that overlapped it and took longer than their kind alone get that time back, staged
+//     pageable copies included (legacy_threads.h); only ops whose fix takes them off the legacy
+//     stream release it.
+#pragma once
+
+#include "diagnosis/device_view.h"
+
+namespace cuoverlap::diagnosis {
+
+// The saving of issuing the view's ops launched through `sync_kind` (ApiKind::kMemcpySync or
+// kMemsetSync) asynchronously; 0 when there are none or the host timeline is empty.
+Ns asynchronousFixSaving(const DeviceView& view, ApiKind sync_kind);
+
+}  // namespace cuoverlap::diagnosis
