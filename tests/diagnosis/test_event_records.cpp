@@ -83,5 +83,22 @@ TEST_CASE("event-wait-serialization with event records skips a wait whose event 
   CHECK(idsOf(findingsOf(b.build())).count("event-wait-serialization") == 0);
 }
 
+TEST_CASE("event-wait-serialization: a synchronous copy held by a wait blocked its call for it, and "
+          "without the wait starts when its call began") {
+  // cudaMemcpy of stream 14 called at 9 µs waits (event) for the kernel of stream 13 until 300 µs,
+  // then copies for 100 µs: its call blocked from 9 to 401 µs. Without the wait the copy runs
+  // beside the kernel from 9 µs: the span shrinks by the copy's 100 µs.
+  TraceBuilder b;
+  b.launch(13, 1, 2, 5, 300);
+  b.eventRecord(13, kEvent, 3, 4);
+  b.streamWaitEvent(14, 7, 8, kEvent);
+  b.copyCall("cudaMemcpy_v3020", 14, 9, 401, 300, 400, CopyKind::kHtoD);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "event-wait-serialization");
+  REQUIRE(f != nullptr);
+  CHECK(f->time_ns >= 95'000);
+  CHECK(f->time_ns <= 100'000);
+}
+
 }  // namespace
 }  // namespace cuoverlap

@@ -49,6 +49,20 @@ class OpIndex {
     return candidates;
   }
 
+  // See StreamWait::ready.
+  std::optional<Ns> readyTime(std::size_t position) const {
+    const ScopedOp scoped = view_.ops()[position];
+    const GpuOp& op = view_.op(scoped);
+    const auto launch = view_.launchCall(op);
+    if (!launch) return std::nullopt;
+    const RuntimeCall& call = view_.call(*launch);
+    Ns ready = call.end > scoped.start ? call.start : call.end;
+    const auto& list = by_stream_.at({op.context_id, op.stream_id}).positions;
+    const auto it = std::lower_bound(list.begin(), list.end(), position);
+    if (it != list.begin()) ready = std::max(ready, view_.ops()[*std::prev(it)].end);
+    return ready;
+  }
+
   bool sameStream(std::size_t a, std::size_t b) const {
     return DeviceView::streamKey(view_.op(view_.ops()[a])) ==
            DeviceView::streamKey(view_.op(view_.ops()[b]));
@@ -153,6 +167,7 @@ std::vector<StreamWait> streamWaits(const DeviceView& view) {
     resolved.wait = wait;
     resolved.released = *x;
     resolved.exact = records.has_value();
+    resolved.ready = index.readyTime(*x);
     resolved.waited_for = waitedForOps(index, records ? &*records : nullptr, *wait, *x);
     waits.push_back(std::move(resolved));
   }

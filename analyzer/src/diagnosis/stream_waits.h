@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "diagnosis/device_view.h"
@@ -25,6 +26,10 @@ struct StreamWait {
   std::size_t released = 0;                // X: position in view.ops()
   std::vector<std::size_t> waited_for;     // Y candidates (one when exact); empty = no producer
   bool exact = false;                      // from CUDA event records
+  // When X could have started but for the wait: its launch call returned (for a call that
+  // blocked until X ran, a synchronous or pageable copy, when the call began) and the previous
+  // op of its stream ended. Empty without a launch call.
+  std::optional<Ns> ready;
 };
 
 // Every stream-wait-event record of the view's device that released an op, in record order.
