@@ -39,6 +39,19 @@ std::vector<StreamWait> streamWaits(const DeviceView& view);
 // kernel -> kernel -> copy-out), or X and Y use the same engine: a real dependency.
 bool waitIsRealDependency(const DeviceView& view, const StreamWait& wait);
 
+// Which of the waits marked in `droppable` (one flag per wait) must stay because they guard the
+// reuse of a copy's buffer: a kernel K that waited for an HtoD copy C of another stream reads
+// C's buffer, so the next HtoD copy C' of C's stream (which may write it again) must not start
+// before K ended. When the program orders K before C' only through waits (stream order of K's
+// stream, waits, stream order of C''s), dropping a wait that breaks every such path would let C'
+// overwrite what K reads. Droppable waits are taken one at a time in record order, each kept when
+// without it (and the ones already dropped) some such K no longer reaches its C'; the waits of
+// the same event on the same stream (one call site, run again by a loop) are then kept in every
+// round. Cost: per droppable wait, two searches (over the ops between K and C') per pair whose
+// [K start, C' start] holds the wait's op, found by binary search over the pairs.
+std::vector<bool> guardsBufferReuse(const DeviceView& view, const std::vector<StreamWait>& waits,
+                                    const std::vector<bool>& droppable);
+
 // Y -> X for every wait with a producer.
 std::vector<OrderEdge> waitEdges(const std::vector<StreamWait>& waits);
 

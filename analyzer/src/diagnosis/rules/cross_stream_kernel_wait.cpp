@@ -4,7 +4,9 @@
 // a device they could share; whether they could is the what-if's to say (each kernel takes its SM
 // share, a kernel still placing blocks holds later ones back: diagnosis/schedule_estimate.h), so
 // two device-filling kernels cost nothing and a full kernel behind a long one-block kernel costs
-// what running beside it saves. A trace cannot tell whether X
+// what running beside it saves. A wait that guards a copy's buffer (the only order from the
+// kernel reading an HtoD copy to the next copy into its buffer: guardsBufferReuse in
+// diagnosis/stream_waits.h) is no fix and is not counted. A trace cannot tell whether X
 // reads what Y wrote (then the wait is needed, and the fix is more parallel work per kernel), so
 // the finding is info. event-wait-serialization leaves kernel -> kernel waits alone (a kernel may
 // feed a kernel), so no wait is counted by both. Communication kernels (NCCL) are left out: their
@@ -39,22 +41,30 @@ std::optional<Finding> findCrossStreamKernelWait(const DeviceView& view) {
   if (waits.empty()) return std::nullopt;
   const CommunicationKernels communication(view.trace());
   FindingBuilder builder(view, "cross-stream-kernel-wait", Severity::kInfo);
+  std::vector<bool> counts(waits.size(), false);
+  for (std::size_t w = 0; w < waits.size(); ++w) {
+    const StreamWait& wait = waits[w];
+    const ScopedOp released = view.ops()[wait.released];
+    bool binding = wait.ready && released.start - *wait.ready >= kMinimumCostNs &&
+                   !wait.waited_for.empty() && computeKernel(communication, view.op(released));
+    for (std::size_t y : wait.waited_for) {
+      binding = binding && computeKernel(communication, view.op(view.ops()[y]));
+    }
+    counts[w] = binding;
+  }
+  const std::vector<bool> guards = guardsBufferReuse(view, waits, counts);
   std::vector<OrderEdge> kept;
   std::vector<OrderEdge> removed;
-  for (const StreamWait& wait : waits) {
+  for (std::size_t w = 0; w < waits.size(); ++w) {
+    const StreamWait& wait = waits[w];
     const ScopedOp released = view.ops()[wait.released];
     const GpuOp& x = view.op(released);
-    const auto ready = wait.ready;
-    bool counts = ready && released.start - *ready >= kMinimumCostNs && !wait.waited_for.empty() &&
-                  computeKernel(communication, x);
-    for (std::size_t y : wait.waited_for) {
-      counts = counts && computeKernel(communication, view.op(view.ops()[y]));
-    }
-    auto& edges = counts ? removed : kept;
+    const bool dropped = counts[w] && !guards[w];
+    auto& edges = dropped ? removed : kept;
     for (std::size_t y : wait.waited_for) edges.push_back({y, wait.released});
-    if (!counts) continue;
+    if (!dropped) continue;
     const GpuOp& y = view.op(view.ops()[wait.waited_for.back()]);
-    builder.add(Interval{*ready, released.start},
+    builder.add(Interval{*wait.ready, released.start},
                 evidenceForOp(view, x,
                               fmt::format("{} ({} blocks) waited for {} ({} blocks) on stream {}",
                                           describeOp(view, x), x.grid_blocks, describeOp(view, y),
