@@ -7,6 +7,8 @@
 #include <set>
 #include <tuple>
 
+#include "diagnosis/api_names.h"
+
 namespace cuoverlap::diagnosis {
 namespace {
 
@@ -58,7 +60,10 @@ class OpIndex {
     const auto launch = view_.launchCall(op);
     if (!launch) return std::nullopt;
     const RuntimeCall& call = view_.call(*launch);
-    Ns ready = call.end > scoped.start ? call.start : call.end;
+    const bool pageable = op.kind == OpKind::kMemcpy && (op.src_kind == MemKind::kPageable ||
+                                                         op.dst_kind == MemKind::kPageable);
+    const bool blocking = isHostBlocking(view_.callKind(*launch)) || pageable;
+    Ns ready = blocking && call.end > scoped.start ? call.start : call.end;
     const auto& list = by_stream_.at({op.context_id, op.stream_id}).positions;
     const auto it = std::lower_bound(list.begin(), list.end(), position);
     if (it != list.begin()) ready = std::max(ready, view_.ops()[*std::prev(it)].end);

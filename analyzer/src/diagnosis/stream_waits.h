@@ -26,9 +26,10 @@ struct StreamWait {
   std::size_t released = 0;                // X: position in view.ops()
   std::vector<std::size_t> waited_for;     // Y candidates (one when exact); empty = no producer
   bool exact = false;                      // from CUDA event records
-  // When X could have started but for the wait: its launch call returned (for a call that
-  // blocked until X ran, a synchronous or pageable copy, when the call began) and the previous
-  // op of its stream ended. Empty without a launch call.
+  // When X could have started but for the wait: its launch call returned (for a call that blocks
+  // the host, a synchronous copy or memset or a pageable copy, and returned after X started: when
+  // the call began) and the previous op of its stream ended. Empty without a launch call. An
+  // asynchronous op that started before its call returned was not held by the call.
   std::optional<Ns> ready;
 };
 
