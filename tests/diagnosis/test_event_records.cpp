@@ -83,5 +83,64 @@ TEST_CASE("event-wait-serialization with event records skips a wait whose event 
   CHECK(idsOf(findingsOf(b.build())).count("event-wait-serialization") == 0);
 }
 
+TEST_CASE("event-wait-serialization: a synchronous copy held by a wait blocked its call for it, and "
+          "without the wait starts when its call began") {
+  // cudaMemcpy of stream 14 called at 9 µs waits (event) for the kernel of stream 13 until 300 µs,
+  // then copies for 100 µs: its call blocked from 9 to 401 µs. Without the wait the copy runs
+  // beside the kernel from 9 µs: the span shrinks by the copy's 100 µs.
+  TraceBuilder b;
+  b.launch(13, 1, 2, 5, 300);
+  b.eventRecord(13, kEvent, 3, 4);
+  b.streamWaitEvent(14, 7, 8, kEvent);
+  b.copyCall("cudaMemcpy_v3020", 14, 9, 401, 300, 400, CopyKind::kHtoD);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "event-wait-serialization");
+  REQUIRE(f != nullptr);
+  CHECK(f->time_ns >= 95'000);
+  CHECK(f->time_ns <= 100'000);
+}
+
+// Two rounds: stream 13 copies an input in, kernel K of stream 14 reads it (waits for the copy),
+// kernel L of stream 15 waits for K. Before the second copy stream 13 waits for `next_copy_event`:
+// L's event (3), so that K -> L -> copy is the only order between K and the copy that overwrites
+// K's input, or K's own (2), so that the K -> L wait orders nothing the copy needs.
+TraceBuilder copyReadByKernelThenKernel(std::uint64_t next_copy_event) {
+  TraceBuilder b;
+  const bool through_l = next_copy_event == 3;
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 1, 2, 5, 15, CopyKind::kHtoD);
+  b.eventRecord(13, 1, 2.1, 2.2);
+  b.streamWaitEvent(14, 2.3, 2.4, 1);
+  b.launch(14, 2.5, 3, 15, 215);
+  b.eventRecord(14, 2, 3.1, 3.2);
+  b.streamWaitEvent(15, 3.3, 3.4, 2);
+  b.launch(15, 3.5, 4, 215, 415);
+  b.eventRecord(15, 3, 4.1, 4.2);
+  const double copy = through_l ? 415 : 215;
+  b.streamWaitEvent(13, 4.3, 4.4, next_copy_event);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 4.5, 5, copy, copy + 10, CopyKind::kHtoD);
+  b.eventRecord(13, 1, 5.1, 5.2);
+  b.streamWaitEvent(14, 5.3, 5.4, 1);
+  b.launch(14, 5.5, 6, copy + 10, copy + 210);
+  b.eventRecord(14, 2, 6.1, 6.2);
+  b.streamWaitEvent(15, 6.3, 6.4, 2);
+  b.launch(15, 6.5, 7, copy + 210, copy + 410);
+  return b;
+}
+
+TEST_CASE("stream waits: a wait that alone orders a copy-in after the kernel reading the previous "
+          "one guards the buffer, in every round of its call site") {
+  // Through L: dropping K -> L would let the second copy overwrite K's input while K runs:
+  // cross-stream-kernel-wait claims it in neither round. (The copy's own wait for L is
+  // event-wait-serialization's, which a copy-in waiting for a kernel always counts: event-dag's
+  // tiles use one slice of a buffer each, and a trace cannot tell slices from reuse.)
+  const auto guarded = findingsOf(copyReadByKernelThenKernel(3).build());
+  CHECK(findingById(guarded, "cross-stream-kernel-wait") == nullptr);
+  // The copy waits for K itself: the K -> L waits order nothing it needs and cost L's overlap.
+  const auto free = findingsOf(copyReadByKernelThenKernel(2).build());
+  const Finding* f = findingById(free, "cross-stream-kernel-wait");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 2);
+}
+
 }  // namespace
 }  // namespace cuoverlap

@@ -136,6 +136,32 @@ TEST_CASE("cross-stream-kernel-wait: a chain of waits between small kernels cost
   CHECK(static_cast<double>(f->time_ns) <= 1.3 * static_cast<double>(saving));
 }
 
+// Stream 13 runs a one-block kernel for 600 µs and records an event; stream 14 waits for it and
+// runs a kernel of `blocks` blocks for 100 µs.
+Trace longNarrowKernelThenWait(std::uint32_t blocks, std::uint32_t first_blocks) {
+  test::TraceBuilder b;
+  b.launch(13, 1, 2, 5, 605).grid_blocks = first_blocks;
+  b.eventRecord(13, 1, 3, 4);
+  b.streamWaitEvent(14, 5, 6, 1);
+  b.launch(14, 7, 8, 605, 705).grid_blocks = blocks;
+  return b.build();
+}
+
+TEST_CASE("cross-stream-kernel-wait: a device-filling kernel held behind a one-block kernel costs "
+          "what sharing the SMs saves") {
+  // One wave over all 132 SMs (8 blocks of 256 threads each) beside a kernel of one block: the
+  // what-if runs both at once, so the span shrinks from 700 to 600 µs, however full the device.
+  const Finding* f = nullptr;
+  const auto findings = test::findingsOf(longNarrowKernelThenWait(132 * 8, 1));
+  f = findingById(findings, "cross-stream-kernel-wait");
+  REQUIRE(f != nullptr);
+  CHECK(f->time_ns >= 95 * test::kUs);
+  CHECK(f->time_ns <= 100 * test::kUs);
+  // Two kernels of three waves each cannot share the SMs: the wait costs nothing, no finding.
+  const auto full = test::findingsOf(longNarrowKernelThenWait(3 * 132 * 8, 3 * 132 * 8));
+  CHECK(findingById(full, "cross-stream-kernel-wait") == nullptr);
+}
+
 TEST_CASE("event waits and ops without launch calls stay n log n (issue 13)") {
   // 64k waits on stream 14, each before an op of 14 without a launch call: the old releasedOp
   // scanned every later op of the stream for each wait (main at c48e57f: 4.9 s at 16k, 20.3 s at

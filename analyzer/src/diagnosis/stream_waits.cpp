@@ -4,6 +4,10 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <set>
+#include <tuple>
+
+#include "diagnosis/api_names.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
@@ -47,6 +51,23 @@ class OpIndex {
       if (!sameStream(it->second, released)) candidates.push_back(it->second);
     }
     return candidates;
+  }
+
+  // See StreamWait::ready.
+  std::optional<Ns> readyTime(std::size_t position) const {
+    const ScopedOp scoped = view_.ops()[position];
+    const GpuOp& op = view_.op(scoped);
+    const auto launch = view_.launchCall(op);
+    if (!launch) return std::nullopt;
+    const RuntimeCall& call = view_.call(*launch);
+    const bool pageable = op.kind == OpKind::kMemcpy && (op.src_kind == MemKind::kPageable ||
+                                                         op.dst_kind == MemKind::kPageable);
+    const bool blocking = isHostBlocking(view_.callKind(*launch)) || pageable;
+    Ns ready = blocking && call.end > scoped.start ? call.start : call.end;
+    const auto& list = by_stream_.at({op.context_id, op.stream_id}).positions;
+    const auto it = std::lower_bound(list.begin(), list.end(), position);
+    if (it != list.begin()) ready = std::max(ready, view_.ops()[*std::prev(it)].end);
+    return ready;
   }
 
   bool sameStream(std::size_t a, std::size_t b) const {
@@ -153,10 +174,147 @@ std::vector<StreamWait> streamWaits(const DeviceView& view) {
     resolved.wait = wait;
     resolved.released = *x;
     resolved.exact = records.has_value();
+    resolved.ready = index.readyTime(*x);
     resolved.waited_for = waitedForOps(index, records ? &*records : nullptr, *wait, *x);
     waits.push_back(std::move(resolved));
   }
   return waits;
+}
+
+namespace {
+
+// K must end before C' starts: positions in view.ops().
+struct ReusePair {
+  std::size_t reader = 0;
+  std::size_t next_copy = 0;
+};
+
+// Stream order and the kept waits as a graph over ops, searched from a reader to its next copy.
+class OrderGraph {
+ public:
+  OrderGraph(const DeviceView& view, const std::vector<StreamWait>& waits)
+      : view_(view), waits_(waits), next_(view.ops().size(), kNone), edges_(view.ops().size()),
+        seen_(view.ops().size(), 0) {
+    std::map<std::uint64_t, std::size_t> last;
+    for (std::size_t p = 0; p < view.ops().size(); ++p) {
+      auto [it, added] = last.try_emplace(DeviceView::streamKey(view.op(view.ops()[p])), p);
+      if (!added) {
+        next_[it->second] = p;
+        it->second = p;
+      }
+    }
+    for (std::size_t w = 0; w < waits.size(); ++w) {
+      for (std::size_t y : waits[w].waited_for) edges_[y].push_back(w);
+    }
+  }
+
+  // Whether `from` reaches `to` along stream order and the waits not in `dropped`, through ops
+  // that started no later than `to`.
+  bool reaches(std::size_t from, std::size_t to, const std::vector<bool>& dropped) {
+    ++stamp_;
+    const Ns limit = view_.ops()[to].start;
+    std::vector<std::size_t> stack{from};
+    seen_[from] = stamp_;
+    while (!stack.empty()) {
+      const std::size_t p = stack.back();
+      stack.pop_back();
+      if (p == to) return true;
+      auto visit = [&](std::size_t q) {
+        if (seen_[q] == stamp_ || view_.ops()[q].start > limit) return;
+        seen_[q] = stamp_;
+        stack.push_back(q);
+      };
+      if (next_[p] != kNone) visit(next_[p]);
+      for (std::size_t w : edges_[p]) {
+        if (!dropped[w]) visit(waits_[w].released);
+      }
+    }
+    return false;
+  }
+
+ private:
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  const DeviceView& view_;
+  const std::vector<StreamWait>& waits_;
+  std::vector<std::size_t> next_;
+  std::vector<std::vector<std::size_t>> edges_;  // per op: the waits that waited for it
+  std::vector<std::uint32_t> seen_;
+  std::uint32_t stamp_ = 0;
+};
+
+// A kernel that waited for an HtoD copy of another stream, and that stream's next HtoD copy.
+std::vector<ReusePair> reusePairs(const DeviceView& view, const std::vector<StreamWait>& waits) {
+  std::map<std::uint64_t, std::vector<std::size_t>> copies_in;  // per stream, in start order
+  for (std::size_t p = 0; p < view.ops().size(); ++p) {
+    const GpuOp& op = view.op(view.ops()[p]);
+    if (engineOf(op) == Engine::kH2D) copies_in[DeviceView::streamKey(op)].push_back(p);
+  }
+  std::vector<ReusePair> pairs;
+  for (const StreamWait& wait : waits) {
+    if (engineOf(view.op(view.ops()[wait.released])) != Engine::kCompute) continue;
+    for (std::size_t y : wait.waited_for) {
+      const GpuOp& copy = view.op(view.ops()[y]);
+      if (engineOf(copy) != Engine::kH2D) continue;
+      const auto& list = copies_in[DeviceView::streamKey(copy)];
+      const auto next = std::upper_bound(list.begin(), list.end(), y);
+      if (next != list.end()) pairs.push_back({wait.released, *next});
+    }
+  }
+  std::sort(pairs.begin(), pairs.end(), [&](const ReusePair& a, const ReusePair& b) {
+    return view.ops()[a.reader].start < view.ops()[b.reader].start;
+  });
+  return pairs;
+}
+
+}  // namespace
+
+std::vector<bool> guardsBufferReuse(const DeviceView& view, const std::vector<StreamWait>& waits,
+                                    const std::vector<bool>& droppable) {
+  std::vector<bool> guards(waits.size(), false);
+  const std::vector<ReusePair> pairs = reusePairs(view, waits);
+  if (pairs.empty()) return guards;
+  // Only a wait whose X started between a pair's reader and next copy can be on its path: the
+  // pairs by reader start, searched back from X's start over the longest pair.
+  const auto& ops = view.ops();
+  Ns longest = 0;
+  for (const ReusePair& pair : pairs) {
+    longest = std::max(longest, ops[pair.next_copy].start - ops[pair.reader].start);
+  }
+  OrderGraph graph(view, waits);
+  const std::vector<bool> none(waits.size(), false);
+  std::vector<bool> dropped(waits.size(), false);
+  for (std::size_t w = 0; w < waits.size(); ++w) {
+    if (!droppable[w]) continue;
+    dropped[w] = true;
+    const Ns x_start = ops[waits[w].released].start;
+    auto it = std::upper_bound(pairs.begin(), pairs.end(), x_start,
+                               [&](Ns t, const ReusePair& p) { return t < ops[p.reader].start; });
+    while (it != pairs.begin()) {
+      const ReusePair& pair = *--it;
+      if (ops[pair.reader].start < x_start - longest) break;
+      if (ops[pair.next_copy].start < x_start) continue;
+      if (graph.reaches(pair.reader, pair.next_copy, none) &&
+          !graph.reaches(pair.reader, pair.next_copy, dropped)) {
+        guards[w] = true;
+        dropped[w] = false;
+        break;
+      }
+    }
+  }
+  // The waits of one event on one stream are one call site run again (a loop's body): the fix
+  // edits the code, so a call site that guards a reuse once stays in every iteration.
+  std::set<std::tuple<std::uint32_t, std::uint64_t, std::uint32_t, std::uint32_t>> sites;
+  auto site = [&](const StreamWait& wait) {
+    return std::make_tuple(wait.wait->pid, wait.wait->event_id, wait.wait->context_id,
+                           wait.wait->stream_id);
+  };
+  for (std::size_t w = 0; w < waits.size(); ++w) {
+    if (guards[w]) sites.insert(site(waits[w]));
+  }
+  for (std::size_t w = 0; w < waits.size(); ++w) {
+    if (droppable[w] && sites.count(site(waits[w])) > 0) guards[w] = true;
+  }
+  return guards;
 }
 
 std::vector<OrderEdge> waitEdges(const std::vector<StreamWait>& waits) {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "diagnosis/device_view.h"
@@ -25,6 +26,11 @@ struct StreamWait {
   std::size_t released = 0;                // X: position in view.ops()
   std::vector<std::size_t> waited_for;     // Y candidates (one when exact); empty = no producer
   bool exact = false;                      // from CUDA event records
+  // When X could have started but for the wait: its launch call returned (for a call that blocks
+  // the host, a synchronous copy or memset or a pageable copy, and returned after X started: when
+  // the call began) and the previous op of its stream ended. Empty without a launch call. An
+  // asynchronous op that started before its call returned was not held by the call.
+  std::optional<Ns> ready;
 };
 
 // Every stream-wait-event record of the view's device that released an op, in record order.
@@ -33,6 +39,19 @@ std::vector<StreamWait> streamWaits(const DeviceView& view);
 // Whether some Y of the wait plausibly produces what X reads in the usual data flow (copy-in ->
 // kernel -> kernel -> copy-out), or X and Y use the same engine: a real dependency.
 bool waitIsRealDependency(const DeviceView& view, const StreamWait& wait);
+
+// Which of the waits marked in `droppable` (one flag per wait) must stay because they guard the
+// reuse of a copy's buffer: a kernel K that waited for an HtoD copy C of another stream reads
+// C's buffer, so the next HtoD copy C' of C's stream (which may write it again) must not start
+// before K ended. When the program orders K before C' only through waits (stream order of K's
+// stream, waits, stream order of C''s), dropping a wait that breaks every such path would let C'
+// overwrite what K reads. Droppable waits are taken one at a time in record order, each kept when
+// without it (and the ones already dropped) some such K no longer reaches its C'; the waits of
+// the same event on the same stream (one call site, run again by a loop) are then kept in every
+// round. Cost: per droppable wait, two searches (over the ops between K and C') per pair whose
+// [K start, C' start] holds the wait's op, found by binary search over the pairs.
+std::vector<bool> guardsBufferReuse(const DeviceView& view, const std::vector<StreamWait>& waits,
+                                    const std::vector<bool>& droppable);
 
 // Y -> X for every wait with a producer.
 std::vector<OrderEdge> waitEdges(const std::vector<StreamWait>& waits);

@@ -1,7 +1,8 @@
 // event-wait-serialization: a cudaStreamWaitEvent that held back an op which could have run
 // concurrently with the op it waited for. For each stream-wait-event record (synchronization
 // data) on stream S, X is the first op of S launched after the wait was issued. The wait was
-// binding when X was ready (launch returned, previous op of S done) at least 10 µs before it
+// binding when X was ready (StreamWait::ready: launch returned, or began for a call that blocked
+// until X ran; previous op of S done) at least 10 µs before it
 // started. Y, the op the wait waited for: diagnosis/stream_waits.h (exact from CUDA event
 // records; else every op of another stream that ended at most 5 µs before X started, and the wait
 // counts only when none of them could explain it; a wait without a producer is skipped). It serialized when X and Y use different engines and Y does not feed X in the usual
@@ -11,8 +12,9 @@
 // buffers remove the hazard too).
 // Cost: how much the span would shrink without these waits: the what-if schedule of the device's
 // ops with every wait minus the same schedule without the serializing ones
-// (diagnosis/schedule_estimate.h). Where: the union over such waits of [X ready, X start), which
-// the cost ledger charges once across findings. Not reported when the saving is under 10 µs: the
+// (diagnosis/schedule_estimate.h), the waits also its recorded constraints: a copy whose call
+// blocked while a wait held it is released, without the wait, when its call began. Where: the
+// union over such waits of [X ready, X start), which the cost ledger charges once across findings. Not reported when the saving is under 10 µs: the
 // waits then cost nothing, whatever they protect.
 // Needs: synchronization records with stream ids, launch calls; CUDA event records for the exact Y.
 #include <fmt/format.h>
@@ -31,7 +33,7 @@ std::optional<Finding> findEventWaitSerialization(const DeviceView& view) {
   std::vector<OrderEdge> kept;
   std::vector<OrderEdge> removed;
   for (const StreamWait& wait : waits) {
-    const auto ready = view.readyTime(wait.released);
+    const auto ready = wait.ready;
     const ScopedOp released = view.ops()[wait.released];
     const bool binding = ready && released.start - *ready >= kMinimumCostNs;
     if (!binding || wait.waited_for.empty() || waitIsRealDependency(view, wait)) {
@@ -47,7 +49,10 @@ std::optional<Finding> findEventWaitSerialization(const DeviceView& view) {
                                           y.stream_id)));
   }
   if (builder.count() == 0) return std::nullopt;
-  const Ns saving = ScheduleModel(view, buildHostTimeline(view)).savingWithout(kept, removed);
+  std::vector<OrderEdge> recorded = kept;
+  recorded.insert(recorded.end(), removed.begin(), removed.end());
+  const Ns saving =
+      ScheduleModel(view, buildHostTimeline(view), recorded).savingWithout(kept, removed);
   if (saving < kMinimumCostNs) return std::nullopt;  // waits that cost nothing (a reuse hazard)
   builder.estimateSaving(saving);
   return builder.build(
