@@ -21,6 +21,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
+#include <limits>
+#include <queue>
 #include <unordered_map>
 #include <unordered_set>
 #include <optional>
@@ -172,43 +175,47 @@ struct AloneTime {
 };
 
 std::unordered_map<std::uint64_t, AloneTime> aloneTimes(const DeviceView& view) {
-  struct Boundary {
-    Ns time;
-    int delta;  // +1 start, -1 end
-    std::uint64_t stream;
-  };
-  std::vector<Boundary> bounds;
-  bounds.reserve(2 * view.ops().size());
-  for (const ScopedOp& scoped : view.ops()) {
-    const GpuOp& op = view.op(scoped);
-    if (op.kind == OpKind::kMemset || scoped.end <= scoped.start) continue;
-    const std::uint64_t key = DeviceView::streamKey(op);
-    bounds.push_back({scoped.start, +1, key});
-    bounds.push_back({scoped.end, -1, key});
-  }
-  std::sort(bounds.begin(), bounds.end(),
-            [](const Boundary& a, const Boundary& b) { return a.time < b.time; });
+  // One sweep over the ops in start order; the ends of the ops still running wait in a min-heap,
+  // so memory is O(ops running at once), not O(ops).
+  using End = std::pair<Ns, std::uint64_t>;  // (end, stream)
+  std::priority_queue<End, std::vector<End>, std::greater<>> ends;
   std::unordered_map<std::uint64_t, int> running;  // stream -> ops running
   std::unordered_map<std::uint64_t, AloneTime> times;
   std::size_t active = 0;       // streams with an op running
   std::uint64_t key_sum = 0;    // the sum of their keys: the stream itself when active == 1
-  Ns previous = bounds.empty() ? 0 : bounds.front().time;
-  for (const Boundary& b : bounds) {
+  std::optional<Ns> previous;
+  const auto advance = [&](Ns time) {
     // A stretch alone counts from the gap threshold on: streams that take turns op by op are
     // each alone only between the others' ops, which is the program's order, not a loop of one.
-    if (active == 1 && b.time - previous >= kMinimumCostNs) times[key_sum].alone += b.time - previous;
-    previous = b.time;
-    int& count = running[b.stream];
-    if (b.delta > 0 && count++ == 0) {
-      ++active;
-      key_sum += b.stream;
-      times[b.stream].busy -= b.time;  // busy = sum of (end - start) of its active stretches
-    } else if (b.delta < 0 && --count == 0) {
-      --active;
-      key_sum -= b.stream;
-      times[b.stream].busy += b.time;
+    if (previous && active == 1 && time - *previous >= kMinimumCostNs) times[key_sum].alone += time - *previous;
+    previous = time;
+  };
+  const auto retireUntil = [&](Ns time) {
+    while (!ends.empty() && ends.top().first <= time) {
+      const auto [end, stream] = ends.top();
+      ends.pop();
+      advance(end);
+      if (--running[stream] == 0) {
+        --active;
+        key_sum -= stream;
+        times[stream].busy += end;
+      }
     }
+  };
+  for (const ScopedOp& scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    if (op.kind == OpKind::kMemset || scoped.end <= scoped.start) continue;
+    retireUntil(scoped.start);
+    advance(scoped.start);
+    const std::uint64_t key = DeviceView::streamKey(op);
+    if (running[key]++ == 0) {
+      ++active;
+      key_sum += key;
+      times[key].busy -= scoped.start;  // busy = sum of (end - start) of its active stretches
+    }
+    ends.push({scoped.end, key});
   }
+  retireUntil(std::numeric_limits<Ns>::max());
   return times;
 }
 
