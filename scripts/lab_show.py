@@ -23,7 +23,7 @@ if '--program' in sys.argv:
         for line in f:
             d = json.loads(line)
             if d.get('id') == pid:
-                print(json.dumps(d.get('program', d), indent=1)[:20000])
+                print(json.dumps(d.get("program", d), indent=1))
 fmt = ['--format', 'json'] if '--json' in sys.argv else []
 subprocess.run([os.environ.get('CUOVERLAP', os.path.join(root, 'build/cli/cuoverlap')), 'analyze', os.path.join(corpus, p['trace']),
                 '--window', f'{w[0]}:{w[1]}'] + fmt)
