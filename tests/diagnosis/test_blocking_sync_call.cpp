@@ -1,11 +1,14 @@
 // blocking-sync-call's what-if on hand-built traces: a synchronize right before a synchronous copy
 // on the legacy default stream, which orders that copy after blocking streams' work by itself, is
 // removable, and its removal gives back the host work between the two (not the copy's wait); and
-// the legacy stream's implicit barrier edges (diagnosis/legacy_barriers.h).
+// the legacy stream's implicit barrier edges (diagnosis/legacy_barriers.h); and what a synchronize
+// before such a copy orders when another host thread's work is in flight (needed_syncs.h).
 #include <catch2/catch.hpp>
 
 #include "diagnosis/device_view.h"
+#include "diagnosis/host_timeline.h"
 #include "diagnosis/legacy_barriers.h"
+#include "diagnosis/needed_syncs.h"
 #include "findings_test_util.h"
 #include "trace_builder.h"
 
@@ -95,6 +98,34 @@ TEST_CASE("legacy barrier edges: ops are ordered by when their call submitted th
   }
   const std::vector<std::pair<std::size_t, std::size_t>> expected = {{12, 131}};
   CHECK(edges == expected);
+}
+
+// A device synchronize after a thread's kernel (blocking stream 13) and its asynchronous DtoH copy,
+// then a cudaMemset on the legacy stream; a kernel on a non-blocking stream runs across the
+// synchronize, issued by `other_tid`. The synchronize waits for it, but only when the same thread
+// issued it does the memset rely on the synchronize to run after it.
+std::vector<diagnosis::SyncNeed> readThenMemset(std::uint32_t other_tid) {
+  TraceBuilder b;
+  b.addStream(kNonBlocking, StreamFlag::kNonBlocking);
+  b.launch(13, 1, 5, 10, 110);
+  b.launch(kNonBlocking, 2, 4, 20, 290);
+  b.trace().runtime_calls.back().tid = other_tid;
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 6, 8, 111, 115, CopyKind::kDtoH, MemKind::kPinned);
+  b.call("cudaDeviceSynchronize_v3020", 9, 291);
+  b.memset(test::kNullStream, 305, 310, b.call("cudaMemset_v3020", 300, 311));
+  const Trace trace = b.build();
+  const diagnosis::DeviceView view(trace, Scope{}, 0);
+  const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+  std::vector<diagnosis::SyncNeed> syncs;
+  for (diagnosis::SyncNeed need : diagnosis::syncNeeds(view, host)) {
+    if (need != diagnosis::SyncNeed::kNotASync) syncs.push_back(need);
+  }
+  return syncs;
+}
+
+TEST_CASE("needed syncs: another thread's work does not keep a synchronize before a legacy call") {
+  CHECK(readThenMemset(2) == std::vector<diagnosis::SyncNeed>{diagnosis::SyncNeed::kDeferrable});
+  CHECK(readThenMemset(1) == std::vector<diagnosis::SyncNeed>{diagnosis::SyncNeed::kKept});
 }
 
 }  // namespace

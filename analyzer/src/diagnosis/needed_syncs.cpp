@@ -77,10 +77,18 @@ bool hostTouchesManaged(const UnifiedMemory& um, std::uint32_t pid, Ns from, Ns 
 // Whether work on the legacy default stream issued after the synchronize would wait for all of
 // `waited` anyway: each op ran on the legacy stream or on a blocking stream of the same context
 // (legacy-stream work waits for those implicitly), so the synchronize orders nothing it does not.
-bool legacyStreamOrders(const DeviceView& view, const GpuOp& legacy_op,
+// Work other host threads issued is left out: nothing but timing orders it before this thread's
+// call, so a correct program cannot rely on the synchronize for it (a device synchronize waits
+// for it by chance).
+bool legacyStreamOrders(const DeviceView& view, const GpuOp& legacy_op, const RuntimeCall& sync,
                         const std::vector<std::size_t>& waited) {
   for (std::size_t p : waited) {
     const GpuOp& op = view.op(view.ops()[p]);
+    const auto launch = view.launchCall(op);
+    if (launch) {
+      const RuntimeCall& issued = view.call(*launch);
+      if (issued.pid != sync.pid || issued.tid != sync.tid) continue;
+    }
     if (op.pid != legacy_op.pid || op.context_id != legacy_op.context_id) return false;
     if (view.onLegacyDefaultStream(op)) continue;
     const Stream* stream = view.stream(op);
@@ -112,7 +120,7 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
     // A synchronous copy on the legacy stream orders itself after blocking streams' work.
     const bool orders_sync_copy =
         next != work.end() && next->synchronous &&
-        !(next->legacy_op != nullptr && legacyStreamOrders(view, *next->legacy_op, barrier.waited_for));
+        !(next->legacy_op != nullptr && legacyStreamOrders(view, *next->legacy_op, call, barrier.waited_for));
     const Ns next_work = next != work.end() ? next->start : std::numeric_limits<Ns>::max();
     const bool host_reads_managed =
         hostTouchesManaged(view.trace().unified_memory, call.pid, call.end, next_work);
