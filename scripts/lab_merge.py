@@ -75,9 +75,10 @@ def main():
     for name in os.listdir(args.corpus):
         if name.endswith(".sqlite") and name not in used:
             os.remove(os.path.join(args.corpus, name))
-    # A trace some of whose programs were replaced still holds their windows: trim it again to the
-    # windows of the programs that still use it.
-    for trace in sorted(used - set(renamed.values())):
+    # A trace some of whose programs were replaced still holds their windows: trim every trace again
+    # to the windows of the programs that still use it (which also applies the current trim to
+    # traces collected before it changed).
+    for trace in sorted(used):
         windows = [tuple(p["baseline"]["window_ns"]) for p in manifest["programs"] if p["trace"] == trace]
         path = os.path.join(args.corpus, trace)
         lab_collect.trim(path, path + ".tmp", windows)

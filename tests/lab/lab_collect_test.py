@@ -29,6 +29,8 @@ def make_trace(path):
       CREATE TABLE CUPTI_ACTIVITY_KIND_CUDA_EVENT (start INTEGER, globalPid INTEGER,
                                                    correlationId INTEGER, eventId INTEGER);
       CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT);
+      CREATE TABLE TARGET_INFO_CUDA_STREAM (streamId INTEGER, contextId INTEGER, flag INTEGER);
+      INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (0, 1, 0), (5, 1, 1), (9, 1, 1);
       INSERT INTO TARGET_INFO_GPU VALUES (0, 'H100');
       INSERT INTO StringIds VALUES (1, 'lab p1 baseline #2'), (2, 'lab warm-up');
     """)
@@ -51,6 +53,8 @@ def make_trace(path):
     }
     for table, rows in ops.items():
         db.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_{table} VALUES (?, ?, 0)", rows)
+    # A stream only a run left out used (9), and one no op used (5): neither stays.
+    db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (200, 300, 9)")
     pid = 7 << 24  # nsys ids: globalTid = pid << 24 | tid, globalPid = pid << 24
     db.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 0, ?, ?)",
                    [(50, 60, pid | 1, 1), (3050, 3060, pid | 1, 2), (5050, 5060, pid | 1, 3),
@@ -136,6 +140,7 @@ class LabCollectTest(unittest.TestCase):
                          [(30,), (40,)])
         self.assertEqual(db.execute("SELECT COUNT(*) FROM StringIds").fetchone()[0], 2)
         self.assertEqual(db.execute("SELECT name FROM TARGET_INFO_GPU").fetchone()[0], "H100")
+        self.assertEqual(db.execute("SELECT streamId FROM TARGET_INFO_CUDA_STREAM").fetchall(), [(0,)])
 
     def test_corpus_copied_gzipped(self):
         with gzip.open(os.path.join(self.out, "programs.jsonl.gz"), "rt") as f:
