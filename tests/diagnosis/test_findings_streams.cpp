@@ -337,3 +337,65 @@ TEST_CASE("legacy-default-stream: pageable copies that took turns with another t
 
 }  // namespace
 }  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+TEST_CASE("legacy-default-stream: a staged copy no longer waits for another thread's legacy work") {
+  // Thread 2's pageable cudaMemcpy on the legacy stream (20-513 µs) first synchronized the stream:
+  // it waited for thread 1's 500 µs kernel there (10-510), staged its data and returned before
+  // its DMA (514-516); then thread 2 launches a 100 µs kernel on stream 14 and synchronizes. With
+  // thread 1's kernel on a stream of its own the copy waits for none of it: thread 2's work runs
+  // beside the kernel, and the span is the kernel's 500 µs instead of 611 (the model of the
+  // recorded 614). Before, the copy's call still waited for thread 1's kernel: no saving.
+  TraceBuilder b;
+  auto onThread2 = [&] { b.trace().runtime_calls.back().tid = 2; };
+  b.launch(kNullStream, 0, 5, 10, 510);
+  b.call("cudaStreamSynchronize_v3020", 6, 512);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 20, 513, 514, 516, CopyKind::kHtoD, MemKind::kPageable);
+  onThread2();
+  b.launch(14, 517, 521, 522, 622);
+  onThread2();
+  b.call("cudaStreamSynchronize_v3020", 522, 624);
+  onThread2();
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "legacy-default-stream");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) == 111'000);
+}
+
+TEST_CASE("legacy-default-stream: launches beside another thread's legacy launches get their time back") {
+  // Two threads launch 10 µs kernels to the legacy stream and synchronize it. Alone a launch takes
+  // 2 µs; while the other thread launches to the legacy stream too, each takes 20 µs (the driver
+  // orders a legacy op after the context's blocking streams while holding the context). With a
+  // stream per thread the contended launches take their 2 µs: each gives 18 µs back to its
+  // thread's later launches and next synchronize, and the kernels of the two threads run side by
+  // side: span 121 -> 92 µs in the model (9 µs saved by the lanes alone).
+  TraceBuilder b;
+  auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
+  b.launch(kNullStream, 0, 2, 3, 13);
+  onThread(1);
+  b.launch(kNullStream, 3, 5, 13, 23);
+  onThread(1);
+  for (const double t : {10.0, 30.0, 50.0}) {
+    b.launch(kNullStream, t, t + 20, t + 21, t + 31);
+    onThread(1);
+    b.launch(kNullStream, t + 1, t + 21, t + 31, t + 41);
+    onThread(2);
+  }
+  b.call("cudaStreamSynchronize_v3020", 71, 112);
+  onThread(1);
+  b.call("cudaStreamSynchronize_v3020", 72, 112);
+  onThread(2);
+  b.launch(kNullStream, 113, 115, 116, 126);
+  onThread(2);
+  b.call("cudaStreamSynchronize_v3020", 116, 127);
+  onThread(2);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "legacy-default-stream");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) == 29'000);
+}
+
+}  // namespace
+}  // namespace cuoverlap

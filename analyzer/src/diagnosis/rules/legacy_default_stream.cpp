@@ -17,8 +17,9 @@
 // the asynchronous legacy ops of each thread on a lane of their own, without their barrier edges
 // (synchronous copies and memsets stay on the legacy stream, barriers included, after their own
 // thread's earlier work, unordered across threads), each synchronize of the legacy stream waiting
-// only for its own thread's lane, and the time calls waited for other threads' blocking legacy
-// calls given back (legacy_threads.h). Where every legacy op is a cudaMemcpy or cudaMemset, the
+// only for its own thread's lane, a synchronous copy or memset for its own thread's earlier work
+// only, and the time calls waited for other threads' calls on the legacy stream given back
+// (legacy_threads.h). Where every legacy op is a cudaMemcpy or cudaMemset, the
 // fix is nonblocking-streams: the span without the barrier edges, except those into a synchronous
 // op from its own thread's earlier work.
 // Where: each X's own run and the stretches the ops after it were held back ([ready, start)).
@@ -148,23 +149,55 @@ std::vector<std::size_t> sharedByThreads(const DeviceView& view, std::vector<Leg
   return shared;
 }
 
+using LaunchesPerThread = std::map<std::uint64_t, std::vector<std::pair<Ns, std::size_t>>>;
+
+// The last legacy op of `list` (launch, position; sorted) launched before `t`.
+std::optional<std::size_t> lastLaunchedBefore(const std::vector<std::pair<Ns, std::size_t>>& list,
+                                              Ns t) {
+  auto it = std::lower_bound(list.begin(), list.end(), std::make_pair(t, std::size_t{0}));
+  return it == list.begin() ? std::optional<std::size_t>{} : std::prev(it)->second;
+}
+
+// A synchronous copy or memset stays on the legacy stream, and first synchronizes it (CUDA's API
+// synchronization behavior): in the trace it may have waited for another thread's asynchronous
+// legacy work (host_timeline.h: a staged copy waits for its stream's previous op). In the fix that
+// work runs on the other thread's own stream, so the call waits for its own thread's earlier work
+// only (the fix synchronizes the thread's stream before a copy that may read it).
+void ownWorkOnly(const DeviceView& view, HostBarrier& barrier, const std::vector<bool>& is_legacy,
+                 const std::vector<std::uint64_t>& thread_of, const LaunchesPerThread& by_thread) {
+  const RuntimeCall& call = view.call(barrier.call);
+  const std::uint64_t self = (static_cast<std::uint64_t>(call.pid) << 32) | call.tid;
+  const auto others = [&](std::size_t p) { return is_legacy[p] && thread_of[p] != self; };
+  const auto first_other = std::remove_if(barrier.waited_for.begin(), barrier.waited_for.end(), others);
+  if (first_other == barrier.waited_for.end()) return;
+  barrier.waited_for.erase(first_other, barrier.waited_for.end());
+  const auto list = by_thread.find(self);
+  if (list == by_thread.end()) return;
+  const auto p = lastLaunchedBefore(list->second, call.start);
+  if (p && std::find(barrier.waited_for.begin(), barrier.waited_for.end(), *p) == barrier.waited_for.end()) {
+    barrier.waited_for.push_back(*p);
+  }
+}
+
 // The host timeline of the fix: a synchronize of the legacy stream waits for the last legacy op
 // its own thread launched before it (the thread's own stream), a device synchronize for the last
-// of every thread's.
+// of every thread's, a synchronous copy or memset for its own thread's work only (ownWorkOnly).
 HostTimeline ownStreamsTimeline(const DeviceView& view, const HostTimeline& host,
                                 const std::vector<LegacyOp>& legacy) {
   std::vector<bool> is_legacy(view.ops().size(), false);
   for (const LegacyOp& x : legacy) is_legacy[x.position] = true;
-  std::map<std::uint64_t, std::vector<std::pair<Ns, std::size_t>>> by_thread;  // launched, position
+  LaunchesPerThread by_thread;  // launched, position
   for (const LegacyOp& x : legacy) by_thread[x.thread].emplace_back(x.launched, x.position);
   for (auto& [thread, list] : by_thread) std::sort(list.begin(), list.end());
-  const auto lastBefore = [](const std::vector<std::pair<Ns, std::size_t>>& list, Ns t) {
-    auto it = std::lower_bound(list.begin(), list.end(), std::make_pair(t, std::size_t{0}));
-    return it == list.begin() ? std::optional<std::size_t>{} : std::prev(it)->second;
-  };
+  std::vector<std::uint64_t> thread_of(view.ops().size(), 0);
+  for (const LegacyOp& x : legacy) thread_of[x.position] = x.thread;
   HostTimeline own = host;
   for (HostBarrier& barrier : own.barriers) {
     const ApiKind kind = view.callKind(barrier.call);
+    if (kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync) {
+      ownWorkOnly(view, barrier, is_legacy, thread_of, by_thread);
+      continue;
+    }
     if (kind != ApiKind::kStreamSync && kind != ApiKind::kDeviceSync) continue;
     const auto legacy_wait = std::find_if(barrier.waited_for.begin(), barrier.waited_for.end(),
                                           [&](std::size_t p) { return is_legacy[p]; });
@@ -176,7 +209,7 @@ HostTimeline ownStreamsTimeline(const DeviceView& view, const HostTimeline& host
                              barrier.waited_for.end());
     for (const auto& [thread, list] : by_thread) {
       if (kind == ApiKind::kStreamSync && thread != self) continue;
-      if (const auto p = lastBefore(list, call.start)) barrier.waited_for.push_back(*p);
+      if (const auto p = lastLaunchedBefore(list, call.start)) barrier.waited_for.push_back(*p);
     }
   }
   return own;
@@ -203,7 +236,7 @@ void ownWorkBeforeSynchronousOps(const std::vector<LegacyOp>& legacy, std::vecto
 
 // Saving of the fix: the schedule with every barrier minus the schedule with each thread's
 // asynchronous legacy work on its own non-blocking lane, without the time its calls waited for
-// other threads' blocking calls on the legacy stream (contendedTime).
+// other threads' calls on the legacy stream (contendedTime).
 Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
                     const std::vector<OrderEdge>& barriers) {
   const HostTimeline host = buildHostTimeline(view);

@@ -8,14 +8,17 @@
 namespace cuoverlap::diagnosis {
 
 // The part of each asynchronous call that waited for another thread: a call that overlaps another
-// thread's call that blocks on the legacy stream (cudaMemcpy, cudaMemset, a copy from or to
-// pageable memory) took longer than calls of its kind that overlapped none (their median; the
-// shortest of them where all overlapped one) by that much. The driver holds the context while a
-// blocking call waits on the legacy stream, and other threads' launches wait for it, to the
-// legacy stream and to any other (in the lab, a cudaLaunchKernel waited 2.7 ms behind another
-// thread's cudaMemcpy; g000083's launches to a non-blocking stream ended within 70 us of the
-// other thread's cudaMemcpy, 570 and 730 us after they began); with a stream per thread the
-// blocking call waits only for its own copy.
+// thread's call on the legacy stream (one that blocks there: cudaMemcpy, cudaMemset, a copy from
+// or to pageable memory; or an asynchronous launch there) took longer than calls of its kind that
+// overlapped none (their median; the shortest of them where all overlapped one) by that much. The
+// driver holds the context while a blocking call waits on the legacy stream, and other threads'
+// launches wait for it, to the legacy stream and to any other (in the lab, a cudaLaunchKernel
+// waited 2.7 ms behind another thread's cudaMemcpy; g000083's launches to a non-blocking stream
+// ended within 70 us of the other thread's cudaMemcpy, 570 and 730 us after they began); with a
+// stream per thread the blocking call waits only for its own copy. A launch to the legacy stream
+// holds it too while it orders the op after every blocking stream of the context: two threads
+// launching side by side, one of them to the legacy stream, took about 25 us a call instead of
+// 2.5 (g000360), and with each thread on a created stream of its own they no longer wait.
 std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vector<LegacyOp>& legacy) {
   const std::vector<std::size_t> pageable = pageableCopyCalls(view);
   struct Holder {
@@ -30,13 +33,13 @@ std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vect
     on_legacy[x.position] = true;
     const auto call = view.launchCall(view.op(view.ops()[x.position]));
     if (!call) continue;
-    if (x.synchronous || std::binary_search(pageable.begin(), pageable.end(), *call)) {
-      holders.push_back({view.call(*call).start, view.call(*call).end, x.thread});
-    } else {
+    holders.push_back({view.call(*call).start, view.call(*call).end, x.thread});
+    if (!x.synchronous && !std::binary_search(pageable.begin(), pageable.end(), *call)) {
       candidates.emplace_back(*call, x.thread);
     }
   }
-  // The driver holds the context for a blocking call: other threads' launches to any stream wait.
+  // The driver holds the context for a call on the legacy stream: other threads' launches to any
+  // stream wait.
   std::size_t position = 0;
   for (const ScopedOp& scoped : view.ops()) {
     if (on_legacy[position++]) continue;

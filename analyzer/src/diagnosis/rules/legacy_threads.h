@@ -50,7 +50,8 @@ class LatestOfTwoThreads {
 };
 
 // The part of each asynchronous call (to the legacy stream or any other) that waited for another
-// thread's blocking call on the legacy stream; see legacy_threads.cpp.
+// thread's call on the legacy stream (a blocking call there, or a launch there); see
+// legacy_threads.cpp.
 std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vector<LegacyOp>& legacy);
 // Blocking calls (in `host`) that took turns with another thread's under the legacy barrier,
 // shortened to their own time; see legacy_threads.cpp.
