@@ -455,3 +455,34 @@ TEST_CASE("legacy-default-stream prices only the fix that applies") {
 
 }  // namespace
 }  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+TEST_CASE("legacy-default-stream: non-blocking streams free a staged copy from another thread's work") {
+  // Thread 2's pageable cudaMemcpy on the legacy stream (20-513 µs) waited, under the barrier, for
+  // thread 1's 500 µs kernel on blocking stream 13 (10-510), staged its data in 3 µs and returned
+  // before its DMA (514-516); then thread 2 launches a 100 µs kernel on stream 14 and synchronizes.
+  // With stream 13 non-blocking the copy waits for none of it: its call keeps its 3 µs, thread
+  // 2's kernel runs beside the long one, and the span is 500 µs instead of 611 (the model of the
+  // recorded 612). Before, the host timeline held the whole call as the copy's own time: no saving.
+  TraceBuilder b;
+  auto onThread2 = [&] { b.trace().runtime_calls.back().tid = 2; };
+  b.launch(13, 0, 5, 10, 510);
+  b.call("cudaStreamSynchronize_v3020", 6, 512);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 20, 513, 514, 516, CopyKind::kHtoD, MemKind::kPageable);
+  onThread2();
+  b.launch(14, 517, 521, 522, 622);
+  onThread2();
+  b.call("cudaStreamSynchronize_v3020", 522, 624);
+  onThread2();
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "legacy-default-stream");
+  REQUIRE(f != nullptr);
+  REQUIRE(f->fixes.size() == 1);
+  CHECK(f->fixes[0].fix == "nonblocking-streams");
+  CHECK(fixSavingNs(*f) == 111'000);
+}
+
+}  // namespace
+}  // namespace cuoverlap
