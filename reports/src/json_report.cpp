@@ -125,6 +125,12 @@ Json findingToJson(const Finding& finding) {
   if (finding.ideal_reduction_ns > 0) json["ideal_reduction_ns"] = finding.ideal_reduction_ns;
   // Only where the ledger charged less than the fix alone would save.
   if (fixSavingNs(finding) != finding.time_ns) json["fix_saving_ns"] = fixSavingNs(finding);
+  // Only where the rule prices each fix its advice names: the recommended one first.
+  if (!finding.fixes.empty()) {
+    Json fixes = Json::array();
+    for (const FixSaving& fix : finding.fixes) fixes.push_back({{"fix", fix.fix}, {"saving_ns", fix.saving_ns}});
+    json["fixes"] = std::move(fixes);
+  }
   json["summary"] = finding.summary;
   json["advice"] = finding.advice;
   json["evidence"] = std::move(evidence);

@@ -125,3 +125,26 @@ TEST_CASE("text report: a finding charged less than it found says where the rest
                                    units::formatDuration(fixSavingNs(*host_busy)) + "; of that, "));
   CHECK_THAT(text, Catch::Contains("is already charged to " + host_busy->charged_to[0]));
 }
+
+// A finding whose advice names two fixes prices each: text says what each saves, the recommended
+// one first, and JSON lists them ("fixes").
+TEST_CASE("reports name what each fix a finding advises would save", "[render]") {
+  Report report = sampleReport();
+  Finding& legacy = report.traces[0].findings[1];
+  legacy.id = "legacy-default-stream";
+  legacy.estimated_ns = 500;
+  legacy.fixes = {{"own-streams", 727'000}, {"nonblocking-streams", 48'000}};
+  const std::string text = renderTextString(report);
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("of the fixes it advises, a created stream per host thread would save "
+                                   "about 727.0 µs, non-blocking created streams about 48.0 µs"));
+  const std::string json = renderJsonString(report);
+  const auto own = json.find(R"("fix": "own-streams")");
+  const auto nonblocking = json.find(R"("fix": "nonblocking-streams")");
+  REQUIRE(json.find(R"("fixes": [)") != std::string::npos);
+  REQUIRE(own != std::string::npos);
+  REQUIRE(nonblocking != std::string::npos);
+  CHECK(own < nonblocking);
+  CHECK(json.find(R"("saving_ns": 727000)", own) < nonblocking);
+  CHECK(json.find(R"("saving_ns": 48000)", nonblocking) != std::string::npos);
+}

@@ -399,3 +399,90 @@ TEST_CASE("legacy-default-stream: launches beside another thread's legacy launch
 
 }  // namespace
 }  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+TEST_CASE("legacy-default-stream prices each of its two fixes") {
+  // Two threads issue a 500 µs kernel each to the legacy stream (10-510, then 510-1010: one
+  // queue), and thread 2 a 100 µs kernel on blocking stream 13, which the legacy barrier holds
+  // behind its legacy kernel (1010-1110). Each thread synchronizes the legacy stream.
+  // Own streams per thread: the three kernels run side by side, thread 2's from when its launch
+  // returned (25 µs), span 1100 -> 515 µs. Non-blocking
+  // stream 13: its kernel runs at once, but the two legacy kernels still queue on the one stream,
+  // span 1100 -> 1000 µs. The finding recommends the fix that saves more, and names it first.
+  TraceBuilder b;
+  auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
+  b.launch(kNullStream, 0, 5, 10, 510);
+  onThread(1);
+  b.call("cudaStreamSynchronize_v3020", 6, 511);
+  onThread(1);
+  b.launch(kNullStream, 20, 25, 510, 1010);
+  onThread(2);
+  b.launch(13, 26, 28, 1010, 1110);
+  onThread(2);
+  b.call("cudaStreamSynchronize_v3020", 29, 1011);
+  onThread(2);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "legacy-default-stream");
+  REQUIRE(f != nullptr);
+  REQUIRE(f->fixes.size() == 2);
+  CHECK(f->fixes[0].fix == "own-streams");
+  CHECK(f->fixes[1].fix == "nonblocking-streams");
+  CHECK(f->fixes[0].saving_ns == 585'000);
+  CHECK(f->fixes[1].saving_ns == 100'000);
+  CHECK(fixSavingNs(*f) == f->fixes[0].saving_ns);
+  CHECK(f->advice.rfind("Give each host thread a created stream of its own", 0) == 0);
+}
+
+TEST_CASE("legacy-default-stream prices only the fix that applies") {
+  // The null-stream trap has one thread and a created blocking stream: both fixes apply and save
+  // the same 200 µs. With only cudaMemcpy on the legacy stream no created stream can take it:
+  // the finding prices making stream 13 non-blocking alone.
+  const auto trap = findingsOf(nullStreamTrap().build());
+  const Finding* f = findingById(trap, "legacy-default-stream");
+  REQUIRE(f != nullptr);
+  REQUIRE(f->fixes.size() == 2);
+  CHECK(f->fixes[0].saving_ns == f->fixes[1].saving_ns);
+
+  const auto copy = findingsOf(copyBehindOtherThread(13).build());
+  const Finding* g = findingById(copy, "legacy-default-stream");
+  REQUIRE(g != nullptr);
+  REQUIRE(g->fixes.size() == 1);
+  CHECK(g->fixes[0].fix == "nonblocking-streams");
+  CHECK(g->advice.rfind("Create the other streams with cudaStreamCreateWithFlags", 0) == 0);
+}
+
+}  // namespace
+}  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+TEST_CASE("legacy-default-stream: non-blocking streams free a staged copy from another thread's work") {
+  // Thread 2's pageable cudaMemcpy on the legacy stream (20-513 µs) waited, under the barrier, for
+  // thread 1's 500 µs kernel on blocking stream 13 (10-510), staged its data in 3 µs and returned
+  // before its DMA (514-516); then thread 2 launches a 100 µs kernel on stream 14 and synchronizes.
+  // With stream 13 non-blocking the copy waits for none of it: its call keeps its 3 µs, thread
+  // 2's kernel runs beside the long one, and the span is 500 µs instead of 611 (the model of the
+  // recorded 612). Before, the host timeline held the whole call as the copy's own time: no saving.
+  TraceBuilder b;
+  auto onThread2 = [&] { b.trace().runtime_calls.back().tid = 2; };
+  b.launch(13, 0, 5, 10, 510);
+  b.call("cudaStreamSynchronize_v3020", 6, 512);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 20, 513, 514, 516, CopyKind::kHtoD, MemKind::kPageable);
+  onThread2();
+  b.launch(14, 517, 521, 522, 622);
+  onThread2();
+  b.call("cudaStreamSynchronize_v3020", 522, 624);
+  onThread2();
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "legacy-default-stream");
+  REQUIRE(f != nullptr);
+  REQUIRE(f->fixes.size() == 1);
+  CHECK(f->fixes[0].fix == "nonblocking-streams");
+  CHECK(fixSavingNs(*f) == 111'000);
+}
+
+}  // namespace
+}  // namespace cuoverlap

@@ -103,3 +103,27 @@ TEST_CASE("lab score: a missing or malformed corpus is a UserError") {
 }
 
 }  // namespace cuoverlap
+
+namespace cuoverlap {
+
+TEST_CASE("lab score: a case checks the saving of its transform's fix where the finding prices it") {
+  // legacy-default-stream advises two fixes that save differently (own streams per thread 700 µs,
+  // non-blocking created streams 50 µs): each transform's case checks its own fix's saving; a
+  // transform the finding does not price checks what its recommended fix saves.
+  Finding legacy;
+  legacy.id = "legacy-default-stream";
+  legacy.estimated_ns = 700'000;
+  legacy.fixes = {{"own-streams", 700'000}, {"nonblocking-streams", 50'000}};
+  Finding copies;
+  copies.id = "pageable-memcpy";
+  copies.estimated_ns = 30'000;
+  copies.ideal_reduction_ns = 10'000;
+  const std::vector<Finding> findings{legacy, copies, copies};
+  CHECK(lab::claimedSaving(findings, "legacy-default-stream", "own-streams") == 700'000);
+  CHECK(lab::claimedSaving(findings, "legacy-default-stream", "nonblocking-streams") == 50'000);
+  CHECK(lab::claimedSaving(findings, "legacy-default-stream", "another-fix") == 700'000);
+  CHECK(lab::claimedSaving(findings, "pageable-memcpy", "pin-host") == 80'000);  // two devices
+  CHECK_FALSE(lab::claimedSaving(findings, "sync-memcpy", "async-copy").has_value());
+}
+
+}  // namespace cuoverlap

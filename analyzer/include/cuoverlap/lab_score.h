@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cuoverlap/report.h"
 #include "cuoverlap/units.h"
 
 namespace cuoverlap::lab {
@@ -76,6 +78,13 @@ struct LabScore {
   std::vector<LabRow> by_transform;
   std::vector<UntestedFinding> untested;
 };
+
+// The claim a case (a finding id, the transform that tests it) checks, summed over the findings of
+// that id (one per device): the saving the finding lists for the fix of that transform
+// (Finding::fixes) where it lists one, else what its fix alone saves (fixSavingNs). Nothing when no
+// finding of that id fired.
+std::optional<Ns> claimedSaving(const std::vector<Finding>& findings, const std::string& finding_id,
+                                const std::string& transform);
 
 // Reads DIR/manifest.json and the traces it names, analyzes each program's baseline window on
 // `threads` threads (0: one per core). Throws UserError on a missing or malformed corpus.

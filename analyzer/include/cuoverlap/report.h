@@ -109,6 +109,13 @@ struct Evidence {
   bool has_stream = true;          // false for calls that name no stream: renderers omit stream_id
 };
 
+// One of the fixes a finding's advice names, with what it alone would save (the lab's transform
+// of that id, docs/findings.md "Each finding is a fix").
+struct FixSaving {
+  std::string fix;                 // the transform's id, e.g. "own-streams"
+  Ns saving_ns = 0;
+};
+
 struct Finding {
   std::string id;                  // stable id, e.g. "legacy-default-stream"
   Severity severity = Severity::kWarning;
@@ -142,6 +149,9 @@ struct Finding {
   // work with the GPU's saves only as much as there was GPU work to hide it under); -1: the fix
   // saves the estimate (fixSavingNs).
   Ns fix_alone_ns = -1;
+  // Where the advice names more than one fix, what each saves, the recommended one (the larger
+  // saving, named first in the advice) first: fixSavingNs is its saving. Empty for most findings.
+  std::vector<FixSaving> fixes{};
 };
 
 // What the finding's fix, applied alone, would save: the rule's estimate before the ledger charged

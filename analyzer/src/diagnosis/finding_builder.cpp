@@ -94,6 +94,7 @@ std::optional<Finding> FindingBuilder::build(std::string summary, std::string ad
   }
   finding.ideal_reduction_ns = ideal_reduction_;
   finding.fix_alone_ns = fix_alone_;
+  finding.fixes = fixes_;
   finding.device_id = view_.deviceId();
   finding.count = count_;
   finding.time_ns = time + ideal_reduction_;

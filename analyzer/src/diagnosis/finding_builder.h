@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuoverlap/intervals.h"
@@ -41,6 +42,9 @@ class FindingBuilder {
   // What the finding's fix alone saves when that is not the cost the ledger charges
   // (Finding::fix_alone_ns).
   void fixAlone(Ns saving) { fix_alone_ = saving; }
+  // Where the advice names several fixes: each one's saving, the recommended one first
+  // (Finding::fixes).
+  void fixSaves(std::vector<FixSaving> fixes) { fixes_ = std::move(fixes); }
   std::uint64_t count() const { return count_; }
   // The estimated cost so far: the saving when estimated, else the scalar costs plus the union of
   // the delayed stretches.
@@ -63,6 +67,7 @@ class FindingBuilder {
   std::optional<Ns> saving_;
   Ns ideal_reduction_ = 0;
   Ns fix_alone_ = -1;
+  std::vector<FixSaving> fixes_;
   std::vector<std::pair<Ns, Evidence>> examples_;
 };
 

@@ -150,6 +150,15 @@ void RangeAggregator::add(std::size_t instance, const DeviceReport& device,
     it->finding.count += f.count;
     it->finding.time_ns += f.time_ns;
     it->finding.ideal_reduction_ns += f.ideal_reduction_ns;
+    for (const FixSaving& fix : f.fixes) {
+      auto same = std::find_if(it->finding.fixes.begin(), it->finding.fixes.end(),
+                               [&](const FixSaving& g) { return g.fix == fix.fix; });
+      if (same == it->finding.fixes.end()) {
+        it->finding.fixes.push_back(fix);
+      } else {
+        same->saving_ns += fix.saving_ns;
+      }
+    }
     it->finding.severity = std::max(it->finding.severity, f.severity);
     for (const Evidence& e : f.evidence) {
       if (it->finding.evidence.size() < 5) it->finding.evidence.push_back(e);

@@ -43,7 +43,7 @@ struct Program {
   double median_error_ns = 0.0;
   std::vector<double> spans;          // the baseline runs' spans in rep order
   std::vector<Variant> variants;
-  std::map<std::string, Ns> costs;  // finding id -> summed cost on the analyzed baseline run
+  std::vector<Finding> findings;      // of the analyzed baseline run
 };
 
 json readManifest(const std::string& dir) {
@@ -137,8 +137,7 @@ void analyzePrograms(const std::string& path, std::vector<Program*>& programs, u
         options.scope.window_start = program.window_start;
         options.scope.window_end = program.window_end;
         const TraceReport report = analyzeTrace(trace, options);
-        // The claim a transform tests: what the finding's fix alone saves (fix_saving_ns).
-        for (const Finding& finding : report.findings) program.costs[finding.id] += fixSavingNs(finding);
+        program.findings = report.findings;
       } catch (...) {
         const std::lock_guard<std::mutex> lock(error_mutex);
         if (!error) error = std::current_exception();
@@ -158,8 +157,8 @@ LabCase judge(const Program& program, const Variant& variant) {
   c.transform = variant.transform;
   for (std::size_t k = 0; k < variant.findings.size(); ++k) {
     c.finding += (k ? "|" : "") + variant.findings[k];
-    if (const auto it = program.costs.find(variant.findings[k]); it != program.costs.end()) {
-      c.cost_ns += it->second;
+    if (const auto claim = claimedSaving(program.findings, variant.findings[k], variant.transform)) {
+      c.cost_ns += *claim;
       c.fired = true;
     }
   }
@@ -222,7 +221,9 @@ std::vector<LabRow> rowsBy(const std::vector<LabCase>& cases, std::string LabCas
 std::vector<UntestedFinding> untestedFindings(const std::vector<Program>& programs) {
   std::map<std::string, std::size_t> counts;
   for (const Program& program : programs) {
-    for (const auto& entry : program.costs) {
+    std::map<std::string, Ns> costs;  // finding id -> what its fixes alone save, summed
+    for (const Finding& finding : program.findings) costs[finding.id] += fixSavingNs(finding);
+    for (const auto& entry : costs) {
       const std::string& id = entry.first;
       const auto cost = entry.second;
       const bool tested = std::any_of(program.variants.begin(), program.variants.end(),
@@ -242,6 +243,18 @@ std::vector<UntestedFinding> untestedFindings(const std::vector<Program>& progra
 }
 
 }  // namespace
+
+std::optional<Ns> claimedSaving(const std::vector<Finding>& findings, const std::string& finding_id,
+                                const std::string& transform) {
+  std::optional<Ns> claim;
+  for (const Finding& finding : findings) {
+    if (finding.id != finding_id) continue;
+    const auto fix = std::find_if(finding.fixes.begin(), finding.fixes.end(),
+                                  [&](const FixSaving& f) { return f.fix == transform; });
+    claim = claim.value_or(0) + (fix != finding.fixes.end() ? fix->saving_ns : fixSavingNs(finding));
+  }
+  return claim;
+}
 
 LabScore scoreCorpus(const std::string& dir, unsigned threads) {
   const json manifest = readManifest(dir);

@@ -39,14 +39,15 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GapCauseTotal, cause, count, time_ns, share_o
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GapAnalysis, threshold_ns, count, time_ns, totals, largest)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Evidence, api, correlation_id, stream_id, time, detail,
                                    has_stream)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FixSaving, fix, saving_ns)
 // With defaults: summaries written before charged_elsewhere_ns, charged_to,
-// beyond_explainable_ns, beyond_region_ns and fix_alone_ns existed read back with none.
+// beyond_explainable_ns, beyond_region_ns, fix_alone_ns and fixes existed read back with none.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Finding, id, severity, device_id, count, time_ns,
                                                 summary, advice, evidence, estimated_ns,
                                                 base_severity, ideal_reduction_ns,
                                                 charged_elsewhere_ns, charged_to,
                                                 beyond_explainable_ns, beyond_region_ns,
-                                                fix_alone_ns)
+                                                fix_alone_ns, fixes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FindingsExplained, explainable_ns, explained_ns, fraction,
                                    ideal_reduction_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelSummary, name, count, total_ns, mean_ns, min_ns, max_ns,

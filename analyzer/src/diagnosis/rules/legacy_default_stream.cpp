@@ -19,18 +19,24 @@
 // thread's earlier work, unordered across threads), each synchronize of the legacy stream waiting
 // only for its own thread's lane, a synchronous copy or memset for its own thread's earlier work
 // only, and the time calls waited for other threads' calls on the legacy stream given back
-// (legacy_threads.h). Where every legacy op is a cudaMemcpy or cudaMemset, the
-// fix is nonblocking-streams: the span without the barrier edges, except those into a synchronous
-// op from its own thread's earlier work.
+// (legacy_threads.h). The other fix, where the context has created blocking streams, is
+// nonblocking-streams: the span without the barrier edges, except those into a synchronous op from
+// its own thread's earlier work (the legacy stream stays one queue), and a staged cudaMemcpy or
+// cudaMemset on the legacy stream no longer waiting in its call for other threads' work on the
+// blocking streams (stagedBehindBlockingStreams). The finding prices each fix
+// that applies (Finding::fixes) and recommends the one that saves more: fix_saving_ns is its
+// saving, and the advice names it first.
 // Where: each X's own run and the stretches the ops after it were held back ([ready, start)).
 // Needs: the null stream (stream flag or context nullStreamId), stream flags, launch calls.
 #include <algorithm>
+#include <cctype>
 #include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/host_time_given.h"
@@ -281,13 +287,56 @@ std::vector<std::uint64_t> launchingThreads(const DeviceView& view) {
   return thread;
 }
 
-// Saving of the other fix, for programs with no asynchronous work on the legacy stream (only
-// cudaMemcpy and cudaMemset, which no created stream can take): the created blocking streams made
-// non-blocking (the lab's nonblocking-streams). The schedule with every barrier edge minus the
-// schedule without them, except that a synchronous op still follows the work its own thread
-// issued before it, which it may read (the fix synchronizes that stream first).
+// A staged cudaMemcpy or cudaMemset on the legacy stream (its call returned before its op ended:
+// the host timeline has it wait for the stream's previous op at most) first waited, under the
+// barrier, for the last op of each blocking stream launched before it; the host timeline counts
+// that wait as the call's own time. With those streams non-blocking the call no longer waits for
+// other threads' work there (its own thread's it still follows: the fix synchronizes that stream
+// first): it keeps the time after the last op it still waits for.
+std::vector<CallChange> stagedBehindBlockingStreams(const DeviceView& view, const HostTimeline& host,
+                                                    const std::map<std::uint32_t, BlockingStreamLaunches>& per_context) {
+  std::map<std::size_t, std::size_t> legacy_position;  // launch call -> position
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    const GpuOp& op = view.op(view.ops()[pos]);
+    const auto call = view.launchCall(op);
+    if (call && view.onLegacyDefaultStream(op)) legacy_position.emplace(*call, pos);
+  }
+  const std::vector<std::uint64_t> thread = launchingThreads(view);
+  std::vector<CallChange> changes;
+  for (const HostBarrier& barrier : host.barriers) {
+    const ApiKind kind = view.callKind(barrier.call);
+    if (kind != ApiKind::kMemcpySync && kind != ApiKind::kMemsetSync) continue;
+    const auto position = legacy_position.find(barrier.call);
+    if (position == legacy_position.end()) continue;
+    const auto context = per_context.find(view.op(view.ops()[position->second]).context_id);
+    if (context == per_context.end()) continue;
+    if (std::find(barrier.waited_for.begin(), barrier.waited_for.end(), position->second) !=
+        barrier.waited_for.end()) {
+      continue;  // it waited for its own op, which the schedule moves
+    }
+    const RuntimeCall& call = view.call(barrier.call);
+    const std::uint64_t self = (static_cast<std::uint64_t>(call.pid) << 32) | call.tid;
+    Ns still = barrier.start;
+    for (std::size_t p : barrier.waited_for) still = std::max(still, view.ops()[p].end);
+    Ns blocking = still;
+    for (const auto& [stream, list] : context->second.per_stream) {
+      const auto p = lastLaunchedBefore(list, barrier.start);
+      if (!p || view.ops()[*p].end > barrier.end || thread[*p] == self) continue;
+      blocking = std::max(blocking, view.ops()[*p].end);
+    }
+    if (blocking > still) changes.push_back({barrier.call, true, barrier.end - blocking, 0});
+  }
+  return changes;
+}
+
+// Saving of the other fix: the created blocking streams made non-blocking (the lab's
+// nonblocking-streams); the only one where the legacy stream has no asynchronous work (only
+// cudaMemcpy and cudaMemset, which no created stream can take). The schedule with every barrier
+// edge minus the schedule without them, except that a synchronous op still follows the work its
+// own thread issued before it, which it may read (the fix synchronizes that stream first).
 Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
-                     const std::vector<OrderEdge>& barriers) {
+                     const std::vector<OrderEdge>& barriers,
+                     const std::map<std::uint32_t, BlockingStreamLaunches>& per_context) {
   const HostTimeline host = buildHostTimeline(view);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
   std::vector<OrderEdge> recorded = waits;
@@ -300,7 +349,49 @@ Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy
   for (const OrderEdge& e : barriers) {
     if (synchronous[e.to] && thread[e.from] == thread[e.to]) kept.push_back(e);
   }
-  return std::max<Ns>(0, model.span(recorded) - model.span(kept));
+  return std::max<Ns>(0, model.span(recorded) -
+                            model.span(kept, {}, {}, stagedBehindBlockingStreams(view, host, per_context)));
+}
+
+// The fixes the finding advises that apply to the program, each with its saving, the larger
+// first (the one the finding recommends): own-streams where some legacy op is asynchronous (a
+// cudaMemcpy or cudaMemset stays on the legacy stream in any program), nonblocking-streams where
+// the context has created blocking streams.
+std::vector<FixSaving> fixSavings(const DeviceView& view, const std::vector<LegacyOp>& legacy,
+                                  const std::vector<OrderEdge>& barriers,
+                                  const std::map<std::uint32_t, BlockingStreamLaunches>& per_context) {
+  std::vector<FixSaving> fixes;
+  const bool asynchronous = std::any_of(legacy.begin(), legacy.end(),
+                                        [](const LegacyOp& x) { return !x.synchronous; });
+  if (asynchronous) fixes.push_back({"own-streams", ownStreamsSaving(view, legacy, barriers)});
+  if (!per_context.empty()) {
+    fixes.push_back({"nonblocking-streams", nonblockingSaving(view, legacy, barriers, per_context)});
+  }
+  std::stable_sort(fixes.begin(), fixes.end(),
+                   [](const FixSaving& a, const FixSaving& b) { return a.saving_ns > b.saving_ns; });
+  return fixes;
+}
+
+// The advice names the fixes in the order of what they save.
+std::string advice(const std::vector<FixSaving>& fixes, bool threads_share) {
+  std::vector<std::string> steps;
+  for (const FixSaving& fix : fixes) {
+    if (fix.fix == "own-streams") {
+      steps.push_back(threads_share ? "give each host thread a created stream of its own "
+                                      "(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) and "
+                                      "issue its copies and kernels there"
+                                    : "issue this work to a created stream");
+    } else {
+      steps.push_back("create the other streams with cudaStreamCreateWithFlags(&s, "
+                      "cudaStreamNonBlocking)");
+    }
+  }
+  if (fixes.empty()) steps.push_back("give each host thread a created stream of its own");
+  steps.push_back("compile with --default-stream per-thread");
+  std::string text = fmt::format("{}", fmt::join(steps.begin(), steps.end() - 1, ", "));
+  text += fmt::format(", or {}", steps.back());
+  text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[0])));
+  return text;
 }
 
 }  // namespace
@@ -344,26 +435,18 @@ std::optional<Finding> findLegacyDefaultStream(const DeviceView& view) {
       if (ready && *ready < start) builder.addRegion(Interval{std::max(*ready, scoped.start), start});
     }
   }
-  if (builder.count() > 0) {
-    const bool asynchronous = std::any_of(legacy.begin(), legacy.end(),
-                                          [](const LegacyOp& x) { return !x.synchronous; });
-    builder.estimateSaving(asynchronous ? ownStreamsSaving(view, legacy, barriers)
-                                        : nonblockingSaving(view, legacy, barriers));
-  }
+  const std::vector<FixSaving> fixes =
+      builder.count() > 0 ? fixSavings(view, legacy, barriers, per_context) : std::vector<FixSaving>{};
+  builder.estimateSaving(fixes.empty() ? 0 : fixes.front().saving_ns);
+  builder.fixSaves(fixes);
   const std::string what =
       shared.empty() ? "acted as barriers for the other blocking streams of their context"
       : shared.size() == builder.count()
           ? "queued behind other host threads' work on the same stream"
           : "acted as barriers for the other blocking streams of their context or queued behind "
             "other host threads' work on the same stream";
-  return builder.build(
-      fmt::format("{} ops on the legacy default stream {}", builder.count(), what),
-      shared.empty() ? "Issue this work to a created stream, create the other streams with "
-                       "cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), or compile with "
-                       "--default-stream per-thread"
-                     : "Give each host thread a created stream of its own "
-                       "(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)) and issue its "
-                       "copies and kernels there, or compile with --default-stream per-thread");
+  return builder.build(fmt::format("{} ops on the legacy default stream {}", builder.count(), what),
+                       advice(fixes, !shared.empty()));
 }
 
 }  // namespace cuoverlap::diagnosis
