@@ -2,7 +2,8 @@
 // on the legacy default stream, which orders that copy after blocking streams' work by itself, is
 // removable, and its removal gives back the host work between the two (not the copy's wait); and
 // the legacy stream's implicit barrier edges (diagnosis/legacy_barriers.h); and what a synchronize
-// before such a copy orders when another host thread's work is in flight (needed_syncs.h).
+// before such a copy orders when another host thread's work is in flight, and which synchronizes
+// bring an asynchronous DtoH copy's result back (needed_syncs.h).
 #include <catch2/catch.hpp>
 
 #include "diagnosis/device_view.h"
@@ -126,6 +127,51 @@ std::vector<diagnosis::SyncNeed> readThenMemset(std::uint32_t other_tid) {
 TEST_CASE("needed syncs: another thread's work does not keep a synchronize before a legacy call") {
   CHECK(readThenMemset(2) == std::vector<diagnosis::SyncNeed>{diagnosis::SyncNeed::kDeferrable});
   CHECK(readThenMemset(1) == std::vector<diagnosis::SyncNeed>{diagnosis::SyncNeed::kKept});
+}
+
+// One thread: an asynchronous DtoH copy on non-blocking stream 16 (10-30 µs), a kernel on
+// non-blocking stream 17 (12-200 µs), then a synchronize of `synced` (40-201 µs) and a kernel
+// after it. With `wait`, stream 17 first waits on an event recorded on 16 after the copy.
+diagnosis::SyncNeed streamSyncAfterDtoH(std::uint32_t synced, bool wait) {
+  TraceBuilder b;
+  b.addStream(16, StreamFlag::kNonBlocking);
+  b.addStream(17, StreamFlag::kNonBlocking);
+  b.copyCall("cudaMemcpyAsync_v3020", 16, 1, 3, 10, 30, CopyKind::kDtoH, MemKind::kPinned);
+  if (wait) {
+    b.eventRecord(16, 1, 4, 5);
+    b.streamWaitEvent(17, 6, 7, 1);
+  }
+  b.launch(17, 8, 11, 31, 200);
+  const std::uint32_t corr = b.call("cudaStreamSynchronize_v3020", 40, 201);
+  SyncEvent sync;
+  sync.start = TraceBuilder::ns(40);
+  sync.end = TraceBuilder::ns(201);
+  sync.correlation_id = corr;
+  sync.stream_id = synced;
+  sync.context_id = 1;
+  sync.pid = 4242;
+  sync.type = SyncType::kStreamSynchronize;
+  b.trace().syncs.push_back(sync);
+  b.launch(17, 210, 215, 220, 300);
+  const Trace trace = b.build();
+  const diagnosis::DeviceView view(trace, Scope{}, 0);
+  const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+  std::vector<diagnosis::SyncNeed> syncs;
+  for (diagnosis::SyncNeed need : diagnosis::syncNeeds(view, host)) {
+    if (need != diagnosis::SyncNeed::kNotASync) syncs.push_back(need);
+  }
+  REQUIRE(syncs.size() == 1);
+  return syncs.front();
+}
+
+TEST_CASE("needed syncs: only a synchronize that waited for a DtoH copy brings its result back") {
+  // Synchronizing the copy's own stream waits for it: the host may be about to read it.
+  CHECK(streamSyncAfterDtoH(16, false) == diagnosis::SyncNeed::kDeferrable);
+  // Another stream's synchronize leaves the copy in flight: the host cannot rely on it to read the
+  // result, so the synchronize brings nothing back.
+  CHECK(streamSyncAfterDtoH(17, false) == diagnosis::SyncNeed::kRemovable);
+  // Unless that stream waited on an event recorded after the copy.
+  CHECK(streamSyncAfterDtoH(17, true) == diagnosis::SyncNeed::kDeferrable);
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include <utility>
 
 #include "diagnosis/api_names.h"
+#include "diagnosis/legacy_barriers.h"
+#include "diagnosis/stream_waits.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
@@ -22,22 +24,30 @@ struct WorkCall {
   bool operator<(const WorkCall& other) const { return start < other.start; }
 };
 
+struct AsyncDtoH {
+  Ns start = 0;              // of its call
+  std::size_t position = 0;  // of its op in view.ops()
+  bool operator<(const AsyncDtoH& other) const { return start < other.start; }
+};
+
 struct ThreadCalls {
-  std::vector<Ns> async_dtoh;        // starts of async DtoH copy calls, sorted
-  std::vector<WorkCall> work_calls;  // sorted by start
+  std::vector<AsyncDtoH> async_dtoh;  // sorted by call start
+  std::vector<WorkCall> work_calls;   // sorted by start
 };
 
 std::map<ThreadKey, ThreadCalls> callsByThread(const DeviceView& view) {
   std::map<ThreadKey, ThreadCalls> threads;
   std::unordered_map<std::size_t, const GpuOp*> legacy_op_of_call;
+  std::size_t position = 0;
   for (const ScopedOp& scoped : view.ops()) {
+    const std::size_t at = position++;
     const GpuOp& op = view.op(scoped);
     const auto launch = view.launchCall(op);
     if (!launch) continue;
     if (view.onLegacyDefaultStream(op)) legacy_op_of_call.emplace(*launch, &op);
     if (engineOf(op) != Engine::kD2H || view.callKind(*launch) != ApiKind::kMemcpyAsync) continue;
     const RuntimeCall& c = view.call(*launch);
-    threads[{c.pid, c.tid}].async_dtoh.push_back(c.start);
+    threads[{c.pid, c.tid}].async_dtoh.push_back({c.start, at});
   }
   for (std::size_t call : view.calls()) {
     const ApiKind kind = view.callKind(call);
@@ -57,6 +67,53 @@ std::map<ThreadKey, ThreadCalls> callsByThread(const DeviceView& view) {
   }
   return threads;
 }
+
+// The order the program imposes on its ops: each stream's issue order, the recorded stream waits
+// and the legacy stream's implicit barriers (legacy_barriers.h). Whether one op is ordered before
+// another is a search forward from it over ops issued before a bound: every edge runs from an op
+// to one issued later, so nothing issued before the first can lie between.
+class ProgramOrder {
+ public:
+  explicit ProgramOrder(const DeviceView& view) : issued_(view.ops().size()), next_(view.ops().size()) {
+    std::map<std::uint64_t, std::vector<std::pair<Ns, std::size_t>>> streams;
+    std::size_t position = 0;
+    for (const ScopedOp& scoped : view.ops()) {
+      const GpuOp& op = view.op(scoped);
+      const auto launch = view.launchCall(op);
+      issued_[position] = launch ? view.call(*launch).start : scoped.start;
+      streams[DeviceView::streamKey(op)].emplace_back(issued_[position], position);
+      ++position;
+    }
+    for (auto& [key, list] : streams) {
+      std::sort(list.begin(), list.end());
+      for (std::size_t i = 0; i + 1 < list.size(); ++i) next_[list[i].second].push_back(list[i + 1].second);
+    }
+    std::vector<OrderEdge> edges = waitEdges(streamWaits(view));
+    const std::vector<OrderEdge> legacy = legacyBarrierEdges(view);
+    edges.insert(edges.end(), legacy.begin(), legacy.end());
+    for (const OrderEdge& e : edges) next_[e.from].push_back(e.to);
+  }
+
+  // Whether op `from` is ordered before one of `targets` (all issued before `bound`).
+  bool orderedBefore(std::size_t from, const std::vector<std::size_t>& targets, Ns bound) const {
+    std::vector<std::size_t> stack{from};
+    std::unordered_map<std::size_t, bool> seen{{from, true}};
+    while (!stack.empty()) {
+      const std::size_t p = stack.back();
+      stack.pop_back();
+      if (std::find(targets.begin(), targets.end(), p) != targets.end()) return true;
+      for (std::size_t q : next_[p]) {
+        if (issued_[q] >= bound || !seen.emplace(q, true).second) continue;
+        stack.push_back(q);
+      }
+    }
+    return false;
+  }
+
+ private:
+  std::vector<Ns> issued_;                      // per op: its launch call's start
+  std::vector<std::vector<std::size_t>> next_;  // per op: the ops ordered right after it
+};
 
 // Whether the host touched managed memory in [from, to): a CPU page fault of the process, or a
 // migration to the host, which is how a host read of what the GPU wrote shows in a trace.
@@ -102,6 +159,7 @@ bool legacyStreamOrders(const DeviceView& view, const GpuOp& legacy_op, const Ru
 std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host) {
   std::vector<SyncNeed> needs(host.barriers.size(), SyncNeed::kNotASync);
   const std::map<ThreadKey, ThreadCalls> threads = callsByThread(view);
+  const ProgramOrder order(view);
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
     const HostBarrier& barrier = host.barriers[b];
     if (!isExplicitSync(view.callKind(barrier.call))) continue;
@@ -113,8 +171,12 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
                          ? host.barriers[static_cast<std::size_t>(barrier.previous)].end
                          : std::numeric_limits<Ns>::min();
     const auto& dtoh = t->second.async_dtoh;
-    const auto first = std::upper_bound(dtoh.begin(), dtoh.end(), since);
-    const bool brings_back = first != dtoh.end() && *first < call.start;
+    // Only a copy the synchronize waited for can be what the host is about to read.
+    bool brings_back = false;
+    for (auto d = std::upper_bound(dtoh.begin(), dtoh.end(), AsyncDtoH{since, 0});
+         d != dtoh.end() && d->start < call.start && !brings_back; ++d) {
+      brings_back = order.orderedBefore(d->position, barrier.waited_for, call.start);
+    }
     const auto& work = t->second.work_calls;
     const auto next = std::lower_bound(work.begin(), work.end(), WorkCall{call.end});
     // A synchronous copy on the legacy stream orders itself after blocking streams' work.

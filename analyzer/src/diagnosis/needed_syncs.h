@@ -1,5 +1,8 @@
 // What the host needs of each explicit synchronize, so that a finding advises the fix that fits:
-//   - kDeferrable: the thread issued an asynchronous DtoH copy since its previous blocking call:
+//   - kDeferrable: the thread issued an asynchronous DtoH copy since its previous blocking call
+//     that the synchronize waits for (the program orders it before what the synchronize waited
+//     for: stream order, recorded stream waits, the legacy stream's barriers; a synchronize of
+//     another stream leaves the copy in flight, so the host cannot rely on it to read the result):
 //     the host may be about to read what the copy brings back (PyTorch's .item(), CuPy's get(), a
 //     loss printed). Whether it reads it before the next step a trace cannot show, so the fix
 //     assumed is the one that holds either way (the lab's defer-read): wait for the previous
