@@ -129,6 +129,31 @@ TEST_CASE("needed syncs: another thread's work does not keep a synchronize befor
   CHECK(readThenMemset(1) == std::vector<diagnosis::SyncNeed>{diagnosis::SyncNeed::kKept});
 }
 
+// A cudaStreamSynchronize of `stream` from `start_us` to `end_us`, with its synchronization record.
+void streamSync(TraceBuilder& b, std::uint32_t stream, double start_us, double end_us) {
+  SyncEvent sync;
+  sync.start = TraceBuilder::ns(start_us);
+  sync.end = TraceBuilder::ns(end_us);
+  sync.correlation_id = b.call("cudaStreamSynchronize_v3020", start_us, end_us);
+  sync.stream_id = stream;
+  sync.context_id = 1;
+  sync.pid = 4242;
+  sync.type = SyncType::kStreamSynchronize;
+  b.trace().syncs.push_back(sync);
+}
+
+// What the host needs of each explicit synchronize of `b`'s trace, in call order.
+std::vector<diagnosis::SyncNeed> explicitSyncNeeds(TraceBuilder& b) {
+  const Trace trace = b.build();
+  const diagnosis::DeviceView view(trace, Scope{}, 0);
+  const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+  std::vector<diagnosis::SyncNeed> syncs;
+  for (diagnosis::SyncNeed need : diagnosis::syncNeeds(view, host)) {
+    if (need != diagnosis::SyncNeed::kNotASync) syncs.push_back(need);
+  }
+  return syncs;
+}
+
 // One thread: an asynchronous DtoH copy on non-blocking stream 16 (10-30 µs), a kernel on
 // non-blocking stream 17 (12-200 µs), then a synchronize of `synced` (40-201 µs) and a kernel
 // after it. With `wait`, stream 17 first waits on an event recorded on 16 after the copy.
@@ -142,24 +167,9 @@ diagnosis::SyncNeed streamSyncAfterDtoH(std::uint32_t synced, bool wait) {
     b.streamWaitEvent(17, 6, 7, 1);
   }
   b.launch(17, 8, 11, 31, 200);
-  const std::uint32_t corr = b.call("cudaStreamSynchronize_v3020", 40, 201);
-  SyncEvent sync;
-  sync.start = TraceBuilder::ns(40);
-  sync.end = TraceBuilder::ns(201);
-  sync.correlation_id = corr;
-  sync.stream_id = synced;
-  sync.context_id = 1;
-  sync.pid = 4242;
-  sync.type = SyncType::kStreamSynchronize;
-  b.trace().syncs.push_back(sync);
+  streamSync(b, synced, 40, 201);
   b.launch(17, 210, 215, 220, 300);
-  const Trace trace = b.build();
-  const diagnosis::DeviceView view(trace, Scope{}, 0);
-  const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
-  std::vector<diagnosis::SyncNeed> syncs;
-  for (diagnosis::SyncNeed need : diagnosis::syncNeeds(view, host)) {
-    if (need != diagnosis::SyncNeed::kNotASync) syncs.push_back(need);
-  }
+  const std::vector<diagnosis::SyncNeed> syncs = explicitSyncNeeds(b);
   REQUIRE(syncs.size() == 1);
   return syncs.front();
 }
@@ -172,6 +182,34 @@ TEST_CASE("needed syncs: only a synchronize that waited for a DtoH copy brings i
   CHECK(streamSyncAfterDtoH(17, false) == diagnosis::SyncNeed::kRemovable);
   // Unless that stream waited on an event recorded after the copy.
   CHECK(streamSyncAfterDtoH(17, true) == diagnosis::SyncNeed::kDeferrable);
+}
+
+// One thread: a kernel on non-blocking stream 16 (10-100 µs), a synchronize of 16 (5-101 µs),
+// with `again` a second one (102-103 µs), then a synchronous call on the legacy stream (a
+// cudaMemset, or with `dtoh` a cudaMemcpy DtoH) and a kernel on `consumer`.
+std::vector<diagnosis::SyncNeed> syncBeforeSynchronousCall(bool again, bool dtoh,
+                                                           std::uint32_t consumer) {
+  TraceBuilder b;
+  b.addStream(16, StreamFlag::kNonBlocking);
+  b.addStream(17, StreamFlag::kNonBlocking);
+  b.launch(16, 1, 4, 10, 100);
+  streamSync(b, 16, 5, 101);
+  if (again) streamSync(b, 16, 102, 103);
+  if (dtoh) {
+    b.copyCall("cudaMemcpy_v3020", test::kNullStream, 105, 112, 106, 110, CopyKind::kDtoH);
+  } else {
+    b.memset(test::kNullStream, 106, 110, b.call("cudaMemset_v3020", 105, 112));
+  }
+  b.launch(consumer, 113, 116, 118, 200);
+  return explicitSyncNeeds(b);
+}
+
+TEST_CASE("needed syncs: a synchronize that waits for nothing new orders nothing") {
+  using diagnosis::SyncNeed;
+  // The second synchronize waits for the kernel the first already waited for: the memset is
+  // ordered after it either way.
+  CHECK(syncBeforeSynchronousCall(true, false, 16) ==
+        std::vector<SyncNeed>{SyncNeed::kKept, SyncNeed::kRemovable});
 }
 
 }  // namespace

@@ -94,6 +94,8 @@ class ProgramOrder {
     for (const OrderEdge& e : edges) next_[e.from].push_back(e.to);
   }
 
+  Ns issued(std::size_t position) const { return issued_[position]; }
+
   // Whether op `from` is ordered before one of `targets` (all issued before `bound`).
   bool orderedBefore(std::size_t from, const std::vector<std::size_t>& targets, Ns bound) const {
     std::vector<std::size_t> stack{from};
@@ -160,10 +162,25 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
   std::vector<SyncNeed> needs(host.barriers.size(), SyncNeed::kNotASync);
   const std::map<ThreadKey, ThreadCalls> threads = callsByThread(view);
   const ProgramOrder order(view);
+  // Per stream: the issue time up to which the current thread's blocking calls so far waited for
+  // its ops (barriers are grouped by thread, in start order).
+  std::unordered_map<std::uint64_t, Ns> waited_up_to;
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
     const HostBarrier& barrier = host.barriers[b];
+    if (barrier.previous < 0) waited_up_to.clear();
+    // A synchronize whose every op the thread had already waited for orders nothing more.
+    bool orders_nothing = !barrier.waited_for.empty();
+    for (std::size_t p : barrier.waited_for) {
+      const std::uint64_t stream = DeviceView::streamKey(view.op(view.ops()[p]));
+      const auto up_to = waited_up_to.find(stream);
+      if (up_to == waited_up_to.end() || up_to->second < order.issued(p)) {
+        orders_nothing = false;
+        waited_up_to[stream] = order.issued(p);
+      }
+    }
     if (!isExplicitSync(view.callKind(barrier.call))) continue;
     needs[b] = SyncNeed::kRemovable;
+    if (orders_nothing) continue;
     const RuntimeCall& call = view.call(barrier.call);
     const auto t = threads.find({call.pid, call.tid});
     if (t == threads.end()) continue;

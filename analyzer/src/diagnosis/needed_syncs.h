@@ -16,7 +16,8 @@
 //     the synchronize is removable); or the host touches managed
 //     memory before that call (a CPU page fault of the process, or a migration to the host): it
 //     reads what the GPU wrote, which the synchronize protects;
-//   - kRemovable: every other synchronize.
+//   - kRemovable: every other synchronize, and one whose every op the thread's earlier blocking
+//     calls already waited for (a second synchronize of the same work): it orders nothing.
 #pragma once
 
 #include <vector>
