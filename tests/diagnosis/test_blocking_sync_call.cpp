@@ -212,5 +212,16 @@ TEST_CASE("needed syncs: a synchronize that waits for nothing new orders nothing
         std::vector<SyncNeed>{SyncNeed::kKept, SyncNeed::kRemovable});
 }
 
+TEST_CASE("needed syncs: a memset that prepares another stream's work needs no synchronize") {
+  using diagnosis::SyncNeed;
+  // The memset's consumer runs on the stream the synchronize waited for: it may overwrite what
+  // that stream's kernel used, and the synchronize protects it.
+  CHECK(syncBeforeSynchronousCall(false, false, 16) == std::vector<SyncNeed>{SyncNeed::kKept});
+  // Its consumer runs on another stream: the memset prepares a buffer of its own.
+  CHECK(syncBeforeSynchronousCall(false, false, 17) == std::vector<SyncNeed>{SyncNeed::kRemovable});
+  // A DtoH copy reads what the kernel may have written, whoever uses it next.
+  CHECK(syncBeforeSynchronousCall(false, true, 17) == std::vector<SyncNeed>{SyncNeed::kKept});
+}
+
 }  // namespace
 }  // namespace cuoverlap

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
@@ -20,6 +21,8 @@ using ThreadKey = std::pair<std::uint32_t, std::uint32_t>;  // (pid, tid)
 struct WorkCall {
   Ns start = 0;
   bool synchronous = false;            // cudaMemcpy, cudaMemset
+  bool reads_gpu_written = true;       // its op may read what GPU work wrote (readsGpuWritten)
+  std::optional<std::uint64_t> stream; // its op's DeviceView::streamKey
   const GpuOp* legacy_op = nullptr;    // its op, when that ran on the legacy default stream
   bool operator<(const WorkCall& other) const { return start < other.start; }
 };
@@ -35,16 +38,24 @@ struct ThreadCalls {
   std::vector<WorkCall> work_calls;   // sorted by start
 };
 
+// Whether an op reads memory that GPU work writes: a copy from device, array or managed memory
+// (or memory of unknown kind). A memset reads nothing, and a copy from pageable or pinned host
+// memory reads what the host wrote.
+bool readsGpuWritten(const GpuOp& op) {
+  if (op.kind != OpKind::kMemcpy) return false;
+  return op.src_kind != MemKind::kPageable && op.src_kind != MemKind::kPinned;
+}
+
 std::map<ThreadKey, ThreadCalls> callsByThread(const DeviceView& view) {
   std::map<ThreadKey, ThreadCalls> threads;
-  std::unordered_map<std::size_t, const GpuOp*> legacy_op_of_call;
+  std::unordered_map<std::size_t, const GpuOp*> op_of_call;
   std::size_t position = 0;
   for (const ScopedOp& scoped : view.ops()) {
     const std::size_t at = position++;
     const GpuOp& op = view.op(scoped);
     const auto launch = view.launchCall(op);
     if (!launch) continue;
-    if (view.onLegacyDefaultStream(op)) legacy_op_of_call.emplace(*launch, &op);
+    op_of_call.emplace(*launch, &op);
     if (engineOf(op) != Engine::kD2H || view.callKind(*launch) != ApiKind::kMemcpyAsync) continue;
     const RuntimeCall& c = view.call(*launch);
     threads[{c.pid, c.tid}].async_dtoh.push_back({c.start, at});
@@ -57,9 +68,17 @@ std::map<ThreadKey, ThreadCalls> callsByThread(const DeviceView& view) {
       continue;
     }
     const RuntimeCall& c = view.call(call);
-    const auto legacy = legacy_op_of_call.find(call);
-    threads[{c.pid, c.tid}].work_calls.push_back(
-        {c.start, sync, legacy != legacy_op_of_call.end() ? legacy->second : nullptr});
+    const auto op = op_of_call.find(call);
+    const GpuOp* issued = op != op_of_call.end() ? op->second : nullptr;
+    WorkCall work;
+    work.start = c.start;
+    work.synchronous = sync;
+    if (issued != nullptr) {
+      work.reads_gpu_written = readsGpuWritten(*issued);
+      work.stream = DeviceView::streamKey(*issued);
+      if (view.onLegacyDefaultStream(*issued)) work.legacy_op = issued;
+    }
+    threads[{c.pid, c.tid}].work_calls.push_back(work);
   }
   for (auto& [key, t] : threads) {
     std::sort(t.async_dtoh.begin(), t.async_dtoh.end());
@@ -156,6 +175,22 @@ bool legacyStreamOrders(const DeviceView& view, const GpuOp& legacy_op, const Ru
   return true;
 }
 
+// Whether the work a synchronous call that only writes (a memset, a copy from host memory)
+// prepares runs on other streams than the synchronize waited for: the thread's first asynchronous
+// work call after it goes to none of their streams. A stream's next work after such a call reuses
+// the buffers its earlier work used (the next iteration's input overwritten: the synchronize
+// protects them); work for other streams takes a buffer of its own.
+bool preparesOtherStreams(const DeviceView& view, const std::vector<std::size_t>& waited,
+                          std::vector<WorkCall>::const_iterator call,
+                          std::vector<WorkCall>::const_iterator end) {
+  auto consumer = std::find_if(std::next(call), end, [](const WorkCall& w) { return !w.synchronous; });
+  if (consumer == end || !consumer->stream) return false;
+  for (std::size_t p : waited) {
+    if (DeviceView::streamKey(view.op(view.ops()[p])) == *consumer->stream) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host) {
@@ -195,11 +230,13 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
       brings_back = order.orderedBefore(d->position, barrier.waited_for, call.start);
     }
     const auto& work = t->second.work_calls;
-    const auto next = std::lower_bound(work.begin(), work.end(), WorkCall{call.end});
+    const auto next = std::partition_point(work.begin(), work.end(),
+                                           [&](const WorkCall& w) { return w.start < call.end; });
     // A synchronous copy on the legacy stream orders itself after blocking streams' work.
     const bool orders_sync_copy =
         next != work.end() && next->synchronous &&
-        !(next->legacy_op != nullptr && legacyStreamOrders(view, *next->legacy_op, call, barrier.waited_for));
+        !(next->legacy_op != nullptr && legacyStreamOrders(view, *next->legacy_op, call, barrier.waited_for)) &&
+        !(!next->reads_gpu_written && preparesOtherStreams(view, barrier.waited_for, next, work.end()));
     const Ns next_work = next != work.end() ? next->start : std::numeric_limits<Ns>::max();
     const bool host_reads_managed =
         hostTouchesManaged(view.trace().unified_memory, call.pid, call.end, next_work);

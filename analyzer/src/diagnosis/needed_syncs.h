@@ -13,7 +13,10 @@
 //     synchronize is what orders them after the work they read (unless the call's op ran on the
 //     legacy stream and all the synchronize waited for ran on the legacy stream or blocking
 //     streams of its context: the legacy stream's implicit barrier orders the call by itself, and
-//     the synchronize is removable); or the host touches managed
+//     the synchronize is removable; and unless the call only writes — a memset, a copy from host
+//     memory — for work on other streams than the synchronize waited for: the thread's next
+//     asynchronous work after it goes to none of them, so the call prepares a buffer of that
+//     work's own, not one the waited-for work used); or the host touches managed
 //     memory before that call (a CPU page fault of the process, or a migration to the host): it
 //     reads what the GPU wrote, which the synchronize protects;
 //   - kRemovable: every other synchronize, and one whose every op the thread's earlier blocking
