@@ -2,7 +2,8 @@
 // on the legacy default stream, which orders that copy after blocking streams' work by itself, is
 // removable, and its removal gives back the host work between the two (not the copy's wait); and
 // the legacy stream's implicit barrier edges (diagnosis/legacy_barriers.h); and what a synchronize
-// before such a copy orders when another host thread's work is in flight (needed_syncs.h).
+// before such a copy orders when another host thread's work is in flight, and which synchronizes
+// bring an asynchronous DtoH copy's result back (needed_syncs.h).
 #include <catch2/catch.hpp>
 
 #include "diagnosis/device_view.h"
@@ -126,6 +127,100 @@ std::vector<diagnosis::SyncNeed> readThenMemset(std::uint32_t other_tid) {
 TEST_CASE("needed syncs: another thread's work does not keep a synchronize before a legacy call") {
   CHECK(readThenMemset(2) == std::vector<diagnosis::SyncNeed>{diagnosis::SyncNeed::kDeferrable});
   CHECK(readThenMemset(1) == std::vector<diagnosis::SyncNeed>{diagnosis::SyncNeed::kKept});
+}
+
+// A cudaStreamSynchronize of `stream` from `start_us` to `end_us`, with its synchronization record.
+void streamSync(TraceBuilder& b, std::uint32_t stream, double start_us, double end_us) {
+  SyncEvent sync;
+  sync.start = TraceBuilder::ns(start_us);
+  sync.end = TraceBuilder::ns(end_us);
+  sync.correlation_id = b.call("cudaStreamSynchronize_v3020", start_us, end_us);
+  sync.stream_id = stream;
+  sync.context_id = 1;
+  sync.pid = 4242;
+  sync.type = SyncType::kStreamSynchronize;
+  b.trace().syncs.push_back(sync);
+}
+
+// What the host needs of each explicit synchronize of `b`'s trace, in call order.
+std::vector<diagnosis::SyncNeed> explicitSyncNeeds(TraceBuilder& b) {
+  const Trace trace = b.build();
+  const diagnosis::DeviceView view(trace, Scope{}, 0);
+  const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+  std::vector<diagnosis::SyncNeed> syncs;
+  for (diagnosis::SyncNeed need : diagnosis::syncNeeds(view, host)) {
+    if (need != diagnosis::SyncNeed::kNotASync) syncs.push_back(need);
+  }
+  return syncs;
+}
+
+// One thread: an asynchronous DtoH copy on non-blocking stream 16 (10-30 µs), a kernel on
+// non-blocking stream 17 (12-200 µs), then a synchronize of `synced` (40-201 µs) and a kernel
+// after it. With `wait`, stream 17 first waits on an event recorded on 16 after the copy.
+diagnosis::SyncNeed streamSyncAfterDtoH(std::uint32_t synced, bool wait) {
+  TraceBuilder b;
+  b.addStream(16, StreamFlag::kNonBlocking);
+  b.addStream(17, StreamFlag::kNonBlocking);
+  b.copyCall("cudaMemcpyAsync_v3020", 16, 1, 3, 10, 30, CopyKind::kDtoH, MemKind::kPinned);
+  if (wait) {
+    b.eventRecord(16, 1, 4, 5);
+    b.streamWaitEvent(17, 6, 7, 1);
+  }
+  b.launch(17, 8, 11, 31, 200);
+  streamSync(b, synced, 40, 201);
+  b.launch(17, 210, 215, 220, 300);
+  const std::vector<diagnosis::SyncNeed> syncs = explicitSyncNeeds(b);
+  REQUIRE(syncs.size() == 1);
+  return syncs.front();
+}
+
+TEST_CASE("needed syncs: only a synchronize that waited for a DtoH copy brings its result back") {
+  // Synchronizing the copy's own stream waits for it: the host may be about to read it.
+  CHECK(streamSyncAfterDtoH(16, false) == diagnosis::SyncNeed::kDeferrable);
+  // Another stream's synchronize leaves the copy in flight: the host cannot rely on it to read the
+  // result, so the synchronize brings nothing back.
+  CHECK(streamSyncAfterDtoH(17, false) == diagnosis::SyncNeed::kRemovable);
+  // Unless that stream waited on an event recorded after the copy.
+  CHECK(streamSyncAfterDtoH(17, true) == diagnosis::SyncNeed::kDeferrable);
+}
+
+// One thread: a kernel on non-blocking stream 16 (10-100 µs), a synchronize of 16 (5-101 µs),
+// with `again` a second one (102-103 µs), then a synchronous call on the legacy stream (a
+// cudaMemset, or with `dtoh` a cudaMemcpy DtoH) and a kernel on `consumer`.
+std::vector<diagnosis::SyncNeed> syncBeforeSynchronousCall(bool again, bool dtoh,
+                                                           std::uint32_t consumer) {
+  TraceBuilder b;
+  b.addStream(16, StreamFlag::kNonBlocking);
+  b.addStream(17, StreamFlag::kNonBlocking);
+  b.launch(16, 1, 4, 10, 100);
+  streamSync(b, 16, 5, 101);
+  if (again) streamSync(b, 16, 102, 103);
+  if (dtoh) {
+    b.copyCall("cudaMemcpy_v3020", test::kNullStream, 105, 112, 106, 110, CopyKind::kDtoH);
+  } else {
+    b.memset(test::kNullStream, 106, 110, b.call("cudaMemset_v3020", 105, 112));
+  }
+  b.launch(consumer, 113, 116, 118, 200);
+  return explicitSyncNeeds(b);
+}
+
+TEST_CASE("needed syncs: a synchronize that waits for nothing new orders nothing") {
+  using diagnosis::SyncNeed;
+  // The second synchronize waits for the kernel the first already waited for: the memset is
+  // ordered after it either way.
+  CHECK(syncBeforeSynchronousCall(true, false, 16) ==
+        std::vector<SyncNeed>{SyncNeed::kKept, SyncNeed::kRemovable});
+}
+
+TEST_CASE("needed syncs: a memset that prepares another stream's work needs no synchronize") {
+  using diagnosis::SyncNeed;
+  // The memset's consumer runs on the stream the synchronize waited for: it may overwrite what
+  // that stream's kernel used, and the synchronize protects it.
+  CHECK(syncBeforeSynchronousCall(false, false, 16) == std::vector<SyncNeed>{SyncNeed::kKept});
+  // Its consumer runs on another stream: the memset prepares a buffer of its own.
+  CHECK(syncBeforeSynchronousCall(false, false, 17) == std::vector<SyncNeed>{SyncNeed::kRemovable});
+  // A DtoH copy reads what the kernel may have written, whoever uses it next.
+  CHECK(syncBeforeSynchronousCall(false, true, 17) == std::vector<SyncNeed>{SyncNeed::kKept});
 }
 
 }  // namespace

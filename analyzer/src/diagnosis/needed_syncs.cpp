@@ -4,10 +4,13 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
 #include "diagnosis/api_names.h"
+#include "diagnosis/legacy_barriers.h"
+#include "diagnosis/stream_waits.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
@@ -18,26 +21,44 @@ using ThreadKey = std::pair<std::uint32_t, std::uint32_t>;  // (pid, tid)
 struct WorkCall {
   Ns start = 0;
   bool synchronous = false;            // cudaMemcpy, cudaMemset
+  bool reads_gpu_written = true;       // its op may read what GPU work wrote (readsGpuWritten)
+  std::optional<std::uint64_t> stream; // its op's DeviceView::streamKey
   const GpuOp* legacy_op = nullptr;    // its op, when that ran on the legacy default stream
   bool operator<(const WorkCall& other) const { return start < other.start; }
 };
 
-struct ThreadCalls {
-  std::vector<Ns> async_dtoh;        // starts of async DtoH copy calls, sorted
-  std::vector<WorkCall> work_calls;  // sorted by start
+struct AsyncDtoH {
+  Ns start = 0;              // of its call
+  std::size_t position = 0;  // of its op in view.ops()
+  bool operator<(const AsyncDtoH& other) const { return start < other.start; }
 };
+
+struct ThreadCalls {
+  std::vector<AsyncDtoH> async_dtoh;  // sorted by call start
+  std::vector<WorkCall> work_calls;   // sorted by start
+};
+
+// Whether an op reads memory that GPU work writes: a copy from device, array or managed memory
+// (or memory of unknown kind). A memset reads nothing, and a copy from pageable or pinned host
+// memory reads what the host wrote.
+bool readsGpuWritten(const GpuOp& op) {
+  if (op.kind != OpKind::kMemcpy) return false;
+  return op.src_kind != MemKind::kPageable && op.src_kind != MemKind::kPinned;
+}
 
 std::map<ThreadKey, ThreadCalls> callsByThread(const DeviceView& view) {
   std::map<ThreadKey, ThreadCalls> threads;
-  std::unordered_map<std::size_t, const GpuOp*> legacy_op_of_call;
+  std::unordered_map<std::size_t, const GpuOp*> op_of_call;
+  std::size_t position = 0;
   for (const ScopedOp& scoped : view.ops()) {
+    const std::size_t at = position++;
     const GpuOp& op = view.op(scoped);
     const auto launch = view.launchCall(op);
     if (!launch) continue;
-    if (view.onLegacyDefaultStream(op)) legacy_op_of_call.emplace(*launch, &op);
+    op_of_call.emplace(*launch, &op);
     if (engineOf(op) != Engine::kD2H || view.callKind(*launch) != ApiKind::kMemcpyAsync) continue;
     const RuntimeCall& c = view.call(*launch);
-    threads[{c.pid, c.tid}].async_dtoh.push_back(c.start);
+    threads[{c.pid, c.tid}].async_dtoh.push_back({c.start, at});
   }
   for (std::size_t call : view.calls()) {
     const ApiKind kind = view.callKind(call);
@@ -47,9 +68,17 @@ std::map<ThreadKey, ThreadCalls> callsByThread(const DeviceView& view) {
       continue;
     }
     const RuntimeCall& c = view.call(call);
-    const auto legacy = legacy_op_of_call.find(call);
-    threads[{c.pid, c.tid}].work_calls.push_back(
-        {c.start, sync, legacy != legacy_op_of_call.end() ? legacy->second : nullptr});
+    const auto op = op_of_call.find(call);
+    const GpuOp* issued = op != op_of_call.end() ? op->second : nullptr;
+    WorkCall work;
+    work.start = c.start;
+    work.synchronous = sync;
+    if (issued != nullptr) {
+      work.reads_gpu_written = readsGpuWritten(*issued);
+      work.stream = DeviceView::streamKey(*issued);
+      if (view.onLegacyDefaultStream(*issued)) work.legacy_op = issued;
+    }
+    threads[{c.pid, c.tid}].work_calls.push_back(work);
   }
   for (auto& [key, t] : threads) {
     std::sort(t.async_dtoh.begin(), t.async_dtoh.end());
@@ -57,6 +86,55 @@ std::map<ThreadKey, ThreadCalls> callsByThread(const DeviceView& view) {
   }
   return threads;
 }
+
+// The order the program imposes on its ops: each stream's issue order, the recorded stream waits
+// and the legacy stream's implicit barriers (legacy_barriers.h). Whether one op is ordered before
+// another is a search forward from it over ops issued before a bound: every edge runs from an op
+// to one issued later, so nothing issued before the first can lie between.
+class ProgramOrder {
+ public:
+  explicit ProgramOrder(const DeviceView& view) : issued_(view.ops().size()), next_(view.ops().size()) {
+    std::map<std::uint64_t, std::vector<std::pair<Ns, std::size_t>>> streams;
+    std::size_t position = 0;
+    for (const ScopedOp& scoped : view.ops()) {
+      const GpuOp& op = view.op(scoped);
+      const auto launch = view.launchCall(op);
+      issued_[position] = launch ? view.call(*launch).start : scoped.start;
+      streams[DeviceView::streamKey(op)].emplace_back(issued_[position], position);
+      ++position;
+    }
+    for (auto& [key, list] : streams) {
+      std::sort(list.begin(), list.end());
+      for (std::size_t i = 0; i + 1 < list.size(); ++i) next_[list[i].second].push_back(list[i + 1].second);
+    }
+    std::vector<OrderEdge> edges = waitEdges(streamWaits(view));
+    const std::vector<OrderEdge> legacy = legacyBarrierEdges(view);
+    edges.insert(edges.end(), legacy.begin(), legacy.end());
+    for (const OrderEdge& e : edges) next_[e.from].push_back(e.to);
+  }
+
+  Ns issued(std::size_t position) const { return issued_[position]; }
+
+  // Whether op `from` is ordered before one of `targets` (all issued before `bound`).
+  bool orderedBefore(std::size_t from, const std::vector<std::size_t>& targets, Ns bound) const {
+    std::vector<std::size_t> stack{from};
+    std::unordered_map<std::size_t, bool> seen{{from, true}};
+    while (!stack.empty()) {
+      const std::size_t p = stack.back();
+      stack.pop_back();
+      if (std::find(targets.begin(), targets.end(), p) != targets.end()) return true;
+      for (std::size_t q : next_[p]) {
+        if (issued_[q] >= bound || !seen.emplace(q, true).second) continue;
+        stack.push_back(q);
+      }
+    }
+    return false;
+  }
+
+ private:
+  std::vector<Ns> issued_;                      // per op: its launch call's start
+  std::vector<std::vector<std::size_t>> next_;  // per op: the ops ordered right after it
+};
 
 // Whether the host touched managed memory in [from, to): a CPU page fault of the process, or a
 // migration to the host, which is how a host read of what the GPU wrote shows in a trace.
@@ -97,15 +175,47 @@ bool legacyStreamOrders(const DeviceView& view, const GpuOp& legacy_op, const Ru
   return true;
 }
 
+// Whether the work a synchronous call that only writes (a memset, a copy from host memory)
+// prepares runs on other streams than the synchronize waited for: the thread's first asynchronous
+// work call after it goes to none of their streams. A stream's next work after such a call reuses
+// the buffers its earlier work used (the next iteration's input overwritten: the synchronize
+// protects them); work for other streams takes a buffer of its own.
+bool preparesOtherStreams(const DeviceView& view, const std::vector<std::size_t>& waited,
+                          std::vector<WorkCall>::const_iterator call,
+                          std::vector<WorkCall>::const_iterator end) {
+  auto consumer = std::find_if(std::next(call), end, [](const WorkCall& w) { return !w.synchronous; });
+  if (consumer == end || !consumer->stream) return false;
+  for (std::size_t p : waited) {
+    if (DeviceView::streamKey(view.op(view.ops()[p])) == *consumer->stream) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host) {
   std::vector<SyncNeed> needs(host.barriers.size(), SyncNeed::kNotASync);
   const std::map<ThreadKey, ThreadCalls> threads = callsByThread(view);
+  const ProgramOrder order(view);
+  // Per stream: the issue time up to which the current thread's blocking calls so far waited for
+  // its ops (barriers are grouped by thread, in start order).
+  std::unordered_map<std::uint64_t, Ns> waited_up_to;
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
     const HostBarrier& barrier = host.barriers[b];
+    if (barrier.previous < 0) waited_up_to.clear();
+    // A synchronize whose every op the thread had already waited for orders nothing more.
+    bool orders_nothing = !barrier.waited_for.empty();
+    for (std::size_t p : barrier.waited_for) {
+      const std::uint64_t stream = DeviceView::streamKey(view.op(view.ops()[p]));
+      const auto up_to = waited_up_to.find(stream);
+      if (up_to == waited_up_to.end() || up_to->second < order.issued(p)) {
+        orders_nothing = false;
+        waited_up_to[stream] = order.issued(p);
+      }
+    }
     if (!isExplicitSync(view.callKind(barrier.call))) continue;
     needs[b] = SyncNeed::kRemovable;
+    if (orders_nothing) continue;
     const RuntimeCall& call = view.call(barrier.call);
     const auto t = threads.find({call.pid, call.tid});
     if (t == threads.end()) continue;
@@ -113,14 +223,20 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
                          ? host.barriers[static_cast<std::size_t>(barrier.previous)].end
                          : std::numeric_limits<Ns>::min();
     const auto& dtoh = t->second.async_dtoh;
-    const auto first = std::upper_bound(dtoh.begin(), dtoh.end(), since);
-    const bool brings_back = first != dtoh.end() && *first < call.start;
+    // Only a copy the synchronize waited for can be what the host is about to read.
+    bool brings_back = false;
+    for (auto d = std::upper_bound(dtoh.begin(), dtoh.end(), AsyncDtoH{since, 0});
+         d != dtoh.end() && d->start < call.start && !brings_back; ++d) {
+      brings_back = order.orderedBefore(d->position, barrier.waited_for, call.start);
+    }
     const auto& work = t->second.work_calls;
-    const auto next = std::lower_bound(work.begin(), work.end(), WorkCall{call.end});
+    const auto next = std::partition_point(work.begin(), work.end(),
+                                           [&](const WorkCall& w) { return w.start < call.end; });
     // A synchronous copy on the legacy stream orders itself after blocking streams' work.
     const bool orders_sync_copy =
         next != work.end() && next->synchronous &&
-        !(next->legacy_op != nullptr && legacyStreamOrders(view, *next->legacy_op, call, barrier.waited_for));
+        !(next->legacy_op != nullptr && legacyStreamOrders(view, *next->legacy_op, call, barrier.waited_for)) &&
+        !(!next->reads_gpu_written && preparesOtherStreams(view, barrier.waited_for, next, work.end()));
     const Ns next_work = next != work.end() ? next->start : std::numeric_limits<Ns>::max();
     const bool host_reads_managed =
         hostTouchesManaged(view.trace().unified_memory, call.pid, call.end, next_work);

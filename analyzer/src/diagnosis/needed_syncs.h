@@ -1,5 +1,8 @@
 // What the host needs of each explicit synchronize, so that a finding advises the fix that fits:
-//   - kDeferrable: the thread issued an asynchronous DtoH copy since its previous blocking call:
+//   - kDeferrable: the thread issued an asynchronous DtoH copy since its previous blocking call
+//     that the synchronize waits for (the program orders it before what the synchronize waited
+//     for: stream order, recorded stream waits, the legacy stream's barriers; a synchronize of
+//     another stream leaves the copy in flight, so the host cannot rely on it to read the result):
 //     the host may be about to read what the copy brings back (PyTorch's .item(), CuPy's get(), a
 //     loss printed). Whether it reads it before the next step a trace cannot show, so the fix
 //     assumed is the one that holds either way (the lab's defer-read): wait for the previous
@@ -10,10 +13,14 @@
 //     synchronize is what orders them after the work they read (unless the call's op ran on the
 //     legacy stream and all the synchronize waited for ran on the legacy stream or blocking
 //     streams of its context: the legacy stream's implicit barrier orders the call by itself, and
-//     the synchronize is removable); or the host touches managed
+//     the synchronize is removable; and unless the call only writes — a memset, a copy from host
+//     memory — for work on other streams than the synchronize waited for: the thread's next
+//     asynchronous work after it goes to none of them, so the call prepares a buffer of that
+//     work's own, not one the waited-for work used); or the host touches managed
 //     memory before that call (a CPU page fault of the process, or a migration to the host): it
 //     reads what the GPU wrote, which the synchronize protects;
-//   - kRemovable: every other synchronize.
+//   - kRemovable: every other synchronize, and one whose every op the thread's earlier blocking
+//     calls already waited for (a second synchronize of the same work): it orders nothing.
 #pragma once
 
 #include <vector>
