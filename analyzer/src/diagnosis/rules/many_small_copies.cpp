@@ -28,6 +28,7 @@
 #include "diagnosis/cost_ledger.h"
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/host_time_given.h"
+#include "diagnosis/legacy_barriers.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/stream_waits.h"
@@ -140,8 +141,12 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
   }
   std::sort(faster.begin(), faster.end(),
             [](const FasterOp& a, const FasterOp& b) { return a.position < b.position; });
-  const ScheduleModel model(view, host);
-  const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
+  // Merging leaves every op on its stream: the legacy stream's implicit barriers stay, in both
+  // schedules.
+  std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
+  const std::vector<OrderEdge> barriers = legacyBarrierEdges(view);
+  waits.insert(waits.end(), barriers.begin(), barriers.end());
+  const ScheduleModel model(view, host, waits);
   std::vector<HostTimeGiven> given;
   for (const std::size_t call : async_removed) {
     given.push_back({call, view.call(call).end - view.call(call).start});
