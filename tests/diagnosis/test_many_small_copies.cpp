@@ -61,6 +61,16 @@ TEST_CASE("many-small-copies: large copies and copies split by other work do not
     split.launch(13, t + 5, t + 6, t + 7, t + 27);
   }
   CHECK(test::findingById(test::findingsOf(split.build()), "many-small-copies") == nullptr);
+
+  // The same thread's kernel between two copies splits them though it runs on another stream: a
+  // loop that uploads, computes and reads back is not one transfer split into pieces.
+  TraceBuilder looped;
+  for (int i = 0; i < 20; ++i) {
+    const double t = 30.0 * i;
+    looped.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 4, t + 3, t + 5, CopyKind::kHtoD).bytes = 4096;
+    looped.launch(14, t + 5, t + 6, t + 7, t + 27);
+  }
+  CHECK(test::findingById(test::findingsOf(looped.build()), "many-small-copies") == nullptr);
 }
 
 TEST_CASE("many-small-copies: a copy is small when its bytes take no longer than its fixed costs") {

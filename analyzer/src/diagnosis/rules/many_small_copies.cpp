@@ -1,6 +1,7 @@
-// many-small-copies: runs of at least two copies of one direction (HtoD or DtoH) that one thread
-// issued one after another on a stream, no other op of that thread on the stream between them
-// (no one copy carries pieces that two threads issued), each of them small: even pinned,
+// many-small-copies: runs of at least two copies of one direction (HtoD or DtoH) on one stream
+// that one thread issued back to back, launching nothing else between them on any stream (no one
+// copy carries pieces that two threads issued, or that a loop read back one by one), each of them
+// small: even pinned,
 // its time would be mostly a copy's fixed costs (at the pinned rate of its direction its bytes
 // take at most a pinned copy's time beyond its bytes, PinnedRate::latency_ns, plus the engine's
 // turnaround between copies, DeviceView::engineTurnaround; without a known rate, under 64 KiB).
@@ -35,6 +36,7 @@
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/stream_waits.h"
+#include "diagnosis/thread_launches.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
@@ -65,21 +67,22 @@ std::uint64_t issuingThread(const DeviceView& view, const GpuOp& op) {
   return (static_cast<std::uint64_t>(view.call(*call).pid) << 32) | view.call(*call).tid;
 }
 
-// Maximal runs of at least two small copies of one direction issued by one thread, consecutive
-// among that thread's ops on their stream (other threads' ops between them stay where they are:
-// copies two threads issued are two pieces of code no one copy replaces), in the order of their
-// first copies. A run is stored once its second copy comes: most small copies of a
+// Maximal runs of at least two small copies of one direction on one stream that one thread issued
+// back to back (other threads' ops between them stay where they are), in the order of their first
+// copies. A run is stored once its second copy comes: most small copies of a
 // large trace are alone, and a vector for each would be most of the diagnosis' memory.
 std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rates[2]) {
   struct Open {
     int direction = -1;  // of the thread's last op on the stream when that was a candidate copy, else -1
     std::size_t first = 0;
+    std::size_t last = 0;
     std::uint64_t bytes = 0;
     Ns time = 0;
     std::int64_t run = -1;  // index in runs once a second copy joined
   };
   std::vector<CopyRun> runs;
   std::map<std::pair<std::uint64_t, std::uint64_t>, Open> open;  // per (stream, issuing thread)
+  const ThreadLaunches launches(view);
   std::size_t position = 0;
   for (const ScopedOp& scoped : view.ops()) {
     const std::size_t at = position++;
@@ -91,10 +94,15 @@ std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rate
       continue;
     }
     const Ns time = scoped.end - scoped.start;
-    if (state.direction != d) {
-      state = Open{d, at, op.bytes, time, -1};
+    // Issued back to back: the thread launched nothing else between them, on any stream (without
+    // launch calls, consecutive on the stream).
+    const auto previous = launches.before(at);
+    const bool next = !view.launchCall(op) || (previous && *previous == state.last);
+    if (state.direction != d || !next) {
+      state = Open{d, at, at, op.bytes, time, -1};
       continue;
     }
+    state.last = at;
     if (state.run < 0) {
       runs.push_back({{state.first}, state.bytes, state.time, d});
       state.run = static_cast<std::int64_t>(runs.size() - 1);
