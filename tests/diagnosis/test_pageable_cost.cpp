@@ -80,9 +80,10 @@ TEST_CASE("pageable-memcpy keeps a download after the kernel its thread launched
   // A kernel on stream 13 (3-503 µs), then a pageable DtoH cudaMemcpy on the legacy stream whose
   // call began at 5 µs: its copy ran 510-530 behind the kernel (the legacy stream's barrier) and
   // the call returned at 640 (staging out). Pinned, the copy no longer waits for staging to start,
-  // but it still reads the kernel's result: 503-523, the call returns 5 µs later and the next
-  // kernel (launched 3 µs after it) runs 531-631: span 740 (the model's: the next kernel released
-  // when its launch returned) -> 628 µs. Starting the copy 5 µs after its call began, beside the
+  // but it still reads the kernel's result and stays behind the barrier, keeping the 7 µs it took
+  // to start after it (a recorded constraint): 510-530, the call returns 5 µs later and the next
+  // kernel (launched 3 µs after it) runs 538-638: span 740 (the model's: the next kernel released
+  // when its launch returned) -> 635 µs. Starting the copy 5 µs after its call began, beside the
   // kernel, claimed 140 µs.
   TraceBuilder b;
   b.launch(13, 0, 2, 3, 503);
@@ -91,7 +92,28 @@ TEST_CASE("pageable-memcpy keeps a download after the kernel its thread launched
   const auto findings = findingsOf(b.build());
   const Finding* f = findingById(findings, "pageable-memcpy");
   REQUIRE(f != nullptr);
-  CHECK(fixSavingNs(*f) == 112'000);
+  CHECK(fixSavingNs(*f) == 105'000);
+}
+
+TEST_CASE("pageable-memcpy keeps the legacy stream's barrier: pinned copies still wait behind it") {
+  // A 1000 µs kernel of 8 blocks on the legacy stream (5-1005), then a pageable HtoD copy on the
+  // blocking stream 13 whose call began at 3: the legacy stream's barrier held the copy back to
+  // 1005, and a 500 µs kernel of 8 blocks on stream 13 followed it (1016-1516). Pinned, the copy
+  // is on stream 13 still, behind the barrier: only its 5 µs become 1.58 (4 KiB at 52.3 GB/s plus
+  // the 1.5 µs fixed cost) and the kernel is launched earlier: 8.4 µs. Without the barrier in the
+  // what-if both ran beside the legacy kernel and the fix was costed 510 µs.
+  TraceBuilder b;
+  b.trace().devices[0].pcie_generation = 5;
+  b.trace().devices[0].pcie_width = 16;
+  b.launch(kNullStream, 0, 2, 5, 1005).grid_blocks = 8;
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 3, 1012, 1005, 1010, CopyKind::kHtoD, MemKind::kPageable)
+      .bytes = 4096;
+  b.launch(13, 1013, 1015, 1016, 1516).grid_blocks = 8;
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "pageable-memcpy");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) > 0);
+  CHECK(fixSavingNs(*f) < 20'000);
 }
 
 TEST_CASE("pageable-memcpy leaves host-to-host copies alone") {

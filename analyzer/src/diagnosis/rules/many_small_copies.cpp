@@ -1,5 +1,7 @@
-// many-small-copies: runs of at least two copies of one direction (HtoD or DtoH) that follow one
-// another on a stream, no other op of the stream between them, each of them small: even pinned,
+// many-small-copies: runs of at least two copies of one direction (HtoD or DtoH) on one stream
+// that one thread issued back to back, launching nothing else between them on any stream (no one
+// copy carries pieces that two threads issued, or that a loop read back one by one), each of them
+// small: even pinned,
 // its time would be mostly a copy's fixed costs (at the pinned rate of its direction its bytes
 // take at most a pinned copy's time beyond its bytes, PinnedRate::latency_ns, plus the engine's
 // turnaround between copies, DeviceView::engineTurnaround; without a known rate, under 64 KiB).
@@ -13,7 +15,9 @@
 //     costs), longer than it took, and its later copies taking none (nor the engine's turnaround);
 //   - the later copies' calls gone: one that blocked its thread (cudaMemcpy, or a copy of
 //     pageable memory, host_timeline.h) no longer does, and the host time of an asynchronous one
-//     is given back to the thread's later launches until its next blocking call.
+//     is given back to the thread's later launches until its next blocking call;
+//   - the legacy stream's implicit barriers (legacy_barriers.h) in both schedules, except those of
+//     the later copies, which the fixed program no longer issues.
 // What makes copies faster also lowers the ideal: that part is Finding::ideal_reduction_ns.
 // Where (ledger): the runs' copies. Not reported under 10 µs.
 // Needs: copy sizes; launch calls for the host part.
@@ -22,15 +26,17 @@
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <unordered_map>
+#include <utility>
 
 #include "cuoverlap/units.h"
 #include "diagnosis/cost_ledger.h"
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/host_time_given.h"
+#include "diagnosis/legacy_barriers.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/stream_waits.h"
+#include "diagnosis/thread_launches.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
@@ -54,34 +60,49 @@ bool small(const GpuOp& op, const PinnedRate& rate, Ns turnaround) {
   return static_cast<double>(op.bytes) <= rate.bytes_per_ns * static_cast<double>(rate.latency_ns + turnaround);
 }
 
-// Maximal runs of at least two small copies of one direction, consecutive on their stream, in the
-// order of their first copies. A run is stored once its second copy comes: most small copies of a
+// The thread that issued an op (pid << 32 | tid of its launch call), 0 without one.
+std::uint64_t issuingThread(const DeviceView& view, const GpuOp& op) {
+  const auto call = view.launchCall(op);
+  if (!call) return 0;
+  return (static_cast<std::uint64_t>(view.call(*call).pid) << 32) | view.call(*call).tid;
+}
+
+// Maximal runs of at least two small copies of one direction on one stream that one thread issued
+// back to back (other threads' ops between them stay where they are), in the order of their first
+// copies. A run is stored once its second copy comes: most small copies of a
 // large trace are alone, and a vector for each would be most of the diagnosis' memory.
 std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rates[2]) {
   struct Open {
-    int direction = -1;  // of the stream's last op when that was a candidate copy, else -1
+    int direction = -1;  // of the thread's last op on the stream when that was a candidate copy, else -1
     std::size_t first = 0;
+    std::size_t last = 0;
     std::uint64_t bytes = 0;
     Ns time = 0;
     std::int64_t run = -1;  // index in runs once a second copy joined
   };
   std::vector<CopyRun> runs;
-  std::unordered_map<std::uint64_t, Open> open;  // per stream
+  std::map<std::pair<std::uint64_t, std::uint64_t>, Open> open;  // per (stream, issuing thread)
+  const ThreadLaunches launches(view);
   std::size_t position = 0;
   for (const ScopedOp& scoped : view.ops()) {
     const std::size_t at = position++;
     const GpuOp& op = view.op(scoped);
     const int d = op.isCopy() ? directionOf(op) : -1;
-    Open& state = open[DeviceView::streamKey(op)];
+    Open& state = open[{DeviceView::streamKey(op), issuingThread(view, op)}];
     if (d < 0 || !small(op, rates[d], view.engineTurnaround(engineOf(op)))) {
       state.direction = -1;
       continue;
     }
     const Ns time = scoped.end - scoped.start;
-    if (state.direction != d) {
-      state = Open{d, at, op.bytes, time, -1};
+    // Issued back to back: the thread launched nothing else between them, on any stream (without
+    // launch calls, consecutive on the stream).
+    const auto previous = launches.before(at);
+    const bool next = !view.launchCall(op) || (previous && *previous == state.last);
+    if (state.direction != d || !next) {
+      state = Open{d, at, at, op.bytes, time, -1};
       continue;
     }
+    state.last = at;
     if (state.run < 0) {
       runs.push_back({{state.first}, state.bytes, state.time, d});
       state.run = static_cast<std::int64_t>(runs.size() - 1);
@@ -140,8 +161,21 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
   }
   std::sort(faster.begin(), faster.end(),
             [](const FasterOp& a, const FasterOp& b) { return a.position < b.position; });
-  const ScheduleModel model(view, host);
+  // Merging leaves every op on its stream: the legacy stream's implicit barriers stay, in both
+  // schedules, but only for the copies the fixed program still issues (a run's later copies are
+  // gone with their barriers).
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
+  std::vector<OrderEdge> recorded = waits;
+  std::vector<OrderEdge> kept = waits;
+  std::vector<bool> removed(ops.size(), false);
+  for (const CopyRun& run : runs) {
+    for (std::size_t k = 1; k < run.positions.size(); ++k) removed[run.positions[k]] = true;
+  }
+  for (const OrderEdge& e : legacyBarrierEdges(view)) {
+    recorded.push_back(e);
+    if (!removed[e.from] && !removed[e.to]) kept.push_back(e);
+  }
+  const ScheduleModel model(view, host, recorded);
   std::vector<HostTimeGiven> given;
   for (const std::size_t call : async_removed) {
     given.push_back({call, view.call(call).end - view.call(call).start});
@@ -149,7 +183,7 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
   const std::vector<Ns> earlier = hostTimeGivenBack(view, given, host);
   barriersGivenBack(view, given, host, changed);
   const Ns saving =
-      std::max<Ns>(0, model.span(waits) - model.span(waits, earlier, faster, changed));
+      std::max<Ns>(0, model.span(recorded) - model.span(kept, earlier, faster, changed));
   const Ns reduction = std::clamp<Ns>(ledgerIdeal(view) - ledgerIdeal(view, faster), 0, saving);
   builder.estimateSaving(saving - reduction);
   builder.lowerIdeal(reduction);

@@ -26,6 +26,7 @@
 
 #include "diagnosis/cost_ledger.h"
 #include "diagnosis/finding_builder.h"
+#include "diagnosis/legacy_barriers.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/stream_waits.h"
@@ -118,8 +119,13 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
   }
   if (builder.count() == 0) return std::nullopt;
   std::sort(copies.calls.begin(), copies.calls.end());
-  const ScheduleModel model(view, buildHostTimeline(view));
+  // Pinning leaves every op on its stream: the legacy stream's implicit barriers stay, in both
+  // schedules (without them a pageable copy's thread, released sooner, let its blocking-stream
+  // work overtake legacy-stream work it could never overtake).
   std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
+  const std::vector<OrderEdge> barriers = legacyBarrierEdges(view);
+  waits.insert(waits.end(), barriers.begin(), barriers.end());
+  const ScheduleModel model(view, buildHostTimeline(view), waits);
   // A DtoH copy reads what its thread launched just before it: started sooner (no staging ahead of
   // it), it still waits for that op, as the legacy stream's barrier or the host made it wait.
   const ThreadLaunches launches(view);
