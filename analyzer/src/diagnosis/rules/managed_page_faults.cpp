@@ -117,11 +117,14 @@ Ns median(std::vector<Ns> values) {
   return values[(values.size() - 1) / 2];
 }
 
+// How many migrations after a CPU page fault are searched for the one that moved its page.
+constexpr std::ptrdiff_t kMigrationsSearched = 64;
+
 // The driver's turnaround for a migration a host thread asked for: per CPU page fault of the
 // process, the time from the fault to the start of the first DtoH migration that moves its page
 // (the driver unmapping the page on the device before it copies it); the median, 0 without any.
 // A prefetch to the device is the same request the other way (unmap on the host, copy, map), made
-// by the cudaMemPrefetchAsync call instead of a fault, and the kernel behind it waits for all of it.
+// by the cudaMemPrefetchAsync call instead of a fault; the kernel behind it waits for all of it.
 Ns migrationTurnaround(const DeviceView& view, std::uint32_t pid) {
   const UnifiedMemory& um = view.trace().unified_memory;
   std::vector<const UmMigration*> downloads;
@@ -136,7 +139,11 @@ Ns migrationTurnaround(const DeviceView& view, std::uint32_t pid) {
     if (pid != 0 && fault.pid != 0 && fault.pid != pid) continue;
     auto it = std::lower_bound(downloads.begin(), downloads.end(), fault.time,
                                [](const UmMigration* m, Ns t) { return m->start < t; });
-    for (; it != downloads.end(); ++it) {
+    // Bounded search: the driver moves a faulting page among the next few migrations, or never
+    // (it mapped the page remotely instead).
+    const auto stop = downloads.end() - it > kMigrationsSearched ? it + kMigrationsSearched
+                                                                 : downloads.end();
+    for (; it != stop; ++it) {
       const UmMigration& m = **it;
       if (m.address <= fault.address && fault.address < m.address + m.bytes) {
         turnarounds.push_back(m.start - fault.time);
@@ -182,7 +189,8 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
     floor = std::max(floor, scoped.end - scoped.start - k.stalled);
   }
   const PinnedRate rate = pinnedRate(view, Engine::kH2D);
-  const Ns turnaround = migrationTurnaround(view, view.op(view.ops()[faulting.front().position]).pid);
+  const std::uint32_t pid = view.op(view.ops()[faulting.front().position]).pid;
+  const Ns turnaround = migrationTurnaround(view, pid);
   FindingBuilder builder(view, "managed-page-faults", Severity::kWarning);
   std::vector<FasterOp> faster;
   std::uint64_t faults = 0, bytes = 0, from_clean_runs = 0;
