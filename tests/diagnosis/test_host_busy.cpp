@@ -1,8 +1,8 @@
 // host-busy's fix alone on hand-built traces: host work right after a synchronize that goes on to
 // copy an input in begins the next iteration (a loader's next batch) and can run a step ahead,
 // beside the GPU's work; host work there that goes on to launch kernels may use what the
-// synchronize waited for and stays. Host work between launches moves after them even where the
-// device was busy.
+// synchronize waited for and stays, and so does a loop's first batch, which has no step of its loop
+// before it. Host work between launches moves after them even where the device was busy.
 #include <catch2/catch.hpp>
 
 #include "findings_test_util.h"
@@ -48,6 +48,26 @@ TEST_CASE("host-busy: work after a wait runs a step ahead only when it copies an
     REQUIRE(f != nullptr);
     CHECK(fixSavingNs(*f) == 0);
   }
+}
+
+TEST_CASE("host-busy: a loader loop's first batch has no step before it to hide under") {
+  // A 1 ms kernel of another phase and its synchronize, then two steps of: 300 µs of host work
+  // making a batch, its HtoD copy, a 200 µs kernel, a synchronize. Pipelined, batch 2 is made
+  // during step 1 (it hides 200 µs: the kernel's length); batch 1 is the loop's first and stays
+  // after the phase's synchronize, not moved under the other phase's kernel.
+  TraceBuilder b;
+  b.launch(13, 1, 3, 5, 1'005);
+  b.call("cudaDeviceSynchronize_v3020", 4, 1'006);
+  for (int i = 0; i < 2; ++i) {
+    const double t = 1'006.0 + 510.0 * i;
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t + 300, t + 302, t + 303, t + 304, CopyKind::kHtoD);
+    b.launch(13, t + 302, t + 304, t + 305, t + 505);
+    b.call("cudaStreamSynchronize_v3020", t + 305, t + 510);
+  }
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "host-busy");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) == Approx(static_cast<double>(200 * kUs)).margin(10 * kUs));
 }
 
 TEST_CASE("host-busy: host work between launches moves after them even where no gap counts") {

@@ -128,6 +128,46 @@ TEST_CASE("managed-page-faults: a shape's faulting runs share the highest floor 
   CHECK(f->time_ns == Approx(static_cast<double>(1'400 * kUs - fixed)).margin(1000));
 }
 
+TEST_CASE("managed-page-faults: a prefetch also costs the driver's turnaround its CPU faults show") {
+  TraceBuilder b = linked();
+  // As the "same-shape" case above (1 ms run, 700 µs without its faults, 64 KiB in), then the host
+  // reads the buffer back: three CPU page faults, each followed by the DtoH migration of its page
+  // 30, 34 and 60 µs later (another page's migration in between does not answer a fault). The
+  // prefetch asks the driver for the same move the other way: it takes the median, 34 µs, beside
+  // its copy.
+  constexpr std::uint64_t kPage = 0x7f0000000000ull;
+  b.launch(13, 0, 5, 10, 1'010);
+  b.launch(13, 6, 8, 1'010, 1'110);
+  faultGroup(b, 100, 400, 20);
+  migration(b, 150, 160, 64 << 10);
+  const double read_us[] = {1'200, 1'400, 1'600};
+  const double turnaround_us[] = {30, 34, 60};
+  for (int i = 0; i < 3; ++i) {
+    const std::uint64_t page = kPage + (static_cast<std::uint64_t>(i) << 16);
+    b.trace().unified_memory.cpu_faults.push_back({TraceBuilder::ns(read_us[i]), page + 8, 4242});
+    UmMigration other;
+    other.start = TraceBuilder::ns(read_us[i] + 5);
+    other.end = TraceBuilder::ns(read_us[i] + 7);
+    other.bytes = 4096;
+    other.address = kPage + (9ull << 16);
+    other.pid = 4242;
+    other.direction = CopyKind::kUvmDtoH;
+    other.cause = schema::UmMigrationCause::kCoherence;
+    b.trace().unified_memory.migrations.push_back(other);
+    UmMigration back = other;
+    back.start = TraceBuilder::ns(read_us[i] + turnaround_us[i]);
+    back.end = back.start + 2 * kUs;
+    back.bytes = 64 << 10;
+    back.address = page;
+    b.trace().unified_memory.migrations.push_back(back);
+  }
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "managed-page-faults");
+  REQUIRE(f != nullptr);
+  const Ns fixed = 700 * kUs + 34 * kUs + prefetchNs(64 << 10);
+  CHECK(f->time_ns == Approx(static_cast<double>(1'000 * kUs - fixed)).margin(1000));
+}
+
 TEST_CASE("managed-page-faults: prefetched runs and other devices' faults do not fire") {
   TraceBuilder prefetched = linked();
   // cudaMemPrefetchAsync before the kernel: a user migration and prefetch-type fault records.

@@ -13,8 +13,12 @@
 // released that much sooner). A piece right after a blocking call that goes on to copy an input in
 // (a loader's next batch) begins the next iteration and runs one iteration ahead, before that call,
 // while the GPU still has the work issued before it (the call begins that much later, the thread's
-// launches after the piece and its next blocking call that much sooner); one that goes on to launch
-// kernels instead may use what the call waited for (a loss checked, an optimizer step) and stays,
+// launches after the piece and its next blocking call that much sooner), when the step that call
+// ended is one of the same loop: it too began by copying an input in (its first launch after the
+// thread's previous synchronize). After another step (a phase before the loop) the piece makes the
+// loop's first batch, which pipelining leaves in place: no step of its loop runs before it. A piece
+// that goes on to launch kernels instead may use what the call waited for (a loss checked, an
+// optimizer step) and stays,
 // as in the lab's transform, which never moves work after a synchronize or a host read. A piece
 // right before a copy from host memory may make its data: it moves only a step ahead, never past
 // that copy. It saves at most the GPU work there was to hide the stretch under: a loader that takes
@@ -27,6 +31,7 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -142,6 +147,34 @@ bool inLaunchLoop(const DeviceView& view, const Interval& gap) {
 
 using ThreadKey = std::pair<std::uint32_t, std::uint32_t>;  // (pid, tid)
 
+// Per thread, its launches in call order: (call start, whether the op copies host memory in).
+struct ThreadLaunches {
+  std::map<ThreadKey, std::vector<std::pair<Ns, bool>>> by_thread;
+  std::unordered_set<std::size_t> calls;  // every launch call
+};
+
+ThreadLaunches launchesByThread(const DeviceView& view) {
+  ThreadLaunches out;
+  for (const ScopedOp& scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    const auto launch = view.launchCall(op);
+    if (!launch) continue;
+    const RuntimeCall& call = view.call(*launch);
+    out.by_thread[{call.pid, call.tid}].push_back(
+        {call.start, op.kind == OpKind::kMemcpy && op.copy_kind == CopyKind::kHtoD});
+    out.calls.insert(*launch);
+  }
+  for (auto& [thread, launches] : out.by_thread) std::sort(launches.begin(), launches.end());
+  return out;
+}
+
+// Whether the thread's first launch in [from, to) copies an input in: a loader's step.
+bool loaderStep(const std::vector<std::pair<Ns, bool>>& launches, Ns from, Ns to) {
+  const auto first =
+      std::lower_bound(launches.begin(), launches.end(), std::pair<Ns, bool>{from, false});
+  return first != launches.end() && first->first < to && first->second;
+}
+
 // A stretch moved later in its thread's program, past the launches that followed it.
 struct MovedStretch {
   Ns end = 0;     // where it ended in the trace
@@ -158,6 +191,7 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches) 
     barriers_of[{call.pid, call.tid}].push_back(b);
   }
   const HostState& state = view.hostState();
+  const ThreadLaunches launches = launchesByThread(view);
   std::vector<Ns> later(host.barriers.size(), 0);   // the call begins this much later
   std::vector<Ns> sooner(host.barriers.size(), 0);  // the thread's host time removed before it
   // By the thread and the blocking call its launches after the stretch follow (-1: none yet).
@@ -167,12 +201,22 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches) 
     const ThreadKey key{launch.pid, launch.tid};
     std::int64_t before = -1;
     std::int64_t after = -1;
+    // Where the step that `before` ended began: the end of the thread's wait before it (a
+    // blocking call that launched nothing: a synchronize, not a pageable copy).
+    Ns step_start = 0;
     if (const auto thread = barriers_of.find(key); thread != barriers_of.end()) {
       const std::vector<std::size_t>& list = thread->second;
       const auto next = std::upper_bound(list.begin(), list.end(), stretch.time.start,
                                          [&](Ns t, std::size_t b) { return t < host.barriers[b].end; });
       if (next != list.begin()) before = static_cast<std::int64_t>(*std::prev(next));
       if (next != list.end()) after = static_cast<std::int64_t>(*next);
+      for (auto wait = std::prev(next, next != list.begin() ? 1 : 0); wait != list.begin();) {
+        --wait;
+        if (launches.calls.count(host.barriers[*wait].call) == 0) {
+          step_start = host.barriers[*wait].end;
+          break;
+        }
+      }
     }
     // Right after a blocking call, the stretch begins the next iteration: it runs one iteration
     // ahead, before that call. After launches it moves past the iteration's later launches,
@@ -184,6 +228,15 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches) 
       // Work after a wait that launches kernels rather than copying a next input in may use what
       // the wait waited for (a loss checked, an optimizer step): it stays where it is.
       if (!stretch.feeds_copy) continue;
+      // Pipelining makes batch k during step k - 1: a step of the same loop, which also began by
+      // copying its input in. After another step (a phase before the loop) the batch is the
+      // loop's first, with no step of its own to hide under: it stays.
+      const auto thread_launches = launches.by_thread.find(key);
+      const Ns wait_start = host.barriers[static_cast<std::size_t>(before)].start;
+      if (thread_launches == launches.by_thread.end() ||
+          !loaderStep(thread_launches->second, step_start, wait_start)) {
+        continue;
+      }
       later[static_cast<std::size_t>(before)] += stretch.time.length();
       if (after >= 0) sooner[static_cast<std::size_t>(after)] += stretch.time.length();
     } else if (stretch.feeds_copy) {

@@ -18,8 +18,10 @@
 //     different work); else the larger of the floor and the run less the time the driver spent
 //     on its faults (the union of its fault groups and migrations inside the run); never more
 //     than the run itself;
-//   - prefetch: the bytes migrated to the device during the run at the pinned HtoD rate plus a
-//     copy's fixed cost (pinned_rate.h: pinnedDuration); nothing when no rate is known.
+//   - prefetch: the driver's turnaround for a migration asked of it (migrationTurnaround: what
+//     the trace's CPU page faults waited before the driver began moving their pages; 0 without
+//     any), plus the bytes migrated to the device during the run at the pinned HtoD rate and a
+//     copy's fixed cost (pinned_rate.h: pinnedDuration); the copy part is 0 when no rate is known.
 // Of that saving S, R = min(S, ledger ideal - ledger ideal with the faster kernels) lowers the
 // ideal (Finding::ideal_reduction_ns, outside the ledger's cap); S - R is charged through the
 // ledger, where the faulting kernels ran. Fires when the saving reaches kMinimumCostNs.
@@ -115,6 +117,43 @@ Ns median(std::vector<Ns> values) {
   return values[(values.size() - 1) / 2];
 }
 
+// How many migrations after a CPU page fault are searched for the one that moved its page.
+constexpr std::ptrdiff_t kMigrationsSearched = 64;
+
+// The driver's turnaround for a migration a host thread asked for: per CPU page fault of the
+// process, the time from the fault to the start of the first DtoH migration that moves its page
+// (the driver unmapping the page on the device before it copies it); the median, 0 without any.
+// A prefetch to the device is the same request the other way (unmap on the host, copy, map), made
+// by the cudaMemPrefetchAsync call instead of a fault; the kernel behind it waits for all of it.
+Ns migrationTurnaround(const DeviceView& view, std::uint32_t pid) {
+  const UnifiedMemory& um = view.trace().unified_memory;
+  std::vector<const UmMigration*> downloads;
+  for (const UmMigration& m : um.migrations) {
+    if (m.device_id == view.deviceId() && m.direction == CopyKind::kUvmDtoH && m.address != 0 &&
+        m.cause != schema::UmMigrationCause::kUser) {
+      downloads.push_back(&m);
+    }
+  }
+  std::vector<Ns> turnarounds;
+  for (const UmCpuFault& fault : um.cpu_faults) {
+    if (pid != 0 && fault.pid != 0 && fault.pid != pid) continue;
+    auto it = std::lower_bound(downloads.begin(), downloads.end(), fault.time,
+                               [](const UmMigration* m, Ns t) { return m->start < t; });
+    // Bounded search: the driver moves a faulting page among the next few migrations, or never
+    // (it mapped the page remotely instead).
+    const auto stop = downloads.end() - it > kMigrationsSearched ? it + kMigrationsSearched
+                                                                 : downloads.end();
+    for (; it != stop; ++it) {
+      const UmMigration& m = **it;
+      if (m.address <= fault.address && fault.address < m.address + m.bytes) {
+        turnarounds.push_back(m.start - fault.time);
+        break;
+      }
+    }
+  }
+  return turnarounds.empty() ? 0 : median(std::move(turnarounds));
+}
+
 }  // namespace
 
 std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
@@ -150,6 +189,8 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
     floor = std::max(floor, scoped.end - scoped.start - k.stalled);
   }
   const PinnedRate rate = pinnedRate(view, Engine::kH2D);
+  const std::uint32_t pid = view.op(view.ops()[faulting.front().position]).pid;
+  const Ns turnaround = migrationTurnaround(view, pid);
   FindingBuilder builder(view, "managed-page-faults", Severity::kWarning);
   std::vector<FasterOp> faster;
   std::uint64_t faults = 0, bytes = 0, from_clean_runs = 0;
@@ -162,7 +203,7 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
     const bool known = clean != clean_runs.end() && median(clean->second) >= floor;
     const Ns fault_free =
         std::min(duration, known ? median(clean->second) : std::max(floor, duration - k.serviced));
-    const Ns fixed = fault_free + (k.bytes > 0 ? pinnedDuration(rate, k.bytes) : 0);
+    const Ns fixed = fault_free + (k.bytes > 0 ? turnaround + pinnedDuration(rate, k.bytes) : 0);
     faults += k.faults;
     bytes += k.bytes;
     from_clean_runs += known ? 1 : 0;
@@ -192,11 +233,16 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
                                            from_clean_runs);
   return builder.build(
       fmt::format("{} kernel runs faulted managed memory in on demand: {} GPU page faults, {} "
-                  "migrated to the device while they ran; fault-free durations {}{}",
+                  "migrated to the device while they ran; fault-free durations {}{}{}",
                   builder.count(), faults, units::formatBytes(bytes), estimate,
                   rate.bytes_per_ns > 0 ? fmt::format(", prefetch at {:.1f} GB/s ({})",
                                                       rate.bytes_per_ns, rate.source)
-                                        : ", prefetch time unknown (no pinned HtoD rate)"),
+                                        : ", prefetch time unknown (no pinned HtoD rate)",
+                  turnaround > 0
+                      ? fmt::format(" after the driver's {} turnaround (this trace's CPU page "
+                                    "faults)",
+                                    units::formatDuration(turnaround))
+                      : ""),
       "Prefetch the managed buffers to the device with cudaMemPrefetchAsync on the kernel's stream "
       "before the kernel (after the host last wrote them), or allocate with cudaMalloc and copy "
       "explicitly; cudaMemAdvise(SetPreferredLocation/SetAccessedBy) for data both sides use");
