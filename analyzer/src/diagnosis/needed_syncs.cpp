@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -97,10 +99,30 @@ bool legacyStreamOrders(const DeviceView& view, const GpuOp& legacy_op, const Ru
   return true;
 }
 
+// A result is deferred to the next step's wait only where there is a next step: the same
+// synchronize call bringing a result back again in the thread (a loop). One the thread runs once
+// (the end of a pipeline that then reads its output) has no later wait to take its place: the
+// host needs it there.
+void keepSingleReads(const DeviceView& view, const HostTimeline& host, const std::vector<bool>& reads,
+                     std::vector<SyncNeed>& needs) {
+  using Site = std::tuple<std::uint32_t, std::uint32_t, std::string_view>;  // pid, tid, call name
+  std::map<Site, std::vector<std::size_t>> sites;
+  for (std::size_t b = 0; b < host.barriers.size(); ++b) {
+    if (!reads[b]) continue;
+    const RuntimeCall& call = view.call(host.barriers[b].call);
+    sites[{call.pid, call.tid, view.callName(host.barriers[b].call)}].push_back(b);
+  }
+  for (const auto& [site, barriers] : sites) {
+    const std::size_t b = barriers.front();
+    if (barriers.size() == 1 && needs[b] == SyncNeed::kDeferrable) needs[b] = SyncNeed::kKept;
+  }
+}
+
 }  // namespace
 
 std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host) {
   std::vector<SyncNeed> needs(host.barriers.size(), SyncNeed::kNotASync);
+  std::vector<bool> reads(host.barriers.size(), false);  // brings an async DtoH copy's result back
   const std::map<ThreadKey, ThreadCalls> threads = callsByThread(view);
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
     const HostBarrier& barrier = host.barriers[b];
@@ -115,6 +137,7 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
     const auto& dtoh = t->second.async_dtoh;
     const auto first = std::upper_bound(dtoh.begin(), dtoh.end(), since);
     const bool brings_back = first != dtoh.end() && *first < call.start;
+    reads[b] = brings_back;
     const auto& work = t->second.work_calls;
     const auto next = std::lower_bound(work.begin(), work.end(), WorkCall{call.end});
     // A synchronous copy on the legacy stream orders itself after blocking streams' work.
@@ -130,6 +153,7 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
       needs[b] = SyncNeed::kDeferrable;
     }
   }
+  keepSingleReads(view, host, reads, needs);
   return needs;
 }
 
