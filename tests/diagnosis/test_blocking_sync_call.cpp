@@ -101,19 +101,23 @@ TEST_CASE("legacy barrier edges: ops are ordered by when their call submitted th
   CHECK(edges == expected);
 }
 
-// A device synchronize after a thread's kernel (blocking stream 13) and its asynchronous DtoH copy,
-// then a cudaMemset on the legacy stream; a kernel on a non-blocking stream runs across the
-// synchronize, issued by `other_tid`. The synchronize waits for it, but only when the same thread
-// issued it does the memset rely on the synchronize to run after it.
-std::vector<diagnosis::SyncNeed> readThenMemset(std::uint32_t other_tid) {
+// Two steps of: a device synchronize after a thread's kernel (blocking stream 13) and its
+// asynchronous DtoH copy, then a cudaMemset on the legacy stream; a kernel on a non-blocking
+// stream runs across the synchronize, issued by `other_tid`. The synchronize waits for it, but
+// only when the same thread issued it does the memset rely on the synchronize to run after it.
+std::vector<diagnosis::SyncNeed> readThenMemset(std::uint32_t other_tid, int steps = 2) {
   TraceBuilder b;
   b.addStream(kNonBlocking, StreamFlag::kNonBlocking);
-  b.launch(13, 1, 5, 10, 110);
-  b.launch(kNonBlocking, 2, 4, 20, 290);
-  b.trace().runtime_calls.back().tid = other_tid;
-  b.copyCall("cudaMemcpyAsync_v3020", 13, 6, 8, 111, 115, CopyKind::kDtoH, MemKind::kPinned);
-  b.call("cudaDeviceSynchronize_v3020", 9, 291);
-  b.memset(test::kNullStream, 305, 310, b.call("cudaMemset_v3020", 300, 311));
+  for (int i = 0; i < steps; ++i) {
+    const double t = 400.0 * i;
+    b.launch(13, t + 1, t + 5, t + 10, t + 110);
+    b.launch(kNonBlocking, t + 2, t + 4, t + 20, t + 290);
+    b.trace().runtime_calls.back().tid = other_tid;
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t + 6, t + 8, t + 111, t + 115, CopyKind::kDtoH,
+               MemKind::kPinned);
+    b.call("cudaDeviceSynchronize_v3020", t + 9, t + 291);
+    b.memset(test::kNullStream, t + 305, t + 310, b.call("cudaMemset_v3020", t + 300, t + 311));
+  }
   const Trace trace = b.build();
   const diagnosis::DeviceView view(trace, Scope{}, 0);
   const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
@@ -125,8 +129,16 @@ std::vector<diagnosis::SyncNeed> readThenMemset(std::uint32_t other_tid) {
 }
 
 TEST_CASE("needed syncs: another thread's work does not keep a synchronize before a legacy call") {
-  CHECK(readThenMemset(2) == std::vector<diagnosis::SyncNeed>{diagnosis::SyncNeed::kDeferrable});
-  CHECK(readThenMemset(1) == std::vector<diagnosis::SyncNeed>{diagnosis::SyncNeed::kKept});
+  using diagnosis::SyncNeed;
+  CHECK(readThenMemset(2) == std::vector<SyncNeed>{SyncNeed::kDeferrable, SyncNeed::kDeferrable});
+  CHECK(readThenMemset(1) == std::vector<SyncNeed>{SyncNeed::kKept, SyncNeed::kKept});
+}
+
+TEST_CASE("needed syncs: a result read once has no next step to wait in its place") {
+  // The same step run once: the thread reads the result where it synchronizes (a pipeline's end),
+  // so the synchronize is kept, not deferred (the lab's defer-read leaves it as it is).
+  using diagnosis::SyncNeed;
+  CHECK(readThenMemset(2, 1) == std::vector<SyncNeed>{SyncNeed::kKept});
 }
 
 // A cudaStreamSynchronize of `stream` from `start_us` to `end_us`, with its synchronization record.
@@ -175,13 +187,14 @@ diagnosis::SyncNeed streamSyncAfterDtoH(std::uint32_t synced, bool wait) {
 }
 
 TEST_CASE("needed syncs: only a synchronize that waited for a DtoH copy brings its result back") {
-  // Synchronizing the copy's own stream waits for it: the host may be about to read it.
-  CHECK(streamSyncAfterDtoH(16, false) == diagnosis::SyncNeed::kDeferrable);
+  // Synchronizing the copy's own stream waits for it: the host may be about to read it (run once,
+  // there is no next step to defer the read to, so the synchronize is kept).
+  CHECK(streamSyncAfterDtoH(16, false) == diagnosis::SyncNeed::kKept);
   // Another stream's synchronize leaves the copy in flight: the host cannot rely on it to read the
   // result, so the synchronize brings nothing back.
   CHECK(streamSyncAfterDtoH(17, false) == diagnosis::SyncNeed::kRemovable);
   // Unless that stream waited on an event recorded after the copy.
-  CHECK(streamSyncAfterDtoH(17, true) == diagnosis::SyncNeed::kDeferrable);
+  CHECK(streamSyncAfterDtoH(17, true) == diagnosis::SyncNeed::kKept);
 }
 
 // One thread: a kernel on non-blocking stream 16 (10-100 µs), a synchronize of 16 (5-101 µs),

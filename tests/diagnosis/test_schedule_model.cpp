@@ -119,6 +119,35 @@ TEST_CASE("a copy engine takes its recorded turnaround between queued copies") {
   CHECK(model.span({}, {}, {{at(view, 21.5), 0}}) == TraceBuilder::ns(21.5));
 }
 
+TEST_CASE("a stream hands off between engines with the delay the trace shows for queued ops") {
+  // One stream: an HtoD copy, two kernels and a DtoH copy all issued up front, then a kernel the
+  // host launched late. The queued ops start 5 µs after a copy (HtoD -> kernel), 1.2 µs after a
+  // kernel (kernel -> kernel) and 4 µs before the DtoH copy: the model keeps those handoffs and
+  // its span is the recorded 361 µs.
+  TraceBuilder b;
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 0, 2, 2, 12, CopyKind::kHtoD);
+  b.launch(13, 2, 3, 17, 117);
+  b.launch(13, 3, 5, 118.2, 218.2);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 5, 6, 222.2, 232.2, CopyKind::kDtoH);
+  b.launch(13, 261, 263, 263, 363);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  CHECK(view.streamHandoff(Engine::kH2D, Engine::kCompute) == TraceBuilder::ns(5));
+  CHECK(view.streamHandoff(Engine::kCompute, Engine::kCompute) == TraceBuilder::ns(1.2));
+  CHECK(view.streamHandoff(Engine::kCompute, Engine::kD2H) == TraceBuilder::ns(4));
+  // Never seen queued after a DtoH copy, a kernel takes the handoff into kernels from other
+  // engines; an engine to itself with no sample takes none (copy engines have their turnaround).
+  CHECK(view.streamHandoff(Engine::kD2H, Engine::kCompute) == TraceBuilder::ns(5));
+  CHECK(view.streamHandoff(Engine::kH2D, Engine::kH2D) == 0);
+  const ScheduleModel model(view);
+  CHECK(model.span({}) == TraceBuilder::ns(361));
+  // The host gives the last launch 40 µs back: the kernel is queued behind the DtoH copy and
+  // starts 5 µs after it ends, not right at its end (span 335.2 µs, not 330.2).
+  std::vector<Ns> earlier(view.ops().size(), 0);
+  earlier[at(view, 263)] = TraceBuilder::ns(40);
+  CHECK(model.span({}, earlier) == TraceBuilder::ns(335.2));
+}
+
 // A synchronizing loop: each step launches a 100 µs kernel, synchronizes, then runs 50 µs of its
 // own code before the next launch.
 TraceBuilder synchronizingLoop(int steps) {

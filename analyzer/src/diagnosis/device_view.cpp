@@ -175,7 +175,87 @@ std::vector<Ns> measureTurnaround(const DeviceView& view) {
   return turnaround;
 }
 
+constexpr std::size_t kEngineGroups = 5;  // compute, HtoD, DtoH, other copies, memsets
+
+std::size_t engineGroup(Engine engine) {
+  switch (engine) {
+    case Engine::kCompute:
+    case Engine::kComm: return 0;
+    case Engine::kH2D: return 1;
+    case Engine::kD2H: return 2;
+    case Engine::kD2D:
+    case Engine::kOtherCopy: return 3;
+    case Engine::kMemset: return 4;
+  }
+  return 3;
+}
+
+Ns medianOf(std::vector<Ns> values) {
+  if (values.empty()) return 0;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2),
+                   values.end());
+  return values[values.size() / 2];
+}
+
+// Per (from, to) engine group, row-major: streamHandoff's medians with their fallbacks.
+std::vector<Ns> measureHandoff(const DeviceView& view) {
+  const auto& ops = view.ops();
+  std::vector<Ns> ends;
+  ends.reserve(ops.size());
+  for (const ScopedOp& op : ops) ends.push_back(op.end);
+  std::sort(ends.begin(), ends.end());
+  // Ops ending in (from, to]: one ending right when the next op starts may have released it.
+  const auto endsWithin = [&](Ns from, Ns to) {
+    return std::upper_bound(ends.begin(), ends.end(), to) - std::upper_bound(ends.begin(), ends.end(), from);
+  };
+  std::vector<std::vector<Ns>> gaps(kEngineGroups * kEngineGroups);
+  std::unordered_map<std::uint64_t, std::size_t> last_on_stream;
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    const GpuOp& op = view.op(ops[pos]);
+    const auto [it, first] = last_on_stream.try_emplace(DeviceView::streamKey(op), pos);
+    if (first) continue;
+    const std::size_t previous = it->second;
+    it->second = pos;
+    const Ns previous_end = ops[previous].end;
+    const std::optional<Ns> ready = view.readyTime(pos);
+    if (!ready || *ready > previous_end || ops[pos].start < previous_end ||
+        endsWithin(previous_end, ops[pos].start) != 0) {
+      continue;
+    }
+    const std::size_t from = engineGroup(engineOf(view.op(ops[previous])));
+    gaps[from * kEngineGroups + engineGroup(engineOf(op))].push_back(ops[pos].start - previous_end);
+  }
+  std::vector<Ns> handoff(kEngineGroups * kEngineGroups, 0);
+  std::vector<Ns> between;
+  for (std::size_t from = 0; from < kEngineGroups; ++from) {
+    for (std::size_t to = 0; to < kEngineGroups; ++to) {
+      if (from != to) between.insert(between.end(), gaps[from * kEngineGroups + to].begin(),
+                                     gaps[from * kEngineGroups + to].end());
+    }
+  }
+  const Ns any_between = medianOf(between);
+  for (std::size_t to = 0; to < kEngineGroups; ++to) {
+    std::vector<Ns> into;
+    for (std::size_t from = 0; from < kEngineGroups; ++from) {
+      if (from != to) into.insert(into.end(), gaps[from * kEngineGroups + to].begin(),
+                                  gaps[from * kEngineGroups + to].end());
+    }
+    const Ns any_into = into.empty() ? any_between : medianOf(std::move(into));
+    for (std::size_t from = 0; from < kEngineGroups; ++from) {
+      const std::vector<Ns>& pair = gaps[from * kEngineGroups + to];
+      handoff[from * kEngineGroups + to] =
+          !pair.empty() ? medianOf(pair) : (from == to ? 0 : any_into);
+    }
+  }
+  return handoff;
+}
+
 }  // namespace
+
+Ns DeviceView::streamHandoff(Engine from, Engine to) const {
+  if (!handoff_) handoff_ = std::make_shared<const std::vector<Ns>>(measureHandoff(*this));
+  return (*handoff_)[engineGroup(from) * kEngineGroups + engineGroup(to)];
+}
 
 Ns DeviceView::engineTurnaround(Engine engine) const {
   if (!turnaround_) turnaround_ = std::make_shared<const std::vector<Ns>>(measureTurnaround(*this));

@@ -5,6 +5,8 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -191,10 +193,30 @@ bool preparesOtherStreams(const DeviceView& view, const std::vector<std::size_t>
   return true;
 }
 
+// A result is deferred to the next step's wait only where there is a next step: the same
+// synchronize call bringing a result back again in the thread (a loop). One the thread runs once
+// (the end of a pipeline that then reads its output) has no later wait to take its place: the
+// host needs it there.
+void keepSingleReads(const DeviceView& view, const HostTimeline& host, const std::vector<bool>& reads,
+                     std::vector<SyncNeed>& needs) {
+  using Site = std::tuple<std::uint32_t, std::uint32_t, std::string_view>;  // pid, tid, call name
+  std::map<Site, std::vector<std::size_t>> sites;
+  for (std::size_t b = 0; b < host.barriers.size(); ++b) {
+    if (!reads[b]) continue;
+    const RuntimeCall& call = view.call(host.barriers[b].call);
+    sites[{call.pid, call.tid, view.callName(host.barriers[b].call)}].push_back(b);
+  }
+  for (const auto& [site, barriers] : sites) {
+    const std::size_t b = barriers.front();
+    if (barriers.size() == 1 && needs[b] == SyncNeed::kDeferrable) needs[b] = SyncNeed::kKept;
+  }
+}
+
 }  // namespace
 
 std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host) {
   std::vector<SyncNeed> needs(host.barriers.size(), SyncNeed::kNotASync);
+  std::vector<bool> reads(host.barriers.size(), false);  // brings an async DtoH copy's result back
   const std::map<ThreadKey, ThreadCalls> threads = callsByThread(view);
   const ProgramOrder order(view);
   // Per stream: the issue time up to which the current thread's blocking calls so far waited for
@@ -229,6 +251,7 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
          d != dtoh.end() && d->start < call.start && !brings_back; ++d) {
       brings_back = order.orderedBefore(d->position, barrier.waited_for, call.start);
     }
+    reads[b] = brings_back;
     const auto& work = t->second.work_calls;
     const auto next = std::partition_point(work.begin(), work.end(),
                                            [&](const WorkCall& w) { return w.start < call.end; });
@@ -246,6 +269,7 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
       needs[b] = SyncNeed::kDeferrable;
     }
   }
+  keepSingleReads(view, host, reads, needs);
   return needs;
 }
 

@@ -159,7 +159,9 @@ void ScheduleRun::addSuccessors(const std::vector<OrderEdge>& edges,
     const std::int64_t prev = m_.stream_prev_[p];
     if (prev >= 0 && m_.rank_[static_cast<std::size_t>(prev)] < m_.rank_[p]) {
       from.push_back(static_cast<std::size_t>(prev));
-      to.push_back({p, 0});
+      // An op a what-if removed (no time) takes no handoff; the op after it takes the one from it.
+      const Ns handoff = m_.handoff_[m_.engine_[static_cast<std::size_t>(prev)]][m_.engine_[p]];
+      to.push_back({p, duration_[p] > 0 ? handoff : 0});
     }
   }
   for (const OrderEdge& e : edges) {
@@ -400,6 +402,13 @@ ScheduleModel::ScheduleModel(const DeviceView& view)
   turnaround_[2] = view.engineTurnaround(Engine::kD2H);
   turnaround_[3] = view.engineTurnaround(Engine::kD2D);
   turnaround_[4] = view.engineTurnaround(Engine::kMemset);
+  const Engine slot_engine[kHostEngine] = {Engine::kCompute, Engine::kH2D, Engine::kD2H,
+                                            Engine::kD2D, Engine::kMemset};
+  for (std::size_t from = 0; from < kHostEngine; ++from) {
+    for (std::size_t to = 0; to < kHostEngine; ++to) {
+      handoff_[from][to] = view.streamHandoff(slot_engine[from], slot_engine[to]);
+    }
+  }
   releaseBlocked(view, {});
   // Issue order (launch call start; ties by start order): engines take ready work in this order,
   // and an edge counts only when it points forward in it.

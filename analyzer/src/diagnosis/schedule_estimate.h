@@ -12,7 +12,10 @@
 //     recorded constraints ended (its stream's previous op, the edges the trace ran under): the
 //     rest of its wait was for them, which the schedule keeps as order, so a what-if without one
 //     lets it start sooner (a cudaMemcpy queued behind another thread's kernels);
-//   - the previous op of its stream ended (stream order), and every op of an extra edge into it
+//   - the previous op of its stream ended, plus the stream's handoff between their engines
+//     (DeviceView::streamHandoff: the device signals one op's end before the next may start,
+//     about 1.2 µs kernel to kernel and 4-6 µs between a copy and a kernel on an H100; a what-if
+//     that queues work the host issued late still pays it), and every op of an extra edge into it
 //     (edges from an op issued later than their target order nothing, so the graph is acyclic;
 //     ops of one stream count as issued in the order they ran: a call that began before another
 //     thread's but waited in the driver was submitted after it).
@@ -137,6 +140,7 @@ class ScheduleModel {
   std::vector<std::int64_t> stream_next_;  // next position on the stream, -1 for none
   std::vector<std::size_t> rank_;          // issue rank (by launch call start) per position
   Ns turnaround_[kEngines] = {};           // per copy/memset slot: DeviceView::engineTurnaround
+  Ns handoff_[kHostEngine][kHostEngine] = {};  // per (from, to) slot: DeviceView::streamHandoff
   // Host nodes (host_timeline.h), numbered after the ops: node size() + b is barrier b.
   struct Barrier {
     std::size_t call = 0;
