@@ -184,10 +184,29 @@ std::unordered_map<std::uint64_t, AloneTime> aloneTimes(const DeviceView& view) 
   std::size_t active = 0;       // streams with an op running
   std::uint64_t key_sum = 0;    // the sum of their keys: the stream itself when active == 1
   std::optional<Ns> previous;
+  // The stretch alone in progress: from its owner's first op alone to now, across the owner's
+  // own op boundaries and idle time, until another stream runs. It counts from the gap threshold
+  // on: streams that take turns op by op are each alone only between the others' ops, which is
+  // the program's order, not a loop of one; a run of short copies alone is one stretch.
+  std::optional<std::uint64_t> owner;
+  Ns stretch_start = 0, stretch_end = 0, stretch_alone = 0;
+  const auto closeStretch = [&] {
+    if (owner && stretch_end - stretch_start >= kMinimumCostNs) times[*owner].alone += stretch_alone;
+    owner.reset();
+  };
   const auto advance = [&](Ns time) {
-    // A stretch alone counts from the gap threshold on: streams that take turns op by op are
-    // each alone only between the others' ops, which is the program's order, not a loop of one.
-    if (previous && active == 1 && time - *previous >= kMinimumCostNs) times[key_sum].alone += time - *previous;
+    if (previous && active == 1) {
+      if (owner != key_sum) {
+        closeStretch();
+        owner = key_sum;
+        stretch_start = *previous;
+        stretch_alone = 0;
+      }
+      stretch_alone += time - *previous;
+      stretch_end = time;
+    } else if (previous && active > 1 && time > *previous) {
+      closeStretch();
+    }
     previous = time;
   };
   const auto retireUntil = [&](Ns time) {
@@ -216,6 +235,7 @@ std::unordered_map<std::uint64_t, AloneTime> aloneTimes(const DeviceView& view) 
     ends.push({scoped.end, key});
   }
   retireUntil(std::numeric_limits<Ns>::max());
+  closeStretch();
   return times;
 }
 
