@@ -104,6 +104,28 @@ TEST_CASE("a kernel issued behind one still placing blocks waits for it to end")
   CHECK(ScheduleModel(view).span({}) == TraceBuilder::ns(802));
 }
 
+TEST_CASE("with draining tails, a later kernel takes the SMs from the middle of a multi-wave kernel's last wave") {
+  // A kernel of 2 waves runs from 0 to 400 µs; a kernel that fills the device, issued next on
+  // another stream, waits for its end (span 600 µs) in the plain model. With draining tails it
+  // starts at the middle of the last wave (400 - 200 / 2 = 300 µs), when half of that wave's
+  // blocks have left their SMs; the 2-wave kernel still ends at 400 µs.
+  TraceBuilder b;
+  b.launch(13, 0, 1, 1, 401).grid_blocks = 132 * 8 * 2;
+  b.launch(14, 2, 3, 401, 601).grid_blocks = 132 * 8;
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const ScheduleModel model(view);
+  CHECK(model.span({}) == TraceBuilder::ns(600));
+  CHECK(model.withDrainingTails().span({}) == TraceBuilder::ns(500));
+  // A kernel of one wave holds its SMs to its end either way.
+  TraceBuilder one;
+  one.launch(13, 0, 1, 1, 401).grid_blocks = 132 * 8;
+  one.launch(14, 2, 3, 401, 601).grid_blocks = 132 * 8;
+  const Trace one_trace = one.build();
+  const DeviceView one_view(one_trace, Scope{}, 0);
+  CHECK(ScheduleModel(one_view).withDrainingTails().span({}) == TraceBuilder::ns(600));
+}
+
 TEST_CASE("a copy engine takes its recorded turnaround between queued copies") {
   // Three HtoD copies issued at once, each 10 µs, 1.5 µs apart on the engine: the model keeps the
   // gaps (span 33 µs, not 30). A copy a what-if removes (duration 0) costs no turnaround: without

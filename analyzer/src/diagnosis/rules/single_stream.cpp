@@ -13,7 +13,9 @@
 // lab's multi-stream) and their copies and memsets asynchronous to the host (the advice's pinned
 // buffers; a blocking copy call of that stream no longer waits for the device; other streams'
 // blocking copies stay, sync-memcpy's and pageable-memcpy's fixes): copies of one chunk run beside
-// kernels of another, and kernels that leave room on the SMs run side by side. The ledger charges
+// kernels of another, kernels that leave room on the SMs run side by side, and the next chunk's
+// kernel takes the SMs a multi-wave kernel's last wave drains, from that wave's middle
+// (ScheduleModel::withDrainingTails). The ledger charges
 // pageable-memcpy and sync-memcpy first, so the part of this saving that making the copies
 // asynchronous alone brings is not charged twice. Without two chunks, min(|union of hideable copies|, |union of
 // kernels|), the most that overlapping them with compute could save. Not reported under 10 µs.
@@ -164,7 +166,11 @@ Ns splitSaving(const DeviceView& view, const HostTimeline& host, const ScheduleM
       async_calls.push_back({barrier.call, false, barrier.own});
     }
   }
-  return std::max<Ns>(0, model.span(waits) - model.withLanes(lanes).span(waits, {}, {}, async_calls));
+  // Both schedules let a multi-wave kernel's last wave drain into later kernels: on the one
+  // stream nothing can use it, in the split the next chunk's kernel does.
+  const ScheduleModel draining = model.withDrainingTails();
+  return std::max<Ns>(0, draining.span(waits) -
+                             draining.withLanes(lanes).span(waits, {}, {}, async_calls));
 }
 
 // Per stream: how long its kernels and copies ran (union) and how long they ran with no other
