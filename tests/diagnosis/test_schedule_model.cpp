@@ -126,6 +126,24 @@ TEST_CASE("with draining tails, a later kernel takes the SMs from the middle of 
   CHECK(ScheduleModel(one_view).withDrainingTails().span({}) == TraceBuilder::ns(600));
 }
 
+TEST_CASE("with hand-offs, a stream's queued op starts the trace's hand-off after the previous one") {
+  // Three kernels of 100 µs on stream 13, all launched before the first ended, each starting
+  // 4 µs after the previous one ended (the device handing the stream over): the plain model runs
+  // them back to back (300 µs), the one with the trace's hand-off as recorded (308 µs). Split
+  // over lanes, kernels of different lanes pay none between them.
+  TraceBuilder b;
+  b.launch(13, 0, 1, 1, 101).grid_blocks = 8;
+  b.launch(13, 2, 3, 105, 205).grid_blocks = 8;
+  b.launch(13, 4, 5, 209, 309).grid_blocks = 8;
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const ScheduleModel model(view);
+  CHECK(model.span({}) == TraceBuilder::ns(300));
+  const ScheduleModel handing = model.withHandoffs(view);
+  CHECK(handing.span({}) == TraceBuilder::ns(308));
+  CHECK(handing.withLanes({1, 2, 1}).span({}) == TraceBuilder::ns(204));
+}
+
 TEST_CASE("a copy engine takes its recorded turnaround between queued copies") {
   // Three HtoD copies issued at once, each 10 µs, 1.5 µs apart on the engine: the model keeps the
   // gaps (span 33 µs, not 30). A copy a what-if removes (duration 0) costs no turnaround: without

@@ -161,8 +161,13 @@ void ScheduleRun::addSuccessors(const std::vector<OrderEdge>& edges,
   for (std::size_t p = 0; p < m_.size(); ++p) {
     const std::int64_t prev = m_.stream_prev_[p];
     if (prev >= 0 && m_.rank_[static_cast<std::size_t>(prev)] < m_.rank_[p]) {
-      from.push_back(static_cast<std::size_t>(prev));
-      to.push_back({p, 0});
+      const auto before = static_cast<std::size_t>(prev);
+      Ns lag = 0;
+      if (!m_.handoff_.empty() && duration_[before] > 0 && duration_[p] > 0) {  // a removed op hands nothing over
+        lag = m_.handoff_[m_.engine_[before] == ScheduleModel::kSmEngine][m_.engine_[p] == ScheduleModel::kSmEngine];
+      }
+      from.push_back(before);
+      to.push_back({p, lag});
     }
   }
   for (const OrderEdge& e : edges) {
@@ -449,6 +454,37 @@ ScheduleModel ScheduleModel::withLanes(const std::vector<std::uint64_t>& lane) c
     it->second = static_cast<std::int64_t>(pos);
   }
   return split;
+}
+
+// A queued op starts a moment after its stream's previous op ends: the device hands the stream
+// over. The lag is this trace's: the median gap before ops whose launch call returned before the
+// previous op of their stream ended, by [previous is a kernel][next is a kernel] (none observed:
+// none). Gaps of 50 µs or more waited for something else and are left out.
+ScheduleModel ScheduleModel::withHandoffs(const DeviceView& view) const {
+  constexpr Ns kMaxHandoffNs = 50'000;
+  ScheduleModel changed = *this;
+  const auto& ops = view.ops();
+  std::vector<Ns> gaps[2][2];
+  for (std::size_t pos = 0; pos < ops.size() && pos < size(); ++pos) {
+    const std::int64_t prev = stream_prev_[pos];
+    if (prev < 0) continue;
+    const auto before = static_cast<std::size_t>(prev);
+    const auto launch = view.launchCall(view.op(ops[pos]));
+    if (!launch || view.call(*launch).end >= ops[before].end) continue;
+    const Ns gap = ops[pos].start - ops[before].end;
+    if (gap < 0 || gap >= kMaxHandoffNs) continue;
+    gaps[engine_[before] == kSmEngine][engine_[pos] == kSmEngine].push_back(gap);
+  }
+  changed.handoff_.assign(2, std::vector<Ns>(2, 0));
+  for (int a = 0; a < 2; ++a) {
+    for (int b = 0; b < 2; ++b) {
+      std::vector<Ns>& g = gaps[a][b];
+      if (g.empty()) continue;
+      std::nth_element(g.begin(), g.begin() + static_cast<std::ptrdiff_t>(g.size() / 2), g.end());
+      changed.handoff_[a][b] = g[g.size() / 2];
+    }
+  }
+  return changed;
 }
 
 ScheduleModel ScheduleModel::withDrainingTails() const {

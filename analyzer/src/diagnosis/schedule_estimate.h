@@ -115,6 +115,10 @@ class ScheduleModel {
   // its last wave, when half of that wave's blocks have ended (it still ends at its measured end).
   ScheduleModel withDrainingTails() const;
 
+  // The same model with stream order carrying the device's hand-off between a stream's queued
+  // ops, measured in `view` (the trace this model was built from).
+  ScheduleModel withHandoffs(const DeviceView& view) const;
+
   std::size_t size() const { return duration_.size(); }
   double share(std::size_t position) const { return share_[position]; }
 
@@ -129,6 +133,9 @@ class ScheduleModel {
   void releaseBlocked(const DeviceView& view, const std::vector<OrderEdge>& recorded);
 
   bool drain_tails_ = false;
+  // With withHandoffs: the lag between consecutive ops of a stream, by [previous is a kernel][next
+  // is a kernel]; empty: none.
+  std::vector<std::vector<Ns>> handoff_;
   Ns recorded_span_ = 0;
   Ns span_start_ = 0;
   std::vector<Ns> release_;

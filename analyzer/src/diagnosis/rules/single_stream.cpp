@@ -15,7 +15,9 @@
 // blocking copies stay, sync-memcpy's and pageable-memcpy's fixes): copies of one chunk run beside
 // kernels of another, kernels that leave room on the SMs run side by side, and the next chunk's
 // kernel takes the SMs a multi-wave kernel's last wave drains, from that wave's middle
-// (ScheduleModel::withDrainingTails). The ledger charges
+// (ScheduleModel::withDrainingTails); both schedules carry the device's hand-off between a
+// stream's queued ops (withHandoffs), which on one stream lies between every two ops and in the
+// split overlaps the other lanes' work. The ledger charges
 // pageable-memcpy and sync-memcpy first, so the part of this saving that making the copies
 // asynchronous alone brings is not charged twice. Without two chunks, min(|union of hideable copies|, |union of
 // kernels|), the most that overlapping them with compute could save. Not reported under 10 µs.
@@ -166,9 +168,10 @@ Ns splitSaving(const DeviceView& view, const HostTimeline& host, const ScheduleM
       async_calls.push_back({barrier.call, false, barrier.own});
     }
   }
-  // Both schedules let a multi-wave kernel's last wave drain into later kernels: on the one
-  // stream nothing can use it, in the split the next chunk's kernel does.
-  const ScheduleModel draining = model.withDrainingTails();
+  // Both schedules let a multi-wave kernel's last wave drain into later kernels (on the one
+  // stream nothing can use it, in the split the next chunk's kernel does), and carry the
+  // device's hand-off between a stream's queued ops, which the split's other lanes fill.
+  const ScheduleModel draining = model.withDrainingTails().withHandoffs(view);
   return std::max<Ns>(0, draining.span(waits) -
                              draining.withLanes(lanes).span(waits, {}, {}, async_calls));
 }
