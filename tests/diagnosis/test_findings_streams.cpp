@@ -166,6 +166,29 @@ TEST_CASE("single-stream: a loop that ran alone counts whatever the rest of the 
   CHECK(fixSavingNs(*f) > 300'000);
 }
 
+TEST_CASE("single-stream: a run of short copies alone is one stretch alone") {
+  // Stream 14 runs a kernel first; then stream 13 runs four tiles of 16 copies of 5 µs each, a
+  // 40 µs kernel and a 5 µs copy-out, alone. Each copy is shorter than the gap threshold, but
+  // the tiles ran alone from their first copy to their last: counted op by op, only the kernels
+  // (40 of 125 µs a tile) were alone and the loop did not count.
+  TraceBuilder b;
+  b.launch(14, 0, 2, 5, 100);
+  double t = 3;
+  for (int tile = 0; tile < 4; ++tile) {
+    double at = 110.0 + 140.0 * tile;
+    for (int c = 0; c < 16; ++c, at += 5.5, t += 2) {
+      b.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 1.5, at, at + 5, CopyKind::kHtoD);
+    }
+    b.launch(13, t, t + 1.5, at + 1, at + 41);
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t + 2, t + 3.5, at + 42, at + 47, CopyKind::kDtoH);
+    t += 4;
+  }
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "single-stream");
+  REQUIRE(f != nullptr);
+  CHECK(f->summary.find("on stream 13") != std::string::npos);
+}
+
 TEST_CASE("single-stream's what-if makes only the split stream's copies asynchronous") {
   // After the loop and a device synchronize, synchronous copies on stream 15, 30 µs of host code
   // apart, each waiting for its own copy: making them asynchronous is sync-memcpy's fix, not this

@@ -104,6 +104,44 @@ TEST_CASE("a kernel issued behind one still placing blocks waits for it to end")
   CHECK(ScheduleModel(view).span({}) == TraceBuilder::ns(802));
 }
 
+TEST_CASE("with draining tails, a later kernel takes the SMs from the middle of a multi-wave kernel's last wave") {
+  // A kernel of 2 waves runs from 0 to 400 µs; a kernel that fills the device, issued next on
+  // another stream, waits for its end (span 600 µs) in the plain model. With draining tails it
+  // starts at the middle of the last wave (400 - 200 / 2 = 300 µs), when half of that wave's
+  // blocks have left their SMs; the 2-wave kernel still ends at 400 µs.
+  TraceBuilder b;
+  b.launch(13, 0, 1, 1, 401).grid_blocks = 132 * 8 * 2;
+  b.launch(14, 2, 3, 401, 601).grid_blocks = 132 * 8;
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const ScheduleModel model(view);
+  CHECK(model.span({}) == TraceBuilder::ns(600));
+  CHECK(model.withDrainingTails().span({}) == TraceBuilder::ns(500));
+  // A kernel of one wave holds its SMs to its end either way.
+  TraceBuilder one;
+  one.launch(13, 0, 1, 1, 401).grid_blocks = 132 * 8;
+  one.launch(14, 2, 3, 401, 601).grid_blocks = 132 * 8;
+  const Trace one_trace = one.build();
+  const DeviceView one_view(one_trace, Scope{}, 0);
+  CHECK(ScheduleModel(one_view).withDrainingTails().span({}) == TraceBuilder::ns(600));
+}
+
+TEST_CASE("a stream's queued op starts the trace's hand-off after the previous one, in its lane") {
+  // Three kernels of 100 µs on stream 13, all launched before the first ended, each starting
+  // 4 µs after the previous one ended (the device handing the stream over): the model runs them
+  // with the hand-off, as recorded (308 µs). Split over lanes, kernels of different lanes pay none
+  // between them.
+  TraceBuilder b;
+  b.launch(13, 0, 1, 1, 101).grid_blocks = 8;
+  b.launch(13, 2, 3, 105, 205).grid_blocks = 8;
+  b.launch(13, 4, 5, 209, 309).grid_blocks = 8;
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const ScheduleModel model(view);
+  CHECK(model.span({}) == TraceBuilder::ns(308));
+  CHECK(model.withLanes({1, 2, 1}).span({}) == TraceBuilder::ns(204));
+}
+
 TEST_CASE("a copy engine takes its recorded turnaround between queued copies") {
   // Three HtoD copies issued at once, each 10 µs, 1.5 µs apart on the engine: the model keeps the
   // gaps (span 33 µs, not 30). A copy a what-if removes (duration 0) costs no turnaround: without

@@ -1,6 +1,7 @@
 #include "diagnosis/schedule_estimate.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <queue>
@@ -68,6 +69,7 @@ class ScheduleRun {
   void dispatchHost();
   void start(std::size_t pos);
   void releaseSms(std::size_t ended);
+  void drainTails(Ns time);
   bool multiWave(std::size_t pos) const { return m_.waves_[pos] > 1.0 + kShareSlack; }
   void finishAt(Ns time);
   std::int64_t stickyCandidate(const EngineState& engine, std::size_t slot) const;
@@ -85,6 +87,7 @@ class ScheduleRun {
   std::vector<double> taken_;                  // per kernel: the SM share it took when it started
   std::vector<std::size_t> placing_;          // running kernels with blocks still to place, in start order
   MinHeap running_;                            // (end, position)
+  MinHeap tails_;                              // (middle of its last wave, position): multi-wave kernels
   Ns now_ = 0;
   Ns first_start_ = std::numeric_limits<Ns>::max();
   Ns last_end_ = std::numeric_limits<Ns>::min();
@@ -268,10 +271,30 @@ void ScheduleRun::releaseSms(std::size_t ended) {
                  placing_.end());
 }
 
+// A kernel of several waves has placed its last block when its last wave begins, and that wave's
+// blocks end spread over it: by its middle, half of them have left their SMs. The schedule hands
+// the kernel's SMs to later kernels at that middle (as much room as the drain gives a full-device
+// kernel on average), while the kernel itself still ends at its measured end.
 void ScheduleRun::start(std::size_t pos) {
   started_[pos] = 1;
   if (pos < m_.size()) first_start_ = std::min(first_start_, now_);
   running_.push({now_ + duration_[pos], pos});
+  if (m_.drain_tails_ && pos < m_.size() && m_.engine_[pos] == ScheduleModel::kSmEngine && multiWave(pos)) {
+    const double waves = std::ceil(m_.waves_[pos] - kShareSlack);
+    const auto tail = static_cast<Ns>(static_cast<double>(duration_[pos]) / (2.0 * waves));
+    tails_.push({now_ + duration_[pos] - tail, pos});
+  }
+}
+
+// The kernels whose last wave is half drained at `time` give their SMs back.
+void ScheduleRun::drainTails(Ns time) {
+  while (!tails_.empty() && tails_.top().first <= time) {
+    const std::size_t pos = tails_.top().second;
+    tails_.pop();
+    sm_used_ = std::max(0.0, sm_used_ - taken_[pos]);
+    taken_[pos] = 0.0;
+    releaseSms(pos);
+  }
 }
 
 // Ends every op that ends at `time`, freeing its engine and releasing its successors.
@@ -298,6 +321,7 @@ void ScheduleRun::finishAt(Ns time) {
 
 Ns ScheduleRun::nextEvent() const {
   Ns next = running_.empty() ? std::numeric_limits<Ns>::max() : running_.top().first;
+  if (!tails_.empty()) next = std::min(next, tails_.top().first);
   for (const EngineState& engine : engines_) {
     if (!engine.waiting.empty()) next = std::min(next, engine.waiting.top().first);
     if (!engine.queued.empty() && engine.free_at > now_) next = std::min(next, engine.free_at);
@@ -312,6 +336,7 @@ Ns ScheduleRun::run() {
   }
   now_ = nextEvent();
   while (now_ != std::numeric_limits<Ns>::max()) {
+    drainTails(now_);
     finishAt(now_);
     for (std::size_t slot = 0; slot < ScheduleModel::kEngines; ++slot) promote(engines_[slot]);
     dispatchHost();
@@ -433,6 +458,12 @@ ScheduleModel ScheduleModel::withLanes(const std::vector<std::uint64_t>& lane) c
     it->second = static_cast<std::int64_t>(pos);
   }
   return split;
+}
+
+ScheduleModel ScheduleModel::withDrainingTails() const {
+  ScheduleModel changed = *this;
+  changed.drain_tails_ = true;
+  return changed;
 }
 
 ScheduleModel ScheduleModel::withShare(const std::vector<std::size_t>& positions, double share) const {

@@ -114,6 +114,10 @@ class ScheduleModel {
   // device-saturating-kernel's what-if).
   ScheduleModel withShare(const std::vector<std::size_t>& positions, double share) const;
 
+  // The same model with each multi-wave kernel giving its SMs to later kernels from the middle of
+  // its last wave, when half of that wave's blocks have ended (it still ends at its measured end).
+  ScheduleModel withDrainingTails() const;
+
   std::size_t size() const { return duration_.size(); }
   double share(std::size_t position) const { return share_[position]; }
 
@@ -127,6 +131,7 @@ class ScheduleModel {
   void addHost(const HostTimeline& host);
   void releaseBlocked(const DeviceView& view, const std::vector<OrderEdge>& recorded);
 
+  bool drain_tails_ = false;
   Ns recorded_span_ = 0;
   Ns span_start_ = 0;
   std::vector<Ns> release_;

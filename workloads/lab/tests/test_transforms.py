@@ -6,7 +6,7 @@ import unittest
 from labgen.ordering import ISSUING, before_masks, conflict_masks, thread_ops
 from labgen.program import NotApplicable, all_steps, buffers, stream_kinds, walk, walk_lists
 from labgen.hostread import unprotected_reads
-from labgen.transforms import defer_read, drop_wait, remove_sync, stream_priority
+from labgen.transforms import defer_read, drop_wait, multi_stream, remove_sync, stream_priority
 from labgen.validate import validate
 
 from .corpus import executed, lines
@@ -240,6 +240,40 @@ class DeferReadDefersEveryLoop(unittest.TestCase):
         p = program([{"op": "loop", "count": 2, "body": body}])
         self.assertEqual(unprotected_reads(p), set())
         self.assertIsInstance(defer_read.apply(p), NotApplicable)
+
+
+class MultiStreamSplitsLoopsWithHostCode(unittest.TestCase):
+    H2D = {"op": "copy", "dst": "d0", "src": "h0", "bytes": 4096, "stream": "s1"}
+
+    def loop(self, body, count=3):
+        return {"op": "loop", "count": count, "body": body}
+
+    def test_host_code_and_reads_stay_and_read_the_iterations_copy(self):
+        body = [self.H2D, k("s1", "d0"), dict(D2H, stream="s1"), sync("s1"), READ,
+                {"op": "host", "us": 5}]
+        p = program([self.loop(body)])
+        out = multi_stream.apply(p)
+        self.assertIsInstance(out, dict)
+        self.assertEqual(validate(out), [])
+        self.assertEqual(unprotected_reads(out), set())
+        steps = [s for s in walk(out["threads"][0]["steps"])]
+        self.assertTrue(all("stream" not in s for s in steps if s["op"] in ("host", "host_read")))
+        reads = [s["buffer"] for s in steps if s["op"] == "host_read"]
+        self.assertEqual(reads, ["h0", "h0_part1", "h0_part2"])  # h0 is written by the copy-out
+        drop = ["sync", "record", "wait"]
+        self.assertEqual(norm(p, drop, ["stream"]), norm(out, drop, ["stream"], True))
+
+    def test_a_loop_of_gpu_work_alone_goes_first(self):
+        with_host = self.loop([self.H2D, k("s1", "d0"), {"op": "host", "us": 5}])
+        gpu_only = self.loop([dict(self.H2D, stream="s2"), k("s2", "d1")])
+        p = program([with_host, sync(), gpu_only])
+        out = multi_stream.apply(p)
+        self.assertEqual(out["threads"][0]["steps"][0], with_host)  # left as it was
+        self.assertNotIn("s2", {s.get("stream") for s in walk(out["threads"][0]["steps"])})
+
+    def test_not_with_other_blocking_steps(self):
+        p = program([self.loop([self.H2D, k("s1", "d0"), sync(), {"op": "host", "us": 5}])])
+        self.assertIsInstance(multi_stream.apply(p), NotApplicable)
 
 
 class RemoveSyncIsSafe(unittest.TestCase):

@@ -13,7 +13,11 @@
 // lab's multi-stream) and their copies and memsets asynchronous to the host (the advice's pinned
 // buffers; a blocking copy call of that stream no longer waits for the device; other streams'
 // blocking copies stay, sync-memcpy's and pageable-memcpy's fixes): copies of one chunk run beside
-// kernels of another, and kernels that leave room on the SMs run side by side. The ledger charges
+// kernels of another, kernels that leave room on the SMs run side by side, and the next chunk's
+// kernel takes the SMs a multi-wave kernel's last wave drains, from that wave's middle
+// (ScheduleModel::withDrainingTails); both schedules carry the device's hand-off between a
+// stream's queued ops (DeviceView::streamHandoff), which on one stream lies between every two ops
+// and in the split overlaps the other lanes' work. The ledger charges
 // pageable-memcpy and sync-memcpy first, so the part of this saving that making the copies
 // asynchronous alone brings is not charged twice. Without two chunks, min(|union of hideable copies|, |union of
 // kernels|), the most that overlapping them with compute could save. Not reported under 10 µs.
@@ -164,7 +168,12 @@ Ns splitSaving(const DeviceView& view, const HostTimeline& host, const ScheduleM
       async_calls.push_back({barrier.call, false, barrier.own});
     }
   }
-  return std::max<Ns>(0, model.span(waits) - model.withLanes(lanes).span(waits, {}, {}, async_calls));
+  // Both schedules let a multi-wave kernel's last wave drain into later kernels (on the one
+  // stream nothing can use it, in the split the next chunk's kernel does), and carry the
+  // device's hand-off between a stream's queued ops, which the split's other lanes fill.
+  const ScheduleModel draining = model.withDrainingTails();
+  return std::max<Ns>(0, draining.span(waits) -
+                             draining.withLanes(lanes).span(waits, {}, {}, async_calls));
 }
 
 // Per stream: how long its kernels and copies ran (union) and how long they ran with no other
@@ -184,10 +193,29 @@ std::unordered_map<std::uint64_t, AloneTime> aloneTimes(const DeviceView& view) 
   std::size_t active = 0;       // streams with an op running
   std::uint64_t key_sum = 0;    // the sum of their keys: the stream itself when active == 1
   std::optional<Ns> previous;
+  // The stretch alone in progress: from its owner's first op alone to now, across the owner's
+  // own op boundaries and idle time, until another stream runs. It counts from the gap threshold
+  // on: streams that take turns op by op are each alone only between the others' ops, which is
+  // the program's order, not a loop of one; a run of short copies alone is one stretch.
+  std::optional<std::uint64_t> owner;
+  Ns stretch_start = 0, stretch_end = 0, stretch_alone = 0;
+  const auto closeStretch = [&] {
+    if (owner && stretch_end - stretch_start >= kMinimumCostNs) times[*owner].alone += stretch_alone;
+    owner.reset();
+  };
   const auto advance = [&](Ns time) {
-    // A stretch alone counts from the gap threshold on: streams that take turns op by op are
-    // each alone only between the others' ops, which is the program's order, not a loop of one.
-    if (previous && active == 1 && time - *previous >= kMinimumCostNs) times[key_sum].alone += time - *previous;
+    if (previous && active == 1) {
+      if (owner != key_sum) {
+        closeStretch();
+        owner = key_sum;
+        stretch_start = *previous;
+        stretch_alone = 0;
+      }
+      stretch_alone += time - *previous;
+      stretch_end = time;
+    } else if (previous && active > 1 && time > *previous) {
+      closeStretch();
+    }
     previous = time;
   };
   const auto retireUntil = [&](Ns time) {
@@ -216,6 +244,7 @@ std::unordered_map<std::uint64_t, AloneTime> aloneTimes(const DeviceView& view) 
     ends.push({scoped.end, key});
   }
   retireUntil(std::numeric_limits<Ns>::max());
+  closeStretch();
   return times;
 }
 

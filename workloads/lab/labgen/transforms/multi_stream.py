@@ -3,6 +3,8 @@ split round-robin over 2-3 created streams (blocking if the loop's stream was; n
 legacy stream: that is own-streams' fix), each with its own copy of the buffers the
 body writes (single-stream; also what low-overlap points at).
 
+The body may also hold host code and host reads, which stay where they are: a read of a buffer
+the body writes reads the iteration's copy (the advice splits the GPU work, not the host's).
 The loop is unrolled by the stream count (the remainder iterations follow it); A synchronize of the stream inside the body synchronizes the iteration's stream; GPU work
 issued on the stream before the loop is waited for by every new stream, and synchronizes of the stream after
 the loop become synchronizes of every new stream.
@@ -12,40 +14,45 @@ from ..program import (NotApplicable, buffers, clone, fresh_name, names, stream_
 
 ID = "multi-stream"
 FINDING = "single-stream"
-DOES = "splits a one-stream copy/kernel/copy loop round-robin over 2-3 non-blocking streams with per-stream buffers"
+DOES = ("splits a one-stream copy/kernel/copy loop (host code in its body stays) round-robin over 2-3 "
+        "non-blocking streams with per-stream buffers")
 BODY_OPS = ("copy", "kernel", "memset")
+HOST_OPS = ("host", "host_read")
 
 
 def apply(program):
     out = clone(program)
-    for thread in out["threads"]:
-        steps = thread["steps"]
-        for i, loop in enumerate(steps):
-            reason = _unfit(out, steps, i)
-            if reason is None:
-                _split(out, steps, i)
-                return out
+    # A loop of GPU work alone first; else one whose body also runs host code.
+    for host_code in (False, True):
+        for thread in out["threads"]:
+            steps = thread["steps"]
+            for i, loop in enumerate(steps):
+                reason = _unfit(out, steps, i, host_code)
+                if reason is None:
+                    _split(out, steps, i)
+                    return out
     return NotApplicable("no top-level loop of async copies and kernels on one stream with pinned memory")
 
 
-def _unfit(program, steps, i):
+def _unfit(program, steps, i, host_code=True):
     loop = steps[i]
     if loop["op"] != "loop" or loop["count"] < 2:
         return "not a loop of 2+ iterations"
     body = loop["body"]
     if not body or any((s["op"] not in BODY_OPS or not s.get("async", True)) and not _own_sync(s)
-                       for s in body):
-        return "body holds more than async copies, kernels, memsets and stream synchronizes"
-    if len({s["stream"] for s in body}) != 1 or not any(s["op"] == "copy" for s in body):
+                       and not (host_code and s["op"] in HOST_OPS) for s in body):
+        return "body holds more than async copies, kernels, memsets, stream synchronizes and host code"
+    gpu = [s for s in body if s["op"] not in HOST_OPS]
+    if len({s["stream"] for s in gpu}) != 1 or not any(s["op"] == "copy" for s in body):
         return "body not on one stream or without copies"
     kinds = buffers(program)
-    used = {s.get(k) for s in body for k in ("src", "dst", "buffer")} - {None}
+    used = {s.get(k) for s in gpu for k in ("src", "dst", "buffer")} - {None}
     if any(kinds[b]["kind"] == "pageable" for b in used):
         return "pageable copies: pin first"
     declared = {b["name"] for b in program["buffers"]}
     if not used <= declared:
         return "allocated buffers"
-    stream = body[0]["stream"]
+    stream = gpu[0]["stream"]
     if stream_kinds(program)[stream] == "legacy":
         return "on the legacy stream: own-streams' fix first"
     for later in steps[i + 1:]:
@@ -57,7 +64,8 @@ def _unfit(program, steps, i):
 
 def _split(program, steps, i):
     loop = steps[i]
-    body, stream = loop["body"], loop["body"][0]["stream"]
+    body = loop["body"]
+    stream = next(s["stream"] for s in body if s["op"] not in HOST_OPS)
     k = min(3, loop["count"])
     kinds = buffers(program)
     new_streams = []
@@ -101,7 +109,7 @@ def _writes(step):
 def _renamed(body, stream, rename):
     out = []
     for s in body:
-        t = dict(s, stream=stream)  # a synchronize of the loop's stream: of the iteration's
+        t = dict(s, stream=stream) if "stream" in s else dict(s)  # a synchronize of the loop's stream: of the iteration's
         for key in ("src", "dst", "buffer"):
             if key in t:
                 t[key] = rename.get(t[key], t[key])
