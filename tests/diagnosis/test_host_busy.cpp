@@ -71,16 +71,18 @@ TEST_CASE("host-busy: a loader loop's first batch has no step before it to hide 
 }
 
 TEST_CASE("host-busy: host work between launches moves after them even where no gap counts") {
-  // Two iterations of: three 20 µs kernels launched 60 µs apart (host work between them: a
+  // Two iterations of: three 20 µs kernels (three different launches: the same launch again after
+  // host work with no blocking call between would be the loop coming round, as in the next test)
+  // launched 60 µs apart (host work between them: a
   // launch loop's gaps, host-launch-bound's, no stretch of this finding), a synchronize, then
   // 300 µs of host work (the stretch) before the next iteration. The fix runs all host work after
   // the iteration's launches: the three kernels back to back, the host work beside them.
   TraceBuilder b;
   for (int i = 0; i < 2; ++i) {
     const double t = 500.0 * i;
-    b.launch(13, t + 1, t + 3, t + 5, t + 25);
-    b.launch(13, t + 63, t + 65, t + 67, t + 87);
-    b.launch(13, t + 125, t + 127, t + 129, t + 149);
+    b.launch(13, t + 1, t + 3, t + 5, t + 25).grid_blocks = 1;
+    b.launch(13, t + 63, t + 65, t + 67, t + 87).grid_blocks = 2;
+    b.launch(13, t + 125, t + 127, t + 129, t + 149).grid_blocks = 3;
     b.call("cudaStreamSynchronize_v3020", t + 128, t + 150);
   }
   const auto findings = test::findingsOf(b.build());
@@ -92,6 +94,27 @@ TEST_CASE("host-busy: host work between launches moves after them even where no 
   // iteration 2's kernels run back to back from 484: span 644 µs -> 539 µs. (The stretch moved a
   // step ahead gains nothing: there is no GPU work beside it.)
   CHECK(fixSavingNs(*f) == Approx(static_cast<double>(105 * kUs)).margin(5 * kUs));
+}
+
+TEST_CASE("host-busy: in a loop without a blocking call, host work stays in its iteration") {
+  // Four iterations of: a 50 µs kernel, 100 µs of host work, a 3 µs kernel; no synchronize until
+  // the end. Moved after its iteration's second launch, each stretch still runs before the next
+  // iteration's (the loop comes round where the thread's next stretch comes before the same
+  // launch): the kernels cannot all run back to back, which would claim the whole idle time
+  // (about 215 µs). Each stretch releases the rest of its iteration and the next iteration's first
+  // launch 100 µs sooner: the span goes from 434 µs to 334.
+  TraceBuilder b;
+  for (int i = 0; i < 4; ++i) {
+    const double t = 110.0 * i;
+    b.launch(13, t, t + 2, t + 3, t + 53);
+    b.launch(13, t + 102, t + 104, t + 105, t + 108).grid_blocks = 2;  // another launch
+  }
+  b.call("cudaDeviceSynchronize_v3020", 434, 439);
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "host-busy");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 4);
+  CHECK(fixSavingNs(*f) == Approx(static_cast<double>(103 * kUs)).margin(8 * kUs));
 }
 
 }  // namespace cuoverlap

@@ -246,6 +246,46 @@ TEST_CASE("a thread without blocking calls follows its process's last blocking c
   CHECK(model.span({}, {}, faster) == model.span({}) - TraceBuilder::ns(60));
 }
 
+TEST_CASE("a synchronize waited for its own thread's work even when the device clock runs ahead") {
+  // The device's timestamps 3 µs ahead of the host's: each kernel is recorded ending 1 µs after
+  // the synchronize that waited for it returned. The thread launched it before the call, so the
+  // call waited for it: with 40 µs kernels the loop still runs ahead, 3 x 60 µs.
+  TraceBuilder b;
+  for (int i = 0; i < 3; ++i) {
+    const double t = 160.0 * i;
+    b.launch(13, t, t + 2, t + 6, t + 106);
+    b.call("cudaDeviceSynchronize_v3020", t + 4, t + 105);
+  }
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const HostTimeline host = buildHostTimeline(view);
+  REQUIRE(host.barriers.size() == 3);
+  for (const auto& barrier : host.barriers) {
+    CHECK(barrier.waited_for.size() == 1);
+    CHECK(barrier.own == 0);
+  }
+  const ScheduleModel model(view, host);
+  std::vector<FasterOp> faster;
+  for (std::size_t p = 0; p < view.ops().size(); ++p) faster.push_back({p, TraceBuilder::ns(40)});
+  CHECK(model.span({}) - model.span({}, {}, faster) == TraceBuilder::ns(3 * 60));
+}
+
+TEST_CASE("a synchronize is no proof of waiting for work another thread launched") {
+  // Thread 2 launched the kernel while thread 1's synchronize was in flight, and the kernel
+  // ended after the synchronize returned: it waited for none of it.
+  TraceBuilder b;
+  b.call("cudaDeviceSynchronize_v3020", 10, 30);
+  const std::uint32_t corr = b.call("cudaLaunchKernel_v7000", 5, 8);
+  b.trace().runtime_calls.back().tid = 2;
+  b.kernel(13, 20, 120, corr);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const HostTimeline host = buildHostTimeline(view);
+  REQUIRE(host.barriers.size() == 1);
+  CHECK(host.barriers[0].waited_for.empty());
+  CHECK(host.barriers[0].own == TraceBuilder::ns(20));
+}
+
 TEST_CASE("a copy call that returned before its copy ended waited for none of it") {
   // A pageable HtoD cudaMemcpy returns once the host has staged the data, before the DMA ends.
   TraceBuilder b;

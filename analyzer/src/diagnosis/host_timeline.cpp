@@ -157,6 +157,27 @@ std::optional<std::vector<std::size_t>> waitedFor(const DeviceView& view, const 
   return index.lastOfEachStream(call.pid, call.start);  // device synchronize
 }
 
+// Whether an explicit synchronize waited for every op of `waited` that the trace shows ending after
+// it returned: those ops were launched by the synchronizing thread itself, which program order
+// puts before the call, so the call returned only once they ended (CUDA's semantics), and the
+// recorded end is off by the error of the device clock's conversion to the host's (a few
+// microseconds, seen in whole runs of a lab trace). An op another thread launched may have been
+// submitted after the call began and is no proof.
+bool waitedInOrder(const DeviceView& view, std::size_t call_index,
+                   const std::vector<std::size_t>& waited) {
+  if (!isExplicitSync(view.callKind(call_index))) return false;
+  const RuntimeCall& call = view.call(call_index);
+  for (std::size_t p : waited) {
+    const ScopedOp& scoped = view.ops()[p];
+    if (scoped.end <= call.end) continue;
+    const auto launch = view.launchCall(view.op(scoped));
+    if (!launch) return false;
+    const RuntimeCall& issued = view.call(*launch);
+    if (issued.pid != call.pid || issued.tid != call.tid || issued.end > call.start) return false;
+  }
+  return true;
+}
+
 // The last barrier in [first, last) of one thread's (start-ordered) barriers that returned by
 // `time`, or -1.
 std::int64_t lastOfThread(const HostTimeline& timeline, std::pair<std::size_t, std::size_t> range,
@@ -197,7 +218,9 @@ HostTimeline buildHostTimeline(const DeviceView& view,
     // returns once the host has staged the data, before the DMA from the staging buffer ends.
     // cudaMemcpy first synchronizes its stream (CUDA's API synchronization behavior): it waited
     // for the stream's previous op; cudaMemcpyAsync staged at once.
-    if (w > call.end) {
+    // A synchronize that waited for them in program order returned as they ended.
+    const bool returned_at_w = w > call.end && waitedInOrder(view, call_index, barrier.waited_for);
+    if (w > call.end && !returned_at_w) {
       barrier.waited_for.clear();
       if (view.callKind(call_index) == ApiKind::kMemcpySync) {
         const GpuOp& op = view.op(view.ops()[*index.opOfCall(call_index)]);
@@ -208,7 +231,9 @@ HostTimeline buildHostTimeline(const DeviceView& view,
         }
       }
     }
-    barrier.own = std::max<Ns>(0, w > call.start && w <= call.end ? call.end - w : call.end - call.start);
+    barrier.own = returned_at_w ? 0
+                  : std::max<Ns>(0, w > call.start && w <= call.end ? call.end - w
+                                                                    : call.end - call.start);
     edges += barrier.waited_for.size() + 1;
     if (edges > budget) return {};
     by_thread[{call.pid, call.tid}].push_back(std::move(barrier));

@@ -10,9 +10,12 @@
 // kept), capped at the stretches' total. The work moved is all of the threads' own code (each piece
 // of at least 10 µs in no CUDA call, idle device or not: ownCode): each piece runs after its
 // thread's launches up to the next blocking call instead of between them (those launches are
-// released that much sooner). A piece right after a blocking call that goes on to copy an input in
-// (a loader's next batch) begins the next iteration and runs one iteration ahead, before that call,
-// while the GPU still has the work issued before it (the call begins that much later, the thread's
+// released that much sooner), and never past the point where the thread's loop comes round (its
+// next stretch between the same two launches): a loop without a blocking call shows no other
+// iteration boundary, and work moved there would leave the device span. A piece right after a
+// blocking call that goes on to copy an input in (a loader's next batch) begins the next
+// iteration and runs one iteration ahead, before that call, while the GPU still has the work
+// issued before it (the call begins that much later, the thread's
 // launches after the piece and its next blocking call that much sooner), when the step that call
 // ended is one of the same loop: it too began by copying an input in (its first launch after the
 // thread's previous synchronize). After another step (a phase before the loop) the piece makes the
@@ -29,7 +32,10 @@
 // calls around them.
 // Needs: runtime calls (the thread that launched each op).
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <optional>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -179,7 +185,63 @@ bool loaderStep(const std::vector<std::pair<Ns, bool>>& launches, Ns from, Ns to
 struct MovedStretch {
   Ns end = 0;     // where it ended in the trace
   Ns length = 0;
+  Ns until = std::numeric_limits<Ns>::max();  // where its loop came round again
 };
+
+// A call as a point in its thread's program: the op it launched (kernel name and launch shape, or
+// copy or memset kind and size), else the call's name.
+using CallPoint = std::tuple<StringId, int, std::uint64_t, std::uint32_t, std::uint16_t>;
+
+CallPoint pointOf(const DeviceView& view, std::size_t call,
+                  const std::unordered_map<std::size_t, const GpuOp*>& op_of_call) {
+  const auto op = op_of_call.find(call);
+  if (op == op_of_call.end()) return {view.call(call).name, -1, 0, 0, 0};
+  const GpuOp& g = *op->second;
+  return {g.name, static_cast<int>(g.kind) * 16 + static_cast<int>(g.copy_kind), g.bytes,
+          g.grid_blocks, g.block_threads};
+}
+
+// Where a stretch lies in its thread's program: between the call before it (none: the thread's
+// first) and the call after it.
+using ProgramPoint = std::pair<std::optional<CallPoint>, CallPoint>;
+
+ProgramPoint pointOf(const DeviceView& view, const Stretch& stretch,
+                     const std::unordered_map<std::size_t, const GpuOp*>& op_of_call) {
+  const HostState& state = view.hostState();
+  const auto thread = state.threadOf(view.call(stretch.launch));
+  const auto before = thread ? state.lastCallBefore(*thread, stretch.time.start) : std::nullopt;
+  return {before ? std::optional<CallPoint>(pointOf(view, *before, op_of_call)) : std::nullopt,
+          pointOf(view, stretch.launch, op_of_call)};
+}
+
+// Per stretch: where its thread's loop came round, the start of the thread's next stretch at the
+// same point of its program (between the same two launches), or never. The fix moves host work
+// within its iteration: a loop without a blocking call shows no other boundary, and moving a
+// stretch past that one would move it into a later iteration, out of the device span altogether.
+std::vector<Ns> loopsComeRound(const DeviceView& view, const std::vector<Stretch>& stretches) {
+  std::unordered_map<std::size_t, const GpuOp*> op_of_call;
+  for (const ScopedOp& scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    if (const auto launch = view.launchCall(op)) op_of_call.emplace(*launch, &op);
+  }
+  std::vector<Ns> until(stretches.size(), std::numeric_limits<Ns>::max());
+  std::map<std::pair<ThreadKey, ProgramPoint>, std::size_t> last_at;  // the latest stretch there
+  std::vector<std::size_t> order(stretches.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return stretches[a].time.start < stretches[b].time.start;
+  });
+  for (std::size_t i : order) {
+    const RuntimeCall& launch = view.call(stretches[i].launch);
+    const auto key = std::make_pair(ThreadKey{launch.pid, launch.tid},
+                                    pointOf(view, stretches[i], op_of_call));
+    if (const auto previous = last_at.find(key); previous != last_at.end()) {
+      until[previous->second] = stretches[i].time.start;
+    }
+    last_at[key] = i;
+  }
+  return until;
+}
 
 // What overlapping the stretches with the GPU's work saves (the file's comment, "Fix alone").
 Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches) {
@@ -196,7 +258,9 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches) 
   std::vector<Ns> sooner(host.barriers.size(), 0);  // the thread's host time removed before it
   // By the thread and the blocking call its launches after the stretch follow (-1: none yet).
   std::map<std::pair<ThreadKey, std::int64_t>, std::vector<MovedStretch>> moved;
-  for (const Stretch& stretch : stretches) {
+  const std::vector<Ns> until = loopsComeRound(view, stretches);
+  for (std::size_t s = 0; s < stretches.size(); ++s) {
+    const Stretch& stretch = stretches[s];
     const RuntimeCall& launch = view.call(stretch.launch);
     const ThreadKey key{launch.pid, launch.tid};
     std::int64_t before = -1;
@@ -242,7 +306,7 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches) 
     } else if (stretch.feeds_copy) {
       continue;
     }
-    moved[{key, before}].push_back({stretch.time.end, stretch.time.length()});
+    moved[{key, before}].push_back({stretch.time.end, stretch.time.length(), until[s]});
   }
   if (moved.empty()) return 0;  // nothing could move: no schedule to build
   // The thread's launches after a moved stretch are released that much sooner.
@@ -256,7 +320,7 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches) 
     const auto it = moved.find({{call.pid, call.tid}, b});
     if (it == moved.end()) continue;
     for (const MovedStretch& stretch : it->second) {
-      if (stretch.end <= call.start) earlier[p] += stretch.length;
+      if (stretch.end <= call.start && call.start < stretch.until) earlier[p] += stretch.length;
     }
   }
   std::vector<CallChange> changed;
