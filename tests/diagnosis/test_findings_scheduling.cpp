@@ -158,23 +158,60 @@ TEST_CASE("host-launch-bound on a graph replay loop does not advise capturing a 
 }
 
 // K: 2112 blocks of 256 threads on 132 SMs x 8 = two waves of 400 µs. J (64 blocks) on another
-// stream is ready at 100 µs, in K's first wave, and waits for K's end; its stream's next kernel
-// follows it, so J's stream ends the run.
+// stream is ready at 100 µs, in K's first wave, and waits for K's end; its stream then copies out,
+// so J's stream ends the run.
 TEST_CASE("device-saturating-kernel: at a higher priority J starts when K's wave in progress ends") {
   TraceBuilder b;
   b.launch(13, 0, 2, 5, 805).grid_blocks = 2112;
   b.launch(14, 98, 100, 800, 830);
-  b.launch(14, 101, 103, 830, 1330);
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 101, 103, 830, 1330, CopyKind::kDtoH);
   const auto findings = findingsOf(b.build());
   const Finding* f = findingById(findings, "device-saturating-kernel");
   REQUIRE(f != nullptr);
   CHECK(f->count == 1);
-  // From the end of K's first wave (405 µs) to J's start: 395 µs. Beside K from its ready time J
-  // and its successor would end at 630 µs, before K (530 µs saved): the wave bounds it.
+  // From the end of K's first wave (405 µs) to J's start: 395 µs; the what-if agrees (J from
+  // 405 µs, the copy to 935 µs; K's blocks J displaced end it at 835 µs).
   CHECK(fixSavingNs(*f) == 395'000);
   CHECK(f->evidence.at(0).detail.find("2 waves of 400.0 µs") != std::string::npos);
   CHECK(f->advice.rfind("Give the latency-sensitive stream a higher priority", 0) == 0);
   CHECK(f->severity == Severity::kInfo);
+}
+
+TEST_CASE("device-saturating-kernel does not fire for a kernel that waits for K's event") {
+  // The same kernels, but J's stream waits for an event recorded after K: J was not ready before
+  // K ended, and no priority starts it sooner.
+  constexpr std::uint64_t kEvent = 7;
+  TraceBuilder b;
+  b.launch(13, 0, 2, 5, 805).grid_blocks = 2112;
+  b.eventRecord(13, kEvent, 3, 4);
+  b.streamWaitEvent(14, 96, 97, kEvent);
+  b.launch(14, 98, 100, 808, 838);
+  b.launch(14, 101, 103, 838, 1338);
+  CHECK(idsOf(findingsOf(b.build())).count("device-saturating-kernel") == 0);
+}
+
+TEST_CASE("device-saturating-kernel: K's displaced blocks delay what waits for K") {
+  // K's stream goes on with a kernel (64 blocks) to 1300 µs; J's stream ends at 1335 µs. At a
+  // higher priority J runs from K's first wave end (405 µs) and its successor ends at 935 µs, but
+  // the 30 µs of K's blocks J displaced (K's last wave is full) push K and its successor to
+  // 1330 µs: 5 µs saved, under the 10 µs a finding needs.
+  TraceBuilder b;
+  b.launch(13, 0, 2, 5, 805).grid_blocks = 2112;
+  b.launch(13, 3, 4, 805, 1300);
+  b.launch(14, 98, 100, 805, 835);
+  b.launch(14, 101, 103, 835, 1335);
+  CHECK(idsOf(findingsOf(b.build())).count("device-saturating-kernel") == 0);
+  // With room for J's blocks in K's last wave K still ends at 805 µs; J's successor, ready in K's
+  // last wave, starts when K ends (every block of K placed, no priority passes them): 30 µs saved.
+  TraceBuilder room;
+  room.launch(13, 0, 2, 5, 805).grid_blocks = 2112 - 128;
+  room.launch(13, 3, 4, 805, 1300);
+  room.launch(14, 98, 100, 805, 835);
+  room.launch(14, 101, 103, 835, 1335);
+  const auto findings = findingsOf(room.build());
+  const Finding* f = findingById(findings, "device-saturating-kernel");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) == 30'000);
 }
 
 TEST_CASE("device-saturating-kernel does not fire for a kernel ready in K's last wave") {

@@ -126,6 +126,48 @@ TEST_CASE("with draining tails, a later kernel takes the SMs from the middle of 
   CHECK(ScheduleModel(one_view).withDrainingTails().span({}) == TraceBuilder::ns(600));
 }
 
+TEST_CASE("blocks displaced by held SMs end a kernel later unless its last wave has room") {
+  using diagnosis::blocksEndWithSlotsHeld;
+  // Two full waves of 100 µs blocks: unheld they end at 200 µs. A tenth of the SMs held for 30 µs:
+  // the blocks they would have run start 30 µs late, and so do those after them on those SMs.
+  CHECK(blocksEndWithSlotsHeld(2.0, 100, 0.0, 0) == 200);
+  CHECK(blocksEndWithSlotsHeld(2.0, 100, 0.1, 30) == 230);
+  // A last wave of half the SMs: the displaced blocks fit beside it.
+  CHECK(blocksEndWithSlotsHeld(1.5, 100, 0.1, 30) == 200);
+  // Held longer than a block: the held SMs run fewer blocks, the others take them.
+  CHECK(blocksEndWithSlotsHeld(1.5, 100, 0.5, 250) == 300);
+}
+
+TEST_CASE("a higher-priority kernel takes the SMs of a multi-wave kernel's wave in progress") {
+  // K, two full waves of 400 µs from 1 µs; J (64 blocks, 30 µs) on another stream is ready at
+  // 101 µs and waits for K's end, then its stream copies out for 300 µs. At a higher priority J
+  // starts when K's first wave ends (401 µs) and ends at 431 µs, and the copy at 731 µs; K's
+  // blocks that J displaced run 30 µs late (its last wave is full), so K ends at 831 µs.
+  const auto build = [](std::uint32_t k_blocks) {
+    TraceBuilder b;
+    b.launch(13, 0, 1, 1, 801).grid_blocks = k_blocks;
+    b.launch(14, 100, 101, 801, 831);
+    b.copyCall("cudaMemcpyAsync_v3020", 14, 102, 103, 831, 1131, CopyKind::kDtoH);
+    return b.build();
+  };
+  const Trace trace = build(132 * 8 * 2);
+  const DeviceView view(trace, Scope{}, 0);
+  const ScheduleModel model(view);
+  CHECK(model.span({}) == TraceBuilder::ns(1130));
+  CHECK(model.withPriority({at(view, 801)}).span({}) == TraceBuilder::ns(830));
+  // With room in K's last wave the displaced blocks fit there: K ends when it did, at 801 µs.
+  const Trace room = build(132 * 8 * 2 - 128);
+  const DeviceView room_view(room, Scope{}, 0);
+  CHECK(ScheduleModel(room_view).withPriority({at(room_view, 801)}).span({}) == TraceBuilder::ns(800));
+  // Ready in K's last wave, J waits for K's end at any priority: K placed all its blocks.
+  TraceBuilder late;
+  late.launch(13, 0, 1, 1, 801).grid_blocks = 132 * 8 * 2;
+  late.launch(14, 500, 501, 801, 831);
+  const Trace late_trace = late.build();
+  const DeviceView late_view(late_trace, Scope{}, 0);
+  CHECK(ScheduleModel(late_view).withPriority({at(late_view, 801)}).span({}) == TraceBuilder::ns(830));
+}
+
 TEST_CASE("a stream's queued op starts the trace's hand-off after the previous one, in its lane") {
   // Three kernels of 100 µs on stream 13, all launched before the first ended, each starting
   // 4 µs after the previous one ended (the device handing the stream over): the model runs them

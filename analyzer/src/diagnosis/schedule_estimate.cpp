@@ -66,6 +66,8 @@ class ScheduleRun {
   void promote(EngineState& engine);
   void dispatchCopies(std::size_t slot);
   void dispatchKernels();
+  bool high(std::size_t pos) const { return !m_.high_.empty() && pos < m_.size() && m_.high_[pos]; }
+  double stealFromPlacing(std::size_t pos, double wanted);
   void dispatchHost();
   void start(std::size_t pos);
   void releaseSms(std::size_t ended);
@@ -84,9 +86,13 @@ class ScheduleRun {
   std::vector<std::uint8_t> started_;
   EngineState engines_[ScheduleModel::kEngines];
   double sm_used_ = 0.0;
-  std::vector<double> taken_;                  // per kernel: the SM share it took when it started
+  std::vector<double> taken_;                  // per kernel: the SM share it holds
+  std::vector<double> first_taken_;            // per kernel: the SM share it took when it started
   std::vector<std::size_t> placing_;          // running kernels with blocks still to place, in start order
-  MinHeap running_;                            // (end, position)
+  MinHeap running_;                            // (end, position); stale where end_ moved
+  std::vector<Ns> end_;                        // per started node: when it ends
+  std::vector<Ns> started_at_;                 // per started node: when it started
+  std::priority_queue<Ns, std::vector<Ns>, std::greater<Ns>> wakes_;  // wave ends a kernel waits for
   MinHeap tails_;                              // (middle of its last wave, position): multi-wave kernels
   Ns now_ = 0;
   Ns first_start_ = std::numeric_limits<Ns>::max();
@@ -107,6 +113,9 @@ ScheduleRun::ScheduleRun(const ScheduleModel& model, const std::vector<OrderEdge
   remaining_.assign(nodes, 0);
   started_.assign(nodes, 0);
   taken_.assign(model.size(), 0.0);
+  first_taken_.assign(model.size(), 0.0);
+  end_.assign(nodes, 0);
+  started_at_.assign(nodes, 0);
   addSuccessors(edges, changed, earlier);
 }
 
@@ -194,7 +203,8 @@ void ScheduleRun::promote(EngineState& engine) {
   while (!engine.waiting.empty() && engine.waiting.top().first <= now_) {
     const std::size_t pos = engine.waiting.top().second;
     engine.waiting.pop();
-    const Ns rank = pos < m_.size() ? static_cast<Ns>(m_.rank_[pos]) : static_cast<Ns>(pos);
+    Ns rank = pos < m_.size() ? static_cast<Ns>(m_.rank_[pos]) : static_cast<Ns>(pos);
+    if (high(pos)) rank -= static_cast<Ns>(ready_.size());  // before every default-priority op
     engine.queued.push({rank, pos});
   }
 }
@@ -242,17 +252,62 @@ void ScheduleRun::dispatchCopies(std::size_t slot) {
 // The block scheduler hands free SMs to the kernel issued first that still has blocks to place: a
 // kernel behind one that is still placing blocks (more than one wave, or fewer SMs than it fills
 // were free when it started) waits for it to end.
+//
+// A kernel of a higher-priority stream also passes kernels of the default priority that are still
+// placing blocks, before their last wave: at the end of their wave in progress it takes the SMs
+// their blocks leave, and they end later by what the blocks it displaced wait for it
+// (blocksEndWithSlotsHeld).
 void ScheduleRun::dispatchKernels() {
   MinHeap& queued = engines_[ScheduleModel::kSmEngine].queued;
-  while (!queued.empty() && placing_.empty()) {
+  while (!queued.empty()) {
     const std::size_t pos = queued.top().second;
-    if (sm_used_ >= 1.0 - kShareSlack) break;
+    const bool passes = high(pos) && std::none_of(placing_.begin(), placing_.end(),
+                                                  [&](std::size_t p) { return high(p); });
+    if (!placing_.empty() && !passes) break;
+    double free = 1.0 - sm_used_;
+    if (passes && free < m_.share_[pos] - kShareSlack) free += stealFromPlacing(pos, m_.share_[pos] - free);
+    if (free <= kShareSlack) break;
     queued.pop();
-    taken_[pos] = std::min(m_.share_[pos], 1.0 - sm_used_);
+    taken_[pos] = std::min(m_.share_[pos], free);
+    first_taken_[pos] = taken_[pos];
     sm_used_ += taken_[pos];
     if (multiWave(pos) || taken_[pos] < m_.share_[pos] - kShareSlack) placing_.push_back(pos);
     start(pos);
   }
+}
+
+// Takes up to `wanted` of the SMs of the multi-wave kernels still placing blocks before their last
+// wave (the last started first) for the higher-priority kernel at `pos`, from those at a wave's
+// end now; for the others it wakes the run at their wave's end. Returns the share taken.
+double ScheduleRun::stealFromPlacing(std::size_t pos, double wanted) {
+  double got = 0.0;
+  for (auto it = placing_.rbegin(); it != placing_.rend() && got < wanted - kShareSlack; ++it) {
+    const std::size_t from = *it;
+    if (!multiWave(from)) continue;
+    // Its waves as it ran them: a kernel that started on fewer SMs than the device's (others held
+    // some) placed that share of blocks per wave, and its measured duration covers those waves.
+    const double per_wave = std::max(first_taken_[from], kShareSlack);
+    const double waves = std::ceil(m_.waves_[from] / per_wave - kShareSlack);
+    const Ns block = std::max<Ns>(1, static_cast<Ns>(static_cast<double>(duration_[from]) / waves));
+    const Ns elapsed = now_ - started_at_[from];
+    const Ns boundary = (elapsed + block - 1) / block;  // waves begun by the end of this one
+    const double left = m_.waves_[from] / per_wave - static_cast<double>(boundary);  // its waves
+    if (left <= kShareSlack) continue;  // every block placed: its SMs free only as it ends
+    if (boundary * block > elapsed) {
+      wakes_.push(started_at_[from] + boundary * block);
+      continue;
+    }
+    const double give = std::min(taken_[from], wanted - got);
+    if (give <= kShareSlack) continue;
+    taken_[from] -= give;
+    sm_used_ -= give;
+    got += give;
+    const Ns unchanged = blocksEndWithSlotsHeld(left, block, 0.0, 0);
+    const Ns held = blocksEndWithSlotsHeld(left, block, give / per_wave, duration_[pos]);
+    end_[from] += std::max<Ns>(0, held - unchanged);
+    running_.push({end_[from], from});
+  }
+  return got;
 }
 
 // The SMs a kernel leaves go to the kernels still placing blocks, first started first; one that
@@ -278,7 +333,9 @@ void ScheduleRun::releaseSms(std::size_t ended) {
 void ScheduleRun::start(std::size_t pos) {
   started_[pos] = 1;
   if (pos < m_.size()) first_start_ = std::min(first_start_, now_);
-  running_.push({now_ + duration_[pos], pos});
+  started_at_[pos] = now_;
+  end_[pos] = now_ + duration_[pos];
+  running_.push({end_[pos], pos});
   if (m_.drain_tails_ && pos < m_.size() && m_.engine_[pos] == ScheduleModel::kSmEngine && multiWave(pos)) {
     const double waves = std::ceil(m_.waves_[pos] - kShareSlack);
     const auto tail = static_cast<Ns>(static_cast<double>(duration_[pos]) / (2.0 * waves));
@@ -302,6 +359,7 @@ void ScheduleRun::finishAt(Ns time) {
   while (!running_.empty() && running_.top().first == time) {
     const std::size_t pos = running_.top().second;
     running_.pop();
+    if (end_[pos] != time) continue;  // its end moved later
     const std::uint8_t engine = engineOf(pos);
     if (engine == ScheduleModel::kSmEngine) {
       sm_used_ = std::max(0.0, sm_used_ - taken_[pos]);
@@ -322,6 +380,7 @@ void ScheduleRun::finishAt(Ns time) {
 Ns ScheduleRun::nextEvent() const {
   Ns next = running_.empty() ? std::numeric_limits<Ns>::max() : running_.top().first;
   if (!tails_.empty()) next = std::min(next, tails_.top().first);
+  if (!wakes_.empty()) next = std::min(next, wakes_.top());
   for (const EngineState& engine : engines_) {
     if (!engine.waiting.empty()) next = std::min(next, engine.waiting.top().first);
     if (!engine.queued.empty() && engine.free_at > now_) next = std::min(next, engine.free_at);
@@ -336,6 +395,7 @@ Ns ScheduleRun::run() {
   }
   now_ = nextEvent();
   while (now_ != std::numeric_limits<Ns>::max()) {
+    while (!wakes_.empty() && wakes_.top() <= now_) wakes_.pop();
     drainTails(now_);
     finishAt(now_);
     for (std::size_t slot = 0; slot < ScheduleModel::kEngines; ++slot) promote(engines_[slot]);
@@ -349,6 +409,24 @@ Ns ScheduleRun::run() {
     if (!started_[p]) return m_.recorded_span_;
   }
   return last_end_ - first_start_;
+}
+
+// Greedy list scheduling of equal blocks, as the block scheduler places them: at each moment the
+// SMs that free first take the next blocks. `taken` of the SMs free at `held`, the rest at 0.
+Ns blocksEndWithSlotsHeld(double waves_left, Ns block, double taken, Ns held) {
+  taken = std::clamp(taken, 0.0, 1.0);
+  double rest = waves_left;
+  Ns others_free = 0;
+  Ns held_free = held;
+  Ns end = 0;
+  while (rest > kShareSlack) {
+    const bool others = taken < 1.0 && (others_free <= held_free || taken <= 0.0);
+    Ns& free = others ? others_free : held_free;
+    rest -= std::min(rest, others ? 1.0 - taken : taken);
+    end = std::max(end, free + block);
+    free += block;
+  }
+  return end;
 }
 
 std::int64_t residentBlocksPerSm(const Device& device, const GpuOp& kernel) {
@@ -466,11 +544,11 @@ ScheduleModel ScheduleModel::withDrainingTails() const {
   return changed;
 }
 
-ScheduleModel ScheduleModel::withShare(const std::vector<std::size_t>& positions, double share) const {
+ScheduleModel ScheduleModel::withPriority(const std::vector<std::size_t>& positions) const {
   ScheduleModel changed = *this;
+  changed.high_.assign(size(), 0);
   for (const std::size_t p : positions) {
-    changed.share_[p] = share;
-    changed.waves_[p] = 1.0;  // its blocks still to place no longer hold back later kernels
+    if (engine_[p] == kSmEngine) changed.high_[p] = 1;
   }
   return changed;
 }

@@ -75,6 +75,12 @@ struct CallChange {
   Ns earlier = 0;
 };
 
+// When a kernel's blocks still to place end, relative to now: `waves_left` waves of blocks that
+// each last `block`, placed on the whole device's SMs, of which `taken` (a fraction) are held by
+// other blocks for `held` first. Without them held: ceil(waves_left) x block; a last wave with
+// room for the displaced blocks ends no later.
+Ns blocksEndWithSlotsHeld(double waves_left, Ns block, double taken, Ns held);
+
 // Blocks of `kernel` that fit on one SM at once; 0 when the device data is missing.
 std::int64_t residentBlocksPerSm(const Device& device, const GpuOp& kernel);
 // The fraction of the device's SMs a kernel occupies while it runs, in (0, 1]; 1 when unknown.
@@ -109,10 +115,13 @@ class ScheduleModel {
   // chains the ops of each lane in position order (single-stream's split over streams).
   ScheduleModel withLanes(const std::vector<std::uint64_t>& lane) const;
 
-  // The same model with the kernels at `positions` taking `share` of the SMs and their blocks
-  // still to place holding back no later kernel (kernels of a higher-priority stream go first:
-  // device-saturating-kernel's what-if).
-  ScheduleModel withShare(const std::vector<std::size_t>& positions, double share) const;
+  // The same model with the kernels at `positions` on streams of a higher priority
+  // (device-saturating-kernel's what-if). The block scheduler places their blocks before those of
+  // kernels of the default priority: one that is ready while such a kernel is still placing
+  // blocks, before its last wave, takes the SMs its wave in progress leaves instead of waiting
+  // for its last block, and that kernel ends later by what its displaced blocks waited for those
+  // SMs (blocksEndWithSlotsHeld: the device is the same size at any priority).
+  ScheduleModel withPriority(const std::vector<std::size_t>& positions) const;
 
   // The same model with each multi-wave kernel giving its SMs to later kernels from the middle of
   // its last wave, when half of that wave's blocks have ended (it still ends at its measured end).
@@ -141,6 +150,7 @@ class ScheduleModel {
   std::vector<std::uint8_t> engine_;       // kSmEngine, or one copy/memset engine each
   std::vector<double> share_;
   std::vector<double> waves_;              // per kernel: wavesOf (1 for other ops)
+  std::vector<std::uint8_t> high_;         // per position: on a higher-priority stream; empty = none
   std::vector<std::int64_t> stream_prev_;  // previous position on the stream, -1 for none
   std::vector<std::int64_t> stream_next_;  // next position on the stream, -1 for none
   std::vector<std::size_t> rank_;          // issue rank (by launch call start) per position

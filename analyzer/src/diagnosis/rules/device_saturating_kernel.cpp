@@ -11,18 +11,24 @@
 // block scheduler then gives an SM that K's block frees to J's blocks before K's next ones, so J
 // starts when K's wave in progress ends instead of after K's last block: K's waves = grid blocks
 // over the resident ones (rounded up), each lasting K's duration over their count. A J that became
-// ready in K's last wave waits for K's end whatever its priority: no instance.
+// ready in K's last wave waits for K's end whatever its priority: no instance. Nor is a J whose
+// stream waited (cudaStreamWaitEvent) for an event recorded after K: it was not ready before K
+// ended.
 // Cost: for each such J (charged once, against the K that ended last), its start minus the later
 // of its ready time and the end of K's wave in progress then; the union of those stretches, at
-// most what the what-if schedule (schedule_estimate.h, with the host's blocking calls) saves when
-// each such K leaves room for the largest such J from its start (an upper bound: J starts no later
-// than that at any priority). A J that starts sooner shortens the span only where its stream's
-// work is what the host or the end waits for: beside a K that ends last, it saves nothing (the
-// lab, stream-priority: J started at K's wave boundary, the span did not change).
+// most what the what-if schedule (schedule_estimate.h, with the host's blocking calls) saves with
+// J's streams at a higher priority (ScheduleModel::withPriority): their kernels take the SMs of
+// K's wave in progress, and K's blocks they displaced run after them, so K ends later unless its
+// last wave has room for them (the device is the same size at any priority). A J that starts
+// sooner shortens the span only where its stream's work is what the host or the end waits for, and
+// not where K's later end is (the lab, stream-priority: J started at K's wave boundary, the span
+// did not change).
 // Needs: SM count, max threads and blocks per SM of the device, kernels' grid and block sizes,
 // launch calls.
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -67,6 +73,18 @@ Ns startWithPriority(const Filler& k, Ns ready) {
   return std::max(ready, std::min(boundary, k.end));
 }
 
+// Per op position, the latest end of the ops its stream's waits (cudaStreamWaitEvent) held it for
+// (the minimum Ns where none): a kernel that waits for K's event starts after K at any priority.
+std::vector<Ns> producersEnd(const DeviceView& view, const std::vector<StreamWait>& waits) {
+  std::vector<Ns> end(view.ops().size(), std::numeric_limits<Ns>::min());
+  for (const StreamWait& wait : waits) {
+    for (std::size_t y : wait.waited_for) {
+      end[wait.released] = std::max(end[wait.released], view.ops()[y].end);
+    }
+  }
+  return end;
+}
+
 }  // namespace
 
 // One sweep over the kernels in start order (issue 13: overlapping device-filling kernels made the
@@ -94,9 +112,10 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
   if (fillers.empty()) return std::nullopt;
   std::sort(fillers.begin(), fillers.end(),
             [](const Filler& a, const Filler& b) { return a.half < b.half; });
+  const std::vector<StreamWait> waits = streamWaits(view);
+  const std::vector<Ns> released_at = producersEnd(view, waits);
   std::multimap<Ns, const Filler*> active;  // by end
-  std::vector<std::size_t> waited_for_positions;
-  double largest_share = 0;
+  std::set<std::uint64_t> high_streams;  // the waiting kernels' streams, at the greatest priority
   std::size_t next_filler = 0;
   for (std::size_t j = 0; j < ops.size(); ++j) {
     const GpuOp& waiting = view.op(ops[j]);
@@ -110,7 +129,8 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
         view.onLegacyDefaultStream(waiting) || fillsDevice(*device, waiting)) {
       continue;
     }
-    const auto ready = view.readyTime(j);
+    std::optional<Ns> ready = view.readyTime(j);
+    if (ready) ready = std::max(*ready, released_at[j]);
     if (!ready || ops[j].start - *ready < kMinimumCostNs) continue;
     const Filler* waited_for = nullptr;
     for (auto it = active.rbegin(); it != active.rend(); ++it) {
@@ -124,8 +144,7 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
     const GpuOp& kernel = view.op(ops[waited_for->position]);
     const Ns from = startWithPriority(*waited_for, *ready);
     if (ops[j].start - from < kMinimumCostNs) continue;  // ready in K's last wave
-    waited_for_positions.push_back(waited_for->position);
-    largest_share = std::max(largest_share, smShare(device, waiting));
+    high_streams.insert(DeviceView::streamKey(waiting));
     builder.add(Interval{from, ops[j].start},
                 evidenceForOp(view, waiting,
                               fmt::format("{} waited {} for {} ({} blocks, {} waves of {}) on stream "
@@ -139,9 +158,13 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
   }
   if (builder.count() == 0) return std::nullopt;
   const ScheduleModel model(view, buildHostTimeline(view));
-  const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
-  const Ns with_room = model.withShare(waited_for_positions, 1.0 - largest_share).span(waits);
-  const Ns saving = std::min(builder.time(), model.span(waits) - with_room);  // time(): the union so far
+  const std::vector<OrderEdge> edges = waitEdges(waits);
+  std::vector<std::size_t> high;  // every kernel of the waiting kernels' streams
+  for (std::size_t p = 0; p < ops.size(); ++p) {
+    if (high_streams.count(DeviceView::streamKey(view.op(ops[p])))) high.push_back(p);
+  }
+  const Ns with_priority = model.withPriority(high).span(edges);
+  const Ns saving = std::min(builder.time(), model.span(edges) - with_priority);  // time(): the union so far
   if (saving < kMinimumCostNs) return std::nullopt;  // the waits were not what the span waited for
   builder.estimateSaving(saving);
   return builder.build(
