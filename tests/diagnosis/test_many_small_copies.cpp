@@ -56,6 +56,16 @@ TEST_CASE("many-small-copies: large pageable copies and copies split by other wo
   }
   CHECK(test::findingById(test::findingsOf(large.build()), "many-small-copies") == nullptr);
 
+  // Pinned copies of different sizes, not all small, are different buffers (a batch and its
+  // labels), not one transfer cut into pieces.
+  TraceBuilder mixed;
+  for (int i = 0; i < 8; ++i) {
+    const double t = 30.0 * i;
+    mixed.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 4, t + 3, t + 25, CopyKind::kHtoD).bytes = 1 << 20;
+    mixed.copyCall("cudaMemcpyAsync_v3020", 13, t + 4, t + 8, t + 26, t + 28, CopyKind::kHtoD).bytes = 2048;
+  }
+  CHECK(test::findingById(test::findingsOf(mixed.build()), "many-small-copies") == nullptr);
+
   TraceBuilder split;
   for (int i = 0; i < 20; ++i) {
     const double t = 30.0 * i;

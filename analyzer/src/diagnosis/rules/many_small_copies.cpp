@@ -3,10 +3,12 @@
 // copy carries pieces that two threads issued, or that a loop read back one by one). One transfer
 // split into many copies pays a copy's fixed cost (PinnedRate::latency_ns), the engine's
 // turnaround (DeviceView::engineTurnaround), a launch call and, for cudaMemcpy, a host round trip
-// per piece, whatever the pieces' size. A pageable piece counts only when small: even pinned, its
-// time would be mostly those fixed costs (at the pinned rate of its direction its bytes take at
-// most latency plus turnaround; without a known rate, under 64 KiB); a larger one's time is the
-// driver staging its bytes, which merging keeps (pageable-memcpy's part).
+// per piece, whatever the pieces' size. Pieces are small ones (even pinned, a piece's time would
+// be mostly those fixed costs: at the pinned rate of its direction its bytes take at most latency
+// plus turnaround; without a known rate, under 64 KiB) or pinned ones of one size (a buffer cut
+// into chunks; large copies of different sizes are different buffers, which merging would first
+// gather on the host). A large pageable copy is never a piece: its time is the driver staging its
+// bytes, which one copy of them all still does (pageable-memcpy's part).
 // Fix (the lab's transform merge-copies): one copy of each run's bytes.
 // Cost: from the what-if schedule with the host modelled (schedule_estimate.h, host_timeline.h),
 // the span as recorded minus the span with
@@ -60,11 +62,8 @@ bool pageableCopy(const GpuOp& op) {
   return op.src_kind == MemKind::kPageable || op.dst_kind == MemKind::kPageable;
 }
 
-// A piece merging speeds up: any pinned (or device-side) copy, whose fixed cost merging saves
-// whatever its size; a pageable one only when small, since beyond that its time is the driver's
-// staging of its bytes, which one copy of them all still does.
-bool mergeable(const GpuOp& op, const PinnedRate& rate, Ns turnaround) {
-  if (!pageableCopy(op)) return true;
+// Small: even pinned, its time would be mostly a copy's fixed costs.
+bool small(const GpuOp& op, const PinnedRate& rate, Ns turnaround) {
   if (rate.bytes_per_ns <= 0) return op.bytes < kSmallWithoutRate;
   return static_cast<double>(op.bytes) <= rate.bytes_per_ns * static_cast<double>(rate.latency_ns + turnaround);
 }
@@ -88,6 +87,8 @@ std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rate
     std::uint64_t bytes = 0;
     Ns time = 0;
     std::int64_t run = -1;  // index in runs once a second copy joined
+    std::uint64_t last_bytes = 0;
+    bool last_small = false;
   };
   std::vector<CopyRun> runs;
   std::map<std::pair<std::uint64_t, std::uint64_t>, Open> open;  // per (stream, issuing thread)
@@ -98,7 +99,8 @@ std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rate
     const GpuOp& op = view.op(scoped);
     const int d = op.isCopy() ? directionOf(op) : -1;
     Open& state = open[{DeviceView::streamKey(op), issuingThread(view, op)}];
-    if (d < 0 || !mergeable(op, rates[d], view.engineTurnaround(engineOf(op)))) {
+    const bool is_small = d >= 0 && small(op, rates[d], view.engineTurnaround(engineOf(op)));
+    if (d < 0 || (!is_small && pageableCopy(op))) {
       state.direction = -1;
       continue;
     }
@@ -107,11 +109,14 @@ std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rate
     // launch calls, consecutive on the stream).
     const auto previous = launches.before(at);
     const bool next = !view.launchCall(op) || (previous && *previous == state.last);
-    if (state.direction != d || !next) {
-      state = Open{d, at, at, op.bytes, time, -1};
+    const bool piece = (is_small && state.last_small) || op.bytes == state.last_bytes;
+    if (state.direction != d || !next || !piece) {
+      state = Open{d, at, at, op.bytes, time, -1, op.bytes, is_small};
       continue;
     }
     state.last = at;
+    state.last_bytes = op.bytes;
+    state.last_small = is_small;
     if (state.run < 0) {
       runs.push_back({{state.first}, state.bytes, state.time, d});
       state.run = static_cast<std::int64_t>(runs.size() - 1);
