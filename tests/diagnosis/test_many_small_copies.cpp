@@ -1,6 +1,6 @@
 // many-small-copies on hand-built traces: one transfer split into many small copies, what merging
-// them saves (the first copy carries all the bytes at the pinned rate, the later calls are gone),
-// and what must not fire (large copies, copies separated by a kernel on their stream).
+// them saves (the first copy carries all the bytes at the rate the pieces moved them, the later
+// calls are gone), and what must not fire (large pageable copies, copies separated by other work).
 #include <catch2/catch.hpp>
 
 #include "findings_test_util.h"
@@ -32,27 +32,39 @@ TEST_CASE("many-small-copies: a transfer split into small copies costs its calls
   const Finding* f = test::findingById(findings, "many-small-copies");
   REQUIRE(f != nullptr);
   CHECK(f->count == 1);
-  // Merged: one 409600-byte copy at 52.3 GB/s (7.83 µs) plus the 1.92 µs each 4 KiB copy took
-  // beyond its bytes (PinnedRate::latency_ns) = 9.75 µs, issued by the first call (3 µs), the 99
+  // Merged: one copy of the pieces' 200 µs less the 1.92 µs each later 4 KiB copy took beyond its
+  // bytes at 52.3 GB/s (PinnedRate::latency_ns) = 9.75 µs, issued by the first call (3 µs), the 99
   // later calls (396 µs) given back, so the kernel's launch (released at 401) comes 396 µs earlier
   // but not before the merged copy ends and the stream hands off to the kernel (4 µs, as recorded:
   // DeviceView::streamHandoff): span 502 -> 114.75 µs. Of the 387.25 µs, 100 lower the ideal (the
   // HtoD engine's 200 µs of copies become 9.75 µs; the kernel's 100 µs bound it). Before the
   // merged copy carried its run's bytes it kept the first piece's 2 µs.
-  CHECK(f->time_ns == 387'247);
+  CHECK(f->time_ns == 387'278);
   CHECK(f->ideal_reduction_ns == 100'000);
 }
 
-TEST_CASE("many-small-copies: large copies and copies split by other work do not fire") {
+TEST_CASE("many-small-copies: large pageable copies and copies split by other work do not fire") {
+  // A large pageable copy's time is the driver staging its bytes, which one copy of them all
+  // still does.
   TraceBuilder large;
   large.trace().devices[0].pcie_generation = 5;
   large.trace().devices[0].pcie_width = 16;
   for (int i = 0; i < 4; ++i) {
-    const double t = 400.0 * i;
-    large.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 4, t + 3, t + 330, CopyKind::kHtoD).bytes =
-        16 << 20;
+    const double t = 2000.0 * i;
+    large.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 1700, t + 3, t + 1700, CopyKind::kHtoD,
+                   MemKind::kPageable).bytes = 16 << 20;
   }
   CHECK(test::findingById(test::findingsOf(large.build()), "many-small-copies") == nullptr);
+
+  // Pinned copies of different sizes, not all small, are different buffers (a batch and its
+  // labels), not one transfer cut into pieces.
+  TraceBuilder mixed;
+  for (int i = 0; i < 8; ++i) {
+    const double t = 30.0 * i;
+    mixed.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 4, t + 3, t + 25, CopyKind::kHtoD).bytes = 1 << 20;
+    mixed.copyCall("cudaMemcpyAsync_v3020", 13, t + 4, t + 8, t + 26, t + 28, CopyKind::kHtoD).bytes = 2048;
+  }
+  CHECK(test::findingById(test::findingsOf(mixed.build()), "many-small-copies") == nullptr);
 
   TraceBuilder split;
   for (int i = 0; i < 20; ++i) {
@@ -78,7 +90,7 @@ TEST_CASE("many-small-copies: a copy is small when its bytes take no longer than
   // engine. At the link's 52.3 GB/s their bytes take 1.96 µs each: more than the 1.5 µs fixed
   // cost a copy was assumed to have, less than this trace's own: 2.54 µs of each copy's time is
   // beyond its bytes (PinnedRate::latency_ns) and the engine's turnaround adds 1.3 µs. Merged:
-  // one copy of 2.54 + 39.16 µs instead of 20 x 4.5 + 19 x 1.3 = 114.7 µs. With the 1.5 µs fixed
+  // one copy of 20 x 4.5 - 19 x 2.54 µs instead of 20 x 4.5 + 19 x 1.3 = 114.7 µs. With the 1.5 µs fixed
   // cost and no turnaround the copies were not small: no finding.
   TraceBuilder b;
   b.trace().devices[0].pcie_generation = 5;
@@ -91,7 +103,7 @@ TEST_CASE("many-small-copies: a copy is small when its bytes take no longer than
   const Finding* f = test::findingById(findings, "many-small-copies");
   REQUIRE(f != nullptr);
   CHECK(f->count == 1);
-  CHECK(fixSavingNs(*f) == 114'700 - 2'542 - 39'156);
+  CHECK(fixSavingNs(*f) == 114'700 - (90'000 - 19 * 2'542));
 }
 
 TEST_CASE("many-small-copies keeps the legacy stream's barrier: the merged copy still waits behind it") {
@@ -161,7 +173,30 @@ TEST_CASE("many-small-copies: a run is one thread's copies") {
   const Finding* f = test::findingById(findings, "many-small-copies");
   REQUIRE(f != nullptr);
   CHECK(f->count == 2);
-  CHECK(f->summary.find("20 small copies in 2 runs") != std::string::npos);
+  CHECK(f->summary.find("20 copies in 2 runs") != std::string::npos);
+}
+
+TEST_CASE("many-small-copies: pinned pieces of any size merge into one copy at the rate they moved") {
+  // 16 pinned HtoD copies of 1 MiB issued ahead, each 21 µs with 1.3 µs of turnaround between them
+  // on the engine, beside one 16 KiB copy that took 2.8 µs. The pinned rate, from the 1 MiB
+  // copies, is 49.9 GB/s, their fixed cost in it; the 16 KiB copy's bytes take 0.33 µs at it, so a
+  // copy's fixed cost is 2.47 µs (PinnedRate::latency_ns). Merged: the pieces' 336 µs less 15
+  // fixed costs = 298.9 µs (not 16 MiB at the pinned rate plus one fixed cost, 338.5 µs), instead
+  // of 16 x 21 + 15 x 1.3 = 355.5 µs. Before, a piece of 1 MiB was not small: no finding.
+  TraceBuilder b;
+  b.trace().devices[0].pcie_generation = 5;
+  b.trace().devices[0].pcie_width = 16;
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 0, 1, 2, 4.8, CopyKind::kHtoD).bytes = 16 << 10;
+  b.launch(14, 1, 2, 10, 11);
+  for (int i = 0; i < 16; ++i) {
+    const double t = 20 + 22.3 * i;
+    b.copyCall("cudaMemcpyAsync_v3020", 13, 2 + i, 3 + i, t, t + 21, CopyKind::kHtoD).bytes = 1 << 20;
+  }
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "many-small-copies");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 1);
+  CHECK(fixSavingNs(*f) == 355'500 - (336'000 - 15 * 2'472));
 }
 
 }  // namespace cuoverlap

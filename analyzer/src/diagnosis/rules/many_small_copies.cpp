@@ -1,18 +1,20 @@
 // many-small-copies: runs of at least two copies of one direction (HtoD or DtoH) on one stream
 // that one thread issued back to back, launching nothing else between them on any stream (no one
-// copy carries pieces that two threads issued, or that a loop read back one by one), each of them
-// small: even pinned,
-// its time would be mostly a copy's fixed costs (at the pinned rate of its direction its bytes
-// take at most a pinned copy's time beyond its bytes, PinnedRate::latency_ns, plus the engine's
-// turnaround between copies, DeviceView::engineTurnaround; without a known rate, under 64 KiB).
-// One transfer split into many copies pays those costs, a launch call and, for cudaMemcpy, a host
-// round trip per piece.
+// copy carries pieces that two threads issued, or that a loop read back one by one). One transfer
+// split into many copies pays a copy's fixed cost (PinnedRate::latency_ns), the engine's
+// turnaround (DeviceView::engineTurnaround), a launch call and, for cudaMemcpy, a host round trip
+// per piece, whatever the pieces' size. Pieces are small ones (even pinned, a piece's time would
+// be mostly those fixed costs: at the pinned rate of its direction its bytes take at most latency
+// plus turnaround; without a known rate, under 64 KiB) or pinned ones of one size (a buffer cut
+// into chunks; large copies of different sizes are different buffers, which merging would first
+// gather on the host). A large pageable copy is never a piece: its time is the driver staging its
+// bytes, which one copy of them all still does (pageable-memcpy's part).
 // Fix (the lab's transform merge-copies): one copy of each run's bytes.
 // Cost: from the what-if schedule with the host modelled (schedule_estimate.h, host_timeline.h),
 // the span as recorded minus the span with
-//   - each run's first copy taking what its run's bytes take at the pinned rate plus one copy's
-//     fixed cost (pinnedDuration; without a rate, the run's time less the later copies' fixed
-//     costs), longer than it took, and its later copies taking none (nor the engine's turnaround);
+//   - each run's first copy taking the run's bytes at the rate its pieces moved them: their
+//     summed durations less each later piece's fixed cost (mergedDuration), and its later copies
+//     taking none (nor the engine's turnaround);
 //   - the later copies' calls gone: one that blocked its thread (cudaMemcpy, or a copy of
 //     pageable memory, host_timeline.h) no longer does, and the host time of an asynchronous one
 //     is given back to the thread's later launches until its next blocking call;
@@ -50,11 +52,17 @@ struct CopyRun {
   int direction = 0;
 };
 
+
 int directionOf(const GpuOp& op) {
   const Engine engine = engineOf(op);
   return engine == Engine::kH2D ? 0 : engine == Engine::kD2H ? 1 : -1;
 }
 
+bool pageableCopy(const GpuOp& op) {
+  return op.src_kind == MemKind::kPageable || op.dst_kind == MemKind::kPageable;
+}
+
+// Small: even pinned, its time would be mostly a copy's fixed costs.
 bool small(const GpuOp& op, const PinnedRate& rate, Ns turnaround) {
   if (rate.bytes_per_ns <= 0) return op.bytes < kSmallWithoutRate;
   return static_cast<double>(op.bytes) <= rate.bytes_per_ns * static_cast<double>(rate.latency_ns + turnaround);
@@ -79,6 +87,8 @@ std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rate
     std::uint64_t bytes = 0;
     Ns time = 0;
     std::int64_t run = -1;  // index in runs once a second copy joined
+    std::uint64_t last_bytes = 0;
+    bool last_small = false;
   };
   std::vector<CopyRun> runs;
   std::map<std::pair<std::uint64_t, std::uint64_t>, Open> open;  // per (stream, issuing thread)
@@ -89,7 +99,8 @@ std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rate
     const GpuOp& op = view.op(scoped);
     const int d = op.isCopy() ? directionOf(op) : -1;
     Open& state = open[{DeviceView::streamKey(op), issuingThread(view, op)}];
-    if (d < 0 || !small(op, rates[d], view.engineTurnaround(engineOf(op)))) {
+    const bool is_small = d >= 0 && small(op, rates[d], view.engineTurnaround(engineOf(op)));
+    if (d < 0 || (!is_small && pageableCopy(op))) {
       state.direction = -1;
       continue;
     }
@@ -98,11 +109,14 @@ std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rate
     // launch calls, consecutive on the stream).
     const auto previous = launches.before(at);
     const bool next = !view.launchCall(op) || (previous && *previous == state.last);
-    if (state.direction != d || !next) {
-      state = Open{d, at, at, op.bytes, time, -1};
+    const bool piece = (is_small && state.last_small) || op.bytes == state.last_bytes;
+    if (state.direction != d || !next || !piece) {
+      state = Open{d, at, at, op.bytes, time, -1, op.bytes, is_small};
       continue;
     }
     state.last = at;
+    state.last_bytes = op.bytes;
+    state.last_small = is_small;
     if (state.run < 0) {
       runs.push_back({{state.first}, state.bytes, state.time, d});
       state.run = static_cast<std::int64_t>(runs.size() - 1);
@@ -115,6 +129,15 @@ std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rate
   std::sort(runs.begin(), runs.end(),
             [](const CopyRun& a, const CopyRun& b) { return a.positions.front() < b.positions.front(); });
   return runs;
+}
+
+// What one copy of the run's bytes would take: the pieces' summed durations less the fixed cost
+// each later piece paid (PinnedRate::latency_ns), i.e. the bytes at the rate the pieces moved them.
+// Not at the rate of the trace's copies of 1 MiB or more: that rate has their fixed cost in it
+// (an H100's 1 MiB HtoD copies move 48 GB/s, its 16 MiB ones 55) and priced a merged 16 MiB
+// upload 15% slow, 50 µs per run of pieces.
+Ns mergedDuration(const CopyRun& run, const PinnedRate& rate) {
+  return std::max<Ns>(0, run.time - static_cast<Ns>(run.positions.size() - 1) * rate.latency_ns);
 }
 
 }  // namespace
@@ -135,13 +158,10 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
   std::size_t copies = 0;
   for (const CopyRun& run : runs) {
     copies += run.positions.size();
-    const Ns merged_pinned = pinnedDuration(rates[run.direction], run.bytes);
-    const Ns merged = merged_pinned > 0 ? merged_pinned
-                                        : std::max<Ns>(0, run.time - static_cast<Ns>(run.positions.size() - 1) *
-                                                                         kPinnedCopyLatencyNs);
+    const Ns merged = mergedDuration(run, rates[run.direction]);
     for (std::size_t k = 0; k < run.positions.size(); ++k) {
       const ScopedOp scoped = ops[run.positions[k]];
-      faster.push_back({run.positions[k], k == 0 ? std::min(merged, run.time) : 0});
+      faster.push_back({run.positions[k], k == 0 ? merged : 0});
       builder.addRegion(Interval{scoped.start, scoped.end});
       const auto launch = view.launchCall(view.op(scoped));
       if (k == 0 || !launch) continue;
@@ -189,8 +209,8 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
   builder.lowerIdeal(reduction);
   if (saving < kMinimumCostNs) return std::nullopt;
   return builder.build(
-      fmt::format("{} small copies in {} runs on their streams: each paid a copy's fixed cost and "
-                  "a call for a few bytes",
+      fmt::format("{} copies in {} runs on their streams, pieces of larger transfers: each paid a "
+                  "copy's fixed cost and a call",
                   copies, runs.size()),
       "Gather the pieces into one buffer and copy it with one cudaMemcpyAsync (or one "
       "cudaMemcpy2DAsync for strided pieces); copy once per batch, not per element or row");
