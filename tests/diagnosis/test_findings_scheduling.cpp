@@ -109,13 +109,31 @@ TraceBuilder launchesAndWork(int iterations, double between_us, double work_us) 
 
 TEST_CASE("host-launch-bound: a graph removes launch calls, not the host's own work") {
   // Launches 1 µs apart, then 60 µs of work: the work stays, so each iteration is a graph, and
-  // its launch replaces the first kernel's; the other three give back 5 + 1 µs each, 18 µs an
-  // iteration (12 µs in the last, whose kernels then run back to back). The device idled 76 µs
-  // an iteration, which the gaps alone would have claimed.
+  // its launch replaces the first kernel's; the other three give back 5 + 1 µs each, less the
+  // 1.8 µs a graph launch takes per further node (no graph in the trace: the H100's), 12.6 µs an
+  // iteration. The graph submits its nodes when it returns, 5.4 µs after the first kernel's launch
+  // did: the last iteration's kernels end 25 - (5.4 + 8) µs sooner. The device idled 76 µs an
+  // iteration, which the gaps alone would have claimed.
   const auto findings = findingsOf(launchesAndWork(30, 1, 60).build());
   const Finding* f = findingById(findings, "host-launch-bound");
   REQUIRE(f != nullptr);
-  CHECK(std::llabs(fixSavingNs(*f) - 29 * 18'000 - 12'000) <= 2'000);
+  CHECK(std::llabs(fixSavingNs(*f) - 29 * 12'600 - 11'600) <= 2'000);
+}
+
+TEST_CASE("host-launch-bound: a graph launch's time per node is measured where the trace has one") {
+  // After the loop above, one cudaGraphLaunch of 4 kernel nodes took 14 µs: a 5 µs launch call
+  // and 3 µs for each further node. Each iteration's graph then gives back 3 x (6 - 3) µs, so the
+  // graph launched after the loop ends 30 x 9 µs sooner, and the span starts 9 µs later: the first
+  // graph submits its nodes when it returns, 9 µs after the first kernel's launch did.
+  TraceBuilder b = launchesAndWork(30, 1, 60);
+  const std::uint32_t corr = b.call("cudaGraphLaunch_v10000", 2600, 2614);
+  for (int k = 0; k < 4; ++k) {
+    b.kernel(13, 2616 + 2 * k, 2618 + 2 * k, corr).flags |= op_flag::kFromGraph;
+  }
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "host-launch-bound");
+  REQUIRE(f != nullptr);
+  CHECK(std::llabs(fixSavingNs(*f) - 30 * 9'000 - 9'000) <= 2'000);
 }
 
 TEST_CASE("host-launch-bound: per-launch host code (a dispatcher) goes with the launches") {

@@ -12,9 +12,12 @@
 // graph launch replaces the run: the host gets back every launch call but the first, with the time
 // before it. Otherwise (a loop that only launches) host code longer than a launch call between two
 // launches is work of its own, which stays and starts a new graph; the other launch calls go with
-// the time before them. The schedule (schedule_estimate.h, with the host's blocking calls and the
-// stream waits) releases the later launches that much sooner; the cost is the span before minus
-// after. Where: the gaps.
+// the time before them. A graph launch is not free: it costs the host a time per node beyond the
+// first (measured from the trace's own graph launches, else as on an H100), which is taken from
+// what its launches give back, and the graph's nodes are submitted when it returns, so its first
+// op is released that much later. The schedule (schedule_estimate.h, with the host's blocking
+// calls and the stream waits) releases the later launches that much sooner; the cost is the span
+// before minus after. Where: the gaps.
 // Advice: capture the launches in a CUDA graph, unless the kernels after most of that idle time
 // already ran as graph nodes (a graph replay loop): then the host is late between replays, and the
 // fix is more work per replay, not a graph, and the cost the idle gaps' total.
@@ -39,6 +42,11 @@ namespace {
 constexpr std::size_t kMinKernels = 20;
 constexpr Ns kShortKernelNs = 50'000;
 constexpr double kMinIdleShare = 0.1;
+// A graph launch's host time per node after its first, where the trace launched no graph: under
+// the collector on an H100, cudaGraphLaunch of 3 to 15 kernel nodes took a traced
+// cudaLaunchKernel's time (6-7 µs) plus 1.3-2.5 µs per further node, median 1.8 µs (11 graphs of
+// the lab's graph-capture variants, 2026-11-24); the nodes started 1.5-2 µs after it returned.
+constexpr Ns kGraphNodeLaunchNs = 1'800;
 
 Ns median(std::vector<Ns> values) {
   auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
@@ -64,6 +72,44 @@ struct LaunchRun {
   std::vector<Ns> own_code;
 };
 
+// The host time a graph launch takes per node after its first: the median over the trace's
+// cudaGraphLaunch calls of two or more kernel nodes of the call's time beyond the trace's median
+// kernel launch call, over its further nodes; kGraphNodeLaunchNs without both.
+Ns graphNodeLaunchTime(const DeviceView& view) {
+  std::unordered_map<std::size_t, Ns> nodes;  // launch call -> the kernels it launched
+  for (const ScopedOp& scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    if (op.kind != OpKind::kKernel) continue;
+    if (const auto launch = view.launchCall(op)) ++nodes[*launch];
+  }
+  std::vector<Ns> kernel_launch;
+  std::vector<std::pair<Ns, Ns>> graph_launch;  // (duration, nodes)
+  for (const auto& [call, count] : nodes) {
+    const Ns duration = view.call(call).end - view.call(call).start;
+    if (view.callName(call).rfind("cudaGraphLaunch", 0) == 0) {
+      if (count >= 2) graph_launch.emplace_back(duration, count);
+    } else if (count == 1) {
+      kernel_launch.push_back(duration);
+    }
+  }
+  if (graph_launch.empty() || kernel_launch.empty()) return kGraphNodeLaunchNs;
+  const Ns one_launch = median(std::move(kernel_launch));
+  std::vector<Ns> per_node;
+  for (const auto& [duration, count] : graph_launch) {
+    per_node.push_back(std::max<Ns>(0, duration - one_launch) / (count - 1));
+  }
+  return median(std::move(per_node));
+}
+
+// What graph launches in place of a run give back: host time per call (the launch calls gone, less
+// the graph launch's time per node), and per graph its first call, whose op the graph launch
+// releases later by that time for its other nodes (it submits them when it returns).
+struct GraphWhatIf {
+  Ns node_launch = 0;
+  std::vector<HostTimeGiven> given;
+  std::vector<HostTimeGiven> later;
+};
+
 // What graph launches in place of `run` give the host back. When the host's own time before the
 // run's median launch is longer than its median launch call, the launches are issued by per-launch
 // logic (a framework's dispatcher: Python, PyTorch's autograd), which a replay does not run: one
@@ -72,7 +118,8 @@ struct LaunchRun {
 // only launches), and host code longer than a launch call between two of them is work of its own
 // that the graph cannot hold: a new graph starts after it. Each launch that follows its
 // predecessor sooner than that goes with the host time before it.
-void giveBackRun(const DeviceView& view, const LaunchRun& run, std::vector<HostTimeGiven>& given) {
+// Each node after a graph's first costs the graph launch `what.node_launch` of what it gives back.
+void giveBackRun(const DeviceView& view, const LaunchRun& run, GraphWhatIf& what) {
   if (run.calls.size() < 2) return;
   std::vector<Ns> launch_time;
   for (const std::size_t call : run.calls) {
@@ -80,19 +127,31 @@ void giveBackRun(const DeviceView& view, const LaunchRun& run, std::vector<HostT
   }
   const Ns typical_launch = median(launch_time);
   const bool dispatched = median(run.own_code) > typical_launch;
+  std::size_t graph_start = 0;
+  const auto endGraph = [&](std::size_t end) {
+    const Ns nodes_after_first = static_cast<Ns>(end - graph_start) - 1;
+    if (nodes_after_first > 0) {
+      what.later.push_back({run.calls[graph_start], nodes_after_first * what.node_launch});
+    }
+  };
   for (std::size_t k = 1; k < run.calls.size(); ++k) {
     const Ns own = run.own_code[k - 1];
-    if (!dispatched && own > typical_launch) continue;  // the next graph's launch
+    if (!dispatched && own > typical_launch) {  // the next graph's launch
+      endGraph(k);
+      graph_start = k;
+      continue;
+    }
     // Given in the previous launch, so that launch k's own op is released sooner too.
-    given.push_back({run.calls[k - 1], launch_time[k] + own});
+    what.given.push_back({run.calls[k - 1], launch_time[k] + own - what.node_launch});
   }
+  endGraph(run.calls.size());
 }
 
 // The host time a graph would give back (above), per thread over its runs of launches to one
 // stream (kernels not already launched from a graph, asynchronous copies and memsets), ended by a
 // blocking call of the thread or its launch to another stream. Calls nested in another call of
 // their thread (driver calls under a runtime call) are skipped.
-std::vector<HostTimeGiven> launchesAGraphRemoves(const DeviceView& view, const HostTimeline& host) {
+GraphWhatIf launchesAGraphRemoves(const DeviceView& view, const HostTimeline& host) {
   std::vector<bool> blocking(view.trace().runtime_calls.size(), false);
   for (const HostBarrier& barrier : host.barriers) blocking[barrier.call] = true;
   std::unordered_map<std::size_t, std::uint64_t> stream_of_launch;  // call -> stream key
@@ -108,7 +167,8 @@ std::vector<HostTimeGiven> launchesAGraphRemoves(const DeviceView& view, const H
     LaunchRun run;
   };
   std::map<std::pair<std::uint32_t, std::uint32_t>, Thread> threads;  // per (pid, tid)
-  std::vector<HostTimeGiven> given;
+  GraphWhatIf what;
+  what.node_launch = graphNodeLaunchTime(view);
   for (const std::size_t index : view.calls()) {
     const RuntimeCall& call = view.call(index);
     Thread& thread = threads[{call.pid, call.tid}];
@@ -123,28 +183,37 @@ std::vector<HostTimeGiven> launchesAGraphRemoves(const DeviceView& view, const H
       thread.last_end = call.end;
       continue;
     }
-    giveBackRun(view, run, given);
+    giveBackRun(view, run, what);
     run = LaunchRun{};
     thread.last_end = call.end;
     if (launch == stream_of_launch.end()) continue;
     run.stream = launch->second;
     run.calls.push_back(index);
   }
-  for (const auto& [key, thread] : threads) giveBackRun(view, thread.run, given);
-  return given;
+  for (const auto& [key, thread] : threads) giveBackRun(view, thread.run, what);
+  return what;
 }
 
 // The span the device would save if the launch runs were graph launches (above).
 Ns graphLaunchSaving(const DeviceView& view) {
   const HostTimeline host = buildHostTimeline(view);
-  const std::vector<HostTimeGiven> given = launchesAGraphRemoves(view, host);
-  if (given.empty()) return 0;
+  const GraphWhatIf what = launchesAGraphRemoves(view, host);
+  if (what.later.empty()) return 0;
   const ScheduleModel model(view, host);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
   std::vector<CallChange> changed;
-  barriersGivenBack(view, given, host, changed);
-  return std::max<Ns>(
-      0, model.span(waits) - model.span(waits, hostTimeGivenBack(view, given, host), {}, changed));
+  barriersGivenBack(view, what.given, host, changed);
+  std::vector<Ns> earlier = hostTimeGivenBack(view, what.given, host);
+  std::unordered_map<std::size_t, Ns> later;  // a graph's first call -> its op's later release
+  for (const HostTimeGiven& first : what.later) later.emplace(first.call, first.amount);
+  std::size_t position = 0;
+  for (const ScopedOp& scoped : view.ops()) {
+    const std::size_t at = position++;
+    const auto launch = view.launchCall(view.op(scoped));
+    if (!launch) continue;
+    if (const auto it = later.find(*launch); it != later.end()) earlier[at] -= it->second;
+  }
+  return std::max<Ns>(0, model.span(waits) - model.span(waits, earlier, {}, changed));
 }
 
 }  // namespace
