@@ -215,6 +215,69 @@ TEST_CASE("single-stream's what-if makes only the split stream's copies asynchro
   CHECK(fixSavingNs(*b) <= fixSavingNs(*a) + 20'000);
 }
 
+// A cudaStreamSynchronize of `stream` from `start_us` to `end_us`, with its synchronization record.
+void streamSync(TraceBuilder& b, std::uint32_t stream, double start_us, double end_us) {
+  SyncEvent sync;
+  sync.start = TraceBuilder::ns(start_us);
+  sync.end = TraceBuilder::ns(end_us);
+  sync.correlation_id = b.call("cudaStreamSynchronize_v3020", start_us, end_us);
+  sync.stream_id = stream;
+  sync.context_id = 1;
+  sync.pid = 4242;  // TraceBuilder's process
+  sync.type = SyncType::kStreamSynchronize;
+  b.trace().syncs.push_back(sync);
+}
+
+// Four steps on stream 13, each: copy-in (10 µs), a kernel (50 µs), a 5 µs copy-out the host
+// waits for and reads (`device_sync`: with cudaDeviceSynchronize, else cudaStreamSynchronize),
+// then a one-block kernel of 1 ms issued after the read. Every copy sits between two kernels (a
+// chain link), and the next step's copy-in queues behind the long kernel.
+TraceBuilder readEachStep(bool device_sync) {
+  TraceBuilder b;
+  double t = 0;
+  for (int step = 0; step < 4; ++step) {
+    const double base = 10.0 + 1090.0 * step;
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 2, base, base + 10, CopyKind::kHtoD);
+    b.launch(13, t + 3, t + 5, base + 15, base + 65);
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t + 6, t + 8, base + 70, base + 75, CopyKind::kDtoH);
+    if (device_sync) {
+      b.call("cudaDeviceSynchronize_v3020", t + 9, base + 80);
+    } else {
+      streamSync(b, 13, t + 9, base + 80);
+    }
+    b.launch(13, base + 81, base + 83, base + 85, base + 1085).grid_blocks = 1;
+    t = base + 84;
+  }
+  return b;
+}
+
+TEST_CASE("single-stream: a loop of chain-link copies is split too, its steps' kernels side by side") {
+  // No copy can hide under its own step's kernels, but in the split the long kernel issued after
+  // each read runs beside the next steps (the synchronize waits for its step's stream only).
+  TraceBuilder b = readEachStep(false);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "single-stream");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) > 1'500'000);
+}
+
+TEST_CASE("single-stream: a device synchronize in the split still waits for every stream") {
+  // The same loop with cudaDeviceSynchronize: each step's synchronize waits for the previous
+  // step's long kernel on its own stream too, so only the step's copies and kernel (about 75 µs)
+  // run beside it. Before, the what-if let it wait for its step's copy-out alone (2.2 ms claimed).
+  TraceBuilder stream_sync = readEachStep(false);
+  TraceBuilder device_sync = readEachStep(true);
+  const auto stream_findings = findingsOf(stream_sync.build());
+  const auto device_findings = findingsOf(device_sync.build());
+  const Finding* by_stream = findingById(stream_findings, "single-stream");
+  const Finding* by_device = findingById(device_findings, "single-stream");
+  REQUIRE(by_stream != nullptr);
+  REQUIRE(by_device != nullptr);
+  INFO("stream " << fixSavingNs(*by_stream) << " device " << fixSavingNs(*by_device));
+  CHECK(fixSavingNs(*by_device) < 400'000);
+  CHECK(fixSavingNs(*by_device) < fixSavingNs(*by_stream) / 4);
+}
+
 TEST_CASE("a clean three-stream pipeline produces no finding") {
   TraceBuilder b = cleanPipeline();
   const auto findings = findingsOf(b.build());

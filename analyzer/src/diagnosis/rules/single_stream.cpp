@@ -6,7 +6,12 @@
 // link of a dependency chain: a copy whose neighbours on the stream are all kernels (kernel ->
 // copy -> kernel, or the run's first copy before a kernel, or its last after one) feeds the one
 // after it or drains the one before it, and splitting the work over streams cannot run it beside
-// either. Fires with at least one kernel and three ops.
+// either. A stream whose every copy is such a link still counts when its work is a loop of steps
+// that each copy a result back (two chunks or more, each with a pinned device-to-host copy): the
+// split runs one step's kernels beside another's (a step's kernels issued after its result was
+// read, beside the next steps); a chunk with no copy-out folds its input into device state the
+// next one reads (an accumulator), a chain splitting cannot overlap. Streams with hideable copies
+// are costed first. Fires with at least one kernel and three ops.
 // Memsets may run on other streams (a cudaMemset before the loop).
 // Cost: the what-if schedule with the host modelled (schedule_estimate.h, host_timeline.h) minus
 // the same schedule with the stream's chunks issued round-robin to three streams (chunkLanes; the
@@ -17,7 +22,9 @@
 // kernel takes the SMs a multi-wave kernel's last wave drains, from that wave's middle
 // (ScheduleModel::withDrainingTails); both schedules carry the device's hand-off between a
 // stream's queued ops (DeviceView::streamHandoff), which on one stream lies between every two ops
-// and in the split overlaps the other lanes' work. The ledger charges
+// and in the split overlaps the other lanes' work. In the split, a host call that waited for the
+// stream's work as a whole (a device synchronize, an allocation call, the stream's synchronize
+// after its last op) waits for every lane (waitingForEveryLane). The ledger charges
 // pageable-memcpy and sync-memcpy first, so the part of this saving that making the copies
 // asynchronous alone brings is not charged twice. Without two chunks, min(|union of hideable copies|, |union of
 // kernels|), the most that overlapping them with compute could save. Not reported under 10 µs.
@@ -28,6 +35,7 @@
 #include <functional>
 #include <limits>
 #include <queue>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <optional>
@@ -42,6 +50,8 @@
 namespace cuoverlap::diagnosis {
 namespace {
 
+constexpr std::uint64_t kSplitStreams = 3;  // the streams the split issues its chunks to
+
 bool hostDeviceTransfer(const GpuOp& op) {
   const Engine engine = engineOf(op);
   return op.kind == OpKind::kMemcpy && (engine == Engine::kH2D || engine == Engine::kD2H) &&
@@ -53,7 +63,6 @@ bool hostDeviceTransfer(const GpuOp& op) {
 // issued to stream c % kSplitStreams (ops before the first chunk go with it; ops of other streams
 // keep theirs). Empty when the stream holds fewer than two chunks: then no loop shows how to cut.
 std::vector<std::uint64_t> chunkLanes(const DeviceView& view, std::uint64_t stream) {
-  constexpr std::uint64_t kSplitStreams = 3;
   const auto& ops = view.ops();
   std::vector<std::uint64_t> lanes(ops.size());
   std::uint64_t chunk = 0;
@@ -93,7 +102,31 @@ struct StreamWork {
   bool pending_copy = false;
   bool pending_before_is_kernel = false;
   Interval pending{};
+  // Its chunks as chunkLanes cuts them: how many start after the first, and how many copied no
+  // result back to the host (no pinned device-to-host copy).
+  std::size_t later_chunks = 0, chunks_without_result = 0;
+  bool seen_kernel = false, chunk_returns = false;
+  std::optional<Engine> previous_engine;
+
+  // A loop of self-contained steps: at least two chunks, each copying its result back. A chunk
+  // that only copies input in and runs kernels folds it into device state the next chunk reads
+  // (an accumulator: sync-copy-fixed), the chain its copies between kernels are links of.
+  bool stepsReturnResults() const { return later_chunks > 0 && chunks_without_result == 0; }
 };
+
+// Follows the stream's chunks (chunkLanes' cut) with its next op.
+void followChunks(StreamWork& work, const GpuOp& op) {
+  const Engine engine = engineOf(op);
+  if (op.kind == OpKind::kMemcpy && engine == Engine::kH2D && work.seen_kernel &&
+      work.previous_engine && *work.previous_engine != Engine::kH2D) {
+    ++work.later_chunks;
+    if (!work.chunk_returns) ++work.chunks_without_result;
+    work.chunk_returns = false;
+  }
+  if (op.kind == OpKind::kKernel) work.seen_kernel = true;
+  if (engine == Engine::kD2H && hostDeviceTransfer(op)) work.chunk_returns = true;
+  work.previous_engine = engine;
+}
 
 // Decides the stream's pending copy now that its next neighbour (a kernel or not, or none) is known.
 void settlePending(StreamWork& work, bool next_is_kernel, std::vector<Interval>* hideable) {
@@ -125,6 +158,7 @@ std::vector<StreamWork> workPerStream(const DeviceView& view, std::optional<std:
     StreamWork& work = works[it->second];
     const bool is_kernel = op.kind == OpKind::kKernel;
     settlePending(work, is_kernel, hideable);
+    followChunks(work, op);
     ++work.ops;
     work.busy += ops[pos].end - ops[pos].start;
     if (is_kernel) {
@@ -141,8 +175,48 @@ std::vector<StreamWork> workPerStream(const DeviceView& view, std::optional<std:
     }
     work.previous_is_kernel = is_kernel;
   }
-  for (StreamWork& work : works) settlePending(work, true, hideable);  // the last op: no next
+  for (StreamWork& work : works) {
+    settlePending(work, true, hideable);  // the last op: no next
+    if (!work.chunk_returns) ++work.chunks_without_result;  // the last chunk
+  }
   return works;
+}
+
+// The host's waits in the split: a call that waited for the split stream's work as a whole (a
+// device synchronize or an allocation call, or a synchronize of the stream after its last op:
+// the loop's end) still waits for all of it, now the last op issued before it on every lane;
+// on the one stream, its last op there stood for all of them. A synchronize of the stream with
+// more of its work after it (inside the loop) synchronizes the iteration's stream: its own lane.
+HostTimeline waitingForEveryLane(const DeviceView& view, const HostTimeline& host,
+                                 std::uint64_t stream, const std::vector<std::uint64_t>& lanes) {
+  const auto& ops = view.ops();
+  // The split stream's ops in issue order (launch call start): (issued, position).
+  std::vector<std::pair<Ns, std::size_t>> issued;
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    const GpuOp& op = view.op(ops[pos]);
+    if (DeviceView::streamKey(op) != stream) continue;
+    const auto launch = view.launchCall(op);
+    issued.emplace_back(launch ? view.call(*launch).start : ops[pos].start, pos);
+  }
+  std::sort(issued.begin(), issued.end());
+  HostTimeline changed = host;
+  for (HostBarrier& barrier : changed.barriers) {
+    const bool on_stream = std::any_of(barrier.waited_for.begin(), barrier.waited_for.end(),
+                                       [&](std::size_t p) { return DeviceView::streamKey(view.op(ops[p])) == stream; });
+    if (!on_stream) continue;
+    const auto end =
+        std::lower_bound(issued.begin(), issued.end(), std::make_pair(barrier.start, std::size_t{0}));
+    const ApiKind kind = view.callKind(barrier.call);
+    const bool whole = kind == ApiKind::kDeviceSync || kind == ApiKind::kAllocation ||
+                       (kind == ApiKind::kStreamSync && end == issued.end());
+    if (!whole) continue;
+    std::unordered_set<std::uint64_t> lanes_seen;
+    for (auto it = end; it != issued.begin() && lanes_seen.size() < kSplitStreams;) {
+      --it;
+      if (lanes_seen.insert(lanes[it->second]).second) barrier.waited_for.push_back(it->second);
+    }
+  }
+  return changed;
 }
 
 // What splitting `stream`'s chunks over three streams saves (0 without two chunks).
@@ -171,9 +245,10 @@ Ns splitSaving(const DeviceView& view, const HostTimeline& host, const ScheduleM
   // Both schedules let a multi-wave kernel's last wave drain into later kernels (on the one
   // stream nothing can use it, in the split the next chunk's kernel does), and carry the
   // device's hand-off between a stream's queued ops, which the split's other lanes fill.
-  const ScheduleModel draining = model.withDrainingTails();
-  return std::max<Ns>(0, draining.span(waits) -
-                             draining.withLanes(lanes).span(waits, {}, {}, async_calls));
+  const Ns before = model.withDrainingTails().span(waits);
+  const HostTimeline split_host = waitingForEveryLane(view, host, stream, lanes);
+  const ScheduleModel split = ScheduleModel(view, split_host).withDrainingTails().withLanes(lanes);
+  return std::max<Ns>(0, before - split.span(waits, {}, {}, async_calls));
 }
 
 // Per stream: how long its kernels and copies ran (union) and how long they ran with no other
@@ -268,14 +343,21 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   const bool one_stream = works.size() == 1;
   std::vector<StreamWork> candidates;
   for (StreamWork& work : works) {
-    if (work.hideable > 0 && work.kernels > 0 && work.ops >= 3) candidates.push_back(std::move(work));
+    // A stream whose every copy is a chain link still splits when its steps return results: the
+    // split runs one step's kernels beside another's (the kernels issued after a step's result
+    // was read, beside the next steps).
+    const bool splits = work.hideable > 0 || work.stepsReturnResults();
+    if (splits && work.kernels > 0 && work.ops >= 3) candidates.push_back(std::move(work));
   }
   if (candidates.empty()) return std::nullopt;
   // Each candidate costs a what-if schedule of the device: the busiest one only (of those that
   // ran mostly alone), so that the rule costs two schedules however many streams there are.
   constexpr std::size_t kMaxCandidates = 1;
-  std::sort(candidates.begin(), candidates.end(),
-            [](const StreamWork& a, const StreamWork& b) { return a.busy > b.busy; });
+  // Streams with copies the split hides come first: a stream of chain links only is costed
+  // where no stream has such copies.
+  std::sort(candidates.begin(), candidates.end(), [](const StreamWork& a, const StreamWork& b) {
+    return std::pair(a.hideable > 0, a.busy) > std::pair(b.hideable > 0, b.busy);
+  });
   // With several streams, only a stream that ran mostly alone counts (a loop of its own among the
   // others' work, however much work they hold: a phase of the program); the what-if is built
   // only when one does, for the busiest.
@@ -315,11 +397,15 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
     break;
   }
   const GpuOp& first = *first_on;
+  const std::string overlap =
+      work.hideable > 0
+          ? fmt::format("{} host<->device copies could run beside kernels", work.hideable)
+          : fmt::format("its {} steps each copy a result back and could run beside each other",
+                        work.later_chunks + 1);
   builder.add(Ns{0}, evidenceForOp(view, first,
-                                   fmt::format("{} {} copies and {} kernels on stream {}; {} "
-                                               "host<->device copies could run beside kernels",
+                                   fmt::format("{} {} copies and {} kernels on stream {}; {}",
                                                one_stream ? "all" : "a loop of", work.copies,
-                                               work.kernels, first.stream_id, work.hideable)));
+                                               work.kernels, first.stream_id, overlap)));
   std::vector<Interval> where, kernel_runs;
   workPerStream(view, *chosen, &where, &kernel_runs);
   where.insert(where.end(), kernel_runs.begin(), kernel_runs.end());
