@@ -91,6 +91,7 @@ std::string tempTracePath(const std::string& name) {
   std::filesystem::path dir = std::filesystem::temp_directory_path() / "cuoverlap-tests" /
                               std::to_string(::getpid());
   std::filesystem::create_directories(dir);
+  if (name.empty()) return dir.string();  // the folder itself: it may hold other tests' files
   std::filesystem::path path = dir / name;
   std::filesystem::remove(path);
   return path.string();

@@ -57,7 +57,6 @@ void keyPaths(const json& value, const std::string& prefix, std::set<std::string
 
 TEST_CASE("bad Kineto JSON: one line, exit 2", "[kineto][bad-input]") {
   const std::string body = smallTrace().text();
-  const std::string dir = tempTracePath("");
 
   const std::string gz = tempTracePath("trace.json.gz");
   smallTrace().writeGzip(gz);
