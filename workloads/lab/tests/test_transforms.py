@@ -6,7 +6,8 @@ import unittest
 from labgen.ordering import ISSUING, before_masks, conflict_masks, thread_ops
 from labgen.program import NotApplicable, all_steps, buffers, stream_kinds, walk, walk_lists
 from labgen.hostread import unprotected_reads
-from labgen.transforms import defer_read, drop_wait, multi_stream, remove_sync, stream_priority
+from labgen.transforms import (defer_read, drop_wait, graph_capture, multi_stream, remove_sync,
+                               stream_priority)
 from labgen.validate import validate
 
 from .corpus import executed, lines
@@ -197,6 +198,36 @@ class StreamPriorityAppliesWhereAKernelFillsTheDevice(unittest.TestCase):
         self.assertIsInstance(stream_priority.apply(p), NotApplicable)
         p["streams"][-1]["priority"] = "high"
         self.assertTrue(validate(p))  # a priority is for created streams only
+
+
+class GraphCaptureCapturesEveryRun(unittest.TestCase):
+    def test_two_runs_split_by_host_work_are_two_graphs(self):
+        first = [k("s0", "d0"), k("s0", "d1"), D2H | {"stream": "s0"}, k("s0", "d0")]
+        second = [k("s0", "d1"), k("s0", "d0"), k("s0", "d1")]
+        host = {"op": "host", "us": 5}
+        p = program([{"op": "loop", "count": 4, "body": first + [host] + second + [sync("s0"), READ]}])
+        out = graph_capture.apply(p)
+        self.assertEqual(validate(out), [])
+        self.assertEqual([g["body"] for g in out["graphs"]], [first, second])
+        self.assertEqual(out["threads"][0]["steps"][0]["body"],
+                         [{"op": "graph_launch", "graph": "graph", "stream": "s0"}, host,
+                          {"op": "graph_launch", "graph": "graph_1", "stream": "s0"},
+                          sync("s0"), READ])
+        self.assertEqual(executed(p), executed(out))
+
+    def test_a_run_it_refuses_stays_between_the_graphs(self):
+        short = [k("s0", "d0"), k("s0", "d1")]  # two kernels: too few for a graph of its own
+        mixed = [k("s0", "d0"), k("s1", "d1"), k("s0", "d0")]  # two streams
+        run = [k("s2", "d0"), k("s2", "d1"), k("s2", "d0")]
+        body = short + [sync("s0")] + mixed + [rec("e0", "s1")] + run
+        p = program([{"op": "loop", "count": 2, "body": body}])
+        out = graph_capture.apply(p)
+        self.assertEqual(validate(out), [])
+        self.assertEqual([g["body"] for g in out["graphs"]], [run])
+        self.assertEqual(out["threads"][0]["steps"][0]["body"],
+                         short + [sync("s0")] + mixed + [rec("e0", "s1"),
+                          {"op": "graph_launch", "graph": "graph", "stream": "s2"}])
+        self.assertEqual(executed(p), executed(out))
 
 
 class DeferReadDefersEveryLoop(unittest.TestCase):
