@@ -101,6 +101,18 @@ TEST_CASE("legacy barrier edges: ops are ordered by when their call submitted th
   CHECK(edges == expected);
 }
 
+// What the host needs of each explicit synchronize of `b`'s trace, in call order.
+std::vector<diagnosis::SyncNeed> explicitSyncNeeds(TraceBuilder& b) {
+  const Trace trace = b.build();
+  const diagnosis::DeviceView view(trace, Scope{}, 0);
+  const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+  std::vector<diagnosis::SyncNeed> syncs;
+  for (diagnosis::SyncNeed need : diagnosis::syncNeeds(view, host)) {
+    if (need != diagnosis::SyncNeed::kNotASync) syncs.push_back(need);
+  }
+  return syncs;
+}
+
 // Two steps of: a device synchronize after a thread's kernel (blocking stream 13) and its
 // asynchronous DtoH copy, then a cudaMemset on the legacy stream; a kernel on a non-blocking
 // stream runs across the synchronize, issued by `other_tid`. The synchronize waits for it, but
@@ -118,14 +130,7 @@ std::vector<diagnosis::SyncNeed> readThenMemset(std::uint32_t other_tid, int ste
     b.call("cudaDeviceSynchronize_v3020", t + 9, t + 291);
     b.memset(test::kNullStream, t + 305, t + 310, b.call("cudaMemset_v3020", t + 300, t + 311));
   }
-  const Trace trace = b.build();
-  const diagnosis::DeviceView view(trace, Scope{}, 0);
-  const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
-  std::vector<diagnosis::SyncNeed> syncs;
-  for (diagnosis::SyncNeed need : diagnosis::syncNeeds(view, host)) {
-    if (need != diagnosis::SyncNeed::kNotASync) syncs.push_back(need);
-  }
-  return syncs;
+  return explicitSyncNeeds(b);
 }
 
 TEST_CASE("needed syncs: another thread's work does not keep a synchronize before a legacy call") {
@@ -141,31 +146,6 @@ TEST_CASE("needed syncs: a result read once has no next step to wait in its plac
   CHECK(readThenMemset(2, 1) == std::vector<SyncNeed>{SyncNeed::kKept});
 }
 
-// A cudaStreamSynchronize of `stream` from `start_us` to `end_us`, with its synchronization record.
-void streamSync(TraceBuilder& b, std::uint32_t stream, double start_us, double end_us) {
-  SyncEvent sync;
-  sync.start = TraceBuilder::ns(start_us);
-  sync.end = TraceBuilder::ns(end_us);
-  sync.correlation_id = b.call("cudaStreamSynchronize_v3020", start_us, end_us);
-  sync.stream_id = stream;
-  sync.context_id = 1;
-  sync.pid = 4242;
-  sync.type = SyncType::kStreamSynchronize;
-  b.trace().syncs.push_back(sync);
-}
-
-// What the host needs of each explicit synchronize of `b`'s trace, in call order.
-std::vector<diagnosis::SyncNeed> explicitSyncNeeds(TraceBuilder& b) {
-  const Trace trace = b.build();
-  const diagnosis::DeviceView view(trace, Scope{}, 0);
-  const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
-  std::vector<diagnosis::SyncNeed> syncs;
-  for (diagnosis::SyncNeed need : diagnosis::syncNeeds(view, host)) {
-    if (need != diagnosis::SyncNeed::kNotASync) syncs.push_back(need);
-  }
-  return syncs;
-}
-
 // One thread: an asynchronous DtoH copy on non-blocking stream 16 (10-30 µs), a kernel on
 // non-blocking stream 17 (12-200 µs), then a synchronize of `synced` (40-201 µs) and a kernel
 // after it. With `wait`, stream 17 first waits on an event recorded on 16 after the copy.
@@ -179,7 +159,7 @@ diagnosis::SyncNeed streamSyncAfterDtoH(std::uint32_t synced, bool wait) {
     b.streamWaitEvent(17, 6, 7, 1);
   }
   b.launch(17, 8, 11, 31, 200);
-  streamSync(b, synced, 40, 201);
+  b.streamSynchronize(synced, 40, 201);
   b.launch(17, 210, 215, 220, 300);
   const std::vector<diagnosis::SyncNeed> syncs = explicitSyncNeeds(b);
   REQUIRE(syncs.size() == 1);
@@ -206,8 +186,8 @@ std::vector<diagnosis::SyncNeed> syncBeforeSynchronousCall(bool again, bool dtoh
   b.addStream(16, StreamFlag::kNonBlocking);
   b.addStream(17, StreamFlag::kNonBlocking);
   b.launch(16, 1, 4, 10, 100);
-  streamSync(b, 16, 5, 101);
-  if (again) streamSync(b, 16, 102, 103);
+  b.streamSynchronize(16, 5, 101);
+  if (again) b.streamSynchronize(16, 102, 103);
   if (dtoh) {
     b.copyCall("cudaMemcpy_v3020", test::kNullStream, 105, 112, 106, 110, CopyKind::kDtoH);
   } else {

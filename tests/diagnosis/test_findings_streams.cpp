@@ -215,19 +215,6 @@ TEST_CASE("single-stream's what-if makes only the split stream's copies asynchro
   CHECK(fixSavingNs(*b) <= fixSavingNs(*a) + 20'000);
 }
 
-// A cudaStreamSynchronize of `stream` from `start_us` to `end_us`, with its synchronization record.
-void streamSync(TraceBuilder& b, std::uint32_t stream, double start_us, double end_us) {
-  SyncEvent sync;
-  sync.start = TraceBuilder::ns(start_us);
-  sync.end = TraceBuilder::ns(end_us);
-  sync.correlation_id = b.call("cudaStreamSynchronize_v3020", start_us, end_us);
-  sync.stream_id = stream;
-  sync.context_id = 1;
-  sync.pid = 4242;  // TraceBuilder's process
-  sync.type = SyncType::kStreamSynchronize;
-  b.trace().syncs.push_back(sync);
-}
-
 // Four steps on stream 13, each: copy-in (10 µs), a kernel (50 µs), a 5 µs copy-out the host
 // waits for and reads (`device_sync`: with cudaDeviceSynchronize, else cudaStreamSynchronize),
 // then a one-block kernel of 1 ms issued after the read. Every copy sits between two kernels (a
@@ -243,7 +230,7 @@ TraceBuilder readEachStep(bool device_sync) {
     if (device_sync) {
       b.call("cudaDeviceSynchronize_v3020", t + 9, base + 80);
     } else {
-      streamSync(b, 13, t + 9, base + 80);
+      b.streamSynchronize(13, t + 9, base + 80);
     }
     b.launch(13, base + 81, base + 83, base + 85, base + 1085).grid_blocks = 1;
     t = base + 84;

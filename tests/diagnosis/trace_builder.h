@@ -117,6 +117,19 @@ class TraceBuilder {
     trace_.syncs.push_back(sync);
   }
 
+  // A cudaStreamSynchronize of `stream` from `start_us` to `end_us`, with its synchronization record.
+  void streamSynchronize(std::uint32_t stream, double start_us, double end_us) {
+    SyncEvent sync;
+    sync.start = ns(start_us);
+    sync.end = ns(end_us);
+    sync.correlation_id = call("cudaStreamSynchronize_v3020", start_us, end_us);
+    sync.stream_id = stream;
+    sync.context_id = 1;
+    sync.pid = kPid;
+    sync.type = SyncType::kStreamSynchronize;
+    trace_.syncs.push_back(sync);
+  }
+
   // A cudaEventRecord of `event_id` on `stream` (call and CUDA_EVENT record); returns its
   // correlation id. Records are kept in correlation order, as the reader sorts them.
   std::uint32_t eventRecord(std::uint32_t stream, std::uint64_t event_id, double start_us,

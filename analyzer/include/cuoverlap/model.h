@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -84,6 +85,11 @@ struct OpDims {
 // (HtoD/HtoA -> h2d, DtoH/AtoH -> d2h, DtoD/AtoA/AtoD/DtoA -> d2d, anything else -> other copy).
 // Never kComm: telling communication kernels apart needs their names (CommunicationKernels).
 Engine engineOf(const GpuOp& op);
+
+// The queue an engine's ops wait in on the device, 0 to kEngineSlots - 1: 0 the SMs (compute and
+// communication kernels), 1 HtoD, 2 DtoH, 3 other copies (DtoD and the rest), 4 memsets.
+inline constexpr std::size_t kEngineSlots = 5;
+std::uint8_t engineSlot(Engine engine);
 
 // A CUDA runtime (or driver) API call on a host thread.
 struct RuntimeCall {

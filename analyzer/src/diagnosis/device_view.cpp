@@ -175,21 +175,6 @@ std::vector<Ns> measureTurnaround(const DeviceView& view) {
   return turnaround;
 }
 
-constexpr std::size_t kEngineGroups = 5;  // compute, HtoD, DtoH, other copies, memsets
-
-std::size_t engineGroup(Engine engine) {
-  switch (engine) {
-    case Engine::kCompute:
-    case Engine::kComm: return 0;
-    case Engine::kH2D: return 1;
-    case Engine::kD2H: return 2;
-    case Engine::kD2D:
-    case Engine::kOtherCopy: return 3;
-    case Engine::kMemset: return 4;
-  }
-  return 3;
-}
-
 Ns medianOf(std::vector<Ns> values) {
   if (values.empty()) return 0;
   std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2),
@@ -197,7 +182,7 @@ Ns medianOf(std::vector<Ns> values) {
   return values[values.size() / 2];
 }
 
-// Per (from, to) engine group, row-major: streamHandoff's medians with their fallbacks.
+// Per (from, to) engine slot, row-major: streamHandoff's medians with their fallbacks.
 std::vector<Ns> measureHandoff(const DeviceView& view) {
   const auto& ops = view.ops();
   std::vector<Ns> ends;
@@ -208,7 +193,7 @@ std::vector<Ns> measureHandoff(const DeviceView& view) {
   const auto endsWithin = [&](Ns from, Ns to) {
     return std::upper_bound(ends.begin(), ends.end(), to) - std::upper_bound(ends.begin(), ends.end(), from);
   };
-  std::vector<std::vector<Ns>> gaps(kEngineGroups * kEngineGroups);
+  std::vector<std::vector<Ns>> gaps(kEngineSlots * kEngineSlots);
   std::unordered_map<std::uint64_t, std::size_t> last_on_stream;
   for (std::size_t pos = 0; pos < ops.size(); ++pos) {
     const GpuOp& op = view.op(ops[pos]);
@@ -222,28 +207,28 @@ std::vector<Ns> measureHandoff(const DeviceView& view) {
         endsWithin(previous_end, ops[pos].start) != 0) {
       continue;
     }
-    const std::size_t from = engineGroup(engineOf(view.op(ops[previous])));
-    gaps[from * kEngineGroups + engineGroup(engineOf(op))].push_back(ops[pos].start - previous_end);
+    const std::size_t from = engineSlot(engineOf(view.op(ops[previous])));
+    gaps[from * kEngineSlots + engineSlot(engineOf(op))].push_back(ops[pos].start - previous_end);
   }
-  std::vector<Ns> handoff(kEngineGroups * kEngineGroups, 0);
+  std::vector<Ns> handoff(kEngineSlots * kEngineSlots, 0);
   std::vector<Ns> between;
-  for (std::size_t from = 0; from < kEngineGroups; ++from) {
-    for (std::size_t to = 0; to < kEngineGroups; ++to) {
-      if (from != to) between.insert(between.end(), gaps[from * kEngineGroups + to].begin(),
-                                     gaps[from * kEngineGroups + to].end());
+  for (std::size_t from = 0; from < kEngineSlots; ++from) {
+    for (std::size_t to = 0; to < kEngineSlots; ++to) {
+      if (from != to) between.insert(between.end(), gaps[from * kEngineSlots + to].begin(),
+                                     gaps[from * kEngineSlots + to].end());
     }
   }
   const Ns any_between = medianOf(between);
-  for (std::size_t to = 0; to < kEngineGroups; ++to) {
+  for (std::size_t to = 0; to < kEngineSlots; ++to) {
     std::vector<Ns> into;
-    for (std::size_t from = 0; from < kEngineGroups; ++from) {
-      if (from != to) into.insert(into.end(), gaps[from * kEngineGroups + to].begin(),
-                                  gaps[from * kEngineGroups + to].end());
+    for (std::size_t from = 0; from < kEngineSlots; ++from) {
+      if (from != to) into.insert(into.end(), gaps[from * kEngineSlots + to].begin(),
+                                  gaps[from * kEngineSlots + to].end());
     }
     const Ns any_into = into.empty() ? any_between : medianOf(std::move(into));
-    for (std::size_t from = 0; from < kEngineGroups; ++from) {
-      const std::vector<Ns>& pair = gaps[from * kEngineGroups + to];
-      handoff[from * kEngineGroups + to] =
+    for (std::size_t from = 0; from < kEngineSlots; ++from) {
+      const std::vector<Ns>& pair = gaps[from * kEngineSlots + to];
+      handoff[from * kEngineSlots + to] =
           !pair.empty() ? medianOf(pair) : (from == to ? 0 : any_into);
     }
   }
@@ -254,7 +239,7 @@ std::vector<Ns> measureHandoff(const DeviceView& view) {
 
 Ns DeviceView::streamHandoff(Engine from, Engine to) const {
   if (!handoff_) handoff_ = std::make_shared<const std::vector<Ns>>(measureHandoff(*this));
-  return (*handoff_)[engineGroup(from) * kEngineGroups + engineGroup(to)];
+  return (*handoff_)[engineSlot(from) * kEngineSlots + engineSlot(to)];
 }
 
 Ns DeviceView::engineTurnaround(Engine engine) const {

@@ -12,19 +12,6 @@ namespace {
 
 constexpr double kShareSlack = 1e-9;
 
-std::uint8_t engineSlot(const GpuOp& op) {
-  switch (engineOf(op)) {
-    case Engine::kCompute:
-    case Engine::kComm: return ScheduleModel::kSmEngine;  // communication kernels take SMs too
-    case Engine::kH2D: return 1;
-    case Engine::kD2H: return 2;
-    case Engine::kD2D:
-    case Engine::kOtherCopy: return 3;
-    case Engine::kMemset: return 4;
-  }
-  return 3;
-}
-
 // Min-heaps of (key, position).
 using Keyed = std::pair<Ns, std::size_t>;
 using MinHeap = std::priority_queue<Keyed, std::vector<Keyed>, std::greater<Keyed>>;
@@ -493,7 +480,7 @@ ScheduleModel::ScheduleModel(const DeviceView& view)
     }
     release_.push_back(std::max(release, view.spanStart()));
     duration_.push_back(scoped.end - scoped.start);
-    engine_.push_back(engineSlot(op));
+    engine_.push_back(engineSlot(engineOf(op)));  // communication kernels take SMs too
     share_.push_back(op.kind == OpKind::kKernel ? smShare(device, op) : 1.0);
     waves_.push_back(op.kind == OpKind::kKernel ? wavesOf(device, op) : 1.0);
     // Ops of one stream were submitted in the order they ran: an op whose call began before its

@@ -132,6 +132,7 @@ class ScheduleModel {
 
   static constexpr std::uint8_t kSmEngine = 0;
   static constexpr std::uint8_t kHostEngine = 5;  // blocking calls: no queue, no capacity
+  static_assert(kSmEngine == 0 && kHostEngine == kEngineSlots, "engine slots are engineSlot's");
   static constexpr std::uint8_t kEngines = 6;  // SMs, HtoD, DtoH, other copies, memsets, host
 
  private:
