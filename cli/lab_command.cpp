@@ -69,9 +69,9 @@ std::string renderText(const lab::LabScore& score, const LabScoreArgs& args,
     }
   }
   if (args.cases) {
-    out << "\ncases (program transform finding span saving ±uncertainty cost verdict):\n";
+    out << "\ncases (program variant finding span saving ±uncertainty cost verdict):\n";
     for (const lab::LabCase& c : score.cases) {
-      out << fmt::format("  {} {} {} {} {} ±{} {} {}{}\n", terminalSafe(c.program), terminalSafe(c.transform),
+      out << fmt::format("  {} {} {} {} {} ±{} {} {}{}\n", terminalSafe(c.program), terminalSafe(c.variant),
                          terminalSafe(c.finding),
                          units::formatDuration(c.span_ns), units::formatDuration(c.saving_ns),
                          units::formatDuration(c.uncertainty_ns), units::formatDuration(c.cost_ns),
@@ -107,7 +107,7 @@ std::string renderJson(const lab::LabScore& score, const std::vector<std::string
   out["by_transform"] = rowsJson(score.by_transform);
   out["cases"] = nlohmann::ordered_json::array();
   for (const lab::LabCase& c : score.cases) {
-    out["cases"].push_back({{"program", c.program}, {"transform", c.transform},
+    out["cases"].push_back({{"program", c.program}, {"transform", c.transform}, {"variant", c.variant},
                             {"finding", c.finding}, {"span_ns", c.span_ns},
                             {"saving_ns", c.saving_ns}, {"uncertainty_ns", c.uncertainty_ns},
                             {"cost_ns", c.cost_ns}, {"within", c.within}, {"decided", c.decided}, {"false_finding", c.false_finding},

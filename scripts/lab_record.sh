@@ -72,5 +72,6 @@ done
 log "collect -> $out/corpus"
 python3 scripts/lab_collect.py "$out/corpus" --machine "${machine:-unknown}" "${collect_args[@]}" 2>&1 | tee -a "$logfile"
 [ "${PIPESTATUS[0]}" = 0 ] || { log "lab_collect.py failed"; exit 1; }
+python3 scripts/lab_streams.py "$out/corpus" 2>&1 | tee -a "$logfile"
 du -sh "$out/corpus" | tee -a "$logfile"
 log "done in $(( $(date +%s) - started )) s; $failed_batches batches exited non-zero"

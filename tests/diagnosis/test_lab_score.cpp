@@ -126,4 +126,21 @@ TEST_CASE("lab score: a case checks the saving of its transform's fix where the 
   CHECK_FALSE(lab::claimedSaving(findings, "sync-memcpy", "async-copy").has_value());
 }
 
+TEST_CASE("lab score: a claim about splitting one stream is not checked against a split of another") {
+  // single-stream names the stream to split; a multi-stream variant that split another stream
+  // carries out none of that advice, so the finding claims nothing for it (a saving there with no
+  // finding is a missed case, and the finding's own claim stays untested).
+  Finding single;
+  single.id = "single-stream";
+  single.estimated_ns = 900'000;
+  single.fix_stream = 21;
+  const std::vector<Finding> findings{single};
+  CHECK(lab::claimedSaving(findings, "single-stream", "multi-stream", 21) == 900'000);
+  CHECK_FALSE(lab::claimedSaving(findings, "single-stream", "multi-stream", 14).has_value());
+  CHECK(lab::claimedSaving(findings, "single-stream", "multi-stream") == 900'000);  // not named
+  Finding unnamed = single;
+  unnamed.fix_stream.reset();
+  CHECK(lab::claimedSaving({unnamed}, "single-stream", "multi-stream", 14) == 900'000);
+}
+
 }  // namespace cuoverlap

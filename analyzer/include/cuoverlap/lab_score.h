@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,7 +34,9 @@ inline constexpr double kMissedSavingShare = 0.05;
 
 struct LabCase {
   std::string program;
-  std::string transform;
+  std::string transform;    // the transform's id
+  std::string variant;      // the variant's name: the id, or ID@PLACE for a transform applied at
+                            // one of several places (multi-stream@s3: the split of stream s3)
   std::string finding;      // the finding id the transform tests
   Ns span_ns = 0;           // median baseline span
   Ns saving_ns = 0;         // median of the reps' paired differences baseline - variant (the
@@ -82,9 +85,11 @@ struct LabScore {
 // The claim a case (a finding id, the transform that tests it) checks, summed over the findings of
 // that id (one per device): the saving the finding lists for the fix of that transform
 // (Finding::fixes) where it lists one, else what its fix alone saves (fixSavingNs). Nothing when no
-// finding of that id fired.
+// finding of that id fired. Where the transform acted on one stream (`stream`: multi-stream's
+// split), a finding whose fix acts on another stream (Finding::fix_stream) claims nothing for it.
 std::optional<Ns> claimedSaving(const std::vector<Finding>& findings, const std::string& finding_id,
-                                const std::string& transform);
+                                const std::string& transform,
+                                std::optional<std::uint32_t> stream = std::nullopt);
 
 // Reads DIR/manifest.json and the traces it names, analyzes each program's baseline window on
 // `threads` threads (0: one per core). Throws UserError on a missing or malformed corpus.

@@ -152,6 +152,9 @@ struct Finding {
   // Where the advice names more than one fix, what each saves, the recommended one (the larger
   // saving, named first in the advice) first: fixSavingNs is its saving. Empty for most findings.
   std::vector<FixSaving> fixes{};
+  // The stream the fix acts on, where it is one stream (single-stream: the stream to split), as
+  // the trace numbers it; the counterfactual lab compares the claim only with a fix of that stream.
+  std::optional<std::uint32_t> fix_stream{};
 };
 
 // What the finding's fix, applied alone, would save: the rule's estimate before the ledger charged

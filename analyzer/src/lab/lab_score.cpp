@@ -27,11 +27,14 @@ namespace {
 using nlohmann::json;
 
 struct Variant {
-  std::string transform;
+  std::string transform;              // the variant's name (lab::LabCase::variant)
   std::vector<std::string> findings;  // the ids the transform tests (usually one)
   Ns median_ns = 0;
   double median_error_ns = 0.0;       // standard error of median_ns
   std::vector<double> spans;          // the runs' spans in rep order
+  // The trace stream a one-stream transform acted on (multi-stream: the stream it split), where
+  // the manifest names it (scripts/lab_streams.py).
+  std::optional<std::uint32_t> stream_id;
 };
 
 struct Program {
@@ -112,8 +115,13 @@ Program parseProgram(const json& entry, const std::string& where) {
     for (const auto& [transform, variant] : entry.at("variants").items()) {
       std::vector<double> spans = spansOf(variant.value("spans_ns", json()));
       const double error = medianError(spans);
+      std::optional<std::uint32_t> stream_id;
+      if (const auto id = variant.find("stream_id"); id != variant.end()) {
+        stream_id = id->get<std::uint32_t>();
+      }
       program.variants.push_back({transform, findingIds(variant.at("finding")),
-                                  variant.at("median_ns").get<Ns>(), error, std::move(spans)});
+                                  variant.at("median_ns").get<Ns>(), error, std::move(spans),
+                                  stream_id});
     }
     return program;
   } catch (const json::exception& error) {
@@ -154,10 +162,12 @@ void analyzePrograms(const std::string& path, std::vector<Program*>& programs, u
 LabCase judge(const Program& program, const Variant& variant) {
   LabCase c;
   c.program = program.id;
-  c.transform = variant.transform;
+  c.variant = variant.transform;
+  c.transform = c.variant.substr(0, c.variant.find('@'));
   for (std::size_t k = 0; k < variant.findings.size(); ++k) {
     c.finding += (k ? "|" : "") + variant.findings[k];
-    if (const auto claim = claimedSaving(program.findings, variant.findings[k], variant.transform)) {
+    if (const auto claim = claimedSaving(program.findings, variant.findings[k], c.transform,
+                                         variant.stream_id)) {
       c.cost_ns += *claim;
       c.fired = true;
     }
@@ -217,22 +227,27 @@ std::vector<LabRow> rowsBy(const std::vector<LabCase>& cases, std::string LabCas
   return out;
 }
 
-// Findings that claim >= 5% of a span in programs where no variant tests them.
+// A finding whose fix acts on one stream claims nothing about a variant that changed another.
+bool sameFixStream(const Finding& finding, std::optional<std::uint32_t> variant_stream) {
+  return !finding.fix_stream || !variant_stream || *finding.fix_stream == *variant_stream;
+}
+
+// Findings that claim >= 5% of a span in programs where no variant tests them: none lists the
+// finding's id, or the finding's fix acts on another stream than the variant's.
 std::vector<UntestedFinding> untestedFindings(const std::vector<Program>& programs) {
   std::map<std::string, std::size_t> counts;
   for (const Program& program : programs) {
-    std::map<std::string, Ns> costs;  // finding id -> what its fixes alone save, summed
-    for (const Finding& finding : program.findings) costs[finding.id] += fixSavingNs(finding);
-    for (const auto& entry : costs) {
-      const std::string& id = entry.first;
-      const auto cost = entry.second;
-      const bool tested = std::any_of(program.variants.begin(), program.variants.end(),
-                                      [&id](const Variant& v) {
-                                        return std::find(v.findings.begin(), v.findings.end(),
-                                                         id) != v.findings.end();
-                                      });
-      if (!tested && static_cast<double>(cost) >=
-                         kFalseCostShare * static_cast<double>(program.median_ns)) {
+    std::map<std::string, Ns> untested;  // finding id -> what its untested fixes alone save
+    for (const Finding& finding : program.findings) {
+      const bool tested = std::any_of(
+          program.variants.begin(), program.variants.end(), [&finding](const Variant& v) {
+            return std::find(v.findings.begin(), v.findings.end(), finding.id) != v.findings.end() &&
+                   sameFixStream(finding, v.stream_id);
+          });
+      if (!tested) untested[finding.id] += fixSavingNs(finding);
+    }
+    for (const auto& [id, cost] : untested) {
+      if (static_cast<double>(cost) >= kFalseCostShare * static_cast<double>(program.median_ns)) {
         ++counts[id];
       }
     }
@@ -245,10 +260,10 @@ std::vector<UntestedFinding> untestedFindings(const std::vector<Program>& progra
 }  // namespace
 
 std::optional<Ns> claimedSaving(const std::vector<Finding>& findings, const std::string& finding_id,
-                                const std::string& transform) {
+                                const std::string& transform, std::optional<std::uint32_t> stream) {
   std::optional<Ns> claim;
   for (const Finding& finding : findings) {
-    if (finding.id != finding_id) continue;
+    if (finding.id != finding_id || !sameFixStream(finding, stream)) continue;
     const auto fix = std::find_if(finding.fixes.begin(), finding.fixes.end(),
                                   [&](const FixSaving& f) { return f.fix == transform; });
     claim = claim.value_or(0) + (fix != finding.fixes.end() ? fix->saving_ns : fixSavingNs(finding));

@@ -59,9 +59,14 @@ def _draw(rng, seed):
 
 
 def variants(program):
-    """{transform id: (variant program, finding id)} for every transform that applies."""
+    """{variant name: (variant program, finding id)} for every transform that applies: its id, and
+    `ID@PLACE` for the further places of a transform that applies at several (apply_each)."""
     out = {}
     for tid, module in REGISTRY.items():
+        if hasattr(module, "apply_each"):
+            for k, (place, result) in enumerate(module.apply_each(program)):
+                out[tid if k == 0 else "%s@%s" % (tid, place)] = (result, finding_for(tid, program))
+            continue
         result = module.apply(program)
         if not isinstance(result, NotApplicable):
             out[tid] = (result, finding_for(tid, program))

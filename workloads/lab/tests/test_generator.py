@@ -59,6 +59,25 @@ class GeneratorTest(unittest.TestCase):
                     self.assertIsInstance(result.reason, str)
                     self.assertGreater(len(result.reason), 10)
 
+    def test_multi_stream_splits_each_fitting_stream_in_its_own_variant(self):
+        from labgen.transforms import multi_stream
+        several = 0
+        for line in lines():
+            program = line["variants"]["baseline"]
+            each = multi_stream.apply_each(program)
+            names = ["multi-stream"] + ["multi-stream@%s" % s for s, _ in each[1:]]
+            self.assertEqual([n for n in line["variants"] if n.startswith("multi-stream")],
+                             names if each else [])
+            self.assertEqual(len({s for s, _ in each}), len(each))
+            for stream, variant in each:
+                split = {s["name"] for s in variant["streams"]} - {s["name"] for s in program["streams"]}
+                self.assertTrue(split and all(n.startswith(stream + "_part") for n in split),
+                                (line["id"], stream, split))
+            if each:
+                self.assertEqual(json.dumps(multi_stream.apply(program)), json.dumps(each[0][1]))
+            several += len(each) > 1
+        self.assertGreater(several, 0)
+
     def test_transforms_leave_their_input_alone(self):
         for line in lines()[:100]:
             program = line["variants"]["baseline"]

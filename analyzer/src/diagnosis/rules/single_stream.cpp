@@ -420,7 +420,10 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
       "Split the work into chunks and issue each chunk's copy-in, kernel and copy-out to its own "
       "created stream (cudaStreamCreate), with pinned host buffers and one device buffer per "
       "stream, so that copies of one chunk overlap kernels of another");
-  if (finding) finding->count = work.ops;
+  if (finding) {
+    finding->count = work.ops;
+    finding->fix_stream = first.stream_id;
+  }
   return finding;
 }
 

@@ -21,17 +21,30 @@ HOST_OPS = ("host", "host_read")
 
 
 def apply(program):
-    out = clone(program)
-    # A loop of GPU work alone first; else one whose body also runs host code.
+    each = apply_each(program)
+    return each[0][1] if each else NotApplicable(
+        "no top-level loop of async copies and kernels on one stream with pinned memory")
+
+
+def apply_each(program):
+    """[(stream, variant)]: one variant per stream with a loop that fits, splitting that stream's
+    first fitting loop; in the order apply() prefers (a loop of GPU work alone first, else one
+    whose body also runs host code; threads in order), apply()'s variant first. The single-stream
+    finding names one stream: its claim is tested by the variant that splits that stream."""
+    out, seen = [], set()
     for host_code in (False, True):
-        for thread in out["threads"]:
-            steps = thread["steps"]
-            for i, loop in enumerate(steps):
-                reason = _unfit(out, steps, i, host_code)
-                if reason is None:
-                    _split(out, steps, i)
-                    return out
-    return NotApplicable("no top-level loop of async copies and kernels on one stream with pinned memory")
+        for t, thread in enumerate(program["threads"]):
+            for i, step in enumerate(thread["steps"]):
+                if _unfit(program, thread["steps"], i, host_code) is not None:
+                    continue
+                stream = next(s["stream"] for s in step["body"] if s["op"] not in HOST_OPS)
+                if stream in seen:
+                    continue
+                seen.add(stream)
+                variant = clone(program)
+                _split(variant, variant["threads"][t]["steps"], i)
+                out.append((stream, variant))
+    return out
 
 
 def _unfit(program, steps, i, host_code=True):

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""lab_streams.py CORPUS_DIR: name, in the manifest, the trace stream each one-stream variant acts on.
+
+A `multi-stream` variant splits one stream's loop; the single-stream finding names one stream
+too, and its claim is about splitting that stream only. So that `cuoverlap lab score` compares a
+claim with the variant that carries it out (docs/lab.md, "What is measured"), each such variant
+gets `"stream_id"`: the id, in the kept baseline window's trace, of the stream it splits.
+
+The description names streams (`s2`), the trace numbers them. A description stream is matched to
+the trace stream whose GPU work in the window is the same multiset of ops — kernels by grid size,
+copies by bytes and direction, memsets by bytes — as the description's work on that stream
+(loops unrolled). A stream that matches no trace stream, or more than one, gets no id (the case is
+then scored as before). Rewrites CORPUS_DIR/manifest.json in place, atomically; prints counts.
+Importable: `stream_ids(trace_path, window, description)` for lab_collect.py.
+"""
+import collections
+import gzip
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+
+# Transforms that act on one stream of the program, with how to find it in the variant.
+ONE_STREAM = ("multi-stream",)
+
+
+def _unrolled(steps, times=1):
+    for step in steps:
+        if step["op"] == "loop":
+            for _ in range(step["count"] * times):
+                yield from _unrolled(step["body"])
+        else:
+            for _ in range(times):
+                yield step
+
+
+def _description_work(program):
+    """stream name -> Counter of op signatures; None where a stream's work is not comparable."""
+    kinds = {b["name"]: b["kind"] for b in program["buffers"]}
+    work = collections.defaultdict(collections.Counter)
+    opaque = set()
+    for thread in program["threads"]:
+        for step in _unrolled(thread["steps"]):
+            op, stream = step["op"], step.get("stream")
+            if op == "kernel":
+                work[stream][("kernel", step["grid"])] += 1
+            elif op == "copy":
+                src = kinds.get(step["src"]) == "device"
+                dst = kinds.get(step["dst"]) == "device"
+                direction = "dtod" if src and dst else "dtoh" if src else "htod" if dst else "htoh"
+                work[stream][("copy", direction, step["bytes"])] += 1
+            elif op == "memset":
+                work[stream][("memset", step["bytes"])] += 1
+            elif op in ("graph_launch", "capture", "prefetch"):
+                opaque.add(stream)
+    return {s: c for s, c in work.items() if s not in opaque and s is not None}
+
+
+# CUPTI copyKind: 1 HtoD, 2 DtoH, 8 DtoD (cupti_activity.h CUpti_ActivityMemcpyKind).
+_COPY_KIND = {1: "htod", 2: "dtoh", 8: "dtod", 10: "htoh"}
+
+
+def _trace_work(db, window):
+    start, end = window
+    work = collections.defaultdict(collections.Counter)
+    for stream, x, y, z in db.execute(
+            "SELECT streamId, gridX, gridY, gridZ FROM CUPTI_ACTIVITY_KIND_KERNEL "
+            "WHERE start >= ? AND start <= ?", (start, end)):
+        work[stream][("kernel", x * y * z)] += 1
+    for stream, kind, nbytes in db.execute(
+            "SELECT streamId, copyKind, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY "
+            "WHERE start >= ? AND start <= ?", (start, end)):
+        work[stream][("copy", _COPY_KIND.get(kind, str(kind)), nbytes)] += 1
+    for stream, nbytes in db.execute(
+            "SELECT streamId, bytes FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE start >= ? AND start <= ?",
+            (start, end)):
+        work[stream][("memset", nbytes)] += 1
+    return work
+
+
+def stream_ids(db, window, description):
+    """Description stream name -> trace stream id, for the streams that match exactly one."""
+    traced = _trace_work(db, window)
+    out = {}
+    for name, ops in _description_work(description).items():
+        matches = [sid for sid, got in traced.items() if got == ops]
+        if len(matches) == 1:
+            out[name] = matches[0]
+    return out
+
+
+def split_stream(baseline, variant):
+    """The baseline stream a multi-stream variant split: the one its new `NAME_part*` streams
+    replace (labgen/transforms/multi_stream.py)."""
+    before = {s["name"] for s in baseline["streams"]}
+    new = [s["name"] for s in variant["streams"] if s["name"] not in before]
+    parents = {n for n in before for m in new if m.startswith(n + "_part")}
+    return parents.pop() if len(parents) == 1 else None
+
+
+def annotate(corpus):
+    path = os.path.join(corpus, "manifest.json")
+    with open(path) as f:
+        manifest = json.load(f)
+    descriptions = {}
+    with gzip.open(os.path.join(corpus, "programs.jsonl.gz"), "rt") as f:
+        for line in f:
+            entry = json.loads(line)
+            descriptions[entry["id"]] = entry["variants"]
+    dbs = {}
+    counts = collections.Counter()
+    for program in manifest["programs"]:
+        variants = descriptions.get(program["id"], {})
+        for transform, entry in program["variants"].items():
+            if transform.split("@", 1)[0] not in ONE_STREAM:
+                continue
+            entry.pop("stream_id", None)
+            counts["variants"] += 1
+            if transform not in variants or "baseline" not in variants:
+                continue
+            name = split_stream(variants["baseline"], variants[transform])
+            if name is None:
+                continue
+            trace = program["trace"]
+            if trace not in dbs:
+                dbs[trace] = sqlite3.connect("file:%s?mode=ro" % os.path.join(corpus, trace), uri=True)
+            ids = stream_ids(dbs[trace], program["baseline"]["window_ns"], variants["baseline"])
+            if name in ids:
+                entry["stream_id"] = ids[name]
+                counts["named"] += 1
+    fd, tmp = tempfile.mkstemp(dir=corpus, prefix=".manifest.", suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        json.dump(manifest, f, indent=1)
+    os.replace(tmp, path)
+    return counts
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.stderr.write("usage: lab_streams.py CORPUS_DIR\n")
+        return 2
+    try:
+        counts = annotate(argv[1])
+    except (OSError, ValueError, KeyError, sqlite3.Error) as error:
+        sys.stderr.write("lab_streams.py: %s\n" % error)
+        return 1
+    print("%s: %d of %d one-stream variants name their trace stream" %
+          (argv[1], counts["named"], counts["variants"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
