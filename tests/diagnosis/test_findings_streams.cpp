@@ -166,6 +166,35 @@ TEST_CASE("single-stream: a loop that ran alone counts whatever the rest of the 
   CHECK(fixSavingNs(*f) > 300'000);
 }
 
+TEST_CASE("single-stream costs each stream's split and names the one that saves the most") {
+  // Two loops, each alone: stream 14's six tiles of 500 µs kernels that fill the SMs, with copies
+  // of 4 µs (busier, 3 ms: its split hides little), then stream 13's tiles (copies as long as the kernels). The
+  // finding names stream 13 and lists each stream's split as its own fix, the larger first.
+  TraceBuilder b;
+  double t = 0;
+  for (int tile = 0; tile < 6; ++tile) {
+    const double base = 10.0 + 510.0 * tile;
+    b.copyCall("cudaMemcpyAsync_v3020", 14, t, t + 2, base, base + 4, CopyKind::kHtoD);
+    b.launch(14, t + 3, t + 5, base + 4, base + 504).grid_blocks = 1'056;  // the SMs, full
+    b.copyCall("cudaMemcpyAsync_v3020", 14, t + 6, t + 8, base + 504, base + 508, CopyKind::kDtoH);
+    t += 9;
+  }
+  b.call("cudaDeviceSynchronize_v3020", 60, 3'080);
+  tileLoop(b, 3'081, 3'090);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "single-stream");
+  REQUIRE(f != nullptr);
+  CHECK(f->summary.find("on stream 13") != std::string::npos);
+  REQUIRE(f->fix_stream == 13u);
+  REQUIRE(f->fixes.size() == 2);
+  CHECK(f->fixes[0].stream == 13u);
+  CHECK(f->fixes[1].stream == 14u);
+  CHECK(f->fixes[0].saving_ns == fixSavingNs(*f));
+  CHECK(f->fixes[0].saving_ns > 300'000);
+  CHECK(f->fixes[1].saving_ns > 0);
+  CHECK(f->fixes[1].saving_ns < f->fixes[0].saving_ns / 2);
+}
+
 TEST_CASE("single-stream: a run of short copies alone is one stretch alone") {
   // Stream 14 runs a kernel first; then stream 13 runs four tiles of 16 copies of 5 µs each, a
   // 40 µs kernel and a 5 µs copy-out, alone. Each copy is shorter than the gap threshold, but

@@ -143,4 +143,17 @@ TEST_CASE("lab score: a claim about splitting one stream is not checked against 
   CHECK(lab::claimedSaving({unnamed}, "single-stream", "multi-stream", 14) == 900'000);
 }
 
+TEST_CASE("lab score: a finding that prices each stream's split claims the split of the variant's stream") {
+  Finding single;
+  single.id = "single-stream";
+  single.estimated_ns = 900'000;
+  single.fix_stream = 21;
+  single.fixes = {{"multi-stream", 900'000, 21}, {"multi-stream", 300'000, 14}};
+  const std::vector<Finding> findings{single};
+  CHECK(lab::claimedSaving(findings, "single-stream", "multi-stream", 21) == 900'000);
+  CHECK(lab::claimedSaving(findings, "single-stream", "multi-stream", 14) == 300'000);
+  CHECK_FALSE(lab::claimedSaving(findings, "single-stream", "multi-stream", 7).has_value());
+  CHECK(lab::claimedSaving(findings, "single-stream", "multi-stream") == 900'000);  // not named
+}
+
 }  // namespace cuoverlap

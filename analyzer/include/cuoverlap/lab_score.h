@@ -86,7 +86,8 @@ struct LabScore {
 // that id (one per device): the saving the finding lists for the fix of that transform
 // (Finding::fixes) where it lists one, else what its fix alone saves (fixSavingNs). Nothing when no
 // finding of that id fired. Where the transform acted on one stream (`stream`: multi-stream's
-// split), a finding whose fix acts on another stream (Finding::fix_stream) claims nothing for it.
+// split), a finding whose fix acts on another stream (Finding::fix_stream) claims nothing for it,
+// and one that lists that transform's fix per stream (FixSaving::stream) claims the fix of `stream`.
 std::optional<Ns> claimedSaving(const std::vector<Finding>& findings, const std::string& finding_id,
                                 const std::string& transform,
                                 std::optional<std::uint32_t> stream = std::nullopt);

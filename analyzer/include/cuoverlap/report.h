@@ -114,6 +114,9 @@ struct Evidence {
 struct FixSaving {
   std::string fix;                 // the transform's id, e.g. "own-streams"
   Ns saving_ns = 0;
+  // The stream the fix acts on, where the finding lists that fix once per stream (single-stream:
+  // each stream whose split saves), as the trace numbers it; not rendered.
+  std::optional<std::uint32_t> stream{};
 };
 
 struct Finding {

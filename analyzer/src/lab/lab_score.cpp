@@ -227,9 +227,12 @@ std::vector<LabRow> rowsBy(const std::vector<LabCase>& cases, std::string LabCas
   return out;
 }
 
-// A finding whose fix acts on one stream claims nothing about a variant that changed another.
+// A finding whose fix acts on one stream claims nothing about a variant that changed another; one
+// that lists a fix per stream (FixSaving::stream) claims that stream's.
 bool sameFixStream(const Finding& finding, std::optional<std::uint32_t> variant_stream) {
-  return !finding.fix_stream || !variant_stream || *finding.fix_stream == *variant_stream;
+  if (!finding.fix_stream || !variant_stream || *finding.fix_stream == *variant_stream) return true;
+  return std::any_of(finding.fixes.begin(), finding.fixes.end(),
+                     [&](const FixSaving& f) { return f.stream == variant_stream; });
 }
 
 // Findings that claim >= 5% of a span in programs where no variant tests them: none lists the
@@ -264,8 +267,10 @@ std::optional<Ns> claimedSaving(const std::vector<Finding>& findings, const std:
   std::optional<Ns> claim;
   for (const Finding& finding : findings) {
     if (finding.id != finding_id || !sameFixStream(finding, stream)) continue;
-    const auto fix = std::find_if(finding.fixes.begin(), finding.fixes.end(),
-                                  [&](const FixSaving& f) { return f.fix == transform; });
+    // The fix of that transform, of the variant's stream where the finding lists one per stream.
+    const auto fix = std::find_if(finding.fixes.begin(), finding.fixes.end(), [&](const FixSaving& f) {
+      return f.fix == transform && (!f.stream || !stream || f.stream == stream);
+    });
     claim = claim.value_or(0) + (fix != finding.fixes.end() ? fix->saving_ns : fixSavingNs(finding));
   }
   return claim;

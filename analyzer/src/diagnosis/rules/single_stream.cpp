@@ -11,7 +11,9 @@
 // split runs one step's kernels beside another's (a step's kernels issued after its result was
 // read, beside the next steps); a chunk with no copy-out folds its input into device state the
 // next one reads (an accumulator), a chain splitting cannot overlap. Streams with hideable copies
-// are costed first. Fires with at least one kernel and three ops.
+// are costed first. Fires with at least one kernel and three ops. Each candidate stream is costed
+// (at most the four busiest, below); the finding names the one whose split saves the most and lists
+// each split that saves as its own fix (FixSaving::stream).
 // Memsets may run on other streams (a cudaMemset before the loop).
 // Cost: the what-if schedule with the host modelled (schedule_estimate.h, host_timeline.h) minus
 // the same schedule with the stream's chunks issued round-robin to three streams (chunkLanes; the
@@ -93,6 +95,7 @@ std::vector<std::uint64_t> chunkLanes(const DeviceView& view, std::uint64_t stre
 // only (O(1) memory a stream): the intervals themselves are collected for the named stream alone.
 struct StreamWork {
   std::uint64_t stream = 0;
+  std::uint32_t stream_id = 0;  // as the trace numbers it
   std::size_t ops = 0, copies = 0, kernels = 0, hideable = 0;
   Ns busy = 0;  // summed op time: which stream holds the device's work
   UnionLength hideable_union, kernel_union;
@@ -154,6 +157,7 @@ std::vector<StreamWork> workPerStream(const DeviceView& view, std::optional<std:
     if (inserted) {
       works.emplace_back();
       works.back().stream = key;
+      works.back().stream_id = op.stream_id;
     }
     StreamWork& work = works[it->second];
     const bool is_kernel = op.kind == OpKind::kKernel;
@@ -350,17 +354,16 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
     if (splits && work.kernels > 0 && work.ops >= 3) candidates.push_back(std::move(work));
   }
   if (candidates.empty()) return std::nullopt;
-  // Each candidate costs a what-if schedule of the device: the busiest one only (of those that
-  // ran mostly alone), so that the rule costs two schedules however many streams there are.
-  constexpr std::size_t kMaxCandidates = 1;
-  // Streams with copies the split hides come first: a stream of chain links only is costed
-  // where no stream has such copies.
+  // Each candidate costs a what-if schedule of the device: at most kMaxCandidates of them (the
+  // busiest), so that the rule costs at most five schedules however many streams there are.
+  constexpr std::size_t kMaxCandidates = 4;
+  // Streams with copies the split hides come first: streams of chain links only are costed
+  // after them.
   std::sort(candidates.begin(), candidates.end(), [](const StreamWork& a, const StreamWork& b) {
     return std::pair(a.hideable > 0, a.busy) > std::pair(b.hideable > 0, b.busy);
   });
   // With several streams, only a stream that ran mostly alone counts (a loop of its own among the
-  // others' work, however much work they hold: a phase of the program); the what-if is built
-  // only when one does, for the busiest.
+  // others' work, however much work they hold: a phase of the program).
   if (!one_stream) {
     const auto times = aloneTimes(view);
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
@@ -372,27 +375,27 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   const HostTimeline host = buildHostTimeline(view);
   const ScheduleModel model(view, host);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
-  // The stream whose split saves the most.
-  std::optional<std::uint64_t> chosen;
-  StreamWork work;
-  Ns cost = 0;
-  for (StreamWork& candidate : candidates) {
-    const std::uint64_t stream = candidate.stream;
-    Ns saving = splitSaving(view, host, model, waits, stream);
-    if (saving == 0 && one_stream && chunkLanes(view, stream).empty()) {
+  // Each stream's split is its own fix: what splitting it alone saves. The finding names the
+  // stream whose split saves the most, and lists every split that saves.
+  std::vector<std::pair<Ns, std::size_t>> savings;  // (saving, candidate)
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    const StreamWork& candidate = candidates[k];
+    Ns saving = splitSaving(view, host, model, waits, candidate.stream);
+    if (saving == 0 && one_stream && chunkLanes(view, candidate.stream).empty()) {
       saving = std::min(candidate.hideable_union.length(), candidate.kernel_union.length());
     }
-    if (!chosen || saving > cost) {
-      chosen = stream;
-      cost = saving;
-      work = std::move(candidate);
-    }
+    if (saving >= kMinimumCostNs) savings.emplace_back(saving, k);
   }
-  if (!chosen || cost < kMinimumCostNs) return std::nullopt;
+  if (savings.empty()) return std::nullopt;
+  std::stable_sort(savings.begin(), savings.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  const Ns cost = savings.front().first;
+  const StreamWork& work = candidates[savings.front().second];
+  const std::uint64_t chosen = work.stream;
   FindingBuilder builder(view, "single-stream", Severity::kWarning);
   const GpuOp* first_on = nullptr;
   for (const ScopedOp& scoped : view.ops()) {
-    if (DeviceView::streamKey(view.op(scoped)) != *chosen) continue;
+    if (DeviceView::streamKey(view.op(scoped)) != chosen) continue;
     first_on = &view.op(scoped);
     break;
   }
@@ -407,10 +410,15 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
                                                one_stream ? "all" : "a loop of", work.copies,
                                                work.kernels, first.stream_id, overlap)));
   std::vector<Interval> where, kernel_runs;
-  workPerStream(view, *chosen, &where, &kernel_runs);
+  workPerStream(view, chosen, &where, &kernel_runs);
   where.insert(where.end(), kernel_runs.begin(), kernel_runs.end());
   for (const Interval& run : unionOf(std::move(where))) builder.addRegion(run);
   builder.estimateSaving(cost);
+  if (savings.size() > 1) {
+    std::vector<FixSaving> fixes;
+    for (const auto& [saving, k] : savings) fixes.push_back({"multi-stream", saving, candidates[k].stream_id});
+    builder.fixSaves(std::move(fixes));
+  }
   auto finding = builder.build(
       one_stream ? fmt::format("{} copies and {} kernels all ran on stream {}: nothing could overlap",
                                work.copies, work.kernels, first.stream_id)
