@@ -216,5 +216,46 @@ TEST_CASE("needed syncs: a memset that prepares another stream's work needs no s
   CHECK(syncBeforeSynchronousCall(false, true, 17) == std::vector<SyncNeed>{SyncNeed::kKept});
 }
 
+
+// Thread 1 runs three steps of: a 100 µs kernel on blocking stream 13, its asynchronous DtoH
+// copy, a synchronize of 13, then a cudaMemset on the legacy stream. Thread 2 keeps blocking
+// stream 14's HtoD engine busy (copies 10-400 and 406-800 µs): the legacy barrier holds the first
+// two memsets until those copies end, and the calls block until then.
+TraceBuilder memsetsBehindOtherThread() {
+  TraceBuilder b;
+  auto other = [&b] { b.trace().runtime_calls.back().tid = 2; };
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 1, 3, 10, 400, CopyKind::kHtoD);
+  other();
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 200, 202, 406, 800, CopyKind::kHtoD);
+  other();
+  b.streamSynchronize(14, 203, 801);
+  other();
+  const double memset_end[3] = {405, 805, 930};
+  for (int i = 0; i < 3; ++i) {
+    const double t = i == 0 ? 0.0 : memset_end[i - 1] + 1;
+    b.launch(13, t + 4, t + 6, t + 10, t + 110);
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t + 7, t + 9, t + 111, t + 115, CopyKind::kDtoH);
+    b.streamSynchronize(13, t + 10, t + 116);
+    b.memset(test::kNullStream, memset_end[i] - 4, memset_end[i],
+             b.call("cudaMemset_v3020", t + 117, memset_end[i] + 1));
+  }
+  return b;
+}
+
+TEST_CASE("early-result-wait: a deferred synchronize's legacy-stream call still waits at the barrier") {
+  using diagnosis::SyncNeed;
+  TraceBuilder b = memsetsBehindOtherThread();
+  // The legacy stream orders each memset after the copy the synchronize waited for: thread 1's
+  // synchronizes are deferrable, not kept (thread 2's brings nothing back).
+  CHECK(explicitSyncNeeds(b) == std::vector<SyncNeed>{SyncNeed::kDeferrable, SyncNeed::kDeferrable,
+                                                       SyncNeed::kDeferrable, SyncNeed::kRemovable});
+  // Deferred, thread 1 calls each memset sooner, but its op still waits for thread 2's copy and
+  // the call returns when it ran: the next step starts as it did, and nothing is saved. (A
+  // what-if without the barrier ran each memset right after its call and claimed each step.)
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "early-result-wait");
+  CHECK((f == nullptr || fixSavingNs(*f) < 10 * kUs));
+}
+
 }  // namespace
 }  // namespace cuoverlap

@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "diagnosis/stream_waits.h"
+
 namespace cuoverlap::diagnosis {
 
 Ns submittedAt(const DeviceView& view, std::size_t call) {
@@ -58,6 +60,13 @@ std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vec
       if (after != list.end()) edges.push_back({pos, after->second});
     }
   }
+  return edges;
+}
+
+std::vector<OrderEdge> programOrderEdges(const DeviceView& view) {
+  std::vector<OrderEdge> edges = waitEdges(streamWaits(view));
+  const std::vector<OrderEdge> legacy = legacyBarrierEdges(view);
+  edges.insert(edges.end(), legacy.begin(), legacy.end());
   return edges;
 }
 

@@ -29,4 +29,10 @@ std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view);
 // stream its lane names is. A lane that names no op's stream is neither.
 std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vector<std::uint64_t>& lane);
 
+// The order the program as written imposes besides stream order: its recorded stream waits
+// (stream_waits.h) and the legacy stream's implicit barriers. A what-if that only changes when
+// the host issues work (a synchronize removed or deferred, an allocation hoisted) keeps both: the
+// thread runs ahead, but its work still waits where the program makes it wait.
+std::vector<OrderEdge> programOrderEdges(const DeviceView& view);
+
 }  // namespace cuoverlap::diagnosis

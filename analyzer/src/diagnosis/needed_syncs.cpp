@@ -12,7 +12,6 @@
 
 #include "diagnosis/api_names.h"
 #include "diagnosis/legacy_barriers.h"
-#include "diagnosis/stream_waits.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
@@ -109,10 +108,7 @@ class ProgramOrder {
       std::sort(list.begin(), list.end());
       for (std::size_t i = 0; i + 1 < list.size(); ++i) next_[list[i].second].push_back(list[i + 1].second);
     }
-    std::vector<OrderEdge> edges = waitEdges(streamWaits(view));
-    const std::vector<OrderEdge> legacy = legacyBarrierEdges(view);
-    edges.insert(edges.end(), legacy.begin(), legacy.end());
-    for (const OrderEdge& e : edges) next_[e.from].push_back(e.to);
+    for (const OrderEdge& e : programOrderEdges(view)) next_[e.from].push_back(e.to);
   }
 
   Ns issued(std::size_t position) const { return issued_[position]; }

@@ -30,7 +30,6 @@
 #include "diagnosis/rules/host_blocking_cost.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/schedule_estimate.h"
-#include "diagnosis/stream_waits.h"
 
 namespace cuoverlap::diagnosis {
 
@@ -115,9 +114,7 @@ std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
     const ScheduleModel model(view, host);
     // Both schedules keep the legacy stream's implicit barriers: without its synchronizes a
     // thread runs ahead, but its blocking-stream work still waits for earlier legacy work.
-    std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
-    const std::vector<OrderEdge> legacy = legacyBarrierEdges(view);
-    waits.insert(waits.end(), legacy.begin(), legacy.end());
+    const std::vector<OrderEdge> waits = programOrderEdges(view);
     builder.estimateSaving(std::max<Ns>(0, model.span(waits) - model.span(waits, earlier, {}, removed)));
   }
   if (builder.time() < kMinimumCostNs) return std::nullopt;
@@ -138,9 +135,13 @@ std::optional<Finding> findEarlyResultWait(const DeviceView& view) {
   FindingBuilder builder =
       syncInstances(view, host, needs, SyncNeed::kDeferrable, "early-result-wait");
   if (builder.count() == 0) return std::nullopt;
-  const ScheduleModel model(view, host);
-  const ScheduleModel deferred(view, deferredTimeline(view, host, needs));
-  const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
+  // As blocking-sync-call's: a deferred synchronize lets its thread run ahead, but a legacy-stream
+  // call it issues next (a cudaMemset between steps) still waits for the blocking streams' work.
+  // Both models know that order was recorded: such a call that blocked behind another thread's
+  // work waited for it, not for its own op, so issued sooner it still waits for that work.
+  const std::vector<OrderEdge> waits = programOrderEdges(view);
+  const ScheduleModel model(view, host, waits);
+  const ScheduleModel deferred(view, deferredTimeline(view, host, needs), waits);
   builder.estimateSaving(std::max<Ns>(0, model.span(waits) - deferred.span(waits)));
   if (builder.time() < kMinimumCostNs) return std::nullopt;
   return builder.build(

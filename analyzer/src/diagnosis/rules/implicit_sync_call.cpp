@@ -26,10 +26,10 @@
 #include "cuoverlap/units.h"
 #include "diagnosis/cost_ledger.h"
 #include "diagnosis/finding_builder.h"
+#include "diagnosis/legacy_barriers.h"
 #include "diagnosis/rules/host_blocking_cost.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/schedule_estimate.h"
-#include "diagnosis/stream_waits.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
@@ -168,8 +168,11 @@ std::optional<Finding> findImplicitSyncCall(const DeviceView& view) {
   const std::vector<std::size_t> hoisted = hoistedCalls(view, calls);
   std::vector<CallChange> removed;
   for (std::size_t call : hoisted) removed.push_back({call, false, 0});
-  const ScheduleModel model(view, host);
-  const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
+  // Without the calls the thread runs ahead, but its work still waits at the legacy stream's
+  // implicit barriers, as it did (a blocking stream's kernel behind another thread's cudaMemcpy),
+  // and a synchronous copy that blocked behind that order is released by it, not by its call.
+  const std::vector<OrderEdge> waits = programOrderEdges(view);
+  const ScheduleModel model(view, host, waits);
   const std::vector<const UmPageFaultGroup*> refaulted = refaults(view, hoisted);
   const std::vector<FasterOp> faster = withoutRefaults(view, refaulted);
   const Ns saving = std::max<Ns>(0, model.span(waits) - model.span(waits, {}, faster, removed));
