@@ -177,6 +177,42 @@ TEST_CASE("needed syncs: only a synchronize that waited for a DtoH copy brings i
   CHECK(streamSyncAfterDtoH(17, true) == diagnosis::SyncNeed::kKept);
 }
 
+// Three steps of one thread on non-blocking stream 16: an HtoD copy and a 180 µs kernel, then
+// either an asynchronous DtoH copy of the result and a synchronize of 16 (`copy_last`), or the
+// synchronize first and the DtoH copy after it (the next step's synchronize then waits for this
+// step's copy and for the next kernel, issued after the copy).
+std::vector<diagnosis::SyncNeed> stepSyncs(bool copy_last) {
+  TraceBuilder b;
+  b.addStream(16, StreamFlag::kNonBlocking);
+  for (int i = 0; i < 3; ++i) {
+    const double t = 300.0 * i;
+    b.copyCall("cudaMemcpyAsync_v3020", 16, t + 1, t + 3, t + 5, t + 15, CopyKind::kHtoD,
+               MemKind::kPinned);
+    b.launch(16, t + 4, t + 6, t + 17, t + 200);
+    if (copy_last) {
+      b.copyCall("cudaMemcpyAsync_v3020", 16, t + 7, t + 9, t + 202, t + 210, CopyKind::kDtoH,
+                 MemKind::kPinned);
+      b.streamSynchronize(16, t + 10, t + 211);
+    } else {
+      b.streamSynchronize(16, t + 7, t + 201);
+      b.copyCall("cudaMemcpyAsync_v3020", 16, t + 202, t + 204, t + 206, t + 214, CopyKind::kDtoH,
+                 MemKind::kPinned);
+    }
+  }
+  return explicitSyncNeeds(b);
+}
+
+TEST_CASE("needed syncs: a synchronize that also waits for later work brings no result back") {
+  using diagnosis::SyncNeed;
+  // Each synchronize waits for the copy its thread issued just before it: the host may read it.
+  CHECK(stepSyncs(true) ==
+        std::vector<SyncNeed>{SyncNeed::kDeferrable, SyncNeed::kDeferrable, SyncNeed::kDeferrable});
+  // The thread issued the next step's copy and kernel after the copy back and waits for them too:
+  // the wait is for that work, not for the result.
+  CHECK(stepSyncs(false) ==
+        std::vector<SyncNeed>{SyncNeed::kRemovable, SyncNeed::kRemovable, SyncNeed::kRemovable});
+}
+
 // One thread: a kernel on non-blocking stream 16 (10-100 µs), a synchronize of 16 (5-101 µs),
 // with `again` a second one (102-103 µs), then a synchronous call on the legacy stream (a
 // cudaMemset, or with `dtoh` a cudaMemcpy DtoH) and a kernel on `consumer`.

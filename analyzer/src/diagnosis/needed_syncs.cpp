@@ -134,6 +134,27 @@ class ProgramOrder {
   std::vector<std::vector<std::size_t>> next_;  // per op: the ops ordered right after it
 };
 
+// Whether a synchronize (`sync`, waiting for `waited`) also waits for work its thread queued behind
+// the DtoH copy `copy` on the copy's stream (the next step's copy or kernel): a host about to read
+// a result waits for it before queueing more behind it, or for an event recorded after the copy
+// (a double-buffered loop), so this wait is for that work, not for the result. Such a
+// synchronize before the copy of the step it waits for (a loop of copy in, kernel, synchronize,
+// copy out) is the step's own wait, which blocking-sync-call's fix removes.
+bool waitsForWorkQueuedBehind(const DeviceView& view, const ProgramOrder& order,
+                              const AsyncDtoH& copy, const RuntimeCall& sync,
+                              const std::vector<std::size_t>& waited) {
+  const std::uint64_t copy_stream = DeviceView::streamKey(view.op(view.ops()[copy.position]));
+  for (std::size_t p : waited) {
+    if (p == copy.position || order.issued(p) <= copy.start) continue;
+    const GpuOp& op = view.op(view.ops()[p]);
+    const auto launch = view.launchCall(op);
+    if (!launch || DeviceView::streamKey(op) != copy_stream) continue;
+    const RuntimeCall& issued = view.call(*launch);
+    if (issued.pid == sync.pid && issued.tid == sync.tid) return true;
+  }
+  return false;
+}
+
 // Whether the host touched managed memory in [from, to): a CPU page fault of the process, or a
 // migration to the host, which is how a host read of what the GPU wrote shows in a trace.
 bool hostTouchesManaged(const UnifiedMemory& um, std::uint32_t pid, Ns from, Ns to) {
@@ -241,11 +262,13 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
                          ? host.barriers[static_cast<std::size_t>(barrier.previous)].end
                          : std::numeric_limits<Ns>::min();
     const auto& dtoh = t->second.async_dtoh;
-    // Only a copy the synchronize waited for can be what the host is about to read.
+    // Only a copy the synchronize waited for can be what the host is about to read, and only
+    // where it waits for no work the thread queued behind the copy (waitsForWorkQueuedBehind).
     bool brings_back = false;
     for (auto d = std::upper_bound(dtoh.begin(), dtoh.end(), AsyncDtoH{since, 0});
          d != dtoh.end() && d->start < call.start && !brings_back; ++d) {
-      brings_back = order.orderedBefore(d->position, barrier.waited_for, call.start);
+      brings_back = order.orderedBefore(d->position, barrier.waited_for, call.start) &&
+                    !waitsForWorkQueuedBehind(view, order, *d, call, barrier.waited_for);
     }
     reads[b] = brings_back;
     const auto& work = t->second.work_calls;

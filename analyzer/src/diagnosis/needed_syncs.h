@@ -4,7 +4,9 @@
 //     for: stream order, recorded stream waits, the legacy stream's barriers; a synchronize of
 //     another stream leaves the copy in flight, so the host cannot rely on it to read the result):
 //     the host may be about to read what the copy brings back (PyTorch's .item(), CuPy's get(), a
-//     loss printed). Whether it reads it before the next step a trace cannot show, so the fix
+//     loss printed), unless the synchronize also waits for work the thread queued behind the copy
+//     on its stream (the next step's copy or kernel: the wait is for that work, and the
+//     synchronize is removable). Whether it reads it before the next step a trace cannot show, so the fix
 //     assumed is the one that holds either way (the lab's defer-read): wait for the previous
 //     step's result instead of this one's (double-buffered), which lets the host issue step i + 1
 //     while the device runs step i;
