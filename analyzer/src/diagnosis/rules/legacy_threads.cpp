@@ -193,6 +193,54 @@ std::vector<CallChange> stagedCallsBehind(const DeviceView& view, const HostTime
   return shortenContended(view, host, holder, std::vector<bool>(host.barriers.size(), true));
 }
 
+namespace {
+
+using HoldsByThread = std::map<std::uint64_t, std::vector<StagedHold>>;
+
+// Each thread's holds in start order (disjoint: a thread makes one call at a time). A staged call
+// that another thread's held first holds from when that one returned: pinning frees the time it
+// waited from the other's hold, not from its own (its released_from moves there).
+HoldsByThread holdsByThread(const std::vector<StagedHold>& holds) {
+  HoldsByThread by_thread;
+  for (const StagedHold& h : holds) by_thread[h.thread].push_back(h);
+  for (auto& [thread, list] : by_thread) {
+    std::sort(list.begin(), list.end(), [](const StagedHold& a, const StagedHold& b) { return a.start < b.start; });
+  }
+  for (auto& [thread, list] : by_thread) {
+    for (StagedHold& h : list) {
+      for (const auto& [other, others] : by_thread) {
+        if (other == thread) continue;
+        auto g = std::partition_point(others.begin(), others.end(), [&](const StagedHold& x) { return x.end <= h.start; });
+        if (g != others.end() && g->start <= h.start && g->end <= h.end) {
+          h.released_from = std::max(h.released_from, g->end);
+        }
+      }
+    }
+  }
+  return by_thread;
+}
+
+// The length of the union of `parts` (sorted by start), none of them before `from`.
+Ns unionLength(const std::vector<std::pair<Ns, Ns>>& parts, Ns from) {
+  Ns length = 0;
+  Ns reached = from;
+  for (const auto& [lo, hi] : parts) {
+    length += std::max<Ns>(0, hi - std::max(lo, reached));
+    reached = std::max(reached, hi);
+  }
+  return length;
+}
+
+// The median of `alone`, or where it is empty the shortest of `contended` (not empty).
+Ns typicalTime(std::vector<Ns>* alone, const std::vector<Ns>& contended) {
+  if (alone == nullptr || alone->empty()) return *std::min_element(contended.begin(), contended.end());
+  const auto middle = alone->begin() + static_cast<std::ptrdiff_t>(alone->size() / 2);
+  std::nth_element(alone->begin(), middle, alone->end());
+  return *middle;
+}
+
+}  // namespace
+
 // A copy from or to pageable memory holds a lock of the driver while it stages: other threads'
 // calls that need it (a cudaMallocHost or cudaMalloc, an event record, a launch) wait until it
 // returns, and where one thread copies back to back they wait for its whole run (in the lab,
@@ -208,30 +256,12 @@ std::vector<CallChange> stagedCallsBehind(const DeviceView& view, const HostTime
 // Each thread's holds are disjoint and sorted, so a call looks at O(threads + holds it overlaps).
 HeldTime timeHeldByStaging(const DeviceView& view, const HostTimeline& host,
                            const std::vector<StagedHold>& holds, const std::vector<std::size_t>& staged) {
-  std::map<std::uint64_t, std::vector<StagedHold>> by_thread;
-  for (const StagedHold& h : holds) by_thread[h.thread].push_back(h);
-  for (auto& [thread, list] : by_thread) {
-    std::sort(list.begin(), list.end(), [](const StagedHold& a, const StagedHold& b) { return a.start < b.start; });
-  }
-  // A staged call that another thread's held first holds from when that one returned: pinning
-  // frees the time it waited from the other's hold, not from its own.
-  std::map<std::uint64_t, std::vector<Ns>> held_from;
-  for (const auto& [thread, list] : by_thread) {
-    std::vector<Ns>& got = held_from[thread];
-    for (const StagedHold& h : list) {
-      Ns first = h.start;
-      for (const auto& [other, others] : by_thread) {
-        if (other == thread) continue;
-        auto g = std::partition_point(others.begin(), others.end(), [&](const StagedHold& x) { return x.end <= h.start; });
-        if (g != others.end() && g->start <= h.start && g->end <= h.end) first = std::max(first, g->end);
-      }
-      got.push_back(first);
-    }
-  }
+  const HoldsByThread by_thread = holdsByThread(holds);
   std::unordered_map<std::size_t, std::size_t> barrier_of;  // call -> its barrier in `host`
   for (std::size_t b = 0; b < host.barriers.size(); ++b) barrier_of.emplace(host.barriers[b].call, b);
   struct Held {
     std::size_t call = 0;
+    std::pair<std::uint64_t, ApiKind> key;  // (thread, kind)
     Ns own = 0;     // the part of the call not spent waiting for device work
     Ns amount = 0;  // of it, what the holds covered and pinning takes away
   };
@@ -256,35 +286,19 @@ HeldTime timeHeldByStaging(const DeviceView& view, const HostTimeline& host,
       for (; h != list.end() && h->start < c.end; ++h) {
         overlapped = true;
         waited = waited || (h->start <= from && h->end <= c.end);
-        const Ns got = held_from[other][static_cast<std::size_t>(h - list.begin())];
-        const Ns lo = std::max({from, h->released_from, got});
+        const Ns lo = std::max(from, h->released_from);
         if (lo < h->end) released.emplace_back(lo, std::min(h->end, c.end));
       }
     }
     (overlapped ? contended : alone)[{thread, kind}].push_back(own);
     if (!waited || released.empty()) continue;
     std::sort(released.begin(), released.end());
-    Ns amount = 0;
-    Ns reached = from;
-    for (const auto& [lo, hi] : released) {
-      amount += std::max<Ns>(0, hi - std::max(lo, reached));
-      reached = std::max(reached, hi);
-    }
-    if (amount > 0) candidates.push_back({call, own, amount});
+    candidates.push_back({call, {thread, kind}, own, unionLength(released, from)});
   }
   HeldTime held;
   for (const Held& x : candidates) {
-    const RuntimeCall& c = view.call(x.call);
-    const auto key = std::make_pair((static_cast<std::uint64_t>(c.pid) << 32) | c.tid, view.callKind(x.call));
-    Ns typical = 0;
-    if (auto it = alone.find(key); it != alone.end()) {
-      auto& durations = it->second;
-      const auto middle = durations.begin() + static_cast<std::ptrdiff_t>(durations.size() / 2);
-      std::nth_element(durations.begin(), middle, durations.end());
-      typical = *middle;
-    } else {
-      typical = *std::min_element(contended[key].begin(), contended[key].end());
-    }
+    const auto it = alone.find(x.key);
+    const Ns typical = typicalTime(it != alone.end() ? &it->second : nullptr, contended[x.key]);
     const Ns amount = std::min(x.amount, x.own - typical);
     if (amount <= 0) continue;
     if (barrier_of.count(x.call) != 0) {
