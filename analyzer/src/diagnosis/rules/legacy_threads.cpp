@@ -193,4 +193,121 @@ std::vector<CallChange> stagedCallsBehind(const DeviceView& view, const HostTime
   return shortenContended(view, host, holder, std::vector<bool>(host.barriers.size(), true));
 }
 
+namespace {
+
+using HoldsByThread = std::map<std::uint64_t, std::vector<StagedHold>>;
+
+// Each thread's holds in start order (disjoint: a thread makes one call at a time). A staged call
+// that another thread's held first holds from when that one returned: pinning frees the time it
+// waited from the other's hold, not from its own (its released_from moves there).
+HoldsByThread holdsByThread(const std::vector<StagedHold>& holds) {
+  HoldsByThread by_thread;
+  for (const StagedHold& h : holds) by_thread[h.thread].push_back(h);
+  for (auto& [thread, list] : by_thread) {
+    std::sort(list.begin(), list.end(), [](const StagedHold& a, const StagedHold& b) { return a.start < b.start; });
+  }
+  for (auto& [thread, list] : by_thread) {
+    for (StagedHold& h : list) {
+      for (const auto& [other, others] : by_thread) {
+        if (other == thread) continue;
+        auto g = std::partition_point(others.begin(), others.end(), [&](const StagedHold& x) { return x.end <= h.start; });
+        if (g != others.end() && g->start <= h.start && g->end <= h.end) {
+          h.released_from = std::max(h.released_from, g->end);
+        }
+      }
+    }
+  }
+  return by_thread;
+}
+
+// The length of the union of `parts` (sorted by start), none of them before `from`.
+Ns unionLength(const std::vector<std::pair<Ns, Ns>>& parts, Ns from) {
+  Ns length = 0;
+  Ns reached = from;
+  for (const auto& [lo, hi] : parts) {
+    length += std::max<Ns>(0, hi - std::max(lo, reached));
+    reached = std::max(reached, hi);
+  }
+  return length;
+}
+
+// The median of `alone`, or where it is empty the shortest of `contended` (not empty).
+Ns typicalTime(std::vector<Ns>* alone, const std::vector<Ns>& contended) {
+  if (alone == nullptr || alone->empty()) return *std::min_element(contended.begin(), contended.end());
+  const auto middle = alone->begin() + static_cast<std::ptrdiff_t>(alone->size() / 2);
+  std::nth_element(alone->begin(), middle, alone->end());
+  return *middle;
+}
+
+}  // namespace
+
+// A copy from or to pageable memory holds a lock of the driver while it stages: other threads'
+// calls that need it (a cudaMallocHost or cudaMalloc, an event record, a launch) wait until it
+// returns, and where one thread copies back to back they wait for its whole run (in the lab,
+// g000260's cudaMallocHost of 36 KiB took 4.8 ms beside two threads' pageable copies; g000357's
+// cudaEventRecord 8.1 ms beside another thread's four 10.4 MiB cudaMemcpy calls). Pinned, those
+// calls hold it only for what they still do: an asynchronous copy returns at once, a cudaMemcpy
+// still waits for its copy, at the pinned rate (StagedHold::released_from). A held call gets back
+// the time the other threads' holds covered with what pinning takes away, but keeps at least the
+// time its thread's calls of its kind took where no hold overlapped them (their median; the
+// shortest of them where all were overlapped): a cudaMallocHost pins its pages meanwhile. A
+// synchronous copy or memset is left alone: it waits for its own op, which the schedule orders
+// behind the device work it waited for.
+// Each thread's holds are disjoint and sorted, so a call looks at O(threads + holds it overlaps).
+HeldTime timeHeldByStaging(const DeviceView& view, const HostTimeline& host,
+                           const std::vector<StagedHold>& holds, const std::vector<std::size_t>& staged) {
+  const HoldsByThread by_thread = holdsByThread(holds);
+  std::unordered_map<std::size_t, std::size_t> barrier_of;  // call -> its barrier in `host`
+  for (std::size_t b = 0; b < host.barriers.size(); ++b) barrier_of.emplace(host.barriers[b].call, b);
+  struct Held {
+    std::size_t call = 0;
+    std::pair<std::uint64_t, ApiKind> key;  // (thread, kind)
+    Ns own = 0;     // the part of the call not spent waiting for device work
+    Ns amount = 0;  // of it, what the holds covered and pinning takes away
+  };
+  std::vector<Held> candidates;
+  std::map<std::pair<std::uint64_t, ApiKind>, std::vector<Ns>> alone, contended;
+  for (const std::size_t call : view.calls()) {
+    const ApiKind kind = view.callKind(call);
+    if (kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync) continue;
+    if (std::binary_search(staged.begin(), staged.end(), call)) continue;
+    const RuntimeCall& c = view.call(call);
+    const std::uint64_t thread = (static_cast<std::uint64_t>(c.pid) << 32) | c.tid;
+    const auto barrier = barrier_of.find(call);
+    // A blocking call's own time is its last part; before it, it waited for device work.
+    const Ns own = barrier != barrier_of.end() ? host.barriers[barrier->second].own : c.end - c.start;
+    const Ns from = c.end - own;
+    bool overlapped = false;
+    bool waited = false;
+    std::vector<std::pair<Ns, Ns>> released;  // parts of [from, c.end) the fix takes away
+    for (const auto& [other, list] : by_thread) {
+      if (other == thread) continue;
+      auto h = std::partition_point(list.begin(), list.end(), [&](const StagedHold& x) { return x.end <= from; });
+      for (; h != list.end() && h->start < c.end; ++h) {
+        overlapped = true;
+        waited = waited || (h->start <= from && h->end <= c.end);
+        const Ns lo = std::max(from, h->released_from);
+        if (lo < h->end) released.emplace_back(lo, std::min(h->end, c.end));
+      }
+    }
+    (overlapped ? contended : alone)[{thread, kind}].push_back(own);
+    if (!waited || released.empty()) continue;
+    std::sort(released.begin(), released.end());
+    candidates.push_back({call, {thread, kind}, own, unionLength(released, from)});
+  }
+  HeldTime held;
+  for (const Held& x : candidates) {
+    const auto it = alone.find(x.key);
+    const Ns typical = typicalTime(it != alone.end() ? &it->second : nullptr, contended[x.key]);
+    const Ns amount = std::min(x.amount, x.own - typical);
+    if (amount <= 0) continue;
+    if (barrier_of.count(x.call) != 0) {
+      held.changed.push_back({x.call, true, x.own - amount, 0});
+    } else {
+      held.given.push_back({x.call, amount});
+    }
+  }
+  return held;
+}
+
 }  // namespace cuoverlap::diagnosis

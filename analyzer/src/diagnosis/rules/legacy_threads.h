@@ -64,4 +64,26 @@ std::vector<CallChange> contendedBarriers(const DeviceView& view, const HostTime
 std::vector<CallChange> stagedCallsBehind(const DeviceView& view, const HostTimeline& host,
                                           const std::vector<std::size_t>& held);
 
+// A staged call (a copy from or to pageable memory) while it held other threads' calls: [start,
+// end) as recorded, of which [released_from, end) is what the fix (pinning) takes away.
+struct StagedHold {
+  Ns start = 0;
+  Ns end = 0;
+  Ns released_from = 0;
+  std::uint64_t thread = 0;  // pid << 32 | tid
+};
+
+// What the other threads' calls get back when those holds end sooner.
+struct HeldTime {
+  std::vector<HostTimeGiven> given;  // calls that are not blocking calls of `host`
+  std::vector<CallChange> changed;   // blocking calls, their own time shortened
+};
+
+// Calls (other than `staged`: indices into Trace::runtime_calls, sorted) that another thread's
+// staged call held: one of `holds` was in progress when the call (its part not spent waiting for
+// device work) began and ended before it returned. Each gets back the part of its time that the
+// holds of other threads covered with what the fix takes away; see legacy_threads.cpp.
+HeldTime timeHeldByStaging(const DeviceView& view, const HostTimeline& host,
+                           const std::vector<StagedHold>& holds, const std::vector<std::size_t>& staged);
+
 }  // namespace cuoverlap::diagnosis

@@ -27,7 +27,9 @@
 #include "diagnosis/cost_ledger.h"
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/legacy_barriers.h"
+#include "diagnosis/host_time_given.h"
 #include "diagnosis/pinned_rate.h"
+#include "diagnosis/rules/legacy_threads.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/stream_waits.h"
 #include "diagnosis/thread_launches.h"
@@ -54,25 +56,37 @@ struct PageableCopies {
   // Per position: how long after its call began the copy started, beyond an asynchronous call's
   // time: the host staging the first bytes, which a pinned copy does not wait for.
   std::vector<Ns> staging_lead;
+  std::vector<StagedHold> holds;  // their calls, as they held other threads' calls
 };
 
 void addCopy(const DeviceView& view, std::size_t position, const ScopedOp& scoped,
              PageableCopies& copies) {
   const GpuOp& op = view.op(scoped);
+  const int d = slotOf(engineOf(op));
+  const Ns duration = scoped.end - scoped.start;
+  const Ns pinned = d < 0 ? 0 : pinnedDuration(copies.rate[d], op.bytes);
+  const Ns after_fix = pinned > 0 && pinned < duration ? pinned : duration;
   if (const auto launch = view.launchCall(op)) {
     copies.calls.push_back(*launch);
-    const Ns lead = scoped.start - view.call(*launch).start - kAsyncCopyCallNs;
+    const RuntimeCall& call = view.call(*launch);
+    const Ns lead = scoped.start - call.start - kAsyncCopyCallNs;
     copies.staging_lead[position] = std::max<Ns>(0, lead);
+    // Pinned, an asynchronous copy call returns at once, but one to the legacy default stream
+    // still holds other threads' calls there (legacy_threads.cpp, contendedTime); a cudaMemcpy
+    // still waits for its copy.
+    const bool async = view.callKind(*launch) == ApiKind::kMemcpyAsync;
+    const Ns released_from = async && view.onLegacyDefaultStream(op) ? call.end
+                             : async ? call.start + kAsyncCopyCallNs
+                                     : std::max(call.start, scoped.start) + after_fix;
+    copies.holds.push_back({call.start, call.end, released_from,
+                            (static_cast<std::uint64_t>(call.pid) << 32) | call.tid});
   }
-  const int d = slotOf(engineOf(op));
   if (d < 0) return;
   if (d == 1) copies.downloads.push_back(position);
-  const Ns duration = scoped.end - scoped.start;
   copies.bytes[d] += op.bytes;
   copies.time[d] += duration;
   ++copies.count[d];
-  const Ns pinned = pinnedDuration(copies.rate[d], op.bytes);
-  if (pinned > 0 && pinned < duration) copies.faster.push_back({position, pinned});
+  if (after_fix < duration) copies.faster.push_back({position, pinned});
 }
 
 // "HtoD at 7.1 GB/s, pinned about 52.3 GB/s (this trace's pinned HtoD copies)"; a direction whose
@@ -125,7 +139,8 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
   std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
   const std::vector<OrderEdge> barriers = legacyBarrierEdges(view);
   waits.insert(waits.end(), barriers.begin(), barriers.end());
-  const ScheduleModel model(view, buildHostTimeline(view), waits);
+  const HostTimeline host = buildHostTimeline(view);
+  const ScheduleModel model(view, host, waits);
   // A DtoH copy reads what its thread launched just before it: started sooner (no staging ahead of
   // it), it still waits for that op, as the legacy stream's barrier or the host made it wait.
   const ThreadLaunches launches(view);
@@ -139,8 +154,14 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
     const bool waits_still = view.callKind(call) != ApiKind::kMemcpyAsync;
     changed.push_back({call, waits_still, kAsyncCopyCallNs});
   }
+  // Other threads' calls that the staged calls held get back what pinning takes from the holds.
+  const HeldTime held = timeHeldByStaging(view, host, copies.holds, copies.calls);
+  changed.insert(changed.end(), held.changed.begin(), held.changed.end());
+  barriersGivenBack(view, held.given, host, changed);
+  std::vector<Ns> earlier = hostTimeGivenBack(view, held.given, host);
+  for (std::size_t p = 0; p < earlier.size(); ++p) earlier[p] += copies.staging_lead[p];
   const Ns saving = std::max<Ns>(
-      0, model.span(waits) - model.span(waits, copies.staging_lead, copies.faster, changed));
+      0, model.span(waits) - model.span(waits, earlier, copies.faster, changed));
   const Ns lower_ideal = copies.faster.empty() ? 0 : ledgerIdeal(view) - ledgerIdeal(view, copies.faster);
   const Ns reduction = std::clamp<Ns>(lower_ideal, 0, saving);
   builder.estimateSaving(saving - reduction);
