@@ -153,6 +153,70 @@ TEST_CASE("host-launch-bound does not fire for long kernels or a queue that keep
   CHECK(idsOf(findingsOf(launchLoop(10, 2, 6).build())).empty());  // too few kernels
 }
 
+// `iterations` of a C++ loop: 10 kernels of 8 µs, each launched by a 6 µs call right after the
+// previous one returned, then 20 µs of the host's own work (and a stream synchronize when `sync`).
+// The host issues an iteration in 80 µs, the device runs one in 92 µs: every kernel but an
+// iteration's first after a synchronize waited in the queue and started 1.2 µs (the stream's
+// handoff) after the one before it ended. The loop starts at `origin_us`.
+TraceBuilder queuedLaunches(int iterations, bool sync, double origin_us = 0) {
+  TraceBuilder b;
+  double host = origin_us;
+  double device_free = origin_us - 1.2;
+  for (int n = 0; n < iterations; ++n) {
+    for (int i = 0; i < 10; ++i) {
+      const double start = std::max(host + 6, device_free + 1.2);
+      b.launch(13, host, host + 6, start, start + 8);
+      device_free = start + 8;
+      host += 6;
+    }
+    if (sync) {
+      b.streamSynchronize(13, host, device_free + 1);
+      host = device_free + 1;
+    }
+    host += 20;
+  }
+  return b;
+}
+
+TEST_CASE("host-launch-bound: on a busy device a graph saves its nodes' shorter handoffs") {
+  // The device never waits for the host, but a graph's kernels follow each other 0.415 µs after
+  // the one before (no graph in the trace: the H100's) instead of 1.2. Each iteration is a graph
+  // (the host's work starts a new one): 9 x 0.785 µs saved an iteration (the first graph, which
+  // submits its nodes when its launch returns, starts the span later but no sooner ends it), 7.7%
+  // of the span: a warning.
+  const auto findings = findingsOf(queuedLaunches(30, false).build());
+  const Finding* f = findingById(findings, "host-launch-bound");
+  REQUIRE(f != nullptr);
+  CHECK(f->severity == Severity::kWarning);
+  CHECK(f->count == 270);
+  CHECK(std::llabs(fixSavingNs(*f) - 30 * 9 * 785) <= 100);
+  CHECK(f->advice.find("CUDA graph") != std::string::npos);
+}
+
+TEST_CASE("host-launch-bound: the trace's own graph replays give the node handoff") {
+  // One replay of a graph of 4 kernel nodes (a 11.4 µs launch: 1.8 µs a node) whose nodes start
+  // 0.2 µs after each other, then the loop above: each of its handoffs saves 1.0 µs, and its first
+  // graph, which submits its nodes when its launch returns (9 x 1.8 µs of nodes), starts 16.2 µs
+  // later than its first kernel did, after the replay.
+  TraceBuilder b = queuedLaunches(30, false, 100);
+  const std::uint32_t corr = b.call("cudaGraphLaunch_v10000", 0, 11.4);
+  for (int k = 0; k < 4; ++k) {
+    b.kernel(13, 13 + 8.2 * k, 21 + 8.2 * k, corr).flags |= op_flag::kFromGraph;
+  }
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "host-launch-bound");
+  REQUIRE(f != nullptr);
+  CHECK(std::llabs(fixSavingNs(*f) - (30 * 9 * 1'000 - 16'200)) <= 100);
+}
+
+TEST_CASE("host-launch-bound: no claim where a graph's later start outweighs its handoffs") {
+  // The same loop with a synchronize after each iteration: each graph's first node starts 16.2 µs
+  // later, more than its 9 handoffs save (7 µs), every iteration.
+  const auto findings = findingsOf(queuedLaunches(30, true).build());
+  const Finding* f = findingById(findings, "host-launch-bound");
+  CHECK((f == nullptr || fixSavingNs(*f) == 0));
+}
+
 // Issue 21: a loop that replays a captured graph (one cudaGraphLaunch a step, 4 kernels of 2 µs as
 // graph nodes, then 20 µs of host code) waits for the host between replays. The advice must fit
 // what the trace shows: the program already launches graphs.

@@ -228,6 +228,34 @@ TEST_CASE("a stream hands off between engines with the delay the trace shows for
   CHECK(model.span({}, earlier) == TraceBuilder::ns(335.2));
 }
 
+TEST_CASE("kernels of one graph launch hand off to each other with the graph's own delay") {
+  // Stream 13: three queued kernels of 10 µs launched one by one, each starting 1.2 µs after the
+  // one before it ends; stream 14 replays a graph of three kernel nodes, each starting 0.3 µs
+  // after the one before it. Made nodes of one graph, the first stream's kernels hand off in
+  // 0.3 µs: the span (stream 13's end) is 2 x 0.9 µs shorter; nodes of two graphs keep the
+  // stream's handoff between them.
+  TraceBuilder b;
+  b.launch(13, 0, 1, 2, 12);
+  b.launch(13, 1, 2, 13.2, 23.2);
+  b.launch(13, 2, 3, 24.4, 34.4);
+  const std::uint32_t graph = b.call("cudaGraphLaunch_v10000", 3, 4);
+  for (int k = 0; k < 3; ++k) {
+    b.kernel(14, 5 + 5.3 * k, 10 + 5.3 * k, graph).flags |= op_flag::kFromGraph;
+  }
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  CHECK(view.graphNodeHandoff() == TraceBuilder::ns(0.3));
+  const ScheduleModel model(view);
+  CHECK(model.span({}) == TraceBuilder::ns(32.4));
+  std::vector<std::int64_t> nodes(view.ops().size(), -1);
+  nodes[at(view, 2)] = nodes[at(view, 13.2)] = nodes[at(view, 24.4)] = 0;
+  CHECK(model.withGraphNodes(nodes, view.graphNodeHandoff()).span({}) == TraceBuilder::ns(30.6));
+  nodes[at(view, 24.4)] = 1;
+  CHECK(model.withGraphNodes(nodes, view.graphNodeHandoff()).span({}) == TraceBuilder::ns(31.5));
+  // A graph never hands off slower than its stream did.
+  CHECK(model.withGraphNodes(nodes, TraceBuilder::ns(5)).span({}) == TraceBuilder::ns(32.4));
+}
+
 // A synchronizing loop: each step launches a 100 µs kernel, synchronizes, then runs 50 µs of its
 // own code before the next launch.
 TraceBuilder synchronizingLoop(int steps) {

@@ -182,7 +182,9 @@ Ns medianOf(std::vector<Ns> values) {
   return values[values.size() / 2];
 }
 
-// Per (from, to) engine slot, row-major: streamHandoff's medians with their fallbacks.
+// Per (from, to) engine slot, row-major: streamHandoff's medians with their fallbacks; then, last,
+// graphNodeHandoff's median (0 without graph nodes). A pair of nodes of one graph launch counts
+// toward both: a trace that replays graphs hands off between its kernels that fast.
 std::vector<Ns> measureHandoff(const DeviceView& view) {
   const auto& ops = view.ops();
   std::vector<Ns> ends;
@@ -194,6 +196,7 @@ std::vector<Ns> measureHandoff(const DeviceView& view) {
     return std::upper_bound(ends.begin(), ends.end(), to) - std::upper_bound(ends.begin(), ends.end(), from);
   };
   std::vector<std::vector<Ns>> gaps(kEngineSlots * kEngineSlots);
+  std::vector<Ns> node_gaps;  // kernel node to kernel node of one graph launch
   std::unordered_map<std::uint64_t, std::size_t> last_on_stream;
   for (std::size_t pos = 0; pos < ops.size(); ++pos) {
     const GpuOp& op = view.op(ops[pos]);
@@ -207,8 +210,16 @@ std::vector<Ns> measureHandoff(const DeviceView& view) {
         endsWithin(previous_end, ops[pos].start) != 0) {
       continue;
     }
-    const std::size_t from = engineSlot(engineOf(view.op(ops[previous])));
+    const GpuOp& previous_op = view.op(ops[previous]);
+    const std::size_t from = engineSlot(engineOf(previous_op));
     gaps[from * kEngineSlots + engineSlot(engineOf(op))].push_back(ops[pos].start - previous_end);
+    const auto isNode = [](const GpuOp& o) {
+      return o.kind == OpKind::kKernel && (o.flags & op_flag::kFromGraph) != 0;
+    };
+    if (isNode(op) && isNode(previous_op) && view.launchCall(op) &&
+        view.launchCall(op) == view.launchCall(previous_op)) {
+      node_gaps.push_back(ops[pos].start - previous_end);
+    }
   }
   std::vector<Ns> handoff(kEngineSlots * kEngineSlots, 0);
   std::vector<Ns> between;
@@ -232,6 +243,7 @@ std::vector<Ns> measureHandoff(const DeviceView& view) {
           !pair.empty() ? medianOf(pair) : (from == to ? 0 : any_into);
     }
   }
+  handoff.push_back(medianOf(std::move(node_gaps)));
   return handoff;
 }
 
@@ -240,6 +252,11 @@ std::vector<Ns> measureHandoff(const DeviceView& view) {
 Ns DeviceView::streamHandoff(Engine from, Engine to) const {
   if (!handoff_) handoff_ = std::make_shared<const std::vector<Ns>>(measureHandoff(*this));
   return (*handoff_)[engineSlot(from) * kEngineSlots + engineSlot(to)];
+}
+
+Ns DeviceView::graphNodeHandoff() const {
+  if (!handoff_) handoff_ = std::make_shared<const std::vector<Ns>>(measureHandoff(*this));
+  return handoff_->back();
 }
 
 Ns DeviceView::engineTurnaround(Engine engine) const {

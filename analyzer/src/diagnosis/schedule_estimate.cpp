@@ -159,7 +159,9 @@ void ScheduleRun::addSuccessors(const std::vector<OrderEdge>& edges,
     if (prev >= 0 && m_.rank_[static_cast<std::size_t>(prev)] < m_.rank_[p]) {
       from.push_back(static_cast<std::size_t>(prev));
       // An op a what-if removed (no time) takes no handoff; the op after it takes the one from it.
-      const Ns handoff = m_.handoff_[m_.engine_[static_cast<std::size_t>(prev)]][m_.engine_[p]];
+      const Ns handoff = !m_.node_handoff_.empty() && m_.node_handoff_[p] >= 0
+                             ? m_.node_handoff_[p]
+                             : m_.handoff_[m_.engine_[static_cast<std::size_t>(prev)]][m_.engine_[p]];
       to.push_back({p, duration_[p] > 0 ? handoff : 0});
     }
   }
@@ -523,6 +525,19 @@ ScheduleModel ScheduleModel::withLanes(const std::vector<std::uint64_t>& lane) c
     it->second = static_cast<std::int64_t>(pos);
   }
   return split;
+}
+
+ScheduleModel ScheduleModel::withGraphNodes(const std::vector<std::int64_t>& graph,
+                                            Ns node_handoff) const {
+  ScheduleModel changed = *this;
+  changed.node_handoff_.assign(size(), -1);
+  for (std::size_t p = 0; p < size() && p < graph.size(); ++p) {
+    const std::int64_t prev = stream_prev_[p];
+    if (graph[p] < 0 || prev < 0 || graph[static_cast<std::size_t>(prev)] != graph[p]) continue;
+    if (engine_[p] != kSmEngine || engine_[static_cast<std::size_t>(prev)] != kSmEngine) continue;
+    changed.node_handoff_[p] = std::min(node_handoff, handoff_[kSmEngine][kSmEngine]);
+  }
+  return changed;
 }
 
 ScheduleModel ScheduleModel::withDrainingTails() const {

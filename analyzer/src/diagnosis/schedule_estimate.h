@@ -123,6 +123,12 @@ class ScheduleModel {
   // SMs (blocksEndWithSlotsHeld: the device is the same size at any priority).
   ScheduleModel withPriority(const std::vector<std::size_t>& positions) const;
 
+  // The same model with ops launched as nodes of CUDA graphs: `graph[p]` names the graph launch op
+  // p would be a node of (-1: none; one entry per position). A kernel that follows a kernel of its
+  // own graph launch on its stream starts `node_handoff` after it ends instead of the stream's
+  // kernel-to-kernel handoff (DeviceView::graphNodeHandoff), never later than that.
+  ScheduleModel withGraphNodes(const std::vector<std::int64_t>& graph, Ns node_handoff) const;
+
   // The same model with each multi-wave kernel giving its SMs to later kernels from the middle of
   // its last wave, when half of that wave's blocks have ended (it still ends at its measured end).
   ScheduleModel withDrainingTails() const;
@@ -157,6 +163,7 @@ class ScheduleModel {
   std::vector<std::size_t> rank_;          // issue rank (by launch call start) per position
   Ns turnaround_[kEngines] = {};           // per copy/memset slot: DeviceView::engineTurnaround
   Ns handoff_[kHostEngine][kHostEngine] = {};  // per (from, to) slot: DeviceView::streamHandoff
+  std::vector<Ns> node_handoff_;  // per position: its handoff as a graph node, -1 none; empty = none
   // Host nodes (host_timeline.h), numbered after the ops: node size() + b is barrier b.
   struct Barrier {
     std::size_t call = 0;

@@ -3,6 +3,9 @@
 // 50 µs, and idle gaps between two kernels attributed to host-launch or host-busy (the host was
 // late: launching, or in its own per-launch code; of any length) add up to at least 10% of the
 // device span. Severity by share: a warning, an error from 25% of the span (as every warning).
+// Without that idle time (the device busy back to back) it still fires where the graph what-if
+// below saves at least 1% of the span through the graphs' shorter handoffs between kernel nodes:
+// info, a warning from 5%, its cost the whole what-if.
 // Cost, when the advice is a graph: what capturing the launches in graphs saves, by the what-if
 // schedule. A graph replay removes the launch calls, and the host code that only issues launches,
 // not the host's own work. Per host thread, a run is the launches to one stream (kernels,
@@ -15,9 +18,13 @@
 // the time before them. A graph launch is not free: it costs the host a time per node beyond the
 // first (measured from the trace's own graph launches, else as on an H100), which is taken from
 // what its launches give back, and the graph's nodes are submitted when it returns, so its first
-// op is released that much later. The schedule (schedule_estimate.h, with the host's blocking
+// op is released that much later; a run is captured only where the host time it gives back and
+// its kernels' shorter handoffs outweigh that. A graph's kernels follow each other after the
+// graph's node handoff (measured from the trace's own replays, else as on an H100), shorter than
+// the stream's handoff between kernels launched one by one, which saves time also where the
+// device was never idle for the host. The schedule (schedule_estimate.h, with the host's blocking
 // calls and the stream waits) releases the later launches that much sooner; the cost is the span
-// before minus after. Where: the gaps.
+// before minus after. Where: the gaps (on a busy device, the handoffs a graph would shorten).
 // Advice: capture the launches in a CUDA graph, unless the kernels after most of that idle time
 // already ran as graph nodes (a graph replay loop): then the host is late between replays, and the
 // fix is more work per replay, not a graph, and the cost the idle gaps' total.
@@ -25,6 +32,7 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -47,6 +55,17 @@ constexpr double kMinIdleShare = 0.1;
 // cudaLaunchKernel's time (6-7 µs) plus 1.3-2.5 µs per further node, median 1.8 µs (11 graphs of
 // the lab's graph-capture variants, 2026-11-24); the nodes started 1.5-2 µs after it returned.
 constexpr Ns kGraphNodeLaunchNs = 1'800;
+// The device's handoff between two kernel nodes of one graph launch, where the trace replays no
+// graph: on an H100 under the collector, 415 ns at the median over the 1,156 queued node pairs of
+// tests/data/frameworks/torch_launch_graphs.sqlite and the 5,778 of headline/graphs.sqlite
+// (PyTorch CUDA graphs, 2026-11-23), whose same kernels launched on a stream in
+// torch_launch_eager.sqlite and headline/eager.sqlite handed off after 960 and 1,216 ns.
+constexpr Ns kGraphNodeHandoffNs = 415;
+// Without idle time to speak of (the device busy back to back), the finding fires when the graphs'
+// shorter node handoffs save this share of the span, as info below kWarningSavingShare of it in
+// all (host-busy's and module-load's thresholds).
+constexpr double kMinSavingShare = 0.01;
+constexpr double kWarningSavingShare = 0.05;
 
 Ns median(std::vector<Ns> values) {
   auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
@@ -101,13 +120,26 @@ Ns graphNodeLaunchTime(const DeviceView& view) {
   return median(std::move(per_node));
 }
 
+// The handoff between two kernel nodes of one graph: the trace's own, else the H100's.
+Ns nodeHandoff(const DeviceView& view) {
+  const Ns measured = view.graphNodeHandoff();
+  return measured > 0 ? measured : kGraphNodeHandoffNs;
+}
+
 // What graph launches in place of a run give back: host time per call (the launch calls gone, less
 // the graph launch's time per node), and per graph its first call, whose op the graph launch
-// releases later by that time for its other nodes (it submits them when it returns).
+// releases later by that time for its other nodes (it submits them when it returns); and per launch
+// call of a graph of two or more nodes the graph's number, whose kernels hand off to each other as
+// a graph's nodes do. `handoff_gain`: what a kernel node following a kernel node gains over the
+// stream's kernel-to-kernel handoff.
 struct GraphWhatIf {
   Ns node_launch = 0;
+  Ns handoff_gain = 0;
+  std::unordered_set<std::size_t> kernel_calls;  // launch calls of kernels
   std::vector<HostTimeGiven> given;
   std::vector<HostTimeGiven> later;
+  std::unordered_map<std::size_t, std::int64_t> graph_of_call;
+  std::int64_t graphs = 0;
 };
 
 // What graph launches in place of `run` give the host back. When the host's own time before the
@@ -119,6 +151,9 @@ struct GraphWhatIf {
 // that the graph cannot hold: a new graph starts after it. Each launch that follows its
 // predecessor sooner than that goes with the host time before it.
 // Each node after a graph's first costs the graph launch `what.node_launch` of what it gives back.
+// A run is captured unless its launch holds back its first op longer than its graph gains: the
+// host time it gives back and its kernels' shorter handoffs against that node time (a graph of
+// small copies, which the copy engine runs no faster than they were launched, is left as launches).
 void giveBackRun(const DeviceView& view, const LaunchRun& run, GraphWhatIf& what) {
   if (run.calls.size() < 2) return;
   std::vector<Ns> launch_time;
@@ -128,11 +163,24 @@ void giveBackRun(const DeviceView& view, const LaunchRun& run, GraphWhatIf& what
   const Ns typical_launch = median(launch_time);
   const bool dispatched = median(run.own_code) > typical_launch;
   std::size_t graph_start = 0;
+  std::vector<HostTimeGiven> given;  // the graph's in progress
   const auto endGraph = [&](std::size_t end) {
     const Ns nodes_after_first = static_cast<Ns>(end - graph_start) - 1;
-    if (nodes_after_first > 0) {
-      what.later.push_back({run.calls[graph_start], nodes_after_first * what.node_launch});
+    const Ns held = nodes_after_first * what.node_launch;
+    Ns gain = 0;
+    for (const HostTimeGiven& part : given) gain += part.amount;
+    for (std::size_t k = graph_start + 1; k < end; ++k) {
+      if (what.kernel_calls.count(run.calls[k - 1]) != 0 && what.kernel_calls.count(run.calls[k]) != 0) {
+        gain += what.handoff_gain;
+      }
     }
+    if (nodes_after_first > 0 && gain >= held) {
+      what.later.push_back({run.calls[graph_start], held});
+      what.given.insert(what.given.end(), given.begin(), given.end());
+      for (std::size_t k = graph_start; k < end; ++k) what.graph_of_call[run.calls[k]] = what.graphs;
+      ++what.graphs;
+    }
+    given.clear();
   };
   for (std::size_t k = 1; k < run.calls.size(); ++k) {
     const Ns own = run.own_code[k - 1];
@@ -142,7 +190,7 @@ void giveBackRun(const DeviceView& view, const LaunchRun& run, GraphWhatIf& what
       continue;
     }
     // Given in the previous launch, so that launch k's own op is released sooner too.
-    what.given.push_back({run.calls[k - 1], launch_time[k] + own - what.node_launch});
+    given.push_back({run.calls[k - 1], launch_time[k] + own - what.node_launch});
   }
   endGraph(run.calls.size());
 }
@@ -154,12 +202,18 @@ void giveBackRun(const DeviceView& view, const LaunchRun& run, GraphWhatIf& what
 GraphWhatIf launchesAGraphRemoves(const DeviceView& view, const HostTimeline& host) {
   std::vector<bool> blocking(view.trace().runtime_calls.size(), false);
   for (const HostBarrier& barrier : host.barriers) blocking[barrier.call] = true;
+  GraphWhatIf what;
+  what.node_launch = graphNodeLaunchTime(view);
+  what.handoff_gain =
+      std::max<Ns>(0, view.streamHandoff(Engine::kCompute, Engine::kCompute) - nodeHandoff(view));
   std::unordered_map<std::size_t, std::uint64_t> stream_of_launch;  // call -> stream key
   for (const ScopedOp& scoped : view.ops()) {
     const GpuOp& op = view.op(scoped);
     if ((op.flags & op_flag::kFromGraph) != 0) continue;
     const auto launch = view.launchCall(op);
-    if (launch && !blocking[*launch]) stream_of_launch.emplace(*launch, DeviceView::streamKey(op));
+    if (!launch || blocking[*launch]) continue;
+    stream_of_launch.emplace(*launch, DeviceView::streamKey(op));
+    if (op.kind == OpKind::kKernel) what.kernel_calls.insert(*launch);
   }
   struct Thread {
     Ns last_end = 0;   // of the thread's last launch
@@ -167,8 +221,6 @@ GraphWhatIf launchesAGraphRemoves(const DeviceView& view, const HostTimeline& ho
     LaunchRun run;
   };
   std::map<std::pair<std::uint32_t, std::uint32_t>, Thread> threads;  // per (pid, tid)
-  GraphWhatIf what;
-  what.node_launch = graphNodeLaunchTime(view);
   for (const std::size_t index : view.calls()) {
     const RuntimeCall& call = view.call(index);
     Thread& thread = threads[{call.pid, call.tid}];
@@ -194,11 +246,24 @@ GraphWhatIf launchesAGraphRemoves(const DeviceView& view, const HostTimeline& ho
   return what;
 }
 
-// The span the device would save if the launch runs were graph launches (above).
-Ns graphLaunchSaving(const DeviceView& view) {
+// What capturing the launch runs in graphs saves: the span; of it, what the graphs' shorter
+// handoffs between kernel nodes save (the span with the host time given back alone minus with
+// both); and the kernels that would follow a kernel of their own graph on their stream, each with
+// that kernel (positions in view.ops()).
+struct GraphSaving {
+  Ns span = 0;
+  Ns by_handoffs = 0;
+  std::vector<std::pair<std::size_t, std::size_t>> handoffs;  // (previous node, node)
+};
+
+// The span the device would save if the launch runs were graph launches (above): the host time
+// given back, and each graph's kernels handing off to each other as graph nodes
+// (DeviceView::graphNodeHandoff, else kGraphNodeHandoffNs), which saves time also where the device
+// ran them back to back.
+GraphSaving graphLaunchSaving(const DeviceView& view) {
   const HostTimeline host = buildHostTimeline(view);
   const GraphWhatIf what = launchesAGraphRemoves(view, host);
-  if (what.later.empty()) return 0;
+  if (what.later.empty()) return {};
   const ScheduleModel model(view, host);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
   std::vector<CallChange> changed;
@@ -206,14 +271,66 @@ Ns graphLaunchSaving(const DeviceView& view) {
   std::vector<Ns> earlier = hostTimeGivenBack(view, what.given, host);
   std::unordered_map<std::size_t, Ns> later;  // a graph's first call -> its op's later release
   for (const HostTimeGiven& first : what.later) later.emplace(first.call, first.amount);
+  GraphSaving saving;
+  std::vector<std::int64_t> graph(model.size(), -1);
+  std::unordered_map<std::uint64_t, std::size_t> last_on_stream;
   std::size_t position = 0;
   for (const ScopedOp& scoped : view.ops()) {
     const std::size_t at = position++;
-    const auto launch = view.launchCall(view.op(scoped));
+    const GpuOp& op = view.op(scoped);
+    const auto [previous, first] = last_on_stream.try_emplace(DeviceView::streamKey(op), at);
+    const std::size_t before = previous->second;
+    previous->second = at;
+    const auto launch = view.launchCall(op);
     if (!launch) continue;
     if (const auto it = later.find(*launch); it != later.end()) earlier[at] -= it->second;
+    const auto it = what.graph_of_call.find(*launch);
+    if (it == what.graph_of_call.end()) continue;
+    graph[at] = it->second;
+    if (!first && graph[before] == graph[at] && op.kind == OpKind::kKernel &&
+        view.op(view.ops()[before]).kind == OpKind::kKernel) {
+      saving.handoffs.emplace_back(before, at);
+    }
   }
-  return std::max<Ns>(0, model.span(waits) - model.span(waits, earlier, {}, changed));
+  const ScheduleModel as_graphs = model.withGraphNodes(graph, nodeHandoff(view));
+  const Ns after = as_graphs.span(waits, earlier, {}, changed);
+  saving.span = std::max<Ns>(0, model.span(waits) - after);
+  if (saving.span > 0) {
+    saving.by_handoffs = std::max<Ns>(0, model.span(waits, earlier, {}, changed) - after);
+  }
+  return saving;
+}
+
+// Where the device waited little for the host (it ran the launches back to back, idle mostly in
+// the stream's handoffs): a finding when the graphs' shorter handoffs save kMinSavingShare of the
+// span, its cost what capturing saves in all, info below kWarningSavingShare, its instances the
+// handoffs a graph's nodes would shorten.
+std::optional<Finding> busyDeviceFinding(const DeviceView& view) {
+  const GraphSaving saving = graphLaunchSaving(view);
+  const double span = static_cast<double>(view.spanLength());
+  if (static_cast<double>(saving.by_handoffs) < kMinSavingShare * span) return std::nullopt;
+  const bool warn = static_cast<double>(saving.span) >= kWarningSavingShare * span;
+  const Ns node_handoff = nodeHandoff(view);
+  FindingBuilder builder(view, "host-launch-bound", warn ? Severity::kWarning : Severity::kInfo);
+  const auto& ops = view.ops();
+  for (const auto& [previous, node] : saving.handoffs) {
+    const Interval handoff{ops[previous].end, ops[node].start};
+    if (handoff.length() <= node_handoff) continue;
+    const GpuOp& op = view.op(ops[node]);
+    Evidence evidence = evidenceForOp(
+        view, op, fmt::format("{} started {} after the kernel before it on its stream ended (a graph "
+                              "node's handoff: {})", describeOp(view, op),
+                              units::formatDuration(handoff.length()),
+                              units::formatDuration(node_handoff)));
+    builder.add(handoff, std::move(evidence));
+  }
+  builder.estimateSaving(saving.span);
+  return builder.build(
+      fmt::format("{} short kernels started a stream handoff after the kernel before them; as nodes "
+                  "of CUDA graphs they would follow each other sooner ({:.1f}% of the span)",
+                  builder.count(), 100.0 * static_cast<double>(saving.span) / span),
+      "Capture the launch sequence in a CUDA graph (cudaStreamBeginCapture / cudaGraphLaunch): "
+      "a graph's kernels start sooner after each other than kernels launched one by one");
 }
 
 }  // namespace
@@ -237,7 +354,7 @@ std::optional<Finding> findHostLaunchBound(const DeviceView& view) {
     if ((next.flags & op_flag::kFromGraph) != 0) before_graph_nodes += gap.duration();
   }
   if (static_cast<double>(builder.time()) < kMinIdleShare * static_cast<double>(view.spanLength())) {
-    return std::nullopt;
+    return busyDeviceFinding(view);
   }
   const double share = static_cast<double>(builder.time()) / static_cast<double>(view.spanLength());
   if (2 * before_graph_nodes >= builder.time()) {
@@ -250,7 +367,7 @@ std::optional<Finding> findHostLaunchBound(const DeviceView& view) {
         "replays (input copies, optimizer steps), in one graph, and do more work per kernel (fuse or "
         "batch small kernels); the launches are already graphs, so capturing them again saves nothing");
   }
-  builder.estimateSaving(graphLaunchSaving(view));
+  builder.estimateSaving(graphLaunchSaving(view).span);
   return builder.build(
       fmt::format("the device waited for kernel launches {} times between short kernels ({:.0f}% "
                   "of the span)", builder.count(), 100.0 * share),
