@@ -259,13 +259,7 @@ TEST_CASE("needed syncs: a memset that prepares another stream's work needs no s
 // two memsets until those copies end, and the calls block until then.
 TraceBuilder memsetsBehindOtherThread() {
   TraceBuilder b;
-  auto other = [&b] { b.trace().runtime_calls.back().tid = 2; };
-  b.copyCall("cudaMemcpyAsync_v3020", 14, 1, 3, 10, 400, CopyKind::kHtoD);
-  other();
-  b.copyCall("cudaMemcpyAsync_v3020", 14, 200, 202, 406, 800, CopyKind::kHtoD);
-  other();
-  b.streamSynchronize(14, 203, 801);
-  other();
+  b.busyUploadsOnThread(2, 14, {1, 200}, {10, 400}, {406, 800});
   const double memset_end[3] = {405, 805, 930};
   for (int i = 0; i < 3; ++i) {
     const double t = i == 0 ? 0.0 : memset_end[i - 1] + 1;

@@ -126,10 +126,7 @@ TEST_CASE("host-launch-bound: a graph launch's time per node is measured where t
   // graph launched after the loop ends 30 x 9 µs sooner, and the span starts 9 µs later: the first
   // graph submits its nodes when it returns, 9 µs after the first kernel's launch did.
   TraceBuilder b = launchesAndWork(30, 1, 60);
-  const std::uint32_t corr = b.call("cudaGraphLaunch_v10000", 2600, 2614);
-  for (int k = 0; k < 4; ++k) {
-    b.kernel(13, 2616 + 2 * k, 2618 + 2 * k, corr).flags |= op_flag::kFromGraph;
-  }
+  b.graphLaunch(13, 2600, 2614, 4, 2616, 2, 2);
   const auto findings = findingsOf(b.build());
   const Finding* f = findingById(findings, "host-launch-bound");
   REQUIRE(f != nullptr);
@@ -199,10 +196,7 @@ TEST_CASE("host-launch-bound: the trace's own graph replays give the node handof
   // graph, which submits its nodes when its launch returns (9 x 1.8 µs of nodes), starts 16.2 µs
   // later than its first kernel did, after the replay.
   TraceBuilder b = queuedLaunches(30, false, 100);
-  const std::uint32_t corr = b.call("cudaGraphLaunch_v10000", 0, 11.4);
-  for (int k = 0; k < 4; ++k) {
-    b.kernel(13, 13 + 8.2 * k, 21 + 8.2 * k, corr).flags |= op_flag::kFromGraph;
-  }
+  b.graphLaunch(13, 0, 11.4, 4, 13, 8, 8.2);
   const auto findings = findingsOf(b.build());
   const Finding* f = findingById(findings, "host-launch-bound");
   REQUIRE(f != nullptr);
@@ -224,10 +218,7 @@ TEST_CASE("host-launch-bound on a graph replay loop does not advise capturing a 
   TraceBuilder b;
   double host = 0;
   for (int step = 0; step < 30; ++step) {
-    const std::uint32_t corr = b.call("cudaGraphLaunch_v10000", host, host + 3);
-    for (int k = 0; k < 4; ++k) {
-      b.kernel(13, host + 5 + 2 * k, host + 7 + 2 * k, corr).flags |= op_flag::kFromGraph;
-    }
+    b.graphLaunch(13, host, host + 3, 4, host + 5, 2, 2);
     host += 30;  // the launch, then the host's own code until the next replay
   }
   const auto findings = findingsOf(b.build());

@@ -110,13 +110,7 @@ TEST_CASE("implicit-sync-call: without the frees, legacy-stream work still waits
   // free: each step starts as it did, and the fix saves only the last free's microsecond. (A
   // what-if without the barrier ran each memset right after the kernel's launch.)
   TraceBuilder b;
-  auto other = [&b] { b.trace().runtime_calls.back().tid = 2; };
-  b.copyCall("cudaMemcpyAsync_v3020", 14, 1, 3, 10, 400, CopyKind::kHtoD);
-  other();
-  b.copyCall("cudaMemcpyAsync_v3020", 14, 450, 452, 460, 850, CopyKind::kHtoD);
-  other();
-  b.streamSynchronize(14, 453, 851);
-  other();
+  b.busyUploadsOnThread(2, 14, {1, 450}, {10, 400}, {460, 850});
   const double free_end[3] = {401, 851, 971};
   for (int i = 0; i < 3; ++i) {
     const double t = i == 0 ? 0.0 : free_end[i - 1] + 8;

@@ -238,10 +238,7 @@ TEST_CASE("kernels of one graph launch hand off to each other with the graph's o
   b.launch(13, 0, 1, 2, 12);
   b.launch(13, 1, 2, 13.2, 23.2);
   b.launch(13, 2, 3, 24.4, 34.4);
-  const std::uint32_t graph = b.call("cudaGraphLaunch_v10000", 3, 4);
-  for (int k = 0; k < 3; ++k) {
-    b.kernel(14, 5 + 5.3 * k, 10 + 5.3 * k, graph).flags |= op_flag::kFromGraph;
-  }
+  b.graphLaunch(14, 3, 4, 3, 5, 5, 5.3);
   const Trace trace = b.build();
   const DeviceView view(trace, Scope{}, 0);
   CHECK(view.graphNodeHandoff() == TraceBuilder::ns(0.3));

@@ -102,6 +102,21 @@ class TraceBuilder {
     return copy(stream, start_us, end_us, kind, host, call(api, call_start_us, call_end_us));
   }
 
+  // Thread `tid` keeps `stream`'s HtoD engine busy: two cudaMemcpyAsync calls of 2 µs, at
+  // `calls_us`, of copies over `first_us` and `second_us` ({start, end}), then a synchronize of the
+  // stream from just after the second call until just after its copy ends.
+  void busyUploadsOnThread(std::uint32_t tid, std::uint32_t stream, const double (&calls_us)[2],
+                           const double (&first_us)[2], const double (&second_us)[2]) {
+    const double* copies[2] = {first_us, second_us};
+    for (int i = 0; i < 2; ++i) {
+      copyCall("cudaMemcpyAsync_v3020", stream, calls_us[i], calls_us[i] + 2, copies[i][0],
+               copies[i][1], CopyKind::kHtoD);
+      trace_.runtime_calls.back().tid = tid;
+    }
+    streamSynchronize(stream, calls_us[1] + 3, second_us[1] + 1);
+    trace_.runtime_calls.back().tid = tid;
+  }
+
   void streamWaitEvent(std::uint32_t stream, double start_us, double end_us,
                        std::uint64_t event_id = 0) {
     const std::uint32_t corr = call("cudaStreamWaitEvent_v3020", start_us, end_us);
@@ -115,6 +130,19 @@ class TraceBuilder {
     sync.type = SyncType::kStreamWaitEvent;
     sync.event_id = event_id;
     trace_.syncs.push_back(sync);
+  }
+
+  // A cudaGraphLaunch call from `start_us` to `end_us` replaying `nodes` kernel nodes on `stream`,
+  // each `node_us` long, the first starting at `first_us` and each next `pitch_us` after the one
+  // before started; returns the call's correlation id.
+  std::uint32_t graphLaunch(std::uint32_t stream, double start_us, double end_us, int nodes,
+                            double first_us, double node_us, double pitch_us) {
+    const std::uint32_t corr = call("cudaGraphLaunch_v10000", start_us, end_us);
+    for (int k = 0; k < nodes; ++k) {
+      const double node_start = first_us + pitch_us * k;
+      kernel(stream, node_start, node_start + node_us, corr).flags |= op_flag::kFromGraph;
+    }
+    return corr;
   }
 
   // A cudaStreamSynchronize of `stream` from `start_us` to `end_us`, with its synchronization record.

@@ -182,6 +182,10 @@ Ns medianOf(std::vector<Ns> values) {
   return values[values.size() / 2];
 }
 
+bool isGraphNode(const GpuOp& op) {
+  return op.kind == OpKind::kKernel && (op.flags & op_flag::kFromGraph) != 0;
+}
+
 // Per (from, to) engine slot, row-major: streamHandoff's medians with their fallbacks; then, last,
 // graphNodeHandoff's median (0 without graph nodes). A pair of nodes of one graph launch counts
 // toward both: a trace that replays graphs hands off between its kernels that fast.
@@ -213,12 +217,9 @@ std::vector<Ns> measureHandoff(const DeviceView& view) {
     const GpuOp& previous_op = view.op(ops[previous]);
     const std::size_t from = engineSlot(engineOf(previous_op));
     gaps[from * kEngineSlots + engineSlot(engineOf(op))].push_back(ops[pos].start - previous_end);
-    const auto isNode = [](const GpuOp& o) {
-      return o.kind == OpKind::kKernel && (o.flags & op_flag::kFromGraph) != 0;
-    };
-    if (isNode(op) && isNode(previous_op) && view.launchCall(op) &&
-        view.launchCall(op) == view.launchCall(previous_op)) {
-      node_gaps.push_back(ops[pos].start - previous_end);
+    if (isGraphNode(op) && isGraphNode(previous_op)) {
+      const auto launch = view.launchCall(op);
+      if (launch && launch == view.launchCall(previous_op)) node_gaps.push_back(ops[pos].start - previous_end);
     }
   }
   std::vector<Ns> handoff(kEngineSlots * kEngineSlots, 0);
