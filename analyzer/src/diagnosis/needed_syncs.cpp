@@ -88,40 +88,33 @@ std::map<ThreadKey, ThreadCalls> callsByThread(const DeviceView& view) {
   return threads;
 }
 
+// When an op was issued: its launch call's start (its own start where no call is known).
+Ns issuedAt(const DeviceView& view, std::size_t position) {
+  const ScopedOp& scoped = view.ops()[position];
+  const auto launch = view.launchCall(view.op(scoped));
+  return launch ? view.call(*launch).start : scoped.start;
+}
+
 // The order the program imposes on its ops: each stream's issue order, the recorded stream waits
 // and the legacy stream's implicit barriers (legacy_barriers.h). Whether one op is ordered before
 // another is a search forward from it over ops issued before a bound: every edge runs from an op
-// to one issued later, so nothing issued before the first can lie between.
+// to one issued later, so nothing issued before the first can lie between. Built on the first
+// question only (most traces ask none), with each op's successors in one array.
 class ProgramOrder {
  public:
-  explicit ProgramOrder(const DeviceView& view) : issued_(view.ops().size()), next_(view.ops().size()) {
-    std::map<std::uint64_t, std::vector<std::pair<Ns, std::size_t>>> streams;
-    std::size_t position = 0;
-    for (const ScopedOp& scoped : view.ops()) {
-      const GpuOp& op = view.op(scoped);
-      const auto launch = view.launchCall(op);
-      issued_[position] = launch ? view.call(*launch).start : scoped.start;
-      streams[DeviceView::streamKey(op)].emplace_back(issued_[position], position);
-      ++position;
-    }
-    for (auto& [key, list] : streams) {
-      std::sort(list.begin(), list.end());
-      for (std::size_t i = 0; i + 1 < list.size(); ++i) next_[list[i].second].push_back(list[i + 1].second);
-    }
-    for (const OrderEdge& e : programOrderEdges(view)) next_[e.from].push_back(e.to);
-  }
-
-  Ns issued(std::size_t position) const { return issued_[position]; }
+  explicit ProgramOrder(const DeviceView& view) : view_(view) {}
 
   // Whether op `from` is ordered before one of `targets` (all issued before `bound`).
-  bool orderedBefore(std::size_t from, const std::vector<std::size_t>& targets, Ns bound) const {
+  bool orderedBefore(std::size_t from, const std::vector<std::size_t>& targets, Ns bound) {
+    if (issued_.empty()) build();
     std::vector<std::size_t> stack{from};
     std::unordered_map<std::size_t, bool> seen{{from, true}};
     while (!stack.empty()) {
       const std::size_t p = stack.back();
       stack.pop_back();
       if (std::find(targets.begin(), targets.end(), p) != targets.end()) return true;
-      for (std::size_t q : next_[p]) {
+      for (std::size_t e = first_next_[p]; e < first_next_[p + 1]; ++e) {
+        const std::size_t q = next_[e];
         if (issued_[q] >= bound || !seen.emplace(q, true).second) continue;
         stack.push_back(q);
       }
@@ -130,8 +123,36 @@ class ProgramOrder {
   }
 
  private:
-  std::vector<Ns> issued_;                      // per op: its launch call's start
-  std::vector<std::vector<std::size_t>> next_;  // per op: the ops ordered right after it
+  void build() {
+    const std::size_t count = view_.ops().size();
+    issued_.resize(count);
+    std::vector<std::pair<std::size_t, std::size_t>> edges;  // (from, to)
+    {
+      std::unordered_map<std::uint64_t, std::vector<std::pair<Ns, std::size_t>>> streams;
+      for (std::size_t p = 0; p < count; ++p) {
+        issued_[p] = issuedAt(view_, p);
+        streams[DeviceView::streamKey(view_.op(view_.ops()[p]))].emplace_back(issued_[p], p);
+      }
+      for (auto& [key, list] : streams) {
+        std::sort(list.begin(), list.end());
+        for (std::size_t i = 0; i + 1 < list.size(); ++i) edges.emplace_back(list[i].second, list[i + 1].second);
+      }
+    }
+    for (const OrderEdge& e : programOrderEdges(view_)) edges.emplace_back(e.from, e.to);
+    std::sort(edges.begin(), edges.end());
+    first_next_.assign(count + 1, 0);
+    next_.reserve(edges.size());
+    for (const auto& [from, to] : edges) {
+      ++first_next_[from + 1];
+      next_.push_back(to);
+    }
+    for (std::size_t p = 0; p < count; ++p) first_next_[p + 1] += first_next_[p];
+  }
+
+  const DeviceView& view_;
+  std::vector<Ns> issued_;               // per op: issuedAt
+  std::vector<std::size_t> first_next_;  // per op: where its successors start in next_
+  std::vector<std::size_t> next_;        // the ops ordered right after each op, by op
 };
 
 // Whether a synchronize (`sync`, waiting for `waited`) also waits for work its thread queued behind
@@ -140,12 +161,11 @@ class ProgramOrder {
 // (a double-buffered loop), so this wait is for that work, not for the result. Such a
 // synchronize before the copy of the step it waits for (a loop of copy in, kernel, synchronize,
 // copy out) is the step's own wait, which blocking-sync-call's fix removes.
-bool waitsForWorkQueuedBehind(const DeviceView& view, const ProgramOrder& order,
-                              const AsyncDtoH& copy, const RuntimeCall& sync,
+bool waitsForWorkQueuedBehind(const DeviceView& view, const AsyncDtoH& copy, const RuntimeCall& sync,
                               const std::vector<std::size_t>& waited) {
   const std::uint64_t copy_stream = DeviceView::streamKey(view.op(view.ops()[copy.position]));
   for (std::size_t p : waited) {
-    if (p == copy.position || order.issued(p) <= copy.start) continue;
+    if (p == copy.position || issuedAt(view, p) <= copy.start) continue;
     const GpuOp& op = view.op(view.ops()[p]);
     const auto launch = view.launchCall(op);
     if (!launch || DeviceView::streamKey(op) != copy_stream) continue;
@@ -234,8 +254,9 @@ void keepSingleReads(const DeviceView& view, const HostTimeline& host, const std
 std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host) {
   std::vector<SyncNeed> needs(host.barriers.size(), SyncNeed::kNotASync);
   std::vector<bool> reads(host.barriers.size(), false);  // brings an async DtoH copy's result back
+  if (host.barriers.empty()) return needs;
   const std::map<ThreadKey, ThreadCalls> threads = callsByThread(view);
-  const ProgramOrder order(view);
+  ProgramOrder order(view);
   // Per stream: the issue time up to which the current thread's blocking calls so far waited for
   // its ops (barriers are grouped by thread, in start order).
   std::unordered_map<std::uint64_t, Ns> waited_up_to;
@@ -247,9 +268,10 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
     for (std::size_t p : barrier.waited_for) {
       const std::uint64_t stream = DeviceView::streamKey(view.op(view.ops()[p]));
       const auto up_to = waited_up_to.find(stream);
-      if (up_to == waited_up_to.end() || up_to->second < order.issued(p)) {
+      const Ns issued = issuedAt(view, p);
+      if (up_to == waited_up_to.end() || up_to->second < issued) {
         orders_nothing = false;
-        waited_up_to[stream] = order.issued(p);
+        waited_up_to[stream] = issued;
       }
     }
     if (!isExplicitSync(view.callKind(barrier.call))) continue;
@@ -268,7 +290,7 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
     for (auto d = std::upper_bound(dtoh.begin(), dtoh.end(), AsyncDtoH{since, 0});
          d != dtoh.end() && d->start < call.start && !brings_back; ++d) {
       brings_back = order.orderedBefore(d->position, barrier.waited_for, call.start) &&
-                    !waitsForWorkQueuedBehind(view, order, *d, call, barrier.waited_for);
+                    !waitsForWorkQueuedBehind(view, *d, call, barrier.waited_for);
     }
     reads[b] = brings_back;
     const auto& work = t->second.work_calls;

@@ -6,8 +6,7 @@
 
 namespace cuoverlap::diagnosis {
 
-ThreadLaunches::ThreadLaunches(const DeviceView& view)
-    : thread_of_(view.ops().size(), -1), rank_(view.ops().size(), 0) {
+ThreadLaunches::ThreadLaunches(const DeviceView& view) {
   std::map<std::uint64_t, std::vector<std::pair<Ns, std::size_t>>> launches;  // pid << 32 | tid
   std::size_t position = 0;
   for (const ScopedOp& scoped : view.ops()) {
@@ -17,6 +16,9 @@ ThreadLaunches::ThreadLaunches(const DeviceView& view)
     const RuntimeCall& call = view.call(*launch);
     launches[(static_cast<std::uint64_t>(call.pid) << 32) | call.tid].emplace_back(call.start, at);
   }
+  if (launches.empty()) return;  // no launch calls (the per-op index stays empty)
+  thread_of_.assign(view.ops().size(), -1);
+  rank_.assign(view.ops().size(), 0);
   for (auto& [thread, list] : launches) {
     std::sort(list.begin(), list.end());
     std::vector<std::size_t>& positions = threads_.emplace_back();
@@ -29,12 +31,12 @@ ThreadLaunches::ThreadLaunches(const DeviceView& view)
 }
 
 std::optional<std::size_t> ThreadLaunches::before(std::size_t position) const {
-  if (thread_of_[position] < 0 || rank_[position] == 0) return std::nullopt;
+  if (thread_of_.empty() || thread_of_[position] < 0 || rank_[position] == 0) return std::nullopt;
   return threads_[static_cast<std::size_t>(thread_of_[position])][rank_[position] - 1];
 }
 
 std::optional<std::size_t> ThreadLaunches::after(std::size_t position) const {
-  if (thread_of_[position] < 0) return std::nullopt;
+  if (thread_of_.empty() || thread_of_[position] < 0) return std::nullopt;
   const auto& list = threads_[static_cast<std::size_t>(thread_of_[position])];
   if (rank_[position] + 1 >= list.size()) return std::nullopt;
   return list[rank_[position] + 1];

@@ -24,8 +24,10 @@ class ThreadLaunches {
 
  private:
   std::vector<std::vector<std::size_t>> threads_;
-  std::vector<std::int64_t> thread_of_;  // per position: index into threads_, -1 for none
-  std::vector<std::size_t> rank_;        // per position: its index in its thread's list
+  // Per position (both empty where the view has no launch calls): its index into threads_, -1 for
+  // none, and its index in its thread's list.
+  std::vector<std::int64_t> thread_of_;
+  std::vector<std::size_t> rank_;
 };
 
 }  // namespace cuoverlap::diagnosis
