@@ -280,6 +280,10 @@ inline constexpr std::string_view kParentPid = "ppid";
 inline constexpr std::string_view kApiTracing = "api_tracing";      // "lean" or "all"
 inline constexpr std::string_view kLeanApiCalls = "lean_api_calls";  // callback ids enabled one by one
 inline constexpr std::string_view kEndedBy = "ended_by";            // exit | signal <N>
+// Only after a fault (SIGSEGV, SIGBUS, SIGFPE, SIGILL raised by an instruction): the faulting
+// instruction as "FILE+0xOFFSET" (the file mapped there and the offset in it, for addr2line),
+// then " in the cuoverlap collector" when that file is the collector itself.
+inline constexpr std::string_view kFaultAt = "fault_at";
 // Only in a file `record` merged from several processes: how many processes it holds. Each
 // process's own rows are in CUOVERLAP_PROCESS_SESSION; the keys here are the job's totals
 // (records.*, dropped_records, flushes, overheads summed; start_ns min; end_ns max; complete = 1

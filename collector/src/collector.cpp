@@ -136,7 +136,8 @@ bool startSession() {
 }
 
 // True when the file was written to the end and closed (and kept): the only trace summarized.
-bool finishSession(Session& session, std::chrono::milliseconds timeout, const std::string& ended_by) {
+bool finishSession(Session& session, std::chrono::milliseconds timeout, const std::string& ended_by,
+                   const std::string& fault_at) {
   std::uint64_t begin = monotonicNs();
   activity::flush(false);
   activity::flush(true);
@@ -144,6 +145,7 @@ bool finishSession(Session& session, std::chrono::milliseconds timeout, const st
   WriterThread& writer = *session.writer;
   writer.setSessionValue(std::string(key::kEndNs), std::to_string(activity::timestampNs()));
   writer.setSessionValue(std::string(key::kEndedBy), ended_by);
+  if (!fault_at.empty()) writer.setSessionValue(std::string(key::kFaultAt), fault_at);
   writer.setSessionValue(std::string(key::kDroppedRecords), std::to_string(activity::droppedRecords()));
   writer.setSessionValue(std::string(key::kFlushes), std::to_string(activity::completedBuffers()));
   std::uint64_t overhead = session.setup_ns + activity::callbackNs() + (monotonicNs() - begin);
@@ -180,7 +182,8 @@ bool tracingInThisProcess() {
 
 bool collectorFinished() { return g_finish_state.load() == kFinished; }
 
-void finishCollector(std::chrono::milliseconds timeout, const std::string& ended_by, bool exiting) {
+void finishCollector(std::chrono::milliseconds timeout, const std::string& ended_by, bool exiting,
+                     const std::string& fault_at) {
   Session* session = g_session;
   if (session == nullptr || g_owner.load() != getpid()) return;
   int expected = kNotFinished;
@@ -195,7 +198,7 @@ void finishCollector(std::chrono::milliseconds timeout, const std::string& ended
   }
   bool complete = false;
   try {
-    complete = finishSession(*session, timeout, ended_by);
+    complete = finishSession(*session, timeout, ended_by, fault_at);
   } catch (...) {
     std::fprintf(stderr, "cuoverlap: warning: internal error while finishing the trace\n");
   }

@@ -21,8 +21,10 @@ bool startCollectorOnce();
 // concurrent second call (atexit while a signal's flush runs) waits for the first, bounded.
 // `ended_by` goes into the session table ("exit", "signal 15", ...). `exiting`: the process ends
 // by exit or quick_exit, not a signal; only then is the trace summarized (CUOVERLAP_SUMMARY,
-// exit_summary.h), after the file is closed, on the exiting thread.
-void finishCollector(std::chrono::milliseconds timeout, const std::string& ended_by, bool exiting);
+// exit_summary.h), after the file is closed, on the exiting thread. `fault_at`: where a fault
+// happened ("FILE+0xOFFSET", lifecycle.cpp), written as the session's fault_at when not empty.
+void finishCollector(std::chrono::milliseconds timeout, const std::string& ended_by, bool exiting,
+                     const std::string& fault_at = {});
 // Whether this process (not a forked copy of it) runs a session not yet finished.
 // Async-signal-safe: reads atomics and calls getpid() only.
 bool tracingInThisProcess();

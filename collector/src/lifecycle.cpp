@@ -5,13 +5,17 @@
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -33,6 +37,7 @@ int g_wake_fd = -1;
 std::atomic<int> g_requested_signal{0};
 std::atomic<long> g_signal_tid{0};     // the thread the terminating signal landed on
 std::atomic<long> g_lifecycle_tid{0};  // the thread that finishes the trace for a signal
+std::atomic<std::uintptr_t> g_fault_pc{0};  // the first faulting instruction, 0 for none
 
 long currentTid() { return static_cast<long>(syscall(SYS_gettid)); }
 
@@ -88,6 +93,20 @@ void onTerminatingSignal(int signal_number, siginfo_t* info, void* context) {
   errno = saved_errno;
 }
 
+// The instruction a fault signal interrupted (async-signal-safe: reads the context only).
+std::uintptr_t programCounter(const void* context) {
+  if (context == nullptr) return 0;
+  const auto* machine = &static_cast<const ucontext_t*>(context)->uc_mcontext;
+#if defined(__x86_64__)
+  return static_cast<std::uintptr_t>(machine->gregs[REG_RIP]);
+#elif defined(__aarch64__)
+  return static_cast<std::uintptr_t>(machine->pc);
+#else
+  (void)machine;
+  return 0;
+#endif
+}
+
 void sleepOneMillisecond() {
   timespec ts{0, 1000000};
   nanosleep(&ts, nullptr);
@@ -96,6 +115,10 @@ void sleepOneMillisecond() {
 void onFatalSignal(int signal_number, siginfo_t* info, void* context) {
   int saved_errno = errno;
   if (tracingInThisProcess() && currentTid() != g_lifecycle_tid.load()) {
+    if (info != nullptr && info->si_code > 0) {  // a fault: note where, for the session table
+      std::uintptr_t none = 0;
+      g_fault_pc.compare_exchange_strong(none, programCounter(context));
+    }
     int expected = 0;
     if (g_requested_signal.compare_exchange_strong(expected, signal_number)) wakeLifecycleThread();
     // Bounded: the crash may hold a lock the flush needs.
@@ -122,8 +145,14 @@ void onFatalSignal(int signal_number, siginfo_t* info, void* context) {
 
 void finishAfterSignal(int signal_number) {
   bool fatal = isFatal(signal_number);
+  std::string fault_at;
+  if (const std::uintptr_t pc = g_fault_pc.load(); fatal && pc != 0) {
+    fault_at = mappedLocation(pc, reinterpret_cast<std::uintptr_t>(&programCounter));
+    std::fprintf(stderr, "cuoverlap: the traced process got signal %d at %s; the trace keeps what it recorded until then\n",
+                 signal_number, fault_at.c_str());
+  }
   finishCollector(fatal ? std::chrono::milliseconds(kFatalWaitMs - 500) : kSignalTimeout,
-                  "signal " + std::to_string(signal_number), false);
+                  "signal " + std::to_string(signal_number), false, fault_at);
   if (fatal) return;  // the handler waits for this and takes the previous action itself
   sigaction(signal_number, &g_previous[signal_number], nullptr);
   long tid = g_signal_tid.load();
@@ -172,6 +201,40 @@ void installHandler(int signal_number, void (*handler)(int, siginfo_t*, void*)) 
 }
 
 }  // namespace
+
+std::string mappedLocation(std::uintptr_t address, std::uintptr_t own) {
+  std::ifstream maps("/proc/self/maps");
+  std::string base_file, address_file, own_file;
+  std::uintptr_t base = 0, address_base = 0;
+  for (std::string line; std::getline(maps, line);) {
+    std::istringstream fields(line);
+    std::uintptr_t start = 0, end = 0, offset = 0;
+    char dash = 0;
+    std::string permissions, device, inode, file;
+    fields >> std::hex >> start >> dash >> end >> permissions >> offset >> device >> inode;
+    std::getline(fields >> std::ws, file);
+    if (file.empty()) file = "[anonymous]";
+    if (file != base_file || offset == 0) {  // a file's mappings follow its first, at offset 0
+      base_file = file;
+      base = start - offset;
+    }
+    if (start <= address && address < end) {
+      address_file = file;
+      address_base = base;
+    }
+    if (start <= own && own < end) own_file = file;
+  }
+  if (address_file.empty()) {
+    char unmapped[64];
+    std::snprintf(unmapped, sizeof unmapped, "0x%jx (unmapped)", static_cast<std::uintmax_t>(address));
+    return unmapped;
+  }
+  char offset[32];
+  std::snprintf(offset, sizeof offset, "+0x%jx", static_cast<std::uintmax_t>(address - address_base));
+  std::string location = address_file + offset;
+  if (address_file == own_file) location += " in the cuoverlap collector";
+  return location;
+}
 
 void installLifecycleHooks() {
   std::atexit(onProcessExit);

@@ -339,6 +339,15 @@ TEST_CASE("abort and SIGSEGV: flushed, then the same death") {
     CHECK(trace.text("SELECT value FROM CUOVERLAP_PROCESS_SESSION WHERE key = 'ended_by'") ==
           "signal " + std::to_string(signal_number));
     CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") == 100);
+    // A fault names its instruction (the program's, not the collector's); abort() is no fault.
+    const std::string fault_at = trace.text("SELECT value FROM CUOVERLAP_PROCESS_SESSION WHERE key = 'fault_at'");
+    if (mode == "segv") {
+      CHECK(fault_at.find("collector_probe_app+0x") != std::string::npos);
+      CHECK(fault_at.find("in the cuoverlap collector") == std::string::npos);
+      CHECK(readFile(path + ".log").find("cuoverlap: the traced process got signal 11 at ") != std::string::npos);
+    } else {
+      CHECK(fault_at.empty());
+    }
   }
 }
 
