@@ -529,6 +529,36 @@ TEST_CASE("legacy-default-stream: a launch that no longer waits for another thre
   CHECK(fixSavingNs(*f) == 108'000);
 }
 
+TEST_CASE("legacy-default-stream: non-blocking streams give back the calls held behind a barrier") {
+  // Thread 2's cudaMemcpy on the legacy stream (20-515 µs) waited, under the barrier, for thread
+  // 1's 500 µs kernel on blocking stream 13 (10-510). While it waited the driver held thread 3's
+  // launch to stream 14 (30-514 µs; its launch alone took 2 µs), whose 100 µs kernel ran 516-616.
+  // With the streams non-blocking the copy no longer waits, nor does the launch behind it: its
+  // call returns 482 µs sooner and its kernel runs beside the long one: span 615 (the model of the
+  // recorded 612) -> 506 µs. Before, the held launch kept its recorded return and the kernel its
+  // place: no saving.
+  TraceBuilder b;
+  auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
+  b.launch(13, 0, 5, 10, 510);
+  onThread(1);
+  b.call("cudaStreamSynchronize_v3020", 6, 512);
+  onThread(1);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 20, 515, 511, 513, CopyKind::kDtoH);
+  onThread(2);
+  b.launch(14, 1, 3, 4, 8);
+  onThread(3);
+  b.launch(14, 30, 514, 516, 616);
+  onThread(3);
+  b.call("cudaStreamSynchronize_v3020", 515, 617);
+  onThread(3);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "legacy-default-stream");
+  REQUIRE(f != nullptr);
+  REQUIRE(f->fixes.size() == 1);
+  CHECK(f->fixes[0].fix == "nonblocking-streams");
+  CHECK(fixSavingNs(*f) == 109'000);
+}
+
 }  // namespace
 }  // namespace cuoverlap
 
