@@ -470,9 +470,10 @@ TEST_CASE("legacy-default-stream: launches beside another thread's legacy launch
   // Two threads launch 10 µs kernels to the legacy stream and synchronize it. Alone a launch takes
   // 2 µs; while the other thread launches to the legacy stream too, each takes 20 µs (the driver
   // orders a legacy op after the context's blocking streams while holding the context). With a
-  // stream per thread the contended launches take their 2 µs: each gives 18 µs back to its
-  // thread's later launches and next synchronize, and the kernels of the two threads run side by
-  // side: span 121 -> 92 µs in the model (9 µs saved by the lanes alone).
+  // stream per thread the contended launches take their 2 µs: each returns 18 µs sooner and
+  // releases its own kernel then, and gives the 18 µs to its thread's later launches and next
+  // synchronize; the kernels of the two threads run side by side: span 121 -> 74 µs in the model
+  // (9 µs saved by the lanes alone).
   TraceBuilder b;
   auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
   b.launch(kNullStream, 0, 2, 3, 13);
@@ -496,7 +497,66 @@ TEST_CASE("legacy-default-stream: launches beside another thread's legacy launch
   const auto findings = findingsOf(b.build());
   const Finding* f = findingById(findings, "legacy-default-stream");
   REQUIRE(f != nullptr);
-  CHECK(fixSavingNs(*f) == 29'000);
+  CHECK(fixSavingNs(*f) == 47'000);
+}
+
+TEST_CASE("legacy-default-stream: a launch that no longer waits for another thread releases its op sooner") {
+  // Thread 1's cudaMemcpy on the legacy stream (6-320 µs) waits for its 300 µs kernel there
+  // (12-312). Meanwhile the driver holds thread 2's launch to the legacy stream (20-319 µs; alone
+  // it took 2 µs), whose 100 µs kernel then runs 320-420. With a stream per thread the launch
+  // returns at 22 µs and its kernel, released when its call returns, runs beside the long one
+  // (thread 1's, on its own stream, no longer behind thread 2's first kernel: 5-305, the copy
+  // 305-311): 108 µs saved. Before, only the thread's later launches got the time back and the
+  // kernel kept its recorded release at 319 µs: no saving.
+  TraceBuilder b;
+  auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
+  b.launch(kNullStream, 0, 2, 2, 12);
+  onThread(2);
+  b.launch(kNullStream, 3, 5, 12, 312);
+  onThread(1);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 6, 320, 312, 318, CopyKind::kDtoH);
+  onThread(1);
+  b.launch(kNullStream, 20, 319, 320, 420);
+  onThread(2);
+  b.call("cudaStreamSynchronize_v3020", 321, 322);
+  onThread(1);
+  b.call("cudaStreamSynchronize_v3020", 320, 421);
+  onThread(2);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "legacy-default-stream");
+  REQUIRE(f != nullptr);
+  CHECK(f->fixes[0].fix == "own-streams");
+  CHECK(fixSavingNs(*f) == 108'000);
+}
+
+TEST_CASE("legacy-default-stream: non-blocking streams give back the calls held behind a barrier") {
+  // Thread 2's cudaMemcpy on the legacy stream (20-515 µs) waited, under the barrier, for thread
+  // 1's 500 µs kernel on blocking stream 13 (10-510). While it waited the driver held thread 3's
+  // launch to stream 14 (30-514 µs; its launch alone took 2 µs), whose 100 µs kernel ran 516-616.
+  // With the streams non-blocking the copy no longer waits, nor does the launch behind it: its
+  // call returns 482 µs sooner and its kernel runs beside the long one: span 615 (the model of the
+  // recorded 612) -> 506 µs. Before, the held launch kept its recorded return and the kernel its
+  // place: no saving.
+  TraceBuilder b;
+  auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
+  b.launch(13, 0, 5, 10, 510);
+  onThread(1);
+  b.call("cudaStreamSynchronize_v3020", 6, 512);
+  onThread(1);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 20, 515, 511, 513, CopyKind::kDtoH);
+  onThread(2);
+  b.launch(14, 1, 3, 4, 8);
+  onThread(3);
+  b.launch(14, 30, 514, 516, 616);
+  onThread(3);
+  b.call("cudaStreamSynchronize_v3020", 515, 617);
+  onThread(3);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "legacy-default-stream");
+  REQUIRE(f != nullptr);
+  REQUIRE(f->fixes.size() == 1);
+  CHECK(f->fixes[0].fix == "nonblocking-streams");
+  CHECK(fixSavingNs(*f) == 109'000);
 }
 
 }  // namespace

@@ -52,6 +52,10 @@ std::vector<Ns> hostTimeGivenBack(const DeviceView& view, const std::vector<Host
     sums.push_back(0);
     for (const auto& [end, amount] : calls) sums.push_back(sums.back() + amount);
   }
+  std::unordered_map<std::size_t, Ns> waited;  // call -> what it no longer waits (in_call)
+  for (const HostTimeGiven& g : given) {
+    if (g.in_call && g.amount > 0) waited[g.call] += g.amount;
+  }
   std::vector<Ns> earlier(view.ops().size(), 0);
   std::size_t position = 0;
   for (const ScopedOp& scoped : view.ops()) {
@@ -67,6 +71,10 @@ std::vector<Ns> hostTimeGivenBack(const DeviceView& view, const std::vector<Host
       if (it != ends->second.begin()) since = *std::prev(it);
     }
     earlier[at] = givenWithin(list->second, prefix.at(c.tid), since, c.start);
+    // An op that started inside its call (the schedule releases it from the call's start) keeps
+    // its release; one released when its call returned is released when the call would have.
+    const auto own = waited.find(*launch);
+    if (own != waited.end() && c.end <= scoped.start) earlier[at] += own->second;
   }
   return earlier;
 }

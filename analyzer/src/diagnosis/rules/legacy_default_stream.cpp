@@ -21,9 +21,10 @@
 // only, and the time calls waited for other threads' calls on the legacy stream given back
 // (legacy_threads.h). The other fix, where the context has created blocking streams, is
 // nonblocking-streams: the span without the barrier edges, except those into a synchronous op from
-// its own thread's earlier work (the legacy stream stays one queue), and a staged cudaMemcpy or
+// its own thread's earlier work (the legacy stream stays one queue), a staged cudaMemcpy or
 // cudaMemset on the legacy stream no longer waiting in its call for other threads' work on the
-// blocking streams (stagedBehindBlockingStreams). The finding prices each fix
+// blocking streams (stagedBehindBlockingStreams), and other threads' calls that the driver held
+// while a legacy call waited for the blocking streams given back (heldByBarrier). The finding prices each fix
 // that applies (Finding::fixes) and recommends the one that saves more: fix_saving_ns is its
 // saving, and the advice names it first.
 // Where: each X's own run and the stretches the ops after it were held back ([ready, start)).
@@ -329,11 +330,34 @@ std::vector<CallChange> stagedBehindBlockingStreams(const DeviceView& view, cons
   return changes;
 }
 
+// The legacy ops whose launch call the barrier held: an op of another blocking stream it waited
+// for (a barrier edge into it) ended after the call began and after the legacy stream's previous
+// op, so the call waited for that stream's work, not its own stream's. While it waits the driver
+// holds other threads' calls (contendedTime); with the created streams non-blocking it no longer
+// waits there, and they no longer wait for it.
+std::vector<LegacyOp> heldByBarrier(const DeviceView& view, std::vector<LegacyOp> legacy,
+                                    const std::vector<OrderEdge>& barriers) {
+  std::vector<Ns> barrier_end(view.ops().size(), std::numeric_limits<Ns>::min());
+  for (const OrderEdge& e : barriers) {
+    barrier_end[e.to] = std::max(barrier_end[e.to], view.ops()[e.from].end);
+  }
+  std::sort(legacy.begin(), legacy.end(),
+            [](const LegacyOp& a, const LegacyOp& b) { return a.launched < b.launched; });
+  std::vector<LegacyOp> held;
+  Ns stream_end = std::numeric_limits<Ns>::min();  // the legacy stream's previous op's end
+  for (const LegacyOp& x : legacy) {
+    if (barrier_end[x.position] > std::max(x.launched, stream_end)) held.push_back(x);
+    stream_end = std::max(stream_end, view.ops()[x.position].end);
+  }
+  return held;
+}
+
 // Saving of the other fix: the created blocking streams made non-blocking (the lab's
 // nonblocking-streams); the only one where the legacy stream has no asynchronous work (only
 // cudaMemcpy and cudaMemset, which no created stream can take). The schedule with every barrier
 // edge minus the schedule without them, except that a synchronous op still follows the work its
-// own thread issued before it, which it may read (the fix synchronizes that stream first).
+// own thread issued before it, which it may read (the fix synchronizes that stream first); the
+// calls of other threads that waited behind a legacy call the barrier held get that time back.
 Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
                      const std::vector<OrderEdge>& barriers,
                      const std::map<std::uint32_t, BlockingStreamLaunches>& per_context) {
@@ -349,8 +373,11 @@ Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy
   for (const OrderEdge& e : barriers) {
     if (synchronous[e.to] && thread[e.from] == thread[e.to]) kept.push_back(e);
   }
+  std::vector<CallChange> changed = stagedBehindBlockingStreams(view, host, per_context);
+  const std::vector<HostTimeGiven> given = contendedTime(view, heldByBarrier(view, legacy, barriers));
+  barriersGivenBack(view, given, host, changed);
   return std::max<Ns>(0, model.span(recorded) -
-                            model.span(kept, {}, {}, stagedBehindBlockingStreams(view, host, per_context)));
+                            model.span(kept, hostTimeGivenBack(view, given, host), {}, changed));
 }
 
 // The fixes the finding advises that apply to the program, each with its saving, the larger
