@@ -142,5 +142,48 @@ TEST_CASE("stream waits: a wait that alone orders a copy-in after the kernel rea
   CHECK(f->count == 2);
 }
 
+TEST_CASE("event-wait-serialization: a dropped wait also gives back the time the wait took to "
+          "release its op, as the trace shows it") {
+  // The copy-in of stream 14 starts 8 µs after the kernel it waited for ended (the event's
+  // release; nothing else ended in between). Without the wait it runs beside the kernel from its
+  // launch: the span shrinks by the copy's 98 µs and those 8 µs, which the schedule with the wait
+  // keeps.
+  TraceBuilder b;
+  b.launch(13, 1, 2, 5, 300);
+  b.eventRecord(13, kEvent, 3, 4);
+  b.streamWaitEvent(14, 7, 8, kEvent);
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 9, 10, 308, 406, CopyKind::kHtoD);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "event-wait-serialization");
+  REQUIRE(f != nullptr);
+  CHECK(f->time_ns == 106'000);
+}
+
+// A copy-out on `producer` records the event; blocking stream 14 waits for it, and its copy-in
+// starts 6 µs after the copy-out ended.
+TraceBuilder copyOutThenWaitingCopyIn(std::uint32_t producer) {
+  TraceBuilder b;
+  b.launch(producer, 1, 2, 5, 100);
+  b.copyCall("cudaMemcpyAsync_v3020", producer, 3, 4, 100, 200, CopyKind::kDtoH);
+  b.eventRecord(producer, kEvent, 5, 6);
+  b.streamWaitEvent(14, 7, 8, kEvent);
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 11, 12, 206, 306, CopyKind::kHtoD);
+  return b;
+}
+
+TEST_CASE("event-wait-serialization: a wait for the legacy stream that its implicit barrier "
+          "orders anyway costs nothing") {
+  // On the legacy stream (7) the copy-out also holds back the later work of every blocking
+  // stream: stream 14's copy-in follows it with or without the wait, so dropping it saves nothing.
+  CHECK(findingById(findingsOf(copyOutThenWaitingCopyIn(test::kNullStream).build()),
+                    "event-wait-serialization") == nullptr);
+  // From blocking stream 13 only the wait orders them: without it the copy-in runs beside the
+  // copy-out from its launch.
+  const auto findings = findingsOf(copyOutThenWaitingCopyIn(13).build());
+  const Finding* f = findingById(findings, "event-wait-serialization");
+  REQUIRE(f != nullptr);
+  CHECK(f->time_ns >= 100'000);
+}
+
 }  // namespace
 }  // namespace cuoverlap

@@ -168,7 +168,7 @@ void ScheduleRun::addSuccessors(const std::vector<OrderEdge>& edges,
   for (const OrderEdge& e : edges) {
     if (e.from != e.to && m_.rank_[e.from] < m_.rank_[e.to]) {
       from.push_back(e.from);
-      to.push_back({e.to, 0});
+      to.push_back({e.to, e.lag});
     }
   }
   if (!m_.barriers_.empty()) addHostNodes(changed, earlier, to, from);
@@ -571,8 +571,8 @@ void ScheduleModel::releaseBlocked(const DeviceView& view, const std::vector<Ord
   std::unordered_map<std::size_t, Ns> constraint_end;  // position -> latest end of an edge's source
   for (const OrderEdge& e : recorded) {
     if (e.from >= size() || e.to >= size() || ops[e.from].end > ops[e.to].start) continue;
-    auto [it, added] = constraint_end.emplace(e.to, ops[e.from].end);
-    if (!added) it->second = std::max(it->second, ops[e.from].end);
+    auto [it, added] = constraint_end.emplace(e.to, ops[e.from].end + e.lag);
+    if (!added) it->second = std::max(it->second, ops[e.from].end + e.lag);
   }
   for (const auto& [pos, call_start] : blocked_call_start_) {
     Ns waited_until = call_start;

@@ -15,8 +15,10 @@
 //   - the previous op of its stream ended, plus the stream's handoff between their engines
 //     (DeviceView::streamHandoff: the device signals one op's end before the next may start,
 //     about 1.2 µs kernel to kernel and 4-6 µs between a copy and a kernel on an H100; a what-if
-//     that queues work the host issued late still pays it), and every op of an extra edge into it
-//     (edges from an op issued later than their target order nothing, so the graph is acyclic;
+//     that queues work the host issued late still pays it), and every op of an extra edge into it,
+//     plus the edge's lag (an event wait releases its op some µs after the op it waited for ended:
+//     StreamWait::release_lag) (edges from an op issued later than their target order nothing, so
+//     the graph is acyclic;
 //     ops of one stream count as issued in the order they ran: a call that began before another
 //     thread's but waited in the driver was submitted after it).
 // Engines take ready work as the hardware was seen to:
@@ -49,10 +51,12 @@
 
 namespace cuoverlap::diagnosis {
 
-// "`to` could not start before `from` ended": positions in view.ops().
+// "`to` could not start before `lag` after `from` ended": positions in view.ops(). `lag`: the
+// time the ordering itself takes to release `to` (an event wait's, StreamWait::release_lag).
 struct OrderEdge {
   std::size_t from = 0;
   std::size_t to = 0;
+  Ns lag = 0;
 };
 
 // An op whose duration a fix changes: its position in view.ops() and its duration after the fix.

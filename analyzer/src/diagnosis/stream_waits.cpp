@@ -156,6 +156,57 @@ bool waitIsRealDependency(const DeviceView& view, const StreamWait& wait) {
   });
 }
 
+namespace {
+
+// The time from the end of the op a wait waited for to the start of the op it released, where the
+// wait is what released it: that op was ready by then (StreamWait::ready) and no other op ended in
+// between (an engine or SMs freed by another op may have held it instead). Per (Y engine, X engine)
+// slot pair, row-major.
+std::vector<std::vector<Ns>> releaseSamples(const DeviceView& view, const std::vector<StreamWait>& waits) {
+  const auto& ops = view.ops();
+  std::vector<Ns> ends;
+  ends.reserve(ops.size());
+  for (const ScopedOp& op : ops) ends.push_back(op.end);
+  std::sort(ends.begin(), ends.end());
+  const auto endsWithin = [&](Ns from, Ns to) {
+    return std::upper_bound(ends.begin(), ends.end(), to) - std::upper_bound(ends.begin(), ends.end(), from);
+  };
+  std::vector<std::vector<Ns>> samples(kEngineSlots * kEngineSlots);
+  for (const StreamWait& wait : waits) {
+    if (wait.waited_for.size() != 1 || !wait.ready) continue;
+    const ScopedOp y = ops[wait.waited_for.front()];
+    const ScopedOp x = ops[wait.released];
+    if (*wait.ready > y.end || x.start < y.end || endsWithin(y.end, x.start) != 0) continue;
+    const std::size_t from = engineSlot(engineOf(view.op(y)));
+    samples[from * kEngineSlots + engineSlot(engineOf(view.op(x)))].push_back(x.start - y.end);
+  }
+  return samples;
+}
+
+Ns medianOf(std::vector<Ns> values) {
+  if (values.empty()) return 0;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2),
+                   values.end());
+  return values[values.size() / 2];
+}
+
+// StreamWait::release_lag of every wait with a producer.
+void setReleaseLags(const DeviceView& view, std::vector<StreamWait>& waits) {
+  const std::vector<std::vector<Ns>> samples = releaseSamples(view, waits);
+  std::vector<Ns> all;
+  for (const std::vector<Ns>& pair : samples) all.insert(all.end(), pair.begin(), pair.end());
+  const std::optional<Ns> any = all.empty() ? std::nullopt : std::optional<Ns>(medianOf(std::move(all)));
+  for (StreamWait& wait : waits) {
+    if (wait.waited_for.empty()) continue;
+    const Engine from = engineOf(view.op(view.ops()[wait.waited_for.back()]));
+    const Engine to = engineOf(view.op(view.ops()[wait.released]));
+    const std::vector<Ns>& pair = samples[engineSlot(from) * kEngineSlots + engineSlot(to)];
+    wait.release_lag = !pair.empty() ? medianOf(pair) : any ? *any : view.streamHandoff(from, to);
+  }
+}
+
+}  // namespace
+
 std::vector<StreamWait> streamWaits(const DeviceView& view) {
   std::vector<StreamWait> waits;
   // The op index costs ~40 bytes an op: build it only when there is a wait to resolve.
@@ -178,6 +229,7 @@ std::vector<StreamWait> streamWaits(const DeviceView& view) {
     resolved.waited_for = waitedForOps(index, records ? &*records : nullptr, *wait, *x);
     waits.push_back(std::move(resolved));
   }
+  setReleaseLags(view, waits);
   return waits;
 }
 
@@ -320,7 +372,7 @@ std::vector<bool> guardsBufferReuse(const DeviceView& view, const std::vector<St
 std::vector<OrderEdge> waitEdges(const std::vector<StreamWait>& waits) {
   std::vector<OrderEdge> edges;
   for (const StreamWait& wait : waits) {
-    for (std::size_t y : wait.waited_for) edges.push_back({y, wait.released});
+    for (std::size_t y : wait.waited_for) edges.push_back({y, wait.released, wait.release_lag});
   }
   return edges;
 }

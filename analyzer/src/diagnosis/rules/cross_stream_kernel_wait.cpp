@@ -14,13 +14,17 @@
 // exposed-communication's and communication-serialized's to cost, not SM sharing.
 // Cost: how much the span would shrink without these waits: the what-if schedule with every wait
 // (also as its recorded constraints) minus the same schedule without these
-// (diagnosis/schedule_estimate.h); not reported under 10 µs.
+// (diagnosis/schedule_estimate.h); not reported under 10 µs. Each wait releases its kernel the
+// lag the trace shows for such waits after the kernel it waited for ended (StreamWait::
+// release_lag), which dropping it gives back too; the legacy stream's implicit barriers
+// (diagnosis/legacy_barriers.h) stay in both schedules: they order the program whatever its waits.
 // Where: the union of [X ready, X start).
 // Needs: synchronization records, launch calls, grid sizes and the device's SM limits.
 #include <fmt/format.h>
 
 #include "cuoverlap/communication.h"
 #include "diagnosis/finding_builder.h"
+#include "diagnosis/legacy_barriers.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/schedule_estimate.h"
 #include "diagnosis/stream_waits.h"
@@ -61,7 +65,7 @@ std::optional<Finding> findCrossStreamKernelWait(const DeviceView& view) {
     const GpuOp& x = view.op(released);
     const bool dropped = counts[w] && !guards[w];
     auto& edges = dropped ? removed : kept;
-    for (std::size_t y : wait.waited_for) edges.push_back({y, wait.released});
+    for (std::size_t y : wait.waited_for) edges.push_back({y, wait.released, wait.release_lag});
     if (!dropped) continue;
     const GpuOp& y = view.op(view.ops()[wait.waited_for.back()]);
     builder.add(Interval{*wait.ready, released.start},
@@ -71,6 +75,8 @@ std::optional<Finding> findCrossStreamKernelWait(const DeviceView& view) {
                                           y.grid_blocks, y.stream_id)));
   }
   if (builder.count() == 0) return std::nullopt;
+  const std::vector<OrderEdge> barriers = legacyBarrierEdges(view);
+  kept.insert(kept.end(), barriers.begin(), barriers.end());
   std::vector<OrderEdge> recorded = kept;
   recorded.insert(recorded.end(), removed.begin(), removed.end());
   const Ns saving =

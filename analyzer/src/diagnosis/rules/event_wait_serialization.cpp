@@ -13,13 +13,18 @@
 // Cost: how much the span would shrink without these waits: the what-if schedule of the device's
 // ops with every wait minus the same schedule without the serializing ones
 // (diagnosis/schedule_estimate.h), the waits also its recorded constraints: a copy whose call
-// blocked while a wait held it is released, without the wait, when its call began. Where: the
+// blocked while a wait held it is released, without the wait, when its call began. A wait releases
+// its op the lag the trace shows for such waits after Y ended (StreamWait::release_lag: 6-12 µs
+// from a DtoH copy to an HtoD one on an H100), which dropping it gives back too; the legacy
+// stream's implicit barriers (diagnosis/legacy_barriers.h) stay in both schedules: a wait for the
+// legacy stream that its barrier orders anyway saves nothing. Where: the
 // union over such waits of [X ready, X start), which the cost ledger charges once across findings. Not reported when the saving is under 10 µs: the
 // waits then cost nothing, whatever they protect.
 // Needs: synchronization records with stream ids, launch calls; CUDA event records for the exact Y.
 #include <fmt/format.h>
 
 #include "diagnosis/finding_builder.h"
+#include "diagnosis/legacy_barriers.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/schedule_estimate.h"
 #include "diagnosis/stream_waits.h"
@@ -37,10 +42,10 @@ std::optional<Finding> findEventWaitSerialization(const DeviceView& view) {
     const ScopedOp released = view.ops()[wait.released];
     const bool binding = ready && released.start - *ready >= kMinimumCostNs;
     if (!binding || wait.waited_for.empty() || waitIsRealDependency(view, wait)) {
-      for (std::size_t y : wait.waited_for) kept.push_back({y, wait.released});
+      for (std::size_t y : wait.waited_for) kept.push_back({y, wait.released, wait.release_lag});
       continue;
     }
-    for (std::size_t y : wait.waited_for) removed.push_back({y, wait.released});
+    for (std::size_t y : wait.waited_for) removed.push_back({y, wait.released, wait.release_lag});
     const GpuOp& y = view.op(view.ops()[wait.waited_for.back()]);
     builder.add(Interval{*ready, released.start},
                 evidenceForOp(view, view.op(released),
@@ -49,6 +54,8 @@ std::optional<Finding> findEventWaitSerialization(const DeviceView& view) {
                                           y.stream_id)));
   }
   if (builder.count() == 0) return std::nullopt;
+  const std::vector<OrderEdge> barriers = legacyBarrierEdges(view);
+  kept.insert(kept.end(), barriers.begin(), barriers.end());
   std::vector<OrderEdge> recorded = kept;
   recorded.insert(recorded.end(), removed.begin(), removed.end());
   const Ns saving =
