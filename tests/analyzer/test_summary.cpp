@@ -9,6 +9,7 @@
 #include "cuoverlap/job.h"
 #include "cuoverlap/json_report.h"
 #include "cuoverlap/summary.h"
+#include "summary/report_codec.h"
 #include "synthetic_job.h"
 #include "synthetic_trace.h"
 
@@ -93,4 +94,32 @@ TEST_CASE("a summary's size grows with its collectives, not its ops", "[summary]
   const std::string bytes = summarizeTrace(trace, AnalysisOptions{});
   CHECK(bytes.size() < fs::file_size(trace) / 10);
   CHECK(bytes.compare(0, 16, std::string("SQLite format 3\0", 16)) == 0);
+}
+
+TEST_CASE("a finding's fixes keep the streams they act on through a summary", "[summary]") {
+  TraceReport report;
+  Finding finding;
+  finding.id = "single-stream";
+  finding.fixes = {{"multi-stream", 500'000, 7u}, {"multi-stream", 300'000, 13u}, {"own-streams", 100'000}};
+  report.findings.push_back(finding);
+  const std::string encoded = summary::encodeReport(report);
+  const TraceReport back = summary::decodeReport(encoded);
+  REQUIRE(back.findings.size() == 1);
+  const std::vector<FixSaving>& fixes = back.findings[0].fixes;
+  REQUIRE(fixes.size() == 3);
+  CHECK(fixes[0].stream == std::optional<std::uint32_t>(7));
+  CHECK(fixes[1].stream == std::optional<std::uint32_t>(13));
+  CHECK(fixes[1].saving_ns == 300'000);
+  CHECK_FALSE(fixes[2].stream.has_value());
+  // A summary written before fixes named their stream reads back with none.
+  std::string old = encoded;
+  for (const std::string field : {R"(,"stream":7)", R"(,"stream":13)", R"(,"stream":null)"}) {
+    const auto at = old.find(field);
+    REQUIRE(at != std::string::npos);
+    old.erase(at, field.size());
+  }
+  const TraceReport old_back = summary::decodeReport(old);
+  REQUIRE(old_back.findings[0].fixes.size() == 3);
+  CHECK_FALSE(old_back.findings[0].fixes[0].stream.has_value());
+  CHECK(old_back.findings[0].fixes[0].saving_ns == 500'000);
 }
