@@ -43,13 +43,35 @@ std::vector<std::uint64_t> fixLanes(const DeviceView& view, const std::vector<Mo
   return lane;
 }
 
+// Whether the fix's call returns without waiting for the op at `position`: an upload or a memset
+// (its consumer on the device waits for it), or a download into pinned memory, which the host
+// waits for only at its next synchronize that orders it. A download into pageable memory is still
+// synchronous (the driver copies it out of its staging buffer before the call returns).
+bool returnsAtOnce(const DeviceView& view, const std::vector<Moved>& moved, std::size_t position) {
+  if (moved[position] == Moved::kToConsumer) return true;
+  return moved[position] == Moved::kToProducer &&
+         view.op(view.ops()[position]).dst_kind == MemKind::kPinned;
+}
+
+using LaneLaunches = std::unordered_map<std::uint64_t, std::vector<std::pair<Ns, std::size_t>>>;
+
+// The op launched last before `time` on a lane (its list sorted by launch), if any.
+std::optional<std::size_t> lastLaunchedBefore(const std::vector<std::pair<Ns, std::size_t>>& list,
+                                              Ns time) {
+  const auto after = std::lower_bound(list.begin(), list.end(), std::make_pair(time, std::size_t{0}));
+  if (after == list.begin()) return std::nullopt;
+  return std::prev(after)->second;
+}
+
 // The host timeline of the fix: a stream synchronize waits for the last op launched before it on
 // the lane of the stream it synchronized (a copy moved there, which it now waits for; or none
 // where the copy it waited for moved away). The synchronized stream is that of the op the call
-// waited for in the trace; a call that waited for none keeps waiting for none.
+// waited for in the trace; a call that waited for none keeps waiting for none. A device
+// synchronize also waits for the last op launched before it on each lane of its process where
+// that op is a moved copy (a download the host no longer waited for in its call).
 HostTimeline fixedTimeline(const DeviceView& view, const HostTimeline& host,
-                           const std::vector<std::uint64_t>& lane) {
-  std::unordered_map<std::uint64_t, std::vector<std::pair<Ns, std::size_t>>> on_lane;
+                           const std::vector<Moved>& moved, const std::vector<std::uint64_t>& lane) {
+  LaneLaunches on_lane;
   for (std::size_t p = 0; p < lane.size(); ++p) {
     const auto call = view.launchCall(view.op(view.ops()[p]));
     on_lane[lane[p]].emplace_back(call ? view.call(*call).start : view.ops()[p].start, p);
@@ -57,12 +79,21 @@ HostTimeline fixedTimeline(const DeviceView& view, const HostTimeline& host,
   for (auto& [key, list] : on_lane) std::sort(list.begin(), list.end());
   HostTimeline fixed = host;
   for (HostBarrier& barrier : fixed.barriers) {
-    if (view.callKind(barrier.call) != ApiKind::kStreamSync || barrier.waited_for.size() != 1) continue;
-    const auto& list = on_lane[DeviceView::streamKey(view.op(view.ops()[barrier.waited_for.front()]))];
-    const auto after = std::lower_bound(list.begin(), list.end(),
-                                        std::make_pair(view.call(barrier.call).start, std::size_t{0}));
-    barrier.waited_for.clear();
-    if (after != list.begin()) barrier.waited_for.push_back(std::prev(after)->second);
+    const RuntimeCall& call = view.call(barrier.call);
+    auto& waited = barrier.waited_for;
+    if (view.callKind(barrier.call) == ApiKind::kDeviceSync) {
+      for (const auto& [key, list] : on_lane) {
+        const auto last = lastLaunchedBefore(list, call.start);
+        if (!last || moved[*last] == Moved::kNo || view.op(view.ops()[*last]).pid != call.pid) continue;
+        if (std::find(waited.begin(), waited.end(), *last) == waited.end()) waited.push_back(*last);
+      }
+      continue;
+    }
+    if (view.callKind(barrier.call) != ApiKind::kStreamSync || waited.size() != 1) continue;
+    const auto& list = on_lane[DeviceView::streamKey(view.op(view.ops()[waited.front()]))];
+    const auto last = lastLaunchedBefore(list, call.start);
+    waited.clear();
+    if (last) waited.push_back(*last);
   }
   return fixed;
 }
@@ -97,17 +128,17 @@ std::vector<LegacyOp> copiesLeavingLegacy(const DeviceView& view, const std::vec
   return copies;
 }
 
-// The blocking calls the fix changes: a call (not a DtoH copy's) that waited for its op no longer
-// waits and returns after an asynchronous call's time; staged calls (pageable copies) that took
-// turns with another thread's copy leaving the legacy stream keep their own time
-// (legacy_threads.h).
+// The blocking calls the fix changes: a call that waited for its op and returns at once in the
+// fix (returnsAtOnce) no longer waits and returns after an asynchronous call's time; staged calls
+// (pageable copies) that took turns with another thread's copy leaving the legacy stream keep
+// their own time (legacy_threads.h).
 std::vector<CallChange> changedCalls(const DeviceView& view, const HostTimeline& host,
                                      ApiKind sync_kind, const std::vector<Moved>& moved,
                                      const std::vector<LegacyOp>& leaving) {
   std::vector<CallChange> changed;
   for (const HostBarrier& barrier : host.barriers) {
     if (view.callKind(barrier.call) != sync_kind || barrier.waited_for.size() != 1) continue;
-    if (moved[barrier.waited_for.front()] != Moved::kToConsumer) continue;
+    if (!returnsAtOnce(view, moved, barrier.waited_for.front())) continue;
     changed.push_back({barrier.call, false, std::min(barrier.own, kAsyncCopyCallNs)});
   }
   std::vector<std::size_t> held;
@@ -135,7 +166,7 @@ Ns asynchronousFixSaving(const DeviceView& view, ApiKind sync_kind) {
   std::vector<OrderEdge> kept = waits;
   const std::vector<OrderEdge> fixed_barriers = legacyBarrierEdges(view, lanes);
   kept.insert(kept.end(), fixed_barriers.begin(), fixed_barriers.end());
-  const HostTimeline fixed_host = fixedTimeline(view, host, lanes);
+  const HostTimeline fixed_host = fixedTimeline(view, host, moved, lanes);
   const std::vector<LegacyOp> leaving = copiesLeavingLegacy(view, moved, lanes);
   const std::vector<HostTimeGiven> given = contendedTime(view, leaving);
   std::vector<CallChange> changed = changedCalls(view, fixed_host, sync_kind, moved, leaving);
