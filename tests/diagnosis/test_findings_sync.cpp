@@ -300,6 +300,41 @@ TEST_CASE("sync-memcpy: another thread's staged copies no longer take turns with
   CHECK(fixSavingNs(*f) == 244'000);
 }
 
+TEST_CASE("sync-memcpy: a download kept on the legacy stream no longer holds another thread's calls") {
+  // Thread 1 reads a 500 µs legacy-stream kernel's result back with a cudaMemcpy DtoH into pinned
+  // memory (call 3-520, copy 506-516); its fix keeps the copy on the legacy stream (its producer's)
+  // and returns at once, the host waiting in a synchronize. Thread 2's launch of a 2 µs kernel to
+  // stream 20 took 530 µs where alone a launch takes 2: the driver held the context while the
+  // cudaMemcpy waited. Without the hold, thread 2's next launch, a 200 µs kernel on stream 21,
+  // runs beside thread 1's kernel: the span ends with the held launch's kernel (its own op keeps
+  // its release, host_time_given.h), 201 µs sooner. Where the held launch is to the legacy stream
+  // it keeps its wait (the fixed schedule keeps that stream's work in the order the trace
+  // submitted it): the what-if saves nothing and the finding keeps its call's charge, the 25 µs
+  // the device idled after the copy. Before, a copy kept on the legacy stream released no other
+  // thread's call: 25 µs for both.
+  for (const std::uint32_t stream : {20u, kNullStream}) {
+    INFO("the held launch's stream " << stream);
+    TraceBuilder b;
+    b.addStream(20, StreamFlag::kNonBlocking);
+    b.addStream(21, StreamFlag::kNonBlocking);
+    auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
+    b.launch(kNullStream, 0, 2, 5, 505);
+    b.copyCall("cudaMemcpy_v3020", kNullStream, 3, 520, 506, 516, CopyKind::kDtoH);
+    b.call("cudaStreamSynchronize_v3020", 0, 0.5);
+    onThread(2);
+    b.launch(stream, 1, 3, 4, 6);
+    onThread(2);
+    b.launch(stream, 10, 540, 541, 543);
+    onThread(2);
+    b.launch(21, 541, 543, 544, 744);
+    onThread(2);
+    const auto findings = findingsOf(b.build());
+    const Finding* f = findingById(findings, "sync-memcpy");
+    REQUIRE(f != nullptr);
+    CHECK(fixSavingNs(*f) == (stream == 20u ? 201'000 : 25'000));
+  }
+}
+
 TEST_CASE("sync-memcpy: a synchronize of the stream a copy moves to waits for the copy") {
   // Thread 1 uploads with a cudaMemcpy (call 13-118, copy 15-115) whose consumer is stream 13's
   // next kernel, and synchronizes stream 13 between them; then a 100 µs kernel on stream 14. Made

@@ -17,8 +17,11 @@
 //     synchronize for every moved op that is the last launched before it on its stream.
 //   - while the call waited on the legacy stream the driver held the context: other threads'
 //     calls that overlapped it and took longer than their kind alone get that time back, staged
-//     pageable copies included (legacy_threads.h); only ops whose fix takes them off the legacy
-//     stream release it.
+//     pageable copies included (legacy_threads.h). Ops whose fix takes them off the legacy stream
+//     release it, and so do those kept on it whose call returns at once (the host then waits in
+//     a synchronize, which other threads' calls do not queue behind), for other threads' calls
+//     to other streams: a call to the legacy stream keeps its wait behind a kept op, as the fixed
+//     schedule keeps the legacy stream's work in the order the trace submitted it.
 #pragma once
 
 #include "diagnosis/device_view.h"
