@@ -228,6 +228,28 @@ TEST_CASE("a stream hands off between engines with the delay the trace shows for
   CHECK(model.span({}, earlier) == TraceBuilder::ns(335.2));
 }
 
+TEST_CASE("a trace that shows no queued handoff still pays one between a host copy and a kernel") {
+  // The host waits for every op (a cudaMemcpy, then a kernel it synchronizes): no stream ever has
+  // an op queued behind another, so the trace measures no handoff. A what-if that queues the
+  // kernel behind the copy on one stream still has the device signal the copy's end: 5 µs (an
+  // H100's), never more than the trace shows between two ops of a stream on those engines (the
+  // DtoH copy starts 2 µs after the kernel); a device-to-device copy, a memset or another kernel
+  // hands off to a kernel in about a microsecond, which stays unmodelled (0).
+  TraceBuilder b;
+  b.copyCall("cudaMemcpy_v3020", test::kNullStream, 0, 20, 5, 15, CopyKind::kHtoD);
+  b.launch(test::kNullStream, 25, 27, 35, 135);
+  b.call("cudaStreamSynchronize_v3020", 28, 135.5);
+  b.copyCall("cudaMemcpy_v3020", test::kNullStream, 136, 160, 137, 142, CopyKind::kDtoH);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  CHECK(view.streamHandoff(Engine::kH2D, Engine::kCompute) == TraceBuilder::ns(5));
+  CHECK(view.streamHandoff(Engine::kCompute, Engine::kD2H) == TraceBuilder::ns(2));
+  CHECK(view.streamHandoff(Engine::kD2H, Engine::kH2D) == TraceBuilder::ns(5));
+  CHECK(view.streamHandoff(Engine::kD2D, Engine::kCompute) == 0);
+  CHECK(view.streamHandoff(Engine::kCompute, Engine::kCompute) == 0);
+  CHECK(view.streamHandoff(Engine::kH2D, Engine::kH2D) == 0);
+}
+
 TEST_CASE("kernels of one graph launch hand off to each other with the graph's own delay") {
   // Stream 13: three queued kernels of 10 µs launched one by one, each starting 1.2 µs after the
   // one before it ends; stream 14 replays a graph of three kernel nodes, each starting 0.3 µs
@@ -376,8 +398,9 @@ TEST_CASE("a blocking call's op is released when the call began, after the op it
   // Thread 2's cudaMemcpy on the legacy stream began at 10 µs, before thread 1 launched a 500 µs
   // kernel there at 20, but the driver queued it behind the kernel: its copy ran 530-550. Ops of
   // one stream count as issued in the order they ran, so the recorded order holds (the copy
-  // follows the kernel: 24-524, then 524-544, 2 µs of startup less than recorded as the kernel
-  // started 1 µs after its launch returned).
+  // follows the kernel: 24-524, then 529-549, after the 5 µs between them that the trace shows
+  // and takes as their handoff, none being queued; the kernel started 1 µs after its launch
+  // returned).
   TraceBuilder b;
   b.copyCall("cudaMemcpy_v3020", test::kNullStream, 10, 555, 530, 550, CopyKind::kHtoD);
   b.trace().runtime_calls.back().tid = 2;
@@ -385,7 +408,7 @@ TEST_CASE("a blocking call's op is released when the call began, after the op it
   const Trace trace = b.build();
   const DeviceView view(trace, Scope{}, 0);
   const ScheduleModel model(view, buildHostTimeline(view));
-  CHECK(model.span({}) == TraceBuilder::ns(520));
+  CHECK(model.span({}) == TraceBuilder::ns(525));
   // The copy on a lane of its own (thread 2's own stream): released at its call's start plus the
   // 5 µs it took after the kernel ended (15 µs; nothing is released before the span's start, 25),
   // it runs beside the kernel: 500 µs. With its recorded start as release it could not move.

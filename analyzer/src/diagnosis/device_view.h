@@ -129,8 +129,10 @@ class DeviceView {
   // completion before the second may start: on an H100 about 1.2 µs kernel to kernel, 4-6 µs
   // between a copy and a kernel). Engines group as the schedule's (compute with communication,
   // device-to-device with other copies). A pair the trace never shows queued takes the median of
-  // the handoffs into `to` from other engines, else of all handoffs between engines; 0 when the
-  // trace shows none (same-engine pairs: 0). Built on first use: O(n log n).
+  // the handoffs into `to` from other engines, else of all handoffs between engines. A trace that
+  // shows none (a program whose host waited for every copy) still pays one between a copy over
+  // the host link and another engine: the H100's 5 µs; other pairs 0 (same-engine pairs: 0).
+  // Built on first use: O(n log n).
   Ns streamHandoff(Engine from, Engine to) const;
   // The handoff between two kernel nodes of one CUDA graph launch on a stream, when the second was
   // already waiting: the median time from a node's end to the next node's start over such pairs

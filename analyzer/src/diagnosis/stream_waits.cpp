@@ -195,13 +195,14 @@ void setReleaseLags(const DeviceView& view, std::vector<StreamWait>& waits) {
   const std::vector<std::vector<Ns>> samples = releaseSamples(view, waits);
   std::vector<Ns> all;
   for (const std::vector<Ns>& pair : samples) all.insert(all.end(), pair.begin(), pair.end());
-  const std::optional<Ns> any = all.empty() ? std::nullopt : std::optional<Ns>(medianOf(std::move(all)));
+  const bool any = !all.empty();  // a sample of some engine pair: their median for other pairs
+  const Ns any_lag = any ? medianOf(std::move(all)) : 0;
   for (StreamWait& wait : waits) {
     if (wait.waited_for.empty()) continue;
     const Engine from = engineOf(view.op(view.ops()[wait.waited_for.back()]));
     const Engine to = engineOf(view.op(view.ops()[wait.released]));
     const std::vector<Ns>& pair = samples[engineSlot(from) * kEngineSlots + engineSlot(to)];
-    wait.release_lag = !pair.empty() ? medianOf(pair) : any ? *any : view.streamHandoff(from, to);
+    wait.release_lag = !pair.empty() ? medianOf(pair) : any ? any_lag : view.streamHandoff(from, to);
   }
 }
 

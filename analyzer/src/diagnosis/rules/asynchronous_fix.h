@@ -9,13 +9,19 @@
 //     streams their ops run on: on the legacy stream the op waited for every blocking stream's
 //     earlier work and held back their later work; on a created stream it no longer does.
 //   - a call that waited for its op no longer waits and returns after an asynchronous call's
-//     time, except a DtoH copy's (the host copies data back to read it: it still waits, for its
-//     stream only); a stream synchronize waits for the last op launched before it on its stream,
-//     a moved op included.
+//     time, a DtoH copy's too where it lands in pinned memory: the host reads that data only
+//     where it synchronizes, which a trace does not show, and the what-if takes the next
+//     synchronize that orders the copy (cudaMemcpyAsync into pageable memory returns only once
+//     the copy is done: that call still waits, for its stream only); a stream synchronize waits
+//     for the last op launched before it on its stream, a moved op included, and a device
+//     synchronize for every moved op that is the last launched before it on its stream.
 //   - while the call waited on the legacy stream the driver held the context: other threads'
 //     calls that overlapped it and took longer than their kind alone get that time back, staged
-//     pageable copies included (legacy_threads.h); only ops whose fix takes them off the legacy
-//     stream release it.
+//     pageable copies included (legacy_threads.h). Ops whose fix takes them off the legacy stream
+//     release it, and so do those kept on it whose call returns at once (the host then waits in
+//     a synchronize, which other threads' calls do not queue behind), for other threads' calls
+//     to other streams: a call to the legacy stream keeps its wait behind a kept op, as the fixed
+//     schedule keeps the legacy stream's work in the order the trace submitted it.
 #pragma once
 
 #include "diagnosis/device_view.h"

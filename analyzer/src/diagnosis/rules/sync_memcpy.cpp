@@ -6,7 +6,8 @@
 // with the host (asynchronous_fix.h): the copy off the legacy stream no longer waits for every
 // blocking stream's earlier work nor holds back their later work (in the lab a thread's 4 KiB
 // cudaMemcpy behind two other threads' blocking streams: 16 ms of a 53 ms program); an HtoD
-// copy's call no longer waits; other threads' calls no longer wait behind it (in the lab 256
+// copy's call no longer waits, nor a DtoH copy's into pinned memory (the host waits for it at
+// its next synchronize); other threads' calls no longer wait behind it (in the lab 256
 // pageable copies of another thread took 120 us each instead of 8 beside the cudaMemcpy calls).
 // A run of small cudaMemcpy calls pays a host round trip per piece, which the
 // device idles through (in the lab, 6.5 ms of a 9.7 ms program). Without runtime data, or when
