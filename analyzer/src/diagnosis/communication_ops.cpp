@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "diagnosis/median.h"
+
 namespace cuoverlap::diagnosis {
 
 CommunicationOps::CommunicationOps(const DeviceView& view)
@@ -43,11 +45,6 @@ Ns coveredWithin(const std::vector<Interval>& disjoint, Ns start, Ns end) {
     covered += std::min(end, it->end) - std::max(start, it->start);
   }
   return covered;
-}
-
-Ns medianOf(std::vector<Ns> values) {
-  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
-  return values[values.size() / 2];
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "cuoverlap/metrics.h"
 #include "diagnosis/call_index.h"
 #include "diagnosis/host_state.h"
+#include "diagnosis/median.h"
 
 namespace cuoverlap::diagnosis {
 
@@ -192,13 +193,6 @@ std::vector<Ns> measureTurnaround(const DeviceView& view) {
     turnaround[e] = g[g.size() / 2];
   }
   return turnaround;
-}
-
-Ns medianOf(std::vector<Ns> values) {
-  if (values.empty()) return 0;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2),
-                   values.end());
-  return values[values.size() / 2];
 }
 
 bool isGraphNode(const GpuOp& op) {

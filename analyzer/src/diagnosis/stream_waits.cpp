@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "diagnosis/api_names.h"
+#include "diagnosis/median.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
@@ -181,13 +182,6 @@ std::vector<std::vector<Ns>> releaseSamples(const DeviceView& view, const std::v
     samples[from * kEngineSlots + engineSlot(engineOf(view.op(x)))].push_back(x.start - y.end);
   }
   return samples;
-}
-
-Ns medianOf(std::vector<Ns> values) {
-  if (values.empty()) return 0;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2),
-                   values.end());
-  return values[values.size() / 2];
 }
 
 // StreamWait::release_lag of every wait with a producer.

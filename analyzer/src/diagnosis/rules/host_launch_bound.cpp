@@ -41,6 +41,7 @@
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/host_time_given.h"
 #include "diagnosis/idle_gaps.h"
+#include "diagnosis/median.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/stream_waits.h"
 
@@ -67,19 +68,13 @@ constexpr Ns kGraphNodeHandoffNs = 415;
 constexpr double kMinSavingShare = 0.01;
 constexpr double kWarningSavingShare = 0.05;
 
-Ns median(std::vector<Ns> values) {
-  auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-  std::nth_element(values.begin(), middle, values.end());
-  return *middle;
-}
-
 Ns medianKernelDuration(const DeviceView& view) {
   std::vector<Ns> durations;
   for (const ScopedOp& scoped : view.ops()) {
     if (view.op(scoped).kind == OpKind::kKernel) durations.push_back(scoped.end - scoped.start);
   }
   if (durations.size() < kMinKernels) return kShortKernelNs;  // too few kernels: never short
-  return median(std::move(durations));
+  return medianOf(std::move(durations));
 }
 
 // A run of launches one host thread made in a row to one stream; per launch after the first, its
@@ -112,12 +107,12 @@ Ns graphNodeLaunchTime(const DeviceView& view) {
     }
   }
   if (graph_launch.empty() || kernel_launch.empty()) return kGraphNodeLaunchNs;
-  const Ns one_launch = median(std::move(kernel_launch));
+  const Ns one_launch = medianOf(std::move(kernel_launch));
   std::vector<Ns> per_node;
   for (const auto& [duration, count] : graph_launch) {
     per_node.push_back(std::max<Ns>(0, duration - one_launch) / (count - 1));
   }
-  return median(std::move(per_node));
+  return medianOf(std::move(per_node));
 }
 
 // The handoff between two kernel nodes of one graph: the trace's own, else the H100's.
@@ -160,8 +155,8 @@ void giveBackRun(const DeviceView& view, const LaunchRun& run, GraphWhatIf& what
   for (const std::size_t call : run.calls) {
     launch_time.push_back(view.call(call).end - view.call(call).start);
   }
-  const Ns typical_launch = median(launch_time);
-  const bool dispatched = median(run.own_code) > typical_launch;
+  const Ns typical_launch = medianOf(launch_time);
+  const bool dispatched = medianOf(run.own_code) > typical_launch;
   std::size_t graph_start = 0;
   std::vector<HostTimeGiven> given;  // the graph's in progress
   const auto endGraph = [&](std::size_t end) {
