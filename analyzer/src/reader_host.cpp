@@ -13,7 +13,7 @@ namespace {
 
 template <typename T>
 void reserveRows(const sqlite::Database& db, std::string_view table, std::vector<T>& vec) {
-  vec.reserve(vec.size() + static_cast<std::size_t>(sqlite::countRows(db, table)));
+  vec.reserve(vec.size() + static_cast<std::size_t>(sqlite::rowsAtMost(db, table)));
 }
 
 bool startsWith(std::string_view s, std::string_view prefix) {

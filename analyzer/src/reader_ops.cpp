@@ -180,7 +180,7 @@ void readOps(Context& ctx) {
   std::size_t rows = 0;
   for (const Table& table : tables) {
     if (!ctx.db.hasTable(table.name)) continue;
-    rows += static_cast<std::size_t>(sqlite::countRows(ctx.db, table.name));
+    rows += static_cast<std::size_t>(sqlite::rowsAtMost(ctx.db, table.name));
     present.push_back(&table);
   }
   // Below kParallelRows, reading takes a few ms: more connections (each parses the schema) and
@@ -192,7 +192,8 @@ void readOps(Context& ctx) {
     streams.push_back(std::make_unique<Stream>(ctx.db, table->query(ctx.db), table->decode, threaded));
   }
   for (auto& stream : streams) stream->begin();
-  ctx.trace.ops.reserve(rows);  // once: growing would briefly hold two copies
+  ctx.trace.ops.reserve(rows);  // once: growing would briefly hold two copies (unused capacity
+                                // where rows were deleted is never touched: no memory)
   progress::phase(fmt::format("reading {}: GPU ops", ctx.db.path()), rows);
   while (true) {
     if ((ctx.trace.ops.size() & kProgressRows) == 0) progress::done(ctx.trace.ops.size());

@@ -252,4 +252,21 @@ std::int64_t countRows(const Database& db, std::string_view table) {
   return stmt.step() ? stmt.int64(0) : 0;
 }
 
+std::int64_t rowsAtMost(const Database& db, std::string_view table) {
+  const std::string sql = fmt::format(
+      "SELECT (SELECT max(rowid) FROM \"{0}\") - (SELECT min(rowid) FROM \"{0}\") + 1, "
+      "(SELECT page_count FROM pragma_page_count()) * (SELECT page_size FROM pragma_page_size())",
+      table);
+  sqlite3_stmt* probe = nullptr;
+  const bool has_rowid = sqlite3_prepare_v2(db.handle(), sql.c_str(), -1, &probe, nullptr) == SQLITE_OK;
+  sqlite3_finalize(probe);
+  if (!has_rowid) return countRows(db, table);
+  Statement stmt(db, sql);
+  if (!stmt.step() || stmt.isNull(0)) return 0;  // no rows
+  const std::int64_t range = stmt.int64(0);
+  const std::int64_t file_bytes = stmt.int64(1);
+  if (range <= 0 || range > file_bytes / 8) return countRows(db, table);
+  return range;
+}
+
 }  // namespace cuoverlap::sqlite

@@ -119,5 +119,10 @@ class Statement {
 
 // SELECT COUNT(*) FROM table.
 std::int64_t countRows(const Database& db, std::string_view table);
+// At least the table's row count, for reserving: its rowid range (two lookups at the ends of the
+// rowid tree, where count(*) reads every page of the table: a tenth of reading 10^7 ops). Larger
+// than the count where rows were deleted; count(*) where the range is more rows than the file
+// could hold (8 bytes a row) or the table has no rowids.
+std::int64_t rowsAtMost(const Database& db, std::string_view table);
 
 }  // namespace cuoverlap::sqlite

@@ -7,7 +7,10 @@
 #include <fstream>
 #include <iterator>
 
+#include <sqlite3.h>
+
 #include "cuoverlap/reader.h"
+#include "sqlite_db.h"
 #include "synthetic_trace.h"
 
 using namespace cuoverlap;
@@ -263,4 +266,28 @@ TEST_CASE("unified memory in the nsys layout: faults, migrations kept out of the
 TEST_CASE("unified memory: a trace without the tables reads none", "[reader]") {
   Trace trace = readTrace(shared("gpu4_report1.sqlite"));
   CHECK(trace.unified_memory.empty());
+}
+
+TEST_CASE("rowsAtMost: the rowid range where it can hold the rows, else count(*)", "[reader]") {
+  const std::string path = cuoverlap::testing::tempTracePath("reader_rows_at_most.sqlite");
+  {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    const char* sql =
+        "CREATE TABLE dense (x INTEGER);"
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000) "
+        "INSERT INTO dense SELECT i FROM n;"
+        "CREATE TABLE holes AS SELECT x FROM dense; DELETE FROM holes WHERE x % 2 = 0;"
+        "CREATE TABLE far (x INTEGER); INSERT INTO far (rowid, x) VALUES (1, 1), (4611686018427387904, 2);"
+        "CREATE TABLE keyed (k INTEGER PRIMARY KEY, x) WITHOUT ROWID; INSERT INTO keyed VALUES (5, 1), (9, 2);"
+        "CREATE TABLE empty (x INTEGER);";
+    REQUIRE(sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  }
+  const sqlite::Database db(path);
+  CHECK(sqlite::rowsAtMost(db, "dense") == 1000);
+  CHECK(sqlite::rowsAtMost(db, "holes") == 999);  // rowids 1..999 left: at least the 500 rows
+  CHECK(sqlite::rowsAtMost(db, "far") == 2);      // a range no file this size could hold
+  CHECK(sqlite::rowsAtMost(db, "keyed") == 2);    // no rowids
+  CHECK(sqlite::rowsAtMost(db, "empty") == 0);
 }
