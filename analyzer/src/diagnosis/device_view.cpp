@@ -167,6 +167,8 @@ class SortedEnds {
 
 std::vector<Ns> measureTurnaround(const DeviceView& view) {
   constexpr std::size_t kEngineValues = static_cast<std::size_t>(Engine::kComm) + 1;
+  // Without launch calls no op has a known ready time, so no gap is measured.
+  if (view.trace().runtime_calls.empty()) return std::vector<Ns>(kEngineValues, 0);
   const auto& ops = view.ops();
   SortedEnds ends(view);
   const auto endsWithin = [&](Ns from, Ns to) { return ends.count(from, to, false); };  // in (from, to)

@@ -7,6 +7,7 @@
 namespace cuoverlap::diagnosis {
 
 ThreadLaunches::ThreadLaunches(const DeviceView& view) {
+  if (view.trace().runtime_calls.empty()) return;  // no op has a launch call: nothing to index
   std::map<std::uint64_t, std::vector<std::pair<Ns, std::size_t>>> launches;  // pid << 32 | tid
   std::size_t position = 0;
   for (const ScopedOp& scoped : view.ops()) {
