@@ -280,7 +280,30 @@ std::vector<Ns> measureHandoff(const DeviceView& view) {
   return handoff;
 }
 
+// Per engine slot: launchLatency's median (0 without a sample).
+std::vector<Ns> measureLaunchLatency(const DeviceView& view) {
+  std::vector<std::vector<Ns>> delays(kEngineSlots);
+  const auto& ops = view.ops();
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    const ScopedOp scoped = ops[pos];
+    const auto launch = view.launchCall(view.op(scoped));
+    if (!launch) continue;
+    const Ns returned = view.call(*launch).end;
+    if (returned > scoped.start || returned < view.spanStart()) continue;
+    if (view.idleWithin(returned, scoped.start) != scoped.start - returned) continue;  // something ran
+    delays[engineSlot(engineOf(view.op(scoped)))].push_back(scoped.start - returned);
+  }
+  std::vector<Ns> latency(kEngineSlots, 0);
+  for (std::size_t slot = 0; slot < kEngineSlots; ++slot) latency[slot] = medianOf(std::move(delays[slot]));
+  return latency;
+}
+
 }  // namespace
+
+Ns DeviceView::launchLatency(Engine engine) const {
+  if (!launch_latency_) launch_latency_ = std::make_shared<const std::vector<Ns>>(measureLaunchLatency(*this));
+  return (*launch_latency_)[engineSlot(engine)];
+}
 
 Ns DeviceView::streamHandoff(Engine from, Engine to) const {
   if (!handoff_) handoff_ = std::make_shared<const std::vector<Ns>>(measureHandoff(*this));

@@ -141,6 +141,14 @@ class DeviceView {
   // 1.0-1.2 µs). 0 when the trace replays no graph. Built with streamHandoff's.
   Ns graphNodeHandoff() const;
 
+  // How long after its launch call returns an op on `engine` starts when nothing holds it: the
+  // median of start - call end over the ops whose call returned before they started onto an idle
+  // device (no op of the view running from the call's end to the op's start), so that the delay
+  // is the submission's own (on an H100 about 5-9 µs for a kernel). An op the device holds
+  // behind others never shows it, and the schedule lets such an op start at its hand-off. 0 when
+  // the trace shows no such op on that engine (or has no launch calls). Built on first use: O(n).
+  Ns launchLatency(Engine engine) const;
+
   // Synchronization records of the view's processes inside the host range, in Trace::syncs order.
   const std::vector<const SyncEvent*>& syncs() const { return syncs_; }
 
@@ -188,6 +196,7 @@ class DeviceView {
   mutable std::shared_ptr<const std::vector<Ns>> turnaround_;  // per Engine value
   // per engine group pair (from, to), then the graph node handoff
   mutable std::shared_ptr<const std::vector<Ns>> handoff_;
+  mutable std::shared_ptr<const std::vector<Ns>> launch_latency_;  // per engine slot
   // Per position of ops(); 0 for a stream's first op. Empty without launch calls (readyTime
   // needs one, so nothing would read it).
   std::vector<Ns> previous_on_stream_end_;
