@@ -228,6 +228,31 @@ TEST_CASE("a stream hands off between engines with the delay the trace shows for
   CHECK(model.span({}, earlier) == TraceBuilder::ns(335.2));
 }
 
+TEST_CASE("a DtoH copy never seen queued before a kernel hands off over the host link") {
+  // One stream: a kernel queued behind an HtoD copy starts 2 µs after it (HtoD -> kernel
+  // measured); after a synchronize, a DtoH copy and a kernel the host issued only after it ended
+  // (15 µs apart): no kernel was ever queued behind a DtoH copy. That handoff is the host link's
+  // 5 µs, not the HtoD copy's 2 µs into kernels; a pair out of the kernel still takes the
+  // measured median. A what-if that gives the last launch 20 µs back queues it behind the DtoH
+  // copy: it starts 5 µs after the copy ends (span 238 -> 228 µs, not 225).
+  TraceBuilder b;
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 0, 2, 2, 12, CopyKind::kHtoD);
+  b.launch(13, 2, 3, 14, 114);
+  b.call("cudaStreamSynchronize_v3020", 4, 114.5);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 115, 116, 120, 125, CopyKind::kDtoH);
+  b.launch(13, 126, 127, 140, 240);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  CHECK(view.streamHandoff(Engine::kH2D, Engine::kCompute) == TraceBuilder::ns(2));
+  CHECK(view.streamHandoff(Engine::kD2H, Engine::kCompute) == TraceBuilder::ns(5));
+  CHECK(view.streamHandoff(Engine::kCompute, Engine::kD2H) == TraceBuilder::ns(2));
+  const ScheduleModel model(view);
+  CHECK(model.span({}) == TraceBuilder::ns(238));
+  std::vector<Ns> earlier(view.ops().size(), 0);
+  earlier[at(view, 140)] = TraceBuilder::ns(20);
+  CHECK(model.span({}, earlier) == TraceBuilder::ns(228));
+}
+
 TEST_CASE("a trace that shows no queued handoff still pays one between a host copy and a kernel") {
   // The host waits for every op (a cudaMemcpy, then a kernel it synchronizes): no stream ever has
   // an op queued behind another, so the trace measures no handoff. A what-if that queues the

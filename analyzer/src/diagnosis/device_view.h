@@ -129,9 +129,14 @@ class DeviceView {
   // completion before the second may start: on an H100 about 1.2 µs kernel to kernel, 4-6 µs
   // between a copy and a kernel). Engines group as the schedule's (compute with communication,
   // device-to-device with other copies). A pair the trace never shows queued takes the median of
-  // the handoffs into `to` from other engines, else of all handoffs between engines. A trace that
-  // shows none (a program whose host waited for every copy) still pays one between a copy over
-  // the host link and another engine: the H100's 5 µs; other pairs 0 (same-engine pairs: 0).
+  // the handoffs into `to` from other engines, else of all handoffs between engines; but out of a
+  // copy over the host link (HtoD, DtoH), whose end the device signals over that link, another
+  // engine's handoff into `to` says nothing: such a pair takes the H100's 5 µs, never more than
+  // the trace shows between two ops of a stream on those engines (the lab corpus: DtoH to kernel
+  // 7.9 µs where measured, against the 3.3-3.5 µs HtoD to kernel of traces that never queue one).
+  // A trace that shows none (a program whose host waited for every copy) still pays one between
+  // a copy over the host link and another engine: the H100's 5 µs; other pairs 0 (same-engine
+  // pairs: 0).
   // Built on first use: O(n log n).
   Ns streamHandoff(Engine from, Engine to) const;
   // The handoff between two kernel nodes of one CUDA graph launch on a stream, when the second was
