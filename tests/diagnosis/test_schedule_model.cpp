@@ -228,6 +228,31 @@ TEST_CASE("a stream hands off between engines with the delay the trace shows for
   CHECK(model.span({}, earlier) == TraceBuilder::ns(335.2));
 }
 
+TEST_CASE("a DtoH copy never seen queued before a kernel hands off over the host link") {
+  // One stream: a kernel queued behind an HtoD copy starts 2 µs after it (HtoD -> kernel
+  // measured); after a synchronize, a DtoH copy and a kernel the host issued only after it ended
+  // (15 µs apart): no kernel was ever queued behind a DtoH copy. That handoff is the host link's
+  // 5 µs, not the HtoD copy's 2 µs into kernels; a pair out of the kernel still takes the
+  // measured median. A what-if that gives the last launch 20 µs back queues it behind the DtoH
+  // copy: it starts 5 µs after the copy ends (span 238 -> 228 µs, not 225).
+  TraceBuilder b;
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 0, 2, 2, 12, CopyKind::kHtoD);
+  b.launch(13, 2, 3, 14, 114);
+  b.call("cudaStreamSynchronize_v3020", 4, 114.5);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 115, 116, 120, 125, CopyKind::kDtoH);
+  b.launch(13, 126, 127, 140, 240);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  CHECK(view.streamHandoff(Engine::kH2D, Engine::kCompute) == TraceBuilder::ns(2));
+  CHECK(view.streamHandoff(Engine::kD2H, Engine::kCompute) == TraceBuilder::ns(5));
+  CHECK(view.streamHandoff(Engine::kCompute, Engine::kD2H) == TraceBuilder::ns(2));
+  const ScheduleModel model(view);
+  CHECK(model.span({}) == TraceBuilder::ns(238));
+  std::vector<Ns> earlier(view.ops().size(), 0);
+  earlier[at(view, 140)] = TraceBuilder::ns(20);
+  CHECK(model.span({}, earlier) == TraceBuilder::ns(228));
+}
+
 TEST_CASE("a trace that shows no queued handoff still pays one between a host copy and a kernel") {
   // The host waits for every op (a cudaMemcpy, then a kernel it synchronizes): no stream ever has
   // an op queued behind another, so the trace measures no handoff. A what-if that queues the
@@ -293,15 +318,15 @@ TEST_CASE("with the host modelled, a faster kernel lets a synchronizing loop run
   const HostTimeline host = buildHostTimeline(view);
   REQUIRE(host.barriers.size() == 3);
   const ScheduleModel model(view, host);
-  // 418 µs: the recorded 420 less the 1 µs each later kernel started after its launch returned.
-  CHECK(model.span({}) == TraceBuilder::ns(418));
+  // The recorded 420 µs: each kernel starts the trace's 1 µs launch latency after its call.
+  CHECK(model.span({}) == TraceBuilder::ns(420));
   // Kernels of 40 µs instead of 100: each synchronize returns 60 µs sooner, and so does every
   // later launch: 3 x 60 µs. Without the host modelled the launches stay where they were and only
   // the last kernel's 60 µs come off.
   std::vector<FasterOp> faster;
   for (std::size_t p = 0; p < view.ops().size(); ++p) faster.push_back({p, TraceBuilder::ns(40)});
-  CHECK(model.span({}, {}, faster) == TraceBuilder::ns(418 - 3 * 60));
-  CHECK(ScheduleModel(view).span({}, {}, faster) == TraceBuilder::ns(359));
+  CHECK(model.span({}, {}, faster) == TraceBuilder::ns(420 - 3 * 60));
+  CHECK(ScheduleModel(view).span({}, {}, faster) == TraceBuilder::ns(360));
 }
 
 TEST_CASE("a synchronize that no longer waits lets the host launch the next step sooner") {
@@ -357,6 +382,69 @@ TEST_CASE("a synchronize waited for its own thread's work even when the device c
   std::vector<FasterOp> faster;
   for (std::size_t p = 0; p < view.ops().size(); ++p) faster.push_back({p, TraceBuilder::ns(40)});
   CHECK(model.span({}) - model.span({}, {}, faster) == TraceBuilder::ns(3 * 60));
+}
+
+TEST_CASE("a kernel launched onto an idle device starts the trace's launch latency after its call") {
+  // Each step launches a 100 µs kernel (call 0-2 µs) that starts 6 µs after its call returned on
+  // an idle device, and synchronizes (returning 1 µs after the kernel ended); the next step begins
+  // 200 µs later. Recorded span: 8 to 508 µs.
+  TraceBuilder b;
+  for (int i = 0; i < 3; ++i) {
+    const double t = 200.0 * i;
+    b.launch(13, t, t + 2, t + 8, t + 108);
+    b.call("cudaDeviceSynchronize_v3020", t + 3, t + 109);
+  }
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  CHECK(view.launchLatency(Engine::kCompute) == TraceBuilder::ns(6));
+  CHECK(view.launchLatency(Engine::kH2D) == 0);  // no copy: nothing measured
+  const HostTimeline host = buildHostTimeline(view);
+  const ScheduleModel model(view, host);
+  // The schedule of the recorded constraints is the trace's (without the latency: 12 µs short,
+  // the two later kernels each starting at their call's return).
+  CHECK(model.span({}) == TraceBuilder::ns(500));
+  // Without the synchronizes the host launches ahead and each later kernel queues behind the one
+  // before: it starts at the hand-off (0: the trace shows no queued pair), the latency hidden.
+  std::vector<CallChange> removed;
+  for (const auto& barrier : host.barriers) removed.push_back({barrier.call, false, 0});
+  CHECK(model.span({}, {}, {}, removed) == TraceBuilder::ns(300));
+}
+
+TEST_CASE("an op queued behind its stream's previous op starts at the hand-off, not after the latency") {
+  // X: a 3 µs kernel of another stream starting the span. A: call 20-22 µs, starts 28 on the idle
+  // device (6 µs latency), 100 µs. B: launched at 30-32 µs while A runs, starts 2 µs after A
+  // ends: the trace's kernel-to-kernel hand-off. B does not count toward the latency (the device
+  // was busy before it started), nor X (its call returned before the span began).
+  TraceBuilder b;
+  b.launch(14, 0, 1, 2, 5);
+  b.launch(13, 20, 22, 28, 128);
+  b.launch(13, 30, 32, 130, 230);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  CHECK(view.launchLatency(Engine::kCompute) == TraceBuilder::ns(6));
+  CHECK(view.streamHandoff(Engine::kCompute, Engine::kCompute) == TraceBuilder::ns(2));
+  const ScheduleModel model(view);
+  CHECK(model.span({}) == TraceBuilder::ns(228));
+  // A 5 µs long: B is no longer queued when its call returns, and starts the latency after it
+  // (38 µs), not at A's end plus the hand-off (35 µs).
+  CHECK(model.span({}, {}, {{at(view, 28), TraceBuilder::ns(5)}}) == TraceBuilder::ns(136));
+}
+
+TEST_CASE("the host's launches follow a synchronize that returned before its kernel's recorded end by their recorded time after that end") {
+  // The device's timestamps 3 µs ahead of the host's (as in the test above): each synchronize is
+  // recorded returning 1 µs before its kernel ends. The schedule returns it as the kernel ends; the
+  // next step's launch follows by its recorded time after that end, so the recorded constraints
+  // give back the recorded span instead of one that grows 1 µs a step.
+  TraceBuilder b;
+  for (int i = 0; i < 4; ++i) {
+    const double t = 160.0 * i;
+    b.launch(13, t, t + 2, t + 6, t + 106);
+    b.call("cudaDeviceSynchronize_v3020", t + 4, t + 105);
+  }
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const ScheduleModel model(view, buildHostTimeline(view));
+  CHECK(model.span({}) == view.spanLength());
 }
 
 TEST_CASE("a synchronize is no proof of waiting for work another thread launched") {

@@ -203,8 +203,9 @@ bool isGraphNode(const GpuOp& op) {
 
 // The handoff between engine slots `from` and `to` (different) where the trace knows when its ops
 // were ready (their launch calls) but shows no stream's op queued behind another's on a different
-// engine (a program whose host waited for every copy): a copy over the host link (HtoD, DtoH) and
-// an op on another engine still signal each other through the device, about 5 µs on an H100 (the
+// engine (a program whose host waited for every copy), or none queued behind a host-link copy on
+// that pair (a DtoH copy the host always synchronized on): a copy over the host link (HtoD, DtoH)
+// and an op on another engine still signal each other through the device, about 5 µs on an H100 (the
 // lab corpus' medians: HtoD to kernel 5.3 µs, kernel to DtoH 5.0, kernel to HtoD 3.9, DtoH to
 // HtoD 5.4), never more than the trace shows between two consecutive ops of a stream on those
 // engines; other pairs (a device-to-device copy or a memset and a kernel: 1.4 µs) stay 0, as
@@ -272,9 +273,13 @@ std::vector<Ns> measureHandoff(const DeviceView& view) {
     const Ns any_into = into.empty() ? any_between : medianOf(std::move(into));
     for (std::size_t from = 0; from < kEngineSlots; ++from) {
       const std::size_t at = from * kEngineSlots + to;
-      const Ns unmeasured = !between.empty() ? any_into
-                            : timed          ? std::min(unmeasuredHandoff(from, to), shortest[at])
-                                             : 0;
+      // Out of a host-link copy the device signals the copy's end over that link: another
+      // engine's handoff into `to` (an HtoD copy's, a kernel's) does not measure it.
+      const bool out_of_host_link =
+          from == engineSlot(Engine::kH2D) || from == engineSlot(Engine::kD2H);
+      const Ns unmeasured = !between.empty() && !out_of_host_link ? any_into
+                            : timed ? std::min(unmeasuredHandoff(from, to), shortest[at])
+                                    : 0;
       handoff[at] = !gaps[at].empty() ? medianOf(gaps[at]) : (from == to ? 0 : unmeasured);
     }
   }
@@ -282,7 +287,30 @@ std::vector<Ns> measureHandoff(const DeviceView& view) {
   return handoff;
 }
 
+// Per engine slot: launchLatency's median (0 without a sample).
+std::vector<Ns> measureLaunchLatency(const DeviceView& view) {
+  std::vector<std::vector<Ns>> delays(kEngineSlots);
+  const auto& ops = view.ops();
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    const ScopedOp scoped = ops[pos];
+    const auto launch = view.launchCall(view.op(scoped));
+    if (!launch) continue;
+    const Ns returned = view.call(*launch).end;
+    if (returned > scoped.start || returned < view.spanStart()) continue;
+    if (view.idleWithin(returned, scoped.start) != scoped.start - returned) continue;  // something ran
+    delays[engineSlot(engineOf(view.op(scoped)))].push_back(scoped.start - returned);
+  }
+  std::vector<Ns> latency(kEngineSlots, 0);
+  for (std::size_t slot = 0; slot < kEngineSlots; ++slot) latency[slot] = medianOf(std::move(delays[slot]));
+  return latency;
+}
+
 }  // namespace
+
+Ns DeviceView::launchLatency(Engine engine) const {
+  if (!launch_latency_) launch_latency_ = std::make_shared<const std::vector<Ns>>(measureLaunchLatency(*this));
+  return (*launch_latency_)[engineSlot(engine)];
+}
 
 Ns DeviceView::streamHandoff(Engine from, Engine to) const {
   if (!handoff_) handoff_ = std::make_shared<const std::vector<Ns>>(measureHandoff(*this));

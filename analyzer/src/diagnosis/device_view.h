@@ -129,9 +129,14 @@ class DeviceView {
   // completion before the second may start: on an H100 about 1.2 µs kernel to kernel, 4-6 µs
   // between a copy and a kernel). Engines group as the schedule's (compute with communication,
   // device-to-device with other copies). A pair the trace never shows queued takes the median of
-  // the handoffs into `to` from other engines, else of all handoffs between engines. A trace that
-  // shows none (a program whose host waited for every copy) still pays one between a copy over
-  // the host link and another engine: the H100's 5 µs; other pairs 0 (same-engine pairs: 0).
+  // the handoffs into `to` from other engines, else of all handoffs between engines; but out of a
+  // copy over the host link (HtoD, DtoH), whose end the device signals over that link, another
+  // engine's handoff into `to` says nothing: such a pair takes the H100's 5 µs, never more than
+  // the trace shows between two ops of a stream on those engines (the lab corpus: DtoH to kernel
+  // 7.9 µs where measured, against the 3.3-3.5 µs HtoD to kernel of traces that never queue one).
+  // A trace that shows none (a program whose host waited for every copy) still pays one between
+  // a copy over the host link and another engine: the H100's 5 µs; other pairs 0 (same-engine
+  // pairs: 0).
   // Built on first use: O(n log n).
   Ns streamHandoff(Engine from, Engine to) const;
   // The handoff between two kernel nodes of one CUDA graph launch on a stream, when the second was
@@ -140,6 +145,14 @@ class DeviceView {
   // after each other than stream-launched kernels: on an H100 about 0.4 µs against the stream's
   // 1.0-1.2 µs). 0 when the trace replays no graph. Built with streamHandoff's.
   Ns graphNodeHandoff() const;
+
+  // How long after its launch call returns an op on `engine` starts when nothing holds it: the
+  // median of start - call end over the ops whose call returned before they started onto an idle
+  // device (no op of the view running from the call's end to the op's start), so that the delay
+  // is the submission's own (on an H100 about 5-9 µs for a kernel). An op the device holds
+  // behind others never shows it, and the schedule lets such an op start at its hand-off. 0 when
+  // the trace shows no such op on that engine (or has no launch calls). Built on first use: O(n).
+  Ns launchLatency(Engine engine) const;
 
   // Synchronization records of the view's processes inside the host range, in Trace::syncs order.
   const std::vector<const SyncEvent*>& syncs() const { return syncs_; }
@@ -188,6 +201,7 @@ class DeviceView {
   mutable std::shared_ptr<const std::vector<Ns>> turnaround_;  // per Engine value
   // per engine group pair (from, to), then the graph node handoff
   mutable std::shared_ptr<const std::vector<Ns>> handoff_;
+  mutable std::shared_ptr<const std::vector<Ns>> launch_latency_;  // per engine slot
   // Per position of ops(); 0 for a stream's first op. Empty without launch calls (readyTime
   // needs one, so nothing would read it).
   std::vector<Ns> previous_on_stream_end_;

@@ -476,7 +476,7 @@ ScheduleModel::ScheduleModel(const DeviceView& view)
     const auto launch = view.launchCall(op);
     if (launch) {
       const RuntimeCall& call = view.call(*launch);
-      release = std::min(call.end, scoped.start);
+      release = std::min(call.end + view.launchLatency(engineOf(op)), scoped.start);
       if (call.end > scoped.start) blocked_call_start_.emplace_back(pos, call.start);
       issue = call.start;
     }
@@ -559,7 +559,7 @@ ScheduleModel::ScheduleModel(const DeviceView& view, const HostTimeline& host,
                              const std::vector<OrderEdge>& recorded)
     : ScheduleModel(view) {
   if (!recorded.empty()) releaseBlocked(view, recorded);
-  if (!host.empty()) addHost(host);
+  if (!host.empty()) addHost(view, host);
 }
 
 // An op whose launch call blocked until it ran was released when the call began, plus the
@@ -588,14 +588,28 @@ void ScheduleModel::releaseBlocked(const DeviceView& view, const std::vector<Ord
   }
 }
 
-void ScheduleModel::addHost(const HostTimeline& host) {
+// A barrier's return as the schedule computes it from the recorded ops: the later of its start
+// and the end of the ops it waited for, plus its own time. That is its recorded return, except
+// for a synchronize the trace's clocks show returning before those ops ended (returned_at_w: the
+// host's and the device's clocks disagree by a few µs), which the schedule returns as they end.
+// The thread's later calls and launches follow it by their recorded time after that return, so
+// that the clocks' disagreement is not added once per step.
+void ScheduleModel::addHost(const DeviceView& view, const HostTimeline& host) {
+  const auto& ops = view.ops();
+  std::vector<Ns> returned(host.barriers.size());
+  for (std::size_t b = 0; b < host.barriers.size(); ++b) {
+    const HostBarrier& barrier = host.barriers[b];
+    Ns waited = barrier.start;
+    for (std::size_t p : barrier.waited_for) waited = std::max(waited, ops[p].end);
+    returned[b] = std::max(barrier.end, waited + barrier.own);
+  }
   barriers_.reserve(host.barriers.size());
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
     const HostBarrier& barrier = host.barriers[b];
     Barrier node{barrier.call, barrier.start, barrier.own, barrier.previous, 0};
     if (barrier.previous >= 0) {
-      node.after_previous = std::max<Ns>(
-          0, barrier.start - host.barriers[static_cast<std::size_t>(barrier.previous)].end);
+      node.after_previous =
+          std::max<Ns>(0, barrier.start - returned[static_cast<std::size_t>(barrier.previous)]);
     }
     barriers_.push_back(node);
     for (std::size_t p : barrier.waited_for) barrier_waits_.push_back({p, b});
@@ -604,8 +618,7 @@ void ScheduleModel::addHost(const HostTimeline& host) {
   op_lag_.assign(size(), 0);
   for (std::size_t p = 0; p < size(); ++p) {
     if (op_barrier_[p] < 0) continue;
-    const HostBarrier& barrier = host.barriers[static_cast<std::size_t>(op_barrier_[p])];
-    op_lag_[p] = std::max<Ns>(0, release_[p] - barrier.end);
+    op_lag_[p] = std::max<Ns>(0, release_[p] - returned[static_cast<std::size_t>(op_barrier_[p])]);
   }
 }
 

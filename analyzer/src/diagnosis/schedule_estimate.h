@@ -6,7 +6,10 @@
 //
 // The model (docs/findings.md, "How serialization costs are estimated") is an event-driven
 // simulation of the device's queues. An op becomes ready when
-//   - it was released: its launch call returned (minus any host time the what-if gives back). An
+//   - it was released: its launch call returned, plus the launch latency the trace shows for its
+//     engine (DeviceView::launchLatency: an op launched onto an idle device starts some µs after
+//     its call returns; never later than it started), minus any host time the what-if gives back
+//     (an op queued behind its stream's previous one starts at the hand-off below instead). An
 //     op that started before its call returned (a synchronous or pageable copy, a launch that
 //     waited in the driver) was released when the call began, plus the startup it took after its
 //     recorded constraints ended (its stream's previous op, the edges the trace ran under): the
@@ -148,7 +151,7 @@ class ScheduleModel {
  private:
   friend class ScheduleRun;
 
-  void addHost(const HostTimeline& host);
+  void addHost(const DeviceView& view, const HostTimeline& host);
   void releaseBlocked(const DeviceView& view, const std::vector<OrderEdge>& recorded);
 
   bool drain_tails_ = false;
