@@ -141,37 +141,12 @@ const HostState& DeviceView::hostState() const {
 
 namespace {
 
-// The view's op ends, sorted on the first question: a trace without launch calls asks none, and
-// sorting 10^7 ends is most of a large trace's turnaround and hand-off measurement.
-class SortedEnds {
- public:
-  explicit SortedEnds(const DeviceView& view) : view_(view) {}
-
-  // How many ops end after `from` and before `to` (at `to` too where `through`).
-  std::ptrdiff_t count(Ns from, Ns to, bool through) {
-    if (!sorted_) {
-      for (const ScopedOp& op : view_.ops()) ends_.push_back(op.end);
-      std::sort(ends_.begin(), ends_.end());
-      sorted_ = true;
-    }
-    const auto last = through ? std::upper_bound(ends_.begin(), ends_.end(), to)
-                              : std::lower_bound(ends_.begin(), ends_.end(), to);
-    return last - std::upper_bound(ends_.begin(), ends_.end(), from);
-  }
-
- private:
-  const DeviceView& view_;
-  std::vector<Ns> ends_;
-  bool sorted_ = false;
-};
-
 std::vector<Ns> measureTurnaround(const DeviceView& view) {
   constexpr std::size_t kEngineValues = static_cast<std::size_t>(Engine::kComm) + 1;
   // Without launch calls no op has a known ready time, so no gap is measured.
   if (view.trace().runtime_calls.empty()) return std::vector<Ns>(kEngineValues, 0);
   const auto& ops = view.ops();
-  SortedEnds ends(view);
-  const auto endsWithin = [&](Ns from, Ns to) { return ends.count(from, to, false); };  // in (from, to)
+  const auto endsWithin = [&](Ns from, Ns to) { return view.opsEndingIn(from, to, false); };
   std::vector<std::vector<Ns>> gaps(kEngineValues);
   std::vector<std::int64_t> last(kEngineValues, -1);
   for (std::size_t pos = 0; pos < ops.size(); ++pos) {
@@ -224,9 +199,8 @@ Ns unmeasuredHandoff(std::size_t from, std::size_t to) {
 // toward both: a trace that replays graphs hands off between its kernels that fast.
 std::vector<Ns> measureHandoff(const DeviceView& view) {
   const auto& ops = view.ops();
-  SortedEnds ends(view);
   // Ops ending in (from, to]: one ending right when the next op starts may have released it.
-  const auto endsWithin = [&](Ns from, Ns to) { return ends.count(from, to, true); };
+  const auto endsWithin = [&](Ns from, Ns to) { return view.opsEndingIn(from, to, true); };
   std::vector<std::vector<Ns>> gaps(kEngineSlots * kEngineSlots);
   std::vector<Ns> node_gaps;  // kernel node to kernel node of one graph launch
   std::unordered_map<std::uint64_t, std::size_t> last_on_stream;
@@ -306,6 +280,20 @@ std::vector<Ns> measureLaunchLatency(const DeviceView& view) {
 }
 
 }  // namespace
+
+std::ptrdiff_t DeviceView::opsEndingIn(Ns from, Ns to, bool through) const {
+  if (!sorted_ends_) {
+    std::vector<Ns> ends;
+    ends.reserve(ops().size());
+    for (const ScopedOp& op : ops()) ends.push_back(op.end);
+    std::sort(ends.begin(), ends.end());
+    sorted_ends_ = std::make_shared<const std::vector<Ns>>(std::move(ends));
+  }
+  const std::vector<Ns>& ends = *sorted_ends_;
+  const auto last = through ? std::upper_bound(ends.begin(), ends.end(), to)
+                            : std::lower_bound(ends.begin(), ends.end(), to);
+  return last - std::upper_bound(ends.begin(), ends.end(), from);
+}
 
 Ns DeviceView::launchLatency(Engine engine) const {
   if (!launch_latency_) launch_latency_ = std::make_shared<const std::vector<Ns>>(measureLaunchLatency(*this));

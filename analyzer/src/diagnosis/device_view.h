@@ -154,6 +154,12 @@ class DeviceView {
   // the trace shows no such op on that engine (or has no launch calls). Built on first use: O(n).
   Ns launchLatency(Engine engine) const;
 
+  // How many of the view's ops end after `from` and before `to` (at `to` too where `through`):
+  // whether another op's end may have released an op instead. The sorted ends are built on the
+  // first question (a trace without launch calls or waits asks none) and kept: O(n log n) once,
+  // then O(log n).
+  std::ptrdiff_t opsEndingIn(Ns from, Ns to, bool through) const;
+
   // Synchronization records of the view's processes inside the host range, in Trace::syncs order.
   const std::vector<const SyncEvent*>& syncs() const { return syncs_; }
 
@@ -202,6 +208,7 @@ class DeviceView {
   // per engine group pair (from, to), then the graph node handoff
   mutable std::shared_ptr<const std::vector<Ns>> handoff_;
   mutable std::shared_ptr<const std::vector<Ns>> launch_latency_;  // per engine slot
+  mutable std::shared_ptr<const std::vector<Ns>> sorted_ends_;     // opsEndingIn's
   // Per position of ops(); 0 for a stream's first op. Empty without launch calls (readyTime
   // needs one, so nothing would read it).
   std::vector<Ns> previous_on_stream_end_;

@@ -165,19 +165,12 @@ namespace {
 // slot pair, row-major.
 std::vector<std::vector<Ns>> releaseSamples(const DeviceView& view, const std::vector<StreamWait>& waits) {
   const auto& ops = view.ops();
-  std::vector<Ns> ends;
-  ends.reserve(ops.size());
-  for (const ScopedOp& op : ops) ends.push_back(op.end);
-  std::sort(ends.begin(), ends.end());
-  const auto endsWithin = [&](Ns from, Ns to) {
-    return std::upper_bound(ends.begin(), ends.end(), to) - std::upper_bound(ends.begin(), ends.end(), from);
-  };
   std::vector<std::vector<Ns>> samples(kEngineSlots * kEngineSlots);
   for (const StreamWait& wait : waits) {
     if (wait.waited_for.size() != 1 || !wait.ready) continue;
     const ScopedOp y = ops[wait.waited_for.front()];
     const ScopedOp x = ops[wait.released];
-    if (*wait.ready > y.end || x.start < y.end || endsWithin(y.end, x.start) != 0) continue;
+    if (*wait.ready > y.end || x.start < y.end || view.opsEndingIn(y.end, x.start, true) != 0) continue;
     const std::size_t from = engineSlot(engineOf(view.op(y)));
     samples[from * kEngineSlots + engineSlot(engineOf(view.op(x)))].push_back(x.start - y.end);
   }

@@ -182,10 +182,11 @@ std::vector<Entry> releasedCalls(const std::vector<std::size_t>& legacy_calls,
 // behind those kept there too. A call to the legacy stream keeps its wait behind a kept copy: the
 // fixed schedule orders the legacy stream's work (and its barriers) as the trace submitted it, so
 // that time given back would run its thread ahead of the work its ops still follow.
-std::vector<HostTimeGiven> timeGivenBack(const DeviceView& view, const ReleasedCopies& released) {
+std::vector<HostTimeGiven> timeGivenBack(const DeviceView& view, const ReleasedCopies& released,
+                                         const std::vector<std::size_t>& legacy_calls) {
   std::vector<HostTimeGiven> behind_leaving = contendedTime(view, released.leaving);
   if (released.kept.empty()) return behind_leaving;
-  return releasedCalls(legacyLaunchCalls(view), contendedTime(view, released.all()), behind_leaving);
+  return releasedCalls(legacy_calls, contendedTime(view, released.all()), behind_leaving);
 }
 
 // The blocking calls the fix changes: a call that waited for its op and returns at once in the
@@ -194,7 +195,8 @@ std::vector<HostTimeGiven> timeGivenBack(const DeviceView& view, const ReleasedC
 // (legacy_threads.h), those to the legacy stream only where that copy leaves it (timeGivenBack).
 std::vector<CallChange> changedCalls(const DeviceView& view, const HostTimeline& host,
                                      ApiKind sync_kind, const std::vector<Moved>& moved,
-                                     const ReleasedCopies& released) {
+                                     const ReleasedCopies& released,
+                                     const std::vector<std::size_t>& legacy_calls) {
   std::vector<CallChange> changed;
   for (const HostBarrier& barrier : host.barriers) {
     if (view.callKind(barrier.call) != sync_kind || barrier.waited_for.size() != 1) continue;
@@ -209,8 +211,7 @@ std::vector<CallChange> changedCalls(const DeviceView& view, const HostTimeline&
   };
   std::vector<CallChange> staged = stagedCallsBehind(view, host, callsOf(released.leaving));
   if (!released.kept.empty()) {
-    staged = releasedCalls(legacyLaunchCalls(view), stagedCallsBehind(view, host, callsOf(released.all())),
-                           staged);
+    staged = releasedCalls(legacy_calls, stagedCallsBehind(view, host, callsOf(released.all())), staged);
   }
   for (const CallChange& c : staged) {
     const auto same = [&](const CallChange& x) { return x.call == c.call; };
@@ -236,8 +237,11 @@ Ns asynchronousFixSaving(const DeviceView& view, ApiKind sync_kind) {
   kept.insert(kept.end(), fixed_barriers.begin(), fixed_barriers.end());
   const HostTimeline fixed_host = fixedTimeline(view, host, moved, lanes);
   const ReleasedCopies released = releasedCopies(view, moved, lanes);
-  const std::vector<HostTimeGiven> given = timeGivenBack(view, released);
-  std::vector<CallChange> changed = changedCalls(view, fixed_host, sync_kind, moved, released);
+  // Needed only where a released copy stays on the legacy stream (releasedCalls).
+  const std::vector<std::size_t> legacy_calls =
+      released.kept.empty() ? std::vector<std::size_t>{} : legacyLaunchCalls(view);
+  const std::vector<HostTimeGiven> given = timeGivenBack(view, released, legacy_calls);
+  std::vector<CallChange> changed = changedCalls(view, fixed_host, sync_kind, moved, released, legacy_calls);
   barriersGivenBack(view, given, fixed_host, changed);
   const ScheduleModel fixed = ScheduleModel(view, fixed_host, recorded).withLanes(lanes);
   const Ns before = ScheduleModel(view, host, recorded).span(recorded);

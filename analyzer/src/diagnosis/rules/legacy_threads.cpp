@@ -5,6 +5,9 @@
 #include <unordered_map>
 #include <utility>
 
+#include "cuoverlap/intervals.h"
+#include "diagnosis/median.h"
+
 namespace cuoverlap::diagnosis {
 
 // The part of each asynchronous call that waited for another thread: a call that overlaps another
@@ -221,23 +224,10 @@ HoldsByThread holdsByThread(const std::vector<StagedHold>& holds) {
   return by_thread;
 }
 
-// The length of the union of `parts` (sorted by start), none of them before `from`.
-Ns unionLength(const std::vector<std::pair<Ns, Ns>>& parts, Ns from) {
-  Ns length = 0;
-  Ns reached = from;
-  for (const auto& [lo, hi] : parts) {
-    length += std::max<Ns>(0, hi - std::max(lo, reached));
-    reached = std::max(reached, hi);
-  }
-  return length;
-}
-
 // The median of `alone`, or where it is empty the shortest of `contended` (not empty).
-Ns typicalTime(std::vector<Ns>* alone, const std::vector<Ns>& contended) {
+Ns typicalTime(const std::vector<Ns>* alone, const std::vector<Ns>& contended) {
   if (alone == nullptr || alone->empty()) return *std::min_element(contended.begin(), contended.end());
-  const auto middle = alone->begin() + static_cast<std::ptrdiff_t>(alone->size() / 2);
-  std::nth_element(alone->begin(), middle, alone->end());
-  return *middle;
+  return medianOf(*alone);
 }
 
 }  // namespace
@@ -294,7 +284,9 @@ HeldTime timeHeldByStaging(const DeviceView& view, const HostTimeline& host,
     (overlapped ? contended : alone)[{thread, kind}].push_back(own);
     if (!waited || released.empty()) continue;
     std::sort(released.begin(), released.end());
-    candidates.push_back({call, {thread, kind}, own, unionLength(released, from)});
+    UnionLength covered;  // every part starts at `from` or later
+    for (const auto& [lo, hi] : released) covered.add(lo, hi);
+    candidates.push_back({call, {thread, kind}, own, covered.length()});
   }
   HeldTime held;
   for (const Held& x : candidates) {

@@ -26,12 +26,11 @@
 
 #include "diagnosis/cost_ledger.h"
 #include "diagnosis/finding_builder.h"
-#include "diagnosis/legacy_barriers.h"
 #include "diagnosis/host_time_given.h"
+#include "diagnosis/legacy_barriers.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/legacy_threads.h"
 #include "diagnosis/rules/rules.h"
-#include "diagnosis/stream_waits.h"
 #include "diagnosis/thread_launches.h"
 
 namespace cuoverlap::diagnosis {
@@ -136,9 +135,7 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
   // Pinning leaves every op on its stream: the legacy stream's implicit barriers stay, in both
   // schedules (without them a pageable copy's thread, released sooner, let its blocking-stream
   // work overtake legacy-stream work it could never overtake).
-  std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
-  const std::vector<OrderEdge> barriers = legacyBarrierEdges(view);
-  waits.insert(waits.end(), barriers.begin(), barriers.end());
+  std::vector<OrderEdge> waits = programOrderEdges(view);
   const HostTimeline host = buildHostTimeline(view);
   const ScheduleModel model(view, host, waits);
   // A DtoH copy reads what its thread launched just before it: started sooner (no staging ahead of
