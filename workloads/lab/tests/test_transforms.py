@@ -133,7 +133,9 @@ class DiffersInWhatItFixes(unittest.TestCase):
     def test_multi_stream(self):
         for pid, base, var in self.each("multi-stream"):
             drop = ["sync", "record", "wait"]
-            self.assertEqual(norm(base, drop, ["stream"]), norm(var, drop, ["stream"], True), pid)
+            # the whole advice makes a synchronous copy or memset asynchronous on the lane
+            fields = ["stream", "async"]
+            self.assertEqual(norm(base, drop, fields), norm(var, drop, fields, True), pid)
             self.assertGreater(len(var["streams"]), len(base["streams"]), pid)
 
     def test_stream_priority(self):
@@ -302,9 +304,38 @@ class MultiStreamSplitsLoopsWithHostCode(unittest.TestCase):
         self.assertEqual(out["threads"][0]["steps"][0], with_host)  # left as it was
         self.assertNotIn("s2", {s.get("stream") for s in walk(out["threads"][0]["steps"])})
 
-    def test_not_with_other_blocking_steps(self):
+    def test_a_device_synchronize_in_the_body_stays(self):
         p = program([self.loop([self.H2D, k("s1", "d0"), sync(), {"op": "host", "us": 5}])])
+        out = multi_stream.apply(p)
+        self.assertEqual(validate(out), [])
+        self.assertEqual(count(out, lambda s: s["op"] == "sync" and s["what"] == "device"), 3)
+
+    def test_not_with_allocations_in_the_body(self):
+        alloc = {"op": "alloc", "buffer": "d1", "kind": "device", "bytes": 4096}
+        free = {"op": "free", "buffer": "d1"}
+        p = program([self.loop([alloc, self.H2D, k("s1", "d0"), free])], buffers_=("d0",))
         self.assertIsInstance(multi_stream.apply(p), NotApplicable)
+
+    def test_the_whole_advice_on_a_legacy_loop_with_synchronous_pageable_copies(self):
+        # cudaMemcpy from pageable memory and kernels on the legacy stream: split over blocking
+        # created streams (the legacy stream's barriers with other threads stay), copies made
+        # asynchronous on the iteration's stream from pinned buffers, each read synchronized.
+        h2d = {"op": "copy", "dst": "d0", "src": "h0", "bytes": 4096, "async": False}
+        d2h = {"op": "copy", "dst": "h0", "src": "d0", "bytes": 4096, "async": False}
+        p = program([], streams=("s0",))
+        p["threads"][0]["steps"] = [self.loop([h2d, k("null", "d0"), d2h, READ])]
+        p["streams"].append({"name": "null", "kind": "legacy"})
+        p["buffers"][-1]["kind"] = "pageable"
+        self.assertEqual(validate(p), [])
+        out = multi_stream.apply(p)
+        self.assertIsInstance(out, dict)
+        self.assertEqual(validate(out), [])
+        self.assertEqual(unprotected_reads(out), set())
+        lanes = [s for s in out["streams"] if s["name"].startswith("null_part")]
+        self.assertEqual([s["kind"] for s in lanes], ["blocking"] * 3)
+        copies = [s for s in walk(out["threads"][0]["steps"]) if s["op"] == "copy"]
+        self.assertTrue(all(c.get("async", True) and c["stream"].startswith("null_part") for c in copies))
+        self.assertTrue(all(b["kind"] != "pageable" for b in out["buffers"]))
 
 
 class RemoveSyncIsSafe(unittest.TestCase):

@@ -8,9 +8,18 @@ the body writes reads the iteration's copy (the advice splits the GPU work, not 
 The loop is unrolled by the stream count (the remainder iterations follow it); A synchronize of the stream inside the body synchronizes the iteration's stream; GPU work
 issued on the stream before the loop is waited for by every new stream, and synchronizes of the stream after
 the loop become synchronizes of every new stream.
+
+Where no loop fits that way, the whole advice ("issue each chunk's copy-in, kernel and copy-out to
+its own created stream, with pinned host buffers") is carried out on a loop that needs more of it:
+its synchronous copies and memsets become asynchronous on the iteration's stream (a synchronize of
+that stream put back before each host read that needed them), its pageable buffers are pinned, a
+device synchronize in the body stays, and a loop on the legacy stream is split over blocking
+created streams (which keep the legacy stream's barriers with other threads' work).
 """
-from ..program import (NotApplicable, buffers, clone, fresh_name, names, stream_kinds, walk,
-                       walk_lists)
+from ..hostread import unprotected_reads
+from ..program import (NotApplicable, buffers, clone, fresh_name, names, step_stream, stream_kinds,
+                       walk, walk_lists)
+from ..protect import protect
 
 ID = "multi-stream"
 FINDING = "single-stream"
@@ -32,41 +41,48 @@ def apply_each(program):
     whose body also runs host code; threads in order), apply()'s variant first. The single-stream
     finding names one stream: its claim is tested by the variant that splits that stream."""
     out, seen = [], set()
-    for host_code in (False, True):
+    for host_code, whole in ((False, False), (True, False), (True, True)):
         for t, thread in enumerate(program["threads"]):
             for i, step in enumerate(thread["steps"]):
-                if _unfit(program, thread["steps"], i, host_code) is not None:
+                if _unfit(program, thread["steps"], i, host_code, whole) is not None:
                     continue
-                stream = next(s["stream"] for s in step["body"] if s["op"] not in HOST_OPS)
+                stream = _loop_stream(step["body"])
                 if stream in seen:
                     continue
                 seen.add(stream)
                 variant = clone(program)
-                _split(variant, variant["threads"][t]["steps"], i)
+                before = unprotected_reads(variant)
+                _split(variant, variant["threads"][t]["steps"], i, whole)
+                if whole:
+                    protect(variant, before)
                 out.append((stream, variant))
     return out
 
 
-def _unfit(program, steps, i, host_code=True):
+def _unfit(program, steps, i, host_code=True, whole=False):
+    """Why the loop at steps[i] cannot be split; None when it can. `whole`: the whole advice may
+    be carried out (synchronous copies and memsets made asynchronous, pageable buffers pinned, a
+    device synchronize kept, the legacy stream's loop moved to created streams)."""
     loop = steps[i]
     if loop["op"] != "loop" or loop["count"] < 2:
         return "not a loop of 2+ iterations"
     body = loop["body"]
-    if not body or any((s["op"] not in BODY_OPS or not s.get("async", True)) and not _own_sync(s)
+    if not body or any((s["op"] not in BODY_OPS or not (s.get("async", True) or whole))
+                       and not _own_sync(s) and not (whole and _device_sync(s))
                        and not (host_code and s["op"] in HOST_OPS) for s in body):
         return "body holds more than async copies, kernels, memsets, stream synchronizes and host code"
-    gpu = [s for s in body if s["op"] not in HOST_OPS]
+    gpu = [s for s in body if step_stream(s) is not None or _own_sync(s)]  # synchronous: no stream
     if len({s["stream"] for s in gpu}) != 1 or not any(s["op"] == "copy" for s in body):
         return "body not on one stream or without copies"
     kinds = buffers(program)
-    used = {s.get(k) for s in gpu for k in ("src", "dst", "buffer")} - {None}
-    if any(kinds[b]["kind"] == "pageable" for b in used):
+    used = {s.get(k) for s in body for k in ("src", "dst", "buffer")} - {None}
+    if any(kinds[b]["kind"] == "pageable" for b in used) and not whole:
         return "pageable copies: pin first"
     declared = {b["name"] for b in program["buffers"]}
     if not used <= declared:
         return "allocated buffers"
     stream = gpu[0]["stream"]
-    if stream_kinds(program)[stream] == "legacy":
+    if stream_kinds(program)[stream] == "legacy" and not whole:
         return "on the legacy stream: own-streams' fix first"
     for later in steps[i + 1:]:
         for s in walk([later]):
@@ -75,14 +91,19 @@ def _unfit(program, steps, i, host_code=True):
     return None
 
 
-def _split(program, steps, i):
+def _split(program, steps, i, whole=False):
     loop = steps[i]
     body = loop["body"]
-    stream = next(s["stream"] for s in body if s["op"] not in HOST_OPS)
+    stream = _loop_stream(body)
     k = min(3, loop["count"])
     kinds = buffers(program)
+    if whole:
+        _pin(program, body)
+        body = [dict(s, stream=stream, **{"async": True}) if s["op"] in ("copy", "memset") else s
+                for s in body]
+        kinds = buffers(program)
     new_streams = []
-    kind = "blocking" if stream_kinds(program)[stream] == "blocking" else "nonblocking"
+    kind = "blocking" if stream_kinds(program)[stream] in ("blocking", "legacy") else "nonblocking"
     for j in range(k):
         name = fresh_name(names(program, "streams"), "%s_part%d" % (stream, j))
         program["streams"].append({"name": name, "kind": kind})
@@ -109,8 +130,25 @@ def _split(program, steps, i):
                 _expand_syncs(lst, stream, new_streams, 0)
 
 
+def _loop_stream(body):
+    return next(step_stream(s) for s in body if step_stream(s) is not None)
+
+
 def _own_sync(step):
     return step["op"] == "sync" and step["what"] == "stream"
+
+
+def _device_sync(step):
+    return step["op"] == "sync" and step["what"] == "device"
+
+
+def _pin(program, body):
+    """The pageable host buffers the loop's copies use made pinned (the advice's pinned buffers)."""
+    kinds = buffers(program)
+    used = {s[k] for s in body if s["op"] == "copy" for k in ("src", "dst")}
+    for b in program["buffers"]:
+        if b["name"] in used and kinds[b["name"]]["kind"] == "pageable":
+            b["kind"] = "pinned"
 
 
 def _writes(step):
