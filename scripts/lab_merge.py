@@ -2,6 +2,7 @@
 """Replaces programs of a lab corpus with those of a newer corpus (docs/lab.md).
 
   lab_merge.py CORPUS NEWER [--prefix P]
+  lab_merge.py CORPUS NEWER --variants-only
 
 When a transform changes, only the programs whose variants changed need recording again
 (`PROGRAMS=FILE scripts/lab_record.sh ...`). Every program of NEWER replaces the one of CORPUS with
@@ -10,6 +11,15 @@ machine's drift), and its corpus line replaces the old one in programs.jsonl.gz;
 copied into CORPUS as P + their name (default "r" + the date: r20261123_batch000.sqlite). A
 program of NEWER that CORPUS lacks is added. The manifest lists each replacement under
 "replaced": [{"id", "trace", "recorded"}]. Traces no program uses any more are deleted.
+
+With --variants-only (a transform that now applies to programs it did not before, recorded as each
+program's baseline and its new variants only), CORPUS keeps its programs, traces and cases: each
+variant of NEWER that the CORPUS program lacks is added with `"baseline_spans_ns"`, the baseline
+runs recorded with it (`cuoverlap lab score` pairs the variant with those, not with the program's
+runs of another recording), and its description joins the program's corpus line. A variant CORPUS
+has already, and a program CORPUS lacks, are left out (counted). The manifest lists the additions
+under "added_variants": [{"id", "variants", "recorded"}]; the streams of one-stream variants are
+named again in CORPUS's traces (lab_streams.py).
 """
 import argparse
 import datetime
@@ -21,6 +31,60 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lab_collect  # noqa: E402  (its trim: rows inside kept windows)
+import lab_streams  # noqa: E402  (names the stream a one-stream variant acts on)
+
+
+def read_lines(path):
+    """id -> corpus line (dict), in file order."""
+    with gzip.open(path, "rt") as f:
+        return {entry["id"]: entry for entry in map(json.loads, f)}
+
+
+def write_atomically(path, write):
+    with (gzip.open if path.endswith(".gz") else open)(path + ".tmp", "wt") as f:
+        write(f)
+    os.replace(path + ".tmp", path)
+
+
+def add_variants(args, manifest, newer):
+    """--variants-only: the variants of NEWER's programs that CORPUS's lack, with their baselines."""
+    lines_path = os.path.join(args.corpus, manifest.get("corpus", "programs.jsonl.gz"))
+    lines = read_lines(lines_path)
+    newer_lines = read_lines(os.path.join(args.newer, newer.get("corpus", "programs.jsonl.gz")))
+    by_id = {p["id"]: p for p in manifest["programs"]}
+    added = manifest.setdefault("added_variants", [])
+    counts = {"variants": 0, "present": 0, "unknown programs": 0}
+    for program in newer["programs"]:
+        target = by_id.get(program["id"])
+        if target is None or program["id"] not in lines:
+            counts["unknown programs"] += 1
+            continue
+        line, newer_line = lines[program["id"]], newer_lines[program["id"]]
+        names = []
+        for name, variant in program["variants"].items():
+            if name in target["variants"]:
+                counts["present"] += 1
+                continue
+            entry = {k: v for k, v in variant.items() if k != "stream_id"}
+            entry["baseline_spans_ns"] = program["baseline"]["spans_ns"]
+            target["variants"][name] = entry
+            line["variants"][name] = newer_line["variants"][name]
+            if name in newer_line.get("findings", {}):
+                line.setdefault("findings", {})[name] = newer_line["findings"][name]
+            names.append(name)
+        if names:
+            added.append({"id": program["id"], "variants": names, "recorded": newer.get("date", "")})
+            manifest["failed"] = manifest.get("failed", []) + [
+                f for f in newer.get("failed", []) if f.get("id") == program["id"] and f.get("variant") in names]
+            counts["variants"] += len(names)
+    write_atomically(lines_path, lambda f: f.writelines(
+        json.dumps(entry, separators=(",", ":")) + "\n" for entry in lines.values()))
+    manifest_path = os.path.join(args.corpus, "manifest.json")
+    write_atomically(manifest_path, lambda f: (json.dump(manifest, f, indent=1), f.write("\n")))
+    named = lab_streams.annotate(args.corpus)
+    print(f"lab_merge: {counts['variants']} variants from {args.newer} into {args.corpus} "
+          f"({counts['present']} present already, {counts['unknown programs']} programs not in it; "
+          f"{named['named']} of {named['variants']} one-stream variants name their stream)")
 
 
 def main():
@@ -28,12 +92,17 @@ def main():
     parser.add_argument("corpus")
     parser.add_argument("newer")
     parser.add_argument("--prefix", default="r" + datetime.date.today().strftime("%Y%m%d") + "_")
+    parser.add_argument("--variants-only", action="store_true",
+                        help="add the variants CORPUS's programs lack, with their own baseline runs")
     args = parser.parse_args()
     manifest_path = os.path.join(args.corpus, "manifest.json")
     manifest = json.load(open(manifest_path))
     newer = json.load(open(os.path.join(args.newer, "manifest.json")))
     if manifest.get("schema") != newer.get("schema"):
         sys.exit(f"lab_merge: {args.newer}: schema {newer.get('schema')} is not {manifest.get('schema')}")
+    if args.variants_only:
+        add_variants(args, manifest, newer)
+        return
     renamed = {}
     for program in newer["programs"]:
         trace = program["trace"]

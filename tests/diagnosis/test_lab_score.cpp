@@ -92,6 +92,39 @@ TEST_CASE("lab score: each case is judged against its transform's measured savin
   CHECK(lab::targetMisses(score, 20).size() == 1);  // the false findings exceed 2% of 4 cases
 }
 
+TEST_CASE("lab score: a variant recorded later is compared with the baseline runs recorded with it") {
+  // A transform that newly applies to a program is recorded with baseline runs of its own, in
+  // another process (scripts/lab_merge.py --variants-only): its saving comes from those runs,
+  // paired rep by rep; the program's own baseline runs, recorded before, are not touched.
+  const Corpus corpus;
+  const Ns cost = pageableCost((corpus.dir / "batch000.sqlite").string());
+  const Ns span = 4 * cost;
+  const Ns drift = span / 10;  // the later recording ran 10% slower, baseline and variant alike
+  auto spans = [](Ns first, Ns step) {
+    return nlohmann::json{first, first + step, first + 2 * step};
+  };
+  corpus.write(
+      {{"schema", "cuoverlap-lab-corpus/1"},
+       {"programs",
+        {{{"id", "p1"},
+          {"trace", "batch000.sqlite"},
+          {"baseline",
+           {{"window_ns", {std::numeric_limits<Ns>::min(), std::numeric_limits<Ns>::max()}},
+            {"median_ns", span + 1'000},
+            {"spans_ns", spans(span, 1'000)}}},
+          {"variants",
+           {{"pin-host",
+             {{"finding", "pageable-memcpy"},
+              {"median_ns", span + drift - cost + 1'000},
+              {"spans_ns", spans(span + drift - cost, 1'000)},
+              {"baseline_spans_ns", spans(span + drift, 1'000)}}}}}}}}});
+  const lab::LabScore score = lab::scoreCorpus(corpus.dir.string(), 1);
+  REQUIRE(score.cases.size() == 1);
+  CHECK(score.cases[0].saving_ns == cost);  // not cost - drift, from the program's own runs
+  CHECK(score.cases[0].span_ns == span + 1'000);
+  CHECK(score.cases[0].within);
+}
+
 TEST_CASE("lab score: a missing or malformed corpus is a UserError") {
   const Corpus corpus;
   CHECK_THROWS_AS(lab::scoreCorpus((corpus.dir / "nowhere").string()), UserError);

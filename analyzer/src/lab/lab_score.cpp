@@ -32,6 +32,10 @@ struct Variant {
   Ns median_ns = 0;
   double median_error_ns = 0.0;       // standard error of median_ns
   std::vector<double> spans;          // the runs' spans in rep order
+  // The baseline runs recorded with this variant where it was recorded after the program's
+  // baseline (scripts/lab_merge.py --variants-only: a transform that newly applies), in rep order;
+  // empty where the variant ran with the program's baseline.
+  std::vector<double> baseline_spans;
   // The trace stream a one-stream transform acted on (multi-stream: the stream it split), where
   // the manifest names it (scripts/lab_streams.py).
   std::optional<std::uint32_t> stream_id;
@@ -121,7 +125,7 @@ Program parseProgram(const json& entry, const std::string& where) {
       }
       program.variants.push_back({transform, findingIds(variant.at("finding")),
                                   variant.at("median_ns").get<Ns>(), error, std::move(spans),
-                                  stream_id});
+                                  spansOf(variant.value("baseline_spans_ns", json())), stream_id});
     }
     return program;
   } catch (const json::exception& error) {
@@ -175,16 +179,23 @@ LabCase judge(const Program& program, const Variant& variant) {
   c.span_ns = program.median_ns;
   // Runs are interleaved (rep k of every variant, then rep k + 1): with every run of both kept,
   // the saving is the median of the reps' paired differences, which cancels the drift the two
-  // share; else the difference of the medians.
-  const bool paired = program.spans.size() >= 2 && program.spans.size() == variant.spans.size();
+  // share; else the difference of the medians. A variant recorded after the program (with
+  // baseline runs of its own) is compared with those runs only: the program's were recorded in
+  // another process, at another time, and share none of its drift.
+  const bool own_baseline = !variant.baseline_spans.empty();
+  const std::vector<double>& baseline = own_baseline ? variant.baseline_spans : program.spans;
+  const bool paired = baseline.size() >= 2 && baseline.size() == variant.spans.size();
   std::vector<double> differences;
   if (paired) {
-    for (std::size_t k = 0; k < program.spans.size(); ++k) {
-      differences.push_back(program.spans[k] - variant.spans[k]);
+    for (std::size_t k = 0; k < baseline.size(); ++k) {
+      differences.push_back(baseline[k] - variant.spans[k]);
     }
   }
+  const Ns baseline_median =
+      own_baseline ? static_cast<Ns>(std::llround(median(baseline))) : program.median_ns;
+  const double baseline_error = own_baseline ? medianError(baseline) : program.median_error_ns;
   c.saving_ns = paired ? static_cast<Ns>(std::llround(median(differences)))
-                       : program.median_ns - variant.median_ns;
+                       : baseline_median - variant.median_ns;
   const Ns saved = std::max<Ns>(c.saving_ns, 0);  // a fix that slowed the program saved nothing
   const Ns error = c.cost_ns > saved ? c.cost_ns - saved : saved - c.cost_ns;
   const double tolerance = saved < kSmallSavingNs
@@ -192,7 +203,7 @@ LabCase judge(const Program& program, const Variant& variant) {
                                : kRelativeTolerance * static_cast<double>(saved);
   c.within = static_cast<double>(error) <= tolerance;
   c.uncertainty_ns = static_cast<Ns>(
-      2.0 * (paired ? medianError(differences) : std::hypot(program.median_error_ns, variant.median_error_ns)));
+      2.0 * (paired ? medianError(differences) : std::hypot(baseline_error, variant.median_error_ns)));
   c.decided = static_cast<double>(c.uncertainty_ns) <= tolerance;
   const double span = static_cast<double>(std::max<Ns>(c.span_ns, 1));
   c.significant = static_cast<double>(c.saving_ns) >= kMissedSavingShare * span;

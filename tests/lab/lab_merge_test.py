@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""scripts/lab_merge.py --variants-only on corpora made here: a newer recording's variants that the
+corpus's programs lack are added with the baseline runs recorded with them; the corpus's own cases,
+a variant it has already and a program it lacks are left as they are.
+
+  lab_merge_test.py PATH/TO/lab_merge.py
+"""
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+MERGE = None
+
+
+def write_corpus(path, programs, lines, date):
+    os.makedirs(path)
+    with open(os.path.join(path, "manifest.json"), "w") as f:
+        json.dump({"schema": "cuoverlap-lab-corpus/1", "date": date, "corpus": "programs.jsonl.gz",
+                   "programs": programs, "failed": []}, f)
+    with gzip.open(os.path.join(path, "programs.jsonl.gz"), "wt") as f:
+        for line in lines:
+            f.write(json.dumps(line) + "\n")
+
+
+def program(pid, trace, baseline_spans, variants):
+    return {"id": pid, "trace": trace,
+            "baseline": {"window_ns": [0, 10], "kept_rep": 1, "spans_ns": baseline_spans,
+                         "median_ns": sorted(baseline_spans)[len(baseline_spans) // 2]},
+            "variants": {name: {"finding": "f-" + name, "spans_ns": spans,
+                                "median_ns": sorted(spans)[len(spans) // 2]}
+                         for name, spans in variants.items()}}
+
+
+def line(pid, variants):
+    return {"id": pid, "seed": 1, "shape": "pipeline",
+            "variants": {name: {"id": pid, "variant": name} for name in ["baseline"] + variants},
+            "findings": {name: "f-" + name for name in variants}}
+
+
+class VariantsOnly(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.corpus = os.path.join(cls.tmp.name, "corpus")
+        newer = os.path.join(cls.tmp.name, "newer")
+        write_corpus(cls.corpus, [program("g1", "batch000.sqlite", [100, 101, 102], {"pin-host": [90, 91, 92]})],
+                     [line("g1", ["pin-host"])], "2026-01-01")
+        write_corpus(newer, [program("g1", "batch000.sqlite", [110, 111, 112],
+                                     {"pin-host": [1, 2, 3], "hoist-alloc": [105, 106, 107]}),
+                             program("g9", "batch000.sqlite", [5, 5, 5], {"pin-host": [4, 4, 4]})],
+                     [line("g1", ["pin-host", "hoist-alloc"]), line("g9", ["pin-host"])], "2026-02-02")
+        cls.result = subprocess.run([sys.executable, MERGE, cls.corpus, newer, "--variants-only"],
+                                    capture_output=True, text=True)
+        with open(os.path.join(cls.corpus, "manifest.json")) as f:
+            cls.manifest = json.load(f)
+        with gzip.open(os.path.join(cls.corpus, "programs.jsonl.gz"), "rt") as f:
+            cls.lines = [json.loads(x) for x in f]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_runs(self):
+        self.assertEqual(self.result.returncode, 0, self.result.stderr)
+        self.assertIn("1 variants", self.result.stdout)
+        self.assertIn("1 present already, 1 programs not in it", self.result.stdout)
+
+    def test_new_variant_carries_its_own_baseline(self):
+        (g1,) = self.manifest["programs"]
+        self.assertEqual(g1["variants"]["hoist-alloc"]["spans_ns"], [105, 106, 107])
+        self.assertEqual(g1["variants"]["hoist-alloc"]["baseline_spans_ns"], [110, 111, 112])
+        self.assertEqual(self.manifest["added_variants"],
+                         [{"id": "g1", "variants": ["hoist-alloc"], "recorded": "2026-02-02"}])
+
+    def test_existing_cases_untouched(self):
+        (g1,) = self.manifest["programs"]
+        self.assertEqual(g1["baseline"]["spans_ns"], [100, 101, 102])
+        self.assertEqual(g1["variants"]["pin-host"]["spans_ns"], [90, 91, 92])
+        self.assertNotIn("baseline_spans_ns", g1["variants"]["pin-host"])
+        self.assertEqual(g1["trace"], "batch000.sqlite")
+
+    def test_corpus_line_gets_the_description(self):
+        self.assertEqual([x["id"] for x in self.lines], ["g1"])
+        self.assertEqual(sorted(self.lines[0]["variants"]), ["baseline", "hoist-alloc", "pin-host"])
+        self.assertEqual(self.lines[0]["findings"]["hoist-alloc"], "f-hoist-alloc")
+
+
+if __name__ == "__main__":
+    MERGE = sys.argv.pop(1)
+    unittest.main()
