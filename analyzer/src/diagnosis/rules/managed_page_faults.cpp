@@ -196,7 +196,8 @@ constexpr std::uint64_t kPrefetchedRangeReturned = 256u << 10;
 // instead of once per 64 KiB group the kernel's own faults left. Per such stretch, the time from
 // the end of the service of the fault before each unnecessary one to the end of its own
 // (service: the DtoH migrations that start before the thread's next fault or launch), given
-// back to the thread's next launches and blocking call (host_time_given.h).
+// back to the thread's next launches and blocking call (host_time_given.h). CPU fault records name
+// no thread: a fault of the process inside a thread's stretch counts as that thread's.
 struct HostFaultsGiven {
   std::vector<Ns> earlier;           // per op position, ScheduleModel::span's `earlier`
   std::vector<CallChange> changed;   // the next blocking calls, begun sooner
