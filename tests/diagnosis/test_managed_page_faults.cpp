@@ -186,6 +186,64 @@ TEST_CASE("managed-page-faults: a prefetch ends with the driver's remap its faul
   CHECK(f->time_ns == Approx(static_cast<double>(1'000 * kUs - fixed)).margin(1000));
 }
 
+namespace {
+
+// A faulting kernel (1 ms, 700 µs without its faults) that moved 256 KiB at kBuffer and 64 KiB at
+// kBuffer + 512 KiB to the device, a synchronize, the host reading the buffer back (a CPU fault at
+// 1020 µs on kBuffer and one at 1090 µs on `second`, each followed 20 µs later by the 2 µs DtoH
+// migration of its 64 KiB), and a clean kernel of another shape launched at 1150 µs.
+constexpr std::uint64_t kBuffer = 0x7f0000000000ull;
+
+Finding hostReadAfterFaults(std::uint64_t second) {
+  TraceBuilder b = linked();
+  b.launch(13, 0, 5, 10, 1'010);
+  faultGroup(b, 100, 400, 20);
+  migration(b, 150, 300, 256 << 10);
+  b.trace().unified_memory.migrations.back().address = kBuffer;
+  migration(b, 300, 390, 64 << 10);
+  b.trace().unified_memory.migrations.back().address = kBuffer + (512 << 10);
+  b.streamSynchronize(13, 6, 1'012);
+  const double read_us[] = {1'020, 1'090};
+  const std::uint64_t page[] = {kBuffer, second};
+  for (int i = 0; i < 2; ++i) {
+    b.trace().unified_memory.cpu_faults.push_back({TraceBuilder::ns(read_us[i]), page[i] + 8, 4242});
+    UmMigration back;
+    back.start = TraceBuilder::ns(read_us[i] + 20);
+    back.end = back.start + 2 * kUs;
+    back.bytes = 64 << 10;
+    back.address = page[i];
+    back.pid = 4242;
+    back.direction = CopyKind::kUvmDtoH;
+    back.cause = schema::UmMigrationCause::kCoherence;
+    b.trace().unified_memory.migrations.push_back(back);
+  }
+  b.launch(13, 1'150, 1'155, 1'160, 1'260).grid_blocks = 32;
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "managed-page-faults");
+  REQUIRE(f != nullptr);
+  return *f;
+}
+
+}  // namespace
+
+TEST_CASE("managed-page-faults: the host's reads fault once per prefetched range") {
+  // After a prefetch, the host's first fault brings the range around its page back whole: the
+  // second fault, 128 KiB from the first, is gone, and the thread launches the next kernel as
+  // much sooner as that fault took (from the first fault's migration's end to its own: 70 µs).
+  const Finding near = hostReadAfterFaults(kBuffer + (128 << 10));
+  // 512 KiB away: another range, faulted back on its own with the fix too.
+  const Finding far = hostReadAfterFaults(kBuffer + (512 << 10));
+  // On a page the kernel never moved to the device: not memory the prefetch moves.
+  const Finding elsewhere = hostReadAfterFaults(kBuffer + (2048 << 10));
+  CHECK(near.time_ns - far.time_ns == Approx(static_cast<double>(70 * kUs)).margin(1000));
+  CHECK(far.time_ns == elsewhere.time_ns);
+  CHECK(near.summary.find("would take 1 CPU page faults fewer") != std::string::npos);
+  CHECK(far.summary.find("CPU page faults fewer") == std::string::npos);
+  // The kernel's own part is as without the host's reads: 1 ms -> 700 µs + its prefetch.
+  const Ns fixed = 700 * kUs + 20 * kUs + prefetchNs(320 << 10) + 10 * kUs;
+  CHECK(far.time_ns == Approx(static_cast<double>(1'000 * kUs - fixed)).margin(2000));
+}
+
 TEST_CASE("managed-page-faults: prefetched runs and other devices' faults do not fire") {
   TraceBuilder prefetched = linked();
   // cudaMemPrefetchAsync before the kernel: a user migration and prefetch-type fault records.

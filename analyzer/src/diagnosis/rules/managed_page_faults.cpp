@@ -24,20 +24,30 @@
 //     copy's fixed cost (pinned_rate.h: pinnedDuration; 0 when no rate is known), plus the
 //     driver's remap of the moved pages on the device (remapAfterMigration: what its fault
 //     groups took after their last migration): cudaMemPrefetchAsync holds its thread until all
-//     of it is done, and the kernel is launched after it.
+//     of it is done, and the kernel is launched after it;
+//   - the host's reads after the kernel: a CPU fault on memory a prefetch moved brings the range
+//     around its page back whole, so of the faults a thread took between a blocking call and its
+//     next launch on pages the kernels' faults had moved, only the first of each such range
+//     remains (hostFaultsGiven); each other one gives back the median time such a fault took
+//     (from the end of the previous fault's migrations to the end of its own) to the thread's
+//     next launches and blocking call.
 // Of that saving S, R = min(S, ledger ideal - ledger ideal with the faster kernels) lowers the
 // ideal (Finding::ideal_reduction_ns, outside the ledger's cap); S - R is charged through the
-// ledger, where the faulting kernels ran. Fires when the saving reaches kMinimumCostNs.
+// ledger, where the faulting kernels ran and where the host took the faults it no longer takes.
+// Fires when the saving reaches kMinimumCostNs.
 // Needs: GPU page-fault records (our collector; nsys with --cuda-um-gpu-page-faults=true).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <tuple>
+#include <utility>
 
 #include "cuoverlap/units.h"
 #include "diagnosis/cost_ledger.h"
 #include "diagnosis/finding_builder.h"
+#include "diagnosis/host_timeline.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/stream_waits.h"
@@ -174,6 +184,149 @@ Ns remapAfterMigration(const DeviceFaults& device) {
   return remaps.empty() ? 0 : median(std::move(remaps));
 }
 
+// How far apart two of the host's page faults on prefetched memory may lie and still be served
+// by one fault: a CPU fault on memory a prefetch moved to the device in one piece brings back
+// the range around the faulting page whole, where after on-demand GPU faults it brings back 64
+// KiB (recorded on an H100, the lab's prefetch-managed variants: buffers of 16 to 172 KiB came
+// back in the first fault, one of 348 KiB and one of 5.6 MiB in 64 KiB pieces again).
+constexpr std::uint64_t kPrefetchedRangeReturned = 256u << 10;
+
+// The host's page faults that the fix makes unnecessary: after a prefetch, a thread's read of
+// the buffer between a blocking call and its next launch faults once per prefetched range
+// instead of once per 64 KiB group the kernel's own faults left. Per such stretch, the time from
+// the end of the service of the fault before each unnecessary one to the end of its own
+// (service: the DtoH migrations that start before the thread's next fault or launch), given
+// back to the thread's next launches and blocking call (host_time_given.h). CPU fault records name
+// no thread: a fault of the process inside a thread's stretch counts as that thread's.
+struct HostFaultsGiven {
+  std::vector<Ns> earlier;           // per op position, ScheduleModel::span's `earlier`
+  std::vector<CallChange> changed;   // the next blocking calls, begun sooner
+  std::vector<Interval> stretches;   // where the host spent the time given back
+  std::uint64_t faults = 0;          // the host's faults the fix makes unnecessary
+};
+
+// The address ranges `migrations` moved, merged, in address order.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> rangesMoved(
+    const std::vector<const UmMigration*>& migrations) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+  for (const UmMigration* m : migrations) {
+    if (m->address != 0) ranges.push_back({m->address, m->address + m->bytes});
+  }
+  std::sort(ranges.begin(), ranges.end());
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> merged;
+  for (const auto& r : ranges) {
+    if (!merged.empty() && r.first <= merged.back().second) {
+      merged.back().second = std::max(merged.back().second, r.second);
+    } else {
+      merged.push_back(r);
+    }
+  }
+  return merged;
+}
+
+bool inRanges(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges,
+              std::uint64_t address) {
+  auto it = std::upper_bound(ranges.begin(), ranges.end(),
+                             std::make_pair(address, std::numeric_limits<std::uint64_t>::max()));
+  return it != ranges.begin() && address < std::prev(it)->second;
+}
+
+HostFaultsGiven hostFaultsGiven(const DeviceView& view, const HostTimeline& host,
+                                const DeviceFaults& device, std::uint32_t pid) {
+  HostFaultsGiven out;
+  out.earlier.assign(view.ops().size(), 0);
+  if (host.barrier_of.empty()) return out;
+  // The host's faults on pages the kernels' faults moved to the device (what a prefetch moves).
+  const auto moved = rangesMoved(device.migrations);
+  std::vector<const UmCpuFault*> faults;
+  for (const UmCpuFault& f : view.trace().unified_memory.cpu_faults) {
+    if ((pid == 0 || f.pid == 0 || f.pid == pid) && inRanges(moved, f.address)) {
+      faults.push_back(&f);
+    }
+  }
+  if (faults.size() < 2) return out;
+  std::sort(faults.begin(), faults.end(),
+            [](const UmCpuFault* a, const UmCpuFault* b) { return a->time < b->time; });
+  std::vector<const UmMigration*> downloads;
+  for (const UmMigration& m : view.trace().unified_memory.migrations) {
+    if (m.device_id == view.deviceId() && m.direction == CopyKind::kUvmDtoH &&
+        m.cause != schema::UmMigrationCause::kUser) {
+      downloads.push_back(&m);
+    }
+  }
+  std::sort(downloads.begin(), downloads.end(),
+            [](const UmMigration* a, const UmMigration* b) { return a->start < b->start; });
+  // Per barrier: the start of the first launch after it (the end of its thread's stretch).
+  std::vector<Ns> next_launch(host.barriers.size(), std::numeric_limits<Ns>::max());
+  const ScopedOps ops = view.ops();
+  for (std::size_t p = 0; p < ops.size(); ++p) {
+    const std::int64_t b = host.barrier_of[p];
+    const auto launch = view.launchCall(view.op(ops[p]));
+    if (b < 0 || !launch) continue;
+    Ns& first = next_launch[static_cast<std::size_t>(b)];
+    first = std::min(first, view.call(*launch).start);
+  }
+  std::map<std::size_t, std::vector<Interval>> spent_by;  // per barrier: its unnecessary faults
+  for (std::size_t b = 0; b < host.barriers.size(); ++b) {
+    const Ns from = host.barriers[b].end;
+    Ns until = next_launch[b];
+    const bool has_next = b + 1 < host.barriers.size() &&
+                          host.barriers[b + 1].previous == static_cast<std::int64_t>(b);
+    if (has_next) until = std::min(until, host.barriers[b + 1].start);
+    if (until == std::numeric_limits<Ns>::max()) continue;  // nothing on the device waits for it
+    auto first = std::upper_bound(faults.begin(), faults.end(), from,
+                                  [](Ns t, const UmCpuFault* f) { return t < f->time; });
+    std::vector<const UmCpuFault*> stretch;
+    for (auto it = first; it != faults.end() && (*it)->time < until; ++it) stretch.push_back(*it);
+    if (stretch.size() < 2) continue;
+    const auto served = [&](std::size_t i) {
+      const Ns next = i + 1 < stretch.size() ? stretch[i + 1]->time : until;
+      Ns end = stretch[i]->time;
+      auto m = std::lower_bound(downloads.begin(), downloads.end(), stretch[i]->time,
+                                [](const UmMigration* x, Ns t) { return x->start < t; });
+      for (; m != downloads.end() && (*m)->start < next; ++m) end = std::max(end, (*m)->end);
+      return end;
+    };
+    std::vector<std::uint64_t> ranges_seen;
+    for (std::size_t i = 0; i < stretch.size(); ++i) {
+      const std::uint64_t range = stretch[i]->address / kPrefetchedRangeReturned;
+      const bool seen =
+          std::find(ranges_seen.begin(), ranges_seen.end(), range) != ranges_seen.end();
+      if (!seen) {
+        ranges_seen.push_back(range);
+        continue;
+      }
+      const Interval spent{served(i - 1), served(i)};
+      if (spent.end <= spent.start) continue;
+      spent_by[b].push_back(spent);
+      out.stretches.push_back(spent);
+      ++out.faults;
+    }
+  }
+  if (out.faults == 0) return out;
+  // Each unnecessary fault costs the driver's service time: the median of them, not each one's
+  // own stretch, which also holds whatever else delayed the thread there (preempted once in the
+  // lab: 187 µs against 59 µs for the same fault in the next iteration).
+  std::vector<Ns> lengths;
+  for (const Interval& spent : out.stretches) lengths.push_back(spent.length());
+  const Ns per_fault = median(std::move(lengths));
+  std::vector<Ns> given(host.barriers.size(), 0);
+  for (const auto& [b, spent] : spent_by) {
+    given[b] = per_fault * static_cast<Ns>(spent.size());
+    const bool has_next = b + 1 < host.barriers.size() &&
+                          host.barriers[b + 1].previous == static_cast<std::int64_t>(b);
+    if (has_next) {
+      const HostBarrier& next = host.barriers[b + 1];
+      out.changed.push_back({next.call, true, next.own, given[b]});
+    }
+  }
+  for (std::size_t p = 0; p < ops.size(); ++p) {
+    const std::int64_t b = host.barrier_of[p];
+    if (b >= 0) out.earlier[p] = given[static_cast<std::size_t>(b)];
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
@@ -238,10 +391,16 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
                     units::formatBytes(k.bytes), units::formatDuration(std::min(fixed, duration)),
                     known ? "its runs without faults" : "its runs less their faults' service time")));
   }
-  const ScheduleModel model(view, buildHostTimeline(view));
+  const HostTimeline host = buildHostTimeline(view);
+  const HostFaultsGiven host_faults = hostFaultsGiven(view, host, device, pid);
+  for (const Interval& stretch : host_faults.stretches) builder.addRegion(stretch);
+  const ScheduleModel model(view, host);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
   const Ns saving =
-      faster.empty() ? 0 : std::max<Ns>(0, model.span(waits) - model.span(waits, {}, faster));
+      faster.empty() && host_faults.faults == 0
+          ? 0
+          : std::max<Ns>(0, model.span(waits) - model.span(waits, host_faults.earlier, faster,
+                                                           host_faults.changed));
   if (saving < kMinimumCostNs) return std::nullopt;
   const Ns reduction = std::clamp<Ns>(ledgerIdeal(view) - ledgerIdeal(view, faster), 0, saving);
   builder.estimateSaving(saving - reduction);
@@ -255,7 +414,7 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
                                            from_clean_runs);
   return builder.build(
       fmt::format("{} kernel runs faulted managed memory in on demand: {} GPU page faults, {} "
-                  "migrated to the device while they ran; fault-free durations {}{}{}",
+                  "migrated to the device while they ran; fault-free durations {}{}{}{}",
                   builder.count(), faults, units::formatBytes(bytes), estimate,
                   rate.bytes_per_ns > 0 ? fmt::format(", prefetch at {:.1f} GB/s ({})",
                                                       rate.bytes_per_ns, rate.source)
@@ -264,6 +423,11 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
                       ? fmt::format(" after the driver's {} turnaround (this trace's CPU page "
                                     "faults)",
                                     units::formatDuration(turnaround))
+                      : "",
+                  host_faults.faults > 0
+                      ? fmt::format("; the host's reads would take {} CPU page faults fewer (a "
+                                    "prefetched range comes back in its first fault)",
+                                    host_faults.faults)
                       : ""),
       "Prefetch the managed buffers to the device with cudaMemPrefetchAsync on the kernel's stream "
       "before the kernel (after the host last wrote them), or allocate with cudaMalloc and copy "
