@@ -164,7 +164,6 @@ std::vector<StreamWork> workPerStream(const DeviceView& view, std::optional<std:
   return works;
 }
 
-
 // Per stream: how long its kernels and copies ran (union) and how long they ran with no other
 // stream's kernel or copy running, in one sweep over the op boundaries (memsets ignored).
 struct AloneTime {
