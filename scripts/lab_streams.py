@@ -22,7 +22,7 @@ import sys
 import tempfile
 
 # Transforms that act on one stream of the program, with how to find it in the variant.
-ONE_STREAM = ("multi-stream",)
+ONE_STREAM = ("multi-stream", "copy-ahead")
 
 
 def _unrolled(steps, times=1):
@@ -91,11 +91,12 @@ def stream_ids(db, window, description):
 
 
 def split_stream(baseline, variant):
-    """The baseline stream a multi-stream variant split: the one its new `NAME_part*` streams
-    replace (labgen/transforms/multi_stream.py)."""
+    """The baseline stream a one-stream variant acts on: the one a multi-stream variant's new
+    `NAME_part*` streams replace (labgen/transforms/multi_stream.py), or whose copies a copy-ahead
+    variant's `NAME_ahead` stream takes (copy_ahead.py)."""
     before = {s["name"] for s in baseline["streams"]}
     new = [s["name"] for s in variant["streams"] if s["name"] not in before]
-    parents = {n for n in before for m in new if m.startswith(n + "_part")}
+    parents = {n for n in before for m in new if m.startswith(n + "_part") or m == n + "_ahead"}
     return parents.pop() if len(parents) == 1 else None
 
 

@@ -6,8 +6,8 @@ import unittest
 from labgen.ordering import ISSUING, before_masks, conflict_masks, thread_ops
 from labgen.program import NotApplicable, all_steps, buffers, stream_kinds, walk, walk_lists
 from labgen.hostread import unprotected_reads
-from labgen.transforms import (defer_read, drop_wait, graph_capture, multi_stream, remove_sync,
-                               stream_priority)
+from labgen.transforms import (copy_ahead, defer_read, drop_wait, graph_capture, multi_stream,
+                               remove_sync, stream_priority)
 from labgen.validate import validate
 
 from .corpus import executed, lines
@@ -137,6 +137,18 @@ class DiffersInWhatItFixes(unittest.TestCase):
             fields = ["stream", "async"]
             self.assertEqual(norm(base, drop, fields), norm(var, drop, fields, True), pid)
             self.assertGreater(len(var["streams"]), len(base["streams"]), pid)
+
+    def test_copy_ahead(self):
+        for pid, base, var in self.each("copy-ahead"):
+            drop = ["record", "wait"]
+            ahead = re.compile(r"_ahead$")
+            unnamed = [{k: ahead.sub("", v) if isinstance(v, str) else v for k, v in s.items()}
+                       for s in norm(var, drop)]
+            self.assertEqual(norm(base, drop), unnamed, pid)  # the same steps in the same order
+            moved = [s for s in executed(var) if s["op"] == "copy" and s["stream"].endswith("_ahead")]
+            self.assertTrue(moved, pid)
+            self.assertTrue(all(s["op"] == "copy" for s in executed(var)
+                                if s.get("stream", "").endswith("_ahead") and s["op"] not in drop), pid)
 
     def test_stream_priority(self):
         for pid, base, var in self.each("stream-priority"):
@@ -336,6 +348,49 @@ class MultiStreamSplitsLoopsWithHostCode(unittest.TestCase):
         copies = [s for s in walk(out["threads"][0]["steps"]) if s["op"] == "copy"]
         self.assertTrue(all(c.get("async", True) and c["stream"].startswith("null_part") for c in copies))
         self.assertTrue(all(b["kind"] != "pageable" for b in out["buffers"]))
+
+
+class CopyAheadKeepsTheKernelsInOrder(unittest.TestCase):
+    H2D = {"op": "copy", "dst": "d0", "src": "h0", "bytes": 4096, "stream": "s1"}
+
+    def loop(self, body, count=3):
+        return {"op": "loop", "count": count, "body": body}
+
+    def test_an_accumulator_loop_copies_its_input_ahead_into_two_buffers(self):
+        # d1 is an accumulator every iteration reads and writes: it keeps one buffer and its
+        # kernels stay in order on s1; the input d0 alternates with d0_ahead.
+        p = program([self.loop([self.H2D, k("s1", "d0"), k("s1", "d1"), {"op": "host", "us": 5}])])
+        out = copy_ahead.apply(p)
+        self.assertIsInstance(out, dict)
+        self.assertEqual(validate(out), [])
+        steps = executed(out)
+        kernels = [s for s in steps if s["op"] == "kernel"]
+        self.assertEqual({s["stream"] for s in kernels}, {"s1"})
+        self.assertEqual([s["buffer"] for s in kernels if s["buffer"] != "d1"], ["d0", "d0_ahead", "d0"])
+        copies = [s for s in steps if s["op"] == "copy"]
+        self.assertEqual([(s["dst"], s["stream"]) for s in copies],
+                         [("d0", "s1_ahead"), ("d0_ahead", "s1_ahead"), ("d0", "s1_ahead")])
+        # Each iteration's kernels wait for its copy's event, its copy for the kernels that read
+        # the buffer two iterations before (the event of the same parity).
+        ops = [(s["op"], s.get("event"), s.get("stream")) for s in steps if s["op"] != "host"]
+        self.assertEqual(ops[:5], [("wait", "s1_free0", "s1_ahead"), ("copy", None, "s1_ahead"),
+                                   ("record", "s1_in0", "s1_ahead"), ("wait", "s1_in0", "s1"),
+                                   ("kernel", None, "s1")])
+        self.assertEqual(ops[6], ("record", "s1_free0", "s1"))
+        self.assertEqual(ops[-1], ("record", "s1_free0", "s1"))  # the third iteration: buffer 0 again
+
+    def test_only_that_loop_shape(self):
+        for body, why in (([self.H2D, k("s1", "d0"), dict(D2H, stream="s1")], "copy-out"),
+                          ([self.H2D, k("s1", "d0"), sync("s1")], "more than"),
+                          ([k("s1", "d0"), self.H2D, k("s1", "d0")], "copies after"),
+                          ([dict(self.H2D, bytes=1024), k("s1", "d0")], "part of its buffer")):
+            result = copy_ahead.apply(program([self.loop(body)]))
+            self.assertIsInstance(result, NotApplicable)
+            self.assertIn(why, result.reason)
+
+    def test_not_where_the_input_buffer_is_used_after_the_loop(self):
+        p = program([self.loop([self.H2D, k("s1", "d0")]), k("s1", "d0")])
+        self.assertIn("outside the loop", copy_ahead.apply(p).reason)
 
 
 class RemoveSyncIsSafe(unittest.TestCase):

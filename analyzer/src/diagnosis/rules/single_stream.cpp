@@ -9,11 +9,15 @@
 // either. A stream whose every copy is such a link still counts when its work is a loop of steps
 // that each copy a result back (two chunks or more, each with a pinned device-to-host copy): the
 // split runs one step's kernels beside another's (a step's kernels issued after its result was
-// read, beside the next steps); a chunk with no copy-out folds its input into device state the
-// next one reads (an accumulator), a chain splitting cannot overlap. Streams with hideable copies
+// read, beside the next steps). A loop of chunks some of which copy no result back (copy-in and
+// kernels: every copy a chain link) counts too, with two fixes: a chunk with no copy-out may fold
+// its input into device state the next one reads (an accumulator, sync-copy-fixed), which a split
+// would break, or be independent (then the split holds). Copying each chunk's input ahead on a
+// stream of its own (copyAheadSaving) holds for both and is the fix recommended and costed; the
+// split is listed beside it (`fixes`: copy-ahead, then multi-stream). Streams with hideable copies
 // are costed first. Fires with at least one kernel and three ops. Each candidate stream is costed
-// (at most the four busiest, below); the finding names the one whose split saves the most and lists
-// each split that saves as its own fix (FixSaving::stream).
+// (at most the four busiest, below); the finding names the one whose recommended fix saves the
+// most and lists each stream's fixes (FixSaving::stream).
 // Memsets may run on other streams (a cudaMemset before the loop).
 // Cost: the what-if schedule with the host modelled (schedule_estimate.h, host_timeline.h) minus
 // the same schedule with the stream's chunks issued round-robin to three streams (chunkLanes; the
@@ -28,9 +32,12 @@
 // stream's work as a whole (a device synchronize, an allocation call, the stream's synchronize
 // after its last op) waits for every lane (waitingForEveryLane). The ledger charges
 // pageable-memcpy and sync-memcpy first, so the part of this saving that making the copies
-// asynchronous alone brings is not charged twice. Without two chunks, min(|union of hideable copies|, |union of
+// asynchronous alone brings is not charged twice. For a loop of copy-in and kernels, the cost is
+// the copy-ahead's: the same schedule minus the one with the stream's pinned HtoD copies on a
+// stream of their own, each kernel after the copies before it, each copy after the last kernel of
+// two chunks before (two input buffers). Without two chunks, min(|union of hideable copies|, |union of
 // kernels|), the most that overlapping them with compute could save. Not reported under 10 µs.
-// Where: the hideable copies.
+// Where: the hideable copies and the stream's kernels (a copy-in loop's: all its copies).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -46,50 +53,12 @@
 #include "diagnosis/api_names.h"
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/rules/rules.h"
+#include "diagnosis/rules/single_stream_fixes.h"
 #include "diagnosis/schedule_estimate.h"
 #include "diagnosis/stream_waits.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
-
-constexpr std::uint64_t kSplitStreams = 3;  // the streams the split issues its chunks to
-
-bool hostDeviceTransfer(const GpuOp& op) {
-  const Engine engine = engineOf(op);
-  return op.kind == OpKind::kMemcpy && (engine == Engine::kH2D || engine == Engine::kD2H) &&
-         op.src_kind != MemKind::kPageable && op.dst_kind != MemKind::kPageable;
-}
-
-// The split the fix makes (the lab's multi-stream): the stream's work cut into chunks, a chunk
-// starting at each host-to-device copy that follows a kernel or a device-to-host copy, and chunk c
-// issued to stream c % kSplitStreams (ops before the first chunk go with it; ops of other streams
-// keep theirs). Empty when the stream holds fewer than two chunks: then no loop shows how to cut.
-std::vector<std::uint64_t> chunkLanes(const DeviceView& view, std::uint64_t stream) {
-  const auto& ops = view.ops();
-  std::vector<std::uint64_t> lanes(ops.size());
-  std::uint64_t chunk = 0;
-  bool seen_kernel = false;
-  std::optional<Engine> previous;
-  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
-    const GpuOp& op = view.op(ops[pos]);
-    const std::uint64_t key = DeviceView::streamKey(op);
-    if (key != stream) {
-      lanes[pos] = key;
-      continue;
-    }
-    const Engine engine = engineOf(op);
-    if (op.kind == OpKind::kMemcpy && engine == Engine::kH2D && seen_kernel && previous &&
-        *previous != Engine::kH2D) {
-      ++chunk;
-    }
-    if (op.kind == OpKind::kKernel) seen_kernel = true;
-    previous = engine;
-    // Lanes of the split: above every stream key in use (keys are (context, stream) packed).
-    lanes[pos] = ~std::uint64_t{0} - chunk % kSplitStreams;
-  }
-  if (chunk == 0) return {};
-  return lanes;
-}
 
 // One stream's work: its ops, copies and kernels, and the copies the split could hide. Summaries
 // only (O(1) memory a stream): the intervals themselves are collected for the named stream alone.
@@ -97,6 +66,7 @@ struct StreamWork {
   std::uint64_t stream = 0;
   std::uint32_t stream_id = 0;  // as the trace numbers it
   std::size_t ops = 0, copies = 0, kernels = 0, hideable = 0;
+  std::size_t pinned_inputs = 0;  // pinned (or unknown) host-to-device copies
   Ns busy = 0;  // summed op time: which stream holds the device's work
   UnionLength hideable_union, kernel_union;
   // The stream's previous op: its kind, and whether it is a copy waiting for its next neighbour
@@ -115,6 +85,13 @@ struct StreamWork {
   // that only copies input in and runs kernels folds it into device state the next chunk reads
   // (an accumulator: sync-copy-fixed), the chain its copies between kernels are links of.
   bool stepsReturnResults() const { return later_chunks > 0 && chunks_without_result == 0; }
+  // A loop of chunks some of which copy no result back: their chunks may be independent (the
+  // split runs them side by side) or feed device state the next reads (only the copy-ahead
+  // holds). Its copies are chain links (none hideable): the loop's copy-in feeds its kernels.
+  // It copies some input from pinned memory (what the copy-ahead moves).
+  bool feedsChunks() const {
+    return later_chunks > 0 && chunks_without_result > 0 && hideable == 0 && pinned_inputs > 0;
+  }
 };
 
 // Follows the stream's chunks (chunkLanes' cut) with its next op.
@@ -172,6 +149,7 @@ std::vector<StreamWork> workPerStream(const DeviceView& view, std::optional<std:
     } else if (op.kind == OpKind::kMemcpy) {
       ++work.copies;
       if (hostDeviceTransfer(op)) {
+        if (engineOf(op) == Engine::kH2D) ++work.pinned_inputs;
         work.pending_copy = true;
         work.pending_before_is_kernel = work.previous_is_kernel;
         work.pending = {ops[pos].start, ops[pos].end};
@@ -184,75 +162,6 @@ std::vector<StreamWork> workPerStream(const DeviceView& view, std::optional<std:
     if (!work.chunk_returns) ++work.chunks_without_result;  // the last chunk
   }
   return works;
-}
-
-// The host's waits in the split: a call that waited for the split stream's work as a whole (a
-// device synchronize or an allocation call, or a synchronize of the stream after its last op:
-// the loop's end) still waits for all of it, now the last op issued before it on every lane;
-// on the one stream, its last op there stood for all of them. A synchronize of the stream with
-// more of its work after it (inside the loop) synchronizes the iteration's stream: its own lane.
-HostTimeline waitingForEveryLane(const DeviceView& view, const HostTimeline& host,
-                                 std::uint64_t stream, const std::vector<std::uint64_t>& lanes) {
-  const auto& ops = view.ops();
-  // The split stream's ops in issue order (launch call start): (issued, position).
-  std::vector<std::pair<Ns, std::size_t>> issued;
-  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
-    const GpuOp& op = view.op(ops[pos]);
-    if (DeviceView::streamKey(op) != stream) continue;
-    const auto launch = view.launchCall(op);
-    issued.emplace_back(launch ? view.call(*launch).start : ops[pos].start, pos);
-  }
-  std::sort(issued.begin(), issued.end());
-  HostTimeline changed = host;
-  for (HostBarrier& barrier : changed.barriers) {
-    const bool on_stream = std::any_of(barrier.waited_for.begin(), barrier.waited_for.end(),
-                                       [&](std::size_t p) { return DeviceView::streamKey(view.op(ops[p])) == stream; });
-    if (!on_stream) continue;
-    const auto end =
-        std::lower_bound(issued.begin(), issued.end(), std::make_pair(barrier.start, std::size_t{0}));
-    const ApiKind kind = view.callKind(barrier.call);
-    const bool whole = kind == ApiKind::kDeviceSync || kind == ApiKind::kAllocation ||
-                       (kind == ApiKind::kStreamSync && end == issued.end());
-    if (!whole) continue;
-    std::unordered_set<std::uint64_t> lanes_seen;
-    for (auto it = end; it != issued.begin() && lanes_seen.size() < kSplitStreams;) {
-      --it;
-      if (lanes_seen.insert(lanes[it->second]).second) barrier.waited_for.push_back(it->second);
-    }
-  }
-  return changed;
-}
-
-// What splitting `stream`'s chunks over three streams saves (0 without two chunks).
-Ns splitSaving(const DeviceView& view, const HostTimeline& host, const ScheduleModel& model,
-               const std::vector<OrderEdge>& waits, std::uint64_t stream) {
-  const std::vector<std::uint64_t> lanes = chunkLanes(view, stream);
-  if (lanes.empty()) return 0;
-  // The advice issues each chunk's copies and memsets asynchronously (pinned buffers): their
-  // calls no longer wait for the device. Those of the split stream only: other streams' blocking
-  // copies stay as they were (sync-memcpy's and pageable-memcpy's fixes, not this one).
-  std::unordered_set<std::size_t> split_calls;
-  for (const ScopedOp& scoped : view.ops()) {
-    const GpuOp& op = view.op(scoped);
-    if (op.kind == OpKind::kKernel || DeviceView::streamKey(op) != stream) continue;
-    if (const auto launch = view.launchCall(op)) split_calls.insert(*launch);
-  }
-  std::vector<CallChange> async_calls;
-  for (const HostBarrier& barrier : host.barriers) {
-    const ApiKind kind = view.callKind(barrier.call);
-    if ((kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync ||
-         kind == ApiKind::kMemcpyAsync || kind == ApiKind::kMemsetAsync) &&
-        split_calls.count(barrier.call) != 0) {
-      async_calls.push_back({barrier.call, false, barrier.own});
-    }
-  }
-  // Both schedules let a multi-wave kernel's last wave drain into later kernels (on the one
-  // stream nothing can use it, in the split the next chunk's kernel does), and carry the
-  // device's hand-off between a stream's queued ops, which the split's other lanes fill.
-  const Ns before = model.withDrainingTails().span(waits);
-  const HostTimeline split_host = waitingForEveryLane(view, host, stream, lanes);
-  const ScheduleModel split = ScheduleModel(view, split_host).withDrainingTails().withLanes(lanes);
-  return std::max<Ns>(0, before - split.span(waits, {}, {}, async_calls));
 }
 
 // Per stream: how long its kernels and copies ran (union) and how long they ran with no other
@@ -350,7 +259,9 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
     // A stream whose every copy is a chain link still splits when its steps return results: the
     // split runs one step's kernels beside another's (the kernels issued after a step's result
     // was read, beside the next steps).
-    const bool splits = work.hideable > 0 || work.stepsReturnResults();
+    // So does a loop of copy-in and kernels: its input can be copied ahead, and where its chunks
+    // are independent, split.
+    const bool splits = work.hideable > 0 || work.stepsReturnResults() || work.feedsChunks();
     if (splits && work.kernels > 0 && work.ops >= 3) candidates.push_back(std::move(work));
   }
   if (candidates.empty()) return std::nullopt;
@@ -375,22 +286,32 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   const HostTimeline host = buildHostTimeline(view);
   const ScheduleModel model(view, host);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
-  // Each stream's split is its own fix: what splitting it alone saves. The finding names the
-  // stream whose split saves the most, and lists every split that saves.
-  std::vector<std::pair<Ns, std::size_t>> savings;  // (saving, candidate)
+  // Each stream's fix is its own: what splitting it alone saves, and for a loop of copy-in and
+  // kernels what copying its input ahead saves (the fix it recommends: it holds whether or not a
+  // chunk reads state the previous one left). The finding names the stream whose recommended fix
+  // saves the most, and lists every stream's fixes.
+  struct Priced {
+    std::size_t candidate = 0;
+    Ns split = 0;
+    std::optional<Ns> ahead;  // loops of copy-in and kernels only
+    Ns recommended() const { return ahead.value_or(split); }
+  };
+  std::vector<Priced> priced;
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     const StreamWork& candidate = candidates[k];
-    Ns saving = splitSaving(view, host, model, waits, candidate.stream);
-    if (saving == 0 && one_stream && chunkLanes(view, candidate.stream).empty()) {
-      saving = std::min(candidate.hideable_union.length(), candidate.kernel_union.length());
+    Priced fix{k, splitSaving(view, host, model, waits, candidate.stream), std::nullopt};
+    if (fix.split == 0 && one_stream && chunkLanes(view, candidate.stream).empty()) {
+      fix.split = std::min(candidate.hideable_union.length(), candidate.kernel_union.length());
     }
-    if (saving >= kMinimumCostNs) savings.emplace_back(saving, k);
+    if (candidate.feedsChunks()) fix.ahead = copyAheadSaving(view, host, model, waits, candidate.stream);
+    if (std::max(fix.split, fix.ahead.value_or(0)) >= kMinimumCostNs) priced.push_back(fix);
   }
-  if (savings.empty()) return std::nullopt;
-  std::stable_sort(savings.begin(), savings.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
-  const Ns cost = savings.front().first;
-  const StreamWork& work = candidates[savings.front().second];
+  if (priced.empty()) return std::nullopt;
+  std::stable_sort(priced.begin(), priced.end(),
+                   [](const Priced& a, const Priced& b) { return a.recommended() > b.recommended(); });
+  const Ns cost = priced.front().recommended();
+  const StreamWork& work = candidates[priced.front().candidate];
+  const bool feeds = priced.front().ahead.has_value();
   const std::uint64_t chosen = work.stream;
   FindingBuilder builder(view, "single-stream", Severity::kWarning);
   const GpuOp* first_on = nullptr;
@@ -401,10 +322,11 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   }
   const GpuOp& first = *first_on;
   const std::string overlap =
-      work.hideable > 0
-          ? fmt::format("{} host<->device copies could run beside kernels", work.hideable)
-          : fmt::format("its {} steps each copy a result back and could run beside each other",
-                        work.later_chunks + 1);
+      work.hideable > 0 ? fmt::format("{} host<->device copies could run beside kernels", work.hideable)
+      : feeds ? fmt::format("each of its {} chunks copied its input in after the previous chunk's kernels",
+                            work.later_chunks + 1)
+              : fmt::format("its {} steps each copy a result back and could run beside each other",
+                            work.later_chunks + 1);
   builder.add(Ns{0}, evidenceForOp(view, first,
                                    fmt::format("{} {} copies and {} kernels on stream {}; {}",
                                                one_stream ? "all" : "a loop of", work.copies,
@@ -412,22 +334,43 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   std::vector<Interval> where, kernel_runs;
   workPerStream(view, chosen, &where, &kernel_runs);
   where.insert(where.end(), kernel_runs.begin(), kernel_runs.end());
+  if (feeds) {  // its copies are chain links, none hideable: the copy-ahead hides them all
+    for (const ScopedOp& scoped : view.ops()) {
+      const GpuOp& op = view.op(scoped);
+      if (DeviceView::streamKey(op) == chosen && op.kind == OpKind::kMemcpy) where.push_back({scoped.start, scoped.end});
+    }
+  }
   for (const Interval& run : unionOf(std::move(where))) builder.addRegion(run);
   builder.estimateSaving(cost);
-  if (savings.size() > 1) {
+  const bool any_feeds = std::any_of(priced.begin(), priced.end(), [](const Priced& p) { return p.ahead.has_value(); });
+  if (priced.size() > 1 || any_feeds) {
     std::vector<FixSaving> fixes;
-    for (const auto& [saving, k] : savings) fixes.push_back({"multi-stream", saving, candidates[k].stream_id});
+    for (const Priced& fix : priced) {
+      const std::uint32_t stream_id = candidates[fix.candidate].stream_id;
+      if (fix.ahead) fixes.push_back({"copy-ahead", *fix.ahead, stream_id});
+      fixes.push_back({"multi-stream", fix.split, stream_id});
+    }
     builder.fixSaves(std::move(fixes));
   }
+  const std::string split =
+      "split the work into chunks and issue each chunk's copy-in, kernel and copy-out to its own "
+      "created stream (cudaStreamCreate), with pinned host buffers and one device buffer per "
+      "stream, so that copies of one chunk overlap kernels of another";
   auto finding = builder.build(
       one_stream ? fmt::format("{} copies and {} kernels all ran on stream {}: nothing could overlap",
                                work.copies, work.kernels, first.stream_id)
                  : fmt::format("{} copies and {} kernels ran one after another on stream {}: "
                                "none of its chunks could overlap another",
                                work.copies, work.kernels, first.stream_id),
-      "Split the work into chunks and issue each chunk's copy-in, kernel and copy-out to its own "
-      "created stream (cudaStreamCreate), with pinned host buffers and one device buffer per "
-      "stream, so that copies of one chunk overlap kernels of another");
+      feeds ? fmt::format(
+                  "Copy each chunk's input one chunk ahead on a created stream of its own, into two "
+                  "device buffers in turn: record an event after each copy and make the kernels' "
+                  "stream wait for it (cudaStreamWaitEvent), and make each copy wait for an event "
+                  "recorded after the kernels that read the buffer it overwrites; the kernels stay "
+                  "in order on their stream, so state one chunk leaves for the next still holds. "
+                  "Where the chunks share no device state, {} ({:.3f} ms saved instead)",
+                  split, static_cast<double>(priced.front().split) / 1e6)
+            : "S" + split.substr(1));
   if (finding) {
     finding->count = work.ops;
     finding->fix_stream = first.stream_id;

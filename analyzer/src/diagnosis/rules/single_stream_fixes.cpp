@@ -1,0 +1,184 @@
+#include "diagnosis/rules/single_stream_fixes.h"
+
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "diagnosis/api_names.h"
+
+namespace cuoverlap::diagnosis {
+namespace {
+
+constexpr std::uint64_t kSplitStreams = 3;  // the streams the split issues its chunks to
+
+// The host's waits in the split: a call that waited for the split stream's work as a whole (a
+// device synchronize or an allocation call, or a synchronize of the stream after its last op:
+// the loop's end) still waits for all of it, now the last op issued before it on every lane;
+// on the one stream, its last op there stood for all of them. A synchronize of the stream with
+// more of its work after it (inside the loop) synchronizes the iteration's stream: its own lane.
+HostTimeline waitingForEveryLane(const DeviceView& view, const HostTimeline& host,
+                                 std::uint64_t stream, const std::vector<std::uint64_t>& lanes) {
+  const auto& ops = view.ops();
+  // The split stream's ops in issue order (launch call start): (issued, position).
+  std::vector<std::pair<Ns, std::size_t>> issued;
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    const GpuOp& op = view.op(ops[pos]);
+    if (DeviceView::streamKey(op) != stream) continue;
+    const auto launch = view.launchCall(op);
+    issued.emplace_back(launch ? view.call(*launch).start : ops[pos].start, pos);
+  }
+  std::sort(issued.begin(), issued.end());
+  HostTimeline changed = host;
+  for (HostBarrier& barrier : changed.barriers) {
+    const bool on_stream = std::any_of(barrier.waited_for.begin(), barrier.waited_for.end(),
+                                       [&](std::size_t p) { return DeviceView::streamKey(view.op(ops[p])) == stream; });
+    if (!on_stream) continue;
+    const auto end =
+        std::lower_bound(issued.begin(), issued.end(), std::make_pair(barrier.start, std::size_t{0}));
+    const ApiKind kind = view.callKind(barrier.call);
+    const bool whole = kind == ApiKind::kDeviceSync || kind == ApiKind::kAllocation ||
+                       (kind == ApiKind::kStreamSync && end == issued.end());
+    if (!whole) continue;
+    std::unordered_set<std::uint64_t> lanes_seen;
+    for (auto it = end; it != issued.begin() && lanes_seen.size() < kSplitStreams;) {
+      --it;
+      if (lanes_seen.insert(lanes[it->second]).second) barrier.waited_for.push_back(it->second);
+    }
+  }
+  return changed;
+}
+
+}  // namespace
+
+bool hostDeviceTransfer(const GpuOp& op) {
+  const Engine engine = engineOf(op);
+  return op.kind == OpKind::kMemcpy && (engine == Engine::kH2D || engine == Engine::kD2H) &&
+         op.src_kind != MemKind::kPageable && op.dst_kind != MemKind::kPageable;
+}
+
+// The stream's chunks: a chunk starts at each host-to-device copy that follows a kernel or a
+// device-to-host copy (ops before the first chunk go with it). Per position, the chunk of an op
+// of the stream (-1 for other streams' ops); empty when the stream holds fewer than two chunks:
+// then no loop shows how to cut.
+std::vector<std::int64_t> chunksOf(const DeviceView& view, std::uint64_t stream) {
+  const auto& ops = view.ops();
+  std::vector<std::int64_t> chunks(ops.size(), -1);
+  std::int64_t chunk = 0;
+  bool seen_kernel = false;
+  std::optional<Engine> previous;
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    const GpuOp& op = view.op(ops[pos]);
+    if (DeviceView::streamKey(op) != stream) continue;
+    const Engine engine = engineOf(op);
+    if (op.kind == OpKind::kMemcpy && engine == Engine::kH2D && seen_kernel && previous &&
+        *previous != Engine::kH2D) {
+      ++chunk;
+    }
+    if (op.kind == OpKind::kKernel) seen_kernel = true;
+    previous = engine;
+    chunks[pos] = chunk;
+  }
+  if (chunk == 0) return {};
+  return chunks;
+}
+
+// The split the fix makes (the lab's multi-stream): chunk c of the stream issued to stream
+// c % kSplitStreams (ops of other streams keep theirs). Empty without two chunks.
+std::vector<std::uint64_t> chunkLanes(const DeviceView& view, std::uint64_t stream) {
+  const std::vector<std::int64_t> chunks = chunksOf(view, stream);
+  if (chunks.empty()) return {};
+  const auto& ops = view.ops();
+  std::vector<std::uint64_t> lanes(ops.size());
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    // Lanes of the split: above every stream key in use (keys are (context, stream) packed).
+    lanes[pos] = chunks[pos] < 0 ? DeviceView::streamKey(view.op(ops[pos]))
+                                 : ~std::uint64_t{0} - static_cast<std::uint64_t>(chunks[pos]) % kSplitStreams;
+  }
+  return lanes;
+}
+
+// What splitting `stream`'s chunks over three streams saves (0 without two chunks).
+Ns splitSaving(const DeviceView& view, const HostTimeline& host, const ScheduleModel& model,
+               const std::vector<OrderEdge>& waits, std::uint64_t stream) {
+  const std::vector<std::uint64_t> lanes = chunkLanes(view, stream);
+  if (lanes.empty()) return 0;
+  // The advice issues each chunk's copies and memsets asynchronously (pinned buffers): their
+  // calls no longer wait for the device. Those of the split stream only: other streams' blocking
+  // copies stay as they were (sync-memcpy's and pageable-memcpy's fixes, not this one).
+  std::unordered_set<std::size_t> split_calls;
+  for (const ScopedOp& scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    if (op.kind == OpKind::kKernel || DeviceView::streamKey(op) != stream) continue;
+    if (const auto launch = view.launchCall(op)) split_calls.insert(*launch);
+  }
+  std::vector<CallChange> async_calls;
+  for (const HostBarrier& barrier : host.barriers) {
+    const ApiKind kind = view.callKind(barrier.call);
+    if ((kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync ||
+         kind == ApiKind::kMemcpyAsync || kind == ApiKind::kMemsetAsync) &&
+        split_calls.count(barrier.call) != 0) {
+      async_calls.push_back({barrier.call, false, barrier.own});
+    }
+  }
+  // Both schedules let a multi-wave kernel's last wave drain into later kernels (on the one
+  // stream nothing can use it, in the split the next chunk's kernel does), and carry the
+  // device's hand-off between a stream's queued ops, which the split's other lanes fill.
+  const Ns before = model.withDrainingTails().span(waits);
+  const HostTimeline split_host = waitingForEveryLane(view, host, stream, lanes);
+  const ScheduleModel split = ScheduleModel(view, split_host).withDrainingTails().withLanes(lanes);
+  return std::max<Ns>(0, before - split.span(waits, {}, {}, async_calls));
+}
+
+// What copying the stream's input one chunk ahead saves: its pinned host-to-device copies moved to
+// a stream of their own (kept in their order), each kernel waiting for the copies issued before it
+// (an event recorded after them; released the stream's copy-to-kernel hand-off after they end),
+// and chunk c's copies waiting for the last kernel of chunk c - 2, which read the input buffer they
+// overwrite (two input buffers; the hand-off back to the copy). The kernels stay in their order on
+// the stream, so device state one chunk leaves for the next is read as before: it holds for an
+// accumulator too. 0 without two chunks.
+Ns copyAheadSaving(const DeviceView& view, const HostTimeline& host, const ScheduleModel& model,
+                   const std::vector<OrderEdge>& waits, std::uint64_t stream) {
+  const std::vector<std::int64_t> chunks = chunksOf(view, stream);
+  if (chunks.empty()) return 0;
+  const auto& ops = view.ops();
+  const std::uint64_t copy_lane = ~std::uint64_t{0};  // above every stream key in use
+  const Ns to_kernel = view.streamHandoff(Engine::kH2D, Engine::kCompute);
+  const Ns to_copy = view.streamHandoff(Engine::kCompute, Engine::kH2D);
+  std::vector<std::uint64_t> lanes(ops.size());
+  std::vector<OrderEdge> edges = waits;
+  std::vector<std::size_t> waiting_copies;  // copied since the stream's last kernel
+  std::unordered_map<std::int64_t, std::size_t> last_kernel;  // per chunk
+  std::unordered_set<std::size_t> moved_calls;
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    const GpuOp& op = view.op(ops[pos]);
+    lanes[pos] = DeviceView::streamKey(op);
+    if (chunks[pos] < 0) continue;
+    if (op.kind == OpKind::kKernel) {
+      for (std::size_t copy : waiting_copies) edges.push_back({copy, pos, to_kernel});
+      waiting_copies.clear();
+      last_kernel[chunks[pos]] = pos;
+    } else if (hostDeviceTransfer(op) && engineOf(op) == Engine::kH2D) {
+      lanes[pos] = copy_lane;
+      if (const auto reader = last_kernel.find(chunks[pos] - 2); reader != last_kernel.end()) {
+        edges.push_back({reader->second, pos, to_copy});
+      }
+      waiting_copies.push_back(pos);
+      if (const auto launch = view.launchCall(op)) moved_calls.insert(*launch);
+    }
+  }
+  // The moved copies are issued asynchronously (pinned buffers): their calls no longer wait.
+  std::vector<CallChange> async_calls;
+  for (const HostBarrier& barrier : host.barriers) {
+    const ApiKind kind = view.callKind(barrier.call);
+    if ((kind == ApiKind::kMemcpySync || kind == ApiKind::kMemcpyAsync) &&
+        moved_calls.count(barrier.call) != 0) {
+      async_calls.push_back({barrier.call, false, barrier.own});
+    }
+  }
+  const Ns before = model.span(waits);
+  return std::max<Ns>(0, before - model.withLanes(lanes).span(edges, {}, {}, async_calls));
+}
+
+}  // namespace cuoverlap::diagnosis

@@ -1,0 +1,44 @@
+// The two fixes single-stream prices for one stream's loop, each as a what-if schedule of the
+// device (schedule_estimate.h) with the host modelled (host_timeline.h), minus the schedule as
+// recorded:
+//   - the split (the lab's multi-stream): the stream's chunks issued round-robin to three
+//     streams, right where the chunks are independent;
+//   - the copy-ahead (the lab's copy-ahead): the stream's input copies on a stream of their own,
+//     double-buffered, the kernels kept in order on their stream: right for any loop, an
+//     accumulator's too.
+// Cost: one schedule each, O((n + e) log n) over the device's n ops.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "diagnosis/device_view.h"
+#include "diagnosis/host_timeline.h"
+#include "diagnosis/schedule_estimate.h"
+
+namespace cuoverlap::diagnosis {
+
+// A copy between host and device (HtoD or DtoH) over pinned (or unknown) host memory: one the
+// fixes can issue asynchronously (a pageable copy is synchronous to the host on any stream).
+bool hostDeviceTransfer(const GpuOp& op);
+
+// The stream's chunks: a chunk starts at each host-to-device copy that follows a kernel or a
+// device-to-host copy (ops before the first chunk go with it). Per position in view.ops(), the
+// chunk of an op of the stream (-1 for other streams' ops); empty when the stream holds fewer
+// than two chunks: then no loop shows how to cut.
+std::vector<std::int64_t> chunksOf(const DeviceView& view, std::uint64_t stream);
+
+// The split's lanes: chunk c of the stream on stream c % 3 (lanes above every stream key in use),
+// other streams' ops on theirs. Empty without two chunks.
+std::vector<std::uint64_t> chunkLanes(const DeviceView& view, std::uint64_t stream);
+
+// What splitting `stream`'s chunks over three streams saves (0 without two chunks). `model` is
+// the recorded schedule with `host`; `waits` the event waits both schedules keep.
+Ns splitSaving(const DeviceView& view, const HostTimeline& host, const ScheduleModel& model,
+               const std::vector<OrderEdge>& waits, std::uint64_t stream);
+
+// What copying `stream`'s input one chunk ahead saves (0 without two chunks).
+Ns copyAheadSaving(const DeviceView& view, const HostTimeline& host, const ScheduleModel& model,
+                   const std::vector<OrderEdge>& waits, std::uint64_t stream);
+
+}  // namespace cuoverlap::diagnosis
