@@ -199,4 +199,36 @@ TEST_CASE("many-small-copies: pinned pieces of any size merge into one copy at t
   CHECK(fixSavingNs(*f) == 355'500 - (336'000 - 15 * 2'472));
 }
 
+TEST_CASE("many-small-copies: the other threads' calls that a later piece on the legacy stream held get that time back") {
+  // Thread 1 issues 20 pinned 4 KiB copies on the legacy stream, one call every 25 µs; thread 2
+  // meanwhile launches 20 short kernels on a non-blocking stream of its own, each call taking 25
+  // µs beside thread 1's (the driver holds the context while it orders a legacy-stream op after
+  // the blocking streams), then 5 more alone at 2.5 µs a call. Thread 2's launches set the span.
+  // Merged, thread 1 makes one call: thread 2's calls that the later pieces held take their own
+  // 2.5 µs (legacy_threads.h, contendedTime), and its kernels come 22.5 µs a call sooner. Before,
+  // only thread 1 got its calls back, which moved nothing on the span's path: no finding.
+  TraceBuilder b;
+  b.trace().devices[0].pcie_generation = 5;
+  b.trace().devices[0].pcie_width = 16;
+  b.addStream(20, StreamFlag::kNonBlocking);
+  for (int i = 0; i < 20; ++i) {
+    const double t = 25.0 * i;
+    b.copyCall("cudaMemcpyAsync_v3020", test::kNullStream, t, t + 25, t + 26, t + 28, CopyKind::kHtoD)
+        .bytes = 4096;
+    b.launch(20, t + 1, t + 26, t + 27, t + 29);
+    b.trace().runtime_calls.back().tid = 2;
+  }
+  for (int j = 0; j < 5; ++j) {
+    const double t = 520 + 3.0 * j;
+    b.launch(20, t, t + 2.5, t + 3.5, t + 5.5);
+    b.trace().runtime_calls.back().tid = 2;
+  }
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "many-small-copies");
+  REQUIRE(f != nullptr);
+  // About 20 x 22.5 µs of thread 2's launch calls.
+  CHECK(fixSavingNs(*f) > 400'000);
+  CHECK(fixSavingNs(*f) < 460'000);
+}
+
 }  // namespace cuoverlap

@@ -447,6 +447,34 @@ TEST_CASE("the host's launches follow a synchronize that returned before its ker
   CHECK(model.span({}) == view.spanLength());
 }
 
+TEST_CASE("a synchronize waits only for the other threads' work issued before it begins") {
+  // Thread 1: a kernel, a synchronize, 47 µs of host code, a second synchronize, a kernel.
+  // Thread 2 (its own synchronize first) launches a 107 µs kernel at 140 µs, before thread 1's
+  // second synchronize began at 150: the trace shows that one waiting for it.
+  TraceBuilder b;
+  b.launch(13, 0, 1, 2, 102);
+  b.call("cudaDeviceSynchronize_v3020", 1.5, 103);
+  b.call("cudaDeviceSynchronize_v3020", 150, 250);
+  b.launch(13, 251, 252, 253, 303);
+  b.streamSynchronize(14, 0.5, 1);
+  b.trace().runtime_calls.back().tid = 2;
+  b.launch(14, 140, 141, 142, 249);
+  b.trace().runtime_calls.back().tid = 2;
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const HostTimeline host = buildHostTimeline(view);
+  const ScheduleModel model(view, host);
+  CHECK(model.span({}) == TraceBuilder::ns(301));
+  // The first kernel 60 µs shorter: thread 1 begins its second synchronize at 90 µs, before
+  // thread 2 issues its kernel (thread 2 is not faster): it waits for none of it, returns after
+  // its own 1 µs and launches its last kernel 3 µs later; the span ends with thread 2's kernel.
+  const std::vector<FasterOp> faster = {{at(view, 2), TraceBuilder::ns(40)}};
+  CHECK(model.span({}, {}, faster) == TraceBuilder::ns(249 - 2));
+  // Where the other kernel was issued before the synchronize begins, it still waits for it.
+  const std::vector<FasterOp> slightly = {{at(view, 2), TraceBuilder::ns(95)}};
+  CHECK(model.span({}, {}, slightly) == TraceBuilder::ns(301));
+}
+
 TEST_CASE("a synchronize is no proof of waiting for work another thread launched") {
   // Thread 2 launched the kernel while thread 1's synchronize was in flight, and the kernel
   // ended after the synchronize returned: it waited for none of it.

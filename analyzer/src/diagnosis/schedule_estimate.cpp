@@ -81,6 +81,17 @@ class ScheduleRun {
   std::vector<Ns> started_at_;                 // per started node: when it started
   std::priority_queue<Ns, std::vector<Ns>, std::greater<Ns>> wakes_;  // wave ends a kernel waits for
   MinHeap tails_;                              // (middle of its last wave, position): multi-wave kernels
+  // A blocking call's waits for other threads' ops (ScheduleModel::wait_issued_only_), decided
+  // when it begins: per barrier, the ops still to decide; the barriers each op holds once decided.
+  bool waitForIssued(std::size_t barrier);
+  bool issuedBy(std::size_t pos, Ns time) const;
+  std::vector<std::vector<std::size_t>> issued_waits_;   // per barrier
+  std::unordered_map<std::size_t, std::vector<std::size_t>> held_barriers_;  // op -> barrier nodes
+  std::vector<Ns> host_start_;                 // per barrier: when it begins, once known
+  std::vector<Ns> after_previous_;             // per barrier: its start after the previous returns
+  std::vector<Ns> op_lag_;                     // per op after a barrier: its release after it
+  std::vector<Ns> own_release_;                // per op after no barrier: its release
+  std::vector<std::uint8_t> finished_;
   Ns now_ = 0;
   Ns first_start_ = std::numeric_limits<Ns>::max();
   Ns last_end_ = std::numeric_limits<Ns>::min();
@@ -103,6 +114,10 @@ ScheduleRun::ScheduleRun(const ScheduleModel& model, const std::vector<OrderEdge
   first_taken_.assign(model.size(), 0.0);
   end_.assign(nodes, 0);
   started_at_.assign(nodes, 0);
+  finished_.assign(nodes, 0);
+  issued_waits_.resize(model.barriers_.size());
+  host_start_.assign(model.barriers_.size(), 0);
+  after_previous_.assign(model.barriers_.size(), 0);
   addSuccessors(edges, changed, earlier);
 }
 
@@ -130,22 +145,71 @@ void ScheduleRun::addHostNodes(const std::vector<CallChange>& changed, const std
     }
     if (barrier.previous < 0) {
       ready_[n + b] = barrier.start - sooner;
+      host_start_[b] = ready_[n + b];
     } else {
       from.push_back(n + static_cast<std::size_t>(barrier.previous));
-      to.push_back({n + b, std::max<Ns>(0, barrier.after_previous - sooner)});
+      after_previous_[b] = std::max<Ns>(0, barrier.after_previous - sooner);
+      to.push_back({n + b, after_previous_[b]});
     }
   }
-  for (const OrderEdge& wait : m_.barrier_waits_) {
+  for (std::size_t k = 0; k < m_.barrier_waits_.size(); ++k) {
+    const OrderEdge& wait = m_.barrier_waits_[k];
     if (!waits[wait.to]) continue;
+    if (m_.wait_issued_only_[k]) {
+      issued_waits_[wait.to].push_back(wait.from);
+      continue;
+    }
     from.push_back(wait.from);
     to.push_back({n + wait.to, 0});
   }
+  own_release_.assign(ready_.begin(), ready_.begin() + static_cast<std::ptrdiff_t>(n));
+  op_lag_.assign(n, 0);
   for (std::size_t p = 0; p < n; ++p) {
     if (m_.op_barrier_.empty() || m_.op_barrier_[p] < 0) continue;
     ready_[p] = std::numeric_limits<Ns>::min();
     from.push_back(n + static_cast<std::size_t>(m_.op_barrier_[p]));
-    to.push_back({p, std::max<Ns>(0, m_.op_lag_[p] - (earlier.empty() ? 0 : earlier[p]))});
+    op_lag_[p] = std::max<Ns>(0, m_.op_lag_[p] - (earlier.empty() ? 0 : earlier[p]));
+    to.push_back({p, op_lag_[p]});
   }
+}
+
+// Whether the what-if had issued op `pos` (its launch call had begun) by `time`: an op released
+// after a barrier is issued once that barrier returned, its release less its call's time.
+bool ScheduleRun::issuedBy(std::size_t pos, Ns time) const {
+  const std::int64_t barrier = m_.op_barrier_.empty() ? -1 : m_.op_barrier_[pos];
+  if (barrier < 0) return own_release_[pos] - m_.issue_lead_[pos] <= time;
+  const std::size_t node = m_.size() + static_cast<std::size_t>(barrier);
+  return finished_[node] && end_[node] + op_lag_[pos] - m_.issue_lead_[pos] <= time;
+}
+
+// A blocking call waits for what another thread had issued when it began (the trace's W, found by
+// the recorded issue times): in a what-if where its thread runs ahead, that thread's later ops
+// are not issued yet, and it waits for the last op of their stream that was (or for none).
+// Returns whether it now waits for some of them.
+bool ScheduleRun::waitForIssued(std::size_t barrier) {
+  std::vector<std::size_t>& pending = issued_waits_[barrier];
+  if (pending.empty()) return false;
+  const std::size_t node = m_.size() + barrier;
+  const std::int64_t previous = m_.barriers_[barrier].previous;
+  const Ns begins =
+      previous < 0 ? host_start_[barrier]
+                   : end_[m_.size() + static_cast<std::size_t>(previous)] + after_previous_[barrier];
+  bool waits = false;
+  for (const std::size_t pos : pending) {
+    std::int64_t at = static_cast<std::int64_t>(pos);
+    const auto open = [&](std::int64_t p) {
+      return p >= 0 && !finished_[static_cast<std::size_t>(p)];
+    };
+    while (open(at) && !issuedBy(static_cast<std::size_t>(at), begins)) {
+      at = m_.stream_prev_[static_cast<std::size_t>(at)];
+    }
+    if (!open(at)) continue;
+    held_barriers_[static_cast<std::size_t>(at)].push_back(node);
+    ++remaining_[node];
+    waits = true;
+  }
+  pending.clear();
+  return waits;
 }
 
 // Stream order and the edges, kept only where they point forward in issue order: an op issued
@@ -204,6 +268,7 @@ void ScheduleRun::dispatchHost() {
   while (!queued.empty()) {
     const std::size_t node = queued.top().second;
     queued.pop();
+    if (waitForIssued(node - m_.size())) continue;
     start(node);
   }
 }
@@ -358,10 +423,18 @@ void ScheduleRun::finishAt(Ns time) {
       if (duration_[pos] > 0) engines_[engine].free_at = time + m_.turnaround_[engine];  // not a removed op
     }
     if (pos < m_.size()) last_end_ = std::max(last_end_, time);
+    finished_[pos] = 1;
     for (std::size_t k = first_successor_[pos]; k < first_successor_[pos + 1]; ++k) {
       const Successor next = successors_[k];
       ready_[next.to] = std::max(ready_[next.to], time + next.lag);
       if (--remaining_[next.to] == 0) becomeAvailable(next.to);
+    }
+    if (const auto held = held_barriers_.find(pos); held != held_barriers_.end()) {
+      for (const std::size_t node : held->second) {
+        ready_[node] = std::max(ready_[node], time);
+        if (--remaining_[node] == 0) becomeAvailable(node);
+      }
+      held_barriers_.erase(held);
     }
   }
 }
@@ -612,7 +685,20 @@ void ScheduleModel::addHost(const DeviceView& view, const HostTimeline& host) {
           std::max<Ns>(0, barrier.start - returned[static_cast<std::size_t>(barrier.previous)]);
     }
     barriers_.push_back(node);
-    for (std::size_t p : barrier.waited_for) barrier_waits_.push_back({p, b});
+    const RuntimeCall& call = view.call(barrier.call);
+    for (std::size_t p : barrier.waited_for) {
+      barrier_waits_.push_back({p, b});
+      const auto launch = view.launchCall(view.op(ops[p]));
+      const bool other =
+          launch && (view.call(*launch).tid != call.tid || view.call(*launch).pid != call.pid);
+      wait_issued_only_.push_back(other ? 1 : 0);
+    }
+  }
+  issue_lead_.assign(size(), 0);
+  for (std::size_t p = 0; p < size(); ++p) {
+    if (const auto launch = view.launchCall(view.op(ops[p]))) {
+      issue_lead_[p] = std::max<Ns>(0, release_[p] - view.call(*launch).start);
+    }
   }
   op_barrier_ = host.barrier_of;
   op_lag_.assign(size(), 0);

@@ -42,7 +42,9 @@
 // Ops keep their measured durations. Built with a HostTimeline (host_timeline.h), the schedule
 // also has the host wait: each blocking call is a node that ends when the ops it waited for ended
 // (plus its own time), and the thread's later launches are released relative to it, so a faster
-// device lets a synchronizing host run ahead. Cost: O((n + e) log n).
+// device lets a synchronizing host run ahead. Of the ops other threads launched, it waits only for
+// those the what-if issued before it began (the trace's W was found by the recorded issue times):
+// a thread that runs ahead does not wait for work another thread issues later. Cost: O((n + e) log n).
 #pragma once
 
 #include <cstdint>
@@ -181,6 +183,10 @@ class ScheduleModel {
   };
   std::vector<Barrier> barriers_;
   std::vector<OrderEdge> barrier_waits_;   // op -> barrier b as {position, b}
+  // Per barrier_waits_ entry: the op was launched by another thread than the barrier's call, so
+  // the barrier waits for it only where the what-if issues it before the barrier begins.
+  std::vector<std::uint8_t> wait_issued_only_;
+  std::vector<Ns> issue_lead_;             // per position: its release after its launch call began
   std::vector<std::int64_t> op_barrier_;   // per position: the barrier its release follows, -1
   std::vector<Ns> op_lag_;                 // per position: release - that barrier's end
 };

@@ -18,6 +18,9 @@
 //   - the later copies' calls gone: one that blocked its thread (cudaMemcpy, or a copy of
 //     pageable memory, host_timeline.h) no longer does, and the host time of an asynchronous one
 //     is given back to the thread's later launches until its next blocking call;
+//   - other threads' calls that a later piece on the legacy stream held (the driver holds the
+//     context while it orders a legacy-stream op after the blocking streams) taking their own
+//     time (legacy_threads.h, contendedTime): they return sooner, and so release their ops;
 //   - the legacy stream's implicit barriers (legacy_barriers.h) in both schedules, except those of
 //     the later copies, which the fixed program no longer issues.
 // What makes copies faster also lowers the ideal: that part is Finding::ideal_reduction_ns.
@@ -36,6 +39,7 @@
 #include "diagnosis/host_time_given.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/pinned_rate.h"
+#include "diagnosis/rules/legacy_threads.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/stream_waits.h"
 #include "diagnosis/thread_launches.h"
@@ -155,6 +159,7 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
   std::vector<std::size_t> barrier_calls;  // calls that block their thread (sync or pageable copies)
   for (const HostBarrier& barrier : host.barriers) barrier_calls.push_back(barrier.call);
   std::sort(barrier_calls.begin(), barrier_calls.end());
+  std::vector<std::size_t> removed_calls;  // the later pieces' launch calls
   std::size_t copies = 0;
   for (const CopyRun& run : runs) {
     copies += run.positions.size();
@@ -165,6 +170,7 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
       builder.addRegion(Interval{scoped.start, scoped.end});
       const auto launch = view.launchCall(view.op(scoped));
       if (k == 0 || !launch) continue;
+      removed_calls.push_back(*launch);
       if (std::binary_search(barrier_calls.begin(), barrier_calls.end(), *launch)) {
         changed.push_back({*launch, false, 0});
       } else {
@@ -199,6 +205,23 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
   std::vector<HostTimeGiven> given;
   for (const std::size_t call : async_removed) {
     given.push_back({call, view.call(call).end - view.call(call).start});
+  }
+  // A later piece on the legacy stream no longer holds other threads' calls (legacy_threads.h).
+  std::vector<LegacyOp> legacy_pieces;
+  for (const CopyRun& run : runs) {
+    for (std::size_t k = 1; k < run.positions.size(); ++k) {
+      const GpuOp& op = view.op(ops[run.positions[k]]);
+      const auto launch = view.launchCall(op);
+      if (!launch || !view.onLegacyDefaultStream(op)) continue;
+      const RuntimeCall& c = view.call(*launch);
+      const ApiKind kind = view.callKind(*launch);
+      legacy_pieces.push_back({run.positions[k], (static_cast<std::uint64_t>(c.pid) << 32) | c.tid,
+                               c.start, kind == ApiKind::kMemcpySync});
+    }
+  }
+  std::sort(removed_calls.begin(), removed_calls.end());
+  for (const HostTimeGiven& held : contendedTime(view, legacy_pieces)) {
+    if (!std::binary_search(removed_calls.begin(), removed_calls.end(), held.call)) given.push_back(held);
   }
   const std::vector<Ns> earlier = hostTimeGivenBack(view, given, host);
   barriersGivenBack(view, given, host, changed);
