@@ -1,13 +1,15 @@
 // single-stream: the device's copies and kernels (and memsets) all ran on one stream (null or
 // not), so nothing could overlap, and some host<->device transfer could have been hidden under
-// compute by splitting the work over streams. A copy is hideable when it moves data between host
-// and device (HtoD or DtoH; not device-to-device), uses pinned (or unknown) host memory — a
-// pageable copy is synchronous to the host on any stream, pageable-memcpy's case — and is not a
-// link of a dependency chain: a copy whose neighbours on the stream are all kernels (kernel ->
+// compute by splitting the work over streams. A stream's work includes the synchronous copies and
+// memsets (cudaMemcpy, cudaMemset: run on the legacy stream) of a thread that launches its kernels
+// on it (workStreams): the advice issues them asynchronously on the stream. A copy is hideable
+// when it moves data between host and device (HtoD or DtoH; not device-to-device), from pinned,
+// unknown or pageable host memory (the advice pins the buffers), and is not a link of a
+// dependency chain: a copy whose neighbours on the stream are all kernels (kernel ->
 // copy -> kernel, or the run's first copy before a kernel, or its last after one) feeds the one
 // after it or drains the one before it, and splitting the work over streams cannot run it beside
 // either. A stream whose every copy is such a link still counts when its work is a loop of steps
-// that each copy a result back (two chunks or more, each with a pinned device-to-host copy): the
+// that each copy a result back (two chunks or more, each with a device-to-host copy): the
 // split runs one step's kernels beside another's (a step's kernels issued after its result was
 // read, beside the next steps); a chunk with no copy-out folds its input into device state the
 // next one reads (an accumulator), a chain splitting cannot overlap. Streams with hideable copies
@@ -19,7 +21,8 @@
 // the same schedule with the stream's chunks issued round-robin to three streams (chunkLanes; the
 // lab's multi-stream) and their copies and memsets asynchronous to the host (the advice's pinned
 // buffers; a blocking copy call of that stream no longer waits for the device; other streams'
-// blocking copies stay, sync-memcpy's and pageable-memcpy's fixes): copies of one chunk run beside
+// blocking copies stay, sync-memcpy's and pageable-memcpy's fixes), its pageable copies at the
+// pinned rate and without the host's staging (pinnedCopies): copies of one chunk run beside
 // kernels of another, kernels that leave room on the SMs run side by side, and the next chunk's
 // kernel takes the SMs a multi-wave kernel's last wave drains, from that wave's middle
 // (ScheduleModel::withDrainingTails); both schedules carry the device's hand-off between a
@@ -45,6 +48,7 @@
 #include "cuoverlap/intervals.h"
 #include "diagnosis/api_names.h"
 #include "diagnosis/finding_builder.h"
+#include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/schedule_estimate.h"
 #include "diagnosis/stream_waits.h"
@@ -54,17 +58,73 @@ namespace {
 
 constexpr std::uint64_t kSplitStreams = 3;  // the streams the split issues its chunks to
 
+// A copy between host and device, from pinned, pageable or unknown host memory: the advice pins
+// pageable buffers (the split what-if runs such copies at the pinned rate, pinnedCopies).
 bool hostDeviceTransfer(const GpuOp& op) {
   const Engine engine = engineOf(op);
-  return op.kind == OpKind::kMemcpy && (engine == Engine::kH2D || engine == Engine::kD2H) &&
-         op.src_kind != MemKind::kPageable && op.dst_kind != MemKind::kPageable;
+  return op.kind == OpKind::kMemcpy && (engine == Engine::kH2D || engine == Engine::kD2H);
+}
+
+bool synchronousCopyCall(const DeviceView& view, const GpuOp& op) {
+  if (op.kind != OpKind::kMemcpy && op.kind != OpKind::kMemset) return false;
+  const auto launch = view.launchCall(op);
+  if (!launch) return false;
+  const ApiKind kind = view.callKind(*launch);
+  return kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync;
+}
+
+// The stream whose work each op is (per position in view.ops()): its own stream, except a
+// synchronous copy or memset call (cudaMemcpy, cudaMemset: they run on the legacy default stream)
+// of a thread that launches its kernels on another stream. That copy is a step of the thread's
+// loop on the kernels' stream, ordered with them by the host's wait (or the legacy barrier), and
+// the advice issues it asynchronously on that stream: an HtoD copy is the work of the stream of
+// its thread's next kernel (the kernel it feeds; the last kernel where none follows), any other
+// copy of the stream of its thread's last kernel before it (the next where none came before).
+std::vector<std::uint64_t> workStreams(const DeviceView& view) {
+  const auto& ops = view.ops();
+  std::vector<std::uint64_t> keys(ops.size());
+  std::vector<std::optional<std::uint64_t>> thread_of(ops.size());
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    const GpuOp& op = view.op(ops[pos]);
+    keys[pos] = DeviceView::streamKey(op);
+    if (const auto launch = view.launchCall(op)) {
+      const RuntimeCall& call = view.call(*launch);
+      thread_of[pos] = (static_cast<std::uint64_t>(call.pid) << 32) | call.tid;
+    }
+  }
+  // Per position of a synchronous copy on the legacy stream: its thread's kernel stream before
+  // and after it.
+  std::unordered_map<std::uint64_t, std::uint64_t> kernel_stream;  // thread -> its last kernel's
+  std::vector<std::optional<std::uint64_t>> before(ops.size()), after(ops.size());
+  const auto follow = [&](std::size_t pos, std::vector<std::optional<std::uint64_t>>& seen) {
+    const GpuOp& op = view.op(ops[pos]);
+    if (!thread_of[pos]) return;
+    if (op.kind == OpKind::kKernel) {
+      kernel_stream[*thread_of[pos]] = keys[pos];
+    } else if (synchronousCopyCall(view, op) && view.onLegacyDefaultStream(op)) {
+      const auto it = kernel_stream.find(*thread_of[pos]);
+      if (it != kernel_stream.end()) seen[pos] = it->second;
+    }
+  };
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) follow(pos, before);
+  kernel_stream.clear();
+  for (std::size_t pos = ops.size(); pos-- > 0;) follow(pos, after);
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    const bool feeds = engineOf(view.op(ops[pos])) == Engine::kH2D;
+    const auto& first = feeds ? after[pos] : before[pos];
+    const auto& second = feeds ? before[pos] : after[pos];
+    if (first) keys[pos] = *first;
+    else if (second) keys[pos] = *second;
+  }
+  return keys;
 }
 
 // The split the fix makes (the lab's multi-stream): the stream's work cut into chunks, a chunk
 // starting at each host-to-device copy that follows a kernel or a device-to-host copy, and chunk c
 // issued to stream c % kSplitStreams (ops before the first chunk go with it; ops of other streams
 // keep theirs). Empty when the stream holds fewer than two chunks: then no loop shows how to cut.
-std::vector<std::uint64_t> chunkLanes(const DeviceView& view, std::uint64_t stream) {
+std::vector<std::uint64_t> chunkLanes(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                                      std::uint64_t stream) {
   const auto& ops = view.ops();
   std::vector<std::uint64_t> lanes(ops.size());
   std::uint64_t chunk = 0;
@@ -72,9 +132,9 @@ std::vector<std::uint64_t> chunkLanes(const DeviceView& view, std::uint64_t stre
   std::optional<Engine> previous;
   for (std::size_t pos = 0; pos < ops.size(); ++pos) {
     const GpuOp& op = view.op(ops[pos]);
-    const std::uint64_t key = DeviceView::streamKey(op);
+    const std::uint64_t key = keys[pos];
     if (key != stream) {
-      lanes[pos] = key;
+      lanes[pos] = DeviceView::streamKey(op);
       continue;
     }
     const Engine engine = engineOf(op);
@@ -96,7 +156,8 @@ std::vector<std::uint64_t> chunkLanes(const DeviceView& view, std::uint64_t stre
 struct StreamWork {
   std::uint64_t stream = 0;
   std::uint32_t stream_id = 0;  // as the trace numbers it
-  std::size_t ops = 0, copies = 0, kernels = 0, hideable = 0;
+  bool stream_named = false;    // stream_id taken from an op of the stream itself
+  std::size_t ops = 0, copies = 0, kernels = 0, hideable = 0, pageable = 0;
   Ns busy = 0;  // summed op time: which stream holds the device's work
   UnionLength hideable_union, kernel_union;
   // The stream's previous op: its kind, and whether it is a copy waiting for its next neighbour
@@ -106,7 +167,7 @@ struct StreamWork {
   bool pending_before_is_kernel = false;
   Interval pending{};
   // Its chunks as chunkLanes cuts them: how many start after the first, and how many copied no
-  // result back to the host (no pinned device-to-host copy).
+  // result back to the host (no device-to-host copy).
   std::size_t later_chunks = 0, chunks_without_result = 0;
   bool seen_kernel = false, chunk_returns = false;
   std::optional<Engine> previous_engine;
@@ -143,7 +204,8 @@ void settlePending(StreamWork& work, bool next_is_kernel, std::vector<Interval>*
 
 // Every stream's work in one pass (ops come in start order: on one stream also issue order).
 // With `only` set, the intervals of that stream's hideable copies and kernels are collected too.
-std::vector<StreamWork> workPerStream(const DeviceView& view, std::optional<std::uint64_t> only = {},
+std::vector<StreamWork> workPerStream(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                                      std::optional<std::uint64_t> only = {},
                                       std::vector<Interval>* hideable = nullptr,
                                       std::vector<Interval>* kernels = nullptr) {
   const auto& ops = view.ops();
@@ -151,15 +213,18 @@ std::vector<StreamWork> workPerStream(const DeviceView& view, std::optional<std:
   std::vector<StreamWork> works;
   for (std::size_t pos = 0; pos < ops.size(); ++pos) {
     const GpuOp& op = view.op(ops[pos]);
-    const std::uint64_t key = DeviceView::streamKey(op);
+    const std::uint64_t key = keys[pos];
     if (only && key != *only) continue;
     auto [it, inserted] = index.try_emplace(key, works.size());
     if (inserted) {
       works.emplace_back();
       works.back().stream = key;
-      works.back().stream_id = op.stream_id;
     }
     StreamWork& work = works[it->second];
+    if (!work.stream_named && DeviceView::streamKey(op) == key) {
+      work.stream_id = op.stream_id;
+      work.stream_named = true;
+    }
     const bool is_kernel = op.kind == OpKind::kKernel;
     settlePending(work, is_kernel, hideable);
     followChunks(work, op);
@@ -171,6 +236,7 @@ std::vector<StreamWork> workPerStream(const DeviceView& view, std::optional<std:
       if (kernels) kernels->push_back({ops[pos].start, ops[pos].end});
     } else if (op.kind == OpKind::kMemcpy) {
       ++work.copies;
+      if (op.src_kind == MemKind::kPageable || op.dst_kind == MemKind::kPageable) ++work.pageable;
       if (hostDeviceTransfer(op)) {
         work.pending_copy = true;
         work.pending_before_is_kernel = work.previous_is_kernel;
@@ -192,13 +258,14 @@ std::vector<StreamWork> workPerStream(const DeviceView& view, std::optional<std:
 // on the one stream, its last op there stood for all of them. A synchronize of the stream with
 // more of its work after it (inside the loop) synchronizes the iteration's stream: its own lane.
 HostTimeline waitingForEveryLane(const DeviceView& view, const HostTimeline& host,
-                                 std::uint64_t stream, const std::vector<std::uint64_t>& lanes) {
+                                 const std::vector<std::uint64_t>& keys, std::uint64_t stream,
+                                 const std::vector<std::uint64_t>& lanes) {
   const auto& ops = view.ops();
   // The split stream's ops in issue order (launch call start): (issued, position).
   std::vector<std::pair<Ns, std::size_t>> issued;
   for (std::size_t pos = 0; pos < ops.size(); ++pos) {
     const GpuOp& op = view.op(ops[pos]);
-    if (DeviceView::streamKey(op) != stream) continue;
+    if (keys[pos] != stream) continue;
     const auto launch = view.launchCall(op);
     issued.emplace_back(launch ? view.call(*launch).start : ops[pos].start, pos);
   }
@@ -206,7 +273,7 @@ HostTimeline waitingForEveryLane(const DeviceView& view, const HostTimeline& hos
   HostTimeline changed = host;
   for (HostBarrier& barrier : changed.barriers) {
     const bool on_stream = std::any_of(barrier.waited_for.begin(), barrier.waited_for.end(),
-                                       [&](std::size_t p) { return DeviceView::streamKey(view.op(ops[p])) == stream; });
+                                       [&](std::size_t p) { return keys[p] == stream; });
     if (!on_stream) continue;
     const auto end =
         std::lower_bound(issued.begin(), issued.end(), std::make_pair(barrier.start, std::size_t{0}));
@@ -223,36 +290,81 @@ HostTimeline waitingForEveryLane(const DeviceView& view, const HostTimeline& hos
   return changed;
 }
 
-// What splitting `stream`'s chunks over three streams saves (0 without two chunks).
-Ns splitSaving(const DeviceView& view, const HostTimeline& host, const ScheduleModel& model,
-               const std::vector<OrderEdge>& waits, std::uint64_t stream) {
-  const std::vector<std::uint64_t> lanes = chunkLanes(view, stream);
+// The advice's pinned buffers in the split: each pageable copy of the stream takes the pinned rate
+// of its direction plus a pinned copy's fixed cost (pinned_rate.h, pageable-memcpy's model) where
+// that is shorter, and starts a few µs after its call began instead of after the host staged its
+// first bytes (`earlier`, per position); their calls (`calls`) return after an asynchronous pinned
+// copy call's few µs instead of after staging.
+struct PinnedCopies {
+  std::vector<FasterOp> faster;
+  std::vector<Ns> earlier;
+  std::unordered_set<std::size_t> calls;
+};
+
+PinnedCopies pinnedCopies(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                          std::uint64_t stream) {
+  PinnedCopies pinned;
+  std::optional<PinnedRate> rate[2];  // HtoD, DtoH: measured once, at the first pageable copy
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    const ScopedOp& scoped = view.ops()[pos];
+    const GpuOp& op = view.op(scoped);
+    if (keys[pos] != stream || !hostDeviceTransfer(op) ||
+        (op.src_kind != MemKind::kPageable && op.dst_kind != MemKind::kPageable)) {
+      continue;
+    }
+    const Engine engine = engineOf(op);
+    const int d = engine == Engine::kH2D ? 0 : 1;
+    if (!rate[d]) rate[d] = pinnedRate(view, engine);
+    const Ns duration = scoped.end - scoped.start;
+    const Ns faster = pinnedDuration(*rate[d], op.bytes);
+    if (faster > 0 && faster < duration) pinned.faster.push_back({pos, faster});
+    if (const auto launch = view.launchCall(op)) {
+      pinned.calls.insert(*launch);
+      const Ns lead = scoped.start - view.call(*launch).start - kAsyncCopyCallNs;
+      if (lead > 0) {
+        pinned.earlier.resize(view.ops().size(), 0);
+        pinned.earlier[pos] = lead;
+      }
+    }
+  }
+  return pinned;
+}
+
+// What splitting `stream`'s chunks over three streams saves (0 without two chunks). `pin`: with
+// the advice's pinned buffers; without, its pageable copies as they ran (the part of the saving
+// that is not pinning's, pageable-memcpy's fix).
+Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, const HostTimeline& host,
+               const ScheduleModel& model, const std::vector<OrderEdge>& waits, std::uint64_t stream,
+               bool pin = true) {
+  const std::vector<std::uint64_t> lanes = chunkLanes(view, keys, stream);
   if (lanes.empty()) return 0;
   // The advice issues each chunk's copies and memsets asynchronously (pinned buffers): their
   // calls no longer wait for the device. Those of the split stream only: other streams' blocking
   // copies stay as they were (sync-memcpy's and pageable-memcpy's fixes, not this one).
   std::unordered_set<std::size_t> split_calls;
-  for (const ScopedOp& scoped : view.ops()) {
-    const GpuOp& op = view.op(scoped);
-    if (op.kind == OpKind::kKernel || DeviceView::streamKey(op) != stream) continue;
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    const GpuOp& op = view.op(view.ops()[pos]);
+    if (op.kind == OpKind::kKernel || keys[pos] != stream) continue;
     if (const auto launch = view.launchCall(op)) split_calls.insert(*launch);
   }
+  const PinnedCopies pinned = pin ? pinnedCopies(view, keys, stream) : PinnedCopies{};
   std::vector<CallChange> async_calls;
   for (const HostBarrier& barrier : host.barriers) {
     const ApiKind kind = view.callKind(barrier.call);
     if ((kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync ||
          kind == ApiKind::kMemcpyAsync || kind == ApiKind::kMemsetAsync) &&
         split_calls.count(barrier.call) != 0) {
-      async_calls.push_back({barrier.call, false, barrier.own});
+      const bool staged = pinned.calls.count(barrier.call) != 0;
+      async_calls.push_back({barrier.call, false, staged ? std::min(barrier.own, kAsyncCopyCallNs) : barrier.own});
     }
   }
   // Both schedules let a multi-wave kernel's last wave drain into later kernels (on the one
   // stream nothing can use it, in the split the next chunk's kernel does), and carry the
   // device's hand-off between a stream's queued ops, which the split's other lanes fill.
   const Ns before = model.withDrainingTails().span(waits);
-  const HostTimeline split_host = waitingForEveryLane(view, host, stream, lanes);
+  const HostTimeline split_host = waitingForEveryLane(view, host, keys, stream, lanes);
   const ScheduleModel split = ScheduleModel(view, split_host).withDrainingTails().withLanes(lanes);
-  return std::max<Ns>(0, before - split.span(waits, {}, {}, async_calls));
+  return std::max<Ns>(0, before - split.span(waits, pinned.earlier, pinned.faster, async_calls));
 }
 
 // Per stream: how long its kernels and copies ran (union) and how long they ran with no other
@@ -260,9 +372,11 @@ Ns splitSaving(const DeviceView& view, const HostTimeline& host, const ScheduleM
 struct AloneTime {
   Ns busy = 0;
   Ns alone = 0;
+  std::optional<Interval> extent;  // its first op's start to its last op's end
 };
 
-std::unordered_map<std::uint64_t, AloneTime> aloneTimes(const DeviceView& view) {
+std::unordered_map<std::uint64_t, AloneTime> aloneTimes(const DeviceView& view,
+                                                      const std::vector<std::uint64_t>& keys) {
   // One sweep over the ops in start order; the ends of the ops still running wait in a min-heap,
   // so memory is O(ops running at once), not O(ops).
   using End = std::pair<Ns, std::uint64_t>;  // (end, stream)
@@ -309,18 +423,22 @@ std::unordered_map<std::uint64_t, AloneTime> aloneTimes(const DeviceView& view) 
       }
     }
   };
-  for (const ScopedOp& scoped : view.ops()) {
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    const ScopedOp& scoped = view.ops()[pos];
     const GpuOp& op = view.op(scoped);
     if (op.kind == OpKind::kMemset || scoped.end <= scoped.start) continue;
     retireUntil(scoped.start);
     advance(scoped.start);
-    const std::uint64_t key = DeviceView::streamKey(op);
+    const std::uint64_t key = keys[pos];
     if (running[key]++ == 0) {
       ++active;
       key_sum += key;
       times[key].busy -= scoped.start;  // busy = sum of (end - start) of its active stretches
     }
     ends.push({scoped.end, key});
+    auto& extent = times[key].extent;
+    extent = extent ? Interval{extent->start, std::max(extent->end, scoped.end)}
+                    : Interval{scoped.start, scoped.end};
   }
   retireUntil(std::numeric_limits<Ns>::max());
   closeStretch();
@@ -335,11 +453,25 @@ bool ranMostlyAlone(const std::unordered_map<std::uint64_t, AloneTime>& times, s
   return it != times.end() && 2 * it->second.alone > it->second.busy;
 }
 
+// Nor is a stream that took turns with others chunk by chunk (a pipeline's streams serialized by
+// pageable copies or allocation calls: each chunk alone, the streams already the split): it must
+// hold most of the device's busy time between its first op's start and its last op's end, as a
+// loop of its own does, one phase of the program.
+bool heldItsExtent(const DeviceView& view, const std::unordered_map<std::uint64_t, AloneTime>& times,
+                   std::uint64_t stream) {
+  const auto it = times.find(stream);
+  if (it == times.end() || !it->second.extent) return false;
+  const Interval extent = *it->second.extent;
+  const Ns busy = extent.end - extent.start - view.idleWithin(extent.start, extent.end);
+  return 2 * it->second.busy > busy;
+}
+
 }  // namespace
 
 std::optional<Finding> findSingleStream(const DeviceView& view) {
   if (view.empty()) return std::nullopt;
-  std::vector<StreamWork> works = workPerStream(view);
+  const std::vector<std::uint64_t> keys = workStreams(view);
+  std::vector<StreamWork> works = workPerStream(view, keys);
   // Memsets may run anywhere (a cudaMemset before the loop): streams of memsets alone don't count.
   const auto memsets_only = [&](const StreamWork& w) { return w.kernels == 0 && w.copies == 0; };
   works.erase(std::remove_if(works.begin(), works.end(), memsets_only), works.end());
@@ -365,9 +497,12 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   // With several streams, only a stream that ran mostly alone counts (a loop of its own among the
   // others' work, however much work they hold: a phase of the program).
   if (!one_stream) {
-    const auto times = aloneTimes(view);
+    const auto times = aloneTimes(view, keys);
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
-                                    [&](const StreamWork& w) { return !ranMostlyAlone(times, w.stream); }),
+                                    [&](const StreamWork& w) {
+                                      return !ranMostlyAlone(times, w.stream) ||
+                                             !heldItsExtent(view, times, w.stream);
+                                    }),
                      candidates.end());
     if (candidates.empty()) return std::nullopt;
   }
@@ -380,8 +515,8 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   std::vector<std::pair<Ns, std::size_t>> savings;  // (saving, candidate)
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     const StreamWork& candidate = candidates[k];
-    Ns saving = splitSaving(view, host, model, waits, candidate.stream);
-    if (saving == 0 && one_stream && chunkLanes(view, candidate.stream).empty()) {
+    Ns saving = splitSaving(view, keys, host, model, waits, candidate.stream);
+    if (saving == 0 && one_stream && chunkLanes(view, keys, candidate.stream).empty()) {
       saving = std::min(candidate.hideable_union.length(), candidate.kernel_union.length());
     }
     if (saving >= kMinimumCostNs) savings.emplace_back(saving, k);
@@ -393,11 +528,17 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   const StreamWork& work = candidates[savings.front().second];
   const std::uint64_t chosen = work.stream;
   FindingBuilder builder(view, "single-stream", Severity::kWarning);
+  // The stream's first op of its own (not a synchronous copy of its thread's on the legacy
+  // stream), else its first op.
   const GpuOp* first_on = nullptr;
-  for (const ScopedOp& scoped : view.ops()) {
-    if (DeviceView::streamKey(view.op(scoped)) != chosen) continue;
-    first_on = &view.op(scoped);
-    break;
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    const GpuOp& op = view.op(view.ops()[pos]);
+    if (keys[pos] != chosen) continue;
+    if (!first_on) first_on = &op;
+    if (DeviceView::streamKey(op) == chosen) {
+      first_on = &op;
+      break;
+    }
   }
   const GpuOp& first = *first_on;
   const std::string overlap =
@@ -410,10 +551,17 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
                                                one_stream ? "all" : "a loop of", work.copies,
                                                work.kernels, first.stream_id, overlap)));
   std::vector<Interval> where, kernel_runs;
-  workPerStream(view, chosen, &where, &kernel_runs);
+  workPerStream(view, keys, chosen, &where, &kernel_runs);
   where.insert(where.end(), kernel_runs.begin(), kernel_runs.end());
   for (const Interval& run : unionOf(std::move(where))) builder.addRegion(run);
-  builder.estimateSaving(cost);
+  // The ledger charges pageable-memcpy first and the split's region is not where pinning saves:
+  // it gets the split's saving with the copies as they ran, the rest is pinning's.
+  if (work.pageable > 0) {
+    builder.estimateSaving(std::min(cost, splitSaving(view, keys, host, model, waits, chosen, false)));
+    builder.fixAlone(cost);
+  } else {
+    builder.estimateSaving(cost);
+  }
   if (savings.size() > 1) {
     std::vector<FixSaving> fixes;
     for (const auto& [saving, k] : savings) fixes.push_back({"multi-stream", saving, candidates[k].stream_id});
