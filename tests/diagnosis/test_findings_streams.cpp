@@ -345,6 +345,48 @@ TEST_CASE("single-stream: the split pins a stream's pageable copies") {
   CHECK(fixSavingNs(*by_pageable) > fixSavingNs(*by_pinned) + 50'000);
 }
 
+// Four steps on stream 13: a 10 µs copy-in, a one-block kernel of 1 ms, a cudaMemcpy of its 5 µs
+// result (the legacy stream) and a 10 µs kernel; with `read_mid_step` the small kernel comes after
+// the cudaMemcpy (issued once it returned: the host read the result, then went on with the step),
+// else before it (the copy-out ends the step).
+TraceBuilder longStepsCopyingOut(bool read_mid_step) {
+  TraceBuilder b;
+  double t = 1;
+  for (int step = 0; step < 4; ++step) {
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 2, t + 3, t + 13, CopyKind::kHtoD);
+    b.launch(13, t + 3, t + 5, t + 15, t + 1'015).grid_blocks = 1;
+    if (read_mid_step) {
+      b.copyCall("cudaMemcpy_v3020", kNullStream, t + 6, t + 1'022, t + 1'016, t + 1'021,
+                 CopyKind::kDtoH);
+      b.launch(13, t + 1'023, t + 1'025, t + 1'027, t + 1'037);
+      t += 1'040;
+    } else {
+      b.launch(13, t + 6, t + 8, t + 1'016, t + 1'026);
+      b.copyCall("cudaMemcpy_v3020", kNullStream, t + 9, t + 1'033, t + 1'027, t + 1'032,
+                 CopyKind::kDtoH);
+      t += 1'035;
+    }
+  }
+  return b;
+}
+
+TEST_CASE("single-stream: a result read in the middle of its step still holds the host") {
+  // Split, a step's synchronous copy-out no longer blocks the host where it ends the step (the
+  // result is read where the host synchronizes): the four long kernels run side by side. Where
+  // the thread goes on with the step after the call returned, it read the result there: the call
+  // still waits for its copy, on its lane, and the next step is issued after the long kernel.
+  TraceBuilder read_mid_step = longStepsCopyingOut(true);
+  TraceBuilder copy_out_last = longStepsCopyingOut(false);
+  const auto mid_findings = findingsOf(read_mid_step.build());
+  const auto last_findings = findingsOf(copy_out_last.build());
+  const Finding* mid = findingById(mid_findings, "single-stream");
+  const Finding* last = findingById(last_findings, "single-stream");
+  REQUIRE(last != nullptr);
+  INFO("read mid-step " << (mid ? fixSavingNs(*mid) : 0) << " copy-out last " << fixSavingNs(*last));
+  CHECK(fixSavingNs(*last) > 2'000'000);
+  CHECK((mid == nullptr || fixSavingNs(*mid) < 500'000));
+}
+
 TEST_CASE("single-stream: streams that took turns chunk by chunk are no loop to split") {
   // A three-stream pipeline whose pageable copies made each chunk run alone (the streams
   // scenario `pageable`): every stream ran alone, yet they already are the split, and pinning is

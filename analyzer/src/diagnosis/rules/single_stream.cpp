@@ -22,7 +22,9 @@
 // lab's multi-stream) and their copies and memsets asynchronous to the host (the advice's pinned
 // buffers; a blocking copy call of that stream no longer waits for the device; other streams'
 // blocking copies stay, sync-memcpy's and pageable-memcpy's fixes), its pageable copies at the
-// pinned rate and without the host's staging (pinnedCopies): copies of one chunk run beside
+// pinned rate and without the host's staging (pinnedCopies); a copy to the host that its thread
+// read before going on with the step still holds the call, on its lane (resultsReadMidChunk):
+// copies of one chunk run beside
 // kernels of another, kernels that leave room on the SMs run side by side, and the next chunk's
 // kernel takes the SMs a multi-wave kernel's last wave drains, from that wave's middle
 // (ScheduleModel::withDrainingTails); both schedules carry the device's hand-off between a
@@ -330,6 +332,38 @@ PinnedCopies pinnedCopies(const DeviceView& view, const std::vector<std::uint64_
   return pinned;
 }
 
+// The calls of the stream's copies to the host that its thread read before going on with the
+// chunk: a device-to-host copy after which the thread's next copy or kernel on the stream is no
+// host-to-device copy (that would start its next step, as chunkLanes cuts them) but more of the
+// step's work, issued after the copy's call returned. The advice synchronizes the chunk's stream before
+// that read, so the call still waits for its copy, now on its lane; a copy-out that ends its
+// chunk returns at once (its result read later, where the host synchronizes, as sync-memcpy's
+// what-if has it: a trace does not show the read).
+std::unordered_set<std::size_t> resultsReadMidChunk(const DeviceView& view,
+                                                    const std::vector<std::uint64_t>& keys,
+                                                    std::uint64_t stream) {
+  std::unordered_set<std::size_t> calls;
+  // Per thread: the call of its previous op on the stream, when a copy to the host.
+  std::unordered_map<std::uint64_t, std::size_t> copy_out;
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    if (keys[pos] != stream) continue;
+    const GpuOp& op = view.op(view.ops()[pos]);
+    const auto launch = view.launchCall(op);
+    if (!launch || op.kind == OpKind::kMemset) continue;  // a memset fills a buffer for either
+    const RuntimeCall& call = view.call(*launch);
+    const std::uint64_t thread = (static_cast<std::uint64_t>(call.pid) << 32) | call.tid;
+    const auto previous = copy_out.find(thread);
+    if (previous != copy_out.end()) {
+      // The thread's next op on the stream: a copy-in starts its next step (chunkLanes' cut).
+      const bool next_step = op.kind == OpKind::kMemcpy && engineOf(op) == Engine::kH2D;
+      if (!next_step) calls.insert(previous->second);
+      copy_out.erase(previous);
+    }
+    if (op.kind == OpKind::kMemcpy && engineOf(op) == Engine::kD2H) copy_out[thread] = *launch;
+  }
+  return calls;
+}
+
 // What splitting `stream`'s chunks over three streams saves (0 without two chunks). `pin`: with
 // the advice's pinned buffers; without, its pageable copies as they ran (the part of the saving
 // that is not pinning's, pageable-memcpy's fix).
@@ -347,6 +381,7 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
     if (op.kind == OpKind::kKernel || keys[pos] != stream) continue;
     if (const auto launch = view.launchCall(op)) split_calls.insert(*launch);
   }
+  const std::unordered_set<std::size_t> read_calls = resultsReadMidChunk(view, keys, stream);
   const PinnedCopies pinned = pin ? pinnedCopies(view, keys, stream) : PinnedCopies{};
   std::vector<CallChange> async_calls;
   for (const HostBarrier& barrier : host.barriers) {
@@ -355,7 +390,9 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
          kind == ApiKind::kMemcpyAsync || kind == ApiKind::kMemsetAsync) &&
         split_calls.count(barrier.call) != 0) {
       const bool staged = pinned.calls.count(barrier.call) != 0;
-      async_calls.push_back({barrier.call, false, staged ? std::min(barrier.own, kAsyncCopyCallNs) : barrier.own});
+      const bool read = read_calls.count(barrier.call) != 0;
+      async_calls.push_back(
+          {barrier.call, read, staged ? std::min(barrier.own, kAsyncCopyCallNs) : barrier.own});
     }
   }
   // Both schedules let a multi-wave kernel's last wave drain into later kernels (on the one
