@@ -2,11 +2,11 @@
 // not), so nothing could overlap, and some host<->device transfer could have been hidden under
 // compute by splitting the work over streams. A stream's work includes the synchronous copies and
 // memsets (cudaMemcpy, cudaMemset: run on the legacy stream) of a thread that launches its kernels
-// on it (workStreams): the advice issues them asynchronously on the stream. A copy is hideable
-// when it moves data between host and device (HtoD or DtoH; not device-to-device), from pinned,
-// unknown or pageable host memory (the advice pins the buffers), and is not a link of a
-// dependency chain: a copy whose neighbours on the stream are all kernels (kernel ->
-// copy -> kernel, or the run's first copy before a kernel, or its last after one) feeds the one
+// on it (workStreams, single_stream_advice.h): the advice issues them asynchronously on the
+// stream. A copy is hideable when it moves data between host and device (HtoD or DtoH; not
+// device-to-device), from pinned, unknown or pageable host memory (the advice pins the buffers),
+// and is not a link of a dependency chain: a copy whose neighbours on the stream are all kernels
+// (kernel -> copy -> kernel, or the run's first copy before a kernel, or its last after one) feeds the one
 // after it or drains the one before it, and splitting the work over streams cannot run it beside
 // either. A stream whose every copy is such a link still counts when its work is a loop of steps
 // that each copy a result back (two chunks or more, each with a device-to-host copy): the
@@ -24,8 +24,7 @@
 // blocking copies stay, sync-memcpy's and pageable-memcpy's fixes), its pageable copies at the
 // pinned rate and without the host's staging (pinnedCopies); a copy to the host that its thread
 // read before going on with the step still holds the call, on its lane (resultsReadMidChunk):
-// copies of one chunk run beside
-// kernels of another, kernels that leave room on the SMs run side by side, and the next chunk's
+// copies of one chunk run beside kernels of another, kernels that leave room on the SMs run side by side, and the next chunk's
 // kernel takes the SMs a multi-wave kernel's last wave drains, from that wave's middle
 // (ScheduleModel::withDrainingTails); both schedules carry the device's hand-off between a
 // stream's queued ops (DeviceView::streamHandoff), which on one stream lies between every two ops
@@ -33,7 +32,9 @@
 // stream's work as a whole (a device synchronize, an allocation call, the stream's synchronize
 // after its last op) waits for every lane (waitingForEveryLane). The ledger charges
 // pageable-memcpy and sync-memcpy first, so the part of this saving that making the copies
-// asynchronous alone brings is not charged twice. Without two chunks, min(|union of hideable copies|, |union of
+// asynchronous alone brings is not charged twice; with pageable copies it is given the split's
+// saving with the copies as they ran (pinning's share is pageable-memcpy's), the fix's saving
+// (Finding::fix_alone_ns) staying the whole advice's. Without two chunks, min(|union of hideable copies|, |union of
 // kernels|), the most that overlapping them with compute could save. Not reported under 10 µs.
 // Where: the hideable copies.
 #include <fmt/format.h>
@@ -52,6 +53,7 @@
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/rules.h"
+#include "diagnosis/rules/single_stream_advice.h"
 #include "diagnosis/schedule_estimate.h"
 #include "diagnosis/stream_waits.h"
 
@@ -65,60 +67,6 @@ constexpr std::uint64_t kSplitStreams = 3;  // the streams the split issues its 
 bool hostDeviceTransfer(const GpuOp& op) {
   const Engine engine = engineOf(op);
   return op.kind == OpKind::kMemcpy && (engine == Engine::kH2D || engine == Engine::kD2H);
-}
-
-bool synchronousCopyCall(const DeviceView& view, const GpuOp& op) {
-  if (op.kind != OpKind::kMemcpy && op.kind != OpKind::kMemset) return false;
-  const auto launch = view.launchCall(op);
-  if (!launch) return false;
-  const ApiKind kind = view.callKind(*launch);
-  return kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync;
-}
-
-// The stream whose work each op is (per position in view.ops()): its own stream, except a
-// synchronous copy or memset call (cudaMemcpy, cudaMemset: they run on the legacy default stream)
-// of a thread that launches its kernels on another stream. That copy is a step of the thread's
-// loop on the kernels' stream, ordered with them by the host's wait (or the legacy barrier), and
-// the advice issues it asynchronously on that stream: an HtoD copy is the work of the stream of
-// its thread's next kernel (the kernel it feeds; the last kernel where none follows), any other
-// copy of the stream of its thread's last kernel before it (the next where none came before).
-std::vector<std::uint64_t> workStreams(const DeviceView& view) {
-  const auto& ops = view.ops();
-  std::vector<std::uint64_t> keys(ops.size());
-  std::vector<std::optional<std::uint64_t>> thread_of(ops.size());
-  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
-    const GpuOp& op = view.op(ops[pos]);
-    keys[pos] = DeviceView::streamKey(op);
-    if (const auto launch = view.launchCall(op)) {
-      const RuntimeCall& call = view.call(*launch);
-      thread_of[pos] = (static_cast<std::uint64_t>(call.pid) << 32) | call.tid;
-    }
-  }
-  // Per position of a synchronous copy on the legacy stream: its thread's kernel stream before
-  // and after it.
-  std::unordered_map<std::uint64_t, std::uint64_t> kernel_stream;  // thread -> its last kernel's
-  std::vector<std::optional<std::uint64_t>> before(ops.size()), after(ops.size());
-  const auto follow = [&](std::size_t pos, std::vector<std::optional<std::uint64_t>>& seen) {
-    const GpuOp& op = view.op(ops[pos]);
-    if (!thread_of[pos]) return;
-    if (op.kind == OpKind::kKernel) {
-      kernel_stream[*thread_of[pos]] = keys[pos];
-    } else if (synchronousCopyCall(view, op) && view.onLegacyDefaultStream(op)) {
-      const auto it = kernel_stream.find(*thread_of[pos]);
-      if (it != kernel_stream.end()) seen[pos] = it->second;
-    }
-  };
-  for (std::size_t pos = 0; pos < ops.size(); ++pos) follow(pos, before);
-  kernel_stream.clear();
-  for (std::size_t pos = ops.size(); pos-- > 0;) follow(pos, after);
-  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
-    const bool feeds = engineOf(view.op(ops[pos])) == Engine::kH2D;
-    const auto& first = feeds ? after[pos] : before[pos];
-    const auto& second = feeds ? before[pos] : after[pos];
-    if (first) keys[pos] = *first;
-    else if (second) keys[pos] = *second;
-  }
-  return keys;
 }
 
 // The split the fix makes (the lab's multi-stream): the stream's work cut into chunks, a chunk
@@ -290,78 +238,6 @@ HostTimeline waitingForEveryLane(const DeviceView& view, const HostTimeline& hos
     }
   }
   return changed;
-}
-
-// The advice's pinned buffers in the split: each pageable copy of the stream takes the pinned rate
-// of its direction plus a pinned copy's fixed cost (pinned_rate.h, pageable-memcpy's model) where
-// that is shorter, and starts a few µs after its call began instead of after the host staged its
-// first bytes (`earlier`, per position); their calls (`calls`) return after an asynchronous pinned
-// copy call's few µs instead of after staging.
-struct PinnedCopies {
-  std::vector<FasterOp> faster;
-  std::vector<Ns> earlier;
-  std::unordered_set<std::size_t> calls;
-};
-
-PinnedCopies pinnedCopies(const DeviceView& view, const std::vector<std::uint64_t>& keys,
-                          std::uint64_t stream) {
-  PinnedCopies pinned;
-  std::optional<PinnedRate> rate[2];  // HtoD, DtoH: measured once, at the first pageable copy
-  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
-    const ScopedOp& scoped = view.ops()[pos];
-    const GpuOp& op = view.op(scoped);
-    if (keys[pos] != stream || !hostDeviceTransfer(op) ||
-        (op.src_kind != MemKind::kPageable && op.dst_kind != MemKind::kPageable)) {
-      continue;
-    }
-    const Engine engine = engineOf(op);
-    const int d = engine == Engine::kH2D ? 0 : 1;
-    if (!rate[d]) rate[d] = pinnedRate(view, engine);
-    const Ns duration = scoped.end - scoped.start;
-    const Ns faster = pinnedDuration(*rate[d], op.bytes);
-    if (faster > 0 && faster < duration) pinned.faster.push_back({pos, faster});
-    if (const auto launch = view.launchCall(op)) {
-      pinned.calls.insert(*launch);
-      const Ns lead = scoped.start - view.call(*launch).start - kAsyncCopyCallNs;
-      if (lead > 0) {
-        pinned.earlier.resize(view.ops().size(), 0);
-        pinned.earlier[pos] = lead;
-      }
-    }
-  }
-  return pinned;
-}
-
-// The calls of the stream's copies to the host that its thread read before going on with the
-// chunk: a device-to-host copy after which the thread's next copy or kernel on the stream is no
-// host-to-device copy (that would start its next step, as chunkLanes cuts them) but more of the
-// step's work, issued after the copy's call returned. The advice synchronizes the chunk's stream before
-// that read, so the call still waits for its copy, now on its lane; a copy-out that ends its
-// chunk returns at once (its result read later, where the host synchronizes, as sync-memcpy's
-// what-if has it: a trace does not show the read).
-std::unordered_set<std::size_t> resultsReadMidChunk(const DeviceView& view,
-                                                    const std::vector<std::uint64_t>& keys,
-                                                    std::uint64_t stream) {
-  std::unordered_set<std::size_t> calls;
-  // Per thread: the call of its previous op on the stream, when a copy to the host.
-  std::unordered_map<std::uint64_t, std::size_t> copy_out;
-  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
-    if (keys[pos] != stream) continue;
-    const GpuOp& op = view.op(view.ops()[pos]);
-    const auto launch = view.launchCall(op);
-    if (!launch || op.kind == OpKind::kMemset) continue;  // a memset fills a buffer for either
-    const RuntimeCall& call = view.call(*launch);
-    const std::uint64_t thread = (static_cast<std::uint64_t>(call.pid) << 32) | call.tid;
-    const auto previous = copy_out.find(thread);
-    if (previous != copy_out.end()) {
-      // The thread's next op on the stream: a copy-in starts its next step (chunkLanes' cut).
-      const bool next_step = op.kind == OpKind::kMemcpy && engineOf(op) == Engine::kH2D;
-      if (!next_step) calls.insert(previous->second);
-      copy_out.erase(previous);
-    }
-    if (op.kind == OpKind::kMemcpy && engineOf(op) == Engine::kD2H) copy_out[thread] = *launch;
-  }
-  return calls;
 }
 
 // What splitting `stream`'s chunks over three streams saves (0 without two chunks). `pin`: with
