@@ -346,6 +346,119 @@ TEST_CASE("single-stream: the copy-ahead keeps a loop's kernels in order, the sp
   CHECK(fixSavingNs(*f) == f->fixes[0].saving_ns);
 }
 
+// Six steps of one thread: a cudaMemcpy HtoD of 90 µs (the legacy stream 7), a kernel of 100 µs
+// on stream 13 and a cudaMemcpy DtoH of 90 µs (stream 7 again), each call waiting for its copy,
+// from `host` memory. With `pinned_rate`, a 1 MiB pinned copy of 20 µs first tells the pinned rate.
+TraceBuilder syncCopyLoop(MemKind host, bool pinned_rate) {
+  TraceBuilder b;
+  double t = 0;
+  if (pinned_rate) {
+    b.copyCall("cudaMemcpy_v3020", kNullStream, 0, 22, 1, 21, CopyKind::kHtoD);
+    t = 25;
+  }
+  for (int step = 0; step < 6; ++step) {
+    b.copyCall("cudaMemcpy_v3020", kNullStream, t, t + 92, t + 2, t + 92, CopyKind::kHtoD, host);
+    b.launch(13, t + 93, t + 95, t + 100, t + 200);
+    b.copyCall("cudaMemcpy_v3020", kNullStream, t + 96, t + 292, t + 200, t + 290,
+               CopyKind::kDtoH, host);
+    t += 295;
+  }
+  return b;
+}
+
+TEST_CASE("single-stream: a thread's synchronous copies are its kernels' stream's loop") {
+  // The copies ran on the legacy stream, the kernels on stream 13: no stream held both, yet the
+  // steps are one loop on stream 13 (the thread's cudaMemcpy calls order them). Split, each step's
+  // copies issued asynchronously on its lane run beside another step's kernel.
+  TraceBuilder b = syncCopyLoop(MemKind::kPinned, false);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "single-stream");
+  REQUIRE(f != nullptr);
+  CHECK(f->fix_stream == 13u);
+  CHECK(f->count == 18);
+  INFO("saving " << fixSavingNs(*f));
+  CHECK(fixSavingNs(*f) > 600'000);  // 1.77 ms as recorded; the split is about the kernels' 0.6 ms
+}
+
+TEST_CASE("single-stream: the split pins a stream's pageable copies") {
+  // The same loop with pageable buffers: before, a pageable copy was never hideable and the loop
+  // went unnamed (pageable-memcpy's alone). The advice pins the buffers: in the split each copy
+  // also runs at the trace's pinned rate (20 µs a MiB, not 90), so it saves more than the same
+  // loop split with its copies as long as they were.
+  TraceBuilder pageable = syncCopyLoop(MemKind::kPageable, true);
+  TraceBuilder pinned = syncCopyLoop(MemKind::kPinned, true);
+  const auto pageable_findings = findingsOf(pageable.build());
+  const auto pinned_findings = findingsOf(pinned.build());
+  const Finding* by_pageable = findingById(pageable_findings, "single-stream");
+  const Finding* by_pinned = findingById(pinned_findings, "single-stream");
+  REQUIRE(by_pageable != nullptr);
+  REQUIRE(by_pinned != nullptr);
+  INFO("pageable " << fixSavingNs(*by_pageable) << " pinned " << fixSavingNs(*by_pinned));
+  CHECK(fixSavingNs(*by_pageable) > fixSavingNs(*by_pinned) + 50'000);
+}
+
+// Four steps on stream 13: a 10 µs copy-in, a one-block kernel of 1 ms, a cudaMemcpy of its 5 µs
+// result (the legacy stream) and a 10 µs kernel; with `read_mid_step` the small kernel comes after
+// the cudaMemcpy (issued once it returned: the host read the result, then went on with the step),
+// else before it (the copy-out ends the step).
+TraceBuilder longStepsCopyingOut(bool read_mid_step) {
+  TraceBuilder b;
+  double t = 1;
+  for (int step = 0; step < 4; ++step) {
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 2, t + 3, t + 13, CopyKind::kHtoD);
+    b.launch(13, t + 3, t + 5, t + 15, t + 1'015).grid_blocks = 1;
+    if (read_mid_step) {
+      b.copyCall("cudaMemcpy_v3020", kNullStream, t + 6, t + 1'022, t + 1'016, t + 1'021,
+                 CopyKind::kDtoH);
+      b.launch(13, t + 1'023, t + 1'025, t + 1'027, t + 1'037);
+      t += 1'040;
+    } else {
+      b.launch(13, t + 6, t + 8, t + 1'016, t + 1'026);
+      b.copyCall("cudaMemcpy_v3020", kNullStream, t + 9, t + 1'033, t + 1'027, t + 1'032,
+                 CopyKind::kDtoH);
+      t += 1'035;
+    }
+  }
+  return b;
+}
+
+TEST_CASE("single-stream: a result read in the middle of its step still holds the host") {
+  // Split, a step's synchronous copy-out no longer blocks the host where it ends the step (the
+  // result is read where the host synchronizes): the four long kernels run side by side. Where
+  // the thread goes on with the step after the call returned, it read the result there: the call
+  // still waits for its copy, on its lane, and the next step is issued after the long kernel.
+  TraceBuilder read_mid_step = longStepsCopyingOut(true);
+  TraceBuilder copy_out_last = longStepsCopyingOut(false);
+  const auto mid_findings = findingsOf(read_mid_step.build());
+  const auto last_findings = findingsOf(copy_out_last.build());
+  const Finding* mid = findingById(mid_findings, "single-stream");
+  const Finding* last = findingById(last_findings, "single-stream");
+  REQUIRE(last != nullptr);
+  INFO("read mid-step " << (mid ? fixSavingNs(*mid) : 0) << " copy-out last " << fixSavingNs(*last));
+  CHECK(fixSavingNs(*last) > 2'000'000);
+  CHECK((mid == nullptr || fixSavingNs(*mid) < 500'000));
+}
+
+TEST_CASE("single-stream: streams that took turns chunk by chunk are no loop to split") {
+  // A three-stream pipeline whose pageable copies made each chunk run alone (the streams
+  // scenario `pageable`): every stream ran alone, yet they already are the split, and pinning is
+  // the fix. Each holds a third of the device's work over its first to last op: not named.
+  TraceBuilder b;
+  double t = 0;
+  for (int chunk = 0; chunk < 6; ++chunk) {
+    const std::uint32_t stream = 13 + chunk % 3;
+    b.copyCall("cudaMemcpyAsync_v3020", stream, t, t + 92, t + 2, t + 92, CopyKind::kHtoD,
+               MemKind::kPageable);
+    b.launch(stream, t + 93, t + 95, t + 100, t + 200);
+    b.copyCall("cudaMemcpyAsync_v3020", stream, t + 96, t + 292, t + 200, t + 290,
+               CopyKind::kDtoH, MemKind::kPageable);
+    t += 295;
+  }
+  const auto findings = findingsOf(b.build());
+  CHECK(findingById(findings, "single-stream") == nullptr);
+  CHECK(findingById(findings, "pageable-memcpy") != nullptr);
+}
+
 TEST_CASE("a clean three-stream pipeline produces no finding") {
   TraceBuilder b = cleanPipeline();
   const auto findings = findingsOf(b.build());

@@ -1,13 +1,15 @@
 // single-stream: the device's copies and kernels (and memsets) all ran on one stream (null or
 // not), so nothing could overlap, and some host<->device transfer could have been hidden under
-// compute by splitting the work over streams. A copy is hideable when it moves data between host
-// and device (HtoD or DtoH; not device-to-device), uses pinned (or unknown) host memory — a
-// pageable copy is synchronous to the host on any stream, pageable-memcpy's case — and is not a
-// link of a dependency chain: a copy whose neighbours on the stream are all kernels (kernel ->
-// copy -> kernel, or the run's first copy before a kernel, or its last after one) feeds the one
-// after it or drains the one before it, and splitting the work over streams cannot run it beside
-// either. A stream whose every copy is such a link still counts when its work is a loop of steps
-// that each copy a result back (two chunks or more, each with a pinned device-to-host copy): the
+// compute by splitting the work over streams. A stream's work includes the synchronous copies and
+// memsets (cudaMemcpy, cudaMemset: run on the legacy stream) of a thread that launches its kernels
+// on it (workStreams, single_stream_advice.h): the advice issues them asynchronously on the
+// stream. A copy is hideable when it moves data between host and device (HtoD or DtoH; not
+// device-to-device), from pinned, unknown or pageable host memory (the advice pins the buffers),
+// and is not a link of a dependency chain: a copy whose neighbours on the stream are all kernels
+// (kernel -> copy -> kernel, or the run's first copy before a kernel, or its last after one) feeds
+// the one after it or drains the one before it, and splitting the work over streams cannot run it
+// beside either. A stream whose every copy is such a link still counts when its work is a loop of
+// steps that each copy a result back (two chunks or more, each with a device-to-host copy): the
 // split runs one step's kernels beside another's (a step's kernels issued after its result was
 // read, beside the next steps). A loop of chunks some of which copy no result back (copy-in and
 // kernels: every copy a chain link) counts too, with two fixes: a chunk with no copy-out may fold
@@ -23,20 +25,25 @@
 // the same schedule with the stream's chunks issued round-robin to three streams (chunkLanes; the
 // lab's multi-stream) and their copies and memsets asynchronous to the host (the advice's pinned
 // buffers; a blocking copy call of that stream no longer waits for the device; other streams'
-// blocking copies stay, sync-memcpy's and pageable-memcpy's fixes): copies of one chunk run beside
-// kernels of another, kernels that leave room on the SMs run side by side, and the next chunk's
-// kernel takes the SMs a multi-wave kernel's last wave drains, from that wave's middle
-// (ScheduleModel::withDrainingTails); both schedules carry the device's hand-off between a
-// stream's queued ops (DeviceView::streamHandoff), which on one stream lies between every two ops
-// and in the split overlaps the other lanes' work. In the split, a host call that waited for the
-// stream's work as a whole (a device synchronize, an allocation call, the stream's synchronize
-// after its last op) waits for every lane (waitingForEveryLane). The ledger charges
-// pageable-memcpy and sync-memcpy first, so the part of this saving that making the copies
-// asynchronous alone brings is not charged twice. For a loop of copy-in and kernels, the cost is
-// the copy-ahead's: the same schedule minus the one with the stream's pinned HtoD copies on a
+// blocking copies stay, sync-memcpy's and pageable-memcpy's fixes), its pageable copies at the
+// pinned rate and without the host's staging (pinnedCopies); a copy to the host that its thread
+// read before going on with the step still holds the call, on its lane (resultsReadMidChunk):
+// copies of one chunk run beside kernels of another, kernels that leave room on the SMs run side
+// by side, and the next chunk's kernel takes the SMs a multi-wave kernel's last wave drains, from
+// that wave's middle (ScheduleModel::withDrainingTails); both schedules carry the device's
+// hand-off between a stream's queued ops (DeviceView::streamHandoff), which on one stream lies
+// between every two ops and in the split overlaps the other lanes' work. In the split, a host call
+// that waited for the stream's work as a whole (a device synchronize, an allocation call, the
+// stream's synchronize after its last op) waits for every lane (waitingForEveryLane). The ledger
+// charges pageable-memcpy and sync-memcpy first, so the part of this saving that making the copies
+// asynchronous alone brings is not charged twice; with pageable copies it is given the split's
+// saving with the copies as they ran (pinning's share is pageable-memcpy's), the fix's saving
+// (Finding::fix_alone_ns) staying the whole advice's. For a loop of copy-in and kernels, the cost
+// is the copy-ahead's: the same schedule minus the one with the stream's pinned HtoD copies on a
 // stream of their own, each kernel after the copies before it, each copy after the last kernel of
-// two chunks before (two input buffers). Without two chunks, min(|union of hideable copies|, |union of
-// kernels|), the most that overlapping them with compute could save. Not reported under 10 µs.
+// two chunks before (two input buffers). Without two chunks, min(|union of hideable copies|,
+// |union of kernels|), the most that overlapping them with compute could save. Not reported under
+// 10 µs.
 // Where: the hideable copies and the stream's kernels (a copy-in loop's: all its copies).
 #include <fmt/format.h>
 
@@ -53,6 +60,7 @@
 #include "diagnosis/api_names.h"
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/rules/rules.h"
+#include "diagnosis/rules/single_stream_advice.h"
 #include "diagnosis/rules/single_stream_fixes.h"
 #include "diagnosis/schedule_estimate.h"
 #include "diagnosis/stream_waits.h"
@@ -65,7 +73,8 @@ namespace {
 struct StreamWork {
   std::uint64_t stream = 0;
   std::uint32_t stream_id = 0;  // as the trace numbers it
-  std::size_t ops = 0, copies = 0, kernels = 0, hideable = 0;
+  bool stream_named = false;    // stream_id taken from an op of the stream itself
+  std::size_t ops = 0, copies = 0, kernels = 0, hideable = 0, pageable = 0;
   std::size_t pinned_inputs = 0;  // pinned (or unknown) host-to-device copies
   Ns busy = 0;  // summed op time: which stream holds the device's work
   UnionLength hideable_union, kernel_union;
@@ -76,7 +85,7 @@ struct StreamWork {
   bool pending_before_is_kernel = false;
   Interval pending{};
   // Its chunks as chunkLanes cuts them: how many start after the first, and how many copied no
-  // result back to the host (no pinned device-to-host copy).
+  // result back to the host (no device-to-host copy).
   std::size_t later_chunks = 0, chunks_without_result = 0;
   bool seen_kernel = false, chunk_returns = false;
   std::optional<Engine> previous_engine;
@@ -120,7 +129,8 @@ void settlePending(StreamWork& work, bool next_is_kernel, std::vector<Interval>*
 
 // Every stream's work in one pass (ops come in start order: on one stream also issue order).
 // With `only` set, the intervals of that stream's hideable copies and kernels are collected too.
-std::vector<StreamWork> workPerStream(const DeviceView& view, std::optional<std::uint64_t> only = {},
+std::vector<StreamWork> workPerStream(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                                      std::optional<std::uint64_t> only = {},
                                       std::vector<Interval>* hideable = nullptr,
                                       std::vector<Interval>* kernels = nullptr) {
   const auto& ops = view.ops();
@@ -128,7 +138,7 @@ std::vector<StreamWork> workPerStream(const DeviceView& view, std::optional<std:
   std::vector<StreamWork> works;
   for (std::size_t pos = 0; pos < ops.size(); ++pos) {
     const GpuOp& op = view.op(ops[pos]);
-    const std::uint64_t key = DeviceView::streamKey(op);
+    const std::uint64_t key = keys[pos];
     if (only && key != *only) continue;
     auto [it, inserted] = index.try_emplace(key, works.size());
     if (inserted) {
@@ -137,6 +147,10 @@ std::vector<StreamWork> workPerStream(const DeviceView& view, std::optional<std:
       works.back().stream_id = op.stream_id;
     }
     StreamWork& work = works[it->second];
+    if (!work.stream_named && DeviceView::streamKey(op) == key) {
+      work.stream_id = op.stream_id;
+      work.stream_named = true;
+    }
     const bool is_kernel = op.kind == OpKind::kKernel;
     settlePending(work, is_kernel, hideable);
     followChunks(work, op);
@@ -148,8 +162,9 @@ std::vector<StreamWork> workPerStream(const DeviceView& view, std::optional<std:
       if (kernels) kernels->push_back({ops[pos].start, ops[pos].end});
     } else if (op.kind == OpKind::kMemcpy) {
       ++work.copies;
+      if (op.src_kind == MemKind::kPageable || op.dst_kind == MemKind::kPageable) ++work.pageable;
       if (hostDeviceTransfer(op)) {
-        if (engineOf(op) == Engine::kH2D) ++work.pinned_inputs;
+        if (engineOf(op) == Engine::kH2D && pinnedTransfer(op)) ++work.pinned_inputs;
         work.pending_copy = true;
         work.pending_before_is_kernel = work.previous_is_kernel;
         work.pending = {ops[pos].start, ops[pos].end};
@@ -169,9 +184,11 @@ std::vector<StreamWork> workPerStream(const DeviceView& view, std::optional<std:
 struct AloneTime {
   Ns busy = 0;
   Ns alone = 0;
+  std::optional<Interval> extent;  // its first op's start to its last op's end
 };
 
-std::unordered_map<std::uint64_t, AloneTime> aloneTimes(const DeviceView& view) {
+std::unordered_map<std::uint64_t, AloneTime> aloneTimes(const DeviceView& view,
+                                                      const std::vector<std::uint64_t>& keys) {
   // One sweep over the ops in start order; the ends of the ops still running wait in a min-heap,
   // so memory is O(ops running at once), not O(ops).
   using End = std::pair<Ns, std::uint64_t>;  // (end, stream)
@@ -218,12 +235,16 @@ std::unordered_map<std::uint64_t, AloneTime> aloneTimes(const DeviceView& view) 
       }
     }
   };
-  for (const ScopedOp& scoped : view.ops()) {
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    const ScopedOp& scoped = view.ops()[pos];
     const GpuOp& op = view.op(scoped);
     if (op.kind == OpKind::kMemset || scoped.end <= scoped.start) continue;
     retireUntil(scoped.start);
     advance(scoped.start);
-    const std::uint64_t key = DeviceView::streamKey(op);
+    const std::uint64_t key = keys[pos];
+    auto& extent = times[key].extent;
+    extent = extent ? Interval{extent->start, std::max(extent->end, scoped.end)}
+                    : Interval{scoped.start, scoped.end};
     if (running[key]++ == 0) {
       ++active;
       key_sum += key;
@@ -244,11 +265,25 @@ bool ranMostlyAlone(const std::unordered_map<std::uint64_t, AloneTime>& times, s
   return it != times.end() && 2 * it->second.alone > it->second.busy;
 }
 
+// Nor is a stream that took turns with others chunk by chunk (a pipeline's streams serialized by
+// pageable copies or allocation calls: each chunk alone, the streams already the split): it must
+// hold most of the device's busy time between its first op's start and its last op's end, as a
+// loop of its own does, one phase of the program.
+bool heldItsExtent(const DeviceView& view, const std::unordered_map<std::uint64_t, AloneTime>& times,
+                   std::uint64_t stream) {
+  const auto it = times.find(stream);
+  if (it == times.end() || !it->second.extent) return false;
+  const Interval extent = *it->second.extent;
+  const Ns busy = extent.end - extent.start - view.idleWithin(extent.start, extent.end);
+  return 2 * it->second.busy > busy;
+}
+
 }  // namespace
 
 std::optional<Finding> findSingleStream(const DeviceView& view) {
   if (view.empty()) return std::nullopt;
-  std::vector<StreamWork> works = workPerStream(view);
+  const std::vector<std::uint64_t> keys = workStreams(view);
+  std::vector<StreamWork> works = workPerStream(view, keys);
   // Memsets may run anywhere (a cudaMemset before the loop): streams of memsets alone don't count.
   const auto memsets_only = [&](const StreamWork& w) { return w.kernels == 0 && w.copies == 0; };
   works.erase(std::remove_if(works.begin(), works.end(), memsets_only), works.end());
@@ -276,9 +311,12 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   // With several streams, only a stream that ran mostly alone counts (a loop of its own among the
   // others' work, however much work they hold: a phase of the program).
   if (!one_stream) {
-    const auto times = aloneTimes(view);
+    const auto times = aloneTimes(view, keys);
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
-                                    [&](const StreamWork& w) { return !ranMostlyAlone(times, w.stream); }),
+                                    [&](const StreamWork& w) {
+                                      return !ranMostlyAlone(times, w.stream) ||
+                                             !heldItsExtent(view, times, w.stream);
+                                    }),
                      candidates.end());
     if (candidates.empty()) return std::nullopt;
   }
@@ -299,11 +337,13 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   std::vector<Priced> priced;
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     const StreamWork& candidate = candidates[k];
-    Priced fix{k, splitSaving(view, host, model, waits, candidate.stream), std::nullopt};
-    if (fix.split == 0 && one_stream && chunkLanes(view, candidate.stream).empty()) {
+    Priced fix{k, splitSaving(view, keys, host, model, waits, candidate.stream), std::nullopt};
+    if (fix.split == 0 && one_stream && chunkLanes(view, keys, candidate.stream).empty()) {
       fix.split = std::min(candidate.hideable_union.length(), candidate.kernel_union.length());
     }
-    if (candidate.feedsChunks()) fix.ahead = copyAheadSaving(view, host, model, waits, candidate.stream);
+    if (candidate.feedsChunks()) {
+      fix.ahead = copyAheadSaving(view, keys, host, model, waits, candidate.stream);
+    }
     if (std::max(fix.split, fix.ahead.value_or(0)) >= kMinimumCostNs) priced.push_back(fix);
   }
   if (priced.empty()) return std::nullopt;
@@ -314,11 +354,17 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   const bool feeds = priced.front().ahead.has_value();
   const std::uint64_t chosen = work.stream;
   FindingBuilder builder(view, "single-stream", Severity::kWarning);
+  // The stream's first op of its own (not a synchronous copy of its thread's on the legacy
+  // stream), else its first op.
   const GpuOp* first_on = nullptr;
-  for (const ScopedOp& scoped : view.ops()) {
-    if (DeviceView::streamKey(view.op(scoped)) != chosen) continue;
-    first_on = &view.op(scoped);
-    break;
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    const GpuOp& op = view.op(view.ops()[pos]);
+    if (keys[pos] != chosen) continue;
+    if (!first_on) first_on = &op;
+    if (DeviceView::streamKey(op) == chosen) {
+      first_on = &op;
+      break;
+    }
   }
   const GpuOp& first = *first_on;
   const std::string overlap =
@@ -332,16 +378,25 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
                                                one_stream ? "all" : "a loop of", work.copies,
                                                work.kernels, first.stream_id, overlap)));
   std::vector<Interval> where, kernel_runs;
-  workPerStream(view, chosen, &where, &kernel_runs);
+  workPerStream(view, keys, chosen, &where, &kernel_runs);
   where.insert(where.end(), kernel_runs.begin(), kernel_runs.end());
   if (feeds) {  // its copies are chain links, none hideable: the copy-ahead hides them all
-    for (const ScopedOp& scoped : view.ops()) {
-      const GpuOp& op = view.op(scoped);
-      if (DeviceView::streamKey(op) == chosen && op.kind == OpKind::kMemcpy) where.push_back({scoped.start, scoped.end});
+    for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+      const ScopedOp& scoped = view.ops()[pos];
+      if (keys[pos] == chosen && view.op(scoped).kind == OpKind::kMemcpy) {
+        where.push_back({scoped.start, scoped.end});
+      }
     }
   }
   for (const Interval& run : unionOf(std::move(where))) builder.addRegion(run);
-  builder.estimateSaving(cost);
+  // The ledger charges pageable-memcpy first and the split's region is not where pinning saves:
+  // it gets the split's saving with the copies as they ran, the rest is pinning's.
+  if (work.pageable > 0 && !feeds) {
+    builder.estimateSaving(std::min(cost, splitSaving(view, keys, host, model, waits, chosen, false)));
+    builder.fixAlone(cost);
+  } else {
+    builder.estimateSaving(cost);
+  }
   const bool any_feeds = std::any_of(priced.begin(), priced.end(), [](const Priced& p) { return p.ahead.has_value(); });
   if (priced.size() > 1 || any_feeds) {
     std::vector<FixSaving> fixes;

@@ -7,6 +7,8 @@
 #include <utility>
 
 #include "diagnosis/api_names.h"
+#include "diagnosis/pinned_rate.h"
+#include "diagnosis/rules/single_stream_advice.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
@@ -19,13 +21,14 @@ constexpr std::uint64_t kSplitStreams = 3;  // the streams the split issues its 
 // on the one stream, its last op there stood for all of them. A synchronize of the stream with
 // more of its work after it (inside the loop) synchronizes the iteration's stream: its own lane.
 HostTimeline waitingForEveryLane(const DeviceView& view, const HostTimeline& host,
-                                 std::uint64_t stream, const std::vector<std::uint64_t>& lanes) {
+                                 const std::vector<std::uint64_t>& keys, std::uint64_t stream,
+                                 const std::vector<std::uint64_t>& lanes) {
   const auto& ops = view.ops();
   // The split stream's ops in issue order (launch call start): (issued, position).
   std::vector<std::pair<Ns, std::size_t>> issued;
   for (std::size_t pos = 0; pos < ops.size(); ++pos) {
     const GpuOp& op = view.op(ops[pos]);
-    if (DeviceView::streamKey(op) != stream) continue;
+    if (keys[pos] != stream) continue;
     const auto launch = view.launchCall(op);
     issued.emplace_back(launch ? view.call(*launch).start : ops[pos].start, pos);
   }
@@ -33,7 +36,7 @@ HostTimeline waitingForEveryLane(const DeviceView& view, const HostTimeline& hos
   HostTimeline changed = host;
   for (HostBarrier& barrier : changed.barriers) {
     const bool on_stream = std::any_of(barrier.waited_for.begin(), barrier.waited_for.end(),
-                                       [&](std::size_t p) { return DeviceView::streamKey(view.op(ops[p])) == stream; });
+                                       [&](std::size_t p) { return keys[p] == stream; });
     if (!on_stream) continue;
     const auto end =
         std::lower_bound(issued.begin(), issued.end(), std::make_pair(barrier.start, std::size_t{0}));
@@ -54,15 +57,20 @@ HostTimeline waitingForEveryLane(const DeviceView& view, const HostTimeline& hos
 
 bool hostDeviceTransfer(const GpuOp& op) {
   const Engine engine = engineOf(op);
-  return op.kind == OpKind::kMemcpy && (engine == Engine::kH2D || engine == Engine::kD2H) &&
-         op.src_kind != MemKind::kPageable && op.dst_kind != MemKind::kPageable;
+  return op.kind == OpKind::kMemcpy && (engine == Engine::kH2D || engine == Engine::kD2H);
+}
+
+bool pinnedTransfer(const GpuOp& op) {
+  return hostDeviceTransfer(op) && op.src_kind != MemKind::kPageable &&
+         op.dst_kind != MemKind::kPageable;
 }
 
 // The stream's chunks: a chunk starts at each host-to-device copy that follows a kernel or a
 // device-to-host copy (ops before the first chunk go with it). Per position, the chunk of an op
 // of the stream (-1 for other streams' ops); empty when the stream holds fewer than two chunks:
 // then no loop shows how to cut.
-std::vector<std::int64_t> chunksOf(const DeviceView& view, std::uint64_t stream) {
+std::vector<std::int64_t> chunksOf(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                                   std::uint64_t stream) {
   const auto& ops = view.ops();
   std::vector<std::int64_t> chunks(ops.size(), -1);
   std::int64_t chunk = 0;
@@ -70,7 +78,7 @@ std::vector<std::int64_t> chunksOf(const DeviceView& view, std::uint64_t stream)
   std::optional<Engine> previous;
   for (std::size_t pos = 0; pos < ops.size(); ++pos) {
     const GpuOp& op = view.op(ops[pos]);
-    if (DeviceView::streamKey(op) != stream) continue;
+    if (keys[pos] != stream) continue;
     const Engine engine = engineOf(op);
     if (op.kind == OpKind::kMemcpy && engine == Engine::kH2D && seen_kernel && previous &&
         *previous != Engine::kH2D) {
@@ -86,8 +94,9 @@ std::vector<std::int64_t> chunksOf(const DeviceView& view, std::uint64_t stream)
 
 // The split the fix makes (the lab's multi-stream): chunk c of the stream issued to stream
 // c % kSplitStreams (ops of other streams keep theirs). Empty without two chunks.
-std::vector<std::uint64_t> chunkLanes(const DeviceView& view, std::uint64_t stream) {
-  const std::vector<std::int64_t> chunks = chunksOf(view, stream);
+std::vector<std::uint64_t> chunkLanes(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                                      std::uint64_t stream) {
+  const std::vector<std::int64_t> chunks = chunksOf(view, keys, stream);
   if (chunks.empty()) return {};
   const auto& ops = view.ops();
   std::vector<std::uint64_t> lanes(ops.size());
@@ -100,35 +109,41 @@ std::vector<std::uint64_t> chunkLanes(const DeviceView& view, std::uint64_t stre
 }
 
 // What splitting `stream`'s chunks over three streams saves (0 without two chunks).
-Ns splitSaving(const DeviceView& view, const HostTimeline& host, const ScheduleModel& model,
-               const std::vector<OrderEdge>& waits, std::uint64_t stream) {
-  const std::vector<std::uint64_t> lanes = chunkLanes(view, stream);
+Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, const HostTimeline& host,
+               const ScheduleModel& model, const std::vector<OrderEdge>& waits, std::uint64_t stream,
+               bool pin) {
+  const std::vector<std::uint64_t> lanes = chunkLanes(view, keys, stream);
   if (lanes.empty()) return 0;
   // The advice issues each chunk's copies and memsets asynchronously (pinned buffers): their
   // calls no longer wait for the device. Those of the split stream only: other streams' blocking
   // copies stay as they were (sync-memcpy's and pageable-memcpy's fixes, not this one).
   std::unordered_set<std::size_t> split_calls;
-  for (const ScopedOp& scoped : view.ops()) {
-    const GpuOp& op = view.op(scoped);
-    if (op.kind == OpKind::kKernel || DeviceView::streamKey(op) != stream) continue;
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    const GpuOp& op = view.op(view.ops()[pos]);
+    if (op.kind == OpKind::kKernel || keys[pos] != stream) continue;
     if (const auto launch = view.launchCall(op)) split_calls.insert(*launch);
   }
+  const std::unordered_set<std::size_t> read_calls = resultsReadMidChunk(view, keys, stream);
+  const PinnedCopies pinned = pin ? pinnedCopies(view, keys, stream) : PinnedCopies{};
   std::vector<CallChange> async_calls;
   for (const HostBarrier& barrier : host.barriers) {
     const ApiKind kind = view.callKind(barrier.call);
     if ((kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync ||
          kind == ApiKind::kMemcpyAsync || kind == ApiKind::kMemsetAsync) &&
         split_calls.count(barrier.call) != 0) {
-      async_calls.push_back({barrier.call, false, barrier.own});
+      const bool staged = pinned.calls.count(barrier.call) != 0;
+      const bool read = read_calls.count(barrier.call) != 0;
+      async_calls.push_back(
+          {barrier.call, read, staged ? std::min(barrier.own, kAsyncCopyCallNs) : barrier.own});
     }
   }
   // Both schedules let a multi-wave kernel's last wave drain into later kernels (on the one
   // stream nothing can use it, in the split the next chunk's kernel does), and carry the
   // device's hand-off between a stream's queued ops, which the split's other lanes fill.
   const Ns before = model.withDrainingTails().span(waits);
-  const HostTimeline split_host = waitingForEveryLane(view, host, stream, lanes);
+  const HostTimeline split_host = waitingForEveryLane(view, host, keys, stream, lanes);
   const ScheduleModel split = ScheduleModel(view, split_host).withDrainingTails().withLanes(lanes);
-  return std::max<Ns>(0, before - split.span(waits, {}, {}, async_calls));
+  return std::max<Ns>(0, before - split.span(waits, pinned.earlier, pinned.faster, async_calls));
 }
 
 // What copying the stream's input one chunk ahead saves: its pinned host-to-device copies moved to
@@ -138,9 +153,9 @@ Ns splitSaving(const DeviceView& view, const HostTimeline& host, const ScheduleM
 // overwrite (two input buffers; the hand-off back to the copy). The kernels stay in their order on
 // the stream, so device state one chunk leaves for the next is read as before: it holds for an
 // accumulator too. 0 without two chunks.
-Ns copyAheadSaving(const DeviceView& view, const HostTimeline& host, const ScheduleModel& model,
-                   const std::vector<OrderEdge>& waits, std::uint64_t stream) {
-  const std::vector<std::int64_t> chunks = chunksOf(view, stream);
+Ns copyAheadSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, const HostTimeline& host,
+                   const ScheduleModel& model, const std::vector<OrderEdge>& waits, std::uint64_t stream) {
+  const std::vector<std::int64_t> chunks = chunksOf(view, keys, stream);
   if (chunks.empty()) return 0;
   const auto& ops = view.ops();
   const std::uint64_t copy_lane = ~std::uint64_t{0};  // above every stream key in use
@@ -159,7 +174,7 @@ Ns copyAheadSaving(const DeviceView& view, const HostTimeline& host, const Sched
       for (std::size_t copy : waiting_copies) edges.push_back({copy, pos, to_kernel});
       waiting_copies.clear();
       last_kernel[chunks[pos]] = pos;
-    } else if (hostDeviceTransfer(op) && engineOf(op) == Engine::kH2D) {
+    } else if (pinnedTransfer(op) && engineOf(op) == Engine::kH2D) {
       lanes[pos] = copy_lane;
       if (const auto reader = last_kernel.find(chunks[pos] - 2); reader != last_kernel.end()) {
         edges.push_back({reader->second, pos, to_copy});

@@ -18,27 +18,41 @@
 
 namespace cuoverlap::diagnosis {
 
-// A copy between host and device (HtoD or DtoH) over pinned (or unknown) host memory: one the
-// fixes can issue asynchronously (a pageable copy is synchronous to the host on any stream).
+// A copy between host and device (HtoD or DtoH), from pinned, pageable or unknown host memory:
+// the split's advice pins pageable buffers (its what-if runs such copies at the pinned rate,
+// pinnedCopies in single_stream_advice.h).
 bool hostDeviceTransfer(const GpuOp& op);
+
+// A host<->device copy over pinned (or unknown) host memory: one that can be issued
+// asynchronously as it is (a pageable copy is synchronous to the host on any stream); the
+// copy-ahead moves only these.
+bool pinnedTransfer(const GpuOp& op);
+
+// `keys` (per position in view.ops()) say which stream's work each op is (workStreams,
+// single_stream_advice.h: a thread's synchronous copies count with its kernels' stream).
 
 // The stream's chunks: a chunk starts at each host-to-device copy that follows a kernel or a
 // device-to-host copy (ops before the first chunk go with it). Per position in view.ops(), the
 // chunk of an op of the stream (-1 for other streams' ops); empty when the stream holds fewer
 // than two chunks: then no loop shows how to cut.
-std::vector<std::int64_t> chunksOf(const DeviceView& view, std::uint64_t stream);
+std::vector<std::int64_t> chunksOf(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                                   std::uint64_t stream);
 
 // The split's lanes: chunk c of the stream on stream c % 3 (lanes above every stream key in use),
 // other streams' ops on theirs. Empty without two chunks.
-std::vector<std::uint64_t> chunkLanes(const DeviceView& view, std::uint64_t stream);
+std::vector<std::uint64_t> chunkLanes(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                                      std::uint64_t stream);
 
 // What splitting `stream`'s chunks over three streams saves (0 without two chunks). `model` is
-// the recorded schedule with `host`; `waits` the event waits both schedules keep.
-Ns splitSaving(const DeviceView& view, const HostTimeline& host, const ScheduleModel& model,
-               const std::vector<OrderEdge>& waits, std::uint64_t stream);
+// the recorded schedule with `host`; `waits` the event waits both schedules keep. `pin`: with the
+// advice's pinned buffers; without, its pageable copies as they ran (the part of the saving that
+// is not pinning's, pageable-memcpy's fix).
+Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, const HostTimeline& host,
+               const ScheduleModel& model, const std::vector<OrderEdge>& waits, std::uint64_t stream,
+               bool pin = true);
 
 // What copying `stream`'s input one chunk ahead saves (0 without two chunks).
-Ns copyAheadSaving(const DeviceView& view, const HostTimeline& host, const ScheduleModel& model,
-                   const std::vector<OrderEdge>& waits, std::uint64_t stream);
+Ns copyAheadSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, const HostTimeline& host,
+                   const ScheduleModel& model, const std::vector<OrderEdge>& waits, std::uint64_t stream);
 
 }  // namespace cuoverlap::diagnosis
