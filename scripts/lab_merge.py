@@ -156,4 +156,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (OSError, ValueError, KeyError, TypeError) as error:  # a missing or malformed corpus
+        sys.exit(f"lab_merge: {type(error).__name__}: {error}")

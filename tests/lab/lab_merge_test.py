@@ -89,6 +89,16 @@ class VariantsOnly(unittest.TestCase):
         self.assertEqual(self.lines[0]["findings"]["hoist-alloc"], "f-hoist-alloc")
 
 
+class BadInput(unittest.TestCase):
+    def test_missing_corpus_is_one_line(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            result = subprocess.run([sys.executable, MERGE, os.path.join(tmp, "none"), tmp, "--variants-only"],
+                                    capture_output=True, text=True)
+        self.assertEqual(result.returncode, 1)
+        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+        self.assertIn("manifest.json", result.stderr)
+
+
 if __name__ == "__main__":
     MERGE = sys.argv.pop(1)
     unittest.main()
