@@ -39,9 +39,10 @@
 // asynchronous alone brings is not charged twice; with pageable copies it is given the split's
 // saving with the copies as they ran (pinning's share is pageable-memcpy's), the fix's saving
 // (Finding::fix_alone_ns) staying the whole advice's. For a loop of copy-in and kernels, the cost
-// is the copy-ahead's: the same schedule minus the one with the stream's pinned HtoD copies on a
-// stream of their own, each kernel after the copies before it, each copy after the last kernel of
-// two chunks before (two input buffers). Without two chunks, min(|union of hideable copies|,
+// is the copy-ahead's: the same schedule minus the one with the stream's HtoD copies on a stream
+// of their own, each kernel after the copies before it, each copy after the last kernel of two
+// chunks before (two input buffers), its pageable ones pinned (pinnedCopies); the ledger gets it
+// with them as they ran, as the split's. Without two chunks, min(|union of hideable copies|,
 // |union of kernels|), the most that overlapping them with compute could save. Not reported under
 // 10 µs.
 // Where: the hideable copies and the stream's kernels (a copy-in loop's: all its copies).
@@ -75,7 +76,6 @@ struct StreamWork {
   std::uint32_t stream_id = 0;  // as the trace numbers it
   bool stream_named = false;    // stream_id taken from an op of the stream itself
   std::size_t ops = 0, copies = 0, kernels = 0, hideable = 0, pageable = 0;
-  std::size_t pinned_inputs = 0;  // pinned (or unknown) host-to-device copies
   Ns busy = 0;  // summed op time: which stream holds the device's work
   UnionLength hideable_union, kernel_union;
   // The stream's previous op: its kind, and whether it is a copy waiting for its next neighbour
@@ -97,10 +97,9 @@ struct StreamWork {
   // A loop of chunks some of which copy no result back: their chunks may be independent (the
   // split runs them side by side) or feed device state the next reads (only the copy-ahead
   // holds). Its copies are chain links (none hideable): the loop's copy-in feeds its kernels.
-  // It copies some input from pinned memory (what the copy-ahead moves).
-  bool feedsChunks() const {
-    return later_chunks > 0 && chunks_without_result > 0 && hideable == 0 && pinned_inputs > 0;
-  }
+  // Its input copies may be pageable: the advice pins them (the copy-ahead's what-if runs them
+  // pinned, pinnedCopies).
+  bool feedsChunks() const { return later_chunks > 0 && chunks_without_result > 0 && hideable == 0; }
 };
 
 // Follows the stream's chunks (chunkLanes' cut) with its next op.
@@ -164,7 +163,6 @@ std::vector<StreamWork> workPerStream(const DeviceView& view, const std::vector<
       ++work.copies;
       if (op.src_kind == MemKind::kPageable || op.dst_kind == MemKind::kPageable) ++work.pageable;
       if (hostDeviceTransfer(op)) {
-        if (engineOf(op) == Engine::kH2D && pinnedTransfer(op)) ++work.pinned_inputs;
         work.pending_copy = true;
         work.pending_before_is_kernel = work.previous_is_kernel;
         work.pending = {ops[pos].start, ops[pos].end};
@@ -390,9 +388,11 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   }
   for (const Interval& run : unionOf(std::move(where))) builder.addRegion(run);
   // The ledger charges pageable-memcpy first and the split's region is not where pinning saves:
-  // it gets the split's saving with the copies as they ran, the rest is pinning's.
-  if (work.pageable > 0 && !feeds) {
-    builder.estimateSaving(std::min(cost, splitSaving(view, keys, host, model, waits, chosen, false)));
+  // it gets the fix's saving with the copies as they ran, the rest is pinning's.
+  if (work.pageable > 0) {
+    const Ns unpinned = feeds ? copyAheadSaving(view, keys, host, model, waits, chosen, false)
+                              : splitSaving(view, keys, host, model, waits, chosen, false);
+    builder.estimateSaving(std::min(cost, unpinned));
     builder.fixAlone(cost);
   } else {
     builder.estimateSaving(cost);
@@ -418,12 +418,13 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
                                "none of its chunks could overlap another",
                                work.copies, work.kernels, first.stream_id),
       feeds ? fmt::format(
-                  "Copy each chunk's input one chunk ahead on a created stream of its own, into two "
+                  "Copy each chunk's input one chunk ahead on a created stream of its own{}, into two "
                   "device buffers in turn: record an event after each copy and make the kernels' "
                   "stream wait for it (cudaStreamWaitEvent), and make each copy wait for an event "
                   "recorded after the kernels that read the buffer it overwrites; the kernels stay "
                   "in order on their stream, so state one chunk leaves for the next still holds. "
                   "Where the chunks share no device state, {} ({:.3f} ms saved instead)",
+                  work.pageable > 0 ? " from pinned host buffers (cudaMallocHost, cudaHostRegister)" : "",
                   split, static_cast<double>(priced.front().split) / 1e6)
             : "S" + split.substr(1));
   if (finding) {

@@ -73,7 +73,7 @@ std::vector<std::uint64_t> workStreams(const DeviceView& view) {
 }
 
 PinnedCopies pinnedCopies(const DeviceView& view, const std::vector<std::uint64_t>& keys,
-                          std::uint64_t stream) {
+                          std::uint64_t stream, bool inputs_only) {
   PinnedCopies pinned;
   std::optional<PinnedRate> rate[2];  // HtoD, DtoH: measured once, at the first pageable copy
   for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
@@ -81,7 +81,7 @@ PinnedCopies pinnedCopies(const DeviceView& view, const std::vector<std::uint64_
     const GpuOp& op = view.op(scoped);
     const Engine engine = engineOf(op);
     if (keys[pos] != stream || op.kind != OpKind::kMemcpy ||
-        (engine != Engine::kH2D && engine != Engine::kD2H) ||
+        (engine != Engine::kH2D && (inputs_only || engine != Engine::kD2H)) ||
         (op.src_kind != MemKind::kPageable && op.dst_kind != MemKind::kPageable)) {
       continue;
     }

@@ -33,14 +33,14 @@ std::vector<std::uint64_t> workStreams(const DeviceView& view);
 // shorter (`faster`), and starts a few µs after its call began instead of after the host staged
 // its first bytes (`earlier`, per position; empty = none); their calls (`calls`, indices into
 // Trace::runtime_calls) return after an asynchronous pinned copy call's few µs instead of after
-// staging.
+// staging. `inputs_only`: its host-to-device copies alone (the copy-ahead pins the input buffers).
 struct PinnedCopies {
   std::vector<FasterOp> faster;
   std::vector<Ns> earlier;
   std::unordered_set<std::size_t> calls;
 };
 PinnedCopies pinnedCopies(const DeviceView& view, const std::vector<std::uint64_t>& keys,
-                          std::uint64_t stream);
+                          std::uint64_t stream, bool inputs_only = false);
 
 // The calls of `stream`'s copies to the host that their thread read before going on with the
 // step: a device-to-host copy after which the thread's next copy or kernel on the stream is no

@@ -60,11 +60,6 @@ bool hostDeviceTransfer(const GpuOp& op) {
   return op.kind == OpKind::kMemcpy && (engine == Engine::kH2D || engine == Engine::kD2H);
 }
 
-bool pinnedTransfer(const GpuOp& op) {
-  return hostDeviceTransfer(op) && op.src_kind != MemKind::kPageable &&
-         op.dst_kind != MemKind::kPageable;
-}
-
 // The stream's chunks: a chunk starts at each host-to-device copy that follows a kernel or a
 // device-to-host copy (ops before the first chunk go with it). Per position, the chunk of an op
 // of the stream (-1 for other streams' ops); empty when the stream holds fewer than two chunks:
@@ -146,15 +141,18 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   return std::max<Ns>(0, before - split.span(waits, pinned.earlier, pinned.faster, async_calls));
 }
 
-// What copying the stream's input one chunk ahead saves: its pinned host-to-device copies moved to
+// What copying the stream's input one chunk ahead saves: its host-to-device copies moved to
 // a stream of their own (kept in their order), each kernel waiting for the copies issued before it
 // (an event recorded after them; released the stream's copy-to-kernel hand-off after they end),
 // and chunk c's copies waiting for the last kernel of chunk c - 2, which read the input buffer they
 // overwrite (two input buffers; the hand-off back to the copy). The kernels stay in their order on
 // the stream, so device state one chunk leaves for the next is read as before: it holds for an
-// accumulator too. 0 without two chunks.
+// accumulator too. The advice's input buffers are pinned: a pageable copy runs at the trace's
+// pinned rate, without the host's staging, its call asynchronous (pinnedCopies, as the split's);
+// without `pin`, as it ran. 0 without two chunks.
 Ns copyAheadSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, const HostTimeline& host,
-                   const ScheduleModel& model, const std::vector<OrderEdge>& waits, std::uint64_t stream) {
+                   const ScheduleModel& model, const std::vector<OrderEdge>& waits, std::uint64_t stream,
+                   bool pin) {
   const std::vector<std::int64_t> chunks = chunksOf(view, keys, stream);
   if (chunks.empty()) return 0;
   const auto& ops = view.ops();
@@ -174,7 +172,7 @@ Ns copyAheadSaving(const DeviceView& view, const std::vector<std::uint64_t>& key
       for (std::size_t copy : waiting_copies) edges.push_back({copy, pos, to_kernel});
       waiting_copies.clear();
       last_kernel[chunks[pos]] = pos;
-    } else if (pinnedTransfer(op) && engineOf(op) == Engine::kH2D) {
+    } else if (hostDeviceTransfer(op) && engineOf(op) == Engine::kH2D) {
       lanes[pos] = copy_lane;
       if (const auto reader = last_kernel.find(chunks[pos] - 2); reader != last_kernel.end()) {
         edges.push_back({reader->second, pos, to_copy});
@@ -183,17 +181,22 @@ Ns copyAheadSaving(const DeviceView& view, const std::vector<std::uint64_t>& key
       if (const auto launch = view.launchCall(op)) moved_calls.insert(*launch);
     }
   }
-  // The moved copies are issued asynchronously (pinned buffers): their calls no longer wait.
+  // The moved copies are issued asynchronously (pinned buffers): their calls no longer wait, and
+  // a pageable one's no longer stages.
+  const PinnedCopies pinned = pin ? pinnedCopies(view, keys, stream, true) : PinnedCopies{};
   std::vector<CallChange> async_calls;
   for (const HostBarrier& barrier : host.barriers) {
     const ApiKind kind = view.callKind(barrier.call);
     if ((kind == ApiKind::kMemcpySync || kind == ApiKind::kMemcpyAsync) &&
         moved_calls.count(barrier.call) != 0) {
-      async_calls.push_back({barrier.call, false, barrier.own});
+      const bool staged = pinned.calls.count(barrier.call) != 0;
+      async_calls.push_back(
+          {barrier.call, false, staged ? std::min(barrier.own, kAsyncCopyCallNs) : barrier.own});
     }
   }
   const Ns before = model.span(waits);
-  return std::max<Ns>(0, before - model.withLanes(lanes).span(edges, {}, {}, async_calls));
+  return std::max<Ns>(
+      0, before - model.withLanes(lanes).span(edges, pinned.earlier, pinned.faster, async_calls));
 }
 
 }  // namespace cuoverlap::diagnosis

@@ -23,11 +23,6 @@ namespace cuoverlap::diagnosis {
 // pinnedCopies in single_stream_advice.h).
 bool hostDeviceTransfer(const GpuOp& op);
 
-// A host<->device copy over pinned (or unknown) host memory: one that can be issued
-// asynchronously as it is (a pageable copy is synchronous to the host on any stream); the
-// copy-ahead moves only these.
-bool pinnedTransfer(const GpuOp& op);
-
 // `keys` (per position in view.ops()) say which stream's work each op is (workStreams,
 // single_stream_advice.h: a thread's synchronous copies count with its kernels' stream).
 
@@ -51,8 +46,11 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
                const ScheduleModel& model, const std::vector<OrderEdge>& waits, std::uint64_t stream,
                bool pin = true);
 
-// What copying `stream`'s input one chunk ahead saves (0 without two chunks).
+// What copying `stream`'s input one chunk ahead saves (0 without two chunks). `pin`: its pageable
+// input copies pinned, as the advice has them (pinnedCopies); without, as they ran (the part of
+// the saving that is not pinning's, pageable-memcpy's fix).
 Ns copyAheadSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, const HostTimeline& host,
-                   const ScheduleModel& model, const std::vector<OrderEdge>& waits, std::uint64_t stream);
+                   const ScheduleModel& model, const std::vector<OrderEdge>& waits, std::uint64_t stream,
+                   bool pin = true);
 
 }  // namespace cuoverlap::diagnosis
