@@ -103,6 +103,11 @@ struct RuntimeCall {
   bool is_driver = false;
 };
 
+// The host thread a call ran on, as one key: (pid, tid).
+inline std::uint64_t threadKey(const RuntimeCall& call) {
+  return (static_cast<std::uint64_t>(call.pid) << 32) | call.tid;
+}
+
 // A synchronization record (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION).
 struct SyncEvent {
   Ns start = 0;

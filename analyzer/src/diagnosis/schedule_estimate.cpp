@@ -694,10 +694,14 @@ void ScheduleModel::addHost(const DeviceView& view, const HostTimeline& host) {
       wait_issued_only_.push_back(other ? 1 : 0);
     }
   }
-  issue_lead_.assign(size(), 0);
-  for (std::size_t p = 0; p < size(); ++p) {
-    if (const auto launch = view.launchCall(view.op(ops[p]))) {
-      issue_lead_[p] = std::max<Ns>(0, release_[p] - view.call(*launch).start);
+  // How long before its release each op was issued: asked only of ops another thread's blocking
+  // call waited for (ScheduleRun::issuedBy).
+  if (std::find(wait_issued_only_.begin(), wait_issued_only_.end(), 1) != wait_issued_only_.end()) {
+    issue_lead_.assign(size(), 0);
+    for (std::size_t p = 0; p < size(); ++p) {
+      if (const auto launch = view.launchCall(view.op(ops[p]))) {
+        issue_lead_[p] = std::max<Ns>(0, release_[p] - view.call(*launch).start);
+      }
     }
   }
   op_barrier_ = host.barrier_of;

@@ -187,6 +187,7 @@ class ScheduleModel {
   // the barrier waits for it only where the what-if issues it before the barrier begins.
   std::vector<std::uint8_t> wait_issued_only_;
   std::vector<Ns> issue_lead_;             // per position: its release after its launch call began
+                                           // (empty when no wait is another thread's)
   std::vector<std::int64_t> op_barrier_;   // per position: the barrier its release follows, -1
   std::vector<Ns> op_lag_;                 // per position: release - that barrier's end
 };

@@ -15,7 +15,7 @@ ThreadLaunches::ThreadLaunches(const DeviceView& view) {
     const auto launch = view.launchCall(view.op(scoped));
     if (!launch) continue;
     const RuntimeCall& call = view.call(*launch);
-    launches[(static_cast<std::uint64_t>(call.pid) << 32) | call.tid].emplace_back(call.start, at);
+    launches[threadKey(call)].emplace_back(call.start, at);
   }
   if (launches.empty()) return;  // no launch calls (the per-op index stays empty)
   thread_of_.assign(view.ops().size(), -1);

@@ -142,7 +142,7 @@ ReleasedCopies releasedCopies(const DeviceView& view, const std::vector<Moved>& 
     if (!leaves && !returnsAtOnce(view, moved, p)) continue;
     const RuntimeCall& c = view.call(*view.launchCall(view.op(view.ops()[p])));
     (leaves ? released.leaving : released.kept)
-        .push_back({p, (static_cast<std::uint64_t>(c.pid) << 32) | c.tid, c.start, true});
+        .push_back({p, threadKey(c), c.start, true});
   }
   return released;
 }

@@ -111,7 +111,7 @@ std::vector<LegacyOp> legacyOps(const DeviceView& view) {
     if (!call || !view.onLegacyDefaultStream(op)) continue;
     const RuntimeCall& c = view.call(*call);
     const ApiKind kind = view.callKind(*call);
-    out.push_back({pos, (static_cast<std::uint64_t>(c.pid) << 32) | c.tid, c.start,
+    out.push_back({pos, threadKey(c), c.start,
                    kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync});
   }
   return out;
@@ -126,7 +126,7 @@ std::vector<std::uint64_t> synchronizingThreads(const DeviceView& view) {
   for (std::size_t call : view.calls()) {
     if (!isExplicitSync(view.callKind(call))) continue;
     const RuntimeCall& c = view.call(call);
-    threads.push_back((static_cast<std::uint64_t>(c.pid) << 32) | c.tid);
+    threads.push_back(threadKey(c));
   }
   std::sort(threads.begin(), threads.end());
   threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
@@ -173,7 +173,7 @@ std::optional<std::size_t> lastLaunchedBefore(const std::vector<std::pair<Ns, st
 void ownWorkOnly(const DeviceView& view, HostBarrier& barrier, const std::vector<bool>& is_legacy,
                  const std::vector<std::uint64_t>& thread_of, const LaunchesPerThread& by_thread) {
   const RuntimeCall& call = view.call(barrier.call);
-  const std::uint64_t self = (static_cast<std::uint64_t>(call.pid) << 32) | call.tid;
+  const std::uint64_t self = threadKey(call);
   const auto others = [&](std::size_t p) { return is_legacy[p] && thread_of[p] != self; };
   const auto first_other = std::remove_if(barrier.waited_for.begin(), barrier.waited_for.end(), others);
   if (first_other == barrier.waited_for.end()) return;
@@ -210,7 +210,7 @@ HostTimeline ownStreamsTimeline(const DeviceView& view, const HostTimeline& host
                                           [&](std::size_t p) { return is_legacy[p]; });
     if (legacy_wait == barrier.waited_for.end()) continue;
     const RuntimeCall& call = view.call(barrier.call);
-    const std::uint64_t self = (static_cast<std::uint64_t>(call.pid) << 32) | call.tid;
+    const std::uint64_t self = threadKey(call);
     barrier.waited_for.erase(std::remove_if(barrier.waited_for.begin(), barrier.waited_for.end(),
                                             [&](std::size_t p) { return is_legacy[p]; }),
                              barrier.waited_for.end());
@@ -282,7 +282,7 @@ std::vector<std::uint64_t> launchingThreads(const DeviceView& view) {
   for (const ScopedOp& scoped : view.ops()) {
     const std::size_t at = position++;
     if (const auto call = view.launchCall(view.op(scoped))) {
-      thread[at] = (static_cast<std::uint64_t>(view.call(*call).pid) << 32) | view.call(*call).tid;
+      thread[at] = threadKey(view.call(*call));
     }
   }
   return thread;
@@ -316,7 +316,7 @@ std::vector<CallChange> stagedBehindBlockingStreams(const DeviceView& view, cons
       continue;  // it waited for its own op, which the schedule moves
     }
     const RuntimeCall& call = view.call(barrier.call);
-    const std::uint64_t self = (static_cast<std::uint64_t>(call.pid) << 32) | call.tid;
+    const std::uint64_t self = threadKey(call);
     Ns still = barrier.start;
     for (std::size_t p : barrier.waited_for) still = std::max(still, view.ops()[p].end);
     Ns blocking = still;

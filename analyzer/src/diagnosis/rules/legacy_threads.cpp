@@ -52,7 +52,7 @@ std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vect
     const ApiKind kind = view.callKind(*call);
     if (kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync) continue;
     const RuntimeCall& c = view.call(*call);
-    candidates.emplace_back(*call, (static_cast<std::uint64_t>(c.pid) << 32) | c.tid);
+    candidates.emplace_back(*call, threadKey(c));
   }
   if (holders.empty() || candidates.empty()) return {};
   std::sort(holders.begin(), holders.end(), [](const Holder& a, const Holder& b) { return a.start < b.start; });
@@ -119,7 +119,7 @@ std::vector<CallChange> shortenContended(const DeviceView& view, const HostTimel
   };
   const auto callOf = [&](std::size_t b) {
     const RuntimeCall& c = view.call(host.barriers[b].call);
-    return Call{b, c.start, c.end, (static_cast<std::uint64_t>(c.pid) << 32) | c.tid};
+    return Call{b, c.start, c.end, threadKey(c)};
   };
   std::vector<Call> holders;
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
@@ -263,7 +263,7 @@ HeldTime timeHeldByStaging(const DeviceView& view, const HostTimeline& host,
     if (kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync) continue;
     if (std::binary_search(staged.begin(), staged.end(), call)) continue;
     const RuntimeCall& c = view.call(call);
-    const std::uint64_t thread = (static_cast<std::uint64_t>(c.pid) << 32) | c.tid;
+    const std::uint64_t thread = threadKey(c);
     const auto barrier = barrier_of.find(call);
     // A blocking call's own time is its last part; before it, it waited for device work.
     const Ns own = barrier != barrier_of.end() ? host.barriers[barrier->second].own : c.end - c.start;

@@ -76,7 +76,7 @@ bool small(const GpuOp& op, const PinnedRate& rate, Ns turnaround) {
 std::uint64_t issuingThread(const DeviceView& view, const GpuOp& op) {
   const auto call = view.launchCall(op);
   if (!call) return 0;
-  return (static_cast<std::uint64_t>(view.call(*call).pid) << 32) | view.call(*call).tid;
+  return threadKey(view.call(*call));
 }
 
 // Maximal runs of at least two small copies of one direction on one stream that one thread issued
@@ -160,6 +160,7 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
   for (const HostBarrier& barrier : host.barriers) barrier_calls.push_back(barrier.call);
   std::sort(barrier_calls.begin(), barrier_calls.end());
   std::vector<std::size_t> removed_calls;  // the later pieces' launch calls
+  std::vector<LegacyOp> legacy_pieces;     // those of them on the legacy stream (legacy_threads.h)
   std::size_t copies = 0;
   for (const CopyRun& run : runs) {
     copies += run.positions.size();
@@ -171,6 +172,11 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
       const auto launch = view.launchCall(view.op(scoped));
       if (k == 0 || !launch) continue;
       removed_calls.push_back(*launch);
+      if (view.onLegacyDefaultStream(view.op(scoped))) {
+        const RuntimeCall& c = view.call(*launch);
+        legacy_pieces.push_back({run.positions[k], threadKey(c), c.start,
+                                 view.callKind(*launch) == ApiKind::kMemcpySync});
+      }
       if (std::binary_search(barrier_calls.begin(), barrier_calls.end(), *launch)) {
         changed.push_back({*launch, false, 0});
       } else {
@@ -207,18 +213,6 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
     given.push_back({call, view.call(call).end - view.call(call).start});
   }
   // A later piece on the legacy stream no longer holds other threads' calls (legacy_threads.h).
-  std::vector<LegacyOp> legacy_pieces;
-  for (const CopyRun& run : runs) {
-    for (std::size_t k = 1; k < run.positions.size(); ++k) {
-      const GpuOp& op = view.op(ops[run.positions[k]]);
-      const auto launch = view.launchCall(op);
-      if (!launch || !view.onLegacyDefaultStream(op)) continue;
-      const RuntimeCall& c = view.call(*launch);
-      const ApiKind kind = view.callKind(*launch);
-      legacy_pieces.push_back({run.positions[k], (static_cast<std::uint64_t>(c.pid) << 32) | c.tid,
-                               c.start, kind == ApiKind::kMemcpySync});
-    }
-  }
   std::sort(removed_calls.begin(), removed_calls.end());
   for (const HostTimeGiven& held : contendedTime(view, legacy_pieces)) {
     if (!std::binary_search(removed_calls.begin(), removed_calls.end(), held.call)) given.push_back(held);

@@ -78,7 +78,7 @@ void addCopy(const DeviceView& view, std::size_t position, const ScopedOp& scope
                              : async ? call.start + kAsyncCopyCallNs
                                      : std::max(call.start, scoped.start) + after_fix;
     copies.holds.push_back({call.start, call.end, released_from,
-                            (static_cast<std::uint64_t>(call.pid) << 32) | call.tid});
+                            threadKey(call)});
   }
   if (d < 0) return;
   if (d == 1) copies.downloads.push_back(position);

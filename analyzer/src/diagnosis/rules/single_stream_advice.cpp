@@ -17,10 +17,6 @@ bool synchronousCopyCall(const DeviceView& view, const GpuOp& op) {
   return kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync;
 }
 
-std::uint64_t threadKey(const RuntimeCall& call) {
-  return (static_cast<std::uint64_t>(call.pid) << 32) | call.tid;
-}
-
 }  // namespace
 
 std::vector<std::uint64_t> workStreams(const DeviceView& view) {

@@ -53,6 +53,27 @@ HostTimeline waitingForEveryLane(const DeviceView& view, const HostTimeline& hos
   return changed;
 }
 
+// The fix's copies and memsets issued asynchronously: the calls of `moved` no longer wait for the
+// device (except those in `read`, whose result the host reads right there), and one of a pageable
+// copy the fix pins no longer stages (an asynchronous call's few µs at most).
+std::vector<CallChange> asynchronousCalls(const DeviceView& view, const HostTimeline& host,
+                                          const std::unordered_set<std::size_t>& moved,
+                                          const PinnedCopies& pinned,
+                                          const std::unordered_set<std::size_t>& read = {}) {
+  std::vector<CallChange> changes;
+  for (const HostBarrier& barrier : host.barriers) {
+    const ApiKind kind = view.callKind(barrier.call);
+    if ((kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync ||
+         kind == ApiKind::kMemcpyAsync || kind == ApiKind::kMemsetAsync) &&
+        moved.count(barrier.call) != 0) {
+      const bool staged = pinned.calls.count(barrier.call) != 0;
+      changes.push_back({barrier.call, read.count(barrier.call) != 0,
+                         staged ? std::min(barrier.own, kAsyncCopyCallNs) : barrier.own});
+    }
+  }
+  return changes;
+}
+
 }  // namespace
 
 bool hostDeviceTransfer(const GpuOp& op) {
@@ -120,18 +141,8 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   }
   const std::unordered_set<std::size_t> read_calls = resultsReadMidChunk(view, keys, stream);
   const PinnedCopies pinned = pin ? pinnedCopies(view, keys, stream) : PinnedCopies{};
-  std::vector<CallChange> async_calls;
-  for (const HostBarrier& barrier : host.barriers) {
-    const ApiKind kind = view.callKind(barrier.call);
-    if ((kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync ||
-         kind == ApiKind::kMemcpyAsync || kind == ApiKind::kMemsetAsync) &&
-        split_calls.count(barrier.call) != 0) {
-      const bool staged = pinned.calls.count(barrier.call) != 0;
-      const bool read = read_calls.count(barrier.call) != 0;
-      async_calls.push_back(
-          {barrier.call, read, staged ? std::min(barrier.own, kAsyncCopyCallNs) : barrier.own});
-    }
-  }
+  const std::vector<CallChange> async_calls =
+      asynchronousCalls(view, host, split_calls, pinned, read_calls);
   // Both schedules let a multi-wave kernel's last wave drain into later kernels (on the one
   // stream nothing can use it, in the split the next chunk's kernel does), and carry the
   // device's hand-off between a stream's queued ops, which the split's other lanes fill.
@@ -184,16 +195,7 @@ Ns copyAheadSaving(const DeviceView& view, const std::vector<std::uint64_t>& key
   // The moved copies are issued asynchronously (pinned buffers): their calls no longer wait, and
   // a pageable one's no longer stages.
   const PinnedCopies pinned = pin ? pinnedCopies(view, keys, stream, true) : PinnedCopies{};
-  std::vector<CallChange> async_calls;
-  for (const HostBarrier& barrier : host.barriers) {
-    const ApiKind kind = view.callKind(barrier.call);
-    if ((kind == ApiKind::kMemcpySync || kind == ApiKind::kMemcpyAsync) &&
-        moved_calls.count(barrier.call) != 0) {
-      const bool staged = pinned.calls.count(barrier.call) != 0;
-      async_calls.push_back(
-          {barrier.call, false, staged ? std::min(barrier.own, kAsyncCopyCallNs) : barrier.own});
-    }
-  }
+  const std::vector<CallChange> async_calls = asynchronousCalls(view, host, moved_calls, pinned);
   const Ns before = model.span(waits);
   return std::max<Ns>(
       0, before - model.withLanes(lanes).span(edges, pinned.earlier, pinned.faster, async_calls));
