@@ -3,6 +3,7 @@
 
   lab_merge.py CORPUS NEWER [--prefix P]
   lab_merge.py CORPUS NEWER --variants-only
+  lab_merge.py CORPUS NEWER --rerecorded
 
 When a transform changes, only the programs whose variants changed need recording again
 (`PROGRAMS=FILE scripts/lab_record.sh ...`). Every program of NEWER replaces the one of CORPUS with
@@ -20,6 +21,14 @@ runs of another recording), and its description joins the program's corpus line.
 has already, and a program CORPUS lacks, are left out (counted). The manifest lists the additions
 under "added_variants": [{"id", "variants", "recorded"}]; the streams of one-stream variants are
 named again in CORPUS's traces (lab_streams.py).
+
+With --rerecorded (variants recorded again with more runs, each with baseline runs of its own,
+because their saving's uncertainty left them undecided: chosen by that uncertainty alone, never by
+their score), each variant of NEWER that the CORPUS program has replaces that variant's runs:
+"spans_ns", "median_ns" and "baseline_spans_ns" come from NEWER, the rest of the entry (its
+finding, the stream it acts on) stays. A variant whose description differs from CORPUS's is an
+error (it would be another program). The manifest lists them under "rerecorded_variants": [{"id",
+"variants", "recorded", "reps"}].
 """
 import argparse
 import datetime
@@ -47,12 +56,13 @@ def write_atomically(path, write):
 
 
 def add_variants(args, manifest, newer):
-    """--variants-only: the variants of NEWER's programs that CORPUS's lack, with their baselines."""
+    """--variants-only: the variants of NEWER's programs that CORPUS's lack, with their baselines.
+    --rerecorded: the runs of the variants CORPUS's programs have, with their baselines."""
     lines_path = os.path.join(args.corpus, manifest.get("corpus", "programs.jsonl.gz"))
     lines = read_lines(lines_path)
     newer_lines = read_lines(os.path.join(args.newer, newer.get("corpus", "programs.jsonl.gz")))
     by_id = {p["id"]: p for p in manifest["programs"]}
-    added = manifest.setdefault("added_variants", [])
+    added = manifest.setdefault("rerecorded_variants" if args.rerecorded else "added_variants", [])
     counts = {"variants": 0, "present": 0, "unknown programs": 0}
     for program in newer["programs"]:
         target = by_id.get(program["id"])
@@ -62,6 +72,17 @@ def add_variants(args, manifest, newer):
         line, newer_line = lines[program["id"]], newer_lines[program["id"]]
         names = []
         for name, variant in program["variants"].items():
+            if args.rerecorded:
+                if name not in target["variants"]:
+                    counts["present"] += 1  # not in CORPUS: nothing to record again
+                    continue
+                if newer_line["variants"][name] != line["variants"][name]:
+                    raise ValueError(f"{program['id']} {name}: its description is not CORPUS's")
+                target["variants"][name].update(
+                    spans_ns=variant["spans_ns"], median_ns=variant["median_ns"],
+                    baseline_spans_ns=program["baseline"]["spans_ns"])
+                names.append(name)
+                continue
             if name in target["variants"]:
                 counts["present"] += 1
                 continue
@@ -74,16 +95,19 @@ def add_variants(args, manifest, newer):
             names.append(name)
         if names:
             added.append({"id": program["id"], "variants": names, "recorded": newer.get("date", "")})
+            if args.rerecorded:
+                added[-1]["reps"] = len(program["baseline"]["spans_ns"])
             manifest["failed"] = manifest.get("failed", []) + [
                 f for f in newer.get("failed", []) if f.get("id") == program["id"] and f.get("variant") in names]
             counts["variants"] += len(names)
-    write_atomically(lines_path, lambda f: f.writelines(
-        json.dumps(entry, separators=(",", ":")) + "\n" for entry in lines.values()))
+    if not args.rerecorded:  # the descriptions are CORPUS's already
+        write_atomically(lines_path, lambda f: f.writelines(
+            json.dumps(entry, separators=(",", ":")) + "\n" for entry in lines.values()))
     manifest_path = os.path.join(args.corpus, "manifest.json")
     write_atomically(manifest_path, lambda f: (json.dump(manifest, f, indent=1), f.write("\n")))
     named = lab_streams.annotate(args.corpus)
     print(f"lab_merge: {counts['variants']} variants from {args.newer} into {args.corpus} "
-          f"({counts['present']} present already, {counts['unknown programs']} programs not in it; "
+          f"({counts['present']} {'not in it' if args.rerecorded else 'present already'}, {counts['unknown programs']} programs not in it; "
           f"{named['named']} of {named['variants']} one-stream variants name their stream)")
 
 
@@ -94,13 +118,15 @@ def main():
     parser.add_argument("--prefix", default="r" + datetime.date.today().strftime("%Y%m%d") + "_")
     parser.add_argument("--variants-only", action="store_true",
                         help="add the variants CORPUS's programs lack, with their own baseline runs")
+    parser.add_argument("--rerecorded", action="store_true",
+                        help="replace the runs of the variants CORPUS's programs have, with their own baseline runs")
     args = parser.parse_args()
     manifest_path = os.path.join(args.corpus, "manifest.json")
     manifest = json.load(open(manifest_path))
     newer = json.load(open(os.path.join(args.newer, "manifest.json")))
     if manifest.get("schema") != newer.get("schema"):
         sys.exit(f"lab_merge: {args.newer}: schema {newer.get('schema')} is not {manifest.get('schema')}")
-    if args.variants_only:
+    if args.variants_only or args.rerecorded:
         add_variants(args, manifest, newer)
         return
     renamed = {}

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""scripts/lab_merge.py --variants-only on corpora made here: a newer recording's variants that the
-corpus's programs lack are added with the baseline runs recorded with them; the corpus's own cases,
-a variant it has already and a program it lacks are left as they are.
+"""scripts/lab_merge.py --variants-only and --rerecorded on corpora made here: a newer recording's
+variants that the corpus's programs lack are added with the baseline runs recorded with them; the
+corpus's own cases, a variant it has already and a program it lacks are left as they are. With
+--rerecorded, the variants the corpus has get the newer runs and their baselines instead.
 
   lab_merge_test.py PATH/TO/lab_merge.py
 """
@@ -87,6 +88,50 @@ class VariantsOnly(unittest.TestCase):
         self.assertEqual([x["id"] for x in self.lines], ["g1"])
         self.assertEqual(sorted(self.lines[0]["variants"]), ["baseline", "hoist-alloc", "pin-host"])
         self.assertEqual(self.lines[0]["findings"]["hoist-alloc"], "f-hoist-alloc")
+
+
+class Rerecorded(unittest.TestCase):
+    """--rerecorded: a variant recorded again replaces the corpus's runs of it, with its baseline."""
+
+    def merge(self, newer_lines):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        corpus = os.path.join(self.tmp.name, "corpus")
+        newer = os.path.join(self.tmp.name, "newer")
+        corpus_g1 = program("g1", "batch000.sqlite", [100, 101, 102], {"pin-host": [90, 91, 92], "hoist-alloc": [99, 99, 99]})
+        corpus_g1["variants"]["pin-host"]["stream_id"] = 7
+        write_corpus(corpus, [corpus_g1], [line("g1", ["pin-host", "hoist-alloc"])], "2026-01-01")
+        write_corpus(newer, [program("g1", "batch000.sqlite", [110, 111, 112, 113, 114],
+                                     {"pin-host": [80, 81, 82, 83, 84], "graph-capture": [1, 1, 1, 1, 1]})],
+                     newer_lines, "2026-03-03")
+        result = subprocess.run([sys.executable, MERGE, corpus, newer, "--rerecorded"],
+                                capture_output=True, text=True)
+        with open(os.path.join(corpus, "manifest.json")) as f:
+            return result, json.load(f)
+
+    def test_replaces_runs_and_keeps_the_rest(self):
+        result, manifest = self.merge([line("g1", ["pin-host", "graph-capture"])])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("1 variants", result.stdout)
+        (g1,) = manifest["programs"]
+        pin = g1["variants"]["pin-host"]
+        self.assertEqual(pin["spans_ns"], [80, 81, 82, 83, 84])
+        self.assertEqual(pin["median_ns"], 82)
+        self.assertEqual(pin["baseline_spans_ns"], [110, 111, 112, 113, 114])
+        self.assertEqual((pin["finding"], pin["stream_id"]), ("f-pin-host", 7))
+        self.assertEqual(g1["baseline"]["spans_ns"], [100, 101, 102])  # the program's own runs stay
+        self.assertEqual(g1["variants"]["hoist-alloc"]["spans_ns"], [99, 99, 99])
+        self.assertNotIn("graph-capture", g1["variants"])  # a variant the corpus lacks is not added
+        self.assertEqual(manifest["rerecorded_variants"],
+                         [{"id": "g1", "variants": ["pin-host"], "recorded": "2026-03-03", "reps": 5}])
+
+    def test_another_description_is_an_error(self):
+        changed = line("g1", ["pin-host"])
+        changed["variants"]["pin-host"]["bytes"] = 4096
+        result, manifest = self.merge([changed])
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("g1 pin-host", result.stderr)
+        self.assertEqual(manifest["programs"][0]["variants"]["pin-host"]["spans_ns"], [90, 91, 92])
 
 
 class BadInput(unittest.TestCase):
