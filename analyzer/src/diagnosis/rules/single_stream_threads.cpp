@@ -1,0 +1,77 @@
+#include "diagnosis/rules/single_stream_threads.h"
+
+#include <optional>
+#include <unordered_map>
+
+#include "diagnosis/legacy_barriers.h"
+
+namespace cuoverlap::diagnosis {
+namespace {
+
+// The thread that launched each op (pid << 32 | tid), nullopt without a launch call.
+std::vector<std::optional<std::uint64_t>> launchingThread(const DeviceView& view) {
+  std::vector<std::optional<std::uint64_t>> thread(view.ops().size());
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    if (const auto call = view.launchCall(view.op(view.ops()[pos]))) thread[pos] = threadKey(view.call(*call));
+  }
+  return thread;
+}
+
+// A key for one thread's work on a shared stream: unlike any (context, stream) key in use (their
+// high half is a context id) and the split's lanes (just below 2^64).
+std::uint64_t threadWorkKey(std::uint64_t stream, std::uint64_t thread) {
+  return (stream ^ (thread * 0x9e3779b97f4a7c15ULL)) | (std::uint64_t{1} << 62);
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> threadsOwnWork(const DeviceView& view, std::vector<std::uint64_t> keys) {
+  const auto thread = launchingThread(view);
+  // Per legacy stream key: the one thread issuing to it so far, or several.
+  std::unordered_map<std::uint64_t, std::optional<std::uint64_t>> issuer;
+  std::unordered_map<std::uint64_t, bool> shared;
+  for (std::size_t pos = 0; pos < keys.size(); ++pos) {
+    const GpuOp& op = view.op(view.ops()[pos]);
+    if (!thread[pos] || !view.onLegacyDefaultStream(op) || keys[pos] != DeviceView::streamKey(op)) continue;
+    const auto [it, inserted] = issuer.try_emplace(keys[pos], thread[pos]);
+    if (!inserted && it->second != thread[pos]) shared[keys[pos]] = true;
+  }
+  for (std::size_t pos = 0; pos < keys.size(); ++pos) {
+    if (thread[pos] && shared.count(keys[pos]) != 0) keys[pos] = threadWorkKey(keys[pos], *thread[pos]);
+  }
+  return keys;
+}
+
+std::unordered_map<std::uint64_t, std::uint64_t> streamOfWork(const std::vector<std::uint64_t>& keys,
+                                                              const std::vector<std::uint64_t>& stream_keys) {
+  std::unordered_map<std::uint64_t, std::uint64_t> ran_on;
+  for (std::size_t pos = 0; pos < keys.size(); ++pos) ran_on.emplace(keys[pos], stream_keys[pos]);
+  return ran_on;
+}
+
+bool blockingWork(const DeviceView& view, const std::vector<std::uint64_t>& keys, std::uint64_t stream) {
+  for (std::size_t pos = 0; pos < keys.size(); ++pos) {
+    if (keys[pos] != stream) continue;
+    const GpuOp& op = view.op(view.ops()[pos]);
+    if (DeviceView::streamKey(op) != stream && !view.onLegacyDefaultStream(op)) {
+      continue;  // a thread's synchronous copy counted with its kernels' stream
+    }
+    const Stream* s = view.stream(op);
+    return view.onLegacyDefaultStream(op) || (s != nullptr && s->flag == StreamFlag::kDefault);
+  }
+  return false;
+}
+
+std::vector<OrderEdge> splitBarriers(const DeviceView& view, const std::vector<std::uint64_t>& lanes,
+                                     bool split_blocking) {
+  if (lanes.empty()) return legacyBarrierEdges(view);
+  std::unordered_set<std::uint64_t> created;  // the split's lanes: no stream key of the view
+  if (split_blocking) {
+    for (std::size_t pos = 0; pos < lanes.size(); ++pos) {
+      if (lanes[pos] != DeviceView::streamKey(view.op(view.ops()[pos]))) created.insert(lanes[pos]);
+    }
+  }
+  return legacyBarrierEdges(view, lanes, created);
+}
+
+}  // namespace cuoverlap::diagnosis
