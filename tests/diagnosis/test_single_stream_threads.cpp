@@ -4,8 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "diagnosis/device_view.h"
+#include "diagnosis/host_timeline.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/rules/single_stream_advice.h"
 #include "diagnosis/rules/single_stream_fixes.h"
@@ -114,6 +116,46 @@ TEST_CASE("single-stream: the split keeps the legacy stream's barriers with its 
     // Lanes not marked blocking are no stream of the view: no barrier with them.
     CHECK_FALSE(joined(diagnosis::splitBarriers(view, lanes, false), legacy, loop));
   }
+}
+
+TEST_CASE("single-stream: calls another thread's staged copies held get their time back in the split") {
+  // Thread 1 stages pageable copies on stream 13 (calls of 40 µs); thread 2's launches to stream
+  // 14 take 2 µs alone, and 30 µs where they began during a staged call (held until it ended).
+  // Split, the copies are pinned and asynchronous: thread 2's held launches get back the 28 µs
+  // beyond their typical time, so its later ops are released sooner.
+  TraceBuilder b;
+  std::vector<std::size_t> copy_calls;
+  for (int k = 0; k < 3; ++k) {
+    const double t = 100.0 * k;
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 40, t + 30, t + 45, CopyKind::kHtoD, MemKind::kPageable);
+    b.launch(14, t + 10, t + 40, t + 41, t + 50);  // held by the staged call
+    b.trace().runtime_calls.back().tid = 2;
+    b.launch(14, t + 60, t + 62, t + 63, t + 70);  // alone
+    b.trace().runtime_calls.back().tid = 2;
+  }
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  std::unordered_set<std::size_t> pinned;
+  for (const diagnosis::ScopedOp& scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    if (op.kind == OpKind::kMemcpy) pinned.insert(*view.launchCall(op));
+  }
+  REQUIRE(pinned.size() == 3);
+  const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+  std::vector<diagnosis::CallChange> changed;
+  std::vector<Ns> earlier;
+  diagnosis::heldBySplitCopies(view, host, pinned, changed, earlier);
+  REQUIRE(earlier.size() == view.ops().size());
+  Ns last_kernel_earlier = 0;
+  for (std::size_t p = 0; p < view.ops().size(); ++p) {
+    if (view.op(view.ops()[p]).kind == OpKind::kKernel) last_kernel_earlier = earlier[p];
+  }
+  CHECK(last_kernel_earlier >= TraceBuilder::ns(3 * 28) - 1);  // each held launch's excess
+  // Without the staged copies pinned, nothing is given back.
+  std::vector<diagnosis::CallChange> none_changed;
+  std::vector<Ns> none;
+  diagnosis::heldBySplitCopies(view, host, {}, none_changed, none);
+  CHECK(none.empty());
 }
 
 }  // namespace

@@ -142,8 +142,7 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   }
   const std::unordered_set<std::size_t> read_calls = resultsReadMidChunk(view, keys, stream);
   const PinnedCopies pinned = pin ? pinnedCopies(view, keys, stream) : PinnedCopies{};
-  const std::vector<CallChange> async_calls =
-      asynchronousCalls(view, host, split_calls, pinned, read_calls);
+  std::vector<CallChange> async_calls = asynchronousCalls(view, host, split_calls, pinned, read_calls);
   // Both schedules let a multi-wave kernel's last wave drain into later kernels (on the one
   // stream nothing can use it, in the split the next chunk's kernel does), and carry the
   // device's hand-off between a stream's queued ops, which the split's other lanes fill.
@@ -156,9 +155,11 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   split_edges.insert(split_edges.end(), split_barriers.begin(), split_barriers.end());
   const Ns before = model.withDrainingTails().span(before_edges);
   const HostTimeline split_host = waitingForEveryLane(view, host, keys, stream, lanes);
+  std::vector<Ns> earlier = pinned.earlier;
+  heldBySplitCopies(view, split_host, pinned.calls, async_calls, earlier);
   const ScheduleModel split =
       ScheduleModel(view, split_host, before_edges).withDrainingTails().withLanes(lanes);
-  return std::max<Ns>(0, before - split.span(split_edges, pinned.earlier, pinned.faster, async_calls));
+  return std::max<Ns>(0, before - split.span(split_edges, earlier, pinned.faster, async_calls));
 }
 
 // What copying the stream's input one chunk ahead saves: its host-to-device copies moved to

@@ -1,9 +1,13 @@
 #include "diagnosis/rules/single_stream_threads.h"
 
+#include <algorithm>
 #include <optional>
 #include <unordered_map>
 
+#include "diagnosis/host_time_given.h"
 #include "diagnosis/legacy_barriers.h"
+#include "diagnosis/pinned_rate.h"
+#include "diagnosis/rules/legacy_threads.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
@@ -47,6 +51,31 @@ std::unordered_map<std::uint64_t, std::uint64_t> streamOfWork(const std::vector<
   std::unordered_map<std::uint64_t, std::uint64_t> ran_on;
   for (std::size_t pos = 0; pos < keys.size(); ++pos) ran_on.emplace(keys[pos], stream_keys[pos]);
   return ran_on;
+}
+
+void heldBySplitCopies(const DeviceView& view, const HostTimeline& host,
+                       const std::unordered_set<std::size_t>& pinned_calls,
+                       std::vector<CallChange>& changed, std::vector<Ns>& earlier) {
+  if (pinned_calls.empty()) return;
+  std::vector<std::size_t> staged(pinned_calls.begin(), pinned_calls.end());
+  std::sort(staged.begin(), staged.end());
+  std::vector<StagedHold> holds;
+  for (std::size_t call : staged) {
+    const RuntimeCall& c = view.call(call);
+    holds.push_back({c.start, c.end, std::min(c.end, c.start + kAsyncCopyCallNs), threadKey(c)});
+  }
+  const HeldTime held = timeHeldByStaging(view, host, holds, staged);
+  if (held.changed.empty() && held.given.empty()) return;
+  for (const CallChange& change : held.changed) {
+    const auto same = std::find_if(changed.begin(), changed.end(),
+                                   [&](const CallChange& c) { return c.call == change.call; });
+    if (same == changed.end()) changed.push_back(change);
+  }
+  barriersGivenBack(view, held.given, host, changed);
+  const std::vector<Ns> given = hostTimeGivenBack(view, held.given, host);
+  if (given.empty()) return;
+  earlier.resize(view.ops().size(), 0);
+  for (std::size_t p = 0; p < given.size() && p < earlier.size(); ++p) earlier[p] += given[p];
 }
 
 bool blockingWork(const DeviceView& view, const std::vector<std::uint64_t>& keys, std::uint64_t stream) {

@@ -3,7 +3,9 @@
 //   - threadsOwnWork: the legacy default stream's work cut per thread where several threads
 //     share it, so that each thread's loop there is a stream of work of its own (the fix splits
 //     one thread's loop; the other threads' work stays on the legacy stream);
-//   - splitBarriers: the legacy stream's implicit barriers in the split's what-if, both schedules.
+//   - splitBarriers: the legacy stream's implicit barriers in the split's what-if, both schedules;
+//   - heldBySplitCopies: other threads' calls that the split stream's staged copies held, which
+//     the split (its copies pinned and asynchronous) no longer holds.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "diagnosis/device_view.h"
+#include "diagnosis/host_timeline.h"
 #include "diagnosis/schedule_estimate.h"
 
 namespace cuoverlap::diagnosis {
@@ -34,6 +37,16 @@ std::unordered_map<std::uint64_t, std::uint64_t> streamOfWork(const std::vector<
 // not. `split_blocking`: the split stream is legacy or blocking.
 std::vector<OrderEdge> splitBarriers(const DeviceView& view, const std::vector<std::uint64_t>& lanes,
                                      bool split_blocking);
+
+// The split pins the stream's pageable copies and issues them asynchronously: their calls
+// (`pinned_calls`, indices into Trace::runtime_calls) no longer stage. While one staged, it held
+// other threads' calls (pageable copies of two threads take turns, legacy_threads.h); those get
+// back what the holds covered beyond their typical time (timeHeldByStaging, as pageable-memcpy's
+// what-if): blocking calls of `host` as changes merged into `changed`, the others as host time
+// given back, added per op position to `earlier` (resized to the view's ops).
+void heldBySplitCopies(const DeviceView& view, const HostTimeline& host,
+                       const std::unordered_set<std::size_t>& pinned_calls,
+                       std::vector<CallChange>& changed, std::vector<Ns>& earlier);
 
 // Whether the ops of `stream` (by `keys`) ran on the legacy stream or a blocking created one.
 bool blockingWork(const DeviceView& view, const std::vector<std::uint64_t>& keys, std::uint64_t stream);
