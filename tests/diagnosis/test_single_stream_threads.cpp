@@ -43,16 +43,26 @@ void otherThreadKernel(TraceBuilder& b, std::uint32_t stream, double call_us, do
   b.trace().runtime_calls.back().tid = 2;
 }
 
-TEST_CASE("single-stream: each thread's loop on the shared legacy stream is its own work") {
-  // Thread 1's six tiles on the legacy stream, then thread 2's two kernels there: one stream, two
-  // loops. The finding names thread 1's loop (18 ops), not the stream's 20 ops, which the split of
-  // one thread's loop would not move.
+// Thread 1's six tiles on the legacy stream, then thread 2's two kernels there, each thread
+// synchronizing the stream (thread 2 only where `independent`), then a kernel on stream 13.
+TraceBuilder twoThreadsOnLegacy(bool independent) {
   TraceBuilder b;
   tileLoop(b, kNullStream, 0, 10);
   otherThreadKernel(b, kNullStream, 60, 1'820, 2'320);
   otherThreadKernel(b, kNullStream, 63, 2'322, 2'822);
-  b.launch(13, 70, 72, 2'830, 2'900);  // a blocking stream's kernel keeps its key
-  const Trace trace = b.build();
+  b.call("cudaStreamSynchronize_v3020", 66, 1'812);
+  if (independent) {
+    b.call("cudaStreamSynchronize_v3020", 66, 2'824);
+    b.trace().runtime_calls.back().tid = 2;
+  }
+  b.launch(13, 1'813, 1'815, 2'830, 2'900);  // a blocking stream's kernel keeps its key
+  return b;
+}
+
+TEST_CASE("single-stream: each thread's loop on the shared legacy stream is its own work") {
+  // One stream, two loops. The finding names thread 1's loop (18 ops), not the stream's 20 ops,
+  // which the split of one thread's loop would not move.
+  const Trace trace = twoThreadsOnLegacy(true).build();
   const DeviceView view(trace, Scope{}, 0);
   const std::vector<std::uint64_t> keys = diagnosis::threadsOwnWork(view, diagnosis::workStreams(view));
   const std::uint64_t legacy = DeviceView::streamKey(view.op(view.ops()[0]));
@@ -67,6 +77,15 @@ TEST_CASE("single-stream: each thread's loop on the shared legacy stream is its 
   REQUIRE(f != nullptr);
   CHECK(f->count == 18);
   CHECK(f->fix_stream == kNullStream);
+}
+
+TEST_CASE("single-stream: a thread that hands its work over shares its driver's loop") {
+  // Thread 2 never synchronizes (as PyTorch's autograd thread, driven by the main thread): the
+  // legacy stream's work stays one loop.
+  const Trace trace = twoThreadsOnLegacy(false).build();
+  const DeviceView view(trace, Scope{}, 0);
+  const std::vector<std::uint64_t> keys = diagnosis::threadsOwnWork(view, diagnosis::workStreams(view));
+  for (std::size_t p = 0; p < keys.size(); ++p) CHECK(keys[p] == DeviceView::streamKey(view.op(view.ops()[p])));
 }
 
 TEST_CASE("single-stream: one thread's work on the legacy stream keeps its key") {

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "diagnosis/api_names.h"
 #include "diagnosis/host_time_given.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/pinned_rate.h"
@@ -39,6 +41,19 @@ std::vector<std::uint64_t> threadsOwnWork(const DeviceView& view, std::vector<st
     if (!thread[pos] || !view.onLegacyDefaultStream(op) || keys[pos] != DeviceView::streamKey(op)) continue;
     const auto [it, inserted] = issuer.try_emplace(keys[pos], thread[pos]);
     if (!inserted && it->second != thread[pos]) shared[keys[pos]] = true;
+  }
+  if (shared.empty()) return keys;
+  // Only threads that each synchronize on their own are independent loops; a thread that never
+  // waits (PyTorch's autograd thread) is driven by another and hands its work over in order: one
+  // loop with the driving thread's (as legacy-default-stream counts them).
+  std::unordered_set<std::uint64_t> synchronizing;
+  for (std::size_t call : view.calls()) {
+    if (isExplicitSync(view.callKind(call))) synchronizing.insert(threadKey(view.call(call)));
+  }
+  for (std::size_t pos = 0; pos < keys.size(); ++pos) {
+    if (thread[pos] && shared.count(keys[pos]) != 0 && synchronizing.count(*thread[pos]) == 0) {
+      shared.erase(keys[pos]);  // a thread of the stream hands its work over: keep it whole
+    }
   }
   for (std::size_t pos = 0; pos < keys.size(); ++pos) {
     if (thread[pos] && shared.count(keys[pos]) != 0) keys[pos] = threadWorkKey(keys[pos], *thread[pos]);

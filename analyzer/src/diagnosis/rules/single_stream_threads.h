@@ -19,9 +19,12 @@
 
 namespace cuoverlap::diagnosis {
 
-// `keys` (workStreams') with each op of a legacy default stream that several threads issued to
-// keyed by its stream and its thread: one thread's loop on the shared stream is what its split
-// moves to created streams. Keys of other streams are unchanged.
+// `keys` (workStreams') with each op of a legacy default stream that several threads issued to,
+// each synchronizing on its own (an explicit synchronize call: independent producers, as
+// legacy-default-stream counts them), keyed by its stream and its thread: one thread's loop on the
+// shared stream is what its split moves to created streams. Where a thread of the stream never
+// synchronizes (PyTorch's autograd thread, driven by the main thread), the stream's work stays one
+// loop. Keys of other streams are unchanged.
 std::vector<std::uint64_t> threadsOwnWork(const DeviceView& view, std::vector<std::uint64_t> keys);
 
 // Per key of `keys` (threadsOwnWork's), the key of `stream_keys` (workStreams') its ops have: the
