@@ -23,7 +23,8 @@ std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view) {
   return legacyBarrierEdges(view, lane);
 }
 
-std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vector<std::uint64_t>& lane) {
+std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vector<std::uint64_t>& lane,
+                                          const std::unordered_set<std::uint64_t>& created_blocking) {
   enum class Kind : std::uint8_t { kOther, kLegacy, kBlocking };
   std::unordered_map<std::uint64_t, Kind> kind_of_lane;  // what each stream of the view is
   const auto& ops = view.ops();
@@ -35,6 +36,7 @@ std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vec
                                                                                  : Kind::kOther;
     kind_of_lane.emplace(DeviceView::streamKey(op), kind);
   }
+  for (std::uint64_t created : created_blocking) kind_of_lane.emplace(created, Kind::kBlocking);
   using Launches = std::vector<std::pair<Ns, std::size_t>>;  // (launch start, position), sorted
   std::map<std::uint32_t, std::map<std::uint64_t, Launches>> blocking;  // context -> lane
   std::vector<std::pair<Ns, std::size_t>> legacy;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <unordered_set>
 #include <vector>
 
 #include "diagnosis/device_view.h"
@@ -26,8 +27,10 @@ Ns submittedAt(const DeviceView& view, std::size_t call);
 std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view);
 // The same with op p on the stream of key `lane[p]` (DeviceView::streamKey of some op of the
 // view; one entry per position): an op is on the legacy stream, or on a blocking stream, when the
-// stream its lane names is. A lane that names no op's stream is neither.
-std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vector<std::uint64_t>& lane);
+// stream its lane names is. A lane that names no op's stream is neither, except those of
+// `created_blocking` (a what-if's created blocking streams: cudaStreamCreate's default flag).
+std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vector<std::uint64_t>& lane,
+                                          const std::unordered_set<std::uint64_t>& created_blocking = {});
 
 // The order the program as written imposes besides stream order: its recorded stream waits
 // (stream_waits.h) and the legacy stream's implicit barriers. A what-if that only changes when

@@ -20,7 +20,9 @@
 // are costed first. Fires with at least one kernel and three ops. Each candidate stream is costed
 // (at most the four busiest, below); the finding names the one whose recommended fix saves the
 // most and lists each stream's fixes (FixSaving::stream).
-// Memsets may run on other streams (a cudaMemset before the loop).
+// Memsets may run on other streams (a cudaMemset before the loop). Where several host threads
+// issue to the legacy stream, each thread's work there is its own stream of work (threadsOwnWork):
+// the fix splits one thread's loop, the others' work staying on the legacy stream.
 // Cost: the what-if schedule with the host modelled (schedule_estimate.h, host_timeline.h) minus
 // the same schedule with the stream's chunks issued round-robin to three streams (chunkLanes; the
 // lab's multi-stream) and their copies and memsets asynchronous to the host (the advice's pinned
@@ -30,7 +32,9 @@
 // read before going on with the step still holds the call, on its lane (resultsReadMidChunk):
 // copies of one chunk run beside kernels of another, kernels that leave room on the SMs run side
 // by side, and the next chunk's kernel takes the SMs a multi-wave kernel's last wave drains, from
-// that wave's middle (ScheduleModel::withDrainingTails); both schedules carry the device's
+// that wave's middle (ScheduleModel::withDrainingTails); both keep the legacy stream's barriers
+// (the split's lanes of a legacy or blocking stream's work are created blocking streams, which
+// keep them: splitBarriers); both schedules carry the device's
 // hand-off between a stream's queued ops (DeviceView::streamHandoff), which on one stream lies
 // between every two ops and in the split overlaps the other lanes' work. In the split, a host call
 // that waited for the stream's work as a whole (a device synchronize, an allocation call, the
@@ -60,9 +64,11 @@
 #include "cuoverlap/intervals.h"
 #include "diagnosis/api_names.h"
 #include "diagnosis/finding_builder.h"
+#include "diagnosis/legacy_barriers.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/rules/single_stream_advice.h"
 #include "diagnosis/rules/single_stream_fixes.h"
+#include "diagnosis/rules/single_stream_threads.h"
 #include "diagnosis/schedule_estimate.h"
 #include "diagnosis/stream_waits.h"
 
@@ -280,13 +286,19 @@ bool heldItsExtent(const DeviceView& view, const std::unordered_map<std::uint64_
 
 std::optional<Finding> findSingleStream(const DeviceView& view) {
   if (view.empty()) return std::nullopt;
-  const std::vector<std::uint64_t> keys = workStreams(view);
+  const std::vector<std::uint64_t> stream_keys = workStreams(view);
+  const std::vector<std::uint64_t> keys = threadsOwnWork(view, stream_keys);
+  // The stream each work ran on: threads' work on a shared stream ran in its one queue, so
+  // whether it ran alone is the stream's question, not each thread's.
+  const std::unordered_map<std::uint64_t, std::uint64_t> ran_on = streamOfWork(keys, stream_keys);
   std::vector<StreamWork> works = workPerStream(view, keys);
   // Memsets may run anywhere (a cudaMemset before the loop): streams of memsets alone don't count.
   const auto memsets_only = [&](const StreamWork& w) { return w.kernels == 0 && w.copies == 0; };
   works.erase(std::remove_if(works.begin(), works.end(), memsets_only), works.end());
   if (works.empty()) return std::nullopt;
-  const bool one_stream = works.size() == 1;
+  const bool one_stream = std::all_of(works.begin(), works.end(), [&](const StreamWork& w) {
+    return ran_on.at(w.stream) == ran_on.at(works.front().stream);
+  });
   std::vector<StreamWork> candidates;
   for (StreamWork& work : works) {
     // A stream whose every copy is a chain link still splits when its steps return results: the
@@ -309,19 +321,22 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   // With several streams, only a stream that ran mostly alone counts (a loop of its own among the
   // others' work, however much work they hold: a phase of the program).
   if (!one_stream) {
-    const auto times = aloneTimes(view, keys);
+    const auto times = aloneTimes(view, stream_keys);
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
                                     [&](const StreamWork& w) {
-                                      return !ranMostlyAlone(times, w.stream) ||
-                                             !heldItsExtent(view, times, w.stream);
+                                      const std::uint64_t stream = ran_on.at(w.stream);
+                                      return !ranMostlyAlone(times, stream) ||
+                                             !heldItsExtent(view, times, stream);
                                     }),
                      candidates.end());
     if (candidates.empty()) return std::nullopt;
   }
   if (candidates.size() > kMaxCandidates) candidates.resize(kMaxCandidates);
   const HostTimeline host = buildHostTimeline(view);
-  const ScheduleModel model(view, host);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
+  // Blocking calls' ops are released by the constraints they ran under, the legacy stream's
+  // barriers included (the split keeps them: splitSaving).
+  const ScheduleModel model(view, host, programOrderEdges(view));
   // Each stream's fix is its own: what splitting it alone saves, and for a loop of copy-in and
   // kernels what copying its input ahead saves (the fix it recommends: it holds whether or not a
   // chunk reads state the previous one left). The finding names the stream whose recommended fix

@@ -9,6 +9,7 @@
 #include "diagnosis/api_names.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/single_stream_advice.h"
+#include "diagnosis/rules/single_stream_threads.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
@@ -141,15 +142,24 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   }
   const std::unordered_set<std::size_t> read_calls = resultsReadMidChunk(view, keys, stream);
   const PinnedCopies pinned = pin ? pinnedCopies(view, keys, stream) : PinnedCopies{};
-  const std::vector<CallChange> async_calls =
-      asynchronousCalls(view, host, split_calls, pinned, read_calls);
+  std::vector<CallChange> async_calls = asynchronousCalls(view, host, split_calls, pinned, read_calls);
   // Both schedules let a multi-wave kernel's last wave drain into later kernels (on the one
   // stream nothing can use it, in the split the next chunk's kernel does), and carry the
   // device's hand-off between a stream's queued ops, which the split's other lanes fill.
-  const Ns before = model.withDrainingTails().span(waits);
+  // Both keep the legacy stream's barriers they have (splitBarriers): the split's lanes of a
+  // legacy or blocking stream's work are created blocking streams.
+  std::vector<OrderEdge> before_edges = waits, split_edges = waits;
+  const std::vector<OrderEdge> barriers = splitBarriers(view, {}, false);
+  before_edges.insert(before_edges.end(), barriers.begin(), barriers.end());
+  const std::vector<OrderEdge> split_barriers = splitBarriers(view, lanes, blockingWork(view, keys, stream));
+  split_edges.insert(split_edges.end(), split_barriers.begin(), split_barriers.end());
+  const Ns before = model.withDrainingTails().span(before_edges);
   const HostTimeline split_host = waitingForEveryLane(view, host, keys, stream, lanes);
-  const ScheduleModel split = ScheduleModel(view, split_host).withDrainingTails().withLanes(lanes);
-  return std::max<Ns>(0, before - split.span(waits, pinned.earlier, pinned.faster, async_calls));
+  std::vector<Ns> earlier = pinned.earlier;
+  heldBySplitCopies(view, split_host, pinned.calls, async_calls, earlier);
+  const ScheduleModel split =
+      ScheduleModel(view, split_host, before_edges).withDrainingTails().withLanes(lanes);
+  return std::max<Ns>(0, before - split.span(split_edges, earlier, pinned.faster, async_calls));
 }
 
 // What copying the stream's input one chunk ahead saves: its host-to-device copies moved to

@@ -39,7 +39,8 @@ std::vector<std::uint64_t> chunkLanes(const DeviceView& view, const std::vector<
                                       std::uint64_t stream);
 
 // What splitting `stream`'s chunks over three streams saves (0 without two chunks). `model` is
-// the recorded schedule with `host`; `waits` the event waits both schedules keep. `pin`: with the
+// the recorded schedule with `host` and the program's order (programOrderEdges); `waits` the event
+// waits both schedules keep, besides the legacy stream's barriers (splitBarriers). `pin`: with the
 // advice's pinned buffers; without, its pageable copies as they ran (the part of the saving that
 // is not pinning's, pageable-memcpy's fix).
 Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, const HostTimeline& host,

@@ -1,0 +1,121 @@
+#include "diagnosis/rules/single_stream_threads.h"
+
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "diagnosis/api_names.h"
+#include "diagnosis/host_time_given.h"
+#include "diagnosis/legacy_barriers.h"
+#include "diagnosis/pinned_rate.h"
+#include "diagnosis/rules/legacy_threads.h"
+
+namespace cuoverlap::diagnosis {
+namespace {
+
+// The thread that launched each op (pid << 32 | tid), nullopt without a launch call.
+std::vector<std::optional<std::uint64_t>> launchingThread(const DeviceView& view) {
+  std::vector<std::optional<std::uint64_t>> thread(view.ops().size());
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    if (const auto call = view.launchCall(view.op(view.ops()[pos]))) thread[pos] = threadKey(view.call(*call));
+  }
+  return thread;
+}
+
+// A key for one thread's work on a shared stream: unlike any (context, stream) key in use (their
+// high half is a context id) and the split's lanes (just below 2^64).
+std::uint64_t threadWorkKey(std::uint64_t stream, std::uint64_t thread) {
+  return (stream ^ (thread * 0x9e3779b97f4a7c15ULL)) | (std::uint64_t{1} << 62);
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> threadsOwnWork(const DeviceView& view, std::vector<std::uint64_t> keys) {
+  const auto thread = launchingThread(view);
+  // Per legacy stream key: the one thread issuing to it so far, or several.
+  std::unordered_map<std::uint64_t, std::optional<std::uint64_t>> issuer;
+  std::unordered_map<std::uint64_t, bool> shared;
+  for (std::size_t pos = 0; pos < keys.size(); ++pos) {
+    const GpuOp& op = view.op(view.ops()[pos]);
+    if (!thread[pos] || !view.onLegacyDefaultStream(op) || keys[pos] != DeviceView::streamKey(op)) continue;
+    const auto [it, inserted] = issuer.try_emplace(keys[pos], thread[pos]);
+    if (!inserted && it->second != thread[pos]) shared[keys[pos]] = true;
+  }
+  if (shared.empty()) return keys;
+  // Only threads that each synchronize on their own are independent loops; a thread that never
+  // waits (PyTorch's autograd thread) is driven by another and hands its work over in order: one
+  // loop with the driving thread's (as legacy-default-stream counts them).
+  std::unordered_set<std::uint64_t> synchronizing;
+  for (std::size_t call : view.calls()) {
+    if (isExplicitSync(view.callKind(call))) synchronizing.insert(threadKey(view.call(call)));
+  }
+  for (std::size_t pos = 0; pos < keys.size(); ++pos) {
+    if (thread[pos] && shared.count(keys[pos]) != 0 && synchronizing.count(*thread[pos]) == 0) {
+      shared.erase(keys[pos]);  // a thread of the stream hands its work over: keep it whole
+    }
+  }
+  for (std::size_t pos = 0; pos < keys.size(); ++pos) {
+    if (thread[pos] && shared.count(keys[pos]) != 0) keys[pos] = threadWorkKey(keys[pos], *thread[pos]);
+  }
+  return keys;
+}
+
+std::unordered_map<std::uint64_t, std::uint64_t> streamOfWork(const std::vector<std::uint64_t>& keys,
+                                                              const std::vector<std::uint64_t>& stream_keys) {
+  std::unordered_map<std::uint64_t, std::uint64_t> ran_on;
+  for (std::size_t pos = 0; pos < keys.size(); ++pos) ran_on.emplace(keys[pos], stream_keys[pos]);
+  return ran_on;
+}
+
+void heldBySplitCopies(const DeviceView& view, const HostTimeline& host,
+                       const std::unordered_set<std::size_t>& pinned_calls,
+                       std::vector<CallChange>& changed, std::vector<Ns>& earlier) {
+  if (pinned_calls.empty()) return;
+  std::vector<std::size_t> staged(pinned_calls.begin(), pinned_calls.end());
+  std::sort(staged.begin(), staged.end());
+  std::vector<StagedHold> holds;
+  for (std::size_t call : staged) {
+    const RuntimeCall& c = view.call(call);
+    holds.push_back({c.start, c.end, std::min(c.end, c.start + kAsyncCopyCallNs), threadKey(c)});
+  }
+  const HeldTime held = timeHeldByStaging(view, host, holds, staged);
+  if (held.changed.empty() && held.given.empty()) return;
+  for (const CallChange& change : held.changed) {
+    const auto same = std::find_if(changed.begin(), changed.end(),
+                                   [&](const CallChange& c) { return c.call == change.call; });
+    if (same == changed.end()) changed.push_back(change);
+  }
+  barriersGivenBack(view, held.given, host, changed);
+  const std::vector<Ns> given = hostTimeGivenBack(view, held.given, host);
+  if (given.empty()) return;
+  earlier.resize(view.ops().size(), 0);
+  for (std::size_t p = 0; p < given.size() && p < earlier.size(); ++p) earlier[p] += given[p];
+}
+
+bool blockingWork(const DeviceView& view, const std::vector<std::uint64_t>& keys, std::uint64_t stream) {
+  for (std::size_t pos = 0; pos < keys.size(); ++pos) {
+    if (keys[pos] != stream) continue;
+    const GpuOp& op = view.op(view.ops()[pos]);
+    if (DeviceView::streamKey(op) != stream && !view.onLegacyDefaultStream(op)) {
+      continue;  // a thread's synchronous copy counted with its kernels' stream
+    }
+    const Stream* s = view.stream(op);
+    return view.onLegacyDefaultStream(op) || (s != nullptr && s->flag == StreamFlag::kDefault);
+  }
+  return false;
+}
+
+std::vector<OrderEdge> splitBarriers(const DeviceView& view, const std::vector<std::uint64_t>& lanes,
+                                     bool split_blocking) {
+  if (lanes.empty()) return legacyBarrierEdges(view);
+  std::unordered_set<std::uint64_t> created;  // the split's lanes: no stream key of the view
+  if (split_blocking) {
+    for (std::size_t pos = 0; pos < lanes.size(); ++pos) {
+      if (lanes[pos] != DeviceView::streamKey(view.op(view.ops()[pos]))) created.insert(lanes[pos]);
+    }
+  }
+  return legacyBarrierEdges(view, lanes, created);
+}
+
+}  // namespace cuoverlap::diagnosis

@@ -1,0 +1,57 @@
+// single-stream in programs whose host threads each issue their own loop (single_stream.cpp;
+// docs/findings.md, single-stream, "Threads' own streams"):
+//   - threadsOwnWork: the legacy default stream's work cut per thread where several threads
+//     share it, so that each thread's loop there is a stream of work of its own (the fix splits
+//     one thread's loop; the other threads' work stays on the legacy stream);
+//   - splitBarriers: the legacy stream's implicit barriers in the split's what-if, both schedules;
+//   - heldBySplitCopies: other threads' calls that the split stream's staged copies held, which
+//     the split (its copies pinned and asynchronous) no longer holds.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "diagnosis/device_view.h"
+#include "diagnosis/host_timeline.h"
+#include "diagnosis/schedule_estimate.h"
+
+namespace cuoverlap::diagnosis {
+
+// `keys` (workStreams') with each op of a legacy default stream that several threads issued to,
+// each synchronizing on its own (an explicit synchronize call: independent producers, as
+// legacy-default-stream counts them), keyed by its stream and its thread: one thread's loop on the
+// shared stream is what its split moves to created streams. Where a thread of the stream never
+// synchronizes (PyTorch's autograd thread, driven by the main thread), the stream's work stays one
+// loop. Keys of other streams are unchanged.
+std::vector<std::uint64_t> threadsOwnWork(const DeviceView& view, std::vector<std::uint64_t> keys);
+
+// Per key of `keys` (threadsOwnWork's), the key of `stream_keys` (workStreams') its ops have: the
+// stream a thread's work ran on.
+std::unordered_map<std::uint64_t, std::uint64_t> streamOfWork(const std::vector<std::uint64_t>& keys,
+                                                              const std::vector<std::uint64_t>& stream_keys);
+
+// The legacy stream's barriers in the schedule before the split (`lanes` empty: each op on its
+// stream) or after it (op p on lane `lanes[p]`): an op on the legacy stream waits for the earlier
+// work of every blocking stream of its context, and their later work waits for it. The split's
+// lanes of a blocking or legacy stream's work are created blocking streams (the lab's multi-stream
+// keeps the barriers: cudaStreamCreate), those of a non-blocking or per-thread stream's work are
+// not. `split_blocking`: the split stream is legacy or blocking.
+std::vector<OrderEdge> splitBarriers(const DeviceView& view, const std::vector<std::uint64_t>& lanes,
+                                     bool split_blocking);
+
+// The split pins the stream's pageable copies and issues them asynchronously: their calls
+// (`pinned_calls`, indices into Trace::runtime_calls) no longer stage. While one staged, it held
+// other threads' calls (pageable copies of two threads take turns, legacy_threads.h); those get
+// back what the holds covered beyond their typical time (timeHeldByStaging, as pageable-memcpy's
+// what-if): blocking calls of `host` as changes merged into `changed`, the others as host time
+// given back, added per op position to `earlier` (resized to the view's ops).
+void heldBySplitCopies(const DeviceView& view, const HostTimeline& host,
+                       const std::unordered_set<std::size_t>& pinned_calls,
+                       std::vector<CallChange>& changed, std::vector<Ns>& earlier);
+
+// Whether the ops of `stream` (by `keys`) ran on the legacy stream or a blocking created one.
+bool blockingWork(const DeviceView& view, const std::vector<std::uint64_t>& keys, std::uint64_t stream);
+
+}  // namespace cuoverlap::diagnosis

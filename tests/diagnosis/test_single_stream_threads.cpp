@@ -1,0 +1,181 @@
+// single-stream in programs whose host threads share the legacy default stream
+// (rules/single_stream_threads.h): each thread's loop there is work of its own, and the split's
+// what-if keeps the legacy stream's barriers in both schedules.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "diagnosis/device_view.h"
+#include "diagnosis/host_timeline.h"
+#include "diagnosis/legacy_barriers.h"
+#include "diagnosis/rules/single_stream_advice.h"
+#include "diagnosis/rules/single_stream_fixes.h"
+#include "diagnosis/rules/single_stream_threads.h"
+#include "findings_test_util.h"
+#include "trace_builder.h"
+
+namespace cuoverlap {
+namespace {
+
+using diagnosis::DeviceView;
+using diagnosis::OrderEdge;
+using test::findingById;
+using test::findingsOf;
+using test::kNullStream;
+using test::TraceBuilder;
+
+// Six tiles on `stream` (copy-in 90 µs, kernel 100 µs, copy-out 90 µs) launched by thread 1 from
+// `t` µs on, the first tile starting at `device_us`.
+void tileLoop(TraceBuilder& b, std::uint32_t stream, double t, double device_us) {
+  for (int tile = 0; tile < 6; ++tile) {
+    const double base = device_us + 300.0 * tile;
+    b.copyCall("cudaMemcpyAsync_v3020", stream, t, t + 2, base + 10, base + 100, CopyKind::kHtoD);
+    b.launch(stream, t + 3, t + 5, base + 100, base + 200);
+    b.copyCall("cudaMemcpyAsync_v3020", stream, t + 6, t + 8, base + 200, base + 290, CopyKind::kDtoH);
+    t += 9;
+  }
+}
+
+// A kernel that thread 2 launched to `stream`.
+void otherThreadKernel(TraceBuilder& b, std::uint32_t stream, double call_us, double start_us, double end_us) {
+  b.launch(stream, call_us, call_us + 2, start_us, end_us);
+  b.trace().runtime_calls.back().tid = 2;
+}
+
+// Thread 1's six tiles on the legacy stream, then thread 2's two kernels there, each thread
+// synchronizing the stream (thread 2 only where `independent`), then a kernel on stream 13.
+TraceBuilder twoThreadsOnLegacy(bool independent) {
+  TraceBuilder b;
+  tileLoop(b, kNullStream, 0, 10);
+  otherThreadKernel(b, kNullStream, 60, 1'820, 2'320);
+  otherThreadKernel(b, kNullStream, 63, 2'322, 2'822);
+  b.call("cudaStreamSynchronize_v3020", 66, 1'812);
+  if (independent) {
+    b.call("cudaStreamSynchronize_v3020", 66, 2'824);
+    b.trace().runtime_calls.back().tid = 2;
+  }
+  b.launch(13, 1'813, 1'815, 2'830, 2'900);  // a blocking stream's kernel keeps its key
+  return b;
+}
+
+TEST_CASE("single-stream: each thread's loop on the shared legacy stream is its own work") {
+  // One stream, two loops. The finding names thread 1's loop (18 ops), not the stream's 20 ops,
+  // which the split of one thread's loop would not move.
+  const Trace trace = twoThreadsOnLegacy(true).build();
+  const DeviceView view(trace, Scope{}, 0);
+  const std::vector<std::uint64_t> keys = diagnosis::threadsOwnWork(view, diagnosis::workStreams(view));
+  const std::uint64_t legacy = DeviceView::streamKey(view.op(view.ops()[0]));
+  const std::uint64_t first = keys[0];
+  CHECK(first != legacy);
+  CHECK(std::count(keys.begin(), keys.end(), first) == 18);
+  CHECK(keys[18] != first);
+  CHECK(keys[18] == keys[19]);
+  CHECK(keys[20] == DeviceView::streamKey(view.op(view.ops()[20])));
+  const auto findings = findingsOf(trace);
+  const Finding* f = findingById(findings, "single-stream");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 18);
+  CHECK(f->fix_stream == kNullStream);
+}
+
+TEST_CASE("single-stream: a thread that hands its work over shares its driver's loop") {
+  // Thread 2 never synchronizes (as PyTorch's autograd thread, driven by the main thread): the
+  // legacy stream's work stays one loop.
+  const Trace trace = twoThreadsOnLegacy(false).build();
+  const DeviceView view(trace, Scope{}, 0);
+  const std::vector<std::uint64_t> keys = diagnosis::threadsOwnWork(view, diagnosis::workStreams(view));
+  for (std::size_t p = 0; p < keys.size(); ++p) CHECK(keys[p] == DeviceView::streamKey(view.op(view.ops()[p])));
+}
+
+TEST_CASE("single-stream: one thread's work on the legacy stream keeps its key") {
+  TraceBuilder b;
+  tileLoop(b, kNullStream, 0, 10);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const std::vector<std::uint64_t> keys = diagnosis::threadsOwnWork(view, diagnosis::workStreams(view));
+  for (std::size_t p = 0; p < keys.size(); ++p) CHECK(keys[p] == DeviceView::streamKey(view.op(view.ops()[p])));
+}
+
+// Whether some edge joins the op at `a` and one of `positions` (either way).
+bool joined(const std::vector<OrderEdge>& edges, std::size_t a, const std::vector<std::size_t>& positions) {
+  return std::any_of(edges.begin(), edges.end(), [&](const OrderEdge& e) {
+    const bool from = e.from == a && std::count(positions.begin(), positions.end(), e.to) > 0;
+    const bool to = e.to == a && std::count(positions.begin(), positions.end(), e.from) > 0;
+    return from || to;
+  });
+}
+
+TEST_CASE("single-stream: the split keeps the legacy stream's barriers with its created streams") {
+  // Thread 1's loop on `stream`, thread 2's kernel on the legacy stream launched in its middle:
+  // the legacy kernel waited for the loop's earlier work and its later work for the kernel. Split
+  // over created streams, a blocking stream's lanes are blocking streams (cudaStreamCreate) and
+  // keep the barrier; a non-blocking stream's lanes do not.
+  for (const bool blocking : {true, false}) {
+    TraceBuilder b;
+    const std::uint32_t stream = blocking ? 13 : 16;
+    if (!blocking) b.addStream(16, StreamFlag::kNonBlocking);
+    tileLoop(b, stream, 0, 10);
+    otherThreadKernel(b, kNullStream, 25, 950, 960);
+    const Trace trace = b.build();
+    const DeviceView view(trace, Scope{}, 0);
+    const std::vector<std::uint64_t> keys = diagnosis::threadsOwnWork(view, diagnosis::workStreams(view));
+    std::size_t legacy = 0;
+    std::vector<std::size_t> loop;
+    for (std::size_t p = 0; p < view.ops().size(); ++p) {
+      if (view.onLegacyDefaultStream(view.op(view.ops()[p]))) legacy = p;
+      else loop.push_back(p);
+    }
+    const std::uint64_t loop_key = keys[loop.front()];
+    CHECK(diagnosis::blockingWork(view, keys, loop_key) == blocking);
+    const std::vector<std::uint64_t> lanes = diagnosis::chunkLanes(view, keys, loop_key);
+    REQUIRE(!lanes.empty());
+    CHECK(joined(diagnosis::splitBarriers(view, {}, false), legacy, loop) == blocking);
+    CHECK(joined(diagnosis::splitBarriers(view, lanes, blocking), legacy, loop) == blocking);
+    // Lanes not marked blocking are no stream of the view: no barrier with them.
+    CHECK_FALSE(joined(diagnosis::splitBarriers(view, lanes, false), legacy, loop));
+  }
+}
+
+TEST_CASE("single-stream: calls another thread's staged copies held get their time back in the split") {
+  // Thread 1 stages pageable copies on stream 13 (calls of 40 µs); thread 2's launches to stream
+  // 14 take 2 µs alone, and 30 µs where they began during a staged call (held until it ended).
+  // Split, the copies are pinned and asynchronous: thread 2's held launches get back the 28 µs
+  // beyond their typical time, so its later ops are released sooner.
+  TraceBuilder b;
+  std::vector<std::size_t> copy_calls;
+  for (int k = 0; k < 3; ++k) {
+    const double t = 100.0 * k;
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 40, t + 30, t + 45, CopyKind::kHtoD, MemKind::kPageable);
+    b.launch(14, t + 10, t + 40, t + 41, t + 50);  // held by the staged call
+    b.trace().runtime_calls.back().tid = 2;
+    b.launch(14, t + 60, t + 62, t + 63, t + 70);  // alone
+    b.trace().runtime_calls.back().tid = 2;
+  }
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  std::unordered_set<std::size_t> pinned;
+  for (const diagnosis::ScopedOp& scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    if (op.kind == OpKind::kMemcpy) pinned.insert(*view.launchCall(op));
+  }
+  REQUIRE(pinned.size() == 3);
+  const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+  std::vector<diagnosis::CallChange> changed;
+  std::vector<Ns> earlier;
+  diagnosis::heldBySplitCopies(view, host, pinned, changed, earlier);
+  REQUIRE(earlier.size() == view.ops().size());
+  Ns last_kernel_earlier = 0;
+  for (std::size_t p = 0; p < view.ops().size(); ++p) {
+    if (view.op(view.ops()[p]).kind == OpKind::kKernel) last_kernel_earlier = earlier[p];
+  }
+  CHECK(last_kernel_earlier >= TraceBuilder::ns(3 * 28) - 1);  // each held launch's excess
+  // Without the staged copies pinned, nothing is given back.
+  std::vector<diagnosis::CallChange> none_changed;
+  std::vector<Ns> none;
+  diagnosis::heldBySplitCopies(view, host, {}, none_changed, none);
+  CHECK(none.empty());
+}
+
+}  // namespace
+}  // namespace cuoverlap
