@@ -117,6 +117,32 @@ TEST_CASE("sync-memcpy is not charged for a gap that began after its call return
   }
 }
 
+TEST_CASE("sync-memcpy: where the what-if finds its fix saves nothing, the fix alone saves nothing") {
+  // A kernel's result read back into pageable memory by a cudaMemcpy (call 3-150, copy 106-116),
+  // then 20 µs of the host's own code and the next kernel. The fix (cudaMemcpyAsync on the
+  // kernel's stream) still returns only once the copy is out of the staging buffer: the what-if
+  // saves nothing. The call still blocked the host while the device went idle: the cost stays its
+  // charge (the idle from its return to the next kernel, 25 µs), and what its fix alone saves is
+  // nothing (it had been the charge). Into pinned memory the call returns at once and the next
+  // kernel starts sooner: the fix saves that.
+  for (const MemKind host : {MemKind::kPageable, MemKind::kPinned}) {
+    INFO("host memory " << (host == MemKind::kPinned ? "pinned" : "pageable"));
+    TraceBuilder b;
+    b.launch(kNullStream, 0, 2, 5, 100);
+    b.copyCall("cudaMemcpy_v3020", kNullStream, 3, 150, 106, 116, CopyKind::kDtoH, host);
+    b.launch(kNullStream, 170, 172, 175, 300);
+    const auto findings = findingsOf(b.build());
+    const Finding* f = findingById(findings, "sync-memcpy");
+    REQUIRE(f != nullptr);
+    if (host == MemKind::kPageable) {
+      CHECK(f->time_ns == 25'000);
+      CHECK(fixSavingNs(*f) == 0);
+    } else {
+      CHECK(fixSavingNs(*f) > 30'000);
+    }
+  }
+}
+
 TEST_CASE("sync-memcpy does not fire for the first or last op, nor for async copies") {
   TraceBuilder b;
   b.copyCall("cudaMemcpy_v3020", kNullStream, 0, 52, 5, 50, CopyKind::kHtoD);
@@ -312,9 +338,9 @@ TEST_CASE("sync-memcpy: a download kept on the legacy stream no longer holds ano
   // would have returned (HostTimeGiven::in_call): the span ends with thread 1's copy at 516 µs,
   // 228 µs sooner (201 while that kernel kept its recorded release). Where the held launch is to the legacy stream
   // it keeps its wait (the fixed schedule keeps that stream's work in the order the trace
-  // submitted it): the what-if saves nothing and the finding keeps its call's charge, the 25 µs
-  // the device idled after the copy. Before, a copy kept on the legacy stream released no other
-  // thread's call: 25 µs for both.
+  // submitted it): the what-if saves nothing, so the fix alone saves nothing, and the finding's
+  // cost stays its call's charge, the 25 µs the device idled after the copy. Before, a copy kept
+  // on the legacy stream released no other thread's call.
   for (const std::uint32_t stream : {20u, kNullStream}) {
     INFO("the held launch's stream " << stream);
     TraceBuilder b;
@@ -334,7 +360,8 @@ TEST_CASE("sync-memcpy: a download kept on the legacy stream no longer holds ano
     const auto findings = findingsOf(b.build());
     const Finding* f = findingById(findings, "sync-memcpy");
     REQUIRE(f != nullptr);
-    CHECK(fixSavingNs(*f) == (stream == 20u ? 229'000 : 25'000));
+    CHECK(fixSavingNs(*f) == (stream == 20u ? 229'000 : 0));
+    if (stream == kNullStream) CHECK(f->time_ns == 25'000);
   }
 }
 

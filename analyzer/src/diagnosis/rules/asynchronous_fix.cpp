@@ -222,11 +222,13 @@ std::vector<CallChange> changedCalls(const DeviceView& view, const HostTimeline&
 
 }  // namespace
 
-Ns asynchronousFixSaving(const DeviceView& view, ApiKind sync_kind) {
+std::optional<Ns> asynchronousFixSaving(const DeviceView& view, ApiKind sync_kind) {
   const HostTimeline host = buildHostTimeline(view);
-  if (host.empty()) return 0;
+  if (host.empty()) return std::nullopt;
   const std::vector<Moved> moved = movedOps(view, sync_kind);
-  if (std::all_of(moved.begin(), moved.end(), [](Moved m) { return m == Moved::kNo; })) return 0;
+  if (std::all_of(moved.begin(), moved.end(), [](Moved m) { return m == Moved::kNo; })) {
+    return std::nullopt;
+  }
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
   std::vector<OrderEdge> recorded = waits;
   const std::vector<OrderEdge> barriers = legacyBarrierEdges(view);

@@ -24,12 +24,15 @@
 //     schedule keeps the legacy stream's work in the order the trace submitted it.
 #pragma once
 
+#include <optional>
+
 #include "diagnosis/device_view.h"
 
 namespace cuoverlap::diagnosis {
 
 // The saving of issuing the view's ops launched through `sync_kind` (ApiKind::kMemcpySync or
-// kMemsetSync) asynchronously; 0 when there are none or the host timeline is empty.
-Ns asynchronousFixSaving(const DeviceView& view, ApiKind sync_kind);
+// kMemsetSync) asynchronously (0 when the what-if finds none); nothing when there are no such ops
+// or the host timeline is empty (no what-if to run).
+std::optional<Ns> asynchronousFixSaving(const DeviceView& view, ApiKind sync_kind);
 
 }  // namespace cuoverlap::diagnosis

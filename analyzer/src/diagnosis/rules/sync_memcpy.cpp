@@ -12,7 +12,9 @@
 // A run of small cudaMemcpy calls pays a host round trip per piece, which the
 // device idles through (in the lab, 6.5 ms of a 9.7 ms program). Without runtime data, or when
 // the schedule has no host, as a host-blocking call (synchronous_transfer.h,
-// host_blocking_cost.cpp): at most its lead plus the drain it caused. Where (ledger): those
+// host_blocking_cost.cpp): at most its lead plus the drain it caused. Where the what-if finds the
+// fix saves nothing (a download into pageable memory still waits), the cost is that charge too,
+// and what the fix alone saves (Finding::fix_alone_ns) is nothing. Where (ledger): those
 // charged idle stretches; the ledger places a what-if saving larger than them in idle time no
 // earlier finding holds (cost_ledger.h), so a copy that returned into a long gap of the host's
 // own work (a JIT compile) does not hold that gap.
@@ -29,9 +31,11 @@ std::optional<Finding> findSyncMemcpy(const DeviceView& view) {
   FindingBuilder builder(view, "sync-memcpy", Severity::kWarning);
   addSynchronousTransfers(view, OpKind::kMemcpy, ApiKind::kMemcpySync, builder);
   if (builder.count() > 0) {
-    const Ns what_if = asynchronousFixSaving(view, ApiKind::kMemcpySync);
-    const Ns cost = what_if > 0 ? what_if : builder.time();
-    builder.estimateSaving(cost);
+    // Where the what-if finds that the fix saves nothing, the calls still blocked the host while
+    // the device idled: the cost stays their charge, and what the fix alone saves is nothing.
+    const std::optional<Ns> what_if = asynchronousFixSaving(view, ApiKind::kMemcpySync);
+    builder.estimateSaving(what_if.value_or(0) > 0 ? *what_if : builder.time());
+    if (what_if && *what_if == 0) builder.fixAlone(0);
   }
   return builder.build(
       fmt::format("{} synchronous copies between GPU work blocked the host", builder.count()),
