@@ -134,6 +134,56 @@ TEST_CASE("host-launch-bound: a graph launch's time per node is measured where t
   CHECK(std::llabs(fixSavingNs(*f) - 30 * 9'000 - 9'000) <= 2'000);
 }
 
+TEST_CASE("host-launch-bound: a loop's body is one graph per iteration, not the whole loop") {
+  // 30 iterations of 4 kernels of 2 µs (grids 1, 2, 4, 8), each launched by a 6 µs call right
+  // after the previous one: no host code between the iterations, so only their repetition tells
+  // where one ends. One graph an iteration: its launch keeps the first call (6 µs) plus 1.8 µs
+  // for each further node (no graph in the trace: the H100's), 11.4 µs, longer than the device
+  // takes for its 4 kernels (8 µs, 3 node handoffs of 0.415 µs and the stream's handoff to the next
+  // graph), so the iterations follow each other 11.4 µs apart where they took 24 µs. The loop as
+  // one graph of 120 nodes claimed 100 µs more.
+  TraceBuilder b = launchLoop(120, 2, 6);
+  std::uint32_t grid = 1;
+  for (GpuOp& op : b.trace().ops) {
+    op.grid_blocks = grid;
+    grid = grid == 8 ? 1 : grid * 2;
+  }
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "host-launch-bound");
+  REQUIRE(f != nullptr);
+  const Ns before = 119 * 6'000 + 2'000;  // the first kernel's start to the last's end
+  const Ns after = 29 * 11'400 + 8'000 + 3 * 415;
+  CHECK(std::llabs(fixSavingNs(*f) - (before - after)) <= 2'000);
+}
+
+TEST_CASE("host-launch-bound: a graph launch costs a typical launch call, not the run's slow first one") {
+  // 30 iterations of 4 kernels of 2 µs launched back to back, then a stream synchronize: the first
+  // launch call after the synchronize takes 15 µs, the others 5. The graph launch takes a typical
+  // launch call (the run's median, 5 µs) and 1.8 µs for each further node (the H100's): the first
+  // call gives back 10 µs, released with its op, each other one 3.2 µs, and the first node waits
+  // 5.4 µs for the others. No kernel waited in the queue, so the stream hands off at once, as the
+  // nodes do. An iteration then takes 19.4 µs (the graph's first op 10.4 µs after the synchronize
+  // returned, 8 µs of kernels, the synchronize's 1 µs) where it took 33. Charged the first call's
+  // 15 µs, as before, the graph claimed 10 µs an iteration less.
+  TraceBuilder b;
+  double host = 0;
+  for (int n = 0; n < 30; ++n) {
+    for (int i = 0; i < 4; ++i) {
+      const double call = i == 0 ? 15 : 5;
+      b.launch(13, host, host + call, host + call, host + call + 2);
+      host += call;
+    }
+    b.streamSynchronize(13, host, host + 3);
+    host += 3;
+  }
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "host-launch-bound");
+  REQUIRE(f != nullptr);
+  const Ns before = 29 * 33'000 + 17'000;  // the first kernel's start to the last's end
+  const Ns after = 29 * 19'400 + 8'000;
+  CHECK(std::llabs(fixSavingNs(*f) - (before - after)) <= 2'000);
+}
+
 TEST_CASE("host-launch-bound: per-launch host code (a dispatcher) goes with the launches") {
   // 20 µs of host code before every launch, longer than the 5 µs launch: the code only issues
   // launches, and a replay runs none of it. The kernels run back to back after the graph launch.

@@ -12,12 +12,15 @@
 // asynchronous copies and memsets) until a blocking call of the thread or a launch to another
 // stream. When before the run's median launch the host spent longer in its own code than in the
 // launch call, that code is per-launch logic (a framework's dispatcher: Python, PyTorch), and one
-// graph launch replaces the run: the host gets back every launch call but the first, with the time
-// before it. Otherwise (a loop that only launches) host code longer than a launch call between two
-// launches is work of its own, which stays and starts a new graph; the other launch calls go with
-// the time before them. A graph launch is not free: it costs the host a time per node beyond the
-// first (measured from the trace's own graph launches, else as on an H100), which is taken from
-// what its launches give back, and the graph's nodes are submitted when it returns, so its first
+// graph launch replaces the run: the host gets back every other launch call, with the time before
+// it. Otherwise (a loop that only launches) host code longer than a launch call between two
+// launches is work of its own, which stays and starts a new graph. Either way a launch sequence
+// the run repeats (a loop's body) is captured once and replayed per iteration: each repetition
+// is a graph launch of its own. The other launch calls go with the time before them. A graph
+// launch is not free: it takes a typical launch call (the run's median: a first launch after a
+// synchronize often took 2-3 times that) and a time per node beyond the first (measured from the
+// trace's own graph launches, else as on an H100), which is taken from what its launches give
+// back, and the graph's nodes are submitted when it returns, so its first
 // op is released that much later; a run is captured only where the host time it gives back and
 // its kernels' shorter handoffs outweigh that. A graph's kernels follow each other after the
 // graph's node handoff (measured from the trace's own replays, else as on an H100), shorter than
@@ -31,6 +34,7 @@
 // Needs: launch calls.
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -77,14 +81,38 @@ Ns medianKernelDuration(const DeviceView& view) {
   return medianOf(std::move(durations));
 }
 
-// A run of launches one host thread made in a row to one stream; per launch after the first, its
-// call and the host time since the previous launch returned (its own code and calls that neither
-// launch nor block).
+// What a launch launched, as far as a loop repeats it: the op's kind, kernel, grid and block, or
+// copy or memset size and direction. Equal launches get equal numbers.
+using LaunchShape = std::uint32_t;
+
+// A run of launches one host thread made in a row to one stream: per launch its call and shape,
+// and per launch after the first the host time since the previous launch returned (its own code
+// and calls that neither launch nor block).
 struct LaunchRun {
   std::uint64_t stream = 0;
   std::vector<std::size_t> calls;
+  std::vector<LaunchShape> shapes;
   std::vector<Ns> own_code;
 };
+
+// The period of a loop's launches: the length of the shortest launch sequence that `shapes`
+// repeats at least twice (the last repetition may be cut short), or 0 where there is none of two
+// or more launches (one launch repeated is one loop body, not many). O(n) by the prefix function
+// (Knuth-Morris-Pratt): a sequence's shortest period is its length minus its longest proper
+// prefix that is also its suffix.
+std::size_t loopPeriod(const std::vector<LaunchShape>& shapes) {
+  const std::size_t n = shapes.size();
+  if (n < 4) return 0;
+  std::vector<std::size_t> border(n, 0);
+  for (std::size_t i = 1; i < n; ++i) {
+    std::size_t k = border[i - 1];
+    while (k > 0 && shapes[i] != shapes[k]) k = border[k - 1];
+    if (shapes[i] == shapes[k]) ++k;
+    border[i] = k;
+  }
+  const std::size_t period = n - border[n - 1];
+  return period >= 2 && 2 * period <= n ? period : 0;
+}
 
 // The host time a graph launch takes per node after its first: the median over the trace's
 // cudaGraphLaunch calls of two or more kernel nodes of the call's time beyond the trace's median
@@ -137,15 +165,42 @@ struct GraphWhatIf {
   std::int64_t graphs = 0;
 };
 
+// Where in `run` a graph launch starts (true at its first launch): after host code of its own
+// (longer than a launch call, where the launches are not dispatched), and, within a stretch of
+// launches between such code, at each repetition of the loop body the stretch repeats
+// (loopPeriod). A loop's body is captured once and replayed per iteration: the device starts an
+// iteration's first op once that iteration's graph is launched, not once a graph of the whole
+// loop has submitted every node.
+std::vector<bool> graphStarts(const LaunchRun& run, bool dispatched, Ns typical_launch) {
+  const std::size_t n = run.calls.size();
+  std::vector<bool> starts(n, false);
+  if (n > 0) starts[0] = true;
+  for (std::size_t k = 1; k < n; ++k) starts[k] = !dispatched && run.own_code[k - 1] > typical_launch;
+  std::vector<LaunchShape> shapes;
+  for (std::size_t begin = 0; begin < n;) {
+    std::size_t end = begin + 1;
+    while (end < n && !starts[end]) ++end;
+    shapes.assign(run.shapes.begin() + static_cast<std::ptrdiff_t>(begin),
+                  run.shapes.begin() + static_cast<std::ptrdiff_t>(end));
+    if (const std::size_t period = loopPeriod(shapes); period > 0) {
+      for (std::size_t k = begin + period; k < end; k += period) starts[k] = true;
+    }
+    begin = end;
+  }
+  return starts;
+}
+
 // What graph launches in place of `run` give the host back. When the host's own time before the
 // run's median launch is longer than its median launch call, the launches are issued by per-launch
 // logic (a framework's dispatcher: Python, PyTorch's autograd), which a replay does not run: one
-// graph launch replaces the run, and every launch call but the first goes with the host time
-// before it. Otherwise the launches follow each other faster than a launch takes (a loop that
-// only launches), and host code longer than a launch call between two of them is work of its own
-// that the graph cannot hold: a new graph starts after it. Each launch that follows its
-// predecessor sooner than that goes with the host time before it.
-// Each node after a graph's first costs the graph launch `what.node_launch` of what it gives back.
+// graph launch replaces the run (one per repetition of a loop's body: graphStarts), and every
+// other launch call goes with the host time before it. Otherwise the launches follow each other
+// faster than a launch takes (a loop that only launches), and host code longer than a launch call
+// between two of them is work of its own that the graph cannot hold: a new graph starts after it,
+// as at each repetition of the loop's body. Each launch that follows its predecessor sooner than
+// that goes with the host time before it.
+// A graph launch takes the run's typical (median) launch call, where its first launch call may have
+// taken longer, and each node after its first costs it `what.node_launch` of what it gives back.
 // A run is captured unless its launch holds back its first op longer than its graph gains: the
 // host time it gives back and its kernels' shorter handoffs against that node time (a graph of
 // small copies, which the copy engine runs no faster than they were launched, is left as launches).
@@ -169,17 +224,23 @@ void giveBackRun(const DeviceView& view, const LaunchRun& run, GraphWhatIf& what
         gain += what.handoff_gain;
       }
     }
+    // The graph launch takes a typical launch call, not the time its first launch call took (often
+    // 2-3 times as long after a synchronize or a copy): the rest returns sooner, with its op.
+    const Ns slow_first = std::max<Ns>(0, launch_time[graph_start] - typical_launch);
+    gain += slow_first;
     if (nodes_after_first > 0 && gain >= held) {
       what.later.push_back({run.calls[graph_start], held});
+      if (slow_first > 0) what.given.push_back({run.calls[graph_start], slow_first, true});
       what.given.insert(what.given.end(), given.begin(), given.end());
       for (std::size_t k = graph_start; k < end; ++k) what.graph_of_call[run.calls[k]] = what.graphs;
       ++what.graphs;
     }
     given.clear();
   };
+  const std::vector<bool> starts = graphStarts(run, dispatched, typical_launch);
   for (std::size_t k = 1; k < run.calls.size(); ++k) {
     const Ns own = run.own_code[k - 1];
-    if (!dispatched && own > typical_launch) {  // the next graph's launch
+    if (starts[k]) {  // the next graph's launch
       endGraph(k);
       graph_start = k;
       continue;
@@ -201,14 +262,23 @@ GraphWhatIf launchesAGraphRemoves(const DeviceView& view, const HostTimeline& ho
   what.node_launch = graphNodeLaunchTime(view);
   what.handoff_gain =
       std::max<Ns>(0, view.streamHandoff(Engine::kCompute, Engine::kCompute) - nodeHandoff(view));
-  std::unordered_map<std::size_t, std::uint64_t> stream_of_launch;  // call -> stream key
+  struct Launched {
+    std::uint64_t stream = 0;  // its key
+    LaunchShape shape = 0;
+  };
+  std::unordered_map<std::size_t, Launched> launched;  // per launch call
+  std::map<std::tuple<int, StringId, std::uint32_t, std::uint16_t, std::uint64_t, int>, LaunchShape>
+      shapes;
   for (const ScopedOp& scoped : view.ops()) {
     const GpuOp& op = view.op(scoped);
     if ((op.flags & op_flag::kFromGraph) != 0) continue;
     const auto launch = view.launchCall(op);
     if (!launch || blocking[*launch]) continue;
-    stream_of_launch.emplace(*launch, DeviceView::streamKey(op));
     if (op.kind == OpKind::kKernel) what.kernel_calls.insert(*launch);
+    const auto shape = std::make_tuple(static_cast<int>(op.kind), op.name, op.grid_blocks,
+                                       op.block_threads, op.bytes, static_cast<int>(op.copy_kind));
+    const auto [it, added] = shapes.try_emplace(shape, static_cast<LaunchShape>(shapes.size()));
+    launched.emplace(*launch, Launched{DeviceView::streamKey(op), it->second});
   }
   struct Thread {
     Ns last_end = 0;   // of the thread's last launch
@@ -221,11 +291,12 @@ GraphWhatIf launchesAGraphRemoves(const DeviceView& view, const HostTimeline& ho
     Thread& thread = threads[{call.pid, call.tid}];
     if (call.start < thread.nested_end) continue;  // nested in the thread's previous call
     thread.nested_end = call.end;
-    const auto launch = stream_of_launch.find(index);
+    const auto launch = launched.find(index);
     LaunchRun& run = thread.run;
-    if (launch == stream_of_launch.end() && !blocking[index]) continue;  // host code, for a graph
-    if (launch != stream_of_launch.end() && !run.calls.empty() && run.stream == launch->second) {
+    if (launch == launched.end() && !blocking[index]) continue;  // host code, for a graph
+    if (launch != launched.end() && !run.calls.empty() && run.stream == launch->second.stream) {
       run.calls.push_back(index);
+      run.shapes.push_back(launch->second.shape);
       run.own_code.push_back(call.start - thread.last_end);
       thread.last_end = call.end;
       continue;
@@ -233,9 +304,10 @@ GraphWhatIf launchesAGraphRemoves(const DeviceView& view, const HostTimeline& ho
     giveBackRun(view, run, what);
     run = LaunchRun{};
     thread.last_end = call.end;
-    if (launch == stream_of_launch.end()) continue;
-    run.stream = launch->second;
+    if (launch == launched.end()) continue;
+    run.stream = launch->second.stream;
     run.calls.push_back(index);
+    run.shapes.push_back(launch->second.shape);
   }
   for (const auto& [key, thread] : threads) giveBackRun(view, thread.run, what);
   return what;
