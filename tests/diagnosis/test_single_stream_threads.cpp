@@ -25,6 +25,12 @@ using test::findingsOf;
 using test::kNullStream;
 using test::TraceBuilder;
 
+// threadsOwnWork's keys, or workStreams' where no stream is shared.
+std::vector<std::uint64_t> ownWork(const DeviceView& view) {
+  std::vector<std::uint64_t> keys = diagnosis::workStreams(view);
+  return diagnosis::threadsOwnWork(view, keys).value_or(keys);
+}
+
 // Six tiles on `stream` (copy-in 90 µs, kernel 100 µs, copy-out 90 µs) launched by thread 1 from
 // `t` µs on, the first tile starting at `device_us`.
 void tileLoop(TraceBuilder& b, std::uint32_t stream, double t, double device_us) {
@@ -64,7 +70,7 @@ TEST_CASE("single-stream: each thread's loop on the shared legacy stream is its 
   // which the split of one thread's loop would not move.
   const Trace trace = twoThreadsOnLegacy(true).build();
   const DeviceView view(trace, Scope{}, 0);
-  const std::vector<std::uint64_t> keys = diagnosis::threadsOwnWork(view, diagnosis::workStreams(view));
+  const std::vector<std::uint64_t> keys = ownWork(view);
   const std::uint64_t legacy = DeviceView::streamKey(view.op(view.ops()[0]));
   const std::uint64_t first = keys[0];
   CHECK(first != legacy);
@@ -84,7 +90,7 @@ TEST_CASE("single-stream: a thread that hands its work over shares its driver's 
   // legacy stream's work stays one loop.
   const Trace trace = twoThreadsOnLegacy(false).build();
   const DeviceView view(trace, Scope{}, 0);
-  const std::vector<std::uint64_t> keys = diagnosis::threadsOwnWork(view, diagnosis::workStreams(view));
+  const std::vector<std::uint64_t> keys = ownWork(view);
   for (std::size_t p = 0; p < keys.size(); ++p) CHECK(keys[p] == DeviceView::streamKey(view.op(view.ops()[p])));
 }
 
@@ -93,7 +99,7 @@ TEST_CASE("single-stream: one thread's work on the legacy stream keeps its key")
   tileLoop(b, kNullStream, 0, 10);
   const Trace trace = b.build();
   const DeviceView view(trace, Scope{}, 0);
-  const std::vector<std::uint64_t> keys = diagnosis::threadsOwnWork(view, diagnosis::workStreams(view));
+  const std::vector<std::uint64_t> keys = ownWork(view);
   for (std::size_t p = 0; p < keys.size(); ++p) CHECK(keys[p] == DeviceView::streamKey(view.op(view.ops()[p])));
 }
 
@@ -119,7 +125,7 @@ TEST_CASE("single-stream: the split keeps the legacy stream's barriers with its 
     otherThreadKernel(b, kNullStream, 25, 950, 960);
     const Trace trace = b.build();
     const DeviceView view(trace, Scope{}, 0);
-    const std::vector<std::uint64_t> keys = diagnosis::threadsOwnWork(view, diagnosis::workStreams(view));
+    const std::vector<std::uint64_t> keys = ownWork(view);
     std::size_t legacy = 0;
     std::vector<std::size_t> loop;
     for (std::size_t p = 0; p < view.ops().size(); ++p) {

@@ -287,7 +287,8 @@ bool heldItsExtent(const DeviceView& view, const std::unordered_map<std::uint64_
 std::optional<Finding> findSingleStream(const DeviceView& view) {
   if (view.empty()) return std::nullopt;
   const std::vector<std::uint64_t> stream_keys = workStreams(view);
-  const std::vector<std::uint64_t> keys = threadsOwnWork(view, stream_keys);
+  const std::optional<std::vector<std::uint64_t>> own_work = threadsOwnWork(view, stream_keys);
+  const std::vector<std::uint64_t>& keys = own_work ? *own_work : stream_keys;
   // The stream each work ran on: threads' work on a shared stream ran in its one queue, so
   // whether it ran alone is the stream's question, not each thread's.
   const std::unordered_map<std::uint64_t, std::uint64_t> ran_on = streamOfWork(keys, stream_keys);

@@ -14,13 +14,12 @@
 namespace cuoverlap::diagnosis {
 namespace {
 
-// The thread that launched each op (pid << 32 | tid), nullopt without a launch call.
-std::vector<std::optional<std::uint64_t>> launchingThread(const DeviceView& view) {
-  std::vector<std::optional<std::uint64_t>> thread(view.ops().size());
-  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
-    if (const auto call = view.launchCall(view.op(view.ops()[pos]))) thread[pos] = threadKey(view.call(*call));
-  }
-  return thread;
+// The thread that launched the op at `pos` (pid << 32 | tid), nullopt without a launch call. Asked
+// per op, not kept per op: most traces share no stream between threads, and 16 bytes an op was
+// 160 MB at 10^7 ops.
+std::optional<std::uint64_t> launchingThread(const DeviceView& view, std::size_t pos) {
+  const auto call = view.launchCall(view.op(view.ops()[pos]));
+  return call ? std::optional<std::uint64_t>(threadKey(view.call(*call))) : std::nullopt;
 }
 
 // A key for one thread's work on a shared stream: unlike any (context, stream) key in use (their
@@ -31,18 +30,20 @@ std::uint64_t threadWorkKey(std::uint64_t stream, std::uint64_t thread) {
 
 }  // namespace
 
-std::vector<std::uint64_t> threadsOwnWork(const DeviceView& view, std::vector<std::uint64_t> keys) {
-  const auto thread = launchingThread(view);
+std::optional<std::vector<std::uint64_t>> threadsOwnWork(const DeviceView& view,
+                                                         const std::vector<std::uint64_t>& keys) {
   // Per legacy stream key: the one thread issuing to it so far, or several.
   std::unordered_map<std::uint64_t, std::optional<std::uint64_t>> issuer;
   std::unordered_map<std::uint64_t, bool> shared;
   for (std::size_t pos = 0; pos < keys.size(); ++pos) {
     const GpuOp& op = view.op(view.ops()[pos]);
-    if (!thread[pos] || !view.onLegacyDefaultStream(op) || keys[pos] != DeviceView::streamKey(op)) continue;
-    const auto [it, inserted] = issuer.try_emplace(keys[pos], thread[pos]);
-    if (!inserted && it->second != thread[pos]) shared[keys[pos]] = true;
+    if (!view.onLegacyDefaultStream(op) || keys[pos] != DeviceView::streamKey(op)) continue;
+    const auto thread = launchingThread(view, pos);
+    if (!thread) continue;
+    const auto [it, inserted] = issuer.try_emplace(keys[pos], thread);
+    if (!inserted && it->second != thread) shared[keys[pos]] = true;
   }
-  if (shared.empty()) return keys;
+  if (shared.empty()) return std::nullopt;
   // Only threads that each synchronize on their own are independent loops; a thread that never
   // waits (PyTorch's autograd thread) is driven by another and hands its work over in order: one
   // loop with the driving thread's (as legacy-default-stream counts them).
@@ -50,15 +51,20 @@ std::vector<std::uint64_t> threadsOwnWork(const DeviceView& view, std::vector<st
   for (std::size_t call : view.calls()) {
     if (isExplicitSync(view.callKind(call))) synchronizing.insert(threadKey(view.call(call)));
   }
+  std::vector<std::optional<std::uint64_t>> thread(keys.size());
   for (std::size_t pos = 0; pos < keys.size(); ++pos) {
-    if (thread[pos] && shared.count(keys[pos]) != 0 && synchronizing.count(*thread[pos]) == 0) {
+    if (shared.count(keys[pos]) == 0) continue;
+    thread[pos] = launchingThread(view, pos);
+    if (thread[pos] && synchronizing.count(*thread[pos]) == 0) {
       shared.erase(keys[pos]);  // a thread of the stream hands its work over: keep it whole
     }
   }
-  for (std::size_t pos = 0; pos < keys.size(); ++pos) {
-    if (thread[pos] && shared.count(keys[pos]) != 0) keys[pos] = threadWorkKey(keys[pos], *thread[pos]);
+  if (shared.empty()) return std::nullopt;
+  std::vector<std::uint64_t> own = keys;
+  for (std::size_t pos = 0; pos < own.size(); ++pos) {
+    if (thread[pos] && shared.count(own[pos]) != 0) own[pos] = threadWorkKey(own[pos], *thread[pos]);
   }
-  return keys;
+  return own;
 }
 
 std::unordered_map<std::uint64_t, std::uint64_t> streamOfWork(const std::vector<std::uint64_t>& keys,

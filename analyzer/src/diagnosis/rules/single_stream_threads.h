@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -24,8 +25,9 @@ namespace cuoverlap::diagnosis {
 // legacy-default-stream counts them), keyed by its stream and its thread: one thread's loop on the
 // shared stream is what its split moves to created streams. Where a thread of the stream never
 // synchronizes (PyTorch's autograd thread, driven by the main thread), the stream's work stays one
-// loop. Keys of other streams are unchanged.
-std::vector<std::uint64_t> threadsOwnWork(const DeviceView& view, std::vector<std::uint64_t> keys);
+// loop. Keys of other streams are unchanged. nullopt where no stream is so shared: `keys` hold.
+std::optional<std::vector<std::uint64_t>> threadsOwnWork(const DeviceView& view,
+                                                         const std::vector<std::uint64_t>& keys);
 
 // Per key of `keys` (threadsOwnWork's), the key of `stream_keys` (workStreams') its ops have: the
 // stream a thread's work ran on.
