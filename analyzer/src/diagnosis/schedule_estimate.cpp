@@ -585,7 +585,8 @@ ScheduleModel::ScheduleModel(const DeviceView& view)
     }
   }
   releaseBlocked(view, {});
-  // Issue order (launch call start; ties by start order): engines take ready work in this order,
+  // Issue order (launch call start, or when a blocking copy or memset that returned before its op
+  // submitted it; ties by start order): engines take ready work in this order,
   // and an edge counts only when it points forward in it.
   std::vector<std::size_t> order(n);
   for (std::size_t pos = 0; pos < n; ++pos) order[pos] = pos;
