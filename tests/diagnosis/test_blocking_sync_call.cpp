@@ -101,6 +101,38 @@ TEST_CASE("legacy barrier edges: ops are ordered by when their call submitted th
   CHECK(edges == expected);
 }
 
+// Thread 1's cudaMemset on the legacy stream (call 10-130, held in the driver behind other
+// threads' calls) returned before its op ran (231-232), after thread 2's 200 µs kernel on blocking
+// stream 13, which thread 2 launched (20-25) while the memset's call was held; then thread 1
+// launches a 100 µs kernel to blocking stream 14 (131-133, run 233-333).
+TraceBuilder heldMemset() {
+  TraceBuilder b;
+  const std::uint32_t memset = b.call("cudaMemset_v3020", 10, 130);
+  b.memset(test::kNullStream, 231, 232, memset);
+  b.launch(13, 20, 25, 30, 230);
+  b.trace().runtime_calls.back().tid = 2;
+  b.launch(14, 131, 133, 233, 333);
+  return b;
+}
+
+TEST_CASE("legacy barrier edges: a cudaMemset that returned before its op submitted it as it returned") {
+  // Ordered by its call's start the memset would precede the kernel launched while it was held;
+  // it entered the queue as it returned, after that kernel, which it waited for.
+  const Trace trace = heldMemset().build();
+  const diagnosis::DeviceView view(trace, Scope{}, 0);
+  const std::vector<diagnosis::OrderEdge> barriers = diagnosis::legacyBarrierEdges(view);
+  std::vector<std::pair<std::size_t, std::size_t>> edges;
+  for (const diagnosis::OrderEdge& e : barriers) {
+    edges.emplace_back(view.ops()[e.from].start / kUs, view.ops()[e.to].start / kUs);
+  }
+  const std::vector<std::pair<std::size_t, std::size_t>> expected = {{30, 231}, {231, 233}};
+  CHECK(edges == expected);
+  // The what-if issues the memset when its call returned, so that edge holds there too: the
+  // schedule keeps thread 1's kernel behind the memset behind thread 2's kernel, as recorded.
+  const diagnosis::ScheduleModel model(view, diagnosis::buildHostTimeline(view), barriers);
+  CHECK(model.span(barriers) >= TraceBuilder::ns(300));
+}
+
 // What the host needs of each explicit synchronize of `b`'s trace, in call order.
 std::vector<diagnosis::SyncNeed> explicitSyncNeeds(TraceBuilder& b) {
   const Trace trace = b.build();

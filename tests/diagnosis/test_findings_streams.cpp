@@ -56,6 +56,26 @@ TEST_CASE("legacy-default-stream fires on the null-stream trap") {
   CHECK(f->advice.find("cudaStreamNonBlocking") != std::string::npos);
 }
 
+TEST_CASE("legacy-default-stream: a cudaMemset held in the driver orders after the launches it let by") {
+  // Thread 1's cudaMemset (call 10-130, held in the driver) reached the legacy stream after
+  // thread 2's 200 µs kernel on blocking stream 13, launched meanwhile, and waited for it; thread
+  // 1's next kernel, on blocking stream 14, waited for the memset (233-333). With the streams
+  // non-blocking that kernel runs beside thread 2's: about 100 µs saved.
+  TraceBuilder b;
+  const std::uint32_t memset = b.call("cudaMemset_v3020", 10, 130);
+  b.memset(test::kNullStream, 231, 232, memset);
+  b.launch(13, 20, 25, 30, 230);
+  b.trace().runtime_calls.back().tid = 2;
+  b.launch(14, 131, 133, 233, 333);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "legacy-default-stream");
+  REQUIRE(f != nullptr);
+  REQUIRE(f->fixes.size() == 1);
+  CHECK(f->fixes[0].fix == "nonblocking-streams");
+  CHECK(f->fixes[0].saving_ns > 80'000);
+  CHECK(f->fixes[0].saving_ns < 110'000);
+}
+
 TEST_CASE("legacy-default-stream does not fire with non-blocking streams") {
   TraceBuilder b = nullStreamTrap(20);
   b.addStream(20, StreamFlag::kNonBlocking);

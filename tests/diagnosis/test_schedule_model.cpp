@@ -360,6 +360,30 @@ TEST_CASE("a thread without blocking calls follows its process's last blocking c
   CHECK(model.span({}, {}, faster) == model.span({}) - TraceBuilder::ns(60));
 }
 
+TEST_CASE("a synchronize still waits for what it waited for when another thread's op ends after it") {
+  // Thread 1 launches a 500 µs kernel and synchronizes the device (10-505), then launches a
+  // second kernel. Thread 2 launched a short kernel on another stream (5-7) that the device ran
+  // only after the synchronize returned (506-510): it was submitted after the call began, so the
+  // call did not wait for it, but it did wait for thread 1's kernel.
+  TraceBuilder b;
+  b.launch(13, 1, 2, 3, 503);
+  b.call("cudaDeviceSynchronize_v3020", 10, 505);
+  b.launch(14, 5, 7, 506, 510);
+  b.trace().runtime_calls.back().tid = 2;
+  b.launch(13, 507, 508, 509, 609);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const HostTimeline host = buildHostTimeline(view);
+  REQUIRE(host.barriers.size() == 1);
+  CHECK(host.barriers[0].waited_for == std::vector<std::size_t>{at(view, 3)});
+  CHECK(host.barriers[0].own == TraceBuilder::ns(2));
+  // With a 100 µs first kernel the synchronize returns 400 µs sooner, and so does the launch
+  // after it: both of thread 1's kernels move.
+  const ScheduleModel model(view, host);
+  const std::vector<FasterOp> faster = {{at(view, 3), TraceBuilder::ns(100)}};
+  CHECK(model.span({}, {}, faster) == model.span({}) - TraceBuilder::ns(400));
+}
+
 TEST_CASE("a synchronize waited for its own thread's work even when the device clock runs ahead") {
   // The device's timestamps 3 µs ahead of the host's: each kernel is recorded ending 1 µs after
   // the synchronize that waited for it returned. The thread launched it before the call, so the

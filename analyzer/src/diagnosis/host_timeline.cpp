@@ -219,8 +219,20 @@ HostTimeline buildHostTimeline(const DeviceView& view,
     // cudaMemcpy first synchronizes its stream (CUDA's API synchronization behavior): it waited
     // for the stream's previous op; cudaMemcpyAsync staged at once.
     // A synchronize that waited for them in program order returned as they ended.
-    const bool returned_at_w = w > call.end && waitedInOrder(view, call_index, barrier.waited_for);
-    if (w > call.end && !returned_at_w) {
+    bool returned_at_w = w > call.end && waitedInOrder(view, call_index, barrier.waited_for);
+    if (w > call.end && !returned_at_w && isExplicitSync(view.callKind(call_index))) {
+      // A synchronize waits for the work issued before it began: an op of another thread that
+      // ended after it returned was submitted after that (its launch call held in the driver),
+      // and the call still waited for the rest of W.
+      const auto issued_after = [&](std::size_t p) {
+        return view.ops()[p].end > call.end && !waitedInOrder(view, call_index, {p});
+      };
+      barrier.waited_for.erase(std::remove_if(barrier.waited_for.begin(), barrier.waited_for.end(), issued_after),
+                               barrier.waited_for.end());
+      w = std::numeric_limits<Ns>::min();
+      for (std::size_t p : barrier.waited_for) w = std::max(w, view.ops()[p].end);
+      returned_at_w = w > call.end;
+    } else if (w > call.end && !returned_at_w) {
       barrier.waited_for.clear();
       if (view.callKind(call_index) == ApiKind::kMemcpySync) {
         const GpuOp& op = view.op(view.ops()[*index.opOfCall(call_index)]);

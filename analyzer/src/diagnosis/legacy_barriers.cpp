@@ -10,12 +10,6 @@
 
 namespace cuoverlap::diagnosis {
 
-Ns submittedAt(const DeviceView& view, std::size_t call) {
-  const ApiKind kind = view.callKind(call);
-  const RuntimeCall& c = view.call(call);
-  return kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync ? c.start : c.end;
-}
-
 std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view) {
   std::vector<std::uint64_t> lane;
   lane.reserve(view.ops().size());
@@ -45,7 +39,7 @@ std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vec
     const auto call = view.launchCall(op);
     const auto kind = kind_of_lane.find(lane[pos]);
     if (!call || kind == kind_of_lane.end()) continue;
-    const Ns launched = submittedAt(view, *call);
+    const Ns launched = submittedAt(view, *call, ops[pos].start);
     if (kind->second == Kind::kLegacy) legacy.emplace_back(launched, pos);
     if (kind->second == Kind::kBlocking) blocking[op.context_id][lane[pos]].emplace_back(launched, pos);
   }

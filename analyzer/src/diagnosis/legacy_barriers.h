@@ -16,11 +16,6 @@
 
 namespace cuoverlap::diagnosis {
 
-// When launch call `call` handed its op to the stream: a synchronous copy or memset at its start
-// (then it waited), an asynchronous call when it returned (a launch that waited in the driver
-// behind another thread's blocking call was submitted after it).
-Ns submittedAt(const DeviceView& view, std::size_t call);
-
 // For each legacy-stream op X with a launch call: the last op of each other blocking stream
 // (flag "default") of X's context launched before X precedes X, and X precedes the first one
 // launched after X, in the order their calls submitted them (submittedAt). O(legacy ops x blocking streams).

@@ -509,6 +509,13 @@ std::int64_t residentBlocksPerSm(const Device& device, const GpuOp& kernel) {
   return blocks;
 }
 
+Ns submittedAt(const DeviceView& view, std::size_t call, Ns op_start) {
+  const ApiKind kind = view.callKind(call);
+  const RuntimeCall& c = view.call(call);
+  const bool blocked = (kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync) && op_start < c.end;
+  return blocked ? c.start : c.end;
+}
+
 double wavesOf(const Device* device, const GpuOp& kernel) {
   if (device == nullptr || device->sm_count <= 0 || kernel.grid_blocks == 0) return 1.0;
   const std::int64_t per_sm = residentBlocksPerSm(*device, kernel);
@@ -551,7 +558,10 @@ ScheduleModel::ScheduleModel(const DeviceView& view)
       const RuntimeCall& call = view.call(*launch);
       release = std::min(call.end + view.launchLatency(engineOf(op)), scoped.start);
       if (call.end > scoped.start) blocked_call_start_.emplace_back(pos, call.start);
-      issue = call.start;
+      // A blocking copy or memset that returned before its op began submitted it as it returned.
+      const ApiKind kind = view.callKind(*launch);
+      const bool blocking = kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync;
+      issue = blocking ? submittedAt(view, *launch, scoped.start) : call.start;
     }
     release_.push_back(std::max(release, view.spanStart()));
     duration_.push_back(scoped.end - scoped.start);
@@ -575,7 +585,8 @@ ScheduleModel::ScheduleModel(const DeviceView& view)
     }
   }
   releaseBlocked(view, {});
-  // Issue order (launch call start; ties by start order): engines take ready work in this order,
+  // Issue order (launch call start, or when a blocking copy or memset that returned before its op
+  // submitted it; ties by start order): engines take ready work in this order,
   // and an edge counts only when it points forward in it.
   std::vector<std::size_t> order(n);
   for (std::size_t pos = 0; pos < n; ++pos) order[pos] = pos;

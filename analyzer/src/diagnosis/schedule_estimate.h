@@ -97,6 +97,12 @@ double smShare(const Device* device, const GpuOp& kernel);
 // Its grid over the blocks the device holds at once: above 1, the kernel runs in several waves;
 // 1 when unknown.
 double wavesOf(const Device* device, const GpuOp& kernel);
+// When launch call `call` of an op that started at `op_start` submitted it: a cudaMemcpy or
+// cudaMemset that blocked on its op submitted it at its start (then waited); one that returned
+// before its op began (a memset of device memory, which returns at once) and an asynchronous call
+// submitted it as they returned. A call held in the driver behind another thread's call returns
+// late, and so submits after launches that began after it.
+Ns submittedAt(const DeviceView& view, std::size_t call, Ns op_start);
 
 class ScheduleModel {
  public:

@@ -448,7 +448,11 @@ std::optional<Finding> findLegacyDefaultStream(const DeviceView& view) {
     const Ns launched = view.call(*call).start;
     if (!it->second.inFlightAt(launched) && !it->second.launchedIn(launched, scoped.end)) continue;
     const std::size_t first_edge = barriers.size();
-    it->second.addBarrierEdges(launched, pos, barriers);
+    // A cudaMemcpy or cudaMemset that returned before its op began (held in the driver behind
+    // other threads' calls) entered the queue as it returned, after launches that began meanwhile.
+    const bool blocking = view.callKind(*call) == ApiKind::kMemcpySync ||
+                          view.callKind(*call) == ApiKind::kMemsetSync;
+    it->second.addBarrierEdges(blocking ? submittedAt(view, *call, scoped.start) : launched, pos, barriers);
     if (!std::binary_search(shared.begin(), shared.end(), pos)) {
       builder.add(Interval{scoped.start, scoped.end},
                   evidenceForOp(view, op, fmt::format("{} on the legacy default stream while "
