@@ -290,15 +290,17 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   const std::optional<std::vector<std::uint64_t>> own_work = threadsOwnWork(view, stream_keys);
   const std::vector<std::uint64_t>& keys = own_work ? *own_work : stream_keys;
   // The stream each work ran on: threads' work on a shared stream ran in its one queue, so
-  // whether it ran alone is the stream's question, not each thread's.
-  const std::unordered_map<std::uint64_t, std::uint64_t> ran_on = streamOfWork(keys, stream_keys);
+  // whether it ran alone is the stream's question, not each thread's. Without such work, its own.
+  const std::unordered_map<std::uint64_t, std::uint64_t> ran_on =
+      own_work ? streamOfWork(keys, stream_keys) : std::unordered_map<std::uint64_t, std::uint64_t>{};
+  const auto ranOn = [&](std::uint64_t work) { return own_work ? ran_on.at(work) : work; };
   std::vector<StreamWork> works = workPerStream(view, keys);
   // Memsets may run anywhere (a cudaMemset before the loop): streams of memsets alone don't count.
   const auto memsets_only = [&](const StreamWork& w) { return w.kernels == 0 && w.copies == 0; };
   works.erase(std::remove_if(works.begin(), works.end(), memsets_only), works.end());
   if (works.empty()) return std::nullopt;
   const bool one_stream = std::all_of(works.begin(), works.end(), [&](const StreamWork& w) {
-    return ran_on.at(w.stream) == ran_on.at(works.front().stream);
+    return ranOn(w.stream) == ranOn(works.front().stream);
   });
   std::vector<StreamWork> candidates;
   for (StreamWork& work : works) {
@@ -325,7 +327,7 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
     const auto times = aloneTimes(view, stream_keys);
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
                                     [&](const StreamWork& w) {
-                                      const std::uint64_t stream = ran_on.at(w.stream);
+                                      const std::uint64_t stream = ranOn(w.stream);
                                       return !ranMostlyAlone(times, stream) ||
                                              !heldItsExtent(view, times, stream);
                                     }),
@@ -337,7 +339,8 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
   // Blocking calls' ops are released by the constraints they ran under, the legacy stream's
   // barriers included (the split keeps them: splitSaving).
-  const ScheduleModel model(view, host, programOrderEdges(view));
+  const std::vector<OrderEdge> order = programOrderEdges(view);
+  const ScheduleModel model(view, host, order);
   // Each stream's fix is its own: what splitting it alone saves, and for a loop of copy-in and
   // kernels what copying its input ahead saves (the fix it recommends: it holds whether or not a
   // chunk reads state the previous one left). The finding names the stream whose recommended fix
@@ -351,7 +354,7 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   std::vector<Priced> priced;
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     const StreamWork& candidate = candidates[k];
-    Priced fix{k, splitSaving(view, keys, host, model, waits, candidate.stream), std::nullopt};
+    Priced fix{k, splitSaving(view, keys, host, model, waits, order, candidate.stream), std::nullopt};
     if (fix.split == 0 && one_stream && chunkLanes(view, keys, candidate.stream).empty()) {
       fix.split = std::min(candidate.hideable_union.length(), candidate.kernel_union.length());
     }
@@ -407,7 +410,7 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   // it gets the fix's saving with the copies as they ran, the rest is pinning's.
   if (work.pageable > 0) {
     const Ns unpinned = feeds ? copyAheadSaving(view, keys, host, model, waits, chosen, false)
-                              : splitSaving(view, keys, host, model, waits, chosen, false);
+                              : splitSaving(view, keys, host, model, waits, order, chosen, false);
     builder.estimateSaving(std::min(cost, unpinned));
     builder.fixAlone(cost);
   } else {

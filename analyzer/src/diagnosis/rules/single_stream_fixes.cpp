@@ -127,8 +127,8 @@ std::vector<std::uint64_t> chunkLanes(const DeviceView& view, const std::vector<
 
 // What splitting `stream`'s chunks over three streams saves (0 without two chunks).
 Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, const HostTimeline& host,
-               const ScheduleModel& model, const std::vector<OrderEdge>& waits, std::uint64_t stream,
-               bool pin) {
+               const ScheduleModel& model, const std::vector<OrderEdge>& waits,
+               const std::vector<OrderEdge>& order, std::uint64_t stream, bool pin) {
   const std::vector<std::uint64_t> lanes = chunkLanes(view, keys, stream);
   if (lanes.empty()) return 0;
   // The advice issues each chunk's copies and memsets asynchronously (pinned buffers): their
@@ -148,17 +148,15 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   // device's hand-off between a stream's queued ops, which the split's other lanes fill.
   // Both keep the legacy stream's barriers they have (splitBarriers): the split's lanes of a
   // legacy or blocking stream's work are created blocking streams.
-  std::vector<OrderEdge> before_edges = waits, split_edges = waits;
-  const std::vector<OrderEdge> barriers = splitBarriers(view, {}, false);
-  before_edges.insert(before_edges.end(), barriers.begin(), barriers.end());
+  std::vector<OrderEdge> split_edges = waits;
   const std::vector<OrderEdge> split_barriers = splitBarriers(view, lanes, blockingWork(view, keys, stream));
   split_edges.insert(split_edges.end(), split_barriers.begin(), split_barriers.end());
-  const Ns before = model.withDrainingTails().span(before_edges);
+  const Ns before = model.withDrainingTails().span(order);
   const HostTimeline split_host = waitingForEveryLane(view, host, keys, stream, lanes);
   std::vector<Ns> earlier = pinned.earlier;
   heldBySplitCopies(view, split_host, pinned.calls, async_calls, earlier);
   const ScheduleModel split =
-      ScheduleModel(view, split_host, before_edges).withDrainingTails().withLanes(lanes);
+      ScheduleModel(view, split_host, order).withDrainingTails().withLanes(lanes);
   return std::max<Ns>(0, before - split.span(split_edges, earlier, pinned.faster, async_calls));
 }
 

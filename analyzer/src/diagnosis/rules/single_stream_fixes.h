@@ -39,13 +39,14 @@ std::vector<std::uint64_t> chunkLanes(const DeviceView& view, const std::vector<
                                       std::uint64_t stream);
 
 // What splitting `stream`'s chunks over three streams saves (0 without two chunks). `model` is
-// the recorded schedule with `host` and the program's order (programOrderEdges); `waits` the event
-// waits both schedules keep, besides the legacy stream's barriers (splitBarriers). `pin`: with the
-// advice's pinned buffers; without, its pageable copies as they ran (the part of the saving that
-// is not pinning's, pageable-memcpy's fix).
+// the recorded schedule with `host` and `order`, the program's order (programOrderEdges: `waits`
+// and the legacy stream's barriers), which the schedule before the split keeps; `waits` the event
+// waits the split keeps, besides the legacy stream's barriers as its lanes have them
+// (splitBarriers). `pin`: with the advice's pinned buffers; without, its pageable copies as they
+// ran (the part of the saving that is not pinning's, pageable-memcpy's fix).
 Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, const HostTimeline& host,
-               const ScheduleModel& model, const std::vector<OrderEdge>& waits, std::uint64_t stream,
-               bool pin = true);
+               const ScheduleModel& model, const std::vector<OrderEdge>& waits,
+               const std::vector<OrderEdge>& order, std::uint64_t stream, bool pin = true);
 
 // What copying `stream`'s input one chunk ahead saves (0 without two chunks). `pin`: its pageable
 // input copies pinned, as the advice has them (pinnedCopies); without, as they ran (the part of
