@@ -16,6 +16,7 @@ import argparse
 import collections
 import gzip
 import json
+import os
 import sys
 
 TIERS = (90, 180, 360)
@@ -54,13 +55,15 @@ def main():
     with gzip.open(f"{args.corpus}/programs.jsonl.gz", "rt") as f:
         lines = {line["id"]: line for line in map(json.loads, f)}
     for reps, pids in tiers.items():
-        with open(f"{args.out}_{reps}.jsonl", "w") as f:
+        path = f"{args.out}_{reps}.jsonl"
+        with open(path + ".tmp", "w") as f:  # whole or not at all
             for pid in pids:
                 line = dict(lines[pid])
                 line["variants"] = {k: v for k, v in line["variants"].items()
                                     if k == "baseline" or k in chosen[pid]}
                 line["findings"] = {k: v for k, v in line.get("findings", {}).items() if k in chosen[pid]}
                 f.write(json.dumps(line, separators=(",", ":")) + "\n")
+        os.replace(path + ".tmp", path)
 
 
 if __name__ == "__main__":
