@@ -16,6 +16,12 @@ OUT_DIR/BATCH.sqlite is the batch's trace trimmed to the kept baseline windows: 
 table with a `start` column (GPU ops, runtime calls, NVTX, ...) outside them is deleted (the
 lab's setup, warm-up and the other runs), other tables (StringIds, TARGET_INFO_*, sessions) are
 kept, and the file is vacuumed. OUT_DIR/programs.jsonl.gz holds every batch's corpus lines.
+
+--variant-traces DIR also keeps what every variant (the fixed programs) did: DIR/BATCH.sqlite is the
+batch's trace trimmed to the kept run of each program's baseline and each of its variants (the run
+whose span is the median, as above), and DIR/index.json maps each program to its trace and, per
+variant, that run's window, rep and span. Diagnosis material (scripts/lab_variant_ops.py shows it):
+what a fix changed on the GPU, op by op, next to what the what-if predicted.
 """
 import argparse
 import bisect
@@ -105,14 +111,20 @@ def finding_of(line, variant):
     return None
 
 
+def median_run(runs):
+    """The run (span, rep, window) whose span is the median: the lower middle of an even count."""
+    ordered = sorted(runs)
+    return ordered[(len(ordered) - 1) // 2]
+
+
 def collect_batch(trace, programs, results, failed):
-    """Manifest entries of one batch, and the kept baseline windows."""
+    """Manifest entries of one batch, the kept baseline windows, and {id: {variant: kept run}}."""
     db = sqlite3.connect(f"file:{trace}?mode=ro", uri=True)
     ranges = lab_ranges(db)
     starts, ends = gpu_ops(db)
     db.close()
     outcome = {(r["id"], r["variant"], r["rep"]): r for r in results}
-    entries, windows = [], []
+    entries, windows, kept_runs = [], [], {}
     for line in programs:
         pid = line["id"]
         runs = {}  # variant -> [(span, rep, window)]
@@ -137,14 +149,14 @@ def collect_batch(trace, programs, results, failed):
         if "baseline" not in runs:
             failed.append({"id": pid, "variant": "baseline", "reason": "no good baseline run: program left out"})
             continue
-        base = sorted(runs["baseline"])
-        kept = base[(len(base) - 1) // 2]
+        kept = median_run(runs["baseline"])
+        kept_runs[pid] = {variant: median_run(variant_runs) for variant, variant_runs in runs.items()}
         windows.append(kept[2])
         entry = {"id": pid, "seed": line.get("seed"), "shape": line.get("shape"),
                  "trace": os.path.basename(trace),
                  "baseline": {"window_ns": list(kept[2]), "kept_rep": kept[1],
                               "spans_ns": [s for s, _, _ in sorted(runs["baseline"], key=lambda r: r[1])],
-                              "median_ns": round(statistics.median(s for s, _, _ in base))},
+                              "median_ns": round(statistics.median(s for s, _, _ in runs["baseline"]))},
                  "variants": {}}
         for variant in line.get("variants", {}):
             if variant == "baseline" or variant not in runs:
@@ -153,7 +165,7 @@ def collect_batch(trace, programs, results, failed):
             entry["variants"][variant] = {"finding": finding_of(line, variant), "spans_ns": spans,
                                           "median_ns": round(statistics.median(spans))}
         entries.append(entry)
-    return entries, windows
+    return entries, windows, kept_runs
 
 
 def trim(trace, out, windows):
@@ -198,12 +210,17 @@ def main():
     parser.add_argument("--batch", nargs=3, action="append", required=True,
                         metavar=("TRACE", "PROGRAMS", "RESULTS"))
     parser.add_argument("--machine", default="")
+    parser.add_argument("--variant-traces", metavar="DIR",
+                        help="also keep each variant's median run: DIR/BATCH.sqlite and DIR/index.json")
     parser.add_argument("--date", default=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
     args = parser.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
     manifest = {"schema": "cuoverlap-lab-corpus/1", "machine": args.machine, "date": args.date,
                 "corpus": "programs.jsonl.gz", "programs": [], "failed": []}
     names = set()
+    variant_index = {}
+    if args.variant_traces:
+        os.makedirs(args.variant_traces, exist_ok=True)
     with gzip.open(os.path.join(args.out_dir, "programs.jsonl.gz"), "wt") as corpus:
         for trace, programs_path, results_path in args.batch:
             name = os.path.basename(trace)
@@ -211,8 +228,16 @@ def main():
                 sys.exit(f"lab_collect: two batches' traces are named {name}")
             names.add(name)
             programs = read_jsonl(programs_path)
-            entries, windows = collect_batch(trace, programs, read_jsonl(results_path), manifest["failed"])
+            entries, windows, kept_runs = collect_batch(trace, programs, read_jsonl(results_path),
+                                                        manifest["failed"])
             trim(trace, os.path.join(args.out_dir, name), windows)
+            if args.variant_traces:
+                trim(trace, os.path.join(args.variant_traces, name),
+                     [window for runs in kept_runs.values() for _, _, window in runs.values()])
+                for pid, runs in kept_runs.items():
+                    variant_index[pid] = {"trace": name, "runs": {
+                        variant: {"window_ns": list(window), "rep": rep, "span_ns": span}
+                        for variant, (span, rep, window) in sorted(runs.items())}}
             manifest["programs"] += entries
             for line in programs:
                 corpus.write(json.dumps(line, separators=(",", ":")) + "\n")
@@ -221,6 +246,10 @@ def main():
     with open(os.path.join(args.out_dir, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
         f.write("\n")
+    if args.variant_traces:
+        with open(os.path.join(args.variant_traces, "index.json"), "w") as f:
+            json.dump(variant_index, f, indent=1)
+            f.write("\n")
     cases = sum(len(e["variants"]) for e in manifest["programs"])
     print(f"lab_collect: {len(manifest['programs'])} programs, {cases} (program, transform) cases, "
           f"{len(manifest['failed'])} failed runs -> {args.out_dir}/manifest.json")

@@ -5,7 +5,8 @@
 # manifest.json, the trimmed batch traces, programs.jsonl.gz. Log: OUT_DIR/lab_record.log.
 #   Usage: scripts/lab_record.sh OUT_DIR [PROGRAM_COUNT (320)] [SEED (1)]
 #   Env: PROGRAMS=FILE (record these corpus lines instead of generating), BUILD_DIR (build-gpu), REPS (15), BATCH (50 programs), BATCH_TIMEOUT (240 s per batch),
-#        SKIP_BUILD=1 (use what BUILD_DIR holds)
+#        SKIP_BUILD=1 (use what BUILD_DIR holds), VARIANT_TRACES=1 (also OUT_DIR/variants: every variant's
+#        median run, for scripts/lab_variant_ops.py)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -70,7 +71,9 @@ done
 
 [ ${#collect_args[@]} -gt 0 ] || { log "no batch left a trace"; exit 1; }
 log "collect -> $out/corpus"
-python3 scripts/lab_collect.py "$out/corpus" --machine "${machine:-unknown}" "${collect_args[@]}" 2>&1 | tee -a "$logfile"
+variant_args=()
+[ "${VARIANT_TRACES:-0}" = 1 ] && variant_args=(--variant-traces "$out/variants")
+python3 scripts/lab_collect.py "$out/corpus" --machine "${machine:-unknown}" "${variant_args[@]}" "${collect_args[@]}" 2>&1 | tee -a "$logfile"
 [ "${PIPESTATUS[0]}" = 0 ] || { log "lab_collect.py failed"; exit 1; }
 python3 scripts/lab_streams.py "$out/corpus" 2>&1 | tee -a "$logfile"
 du -sh "$out/corpus" | tee -a "$logfile"

@@ -96,6 +96,13 @@ class LabCollectTest(unittest.TestCase):
                         os.path.join(cls.dir, "results.jsonl")], check=True, stdout=subprocess.DEVNULL)
         with open(os.path.join(cls.out, "manifest.json")) as f:
             cls.manifest = json.load(f)
+        # Again with every variant's kept run (the fixed programs' own traces).
+        cls.variants = os.path.join(cls.dir, "variants")
+        subprocess.run([sys.executable, COLLECT, os.path.join(cls.dir, "corpus2"), "--variant-traces", cls.variants,
+                        "--batch", trace, os.path.join(cls.dir, "programs.jsonl"),
+                        os.path.join(cls.dir, "results.jsonl")], check=True, stdout=subprocess.DEVNULL)
+        with open(os.path.join(cls.variants, "index.json")) as f:
+            cls.index = json.load(f)
 
     def test_manifest_header(self):
         self.assertEqual(self.manifest["schema"], "cuoverlap-lab-corpus/1")
@@ -141,6 +148,20 @@ class LabCollectTest(unittest.TestCase):
         self.assertEqual(db.execute("SELECT COUNT(*) FROM StringIds").fetchone()[0], 2)
         self.assertEqual(db.execute("SELECT name FROM TARGET_INFO_GPU").fetchone()[0], "H100")
         self.assertEqual(db.execute("SELECT streamId FROM TARGET_INFO_CUDA_STREAM").fetchall(), [(0,)])
+
+    def test_variant_traces_keep_each_variants_median_run(self):
+        # p1's fix ran twice (rep 2 failed): spans 200 (rep 1) and 250 (rep 3); the lower middle is rep 1.
+        self.assertEqual(self.index["p1"], {"trace": "batch0.sqlite", "runs": {
+            "baseline": {"window_ns": [5000, 6000], "rep": 3, "span_ns": 400},
+            "fix": {"window_ns": [2000, 3000], "rep": 1, "span_ns": 200}}})
+        self.assertEqual(self.index["p2"]["runs"]["fix"]["span_ns"], 900)
+        self.assertNotIn("p3", self.index)  # left out of the corpus: no good baseline run
+        db = sqlite3.connect(os.path.join(self.variants, "batch0.sqlite"))
+        self.assertEqual(db.execute("SELECT start FROM CUPTI_ACTIVITY_KIND_MEMCPY ORDER BY start").fetchall(),
+                         [(2100,), (7300,)])
+        self.assertEqual(db.execute("SELECT text FROM NVTX_EVENTS ORDER BY start").fetchall(),
+                         [("lab p1 fix #1",), ("lab p1 baseline #3",), ("lab p2 baseline #1",),
+                          ("lab p2 fix #1",)])
 
     def test_corpus_copied_gzipped(self):
         with gzip.open(os.path.join(self.out, "programs.jsonl.gz"), "rt") as f:
