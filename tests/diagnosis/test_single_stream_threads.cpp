@@ -183,5 +183,77 @@ TEST_CASE("single-stream: calls another thread's staged copies held get their ti
   CHECK(none.empty());
 }
 
+TEST_CASE("single-stream: another thread's copy held by the split stream's staging starts sooner") {
+  // Thread 1 stages a pageable copy to the host on stream 13 (op 100-400 µs, its call returning at
+  // 500: staging until then). Thread 2's pageable copy on stream 14, called at 50 µs with nothing
+  // before it on its stream, started only at 520, after the staging: in the split (thread 1's copy
+  // pinned, no staging) it is released the 400 µs the staging covered (100-500) sooner. Its
+  // asynchronous kernel on stream 14, whose call returned before it began, gets nothing.
+  TraceBuilder b;
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 0, 500, 100, 400, CopyKind::kDtoH, MemKind::kPageable);
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 50, 700, 520, 600, CopyKind::kHtoD, MemKind::kPageable);
+  b.trace().runtime_calls.back().tid = 2;
+  otherThreadKernel(b, 14, 701, 710, 750);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  std::unordered_set<std::size_t> pinned{*view.launchCall(view.op(view.ops()[0]))};
+  const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+  std::vector<diagnosis::CallChange> changed;
+  std::vector<Ns> earlier;
+  diagnosis::heldBySplitCopies(view, host, pinned, changed, earlier);
+  REQUIRE(earlier.size() == view.ops().size());
+  CHECK(earlier[0] == 0);  // the staged copy itself
+  CHECK(earlier[1] == TraceBuilder::ns(400));
+  CHECK(earlier[2] == 0);
+}
+
+// Thread 1's loop on stream 13: four tiles (copy-in 90 µs, kernel 100 µs, copy-out 90 µs), two
+// issued at once, then a device synchronize, then two more. Meanwhile thread `other_tid` launched
+// a kernel of 2000 µs to stream 14, which ran between the two pairs.
+TraceBuilder loopAmongOtherWork(std::uint32_t other_tid) {
+  TraceBuilder b;
+  const auto tiles = [&b](double t, double base) {
+    for (int tile = 0; tile < 2; ++tile, t += 9, base += 280) {
+      b.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 2, base, base + 90, CopyKind::kHtoD);
+      b.launch(13, t + 3, t + 5, base + 90, base + 190);
+      b.copyCall("cudaMemcpyAsync_v3020", 13, t + 6, t + 8, base + 190, base + 280, CopyKind::kDtoH);
+    }
+  };
+  tiles(0, 10);
+  b.launch(14, 20, 22, 575, 2'575);
+  b.trace().runtime_calls.back().tid = other_tid;
+  b.call("cudaDeviceSynchronize_v3020", 23, 2'580);
+  tiles(2'581, 2'590);
+  b.call("cudaDeviceSynchronize_v3020", 2'600, 3'155);
+  return b;
+}
+
+TEST_CASE("single-stream: a thread's own loop among other threads' work need not hold its extent") {
+  // Stream 13 ran alone (1120 µs of its 1120), but other work filled its extent (a 2000 µs kernel
+  // between its tiles): it holds 1120 of the 3120 µs busy, not most of it (heldItsExtent).
+  // Issued by one thread that issued nothing else while thread 2 issued stream 14, it is that
+  // thread's loop and is named; from one thread issuing both streams (a pipeline taking turns),
+  // it is not.
+  {
+    const Trace trace = loopAmongOtherWork(2).build();
+    const DeviceView view(trace, Scope{}, 0);
+    const std::vector<std::uint64_t> keys = ownWork(view);
+    const auto lone = diagnosis::threadsLoneWork(view, keys);
+    CHECK(lone.count(DeviceView::streamKey(view.op(view.ops()[0]))) == 1);
+    CHECK(lone.size() == 2);  // thread 2's stream 14 is its own too
+    const auto findings = findingsOf(trace);
+    const Finding* f = findingById(findings, "single-stream");
+    REQUIRE(f != nullptr);
+    CHECK(f->fix_stream == 13);
+  }
+  {
+    const Trace trace = loopAmongOtherWork(1).build();
+    const DeviceView view(trace, Scope{}, 0);
+    CHECK(diagnosis::threadsLoneWork(view, ownWork(view)).empty());
+    const auto findings = findingsOf(trace);
+    CHECK(findingById(findings, "single-stream") == nullptr);
+  }
+}
+
 }  // namespace
 }  // namespace cuoverlap

@@ -22,7 +22,9 @@
 // most and lists each stream's fixes (FixSaving::stream).
 // Memsets may run on other streams (a cudaMemset before the loop). Where several host threads
 // issue to the legacy stream, each thread's work there is its own stream of work (threadsOwnWork):
-// the fix splits one thread's loop, the others' work staying on the legacy stream.
+// the fix splits one thread's loop, the others' work staying on the legacy stream. With several
+// streams a candidate must have run mostly alone and, unless one thread issued it alone (its own
+// loop, threadsLoneWork), held most of the device's work over its extent.
 // Cost: the what-if schedule with the host modelled (schedule_estimate.h, host_timeline.h) minus
 // the same schedule with the stream's chunks issued round-robin to three streams (chunkLanes; the
 // lab's multi-stream) and their copies and memsets asynchronous to the host (the advice's pinned
@@ -272,7 +274,9 @@ bool ranMostlyAlone(const std::unordered_map<std::uint64_t, AloneTime>& times, s
 // Nor is a stream that took turns with others chunk by chunk (a pipeline's streams serialized by
 // pageable copies or allocation calls: each chunk alone, the streams already the split): it must
 // hold most of the device's busy time between its first op's start and its last op's end, as a
-// loop of its own does, one phase of the program.
+// loop of its own does, one phase of the program. A thread's own loop (threadsLoneWork: one thread
+// issued it, issuing to no other stream) need not: the other threads' work inside its extent is
+// theirs, not a pipeline of its streams taking turns.
 bool heldItsExtent(const DeviceView& view, const std::unordered_map<std::uint64_t, AloneTime>& times,
                    std::uint64_t stream) {
   const auto it = times.find(stream);
@@ -325,11 +329,13 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   // others' work, however much work they hold: a phase of the program).
   if (!one_stream) {
     const auto times = aloneTimes(view, stream_keys);
+    // A thread's own loop among other threads' work need not hold its extent (heldItsExtent).
+    const std::unordered_set<std::uint64_t> lone = threadsLoneWork(view, keys);
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
                                     [&](const StreamWork& w) {
                                       const std::uint64_t stream = ranOn(w.stream);
                                       return !ranMostlyAlone(times, stream) ||
-                                             !heldItsExtent(view, times, stream);
+                                             (lone.count(w.stream) == 0 && !heldItsExtent(view, times, stream));
                                     }),
                      candidates.end());
     if (candidates.empty()) return std::nullopt;
