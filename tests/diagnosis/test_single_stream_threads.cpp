@@ -183,5 +183,29 @@ TEST_CASE("single-stream: calls another thread's staged copies held get their ti
   CHECK(none.empty());
 }
 
+TEST_CASE("single-stream: another thread's copy held by the split stream's staging starts sooner") {
+  // Thread 1 stages a pageable copy to the host on stream 13 (op 100-400 µs, its call returning at
+  // 500: staging until then). Thread 2's pageable copy on stream 14, called at 50 µs with nothing
+  // before it on its stream, started only at 520, after the staging: in the split (thread 1's copy
+  // pinned, no staging) it is released the 400 µs the staging covered (100-500) sooner. Its
+  // asynchronous kernel on stream 14, whose call returned before it began, gets nothing.
+  TraceBuilder b;
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 0, 500, 100, 400, CopyKind::kDtoH, MemKind::kPageable);
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 50, 700, 520, 600, CopyKind::kHtoD, MemKind::kPageable);
+  b.trace().runtime_calls.back().tid = 2;
+  otherThreadKernel(b, 14, 701, 710, 750);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  std::unordered_set<std::size_t> pinned{*view.launchCall(view.op(view.ops()[0]))};
+  const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+  std::vector<diagnosis::CallChange> changed;
+  std::vector<Ns> earlier;
+  diagnosis::heldBySplitCopies(view, host, pinned, changed, earlier);
+  REQUIRE(earlier.size() == view.ops().size());
+  CHECK(earlier[0] == 0);  // the staged copy itself
+  CHECK(earlier[1] == TraceBuilder::ns(400));
+  CHECK(earlier[2] == 0);
+}
+
 }  // namespace
 }  // namespace cuoverlap

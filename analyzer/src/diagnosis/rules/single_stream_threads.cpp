@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "cuoverlap/intervals.h"
 #include "diagnosis/api_names.h"
 #include "diagnosis/host_time_given.h"
 #include "diagnosis/legacy_barriers.h"
@@ -26,6 +27,53 @@ std::optional<std::uint64_t> launchingThread(const DeviceView& view, std::size_t
 // high half is a context id) and the split's lanes (just below 2^64).
 std::uint64_t threadWorkKey(std::uint64_t stream, std::uint64_t thread) {
   return (stream ^ (thread * 0x9e3779b97f4a7c15ULL)) | (std::uint64_t{1} << 62);
+}
+
+// The ops of other threads' blocking copies and memsets (an op that started before its call
+// returned) whose start the split stream's staging held (`holds`: each staged copy from its op's
+// start to its call's return): the driver stages one pageable copy at a time, so another thread's
+// pageable copy waited to start, after what it waited for on its stream had ended, until the
+// staging was done. The part of that wait (from its call's start or its stream's previous op's
+// end, the later, to its start) that the holds of other threads covered is given back to its
+// release (`earlier`, resized to the view's ops): in the split those copies no longer stage.
+// O(ops x holds each overlaps).
+void startsHeldByStaging(const DeviceView& view, std::vector<StagedHold> holds, std::vector<Ns>& earlier) {
+  if (holds.empty()) return;
+  std::sort(holds.begin(), holds.end(), [](const StagedHold& a, const StagedHold& b) { return a.start < b.start; });
+  Ns longest = 0;  // holds may overlap (several threads): scan back by the longest
+  for (const StagedHold& h : holds) longest = std::max(longest, h.end - h.start);
+  std::unordered_map<std::uint64_t, Ns> stream_end;  // per stream: its previous op's end
+  const auto& ops = view.ops();
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    const GpuOp& op = view.op(ops[pos]);
+    const std::uint64_t stream = DeviceView::streamKey(op);
+    Ns& stream_last = stream_end[stream];  // 0 before its first op
+    const Ns previous_end = stream_last;
+    stream_last = std::max(stream_last, ops[pos].end);
+    if (op.kind != OpKind::kMemcpy && op.kind != OpKind::kMemset) continue;
+    const auto launch = view.launchCall(op);
+    if (!launch) continue;
+    const RuntimeCall& call = view.call(*launch);
+    if (call.end <= ops[pos].start) continue;  // returned before its op began: not held by staging
+    const Ns from = std::max(call.start, previous_end);
+    const Ns to = ops[pos].start;
+    if (to <= from) continue;
+    const std::uint64_t thread = threadKey(call);
+    auto h = std::lower_bound(holds.begin(), holds.end(), from - longest,
+                              [](const StagedHold& x, Ns t) { return x.start < t; });
+    std::vector<Interval> parts;
+    for (; h != holds.end() && h->start < to; ++h) {
+      const Ns lo = std::max(from, h->start);
+      const Ns hi = std::min(to, h->end);
+      if (h->thread != thread && lo < hi) parts.push_back({lo, hi});
+    }
+    if (parts.empty()) continue;
+    std::sort(parts.begin(), parts.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+    UnionLength covered;
+    for (const Interval& part : parts) covered.add(part.start, part.end);
+    earlier.resize(ops.size(), 0);
+    earlier[pos] += covered.length();
+  }
 }
 
 }  // namespace
@@ -86,6 +134,17 @@ void heldBySplitCopies(const DeviceView& view, const HostTimeline& host,
     holds.push_back({c.start, c.end, std::min(c.end, c.start + kAsyncCopyCallNs), threadKey(c)});
   }
   const HeldTime held = timeHeldByStaging(view, host, holds, staged);
+  // The staging itself: from the staged copy's start to its call's return (before its op began,
+  // the call may have waited for another thread's staging itself).
+  std::vector<StagedHold> staging;
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    const auto launch = view.launchCall(view.op(view.ops()[pos]));
+    if (!launch || pinned_calls.count(*launch) == 0) continue;
+    const RuntimeCall& c = view.call(*launch);
+    const Ns start = std::max(c.start, view.ops()[pos].start);
+    if (start < c.end) staging.push_back({start, c.end, start, threadKey(c)});
+  }
+  startsHeldByStaging(view, staging, earlier);
   if (held.changed.empty() && held.given.empty()) return;
   for (const CallChange& change : held.changed) {
     const auto same = std::find_if(changed.begin(), changed.end(),

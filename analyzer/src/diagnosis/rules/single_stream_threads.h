@@ -4,8 +4,9 @@
 //     share it, so that each thread's loop there is a stream of work of its own (the fix splits
 //     one thread's loop; the other threads' work stays on the legacy stream);
 //   - splitBarriers: the legacy stream's implicit barriers in the split's what-if, both schedules;
-//   - heldBySplitCopies: other threads' calls that the split stream's staged copies held, which
-//     the split (its copies pinned and asynchronous) no longer holds.
+//   - heldBySplitCopies: other threads' calls, and the starts of their blocking copies, that the
+//     split stream's staged copies held, which the split (its copies pinned and asynchronous) no
+//     longer holds.
 #pragma once
 
 #include <cstdint>
@@ -48,7 +49,10 @@ std::vector<OrderEdge> splitBarriers(const DeviceView& view, const std::vector<s
 // other threads' calls (pageable copies of two threads take turns, legacy_threads.h); those get
 // back what the holds covered beyond their typical time (timeHeldByStaging, as pageable-memcpy's
 // what-if): blocking calls of `host` as changes merged into `changed`, the others as host time
-// given back, added per op position to `earlier` (resized to the view's ops).
+// given back, added per op position to `earlier` (resized to the view's ops). It also held the
+// start of another thread's blocking copy (a pageable copy waits for the staging before its op
+// starts, after what it waited for on its stream ended): the part of that wait the staging (from
+// the staged copy's start to its call's return) covered is added to the op's `earlier`.
 void heldBySplitCopies(const DeviceView& view, const HostTimeline& host,
                        const std::unordered_set<std::size_t>& pinned_calls,
                        std::vector<CallChange>& changed, std::vector<Ns>& earlier);
