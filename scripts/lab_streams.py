@@ -9,7 +9,8 @@ gets `"stream_id"`: the id, in the kept baseline window's trace, of the stream i
 The description names streams (`s2`), the trace numbers them. A description stream is matched to
 the trace stream whose GPU work in the window is the same multiset of ops — kernels by grid size,
 copies by bytes and direction, memsets by bytes — as the description's work on that stream
-(loops unrolled). A stream that matches no trace stream, or more than one, gets no id (the case is
+(loops unrolled; the legacy default stream also runs every thread's synchronous copies and
+memsets). A stream that matches no trace stream, or more than one, gets no id (the case is
 then scored as before). Rewrites CORPUS_DIR/manifest.json in place, atomically; prints counts.
 Importable: `stream_ids(trace_path, window, description)` for lab_collect.py.
 """
@@ -38,11 +39,17 @@ def _unrolled(steps, times=1):
 def _description_work(program):
     """stream name -> Counter of op signatures; None where a stream's work is not comparable."""
     kinds = {b["name"]: b["kind"] for b in program["buffers"]}
+    # Every name of the legacy default stream is one trace stream, which also runs the synchronous
+    # copies and memsets (cudaMemcpy, cudaMemset: no stream), whichever thread issued them.
+    legacy_names = [s["name"] for s in program["streams"] if s.get("kind") == "legacy"]
+    legacy = legacy_names[0] if legacy_names else "<legacy>"
     work = collections.defaultdict(collections.Counter)
     opaque = set()
     for thread in program["threads"]:
         for step in _unrolled(thread["steps"]):
             op, stream = step["op"], step.get("stream")
+            if stream in legacy_names or (op in ("copy", "memset") and step.get("async", True) is False):
+                stream = legacy
             if op == "kernel":
                 work[stream][("kernel", step["grid"])] += 1
             elif op == "copy":
@@ -54,6 +61,10 @@ def _description_work(program):
                 work[stream][("memset", step["bytes"])] += 1
             elif op in ("graph_launch", "capture", "prefetch"):
                 opaque.add(stream)
+    for name in legacy_names[1:]:
+        work[name] = work[legacy]
+        if legacy in opaque:
+            opaque.add(name)
     return {s: c for s, c in work.items() if s not in opaque and s is not None}
 
 

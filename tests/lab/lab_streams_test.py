@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""scripts/lab_streams.py on a synthetic trace built here: which trace stream a description
+stream is, by the multiset of its GPU work, the legacy default stream included.
+
+  lab_streams_test.py PATH/TO/lab_streams.py
+"""
+import importlib.util
+import os
+import sqlite3
+import sys
+import unittest
+
+STREAMS = None
+
+
+def program():
+    # Thread main: a loop of copy + kernel on the legacy stream "null" and a synchronous copy
+    # (cudaMemcpy, no stream: the legacy stream too); thread worker: kernels on its stream s1 and a
+    # synchronous memset (the legacy stream). s2 (another name of the legacy stream) runs a kernel.
+    return {
+        "buffers": [{"name": "h0", "kind": "pinned", "bytes": 4096},
+                    {"name": "d0", "kind": "device", "bytes": 4096}],
+        "streams": [{"name": "null", "kind": "legacy"}, {"name": "s1", "kind": "nonblocking"},
+                    {"name": "s2", "kind": "legacy"}],
+        "threads": [
+            {"name": "main", "steps": [
+                {"op": "loop", "count": 2, "body": [
+                    {"op": "copy", "dst": "d0", "src": "h0", "bytes": 4096, "stream": "null"},
+                    {"op": "kernel", "stream": "null", "grid": 64, "us": 10, "buffer": "d0"}]},
+                {"op": "copy", "dst": "h0", "src": "d0", "bytes": 4096, "async": False}]},
+            {"name": "worker", "steps": [
+                {"op": "kernel", "stream": "s1", "grid": 132, "us": 10, "buffer": "d0"},
+                {"op": "kernel", "stream": "s1", "grid": 132, "us": 10, "buffer": "d0"},
+                {"op": "memset", "buffer": "d0", "bytes": 4096, "async": False},
+                {"op": "kernel", "stream": "s2", "grid": 8, "us": 10, "buffer": "d0"}]}]}
+
+
+def make_trace(path):
+    db = sqlite3.connect(path)
+    db.executescript("""
+      CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, streamId INTEGER, gridX INTEGER,
+                                               gridY INTEGER, gridZ INTEGER);
+      CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, streamId INTEGER, copyKind INTEGER,
+                                               bytes INTEGER);
+      CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, streamId INTEGER, bytes INTEGER);
+      INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10, 7, 64, 1, 1), (30, 7, 64, 1, 1),
+                                                    (40, 14, 132, 1, 1), (50, 14, 132, 1, 1),
+                                                    (70, 7, 8, 1, 1);
+      INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (5, 7, 1, 4096), (25, 7, 1, 4096), (60, 7, 2, 4096);
+      INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (65, 7, 4096);
+    """)
+    db.commit()
+    return db
+
+
+class LabStreamsTest(unittest.TestCase):
+    def test_legacy_stream_holds_every_threads_synchronous_copies_and_memsets(self):
+        path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"lab_streams_test.{os.getpid()}.sqlite")
+        try:
+            db = make_trace(path)
+            ids = STREAMS.stream_ids(db, (0, 100), program())
+            db.close()
+        finally:
+            os.remove(path)
+        self.assertEqual(ids, {"null": 7, "s1": 14, "s2": 7})
+
+    def test_a_stream_whose_work_differs_gets_no_id(self):
+        db = sqlite3.connect(":memory:")
+        db.executescript("""
+          CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, streamId INTEGER, gridX INTEGER,
+                                                   gridY INTEGER, gridZ INTEGER);
+          CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, streamId INTEGER, copyKind INTEGER,
+                                                   bytes INTEGER);
+          CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, streamId INTEGER, bytes INTEGER);
+          INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10, 7, 64, 1, 1), (40, 14, 132, 1, 1);
+        """)
+        self.assertEqual(STREAMS.stream_ids(db, (0, 100), program()), {})
+
+
+if __name__ == "__main__":
+    spec = importlib.util.spec_from_file_location("lab_streams", sys.argv.pop(1))
+    STREAMS = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(STREAMS)
+    unittest.main()
