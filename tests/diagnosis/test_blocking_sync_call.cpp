@@ -321,3 +321,39 @@ TEST_CASE("early-result-wait: a deferred synchronize's legacy-stream call still 
 
 }  // namespace
 }  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+// A host-bound loop of four steps on blocking stream 13, 100 µs apart: a 20 µs kernel, its
+// asynchronous DtoH copy, a synchronize that waits 27 µs for them, then the host's own work until
+// the next step. The trace's one cudaEventRecord, in the first step's host work, takes `record_us`.
+TraceBuilder hostBoundResultLoop(double record_us) {
+  TraceBuilder b;
+  for (int i = 0; i < 4; ++i) {
+    const double t = 100.0 * i;
+    b.launch(13, t + 1, t + 5, t + 10, t + 30);
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t + 6, t + 9, t + 31, t + 35, CopyKind::kDtoH);
+    b.streamSynchronize(13, t + 10, t + 37);
+    if (i == 0) b.call("cudaEventRecord_v3020", t + 40, t + 40 + record_us);
+  }
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("early-result-wait: each deferred step records its event, at the trace's record time") {
+  // Deferred, each step's synchronize waits for the previous step's copy, long done: the host
+  // runs ahead by what it waited. The double-buffered step records an event after its copy, which
+  // delays the host by a record call before each synchronize; the three before a later step delay
+  // the last op, so a record 10 µs longer costs the fix 30 µs.
+  const auto quick = test::findingsOf(hostBoundResultLoop(1).build());
+  const auto slow = test::findingsOf(hostBoundResultLoop(11).build());
+  const Finding* q = test::findingById(quick, "early-result-wait");
+  const Finding* s = test::findingById(slow, "early-result-wait");
+  REQUIRE(q != nullptr);
+  REQUIRE(s != nullptr);
+  CHECK(fixSavingNs(*q) - fixSavingNs(*s) == Approx(static_cast<double>(30 * kUs)).margin(2 * kUs));
+}
+
+}  // namespace cuoverlap

@@ -9,7 +9,8 @@
 // Cost: how much sooner the work would end with that fix, from the what-if schedule with the host
 // modelled (schedule_estimate.h, host_timeline.h): the span as recorded minus the span with each
 // removable call waiting for nothing (blocking-sync-call), or each deferrable one for what the
-// thread's previous one waited for (early-result-wait); a removable one right before a
+// thread's previous one waited for, begun one cudaEventRecord later (early-result-wait: the
+// double-buffered step records the event the next step waits on); a removable one right before a
 // legacy-stream synchronous copy moves its wait to that copy (removalChanges), and both schedules
 // keep the legacy stream's implicit barriers (legacy_barriers.h). That counts both the device idle after each drain and
 // the overlap the waits prevented (work of the next chunk that the host could have issued while
@@ -26,6 +27,7 @@
 
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/legacy_barriers.h"
+#include "diagnosis/median.h"
 #include "diagnosis/needed_syncs.h"
 #include "diagnosis/rules/host_blocking_cost.h"
 #include "diagnosis/rules/rules.h"
@@ -97,6 +99,43 @@ void removalChanges(const DeviceView& view, const HostTimeline& host,
   }
 }
 
+// The host time a cudaEventRecord takes: the median of the trace's own event-record calls, else
+// of its kernel launch calls (an event record is queued on its stream as a kernel is), 0 without
+// either.
+Ns eventRecordTime(const DeviceView& view) {
+  std::vector<Ns> records;
+  for (const std::size_t index : view.calls()) {
+    const std::string_view name = view.callName(index);
+    if (name.rfind("cudaEventRecord", 0) == 0 || name.rfind("cuEventRecord", 0) == 0) {
+      records.push_back(view.call(index).end - view.call(index).start);
+    }
+  }
+  if (!records.empty()) return medianOf(std::move(records));
+  std::vector<Ns> launches;
+  for (const ScopedOp& scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    if (op.kind != OpKind::kKernel) continue;
+    if (const auto launch = view.launchCall(op)) {
+      launches.push_back(view.call(*launch).end - view.call(*launch).start);
+    }
+  }
+  return launches.empty() ? 0 : medianOf(std::move(launches));
+}
+
+// The double-buffered step's own host cost: it records an event after its result's copy (the
+// event the next step waits on), so each deferred synchronize begins one event record later.
+std::vector<CallChange> eventRecordsAdded(const DeviceView& view, const HostTimeline& host,
+                                          const std::vector<SyncNeed>& needs) {
+  const Ns record = eventRecordTime(view);
+  std::vector<CallChange> changed;
+  for (std::size_t b = 0; b < host.barriers.size(); ++b) {
+    if (needs[b] == SyncNeed::kDeferrable) {
+      changed.push_back({host.barriers[b].call, true, host.barriers[b].own, -record});
+    }
+  }
+  return changed;
+}
+
 }  // namespace
 
 std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
@@ -142,7 +181,8 @@ std::optional<Finding> findEarlyResultWait(const DeviceView& view) {
   const std::vector<OrderEdge> waits = programOrderEdges(view);
   const ScheduleModel model(view, host, waits);
   const ScheduleModel deferred(view, deferredTimeline(view, host, needs), waits);
-  builder.estimateSaving(std::max<Ns>(0, model.span(waits) - deferred.span(waits)));
+  const std::vector<CallChange> recorded = eventRecordsAdded(view, host, needs);
+  builder.estimateSaving(std::max<Ns>(0, model.span(waits) - deferred.span(waits, {}, {}, recorded)));
   if (builder.time() < kMinimumCostNs) return std::nullopt;
   return builder.build(
       fmt::format("{} synchronize calls waited for a result right after its copy was issued: the "
