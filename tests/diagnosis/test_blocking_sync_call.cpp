@@ -35,7 +35,48 @@ TraceBuilder copyKernelSync(std::uint32_t stream) {
   return b;
 }
 
+// A 100 µs kernel on stream 13 and a synchronize of it; then `alloc` (5 µs, the device idle), a
+// 50 µs upload to stream 14 and a second kernel on stream 13.
+TraceBuilder allocAfterSync(const char* alloc) {
+  TraceBuilder b;
+  b.launch(13, 0, 2, 5, 105);
+  b.streamSynchronize(13, 3, 106);
+  b.call(alloc, 107, 112);
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 113, 116, 118, 168, CopyKind::kHtoD);
+  b.launch(13, 170, 172, 175, 275);
+  return b;
+}
+
 }  // namespace
+
+TEST_CASE("host timeline: a pinned host allocation waits for no GPU work, a free does") {
+  for (const char* alloc : {"cudaMallocHost_v3020", "cudaHostAlloc_v3020", "cudaFreeHost_v3020"}) {
+    INFO(alloc);
+    const Trace trace = allocAfterSync(alloc).build();
+    const diagnosis::DeviceView view(trace, Scope{}, 0);
+    const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+    REQUIRE(host.barriers.size() == 2);
+    const bool frees = std::string(alloc) == "cudaFreeHost_v3020";
+    CHECK(host.barriers[1].waited_for.empty() == !frees);
+  }
+}
+
+TEST_CASE("blocking-sync-call: without the synchronize, work after a pinned host allocation overlaps") {
+  SECTION("cudaMallocHost pins pages and returns: the upload runs beside the first kernel") {
+    const auto findings = test::findingsOf(allocAfterSync("cudaMallocHost_v3020").build());
+    const Finding* f = test::findingById(findings, "blocking-sync-call");
+    REQUIRE(f != nullptr);
+    // The upload moves under the first kernel and the second kernel queues right behind it:
+    // span 270 µs -> about 200.
+    CHECK(fixSavingNs(*f) >= 60 * kUs);
+    CHECK(fixSavingNs(*f) <= 75 * kUs);
+  }
+  SECTION("cudaFreeHost synchronizes the device: it waits for the kernel in the synchronize's place") {
+    const auto findings = test::findingsOf(allocAfterSync("cudaFreeHost_v3020").build());
+    const Finding* f = test::findingById(findings, "blocking-sync-call");
+    CHECK((f == nullptr || fixSavingNs(*f) < 10 * kUs));
+  }
+}
 
 TEST_CASE("blocking-sync-call: a synchronize before a legacy-stream copy gives back the host work") {
   SECTION("blocking stream: the copy would wait for its kernel anyway") {

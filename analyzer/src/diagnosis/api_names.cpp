@@ -1,5 +1,6 @@
 #include "diagnosis/api_names.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 
@@ -21,6 +22,9 @@ constexpr std::array<std::string_view, 20> kAllocationApis = {
     "cudaMallocManaged", "cudaMallocArray", "cudaFreeArray", "cuMemAlloc", "cuMemFree",
     "cuMemAllocHost", "cuMemHostAlloc", "cuMemFreeHost", "cuMemHostRegister",
     "cuMemHostUnregister", "cuMemAllocPitch"};
+
+constexpr std::array<std::string_view, 4> kPinnedHostAllocationApis = {
+    "cudaMallocHost", "cudaHostAlloc", "cuMemAllocHost", "cuMemHostAlloc"};
 
 // Module loading, JIT compilation (cuModuleLoadData of PTX, cuLink*) and linking.
 constexpr std::array<std::string_view, 4> kModuleLoadPrefixes = {"cuModuleLoad", "cuLibraryLoad",
@@ -46,6 +50,11 @@ std::string_view apiBaseName(std::string_view name) {
     if (!std::isdigit(static_cast<unsigned char>(name[i]))) return name;
   }
   return name.substr(0, pos);
+}
+
+bool isPinnedHostAllocation(std::string_view base) {
+  return std::find(kPinnedHostAllocationApis.begin(), kPinnedHostAllocationApis.end(), base) !=
+         kPinnedHostAllocationApis.end();
 }
 
 ApiKind classifyApi(std::string_view name) {

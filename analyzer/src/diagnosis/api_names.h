@@ -28,6 +28,11 @@ std::string_view apiBaseName(std::string_view name);
 
 ApiKind classifyApi(std::string_view name);
 
+// A pinned host allocation (cudaMallocHost, cudaHostAlloc, cuMemAllocHost, cuMemHostAlloc; `base`
+// as apiBaseName gives it): an allocation call that pins pages on the host and waits for no GPU
+// work, unlike a free (cudaFree, cudaFreeHost), which synchronizes the device.
+bool isPinnedHostAllocation(std::string_view base);
+
 // Explicit synchronizations: device, stream and event synchronize.
 inline bool isExplicitSync(ApiKind kind) {
   return kind == ApiKind::kDeviceSync || kind == ApiKind::kStreamSync ||
