@@ -9,14 +9,14 @@ m = json.load(open(os.path.join(corpus, 'manifest.json')))
 p = next(x for x in m['programs'] if x['id'] == pid)
 w = p['baseline']['window_ns']
 print(f"{pid} shape={p['shape']} trace={p['trace']} baseline median {p['baseline']['median_ns']/1e6:.3f} ms")
-b = p['baseline']['spans_ns']
 for t, v in p['variants'].items():
     s = v['spans_ns']
+    b = v.get('baseline_spans_ns', p['baseline']['spans_ns'])  # a re-recorded variant's own baseline runs
     if len(s) == len(b):
         diffs = sorted(x - y for x, y in zip(b, s))
         sav = statistics.median(diffs)
     else:
-        sav = p['baseline']['median_ns'] - v['median_ns']
+        sav = statistics.median(b) - v['median_ns']
     print(f"  {t:22s} finding={v['finding']!s:28s} saved {sav/1e6:8.3f} ms")
 if '--program' in sys.argv:
     with gzip.open(os.path.join(corpus, 'programs.jsonl.gz'), 'rt') as f:
