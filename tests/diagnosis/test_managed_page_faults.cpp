@@ -1,8 +1,9 @@
 // managed-page-faults on hand-built traces: a kernel that faults its managed memory in on demand,
 // costed at its fault-free runs plus a prefetch at the link rate (or, without fault-free runs, at
 // its duration less the faults' service time, never below the highest floor its shape's faulting
-// runs set, which also rejects clean runs that did other work), and what must not fire (a
-// prefetched run, faults on another device).
+// runs set, which also rejects clean runs that did other work; or the duration its runs with one
+// fault group show at no service, where their durations grow less than their service), and what
+// must not fire (a prefetched run, faults on another device).
 #include <catch2/catch.hpp>
 
 #include "diagnosis/pinned_rate.h"
@@ -114,12 +115,14 @@ TEST_CASE("managed-page-faults: a same-shape run shorter than a faulting run les
 TEST_CASE("managed-page-faults: a shape's faulting runs share the highest floor on its fault-free time") {
   TraceBuilder b = linked();
   // Run A: 500 µs, 100 µs of faults -> at least 400 µs without them. Run B: 900 µs with 850 µs of
-  // fault groups that overlapped its other warps' work: it too takes 400 µs, not 50 µs.
+  // fault groups that overlapped its other warps' work: it too takes 400 µs, not 50 µs. (B's two
+  // groups held different blocks at different times: no line of duration on service is drawn.)
   b.launch(13, 0, 5, 10, 510);
   b.launch(13, 6, 8, 510, 1'410);
   faultGroup(b, 20, 120, 20);
   migration(b, 30, 110, 64 << 10);
-  faultGroup(b, 520, 1'370, 400);
+  faultGroup(b, 520, 900, 200);
+  faultGroup(b, 900, 1'370, 200);
   migration(b, 530, 1'360, 64 << 10);
   const auto findings = test::findingsOf(b.build());
   const Finding* f = test::findingById(findings, "managed-page-faults");
@@ -127,6 +130,54 @@ TEST_CASE("managed-page-faults: a shape's faulting runs share the highest floor 
   CHECK(f->count == 2);
   const Ns fixed = 2 * (400 * kUs + prefetchNs(64 << 10) + 10 * kUs);
   CHECK(f->time_ns == Approx(static_cast<double>(1'400 * kUs - fixed)).margin(1000));
+}
+
+namespace {
+
+// Three runs of one kernel shape, back to back from 10 µs, lasting `duration_us`; run i's one fault
+// group starts 10 µs in and is served for 100, 200 and 300 µs, its 64 KiB migration ending 10 µs
+// before the group does (the driver's remap).
+TraceBuilder runsServedFor(const double (&duration_us)[3]) {
+  TraceBuilder b = linked();
+  double start = 10;
+  for (int i = 0; i < 3; ++i) {
+    const double stall = 100.0 * (i + 1);
+    b.launch(13, 3 * i, 3 * i + 2, start, start + duration_us[i]);
+    faultGroup(b, start + 10, start + 10 + stall, 16);
+    migration(b, start + stall - 10, start + stall, 64 << 10);
+    start += duration_us[i];
+  }
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("managed-page-faults: runs that last as long however long their faults were served hid them") {
+  // A multi-wave grid whose few faulting blocks resume while the others still work: the runs take
+  // 1 ms whether the driver served their faults for 100 or 300 µs, so prefetched they take 1 ms
+  // too (the run less its faults, 700-900 µs, would claim 100-300 µs each).
+  const auto findings = test::findingsOf(runsServedFor({1'000, 1'000, 1'000}).build());
+  CHECK(test::findingById(findings, "managed-page-faults") == nullptr);
+}
+
+TEST_CASE("managed-page-faults: a run's fault-free duration is its shape's duration at no service") {
+  // The runs grow half as fast as their faults' service (1000, 1050, 1100 µs for 100, 200, 300
+  // µs): the line through them gives 950 µs without any, above the highest run less its faults
+  // (900 µs), which each run takes prefetched, plus the prefetch and the driver's 10 µs remap.
+  const auto findings = test::findingsOf(runsServedFor({1'000, 1'050, 1'100}).build());
+  const Finding* f = test::findingById(findings, "managed-page-faults");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 3);
+  const Ns fixed = 950 * kUs + prefetchNs(64 << 10) + 10 * kUs;
+  CHECK(f->time_ns == Approx(static_cast<double>(3'150 * kUs - 3 * fixed)).margin(1000));
+
+  // Growing one for one (700 + service), the faulted blocks end each run: each takes its run
+  // less its faults prefetched (the shape's highest such floor, 700 µs).
+  const auto critical = test::findingsOf(runsServedFor({800, 900, 1'000}).build());
+  const Finding* g = test::findingById(critical, "managed-page-faults");
+  REQUIRE(g != nullptr);
+  const Ns fixed_critical = 700 * kUs + prefetchNs(64 << 10) + 10 * kUs;
+  CHECK(g->time_ns == Approx(static_cast<double>(2'700 * kUs - 3 * fixed_critical)).margin(1000));
 }
 
 TEST_CASE("managed-page-faults: a prefetch also costs the driver's turnaround its CPU faults show") {
