@@ -31,6 +31,7 @@ struct WorkCall {
 struct AsyncDtoH {
   Ns start = 0;              // of its call
   std::size_t position = 0;  // of its op in view.ops()
+  std::size_t call = 0;      // its call, an index into Trace::runtime_calls
   bool operator<(const AsyncDtoH& other) const { return start < other.start; }
 };
 
@@ -59,7 +60,7 @@ std::map<ThreadKey, ThreadCalls> callsByThread(const DeviceView& view) {
     op_of_call.emplace(*launch, &op);
     if (engineOf(op) != Engine::kD2H || view.callKind(*launch) != ApiKind::kMemcpyAsync) continue;
     const RuntimeCall& c = view.call(*launch);
-    threads[{c.pid, c.tid}].async_dtoh.push_back({c.start, at});
+    threads[{c.pid, c.tid}].async_dtoh.push_back({c.start, at, *launch});
   }
   for (std::size_t call : view.calls()) {
     const ApiKind kind = view.callKind(call);
@@ -175,6 +176,23 @@ bool waitsForWorkQueuedBehind(const DeviceView& view, const AsyncDtoH& copy, con
   return false;
 }
 
+// Whether the thread's previous blocking call (`previous`) was an asynchronous DtoH copy into
+// pageable memory: the call returned only once its copy was done (pageable memory makes it
+// synchronous), but the API promises no such thing, so the synchronize after it is what orders
+// the host's read of the result (and is what orders it once the memory is pinned, pageable-memcpy's
+// fix): the synchronize is kept, though it finds the copy done.
+bool followsPageableRead(const DeviceView& view, const std::vector<AsyncDtoH>& dtoh,
+                         std::size_t previous) {
+  const Ns start = view.call(previous).start;
+  for (auto copy = std::lower_bound(dtoh.begin(), dtoh.end(), AsyncDtoH{start, 0, 0});
+       copy != dtoh.end() && copy->start == start; ++copy) {
+    if (copy->call == previous) {
+      return view.op(view.ops()[copy->position]).dst_kind == MemKind::kPageable;
+    }
+  }
+  return false;
+}
+
 // Whether the host touched managed memory in [from, to): a CPU page fault of the process, or a
 // migration to the host, which is how a host read of what the GPU wrote shows in a trace.
 bool hostTouchesManaged(const UnifiedMemory& um, std::uint32_t pid, Ns from, Ns to) {
@@ -276,10 +294,15 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
     }
     if (!isExplicitSync(view.callKind(barrier.call))) continue;
     needs[b] = SyncNeed::kRemovable;
-    if (orders_nothing) continue;
     const RuntimeCall& call = view.call(barrier.call);
     const auto t = threads.find({call.pid, call.tid});
-    if (t == threads.end()) continue;
+    if (t != threads.end() && barrier.previous >= 0 &&
+        followsPageableRead(view, t->second.async_dtoh,
+                            host.barriers[static_cast<std::size_t>(barrier.previous)].call)) {
+      needs[b] = SyncNeed::kKept;
+      continue;
+    }
+    if (orders_nothing || t == threads.end()) continue;
     const Ns since = barrier.previous >= 0
                          ? host.barriers[static_cast<std::size_t>(barrier.previous)].end
                          : std::numeric_limits<Ns>::min();
@@ -287,7 +310,7 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
     // Only a copy the synchronize waited for can be what the host is about to read, and only
     // where it waits for no work the thread queued behind the copy (waitsForWorkQueuedBehind).
     bool brings_back = false;
-    for (auto d = std::upper_bound(dtoh.begin(), dtoh.end(), AsyncDtoH{since, 0});
+    for (auto d = std::upper_bound(dtoh.begin(), dtoh.end(), AsyncDtoH{since, 0, 0});
          d != dtoh.end() && d->start < call.start && !brings_back; ++d) {
       brings_back = order.orderedBefore(d->position, barrier.waited_for, call.start) &&
                     !waitsForWorkQueuedBehind(view, *d, call, barrier.waited_for);

@@ -20,7 +20,10 @@
 //     asynchronous work after it goes to none of them, so the call prepares a buffer of that
 //     work's own, not one the waited-for work used); or the host touches managed
 //     memory before that call (a CPU page fault of the process, or a migration to the host): it
-//     reads what the GPU wrote, which the synchronize protects;
+//     reads what the GPU wrote, which the synchronize protects; or the thread's previous blocking
+//     call was an asynchronous DtoH copy into pageable memory: that call waited for its copy only
+//     because the memory is pageable, and the synchronize is what the program relies on to read
+//     the result (and what orders the read once the memory is pinned);
 //   - kRemovable: every other synchronize, and one whose every op the thread's earlier blocking
 //     calls already waited for (a second synchronize of the same work): it orders nothing.
 #pragma once

@@ -1,7 +1,10 @@
 // blocking-sync-call and early-result-wait: cudaDeviceSynchronize / cudaStreamSynchronize / cudaEventSynchronize (and
 // the driver's cuCtx/cuStream/cuEventSynchronize) called while GPU work was in flight (the device
 // busy for at least 1 µs during the call) and followed by more GPU work, except a synchronize
-// that orders a synchronous copy after other streams' work (needed_syncs.h: kKept).
+// that orders a synchronous copy after other streams' work (needed_syncs.h: kKept). A removable
+// synchronize that found nothing in flight is a blocking-sync-call instance too (its own host
+// time delays the thread's next work); a finding made only of those is information, not reported
+// under 1% of the span.
 // blocking-sync-call takes the synchronizes that bring nothing back (kRemovable; fix, the lab's
 // remove-sync: remove them); early-result-wait those that bring an asynchronous DtoH copy's result
 // back (kDeferrable; fix, the lab's defer-read: wait for the previous step's result instead,
@@ -37,18 +40,33 @@ namespace cuoverlap::diagnosis {
 
 namespace {
 
-// The explicit synchronizes of `need`, with the idle time each one's drain cost the device.
+// A finding made only of synchronizes that found nothing in flight costs host time alone; below
+// this share of the span (host-busy's minimum) it is not worth reporting.
+constexpr double kIdleOnlyMinimumShare = 0.01;
+
+// Whether the device had less than kMinimumInFlightNs of work during `call` (within the view).
+bool foundNothingInFlight(const DeviceView& view, std::size_t call) {
+  const RuntimeCall& c = view.call(call);
+  const Ns s = std::max(c.start, view.spanStart());
+  const Ns r = std::min(c.end, view.spanEnd());
+  return r <= s || (r - s) - view.idleWithin(s, r) < kMinimumInFlightNs;
+}
+
+// The explicit synchronizes of `need`, with the idle time each one's drain cost the device; for
+// kRemovable also those that found nothing in flight (counted in `idle_only`).
 FindingBuilder syncInstances(const DeviceView& view, const HostTimeline& host,
                              const std::vector<SyncNeed>& needs, SyncNeed need,
-                             const std::string& id) {
+                             const std::string& id, std::uint64_t& idle_only) {
   std::vector<std::size_t> calls;  // sorted
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
     if (needs[b] == need) calls.push_back(host.barriers[b].call);
   }
   std::sort(calls.begin(), calls.end());
   FindingBuilder builder(view, id, Severity::kWarning);
+  std::vector<std::size_t> charged;  // sorted, as the charges are
   for (const HostBlockingCharge& charge : chargeHostBlockingCalls(view)) {
     if (!std::binary_search(calls.begin(), calls.end(), charge.call)) continue;
+    charged.push_back(charge.call);
     builder.add(charge.idle,
                 evidenceForCall(view, charge.call, 0,
                                 fmt::format("blocked {} while the device had work, then {} after "
@@ -57,6 +75,20 @@ FindingBuilder syncInstances(const DeviceView& view, const HostTimeline& host,
                                             units::formatDuration(charge.lead),
                                             units::formatDuration(charge.drain),
                                             units::formatDuration(charge.idle.length()))));
+  }
+  if (need != SyncNeed::kRemovable) return builder;
+  // A removable synchronize that found nothing in flight still holds its thread for its own host
+  // time, which the what-if prices (it has no idle stretch of its own to charge).
+  for (const std::size_t call : calls) {
+    if (std::binary_search(charged.begin(), charged.end(), call) || !foundNothingInFlight(view, call)) {
+      continue;
+    }
+    const RuntimeCall& c = view.call(call);
+    builder.add(Ns{0}, evidenceForCall(view, call, 0,
+                                       fmt::format("found no work in flight; its own {} held the "
+                                                   "host back",
+                                                   units::formatDuration(c.end - c.start))));
+    ++idle_only;
   }
   return builder;
 }
@@ -141,8 +173,9 @@ std::vector<CallChange> eventRecordsAdded(const DeviceView& view, const HostTime
 std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
   const HostTimeline host = buildHostTimeline(view);
   const std::vector<SyncNeed> needs = syncNeeds(view, host);
+  std::uint64_t idle_only = 0;
   FindingBuilder builder =
-      syncInstances(view, host, needs, SyncNeed::kRemovable, "blocking-sync-call");
+      syncInstances(view, host, needs, SyncNeed::kRemovable, "blocking-sync-call", idle_only);
   if (builder.count() == 0) return std::nullopt;
   if (!host.empty()) {
     // Every removable synchronize goes, not only those that blocked while work was in flight: a
@@ -157,11 +190,32 @@ std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
     builder.estimateSaving(std::max<Ns>(0, model.span(waits) - model.span(waits, earlier, {}, removed)));
   }
   if (builder.time() < kMinimumCostNs) return std::nullopt;
+  if (idle_only == builder.count()) {
+    // Every one found the device idle: the fix gives back only the calls' own host time, and a
+    // synchronize with nothing to wait for may be deliberate (a timing point): information, and
+    // as host-busy's host time, not worth a finding under kIdleOnlyMinimumShare of the span.
+    const Ns span = view.spanEnd() - view.spanStart();
+    if (static_cast<double>(builder.time()) < kIdleOnlyMinimumShare * static_cast<double>(span)) {
+      return std::nullopt;
+    }
+    std::optional<Finding> finding = builder.build(
+        fmt::format("{} synchronize calls found no work in flight: each held the host back for its "
+                    "own time, delaying the work issued after it",
+                    builder.count()),
+        "Remove synchronizations that wait for nothing, unless they are deliberate (timing); "
+        "where the host needs a result, synchronize only on the event recorded after its work");
+    if (finding) finding->severity = finding->base_severity = Severity::kInfo;
+    return finding;
+  }
+  const std::string idle_note =
+      idle_only == 0 ? std::string()
+                     : fmt::format(" ({} more found none in flight and held it for their own time)",
+                                   idle_only);
   return builder.build(
-      fmt::format("{} synchronize calls held the host back while the device had work: the device "
+      fmt::format("{} synchronize calls held the host back while the device had work{}: the device "
                   "drained and waited for the host, and work the host could have issued meanwhile "
                   "did not overlap",
-                  builder.count()),
+                  builder.count() - idle_only, idle_note),
       "Remove synchronizations between GPU work; where the host needs a result, record an event "
       "after the producing work and cudaEventSynchronize on it as late as possible, or express the "
       "dependency on the GPU with cudaStreamWaitEvent");
@@ -171,8 +225,9 @@ std::optional<Finding> findEarlyResultWait(const DeviceView& view) {
   const HostTimeline host = buildHostTimeline(view);
   if (host.empty()) return std::nullopt;
   const std::vector<SyncNeed> needs = syncNeeds(view, host);
+  std::uint64_t idle_only = 0;
   FindingBuilder builder =
-      syncInstances(view, host, needs, SyncNeed::kDeferrable, "early-result-wait");
+      syncInstances(view, host, needs, SyncNeed::kDeferrable, "early-result-wait", idle_only);
   if (builder.count() == 0) return std::nullopt;
   // As blocking-sync-call's: a deferred synchronize lets its thread run ahead, but a legacy-stream
   // call it issues next (a cudaMemset between steps) still waits for the blocking streams' work.
