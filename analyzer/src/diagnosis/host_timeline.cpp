@@ -264,16 +264,20 @@ HostTimeline buildHostTimeline(const DeviceView& view,
       if (pageable && view.callKind(call_index) != ApiKind::kMemcpySync) {
         barrier.staged = true;
         const GpuOp& op = view.op(view.ops()[*index.opOfCall(call_index)]);
-        const auto staged_same_way = [&](std::size_t p) {
+        const auto same_way = [&](std::size_t p) {
           const GpuOp& other = view.op(view.ops()[p]);
-          const auto launch = view.launchCall(other);
           return other.kind == OpKind::kMemcpy && other.src_kind == op.src_kind &&
-                 other.dst_kind == op.dst_kind && launch && view.call(*launch).tid == call.tid &&
-                 view.call(*launch).pid == call.pid;
+                 other.dst_kind == op.dst_kind;
+        };
+        // Another thread's copy there is contention between threads (legacy_threads.h), not this.
+        const auto byThisThread = [&](std::size_t p) {
+          const auto launch = view.launchCall(view.op(view.ops()[p]));
+          return launch && view.call(*launch).tid == call.tid && view.call(*launch).pid == call.pid;
         };
         const auto previous =
-            index.lastMatching({op.pid, op.context_id, op.stream_id}, call.start, staged_same_way);
-        if (previous && view.ops()[*previous].end > call.start && view.ops()[*previous].end <= call.end) {
+            index.lastMatching({op.pid, op.context_id, op.stream_id}, call.start, same_way);
+        if (previous && byThisThread(*previous) && view.ops()[*previous].end > call.start &&
+            view.ops()[*previous].end <= call.end) {
           barrier.waited_for.push_back(*previous);
           w = view.ops()[*previous].end;
         }
