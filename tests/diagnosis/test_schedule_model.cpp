@@ -581,3 +581,36 @@ TEST_CASE("a pageable cudaMemcpy first waits for its stream, then stages the dat
 
 }  // namespace
 }  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+TEST_CASE("a staged copy waits for its stream's previous staged copy to leave the staging buffer") {
+  // Two pageable HtoD cudaMemcpyAsync on stream 13 behind a 500 µs kernel there: the first stages
+  // its data in 28 µs and returns, its DMA held behind the kernel (505-515); the second began at
+  // 31 µs, but the driver stages a stream's copies one after another: it returned 29 µs after the
+  // first copy's DMA ended (as recorded on an H100 with event waits holding the copies), not after
+  // 514 µs of its own.
+  TraceBuilder b;
+  b.launch(13, 0, 1, 5, 505);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 2, 30, 505, 515, CopyKind::kHtoD, MemKind::kPageable);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 31, 544, 545, 555, CopyKind::kHtoD, MemKind::kPageable);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const HostTimeline host = buildHostTimeline(view);
+  REQUIRE(host.barriers.size() == 2);
+  CHECK(host.barriers[0].waited_for.empty());
+  CHECK(host.barriers[0].staged);
+  REQUIRE(host.barriers[1].waited_for.size() == 1);
+  CHECK(host.barriers[1].waited_for[0] == at(view, 505));
+  CHECK(host.barriers[1].own == TraceBuilder::ns(29));
+  CHECK(host.barriers[1].staged);
+  // A kernel of 400 µs instead of 500: the first copy ends 100 µs sooner, the second call returns
+  // 100 µs sooner, and its DMA with it. Counting the call's 513 µs as its own would save nothing.
+  const ScheduleModel model(view, host);
+  CHECK(model.span({}) - model.span({}, {}, {{at(view, 5), TraceBuilder::ns(400)}}) ==
+        TraceBuilder::ns(100));
+}
+
+}  // namespace
+}  // namespace cuoverlap

@@ -59,6 +59,20 @@ class IssueIndex {
     return last;
   }
 
+  // The last op of `stream` issued before `time` that `match` accepts.
+  template <typename Match>
+  std::optional<std::size_t> lastMatching(const StreamId& stream, Ns time, Match match) const {
+    auto it = streams_.find(stream);
+    if (it == streams_.end()) return std::nullopt;
+    const auto& list = it->second;
+    auto end = std::lower_bound(list.begin(), list.end(), std::make_pair(time, std::size_t{0}));
+    while (end != list.begin()) {
+      --end;
+      if (match(end->second)) return end->second;
+    }
+    return std::nullopt;
+  }
+
   // The last op of `stream` whose launch correlation id is below `correlation` (an event record):
   // correlation ids grow with issue order, so the list is partitioned by it.
   std::optional<std::size_t> lastBeforeCorrelation(const DeviceView& view, const StreamId& stream,
@@ -244,6 +258,30 @@ HostTimeline buildHostTimeline(const DeviceView& view,
       returned_at_w = w > call.end;
     } else if (w > call.end && !returned_at_w) {
       barrier.waited_for.clear();
+      // A staged copy (pageable host memory) is staged only once its stream's previous staged
+      // copy the same way has left the driver's staging buffer: a call that began while that copy
+      // was held (behind a stream wait) waited for it to end, then staged its own data.
+      if (pageable && view.callKind(call_index) != ApiKind::kMemcpySync) {
+        barrier.staged = true;
+        const GpuOp& op = view.op(view.ops()[*index.opOfCall(call_index)]);
+        const auto same_way = [&](std::size_t p) {
+          const GpuOp& other = view.op(view.ops()[p]);
+          return other.kind == OpKind::kMemcpy && other.src_kind == op.src_kind &&
+                 other.dst_kind == op.dst_kind;
+        };
+        // Another thread's copy there is contention between threads (legacy_threads.h), not this.
+        const auto byThisThread = [&](std::size_t p) {
+          const auto launch = view.launchCall(view.op(view.ops()[p]));
+          return launch && view.call(*launch).tid == call.tid && view.call(*launch).pid == call.pid;
+        };
+        const auto previous =
+            index.lastMatching({op.pid, op.context_id, op.stream_id}, call.start, same_way);
+        if (previous && byThisThread(*previous) && view.ops()[*previous].end > call.start &&
+            view.ops()[*previous].end <= call.end) {
+          barrier.waited_for.push_back(*previous);
+          w = view.ops()[*previous].end;
+        }
+      }
       if (view.callKind(call_index) == ApiKind::kMemcpySync) {
         const GpuOp& op = view.op(view.ops()[*index.opOfCall(call_index)]);
         const auto previous = index.lastBefore({op.pid, op.context_id, op.stream_id}, call.start);

@@ -11,7 +11,9 @@
 // stream for an event synchronize). In the trace W ended at w. The part of B not spent waiting, own = r - w when W was in flight (w > s, the
 // wake-up latency), else r - s. A call that returned before W ended (w > r: a pageable HtoD
 // cudaMemcpy returns once the host has staged the data) waited for none of it: W is dropped and
-// own = r - s. In a what-if schedule B returns at max(s', end of W') + own, where
+// own = r - s; but a staged copy that began while its thread's previous staged copy of its stream
+// the same way was still held, and returned after that ended, waited for it (W is that copy): the
+// driver stages a stream's copies one after another. In a what-if schedule B returns at max(s', end of W') + own, where
 // s' = the return of T's previous blocking call + (s - its recorded return): host work between
 // calls keeps its length. An op launched by T after B returned is released at B's what-if return
 // plus (its recorded release - r). Ops launched before T's first blocking call keep their release.
@@ -35,6 +37,9 @@ struct HostBarrier {
   Ns own = 0;                            // the part of the call not spent waiting for W
   std::vector<std::size_t> waited_for;   // W: positions in view.ops()
   std::int64_t previous = -1;            // the thread's previous barrier
+  // A staged copy (pageable) that returned before its op ended: it waited for nothing the
+  // schedule knows, or (W) for the stream's previous staged copy to leave the staging buffer.
+  bool staged = false;
 };
 
 struct HostTimeline {

@@ -105,7 +105,8 @@ std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vect
 namespace {
 
 // The core of contendedBarriers and stagedCallsBehind: each staged call (a blocking call that
-// waited for nothing the schedule knows) among `candidate` that overlapped a call of `holder` made
+// waited for nothing the schedule knows, or a staged copy waiting for its stream's previous one:
+// HostBarrier::staged) among `candidate` that overlapped a call of `holder` made
 // by another thread, and took longer than its thread's staged calls of its kind that overlapped
 // none (their median; the shortest of them where all did), shortened to that typical time.
 std::vector<CallChange> shortenContended(const DeviceView& view, const HostTimeline& host,
@@ -135,7 +136,7 @@ std::vector<CallChange> shortenContended(const DeviceView& view, const HostTimel
   std::map<std::pair<std::uint64_t, ApiKind>, std::vector<Ns>> alone, contended;
   std::vector<std::pair<Call, bool>> staged;  // calls that waited for nothing known
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
-    if (!candidate[b] || !host.barriers[b].waited_for.empty()) continue;
+    if (!candidate[b] || !(host.barriers[b].waited_for.empty() || host.barriers[b].staged)) continue;
     const Call c = callOf(b);
     const auto last = std::lower_bound(holders.begin(), holders.end(), c.end,
                                        [](const Call& x, Ns t) { return x.start < t; }) - holders.begin();
@@ -158,7 +159,10 @@ std::vector<CallChange> shortenContended(const DeviceView& view, const HostTimel
     } else {
       typical = *std::min_element(contended[key].begin(), contended[key].end());
     }
-    if (barrier.own > typical) changes.push_back({barrier.call, true, typical, 0});
+    // A staged call's time is compared whole (from its start): the change drops what it waited
+    // for in its stream (the previous staged copy, which took turns with the other thread's).
+    const Ns whole = barrier.staged ? c.end - c.start : barrier.own;
+    if (whole > typical) changes.push_back({barrier.call, !barrier.staged, typical, 0});
   }
   return changes;
 }
