@@ -5,7 +5,6 @@ stream is, by the multiset of its GPU work, the legacy default stream included.
   lab_streams_test.py PATH/TO/lab_streams.py
 """
 import importlib.util
-import os
 import sqlite3
 import sys
 import unittest
@@ -35,45 +34,35 @@ def program():
                 {"op": "kernel", "stream": "s2", "grid": 8, "us": 10, "buffer": "d0"}]}]}
 
 
-def make_trace(path):
-    db = sqlite3.connect(path)
-    db.executescript("""
-      CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, streamId INTEGER, gridX INTEGER,
-                                               gridY INTEGER, gridZ INTEGER);
-      CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, streamId INTEGER, copyKind INTEGER,
-                                               bytes INTEGER);
-      CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, streamId INTEGER, bytes INTEGER);
-      INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10, 7, 64, 1, 1), (30, 7, 64, 1, 1),
-                                                    (40, 14, 132, 1, 1), (50, 14, 132, 1, 1),
-                                                    (70, 7, 8, 1, 1);
-      INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (5, 7, 1, 4096), (25, 7, 1, 4096), (60, 7, 2, 4096);
-      INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (65, 7, 4096);
-    """)
-    db.commit()
+SCHEMA = """
+  CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, streamId INTEGER, gridX INTEGER,
+                                           gridY INTEGER, gridZ INTEGER);
+  CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, streamId INTEGER, copyKind INTEGER,
+                                           bytes INTEGER);
+  CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, streamId INTEGER, bytes INTEGER);
+"""
+
+
+def trace(rows):
+    """An in-memory trace of the three GPU op tables holding `rows` (INSERT statements)."""
+    db = sqlite3.connect(":memory:")
+    db.executescript(SCHEMA + rows)
     return db
 
 
 class LabStreamsTest(unittest.TestCase):
     def test_legacy_stream_holds_every_threads_synchronous_copies_and_memsets(self):
-        path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"lab_streams_test.{os.getpid()}.sqlite")
-        try:
-            db = make_trace(path)
-            ids = STREAMS.stream_ids(db, (0, 100), program())
-            db.close()
-        finally:
-            os.remove(path)
-        self.assertEqual(ids, {"null": 7, "s1": 14, "s2": 7})
+        db = trace("""
+          INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10, 7, 64, 1, 1), (30, 7, 64, 1, 1),
+                                                        (40, 14, 132, 1, 1), (50, 14, 132, 1, 1),
+                                                        (70, 7, 8, 1, 1);
+          INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (5, 7, 1, 4096), (25, 7, 1, 4096), (60, 7, 2, 4096);
+          INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (65, 7, 4096);
+        """)
+        self.assertEqual(STREAMS.stream_ids(db, (0, 100), program()), {"null": 7, "s1": 14, "s2": 7})
 
     def test_a_stream_whose_work_differs_gets_no_id(self):
-        db = sqlite3.connect(":memory:")
-        db.executescript("""
-          CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, streamId INTEGER, gridX INTEGER,
-                                                   gridY INTEGER, gridZ INTEGER);
-          CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, streamId INTEGER, copyKind INTEGER,
-                                                   bytes INTEGER);
-          CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, streamId INTEGER, bytes INTEGER);
-          INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10, 7, 64, 1, 1), (40, 14, 132, 1, 1);
-        """)
+        db = trace("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10, 7, 64, 1, 1), (40, 14, 132, 1, 1);")
         self.assertEqual(STREAMS.stream_ids(db, (0, 100), program()), {})
 
 
