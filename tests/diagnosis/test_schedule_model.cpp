@@ -614,3 +614,35 @@ TEST_CASE("a staged copy waits for its stream's previous staged copy to leave th
 
 }  // namespace
 }  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+TEST_CASE("a staged cudaMemcpy made pinned waits for its copy") {
+  // A pageable HtoD cudaMemcpy (call 0-8 µs) returned once staged, before its DMA (9-10); the
+  // thread then launched a kernel (12-13, ran 20-120). Pinned, the call starts its copy 5 µs in
+  // (4 µs of staging gone) and returns 5 µs after the copy ends: at 11, not 8, and the kernel
+  // follows 3 µs later. Without the wait for its copy the call returned 5 µs after it began.
+  TraceBuilder b;
+  b.copyCall("cudaMemcpy_v3020", 13, 0, 8, 9, 10, CopyKind::kHtoD, MemKind::kPageable);
+  b.launch(13, 12, 13, 20, 120);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const HostTimeline host = buildHostTimeline(view);
+  REQUIRE(host.barriers.size() == 1);
+  CHECK(host.barriers[0].waited_for.empty());
+  const ScheduleModel model(view, host);
+  const std::size_t copy = at(view, 9);
+  std::vector<Ns> earlier(view.ops().size(), 0);
+  earlier[copy] = TraceBuilder::ns(4);
+  const Ns own = TraceBuilder::ns(5);
+  const auto call = view.launchCall(view.op(view.ops()[copy]));
+  REQUIRE(call);
+  const Ns returned_at_once = model.span({}, earlier, {}, {{*call, true, own}});
+  const Ns waits_for_copy =
+      model.span({}, earlier, {}, {{*call, true, own, 0, static_cast<std::int64_t>(copy)}});
+  CHECK(waits_for_copy - returned_at_once == TraceBuilder::ns(11 - 5));
+}
+
+}  // namespace
+}  // namespace cuoverlap

@@ -89,6 +89,7 @@ class ScheduleRun {
   std::unordered_map<std::size_t, std::vector<std::size_t>> held_barriers_;  // op -> barrier nodes
   std::vector<Ns> host_start_;                 // per barrier: when it begins, once known
   std::vector<Ns> after_previous_;             // per barrier: its start after the previous returns
+  std::vector<std::int64_t> op_barrier_;       // per op: the barrier it follows, -1 for none
   std::vector<Ns> op_lag_;                     // per op after a barrier: its release after it
   std::vector<Ns> own_release_;                // per op after no barrier: its release
   std::vector<std::uint8_t> finished_;
@@ -132,6 +133,7 @@ void ScheduleRun::addHostNodes(const std::vector<CallChange>& changed, const std
   for (const CallChange& change : changed) by_call.push_back(&change);
   std::sort(by_call.begin(), by_call.end(), [](auto* a, auto* b) { return a->call < b->call; });
   std::vector<std::uint8_t> waits(m_.barriers_.size(), 1);
+  std::vector<std::pair<std::size_t, std::size_t>> now_waited;  // (op, the call that now waits)
   for (std::size_t b = 0; b < m_.barriers_.size(); ++b) {
     const ScheduleModel::Barrier& barrier = m_.barriers_[b];
     duration_[n + b] = barrier.own;
@@ -142,6 +144,12 @@ void ScheduleRun::addHostNodes(const std::vector<CallChange>& changed, const std
       waits[b] = (*it)->waits ? 1 : 0;
       duration_[n + b] = (*it)->own;
       sooner = (*it)->earlier;
+      if ((*it)->waits && (*it)->waits_for_op >= 0) {
+        const auto op = static_cast<std::size_t>((*it)->waits_for_op);
+        from.push_back(op);
+        to.push_back({n + b, 0});
+        now_waited.emplace_back(op, b);
+      }
     }
     if (barrier.previous < 0) {
       ready_[n + b] = barrier.start - sooner;
@@ -162,13 +170,34 @@ void ScheduleRun::addHostNodes(const std::vector<CallChange>& changed, const std
     from.push_back(wait.from);
     to.push_back({n + wait.to, 0});
   }
-  own_release_.assign(ready_.begin(), ready_.begin() + static_cast<std::ptrdiff_t>(n));
+  // An op its own call now waits for (a staged copy made pinned) no longer follows that call's
+  // return: it follows the thread's previous call as the call does, released its recorded time
+  // after the call began (less what `earlier` takes off: the staging).
+  op_barrier_ = m_.op_barrier_;
   op_lag_.assign(n, 0);
+  std::vector<std::uint8_t> lag_set;  // ops whose lag is set here, not the recorded one
+  for (const auto& [p, b] : now_waited) {
+    if (op_barrier_.empty() || op_barrier_[p] != static_cast<std::int64_t>(b)) continue;
+    const ScheduleModel::Barrier& call = m_.barriers_[b];
+    const Ns after_start =
+        std::max<Ns>(0, m_.release_[p] - call.start - (earlier.empty() ? 0 : earlier[p]));
+    op_barrier_[p] = call.previous;
+    if (call.previous < 0) {
+      ready_[p] = ready_[n + b] + after_start;
+      continue;
+    }
+    lag_set.resize(n, 0);
+    lag_set[p] = 1;
+    op_lag_[p] = after_previous_[b] + after_start;
+  }
+  own_release_.assign(ready_.begin(), ready_.begin() + static_cast<std::ptrdiff_t>(n));
   for (std::size_t p = 0; p < n; ++p) {
-    if (m_.op_barrier_.empty() || m_.op_barrier_[p] < 0) continue;
+    if (op_barrier_.empty() || op_barrier_[p] < 0) continue;
     ready_[p] = std::numeric_limits<Ns>::min();
-    from.push_back(n + static_cast<std::size_t>(m_.op_barrier_[p]));
-    op_lag_[p] = std::max<Ns>(0, m_.op_lag_[p] - (earlier.empty() ? 0 : earlier[p]));
+    from.push_back(n + static_cast<std::size_t>(op_barrier_[p]));
+    if (lag_set.empty() || !lag_set[p]) {
+      op_lag_[p] = std::max<Ns>(0, m_.op_lag_[p] - (earlier.empty() ? 0 : earlier[p]));
+    }
     to.push_back({p, op_lag_[p]});
   }
 }
@@ -176,7 +205,7 @@ void ScheduleRun::addHostNodes(const std::vector<CallChange>& changed, const std
 // Whether the what-if had issued op `pos` (its launch call had begun) by `time`: an op released
 // after a barrier is issued once that barrier returned, its release less its call's time.
 bool ScheduleRun::issuedBy(std::size_t pos, Ns time) const {
-  const std::int64_t barrier = m_.op_barrier_.empty() ? -1 : m_.op_barrier_[pos];
+  const std::int64_t barrier = op_barrier_.empty() ? -1 : op_barrier_[pos];
   if (barrier < 0) return own_release_[pos] - m_.issue_lead_[pos] <= time;
   const std::size_t node = m_.size() + static_cast<std::size_t>(barrier);
   return finished_[node] && end_[node] + op_lag_[pos] - m_.issue_lead_[pos] <= time;

@@ -77,11 +77,14 @@ struct FasterOp {
 // copy made pinned: no staging on the host after a DtoH). `own` replaces its own time.
 // `earlier`: the call begins that much sooner after its thread's previous blocking call (host
 // time given back before it: calls a fix removed), as the thread's later launches do.
+// `waits_for_op`: an op (position) the call waits for after the fix though it did not in the
+// trace (a pageable HtoD cudaMemcpy returned once staged; pinned, it returns after its copy).
 struct CallChange {
   std::size_t call = 0;  // index into Trace::runtime_calls
   bool waits = true;
   Ns own = 0;
   Ns earlier = 0;
+  std::int64_t waits_for_op = -1;
 };
 
 // When a kernel's blocks still to place end, relative to now: `waves_left` waves of blocks that
