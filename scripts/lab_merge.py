@@ -86,7 +86,7 @@ def add_variants(args, manifest, newer):
             if name in target["variants"]:
                 counts["present"] += 1
                 continue
-            entry = {k: v for k, v in variant.items() if k != "stream_id"}
+            entry = {k: v for k, v in variant.items() if k not in ("stream_id", "thread_id")}
             entry["baseline_spans_ns"] = program["baseline"]["spans_ns"]
             target["variants"][name] = entry
             line["variants"][name] = newer_line["variants"][name]

@@ -36,8 +36,9 @@ def _unrolled(steps, times=1):
                 yield step
 
 
-def _description_work(program):
-    """stream name -> Counter of op signatures; None where a stream's work is not comparable."""
+def _description_work(program, thread_name=None):
+    """stream name -> Counter of op signatures (of thread `thread_name` only where given); None
+    where a stream's work is not comparable."""
     kinds = {b["name"]: b["kind"] for b in program["buffers"]}
     # Every name of the legacy default stream is one trace stream, which also runs the synchronous
     # copies and memsets (cudaMemcpy, cudaMemset: no stream), whichever thread issued them.
@@ -46,6 +47,8 @@ def _description_work(program):
     work = collections.defaultdict(collections.Counter)
     opaque = set()
     for thread in program["threads"]:
+        if thread_name is not None and thread["name"] != thread_name:
+            continue
         for step in _unrolled(thread["steps"]):
             op, stream = step["op"], step.get("stream")
             if stream in legacy_names or (op in ("copy", "memset") and step.get("async", True) is False):
@@ -101,6 +104,48 @@ def stream_ids(db, window, description):
     return out
 
 
+def _thread_work(db, window, stream):
+    """tid -> Counter of op signatures of the ops that thread launched on trace stream `stream`."""
+    start, end = window
+    work = collections.defaultdict(collections.Counter)
+    launched = ("SELECT r.globalTid, {cols} FROM CUPTI_ACTIVITY_KIND_{table} o "
+                "JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = o.correlationId "
+                "WHERE o.streamId = ? AND o.start >= ? AND o.start <= ?")
+    for tid, x, y, z in db.execute(launched.format(cols="o.gridX, o.gridY, o.gridZ", table="KERNEL"),
+                                   (stream, start, end)):
+        work[tid & 0xFFFFFF][("kernel", x * y * z)] += 1
+    for tid, kind, nbytes in db.execute(launched.format(cols="o.copyKind, o.bytes", table="MEMCPY"),
+                                        (stream, start, end)):
+        work[tid & 0xFFFFFF][("copy", _COPY_KIND.get(kind, str(kind)), nbytes)] += 1
+    for tid, nbytes in db.execute(launched.format(cols="o.bytes", table="MEMSET"), (stream, start, end)):
+        work[tid & 0xFFFFFF][("memset", nbytes)] += 1
+    return work
+
+
+def _mover(baseline, variant):
+    """The one thread of a one-stream variant that issues to the streams it created, or None."""
+    before = {s["name"] for s in baseline["streams"]}
+    new = {s["name"] for s in variant["streams"] if s["name"] not in before}
+    movers = [t["name"] for t in variant["threads"]
+              if any(step.get("stream") in new for step in _unrolled(t["steps"]))]
+    return movers[0] if len(movers) == 1 else None
+
+
+def thread_id(db, window, baseline, variant, name, stream):
+    """The tid (in the trace) of the thread whose loop on description stream `name` (trace stream
+    `stream`) a one-stream variant moved, where several threads issued work to that stream; None
+    otherwise, or where its work matches no thread's, or several."""
+    issuers = [t["name"] for t in baseline["threads"] if _description_work(baseline, t["name"]).get(name)]
+    if len(issuers) < 2:
+        return None
+    mover = _mover(baseline, variant)
+    if mover is None:
+        return None
+    ops = _description_work(baseline, mover).get(name)
+    matches = [tid for tid, got in _thread_work(db, window, stream).items() if got == ops]
+    return matches[0] if len(matches) == 1 else None
+
+
 def split_stream(baseline, variant):
     """The baseline stream a one-stream variant acts on: the one a multi-stream variant's new
     `NAME_part*` streams replace (labgen/transforms/multi_stream.py), or whose copies a copy-ahead
@@ -128,6 +173,7 @@ def annotate(corpus):
             if transform.split("@", 1)[0] not in ONE_STREAM:
                 continue
             entry.pop("stream_id", None)
+            entry.pop("thread_id", None)
             counts["variants"] += 1
             if transform not in variants or "baseline" not in variants:
                 continue
@@ -141,6 +187,11 @@ def annotate(corpus):
             if name in ids:
                 entry["stream_id"] = ids[name]
                 counts["named"] += 1
+                tid = thread_id(dbs[trace], program["baseline"]["window_ns"], variants["baseline"],
+                                variants[transform], name, ids[name])
+                if tid is not None:
+                    entry["thread_id"] = tid
+                    counts["threads"] += 1
     fd, tmp = tempfile.mkstemp(dir=corpus, prefix=".manifest.", suffix=".json")
     with os.fdopen(fd, "w") as f:
         json.dump(manifest, f, indent=1)
@@ -157,8 +208,8 @@ def main(argv):
     except (OSError, ValueError, KeyError, sqlite3.Error) as error:
         sys.stderr.write("lab_streams.py: %s\n" % error)
         return 1
-    print("%s: %d of %d one-stream variants name their trace stream" %
-          (argv[1], counts["named"], counts["variants"]))
+    print("%s: %d of %d one-stream variants name their trace stream, %d the thread whose loop "
+          "they split" % (argv[1], counts["named"], counts["variants"], counts["threads"]))
     return 0
 
 

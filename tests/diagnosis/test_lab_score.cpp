@@ -189,4 +189,19 @@ TEST_CASE("lab score: a finding that prices each stream's split claims the split
   CHECK(lab::claimedSaving(findings, "single-stream", "multi-stream") == 900'000);  // not named
 }
 
+TEST_CASE("lab score: where threads shared the stream, a split of one thread's loop checks that thread's fix") {
+  // Two threads' loops on the legacy stream 7: the finding recommends splitting thread 11's loop
+  // and lists thread 12's; a variant that split thread 12's loop tests that fix only.
+  Finding single;
+  single.id = "single-stream";
+  single.estimated_ns = 900'000;
+  single.fix_stream = 7;
+  single.fixes = {{"multi-stream", 900'000, 7, 11}, {"multi-stream", 40'000, 7, 12}};
+  const std::vector<Finding> findings{single};
+  CHECK(lab::claimedSaving(findings, "single-stream", "multi-stream", 7, 11) == 900'000);
+  CHECK(lab::claimedSaving(findings, "single-stream", "multi-stream", 7, 12) == 40'000);
+  CHECK_FALSE(lab::claimedSaving(findings, "single-stream", "multi-stream", 7, 13).has_value());  // not priced
+  CHECK(lab::claimedSaving(findings, "single-stream", "multi-stream", 7) == 900'000);  // thread not named
+}
+
 }  // namespace cuoverlap

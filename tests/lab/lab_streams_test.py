@@ -50,7 +50,55 @@ def trace(rows):
     return db
 
 
+def threads_program(split):
+    """Threads main and worker both issue to the legacy stream "null"; with `split`, main's loop
+    moved to created streams (the multi-stream transform)."""
+    main_stream = ["null_part0", "null_part1"] if split else ["null", "null"]
+    return {
+        "buffers": [{"name": "h0", "kind": "pinned", "bytes": 4096},
+                    {"name": "d0", "kind": "device", "bytes": 4096}],
+        "streams": [{"name": "null", "kind": "legacy"}] +
+                   ([{"name": n, "kind": "blocking"} for n in main_stream] if split else []),
+        "threads": [
+            {"name": "main", "steps": [
+                step for s in main_stream for step in (
+                    {"op": "copy", "dst": "d0", "src": "h0", "bytes": 4096, "stream": s},
+                    {"op": "kernel", "stream": s, "grid": 64, "us": 10, "buffer": "d0"})]},
+            {"name": "worker", "steps": [
+                {"op": "kernel", "stream": "null", "grid": 8, "us": 10, "buffer": "d0"},
+                {"op": "kernel", "stream": "null", "grid": 8, "us": 10, "buffer": "d0"}]}]}
+
+
+THREADS_SCHEMA = """
+  CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, streamId INTEGER, correlationId INTEGER,
+                                           gridX INTEGER, gridY INTEGER, gridZ INTEGER);
+  CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, streamId INTEGER, correlationId INTEGER,
+                                           copyKind INTEGER, bytes INTEGER);
+  CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, streamId INTEGER, correlationId INTEGER,
+                                           bytes INTEGER);
+  CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (globalTid INTEGER, correlationId INTEGER);
+"""
+
+
 class LabStreamsTest(unittest.TestCase):
+    def test_names_the_thread_whose_loop_on_a_shared_stream_was_split(self):
+        pid = 4242 << 24
+        db = sqlite3.connect(":memory:")
+        db.executescript(THREADS_SCHEMA + f"""
+          INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (5, 7, 1, 1, 4096), (25, 7, 3, 1, 4096);
+          INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10, 7, 2, 64, 1, 1), (30, 7, 4, 64, 1, 1),
+                                                        (40, 7, 5, 8, 1, 1), (50, 7, 6, 8, 1, 1);
+          INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({pid | 11}, 1), ({pid | 11}, 2), ({pid | 11}, 3),
+                                                         ({pid | 11}, 4), ({pid | 12}, 5), ({pid | 12}, 6);
+        """)
+        baseline, variant = threads_program(False), threads_program(True)
+        self.assertEqual(STREAMS.thread_id(db, (0, 100), baseline, variant, "null", 7), 11)
+        # one thread on the stream: its loop is the stream's, no thread to name
+        alone = threads_program(False)
+        alone["threads"] = alone["threads"][:1]
+        self.assertIsNone(STREAMS.thread_id(db, (0, 100), alone, variant, "null", 7))
+
+
     def test_legacy_stream_holds_every_threads_synchronous_copies_and_memsets(self):
         db = trace("""
           INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10, 7, 64, 1, 1), (30, 7, 64, 1, 1),

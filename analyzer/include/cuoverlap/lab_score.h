@@ -88,9 +88,13 @@ struct LabScore {
 // finding of that id fired. Where the transform acted on one stream (`stream`: multi-stream's
 // split), a finding whose fix acts on another stream (Finding::fix_stream) claims nothing for it,
 // and one that lists that transform's fix per stream (FixSaving::stream) claims the fix of `stream`.
+// Where the transform split one thread's loop on a stream several threads shared (`thread`, its
+// tid) and the finding lists that transform's fixes per thread (FixSaving::thread), it claims that
+// thread's fix, and nothing where it lists none for that thread.
 std::optional<Ns> claimedSaving(const std::vector<Finding>& findings, const std::string& finding_id,
                                 const std::string& transform,
-                                std::optional<std::uint32_t> stream = std::nullopt);
+                                std::optional<std::uint32_t> stream = std::nullopt,
+                                std::optional<std::uint32_t> thread = std::nullopt);
 
 // Reads DIR/manifest.json and the traces it names, analyzes each program's baseline window on
 // `threads` threads (0: one per core). Throws UserError on a missing or malformed corpus.

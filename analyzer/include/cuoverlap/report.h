@@ -117,6 +117,9 @@ struct FixSaving {
   // The stream the fix acts on, where the finding lists that fix once per stream (single-stream:
   // each stream whose split saves), as the trace numbers it; not rendered.
   std::optional<std::uint32_t> stream{};
+  // The host thread (its tid) whose loop on that stream the fix splits, where several threads
+  // shared the stream and each thread's loop there is a fix of its own; not rendered.
+  std::optional<std::uint32_t> thread{};
 };
 
 struct Finding {

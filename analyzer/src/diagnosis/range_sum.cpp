@@ -152,7 +152,9 @@ void RangeAggregator::add(std::size_t instance, const DeviceReport& device,
     it->finding.ideal_reduction_ns += f.ideal_reduction_ns;
     for (const FixSaving& fix : f.fixes) {
       auto same = std::find_if(it->finding.fixes.begin(), it->finding.fixes.end(),
-                               [&](const FixSaving& g) { return g.fix == fix.fix && g.stream == fix.stream; });
+                               [&](const FixSaving& g) {
+                                 return g.fix == fix.fix && g.stream == fix.stream && g.thread == fix.thread;
+                               });
       if (same == it->finding.fixes.end()) {
         it->finding.fixes.push_back(fix);
       } else {

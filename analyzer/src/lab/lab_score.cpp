@@ -39,6 +39,9 @@ struct Variant {
   // The trace stream a one-stream transform acted on (multi-stream: the stream it split), where
   // the manifest names it (scripts/lab_streams.py).
   std::optional<std::uint32_t> stream_id;
+  // The thread (its tid) whose loop it split where several threads shared that stream, where the
+  // manifest names it (scripts/lab_streams.py).
+  std::optional<std::uint32_t> thread_id;
 };
 
 struct Program {
@@ -123,9 +126,14 @@ Program parseProgram(const json& entry, const std::string& where) {
       if (const auto id = variant.find("stream_id"); id != variant.end()) {
         stream_id = id->get<std::uint32_t>();
       }
+      std::optional<std::uint32_t> thread_id;
+      if (const auto id = variant.find("thread_id"); id != variant.end()) {
+        thread_id = id->get<std::uint32_t>();
+      }
       program.variants.push_back({transform, findingIds(variant.at("finding")),
                                   variant.at("median_ns").get<Ns>(), error, std::move(spans),
-                                  spansOf(variant.value("baseline_spans_ns", json())), stream_id});
+                                  spansOf(variant.value("baseline_spans_ns", json())), stream_id,
+                                  thread_id});
     }
     return program;
   } catch (const json::exception& error) {
@@ -171,7 +179,7 @@ LabCase judge(const Program& program, const Variant& variant) {
   for (std::size_t k = 0; k < variant.findings.size(); ++k) {
     c.finding += (k ? "|" : "") + variant.findings[k];
     if (const auto claim = claimedSaving(program.findings, variant.findings[k], c.transform,
-                                         variant.stream_id)) {
+                                         variant.stream_id, variant.thread_id)) {
       c.cost_ns += *claim;
       c.fired = true;
     }
@@ -274,14 +282,23 @@ std::vector<UntestedFinding> untestedFindings(const std::vector<Program>& progra
 }  // namespace
 
 std::optional<Ns> claimedSaving(const std::vector<Finding>& findings, const std::string& finding_id,
-                                const std::string& transform, std::optional<std::uint32_t> stream) {
+                                const std::string& transform, std::optional<std::uint32_t> stream,
+                                std::optional<std::uint32_t> thread) {
   std::optional<Ns> claim;
   for (const Finding& finding : findings) {
     if (finding.id != finding_id || !sameFixStream(finding, stream)) continue;
-    // The fix of that transform, of the variant's stream where the finding lists one per stream.
-    const auto fix = std::find_if(finding.fixes.begin(), finding.fixes.end(), [&](const FixSaving& f) {
+    const auto ofStream = [&](const FixSaving& f) {
       return f.fix == transform && (!f.stream || !stream || f.stream == stream);
+    };
+    // Its fixes split one thread's loop each: a split of another thread's loop tests none of them.
+    const bool per_thread = thread && std::any_of(finding.fixes.begin(), finding.fixes.end(),
+                                                  [&](const FixSaving& f) { return ofStream(f) && f.thread; });
+    // The fix of that transform, of the variant's stream (and thread) where the finding lists one
+    // per stream (and thread).
+    const auto fix = std::find_if(finding.fixes.begin(), finding.fixes.end(), [&](const FixSaving& f) {
+      return ofStream(f) && (!per_thread || f.thread == thread);
     });
+    if (per_thread && fix == finding.fixes.end()) continue;
     claim = claim.value_or(0) + (fix != finding.fixes.end() ? fix->saving_ns : fixSavingNs(finding));
   }
   return claim;

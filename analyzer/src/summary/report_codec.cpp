@@ -39,8 +39,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GapCauseTotal, cause, count, time_ns, share_o
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GapAnalysis, threshold_ns, count, time_ns, totals, largest)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Evidence, api, correlation_id, stream_id, time, detail,
                                    has_stream)
-// With defaults: summaries written before a fix named its stream read back with none.
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FixSaving, fix, saving_ns, stream)
+// With defaults: summaries written before a fix named its stream or thread read back with none.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FixSaving, fix, saving_ns, stream, thread)
 // With defaults: summaries written before charged_elsewhere_ns, charged_to,
 // beyond_explainable_ns, beyond_region_ns, fix_alone_ns and fixes existed read back with none.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Finding, id, severity, device_id, count, time_ns,

@@ -417,12 +417,19 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
     builder.estimateSaving(cost);
   }
   const bool any_feeds = std::any_of(priced.begin(), priced.end(), [](const Priced& p) { return p.ahead.has_value(); });
-  if (priced.size() > 1 || any_feeds) {
+  // Where threads shared the stream, each fix splits one thread's loop: the fixes name it.
+  const auto threadOf = [&](const Priced& fix) {
+    return own_work ? workThread(view, keys, ran_on, candidates[fix.candidate].stream) : std::nullopt;
+  };
+  const bool per_thread =
+      std::any_of(priced.begin(), priced.end(), [&](const Priced& p) { return threadOf(p).has_value(); });
+  if (priced.size() > 1 || any_feeds || per_thread) {
     std::vector<FixSaving> fixes;
     for (const Priced& fix : priced) {
       const std::uint32_t stream_id = candidates[fix.candidate].stream_id;
-      if (fix.ahead) fixes.push_back({"copy-ahead", *fix.ahead, stream_id});
-      fixes.push_back({"multi-stream", fix.split, stream_id});
+      const std::optional<std::uint32_t> thread = threadOf(fix);
+      if (fix.ahead) fixes.push_back({"copy-ahead", *fix.ahead, stream_id, thread});
+      fixes.push_back({"multi-stream", fix.split, stream_id, thread});
     }
     builder.fixSaves(std::move(fixes));
   }

@@ -122,6 +122,18 @@ std::unordered_map<std::uint64_t, std::uint64_t> streamOfWork(const std::vector<
   return ran_on;
 }
 
+std::optional<std::uint32_t> workThread(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                                        const std::unordered_map<std::uint64_t, std::uint64_t>& ran_on,
+                                        std::uint64_t work) {
+  const auto stream = ran_on.find(work);
+  if (stream == ran_on.end() || stream->second == work) return std::nullopt;
+  for (std::size_t pos = 0; pos < keys.size(); ++pos) {
+    if (keys[pos] != work) continue;
+    if (const auto call = view.launchCall(view.op(view.ops()[pos]))) return view.call(*call).tid;
+  }
+  return std::nullopt;
+}
+
 void heldBySplitCopies(const DeviceView& view, const HostTimeline& host,
                        const std::unordered_set<std::size_t>& pinned_calls,
                        std::vector<CallChange>& changed, std::vector<Ns>& earlier) {

@@ -35,6 +35,12 @@ std::optional<std::vector<std::uint64_t>> threadsOwnWork(const DeviceView& view,
 std::unordered_map<std::uint64_t, std::uint64_t> streamOfWork(const std::vector<std::uint64_t>& keys,
                                                               const std::vector<std::uint64_t>& stream_keys);
 
+// The thread (its tid) whose loop `work` is, where threadsOwnWork cut a shared stream's work per
+// thread (`ran_on`: streamOfWork's); nullopt for a stream's work kept whole.
+std::optional<std::uint32_t> workThread(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                                        const std::unordered_map<std::uint64_t, std::uint64_t>& ran_on,
+                                        std::uint64_t work);
+
 // The legacy stream's barriers in the schedule before the split (`lanes` empty: each op on its
 // stream) or after it (op p on lane `lanes[p]`): an op on the legacy stream waits for the earlier
 // work of every blocking stream of its context, and their later work waits for it. The split's
