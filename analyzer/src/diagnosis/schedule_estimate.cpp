@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <queue>
 #include <unordered_map>
+
+#include "diagnosis/api_names.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
@@ -92,6 +95,10 @@ class ScheduleRun {
   std::vector<std::int64_t> op_barrier_;       // per op: the barrier it follows, -1 for none
   std::vector<Ns> op_lag_;                     // per op after a barrier: its release after it
   std::vector<Ns> own_release_;                // per op after no barrier: its release
+  // Per barrier: what its thread issues after it moves by that much (launchAfterSleep), set when
+  // it starts; whether it is an explicit synchronize that still waits.
+  std::vector<Ns> resume_shift_;
+  std::vector<std::uint8_t> sleeper_;
   std::vector<std::uint8_t> finished_;
   Ns now_ = 0;
   Ns first_start_ = std::numeric_limits<Ns>::max();
@@ -159,6 +166,11 @@ void ScheduleRun::addHostNodes(const std::vector<CallChange>& changed, const std
       after_previous_[b] = std::max<Ns>(0, barrier.after_previous - sooner);
       to.push_back({n + b, after_previous_[b]});
     }
+  }
+  resume_shift_.assign(m_.barriers_.size(), 0);
+  sleeper_.assign(m_.barriers_.size(), 0);
+  for (std::size_t b = 0; b < m_.barriers_.size(); ++b) {
+    sleeper_[b] = m_.barriers_[b].slept >= 0 && waits[b] ? 1 : 0;
   }
   for (std::size_t k = 0; k < m_.barrier_waits_.size(); ++k) {
     const OrderEdge& wait = m_.barrier_waits_[k];
@@ -415,6 +427,18 @@ void ScheduleRun::releaseSms(std::size_t ended) {
 // kernel on average), while the kernel itself still ends at its measured end.
 void ScheduleRun::start(std::size_t pos) {
   started_[pos] = 1;
+  if (pos >= m_.size() && !sleeper_.empty() && sleeper_[pos - m_.size()] != 0) {
+    // An explicit synchronize that still waits: its thread's next call takes what this
+    // schedule's block adds to the recorded one's (launchAfterSleep), or gives back of it.
+    const std::size_t b = pos - m_.size();
+    const ScheduleModel::Barrier& barrier = m_.barriers_[b];
+    const Ns began =
+        barrier.previous < 0
+            ? host_start_[b]
+            : end_[m_.size() + static_cast<std::size_t>(barrier.previous)] + after_previous_[b];
+    resume_shift_[b] =
+        launchAfterSleep(std::max<Ns>(0, now_ - began)) - launchAfterSleep(barrier.slept);
+  }
   if (pos < m_.size()) first_start_ = std::min(first_start_, now_);
   started_at_[pos] = now_;
   end_[pos] = now_ + duration_[pos];
@@ -455,7 +479,9 @@ void ScheduleRun::finishAt(Ns time) {
     finished_[pos] = 1;
     for (std::size_t k = first_successor_[pos]; k < first_successor_[pos + 1]; ++k) {
       const Successor next = successors_[k];
-      ready_[next.to] = std::max(ready_[next.to], time + next.lag);
+      const Ns shift =
+          pos >= m_.size() && !resume_shift_.empty() ? resume_shift_[pos - m_.size()] : 0;
+      ready_[next.to] = std::max(ready_[next.to], time + std::max<Ns>(0, next.lag + shift));
       if (--remaining_[next.to] == 0) becomeAvailable(next.to);
     }
     if (const auto held = held_barriers_.find(pos); held != held_barriers_.end()) {
@@ -500,6 +526,26 @@ Ns ScheduleRun::run() {
     if (!started_[p]) return m_.recorded_span_;
   }
   return last_end_ - first_start_;
+}
+
+// The measured points of schedule_estimate.h, log-linear in between.
+Ns launchAfterSleep(Ns slept) {
+  struct Point {
+    double slept_us;
+    double longer_us;
+  };
+  static constexpr Point kPoints[] = {{15, 0},    {55, 0.7},   {170, 1.4},
+                                      {550, 2.5}, {1700, 5.8}, {5500, 15.7}};
+  const double us = static_cast<double>(slept) / 1e3;
+  if (us <= kPoints[0].slept_us) return 0;
+  for (std::size_t i = 1; i < std::size(kPoints); ++i) {
+    if (us > kPoints[i].slept_us) continue;
+    const Point& a = kPoints[i - 1];
+    const Point& b = kPoints[i];
+    const double f = std::log(us / a.slept_us) / std::log(b.slept_us / a.slept_us);
+    return static_cast<Ns>(1e3 * (a.longer_us + f * (b.longer_us - a.longer_us)));
+  }
+  return static_cast<Ns>(1e3 * kPoints[std::size(kPoints) - 1].longer_us);
 }
 
 // Greedy list scheduling of equal blocks, as the block scheduler places them: at each moment the
@@ -720,6 +766,11 @@ void ScheduleModel::addHost(const DeviceView& view, const HostTimeline& host) {
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
     const HostBarrier& barrier = host.barriers[b];
     Barrier node{barrier.call, barrier.start, barrier.own, barrier.previous, 0};
+    if (isExplicitSync(view.callKind(barrier.call))) {
+      Ns waited = barrier.start;  // as the schedule sees it: until its W ended
+      for (std::size_t p : barrier.waited_for) waited = std::max(waited, ops[p].end);
+      node.slept = waited - barrier.start;
+    }
     if (barrier.previous >= 0) {
       node.after_previous =
           std::max<Ns>(0, barrier.start - returned[static_cast<std::size_t>(barrier.previous)]);

@@ -44,7 +44,10 @@
 // (plus its own time), and the thread's later launches are released relative to it, so a faster
 // device lets a synchronizing host run ahead. Of the ops other threads launched, it waits only for
 // those the what-if issued before it began (the trace's W was found by the recorded issue times):
-// a thread that runs ahead does not wait for work another thread issues later. Cost: O((n + e) log n).
+// a thread that runs ahead does not wait for work another thread issues later. The thread's first
+// call after an explicit synchronize takes longer the longer the synchronize slept (launchAfterSleep):
+// where a what-if changes how long one blocks, what the thread issues after it moves by the
+// difference. Cost: O((n + e) log n).
 #pragma once
 
 #include <cstdint>
@@ -92,6 +95,15 @@ struct CallChange {
 // other blocks for `held` first. Without them held: ceil(waves_left) x block; a last wave with
 // room for the displaced blocks ends no later.
 Ns blocksEndWithSlotsHeld(double waves_left, Ns block, double taken, Ns held);
+
+// How much longer a host thread's first call after an explicit synchronize takes when the
+// synchronize blocked for `slept` than when it found its work almost done (the thread resumes
+// slowly after a long sleep). On the lab corpus's H100 traces (40 traces, 1,106 synchronizes whose
+// thread's next call, within 20 µs, was a kernel launch; the median launch call after each range of
+// blocking beyond the trace's median launch call, against blocks under 30 µs): 0.7 µs longer after
+// 30-100 µs, 1.4 after 0.1-0.3 ms, 2.5 after 0.3-1 ms, 5.8 after 1-3 ms, 15.7 after 3-10 ms. Each
+// at its range's middle (log scale), log-linear in between, held beyond the last.
+Ns launchAfterSleep(Ns slept);
 
 // Blocks of `kernel` that fit on one SM at once; 0 when the device data is missing.
 std::int64_t residentBlocksPerSm(const Device& device, const GpuOp& kernel);
@@ -189,6 +201,7 @@ class ScheduleModel {
     Ns own = 0;
     std::int64_t previous = -1;
     Ns after_previous = 0;    // start - the previous barrier's end
+    Ns slept = -1;            // an explicit synchronize: how long it blocked in the trace; -1 other
   };
   std::vector<Barrier> barriers_;
   std::vector<OrderEdge> barrier_waits_;   // op -> barrier b as {position, b}
