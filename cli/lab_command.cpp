@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -68,6 +69,16 @@ std::string renderText(const lab::LabScore& score, const LabScoreArgs& args,
       out << fmt::format("  {:<28} {} programs\n", terminalSafe(u.finding), u.programs);
     }
   }
+  const std::size_t drifted = static_cast<std::size_t>(
+      std::count_if(score.cases.begin(), score.cases.end(), [](const lab::LabCase& c) { return c.drifted; }));
+  if (drifted > 0) {
+    const std::size_t within = static_cast<std::size_t>(std::count_if(
+        score.cases.begin(), score.cases.end(), [](const lab::LabCase& c) { return c.drifted && c.within; }));
+    out << fmt::format(
+        "\n{} cases ({} within) measured against a later recording's baseline runs whose median is more "
+        "than {:.0f}% from the analyzed recording's: their claim is priced on another run of the program\n",
+        drifted, within, 100.0 * lab::kBaselineDriftShare);
+  }
   if (args.cases) {
     out << "\ncases (program variant finding span saving ±uncertainty cost verdict):\n";
     for (const lab::LabCase& c : score.cases) {
@@ -111,7 +122,8 @@ std::string renderJson(const lab::LabScore& score, const std::vector<std::string
                             {"finding", c.finding}, {"span_ns", c.span_ns},
                             {"saving_ns", c.saving_ns}, {"uncertainty_ns", c.uncertainty_ns},
                             {"cost_ns", c.cost_ns}, {"within", c.within}, {"decided", c.decided}, {"false_finding", c.false_finding},
-                            {"missed", c.missed}});
+                            {"missed", c.missed}, {"baseline_drift", c.baseline_drift},
+                            {"drifted", c.drifted}});
   }
   out["target_misses"] = misses;
   // The corpus path may be any bytes: invalid UTF-8 is replaced, not an internal error.

@@ -79,6 +79,8 @@ TEST_CASE("lab score: each case is judged against its transform's measured savin
   for (const lab::LabCase& c : score.cases) by[c.transform] = c;
   CHECK(by["pin-host"].within);
   CHECK(by["pin-host"].cost_ns == cost);
+  CHECK_FALSE(by["pin-host"].drifted);  // measured against the analyzed recording's own runs
+  CHECK(by["pin-host"].baseline_drift == 0.0);
   CHECK_FALSE(by["pin-host-far"].within);
   CHECK(by["pin-host-nothing"].false_finding);
   CHECK(by["hoist-alloc"].missed);
@@ -123,6 +125,11 @@ TEST_CASE("lab score: a variant recorded later is compared with the baseline run
   CHECK(score.cases[0].saving_ns == cost);  // not cost - drift, from the program's own runs
   CHECK(score.cases[0].span_ns == span + 1'000);
   CHECK(score.cases[0].within);
+  // Its own baseline ran 10% slower than the analyzed recording's: the case is marked drifted (its
+  // claim was priced on a run of the program that may not behave like the runs it is measured on).
+  CHECK(score.cases[0].baseline_drift ==
+        Approx(static_cast<double>(span + drift + 1'000) / static_cast<double>(span + 1'000) - 1.0));
+  CHECK(score.cases[0].drifted);
 }
 
 TEST_CASE("lab score: a missing or malformed corpus is a UserError") {

@@ -31,6 +31,10 @@ inline constexpr Ns kAbsoluteToleranceNs = 20'000;
 inline constexpr double kFalseCostShare = 0.05;
 inline constexpr double kFalseSavingShare = 0.02;
 inline constexpr double kMissedSavingShare = 0.05;
+// A variant recorded later (with baseline runs of its own) is measured against those runs, while
+// its claim is priced on the analyzed recording's: where the two baselines' medians differ by more
+// than this share, the case compares two runs of the program that may not behave alike (drifted).
+inline constexpr double kBaselineDriftShare = 0.05;
 
 struct LabCase {
   std::string program;
@@ -49,6 +53,10 @@ struct LabCase {
   bool false_finding = false;
   bool missed = false;
   bool significant = false; // saving >= kMissedSavingShare of the span
+  // A variant recorded later: its own baseline runs' median over the analyzed recording's, minus
+  // 1 (0 when measured against the analyzed recording's runs). drifted: |drift| > kBaselineDriftShare.
+  double baseline_drift = 0.0;
+  bool drifted = false;
 };
 
 // One row of a table: the cases of one finding id (or of one transform).

@@ -202,6 +202,10 @@ LabCase judge(const Program& program, const Variant& variant) {
   const Ns baseline_median =
       own_baseline ? static_cast<Ns>(std::llround(median(baseline))) : program.median_ns;
   const double baseline_error = own_baseline ? medianError(baseline) : program.median_error_ns;
+  if (own_baseline && program.median_ns > 0) {
+    c.baseline_drift = static_cast<double>(baseline_median) / static_cast<double>(program.median_ns) - 1.0;
+    c.drifted = std::abs(c.baseline_drift) > kBaselineDriftShare;
+  }
   c.saving_ns = paired ? static_cast<Ns>(std::llround(median(differences)))
                        : baseline_median - variant.median_ns;
   const Ns saved = std::max<Ns>(c.saving_ns, 0);  // a fix that slowed the program saved nothing
