@@ -182,12 +182,16 @@ void ScheduleRun::addHostNodes(const std::vector<CallChange>& changed, const std
     from.push_back(wait.from);
     to.push_back({n + wait.to, 0});
   }
+  // An op launched after a barrier is released its recorded lag after it, less the host time
+  // given back before it.
+  op_barrier_ = m_.op_barrier_;
+  op_lag_.assign(n, 0);
+  for (std::size_t p = 0; p < n && !op_barrier_.empty(); ++p) {
+    if (op_barrier_[p] >= 0) op_lag_[p] = std::max<Ns>(0, m_.op_lag_[p] - (earlier.empty() ? 0 : earlier[p]));
+  }
   // An op its own call now waits for (a staged copy made pinned) no longer follows that call's
   // return: it follows the thread's previous call as the call does, released its recorded time
   // after the call began (less what `earlier` takes off: the staging).
-  op_barrier_ = m_.op_barrier_;
-  op_lag_.assign(n, 0);
-  std::vector<std::uint8_t> lag_set;  // ops whose lag is set here, not the recorded one
   for (const auto& [p, b] : now_waited) {
     if (op_barrier_.empty() || op_barrier_[p] != static_cast<std::int64_t>(b)) continue;
     const ScheduleModel::Barrier& call = m_.barriers_[b];
@@ -198,8 +202,6 @@ void ScheduleRun::addHostNodes(const std::vector<CallChange>& changed, const std
       ready_[p] = ready_[n + b] + after_start;
       continue;
     }
-    lag_set.resize(n, 0);
-    lag_set[p] = 1;
     op_lag_[p] = after_previous_[b] + after_start;
   }
   own_release_.assign(ready_.begin(), ready_.begin() + static_cast<std::ptrdiff_t>(n));
@@ -207,9 +209,6 @@ void ScheduleRun::addHostNodes(const std::vector<CallChange>& changed, const std
     if (op_barrier_.empty() || op_barrier_[p] < 0) continue;
     ready_[p] = std::numeric_limits<Ns>::min();
     from.push_back(n + static_cast<std::size_t>(op_barrier_[p]));
-    if (lag_set.empty() || !lag_set[p]) {
-      op_lag_[p] = std::max<Ns>(0, m_.op_lag_[p] - (earlier.empty() ? 0 : earlier[p]));
-    }
     to.push_back({p, op_lag_[p]});
   }
 }
@@ -477,10 +476,9 @@ void ScheduleRun::finishAt(Ns time) {
     }
     if (pos < m_.size()) last_end_ = std::max(last_end_, time);
     finished_[pos] = 1;
+    const Ns shift = pos >= m_.size() && !resume_shift_.empty() ? resume_shift_[pos - m_.size()] : 0;
     for (std::size_t k = first_successor_[pos]; k < first_successor_[pos + 1]; ++k) {
       const Successor next = successors_[k];
-      const Ns shift =
-          pos >= m_.size() && !resume_shift_.empty() ? resume_shift_[pos - m_.size()] : 0;
       ready_[next.to] = std::max(ready_[next.to], time + std::max<Ns>(0, next.lag + shift));
       if (--remaining_[next.to] == 0) becomeAvailable(next.to);
     }

@@ -108,6 +108,13 @@ std::vector<std::string> findingIds(const json& value) {
   return ids;
 }
 
+// A variant's id field (a trace stream's or thread's) where the manifest names one.
+std::optional<std::uint32_t> optionalId(const json& variant, const char* key) {
+  const auto id = variant.find(key);
+  if (id == variant.end()) return std::nullopt;
+  return id->get<std::uint32_t>();
+}
+
 Program parseProgram(const json& entry, const std::string& where) {
   try {
     Program program;
@@ -122,18 +129,10 @@ Program parseProgram(const json& entry, const std::string& where) {
     for (const auto& [transform, variant] : entry.at("variants").items()) {
       std::vector<double> spans = spansOf(variant.value("spans_ns", json()));
       const double error = medianError(spans);
-      std::optional<std::uint32_t> stream_id;
-      if (const auto id = variant.find("stream_id"); id != variant.end()) {
-        stream_id = id->get<std::uint32_t>();
-      }
-      std::optional<std::uint32_t> thread_id;
-      if (const auto id = variant.find("thread_id"); id != variant.end()) {
-        thread_id = id->get<std::uint32_t>();
-      }
       program.variants.push_back({transform, findingIds(variant.at("finding")),
                                   variant.at("median_ns").get<Ns>(), error, std::move(spans),
-                                  spansOf(variant.value("baseline_spans_ns", json())), stream_id,
-                                  thread_id});
+                                  spansOf(variant.value("baseline_spans_ns", json())),
+                                  optionalId(variant, "stream_id"), optionalId(variant, "thread_id")});
     }
     return program;
   } catch (const json::exception& error) {

@@ -418,16 +418,17 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   }
   const bool any_feeds = std::any_of(priced.begin(), priced.end(), [](const Priced& p) { return p.ahead.has_value(); });
   // Where threads shared the stream, each fix splits one thread's loop: the fixes name it.
-  const auto threadOf = [&](const Priced& fix) {
-    return own_work ? workThread(view, keys, ran_on, candidates[fix.candidate].stream) : std::nullopt;
-  };
-  const bool per_thread =
-      std::any_of(priced.begin(), priced.end(), [&](const Priced& p) { return threadOf(p).has_value(); });
+  std::vector<std::optional<std::uint32_t>> thread_of(priced.size());
+  for (std::size_t k = 0; k < priced.size() && own_work; ++k) {
+    thread_of[k] = workThread(view, keys, ran_on, candidates[priced[k].candidate].stream);
+  }
+  const bool per_thread = std::any_of(thread_of.begin(), thread_of.end(), [](const auto& t) { return t.has_value(); });
   if (priced.size() > 1 || any_feeds || per_thread) {
     std::vector<FixSaving> fixes;
-    for (const Priced& fix : priced) {
+    for (std::size_t k = 0; k < priced.size(); ++k) {
+      const Priced& fix = priced[k];
       const std::uint32_t stream_id = candidates[fix.candidate].stream_id;
-      const std::optional<std::uint32_t> thread = threadOf(fix);
+      const std::optional<std::uint32_t> thread = thread_of[k];
       if (fix.ahead) fixes.push_back({"copy-ahead", *fix.ahead, stream_id, thread});
       fixes.push_back({"multi-stream", fix.split, stream_id, thread});
     }
