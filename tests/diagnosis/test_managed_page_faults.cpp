@@ -185,8 +185,9 @@ TEST_CASE("managed-page-faults: a prefetch also costs the driver's turnaround it
   // As the "same-shape" case above (1 ms run, 700 µs without its faults, 64 KiB in), then the host
   // reads the buffer back: three CPU page faults, each followed by the DtoH migration of its page
   // 30, 34 and 60 µs later (another page's migration in between does not answer a fault). The
-  // prefetch asks the driver for the same move the other way: it takes the median, 34 µs, beside
-  // its copy.
+  // prefetch asks the driver for the same move the other way, the window's first move of these
+  // pages: it takes as long as the window's first CPU fault waited, 30 µs (not the median, 34),
+  // beside its copy.
   constexpr std::uint64_t kPage = 0x7f0000000000ull;
   b.launch(13, 0, 5, 10, 1'010);
   b.launch(13, 6, 8, 1'010, 1'110);
@@ -216,8 +217,62 @@ TEST_CASE("managed-page-faults: a prefetch also costs the driver's turnaround it
   const auto findings = test::findingsOf(b.build());
   const Finding* f = test::findingById(findings, "managed-page-faults");
   REQUIRE(f != nullptr);
-  const Ns fixed = 700 * kUs + 34 * kUs + prefetchNs(64 << 10) + 10 * kUs;
+  const Ns fixed = 700 * kUs + 30 * kUs + prefetchNs(64 << 10) + 10 * kUs;
   CHECK(f->time_ns == Approx(static_cast<double>(1'000 * kUs - fixed)).margin(1000));
+}
+
+namespace {
+
+// A faulting kernel (1 ms, 700 µs without its faults, 64 KiB moved at 0x7f0000000000), a
+// synchronize, the host's read of the buffer (a CPU fault at 1020 µs whose DtoH migration starts
+// `first_turnaround_us` later), a read of memory no kernel moved (a CPU fault at 1220 µs, 20 µs
+// turnaround) and, with `launch_after`, a kernel of another shape launched at 1400 µs.
+Finding readAfterFirstMove(double first_turnaround_us, bool launch_after) {
+  constexpr std::uint64_t kPage = 0x7f0000000000ull;
+  TraceBuilder b = linked();
+  b.launch(13, 0, 5, 10, 1'010);
+  faultGroup(b, 100, 400, 20);
+  migration(b, 150, 390, 64 << 10);
+  b.trace().unified_memory.migrations.back().address = kPage;
+  b.streamSynchronize(13, 6, 1'012);
+  const double read_us[] = {1'020, 1'220};
+  const double turnaround_us[] = {first_turnaround_us, 20};
+  const std::uint64_t page[] = {kPage, kPage + (1ull << 30)};
+  for (int i = 0; i < 2; ++i) {
+    b.trace().unified_memory.cpu_faults.push_back({TraceBuilder::ns(read_us[i]), page[i] + 8, 4242});
+    UmMigration back;
+    back.start = TraceBuilder::ns(read_us[i] + turnaround_us[i]);
+    back.end = back.start + 2 * kUs;
+    back.bytes = 64 << 10;
+    back.address = page[i];
+    back.pid = 4242;
+    back.direction = CopyKind::kUvmDtoH;
+    back.cause = schema::UmMigrationCause::kCoherence;
+    b.trace().unified_memory.migrations.push_back(back);
+  }
+  if (launch_after) b.launch(13, 1'400, 1'405, 1'410, 1'510).grid_blocks = 32;
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "managed-page-faults");
+  REQUIRE(f != nullptr);
+  return *f;
+}
+
+}  // namespace
+
+TEST_CASE("managed-page-faults: the first move of a range waits longer, with or without the fix") {
+  // The window's first CPU fault waited 60 µs where the later one waited 20: the driver's first
+  // move of a range is slow to start. With the fix the prefetch makes that move (its kernel waits
+  // 60 µs, not 20, beside the copy) and the host's read waits 20 µs like the later faults.
+  const Finding cold_trailing = readAfterFirstMove(60, false);
+  const Finding warm_trailing = readAfterFirstMove(20, false);
+  // The read after the last kernel: only the prefetch's slower start shows in the span.
+  CHECK(warm_trailing.time_ns - cold_trailing.time_ns ==
+        Approx(static_cast<double>(40 * kUs)).margin(1000));
+  CHECK(cold_trailing.summary.find("60.0 µs for its first move of a range") != std::string::npos);
+  // A read the next launch waits for: the host's 40 µs back cancel the prefetch's 40 µs.
+  const Finding cold = readAfterFirstMove(60, true);
+  const Finding warm = readAfterFirstMove(20, true);
+  CHECK(cold.time_ns == Approx(static_cast<double>(warm.time_ns)).margin(1000));
 }
 
 TEST_CASE("managed-page-faults: a prefetch ends with the driver's remap its fault groups show") {
