@@ -657,3 +657,37 @@ TEST_CASE("a staged cudaMemcpy made pinned waits for its copy") {
 
 }  // namespace
 }  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+TEST_CASE("a staged copy held by a stream wait returns as its copy ends") {
+  // Stream 13 waits for a 500 µs DtoH copy of stream 14 (5-505). A pageable HtoD
+  // cudaMemcpyAsync on stream 13 began at 10 µs; the wait held its DMA until 6 µs after the
+  // download ended (511-611), and the call returned with it (610), as the driver stages such a
+  // copy only as its DMA drains the staging buffers (g000260's 5.7 MB copies on an H100). The
+  // call waited for its copy; it is not 600 µs of host time. The thread then launched a kernel.
+  TraceBuilder b;
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 0, 1, 5, 505, CopyKind::kDtoH);
+  b.eventRecord(14, 1, 2, 3);
+  b.streamWaitEvent(13, 3, 4, 1);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 10, 610, 511, 611, CopyKind::kHtoD, MemKind::kPageable);
+  b.launch(15, 612, 613, 620, 720);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const HostTimeline host = buildHostTimeline(view);
+  REQUIRE(host.barriers.size() == 1);
+  REQUIRE(host.barriers[0].waited_for.size() == 1);
+  CHECK(host.barriers[0].waited_for[0] == at(view, 511));
+  CHECK(host.barriers[0].own == 0);
+  // Without the wait the upload runs at once (16-116: released 6 µs after its call began, as it
+  // started 6 µs after the download), the call returns as it ends, and the kernel follows:
+  // the span ends with the download, 505 µs, not 720.
+  const std::vector<OrderEdge> wait = {{at(view, 5), at(view, 511), TraceBuilder::ns(6)}};
+  const ScheduleModel model(view, host, wait);
+  CHECK(model.span(wait) == TraceBuilder::ns(720 - 5));
+  CHECK(model.savingWithout({}, wait) == TraceBuilder::ns(720 - 505));
+}
+
+}  // namespace
+}  // namespace cuoverlap

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "diagnosis/api_names.h"
+#include "diagnosis/stream_waits.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
@@ -218,6 +219,34 @@ std::int64_t lastOfProcess(const std::vector<std::pair<Ns, std::int64_t>>& by_en
   return after == by_end.begin() ? -1 : std::prev(after)->second;
 }
 
+// An op a stream wait released started this soon after the op it waited for ended (on an H100
+// 6-13 µs from a DtoH copy to an HtoD one); one that started later was held by something else
+// (its engine, or the host still staging it).
+constexpr Ns kWaitReleasedNs = 20'000;
+
+// Per op a stream wait released (its X): when the last op it waited for ended.
+std::unordered_map<std::size_t, Ns> waitReleases(const DeviceView& view) {
+  std::unordered_map<std::size_t, Ns> released;
+  for (const StreamWait& wait : streamWaits(view)) {
+    for (std::size_t y : wait.waited_for) {
+      auto [it, added] = released.emplace(wait.released, view.ops()[y].end);
+      if (!added) it->second = std::max(it->second, view.ops()[y].end);
+    }
+  }
+  return released;
+}
+
+// Whether a staged copy's call was held by a stream wait on its own op: the op the wait waited
+// for ended inside the call, and the op started as the wait released it, before the call returned.
+bool heldByWait(const DeviceView& view, const std::unordered_map<std::size_t, Ns>& released,
+                std::size_t op, const RuntimeCall& call) {
+  const auto it = released.find(op);
+  if (it == released.end()) return false;
+  const ScopedOp& scoped = view.ops()[op];
+  return it->second > call.start && it->second <= scoped.start &&
+         scoped.start <= it->second + kWaitReleasedNs && scoped.start < call.end;
+}
+
 }  // namespace
 
 HostTimeline buildHostTimeline(const DeviceView& view,
@@ -226,6 +255,7 @@ HostTimeline buildHostTimeline(const DeviceView& view,
   if (!view.hasRuntimeData() || view.empty()) return timeline;
   const IssueIndex index(view);
   const SyncLookup syncs(view);
+  const auto wait_released = waitReleases(view);
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<HostBarrier>> by_thread;
   std::size_t edges = 0;
   const std::size_t budget = std::max(kMinEdgeBudget, kMaxEdgesPerOp * view.ops().size());
@@ -276,10 +306,19 @@ HostTimeline buildHostTimeline(const DeviceView& view,
         };
         const auto previous =
             index.lastMatching({op.pid, op.context_id, op.stream_id}, call.start, same_way);
+        const std::size_t own_op = *index.opOfCall(call_index);
         if (previous && byThisThread(*previous) && view.ops()[*previous].end > call.start &&
             view.ops()[*previous].end <= call.end) {
           barrier.waited_for.push_back(*previous);
           w = view.ops()[*previous].end;
+        } else if (heldByWait(view, wait_released, own_op, call)) {
+          // Its own op was held by a stream wait when the call began and started inside it: the
+          // call staged as the wait released the DMA, so it waited for that copy (W), returning
+          // with its end (g000260's 5.7 MB uploads returned 2-8 µs before theirs ended: the
+          // clocks' disagreement), and a what-if without the wait returns it sooner.
+          barrier.waited_for.push_back(own_op);
+          w = view.ops()[own_op].end;
+          returned_at_w = true;
         }
       }
       if (view.callKind(call_index) == ApiKind::kMemcpySync) {

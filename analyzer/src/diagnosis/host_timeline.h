@@ -11,9 +11,9 @@
 // stream for an event synchronize). In the trace W ended at w. The part of B not spent waiting, own = r - w when W was in flight (w > s, the
 // wake-up latency), else r - s. A call that returned before W ended (w > r: a pageable HtoD
 // cudaMemcpy returns once the host has staged the data) waited for none of it: W is dropped and
-// own = r - s; but a staged copy that began while its thread's previous staged copy of its stream
-// the same way was still held, and returned after that ended, waited for it (W is that copy): the
-// driver stages a stream's copies one after another. In a what-if schedule B returns at max(s', end of W') + own, where
+// own = r - s; but a staged copy that began while its thread's previous staged copy of its stream the same way was held, and
+// returned after that ended, waited for it (W is that copy: the driver stages a stream's copies one after another); one whose
+// own copy a stream wait held when it began, released before it returned, waited for that copy (W, own 0). In a what-if schedule B returns at max(s', end of W') + own, where
 // s' = the return of T's previous blocking call + (s - its recorded return): host work between
 // calls keeps its length. An op launched by T after B returned is released at B's what-if return
 // plus (its recorded release - r). Ops launched before T's first blocking call keep their release.

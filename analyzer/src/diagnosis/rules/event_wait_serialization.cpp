@@ -13,7 +13,9 @@
 // Cost: how much the span would shrink without these waits: the what-if schedule of the device's
 // ops with every wait minus the same schedule without the serializing ones
 // (diagnosis/schedule_estimate.h), the waits also its recorded constraints: a copy whose call
-// blocked while a wait held it is released, without the wait, when its call began. A wait releases
+// blocked while a wait held it is released, without the wait, when its call began, and a staged
+// (pageable) copy's call that the wait held returns as its copy ends (diagnosis/host_timeline.h),
+// so the thread's later work moves up with it. A wait releases
 // its op the lag the trace shows for such waits after Y ended (StreamWait::release_lag: 6-12 µs
 // from a DtoH copy to an HtoD one on an H100), which dropping it gives back too; the legacy
 // stream's implicit barriers (diagnosis/legacy_barriers.h) stay in both schedules: a wait for the
