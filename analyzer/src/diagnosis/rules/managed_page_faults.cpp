@@ -549,9 +549,12 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
                                         : ", prefetch time unknown (no pinned HtoD rate)",
                   turnaround.typical > 0
                       ? fmt::format(" after the driver's {} turnaround (this trace's CPU page "
-                                    "faults; {} for its first move of a range)",
+                                    "faults{})",
                                     units::formatDuration(turnaround.typical),
-                                    units::formatDuration(turnaround.first))
+                                    turnaround.first != turnaround.typical
+                                        ? fmt::format("; {} for its first move of a range",
+                                                      units::formatDuration(turnaround.first))
+                                        : "")
                       : "",
                   host_faults.faults > 0
                       ? fmt::format("; the host's reads would take {} CPU page faults fewer (a "
