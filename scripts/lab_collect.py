@@ -7,7 +7,9 @@
 Each batch is one `cuoverlap record` of `cuoverlap-lab run PROGRAMS.jsonl --results RESULTS.jsonl`.
 For every NVTX range `lab ID VARIANT #REP` the run's measured span is (last GPU op end - first GPU
 op start) over the kernels, copies and memsets that lie inside the range (GPU and NVTX timestamps
-share one clock in our traces). Per program: the baseline's spans, their median and the window
+share one clock in our traces): the device span the analyzer reports and prices, so unified-memory
+migrations (MEMCPY rows of copyKind 11-13, which the analyzer reads as unified-memory activity, not
+ops) do not count; a host read's migration after the last kernel would otherwise lengthen the span. Per program: the baseline's spans, their median and the window
 (NVTX range) of the kept rep, the one whose span is the median (the lower middle of an even count);
 per transform its spans and median. Runs that failed in the results, or whose range holds no GPU op,
 are listed under "failed" and left out; a program without one good baseline run is left out.
@@ -40,6 +42,8 @@ EVENT_TABLE = "CUPTI_ACTIVITY_KIND_CUDA_EVENT"
 RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 STREAM_TABLE = "TARGET_INFO_CUDA_STREAM"
 GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
+# Unified-memory migrations in the MEMCPY table (the analyzer's kUnifiedMemoryCopies): not ops.
+UNIFIED_MEMORY_COPY_KINDS = (11, 12, 13)
 
 
 def tables(db):
@@ -61,12 +65,19 @@ def lab_ranges(db):
 
 
 def gpu_ops(db):
-    """(starts, ends) of every kernel, copy and memset, sorted by start."""
+    """(starts, ends) of every kernel, copy and memset, sorted by start; unified-memory migrations are
+    not ops."""
     present = set(tables(db))
     ops = []
     for table in GPU_TABLES:
-        if table in present:
-            ops += db.execute(f'SELECT start, end FROM "{table}" WHERE end IS NOT NULL').fetchall()
+        if table not in present:
+            continue
+        where = "end IS NOT NULL"
+        columns = [r[1] for r in db.execute(f'PRAGMA table_info("{table}")')]
+        if table == "CUPTI_ACTIVITY_KIND_MEMCPY" and "copyKind" in columns:
+            kinds = ", ".join(str(k) for k in UNIFIED_MEMORY_COPY_KINDS)
+            where += f" AND coalesce(copyKind, 0) NOT IN ({kinds})"
+        ops += db.execute(f'SELECT start, end FROM "{table}" WHERE {where}').fetchall()
     ops.sort()
     return [s for s, _ in ops], [e for _, e in ops]
 

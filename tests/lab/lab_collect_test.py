@@ -168,6 +168,46 @@ class LabCollectTest(unittest.TestCase):
             self.assertEqual([json.loads(line)["id"] for line in f], ["p1", "p2", "p3"])
 
 
+class UnifiedMemorySpanTest(unittest.TestCase):
+    """A run's span is the analyzer's device span: unified-memory migrations are not ops."""
+
+    def test_migrations_do_not_lengthen_a_span(self):
+        work = tempfile.mkdtemp(prefix="lab_collect_um.")
+        trace = os.path.join(work, "batch0.sqlite")
+        db = sqlite3.connect(trace)
+        db.executescript("""
+          CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT);
+          CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, streamId INTEGER);
+          CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER, bytes INTEGER,
+                                                   copyKind INTEGER);
+          INSERT INTO NVTX_EVENTS VALUES (0, 1000, 59, 'lab q1 baseline #1'),
+                                         (1000, 2000, 59, 'lab q1 fix #1');
+          -- baseline: GPU faults migrate in before the kernel (11), the host's read migrates the
+          -- buffer back after it (12): span 100-400, not 50-900
+          INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (50, 90, 65536, 11), (300, 400, 4096, 1),
+                                                        (600, 900, 65536, 12);
+          INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (100, 300, 7), (1100, 1300, 7);
+          -- a migration with no copy kind recorded counts as a copy
+          INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (1300, 1350, 16, NULL), (1400, 1900, 65536, 13);
+        """)
+        db.commit()
+        db.close()
+        write_jsonl(os.path.join(work, "programs.jsonl"),
+                    [{"id": "q1", "seed": 1, "shape": "chain", "findings": {"fix": "managed-page-faults"},
+                      "variants": {"baseline": {}, "fix": {}}}])
+        write_jsonl(os.path.join(work, "results.jsonl"),
+                    [{"id": "q1", "variant": v, "rep": 1, "host_us": 1.0, "ok": True}
+                     for v in ("baseline", "fix")])
+        out = os.path.join(work, "corpus")
+        subprocess.run([sys.executable, COLLECT, out, "--batch", trace,
+                        os.path.join(work, "programs.jsonl"), os.path.join(work, "results.jsonl")],
+                       check=True, stdout=subprocess.DEVNULL)
+        with open(os.path.join(out, "manifest.json")) as f:
+            q1 = json.load(f)["programs"][0]
+        self.assertEqual(q1["baseline"]["spans_ns"], [300])
+        self.assertEqual(q1["variants"]["fix"]["spans_ns"], [250])
+
+
 if __name__ == "__main__":
     COLLECT = sys.argv.pop(1)
     unittest.main()
