@@ -262,7 +262,10 @@ TEST_CASE("torch.compile: the compiled step is host-bound, compilation is host-b
     REQUIRE(f != nullptr);
     CHECK(f->severity == Severity::kError);
   }
-  CHECK(idsOf(steady.findings).count("blocking-sync-call") == 0);
+  // Its per-step synchronizes find the device idle (the step is host-bound): at most information,
+  // their own time, never a warning.
+  const Finding* sync = findingById(steady.findings, "blocking-sync-call");
+  CHECK((sync == nullptr || sync->severity == Severity::kInfo));
 }
 
 // Framework pairs: the same program with its problem and fixed, recorded on one H100 in one

@@ -191,10 +191,13 @@ TEST_CASE("every recorded streams scenario gives exactly its manifest's diagnosi
     Trace trace;
     const TraceReport report = analyzeFile(trace_path, trace);
     // Incidental findings (the manifest's list: lazy module loading) may come and go between runs;
-    // they are compared away, but must stay small.
+    // they are compared away, but must stay small. So may blocking-sync-call as information: only
+    // synchronizes that found nothing in flight (a setup synchronize's own 10 µs), no scenario's
+    // subject; as a warning it counts.
     std::set<std::string> ids;
     for (const Finding& f : report.findings) {
-      if (!incidental.count(f.id)) {
+      const bool idle_synchronizes = f.id == "blocking-sync-call" && f.severity == Severity::kInfo;
+      if (!incidental.count(f.id) && !idle_synchronizes) {
         ids.insert(f.id);
         continue;
       }

@@ -3,8 +3,8 @@
 // busy for at least 1 µs during the call) and followed by more GPU work, except a synchronize
 // that orders a synchronous copy after other streams' work (needed_syncs.h: kKept). A removable
 // synchronize that found nothing in flight is a blocking-sync-call instance too (its own host
-// time delays the thread's next work); a finding made only of those is information, not reported
-// under 1% of the span.
+// time delays the thread's next work); a finding made only of those is information (reported, as
+// every cost, from 10 µs: the fixed program gives that time back).
 // blocking-sync-call takes the synchronizes that bring nothing back (kRemovable; fix, the lab's
 // remove-sync: remove them); early-result-wait those that bring an asynchronous DtoH copy's result
 // back (kDeferrable; fix, the lab's defer-read: wait for the previous step's result instead,
@@ -39,10 +39,6 @@
 namespace cuoverlap::diagnosis {
 
 namespace {
-
-// A finding made only of synchronizes that found nothing in flight costs host time alone; below
-// this share of the span (host-busy's minimum) it is not worth reporting.
-constexpr double kIdleOnlyMinimumShare = 0.01;
 
 // Whether the device had less than kMinimumInFlightNs of work during `call` (within the view).
 bool foundNothingInFlight(const DeviceView& view, std::size_t call) {
@@ -100,7 +96,9 @@ FindingBuilder syncInstances(const DeviceView& view, const HostTimeline& host,
 // synchronize waited for) leaves the copy waiting for the same work with the same latency; what
 // its removal gives is the host work between the two, which now runs while that work does: the
 // synchronize's wait moves to the copy call (it begins that work's length later, and the copy
-// call and its op that much sooner after it).
+// call and its op that much sooner after it), keeping its own time (the thread's wake-up after
+// that work, which the copy call now pays). One that found nothing in flight has no wait to move:
+// its own time is the call's alone, which the fix removes.
 void removalChanges(const DeviceView& view, const HostTimeline& host,
                     const std::vector<SyncNeed>& needs, std::vector<CallChange>& changed,
                     std::vector<Ns>& earlier) {
@@ -125,7 +123,8 @@ void removalChanges(const DeviceView& view, const HostTimeline& host,
       continue;
     }
     const Ns host_work = std::max<Ns>(0, next->start - sync.end);
-    changed.push_back({sync.call, true, sync.own, -host_work});
+    const Ns own = foundNothingInFlight(view, sync.call) ? 0 : sync.own;
+    changed.push_back({sync.call, true, own, -host_work});
     changed.push_back({next->call, true, next->own, host_work});
     earlier[next->waited_for.front()] = host_work;
   }
@@ -192,12 +191,7 @@ std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
   if (builder.time() < kMinimumCostNs) return std::nullopt;
   if (idle_only == builder.count()) {
     // Every one found the device idle: the fix gives back only the calls' own host time, and a
-    // synchronize with nothing to wait for may be deliberate (a timing point): information, and
-    // as host-busy's host time, not worth a finding under kIdleOnlyMinimumShare of the span.
-    const Ns span = view.spanEnd() - view.spanStart();
-    if (static_cast<double>(builder.time()) < kIdleOnlyMinimumShare * static_cast<double>(span)) {
-      return std::nullopt;
-    }
+    // synchronize with nothing to wait for may be deliberate (a timing point): information.
     std::optional<Finding> finding = builder.build(
         fmt::format("{} synchronize calls found no work in flight: each held the host back for its "
                     "own time, delaying the work issued after it",
