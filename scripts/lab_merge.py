@@ -12,6 +12,12 @@ machine's drift), and its corpus line replaces the old one in programs.jsonl.gz;
 copied into CORPUS as P + their name (default "r" + the date: r20261123_batch000.sqlite). A
 program of NEWER that CORPUS lacks is added. The manifest lists each replacement under
 "replaced": [{"id", "trace", "recorded"}]. Traces no program uses any more are deleted.
+A recording of the same programs on a noisy machine start is no better measurement: before
+anything changes, the replaced programs' baseline spread (interquartile range over median) in NEWER
+is compared with CORPUS's, the median of the ratios printed with the median ratio of their spans,
+and a NEWER whose spread is more than 1.3 times CORPUS's is refused unless --accept-noisier is
+given (2026-11-25: a machine start ran the managed programs' baselines with 1.5-2.1 times the
+spread and 3.5-6% slower; the next start, 0.8-1.0 times).
 
 With --variants-only (a transform that now applies to programs it did not before, recorded as each
 program's baseline and its new variants only), CORPUS keeps its programs, traces and cases: each
@@ -111,6 +117,45 @@ def add_variants(args, manifest, newer):
           f"{named['named']} of {named['variants']} one-stream variants name their stream)")
 
 
+# At most this median ratio of the replaced programs' baseline spread, newer over corpus.
+MAX_SPREAD_RATIO = 1.3
+
+
+def median(values):
+    values = sorted(values)
+    n = len(values)
+    return (values[(n - 1) // 2] + values[n // 2]) / 2
+
+
+def spread(spans):
+    """Interquartile range over median of a program's runs; None for fewer than 4 runs."""
+    if len(spans) < 4:
+        return None
+    ordered = sorted(spans)
+    n = len(ordered)
+    middle = median(ordered)
+    return (ordered[(3 * n) // 4] - ordered[n // 4]) / middle if middle > 0 else None
+
+
+def baseline_comparison(manifest, newer):
+    """(programs compared, median spread ratio, median span ratio) of NEWER's programs against the
+    corpus programs they replace; (0, None, None) where none compares."""
+    old = {p["id"]: p for p in manifest["programs"]}
+    spreads, spans = [], []
+    for program in newer["programs"]:
+        before = old.get(program["id"])
+        if before is None:
+            continue
+        a, b = spread(program["baseline"]["spans_ns"]), spread(before["baseline"]["spans_ns"])
+        if a is not None and b:
+            spreads.append(a / b)
+        if before["baseline"].get("median_ns"):
+            spans.append(program["baseline"]["median_ns"] / before["baseline"]["median_ns"])
+    if not spreads:
+        return 0, None, None
+    return len(spreads), median(spreads), median(spans) if spans else None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpus")
@@ -120,6 +165,8 @@ def main():
                         help="add the variants CORPUS's programs lack, with their own baseline runs")
     parser.add_argument("--rerecorded", action="store_true",
                         help="replace the runs of the variants CORPUS's programs have, with their own baseline runs")
+    parser.add_argument("--accept-noisier", action="store_true",
+                        help=f"replace programs even where NEWER's baselines spread over {MAX_SPREAD_RATIO}x CORPUS's")
     args = parser.parse_args()
     manifest_path = os.path.join(args.corpus, "manifest.json")
     manifest = json.load(open(manifest_path))
@@ -129,6 +176,13 @@ def main():
     if args.variants_only or args.rerecorded:
         add_variants(args, manifest, newer)
         return
+    compared, spread_ratio, span_ratio = baseline_comparison(manifest, newer)
+    if compared:
+        print(f"lab_merge: the {compared} replaced programs' baselines: spread {spread_ratio:.2f}x, "
+              f"span {span_ratio:.3f}x the corpus's (medians)")
+        if spread_ratio > MAX_SPREAD_RATIO and not args.accept_noisier:
+            sys.exit(f"lab_merge: {args.newer}: its baselines spread {spread_ratio:.2f}x the runs they would "
+                     f"replace (at most {MAX_SPREAD_RATIO}x): a noisy machine; record again, or pass --accept-noisier")
     renamed = {}
     for program in newer["programs"]:
         trace = program["trace"]

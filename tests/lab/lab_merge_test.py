@@ -144,6 +144,35 @@ class BadInput(unittest.TestCase):
         self.assertIn("manifest.json", result.stderr)
 
 
+class NoisierRecording(unittest.TestCase):
+    """A whole re-record whose baselines spread far more than the runs they replace is refused
+    (a noisy machine), the corpus untouched; --accept-noisier is the way past."""
+
+    def test_refused_and_untouched(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            corpus, newer = os.path.join(tmp, "corpus"), os.path.join(tmp, "newer")
+            write_corpus(corpus, [program("g1", "batch000.sqlite", [100, 101, 102, 103, 104], {})],
+                         [line("g1", [])], "2026-01-01")
+            write_corpus(newer, [program("g1", "batch000.sqlite", [100, 110, 120, 130, 140], {})],
+                         [line("g1", [])], "2026-02-02")
+            with open(os.path.join(corpus, "manifest.json")) as f:
+                before = f.read()
+            result = subprocess.run([sys.executable, MERGE, corpus, newer], capture_output=True, text=True)
+            self.assertEqual(result.returncode, 1)
+            self.assertIn("spread 8.50x", result.stdout)  # (130 - 110) / 120 against (103 - 101) / 102
+            self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+            self.assertIn("--accept-noisier", result.stderr)
+            with open(os.path.join(corpus, "manifest.json")) as f:
+                self.assertEqual(f.read(), before)
+            self.assertEqual(sorted(os.listdir(corpus)), ["manifest.json", "programs.jsonl.gz"])
+
+    def test_spread(self):
+        sys.path.insert(0, os.path.dirname(os.path.abspath(MERGE)))
+        import lab_merge
+        self.assertIsNone(lab_merge.spread([1, 2, 3]))
+        self.assertAlmostEqual(lab_merge.spread([100, 101, 102, 103, 104]), 2 / 102)
+
+
 if __name__ == "__main__":
     MERGE = sys.argv.pop(1)
     unittest.main()
