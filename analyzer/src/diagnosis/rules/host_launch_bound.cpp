@@ -16,7 +16,8 @@
 // it. Otherwise (a loop that only launches) host code longer than a launch call between two
 // launches is work of its own, which stays and starts a new graph. Either way a launch sequence
 // the run repeats (a loop's body) is captured once and replayed per iteration: each repetition
-// is a graph launch of its own. The other launch calls go with the time before them. A graph
+// is a graph launch of its own. Copies and memsets stay launches (as graph nodes they cost the
+// graph launch about their own launch call's time): the kernels between them form the graphs. The other launch calls go with the time before them. A graph
 // launch is not free: it takes a typical launch call (the run's median: a first launch after a
 // synchronize often took 2-3 times that) and a time per node beyond the first (measured from the
 // trace's own graph launches, else as on an H100), which is taken from what its launches give
@@ -202,8 +203,9 @@ std::vector<bool> graphStarts(const LaunchRun& run, bool dispatched, Ns typical_
 // A graph launch takes the run's typical (median) launch call, where its first launch call may have
 // taken longer, and each node after its first costs it `what.node_launch` of what it gives back.
 // A run is captured unless its launch holds back its first op longer than its graph gains: the
-// host time it gives back and its kernels' shorter handoffs against that node time (a graph of
-// small copies, which the copy engine runs no faster than they were launched, is left as launches).
+// host time it gives back and its kernels' shorter handoffs against that node time. Copies and
+// memsets are never captured: a copy node costs cudaGraphLaunch about what the copy's own launch
+// call took, or more, so the graph gives nothing back for it, and its kernels wait for the call.
 void giveBackRun(const DeviceView& view, const LaunchRun& run, GraphWhatIf& what) {
   if (run.calls.size() < 2) return;
   std::vector<Ns> launch_time;
@@ -237,7 +239,14 @@ void giveBackRun(const DeviceView& view, const LaunchRun& run, GraphWhatIf& what
     }
     given.clear();
   };
-  const std::vector<bool> starts = graphStarts(run, dispatched, typical_launch);
+  std::vector<bool> starts = graphStarts(run, dispatched, typical_launch);
+  // A copy or memset stays a launch: as a graph node it costs the graph launch about the time its
+  // own launch call took, so the graph gives nothing back for it. The kernels around it are
+  // captured as graphs of their own.
+  for (std::size_t k = 1; k < run.calls.size(); ++k) {
+    const bool kernel = what.kernel_calls.count(run.calls[k]) != 0;
+    if (!kernel || what.kernel_calls.count(run.calls[k - 1]) == 0) starts[k] = true;
+  }
   for (std::size_t k = 1; k < run.calls.size(); ++k) {
     const Ns own = run.own_code[k - 1];
     if (starts[k]) {  // the next graph's launch
