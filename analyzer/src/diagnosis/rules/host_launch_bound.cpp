@@ -16,8 +16,8 @@
 // it. Otherwise (a loop that only launches) host code longer than a launch call between two
 // launches is work of its own, which stays and starts a new graph. Either way a launch sequence
 // the run repeats (a loop's body) is captured once and replayed per iteration: each repetition
-// is a graph launch of its own. Copies and memsets stay launches (as graph nodes they cost the
-// graph launch about their own launch call's time): the kernels between them form the graphs. The other launch calls go with the time before them. A graph
+// is a graph launch of its own. Copies to or from the host stay launches (as graph nodes they cost
+// the graph launch about their own launch call's time): the launches between them form the graphs. The other launch calls go with the time before them. A graph
 // launch is not free: it takes a typical launch call (the run's median: a first launch after a
 // synchronize often took 2-3 times that) and a time per node beyond the first (measured from the
 // trace's own graph launches, else as on an H100), which is taken from what its launches give
@@ -160,6 +160,7 @@ struct GraphWhatIf {
   Ns node_launch = 0;
   Ns handoff_gain = 0;
   std::unordered_set<std::size_t> kernel_calls;  // launch calls of kernels
+  std::unordered_set<std::size_t> host_copy_calls;  // launch calls of copies to or from the host
   std::vector<HostTimeGiven> given;
   std::vector<HostTimeGiven> later;
   std::unordered_map<std::size_t, std::int64_t> graph_of_call;
@@ -203,9 +204,10 @@ std::vector<bool> graphStarts(const LaunchRun& run, bool dispatched, Ns typical_
 // A graph launch takes the run's typical (median) launch call, where its first launch call may have
 // taken longer, and each node after its first costs it `what.node_launch` of what it gives back.
 // A run is captured unless its launch holds back its first op longer than its graph gains: the
-// host time it gives back and its kernels' shorter handoffs against that node time. Copies and
-// memsets are never captured: a copy node costs cudaGraphLaunch about what the copy's own launch
-// call took, or more, so the graph gives nothing back for it, and its kernels wait for the call.
+// host time it gives back and its kernels' shorter handoffs against that node time. Copies to or
+// from the host are never captured: such a copy node costs cudaGraphLaunch about what the copy's
+// own launch call took, or more (measured on HtoD and DtoH nodes; memset and device-to-device
+// nodes, which the device runs itself, were not), so the graph gives nothing back for it.
 void giveBackRun(const DeviceView& view, const LaunchRun& run, GraphWhatIf& what) {
   if (run.calls.size() < 2) return;
   std::vector<Ns> launch_time;
@@ -240,12 +242,13 @@ void giveBackRun(const DeviceView& view, const LaunchRun& run, GraphWhatIf& what
     given.clear();
   };
   std::vector<bool> starts = graphStarts(run, dispatched, typical_launch);
-  // A copy or memset stays a launch: as a graph node it costs the graph launch about the time its
-  // own launch call took, so the graph gives nothing back for it. The kernels around it are
-  // captured as graphs of their own.
+  // A copy to or from the host stays a launch: as a graph node it costs the graph launch about the
+  // time its own launch call took, so the graph gives nothing back for it. The launches around it
+  // are captured as graphs of their own.
   for (std::size_t k = 1; k < run.calls.size(); ++k) {
-    const bool kernel = what.kernel_calls.count(run.calls[k]) != 0;
-    if (!kernel || what.kernel_calls.count(run.calls[k - 1]) == 0) starts[k] = true;
+    if (what.host_copy_calls.count(run.calls[k]) != 0 || what.host_copy_calls.count(run.calls[k - 1]) != 0) {
+      starts[k] = true;
+    }
   }
   for (std::size_t k = 1; k < run.calls.size(); ++k) {
     const Ns own = run.own_code[k - 1];
@@ -284,6 +287,10 @@ GraphWhatIf launchesAGraphRemoves(const DeviceView& view, const HostTimeline& ho
     const auto launch = view.launchCall(op);
     if (!launch || blocking[*launch]) continue;
     if (op.kind == OpKind::kKernel) what.kernel_calls.insert(*launch);
+    if (op.kind == OpKind::kMemcpy && (op.copy_kind == CopyKind::kHtoD || op.copy_kind == CopyKind::kDtoH ||
+                                       op.copy_kind == CopyKind::kHtoH)) {
+      what.host_copy_calls.insert(*launch);
+    }
     const auto shape = std::make_tuple(static_cast<int>(op.kind), op.name, op.grid_blocks,
                                        op.block_threads, op.bytes, static_cast<int>(op.copy_kind));
     const auto [it, added] = shapes.try_emplace(shape, static_cast<LaunchShape>(shapes.size()));
