@@ -16,8 +16,9 @@
 // it. Otherwise (a loop that only launches) host code longer than a launch call between two
 // launches is work of its own, which stays and starts a new graph. Either way a launch sequence
 // the run repeats (a loop's body) is captured once and replayed per iteration: each repetition
-// is a graph launch of its own. Copies to or from the host stay launches (as graph nodes they cost
-// the graph launch about their own launch call's time): the launches between them form the graphs. The other launch calls go with the time before them. A graph
+// is a graph launch of its own. In a loop that only launches, copies to or from the host stay
+// launches (as graph nodes they cost the graph launch about their own launch call's time): the
+// launches between them form the graphs. The other launch calls go with the time before them. A graph
 // launch is not free: it takes a typical launch call (the run's median: a first launch after a
 // synchronize often took 2-3 times that) and a time per node beyond the first (measured from the
 // trace's own graph launches, else as on an H100), which is taken from what its launches give
@@ -204,10 +205,11 @@ std::vector<bool> graphStarts(const LaunchRun& run, bool dispatched, Ns typical_
 // A graph launch takes the run's typical (median) launch call, where its first launch call may have
 // taken longer, and each node after its first costs it `what.node_launch` of what it gives back.
 // A run is captured unless its launch holds back its first op longer than its graph gains: the
-// host time it gives back and its kernels' shorter handoffs against that node time. Copies to or
-// from the host are never captured: such a copy node costs cudaGraphLaunch about what the copy's
-// own launch call took, or more (measured on HtoD and DtoH nodes; memset and device-to-device
-// nodes, which the device runs itself, were not), so the graph gives nothing back for it.
+// host time it gives back and its kernels' shorter handoffs against that node time. Where the
+// launches are not dispatched, copies to or from the host are not captured: such a copy node costs
+// cudaGraphLaunch about what the copy's own launch call took, or more (measured on HtoD and DtoH
+// nodes; memset and device-to-device nodes, which the device runs itself, were not), so the graph
+// gives nothing back for it (a dispatched copy still gives back the per-launch logic before it).
 void giveBackRun(const DeviceView& view, const LaunchRun& run, GraphWhatIf& what) {
   if (run.calls.size() < 2) return;
   std::vector<Ns> launch_time;
@@ -242,10 +244,11 @@ void giveBackRun(const DeviceView& view, const LaunchRun& run, GraphWhatIf& what
     given.clear();
   };
   std::vector<bool> starts = graphStarts(run, dispatched, typical_launch);
-  // A copy to or from the host stays a launch: as a graph node it costs the graph launch about the
-  // time its own launch call took, so the graph gives nothing back for it. The launches around it
-  // are captured as graphs of their own.
-  for (std::size_t k = 1; k < run.calls.size(); ++k) {
+  // In a loop that only launches, a copy to or from the host stays a launch: as a graph node it
+  // costs the graph launch about the time its own launch call took, so the graph gives nothing back
+  // for it. The launches around it are captured as graphs of their own. A dispatched run keeps its
+  // copies: the per-launch logic before a copy is host time a replay skips too.
+  for (std::size_t k = 1; k < run.calls.size() && !dispatched; ++k) {
     if (what.host_copy_calls.count(run.calls[k]) != 0 || what.host_copy_calls.count(run.calls[k - 1]) != 0) {
       starts[k] = true;
     }
