@@ -42,6 +42,7 @@ import gzip
 import json
 import os
 import shutil
+import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -121,19 +122,13 @@ def add_variants(args, manifest, newer):
 MAX_SPREAD_RATIO = 1.3
 
 
-def median(values):
-    values = sorted(values)
-    n = len(values)
-    return (values[(n - 1) // 2] + values[n // 2]) / 2
-
-
 def spread(spans):
     """Interquartile range over median of a program's runs; None for fewer than 4 runs."""
     if len(spans) < 4:
         return None
     ordered = sorted(spans)
     n = len(ordered)
-    middle = median(ordered)
+    middle = statistics.median(ordered)
     return (ordered[(3 * n) // 4] - ordered[n // 4]) / middle if middle > 0 else None
 
 
@@ -153,7 +148,7 @@ def baseline_comparison(manifest, newer):
             spans.append(program["baseline"]["median_ns"] / before["baseline"]["median_ns"])
     if not spreads:
         return 0, None, None
-    return len(spreads), median(spreads), median(spans) if spans else None
+    return len(spreads), statistics.median(spreads), statistics.median(spans) if spans else None
 
 
 def main():

@@ -42,6 +42,21 @@ void migration(TraceBuilder& b, double start_us, double end_us, std::uint64_t by
   b.trace().unified_memory.migrations.push_back(m);
 }
 
+// The host reading `page` back: a CPU fault at `fault_us`, and `turnaround_us` later the 2 µs DtoH
+// migration of the 64 KiB there.
+void hostRead(TraceBuilder& b, double fault_us, double turnaround_us, std::uint64_t page) {
+  b.trace().unified_memory.cpu_faults.push_back({TraceBuilder::ns(fault_us), page + 8, 4242});
+  UmMigration back;
+  back.start = TraceBuilder::ns(fault_us + turnaround_us);
+  back.end = back.start + 2 * kUs;
+  back.bytes = 64 << 10;
+  back.address = page;
+  back.pid = 4242;
+  back.direction = CopyKind::kUvmDtoH;
+  back.cause = schema::UmMigrationCause::kCoherence;
+  b.trace().unified_memory.migrations.push_back(back);
+}
+
 TraceBuilder linked() {
   TraceBuilder b;
   b.trace().devices[0].pcie_generation = 5;
@@ -238,18 +253,7 @@ Finding readAfterFirstMove(double first_turnaround_us, bool launch_after) {
   const double read_us[] = {1'020, 1'220};
   const double turnaround_us[] = {first_turnaround_us, 20};
   const std::uint64_t page[] = {kPage, kPage + (1ull << 30)};
-  for (int i = 0; i < 2; ++i) {
-    b.trace().unified_memory.cpu_faults.push_back({TraceBuilder::ns(read_us[i]), page[i] + 8, 4242});
-    UmMigration back;
-    back.start = TraceBuilder::ns(read_us[i] + turnaround_us[i]);
-    back.end = back.start + 2 * kUs;
-    back.bytes = 64 << 10;
-    back.address = page[i];
-    back.pid = 4242;
-    back.direction = CopyKind::kUvmDtoH;
-    back.cause = schema::UmMigrationCause::kCoherence;
-    b.trace().unified_memory.migrations.push_back(back);
-  }
+  for (int i = 0; i < 2; ++i) hostRead(b, read_us[i], turnaround_us[i], page[i]);
   if (launch_after) b.launch(13, 1'400, 1'405, 1'410, 1'510).grid_blocks = 32;
   const auto findings = test::findingsOf(b.build());
   const Finding* f = test::findingById(findings, "managed-page-faults");
@@ -311,18 +315,7 @@ Finding hostReadAfterFaults(std::uint64_t second) {
   b.streamSynchronize(13, 6, 1'012);
   const double read_us[] = {1'020, 1'090};
   const std::uint64_t page[] = {kBuffer, second};
-  for (int i = 0; i < 2; ++i) {
-    b.trace().unified_memory.cpu_faults.push_back({TraceBuilder::ns(read_us[i]), page[i] + 8, 4242});
-    UmMigration back;
-    back.start = TraceBuilder::ns(read_us[i] + 20);
-    back.end = back.start + 2 * kUs;
-    back.bytes = 64 << 10;
-    back.address = page[i];
-    back.pid = 4242;
-    back.direction = CopyKind::kUvmDtoH;
-    back.cause = schema::UmMigrationCause::kCoherence;
-    b.trace().unified_memory.migrations.push_back(back);
-  }
+  for (int i = 0; i < 2; ++i) hostRead(b, read_us[i], 20, page[i]);
   b.launch(13, 1'150, 1'155, 1'160, 1'260).grid_blocks = 32;
   const auto findings = test::findingsOf(b.build());
   const Finding* f = test::findingById(findings, "managed-page-faults");

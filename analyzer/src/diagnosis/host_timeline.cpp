@@ -255,7 +255,8 @@ HostTimeline buildHostTimeline(const DeviceView& view,
   if (!view.hasRuntimeData() || view.empty()) return timeline;
   const IssueIndex index(view);
   const SyncLookup syncs(view);
-  const auto wait_released = waitReleases(view);
+  // Built at the first staged copy that needs it (most traces have none, many no stream wait).
+  std::optional<std::unordered_map<std::size_t, Ns>> wait_released;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<HostBarrier>> by_thread;
   std::size_t edges = 0;
   const std::size_t budget = std::max(kMinEdgeBudget, kMaxEdgesPerOp * view.ops().size());
@@ -293,7 +294,8 @@ HostTimeline buildHostTimeline(const DeviceView& view,
       // was held (behind a stream wait) waited for it to end, then staged its own data.
       if (pageable && view.callKind(call_index) != ApiKind::kMemcpySync) {
         barrier.staged = true;
-        const GpuOp& op = view.op(view.ops()[*index.opOfCall(call_index)]);
+        const std::size_t own_op = *index.opOfCall(call_index);
+        const GpuOp& op = view.op(view.ops()[own_op]);
         const auto same_way = [&](std::size_t p) {
           const GpuOp& other = view.op(view.ops()[p]);
           return other.kind == OpKind::kMemcpy && other.src_kind == op.src_kind &&
@@ -306,12 +308,15 @@ HostTimeline buildHostTimeline(const DeviceView& view,
         };
         const auto previous =
             index.lastMatching({op.pid, op.context_id, op.stream_id}, call.start, same_way);
-        const std::size_t own_op = *index.opOfCall(call_index);
+        const auto heldByAWait = [&] {
+          if (!wait_released) wait_released = waitReleases(view);
+          return heldByWait(view, *wait_released, own_op, call);
+        };
         if (previous && byThisThread(*previous) && view.ops()[*previous].end > call.start &&
             view.ops()[*previous].end <= call.end) {
           barrier.waited_for.push_back(*previous);
           w = view.ops()[*previous].end;
-        } else if (heldByWait(view, wait_released, own_op, call)) {
+        } else if (heldByAWait()) {
           // Its own op was held by a stream wait when the call began and started inside it: the
           // call staged as the wait released the DMA, so it waited for that copy (W), returning
           // with its end (g000260's 5.7 MB uploads returned 2-8 µs before theirs ended: the

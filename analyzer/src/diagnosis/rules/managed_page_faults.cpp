@@ -286,6 +286,30 @@ struct HostFaultsGiven {
   std::uint64_t faults = 0;          // the host's faults the fix makes unnecessary
 };
 
+// Address ranges [lo, hi) moved so far, merged: whether a range overlaps one, in O(log n).
+class MovedRanges {
+ public:
+  bool overlaps(std::uint64_t lo, std::uint64_t hi) const {
+    const auto after = ranges_.upper_bound(lo);  // the first range beginning after lo
+    if (after != ranges_.end() && after->first < hi) return true;
+    return after != ranges_.begin() && std::prev(after)->second > lo;
+  }
+  void add(std::uint64_t lo, std::uint64_t hi) {
+    auto it = ranges_.upper_bound(lo);
+    if (it != ranges_.begin() && std::prev(it)->second >= lo) {
+      --it;
+      lo = it->first;
+      hi = std::max(hi, it->second);
+      it = ranges_.erase(it);
+    }
+    for (; it != ranges_.end() && it->first <= hi; it = ranges_.erase(it)) hi = std::max(hi, it->second);
+    ranges_.emplace(lo, hi);
+  }
+
+ private:
+  std::map<std::uint64_t, std::uint64_t> ranges_;  // lo -> hi
+};
+
 // The address ranges `migrations` moved, merged, in address order.
 std::vector<std::pair<std::uint64_t, std::uint64_t>> rangesMoved(
     const std::vector<const UmMigration*>& migrations) {
@@ -471,7 +495,7 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
   FindingBuilder builder(view, "managed-page-faults", Severity::kWarning);
   std::vector<FasterOp> faster;
   std::uint64_t faults = 0, bytes = 0, from_clean_runs = 0, from_line = 0;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> moved_before;  // by earlier runs
+  MovedRanges moved_before;  // by earlier runs
   bool prefetched_first = false;  // a prefetch, not a fault, makes the window's first move
   for (const KernelFaults& k : faulting) {
     const ScopedOp scoped = view.ops()[k.position];
@@ -488,11 +512,9 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
     // The window's first move of these pages: the driver starts it as late as its first CPU
     // fault's migration.
     const bool first_move = std::none_of(k.moved.begin(), k.moved.end(), [&](const auto& r) {
-      return std::any_of(moved_before.begin(), moved_before.end(), [&](const auto& b) {
-        return r.first < b.second && b.first < r.second;
-      });
+      return moved_before.overlaps(r.first, r.second);
     });
-    moved_before.insert(moved_before.end(), k.moved.begin(), k.moved.end());
+    for (const auto& [lo, hi] : k.moved) moved_before.add(lo, hi);
     const Ns front = first_move ? turnaround.first : turnaround.typical;
     const Ns fixed =
         fault_free + (k.bytes > 0 ? front + pinnedDuration(rate, k.bytes) + remap : 0);
