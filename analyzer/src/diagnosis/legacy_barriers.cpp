@@ -47,11 +47,26 @@ std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vec
   for (auto& [context, streams] : blocking) {
     for (auto& [stream, list] : streams) std::sort(list.begin(), list.end());
   }
+  // Whether op p runs on the stream it ran on in the trace (its recorded times then show where
+  // the barrier put it).
+  const auto recorded = [&](std::size_t p) { return lane[p] == DeviceView::streamKey(view.op(ops[p])); };
   for (const auto& [launched, pos] : legacy) {
     const auto context = blocking.find(view.op(ops[pos]).context_id);
     if (context == blocking.end()) continue;
     for (const auto& [stream, list] : context->second) {
-      const auto after = std::lower_bound(list.begin(), list.end(), std::make_pair(launched, std::size_t{0}));
+      auto after = std::lower_bound(list.begin(), list.end(), std::make_pair(launched, std::size_t{0}));
+      if (recorded(pos)) {
+        // The barrier ran every op of the stream submitted before X before it and every later
+        // one after it, so where their recorded times disagree with the calls' order (a call
+        // held in the driver behind another thread's submitted later than it began), the
+        // recorded times are the submission order.
+        const ScopedOp& x = ops[pos];
+        while (after != list.end() && recorded(after->second) && ops[after->second].end <= x.start) ++after;
+        while (after != list.begin() && recorded(std::prev(after)->second) &&
+               ops[std::prev(after)->second].start >= x.end) {
+          --after;
+        }
+      }
       if (after != list.begin()) edges.push_back({std::prev(after)->second, pos});
       if (after != list.end()) edges.push_back({pos, after->second});
     }

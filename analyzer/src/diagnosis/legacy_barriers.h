@@ -18,7 +18,10 @@ namespace cuoverlap::diagnosis {
 
 // For each legacy-stream op X with a launch call: the last op of each other blocking stream
 // (flag "default") of X's context launched before X precedes X, and X precedes the first one
-// launched after X, in the order their calls submitted them (submittedAt). O(legacy ops x blocking streams).
+// launched after X, in the order their calls submitted them (submittedAt); where X and the ops
+// run on their recorded streams and their recorded times disagree with that order (a call held in
+// the driver submits later than it began), in the order they ran, which the barrier imposed.
+// O(legacy ops x blocking streams).
 std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view);
 // The same with op p on the stream of key `lane[p]` (DeviceView::streamKey of some op of the
 // view; one entry per position): an op is on the legacy stream, or on a blocking stream, when the

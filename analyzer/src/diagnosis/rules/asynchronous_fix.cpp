@@ -250,5 +250,11 @@ std::optional<Ns> asynchronousFixSaving(const DeviceView& view, ApiKind sync_kin
   return std::max<Ns>(0, before - fixed.span(kept, hostTimeGivenBack(view, given, fixed_host), {}, changed));
 }
 
+void estimateAsynchronousFix(const DeviceView& view, ApiKind sync_kind, FindingBuilder& builder) {
+  if (builder.count() == 0) return;
+  const std::optional<Ns> what_if = asynchronousFixSaving(view, sync_kind);
+  builder.estimateSaving(what_if.value_or(0) > 0 ? *what_if : builder.time());
+  if (what_if && *what_if == 0) builder.fixAlone(0);
+}
 
 }  // namespace cuoverlap::diagnosis

@@ -27,6 +27,7 @@
 #include <optional>
 
 #include "diagnosis/device_view.h"
+#include "diagnosis/finding_builder.h"
 
 namespace cuoverlap::diagnosis {
 
@@ -34,5 +35,11 @@ namespace cuoverlap::diagnosis {
 // kMemsetSync) asynchronously (0 when the what-if finds none); nothing when there are no such ops
 // or the host timeline is empty (no what-if to run).
 std::optional<Ns> asynchronousFixSaving(const DeviceView& view, ApiKind sync_kind);
+
+// The cost of a finding whose occurrences `builder` holds (nothing when it holds none): the
+// what-if's saving where it finds one; else their charges (the calls still blocked the host while
+// the device idled), and where the what-if finds that the fix saves nothing, what the fix alone
+// saves (Finding::fix_alone_ns) is nothing.
+void estimateAsynchronousFix(const DeviceView& view, ApiKind sync_kind, FindingBuilder& builder);
 
 }  // namespace cuoverlap::diagnosis

@@ -30,13 +30,7 @@ namespace cuoverlap::diagnosis {
 std::optional<Finding> findSyncMemcpy(const DeviceView& view) {
   FindingBuilder builder(view, "sync-memcpy", Severity::kWarning);
   addSynchronousTransfers(view, OpKind::kMemcpy, ApiKind::kMemcpySync, builder);
-  if (builder.count() > 0) {
-    // Where the what-if finds that the fix saves nothing, the calls still blocked the host while
-    // the device idled: the cost stays their charge, and what the fix alone saves is nothing.
-    const std::optional<Ns> what_if = asynchronousFixSaving(view, ApiKind::kMemcpySync);
-    builder.estimateSaving(what_if.value_or(0) > 0 ? *what_if : builder.time());
-    if (what_if && *what_if == 0) builder.fixAlone(0);
-  }
+  estimateAsynchronousFix(view, ApiKind::kMemcpySync, builder);
   return builder.build(
       fmt::format("{} synchronous copies between GPU work blocked the host", builder.count()),
       "Use cudaMemcpyAsync on a created stream with pinned host memory, and synchronize only "

@@ -1,10 +1,14 @@
 // sync-memset: memsets issued with a synchronous API (cudaMemset, cudaMemset2D, cuMemsetD8, ...;
 // any memset API without "Async") that have GPU work before and after them. They are ordered on
 // the legacy default stream and may block the host.
-// Cost: as a host-blocking call (synchronous_transfer.h, host_blocking_cost.cpp).
+// Cost: what the fix (lab transform async-memset: cudaMemsetAsync on the stream of the op that
+// uses the buffer) saves in the what-if schedule with the host, as sync-memcpy's
+// (asynchronous_fix.h); without runtime data, or where the what-if finds it saves nothing, as a
+// host-blocking call (synchronous_transfer.h, host_blocking_cost.cpp).
 // Needs: the launch call, or the collector's async flag.
 #include <fmt/format.h>
 
+#include "diagnosis/rules/asynchronous_fix.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/rules/synchronous_transfer.h"
 
@@ -13,6 +17,7 @@ namespace cuoverlap::diagnosis {
 std::optional<Finding> findSyncMemset(const DeviceView& view) {
   FindingBuilder builder(view, "sync-memset", Severity::kInfo);
   addSynchronousTransfers(view, OpKind::kMemset, ApiKind::kMemsetSync, builder);
+  estimateAsynchronousFix(view, ApiKind::kMemsetSync, builder);
   return builder.build(
       fmt::format("{} synchronous memsets between GPU work", builder.count()),
       "Use cudaMemsetAsync on the stream that uses the buffer");
