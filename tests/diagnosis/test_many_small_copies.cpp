@@ -83,6 +83,20 @@ TEST_CASE("many-small-copies: large pageable copies and copies split by other wo
     looped.launch(14, t + 5, t + 6, t + 7, t + 27);
   }
   CHECK(test::findingById(test::findingsOf(looped.build()), "many-small-copies") == nullptr);
+
+  // A thread that synchronizes another stream before each copy waits for the device between the
+  // pieces: merging them first moves those waits (blocking-sync-call's fix), so they are no run.
+  const auto uploads = [](bool synchronized) {
+    TraceBuilder b;
+    for (int i = 0; i < 20; ++i) {
+      const double t = 30.0 * i;
+      if (synchronized) b.streamSynchronize(14, t, t + 2);
+      b.copyCall("cudaMemcpyAsync_v3020", 13, t + 3, t + 7, t + 6, t + 8, CopyKind::kHtoD).bytes = 4096;
+    }
+    return test::findingsOf(b.build());
+  };
+  CHECK(test::findingById(uploads(false), "many-small-copies") != nullptr);
+  CHECK(test::findingById(uploads(true), "many-small-copies") == nullptr);
 }
 
 TEST_CASE("many-small-copies: a copy is small when its bytes take no longer than its fixed costs") {

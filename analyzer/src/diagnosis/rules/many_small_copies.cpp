@@ -1,6 +1,7 @@
 // many-small-copies: runs of at least two copies of one direction (HtoD or DtoH) on one stream
-// that one thread issued back to back, launching nothing else between them on any stream (no one
-// copy carries pieces that two threads issued, or that a loop read back one by one). One transfer
+// that one thread issued back to back, launching nothing else between them on any stream and not
+// waiting for the device between them (no one copy carries pieces that two threads issued, that
+// a loop read back one by one, or that the thread synchronized between). One transfer
 // split into many copies pays a copy's fixed cost (PinnedRate::latency_ns), the engine's
 // turnaround (DeviceView::engineTurnaround), a launch call and, for cudaMemcpy, a host round trip
 // per piece, whatever the pieces' size. Pieces are small ones (even pinned, a piece's time would
@@ -32,8 +33,10 @@
 #include <limits>
 #include <map>
 #include <utility>
+#include <vector>
 
 #include "cuoverlap/units.h"
+#include "diagnosis/api_names.h"
 #include "diagnosis/cost_ledger.h"
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/host_time_given.h"
@@ -79,6 +82,35 @@ std::uint64_t issuingThread(const DeviceView& view, const GpuOp& op) {
   return threadKey(view.call(*call));
 }
 
+// Per host thread, the starts of its calls that waited for the device other than its copies:
+// explicit synchronizes, and allocation and free calls (which synchronize the device; not a
+// pinned host allocation, which waits for none of it).
+class ThreadWaits {
+ public:
+  explicit ThreadWaits(const DeviceView& view) {
+    for (const std::size_t c : view.calls()) {  // by start: each thread's starts come sorted
+      const ApiKind kind = view.callKind(c);
+      const bool allocation = kind == ApiKind::kAllocation &&
+                              !isPinnedHostAllocation(apiBaseName(view.callName(c)));
+      if (!isExplicitSync(kind) && !allocation) continue;
+      starts_[threadKey(view.call(c))].push_back(view.call(c).start);
+    }
+  }
+  // Whether the thread that launched `earlier` and `later` waited between their launch calls.
+  bool between(const DeviceView& view, const GpuOp& earlier, const GpuOp& later) const {
+    const auto a = view.launchCall(earlier);
+    const auto b = view.launchCall(later);
+    if (!a || !b) return false;
+    const auto it = starts_.find(threadKey(view.call(*b)));
+    if (it == starts_.end()) return false;
+    const auto first = std::upper_bound(it->second.begin(), it->second.end(), view.call(*a).start);
+    return first != it->second.end() && *first < view.call(*b).start;
+  }
+
+ private:
+  std::map<std::uint64_t, std::vector<Ns>> starts_;
+};
+
 // Maximal runs of at least two small copies of one direction on one stream that one thread issued
 // back to back (other threads' ops between them stay where they are), in the order of their first
 // copies. A run is stored once its second copy comes: most small copies of a
@@ -97,6 +129,7 @@ std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rate
   std::vector<CopyRun> runs;
   std::map<std::pair<std::uint64_t, std::uint64_t>, Open> open;  // per (stream, issuing thread)
   const ThreadLaunches launches(view);
+  const ThreadWaits waits(view);
   std::size_t position = 0;
   for (const ScopedOp& scoped : view.ops()) {
     const std::size_t at = position++;
@@ -109,10 +142,14 @@ std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rate
       continue;
     }
     const Ns time = scoped.end - scoped.start;
-    // Issued back to back: the thread launched nothing else between them, on any stream (without
-    // launch calls, consecutive on the stream).
+    // Issued back to back: the thread launched nothing else between them, on any stream, and
+    // did not wait for the device between them (a synchronize between two pieces is the program
+    // waiting before it issues the next: merging them first moves that wait, blocking-sync-call's
+    // fix). Without launch calls: consecutive on the stream.
     const auto previous = launches.before(at);
-    const bool next = !view.launchCall(op) || (previous && *previous == state.last);
+    const bool next = !view.launchCall(op) ||
+                      (previous && *previous == state.last &&
+                       !waits.between(view, view.op(view.ops()[state.last]), op));
     const bool piece = (is_small && state.last_small) || op.bytes == state.last_bytes;
     if (state.direction != d || !next || !piece) {
       state = Open{d, at, at, op.bytes, time, -1, op.bytes, is_small};
