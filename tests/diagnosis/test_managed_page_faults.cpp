@@ -195,6 +195,28 @@ TEST_CASE("managed-page-faults: a run's fault-free duration is its shape's durat
   CHECK(g->time_ns == Approx(static_cast<double>(2'700 * kUs - 3 * fixed_critical)).margin(1000));
 }
 
+TEST_CASE("managed-page-faults: a run whose faults ended early shows its shape's fault-free duration") {
+  // Served for 200 and 300 µs, the runs end 800 µs after their service (1000 and 1100 µs): their
+  // faulted blocks end them. Served for 100 µs, the run ends at 1000 µs, not 900: the rest of the
+  // grid ended it, and prefetched every run takes those 1000 µs (the line through the three says
+  // 933 µs, 67 µs less for each).
+  const auto findings = test::findingsOf(runsServedFor({1'000, 1'000, 1'100}).build());
+  const Finding* f = test::findingById(findings, "managed-page-faults");
+  REQUIRE(f != nullptr);
+  const Ns fixed = 1'000 * kUs + prefetchNs(64 << 10) + 10 * kUs;
+  CHECK(f->time_ns == Approx(static_cast<double>(1'100 * kUs - fixed)).margin(1000));
+
+  // A run with a longer time after its service than a run served less (850 µs at 200 µs, 800 at
+  // 100) is no such run: the durations grow with service throughout, and each run takes its
+  // shape's highest duration less service (850 µs) prefetched.
+  const auto growing = test::findingsOf(runsServedFor({900, 1'050, 1'100}).build());
+  const Finding* g = test::findingById(growing, "managed-page-faults");
+  REQUIRE(g != nullptr);
+  const Ns fixed_growing = 850 * kUs + prefetchNs(64 << 10) + 10 * kUs;
+  CHECK(g->time_ns ==
+        Approx(static_cast<double>(3'050 * kUs - 3 * fixed_growing)).margin(1000));
+}
+
 TEST_CASE("managed-page-faults: a prefetch also costs the driver's turnaround its CPU faults show") {
   TraceBuilder b = linked();
   // As the "same-shape" case above (1 ms run, 700 µs without its faults, 64 KiB in), then the host

@@ -17,7 +17,8 @@
 //     it is not below that floor (else they did other work: one launch shape often runs
 //     different work); else the largest of the floor, the duration the shape's runs with one
 //     fault group show at no service (durationWithoutService: the line of their durations on
-//     their faults' service; a multi-wave grid's runs last as long however long their few
+//     their faults' service, or the duration of the runs served least where those ended with
+//     the rest of the grid; a multi-wave grid's runs last as long however long their few
 //     faulting blocks were held) and the run less the time the driver spent on its faults (the
 //     union of its fault groups and migrations inside the run); never more than the run itself;
 //   - prefetch: the driver's turnaround for a migration asked of it (migrationTurnaround: what
@@ -144,6 +145,34 @@ struct FaultingRun {
   bool one_group = false;
 };
 
+// The fault-free duration W the shape's runs with one fault group show where their faulted blocks
+// ended before the rest of the grid; 0 where none did. A run lasts the later of W and its
+// service S plus its faulted blocks' time after it (T), so the runs served least end at W and the
+// others at S + T: the least duration less service among the runs is T, and a run whose own
+// exceeds it by more than `resolution` ended at W. Those runs must be the ones served least and
+// agree on W within `resolution`, else the runs do not follow the two branches (durations growing
+// with service throughout) and tell nothing here. Recorded on an H100 (lab baselines, and their
+// prefetch-managed variants' own traces): a 3168-block grid ran 210-213 µs served for 56-170 µs
+// (278 µs for 234) and 210-211 µs prefetched; a 1056-block grid 276 µs served for 97 µs (347-389
+// µs for 187-229) and 240-242 µs prefetched.
+Ns durationWhereFaultsEndedEarly(const std::vector<const FaultingRun*>& single, Ns resolution) {
+  Ns tail = std::numeric_limits<Ns>::max();
+  for (const FaultingRun* r : single) tail = std::min(tail, r->duration - r->stalled);
+  Ns shortest = std::numeric_limits<Ns>::max(), longest = 0;
+  Ns early_served = 0, late_served = std::numeric_limits<Ns>::max();
+  for (const FaultingRun* r : single) {
+    if (r->duration - r->stalled > tail + resolution) {
+      shortest = std::min(shortest, r->duration);
+      longest = std::max(longest, r->duration);
+      early_served = std::max(early_served, r->stalled);
+    } else {
+      late_served = std::min(late_served, r->stalled);
+    }
+  }
+  if (longest == 0 || early_served >= late_served || longest - shortest > resolution) return 0;
+  return shortest;
+}
+
 // The fault-free duration a launch shape's runs show, read from how their durations grow with
 // their faults' service; 0 where they cannot tell. A fault group holds back only the blocks that
 // touched its pages; they resume when the driver has served it and do the rest of their work, so
@@ -182,7 +211,8 @@ Ns durationWithoutService(const std::vector<FaultingRun>& runs, Ns resolution) {
     variance += ds * ds;
   }
   const double slope = std::clamp(covariance / variance, 0.0, 1.0);
-  return std::max<Ns>(0, static_cast<Ns>(mean_d - slope * mean_s));
+  const Ns line = std::max<Ns>(0, static_cast<Ns>(mean_d - slope * mean_s));
+  return std::max(line, durationWhereFaultsEndedEarly(single, resolution));
 }
 
 // How many migrations after a CPU page fault are searched for the one that moved its page.
