@@ -102,6 +102,30 @@ TEST_CASE("implicit-sync-call: the allocation hoisted before the loop stays betw
   CHECK(fixSavingNs(*f) == Approx(static_cast<double>(82 * kUs)).margin(2 * kUs));
 }
 
+TEST_CASE("implicit-sync-call: the free moved after the loop still takes its own time there") {
+  // A loop of cudaMalloc, a 100 µs kernel, cudaFree (it waits for the kernel, then takes 30 µs
+  // of its own), then a device synchronize and a last kernel. The fix frees once after the loop:
+  // that free waits for the second kernel as the synchronize does, then takes its 30 µs, so it
+  // adds them to the synchronize. Without the first free and the second allocation the second
+  // kernel queues behind the first (110-210); the synchronize returns 31 µs after it and the last
+  // kernel starts its recorded 8 µs later: 249-349 for 300-400, 51 µs saved (81 had the moved
+  // free gone too).
+  TraceBuilder b;
+  b.call("cudaMalloc_v3020", 0, 1);  // before the first op: never counted
+  b.launch(13, 2, 4, 6, 110);
+  b.call("cudaFree_v3020", 11, 140);
+  b.call("cudaMalloc_v3020", 141, 151);
+  b.launch(13, 152, 154, 160, 260);
+  b.call("cudaFree_v3020", 155, 290);
+  b.call("cudaDeviceSynchronize_v3020", 291, 292);
+  b.launch(13, 293, 295, 300, 400);
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "implicit-sync-call");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 3);
+  CHECK(fixSavingNs(*f) == Approx(static_cast<double>(51 * kUs)).margin(2 * kUs));
+}
+
 TEST_CASE("implicit-sync-call: without the frees, legacy-stream work still waits at the barrier") {
   // Thread 2 keeps blocking stream 14's HtoD engine busy (copies 10-400 and 460-850 µs). Thread 1
   // runs three steps of: cudaMalloc, a 100 µs kernel on blocking stream 13, cudaFree (which waits

@@ -256,6 +256,39 @@ TEST_CASE("a DtoH copy never seen queued before a kernel hands off over the host
   CHECK(model.span({}, earlier) == TraceBuilder::ns(228));
 }
 
+TEST_CASE("a handoff between engines on the device is not borrowed from a host-link copy") {
+  // One stream: a kernel queued behind an HtoD copy (5 µs, over the host link) and a kernel
+  // queued behind it (1.2 µs); then, the host waiting for each, a device-to-device copy and a
+  // kernel. The device signals a device-to-device copy's or a kernel's end itself (about a
+  // microsecond on an H100): never seen queued, those pairs take no handoff, not the HtoD copy's
+  // 5 µs into kernels nor the median of all pairs into the copy. A memset seen queued 1 µs before
+  // a kernel is such a handoff: with it, device-to-device copy -> kernel takes 1 µs.
+  const auto build = [](bool queued_memset) {
+    TraceBuilder b;
+    b.copyCall("cudaMemcpyAsync_v3020", 13, 0, 2, 2, 12, CopyKind::kHtoD);
+    b.launch(13, 2, 3, 17, 117);
+    b.launch(13, 3, 5, 118.2, 218.2);
+    b.call("cudaStreamSynchronize_v3020", 6, 218.5);
+    b.copyCall("cudaMemcpyAsync_v3020", 13, 219, 220, 225, 226, CopyKind::kDtoD);
+    b.call("cudaStreamSynchronize_v3020", 221, 226.5);
+    b.launch(13, 227, 228, 235, 335);
+    if (queued_memset) {
+      b.memset(13, 340, 341, b.call("cudaMemsetAsync_v3020", 336, 337));
+      b.launch(13, 337.5, 338.5, 342, 352);
+    }
+    return b.build();
+  };
+  const Trace alone = build(false);
+  const DeviceView view(alone, Scope{}, 0);
+  CHECK(view.streamHandoff(Engine::kH2D, Engine::kCompute) == TraceBuilder::ns(5));
+  CHECK(view.streamHandoff(Engine::kD2D, Engine::kCompute) == 0);
+  CHECK(view.streamHandoff(Engine::kCompute, Engine::kD2D) == 0);
+  const Trace with_memset = build(true);
+  const DeviceView measured(with_memset, Scope{}, 0);
+  CHECK(measured.streamHandoff(Engine::kMemset, Engine::kCompute) == TraceBuilder::ns(1));
+  CHECK(measured.streamHandoff(Engine::kD2D, Engine::kCompute) == TraceBuilder::ns(1));
+}
+
 TEST_CASE("a trace that shows no queued handoff still pays one between a host copy and a kernel") {
   // The host waits for every op (a cudaMemcpy, then a kernel it synchronizes): no stream ever has
   // an op queued behind another, so the trace measures no handoff. A what-if that queues the

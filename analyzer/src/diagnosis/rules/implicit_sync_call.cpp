@@ -9,7 +9,8 @@
 // each such call is a barrier that waits for the work its process had issued, or for nothing when
 // it returned before that ended): the span as recorded minus the span with the calls the fix
 // takes out gone (no wait, no time of their own; hoistedCalls: the allocation left before a loop
-// stays) and the kernels that re-faulted a managed buffer freed and
+// stays; hoistingChanges: the free moved after a loop adds its own time to its thread's next call
+// that drains the device) and the kernels that re-faulted a managed buffer freed and
 // allocated again between their runs taking their durations less those faults (kept, the
 // buffer's pages would have stayed on the device; the part this lowers the ideal by is
 // Finding::ideal_reduction_ns, as for managed-page-faults). Where (ledger): per call, the call's own time and the device idle
@@ -61,27 +62,68 @@ bool isFree(std::string_view name) {
 // (a loop that follows other GPU work keeps it between GPU work; at the span's start it was never
 // counted); a thread's only call is moved before the GPU work. The free after the loop stays too,
 // but where the loop ends a trace does not show (the last free recorded may be in the last
-// iteration's middle, with the rest of its work after it), so every free goes.
-std::vector<std::size_t> hoistedCalls(const DeviceView& view, const std::vector<std::size_t>& calls) {
-  struct FirstCall {
-    std::size_t call = 0;
+// iteration's middle, with the rest of its work after it): every free goes from where it was,
+// and the thread's last, when it is a free, is the one the fix moves after the loop.
+struct Hoisting {
+  std::vector<std::size_t> removed;     // calls, sorted
+  std::vector<std::size_t> after_loop;  // of those, the frees moved after their loop
+};
+
+Hoisting hoistedCalls(const DeviceView& view, const std::vector<std::size_t>& calls) {
+  struct ThreadCalls {
+    std::size_t first = 0;
+    std::size_t last = 0;
     std::size_t count = 0;
   };
-  std::map<std::pair<std::uint32_t, std::uint32_t>, FirstCall> first_of_thread;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, ThreadCalls> of_thread;
   for (std::size_t call : calls) {
     const RuntimeCall& c = view.call(call);
-    const auto [it, inserted] = first_of_thread.try_emplace({c.pid, c.tid}, FirstCall{call, 0});
-    if (c.start < view.call(it->second.call).start) it->second.call = call;
+    const auto [it, inserted] = of_thread.try_emplace({c.pid, c.tid}, ThreadCalls{call, call, 0});
+    if (c.start < view.call(it->second.first).start) it->second.first = call;
+    if (c.start > view.call(it->second.last).start) it->second.last = call;
     ++it->second.count;
   }
-  std::vector<std::size_t> hoisted;
+  Hoisting hoisting;
   for (std::size_t call : calls) {
     const RuntimeCall& c = view.call(call);
-    const FirstCall& first = first_of_thread.at({c.pid, c.tid});
-    if (first.call == call && first.count > 1 && !isFree(view.callName(call))) continue;
-    hoisted.push_back(call);
+    const ThreadCalls& thread = of_thread.at({c.pid, c.tid});
+    const bool free = isFree(view.callName(call));
+    if (thread.first == call && thread.count > 1 && !free) continue;
+    hoisting.removed.push_back(call);
+    if (thread.last == call && thread.count > 1 && free) hoisting.after_loop.push_back(call);
   }
-  return hoisted;
+  std::sort(hoisting.removed.begin(), hoisting.removed.end());
+  return hoisting;
+}
+
+// The what-if's changes to the blocking calls: the removed calls gone. A free moved after its loop
+// waits for the whole device, as the thread's next call that does (a device synchronize, or an
+// allocation or free that stays) would: it comes at the latest there, so only its own time, the
+// release after the drain, is added to that call's (none where its thread makes no such call:
+// it falls after the thread's work).
+std::vector<CallChange> hoistingChanges(const DeviceView& view, const HostTimeline& host,
+                                        const Hoisting& hoisting) {
+  std::vector<CallChange> changes;
+  for (std::size_t call : hoisting.removed) changes.push_back({call, false, 0});
+  const auto removed = [&](std::size_t call) {
+    return std::binary_search(hoisting.removed.begin(), hoisting.removed.end(), call);
+  };
+  const auto drainsDevice = [&](std::size_t call) {
+    const ApiKind kind = view.callKind(call);
+    return kind == ApiKind::kDeviceSync ||
+           (kind == ApiKind::kAllocation && !isPinnedHostAllocation(view.callName(call)));
+  };
+  for (std::size_t free : hoisting.after_loop) {
+    const auto at = std::find_if(host.barriers.begin(), host.barriers.end(),
+                                 [&](const HostBarrier& b) { return b.call == free; });
+    if (at == host.barriers.end()) continue;
+    for (auto next = at + 1; next != host.barriers.end() && next->previous >= 0; ++next) {
+      if (removed(next->call) || !drainsDevice(next->call)) continue;
+      changes.push_back({next->call, true, next->own + at->own});
+      break;
+    }
+  }
+  return changes;
 }
 
 // UVM services faults per 2 MiB virtual-address block (the driver's VA block): once the device has
@@ -165,15 +207,14 @@ std::optional<Finding> findImplicitSyncCall(const DeviceView& view) {
   if (calls.empty()) return std::nullopt;
   const HostTimeline host = buildHostTimeline(view);
   if (host.empty()) return std::nullopt;
-  const std::vector<std::size_t> hoisted = hoistedCalls(view, calls);
-  std::vector<CallChange> removed;
-  for (std::size_t call : hoisted) removed.push_back({call, false, 0});
+  const Hoisting hoisted = hoistedCalls(view, calls);
+  const std::vector<CallChange> removed = hoistingChanges(view, host, hoisted);
   // Without the calls the thread runs ahead, but its work still waits at the legacy stream's
   // implicit barriers, as it did (a blocking stream's kernel behind another thread's cudaMemcpy),
   // and a synchronous copy that blocked behind that order is released by it, not by its call.
   const std::vector<OrderEdge> waits = programOrderEdges(view);
   const ScheduleModel model(view, host, waits);
-  const std::vector<const UmPageFaultGroup*> refaulted = refaults(view, hoisted);
+  const std::vector<const UmPageFaultGroup*> refaulted = refaults(view, hoisted.removed);
   const std::vector<FasterOp> faster = withoutRefaults(view, refaulted);
   const Ns saving = std::max<Ns>(0, model.span(waits) - model.span(waits, {}, faster, removed));
   if (saving < kMinimumCostNs) return std::nullopt;
