@@ -7,10 +7,12 @@
 #include <utility>
 
 #include "diagnosis/host_time_given.h"
+#include "diagnosis/host_state.h"
 #include "diagnosis/host_timeline.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/legacy_threads.h"
+#include "diagnosis/rules/rules.h"
 #include "diagnosis/schedule_estimate.h"
 #include "diagnosis/stream_waits.h"
 #include "diagnosis/thread_launches.h"
@@ -51,6 +53,19 @@ bool returnsAtOnce(const DeviceView& view, const std::vector<Moved>& moved, std:
   if (moved[position] == Moved::kToConsumer) return true;
   return moved[position] == Moved::kToProducer &&
          view.op(view.ops()[position]).dst_kind == MemKind::kPinned;
+}
+
+// Whether the host reads the download at `position` right after its call: the thread's next step
+// is a stretch of its own code (at least kMinimumCostNs in no CUDA call, a stretch as host-busy
+// counts one), which a trace cannot show apart from the code that reads the data. The fix's
+// synchronize then sits right after the copy, and its call still waits for it.
+bool readRightAfter(const DeviceView& view, std::size_t position) {
+  const RuntimeCall& call = view.call(*view.launchCall(view.op(view.ops()[position])));
+  const HostState& state = view.hostState();
+  const auto thread = state.threadOf(call);
+  if (!thread) return false;
+  const auto next = state.firstCallAfter(*thread, call.end);
+  return next && view.call(*next).start - call.end >= kMinimumCostNs;
 }
 
 using LaneLaunches = std::unordered_map<std::uint64_t, std::vector<std::pair<Ns, std::size_t>>>;
@@ -200,7 +215,9 @@ std::vector<CallChange> changedCalls(const DeviceView& view, const HostTimeline&
   std::vector<CallChange> changed;
   for (const HostBarrier& barrier : host.barriers) {
     if (view.callKind(barrier.call) != sync_kind || barrier.waited_for.size() != 1) continue;
-    if (!returnsAtOnce(view, moved, barrier.waited_for.front())) continue;
+    const std::size_t op = barrier.waited_for.front();
+    if (!returnsAtOnce(view, moved, op)) continue;
+    if (moved[op] == Moved::kToProducer && readRightAfter(view, op)) continue;
     changed.push_back({barrier.call, false, std::min(barrier.own, kAsyncCopyCallNs)});
   }
   const auto callsOf = [&](const std::vector<LegacyOp>& copies) {

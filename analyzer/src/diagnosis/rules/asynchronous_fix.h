@@ -12,7 +12,10 @@
 //     time, a DtoH copy's too where it lands in pinned memory: the host reads that data only
 //     where it synchronizes, which a trace does not show, and the what-if takes the next
 //     synchronize that orders the copy (cudaMemcpyAsync into pageable memory returns only once
-//     the copy is done: that call still waits, for its stream only); a stream synchronize waits
+//     the copy is done: that call still waits, for its stream only); where the thread runs code
+//     of its own right after the call (a stretch host-busy counts: at least 10 µs in no CUDA
+//     call), that code reads the data, the synchronize sits right after the copy, and the call
+//     still waits for it (it still releases the legacy stream); a stream synchronize waits
 //     for the last op launched before it on its stream, a moved op included, and a device
 //     synchronize for every moved op that is the last launched before it on its stream.
 //   - while the call waited on the legacy stream the driver held the context: other threads'
