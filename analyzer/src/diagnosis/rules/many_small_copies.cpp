@@ -91,7 +91,7 @@ class ThreadWaits {
     for (const std::size_t c : view.calls()) {  // by start: each thread's starts come sorted
       const ApiKind kind = view.callKind(c);
       const bool allocation = kind == ApiKind::kAllocation &&
-                              !isPinnedHostAllocation(apiBaseName(view.callName(c)));
+                              !isPinnedHostAllocation(view.callName(c));
       if (!isExplicitSync(kind) && !allocation) continue;
       starts_[threadKey(view.call(c))].push_back(view.call(c).start);
     }
