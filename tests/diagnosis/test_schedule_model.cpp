@@ -572,12 +572,6 @@ TEST_CASE("a copy call that returned before its copy ended waited for none of it
   CHECK(host.barriers[0].own == TraceBuilder::ns(50));
 }
 
-}  // namespace
-}  // namespace cuoverlap
-
-namespace cuoverlap {
-namespace {
-
 TEST_CASE("a blocking call's op is released when the call began, after the op it waited for") {
   // Thread 2's cudaMemcpy on the legacy stream began at 10 µs, before thread 1 launched a 500 µs
   // kernel there at 20, but the driver queued it behind the kernel: its copy ran 530-550. Ops of
@@ -623,12 +617,6 @@ TEST_CASE("a pageable cudaMemcpy first waits for its stream, then stages the dat
         TraceBuilder::ns(60));
 }
 
-}  // namespace
-}  // namespace cuoverlap
-
-namespace cuoverlap {
-namespace {
-
 TEST_CASE("a staged copy waits for its stream's previous staged copy to leave the staging buffer") {
   // Two pageable HtoD cudaMemcpyAsync on stream 13 behind a 500 µs kernel there: the first stages
   // its data in 28 µs and returns, its DMA held behind the kernel (505-515); the second began at
@@ -656,12 +644,6 @@ TEST_CASE("a staged copy waits for its stream's previous staged copy to leave th
         TraceBuilder::ns(100));
 }
 
-}  // namespace
-}  // namespace cuoverlap
-
-namespace cuoverlap {
-namespace {
-
 TEST_CASE("a staged cudaMemcpy made pinned waits for its copy") {
   // A pageable HtoD cudaMemcpy (call 0-8 µs) returned once staged, before its DMA (9-10); the
   // thread then launched a kernel (12-13, ran 20-120). Pinned, the call starts its copy 5 µs in
@@ -687,12 +669,6 @@ TEST_CASE("a staged cudaMemcpy made pinned waits for its copy") {
       model.span({}, earlier, {}, {{*call, true, own, 0, static_cast<std::int64_t>(copy)}});
   CHECK(waits_for_copy - returned_at_once == TraceBuilder::ns(11 - 5));
 }
-
-}  // namespace
-}  // namespace cuoverlap
-
-namespace cuoverlap {
-namespace {
 
 TEST_CASE("a staged copy held by a stream wait returns as its copy ends") {
   // Stream 13 waits for a 500 µs DtoH copy of stream 14 (5-505). A pageable HtoD
