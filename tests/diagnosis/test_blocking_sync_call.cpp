@@ -49,14 +49,15 @@ TraceBuilder allocAfterSync(const char* alloc) {
 
 }  // namespace
 
-TEST_CASE("host timeline: a pinned host allocation waits for no GPU work, a free does") {
-  for (const char* alloc : {"cudaMallocHost_v3020", "cudaHostAlloc_v3020", "cudaFreeHost_v3020"}) {
+TEST_CASE("host timeline: a pinned host or device allocation waits for no GPU work, a free does") {
+  for (const char* alloc : {"cudaMallocHost_v3020", "cudaHostAlloc_v3020", "cudaMalloc_v3020",
+                            "cudaFreeHost_v3020", "cudaFree_v3020"}) {
     INFO(alloc);
     const Trace trace = allocAfterSync(alloc).build();
     const diagnosis::DeviceView view(trace, Scope{}, 0);
     const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
     REQUIRE(host.barriers.size() == 2);
-    const bool frees = std::string(alloc) == "cudaFreeHost_v3020";
+    const bool frees = std::string(alloc).rfind("cudaFree", 0) == 0;
     CHECK(host.barriers[1].waited_for.empty() == !frees);
   }
 }
@@ -68,6 +69,13 @@ TEST_CASE("blocking-sync-call: without the synchronize, work after a pinned host
     REQUIRE(f != nullptr);
     // The upload moves under the first kernel and the second kernel queues right behind it:
     // span 270 µs -> about 200.
+    CHECK(fixSavingNs(*f) >= 60 * kUs);
+    CHECK(fixSavingNs(*f) <= 75 * kUs);
+  }
+  SECTION("cudaMalloc returns without waiting for the kernel: the upload runs beside it too") {
+    const auto findings = test::findingsOf(allocAfterSync("cudaMalloc_v3020").build());
+    const Finding* f = test::findingById(findings, "blocking-sync-call");
+    REQUIRE(f != nullptr);
     CHECK(fixSavingNs(*f) >= 60 * kUs);
     CHECK(fixSavingNs(*f) <= 75 * kUs);
   }
@@ -395,6 +403,42 @@ TEST_CASE("early-result-wait: each deferred step records its event, at the trace
   REQUIRE(q != nullptr);
   REQUIRE(s != nullptr);
   CHECK(fixSavingNs(*q) - fixSavingNs(*s) == Approx(static_cast<double>(30 * kUs)).margin(2 * kUs));
+}
+
+// Two host threads on the legacy stream. Thread 1 runs K1 and K2 (100 µs each), synchronizing
+// after each; thread 2 launches a 1 ms kernel KB at 150 µs, which queues behind K2; thread 1's
+// K3 and a result copy then wait behind KB, and its synchronize for that result holds back a
+// 500 µs upload to a non-blocking stream. Without thread 1's first two synchronizes it issues
+// K3 and the copy before thread 2 issues KB: they run first, and the upload runs beside KB.
+TEST_CASE("blocking-sync-call: a thread that runs ahead queues its work before another thread's") {
+  TraceBuilder b;
+  b.addStream(kNonBlocking, StreamFlag::kNonBlocking);
+  b.launch(test::kNullStream, 0, 2, 5, 105);            // K1
+  b.streamSynchronize(test::kNullStream, 3, 106);
+  b.launch(test::kNullStream, 107, 109, 112, 212);      // K2
+  b.streamSynchronize(test::kNullStream, 110, 213);
+  b.launch(test::kNullStream, 150, 152, 214, 1214);     // KB, thread 2
+  b.trace().runtime_calls.back().tid = 2;
+  b.launch(test::kNullStream, 214, 216, 1216, 1316);    // K3
+  b.copyCall("cudaMemcpyAsync_v3020", test::kNullStream, 217, 219, 1320, 1325, CopyKind::kDtoH);
+  b.streamSynchronize(test::kNullStream, 220, 1326);    // the result's: kept
+  b.copyCall("cudaMemcpyAsync_v3020", kNonBlocking, 1327, 1329, 1331, 1831, CopyKind::kHtoD);
+  const Trace trace = b.build();
+  const auto findings = test::findingsOf(trace);
+  const Finding* f = test::findingById(findings, "blocking-sync-call");
+  REQUIRE(f != nullptr);
+  // K1, K2, K3 and the copy end by about 315 µs, the upload by about 820 and KB by about 1316:
+  // span 1826 -> about 1311 µs. Kept in the recorded order, K3 would still follow KB.
+  CHECK(fixSavingNs(*f) >= 450 * kUs);
+  CHECK(fixSavingNs(*f) <= 560 * kUs);
+  const diagnosis::DeviceView view(trace, Scope{}, 0);
+  const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+  const diagnosis::ScheduleModel recorded(view, host);
+  const diagnosis::ScheduleModel issued = recorded.withIssueOrder();
+  std::vector<diagnosis::CallChange> removed;
+  for (std::size_t b2 = 0; b2 < 2; ++b2) removed.push_back({host.barriers[b2].call, false, 0, 0});
+  CHECK(recorded.span({}) - recorded.span({}, {}, {}, removed) < 100 * kUs);
+  CHECK(issued.span({}) - issued.span({}, {}, {}, removed) >= 450 * kUs);
 }
 
 }  // namespace cuoverlap

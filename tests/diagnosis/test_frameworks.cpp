@@ -208,11 +208,12 @@ TEST_CASE("Numba: JIT compilation before a launch is host-busy followed by modul
   bool jit = false;
   for (const Evidence& e : busy->evidence) jit |= e.detail.find("likely JIT") != std::string::npos;
   CHECK(jit);
-  // The 16 MiB cuMemcpyHtoD before the JIT blocked the host 2.1 ms while it ran: without it the
-  // JIT would have begun 2.1 ms sooner. That is its cost, never the 883 ms gap that followed.
+  // The 16 MiB cuMemcpyHtoD before the JIT blocked the host 2.31 ms while it ran: without it the
+  // JIT would have begun up to that much sooner (the cuMemAlloc after it waits for no GPU work).
+  // That is its cost, never the 883 ms gap that followed.
   const Finding* copy = findingById(report.findings, "sync-memcpy");
   REQUIRE(copy != nullptr);
-  CHECK(copy->time_ns < 2'200'000);
+  CHECK(copy->time_ns <= 2'320'000);
 }
 
 TEST_CASE("CuPy blocking: the gaps are the driver copying pageable data out") {

@@ -7,7 +7,8 @@
 // A blocking call B [s, r) on thread T waited for W, the ops it depends on (its own op for a copy
 // or memset; the last op issued before s on the synchronized stream, on every stream of the
 // process for a device synchronize or an allocation or free call — none for a pinned host
-// allocation, cudaMallocHost, which pins pages without waiting for GPU work — on the recorded
+// allocation, cudaMallocHost, which pins pages without waiting for GPU work, nor for a device
+// allocation, cudaMalloc — on the recorded
 // stream for an event synchronize). In the trace W ended at w. The part of B not spent waiting, own = r - w when W was in flight (w > s, the
 // wake-up latency), else r - s. A call that returned before W ended (w > r: a pageable HtoD
 // cudaMemcpy returns once the host has staged the data) waited for none of it: W is dropped and

@@ -100,6 +100,23 @@ class ScheduleRun {
   std::vector<Ns> resume_shift_;
   std::vector<std::uint8_t> sleeper_;
   std::vector<std::uint8_t> finished_;
+  // ScheduleModel::withIssueOrder: per op, whether its stream is queued in issue order; per such
+  // stream the op issued last and the (issue time, op) history; per op the op queued after it
+  // and the op waiting for it to end; the issues still to come.
+  void issueOrdered(std::size_t pos, Ns released);
+  void processIssues();
+  Ns handoffBetween(std::size_t from, std::size_t to) const {
+    return duration_[to] > 0 ? m_.handoff_[m_.engine_[from]][m_.engine_[to]] : 0;
+  }
+  std::int64_t nextOnStream(std::size_t pos) const {
+    return !dyn_.empty() && dyn_[pos] ? dyn_next_[pos] : m_.stream_next_[pos];
+  }
+  std::vector<std::uint8_t> dyn_;
+  std::vector<std::int64_t> tail_;
+  std::vector<std::vector<std::pair<Ns, std::size_t>>> history_;
+  std::vector<std::int64_t> dyn_next_;
+  std::vector<std::int64_t> dyn_succ_;
+  MinHeap issues_;
   Ns now_ = 0;
   Ns first_start_ = std::numeric_limits<Ns>::max();
   Ns last_end_ = std::numeric_limits<Ns>::min();
@@ -126,7 +143,57 @@ ScheduleRun::ScheduleRun(const ScheduleModel& model, const std::vector<OrderEdge
   issued_waits_.resize(model.barriers_.size());
   host_start_.assign(model.barriers_.size(), 0);
   after_previous_.assign(model.barriers_.size(), 0);
+  if (model.issue_order_ && !model.barriers_.empty()) {
+    std::vector<std::uint8_t> dynamic = model.shared_;
+    for (const OrderEdge& e : edges) {
+      dynamic[model.stream_of_[e.from]] = 0;
+      dynamic[model.stream_of_[e.to]] = 0;
+    }
+    if (std::find(dynamic.begin(), dynamic.end(), 1) != dynamic.end()) {
+      dyn_.assign(model.size(), 0);
+      for (std::size_t p = 0; p < model.size(); ++p) dyn_[p] = dynamic[model.stream_of_[p]];
+      tail_.assign(dynamic.size(), -1);
+      history_.resize(dynamic.size());
+      dyn_next_.assign(model.size(), -1);
+      dyn_succ_.assign(model.size(), -1);
+    }
+  }
   addSuccessors(edges, changed, earlier);
+  for (std::size_t p = 0; p < dyn_.size(); ++p) {
+    if (!dyn_[p]) continue;
+    ++remaining_[p];  // until it is issued
+    if (op_barrier_.empty() || op_barrier_[p] < 0) issueOrdered(p, own_release_[p]);
+  }
+}
+
+// Op `pos` of a stream queued in issue order, released at `released`: it is issued that much
+// before, as its call began in the trace before its release.
+void ScheduleRun::issueOrdered(std::size_t pos, Ns released) {
+  const Ns lead = m_.release_[pos] - m_.issued_[pos];
+  issues_.push({std::max(now_, released - lead), pos});
+}
+
+// The ops issued by now join the end of their stream's queue, in the order they were issued.
+void ScheduleRun::processIssues() {
+  while (!issues_.empty() && issues_.top().first <= now_) {
+    const auto [time, pos] = issues_.top();
+    issues_.pop();
+    const std::uint32_t stream = m_.stream_of_[pos];
+    const std::int64_t pred = tail_[stream];
+    tail_[stream] = static_cast<std::int64_t>(pos);
+    history_[stream].emplace_back(time, pos);
+    if (pred >= 0) {
+      const auto before = static_cast<std::size_t>(pred);
+      dyn_next_[before] = static_cast<std::int64_t>(pos);
+      if (finished_[before]) {
+        ready_[pos] = std::max(ready_[pos], end_[before] + handoffBetween(before, pos));
+      } else {
+        dyn_succ_[before] = static_cast<std::int64_t>(pos);
+        ++remaining_[pos];
+      }
+    }
+    if (--remaining_[pos] == 0) becomeAvailable(pos);
+  }
 }
 
 // Barrier nodes: a thread's first starts at its call's start, later ones `after_previous` after
@@ -236,6 +303,19 @@ bool ScheduleRun::waitForIssued(std::size_t barrier) {
                    : end_[m_.size() + static_cast<std::size_t>(previous)] + after_previous_[barrier];
   bool waits = false;
   for (const std::size_t pos : pending) {
+    if (!dyn_.empty() && dyn_[pos]) {
+      // The last op of its stream issued by then, in the what-if's own order.
+      const auto& issued = history_[m_.stream_of_[pos]];
+      auto after = std::upper_bound(issued.begin(), issued.end(),
+                                    std::make_pair(begins, std::numeric_limits<std::size_t>::max()));
+      if (after == issued.begin()) continue;
+      const std::size_t last = std::prev(after)->second;
+      if (finished_[last]) continue;
+      held_barriers_[last].push_back(node);
+      ++remaining_[node];
+      waits = true;
+      continue;
+    }
     std::int64_t at = static_cast<std::int64_t>(pos);
     const auto open = [&](std::int64_t p) {
       return p >= 0 && !finished_[static_cast<std::size_t>(p)];
@@ -260,6 +340,7 @@ void ScheduleRun::addSuccessors(const std::vector<OrderEdge>& edges,
   std::vector<Successor> to;
   for (std::size_t p = 0; p < m_.size(); ++p) {
     const std::int64_t prev = m_.stream_prev_[p];
+    if (!dyn_.empty() && dyn_[p]) continue;  // queued as issued (processIssues)
     if (prev >= 0 && m_.rank_[static_cast<std::size_t>(prev)] < m_.rank_[p]) {
       from.push_back(static_cast<std::size_t>(prev));
       // An op a what-if removed (no time) takes no handoff; the op after it takes the one from it.
@@ -316,7 +397,7 @@ void ScheduleRun::dispatchHost() {
 // The next op of the stream the engine served last, when it is ready now.
 std::int64_t ScheduleRun::stickyCandidate(const EngineState& engine, std::size_t slot) const {
   if (engine.last < 0) return -1;
-  const std::int64_t next = m_.stream_next_[static_cast<std::size_t>(engine.last)];
+  const std::int64_t next = nextOnStream(static_cast<std::size_t>(engine.last));
   if (next < 0) return -1;
   const auto pos = static_cast<std::size_t>(next);
   const bool ready = m_.engine_[pos] == slot && !started_[pos] && remaining_[pos] == 0 &&
@@ -480,7 +561,13 @@ void ScheduleRun::finishAt(Ns time) {
     for (std::size_t k = first_successor_[pos]; k < first_successor_[pos + 1]; ++k) {
       const Successor next = successors_[k];
       ready_[next.to] = std::max(ready_[next.to], time + std::max<Ns>(0, next.lag + shift));
+      if (pos >= m_.size() && next.to < dyn_.size() && dyn_[next.to]) issueOrdered(next.to, ready_[next.to]);
       if (--remaining_[next.to] == 0) becomeAvailable(next.to);
+    }
+    if (pos < dyn_succ_.size() && dyn_succ_[pos] >= 0) {
+      const auto after = static_cast<std::size_t>(dyn_succ_[pos]);
+      ready_[after] = std::max(ready_[after], time + handoffBetween(pos, after));
+      if (--remaining_[after] == 0) becomeAvailable(after);
     }
     if (const auto held = held_barriers_.find(pos); held != held_barriers_.end()) {
       for (const std::size_t node : held->second) {
@@ -496,6 +583,7 @@ Ns ScheduleRun::nextEvent() const {
   Ns next = running_.empty() ? std::numeric_limits<Ns>::max() : running_.top().first;
   if (!tails_.empty()) next = std::min(next, tails_.top().first);
   if (!wakes_.empty()) next = std::min(next, wakes_.top());
+  if (!issues_.empty()) next = std::min(next, issues_.top().first);
   for (const EngineState& engine : engines_) {
     if (!engine.waiting.empty()) next = std::min(next, engine.waiting.top().first);
     if (!engine.queued.empty() && engine.free_at > now_) next = std::min(next, engine.free_at);
@@ -513,6 +601,7 @@ Ns ScheduleRun::run() {
     while (!wakes_.empty() && wakes_.top() <= now_) wakes_.pop();
     drainTails(now_);
     finishAt(now_);
+    processIssues();
     for (std::size_t slot = 0; slot < ScheduleModel::kEngines; ++slot) promote(engines_[slot]);
     dispatchHost();
     dispatchKernels();
@@ -612,14 +701,32 @@ ScheduleModel::ScheduleModel(const DeviceView& view)
   stream_prev_.reserve(n);
   stream_next_.assign(n, -1);
   std::unordered_map<std::uint64_t, std::int64_t> last_on_stream;
+  std::unordered_map<std::uint64_t, std::uint32_t> stream_number;
+  std::vector<std::uint64_t> stream_thread;  // per stream: the first launching thread, + 1
   std::vector<Ns> issued;
   issued.reserve(n);
+  stream_of_.reserve(n);
   for (std::size_t pos = 0; pos < n; ++pos) {
     const ScopedOp scoped = ops[pos];
     const GpuOp& op = view.op(scoped);
     auto [it, inserted] = last_on_stream.try_emplace(DeviceView::streamKey(op), -1);
     const std::int64_t prev = it->second;
     stream_prev_.push_back(prev);
+    {
+      const auto [number, added] =
+          stream_number.try_emplace(DeviceView::streamKey(op), static_cast<std::uint32_t>(stream_number.size()));
+      if (added) {
+        stream_thread.push_back(0);
+        shared_.push_back(0);
+      }
+      stream_of_.push_back(number->second);
+      if (const auto launch = view.launchCall(op)) {
+        const std::uint64_t thread = threadKey(view.call(*launch)) + 1;
+        std::uint64_t& first_thread = stream_thread[number->second];
+        if (first_thread == 0) first_thread = thread;
+        if (first_thread != thread) shared_[number->second] = 1;
+      }
+    }
     if (prev >= 0) stream_next_[static_cast<std::size_t>(prev)] = static_cast<std::int64_t>(pos);
     it->second = static_cast<std::int64_t>(pos);
     // An op cannot start before its launch call returned; one whose call returned after it
@@ -658,6 +765,7 @@ ScheduleModel::ScheduleModel(const DeviceView& view)
     }
   }
   releaseBlocked(view, {});
+  issued_ = issued;
   // Issue order (launch call start, or when a blocking copy or memset that returned before its op
   // submitted it; ties by start order): engines take ready work in this order,
   // and an edge counts only when it points forward in it.
@@ -694,6 +802,12 @@ ScheduleModel ScheduleModel::withGraphNodes(const std::vector<std::int64_t>& gra
     if (engine_[p] != kSmEngine || engine_[static_cast<std::size_t>(prev)] != kSmEngine) continue;
     changed.node_handoff_[p] = std::min(node_handoff, handoff_[kSmEngine][kSmEngine]);
   }
+  return changed;
+}
+
+ScheduleModel ScheduleModel::withIssueOrder() const {
+  ScheduleModel changed = *this;
+  changed.issue_order_ = true;
   return changed;
 }
 

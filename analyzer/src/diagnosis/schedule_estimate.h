@@ -163,6 +163,14 @@ class ScheduleModel {
   // its last wave, when half of that wave's blocks have ended (it still ends at its measured end).
   ScheduleModel withDrainingTails() const;
 
+  // The same model with the ops of a stream that several host threads launched onto queued in
+  // the order the what-if issues them, not the order they ran: each op is issued when its thread
+  // gets to it (its release less how long after its call began that was) and follows the op of
+  // its stream issued last before it. A thread a fix lets run ahead queues its work before work
+  // another thread issues later, as the driver does. Streams that an edge of the schedule
+  // orders (a legacy barrier, a stream wait) keep the recorded order. With a host timeline only.
+  ScheduleModel withIssueOrder() const;
+
   std::size_t size() const { return duration_.size(); }
   double share(std::size_t position) const { return share_[position]; }
 
@@ -178,6 +186,10 @@ class ScheduleModel {
   void releaseBlocked(const DeviceView& view, const std::vector<OrderEdge>& recorded);
 
   bool drain_tails_ = false;
+  bool issue_order_ = false;
+  std::vector<std::uint32_t> stream_of_;   // per position: its stream, numbered from 0
+  std::vector<std::uint8_t> shared_;       // per stream: ops of more than one host thread
+  std::vector<Ns> issued_;                 // per position: when it was issued (the trace's order)
   Ns recorded_span_ = 0;
   Ns span_start_ = 0;
   std::vector<Ns> release_;

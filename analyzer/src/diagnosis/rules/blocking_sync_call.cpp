@@ -182,7 +182,9 @@ std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
     std::vector<CallChange> removed;
     std::vector<Ns> earlier;
     removalChanges(view, host, needs, removed, earlier);
-    const ScheduleModel model(view, host);
+    // Threads sharing a stream queue their work there in the order the what-if issues it: one
+    // that runs ahead without its synchronizes goes before work another thread issues later.
+    const ScheduleModel model = ScheduleModel(view, host).withIssueOrder();
     // Both schedules keep the legacy stream's implicit barriers: without its synchronizes a
     // thread runs ahead, but its blocking-stream work still waits for earlier legacy work.
     const std::vector<OrderEdge> waits = programOrderEdges(view);
