@@ -526,6 +526,36 @@ TEST_CASE("single-stream: streams that took turns chunk by chunk are no loop to 
   CHECK(findingById(findings, "pageable-memcpy") != nullptr);
 }
 
+// Another stream's device-to-device copy from 5 µs to `end_us`, beside most of the loop on stream
+// 13, which no longer ran mostly alone (the loop still ends the span).
+void besideACopy(TraceBuilder& b, double end_us) {
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 0, 2, 5, end_us, CopyKind::kDtoD);
+}
+
+TEST_CASE("single-stream: a loop beside other streams' work is split with its kernels in order") {
+  // The tile loop beside another stream's long copy never ran alone. Its split still hides its
+  // copies under its kernels, which keep their order (the SMs the lanes' kernels would share
+  // side by side are the other work's already): named, the copies' time saved.
+  TraceBuilder b;
+  tileLoop(b, 0, 10);
+  besideACopy(b, 1'200);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "single-stream");
+  REQUIRE(f != nullptr);
+  CHECK(f->summary.find("on stream 13") != std::string::npos);
+  CHECK(fixSavingNs(*f) > 300'000);
+}
+
+TEST_CASE("single-stream: beside other streams' work, a split that saves by kernels side by side is not named") {
+  // readEachStep's loop saves by running each step's long one-block kernel beside the next steps
+  // (more than 1.5 ms alone, the test above); beside another stream's work that part is not
+  // priced, and with its kernels in order the split saves less than half of it: not named.
+  TraceBuilder b = readEachStep(false);
+  besideACopy(b, 3'000);
+  const auto findings = findingsOf(b.build());
+  CHECK(findingById(findings, "single-stream") == nullptr);
+}
+
 TEST_CASE("a clean three-stream pipeline produces no finding") {
   TraceBuilder b = cleanPipeline();
   const auto findings = findingsOf(b.build());

@@ -207,5 +207,56 @@ TEST_CASE("single-stream: another thread's copy held by the split stream's stagi
   CHECK(earlier[2] == 0);
 }
 
+TEST_CASE("single-stream: another thread's launches its legacy calls held get their time back in the split") {
+  // Thread 1 copies on the legacy stream (calls of 30 µs); thread 2's launches to stream 14 take
+  // 2 µs alone and 30 µs where they overlapped one of those calls (the driver held the context
+  // while the legacy call ordered its copy after every blocking stream). Split off the legacy
+  // stream (created streams), thread 1's calls no longer hold them: each gets its 28 µs back. One
+  // that also overlapped thread 3's call on the legacy stream, which stays there, keeps its wait.
+  for (const bool third_thread : {false, true}) {
+    TraceBuilder b;
+    for (int k = 0; k < 3; ++k) {
+      const double t = 100.0 * k;
+      b.copyCall("cudaMemcpyAsync_v3020", kNullStream, t, t + 30, t + 31, t + 40, CopyKind::kHtoD);
+      b.launch(14, t + 5, t + 35, t + 36, t + 45);  // held by thread 1's legacy call
+      b.trace().runtime_calls.back().tid = 2;
+      b.launch(14, t + 60, t + 62, t + 63, t + 70);  // alone
+      b.trace().runtime_calls.back().tid = 2;
+    }
+    if (third_thread) {  // beside thread 2's first held launch
+      b.copyCall("cudaMemcpyAsync_v3020", kNullStream, 6, 34, 41, 44, CopyKind::kHtoD);
+      b.trace().runtime_calls.back().tid = 3;
+    }
+    const Trace trace = b.build();
+    const DeviceView view(trace, Scope{}, 0);
+    // Thread 1's legacy work is the loop split (threadsOwnWork's cut, here by hand: these threads
+    // never synchronize), thread 3's stays.
+    std::vector<std::uint64_t> keys = ownWork(view);
+    std::uint64_t loop = 0;
+    for (std::size_t p = 0; p < view.ops().size(); ++p) {
+      const auto call = view.launchCall(view.op(view.ops()[p]));
+      if (!view.onLegacyDefaultStream(view.op(view.ops()[p])) || !call) continue;
+      if (view.call(*call).tid == 1) loop = keys[p];
+      else keys[p] = ~keys[p];
+    }
+    const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+    std::vector<diagnosis::CallChange> changed;
+    std::vector<Ns> earlier;
+    diagnosis::heldBySplitLegacyCalls(view, host, keys, loop, changed, earlier);
+    REQUIRE(earlier.size() == view.ops().size());
+    Ns last_kernel_earlier = 0;
+    for (std::size_t p = 0; p < view.ops().size(); ++p) {
+      if (view.op(view.ops()[p]).kind == OpKind::kKernel) last_kernel_earlier = earlier[p];
+    }
+    const Ns held = TraceBuilder::ns(28);
+    CHECK(last_kernel_earlier >= (third_thread ? 2 : 3) * held - 1);
+    CHECK(last_kernel_earlier <= (third_thread ? 2 : 3) * held + 1);
+    // Thread 1's own calls get nothing: they still wait behind calls that stay there.
+    for (std::size_t p = 0; p < view.ops().size(); ++p) {
+      if (view.op(view.ops()[p]).kind == OpKind::kMemcpy && keys[p] == loop) CHECK(earlier[p] == 0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cuoverlap

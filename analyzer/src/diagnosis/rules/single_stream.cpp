@@ -95,6 +95,9 @@ struct StreamWork {
   std::size_t later_chunks = 0, chunks_without_result = 0;
   bool seen_kernel = false, chunk_returns = false;
   std::optional<Engine> previous_engine;
+  // It ran beside other streams' work (not mostly alone): its split is priced with its kernels
+  // in order (splitSaving's kernels_in_order).
+  bool beside_others = false;
 
   // A loop of self-contained steps: at least two chunks, each copying its result back. A chunk
   // that only copies input in and runs kernels folds it into device state the next chunk reads
@@ -326,10 +329,10 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   if (!one_stream) {
     const auto times = aloneTimes(view, stream_keys);
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
-                                    [&](const StreamWork& w) {
+                                    [&](StreamWork& w) {
                                       const std::uint64_t stream = ranOn(w.stream);
-                                      return !ranMostlyAlone(times, stream) ||
-                                             !heldItsExtent(view, times, stream);
+                                      w.beside_others = !ranMostlyAlone(times, stream);
+                                      return !heldItsExtent(view, times, stream);
                                     }),
                      candidates.end());
     if (candidates.empty()) return std::nullopt;
@@ -354,7 +357,15 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   std::vector<Priced> priced;
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     const StreamWork& candidate = candidates[k];
-    Priced fix{k, splitSaving(view, keys, host, model, waits, order, candidate.stream), std::nullopt};
+    Priced fix{k, splitSaving(view, keys, host, model, waits, order, candidate.stream, true,
+                              candidate.beside_others),
+               std::nullopt};
+    // Beside other streams' work, a split that saves mostly by running its lanes' kernels side by
+    // side (less than half of it left with them in order) is not named: that part is not priced.
+    if (candidate.beside_others && fix.split > 0 &&
+        2 * fix.split < splitSaving(view, keys, host, model, waits, order, candidate.stream)) {
+      fix.split = 0;
+    }
     if (fix.split == 0 && one_stream && chunkLanes(view, keys, candidate.stream).empty()) {
       fix.split = std::min(candidate.hideable_union.length(), candidate.kernel_union.length());
     }
@@ -410,7 +421,8 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   // it gets the fix's saving with the copies as they ran, the rest is pinning's.
   if (work.pageable > 0) {
     const Ns unpinned = feeds ? copyAheadSaving(view, keys, host, model, waits, chosen, false)
-                              : splitSaving(view, keys, host, model, waits, order, chosen, false);
+                              : splitSaving(view, keys, host, model, waits, order, chosen, false,
+                                            work.beside_others);
     builder.estimateSaving(std::min(cost, unpinned));
     builder.fixAlone(cost);
   } else {

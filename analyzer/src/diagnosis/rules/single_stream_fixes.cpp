@@ -128,7 +128,8 @@ std::vector<std::uint64_t> chunkLanes(const DeviceView& view, const std::vector<
 // What splitting `stream`'s chunks over three streams saves (0 without two chunks).
 Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, const HostTimeline& host,
                const ScheduleModel& model, const std::vector<OrderEdge>& waits,
-               const std::vector<OrderEdge>& order, std::uint64_t stream, bool pin) {
+               const std::vector<OrderEdge>& order, std::uint64_t stream, bool pin,
+               bool kernels_in_order) {
   const std::vector<std::uint64_t> lanes = chunkLanes(view, keys, stream);
   if (lanes.empty()) return 0;
   // The advice issues each chunk's copies and memsets asynchronously (pinned buffers): their
@@ -151,10 +152,23 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   std::vector<OrderEdge> split_edges = waits;
   const std::vector<OrderEdge> split_barriers = splitBarriers(view, lanes, blockingWork(view, keys, stream));
   split_edges.insert(split_edges.end(), split_barriers.begin(), split_barriers.end());
+  // On a device the stream shared with other streams' work, its kernels keep their order: the
+  // lanes' kernels are not credited side by side (each after the previous one, the stream's
+  // kernel-to-kernel hand-off after it), only its copies, memsets and host waits move.
+  if (kernels_in_order) {
+    const Ns to_kernel = view.streamHandoff(Engine::kCompute, Engine::kCompute);
+    std::optional<std::size_t> previous;
+    for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+      if (keys[pos] != stream || view.op(view.ops()[pos]).kind != OpKind::kKernel) continue;
+      if (previous) split_edges.push_back({*previous, pos, to_kernel});
+      previous = pos;
+    }
+  }
   const Ns before = model.withDrainingTails().span(order);
   const HostTimeline split_host = waitingForEveryLane(view, host, keys, stream, lanes);
   std::vector<Ns> earlier = pinned.earlier;
   heldBySplitCopies(view, split_host, pinned.calls, async_calls, earlier);
+  heldBySplitLegacyCalls(view, split_host, keys, stream, async_calls, earlier);
   const ScheduleModel split =
       ScheduleModel(view, split_host, order).withDrainingTails().withLanes(lanes);
   return std::max<Ns>(0, before - split.span(split_edges, earlier, pinned.faster, async_calls));

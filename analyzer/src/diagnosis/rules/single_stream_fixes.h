@@ -43,10 +43,13 @@ std::vector<std::uint64_t> chunkLanes(const DeviceView& view, const std::vector<
 // and the legacy stream's barriers), which the schedule before the split keeps; `waits` the event
 // waits the split keeps, besides the legacy stream's barriers as its lanes have them
 // (splitBarriers). `pin`: with the advice's pinned buffers; without, its pageable copies as they
-// ran (the part of the saving that is not pinning's, pageable-memcpy's fix).
+// ran (the part of the saving that is not pinning's, pageable-memcpy's fix). `kernels_in_order`:
+// the stream's kernels keep their order across the lanes (a stream that ran beside other
+// streams' work: the SMs its lanes' kernels would share are the other work's already).
 Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, const HostTimeline& host,
                const ScheduleModel& model, const std::vector<OrderEdge>& waits,
-               const std::vector<OrderEdge>& order, std::uint64_t stream, bool pin = true);
+               const std::vector<OrderEdge>& order, std::uint64_t stream, bool pin = true,
+               bool kernels_in_order = false);
 
 // What copying `stream`'s input one chunk ahead saves (0 without two chunks). `pin`: its pageable
 // input copies pinned, as the advice has them (pinnedCopies); without, as they ran (the part of

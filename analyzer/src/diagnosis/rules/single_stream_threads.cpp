@@ -170,6 +170,41 @@ void heldBySplitCopies(const DeviceView& view, const HostTimeline& host,
   for (std::size_t p = 0; p < given.size() && p < earlier.size(); ++p) earlier[p] += given[p];
 }
 
+void heldBySplitLegacyCalls(const DeviceView& view, const HostTimeline& host,
+                            const std::vector<std::uint64_t>& keys, std::uint64_t stream,
+                            std::vector<CallChange>& changed, std::vector<Ns>& earlier) {
+  std::vector<LegacyOp> leaving, staying;
+  for (std::size_t pos = 0; pos < keys.size(); ++pos) {
+    const GpuOp& op = view.op(view.ops()[pos]);
+    const auto call = view.launchCall(op);
+    if (!call || !view.onLegacyDefaultStream(op)) continue;
+    const RuntimeCall& c = view.call(*call);
+    const ApiKind kind = view.callKind(*call);
+    const LegacyOp x{pos, threadKey(c), c.start, kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync};
+    (keys[pos] == stream ? leaving : staying).push_back(x);
+  }
+  if (leaving.empty()) return;
+  std::vector<HostTimeGiven> given = contendedTime(view, leaving);
+  // Only other threads' calls (the split thread's own still wait behind the other threads' calls
+  // that stay on the legacy stream), and of those only calls no staying call held too.
+  std::unordered_set<std::uint64_t> moving_threads;
+  for (const LegacyOp& x : leaving) moving_threads.insert(x.thread);
+  std::unordered_set<std::size_t> still_held;
+  for (const HostTimeGiven& g : contendedTime(view, staying)) still_held.insert(g.call);
+  given.erase(std::remove_if(given.begin(), given.end(),
+                             [&](const HostTimeGiven& g) {
+                               return moving_threads.count(threadKey(view.call(g.call))) != 0 ||
+                                      still_held.count(g.call) != 0;
+                             }),
+              given.end());
+  if (given.empty()) return;
+  barriersGivenBack(view, given, host, changed);
+  const std::vector<Ns> back = hostTimeGivenBack(view, given, host);
+  if (back.empty()) return;
+  earlier.resize(view.ops().size(), 0);
+  for (std::size_t p = 0; p < back.size() && p < earlier.size(); ++p) earlier[p] += back[p];
+}
+
 bool blockingWork(const DeviceView& view, const std::vector<std::uint64_t>& keys, std::uint64_t stream) {
   for (std::size_t pos = 0; pos < keys.size(); ++pos) {
     if (keys[pos] != stream) continue;

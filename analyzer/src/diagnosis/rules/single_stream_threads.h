@@ -63,6 +63,17 @@ void heldBySplitCopies(const DeviceView& view, const HostTimeline& host,
                        const std::unordered_set<std::size_t>& pinned_calls,
                        std::vector<CallChange>& changed, std::vector<Ns>& earlier);
 
+// The split moves the stream's ops off the legacy default stream (a thread's loop there, to
+// created streams): other threads' calls no longer wait behind its calls there (the driver holds
+// the context while a call orders its op after every blocking stream: legacy_threads.h,
+// contendedTime, of the ops that leave), except those that also overlapped a call of the legacy
+// ops that stay. What they waited is given back: blocking calls of `host` as changes merged into
+// `changed`, launches per op position added to `earlier` (resized to the view's ops). Nothing
+// where none of the stream's ops ran on the legacy stream.
+void heldBySplitLegacyCalls(const DeviceView& view, const HostTimeline& host,
+                            const std::vector<std::uint64_t>& keys, std::uint64_t stream,
+                            std::vector<CallChange>& changed, std::vector<Ns>& earlier);
+
 // Whether the ops of `stream` (by `keys`) ran on the legacy stream or a blocking created one.
 bool blockingWork(const DeviceView& view, const std::vector<std::uint64_t>& keys, std::uint64_t stream);
 
