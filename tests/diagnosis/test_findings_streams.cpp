@@ -916,3 +916,72 @@ TEST_CASE("legacy-default-stream: non-blocking streams free a staged copy from a
 
 }  // namespace
 }  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+TEST_CASE("legacy-default-stream: a cudaMemset held by another thread's pageable copy keeps that wait") {
+  // Thread 1's 490 µs kernel on blocking stream 13 (10-500), then its copy to pageable memory there,
+  // whose call (20-510) returns after its DMA (500-505). Thread 2's cudaMemset on the legacy stream
+  // (call 30-558) waits under the barrier for stream 13's work, but also for thread 1's copy call,
+  // which holds it in the driver on any stream: it returns 48 µs after that call, before its op
+  // (556-559). Then thread 2 launches a 100 µs kernel on stream 14 and synchronizes. Made
+  // non-blocking, stream 13 no longer holds the memset under the barrier, but thread 1's copy call
+  // still does (the lab's nonblocking-streams variants: a cudaMemset of one thread still returned
+  // after another thread's pageable copy call, g000180): thread 2's kernel starts no sooner.
+  // Before, the memset kept only its time after stream 13's last op (53 µs): its call returned at
+  // 83 µs and thread 2's kernel ran beside thread 1's, saving 160 µs (span 655 -> 495 µs).
+  TraceBuilder b;
+  auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
+  b.launch(13, 0, 5, 10, 500);
+  onThread(1);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 20, 510, 500, 505, CopyKind::kDtoH, MemKind::kPageable);
+  onThread(1);
+  b.memset(kNullStream, 556, 559, b.call("cudaMemset_v3020", 30, 558));
+  onThread(2);
+  b.launch(14, 560, 563, 565, 665);
+  onThread(2);
+  b.call("cudaStreamSynchronize_v3020", 564, 667);
+  onThread(2);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "legacy-default-stream");
+  REQUIRE(f != nullptr);
+  REQUIRE(f->fixes.size() == 1);
+  CHECK(f->fixes[0].fix == "nonblocking-streams");
+  CHECK(fixSavingNs(*f) == 0);
+}
+
+TEST_CASE("legacy-default-stream: a call held by another thread's cudaMemcpy keeps what the copy still holds") {
+  // Thread 1 launches a 300 µs kernel to the legacy stream (10-310) and synchronizes. Thread 2's
+  // cudaMemcpy there (call 20-400) waits behind it, then runs its 80 µs copy (312-392). Thread 3's
+  // launch to stream 14 (call 30-398; alone a launch takes 2-5 µs) was held by the copy's call all
+  // along; its 400 µs kernel runs 400-800, then it synchronizes. With a stream per thread the
+  // cudaMemcpy no longer waits for thread 1's kernel, but it still holds the context while it
+  // runs: the launch keeps the part of its wait from when the legacy stream's previous op (thread
+  // 1's kernel, another thread's) ended to the copy call's return (88 µs), and gets back the rest
+  // (275 µs): span 793 (the model of the recorded 796) -> 521 µs. Before, it got back its whole
+  // excess (363 µs) and the fix saved 295 µs.
+  TraceBuilder b;
+  auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
+  b.launch(kNullStream, 0, 5, 10, 310);
+  onThread(1);
+  b.call("cudaStreamSynchronize_v3020", 6, 311);
+  onThread(1);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 20, 400, 312, 392, CopyKind::kHtoD);
+  onThread(2);
+  b.launch(14, 1, 3, 4, 8);
+  onThread(3);
+  b.launch(14, 30, 398, 400, 800);
+  onThread(3);
+  b.call("cudaStreamSynchronize_v3020", 399, 802);
+  onThread(3);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "legacy-default-stream");
+  REQUIRE(f != nullptr);
+  REQUIRE(!f->fixes.empty());
+  CHECK(f->fixes[0].fix == "own-streams");
+  CHECK(fixSavingNs(*f) == 272'000);
+}
+
+}  // namespace
+}  // namespace cuoverlap
