@@ -111,7 +111,9 @@ TEST_CASE("with draining tails, a later kernel takes the SMs from the middle of 
   // A kernel of 2 waves runs from 0 to 400 µs; a kernel that fills the device, issued next on
   // another stream, waits for its end (span 600 µs) in the plain model. With draining tails it
   // starts at the middle of the last wave (400 - 200 / 2 = 300 µs), when half of that wave's
-  // blocks have left their SMs; the 2-wave kernel still ends at 400 µs.
+  // blocks have left their SMs; the 2-wave kernel still ends at 400 µs. Until then its last
+  // blocks hold half of the SMs, falling to none: the SM time they keep from the later kernel
+  // (100 µs x 0.5 / 2 = 25 µs of the whole device) ends that kernel 25 µs later (span 525 µs).
   TraceBuilder b;
   b.launch(13, 0, 1, 1, 401).grid_blocks = 132 * 8 * 2;
   b.launch(14, 2, 3, 401, 601).grid_blocks = 132 * 8;
@@ -119,7 +121,14 @@ TEST_CASE("with draining tails, a later kernel takes the SMs from the middle of 
   const DeviceView view(trace, Scope{}, 0);
   const ScheduleModel model(view);
   CHECK(model.span({}) == TraceBuilder::ns(600));
-  CHECK(model.withDrainingTails().span({}) == TraceBuilder::ns(500));
+  CHECK(model.withDrainingTails().span({}) == TraceBuilder::ns(525));
+  // A kernel of half the device fits beside the drained wave's blocks: it ends 200 µs after 300.
+  TraceBuilder half;
+  half.launch(13, 0, 1, 1, 401).grid_blocks = 132 * 8 * 2;
+  half.launch(14, 2, 3, 401, 601).grid_blocks = 132 * 4;
+  const Trace half_trace = half.build();
+  const DeviceView half_view(half_trace, Scope{}, 0);
+  CHECK(ScheduleModel(half_view).withDrainingTails().span({}) == TraceBuilder::ns(500));
   // A kernel of one wave holds its SMs to its end either way.
   TraceBuilder one;
   one.launch(13, 0, 1, 1, 401).grid_blocks = 132 * 8;

@@ -84,6 +84,9 @@ class ScheduleRun {
   std::vector<Ns> started_at_;                 // per started node: when it started
   std::priority_queue<Ns, std::vector<Ns>, std::greater<Ns>> wakes_;  // wave ends a kernel waits for
   MinHeap tails_;                              // (middle of its last wave, position): multi-wave kernels
+  std::vector<std::pair<std::size_t, Ns>> drained_;  // (position, when it drained): still running
+  std::unordered_map<std::size_t, Ns> tail_at_;  // per multi-wave kernel: its tails_ entry in force
+  void shareTheDrain(std::size_t pos);
   // A blocking call's waits for other threads' ops (ScheduleModel::wait_issued_only_), decided
   // when it begins: per barrier, the ops still to decide; the barriers each op holds once decided.
   bool waitForIssued(std::size_t barrier);
@@ -448,6 +451,7 @@ void ScheduleRun::dispatchKernels() {
     sm_used_ += taken_[pos];
     if (multiWave(pos) || taken_[pos] < m_.share_[pos] - kShareSlack) placing_.push_back(pos);
     start(pos);
+    if (!drained_.empty()) shareTheDrain(pos);
   }
 }
 
@@ -527,6 +531,7 @@ void ScheduleRun::start(std::size_t pos) {
     const double waves = std::ceil(m_.waves_[pos] - kShareSlack);
     const auto tail = static_cast<Ns>(static_cast<double>(duration_[pos]) / (2.0 * waves));
     tails_.push({now_ + duration_[pos] - tail, pos});
+    tail_at_[pos] = now_ + duration_[pos] - tail;
   }
 }
 
@@ -534,10 +539,41 @@ void ScheduleRun::start(std::size_t pos) {
 void ScheduleRun::drainTails(Ns time) {
   while (!tails_.empty() && tails_.top().first <= time) {
     const std::size_t pos = tails_.top().second;
+    const Ns at = tails_.top().first;
     tails_.pop();
+    if (const auto it = tail_at_.find(pos); it != tail_at_.end() && it->second != at) continue;  // moved later
     sm_used_ = std::max(0.0, sm_used_ - taken_[pos]);
     taken_[pos] = 0.0;
+    drained_.emplace_back(pos, at);
     releaseSms(pos);
+  }
+}
+
+// A kernel that starts on SMs a multi-wave kernel's drained last wave handed over shares them with
+// that wave's blocks still running: from the wave's middle to its end they hold half of the SMs,
+// falling linearly to none. Where the kernels running then, with it, would take more than the
+// SMs those blocks leave, it gets that much less of them (SM time is conserved): it ends later by
+// the SM time it lacked over its share (at most its own share lacked at a time).
+void ScheduleRun::shareTheDrain(std::size_t pos) {
+  double lacked = 0.0;  // SM share x ns
+  drained_.erase(std::remove_if(drained_.begin(), drained_.end(),
+                                [&](const auto& d) { return finished_[d.first] || end_[d.first] <= now_; }),
+                 drained_.end());
+  for (const auto& [kernel, from] : drained_) {
+    const Ns end = end_[kernel];
+    const double left = static_cast<double>(end - now_);
+    const double occupied = 0.5 * left / static_cast<double>(std::max<Ns>(1, end - from));
+    const double over = occupied + sm_used_ - 1.0;  // at now_, falling linearly to sm_used_ - 1
+    if (over <= 0.0) continue;
+    lacked += 0.5 * left * (over / occupied) * std::min(over, taken_[pos]);
+  }
+  if (lacked <= 0.0 || taken_[pos] <= kShareSlack) return;
+  const auto later = static_cast<Ns>(lacked / taken_[pos]);
+  end_[pos] += later;
+  running_.push({end_[pos], pos});
+  if (const auto it = tail_at_.find(pos); it != tail_at_.end()) {
+    it->second += later;
+    tails_.push({it->second, pos});
   }
 }
 

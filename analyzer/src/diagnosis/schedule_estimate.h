@@ -161,6 +161,9 @@ class ScheduleModel {
 
   // The same model with each multi-wave kernel giving its SMs to later kernels from the middle of
   // its last wave, when half of that wave's blocks have ended (it still ends at its measured end).
+  // A kernel that starts on them shares them with that wave's last blocks, which hold half of the
+  // SMs at the middle, falling to none at the end: where it and the kernels running then need more
+  // than the rest, it ends later by the SM time it lacked over its share.
   ScheduleModel withDrainingTails() const;
 
   // The same model with the ops of a stream that several host threads launched onto queued in

@@ -1,6 +1,7 @@
 #include "diagnosis/rules/single_stream_fixes.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -73,6 +74,79 @@ std::vector<CallChange> asynchronousCalls(const DeviceView& view, const HostTime
     }
   }
   return changes;
+}
+
+// The kernels of each lane's first run of a step of the loop, with the longer durations they take
+// in the split: the split gives each lane its own device buffers (the advice: one device buffer
+// per stream), so the first step a lane runs touches buffers no kernel of the loop touched before,
+// as the loop's first step did on the one stream, while the one stream's later steps found the
+// previous step's data in the caches (L2, TLB). Such a kernel runs as long as its counterpart in
+// the step's first chunk did where that was longer and ran with no other stream's op running (else
+// its time may be that contention's): chunks are runs of one step where they issue the same ops
+// (kind, engine, grid, block, bytes, name), the counterpart the op at the same place in the first
+// such chunk. A lane's later runs of the step reuse its buffers and keep their durations.
+// `chunks`: chunksOf's; `lanes`: the split's streams (chunk c on lane c % lanes).
+std::vector<FasterOp> coldLaneKernels(const DeviceView& view, const std::vector<std::int64_t>& chunks,
+                                      std::uint64_t lanes) {
+  const auto& ops = view.ops();
+  // The latest end of another stream's op that started before each op, and the next start of one
+  // after it (ops come in start order): whether it ran alone.
+  std::vector<Ns> others_end_before(ops.size(), std::numeric_limits<Ns>::min());
+  std::vector<Ns> others_start_after(ops.size(), std::numeric_limits<Ns>::max());
+  for (std::size_t pos = 1; pos < ops.size(); ++pos) {
+    others_end_before[pos] = others_end_before[pos - 1];
+    if (chunks[pos - 1] < 0) others_end_before[pos] = std::max(others_end_before[pos], ops[pos - 1].end);
+  }
+  for (std::size_t pos = ops.size(); pos-- > 1;) {
+    others_start_after[pos - 1] = chunks[pos] < 0 ? ops[pos].start : others_start_after[pos];
+  }
+  const auto ranAlone = [&](std::size_t p) {
+    return others_end_before[p] <= ops[p].start && others_start_after[p] >= ops[p].end;
+  };
+  std::vector<std::vector<std::size_t>> members;
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    if (chunks[pos] < 0) continue;
+    const auto c = static_cast<std::size_t>(chunks[pos]);
+    if (members.size() <= c) members.resize(c + 1);
+    members[c].push_back(pos);
+  }
+  const auto sameOp = [&](std::size_t a, std::size_t b) {
+    const GpuOp& x = view.op(ops[a]);
+    const GpuOp& y = view.op(ops[b]);
+    return x.kind == y.kind && engineOf(x) == engineOf(y) && x.grid_blocks == y.grid_blocks &&
+           x.block_threads == y.block_threads && x.bytes == y.bytes && x.name == y.name;
+  };
+  const auto sameStep = [&](std::size_t a, std::size_t b) {
+    return members[a].size() == members[b].size() &&
+           std::equal(members[a].begin(), members[a].end(), members[b].begin(), sameOp);
+  };
+  // A chunk's step: the chunks that begin each step, by their ops' count and first op's kind.
+  std::unordered_map<std::uint64_t, std::vector<std::size_t>> steps;
+  std::unordered_set<std::uint64_t> run_on_lane;  // (step's first chunk, lane) run already
+  std::vector<FasterOp> longer;
+  for (std::size_t c = 0; c < members.size(); ++c) {
+    if (members[c].empty()) continue;
+    const GpuOp& head = view.op(ops[members[c].front()]);
+    const std::uint64_t shape = members[c].size() * 16 + static_cast<std::uint64_t>(engineOf(head));
+    std::vector<std::size_t>& firsts = steps[shape];
+    const auto found = std::find_if(firsts.begin(), firsts.end(), [&](std::size_t d) { return sameStep(d, c); });
+    if (found == firsts.end()) {
+      firsts.push_back(c);
+      run_on_lane.insert(c * lanes + c % lanes);
+      continue;
+    }
+    const std::size_t first = *found;
+    if (!run_on_lane.insert(first * lanes + c % lanes).second) continue;
+    for (std::size_t i = 0; i < members[c].size(); ++i) {
+      const ScopedOp& op = ops[members[c][i]];
+      const ScopedOp& counterpart = ops[members[first][i]];
+      if (view.op(op).kind != OpKind::kKernel || !ranAlone(members[first][i])) continue;
+      if (counterpart.end - counterpart.start > op.end - op.start) {
+        longer.push_back({members[c][i], counterpart.end - counterpart.start});
+      }
+    }
+  }
+  return longer;
 }
 
 }  // namespace
@@ -171,7 +245,10 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   heldBySplitLegacyCalls(view, split_host, keys, stream, async_calls, earlier);
   const ScheduleModel split =
       ScheduleModel(view, split_host, order).withDrainingTails().withLanes(lanes);
-  return std::max<Ns>(0, before - split.span(split_edges, earlier, pinned.faster, async_calls));
+  std::vector<FasterOp> durations = pinned.faster;
+  const std::vector<FasterOp> cold = coldLaneKernels(view, chunksOf(view, keys, stream), kSplitStreams);
+  durations.insert(durations.end(), cold.begin(), cold.end());
+  return std::max<Ns>(0, before - split.span(split_edges, earlier, durations, async_calls));
 }
 
 // What copying the stream's input one chunk ahead saves: its host-to-device copies moved to

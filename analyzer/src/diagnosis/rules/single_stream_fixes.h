@@ -42,7 +42,9 @@ std::vector<std::uint64_t> chunkLanes(const DeviceView& view, const std::vector<
 // the recorded schedule with `host` and `order`, the program's order (programOrderEdges: `waits`
 // and the legacy stream's barriers), which the schedule before the split keeps; `waits` the event
 // waits the split keeps, besides the legacy stream's barriers as its lanes have them
-// (splitBarriers). `pin`: with the advice's pinned buffers; without, its pageable copies as they
+// (splitBarriers). Each lane has its own device buffers: the kernels of a lane's first run of a
+// step of the loop take the step's first run's durations where those were longer (its buffers not
+// in the caches yet). `pin`: with the advice's pinned buffers; without, its pageable copies as they
 // ran (the part of the saving that is not pinning's, pageable-memcpy's fix). `kernels_in_order`:
 // the stream's kernels keep their order across the lanes (a stream that ran beside other
 // streams' work: the SMs its lanes' kernels would share are the other work's already).
