@@ -442,3 +442,48 @@ TEST_CASE("blocking-sync-call: a thread that runs ahead queues its work before a
 }
 
 }  // namespace cuoverlap
+
+namespace cuoverlap {
+
+TEST_CASE("early-result-wait: a deferred synchronize waits for the previous step's copy only") {
+  // Three steps of thread 1: a kernel on blocking stream 13 and its asynchronous DtoH copy, then a
+  // device synchronize, which also waits for a 270 µs kernel thread 2 runs on a non-blocking
+  // stream. Double-buffered, each step waits on the event recorded after the previous step's
+  // copy: for that copy, not for the other thread's kernel the device synchronize waited for.
+  TraceBuilder b;
+  b.addStream(kNonBlocking, StreamFlag::kNonBlocking);
+  for (int i = 0; i < 3; ++i) {
+    const double t = 400.0 * i;
+    b.launch(13, t + 1, t + 5, t + 10, t + 110);
+    b.launch(kNonBlocking, t + 2, t + 4, t + 20, t + 290);
+    b.trace().runtime_calls.back().tid = 2;
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t + 6, t + 8, t + 111, t + 115, CopyKind::kDtoH,
+               MemKind::kPinned);
+    b.call("cudaDeviceSynchronize_v3020", t + 9, t + 291);
+  }
+  const Trace trace = b.build();
+  const diagnosis::DeviceView view(trace, Scope{}, 0);
+  const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+  std::vector<std::int64_t> read_copies;
+  const std::vector<diagnosis::SyncNeed> needs = diagnosis::syncNeeds(view, host, &read_copies);
+  std::vector<std::size_t> copies;  // positions of the DtoH copies, in step order
+  for (std::size_t p = 0; p < view.ops().size(); ++p) {
+    if (view.op(view.ops()[p]).kind == OpKind::kMemcpy) copies.push_back(p);
+  }
+  REQUIRE(copies.size() == 3);
+  std::vector<std::size_t> syncs;  // barriers of thread 1's synchronizes, in order
+  for (std::size_t k = 0; k < host.barriers.size(); ++k) {
+    if (needs[k] == diagnosis::SyncNeed::kDeferrable) syncs.push_back(k);
+  }
+  REQUIRE(syncs.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(read_copies[syncs[i]] == static_cast<std::int64_t>(copies[i]));
+    CHECK(host.barriers[syncs[i]].waited_for.size() == 2);  // the copy and the other kernel
+  }
+  const diagnosis::HostTimeline deferred = diagnosis::deferredTimeline(view, host, needs, read_copies);
+  CHECK(deferred.barriers[syncs[0]].waited_for.empty());
+  CHECK(deferred.barriers[syncs[1]].waited_for == std::vector<std::size_t>{copies[0]});
+  CHECK(deferred.barriers[syncs[2]].waited_for == std::vector<std::size_t>{copies[1]});
+}
+
+}  // namespace cuoverlap

@@ -269,8 +269,10 @@ void keepSingleReads(const DeviceView& view, const HostTimeline& host, const std
 
 }  // namespace
 
-std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host) {
+std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host,
+                                std::vector<std::int64_t>* read_copies) {
   std::vector<SyncNeed> needs(host.barriers.size(), SyncNeed::kNotASync);
+  if (read_copies != nullptr) read_copies->assign(host.barriers.size(), -1);
   std::vector<bool> reads(host.barriers.size(), false);  // brings an async DtoH copy's result back
   if (host.barriers.empty()) return needs;
   const std::map<ThreadKey, ThreadCalls> threads = callsByThread(view);
@@ -310,11 +312,16 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
     // Only a copy the synchronize waited for can be what the host is about to read, and only
     // where it waits for no work the thread queued behind the copy (waitsForWorkQueuedBehind).
     bool brings_back = false;
+    std::int64_t read_copy = -1;  // the last copy it brings back
     for (auto d = std::upper_bound(dtoh.begin(), dtoh.end(), AsyncDtoH{since, 0, 0});
-         d != dtoh.end() && d->start < call.start && !brings_back; ++d) {
-      brings_back = order.orderedBefore(d->position, barrier.waited_for, call.start) &&
-                    !waitsForWorkQueuedBehind(view, *d, call, barrier.waited_for);
+         d != dtoh.end() && d->start < call.start; ++d) {
+      if (order.orderedBefore(d->position, barrier.waited_for, call.start) &&
+          !waitsForWorkQueuedBehind(view, *d, call, barrier.waited_for)) {
+        brings_back = true;
+        read_copy = static_cast<std::int64_t>(d->position);
+      }
     }
+    if (read_copies != nullptr) (*read_copies)[b] = read_copy;
     reads[b] = brings_back;
     const auto& work = t->second.work_calls;
     const auto next = std::partition_point(work.begin(), work.end(),
@@ -338,7 +345,8 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
 }
 
 HostTimeline deferredTimeline(const DeviceView& view, const HostTimeline& host,
-                              const std::vector<SyncNeed>& needs) {
+                              const std::vector<SyncNeed>& needs,
+                              const std::vector<std::int64_t>& read_copies) {
   HostTimeline deferred = host;
   std::map<ThreadKey, std::size_t> last;  // per thread: its latest deferrable synchronize
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
@@ -348,6 +356,10 @@ HostTimeline deferredTimeline(const DeviceView& view, const HostTimeline& host,
     const auto previous = last.find(key);
     if (previous == last.end()) {
       deferred.barriers[b].waited_for.clear();
+    } else if (previous->second < read_copies.size() && read_copies[previous->second] >= 0) {
+      // The event recorded after the previous step's copy: that copy and what the program
+      // ordered before it, not the rest of what the previous synchronize waited for.
+      deferred.barriers[b].waited_for = {static_cast<std::size_t>(read_copies[previous->second])};
     } else {
       deferred.barriers[b].waited_for = host.barriers[previous->second].waited_for;
     }

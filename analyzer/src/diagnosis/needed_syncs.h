@@ -39,11 +39,19 @@ enum class SyncNeed { kNotASync, kRemovable, kDeferrable, kKept };
 
 // Per barrier of `host`: what the host needs of it (kNotASync for blocking calls that are no
 // explicit synchronize).
-std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host);
+// `read_copies` (optional): per barrier, the position in view.ops() of the last asynchronous DtoH
+// copy it brings back (-1 for none).
+std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host,
+                                std::vector<std::int64_t>* read_copies = nullptr);
 
 // `host` with each deferrable synchronize waiting for what the same thread's previous deferrable
 // synchronize waited for (nothing for the first): the schedule of the double-buffered program.
+// A deferred synchronize waits on the event recorded after the previous step's copy
+// (`read_copies`, syncNeeds's): for that copy, and through the schedule's order for what the
+// program ordered before it, not for the rest of what the previous synchronize waited for (a
+// device synchronize's other streams and other threads' work). Without a copy known: as before.
 HostTimeline deferredTimeline(const DeviceView& view, const HostTimeline& host,
-                              const std::vector<SyncNeed>& needs);
+                              const std::vector<SyncNeed>& needs,
+                              const std::vector<std::int64_t>& read_copies = {});
 
 }  // namespace cuoverlap::diagnosis

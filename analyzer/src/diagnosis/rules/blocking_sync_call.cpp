@@ -220,7 +220,8 @@ std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
 std::optional<Finding> findEarlyResultWait(const DeviceView& view) {
   const HostTimeline host = buildHostTimeline(view);
   if (host.empty()) return std::nullopt;
-  const std::vector<SyncNeed> needs = syncNeeds(view, host);
+  std::vector<std::int64_t> read_copies;
+  const std::vector<SyncNeed> needs = syncNeeds(view, host, &read_copies);
   std::uint64_t idle_only = 0;
   FindingBuilder builder =
       syncInstances(view, host, needs, SyncNeed::kDeferrable, "early-result-wait", idle_only);
@@ -231,7 +232,7 @@ std::optional<Finding> findEarlyResultWait(const DeviceView& view) {
   // work waited for it, not for its own op, so issued sooner it still waits for that work.
   const std::vector<OrderEdge> waits = programOrderEdges(view);
   const ScheduleModel model(view, host, waits);
-  const ScheduleModel deferred(view, deferredTimeline(view, host, needs), waits);
+  const ScheduleModel deferred(view, deferredTimeline(view, host, needs, read_copies), waits);
   const std::vector<CallChange> recorded = eventRecordsAdded(view, host, needs);
   builder.estimateSaving(std::max<Ns>(0, model.span(waits) - deferred.span(waits, {}, {}, recorded)));
   if (builder.time() < kMinimumCostNs) return std::nullopt;
