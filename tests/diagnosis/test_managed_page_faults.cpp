@@ -57,10 +57,14 @@ void hostRead(TraceBuilder& b, double fault_us, double turnaround_us, std::uint6
   b.trace().unified_memory.migrations.push_back(back);
 }
 
-TraceBuilder linked() {
+// A trace on a PCIe Gen5 x16 link. With `leading`, a 2 µs memset on another stream opens the
+// window, so that the faulting kernels after it pay their prefetch inside the span (the window's
+// first op pays none: its prefetch and launch come before the span).
+TraceBuilder linked(bool leading = true) {
   TraceBuilder b;
   b.trace().devices[0].pcie_generation = 5;
   b.trace().devices[0].pcie_width = 16;
+  if (leading) b.memset(14, 1, 3);
   return b;
 }
 
@@ -95,6 +99,26 @@ TEST_CASE("managed-page-faults: a faulting kernel costs its time beyond fault-fr
   CHECK(f->evidence[0].detail.find("64.0 MiB") != std::string::npos);
   CHECK(f->evidence[0].detail.find("its runs without faults") != std::string::npos);
   CHECK(f->summary.find("from the same kernels' runs without faults") != std::string::npos);
+}
+
+TEST_CASE("managed-page-faults: the window's first kernel's prefetch comes before the span") {
+  // As the "same-shape" case below (1 ms run, 700 µs without its faults, 64 KiB in), but the
+  // faulting kernel is the window's first op: the span begins with it, and its prefetch and launch
+  // with the fix come before it, so prefetched it costs the span its 700 µs alone.
+  const auto first = [](bool leading) {
+    TraceBuilder b = linked(leading);
+    b.launch(13, 0, 5, 10, 1'010);
+    b.launch(13, 6, 8, 1'010, 1'110);
+    faultGroup(b, 100, 400, 20);
+    migration(b, 150, 390, 64 << 10);
+    const auto findings = test::findingsOf(b.build());
+    const Finding* f = test::findingById(findings, "managed-page-faults");
+    REQUIRE(f != nullptr);
+    return f->time_ns;
+  };
+  CHECK(first(false) == Approx(static_cast<double>(300 * kUs)).margin(1000));
+  const Ns fixed = 700 * kUs + prefetchNs(64 << 10) + 10 * kUs;  // the group's remap
+  CHECK(first(true) == Approx(static_cast<double>(1'000 * kUs - fixed)).margin(1000));
 }
 
 TEST_CASE("managed-page-faults: without fault-free runs, the run less the faults' service time") {
@@ -316,6 +340,26 @@ TEST_CASE("managed-page-faults: a prefetch ends with the driver's remap its faul
   REQUIRE(f != nullptr);
   const Ns fixed = 700 * kUs + prefetchNs(64 << 10) + 120 * kUs;
   CHECK(f->time_ns == Approx(static_cast<double>(1'000 * kUs - fixed)).margin(1000));
+}
+
+TEST_CASE("managed-page-faults: the window's first prefetch takes the window's first remap") {
+  TraceBuilder b = linked();
+  // Three runs of one kernel, 1 ms each, 700 µs without their faults, 64 KiB in each. The window's
+  // first fault group maps its pages 40 µs after its migration, the later ones 10 µs (the
+  // median): the driver's first mapping of a range is slower, and with the fix the first prefetch
+  // makes it.
+  const double remap_us[] = {40, 10, 10};
+  for (int i = 0; i < 3; ++i) {
+    const double at = 1'000.0 * i;
+    b.launch(13, 3 * i, 3 * i + 2, 10 + at, 1'010 + at);
+    faultGroup(b, 100 + at, 400 + at, 20);
+    migration(b, 150 + at, 400 + at - remap_us[i], 64 << 10);
+  }
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "managed-page-faults");
+  REQUIRE(f != nullptr);
+  const Ns fixed = 3 * (700 * kUs + prefetchNs(64 << 10)) + (40 + 10 + 10) * kUs;
+  CHECK(f->time_ns == Approx(static_cast<double>(3'000 * kUs - fixed)).margin(1000));
 }
 
 namespace {

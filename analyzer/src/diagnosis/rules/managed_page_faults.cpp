@@ -28,7 +28,10 @@
 //     copy's fixed cost (pinned_rate.h: pinnedDuration; 0 when no rate is known), plus the
 //     driver's remap of the moved pages on the device (remapAfterMigration: what its fault
 //     groups took after their last migration): cudaMemPrefetchAsync holds its thread until all
-//     of it is done, and the kernel is launched after it;
+//     of it is done, and the kernel is launched after it. None for the window's first op: its
+//     prefetch and the launch behind it come before the device's first op, where the span
+//     begins (recorded on an H100, the lab's prefetch-managed variants: their spans begin at
+//     the first kernel, 35-80 µs after the first prefetch's migration);
 //   - the host's reads after the kernel: a CPU fault on memory a prefetch moved brings the range
 //     around its page back whole, so of the faults a thread took between a blocking call and its
 //     next launch on pages the kernels' faults had moved, only the first of each such range
@@ -290,6 +293,25 @@ Ns remapAfterMigration(const DeviceFaults& device) {
   return remaps.empty() ? 0 : median(std::move(remaps));
 }
 
+// The driver's first remap in the window: what the window's first fault group of the process with
+// migrations to the device inside it took after the last of them (`typical` without one). The
+// driver's first mapping of a range on the device is slower, whether a fault or a prefetch asks
+// for it: recorded on an H100 (the lab's windows and their prefetch-managed variants), the first
+// prefetches returned 11-49 µs after their copy, the later ones 3-24 µs, and the windows' first
+// fault groups remapped in 10-25 µs, the later ones about 10.
+Ns firstRemapInWindow(const DeviceView& view, const DeviceFaults& device, Ns typical,
+                      std::uint32_t pid) {
+  for (const UmPageFaultGroup* f : device.faults) {
+    if (f->start < view.windowStart() || f->start >= view.windowEnd() || f->pid != pid) continue;
+    Ns last = 0;
+    for (const UmMigration* m : startingIn(device.migrations, f->start, f->end, f->pid)) {
+      last = std::max(last, m->end);
+    }
+    if (last > 0 && last <= f->end) return f->end - last;
+  }
+  return typical;
+}
+
 // How far apart two of the host's page faults on prefetched memory may lie and still be served
 // by one fault: a CPU fault on memory a prefetch moved to the device in one piece brings back
 // the range around the faulting page whole, where after on-demand GPU faults it brings back 64
@@ -504,6 +526,9 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
   }
   if (faulting.empty()) return std::nullopt;
   const Ns remap = remapAfterMigration(device);
+  const Ns first_remap = firstRemapInWindow(view, device, remap,
+                                            view.op(view.ops()[faulting.front().position]).pid);
+  bool prefetch_seen = false;
   // Per shape: the highest floor on its fault-free duration among its faulting runs, and the
   // duration its runs show without their faults' service.
   std::map<KernelShape, std::vector<FaultingRun>> runs_of;
@@ -546,8 +571,16 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
     });
     for (const auto& [lo, hi] : k.moved) moved_before.add(lo, hi);
     const Ns front = first_move ? turnaround.first : turnaround.typical;
+    // The window's first op: its prefetch (the call, the copy, the remap) and the launch behind
+    // it come before the device's first op, so before the span, which begins at that kernel.
+    const bool before_span = k.position == 0;
+    // The window's first prefetch maps its range first: the slower first remap (outside the span
+    // where it is the first op's).
+    const Ns this_remap = k.bytes > 0 && !prefetch_seen ? first_remap : remap;
+    prefetch_seen |= k.bytes > 0;
     const Ns fixed =
-        fault_free + (k.bytes > 0 ? front + pinnedDuration(rate, k.bytes) + remap : 0);
+        fault_free +
+        (k.bytes > 0 && !before_span ? front + pinnedDuration(rate, k.bytes) + this_remap : 0);
     faults += k.faults;
     bytes += k.bytes;
     from_clean_runs += known ? 1 : 0;
