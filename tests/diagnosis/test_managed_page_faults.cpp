@@ -176,12 +176,12 @@ namespace {
 // Three runs of one kernel shape, back to back from 10 µs, lasting `duration_us`; run i's one fault
 // group starts 10 µs in and is served for 100, 200 and 300 µs, its 64 KiB migration ending 10 µs
 // before the group does (the driver's remap).
-TraceBuilder runsServedFor(const double (&duration_us)[3]) {
+TraceBuilder runsServedFor(const double (&duration_us)[3], std::uint32_t grid_blocks = 64) {
   TraceBuilder b = linked();
   double start = 10;
   for (int i = 0; i < 3; ++i) {
     const double stall = 100.0 * (i + 1);
-    b.launch(13, 3 * i, 3 * i + 2, start, start + duration_us[i]);
+    b.launch(13, 3 * i, 3 * i + 2, start, start + duration_us[i]).grid_blocks = grid_blocks;
     faultGroup(b, start + 10, start + 10 + stall, 16);
     migration(b, start + stall - 10, start + stall, 64 << 10);
     start += duration_us[i];
@@ -217,6 +217,19 @@ TEST_CASE("managed-page-faults: a run's fault-free duration is its shape's durat
   REQUIRE(g != nullptr);
   const Ns fixed_critical = 700 * kUs + prefetchNs(64 << 10) + 10 * kUs;
   CHECK(g->time_ns == Approx(static_cast<double>(2'700 * kUs - 3 * fixed_critical)).margin(1000));
+}
+
+TEST_CASE("managed-page-faults: a full-wave grid whose faulted blocks end every run lies between bounds") {
+  // The runs grow one for one with their service (700 + service), as above, but the grid fills a
+  // wave by the device's limits (1056 blocks of 256 threads on 132 SMs, 8 each): how many rounds
+  // the rest of the grid ran is not in the trace, only that it took at least the faulted blocks'
+  // 700 µs and at most the shortest run's 800. Each run takes the geometric mean, 748 µs.
+  const auto findings = test::findingsOf(runsServedFor({800, 900, 1'000}, 1056).build());
+  const Finding* f = test::findingById(findings, "managed-page-faults");
+  REQUIRE(f != nullptr);
+  CHECK(f->summary.find("geometric mean") != std::string::npos);
+  const Ns fixed = 748'331 + prefetchNs(64 << 10) + 10 * kUs;
+  CHECK(f->time_ns == Approx(static_cast<double>(2'700 * kUs - 3 * fixed)).margin(1000));
 }
 
 TEST_CASE("managed-page-faults: a run whose faults ended early shows its shape's fault-free duration") {

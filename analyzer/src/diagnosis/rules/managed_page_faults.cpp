@@ -19,8 +19,10 @@
 //     fault group show at no service (durationWithoutService: the line of their durations on
 //     their faults' service, or the duration of the runs served least where those ended with
 //     the rest of the grid; a multi-wave grid's runs last as long however long their few
-//     faulting blocks were held) and the run less the time the driver spent on its faults (the
-//     union of its fault groups and migrations inside the run); never more than the run itself;
+//     faulting blocks were held; for a grid of a wave or more by the device's limits whose
+//     faulted blocks ended every run, the geometric mean of that and the shape's shortest run)
+//     and the run less the time the driver spent on its faults (the union of its fault groups
+//     and migrations inside the run); never more than the run itself;
 //   - prefetch: the driver's turnaround for a migration asked of it (migrationTurnaround: what
 //     the trace's CPU page faults waited before the driver began moving their pages, the
 //     window's first one for the window's first move of a range, which the driver is slower to
@@ -47,6 +49,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -58,6 +61,7 @@
 #include "diagnosis/host_timeline.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/rules.h"
+#include "diagnosis/schedule_estimate.h"
 #include "diagnosis/stream_waits.h"
 
 namespace cuoverlap::diagnosis {
@@ -189,7 +193,8 @@ Ns durationWhereFaultsEndedEarly(const std::vector<const FaultingRun*>& single, 
 // driver's remap: when within a group its warps resumed is that uncertain).
 // Recorded on an H100 (lab, prefetch-managed variants): 3168-block grids whose faults were served
 // for 72-157 µs and 142-236 µs ran 211 and 1098-1117 µs, and 210 and 1033-1045 µs prefetched.
-Ns durationWithoutService(const std::vector<FaultingRun>& runs, Ns resolution) {
+Ns durationWithoutService(const std::vector<FaultingRun>& runs, Ns resolution,
+                          bool* ended_early = nullptr) {
   std::vector<const FaultingRun*> single;
   for (const FaultingRun& r : runs) {
     if (r.one_group) single.push_back(&r);
@@ -215,7 +220,9 @@ Ns durationWithoutService(const std::vector<FaultingRun>& runs, Ns resolution) {
   }
   const double slope = std::clamp(covariance / variance, 0.0, 1.0);
   const Ns line = std::max<Ns>(0, static_cast<Ns>(mean_d - slope * mean_s));
-  return std::max(line, durationWhereFaultsEndedEarly(single, resolution));
+  const Ns early = durationWhereFaultsEndedEarly(single, resolution);
+  if (ended_early != nullptr) *ended_early = early > 0;
+  return std::max(line, early);
 }
 
 // How many migrations after a CPU page fault are searched for the one that moved its page.
@@ -532,24 +539,53 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
   // Per shape: the highest floor on its fault-free duration among its faulting runs, and the
   // duration its runs show without their faults' service.
   std::map<KernelShape, std::vector<FaultingRun>> runs_of;
+  std::map<KernelShape, double> waves_of;  // by the device's limits
   for (const KernelFaults& k : faulting) {
     const ScopedOp scoped = view.ops()[k.position];
+    waves_of[shapeOf(view.op(scoped))] =
+        view.device() != nullptr && view.device()->sm_count > 0 &&
+                residentBlocksPerSm(*view.device(), view.op(scoped)) > 0
+            ? wavesOf(view.device(), view.op(scoped))
+            : 0.0;
     runs_of[shapeOf(view.op(scoped))].push_back(
         {scoped.end - scoped.start, k.stalled, k.groups == 1});
   }
-  std::map<KernelShape, Ns> floor_of, unserved_of;
+  std::map<KernelShape, Ns> floor_of, unserved_of, bounded_of;
   for (const auto& [shape, runs] : runs_of) {
+    Ns shortest = std::numeric_limits<Ns>::max();
     for (const FaultingRun& r : runs) {
       floor_of[shape] = std::max(floor_of[shape], r.duration - r.stalled);
+      shortest = std::min(shortest, r.duration);
     }
-    unserved_of[shape] = durationWithoutService(runs, remap);
+    bool ended_early = false;
+    unserved_of[shape] = durationWithoutService(runs, remap, &ended_early);
+    // Where the grid fills a wave by the device's limits, the shape ran more than once and no
+    // run ended with the rest of the grid, the trace bounds the fault-free duration only from
+    // below by the faulted blocks' time after their service (the floor, or the line where it
+    // says more) and from above by the shortest run: the rest of the grid ran in rounds whose
+    // number the limits do not tell (a kernel's blocks may hold fewer slots than the limits
+    // give: the lab's 256-thread kernel ran 528 blocks a round on an H100, half the limits'
+    // 1056, so 1056 blocks in two; "How many blocks a wave really holds"). The geometric mean of
+    // the two bounds has the least worst-case relative error. Recorded on an H100 (the
+    // prefetch-managed variants' own traces): 1056-block grids whose faulted blocks ran 45, 65
+    // and 100 µs after their service and whose shortest runs took 179, 219 and 199 µs ran 89,
+    // 129 and 182-198 µs prefetched (the mean: 90, 119, 141); 3168-block grids 93-209 against
+    // 291-347, 229 and 297 prefetched (164, 269). A grid below a wave by the limits keeps the
+    // floor (264- and 528-block grids of the lab ran their faulted blocks' time prefetched).
+    const Ns low = std::max(floor_of[shape], unserved_of[shape]);
+    if (!ended_early && runs.size() >= 2 && waves_of[shape] >= 1.0 && low > 0 &&
+        shortest > low) {
+      bounded_of[shape] = static_cast<Ns>(
+          std::sqrt(static_cast<double>(low) * static_cast<double>(shortest)));
+    }
   }
   const PinnedRate rate = pinnedRate(view, Engine::kH2D);
   const std::uint32_t pid = view.op(view.ops()[faulting.front().position]).pid;
   const Turnaround turnaround = migrationTurnaround(view, pid);
   FindingBuilder builder(view, "managed-page-faults", Severity::kWarning);
   std::vector<FasterOp> faster;
-  std::uint64_t faults = 0, bytes = 0, from_clean_runs = 0, from_line = 0;
+  std::uint64_t faults = 0, bytes = 0, from_clean_runs = 0, from_line = 0,
+                from_bounds = 0;
   MovedRanges moved_before;  // by earlier runs
   bool prefetched_first = false;  // a prefetch, not a fault, makes the window's first move
   for (const KernelFaults& k : faulting) {
@@ -559,8 +595,11 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
     const Ns floor = floor_of[shapeOf(op)];
     const auto clean = clean_runs.find(shapeOf(op));
     const bool known = clean != clean_runs.end() && median(clean->second) >= floor;
-    const Ns unserved = unserved_of[shapeOf(op)];
-    const bool on_line = !known && unserved > std::max(floor, duration - k.serviced);
+    const Ns line = unserved_of[shapeOf(op)];
+    const Ns bounded = bounded_of[shapeOf(op)];
+    const Ns unserved = std::max(line, bounded);
+    const bool between = !known && bounded > std::max({floor, line, duration - k.serviced});
+    const bool on_line = !known && !between && unserved > std::max(floor, duration - k.serviced);
     const Ns fault_free = std::min(
         duration, known ? median(clean->second)
                         : std::max({floor, unserved, duration - k.serviced}));
@@ -585,6 +624,7 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
     bytes += k.bytes;
     from_clean_runs += known ? 1 : 0;
     from_line += on_line ? 1 : 0;
+    from_bounds += between ? 1 : 0;
     if (fixed < duration) faster.push_back({k.position, fixed});
     prefetched_first |= first_move && k.bytes > 0 && fixed < duration;
     builder.add(Interval{scoped.start, scoped.end},
@@ -594,6 +634,8 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
                     describeOp(view, op), units::formatDuration(duration), k.faults, k.groups,
                     units::formatBytes(k.bytes), units::formatDuration(std::min(fixed, duration)),
                     known     ? "its runs without faults"
+                    : between ? "between its faulted blocks' time after their service and its "
+                                "shortest run"
                     : on_line ? "its runs' durations against their faults' service, at none"
                               : "its runs less their faults' service time")));
   }
@@ -622,13 +664,20 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
                                            from_clean_runs);
   return builder.build(
       fmt::format("{} kernel runs faulted managed memory in on demand: {} GPU page faults, {} "
-                  "migrated to the device while they ran; fault-free durations {}{}{}{}{}",
+                  "migrated to the device while they ran; fault-free durations {}{}{}{}{}{}",
                   builder.count(), faults, units::formatBytes(bytes), estimate,
                   from_line > 0 ? fmt::format(" ({} of them raised to the duration the runs "
                                               "show at no service: their faults hid under the "
                                               "kernel's other work)",
                                               from_line)
                                 : "",
+                  from_bounds > 0
+                      ? fmt::format(" ({} of them raised to the geometric mean of their faulted "
+                                    "blocks' time after their service and the shortest run: "
+                                    "how many rounds the rest of the grid ran is not in the "
+                                    "trace)",
+                                    from_bounds)
+                      : "",
                   rate.bytes_per_ns > 0 ? fmt::format(", prefetch at {:.1f} GB/s ({})",
                                                       rate.bytes_per_ns, rate.source)
                                         : ", prefetch time unknown (no pinned HtoD rate)",
