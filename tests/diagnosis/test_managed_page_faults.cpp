@@ -4,6 +4,8 @@
 // runs set, which also rejects clean runs that did other work; or the duration its runs with one
 // fault group show at no service, where their durations grow less than their service), and what
 // must not fire (a prefetched run, faults on another device).
+#include <optional>
+
 #include <catch2/catch.hpp>
 
 #include "diagnosis/pinned_rate.h"
@@ -74,6 +76,19 @@ Ns prefetchNs(std::uint64_t bytes) {
   return diagnosis::kPinnedCopyLatencyNs + static_cast<Ns>(static_cast<double>(bytes) / rate);
 }
 
+// A 1 ms faulting run (300 µs of faults, 64 KiB migrated) and a 100 µs run of the same shape;
+// `leading`: after a memset, so that the faulting run is not the window's first op.
+std::optional<Finding> sameShapeRuns(bool leading = true) {
+  TraceBuilder b = linked(leading);
+  b.launch(13, 0, 5, 10, 1'010);
+  b.launch(13, 6, 8, 1'010, 1'110);
+  faultGroup(b, 100, 400, 20);
+  migration(b, 150, 390, 64 << 10);
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "managed-page-faults");
+  return f != nullptr ? std::optional<Finding>(*f) : std::nullopt;
+}
+
 }  // namespace
 
 TEST_CASE("managed-page-faults: a faulting kernel costs its time beyond fault-free runs + prefetch") {
@@ -106,14 +121,8 @@ TEST_CASE("managed-page-faults: the window's first kernel's prefetch comes befor
   // faulting kernel is the window's first op: the span begins with it, and its prefetch and launch
   // with the fix come before it, so prefetched it costs the span its 700 µs alone.
   const auto first = [](bool leading) {
-    TraceBuilder b = linked(leading);
-    b.launch(13, 0, 5, 10, 1'010);
-    b.launch(13, 6, 8, 1'010, 1'110);
-    faultGroup(b, 100, 400, 20);
-    migration(b, 150, 390, 64 << 10);
-    const auto findings = test::findingsOf(b.build());
-    const Finding* f = test::findingById(findings, "managed-page-faults");
-    REQUIRE(f != nullptr);
+    const std::optional<Finding> f = sameShapeRuns(leading);
+    REQUIRE(f.has_value());
     return f->time_ns;
   };
   CHECK(first(false) == Approx(static_cast<double>(300 * kUs)).margin(1000));
@@ -136,16 +145,10 @@ TEST_CASE("managed-page-faults: without fault-free runs, the run less the faults
 }
 
 TEST_CASE("managed-page-faults: a same-shape run shorter than a faulting run less its faults did other work") {
-  TraceBuilder b = linked();
   // The faulting run takes 1 ms, 300 µs of it servicing faults: without them it would still take
   // 700 µs, so the 100 µs run of the same name and launch shape ran other work.
-  b.launch(13, 0, 5, 10, 1'010);
-  b.launch(13, 6, 8, 1'010, 1'110);
-  faultGroup(b, 100, 400, 20);
-  migration(b, 150, 390, 64 << 10);
-  const auto findings = test::findingsOf(b.build());
-  const Finding* f = test::findingById(findings, "managed-page-faults");
-  REQUIRE(f != nullptr);
+  const std::optional<Finding> f = sameShapeRuns();
+  REQUIRE(f.has_value());
   const Ns fixed = 700 * kUs + prefetchNs(64 << 10) + 10 * kUs;  // the group's remap
   CHECK(f->time_ns == Approx(static_cast<double>(1'000 * kUs - fixed)).margin(1000));
   CHECK(f->summary.find("less the time their faults were serviced") != std::string::npos);

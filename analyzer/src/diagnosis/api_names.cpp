@@ -26,6 +26,8 @@ constexpr std::array<std::string_view, 20> kAllocationApis = {
 constexpr std::array<std::string_view, 4> kPinnedHostAllocationApis = {
     "cudaMallocHost", "cudaHostAlloc", "cuMemAllocHost", "cuMemHostAlloc"};
 
+constexpr std::array<std::string_view, 2> kDeviceAllocationApis = {"cudaMalloc", "cuMemAlloc"};
+
 // Module loading, JIT compilation (cuModuleLoadData of PTX, cuLink*) and linking.
 constexpr std::array<std::string_view, 4> kModuleLoadPrefixes = {"cuModuleLoad", "cuLibraryLoad",
                                                                  "cudaLibraryLoad", "cuLink"};
@@ -55,6 +57,11 @@ std::string_view apiBaseName(std::string_view name) {
 bool isPinnedHostAllocation(std::string_view base) {
   return std::find(kPinnedHostAllocationApis.begin(), kPinnedHostAllocationApis.end(), base) !=
          kPinnedHostAllocationApis.end();
+}
+
+bool isDeviceAllocation(std::string_view base) {
+  return std::find(kDeviceAllocationApis.begin(), kDeviceAllocationApis.end(), base) !=
+         kDeviceAllocationApis.end();
 }
 
 ApiKind classifyApi(std::string_view name) {

@@ -33,6 +33,10 @@ ApiKind classifyApi(std::string_view name);
 // work, unlike a free (cudaFree, cudaFreeHost), which synchronizes the device.
 bool isPinnedHostAllocation(std::string_view base);
 
+// A device allocation (cudaMalloc, cuMemAlloc; `base` as apiBaseName gives it): it holds its
+// thread for its own time and waits for no GPU work (host_timeline.h).
+bool isDeviceAllocation(std::string_view base);
+
 // Explicit synchronizations: device, stream and event synchronize.
 inline bool isExplicitSync(ApiKind kind) {
   return kind == ApiKind::kDeviceSync || kind == ApiKind::kStreamSync ||

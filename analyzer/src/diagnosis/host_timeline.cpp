@@ -170,9 +170,7 @@ std::optional<std::vector<std::size_t>> waitedFor(const DeviceView& view, const 
   // work in flight returned before it ended.
   if (kind == ApiKind::kAllocation) {
     const std::string_view base = view.callName(call_index);
-    if (isPinnedHostAllocation(base) || base == "cudaMalloc" || base == "cuMemAlloc") {
-      return std::vector<std::size_t>{};
-    }
+    if (isPinnedHostAllocation(base) || isDeviceAllocation(base)) return std::vector<std::size_t>{};
     return index.lastOfEachStream(call.pid, call.start);
   }
   if (!isExplicitSync(kind)) return std::nullopt;

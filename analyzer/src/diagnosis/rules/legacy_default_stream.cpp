@@ -105,21 +105,6 @@ std::map<std::uint32_t, BlockingStreamLaunches> blockingLaunchesPerContext(const
   return result;
 }
 
-std::vector<LegacyOp> legacyOps(const DeviceView& view) {
-  std::vector<LegacyOp> out;
-  const auto& ops = view.ops();
-  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
-    const GpuOp& op = view.op(ops[pos]);
-    const auto call = view.launchCall(op);
-    if (!call || !view.onLegacyDefaultStream(op)) continue;
-    const RuntimeCall& c = view.call(*call);
-    const ApiKind kind = view.callKind(*call);
-    out.push_back({pos, threadKey(c), c.start,
-                   kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync});
-  }
-  return out;
-}
-
 // Threads that synchronize on their own (an explicit synchronize call in the view): independent
 // producers of work. A thread that never waits (PyTorch's autograd thread, which launches backward
 // while the main thread waits in backward()) is driven by another and hands its work over in
@@ -278,12 +263,19 @@ std::vector<HostTimeGiven> stillHeldBySynchronous(const DeviceView& view, const 
     if (from < c.end) holds.push_back({from, c.end, x.thread});
   }
   if (holds.empty()) return given;
+  // By start, with the longest hold: the holds overlapping a call begin in [its start - longest,
+  // its end).
+  std::sort(holds.begin(), holds.end(), [](const Hold& a, const Hold& b) { return a.start < b.start; });
+  Ns longest = 0;
+  for (const Hold& h : holds) longest = std::max(longest, h.end - h.start);
   for (HostTimeGiven& g : given) {
     const RuntimeCall& c = view.call(g.call);
     const std::uint64_t self = threadKey(c);
     Ns kept = 0;
-    for (const Hold& h : holds) {
-      if (h.thread != self) kept += std::max<Ns>(0, std::min(c.end, h.end) - std::max(c.start, h.start));
+    auto h = std::lower_bound(holds.begin(), holds.end(), c.start - longest,
+                              [](const Hold& x, Ns t) { return x.start < t; });
+    for (; h != holds.end() && h->start < c.end; ++h) {
+      if (h->thread != self) kept += std::max<Ns>(0, std::min(c.end, h->end) - std::max(c.start, h->start));
     }
     g.amount -= std::min(g.amount, kept);
   }
@@ -339,6 +331,24 @@ std::vector<std::uint64_t> launchingThreads(const DeviceView& view) {
   return thread;
 }
 
+// Calls by start, with the longest of them: the calls in progress at a time t began in
+// [t - longest, t].
+struct CallsByStart {
+  std::vector<const RuntimeCall*> calls;
+  Ns longest = 0;
+};
+
+CallsByStart byStart(const DeviceView& view, const std::vector<std::size_t>& calls) {
+  CallsByStart out;
+  for (std::size_t c : calls) {
+    out.calls.push_back(&view.call(c));
+    out.longest = std::max(out.longest, out.calls.back()->end - out.calls.back()->start);
+  }
+  std::sort(out.calls.begin(), out.calls.end(),
+            [](const RuntimeCall* a, const RuntimeCall* b) { return a->start < b->start; });
+  return out;
+}
+
 // When another thread's copy from or to pageable memory that was in progress as `barrier` (a
 // cudaMemset's call) began returned, if it returned before `barrier` did; else the call's start.
 // A cudaMemset waits in its call for such a copy call of any thread, on any stream, to return,
@@ -347,16 +357,16 @@ std::vector<std::uint64_t> launchingThreads(const DeviceView& view) {
 // waited returned after it (most 20-70 us after), and so did those of the nonblocking-streams
 // variants, which have no blocking stream (g000180: 510 us, 53 us after the other thread's
 // pageable DtoH returned). cudaMemcpy is not held so (297 of 339 returned before it).
-Ns heldByStagedCopy(const DeviceView& view, const std::vector<std::size_t>& pageable,
-                    const HostBarrier& barrier) {
-  const std::uint64_t self = threadKey(view.call(barrier.call));
+// `pageable`: the pageable copy calls (pageableCopyCalls) by start.
+Ns heldByStagedCopy(const CallsByStart& pageable, const RuntimeCall& memset, const HostBarrier& barrier) {
+  const std::uint64_t self = threadKey(memset);
   Ns held = barrier.start;
-  for (std::size_t c : pageable) {
-    const RuntimeCall& other = view.call(c);
-    if (other.start >= barrier.start || other.end <= barrier.start || other.end > barrier.end ||
-        threadKey(other) == self) {
-      continue;
-    }
+  // In progress as the call began: begun before it, at most the longest call before it.
+  auto it = std::lower_bound(pageable.calls.begin(), pageable.calls.end(), barrier.start - pageable.longest,
+                             [](const RuntimeCall* c, Ns t) { return c->start < t; });
+  for (; it != pageable.calls.end() && (*it)->start < barrier.start; ++it) {
+    const RuntimeCall& other = **it;
+    if (other.end <= barrier.start || other.end > barrier.end || threadKey(other) == self) continue;
     held = std::max(held, other.end);
   }
   return held;
@@ -377,7 +387,7 @@ std::vector<CallChange> stagedBehindBlockingStreams(const DeviceView& view, cons
     if (call && view.onLegacyDefaultStream(op)) legacy_position.emplace(*call, pos);
   }
   const std::vector<std::uint64_t> thread = launchingThreads(view);
-  const std::vector<std::size_t> pageable = pageableCopyCalls(view);
+  const CallsByStart pageable = byStart(view, pageableCopyCalls(view));
   std::vector<CallChange> changes;
   for (const HostBarrier& barrier : host.barriers) {
     const ApiKind kind = view.callKind(barrier.call);
@@ -394,7 +404,7 @@ std::vector<CallChange> stagedBehindBlockingStreams(const DeviceView& view, cons
     const std::uint64_t self = threadKey(call);
     Ns still = barrier.start;
     for (std::size_t p : barrier.waited_for) still = std::max(still, view.ops()[p].end);
-    if (kind == ApiKind::kMemsetSync) still = std::max(still, heldByStagedCopy(view, pageable, barrier));
+    if (kind == ApiKind::kMemsetSync) still = std::max(still, heldByStagedCopy(pageable, call, barrier));
     Ns blocking = still;
     for (const auto& [stream, list] : context->second.per_stream) {
       const auto p = lastLaunchedBefore(list, barrier.start);

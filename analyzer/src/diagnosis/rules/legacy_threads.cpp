@@ -10,6 +10,21 @@
 
 namespace cuoverlap::diagnosis {
 
+std::vector<LegacyOp> legacyOps(const DeviceView& view) {
+  std::vector<LegacyOp> out;
+  const auto& ops = view.ops();
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    const GpuOp& op = view.op(ops[pos]);
+    const auto call = view.launchCall(op);
+    if (!call || !view.onLegacyDefaultStream(op)) continue;
+    const RuntimeCall& c = view.call(*call);
+    const ApiKind kind = view.callKind(*call);
+    out.push_back({pos, threadKey(c), c.start,
+                   kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync});
+  }
+  return out;
+}
+
 // The part of each asynchronous call that waited for another thread: a call that overlaps another
 // thread's call on the legacy stream (one that blocks there: cudaMemcpy, cudaMemset, a copy from
 // or to pageable memory; or an asynchronous launch there) took longer than calls of its kind that

@@ -23,6 +23,9 @@ struct LegacyOp {
   bool synchronous = false;  // cudaMemcpy, cudaMemset: no stream to move them to
 };
 
+// The view's ops on the legacy default stream that have a launch call, in the view's order.
+std::vector<LegacyOp> legacyOps(const DeviceView& view);
+
 // The latest end seen so far of the two threads with the latest ends: enough to know whether any
 // thread other than a given one still had something in flight (per-thread ends only grow).
 class LatestOfTwoThreads {

@@ -174,14 +174,8 @@ void heldBySplitLegacyCalls(const DeviceView& view, const HostTimeline& host,
                             const std::vector<std::uint64_t>& keys, std::uint64_t stream,
                             std::vector<CallChange>& changed, std::vector<Ns>& earlier) {
   std::vector<LegacyOp> leaving, staying;
-  for (std::size_t pos = 0; pos < keys.size(); ++pos) {
-    const GpuOp& op = view.op(view.ops()[pos]);
-    const auto call = view.launchCall(op);
-    if (!call || !view.onLegacyDefaultStream(op)) continue;
-    const RuntimeCall& c = view.call(*call);
-    const ApiKind kind = view.callKind(*call);
-    const LegacyOp x{pos, threadKey(c), c.start, kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync};
-    (keys[pos] == stream ? leaving : staying).push_back(x);
+  for (const LegacyOp& x : legacyOps(view)) {
+    if (x.position < keys.size()) (keys[x.position] == stream ? leaving : staying).push_back(x);
   }
   if (leaving.empty()) return;
   std::vector<HostTimeGiven> given = contendedTime(view, leaving);
