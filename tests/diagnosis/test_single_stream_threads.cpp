@@ -258,5 +258,54 @@ TEST_CASE("single-stream: another thread's launches its legacy calls held get th
   }
 }
 
+TEST_CASE("single-stream: a loop whose copies ran on the legacy stream took turns by its barrier") {
+  // Thread 1's loop: four steps of a synchronous copy in (legacy stream), a kernel on `loop_stream`
+  // and a synchronous copy out, 100 µs a step; thread 2's kernel of 60 µs on `other` between each
+  // two steps. Beside a blocking stream's work the turns are the legacy barrier's (each legacy copy
+  // waited for the other stream's kernel): tookTurnsByLegacyBarrier. Beside a non-blocking stream
+  // (no barrier) or other legacy-stream work (one queue), or with the loop's copies on its own
+  // stream, they are not.
+  struct Case {
+    std::uint32_t other;        // thread 2's stream
+    bool copies_on_legacy;      // thread 1's copies on the legacy stream, else on its stream
+    bool expected;
+  };
+  for (const Case c : {Case{14, true, true}, Case{16, true, false}, Case{kNullStream, true, false},
+                       Case{14, false, false}}) {
+    TraceBuilder b;
+    b.addStream(16, StreamFlag::kNonBlocking);
+    const std::uint32_t loop_stream = 13;
+    const std::uint32_t copy_stream = c.copies_on_legacy ? kNullStream : loop_stream;
+    for (int step = 0; step < 4; ++step) {
+      const double t = 160.0 * step;
+      b.copyCall("cudaMemcpy_v3020", copy_stream, t, t + 12, t + 2, t + 10, CopyKind::kHtoD);
+      b.launch(loop_stream, t + 13, t + 15, t + 16, t + 90);
+      b.copyCall("cudaMemcpy_v3020", copy_stream, t + 16, t + 100, t + 91, t + 99, CopyKind::kDtoH);
+      otherThreadKernel(b, c.other, t + 95, t + 100, t + 160);
+    }
+    const Trace trace = b.build();
+    const DeviceView view(trace, Scope{}, 0);
+    // Thread 1's ops are the loop (workStreams' key for its synchronous copies: its kernels'
+    // stream), thread 2's keep their stream's key.
+    std::vector<std::uint64_t> keys;
+    std::uint64_t loop = 0;
+    Ns first = 0, last = 0;
+    for (std::size_t p = 0; p < view.ops().size(); ++p) {
+      const GpuOp& op = view.op(view.ops()[p]);
+      const bool thread1 = view.call(*view.launchCall(op)).tid == 1;
+      if (thread1 && op.kind == OpKind::kKernel) loop = DeviceView::streamKey(op);
+      keys.push_back(DeviceView::streamKey(op));
+    }
+    for (std::size_t p = 0; p < view.ops().size(); ++p) {
+      const GpuOp& op = view.op(view.ops()[p]);
+      if (view.call(*view.launchCall(op)).tid != 1) continue;
+      keys[p] = loop;
+      if (first == 0) first = view.ops()[p].start;
+      last = std::max(last, view.ops()[p].end);
+    }
+    CHECK(diagnosis::tookTurnsByLegacyBarrier(view, keys, loop, {first, last}) == c.expected);
+  }
+}
+
 }  // namespace
 }  // namespace cuoverlap

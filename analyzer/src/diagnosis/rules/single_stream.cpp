@@ -85,6 +85,7 @@ struct StreamWork {
   std::uint32_t stream_id = 0;  // as the trace numbers it
   bool stream_named = false;    // stream_id taken from an op of the stream itself
   std::size_t ops = 0, copies = 0, kernels = 0, hideable = 0, pageable = 0;
+  std::size_t legacy_copies = 0;  // of its copies, those on the legacy default stream
   Ns busy = 0;  // summed op time: which stream holds the device's work
   UnionLength hideable_union, kernel_union;
   // The stream's previous op: its kind, and whether it is a copy waiting for its next neighbour
@@ -101,6 +102,9 @@ struct StreamWork {
   // It ran beside other streams' work (not mostly alone): its split is priced with its kernels
   // in order (splitSaving's kernels_in_order).
   bool beside_others = false;
+  // It did not hold its extent but took turns with other work by the legacy stream's barrier
+  // (tookTurnsByLegacyBarrier): named only where leaving the barrier is what its split saves.
+  bool by_barrier = false;
 
   // A loop of self-contained steps: at least two chunks, each copying its result back. A chunk
   // that only copies input in and runs kernels folds it into device state the next chunk reads
@@ -174,6 +178,7 @@ std::vector<StreamWork> workPerStream(const DeviceView& view, const std::vector<
     } else if (op.kind == OpKind::kMemcpy) {
       ++work.copies;
       if (op.src_kind == MemKind::kPageable || op.dst_kind == MemKind::kPageable) ++work.pageable;
+      if (view.onLegacyDefaultStream(op)) ++work.legacy_copies;
       if (hostDeviceTransfer(op)) {
         work.pending_copy = true;
         work.pending_before_is_kernel = work.previous_is_kernel;
@@ -335,6 +340,18 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
                                     [&](StreamWork& w) {
                                       const std::uint64_t stream = ranOn(w.stream);
                                       w.beside_others = !ranMostlyAlone(times, stream);
+                                      // Took turns with blocking streams' work by the legacy
+                                      // stream's barrier: in the split it runs beside that work,
+                                      // whose SMs its lanes' kernels would share. (Most of its
+                                      // copies on the legacy stream first: one pass over the ops.)
+                                      const auto time = times.find(stream);
+                                      if (2 * w.legacy_copies > w.copies && time != times.end() &&
+                                          time->second.extent &&
+                                          tookTurnsByLegacyBarrier(view, keys, w.stream, *time->second.extent)) {
+                                        w.beside_others = true;
+                                        w.by_barrier = !heldItsExtent(view, times, stream);
+                                        return false;
+                                      }
                                       return !heldItsExtent(view, times, stream);
                                     }),
                      candidates.end());
@@ -368,6 +385,15 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
     if (candidate.beside_others && fix.split > 0 &&
         2 * fix.split < splitSaving(view, keys, host, model, waits, order, candidate.stream)) {
       fix.split = 0;
+    }
+    // A loop that did not hold its extent is named for the turns the legacy stream's barrier
+    // made it take: only where leaving the barrier is at least half of what its split saves (the
+    // split with the barriers as they were, and the other threads' calls it held kept waiting,
+    // saves less than half). Else its saving is the pipeline's that heldItsExtent keeps out.
+    if (candidate.by_barrier && fix.split > 0) {
+      const Ns under_barrier = splitSaving(view, keys, host, model, waits, order, candidate.stream,
+                                           true, candidate.beside_others, false);
+      if (2 * (fix.split - under_barrier) < fix.split) fix.split = 0;
     }
     if (fix.split == 0 && one_stream && chunkLanes(view, keys, candidate.stream).empty()) {
       fix.split = std::min(candidate.hideable_union.length(), candidate.kernel_union.length());

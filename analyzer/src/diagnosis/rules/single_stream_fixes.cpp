@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "diagnosis/api_names.h"
+#include "diagnosis/legacy_barriers.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/single_stream_advice.h"
 #include "diagnosis/rules/single_stream_threads.h"
@@ -203,7 +204,7 @@ std::vector<std::uint64_t> chunkLanes(const DeviceView& view, const std::vector<
 Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, const HostTimeline& host,
                const ScheduleModel& model, const std::vector<OrderEdge>& waits,
                const std::vector<OrderEdge>& order, std::uint64_t stream, bool pin,
-               bool kernels_in_order) {
+               bool kernels_in_order, bool off_legacy) {
   const std::vector<std::uint64_t> lanes = chunkLanes(view, keys, stream);
   if (lanes.empty()) return 0;
   // The advice issues each chunk's copies and memsets asynchronously (pinned buffers): their
@@ -224,7 +225,8 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   // Both keep the legacy stream's barriers they have (splitBarriers): the split's lanes of a
   // legacy or blocking stream's work are created blocking streams.
   std::vector<OrderEdge> split_edges = waits;
-  const std::vector<OrderEdge> split_barriers = splitBarriers(view, lanes, blockingWork(view, keys, stream));
+  const std::vector<OrderEdge> split_barriers =
+      off_legacy ? splitBarriers(view, lanes, blockingWork(view, keys, stream)) : legacyBarrierEdges(view);
   split_edges.insert(split_edges.end(), split_barriers.begin(), split_barriers.end());
   // On a device the stream shared with other streams' work, its kernels keep their order: the
   // lanes' kernels are not credited side by side (each after the previous one, the stream's
@@ -242,7 +244,7 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   const HostTimeline split_host = waitingForEveryLane(view, host, keys, stream, lanes);
   std::vector<Ns> earlier = pinned.earlier;
   heldBySplitCopies(view, split_host, pinned.calls, async_calls, earlier);
-  heldBySplitLegacyCalls(view, split_host, keys, stream, async_calls, earlier);
+  if (off_legacy) heldBySplitLegacyCalls(view, split_host, keys, stream, async_calls, earlier);
   const ScheduleModel split =
       ScheduleModel(view, split_host, order).withDrainingTails().withLanes(lanes);
   std::vector<FasterOp> durations = pinned.faster;

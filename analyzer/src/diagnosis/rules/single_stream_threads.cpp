@@ -212,6 +212,30 @@ bool blockingWork(const DeviceView& view, const std::vector<std::uint64_t>& keys
   return false;
 }
 
+bool tookTurnsByLegacyBarrier(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                              std::uint64_t work, Interval extent) {
+  std::size_t copies = 0, legacy_copies = 0;
+  Ns blocking = 0, legacy = 0;  // the other work beside the loop over its extent
+  for (std::size_t pos = 0; pos < view.ops().size() && pos < keys.size(); ++pos) {
+    const ScopedOp& scoped = view.ops()[pos];
+    const GpuOp& op = view.op(scoped);
+    if (keys[pos] == work) {
+      if (op.kind != OpKind::kMemcpy) continue;
+      ++copies;
+      if (view.onLegacyDefaultStream(op)) ++legacy_copies;
+      continue;
+    }
+    if (scoped.end <= extent.start || scoped.start >= extent.end) continue;
+    const Ns length = std::min(scoped.end, extent.end) - std::max(scoped.start, extent.start);
+    if (view.onLegacyDefaultStream(op)) {
+      legacy += length;
+    } else if (const Stream* s = view.stream(op); s != nullptr && s->flag == StreamFlag::kDefault) {
+      blocking += length;
+    }
+  }
+  return 2 * legacy_copies > copies && blocking > legacy;
+}
+
 std::vector<OrderEdge> splitBarriers(const DeviceView& view, const std::vector<std::uint64_t>& lanes,
                                      bool split_blocking) {
   if (lanes.empty()) return legacyBarrierEdges(view);

@@ -4,6 +4,8 @@
 //     share it, so that each thread's loop there is a stream of work of its own (the fix splits
 //     one thread's loop; the other threads' work stays on the legacy stream);
 //   - splitBarriers: the legacy stream's implicit barriers in the split's what-if, both schedules;
+//   - tookTurnsByLegacyBarrier: a loop that alternated with other threads' blocking-stream work
+//     because its copies ran on the legacy stream;
 //   - heldBySplitCopies: other threads' calls, and the starts of their blocking copies, that the
 //     split stream's staged copies held, which the split (its copies pinned and asynchronous) no
 //     longer holds.
@@ -49,6 +51,17 @@ std::optional<std::uint32_t> workThread(const DeviceView& view, const std::vecto
 // not. `split_blocking`: the split stream is legacy or blocking.
 std::vector<OrderEdge> splitBarriers(const DeviceView& view, const std::vector<std::uint64_t>& lanes,
                                      bool split_blocking);
+
+// Whether the loop `work` (a key of `keys`) took turns with other work by the legacy stream's
+// implicit barrier over `extent` (its first op's start to its last op's end): most of its copies
+// ran on the legacy default stream (its thread's `cudaMemcpy` calls, or its own legacy-stream
+// work), and the other work beside it there was more of blocking streams' (created with
+// `cudaStreamCreate`, or per-thread default streams) than of the legacy stream's. Each of its
+// legacy ops waited for every blocking stream's earlier work and held their later work: turns that
+// the split, which moves the loop to created streams, takes away. Beside other legacy-stream work
+// the turns are one queue's order; beside non-blocking streams there is no barrier.
+bool tookTurnsByLegacyBarrier(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                              std::uint64_t work, Interval extent);
 
 // The split pins the stream's pageable copies and issues them asynchronously: their calls
 // (`pinned_calls`, indices into Trace::runtime_calls) no longer stage. While one staged, it held
