@@ -21,6 +21,20 @@ DeviceView::DeviceView(const Trace& trace, const Scope& scope, std::uint16_t dev
   selectCalls();
   computeIdle();
   computePreviousOnStreamEnds();
+  selectLegacyStreams();
+}
+
+void DeviceView::selectLegacyStreams() {
+  for (const Stream& s : trace_.streams) {
+    if (s.flag == StreamFlag::kNull) legacy_streams_.emplace_back(s.pid, s.context_id, s.stream_id);
+  }
+  for (const Context& c : trace_.contexts) {
+    if (!c.null_stream_id) continue;
+    legacy_streams_.emplace_back(c.pid, c.context_id, *c.null_stream_id);
+    if (c.pid == 0) legacy_streams_any_pid_.emplace_back(c.context_id, *c.null_stream_id);
+  }
+  std::sort(legacy_streams_.begin(), legacy_streams_.end());
+  std::sort(legacy_streams_any_pid_.begin(), legacy_streams_any_pid_.end());
 }
 
 std::uint64_t DeviceView::streamKey(const GpuOp& op) {
@@ -355,8 +369,11 @@ const Stream* DeviceView::stream(const GpuOp& op) const {
 }
 
 bool DeviceView::onLegacyDefaultStream(const GpuOp& op) const {
-  if (const Stream* s = stream(op); s && s->flag == StreamFlag::kNull) return true;
-  return isContextNullStream(trace_, op.pid, op.context_id, op.stream_id);
+  // The stream table's flag NULL, or the context's nullStreamId (isContextNullStream's rule).
+  return std::binary_search(legacy_streams_.begin(), legacy_streams_.end(),
+                            std::tuple(op.pid, op.context_id, op.stream_id)) ||
+         std::binary_search(legacy_streams_any_pid_.begin(), legacy_streams_any_pid_.end(),
+                            std::pair(op.context_id, op.stream_id));
 }
 
 Ns DeviceView::idleSince(Ns time) const {

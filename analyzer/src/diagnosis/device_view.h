@@ -195,6 +195,7 @@ class DeviceView {
                          std::vector<const SyncEvent*> syncs);
   void computeIdle();
   void computePreviousOnStreamEnds();
+  void selectLegacyStreams();
 
   const Trace& trace_;
   const CallIndex* call_index_;  // callIndex(trace_): launch lookups, call kinds, streams
@@ -217,6 +218,12 @@ class DeviceView {
   // Per position of ops(); 0 for a stream's first op. Empty without launch calls (readyTime
   // needs one, so nothing would read it).
   std::vector<Ns> previous_on_stream_end_;
+  // The legacy default streams onLegacyDefaultStream answers from, sorted: (pid, context, stream)
+  // of the stream table's NULL streams and the contexts' null streams, and (context, stream) of
+  // the contexts recorded without a pid (they hold for every process). A few per process: a
+  // binary search per op instead of the stream and context lookups (rules ask it for every op).
+  std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> legacy_streams_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> legacy_streams_any_pid_;
 
   friend class WindowIndex;
 };

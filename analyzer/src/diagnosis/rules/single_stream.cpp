@@ -151,17 +151,24 @@ std::vector<StreamWork> workPerStream(const DeviceView& view, const std::vector<
   const auto& ops = view.ops();
   std::unordered_map<std::uint64_t, std::size_t> index;
   std::vector<StreamWork> works;
+  // Runs of one stream's ops are common: the last key's slot is asked first.
+  std::optional<std::uint64_t> last_key;
+  std::size_t last_slot = 0;
   for (std::size_t pos = 0; pos < ops.size(); ++pos) {
     const GpuOp& op = view.op(ops[pos]);
     const std::uint64_t key = keys[pos];
     if (only && key != *only) continue;
-    auto [it, inserted] = index.try_emplace(key, works.size());
-    if (inserted) {
-      works.emplace_back();
-      works.back().stream = key;
-      works.back().stream_id = op.stream_id;
+    if (last_key != key) {
+      auto [it, inserted] = index.try_emplace(key, works.size());
+      if (inserted) {
+        works.emplace_back();
+        works.back().stream = key;
+        works.back().stream_id = op.stream_id;
+      }
+      last_key = key;
+      last_slot = it->second;
     }
-    StreamWork& work = works[it->second];
+    StreamWork& work = works[last_slot];
     if (!work.stream_named && DeviceView::streamKey(op) == key) {
       work.stream_id = op.stream_id;
       work.stream_named = true;
@@ -204,14 +211,18 @@ struct AloneTime {
 
 std::unordered_map<std::uint64_t, AloneTime> aloneTimes(const DeviceView& view,
                                                       const std::vector<std::uint64_t>& keys) {
+  // Streams are few and ops many: each key gets a dense slot once (one hash lookup per op), and
+  // the sweep's per-stream state lives in vectors by slot.
+  std::unordered_map<std::uint64_t, std::uint32_t> slot_of;
+  std::vector<std::uint64_t> key_of;
   // One sweep over the ops in start order; the ends of the ops still running wait in a min-heap,
   // so memory is O(ops running at once), not O(ops).
-  using End = std::pair<Ns, std::uint64_t>;  // (end, stream)
+  using End = std::pair<Ns, std::uint32_t>;  // (end, slot)
   std::priority_queue<End, std::vector<End>, std::greater<>> ends;
-  std::unordered_map<std::uint64_t, int> running;  // stream -> ops running
-  std::unordered_map<std::uint64_t, AloneTime> times;
-  std::size_t active = 0;       // streams with an op running
-  std::uint64_t key_sum = 0;    // the sum of their keys: the stream itself when active == 1
+  std::vector<int> running;        // per slot: ops running
+  std::vector<AloneTime> times;    // per slot
+  std::size_t active = 0;          // streams with an op running
+  std::uint64_t slot_sum = 0;      // the sum of their slots: the stream itself when active == 1
   std::optional<Ns> previous;
   // The stretch alone in progress: from its owner's first op alone to now, across the owner's
   // own op boundaries and idle time, until another stream runs. It counts from the gap threshold
@@ -225,9 +236,9 @@ std::unordered_map<std::uint64_t, AloneTime> aloneTimes(const DeviceView& view,
   };
   const auto advance = [&](Ns time) {
     if (previous && active == 1) {
-      if (owner != key_sum) {
+      if (owner != slot_sum) {
         closeStretch();
-        owner = key_sum;
+        owner = slot_sum;
         stretch_start = *previous;
         stretch_alone = 0;
       }
@@ -240,16 +251,18 @@ std::unordered_map<std::uint64_t, AloneTime> aloneTimes(const DeviceView& view,
   };
   const auto retireUntil = [&](Ns time) {
     while (!ends.empty() && ends.top().first <= time) {
-      const auto [end, stream] = ends.top();
+      const auto [end, slot] = ends.top();
       ends.pop();
       advance(end);
-      if (--running[stream] == 0) {
+      if (--running[slot] == 0) {
         --active;
-        key_sum -= stream;
-        times[stream].busy += end;
+        slot_sum -= slot;
+        times[slot].busy += end;
       }
     }
   };
+  std::optional<std::uint64_t> last_key;
+  std::uint32_t slot = 0;
   for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
     const ScopedOp& scoped = view.ops()[pos];
     const GpuOp& op = view.op(scoped);
@@ -257,19 +270,31 @@ std::unordered_map<std::uint64_t, AloneTime> aloneTimes(const DeviceView& view,
     retireUntil(scoped.start);
     advance(scoped.start);
     const std::uint64_t key = keys[pos];
-    auto& extent = times[key].extent;
+    if (last_key != key) {
+      const auto [it, inserted] = slot_of.try_emplace(key, static_cast<std::uint32_t>(key_of.size()));
+      if (inserted) {
+        key_of.push_back(key);
+        running.push_back(0);
+        times.emplace_back();
+      }
+      last_key = key;
+      slot = it->second;
+    }
+    auto& extent = times[slot].extent;
     extent = extent ? Interval{extent->start, std::max(extent->end, scoped.end)}
                     : Interval{scoped.start, scoped.end};
-    if (running[key]++ == 0) {
+    if (running[slot]++ == 0) {
       ++active;
-      key_sum += key;
-      times[key].busy -= scoped.start;  // busy = sum of (end - start) of its active stretches
+      slot_sum += slot;
+      times[slot].busy -= scoped.start;  // busy = sum of (end - start) of its active stretches
     }
-    ends.push({scoped.end, key});
+    ends.push({scoped.end, slot});
   }
   retireUntil(std::numeric_limits<Ns>::max());
   closeStretch();
-  return times;
+  std::unordered_map<std::uint64_t, AloneTime> by_key;
+  for (std::size_t k = 0; k < key_of.size(); ++k) by_key.emplace(key_of[k], times[k]);
+  return by_key;
 }
 
 // A stream that already runs beside others (one of a pipeline's streams) is no single stream to
