@@ -126,6 +126,44 @@ TEST_CASE("implicit-sync-call: the free moved after the loop still takes its own
   CHECK(fixSavingNs(*f) == Approx(static_cast<double>(51 * kUs)).margin(2 * kUs));
 }
 
+TEST_CASE("implicit-sync-call: a later loop of other work keeps its own allocation") {
+  // After a first kernel, two loops of two iterations each: cudaMallocHost (100 µs), an upload
+  // from the buffer, a 50 µs kernel, a synchronize, cudaFreeHost (20 µs, the device idle); the
+  // first loop uploads 1 MiB, the second 512 KiB, and a device synchronize comes between them.
+  // The fix allocates once before each loop: the first loop's allocation (the thread's first call)
+  // and the second loop's stay, and the first loop's last free moves after it, to the device
+  // synchronize. Only the first loop's first free and second allocation and the second loop's
+  // first free and second allocation go: 20 + 100 + 20 + 100 µs. (Taken for one loop, every call
+  // between went: 360 µs.)
+  TraceBuilder b;
+  b.launch(13, 0, 1, 2, 10);
+  double t = 11;
+  for (int loop = 0; loop < 2; ++loop) {
+    for (int i = 0; i < 2; ++i) {
+      const std::uint64_t bytes = loop == 0 ? (1u << 20) : (1u << 19);
+      const double copy_us = loop == 0 ? 20 : 10;
+      b.call("cudaMallocHost_v3020", t, t + 100);
+      b.copyCall("cudaMemcpyAsync_v3020", 13, t + 101, t + 102, t + 103, t + 103 + copy_us,
+                 CopyKind::kHtoD)
+          .bytes = bytes;
+      const double k = t + 104 + copy_us;
+      b.launch(13, k, k + 1, k + 2, k + 52);
+      b.call("cudaStreamSynchronize_v3020", k + 2, k + 53);
+      b.call("cudaFreeHost_v3020", k + 54, k + 74);
+      t = k + 75;
+    }
+    if (loop == 0) {
+      b.call("cudaDeviceSynchronize_v3020", t, t + 1);
+      t += 2;
+    }
+  }
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "implicit-sync-call");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 7);
+  CHECK(fixSavingNs(*f) == Approx(static_cast<double>(240 * kUs)).margin(5 * kUs));
+}
+
 TEST_CASE("implicit-sync-call: without the frees, legacy-stream work still waits at the barrier") {
   // Thread 2 keeps blocking stream 14's HtoD engine busy (copies 10-400 and 460-850 µs). Thread 1
   // runs three steps of: cudaMalloc, a 100 µs kernel on blocking stream 13, cudaFree (which waits

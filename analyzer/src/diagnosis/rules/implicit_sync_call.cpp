@@ -9,8 +9,9 @@
 // each such call is a barrier that waits for the work its process had issued, or for nothing when
 // it returned before that ended): the span as recorded minus the span with the calls the fix
 // takes out gone (no wait, no time of their own; hoistedCalls: the allocation left before a loop
-// stays; hoistingChanges: the free moved after a loop adds its own time to its thread's next call
-// that drains the device) and the kernels that re-faulted a managed buffer freed and
+// stays, and so does each later loop's, told apart by the work launched after it (loopStarts);
+// hoistingChanges: the free moved after a loop adds its own time to its thread's next call that
+// drains the device) and the kernels that re-faulted a managed buffer freed and
 // allocated again between their runs taking their durations less those faults (kept, the
 // buffer's pages would have stayed on the device; the part this lowers the ideal by is
 // Finding::ideal_reduction_ns, as for managed-page-faults). Where (ledger): per call, the call's own time and the device idle
@@ -20,6 +21,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <string_view>
 #include <unordered_map>
@@ -57,50 +60,131 @@ bool isFree(std::string_view name) {
          name.find("Unregister") != std::string_view::npos;
 }
 
+// The work a thread launched after an allocation, until its next allocation or free call: per
+// op its kind, bytes, copy direction, kernel name and grid, hashed in launch order.
+using Launches = std::vector<std::pair<Ns, std::uint64_t>>;  // (launch call's start, op's hash)
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  return (h ^ v) * 0x100000001b3ULL + (h << 6) + (h >> 2);
+}
+
+std::uint64_t workAfter(const Launches& launches, Ns from, Ns to) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  const auto first = std::lower_bound(launches.begin(), launches.end(),
+                                      std::make_pair(from, std::uint64_t{0}));
+  for (auto it = first; it != launches.end() && it->first < to; ++it) {
+    h = mix(h, it->second);
+  }
+  return h;
+}
+
+// The allocations that begin another loop of their thread. A loop allocates its buffer and
+// launches the same work after it in every iteration; a thread that moves on to another loop
+// launches other work after its allocations (g000151: a loop uploads 1.4 MiB from its pinned
+// buffer, then a loop uploads 0.6 MiB from another). Where the work after the thread's
+// allocations before a point and after it has nothing in common, and the work after the
+// allocation there comes again, that allocation begins a loop of its own, which the fix
+// allocates for again before it (and the free before it ends the loop before). Loops of the
+// same work cannot be told apart: they stay one loop.
+std::vector<std::size_t> loopStarts(const DeviceView& view,
+                                    const std::map<std::pair<std::uint32_t, std::uint32_t>,
+                                                   std::vector<std::size_t>>& of_thread) {
+  std::map<std::pair<std::uint32_t, std::uint32_t>, Launches> launches;
+  for (const auto& [thread, thread_calls] : of_thread) launches[thread];
+  for (const ScopedOp& scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    const auto launch = view.launchCall(op);
+    if (!launch) continue;
+    const RuntimeCall& l = view.call(*launch);
+    const auto it = launches.find({l.pid, l.tid});
+    if (it == launches.end()) continue;
+    std::uint64_t h = mix(static_cast<std::uint64_t>(op.kind), op.bytes);
+    h = mix(h, static_cast<std::uint64_t>(op.copy_kind));
+    h = mix(h, static_cast<std::uint64_t>(op.name));
+    h = mix(h, op.grid_blocks);
+    it->second.push_back({l.start, h});
+  }
+  std::vector<std::size_t> starts;
+  for (const auto& [thread, thread_calls] : of_thread) {
+    Launches& list = launches[thread];
+    std::sort(list.begin(), list.end());
+    std::vector<std::size_t> allocations;
+    std::vector<std::uint64_t> work;
+    for (std::size_t k = 0; k < thread_calls.size(); ++k) {
+      if (isFree(view.callName(thread_calls[k]))) continue;
+      const Ns to = k + 1 < thread_calls.size() ? view.call(thread_calls[k + 1]).start
+                                                : std::numeric_limits<Ns>::max();
+      allocations.push_back(thread_calls[k]);
+      work.push_back(workAfter(list, view.call(thread_calls[k]).end, to));
+    }
+    // A point j splits them where no work before it comes again from j on (the last time each
+    // work before j comes is before j) and the work after j's allocation comes again: a loop
+    // begins there. Allocations that each launch other work (a framework's caching allocator
+    // growing while it sets up) are no loop: they all go, as before.
+    std::unordered_map<std::uint64_t, std::size_t> last;
+    for (std::size_t j = 0; j < work.size(); ++j) last[work[j]] = j;
+    std::size_t reach = 0;
+    for (std::size_t j = 0; j < work.size(); ++j) {
+      if (j > 0 && reach < j && last[work[j]] > j) starts.push_back(allocations[j]);
+      reach = std::max(reach, last[work[j]]);
+    }
+  }
+  std::sort(starts.begin(), starts.end());
+  return starts;
+}
+
 // The calls the fix takes out of the GPU work. Hoisting a loop's allocation leaves one allocation
 // before the loop: of a thread that allocates repeatedly, the first call stays when it allocates
 // (a loop that follows other GPU work keeps it between GPU work; at the span's start it was never
-// counted); a thread's only call is moved before the GPU work. The free after the loop stays too,
-// but where the loop ends a trace does not show (the last free recorded may be in the last
-// iteration's middle, with the rest of its work after it): every free goes from where it was,
-// and the thread's last, when it is a free, is the one the fix moves after the loop.
+// counted), and so does the first allocation of each later loop of the thread (loopStarts); a
+// thread's only call is moved before the GPU work. The free after the loop stays too, but where
+// the loop ends a trace does not show (the last free recorded may be in the last iteration's
+// middle, with the rest of its work after it): every free goes from where it was, and the
+// thread's last, when it is a free, is the one the fix moves after the loop, as is the free just
+// before a later loop's first allocation.
 struct Hoisting {
   std::vector<std::size_t> removed;     // calls, sorted
   std::vector<std::size_t> after_loop;  // of those, the frees moved after their loop
 };
 
 Hoisting hoistedCalls(const DeviceView& view, const std::vector<std::size_t>& calls) {
-  struct ThreadCalls {
-    std::size_t first = 0;
-    std::size_t last = 0;
-    std::size_t count = 0;
-  };
-  std::map<std::pair<std::uint32_t, std::uint32_t>, ThreadCalls> of_thread;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::size_t>> of_thread;
   for (std::size_t call : calls) {
-    const RuntimeCall& c = view.call(call);
-    const auto [it, inserted] = of_thread.try_emplace({c.pid, c.tid}, ThreadCalls{call, call, 0});
-    if (c.start < view.call(it->second.first).start) it->second.first = call;
-    if (c.start > view.call(it->second.last).start) it->second.last = call;
-    ++it->second.count;
+    of_thread[{view.call(call).pid, view.call(call).tid}].push_back(call);
   }
+  for (auto& [thread, thread_calls] : of_thread) {
+    std::stable_sort(thread_calls.begin(), thread_calls.end(), [&](std::size_t a, std::size_t b) {
+      return view.call(a).start < view.call(b).start;
+    });
+  }
+  const std::vector<std::size_t> starts = loopStarts(view, of_thread);
+  const auto startsLoop = [&](std::size_t call) {
+    return std::binary_search(starts.begin(), starts.end(), call);
+  };
   Hoisting hoisting;
-  for (std::size_t call : calls) {
-    const RuntimeCall& c = view.call(call);
-    const ThreadCalls& thread = of_thread.at({c.pid, c.tid});
-    const bool free = isFree(view.callName(call));
-    if (thread.first == call && thread.count > 1 && !free) continue;
-    hoisting.removed.push_back(call);
-    if (thread.last == call && thread.count > 1 && free) hoisting.after_loop.push_back(call);
+  for (const auto& [thread, thread_calls] : of_thread) {
+    const std::size_t count = thread_calls.size();
+    for (std::size_t k = 0; k < count; ++k) {
+      const std::size_t call = thread_calls[k];
+      const bool free = isFree(view.callName(call));
+      if (!free && count > 1 && (k == 0 || startsLoop(call))) continue;
+      hoisting.removed.push_back(call);
+      const bool ends_loop = k + 1 == count || startsLoop(thread_calls[k + 1]);
+      if (free && count > 1 && ends_loop) hoisting.after_loop.push_back(call);
+    }
   }
   std::sort(hoisting.removed.begin(), hoisting.removed.end());
   return hoisting;
 }
 
 // The what-if's changes to the blocking calls: the removed calls gone. A free moved after its loop
-// waits for the whole device, as the thread's next call that does (a device synchronize, or an
-// allocation or free that stays) would: it comes at the latest there, so only its own time, the
-// release after the drain, is added to that call's (none where its thread makes no such call:
-// it falls after the thread's work).
+// waits for the whole device, as the thread's next call that does (a device synchronize, or a
+// free or managed allocation that stays) would: it comes at the latest there, so only its own
+// time, the release after the drain, is added to that call's (none where its thread makes no
+// such call: it falls after the thread's work). A pinned host or device allocation (cudaMalloc,
+// cuMemAlloc) waits for no GPU work, as in the host timeline (of the fixed programs' 431
+// cudaMalloc calls that began with their process's work in flight, 331 returned before it
+// ended, a median 139 µs before): the free comes no later than it, but not by waiting there.
 std::vector<CallChange> hoistingChanges(const DeviceView& view, const HostTimeline& host,
                                         const Hoisting& hoisting) {
   std::vector<CallChange> changes;
@@ -110,8 +194,9 @@ std::vector<CallChange> hoistingChanges(const DeviceView& view, const HostTimeli
   };
   const auto drainsDevice = [&](std::size_t call) {
     const ApiKind kind = view.callKind(call);
-    return kind == ApiKind::kDeviceSync ||
-           (kind == ApiKind::kAllocation && !isPinnedHostAllocation(view.callName(call)));
+    const std::string_view base = view.callName(call);
+    return kind == ApiKind::kDeviceSync || (kind == ApiKind::kAllocation &&
+                                            !isPinnedHostAllocation(base) && !isDeviceAllocation(base));
   };
   for (std::size_t free : hoisting.after_loop) {
     const auto at = std::find_if(host.barriers.begin(), host.barriers.end(),
