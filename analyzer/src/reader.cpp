@@ -8,6 +8,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <future>
+#include <system_error>
+#include <thread>
 
 #include <algorithm>
 #include <map>
@@ -230,10 +233,30 @@ void readSqliteTrace(const std::string& path, Trace& trace) {
   reader::readStreamsAndContexts(ctx);
   reader::readRuntimeCalls(ctx);
   reader::readOps(ctx);
+  // Unified-memory activity is a scan of the memcpy table again (its migrations, which readOps
+  // leaves out) and touches nothing else of the trace: on a connection and thread of its own, it
+  // runs beside the synchronization, event and NVTX records (one thread) once the ops are read.
+  std::future<void> unified_memory;
+  if (trace.ops.size() >= reader::kParallelRows && std::thread::hardware_concurrency() > 1) {
+    const auto read = [&db, &trace, &interner, &strings] {
+      const sqlite::Database connection(db, sqlite::Database::Sibling{});
+      reader::Context own{connection, trace, interner, strings};
+      reader::readUnifiedMemory(own);
+    };
+    try {
+      unified_memory = std::async(std::launch::async, read);
+    } catch (const std::system_error&) {
+      // no thread to be had: read below
+    }
+  }
   reader::readSyncs(ctx);
   reader::readEventRecords(ctx);
   reader::readNvtx(ctx);
-  reader::readUnifiedMemory(ctx);
+  if (unified_memory.valid()) {
+    unified_memory.get();  // rethrows its error
+  } else {
+    reader::readUnifiedMemory(ctx);
+  }
   reader::readProcessNames(ctx);
 }
 

@@ -58,6 +58,10 @@ inline std::uint16_t readDeviceId(const sqlite::Statement& row, int column, std:
   return static_cast<std::uint16_t>(value);
 }
 
+// From this many rows on, a table is read on a thread of its own (its own connection): below it,
+// reading takes a few ms, and a connection (which parses the schema) and a thread cost more.
+inline constexpr std::size_t kParallelRows = 16384;
+
 struct Context {
   const sqlite::Database& db;
   Trace& trace;

@@ -151,8 +151,6 @@ bool before(const GpuOp& a, const GpuOp& b) {
   return a.start != b.start ? a.start < b.start : a.end < b.end;
 }
 
-constexpr std::size_t kParallelRows = 16384;
-
 // The kernel's name: its demangled name, else its short name (string ids the file resolves).
 StringId kernelName(Context& ctx, const DecodedOp& row) {
   StringId name = row.has_name ? ctx.strings.resolve(row.name_id) : kNoString;

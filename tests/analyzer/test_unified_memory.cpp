@@ -123,3 +123,40 @@ TEST_CASE("unified memory: traces without it report nothing new") {
   CHECK(nlohmann::json::parse(renderJsonString(report))["traces"][0].count("unified_memory") == 0);
   CHECK(renderTextString(report).find("unified memory") == std::string::npos);
 }
+
+// From kParallelRows ops on, unified-memory activity is read on a connection and thread of its own
+// beside the synchronization and NVTX records: the same records, and its errors still reach the
+// caller.
+TEST_CASE("unified memory: a large trace reads it on a thread of its own, errors included") {
+  const auto large = [](const std::string& name, std::int64_t migration_device) {
+    std::string path = cuoverlap::testing::tempTracePath(name);
+    SyntheticTrace trace(path);
+    trace.exec(schema::kCreateCollectorTables);
+    trace.addDevice(0, "NVIDIA H100 80GB HBM3");
+    for (int i = 0; i < 20'000; ++i) {
+      SyntheticOp kernel{OpKind::kKernel, 1 * kMs + i * 10'000, 1 * kMs + i * 10'000 + 8'000};
+      kernel.name = "step";
+      trace.addOp(kernel);
+    }
+    const std::string pid = std::to_string(schema::encodeGlobalPid(4242));
+    for (int i = 0; i < 3; ++i) {
+      const Ns t = 1 * kMs + i * 300'000;
+      trace.exec("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
+                 "globalPid, bytes, copyKind, srcKind, dstKind, migrationCause, virtualAddress) VALUES (" +
+                 std::to_string(t) + ", " + std::to_string(t + 40'000) + ", " +
+                 std::to_string(migration_device) + ", 0, 0, " + pid + ", 2097152, 11, 4, 4, 2, " +
+                 std::to_string(0x200000 * (i + 1)) + ")");
+    }
+    trace.exec("INSERT INTO CUDA_UM_GPU_PAGE_FAULT_EVENTS VALUES (" + std::to_string(1 * kMs) + ", " +
+               std::to_string(1 * kMs + 280'000) + ", " + pid + ", 0, 2097152, 16, 1)");
+    return path;
+  };
+  const Trace trace = readTrace(large("unified_memory_large.sqlite", 0));
+  CHECK(trace.ops.size() == 20'000);
+  REQUIRE(trace.unified_memory.migrations.size() == 3);
+  CHECK(trace.unified_memory.migrations[2].start == 1 * kMs + 600'000);
+  CHECK(trace.unified_memory.migrations[0].bytes == 2097152);
+  CHECK(trace.unified_memory.gpu_faults.size() == 1);
+  CHECK_THROWS_WITH(readTrace(large("unified_memory_large_bad.sqlite", 70'000)),
+                    Catch::Matchers::Contains("deviceId"));
+}
