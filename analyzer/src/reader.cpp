@@ -101,14 +101,15 @@ void sortByStart(std::vector<T>& items) {
 // sortByStart for ops, keeping Trace::kernel_dims (keyed by op index) pointing at the same ops.
 void sortOps(Trace& trace) {
   if (trace.kernel_dims.empty()) return sortByStart(trace.ops);
-  auto before = [&](std::size_t a, std::size_t b) {
-    const GpuOp& x = trace.ops[a];
-    const GpuOp& y = trace.ops[b];
+  const auto ops_before = [](const GpuOp& x, const GpuOp& y) {
     return x.start != y.start ? x.start < y.start : x.end < y.end;
   };
+  // The reader merges the tables in time order: checked on the ops themselves, before an order
+  // vector (8 bytes an op) is allocated.
+  if (std::is_sorted(trace.ops.begin(), trace.ops.end(), ops_before)) return;
+  auto before = [&](std::size_t a, std::size_t b) { return ops_before(trace.ops[a], trace.ops[b]); };
   std::vector<std::size_t> order(trace.ops.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  if (std::is_sorted(order.begin(), order.end(), before)) return;
   std::stable_sort(order.begin(), order.end(), before);
   std::vector<std::size_t> position(order.size());
   std::vector<GpuOp> sorted;
