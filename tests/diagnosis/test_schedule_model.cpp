@@ -320,6 +320,27 @@ TEST_CASE("a trace that shows no queued handoff still pays one between a host co
   CHECK(view.streamHandoff(Engine::kH2D, Engine::kH2D) == 0);
 }
 
+TEST_CASE("a handoff sample needs its op released and no other kernel running into a kernel") {
+  // Stream 13: kernel A, launched onto an idle device, starts 7 µs after its call returns (the
+  // launch latency); B, queued long before A ends, starts 1.2 µs after it (the handoff). C's call
+  // returns 2.2 µs before B ends and C starts 10 µs after B, more than the latency after its call:
+  // it was still being submitted, and its gap holds the submission, which the schedule adds as
+  // C's release. D, queued, starts 20.8 µs after C while a kernel of stream 14 runs through the
+  // gap (D may have waited for the SMs that kernel held, which the schedule's SM sharing adds).
+  // Neither is a handoff sample: kernel to kernel stays 1.2 µs, not the median of 1.2, 10, 20.8.
+  TraceBuilder b;
+  b.launch(15, 0, 1, 2, 4);
+  b.launch(13, 5, 6, 13, 113);
+  b.launch(13, 7, 8, 114.2, 214.2);
+  b.launch(13, 210, 212, 224.2, 324.2);
+  b.launch(14, 295, 296, 305, 505);
+  b.launch(13, 305.5, 306.5, 345, 395);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  CHECK(view.launchLatency(Engine::kCompute) == TraceBuilder::ns(7));
+  CHECK(view.streamHandoff(Engine::kCompute, Engine::kCompute) == TraceBuilder::ns(1.2));
+}
+
 TEST_CASE("kernels of one graph launch hand off to each other with the graph's own delay") {
   // Stream 13: three queued kernels of 10 µs launched one by one, each starting 1.2 µs after the
   // one before it ends; stream 14 replays a graph of three kernel nodes, each starting 0.3 µs

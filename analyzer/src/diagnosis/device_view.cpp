@@ -222,8 +222,11 @@ std::vector<Ns> measureHandoff(const DeviceView& view) {
   bool timed = false;  // some op after another of its stream has a known ready time
   // per (from, to) slot: the shortest time between consecutive ops of a stream, queued or not
   std::vector<Ns> shortest(kEngineSlots * kEngineSlots, std::numeric_limits<Ns>::max());
+  Ns kernels_end = std::numeric_limits<Ns>::min();  // the latest end of the kernels before pos
   for (std::size_t pos = 0; pos < ops.size(); ++pos) {
     const GpuOp& op = view.op(ops[pos]);
+    const Ns kernels_end_before = kernels_end;
+    if (op.kind == OpKind::kKernel) kernels_end = std::max(kernels_end, ops[pos].end);
     const auto [it, first] = last_on_stream.try_emplace(DeviceView::streamKey(op), pos);
     if (first) continue;
     const std::size_t previous = it->second;
@@ -238,11 +241,24 @@ std::vector<Ns> measureHandoff(const DeviceView& view) {
         endsWithin(previous_end, ops[pos].start) != 0) {
       continue;
     }
-    gaps[pair].push_back(ops[pos].start - previous_end);
     if (isGraphNode(op) && isGraphNode(previous_op)) {
       const auto launch = view.launchCall(op);
       if (launch && launch == view.launchCall(previous_op)) node_gaps.push_back(ops[pos].start - previous_end);
     }
+    // A sample is the stream's own handoff only where nothing else explains the gap: the op was
+    // released by the time the previous one ended, or started sooner after its call than its
+    // engine's launch latency (the schedule releases an op at its call's return plus that
+    // latency: one whose call returned just before, and that then took the latency, was still
+    // being submitted, and its gap holds the submission, which the schedule adds as its release);
+    // and, into a kernel, no kernel of another stream ran through the gap (the kernel may have
+    // waited for the SMs that one held, which the schedule's SM sharing adds).
+    const Ns returned = view.call(*view.launchCall(op)).end;
+    const Ns latency = view.launchLatency(engineOf(op));
+    if ((returned + latency > previous_end && ops[pos].start >= returned + latency) ||
+        (op.kind == OpKind::kKernel && kernels_end_before > previous_end)) {
+      continue;
+    }
+    gaps[pair].push_back(ops[pos].start - previous_end);
   }
   std::vector<Ns> handoff(kEngineSlots * kEngineSlots, 0);
   std::vector<Ns> between;

@@ -124,8 +124,11 @@ class DeviceView {
   Ns engineTurnaround(Engine engine) const;
 
   // A stream's handoff from an op on engine `from` to the next op of the same stream on engine
-  // `to`, when that op was already waiting: the median time from the first's end to the second's
-  // start over such pairs with no other op ending in between (the device signals the first's
+  // `to`, when that op was already waiting (its launch call returned, plus its engine's
+  // launchLatency, by the first's end: as the schedule releases it): the median time from the
+  // first's end to the second's start over such pairs with no other op ending in between and,
+  // into a kernel, no kernel of another stream running through the gap (it may have waited for
+  // the SMs, which the schedule shares on its own) (the device signals the first's
   // completion before the second may start: on an H100 about 1.2 µs kernel to kernel, 4-6 µs
   // between a copy and a kernel). Engines group as the schedule's (compute with communication,
   // device-to-device with other copies). A pair the trace never shows queued takes the median of
