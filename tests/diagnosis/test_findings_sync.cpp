@@ -154,6 +154,47 @@ TEST_CASE("sync-memcpy: where the what-if finds its fix saves nothing, the fix a
   }
 }
 
+TEST_CASE("sync-memcpy: a pageable upload made asynchronous no longer waits for its stream first") {
+  // A cudaMemcpy from pageable memory (call 10-130 µs, copy 125-135) on the legacy stream behind a
+  // kernel (5-100): cudaMemcpy first synchronizes its stream, then stages the data and returns
+  // before the DMA ends (the call waited for the kernel, not for its copy). cudaMemcpyAsync
+  // stages at once: the call returns after its 30 µs of staging (10-40), the host launches the
+  // next kernel at 50 instead of 140, and that kernel follows the copy (after the first kernel,
+  // on the stream they share: 120-220 instead of 150-250) instead of its late launch. The what-if
+  // used to take the call's wait for the kernel as its wait for its own op, and kept it.
+  TraceBuilder b;
+  b.launch(kNullStream, 0, 2, 5, 100);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 10, 130, 125, 135, CopyKind::kHtoD, MemKind::kPageable);
+  b.launch(kNullStream, 140, 142, 150, 250);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "sync-memcpy");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) == 30'000);
+}
+
+TEST_CASE("sync-memcpy: a pageable upload made asynchronous still stages its data in its call") {
+  // A cudaMemcpy from pageable memory on the legacy stream (call 110-200 µs) after its stream's
+  // last op ended (100): its 90 µs are staging (the copy runs 195-215, the call returned before
+  // its DMA ended). The host then launches the copy's consumer on stream 13 (a 28 µs call) and
+  // an independent 400 µs kernel on stream 14. cudaMemcpyAsync returns only once the buffer is
+  // staged too, so the host launches them no sooner: the fix saves nothing of the span. Taken as
+  // an asynchronous call's 5 µs, the call would have returned at 115 and the kernel of stream 14
+  // started 85 µs sooner.
+  TraceBuilder b;
+  b.addStream(13, StreamFlag::kNonBlocking);
+  b.addStream(14, StreamFlag::kNonBlocking);
+  b.addStream(15, StreamFlag::kNonBlocking);
+  b.launch(kNullStream, 0, 2, 5, 100);
+  b.launch(15, 102, 104, 106, 195);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 110, 200, 195, 215, CopyKind::kHtoD, MemKind::kPageable);
+  b.launch(13, 202, 230, 235, 335);
+  b.launch(14, 231, 233, 238, 638);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "sync-memcpy");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) < 10'000);
+}
+
 TEST_CASE("sync-memcpy does not fire for the first or last op, nor for async copies") {
   TraceBuilder b;
   b.copyCall("cudaMemcpy_v3020", kNullStream, 0, 52, 5, 50, CopyKind::kHtoD);

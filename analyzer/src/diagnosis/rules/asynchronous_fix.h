@@ -8,8 +8,10 @@
 //   - both schedules have the legacy stream's implicit barriers (legacy_barriers.h) of the
 //     streams their ops run on: on the legacy stream the op waited for every blocking stream's
 //     earlier work and held back their later work; on a created stream it no longer does.
-//   - a call that waited for its op no longer waits and returns after an asynchronous call's
-//     time, a DtoH copy's too where it lands in pinned memory: the host reads that data only
+//   - a call that waited for its op (or, a pageable upload, for its stream's previous op before
+//     staging) no longer waits and returns after an asynchronous call's time, an upload from
+//     pageable memory after its staging (its time after what it waited for ended, at least an
+//     asynchronous call's), a DtoH copy's too where it lands in pinned memory: the host reads that data only
 //     where it synchronizes, which a trace does not show, and the what-if takes the next
 //     synchronize that orders the copy (cudaMemcpyAsync into pageable memory returns only once
 //     the copy is done: that call still waits, for its stream only); where the thread runs code
