@@ -235,8 +235,11 @@ TEST_CASE("host-launch-bound is graded: from 10% of the span, an error from 25%"
   const auto many = test::findingsOf(launchGaps(100, 10));
   REQUIRE(findingById(many, "host-launch-bound") != nullptr);
   CHECK(findingById(many, "host-launch-bound")->severity == Severity::kError);
-  // 1 µs gaps: 5% of the span, not reported.
-  CHECK(findingById(test::findingsOf(launchGaps(100, 1)), "host-launch-bound") == nullptr);
+  // 1 µs gaps: 5% of the span, not reported as idle time. (A graph of these launches, whose 1 µs
+  // launch calls make its nodes' launch 0.26 µs each, would shorten its kernels' handoffs: that is
+  // info, never the warning.)
+  const Finding* busy = findingById(test::findingsOf(launchGaps(100, 1)), "host-launch-bound");
+  CHECK((busy == nullptr || busy->severity == Severity::kInfo));
 }
 
 TEST_CASE("transfer-bound: an HtoD engine busy most of the span, with bytes and bandwidth") {

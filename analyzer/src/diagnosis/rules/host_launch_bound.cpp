@@ -21,8 +21,9 @@
 // launches between them form the graphs. The other launch calls go with the time before them. A graph
 // launch is not free: it takes a typical launch call (the run's median: a first launch after a
 // synchronize often took 2-3 times that) and a time per node beyond the first (measured from the
-// trace's own graph launches, else as on an H100), which is taken from what its launches give
-// back, and the graph's nodes are submitted when it returns, so its first
+// trace's own graph launches, else as on an H100 scaled by the run's launch call against that
+// host's), and a graph's first launch uploads it (as on an H100, scaled likewise), which is taken
+// from what its launches give back, and the graph's nodes are submitted when it returns, so its first
 // op is released that much later; a run is captured only where the host time it gives back and
 // its kernels' shorter handoffs outweigh that. A graph's kernels follow each other after the
 // graph's node handoff (measured from the trace's own replays, else as on an H100), shorter than
@@ -36,6 +37,8 @@
 // Needs: launch calls.
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -62,6 +65,18 @@ constexpr double kMinIdleShare = 0.1;
 // cudaLaunchKernel's time (6-7 µs) plus 1.3-2.5 µs per further node, median 1.8 µs (11 graphs of
 // the lab's graph-capture variants, 2026-11-24); the nodes started 1.5-2 µs after it returned.
 constexpr Ns kGraphNodeLaunchNs = 1'800;
+// The traced cudaLaunchKernel of the host those graph launch times were measured on: 6.95 µs at the
+// median over the one-thread programs' baselines of the lab's variant recordings (40 programs,
+// 2026-11-25). The graph launch's own host work runs on that CPU as a launch call does, so where a
+// run's typical launch call is faster or slower, its graph launch's costs below scale with it.
+constexpr Ns kMeasuredLaunchCallNs = 7'000;
+// A graph's first launch uploads its work to the device (a program that does not call
+// cudaGraphUpload after instantiating pays this at that launch): over the 185 kernel-only graph
+// launches of one-thread programs in the lab's graph-capture variants (2026-11-25), a graph's first
+// launch took 10.6 µs beyond a typical launch call and 1.8 µs a further node (33 launches), a
+// relaunch 0.1 µs (within 60 µs of the graph's last launch, 73 launches) to 5.0 µs (after 400 µs,
+// 51).
+constexpr Ns kGraphUploadNs = 10'600;
 // The device's handoff between two kernel nodes of one graph launch, where the trace replays no
 // graph: on an H100 under the collector, 415 ns at the median over the 1,156 queued node pairs of
 // tests/data/frameworks/torch_launch_graphs.sqlite and the 5,778 of headline/graphs.sqlite
@@ -118,8 +133,8 @@ std::size_t loopPeriod(const std::vector<LaunchShape>& shapes) {
 
 // The host time a graph launch takes per node after its first: the median over the trace's
 // cudaGraphLaunch calls of two or more kernel nodes of the call's time beyond the trace's median
-// kernel launch call, over its further nodes; kGraphNodeLaunchNs without both.
-Ns graphNodeLaunchTime(const DeviceView& view) {
+// kernel launch call, over its further nodes; none without both.
+std::optional<Ns> graphNodeLaunchTime(const DeviceView& view) {
   std::unordered_map<std::size_t, Ns> nodes;  // launch call -> the kernels it launched
   for (const ScopedOp& scoped : view.ops()) {
     const GpuOp& op = view.op(scoped);
@@ -136,7 +151,7 @@ Ns graphNodeLaunchTime(const DeviceView& view) {
       kernel_launch.push_back(duration);
     }
   }
-  if (graph_launch.empty() || kernel_launch.empty()) return kGraphNodeLaunchNs;
+  if (graph_launch.empty() || kernel_launch.empty()) return std::nullopt;
   const Ns one_launch = medianOf(std::move(kernel_launch));
   std::vector<Ns> per_node;
   for (const auto& [duration, count] : graph_launch) {
@@ -158,7 +173,7 @@ Ns nodeHandoff(const DeviceView& view) {
 // a graph's nodes do. `handoff_gain`: what a kernel node following a kernel node gains over the
 // stream's kernel-to-kernel handoff.
 struct GraphWhatIf {
-  Ns node_launch = 0;
+  std::optional<Ns> node_launch;  // the trace's own (graphNodeLaunchTime), else per run (scaled)
   Ns handoff_gain = 0;
   std::unordered_set<std::size_t> kernel_calls;  // launch calls of kernels
   std::unordered_set<std::size_t> host_copy_calls;  // launch calls of copies to or from the host
@@ -166,6 +181,7 @@ struct GraphWhatIf {
   std::vector<HostTimeGiven> later;
   std::unordered_map<std::size_t, std::int64_t> graph_of_call;
   std::int64_t graphs = 0;
+  std::set<std::vector<LaunchShape>> launched_graphs;  // each graph launched: its launches' shapes
 };
 
 // Where in `run` a graph launch starts (true at its first launch): after host code of its own
@@ -203,7 +219,12 @@ std::vector<bool> graphStarts(const LaunchRun& run, bool dispatched, Ns typical_
 // as at each repetition of the loop's body. Each launch that follows its predecessor sooner than
 // that goes with the host time before it.
 // A graph launch takes the run's typical (median) launch call, where its first launch call may have
-// taken longer, and each node after its first costs it `what.node_launch` of what it gives back.
+// taken longer, and each node after its first costs it the trace's own time per node, else
+// kGraphNodeLaunchNs scaled by the run's typical launch call against kMeasuredLaunchCallNs; a
+// graph's first launch (the first of its launches' shapes in the trace) also uploads it
+// (kGraphUploadNs, scaled likewise): both are taken from what it gives back, and release its first
+// op that much later. Whether a run is worth capturing is judged without the upload, which a loop
+// that replays the graph pays once.
 // A run is captured unless its launch holds back its first op longer than its graph gains: the
 // host time it gives back and its kernels' shorter handoffs against that node time. Where the
 // launches are not dispatched, copies to or from the host are not captured: such a copy node costs
@@ -218,11 +239,17 @@ void giveBackRun(const DeviceView& view, const LaunchRun& run, GraphWhatIf& what
   }
   const Ns typical_launch = medianOf(launch_time);
   const bool dispatched = medianOf(run.own_code) > typical_launch;
+  const double host_speed = what.node_launch ? 1.0
+                                             : static_cast<double>(typical_launch) /
+                                                   static_cast<double>(kMeasuredLaunchCallNs);
+  const Ns node_launch =
+      what.node_launch.value_or(static_cast<Ns>(host_speed * static_cast<double>(kGraphNodeLaunchNs)));
+  const Ns upload = static_cast<Ns>(host_speed * static_cast<double>(kGraphUploadNs));
   std::size_t graph_start = 0;
   std::vector<HostTimeGiven> given;  // the graph's in progress
   const auto endGraph = [&](std::size_t end) {
     const Ns nodes_after_first = static_cast<Ns>(end - graph_start) - 1;
-    const Ns held = nodes_after_first * what.node_launch;
+    const Ns held = nodes_after_first * node_launch;
     Ns gain = 0;
     for (const HostTimeGiven& part : given) gain += part.amount;
     for (std::size_t k = graph_start + 1; k < end; ++k) {
@@ -235,7 +262,17 @@ void giveBackRun(const DeviceView& view, const LaunchRun& run, GraphWhatIf& what
     const Ns slow_first = std::max<Ns>(0, launch_time[graph_start] - typical_launch);
     gain += slow_first;
     if (nodes_after_first > 0 && gain >= held) {
-      what.later.push_back({run.calls[graph_start], held});
+      std::vector<LaunchShape> shapes(run.shapes.begin() + static_cast<std::ptrdiff_t>(graph_start),
+                                      run.shapes.begin() + static_cast<std::ptrdiff_t>(end));
+      // Its first launch uploads it: the host gets that much less back, from its first calls on.
+      const Ns first_launch = what.launched_graphs.insert(std::move(shapes)).second ? upload : 0;
+      Ns left = first_launch;
+      for (HostTimeGiven& part : given) {
+        const Ns taken = std::min(left, std::max<Ns>(0, part.amount));
+        part.amount -= taken;
+        left -= taken;
+      }
+      what.later.push_back({run.calls[graph_start], held + first_launch});
       if (slow_first > 0) what.given.push_back({run.calls[graph_start], slow_first, true});
       what.given.insert(what.given.end(), given.begin(), given.end());
       for (std::size_t k = graph_start; k < end; ++k) what.graph_of_call[run.calls[k]] = what.graphs;
@@ -261,7 +298,7 @@ void giveBackRun(const DeviceView& view, const LaunchRun& run, GraphWhatIf& what
       continue;
     }
     // Given in the previous launch, so that launch k's own op is released sooner too.
-    given.push_back({run.calls[k - 1], launch_time[k] + own - what.node_launch});
+    given.push_back({run.calls[k - 1], launch_time[k] + own - node_launch});
   }
   endGraph(run.calls.size());
 }
