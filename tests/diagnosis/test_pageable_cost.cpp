@@ -176,6 +176,39 @@ TEST_CASE("pageable-memcpy: staged copies to the legacy stream hold the others w
   CHECK(fixSavingNs(*f) == 0);
 }
 
+// Thread 1 stages ten 4 KiB HtoD copies on stream 13, one 60 µs call after another (each copy
+// running in its call's last 2 µs), then synchronizes; thread 2's one launch to `neighbour` (a
+// 1 µs kernel at 1 µs) was in progress beside all of them (0.5-600 µs).
+static TraceBuilder stagedBesideLaunches(std::uint32_t neighbour) {
+  TraceBuilder b;
+  b.trace().devices[0].pcie_generation = 5;
+  b.trace().devices[0].pcie_width = 16;
+  for (int i = 0; i < 10; ++i) {
+    const double t = 60.0 * i;
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 59, t + 57, t + 59, CopyKind::kHtoD, MemKind::kPageable)
+        .bytes = 4096;
+  }
+  b.launch(neighbour, 0.5, 600, 1, 2);
+  b.trace().runtime_calls.back().tid = 2;
+  b.streamSynchronize(13, 600, 601);
+  return b;
+}
+
+TEST_CASE("pageable-memcpy: pinned calls beside another thread's legacy-stream calls take turns") {
+  // Beside launches to a created stream, each pinned copy call takes an asynchronous call's 5 µs;
+  // beside launches to the legacy default stream, the two threads' calls take turns and each
+  // pinned copy call still takes about a turn (24 µs, kLegacyTurnNs), so pinning saves less.
+  const Finding* alone = nullptr;
+  const auto created = findingsOf(stagedBesideLaunches(14).build());
+  alone = findingById(created, "pageable-memcpy");
+  const auto legacy = findingsOf(stagedBesideLaunches(kNullStream).build());
+  const Finding* turns = findingById(legacy, "pageable-memcpy");
+  REQUIRE(alone != nullptr);
+  REQUIRE(turns != nullptr);
+  CHECK(fixSavingNs(*turns) + 100'000 < fixSavingNs(*alone));
+  CHECK(fixSavingNs(*turns) > 200'000);
+}
+
 TEST_CASE("pageable-memcpy leaves host-to-host copies alone") {
   test::TraceBuilder b;
   for (int i = 0; i < 10; ++i) {

@@ -23,6 +23,7 @@
 // Needs: memory kinds (exports without srcKind/dstKind do not fire); for the faster copies, large
 // pinned copies in the trace or the PCIe link our collector records; launch calls for the host
 // part.
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -45,6 +46,17 @@ bool pageable(const GpuOp& op) {
          (op.src_kind == MemKind::kPageable || op.dst_kind == MemKind::kPageable);
 }
 
+// The launch calls of the pageable copies on a stream other than the legacy default stream.
+std::vector<std::size_t> pageableAsyncToCreated(const DeviceView& view) {
+  std::vector<std::size_t> out;
+  for (const ScopedOp& scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    if (!pageable(op) || view.onLegacyDefaultStream(op)) continue;
+    if (const auto launch = view.launchCall(op)) out.push_back(*launch);
+  }
+  return out;
+}
+
 int slotOf(Engine engine) { return engine == Engine::kH2D ? 0 : engine == Engine::kD2H ? 1 : -1; }
 
 struct PageableCopies {
@@ -60,7 +72,54 @@ struct PageableCopies {
   // time: the host staging the first bytes, which a pinned copy does not wait for.
   std::vector<Ns> staging_lead;
   std::vector<StagedHold> holds;  // their calls, as they held other threads' calls
+  std::map<std::size_t, Ns> turn_of_call;  // async calls that take turns with another thread's
 };
+
+// How long a pinned cudaMemcpyAsync to a created stream takes while another thread issues
+// asynchronous calls to the legacy default stream beside it: the driver orders each legacy-stream
+// op after every blocking stream of the context, and the two threads' calls take turns, each call
+// lasting about one turn whatever its memory. The lab's H100 pinned runs (the fixed programs' own
+// traces, pin-host of the `threads` programs): such calls took 21-29 us (median per program;
+// g000108 21.1, g000235 23.2, g000304 23.9, g000359 24.7, g000045 25.2, g000308 29.3; 24 the
+// median of those) against 3-10 us for the same programs' pinned calls that overlapped none;
+// legacy-default-stream's g000360 about 25 us. A call that took less as recorded keeps its time.
+constexpr Ns kLegacyTurnNs = 24'000;
+
+// The asynchronous copy calls among `calls` (to a created stream) that overlapped, as recorded, an
+// asynchronous call of another thread that launched an op on the legacy default stream: pinned,
+// they still take turns with it (kLegacyTurnNs), not the kAsyncCopyCallNs of a call alone.
+std::map<std::size_t, Ns> callsTakingTurns(const DeviceView& view, const std::vector<std::size_t>& calls) {
+  struct Holder {
+    Ns start = 0;
+    Ns end = 0;
+    std::uint64_t thread = 0;
+  };
+  std::vector<Holder> holders;
+  for (const LegacyOp& x : legacyOps(view)) {
+    if (x.synchronous) continue;
+    const auto call = view.launchCall(view.op(view.ops()[x.position]));
+    if (!call) continue;
+    holders.push_back({view.call(*call).start, view.call(*call).end, x.thread});
+  }
+  std::map<std::size_t, Ns> out;
+  if (holders.empty()) return out;
+  std::sort(holders.begin(), holders.end(), [](const Holder& a, const Holder& b) { return a.start < b.start; });
+  std::vector<LatestOfTwoThreads> prefix;
+  LatestOfTwoThreads latest;
+  for (const Holder& h : holders) {
+    latest.add(h.thread, h.end);
+    prefix.push_back(latest);
+  }
+  for (const std::size_t call : calls) {
+    if (view.callKind(call) != ApiKind::kMemcpyAsync) continue;
+    const RuntimeCall& c = view.call(call);
+    const auto k = std::lower_bound(holders.begin(), holders.end(), c.end,
+                                    [](const Holder& h, Ns t) { return h.start < t; }) - holders.begin();
+    if (k == 0 || prefix[static_cast<std::size_t>(k - 1)].otherThan(threadKey(c)) <= c.start) continue;
+    out[call] = std::clamp<Ns>(c.end - c.start, kAsyncCopyCallNs, kLegacyTurnNs);
+  }
+  return out;
+}
 
 void addCopy(const DeviceView& view, std::size_t position, const ScopedOp& scoped,
              PageableCopies& copies) {
@@ -79,8 +138,10 @@ void addCopy(const DeviceView& view, std::size_t position, const ScopedOp& scope
     // still holds other threads' calls there (legacy_threads.cpp, contendedTime); a cudaMemcpy
     // still waits for its copy.
     const bool async = view.callKind(*launch) == ApiKind::kMemcpyAsync;
+    const auto turn = copies.turn_of_call.find(*launch);
+    const Ns async_call = turn != copies.turn_of_call.end() ? turn->second : kAsyncCopyCallNs;
     const Ns released_from = async && view.onLegacyDefaultStream(op) ? call.end
-                             : async ? call.start + kAsyncCopyCallNs
+                             : async ? call.start + async_call
                                      : std::max(call.start, scoped.start) + after_fix;
     copies.holds.push_back({call.start, call.end, released_from,
                             threadKey(call)});
@@ -124,6 +185,7 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
     if (!pageable(op)) continue;
     if (builder.count() == 0) {  // the first pageable copy: now the rates and per-op state
       copies.staging_lead.assign(view.ops().size(), 0);
+      copies.turn_of_call = callsTakingTurns(view, pageableAsyncToCreated(view));
       copies.rate[0] = pinnedRate(view, Engine::kH2D);
       copies.rate[1] = pinnedRate(view, Engine::kD2H);
     }
@@ -159,7 +221,9 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
     const bool waits_still = view.callKind(call) != ApiKind::kMemcpyAsync;
     const std::int64_t own_copy =
         waits_still ? static_cast<std::int64_t>(copies.position_of_call.at(call)) : -1;
-    changed.push_back({call, waits_still, kAsyncCopyCallNs, 0, own_copy});
+    const auto turn = copies.turn_of_call.find(call);
+    const Ns own = turn != copies.turn_of_call.end() ? turn->second : kAsyncCopyCallNs;
+    changed.push_back({call, waits_still, own, 0, own_copy});
   }
   // Other threads' calls that the staged calls held get back what pinning takes from the holds.
   const HeldTime held = timeHeldByStaging(view, host, copies.holds, copies.calls);
