@@ -95,47 +95,59 @@ TEST_CASE("a kernel that fills the device starts beside a small one, on the SMs 
 TEST_CASE("a kernel issued behind one still placing blocks waits for it to end") {
   // A 64-block kernel runs from 1 to 101 µs; a kernel of 4 waves, issued next on another stream,
   // starts beside it on the SMs left free and takes the rest when they free up; a 64-block kernel
-  // issued after it on a third stream waits until the 4-wave kernel has placed its blocks (its
-  // end, 503 µs): the block scheduler serves the kernel issued first. Taking the SMs the first
-  // kernel left at 101 µs would have run it beside the 4-wave kernel (span 502 µs).
+  // issued after it on a third stream waits until the 4-wave kernel has placed its blocks: the
+  // block scheduler serves the kernel issued first. Taking the SMs the first kernel left at 101 µs
+  // would have run it beside the 4-wave kernel (span 502 µs). It starts at the middle of the
+  // 4-wave kernel's last wave (503 - 500 / 8 = 440.5 µs) and shares those SMs with that wave's
+  // blocks (half of them, falling to none by 503 µs): it loses 62.5 x 0.5 / 2 µs, ends at 756.1.
   TraceBuilder b;
   b.launch(13, 0, 1, 1, 101).grid_blocks = 64;
   b.launch(14, 2, 3, 3, 503).grid_blocks = 132 * 8 * 4;
   b.launch(15, 4, 5, 503, 803).grid_blocks = 64;
   const Trace trace = b.build();
   const DeviceView view(trace, Scope{}, 0);
-  CHECK(ScheduleModel(view).span({}) == TraceBuilder::ns(802));
+  CHECK(ScheduleModel(view).span({}) == 755'125);
 }
 
-TEST_CASE("with draining tails, a later kernel takes the SMs from the middle of a multi-wave kernel's last wave") {
+TEST_CASE("a later kernel takes the SMs from the middle of a multi-wave kernel's last wave") {
   // A kernel of 2 waves runs from 0 to 400 µs; a kernel that fills the device, issued next on
-  // another stream, waits for its end (span 600 µs) in the plain model. With draining tails it
-  // starts at the middle of the last wave (400 - 200 / 2 = 300 µs), when half of that wave's
-  // blocks have left their SMs; the 2-wave kernel still ends at 400 µs. Until then its last
-  // blocks hold half of the SMs, falling to none: the SM time they keep from the later kernel
-  // (100 µs x 0.5 / 2 = 25 µs of the whole device) ends that kernel 25 µs later (span 525 µs).
+  // another stream, starts at the middle of the last wave (400 - 200 / 2 = 300 µs), when half of
+  // that wave's blocks have left their SMs (every schedule drains tails); the 2-wave kernel still
+  // ends at 400 µs. Until then its last blocks hold half of the SMs, falling to none: the later
+  // kernel's blocks share those SMs with them and advance at what they leave (0.5 rising to 1), so
+  // it loses 100 µs x 0.5 / 2 = 25 µs and ends at 525 µs.
   TraceBuilder b;
   b.launch(13, 0, 1, 1, 401).grid_blocks = 132 * 8 * 2;
   b.launch(14, 2, 3, 401, 601).grid_blocks = 132 * 8;
   const Trace trace = b.build();
   const DeviceView view(trace, Scope{}, 0);
   const ScheduleModel model(view);
-  CHECK(model.span({}) == TraceBuilder::ns(600));
+  CHECK(model.span({}) == TraceBuilder::ns(525));
   CHECK(model.withDrainingTails().span({}) == TraceBuilder::ns(525));
-  // A kernel of half the device fits beside the drained wave's blocks: it ends 200 µs after 300.
+  // A kernel of half the device shares the SMs just the same: an SM's issue slots are shared
+  // among the blocks resident on it, so its blocks, in the slots the wave's ended blocks left, run
+  // beside those still running. It also ends at 525 µs.
   TraceBuilder half;
   half.launch(13, 0, 1, 1, 401).grid_blocks = 132 * 8 * 2;
   half.launch(14, 2, 3, 401, 601).grid_blocks = 132 * 4;
   const Trace half_trace = half.build();
   const DeviceView half_view(half_trace, Scope{}, 0);
-  CHECK(ScheduleModel(half_view).withDrainingTails().span({}) == TraceBuilder::ns(500));
-  // A kernel of one wave holds its SMs to its end either way.
+  CHECK(ScheduleModel(half_view).span({}) == TraceBuilder::ns(525));
+  // So does a small one (64 blocks, 80 µs): it outlasts the wave's 75 µs of free SM time and ends
+  // 25 µs late, at 405 µs, not at 380 as if the SMs it took were idle.
+  TraceBuilder small;
+  small.launch(13, 0, 1, 1, 401).grid_blocks = 132 * 8 * 2;
+  small.launch(14, 2, 3, 401, 481).grid_blocks = 64;
+  const Trace small_trace = small.build();
+  const DeviceView small_view(small_trace, Scope{}, 0);
+  CHECK(ScheduleModel(small_view).span({}) == TraceBuilder::ns(405));
+  // A kernel of one wave holds its SMs to its end.
   TraceBuilder one;
   one.launch(13, 0, 1, 1, 401).grid_blocks = 132 * 8;
   one.launch(14, 2, 3, 401, 601).grid_blocks = 132 * 8;
   const Trace one_trace = one.build();
   const DeviceView one_view(one_trace, Scope{}, 0);
-  CHECK(ScheduleModel(one_view).withDrainingTails().span({}) == TraceBuilder::ns(600));
+  CHECK(ScheduleModel(one_view).span({}) == TraceBuilder::ns(600));
 }
 
 TEST_CASE("blocks displaced by held SMs end a kernel later unless its last wave has room") {
@@ -152,7 +164,9 @@ TEST_CASE("blocks displaced by held SMs end a kernel later unless its last wave 
 
 TEST_CASE("a higher-priority kernel takes the SMs of a multi-wave kernel's wave in progress") {
   // K, two full waves of 400 µs from 1 µs; J (64 blocks, 30 µs) on another stream is ready at
-  // 101 µs and waits for K's end, then its stream copies out for 300 µs. At a higher priority J
+  // 101 µs and waits for the middle of K's last wave (601 µs), where it shares the SMs with K's
+  // last blocks (half of them, falling to none at 801 µs: it runs at 0.5 rising, done after
+  // 53 µs), then its stream copies out for 300 µs (span 953 µs). At a higher priority J
   // starts when K's first wave ends (401 µs) and ends at 431 µs, and the copy at 731 µs; K's
   // blocks that J displaced run 30 µs late (its last wave is full), so K ends at 831 µs.
   const auto build = [](std::uint32_t k_blocks) {
@@ -165,19 +179,20 @@ TEST_CASE("a higher-priority kernel takes the SMs of a multi-wave kernel's wave 
   const Trace trace = build(132 * 8 * 2);
   const DeviceView view(trace, Scope{}, 0);
   const ScheduleModel model(view);
-  CHECK(model.span({}) == TraceBuilder::ns(1130));
+  CHECK(model.span({}) == 952'982);
   CHECK(model.withPriority({at(view, 801)}).span({}) == TraceBuilder::ns(830));
   // With room in K's last wave the displaced blocks fit there: K ends when it did, at 801 µs.
   const Trace room = build(132 * 8 * 2 - 128);
   const DeviceView room_view(room, Scope{}, 0);
   CHECK(ScheduleModel(room_view).withPriority({at(room_view, 801)}).span({}) == TraceBuilder::ns(800));
-  // Ready in K's last wave, J waits for K's end at any priority: K placed all its blocks.
+  // Ready in K's last wave (501 µs), J waits for that wave's middle at any priority: K placed all
+  // its blocks. It ends at 654 µs, beside K's last blocks; K ends at 801.
   TraceBuilder late;
   late.launch(13, 0, 1, 1, 801).grid_blocks = 132 * 8 * 2;
   late.launch(14, 500, 501, 801, 831);
   const Trace late_trace = late.build();
   const DeviceView late_view(late_trace, Scope{}, 0);
-  CHECK(ScheduleModel(late_view).withPriority({at(late_view, 801)}).span({}) == TraceBuilder::ns(830));
+  CHECK(ScheduleModel(late_view).withPriority({at(late_view, 801)}).span({}) == TraceBuilder::ns(800));
 }
 
 TEST_CASE("a stream's queued op starts the trace's hand-off after the previous one, in its lane") {

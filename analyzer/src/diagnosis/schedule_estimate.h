@@ -159,11 +159,13 @@ class ScheduleModel {
   // kernel-to-kernel handoff (DeviceView::graphNodeHandoff), never later than that.
   ScheduleModel withGraphNodes(const std::vector<std::int64_t>& graph, Ns node_handoff) const;
 
-  // The same model with each multi-wave kernel giving its SMs to later kernels from the middle of
-  // its last wave, when half of that wave's blocks have ended (it still ends at its measured end).
-  // A kernel that starts on them shares them with that wave's last blocks, which hold half of the
-  // SMs at the middle, falling to none at the end: where it and the kernels running then need more
-  // than the rest, it ends later by the SM time it lacked over its share.
+  // Each multi-wave kernel gives its SMs to later kernels from the middle of its last wave, when
+  // half of that wave's blocks have ended (it still ends at its measured end); every schedule does
+  // (the constructor sets it: where a kernel's last blocks go is the device's, not one rule's), and
+  // this returns the same model. A kernel that starts on them shares them with that wave's last
+  // blocks, which hold half of the SMs at the middle, falling to none at the end: its blocks sit
+  // on SMs those blocks still hold and get the issue slots they leave, so it advances at
+  // 1 - (their share) of its speed until the wave ends (ScheduleRun::shareTheDrain).
   ScheduleModel withDrainingTails() const;
 
   // The same model with the ops of a stream that several host threads launched onto queued in
