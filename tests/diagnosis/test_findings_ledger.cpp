@@ -163,7 +163,8 @@ TEST_CASE("cross-stream-kernel-wait: a device-filling kernel held behind a one-b
   const auto full = test::findingsOf(longNarrowKernelThenWait(3 * 132 * 8, 3 * 132 * 8));
   f = findingById(full, "cross-stream-kernel-wait");
   REQUIRE(f != nullptr);
-  CHECK(f->time_ns <= 75 * test::kUs);
+  // The ledger leaves it none of the span (the wait's time is charged elsewhere): its estimate.
+  CHECK(f->estimated_ns == 75 * test::kUs);
 }
 
 TEST_CASE("event waits and ops without launch calls stay n log n (issue 13)") {
@@ -239,11 +240,8 @@ TEST_CASE("host-launch-bound is graded: from 10% of the span, an error from 25%"
   const auto many = test::findingsOf(launchGaps(100, 10));
   REQUIRE(findingById(many, "host-launch-bound") != nullptr);
   CHECK(findingById(many, "host-launch-bound")->severity == Severity::kError);
-  // 1 µs gaps: 5% of the span, not reported as idle time. (A graph of these launches, whose 1 µs
-  // launch calls make its nodes' launch 0.26 µs each, would shorten its kernels' handoffs: that is
-  // info, never the warning.)
-  const Finding* busy = findingById(test::findingsOf(launchGaps(100, 1)), "host-launch-bound");
-  CHECK((busy == nullptr || busy->severity == Severity::kInfo));
+  // 1 µs gaps: 5% of the span, not reported.
+  CHECK(findingById(test::findingsOf(launchGaps(100, 1)), "host-launch-bound") == nullptr);
 }
 
 TEST_CASE("transfer-bound: an HtoD engine busy most of the span, with bytes and bandwidth") {
