@@ -527,7 +527,7 @@ void ScheduleRun::start(std::size_t pos) {
   started_at_[pos] = now_;
   end_[pos] = now_ + duration_[pos];
   running_.push({end_[pos], pos});
-  if (m_.drain_tails_ && pos < m_.size() && m_.engine_[pos] == ScheduleModel::kSmEngine && multiWave(pos)) {
+  if (pos < m_.size() && m_.engine_[pos] == ScheduleModel::kSmEngine && multiWave(pos)) {
     const double waves = std::ceil(m_.waves_[pos] - kShareSlack);
     const auto tail = static_cast<Ns>(static_cast<double>(duration_[pos]) / (2.0 * waves));
     tails_.push({now_ + duration_[pos] - tail, pos});
@@ -535,7 +535,8 @@ void ScheduleRun::start(std::size_t pos) {
   }
 }
 
-// The kernels whose last wave is half drained at `time` give their SMs back.
+// The kernels whose last wave is half drained at `time` give their SMs back (in every schedule:
+// where a kernel's last blocks go is the device's, not one fix's).
 void ScheduleRun::drainTails(Ns time) {
   while (!tails_.empty() && tails_.top().first <= time) {
     const std::size_t pos = tails_.top().second;
@@ -742,7 +743,6 @@ double smShare(const Device* device, const GpuOp& kernel) {
 
 ScheduleModel::ScheduleModel(const DeviceView& view)
     : recorded_span_(view.spanLength()), span_start_(view.spanStart()) {
-  drain_tails_ = true;  // every schedule: where a kernel's last blocks go is the device's
   const auto& ops = view.ops();
   const Device* device = view.device();
   const std::size_t n = ops.size();
@@ -860,12 +860,6 @@ ScheduleModel ScheduleModel::withGraphNodes(const std::vector<std::int64_t>& gra
 ScheduleModel ScheduleModel::withIssueOrder() const {
   ScheduleModel changed = *this;
   changed.issue_order_ = true;
-  return changed;
-}
-
-ScheduleModel ScheduleModel::withDrainingTails() const {
-  ScheduleModel changed = *this;
-  changed.drain_tails_ = true;
   return changed;
 }
 

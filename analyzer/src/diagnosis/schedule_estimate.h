@@ -159,14 +159,6 @@ class ScheduleModel {
   // kernel-to-kernel handoff (DeviceView::graphNodeHandoff), never later than that.
   ScheduleModel withGraphNodes(const std::vector<std::int64_t>& graph, Ns node_handoff) const;
 
-  // Each multi-wave kernel gives its SMs to later kernels from the middle of its last wave, when
-  // half of that wave's blocks have ended (it still ends at its measured end); every schedule does
-  // (the constructor sets it: where a kernel's last blocks go is the device's, not one rule's), and
-  // this returns the same model. A kernel that starts on them shares them with that wave's last
-  // blocks, which hold half of the SMs at the middle, falling to none at the end: its blocks sit
-  // on SMs those blocks still hold and get the issue slots they leave, so it advances at
-  // 1 - (their share) of its speed until the wave ends (ScheduleRun::shareTheDrain).
-  ScheduleModel withDrainingTails() const;
 
   // The same model with the ops of a stream that several host threads launched onto queued in
   // the order the what-if issues them, not the order they ran: each op is issued when its thread
@@ -190,7 +182,6 @@ class ScheduleModel {
   void addHost(const DeviceView& view, const HostTimeline& host);
   void releaseBlocked(const DeviceView& view, const std::vector<OrderEdge>& recorded);
 
-  bool drain_tails_ = false;
   bool issue_order_ = false;
   std::vector<std::uint32_t> stream_of_;   // per position: its stream, numbered from 0
   std::vector<std::uint8_t> shared_;       // per stream: ops of more than one host thread

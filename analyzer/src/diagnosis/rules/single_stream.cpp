@@ -32,10 +32,10 @@
 // read before going on with the step still holds the call, on its lane (resultsReadMidChunk):
 // copies of one chunk run beside kernels of another, kernels that leave room on the SMs run side
 // by side, and the next chunk's kernel takes the SMs a multi-wave kernel's last wave drains, from
-// that wave's middle (ScheduleModel::withDrainingTails); each lane's first run of a step of the
-// loop touches buffers of its own, not yet in the caches, and its kernels take the durations the
-// step's first run had on the one stream where those were longer (coldLaneKernels, where that
-// first run ran alone); both keep the legacy stream's barriers
+// that wave's middle (as in every schedule: ScheduleRun::drainTails); each lane's first run of a
+// step of the loop touches buffers of its own, not yet in the caches, and its kernels take the
+// durations the step's first run had on the one stream where those were longer (coldLaneKernels,
+// where that first run ran alone); both keep the legacy stream's barriers
 // (the split's lanes of a legacy or blocking stream's work are created blocking streams, which
 // keep them: splitBarriers); both schedules carry the device's
 // hand-off between a stream's queued ops (DeviceView::streamHandoff), which on one stream lies

@@ -240,13 +240,13 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
       previous = pos;
     }
   }
-  const Ns before = model.withDrainingTails().span(order);
+  const Ns before = model.span(order);
   const HostTimeline split_host = waitingForEveryLane(view, host, keys, stream, lanes);
   std::vector<Ns> earlier = pinned.earlier;
   heldBySplitCopies(view, split_host, pinned.calls, async_calls, earlier);
   if (off_legacy) heldBySplitLegacyCalls(view, split_host, keys, stream, async_calls, earlier);
   const ScheduleModel split =
-      ScheduleModel(view, split_host, order).withDrainingTails().withLanes(lanes);
+      ScheduleModel(view, split_host, order).withLanes(lanes);
   std::vector<FasterOp> durations = pinned.faster;
   const std::vector<FasterOp> cold = coldLaneKernels(view, chunksOf(view, keys, stream), kSplitStreams);
   durations.insert(durations.end(), cold.begin(), cold.end());
