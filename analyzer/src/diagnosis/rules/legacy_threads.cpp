@@ -25,6 +25,22 @@ std::vector<LegacyOp> legacyOps(const DeviceView& view) {
   return out;
 }
 
+OtherThreadCalls::OtherThreadCalls(std::vector<Call> calls) : calls_(std::move(calls)) {
+  std::sort(calls_.begin(), calls_.end(), [](const Call& a, const Call& b) { return a.start < b.start; });
+  LatestOfTwoThreads latest;
+  latest_.reserve(calls_.size());
+  for (const Call& c : calls_) {
+    latest.add(c.thread, c.end);
+    latest_.push_back(latest);
+  }
+}
+
+bool OtherThreadCalls::overlap(Ns start, Ns end, std::uint64_t thread) const {
+  const auto began = std::lower_bound(calls_.begin(), calls_.end(), end,
+                                      [](const Call& c, Ns t) { return c.start < t; }) - calls_.begin();
+  return began > 0 && latest_[static_cast<std::size_t>(began - 1)].otherThan(thread) > start;
+}
+
 // The part of each asynchronous call that waited for another thread: a call that overlaps another
 // thread's call on the legacy stream (one that blocks there: cudaMemcpy, cudaMemset, a copy from
 // or to pageable memory; or an asynchronous launch there) took longer than calls of its kind that
@@ -40,12 +56,7 @@ std::vector<LegacyOp> legacyOps(const DeviceView& view) {
 // time is given back in the call itself: it returns sooner, and so releases its own op sooner.
 std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vector<LegacyOp>& legacy) {
   const std::vector<std::size_t> pageable = pageableCopyCalls(view);
-  struct Holder {
-    Ns start = 0;
-    Ns end = 0;
-    std::uint64_t thread = 0;
-  };
-  std::vector<Holder> holders;
+  std::vector<OtherThreadCalls::Call> holders;
   std::vector<std::pair<std::size_t, std::uint64_t>> candidates;  // (call, thread)
   std::vector<bool> on_legacy(view.ops().size(), false);
   for (const LegacyOp& x : legacy) {
@@ -70,19 +81,10 @@ std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vect
     candidates.emplace_back(*call, threadKey(c));
   }
   if (holders.empty() || candidates.empty()) return {};
-  std::sort(holders.begin(), holders.end(), [](const Holder& a, const Holder& b) { return a.start < b.start; });
-  // Over each prefix of holders (by start): the latest ends of the two latest threads.
-  std::vector<LatestOfTwoThreads> prefix;
-  LatestOfTwoThreads latest;
-  for (const Holder& h : holders) {
-    latest.add(h.thread, h.end);
-    prefix.push_back(latest);
-  }
+  const OtherThreadCalls others(std::move(holders));
   const auto contended = [&](std::size_t call, std::uint64_t thread) {
     const RuntimeCall& c = view.call(call);
-    const auto k = std::lower_bound(holders.begin(), holders.end(), c.end,
-                                    [](const Holder& h, Ns t) { return h.start < t; }) - holders.begin();
-    return k > 0 && prefix[static_cast<std::size_t>(k - 1)].otherThan(thread) > c.start;
+    return others.overlap(c.start, c.end, thread);
   };
   std::map<ApiKind, std::vector<Ns>> alone;  // durations of calls that overlapped no holder
   std::vector<std::size_t> waited;
@@ -137,25 +139,19 @@ std::vector<CallChange> shortenContended(const DeviceView& view, const HostTimel
     const RuntimeCall& c = view.call(host.barriers[b].call);
     return Call{b, c.start, c.end, threadKey(c)};
   };
-  std::vector<Call> holders;
+  std::vector<OtherThreadCalls::Call> holding;
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
-    if (holder[b]) holders.push_back(callOf(b));
+    if (!holder[b]) continue;
+    const Call c = callOf(b);
+    holding.push_back({c.start, c.end, c.thread});
   }
-  std::sort(holders.begin(), holders.end(), [](const Call& a, const Call& b) { return a.start < b.start; });
-  std::vector<LatestOfTwoThreads> prefix;  // over each prefix of `holders` (by start)
-  LatestOfTwoThreads latest;
-  for (const Call& c : holders) {
-    latest.add(c.thread, c.end);
-    prefix.push_back(latest);
-  }
+  const OtherThreadCalls holders(std::move(holding));
   std::map<std::pair<std::uint64_t, ApiKind>, std::vector<Ns>> alone, contended;
   std::vector<std::pair<Call, bool>> staged;  // calls that waited for nothing known
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
     if (!candidate[b] || !(host.barriers[b].waited_for.empty() || host.barriers[b].staged)) continue;
     const Call c = callOf(b);
-    const auto last = std::lower_bound(holders.begin(), holders.end(), c.end,
-                                       [](const Call& x, Ns t) { return x.start < t; }) - holders.begin();
-    const bool overlapped = last > 0 && prefix[static_cast<std::size_t>(last - 1)].otherThan(c.thread) > c.start;
+    const bool overlapped = holders.overlap(c.start, c.end, c.thread);
     const auto key = std::make_pair(c.thread, view.callKind(host.barriers[b].call));
     (overlapped ? contended : alone)[key].push_back(c.end - c.start);
     staged.emplace_back(c, overlapped);

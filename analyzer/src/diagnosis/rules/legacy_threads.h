@@ -52,6 +52,26 @@ class LatestOfTwoThreads {
   } first_, second_;
 };
 
+// Calls of several host threads, each [start, end) with its thread: whether a call of another
+// thread overlapped a span, O(log n) a question (the calls by start, with the latest ends of the
+// two latest threads over each prefix).
+class OtherThreadCalls {
+ public:
+  struct Call {
+    Ns start = 0;
+    Ns end = 0;
+    std::uint64_t thread = 0;  // pid << 32 | tid
+  };
+  explicit OtherThreadCalls(std::vector<Call> calls);
+  bool empty() const { return calls_.empty(); }
+  // Whether a call of a thread other than `thread` began before `end` and ended after `start`.
+  bool overlap(Ns start, Ns end, std::uint64_t thread) const;
+
+ private:
+  std::vector<Call> calls_;               // by start
+  std::vector<LatestOfTwoThreads> latest_;  // over each prefix of calls_
+};
+
 // The part of each asynchronous call (to the legacy stream or any other) that waited for another
 // thread's call on the legacy stream (a blocking call there, or a launch there); see
 // legacy_threads.cpp.

@@ -89,33 +89,20 @@ constexpr Ns kLegacyTurnNs = 24'000;
 // asynchronous call of another thread that launched an op on the legacy default stream: pinned,
 // they still take turns with it (kLegacyTurnNs), not the kAsyncCopyCallNs of a call alone.
 std::map<std::size_t, Ns> callsTakingTurns(const DeviceView& view, const std::vector<std::size_t>& calls) {
-  struct Holder {
-    Ns start = 0;
-    Ns end = 0;
-    std::uint64_t thread = 0;
-  };
-  std::vector<Holder> holders;
+  std::vector<OtherThreadCalls::Call> holding;
   for (const LegacyOp& x : legacyOps(view)) {
     if (x.synchronous) continue;
     const auto call = view.launchCall(view.op(view.ops()[x.position]));
     if (!call) continue;
-    holders.push_back({view.call(*call).start, view.call(*call).end, x.thread});
+    holding.push_back({view.call(*call).start, view.call(*call).end, x.thread});
   }
   std::map<std::size_t, Ns> out;
-  if (holders.empty()) return out;
-  std::sort(holders.begin(), holders.end(), [](const Holder& a, const Holder& b) { return a.start < b.start; });
-  std::vector<LatestOfTwoThreads> prefix;
-  LatestOfTwoThreads latest;
-  for (const Holder& h : holders) {
-    latest.add(h.thread, h.end);
-    prefix.push_back(latest);
-  }
+  if (holding.empty()) return out;
+  const OtherThreadCalls holders(std::move(holding));
   for (const std::size_t call : calls) {
     if (view.callKind(call) != ApiKind::kMemcpyAsync) continue;
     const RuntimeCall& c = view.call(call);
-    const auto k = std::lower_bound(holders.begin(), holders.end(), c.end,
-                                    [](const Holder& h, Ns t) { return h.start < t; }) - holders.begin();
-    if (k == 0 || prefix[static_cast<std::size_t>(k - 1)].otherThan(threadKey(c)) <= c.start) continue;
+    if (!holders.overlap(c.start, c.end, threadKey(c))) continue;
     out[call] = std::clamp<Ns>(c.end - c.start, kAsyncCopyCallNs, kLegacyTurnNs);
   }
   return out;
