@@ -111,14 +111,6 @@ void finishMetrics(Accumulators& acc, DeviceMetrics& m) {
 
 }  // namespace
 
-bool opInScope(const GpuOp& op, const Scope& scope) {
-  if (op.start <= 0 || op.end < op.start) return false;
-  if (scope.device && op.device_id != *scope.device) return false;
-  if (scope.pid && op.pid != *scope.pid) return false;
-  // Half-open window; a zero-length op counts when its instant lies inside.
-  return op.start < scope.window_end && (op.end > scope.window_start || op.start >= scope.window_start);
-}
-
 std::vector<std::uint16_t> devicesInScope(const Trace& trace, const Scope& scope) {
   if (scope.device) {
     bool known = std::any_of(trace.devices.begin(), trace.devices.end(),

@@ -106,6 +106,37 @@ TEST_CASE("steady state from the kernel pattern without NVTX", "[steady]") {
   CHECK(report.steady_state->iteration_ns.median == 100'000);
 }
 
+// Two loops one after the other, "A B" four times then "A C" four times: anchored at A, both
+// segments occur four times. Of equally common segments the one that occurs first wins (the
+// choice is the trace's, not a hash table's order).
+TEST_CASE("kernel pattern: of equally common segments, the first one's iterations", "[steady]") {
+  Trace trace;
+  trace.path = "tie";
+  trace.strings = {"", "A", "B", "C"};
+  trace.devices.push_back({});
+  Ns t = 1'000'000'000;
+  for (int i = 0; i < 8; ++i) {
+    for (StringId k : {StringId{1}, StringId{static_cast<StringId>(i < 4 ? 2 : 3)}}) {
+      GpuOp op;
+      op.start = t;
+      op.end = t + (i < 4 ? 40'000 : 10'000);  // the second loop's kernels are shorter
+      op.name = k;
+      op.pid = 1;
+      op.stream_id = 7;
+      trace.ops.push_back(op);
+      t += 50'000;
+    }
+  }
+  const TraceReport report = analyzeTrace(trace, AnalysisOptions{});
+  REQUIRE(report.steady_state);
+  const SteadyState& s = *report.steady_state;
+  REQUIRE(s.found);
+  CHECK(s.source == "kernel-pattern");
+  CHECK(s.iterations == 4);
+  CHECK(s.start == 1'000'000'000);
+  CHECK(s.end == 1'000'000'000 + 7 * 50'000 + 40'000);  // the fourth "A B"'s B ends
+}
+
 TEST_CASE("no steady state in a loop too short, and the reason says so", "[steady]") {
   const TraceReport report = analyzeTrace(loop(3, true), AnalysisOptions{});
   REQUIRE(report.steady_state);

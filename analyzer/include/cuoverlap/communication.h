@@ -3,6 +3,8 @@
 // docs/metrics.md, "Communication".
 #pragma once
 
+#include <algorithm>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -25,6 +27,10 @@ class CommunicationKernels {
 
   bool isCommunication(const GpuOp& op) const {
     return op.kind == OpKind::kKernel && op.name < by_string_->size() && (*by_string_)[op.name] != 0;
+  }
+  // Whether no kernel name of the trace is a communication kernel's: then no op is one.
+  bool noneInTrace() const {
+    return std::none_of(by_string_->begin(), by_string_->end(), [](std::uint8_t is) { return is != 0; });
   }
   // engineOf(op), except that communication kernels occupy Engine::kComm.
   Engine engineOf(const GpuOp& op) const {

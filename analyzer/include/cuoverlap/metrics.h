@@ -10,8 +10,15 @@
 namespace cuoverlap {
 
 // Whether an op counts for the metrics: a kernel/memcpy/memset with start > 0 and end >= start,
-// on the scope's device and process, intersecting the scope's window.
-bool opInScope(const GpuOp& op, const Scope& scope);
+// on the scope's device and process, intersecting the scope's window. Inline: every pass over the
+// ops asks it once per op.
+inline bool opInScope(const GpuOp& op, const Scope& scope) {
+  if (op.start <= 0 || op.end < op.start) return false;
+  if (scope.device && op.device_id != *scope.device) return false;
+  if (scope.pid && op.pid != *scope.pid) return false;
+  // Half-open window; a zero-length op counts when its instant lies inside.
+  return op.start < scope.window_end && (op.end > scope.window_start || op.start >= scope.window_start);
+}
 
 // The op's interval clipped to the scope's window.
 inline Ns clippedStart(const GpuOp& op, const Scope& scope) {

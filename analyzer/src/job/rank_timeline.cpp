@@ -63,18 +63,6 @@ class CoveredTime {
   std::vector<Ns> prefix_;
 };
 
-// Device with the most ops of `pid` in scope (the lowest id on ties).
-std::optional<std::uint16_t> busiestDevice(const Trace& trace, const Scope& scope) {
-  std::map<std::uint16_t, std::uint64_t> counts;
-  for (const GpuOp& op : trace.ops) {
-    if (opInScope(op, scope)) ++counts[op.device_id];
-  }
-  if (counts.empty()) return std::nullopt;
-  return std::max_element(counts.begin(), counts.end(),
-                          [](const auto& a, const auto& b) { return a.second < b.second; })
-      ->first;
-}
-
 // The rank's metrics: those of `report` (the same options over the trace's only process, so the
 // same ops) when it has the device and is no --range sum, else computed for the rank's scope.
 DeviceMetrics metricsOf(const Trace& trace, const Scope& scope, std::uint16_t device,
@@ -87,18 +75,46 @@ DeviceMetrics metricsOf(const Trace& trace, const Scope& scope, std::uint16_t de
   return computeDeviceMetrics(trace, scope, device);
 }
 
-std::vector<std::uint32_t> pidsWithOps(const Trace& trace, const Scope& scope) {
-  std::vector<std::uint32_t> pids;
+// Each process with ops in scope (ascending pid) and the device where it ran the most of them (the
+// lowest id on ties): one pass over the ops, counting per (process, device) pair.
+std::vector<std::pair<std::uint32_t, std::uint16_t>> busiestDevicePerProcess(const Trace& trace,
+                                                                             const Scope& scope) {
+  struct Count {
+    std::uint32_t pid;
+    std::uint16_t device;
+    std::uint64_t ops;
+  };
+  std::vector<Count> counts;  // processes x devices: few
+  std::size_t at = 0;         // the pair of the op before: most ops continue it
   for (const GpuOp& op : trace.ops) {
-    if (opInScope(op, scope) && (pids.empty() || pids.back() != op.pid)) pids.push_back(op.pid);
+    if (!opInScope(op, scope)) continue;
+    if (at >= counts.size() || counts[at].pid != op.pid || counts[at].device != op.device_id) {
+      at = static_cast<std::size_t>(std::find_if(counts.begin(), counts.end(), [&](const Count& c) {
+             return c.pid == op.pid && c.device == op.device_id;
+           }) - counts.begin());
+      if (at == counts.size()) counts.push_back({op.pid, op.device_id, 0});
+    }
+    ++counts[at].ops;
   }
-  std::sort(pids.begin(), pids.end());
-  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
-  return pids;
+  std::sort(counts.begin(), counts.end(), [](const Count& a, const Count& b) {
+    return a.pid != b.pid ? a.pid < b.pid : a.device < b.device;
+  });
+  std::vector<std::pair<std::uint32_t, std::uint16_t>> busiest;
+  for (std::size_t k = 0, best = 0; k < counts.size(); ++k) {
+    if (k == 0 || counts[k].pid != counts[k - 1].pid) {
+      best = k;
+      busiest.emplace_back(counts[k].pid, counts[k].device);
+    } else if (counts[k].ops > counts[best].ops) {
+      best = k;
+      busiest.back().second = counts[k].device;
+    }
+  }
+  return busiest;
 }
 
 void fillCollectives(const Trace& trace, const Scope& scope, RankTimeline& rank) {
   const CommunicationKernels communication(trace);
+  if (communication.noneInTrace()) return;
   const std::vector<std::uint32_t>& on_device = opsOnDevice(trace, rank.device_id);
   // Most traces run no collective: then there is nothing to measure windows for.
   const bool any = std::any_of(on_device.begin(), on_device.end(), [&](std::uint32_t i) {
@@ -155,18 +171,16 @@ std::string sessionHost(const Trace& trace) {
 std::vector<RankTimeline> rankTimelines(const Trace& trace, const AnalysisOptions& options,
                                         std::size_t file_index, const TraceReport* report) {
   std::vector<RankTimeline> ranks;
-  const std::vector<std::uint32_t> pids = pidsWithOps(trace, options.scope);
-  for (std::uint32_t pid : pids) {
+  const auto processes = busiestDevicePerProcess(trace, options.scope);
+  for (const auto& [pid, device] : processes) {
     Scope scope = options.scope;
     scope.pid = pid;
-    const std::optional<std::uint16_t> device = busiestDevice(trace, scope);
-    if (!device) continue;
-    scope.device = *device;
+    scope.device = device;
     RankTimeline rank;
     rank.path = trace.path;
     rank.file_index = file_index;
     rank.pid = pid;
-    rank.device_id = *device;
+    rank.device_id = device;
     auto info = std::lower_bound(trace.processes.begin(), trace.processes.end(), pid,
                                  [](const ProcessInfo& p, std::uint32_t id) { return p.pid < id; });
     if (info != trace.processes.end() && info->pid == pid) {
@@ -175,7 +189,7 @@ std::vector<RankTimeline> rankTimelines(const Trace& trace, const AnalysisOption
       rank.host = info->host;
     }
     if (rank.host.empty()) rank.host = sessionHost(trace);
-    rank.metrics = metricsOf(trace, scope, *device, pids.size() == 1 ? report : nullptr);
+    rank.metrics = metricsOf(trace, scope, device, processes.size() == 1 ? report : nullptr);
     fillCollectives(trace, scope, rank);
     ranks.push_back(std::move(rank));
   }

@@ -10,7 +10,9 @@
 // launched once per step is among the rarest that repeat), so the cost is O(kMaxAnchors x kernels).
 #include <algorithm>
 #include <limits>
-#include <map>
+#include <optional>
+#include <tuple>
+#include <utility>
 #include <unordered_map>
 
 #include "cuoverlap/metrics.h"
@@ -68,31 +70,67 @@ Segments cutAt(const std::vector<Kernel>& kernels, StringId anchor) {
   return s;
 }
 
-// The iterations anchored at `anchor`, scored by the kernels its most common segment covers.
-IterationRun runFor(const Trace& trace, const std::vector<Kernel>& kernels, StringId anchor) {
-  const Segments s = cutAt(kernels, anchor);
-  std::unordered_map<std::uint64_t, std::size_t> counts;
-  for (std::uint64_t h : s.hash) ++counts[h];
-  IterationRun run;
-  if (counts.empty()) return run;
-  const auto common = std::max_element(counts.begin(), counts.end(), [](const auto& a, const auto& b) {
-    return a.second < b.second;
-  });
-  if (common->second < kMinIterations) return run;
-  std::size_t first = s.hash.size(), last = 0;
-  for (std::size_t k = 0; k < s.hash.size(); ++k) {
-    if (s.hash[k] != common->first) continue;
-    first = std::min(first, k);
-    last = k;
+// The most common segment (its hash and count); of equally common ones, the one that occurs first.
+// Counted on a sorted copy: a hash map of the segments (mostly distinct where names do not
+// repeat in a fixed order) cost a cache miss per segment, most of the steady state's search.
+std::pair<std::uint64_t, std::size_t> mostCommon(const std::vector<std::uint64_t>& hashes) {
+  std::vector<std::uint64_t> sorted = hashes;
+  std::sort(sorted.begin(), sorted.end());
+  std::size_t most = 0;
+  for (std::size_t i = 0, j = 0; i < sorted.size(); i = j) {
+    while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
+    most = std::max(most, j - i);
   }
-  const std::size_t length_of_last =
-      (last + 1 < s.first.size() ? s.first[last + 1] : kernels.size()) - s.first[last];
+  if (most < kMinIterations) return {0, most};
+  const auto count = [&](std::uint64_t h) {
+    const auto range = std::equal_range(sorted.begin(), sorted.end(), h);
+    return static_cast<std::size_t>(range.second - range.first);
+  };
+  for (std::uint64_t h : hashes) {
+    if (count(h) == most) return {h, most};
+  }
+  return {0, 0};  // not reached: some hash has the largest count
+}
+
+// An anchor's most common segment: the first and last of its occurrences (segment indices), how
+// often it occurs and how many kernels its last occurrence holds.
+struct Pattern {
+  Segments segments;
+  std::size_t first = 0;
+  std::size_t last = 0;
+  std::size_t count = 0;
+  std::size_t length_of_last = 0;
+  std::size_t covered() const { return count * length_of_last; }  // kernels covered: the score
+};
+
+std::optional<Pattern> patternAt(const std::vector<Kernel>& kernels, StringId anchor) {
+  Pattern p;
+  p.segments = cutAt(kernels, anchor);
+  const Segments& s = p.segments;
+  std::uint64_t common = 0;
+  std::tie(common, p.count) = mostCommon(s.hash);
+  if (p.count < kMinIterations) return std::nullopt;
+  p.first = s.hash.size();
+  for (std::size_t k = 0; k < s.hash.size(); ++k) {
+    if (s.hash[k] != common) continue;
+    p.first = std::min(p.first, k);
+    p.last = k;
+  }
+  p.length_of_last = (p.last + 1 < s.first.size() ? s.first[p.last + 1] : kernels.size()) - s.first[p.last];
+  return p;
+}
+
+// The iterations of a pattern: from each occurrence's anchor to the next, the last ending at the end
+// of its last op. Built for the best anchor only (a random read of the ops per iteration).
+IterationRun iterationsOf(const Trace& trace, const std::vector<Kernel>& kernels, const Pattern& p) {
+  IterationRun run;
   run.source = "kernel-pattern";
-  for (std::size_t k = first; k <= last; ++k) run.starts.push_back(trace.ops[kernels[s.first[k]].op].start);
-  for (std::size_t i = s.first[last]; i < s.first[last] + length_of_last; ++i) {
+  const std::vector<std::size_t>& first = p.segments.first;
+  for (std::size_t k = p.first; k <= p.last; ++k) run.starts.push_back(trace.ops[kernels[first[k]].op].start);
+  for (std::size_t i = first[p.last]; i < first[p.last] + p.length_of_last; ++i) {
     run.last_end = std::max(run.last_end, trace.ops[kernels[i].op].end);
   }
-  run.gpu_work_ns = static_cast<Ns>(common->second * length_of_last);  // kernels covered
+  run.gpu_work_ns = static_cast<Ns>(p.covered());
   return run;
 }
 
@@ -108,14 +146,12 @@ IterationRun kernelPatternIterations(const Trace& trace, const Scope& scope) {
   }
   std::sort(anchors.begin(), anchors.end());
   if (anchors.size() > kMaxAnchors) anchors.resize(kMaxAnchors);
-  IterationRun best;
+  std::optional<Pattern> best;  // of equal scores the first anchor's
   for (const auto& [count, name] : anchors) {
-    IterationRun run = runFor(trace, kernels, name);
-    if (!run.starts.empty() && (best.starts.empty() || run.gpu_work_ns > best.gpu_work_ns)) {
-      best = std::move(run);
-    }
+    std::optional<Pattern> p = patternAt(kernels, name);
+    if (p && (!best || p->covered() > best->covered())) best = std::move(p);
   }
-  return best;
+  return best ? iterationsOf(trace, kernels, *best) : IterationRun{};
 }
 
 }  // namespace cuoverlap::phases

@@ -68,29 +68,32 @@ std::size_t warmupCount(const std::vector<Ns>& durations) {
   return dropped;
 }
 
-// The latest end of the ops in scope starting in [from, to): a range-maximum over ops by start.
-class OpEnds {
- public:
-  OpEnds(const Trace& trace, const Scope& scope)
-      : trace_(trace), scope_(scope), tree_(trace.ops.size(), [this](std::size_t p) { return endAt(p); }) {}
-  Ns latestEnd(Ns from, Ns to) const {
-    return tree_.maxIn(position(from), position(to), [this](std::size_t p) { return endAt(p); });
-  }
-
- private:
-  Ns endAt(std::size_t p) const {
-    const GpuOp& op = trace_.ops[p];
-    return opInScope(op, scope_) ? clippedEnd(op, scope_) : diagnosis::BlockMaxTree::kNone;
-  }
-  std::size_t position(Ns t) const {
-    return static_cast<std::size_t>(std::lower_bound(trace_.ops.begin(), trace_.ops.end(), t,
+// Per iteration from `first` on, the latest end of the ops in scope that start in it (kNone when
+// none): one walk over the ops (sorted by start), since each iteration begins where the one before
+// ends; a range-maximum index over all ops and two binary searches per iteration cost more.
+std::vector<Ns> latestEnds(const Trace& trace, const Scope& scope, const IterationRun& r, std::size_t first) {
+  const auto position = [&](Ns t) {
+    return static_cast<std::size_t>(std::lower_bound(trace.ops.begin(), trace.ops.end(), t,
                                                      [](const GpuOp& op, Ns x) { return op.start < x; }) -
-                                    trace_.ops.begin());
+                                    trace.ops.begin());
+  };
+  std::vector<Ns> ends;
+  std::size_t p = 0;
+  Ns walked_to = std::numeric_limits<Ns>::min();  // p is the first op starting at or after it
+  for (std::size_t i = first; i < r.starts.size(); ++i) {
+    const Ns from = r.starts[i];
+    const Ns to = i + 1 < r.starts.size() ? r.starts[i + 1] : r.last_end;
+    if (i == first || from != walked_to) p = position(from);
+    Ns latest = diagnosis::BlockMaxTree::kNone;
+    for (; p < trace.ops.size() && trace.ops[p].start < to; ++p) {
+      const GpuOp& op = trace.ops[p];
+      if (opInScope(op, scope)) latest = std::max(latest, clippedEnd(op, scope));
+    }
+    walked_to = std::max(from, to);
+    ends.push_back(latest);
   }
-  const Trace& trace_;
-  const Scope& scope_;
-  diagnosis::BlockMaxTree tree_;
-};
+  return ends;
+}
 
 // A candidate's iterations after warm-up, or why they are not a credible steady state.
 struct Candidate {
@@ -100,7 +103,7 @@ struct Candidate {
   std::string not_credible;  // empty: credible
 };
 
-Candidate judge(IterationRun run, const GpuWork& work, const OpEnds& ends) {
+Candidate judge(IterationRun run, const Trace& trace, const Scope& scope, const GpuWork& work) {
   Candidate c;
   c.periods = durationsOf(run);
   c.dropped = warmupCount(c.periods);
@@ -132,9 +135,10 @@ Candidate judge(IterationRun run, const GpuWork& work, const OpEnds& ends) {
     return c;
   }
   std::vector<double> extents;
+  const std::vector<Ns> latest_ends = latestEnds(trace, scope, r, c.dropped);
   for (std::size_t i = c.dropped; i < r.starts.size(); ++i) {
     const Ns to = i + 1 < r.starts.size() ? r.starts[i + 1] : r.last_end;
-    const Ns latest = ends.latestEnd(r.starts[i], to);
+    const Ns latest = latest_ends[i - c.dropped];
     if (latest == diagnosis::BlockMaxTree::kNone || to <= r.starts[i]) continue;
     extents.push_back(static_cast<double>(latest - r.starts[i]) / static_cast<double>(to - r.starts[i]));
   }
@@ -164,11 +168,10 @@ Candidate chooseIterations(const Trace& trace, const Scope& scope, const std::op
     runs.push_back(kernelPatternIterations(trace, scope));
   }
   if (!work) work.emplace(trace, scope);
-  const OpEnds ends(trace, scope);
   std::optional<Candidate> first;
   for (IterationRun& run : runs) {
     if (run.starts.empty()) continue;
-    Candidate c = judge(std::move(run), *work, ends);
+    Candidate c = judge(std::move(run), trace, scope, *work);
     if (c.not_credible.empty()) return c;
     if (!first) first = std::move(c);
   }
