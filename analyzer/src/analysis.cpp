@@ -72,6 +72,7 @@ std::optional<CaptureWindowInfo> captureWindowOf(const Trace& trace) {
 void buildTraceIndices(const Trace& trace) {
   if (!trace.ops.empty()) opsOnDevice(trace, trace.ops.front().device_id);
   isContextNullStream(trace, 0, 0, 0);
+  legacyDefaultStreams(trace);
   communicationKernelNames(trace);
   diagnosis::callIndex(trace);
 }

@@ -27,6 +27,13 @@ struct TraceIndex {
   bool have_null_streams = false;
   std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> null_streams;  // pid, ctx, stream
 
+  const Stream* streams_data = nullptr;  // with contexts_data/size for the legacy streams
+  std::size_t streams_size = 0;
+  const Context* legacy_contexts_data = nullptr;
+  std::size_t legacy_contexts_size = 0;
+  bool have_legacy = false;
+  LegacyDefaultStreams legacy;
+
   const std::string* strings_data = nullptr;
   std::size_t strings_size = 0;
   bool have_communication = false;
@@ -87,6 +94,32 @@ bool isContextNullStream(const Trace& trace, std::uint32_t pid, std::uint32_t co
   }
   return index.null_streams.count({pid, context_id, stream_id}) != 0 ||
          index.null_streams.count({0, context_id, stream_id}) != 0;
+}
+
+const LegacyDefaultStreams& legacyDefaultStreams(const Trace& trace) {
+  TraceIndex& index = indexOf(trace);
+  if (!index.have_legacy || index.streams_data != trace.streams.data() ||
+      index.streams_size != trace.streams.size() || index.legacy_contexts_data != trace.contexts.data() ||
+      index.legacy_contexts_size != trace.contexts.size()) {
+    LegacyDefaultStreams& legacy = index.legacy;
+    legacy = {};
+    for (const Stream& s : trace.streams) {
+      if (s.flag == StreamFlag::kNull) legacy.by_pid.emplace_back(s.pid, s.context_id, s.stream_id);
+    }
+    for (const Context& c : trace.contexts) {
+      if (!c.null_stream_id) continue;
+      legacy.by_pid.emplace_back(c.pid, c.context_id, *c.null_stream_id);
+      if (c.pid == 0) legacy.any_pid.emplace_back(c.context_id, *c.null_stream_id);
+    }
+    std::sort(legacy.by_pid.begin(), legacy.by_pid.end());
+    std::sort(legacy.any_pid.begin(), legacy.any_pid.end());
+    index.streams_data = trace.streams.data();
+    index.streams_size = trace.streams.size();
+    index.legacy_contexts_data = trace.contexts.data();
+    index.legacy_contexts_size = trace.contexts.size();
+    index.have_legacy = true;
+  }
+  return index.legacy;
 }
 
 const std::vector<std::uint8_t>& communicationKernelNames(const Trace& trace) {

@@ -4,7 +4,10 @@
 // reallocated or resized (hand-built traces in tests change them between calls).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "cuoverlap/model.h"
@@ -22,6 +25,20 @@ std::vector<std::uint16_t> devicesWithOps(const Trace& trace);
 // process `pid` by Trace::contexts; a context recorded with pid 0 matches any process.
 bool isContextNullStream(const Trace& trace, std::uint32_t pid, std::uint32_t context_id,
                          std::uint32_t stream_id);
+
+// The legacy default (null) streams: the stream table's streams flagged NULL and the contexts'
+// null streams, sorted, as (pid, context, stream), and as (context, stream) for contexts recorded
+// without a pid (they hold for every process). Built once per trace, not per device view (65536
+// devices each with a context made a per-view scan quadratic).
+struct LegacyDefaultStreams {
+  std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> by_pid;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> any_pid;
+  bool contains(const GpuOp& op) const {
+    return std::binary_search(by_pid.begin(), by_pid.end(), std::tuple(op.pid, op.context_id, op.stream_id)) ||
+           std::binary_search(any_pid.begin(), any_pid.end(), std::pair(op.context_id, op.stream_id));
+  }
+};
+const LegacyDefaultStreams& legacyDefaultStreams(const Trace& trace);
 
 // Per StringId: 1 when the string is a communication kernel name (communication.h's rule), so
 // that every metrics call, window and ledger charge does not test every string again.

@@ -16,25 +16,12 @@ namespace cuoverlap::diagnosis {
 
 DeviceView::DeviceView(const Trace& trace, const Scope& scope, std::uint16_t device_id)
     : trace_(trace), call_index_(&callIndex(trace)), device_id_(device_id),
-      window_start_(scope.window_start), window_end_(scope.window_end) {
+      window_start_(scope.window_start), window_end_(scope.window_end),
+      legacy_streams_(&legacyDefaultStreams(trace)) {
   selectOps(scope);
   selectCalls();
   computeIdle();
   computePreviousOnStreamEnds();
-  selectLegacyStreams();
-}
-
-void DeviceView::selectLegacyStreams() {
-  for (const Stream& s : trace_.streams) {
-    if (s.flag == StreamFlag::kNull) legacy_streams_.emplace_back(s.pid, s.context_id, s.stream_id);
-  }
-  for (const Context& c : trace_.contexts) {
-    if (!c.null_stream_id) continue;
-    legacy_streams_.emplace_back(c.pid, c.context_id, *c.null_stream_id);
-    if (c.pid == 0) legacy_streams_any_pid_.emplace_back(c.context_id, *c.null_stream_id);
-  }
-  std::sort(legacy_streams_.begin(), legacy_streams_.end());
-  std::sort(legacy_streams_any_pid_.begin(), legacy_streams_any_pid_.end());
 }
 
 std::uint64_t DeviceView::streamKey(const GpuOp& op) {
@@ -386,10 +373,7 @@ const Stream* DeviceView::stream(const GpuOp& op) const {
 
 bool DeviceView::onLegacyDefaultStream(const GpuOp& op) const {
   // The stream table's flag NULL, or the context's nullStreamId (isContextNullStream's rule).
-  return std::binary_search(legacy_streams_.begin(), legacy_streams_.end(),
-                            std::tuple(op.pid, op.context_id, op.stream_id)) ||
-         std::binary_search(legacy_streams_any_pid_.begin(), legacy_streams_any_pid_.end(),
-                            std::pair(op.context_id, op.stream_id));
+  return legacy_streams_->contains(op);
 }
 
 Ns DeviceView::idleSince(Ns time) const {

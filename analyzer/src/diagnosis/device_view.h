@@ -19,12 +19,15 @@
 
 #include "cuoverlap/intervals.h"
 #include "cuoverlap/report.h"
+#include "cuoverlap/trace_index.h"
 #include "diagnosis/api_names.h"
 #include "diagnosis/call_index.h"
 
 namespace cuoverlap::diagnosis {
 
 class HostState;
+struct PinnedRate;
+struct PinnedRates;
 
 // An op of the view: its index in Trace::ops and its times clipped to the scope's window.
 struct ScopedOp {
@@ -198,7 +201,6 @@ class DeviceView {
                          std::vector<const SyncEvent*> syncs);
   void computeIdle();
   void computePreviousOnStreamEnds();
-  void selectLegacyStreams();
 
   const Trace& trace_;
   const CallIndex* call_index_;  // callIndex(trace_): launch lookups, call kinds, streams
@@ -221,14 +223,15 @@ class DeviceView {
   // Per position of ops(); 0 for a stream's first op. Empty without launch calls (readyTime
   // needs one, so nothing would read it).
   std::vector<Ns> previous_on_stream_end_;
-  // The legacy default streams onLegacyDefaultStream answers from, sorted: (pid, context, stream)
-  // of the stream table's NULL streams and the contexts' null streams, and (context, stream) of
-  // the contexts recorded without a pid (they hold for every process). A few per process: a
-  // binary search per op instead of the stream and context lookups (rules ask it for every op).
-  std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> legacy_streams_;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> legacy_streams_any_pid_;
+  // The trace's legacy default streams (legacyDefaultStreams): onLegacyDefaultStream's answer.
+  const LegacyDefaultStreams* legacy_streams_ = nullptr;
+
+  // The device's pinned copy rate per direction (pinned_rate.h): the device's ops decide it, and
+  // several rules ask for it; built on the first question.
+  mutable std::shared_ptr<const PinnedRates> pinned_rates_;
 
   friend class WindowIndex;
+  friend PinnedRate pinnedRate(const DeviceView& view, Engine direction);
 };
 
 // Keeps the `limit` items with the largest key, returned in time order (by `time`).

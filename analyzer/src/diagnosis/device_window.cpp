@@ -65,8 +65,7 @@ DeviceView::DeviceView(const DeviceView& whole, const WindowIndex& index, Ns win
     : trace_(whole.trace_), call_index_(whole.call_index_), device_id_(whole.device_id_),
       window_start_(std::max(window_start, whole.window_start_)),
       window_end_(std::min(window_end, whole.window_end_)),
-      has_launch_calls_(whole.has_launch_calls_), legacy_streams_(whole.legacy_streams_),
-      legacy_streams_any_pid_(whole.legacy_streams_any_pid_) {
+      has_launch_calls_(whole.has_launch_calls_), legacy_streams_(whole.legacy_streams_) {
   if (window_end_ <= window_start_) return;
   op_indices_ = index.opsIn(window_start_, window_end_);
   for (std::uint32_t i : op_indices_) {

@@ -11,6 +11,7 @@
 // O(collectives).
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "cuoverlap/communication.h"
 #include "cuoverlap/intervals.h"
@@ -76,7 +77,8 @@ DeviceMetrics metricsOf(const Trace& trace, const Scope& scope, std::uint16_t de
 }
 
 // Each process with ops in scope (ascending pid) and the device where it ran the most of them (the
-// lowest id on ties): one pass over the ops, counting per (process, device) pair.
+// lowest id on ties): one pass over the ops, counting per (process, device) pair (65536 devices of
+// one kernel each: bench_shapes' "many devices").
 std::vector<std::pair<std::uint32_t, std::uint16_t>> busiestDevicePerProcess(const Trace& trace,
                                                                              const Scope& scope) {
   struct Count {
@@ -84,14 +86,14 @@ std::vector<std::pair<std::uint32_t, std::uint16_t>> busiestDevicePerProcess(con
     std::uint16_t device;
     std::uint64_t ops;
   };
-  std::vector<Count> counts;  // processes x devices: few
-  std::size_t at = 0;         // the pair of the op before: most ops continue it
+  std::vector<Count> counts;
+  std::unordered_map<std::uint64_t, std::size_t> position;  // (pid, device) -> index in counts
+  std::size_t at = 0;  // the pair of the op before: most ops continue it
   for (const GpuOp& op : trace.ops) {
     if (!opInScope(op, scope)) continue;
     if (at >= counts.size() || counts[at].pid != op.pid || counts[at].device != op.device_id) {
-      at = static_cast<std::size_t>(std::find_if(counts.begin(), counts.end(), [&](const Count& c) {
-             return c.pid == op.pid && c.device == op.device_id;
-           }) - counts.begin());
+      const std::uint64_t key = (static_cast<std::uint64_t>(op.pid) << 16) | op.device_id;
+      at = position.try_emplace(key, counts.size()).first->second;
       if (at == counts.size()) counts.push_back({op.pid, op.device_id, 0});
     }
     ++counts[at].ops;
