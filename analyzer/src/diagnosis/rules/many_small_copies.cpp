@@ -8,11 +8,16 @@
 // be mostly those fixed costs: at the pinned rate of its direction its bytes take at most latency
 // plus turnaround; without a known rate, under 64 KiB) or pinned ones of one size (a buffer cut
 // into chunks; large copies of different sizes are different buffers, which merging would first
-// gather on the host). A large pageable copy is never a piece: its time is the driver staging its
-// bytes, which one copy of them all still does (pageable-memcpy's part).
+// gather on the host). Large pageable copies are pieces when of one size (a pageable buffer cut
+// into chunks), but their staging stays: one copy of them all still stages every byte on the host
+// (pageable-memcpy's part); what merging saves there is each later piece's call and its wait for
+// the previous piece's DMA to leave the staging buffer (stagedOwn below).
 // Fix (the lab's transform merge-copies): one copy of each run's bytes.
 // Cost: from the what-if schedule with the host modelled (schedule_estimate.h, host_timeline.h),
 // the span as recorded minus the span with
+//   - for large pageable pieces, the first call staging every piece's bytes (its own time and each
+//     later call's, HostBarrier::own, less their waits for the previous piece's DMA) and an
+//     upload's op keeping its length (the last chunk's DMA, after the call staged it);
 //   - each run's first copy taking the run's bytes at the rate its pieces moved them: their
 //     summed durations less each later piece's fixed cost, no slower than the bytes at the
 //     pinned rate plus one fixed cost (mergedDuration), and its later copies taking none (nor
@@ -60,6 +65,7 @@ struct CopyRun {
   std::uint64_t bytes = 0;
   Ns time = 0;
   int direction = 0;
+  bool staged = false;  // large pageable pieces of one size: the driver stages each
 };
 
 
@@ -129,6 +135,7 @@ std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rate
     std::int64_t run = -1;  // index in runs once a second copy joined
     std::uint64_t last_bytes = 0;
     bool last_small = false;
+    bool last_pageable = false;
   };
   std::vector<CopyRun> runs;
   std::map<std::pair<std::uint64_t, std::uint64_t>, Open> open;  // per (stream, issuing thread)
@@ -141,10 +148,11 @@ std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rate
     const int d = op.isCopy() ? directionOf(op) : -1;
     Open& state = open[{DeviceView::streamKey(op), issuingThread(view, op)}];
     const bool is_small = d >= 0 && small(op, rates[d], view.engineTurnaround(engineOf(op)));
-    if (d < 0 || (!is_small && pageableCopy(op))) {
+    if (d < 0) {
       state.direction = -1;
       continue;
     }
+    const bool pageable = pageableCopy(op);
     const Ns time = scoped.end - scoped.start;
     // Issued back to back: the thread launched nothing else between them, on any stream, and
     // did not wait for the device between them (a synchronize between two pieces is the program
@@ -154,16 +162,18 @@ std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rate
     const bool next = !view.launchCall(op) ||
                       (previous && *previous == state.last &&
                        !waits.between(view, view.op(view.ops()[state.last]), op));
-    const bool piece = (is_small && state.last_small) || op.bytes == state.last_bytes;
+    const bool piece = (is_small && state.last_small) ||
+                       (op.bytes == state.last_bytes && pageable == state.last_pageable);
     if (state.direction != d || !next || !piece) {
-      state = Open{d, at, at, op.bytes, time, -1, op.bytes, is_small};
+      state = Open{d, at, at, op.bytes, time, -1, op.bytes, is_small, pageable};
       continue;
     }
     state.last = at;
     state.last_bytes = op.bytes;
     state.last_small = is_small;
+    state.last_pageable = pageable;
     if (state.run < 0) {
-      runs.push_back({{state.first}, state.bytes, state.time, d});
+      runs.push_back({{state.first}, state.bytes, state.time, d, pageable && !is_small});
       state.run = static_cast<std::int64_t>(runs.size() - 1);
     }
     CopyRun& run = runs[static_cast<std::size_t>(state.run)];
@@ -196,7 +206,9 @@ Ns mergedDuration(const CopyRun& run, const PinnedRate& rate) {
 // rest, which one copy of them all would not save. A loop that issues a transfer in pieces runs
 // little code between two calls, less than a call takes (the lab's loops: 0.5-2 µs beside calls
 // of 3-5 µs); a thread whose typical time between two pieces is longer does work of its own there
-// (JAX's per-step argument uploads, a step apart): none of it is the loop's, 0.
+// (JAX's per-step argument uploads, a step apart): none of it is the loop's, 0. Large pageable
+// pieces (CopyRun::staged): their calls are mostly staging; the reference is the thread's kernel
+// launch calls instead (a thread that launches none: 0).
 Ns loopOverhead(const DeviceView& view, const CopyRun& run) {
   std::vector<Ns> gaps;
   std::vector<Ns> calls;
@@ -210,6 +222,20 @@ Ns loopOverhead(const DeviceView& view, const CopyRun& run) {
     before = launch;
   }
   if (gaps.empty()) return 0;
+  if (run.staged) {
+    // A staged piece's call is mostly its staging, bytes-long: the driver's own work per call is
+    // what the thread's kernel launches take (none: no reference, and no loop time).
+    calls.clear();
+    const auto first = view.launchCall(view.op(view.ops()[run.positions.front()]));
+    if (!first) return 0;
+    const std::uint64_t thread = threadKey(view.call(*first));
+    for (const std::size_t c : view.calls()) {
+      if (view.callKind(c) == ApiKind::kLaunch && threadKey(view.call(c)) == thread) {
+        calls.push_back(view.call(c).end - view.call(c).start);
+      }
+    }
+    if (calls.empty()) return 0;
+  }
   const auto medianOf = [](std::vector<Ns>& v) {
     const auto middle = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
     std::nth_element(v.begin(), middle, v.end());
@@ -231,16 +257,43 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
   std::vector<HostTimeGiven> piece_host;  // the later pieces' host time (their calls and the host work before each)
   const ScopedOps ops = view.ops();
   const HostTimeline host = buildHostTimeline(view);
-  std::vector<std::size_t> barrier_calls;  // calls that block their thread (sync or pageable copies)
-  for (const HostBarrier& barrier : host.barriers) barrier_calls.push_back(barrier.call);
-  std::sort(barrier_calls.begin(), barrier_calls.end());
+  std::map<std::size_t, const HostBarrier*> barrier_of_call;  // calls that block their thread (sync or pageable copies)
+  for (const HostBarrier& barrier : host.barriers) barrier_of_call.emplace(barrier.call, &barrier);
   std::vector<std::size_t> removed_calls;  // the later pieces' launch calls
   std::vector<LegacyOp> legacy_pieces;     // those of them on the legacy stream (legacy_threads.h)
   std::size_t copies = 0;
   for (const CopyRun& run : runs) {
     copies += run.positions.size();
-    const Ns merged = mergedDuration(run, rates[run.direction]);
+    Ns merged = mergedDuration(run, rates[run.direction]);
     const Ns loop = loopOverhead(view, run);
+    // stagedOwn: large pageable pieces. One copy of them all still stages every byte on the host,
+    // at the rate the pieces' calls staged theirs (each call's own time, HostBarrier::own); what
+    // goes is each later piece's call, its wait there for the previous piece's DMA to leave the
+    // staging buffer, and the loop's code before it: the driver pipelines one copy's chunks, its
+    // DMA running while the next chunk stages. An upload whose pieces' calls returned once staged
+    // (each piece's DMA after its call): the merged op begins as the first piece's did, once its
+    // first chunk is staged, and ends as the last chunk's DMA does, so it lasts the later pieces'
+    // staging and one piece's DMA; the thread stages the later pieces' bytes in place of their
+    // calls (in the second piece's, as the first piece's op begins), returning before that last
+    // DMA as the pieces' calls did. Otherwise (a copy that waited for its own
+    // op, a download, or a cudaMemcpy) the first call stages every piece's bytes and its op moves
+    // them at the rate the pieces did.
+    const auto first_call = view.launchCall(view.op(ops[run.positions.front()]));
+    const auto first_barrier = first_call ? barrier_of_call.find(*first_call) : barrier_of_call.end();
+    const bool stage_all = run.staged && first_barrier != barrier_of_call.end();
+    const bool staged_upload = stage_all && first_barrier->second->staged;
+    Ns later_staging = 0;
+    for (std::size_t k = 1; stage_all && k < run.positions.size(); ++k) {
+      const auto launch = view.launchCall(view.op(ops[run.positions[k]]));
+      const auto barrier = launch ? barrier_of_call.find(*launch) : barrier_of_call.end();
+      if (barrier != barrier_of_call.end()) later_staging += barrier->second->own;
+    }
+    if (staged_upload) {
+      merged = ops[run.positions.front()].end - ops[run.positions.front()].start + later_staging;
+    } else if (stage_all) {
+      merged = run.time;
+      changed.push_back({*first_call, true, first_barrier->second->own + later_staging});
+    }
     std::optional<std::size_t> previous_launch;
     for (std::size_t k = 0; k < run.positions.size(); ++k) {
       const ScopedOp scoped = ops[run.positions[k]];
@@ -261,8 +314,16 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
         legacy_pieces.push_back({run.positions[k], threadKey(c), c.start,
                                  view.callKind(*launch) == ApiKind::kMemcpySync});
       }
-      if (std::binary_search(barrier_calls.begin(), barrier_calls.end(), *launch)) {
-        changed.push_back({*launch, false, 0});
+      if (const auto barrier = barrier_of_call.find(*launch); barrier != barrier_of_call.end()) {
+        // A staged piece's call did not sleep (it copied into the staging buffer): the host code
+        // between it and the previous piece's call is the loop's (at most its typical time), which
+        // one copy of them all does not run either.
+        const Ns loop_before = stage_all ? view.call(*launch).start - issued_from : 0;
+        if (staged_upload && k == 1) {
+          changed.push_back({*launch, false, later_staging, loop_before});
+        } else {
+          changed.push_back({*launch, false, 0, loop_before});
+        }
       } else {
         piece_host.push_back({*launch, view.call(*launch).end - issued_from});
       }
@@ -301,7 +362,20 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
   for (const HostTimeGiven& held : contendedTime(view, legacy_pieces)) {
     if (!std::binary_search(removed_calls.begin(), removed_calls.end(), held.call)) given.push_back(held);
   }
-  const std::vector<Ns> earlier = hostTimeGivenBack(view, given, host);
+  std::vector<Ns> earlier = hostTimeGivenBack(view, given, host);
+  // A later piece's op is gone with its call: it holds its stream no longer than the call's start
+  // (released after a blocking call, its recorded lag after it would still hold the stream: a
+  // staged piece whose op began a µs before its call returned follows the previous piece's call,
+  // its whole staging later).
+  for (const CopyRun& run : runs) {
+    if (!run.staged) continue;
+    for (std::size_t k = 1; k < run.positions.size(); ++k) {
+      const std::size_t p = run.positions[k];
+      const auto launch = view.launchCall(view.op(ops[p]));
+      if (!launch || host.barrier_of.empty() || host.barrier_of[p] < 0) continue;
+      earlier[p] = std::max<Ns>(earlier[p], ops[p].start - view.call(*launch).start);
+    }
+  }
   barriersGivenBack(view, given, host, changed);
   const Ns saving =
       std::max<Ns>(0, model.span(recorded) - model.span(kept, earlier, faster, changed));
