@@ -139,4 +139,27 @@ TEST_CASE("host-busy: the saving is not capped at the idle stretches") {
   CHECK(fixSavingNs(*f) == Approx(static_cast<double>(150 * kUs)).margin(10 * kUs));
 }
 
+TEST_CASE("host-busy: host work moved after a copy to pageable memory runs after it returns") {
+  // Two iterations of: a 50 µs kernel, 150 µs of host work (the device idles 100 µs of it), a
+  // cudaMemcpyAsync of the result to pageable memory (the call returns once its copy is done)
+  // and a synchronize. The fix moves the host work after the iteration's launches, the copy one
+  // of them: the copy's call now waits for the kernel, and the host work runs after it returns,
+  // no longer beside the kernel. Iteration 1 ends later (the 50 µs kernel no longer hides under
+  // the host work: 210 µs instead of 161), iteration 2's copy ends right after its kernel: the
+  // span goes from 323 µs to about 272. Placing the host work before the copy call instead (as
+  // if the copy did not block) would keep iteration 1 as it was and claim about 100 µs.
+  TraceBuilder b;
+  for (int i = 0; i < 2; ++i) {
+    const double t = 165.0 * i;
+    b.launch(13, t + 1, t + 3, t + 5, t + 55);
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t + 153, t + 159, t + 156, t + 158, CopyKind::kDtoH,
+               MemKind::kPageable);
+    b.call("cudaStreamSynchronize_v3020", t + 159, t + 160);
+  }
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "host-busy");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) == Approx(static_cast<double>(51 * kUs)).margin(10 * kUs));
+}
+
 }  // namespace cuoverlap

@@ -9,7 +9,9 @@
 // with the GPU's saves in the what-if schedule with the host (schedule_estimate.h, event waits
 // kept). The work moved is all of the threads' own code (each piece of at least 10 µs in no CUDA
 // call, idle device or not: ownCode): each piece runs after its thread's launches up to the next
-// blocking call instead of between them (those launches are released that much sooner), and never
+// blocking call instead of between them (those launches are released that much sooner; an
+// asynchronous copy out whose call blocked, to pageable memory, is one of those launches: the
+// piece runs after it returns, so after the GPU work it waited for), and never
 // past the end of its loop's iteration (loopsComeRound): a loop without a blocking call shows no
 // other iteration boundary, and work moved there would leave the device span. Not capped at the
 // stretches' total: launches the work held back while the device was busy (another stream's
@@ -315,10 +317,27 @@ ComesRound loopsComeRound(const DeviceView& view, const std::vector<Stretch>& st
   return {until, iteration_end};
 }
 
+// Whether `call` is an asynchronous copy or memset call (a launch in the program) that blocked its
+// thread (the host timeline's blocking call: pageable host memory), other than a copy in from
+// host memory (host work before it may make its data).
+bool launchedCopyOut(const DeviceView& view, std::size_t call,
+                     const std::unordered_map<std::size_t, const GpuOp*>& op_of_call) {
+  const ApiKind kind = view.callKind(call);
+  if (kind != ApiKind::kMemcpyAsync && kind != ApiKind::kMemsetAsync) return false;
+  const auto op = op_of_call.find(call);
+  return op != op_of_call.end() &&
+         !(op->second->kind == OpKind::kMemcpy && op->second->copy_kind == CopyKind::kHtoD);
+}
+
 // What overlapping the stretches with the GPU's work saves (the file's comment, "Fix alone").
 Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches) {
   const HostTimeline host = buildHostTimeline(view);
   if (host.empty()) return 0;
+  std::unordered_map<std::size_t, const GpuOp*> op_of_call;
+  for (const ScopedOp& scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    if (const auto launch = view.launchCall(op)) op_of_call.emplace(*launch, &op);
+  }
   std::map<ThreadKey, std::vector<std::size_t>> barriers_of;  // in start order, so in end order
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
     const RuntimeCall& call = view.call(host.barriers[b].call);
@@ -391,6 +410,27 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches) 
       until = round.until[s];
     } else if (stretch.feeds_copy) {
       continue;
+    } else if (after >= 0) {
+      // The launches it moves past include asynchronous copies whose call blocked (pageable
+      // host memory: the call returns once the data is in place): the work runs after such a
+      // call returns, as after any launch, and so after the GPU work that copy waited for. The
+      // blocking copy begins that much sooner; the work lands before the thread's next call
+      // that is no launch (a synchronize), which begins that much later.
+      const std::vector<std::size_t>& list = barriers_of.at(key);
+      auto at = std::find(list.begin(), list.end(), static_cast<std::size_t>(after));
+      std::optional<std::size_t> stop;  // the first blocking call it does not pass
+      bool passes = false;
+      for (; at != list.end() && host.barriers[*at].start < until; ++at) {
+        if (!launchedCopyOut(view, host.barriers[*at].call, op_of_call)) {
+          stop = *at;
+          break;
+        }
+        passes = true;
+      }
+      if (passes && (stop || (at == list.end() && until == std::numeric_limits<Ns>::max()))) {
+        sooner[static_cast<std::size_t>(after)] += stretch.time.length();
+        if (stop) later[*stop] += stretch.time.length();
+      }
     }
     moved[{key, before}].push_back({stretch.time.end, stretch.time.length(), until});
   }
