@@ -28,6 +28,7 @@ namespace cuoverlap::diagnosis {
 class HostState;
 struct PinnedRate;
 struct PinnedRates;
+struct HostTimeline;
 
 // An op of the view: its index in Trace::ops and its times clipped to the scope's window.
 struct ScopedOp {
@@ -231,7 +232,11 @@ class DeviceView {
   mutable std::shared_ptr<const PinnedRates> pinned_rates_;
 
   friend class WindowIndex;
+  // buildHostTimeline(view)'s, built on the first question.
+  mutable std::shared_ptr<const HostTimeline> host_timeline_;
+
   friend PinnedRate pinnedRate(const DeviceView& view, Engine direction);
+  friend const HostTimeline& buildHostTimeline(const DeviceView& view);
 };
 
 // Keeps the `limit` items with the largest key, returned in time order (by `time`).

@@ -1,6 +1,7 @@
 #include "diagnosis/host_timeline.h"
 
 #include <algorithm>
+#include <memory>
 #include <limits>
 #include <map>
 #include <optional>
@@ -396,8 +397,11 @@ std::vector<std::size_t> pageableCopyCalls(const DeviceView& view) {
   return calls;
 }
 
-HostTimeline buildHostTimeline(const DeviceView& view) {
-  return buildHostTimeline(view, pageableCopyCalls(view));
+const HostTimeline& buildHostTimeline(const DeviceView& view) {
+  if (!view.host_timeline_) {
+    view.host_timeline_ = std::make_shared<const HostTimeline>(buildHostTimeline(view, pageableCopyCalls(view)));
+  }
+  return *view.host_timeline_;
 }
 
 }  // namespace cuoverlap::diagnosis

@@ -56,8 +56,9 @@ struct HostTimeline {
 // op (then the schedule ignores the host, as before).
 HostTimeline buildHostTimeline(const DeviceView& view,
                                const std::vector<std::size_t>& pageable_copy_calls);
-// The same with the view's own pageable copy calls (every copy whose host memory is pageable).
-HostTimeline buildHostTimeline(const DeviceView& view);
+// The same with the view's own pageable copy calls (every copy whose host memory is pageable):
+// built on the view's first question and kept (about fifteen rules ask for it).
+const HostTimeline& buildHostTimeline(const DeviceView& view);
 // The launch calls of the view's copies from or to pageable memory, sorted.
 std::vector<std::size_t> pageableCopyCalls(const DeviceView& view);
 

@@ -265,7 +265,7 @@ std::vector<CallChange> changedCalls(const DeviceView& view, const HostTimeline&
 }  // namespace
 
 std::optional<Ns> asynchronousFixSaving(const DeviceView& view, ApiKind sync_kind) {
-  const HostTimeline host = buildHostTimeline(view);
+  const HostTimeline& host = buildHostTimeline(view);
   if (host.empty()) return std::nullopt;
   const std::vector<Moved> moved = movedOps(view, sync_kind);
   if (std::all_of(moved.begin(), moved.end(), [](Moved m) { return m == Moved::kNo; })) {

@@ -170,7 +170,7 @@ std::vector<CallChange> eventRecordsAdded(const DeviceView& view, const HostTime
 }  // namespace
 
 std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
-  const HostTimeline host = buildHostTimeline(view);
+  const HostTimeline& host = buildHostTimeline(view);
   const std::vector<SyncNeed> needs = syncNeeds(view, host);
   std::uint64_t idle_only = 0;
   FindingBuilder builder =
@@ -218,7 +218,7 @@ std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
 }
 
 std::optional<Finding> findEarlyResultWait(const DeviceView& view) {
-  const HostTimeline host = buildHostTimeline(view);
+  const HostTimeline& host = buildHostTimeline(view);
   if (host.empty()) return std::nullopt;
   std::vector<std::int64_t> read_copies;
   const std::vector<SyncNeed> needs = syncNeeds(view, host, &read_copies);

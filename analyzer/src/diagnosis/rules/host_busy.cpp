@@ -331,7 +331,7 @@ bool launchedCopyOut(const DeviceView& view, std::size_t call,
 
 // What overlapping the stretches with the GPU's work saves (the file's comment, "Fix alone").
 Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches) {
-  const HostTimeline host = buildHostTimeline(view);
+  const HostTimeline& host = buildHostTimeline(view);
   if (host.empty()) return 0;
   std::unordered_map<std::size_t, const GpuOp*> op_of_call;
   for (const ScopedOp& scoped : view.ops()) {

@@ -384,7 +384,7 @@ struct GraphSaving {
 // (DeviceView::graphNodeHandoff, else kGraphNodeHandoffNs), which saves time also where the device
 // ran them back to back.
 GraphSaving graphLaunchSaving(const DeviceView& view) {
-  const HostTimeline host = buildHostTimeline(view);
+  const HostTimeline& host = buildHostTimeline(view);
   const GraphWhatIf what = launchesAGraphRemoves(view, host);
   if (what.later.empty()) return {};
   const ScheduleModel model(view, host);

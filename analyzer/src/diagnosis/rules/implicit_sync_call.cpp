@@ -290,7 +290,7 @@ std::vector<FasterOp> withoutRefaults(const DeviceView& view,
 std::optional<Finding> findImplicitSyncCall(const DeviceView& view) {
   const std::vector<std::size_t> calls = allocationCalls(view);
   if (calls.empty()) return std::nullopt;
-  const HostTimeline host = buildHostTimeline(view);
+  const HostTimeline& host = buildHostTimeline(view);
   if (host.empty()) return std::nullopt;
   const Hoisting hoisted = hoistedCalls(view, calls);
   const std::vector<CallChange> removed = hoistingChanges(view, host, hoisted);

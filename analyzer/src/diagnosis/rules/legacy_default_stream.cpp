@@ -289,7 +289,7 @@ std::vector<HostTimeGiven> stillHeldBySynchronous(const DeviceView& view, const 
 // other threads' calls on the legacy stream (contendedTime).
 Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
                     const std::vector<OrderEdge>& barriers) {
-  const HostTimeline host = buildHostTimeline(view);
+  const HostTimeline& host = buildHostTimeline(view);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
   std::vector<OrderEdge> recorded = waits;
   recorded.insert(recorded.end(), barriers.begin(), barriers.end());
@@ -447,7 +447,7 @@ std::vector<LegacyOp> heldByBarrier(const DeviceView& view, std::vector<LegacyOp
 Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
                      const std::vector<OrderEdge>& barriers,
                      const std::map<std::uint32_t, BlockingStreamLaunches>& per_context) {
-  const HostTimeline host = buildHostTimeline(view);
+  const HostTimeline& host = buildHostTimeline(view);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
   std::vector<OrderEdge> recorded = waits;
   recorded.insert(recorded.end(), barriers.begin(), barriers.end());

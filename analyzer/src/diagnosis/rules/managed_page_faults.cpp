@@ -639,7 +639,7 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
                     : on_line ? "its runs' durations against their faults' service, at none"
                               : "its runs less their faults' service time")));
   }
-  const HostTimeline host = buildHostTimeline(view);
+  const HostTimeline& host = buildHostTimeline(view);
   Turnaround host_turnaround = turnaround;  // what the host's CPU faults wait with the fix
   if (!prefetched_first) host_turnaround.first = turnaround.typical;
   const HostFaultsGiven host_faults = hostFaultsGiven(view, host, device, pid, host_turnaround);

@@ -256,7 +256,7 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
   std::vector<CallChange> changed;
   std::vector<HostTimeGiven> piece_host;  // the later pieces' host time (their calls and the host work before each)
   const ScopedOps ops = view.ops();
-  const HostTimeline host = buildHostTimeline(view);
+  const HostTimeline& host = buildHostTimeline(view);
   std::map<std::size_t, const HostBarrier*> barrier_of_call;  // calls that block their thread (sync or pageable copies)
   for (const HostBarrier& barrier : host.barriers) barrier_of_call.emplace(barrier.call, &barrier);
   std::vector<std::size_t> removed_calls;  // the later pieces' launch calls

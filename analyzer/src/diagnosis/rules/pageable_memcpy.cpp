@@ -190,7 +190,7 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
   // schedules (without them a pageable copy's thread, released sooner, let its blocking-stream
   // work overtake legacy-stream work it could never overtake).
   std::vector<OrderEdge> waits = programOrderEdges(view);
-  const HostTimeline host = buildHostTimeline(view);
+  const HostTimeline& host = buildHostTimeline(view);
   const ScheduleModel model(view, host, waits);
   // A DtoH copy reads what its thread launched just before it: started sooner (no staging ahead of
   // it), it still waits for that op, as the legacy stream's barrier or the host made it wait.

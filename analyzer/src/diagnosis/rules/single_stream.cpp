@@ -383,7 +383,7 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
     if (candidates.empty()) return std::nullopt;
   }
   if (candidates.size() > kMaxCandidates) candidates.resize(kMaxCandidates);
-  const HostTimeline host = buildHostTimeline(view);
+  const HostTimeline& host = buildHostTimeline(view);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
   // Blocking calls' ops are released by the constraints they ran under, the legacy stream's
   // barriers included (the split keeps them: splitSaving).
