@@ -283,6 +283,57 @@ std::vector<HostTimeGiven> heldByRemoved(const DeviceView& view, const HostTimel
   return given;
 }
 
+// The ops whose launch calls an allocation or free of another thread held (any such call of
+// 50 µs or more, kept by the fix or not; the call began inside it and returned after it) and that
+// started before their calls returned: the driver submitted them as it let the call go, so the
+// schedule releases them at their recorded start, not as a call that blocked until its op ran
+// (ScheduleModel's submitted_late). Released from the call's start instead, such an op ran in the
+// recorded schedule before the allocation's drain that waited for it (g000163: a copy of the main
+// thread held 105 µs behind the worker's cudaMallocHost ran 17 µs sooner, and the worker's
+// cudaFreeHost, which waited for it, took 10 µs instead of 41).
+std::vector<std::size_t> submittedLate(const DeviceView& view) {
+  struct Hold {
+    Ns start = 0;
+    Ns end = 0;
+    std::uint32_t pid = 0;
+    std::uint32_t tid = 0;
+  };
+  std::vector<Hold> holds;
+  for (std::size_t call : view.calls()) {
+    if (view.callKind(call) != ApiKind::kAllocation) continue;
+    const RuntimeCall& c = view.call(call);
+    if (c.end - c.start >= kHoldingCallNs) holds.push_back({c.start, c.end, c.pid, c.tid});
+  }
+  if (holds.empty()) return {};
+  std::sort(holds.begin(), holds.end(), [](const Hold& a, const Hold& b) { return a.start < b.start; });
+  Ns longest = 0;
+  for (const Hold& h : holds) longest = std::max(longest, h.end - h.start);
+  const std::vector<std::size_t> pageable = pageableCopyCalls(view);
+  std::vector<std::size_t> late;
+  std::size_t position = 0;
+  for (const ScopedOp& scoped : view.ops()) {
+    const std::size_t at = position++;
+    const auto launch = view.launchCall(view.op(scoped));
+    if (!launch) continue;
+    const ApiKind kind = view.callKind(*launch);
+    if (kind != ApiKind::kLaunch && kind != ApiKind::kMemcpyAsync && kind != ApiKind::kMemsetAsync) {
+      continue;
+    }
+    const RuntimeCall& c = view.call(*launch);
+    if (c.end <= scoped.start || std::binary_search(pageable.begin(), pageable.end(), *launch)) continue;
+    auto it = std::upper_bound(holds.begin(), holds.end(), c.start,
+                               [](Ns t, const Hold& h) { return t < h.start; });
+    while (it != holds.begin()) {
+      --it;
+      if (c.start - it->start > longest) break;
+      if (it->pid != c.pid || it->tid == c.tid || c.start >= it->end || c.end <= it->end) continue;
+      late.push_back(at);
+      break;
+    }
+  }
+  return late;
+}
+
 // UVM services faults per 2 MiB virtual-address block (the driver's VA block): once the device has
 // faulted a block's pages in, they stay until the host touches them or the memory is freed.
 constexpr int kVaBlockShift = 21;
@@ -373,9 +424,10 @@ std::optional<Finding> findImplicitSyncCall(const DeviceView& view) {
   const std::vector<Ns> earlier = hostTimeGivenBack(view, held, host);
   // Without the calls the thread runs ahead, but its work still waits at the legacy stream's
   // implicit barriers, as it did (a blocking stream's kernel behind another thread's cudaMemcpy),
-  // and a synchronous copy that blocked behind that order is released by it, not by its call.
+  // and a synchronous copy that blocked behind that order is released by it, not by its call. An
+  // asynchronous call that an allocation held submitted its op as it was let go (submittedLate).
   const std::vector<OrderEdge> waits = programOrderEdges(view);
-  const ScheduleModel model(view, host, waits);
+  const ScheduleModel model(view, host, waits, submittedLate(view));
   const std::vector<const UmPageFaultGroup*> refaulted = refaults(view, hoisted.removed);
   const std::vector<FasterOp> faster = withoutRefaults(view, refaulted);
   const Ns saving = std::max<Ns>(0, model.span(waits) - model.span(waits, earlier, faster, removed));
