@@ -164,6 +164,38 @@ TEST_CASE("implicit-sync-call: a later loop of other work keeps its own allocati
   CHECK(fixSavingNs(*f) == Approx(static_cast<double>(240 * kUs)).margin(5 * kUs));
 }
 
+TEST_CASE("implicit-sync-call: another thread's call held by a removed free gets that time back") {
+  // Thread 1: a 100 µs kernel on stream 13 (5-105), cudaFree after it (106-406: the device idle,
+  // all of it the free's own time, in which it holds the context's lock), cudaMalloc, a second
+  // kernel. Thread 2, after a synchronize of its own at 3, calls cudaLaunchKernel at 150, inside
+  // the free: it returns at 410, right after the free, and its 400 µs kernel on stream 14 runs
+  // 411-811, the span's end. Hoisted, the free and the allocation go, and thread 2's launch no
+  // longer waits the 256 µs it spent inside the free: its kernel runs 155-555, 256 µs saved (none
+  // with the launch still held: thread 1's calls are not on the span's path). A free of 40 µs
+  // (106-146, the launch called at 120) holds nothing the fix gives back.
+  const auto saving = [](double free_end, double launch_start) {
+    TraceBuilder b;
+    b.call("cudaMalloc_v3020", 0, 1);  // before the first op: never counted
+    b.launch(13, 2, 4, 5, 105);
+    b.call("cudaFree_v3020", 106, free_end);
+    b.call("cudaMalloc_v3020", free_end + 1, free_end + 2);
+    b.launch(13, free_end + 3, free_end + 5, free_end + 6, free_end + 106);
+    b.call("cudaStreamSynchronize_v3020", 3, 4);  // thread 2's: its launch follows it
+    b.trace().runtime_calls.back().tid = 2;
+    b.launch(14, launch_start, free_end + 4, free_end + 5, free_end + 405);
+    b.trace().runtime_calls.back().tid = 2;
+    const auto findings = test::findingsOf(b.build());
+    const Finding* f = test::findingById(findings, "implicit-sync-call");
+    return f == nullptr ? Ns{0} : fixSavingNs(*f);
+  };
+  SECTION("a free of 300 µs holds the launch") {
+    CHECK(saving(406, 150) == Approx(static_cast<double>(256 * kUs)).margin(5 * kUs));
+  }
+  SECTION("a free of 40 µs is no longer than calls that overlap anyway: nothing given back") {
+    CHECK(saving(146, 120) < 10 * kUs);
+  }
+}
+
 TEST_CASE("implicit-sync-call: without the frees, legacy-stream work still waits at the barrier") {
   // Thread 2 keeps blocking stream 14's HtoD engine busy (copies 10-400 and 460-850 µs). Thread 1
   // runs three steps of: cudaMalloc, a 100 µs kernel on blocking stream 13, cudaFree (which waits

@@ -392,6 +392,22 @@ TraceBuilder synchronizingLoop(int steps) {
   return b;
 }
 
+TEST_CASE("an asynchronous copy the driver held is released at its start, not its call's") {
+  // A kernel on stream 13 (2-102), then a cudaMemcpyAsync to it called at 20 that returned at 160,
+  // its copy run 150-170. As a call that blocked until its op ran, the copy is released 50 µs
+  // after its call began (its startup after the kernel ended) and runs right after the kernel; as
+  // a call the driver held (another thread's allocation) that submitted it as it was let go, it
+  // runs when it did.
+  TraceBuilder b;
+  b.launch(13, 0, 1, 2, 102);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 20, 160, 150, 170, CopyKind::kHtoD);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const HostTimeline host = buildHostTimeline(view);
+  CHECK(ScheduleModel(view, host).span({}) < TraceBuilder::ns(130));
+  CHECK(ScheduleModel(view, host, {}, {at(view, 150)}).span({}) == TraceBuilder::ns(168));
+}
+
 TEST_CASE("with the host modelled, a faster kernel lets a synchronizing loop run ahead") {
   const Trace trace = synchronizingLoop(3).build();
   const DeviceView view(trace, Scope{}, 0);

@@ -879,6 +879,23 @@ ScheduleModel::ScheduleModel(const DeviceView& view, const HostTimeline& host,
   if (!host.empty()) addHost(view, host);
 }
 
+ScheduleModel::ScheduleModel(const DeviceView& view, const HostTimeline& host,
+                             const std::vector<OrderEdge>& recorded,
+                             const std::vector<std::size_t>& submitted_late)
+    : ScheduleModel(view) {
+  std::vector<bool> late(size(), false);
+  for (const std::size_t p : submitted_late) {
+    if (p >= size()) continue;
+    late[p] = true;
+    release_[p] = std::max(span_start_, view.ops()[p].start);
+  }
+  blocked_call_start_.erase(std::remove_if(blocked_call_start_.begin(), blocked_call_start_.end(),
+                                           [&](const auto& b) { return late[b.first]; }),
+                            blocked_call_start_.end());
+  if (!recorded.empty()) releaseBlocked(view, recorded);
+  if (!host.empty()) addHost(view, host);
+}
+
 // An op whose launch call blocked until it ran was released when the call began, plus the
 // startup it took once the last of its recorded constraints had ended (its stream's previous op,
 // the ops of `recorded` edges into it that ended before it started); the rest of the call's wait

@@ -129,6 +129,12 @@ class ScheduleModel {
   // what-if without some of them lets it start sooner.
   ScheduleModel(const DeviceView& view, const HostTimeline& host,
                 const std::vector<OrderEdge>& recorded = {});
+  // The same, with the ops at `submitted_late` (positions) released at their recorded start even
+  // though their launch calls returned after they started: asynchronous calls that the driver
+  // held (behind another thread's allocation or free) and that submitted their op as they were
+  // let go, not calls that blocked until their op ran.
+  ScheduleModel(const DeviceView& view, const HostTimeline& host, const std::vector<OrderEdge>& recorded,
+                const std::vector<std::size_t>& submitted_late);
 
   // The simulated span with stream order, `edges` (any order), per position host time given
   // back (`earlier[p]` is subtracted from op p's release, also when that follows a blocking call;
