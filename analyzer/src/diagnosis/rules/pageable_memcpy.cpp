@@ -5,12 +5,16 @@
 // Cost: what pinning them would save, from the what-if schedule (schedule_estimate.h, event waits
 // kept): the span as recorded minus the span with
 //   - each pageable copy at the pinned rate of its direction plus a pinned copy's fixed cost
-//     (pinned_rate.h: pinnedDuration), where that is shorter than it took;
+//     (pinned_rate.h: pinnedDuration), also where that is longer than it took: a small staged
+//     upload's DMA from the driver's staging buffer took less than a pinned copy's fixed cost
+//     (lab H100: 4 KiB 1.06 us staged, 2.33 pinned in g000028; 11.6 KiB 1.2 against 2.6-3.5 in
+//     g000013);
 //   - each copy starting a few µs after its call began, instead of after the host staged its
 //     first bytes, a DtoH copy no sooner than the op its thread launched before it ended (what
 //     it reads: the legacy stream's barrier or the host ordered them in the trace);
 //   - each asynchronous pageable copy call returning after the few µs an asynchronous pinned copy
-//     call takes instead of waiting for its copy (a synchronous cudaMemcpy still waits, for the
+//     call takes (a thread's first one its recorded time up to kFirstCopyCallNs) instead of
+//     waiting for its copy (a synchronous cudaMemcpy still waits, for the
 //     faster copy, but without staging after a DtoH: sync-memcpy costs the rest; one that
 //     returned once staged, before its DMA, now waits for its copy); host threads
 //     modelled with their blocking calls
@@ -25,6 +29,7 @@
 // part.
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -73,7 +78,28 @@ struct PageableCopies {
   std::vector<Ns> staging_lead;
   std::vector<StagedHold> holds;  // their calls, as they held other threads' calls
   std::map<std::size_t, Ns> turn_of_call;  // async calls that take turns with another thread's
+  std::map<std::size_t, Ns> pinned_call;   // async calls: how long each would take pinned
+  std::set<std::size_t> first_async;       // each thread's first cudaMemcpyAsync call
 };
+
+// A thread's first cudaMemcpyAsync of the trace takes about 20 us whatever its memory (the driver's
+// cold path for the call, paid once): in the lab's H100 pinned runs (the fixed programs' own
+// traces, pin-host) the first such call of the 28 single-thread programs took 8.7-36.6 us, median
+// 19.8 (g000013 17.1, g000072 17.3, g000123 32.3, g000218 17.4), where their later calls took 5.6
+// (median of medians); 22.5 over all 112 threads; and small pageable first calls took as long
+// (g000013 14.6, g000218 14.7). Pinning takes the staging out of that call, not its first-call
+// cost: pinned, it keeps its recorded time up to this (at least kAsyncCopyCallNs).
+constexpr Ns kFirstCopyCallNs = 20'000;
+
+std::set<std::size_t> firstAsyncCopyCalls(const DeviceView& view) {
+  std::set<std::uint64_t> seen;
+  std::set<std::size_t> out;
+  for (const std::size_t call : view.calls()) {
+    if (view.callKind(call) != ApiKind::kMemcpyAsync) continue;
+    if (seen.insert(threadKey(view.call(call))).second) out.insert(call);
+  }
+  return out;
+}
 
 // How long a pinned cudaMemcpyAsync to a created stream takes while another thread issues
 // asynchronous calls to the legacy default stream beside it: the driver orders each legacy-stream
@@ -114,7 +140,7 @@ void addCopy(const DeviceView& view, std::size_t position, const ScopedOp& scope
   const int d = slotOf(engineOf(op));
   const Ns duration = scoped.end - scoped.start;
   const Ns pinned = d < 0 ? 0 : pinnedDuration(copies.rate[d], op.bytes);
-  const Ns after_fix = pinned > 0 && pinned < duration ? pinned : duration;
+  const Ns after_fix = pinned > 0 ? pinned : duration;
   if (const auto launch = view.launchCall(op)) {
     copies.calls.push_back(*launch);
     copies.position_of_call[*launch] = position;
@@ -126,7 +152,11 @@ void addCopy(const DeviceView& view, std::size_t position, const ScopedOp& scope
     // still waits for its copy.
     const bool async = view.callKind(*launch) == ApiKind::kMemcpyAsync;
     const auto turn = copies.turn_of_call.find(*launch);
-    const Ns async_call = turn != copies.turn_of_call.end() ? turn->second : kAsyncCopyCallNs;
+    const Ns alone = copies.first_async.count(*launch) != 0
+                         ? std::clamp<Ns>(call.end - call.start, kAsyncCopyCallNs, kFirstCopyCallNs)
+                         : kAsyncCopyCallNs;
+    const Ns async_call = turn != copies.turn_of_call.end() ? turn->second : alone;
+    copies.pinned_call[*launch] = async_call;
     const Ns released_from = async && view.onLegacyDefaultStream(op) ? call.end
                              : async ? call.start + async_call
                                      : std::max(call.start, scoped.start) + after_fix;
@@ -138,7 +168,7 @@ void addCopy(const DeviceView& view, std::size_t position, const ScopedOp& scope
   copies.bytes[d] += op.bytes;
   copies.time[d] += duration;
   ++copies.count[d];
-  if (after_fix < duration) copies.faster.push_back({position, pinned});
+  if (after_fix != duration) copies.faster.push_back({position, after_fix});
 }
 
 // "HtoD at 7.1 GB/s, pinned about 52.3 GB/s (this trace's pinned HtoD copies)"; a direction whose
@@ -173,6 +203,7 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
     if (builder.count() == 0) {  // the first pageable copy: now the rates and per-op state
       copies.staging_lead.assign(view.ops().size(), 0);
       copies.turn_of_call = callsTakingTurns(view, pageableAsyncToCreated(view));
+      copies.first_async = firstAsyncCopyCalls(view);
       copies.rate[0] = pinnedRate(view, Engine::kH2D);
       copies.rate[1] = pinnedRate(view, Engine::kD2H);
     }
@@ -208,8 +239,7 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
     const bool waits_still = view.callKind(call) != ApiKind::kMemcpyAsync;
     const std::int64_t own_copy =
         waits_still ? static_cast<std::int64_t>(copies.position_of_call.at(call)) : -1;
-    const auto turn = copies.turn_of_call.find(call);
-    const Ns own = turn != copies.turn_of_call.end() ? turn->second : kAsyncCopyCallNs;
+    const Ns own = copies.pinned_call.at(call);
     changed.push_back({call, waits_still, own, 0, own_copy});
   }
   // Other threads' calls that the staged calls held get back what pinning takes from the holds.
