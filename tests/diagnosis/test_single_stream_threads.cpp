@@ -307,5 +307,84 @@ TEST_CASE("single-stream: a loop whose copies ran on the legacy stream took turn
   }
 }
 
+TEST_CASE("single-stream: the split's freed host time is given back once, a call at most its larger amount") {
+  // Thread 2 launches two kernels to stream 14 (calls 0-30 and 40-70 µs), then synchronizes the
+  // device (80-300). The split freed the first call by two holds (its staging: 10 µs; its legacy
+  // call: 28 µs, the same wait) and the second by one (20 µs). The synchronize begins 28 + 20 µs
+  // sooner: the larger amount of the call named twice, and the other hold's call too (given back
+  // one hold after the other, the second hold's amounts replaced the first's: freeing more gave
+  // back less).
+  TraceBuilder b;
+  b.launch(14, 0, 30, 31, 100);
+  b.trace().runtime_calls.back().tid = 2;
+  b.launch(14, 40, 70, 101, 250);
+  b.trace().runtime_calls.back().tid = 2;
+  b.call("cudaDeviceSynchronize_v3020", 80, 300);
+  b.trace().runtime_calls.back().tid = 2;
+  b.launch(14, 301, 303, 310, 350);
+  b.trace().runtime_calls.back().tid = 2;
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+  std::size_t first = 0, second = 0, sync = 0;
+  bool found_sync = false;
+  for (std::size_t call : view.calls()) {
+    const RuntimeCall& c = view.call(call);
+    if (c.start == TraceBuilder::ns(0)) first = call;
+    if (c.start == TraceBuilder::ns(40)) second = call;
+  }
+  for (const diagnosis::HostBarrier& barrier : host.barriers) {
+    if (view.call(barrier.call).start == TraceBuilder::ns(80)) {
+      sync = barrier.call;
+      found_sync = true;
+    }
+  }
+  REQUIRE(found_sync);
+  const std::vector<diagnosis::HostTimeGiven> given{{first, TraceBuilder::ns(10), true},
+                                                    {second, TraceBuilder::ns(20), true},
+                                                    {first, TraceBuilder::ns(28), true}};
+  std::vector<diagnosis::CallChange> changed;
+  std::vector<Ns> earlier;
+  diagnosis::giveBackOnce(view, host, given, changed, earlier);
+  const auto change = std::find_if(changed.begin(), changed.end(),
+                                   [&](const diagnosis::CallChange& c) { return c.call == sync; });
+  REQUIRE(change != changed.end());
+  CHECK(change->earlier == TraceBuilder::ns(28 + 20));
+  REQUIRE(earlier.size() == view.ops().size());
+  CHECK(earlier[1] == TraceBuilder::ns(28 + 20));  // the second launch: both calls' time, its own
+  CHECK(earlier[2] == 0);                          // after the synchronize: follows it
+}
+
+TEST_CASE("single-stream: a kernel the split moves keeps the barrier's recorded order") {
+  // Thread 1's kernel on blocking stream 13: its call (10-15 µs) returned before thread 2's
+  // legacy kernel's (12-18), but it ran after that kernel (110-200 against 20-100): the driver
+  // submitted it after (the barrier would have run it first). Moved to a created blocking lane
+  // (the split's), it keeps that order: its launch call is as it was.
+  TraceBuilder b;
+  b.launch(13, 10, 15, 110, 200);
+  otherThreadKernel(b, kNullStream, 12, 20, 100);
+  b.trace().runtime_calls.back().end = TraceBuilder::ns(18);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  std::size_t moved = 0, legacy = 0;
+  for (std::size_t p = 0; p < view.ops().size(); ++p) {
+    (view.onLegacyDefaultStream(view.op(view.ops()[p])) ? legacy : moved) = p;
+  }
+  const std::uint64_t lane = ~std::uint64_t{0};
+  std::vector<std::uint64_t> lanes;
+  for (const diagnosis::ScopedOp& scoped : view.ops()) lanes.push_back(DeviceView::streamKey(view.op(scoped)));
+  lanes[moved] = lane;
+  const auto has = [](const std::vector<OrderEdge>& edges, std::size_t from, std::size_t to) {
+    return std::any_of(edges.begin(), edges.end(), [&](const OrderEdge& e) { return e.from == from && e.to == to; });
+  };
+  const std::vector<OrderEdge> recorded = diagnosis::legacyBarrierEdges(view);
+  CHECK(has(recorded, legacy, moved));
+  const std::vector<OrderEdge> by_call = diagnosis::legacyBarrierEdges(view, lanes, {lane});
+  CHECK(has(by_call, moved, legacy));
+  const std::vector<OrderEdge> kept = diagnosis::legacyBarrierEdges(view, lanes, {lane}, true);
+  CHECK(has(kept, legacy, moved));
+  CHECK_FALSE(has(kept, moved, legacy));
+}
+
 }  // namespace
 }  // namespace cuoverlap

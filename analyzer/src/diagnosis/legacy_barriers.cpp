@@ -18,7 +18,8 @@ std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view) {
 }
 
 std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vector<std::uint64_t>& lane,
-                                          const std::unordered_set<std::uint64_t>& created_blocking) {
+                                          const std::unordered_set<std::uint64_t>& created_blocking,
+                                          bool moved_kernels_in_order) {
   enum class Kind : std::uint8_t { kOther, kLegacy, kBlocking };
   std::unordered_map<std::uint64_t, Kind> kind_of_lane;  // what each stream of the view is
   const auto& ops = view.ops();
@@ -47,9 +48,18 @@ std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vec
   for (auto& [context, streams] : blocking) {
     for (auto& [stream, list] : streams) std::sort(list.begin(), list.end());
   }
-  // Whether op p runs on the stream it ran on in the trace (its recorded times then show where
-  // the barrier put it).
-  const auto recorded = [&](std::size_t p) { return lane[p] == DeviceView::streamKey(view.op(ops[p])); };
+  // Whether op p's recorded times show where the barrier put it: it runs on the stream it ran on
+  // in the trace, or (`moved_kernels_in_order`) it is a kernel moved to a what-if's lane from a
+  // stream the barrier ordered in the trace (the legacy stream, a blocking one): its launch call,
+  // which the what-if leaves as it was, submitted it where it ran.
+  const auto recorded = [&](std::size_t p) {
+    const GpuOp& op = view.op(ops[p]);
+    const std::uint64_t own = DeviceView::streamKey(op);
+    if (lane[p] == own) return true;
+    if (!moved_kernels_in_order || op.kind != OpKind::kKernel) return false;
+    const auto kind = kind_of_lane.find(own);
+    return kind != kind_of_lane.end() && kind->second != Kind::kOther;
+  };
   for (const auto& [launched, pos] : legacy) {
     const auto context = blocking.find(view.op(ops[pos]).context_id);
     if (context == blocking.end()) continue;

@@ -243,8 +243,12 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   const Ns before = model.span(order);
   const HostTimeline split_host = waitingForEveryLane(view, host, keys, stream, lanes);
   std::vector<Ns> earlier = pinned.earlier;
-  heldBySplitCopies(view, split_host, pinned.calls, async_calls, earlier);
-  if (off_legacy) heldBySplitLegacyCalls(view, split_host, keys, stream, async_calls, earlier);
+  // What the split's holds (its staging, its legacy calls) freed other threads' calls of, given
+  // back in one pass (one hold's amounts at a blocking call no longer replace the other's).
+  std::vector<HostTimeGiven> freed;
+  heldBySplitCopies(view, split_host, pinned.calls, async_calls, earlier, &freed);
+  if (off_legacy) heldBySplitLegacyCalls(view, split_host, keys, stream, async_calls, earlier, &freed);
+  giveBackOnce(view, split_host, std::move(freed), async_calls, earlier);
   const ScheduleModel split =
       ScheduleModel(view, split_host, order).withLanes(lanes);
   std::vector<FasterOp> durations = pinned.faster;

@@ -136,7 +136,8 @@ std::optional<std::uint32_t> workThread(const DeviceView& view, const std::vecto
 
 void heldBySplitCopies(const DeviceView& view, const HostTimeline& host,
                        const std::unordered_set<std::size_t>& pinned_calls,
-                       std::vector<CallChange>& changed, std::vector<Ns>& earlier) {
+                       std::vector<CallChange>& changed, std::vector<Ns>& earlier,
+                       std::vector<HostTimeGiven>* given_out) {
   if (pinned_calls.empty()) return;
   std::vector<std::size_t> staged(pinned_calls.begin(), pinned_calls.end());
   std::sort(staged.begin(), staged.end());
@@ -163,6 +164,10 @@ void heldBySplitCopies(const DeviceView& view, const HostTimeline& host,
                                    [&](const CallChange& c) { return c.call == change.call; });
     if (same == changed.end()) changed.push_back(change);
   }
+  if (given_out) {
+    given_out->insert(given_out->end(), held.given.begin(), held.given.end());
+    return;
+  }
   barriersGivenBack(view, held.given, host, changed);
   const std::vector<Ns> given = hostTimeGivenBack(view, held.given, host);
   if (given.empty()) return;
@@ -172,7 +177,8 @@ void heldBySplitCopies(const DeviceView& view, const HostTimeline& host,
 
 void heldBySplitLegacyCalls(const DeviceView& view, const HostTimeline& host,
                             const std::vector<std::uint64_t>& keys, std::uint64_t stream,
-                            std::vector<CallChange>& changed, std::vector<Ns>& earlier) {
+                            std::vector<CallChange>& changed, std::vector<Ns>& earlier,
+                            std::vector<HostTimeGiven>* given_out) {
   std::vector<LegacyOp> leaving, staying;
   for (const LegacyOp& x : legacyOps(view)) {
     if (x.position < keys.size()) (keys[x.position] == stream ? leaving : staying).push_back(x);
@@ -192,6 +198,27 @@ void heldBySplitLegacyCalls(const DeviceView& view, const HostTimeline& host,
                              }),
               given.end());
   if (given.empty()) return;
+  if (given_out) {
+    given_out->insert(given_out->end(), given.begin(), given.end());
+    return;
+  }
+  barriersGivenBack(view, given, host, changed);
+  const std::vector<Ns> back = hostTimeGivenBack(view, given, host);
+  if (back.empty()) return;
+  earlier.resize(view.ops().size(), 0);
+  for (std::size_t p = 0; p < back.size() && p < earlier.size(); ++p) earlier[p] += back[p];
+}
+
+void giveBackOnce(const DeviceView& view, const HostTimeline& host, std::vector<HostTimeGiven> given,
+                  std::vector<CallChange>& changed, std::vector<Ns>& earlier) {
+  if (given.empty()) return;
+  // One entry a call: the larger amount (with its in_call).
+  std::sort(given.begin(), given.end(), [](const HostTimeGiven& a, const HostTimeGiven& b) {
+    return a.call != b.call ? a.call < b.call : a.amount > b.amount;
+  });
+  given.erase(std::unique(given.begin(), given.end(),
+                          [](const HostTimeGiven& a, const HostTimeGiven& b) { return a.call == b.call; }),
+              given.end());
   barriersGivenBack(view, given, host, changed);
   const std::vector<Ns> back = hostTimeGivenBack(view, given, host);
   if (back.empty()) return;
@@ -245,7 +272,7 @@ std::vector<OrderEdge> splitBarriers(const DeviceView& view, const std::vector<s
       if (lanes[pos] != DeviceView::streamKey(view.op(view.ops()[pos]))) created.insert(lanes[pos]);
     }
   }
-  return legacyBarrierEdges(view, lanes, created);
+  return legacyBarrierEdges(view, lanes, created, /*moved_kernels_in_order=*/true);
 }
 
 }  // namespace cuoverlap::diagnosis

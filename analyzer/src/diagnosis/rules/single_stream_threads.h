@@ -4,6 +4,7 @@
 //     share it, so that each thread's loop there is a stream of work of its own (the fix splits
 //     one thread's loop; the other threads' work stays on the legacy stream);
 //   - splitBarriers: the legacy stream's implicit barriers in the split's what-if, both schedules;
+//   - giveBackOnce: the host time the split's holds freed other threads' calls of, given back once;
 //   - tookTurnsByLegacyBarrier: a loop that alternated with other threads' blocking-stream work
 //     because its copies ran on the legacy stream;
 //   - heldBySplitCopies: other threads' calls, and the starts of their blocking copies, that the
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "diagnosis/device_view.h"
+#include "diagnosis/host_time_given.h"
 #include "diagnosis/host_timeline.h"
 #include "diagnosis/schedule_estimate.h"
 
@@ -48,7 +50,10 @@ std::optional<std::uint32_t> workThread(const DeviceView& view, const std::vecto
 // work of every blocking stream of its context, and their later work waits for it. The split's
 // lanes of a blocking or legacy stream's work are created blocking streams (the lab's multi-stream
 // keeps the barriers: cudaStreamCreate), those of a non-blocking or per-thread stream's work are
-// not. `split_blocking`: the split stream is legacy or blocking.
+// not. `split_blocking`: the split stream is legacy or blocking. The loop's kernels keep the
+// order against the legacy stream's ops that their recorded times show (their launch calls are
+// as they were: legacyBarrierEdges' moved_kernels_in_order); its copies and memsets, which the
+// split issues asynchronously from pinned buffers, their calls' order.
 std::vector<OrderEdge> splitBarriers(const DeviceView& view, const std::vector<std::uint64_t>& lanes,
                                      bool split_blocking);
 
@@ -72,9 +77,12 @@ bool tookTurnsByLegacyBarrier(const DeviceView& view, const std::vector<std::uin
 // start of another thread's blocking copy (a pageable copy waits for the staging before its op
 // starts, after what it waited for on its stream ended): the part of that wait the staging (from
 // the staged copy's start to its call's return) covered is added to the op's `earlier`.
+// `given`: where not null, the other threads' host time is appended there instead (to be given
+// back once with the split's other holds, giveBackOnce).
 void heldBySplitCopies(const DeviceView& view, const HostTimeline& host,
                        const std::unordered_set<std::size_t>& pinned_calls,
-                       std::vector<CallChange>& changed, std::vector<Ns>& earlier);
+                       std::vector<CallChange>& changed, std::vector<Ns>& earlier,
+                       std::vector<HostTimeGiven>* given = nullptr);
 
 // The split moves the stream's ops off the legacy default stream (a thread's loop there, to
 // created streams): other threads' calls no longer wait behind its calls there (the driver holds
@@ -83,9 +91,22 @@ void heldBySplitCopies(const DeviceView& view, const HostTimeline& host,
 // ops that stay. What they waited is given back: blocking calls of `host` as changes merged into
 // `changed`, launches per op position added to `earlier` (resized to the view's ops). Nothing
 // where none of the stream's ops ran on the legacy stream.
+// `given`: as heldBySplitCopies'.
 void heldBySplitLegacyCalls(const DeviceView& view, const HostTimeline& host,
                             const std::vector<std::uint64_t>& keys, std::uint64_t stream,
-                            std::vector<CallChange>& changed, std::vector<Ns>& earlier);
+                            std::vector<CallChange>& changed, std::vector<Ns>& earlier,
+                            std::vector<HostTimeGiven>* given = nullptr);
+
+// Gives back the host time the split's holds freed (`given`: heldBySplitCopies' and
+// heldBySplitLegacyCalls', which may name one call twice: a staged legacy copy held another
+// thread's call both by its staging and by the context its legacy call held) in one pass: a call
+// named twice gets back the larger of its two amounts (the wait it was freed from is one wait,
+// not two), and each thread's blocking calls begin sooner by all its calls freed since its
+// previous blocking call, whichever hold freed them (barriersGivenBack given twice would keep only
+// the second hold's amounts: freeing more would give back less). Blocking calls of `host` as
+// changes merged into `changed`, launches per op position added to `earlier` (resized).
+void giveBackOnce(const DeviceView& view, const HostTimeline& host, std::vector<HostTimeGiven> given,
+                  std::vector<CallChange>& changed, std::vector<Ns>& earlier);
 
 // Whether the ops of `stream` (by `keys`) ran on the legacy stream or a blocking created one.
 bool blockingWork(const DeviceView& view, const std::vector<std::uint64_t>& keys, std::uint64_t stream);
