@@ -235,49 +235,76 @@ std::vector<CallChange> hoistingChanges(const DeviceView& view, const HostTimeli
 // back.
 constexpr Ns kHoldingCallNs = 50'000;
 
+// A call of kHoldingCallNs or more that holds other threads' calls from `locked` (the device
+// drained) to its end.
+struct Hold {
+  Ns start = 0;
+  Ns end = 0;
+  Ns locked = 0;
+  std::uint32_t pid = 0;
+  std::uint32_t tid = 0;
+};
+
+// Holding calls by start: which of them a call of another thread began inside and outlived.
+class Holds {
+ public:
+  explicit Holds(std::vector<Hold> holds) : holds_(std::move(holds)) {
+    std::sort(holds_.begin(), holds_.end(), [](const Hold& a, const Hold& b) { return a.start < b.start; });
+    for (const Hold& h : holds_) longest_ = std::max(longest_, h.end - h.start);
+  }
+  bool empty() const { return holds_.empty(); }
+  // Calls `f(hold)` for each hold of another thread of c's process that c began inside and
+  // outlived, latest start first, until f returns true.
+  template <typename F>
+  void forEachHolding(const RuntimeCall& c, F f) const {
+    auto it = std::upper_bound(holds_.begin(), holds_.end(), c.start,
+                               [](Ns t, const Hold& h) { return t < h.start; });
+    while (it != holds_.begin()) {
+      --it;
+      if (c.start - it->start > longest_) return;
+      if (it->pid != c.pid || it->tid == c.tid || c.start >= it->end || c.end <= it->end) continue;
+      if (f(*it)) return;
+    }
+  }
+
+ private:
+  std::vector<Hold> holds_;
+  Ns longest_ = 0;
+};
+
+// Asynchronous work calls (launches, async copies and memsets) whose host memory was not
+// pageable: those a holding call of another thread can hold (a pageable copy blocks on its own).
+bool holdable(const DeviceView& view, std::size_t call, const std::vector<std::size_t>& pageable) {
+  const ApiKind kind = view.callKind(call);
+  return (kind == ApiKind::kLaunch || kind == ApiKind::kMemcpyAsync || kind == ApiKind::kMemsetAsync) &&
+         !std::binary_search(pageable.begin(), pageable.end(), call);
+}
+
 std::vector<HostTimeGiven> heldByRemoved(const DeviceView& view, const HostTimeline& host,
                                          const Hoisting& hoisting) {
   std::unordered_map<std::size_t, Ns> own_of;  // a blocking call's own time (after its drain)
   for (const HostBarrier& b : host.barriers) own_of.emplace(b.call, b.own);
-  struct Hold {
-    Ns start = 0;
-    Ns end = 0;
-    Ns locked = 0;  // from when the device drained: end - own time
-    std::uint32_t pid = 0;
-    std::uint32_t tid = 0;
-  };
-  std::vector<Hold> holds;
+  std::vector<Hold> removed;
   for (std::size_t call : hoisting.removed) {
     if (std::binary_search(hoisting.after_loop.begin(), hoisting.after_loop.end(), call)) continue;
     const RuntimeCall& c = view.call(call);
     if (c.end - c.start < kHoldingCallNs) continue;
     const auto own = own_of.find(call);
     const Ns locked = own != own_of.end() ? std::max(c.start, c.end - own->second) : c.start;
-    holds.push_back({c.start, c.end, locked, c.pid, c.tid});
+    removed.push_back({c.start, c.end, locked, c.pid, c.tid});
   }
+  const Holds holds(std::move(removed));
   if (holds.empty()) return {};
-  std::sort(holds.begin(), holds.end(), [](const Hold& a, const Hold& b) { return a.start < b.start; });
-  Ns longest = 0;
-  for (const Hold& h : holds) longest = std::max(longest, h.end - h.start);
   const std::vector<std::size_t> pageable = pageableCopyCalls(view);
   std::vector<HostTimeGiven> given;
   for (std::size_t call : view.calls()) {
-    const ApiKind kind = view.callKind(call);
-    if (kind != ApiKind::kLaunch && kind != ApiKind::kMemcpyAsync && kind != ApiKind::kMemsetAsync) {
-      continue;
-    }
-    if (std::binary_search(pageable.begin(), pageable.end(), call)) continue;
+    if (!holdable(view, call, pageable)) continue;
     const RuntimeCall& c = view.call(call);
-    // The removed calls of another thread of the process that it began inside and outlived.
     Ns held = 0;
-    auto it = std::upper_bound(holds.begin(), holds.end(), c.start,
-                               [](Ns t, const Hold& h) { return t < h.start; });
-    while (it != holds.begin()) {
-      --it;
-      if (c.start - it->start > longest) break;
-      if (it->pid != c.pid || it->tid == c.tid || c.start >= it->end || c.end <= it->end) continue;
-      held = std::max(held, it->end - std::max(c.start, it->locked));
-    }
+    holds.forEachHolding(c, [&](const Hold& h) {
+      held = std::max(held, h.end - std::max(c.start, h.locked));
+      return false;
+    });
     if (held > 0) given.push_back({call, held, /*in_call=*/true});
   }
   return given;
@@ -292,44 +319,25 @@ std::vector<HostTimeGiven> heldByRemoved(const DeviceView& view, const HostTimel
 // thread held 105 µs behind the worker's cudaMallocHost ran 17 µs sooner, and the worker's
 // cudaFreeHost, which waited for it, took 10 µs instead of 41).
 std::vector<std::size_t> submittedLate(const DeviceView& view) {
-  struct Hold {
-    Ns start = 0;
-    Ns end = 0;
-    std::uint32_t pid = 0;
-    std::uint32_t tid = 0;
-  };
-  std::vector<Hold> holds;
+  std::vector<Hold> allocations;
   for (std::size_t call : view.calls()) {
     if (view.callKind(call) != ApiKind::kAllocation) continue;
     const RuntimeCall& c = view.call(call);
-    if (c.end - c.start >= kHoldingCallNs) holds.push_back({c.start, c.end, c.pid, c.tid});
+    if (c.end - c.start >= kHoldingCallNs) allocations.push_back({c.start, c.end, c.start, c.pid, c.tid});
   }
+  const Holds holds(std::move(allocations));
   if (holds.empty()) return {};
-  std::sort(holds.begin(), holds.end(), [](const Hold& a, const Hold& b) { return a.start < b.start; });
-  Ns longest = 0;
-  for (const Hold& h : holds) longest = std::max(longest, h.end - h.start);
   const std::vector<std::size_t> pageable = pageableCopyCalls(view);
   std::vector<std::size_t> late;
-  std::size_t position = 0;
-  for (const ScopedOp& scoped : view.ops()) {
-    const std::size_t at = position++;
+  for (std::size_t at = 0; at < view.ops().size(); ++at) {
+    const ScopedOp& scoped = view.ops()[at];
     const auto launch = view.launchCall(view.op(scoped));
-    if (!launch) continue;
-    const ApiKind kind = view.callKind(*launch);
-    if (kind != ApiKind::kLaunch && kind != ApiKind::kMemcpyAsync && kind != ApiKind::kMemsetAsync) {
-      continue;
-    }
+    if (!launch || !holdable(view, *launch, pageable)) continue;
     const RuntimeCall& c = view.call(*launch);
-    if (c.end <= scoped.start || std::binary_search(pageable.begin(), pageable.end(), *launch)) continue;
-    auto it = std::upper_bound(holds.begin(), holds.end(), c.start,
-                               [](Ns t, const Hold& h) { return t < h.start; });
-    while (it != holds.begin()) {
-      --it;
-      if (c.start - it->start > longest) break;
-      if (it->pid != c.pid || it->tid == c.tid || c.start >= it->end || c.end <= it->end) continue;
-      late.push_back(at);
-      break;
-    }
+    if (c.end <= scoped.start) continue;
+    bool held = false;
+    holds.forEachHolding(c, [&](const Hold&) { return held = true; });
+    if (held) late.push_back(at);
   }
   return late;
 }
