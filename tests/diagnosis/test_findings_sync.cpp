@@ -348,6 +348,37 @@ TEST_CASE("sync-memcpy: a cudaMemcpy made asynchronous no longer waits for anoth
   CHECK(fixSavingNs(*f) == 136'000);
 }
 
+TEST_CASE("sync-memcpy: another thread's calls kept on the legacy stream still hold the asynchronous call") {
+  // Thread 2 launches 1 µs kernels to the legacy stream back to back (calls 0-20, 20-40, 40-60,
+  // 60-80, 80-100 µs): the driver holds the context while each orders its kernel after every
+  // blocking stream. Thread 1's cudaMemcpy to non-blocking stream 20 (call 5-70) has nothing to
+  // wait for on the device, yet its copy starts only at 63: 58 µs of the call before it and the 5
+  // after it were held by thread 2's calls, which the fix keeps. Made asynchronous, the call still
+  // waits for them (63 µs instead of an asynchronous call's 5), so thread 1's launches after it
+  // (kernels 75-85 on stream 20, 79-279 on stream 22, which ends the span) come no sooner: the
+  // fix alone saves nothing. Where thread 2 launches to non-blocking stream 21 instead, its calls
+  // held nothing and the what-if saves 42 µs, as it did for both before.
+  for (const bool held : {true, false}) {
+    INFO("thread 2 launches to " << (held ? "the legacy stream" : "a non-blocking stream"));
+    TraceBuilder b;
+    b.addStream(20, StreamFlag::kNonBlocking);
+    b.addStream(21, StreamFlag::kNonBlocking);
+    b.addStream(22, StreamFlag::kNonBlocking);
+    auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
+    for (const double t : {0.0, 20.0, 40.0, 60.0, 80.0}) {
+      b.launch(held ? kNullStream : 21u, t, t + 20, t + 21, t + 22);
+      onThread(2);
+    }
+    b.copyCall("cudaMemcpy_v3020", 20, 5, 70, 63, 65, CopyKind::kHtoD);
+    b.launch(20, 72, 74, 75, 85);
+    b.launch(22, 76, 78, 79, 279);
+    const auto findings = findingsOf(b.build());
+    const Finding* f = findingById(findings, "sync-memcpy");
+    REQUIRE(f != nullptr);
+    CHECK(fixSavingNs(*f) == (held ? 0 : 42'000));
+  }
+}
+
 TEST_CASE("sync-memcpy: another thread's staged copies no longer take turns with the cudaMemcpy") {
   // Thread 2 stages pageable copies to non-blocking stream 20: alone a call takes 8 µs; the two
   // that overlapped thread 1's cudaMemcpy calls (the driver held the context while they waited on

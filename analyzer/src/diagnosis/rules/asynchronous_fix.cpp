@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "cuoverlap/intervals.h"
 #include "diagnosis/host_time_given.h"
 #include "diagnosis/host_state.h"
 #include "diagnosis/host_timeline.h"
@@ -205,6 +206,74 @@ std::vector<HostTimeGiven> timeGivenBack(const DeviceView& view, const ReleasedC
   return releasedCalls(legacy_calls, contendedTime(view, released.all()), behind_leaving);
 }
 
+// Other threads' asynchronous calls to the legacy stream that the fix keeps there (launches and
+// copies whose op stays on it), by start: the driver holds the context while such a call orders
+// its op after every blocking stream (legacy_threads.cpp, contendedTime), so a call of another
+// thread that began meanwhile waits, an asynchronous one too.
+struct KeptLegacyCall {
+  Ns start = 0;
+  Ns end = 0;
+  std::uint64_t thread = 0;
+};
+
+std::vector<KeptLegacyCall> keptLegacyCalls(const DeviceView& view, const std::vector<Moved>& moved) {
+  std::vector<KeptLegacyCall> out;
+  for (std::size_t p = 0; p < view.ops().size(); ++p) {
+    const GpuOp& op = view.op(view.ops()[p]);
+    if (moved[p] != Moved::kNo || !view.onLegacyDefaultStream(op)) continue;
+    const auto call = view.launchCall(op);
+    if (!call) continue;
+    const ApiKind kind = view.callKind(*call);
+    if (kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync) continue;
+    const RuntimeCall& c = view.call(*call);
+    out.push_back({c.start, c.end, threadKey(c)});
+  }
+  std::sort(out.begin(), out.end(), [](const KeptLegacyCall& a, const KeptLegacyCall& b) { return a.start < b.start; });
+  return out;
+}
+
+// How much of [start, end) other threads' kept legacy calls covered. A converted call keeps this
+// much of the parts of its recorded call in which it did not wait for the device: in the lab's
+// g000009 a worker's 4 KiB `cudaMemcpy` uploads to a non-blocking stream took 11-60 µs while two
+// other threads issued `cudaMemcpyAsync` to the legacy stream, and as `cudaMemcpyAsync` in the
+// fixed program they still took about 21 µs each, not 5; in g000235 the main thread's 312
+// copy calls beside a worker's legacy-stream copies took 12.1 ms in all as `cudaMemcpy` and 9.6
+// ms as `cudaMemcpyAsync` (the what-if had given them 5 µs each).
+Ns heldByKeptLegacy(const std::vector<KeptLegacyCall>& held, Ns longest, Ns start, Ns end, std::uint64_t thread) {
+  auto h = std::lower_bound(held.begin(), held.end(), start - longest,
+                            [](const KeptLegacyCall& x, Ns t) { return x.start < t; });
+  UnionLength covered;
+  for (; h != held.end() && h->start < end; ++h) {
+    const Ns lo = std::max(start, h->start);
+    const Ns hi = std::min(end, h->end);
+    if (h->thread != thread && lo < hi) covered.add(lo, hi);
+  }
+  return covered.length();
+}
+
+// Per position, when nothing on the device held the op back any longer but the ops the trace
+// ordered it after (`constrained` adds the legacy barrier's and stream waits'): its stream's
+// previous op had ended and, for a copy, its copy engine had finished the copies of its direction
+// that started before it (a copy that started late behind another copy on its engine was queued
+// there, not held in its call).
+std::vector<Ns> freeFrom(const DeviceView& view) {
+  std::vector<Ns> free_from(view.ops().size(), std::numeric_limits<Ns>::min());
+  std::unordered_map<std::uint64_t, Ns> stream_end;
+  std::unordered_map<int, Ns> engine_end;
+  for (std::size_t p = 0; p < view.ops().size(); ++p) {
+    const ScopedOp& scoped = view.ops()[p];
+    const GpuOp& o = view.op(scoped);
+    const auto s = stream_end.try_emplace(DeviceView::streamKey(o), std::numeric_limits<Ns>::min()).first;
+    free_from[p] = s->second;
+    s->second = std::max(s->second, scoped.end);
+    if (!o.isCopy()) continue;
+    const auto e = engine_end.try_emplace(static_cast<int>(o.copy_kind), std::numeric_limits<Ns>::min()).first;
+    free_from[p] = std::max(free_from[p], std::min(e->second, scoped.start));
+    e->second = std::max(e->second, scoped.end);
+  }
+  return free_from;
+}
+
 // The blocking calls the fix changes: a call whose op returns at once in the fix (returnsAtOnce)
 // no longer waits and returns after an asynchronous call's time, whatever it waited for in the
 // trace (its own copy, or, a pageable upload or one that returned before its copy ended, its
@@ -230,6 +299,10 @@ std::vector<CallChange> changedCalls(const DeviceView& view, const HostTimeline&
   for (std::size_t p = 0; p < moved.size(); ++p) {
     if (moved[p] != Moved::kNo) op_of_call.emplace(*view.launchCall(view.op(view.ops()[p])), p);
   }
+  const std::vector<KeptLegacyCall> kept_legacy = keptLegacyCalls(view, moved);
+  const std::vector<Ns> free_from = freeFrom(view);
+  Ns longest = 0;
+  for (const KeptLegacyCall& k : kept_legacy) longest = std::max(longest, k.end - k.start);
   for (const HostBarrier& barrier : host.barriers) {
     if (view.callKind(barrier.call) != sync_kind || barrier.waited_for.size() != 1) continue;
     const auto own_op = op_of_call.find(barrier.call);
@@ -242,6 +315,19 @@ std::vector<CallChange> changedCalls(const DeviceView& view, const HostTimeline&
       Ns staging_from = std::max(call.start, constrained[op]);
       for (const std::size_t w : barrier.waited_for) staging_from = std::max(staging_from, view.ops()[w].end);
       own = std::min(barrier.own, std::max(kAsyncCopyCallNs, call.end - staging_from));
+    }
+    if (!kept_legacy.empty()) {
+      // Other threads' calls that the fix keeps on the legacy stream still hold the context: what
+      // they covered of this call while it was not waiting for the device (before its op could
+      // start, after it ended) it still waits for as an asynchronous call (heldByKeptLegacy).
+      const RuntimeCall& call = view.call(barrier.call);
+      const ScopedOp& scoped = view.ops()[op];
+      const Ns ready = std::max({call.start, constrained[op], free_from[op]});
+      Ns held = 0;
+      if (ready < scoped.start) held += heldByKeptLegacy(kept_legacy, longest, ready, scoped.start, threadKey(call));
+      const Ns back = std::max(call.start, scoped.end);
+      if (back < call.end) held += heldByKeptLegacy(kept_legacy, longest, back, call.end, threadKey(call));
+      own = std::max(own, held);
     }
     changed.push_back({barrier.call, false, own});
   }
