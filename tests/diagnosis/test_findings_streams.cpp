@@ -701,7 +701,9 @@ TEST_CASE("legacy-default-stream: a synchronous copy no longer waits for another
     const auto findings = findingsOf(copyBehindOtherThread(stream).build());
     const Finding* f = findingById(findings, "legacy-default-stream");
     REQUIRE(f != nullptr);
-    CHECK(fixSavingNs(*f) == (stream == kNullStream ? 131'000 : 129'000));
+    // (Within 0.1 µs: the copy no longer sleeps 492 µs, so its thread resumes a little sooner,
+    // launchAfterSleep and copyReturnAfterSleep, as far as the launch after it has room.)
+    CHECK(std::abs(fixSavingNs(*f) - (stream == kNullStream ? 131'000 : 129'000)) <= 100);
   }
 }
 

@@ -18,6 +18,7 @@ using diagnosis::CallChange;
 using diagnosis::DeviceView;
 using diagnosis::FasterOp;
 using diagnosis::HostTimeline;
+using diagnosis::copyReturnAfterSleep;
 using diagnosis::launchAfterSleep;
 using diagnosis::OrderEdge;
 using diagnosis::ScheduleModel;
@@ -483,6 +484,34 @@ TEST_CASE("a synchronize still waits for what it waited for when another thread'
   const std::vector<FasterOp> faster = {{at(view, 3), TraceBuilder::ns(100)}};
   const Ns resumed = launchAfterSleep(TraceBuilder::ns(493)) - launchAfterSleep(TraceBuilder::ns(93));
   CHECK(model.span({}, {}, faster) == model.span({}) - TraceBuilder::ns(400) - resumed);
+}
+
+TEST_CASE("a blocking copy wakes as slowly after a long wait as its sleep says") {
+  // copyReturnAfterSleep: nothing under 0.17 ms, 7.2 µs at 1.7 ms, held at 16.5 µs beyond 5.5 ms.
+  CHECK(copyReturnAfterSleep(TraceBuilder::ns(100)) == 0);
+  CHECK(copyReturnAfterSleep(TraceBuilder::ns(1700)) == TraceBuilder::ns(7.2));
+  CHECK(copyReturnAfterSleep(TraceBuilder::ns(900)) > copyReturnAfterSleep(TraceBuilder::ns(600)));
+  CHECK(copyReturnAfterSleep(TraceBuilder::ns(20000)) == TraceBuilder::ns(16.5));
+  // Thread 1 launches a 1 ms kernel, then a synchronous DtoH cudaMemcpy that sleeps until the
+  // kernel ends (1003 µs), drives its 4 µs op and returns; 16 µs later it launches a 100 µs
+  // kernel. With a 100 µs first kernel the copy sleeps 103 µs: it returns, and the launch after it
+  // comes, sooner by what the shorter sleep takes off both (launchAfterSleep,
+  // copyReturnAfterSleep).
+  TraceBuilder b;
+  b.launch(13, 0, 2, 5, 1005);
+  b.copyCall("cudaMemcpy_v3020", 13, 3, 1014, 1006, 1010, CopyKind::kDtoH);
+  b.launch(13, 1030, 1032, 1035, 1135);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const HostTimeline host = buildHostTimeline(view);
+  REQUIRE(host.barriers.size() == 1);
+  const ScheduleModel model(view, host);
+  const std::vector<FasterOp> faster = {{at(view, 5), TraceBuilder::ns(100)}};
+  const Ns resumed = launchAfterSleep(TraceBuilder::ns(1003)) - launchAfterSleep(TraceBuilder::ns(103)) +
+                     copyReturnAfterSleep(TraceBuilder::ns(1003)) -
+                     copyReturnAfterSleep(TraceBuilder::ns(103));
+  CHECK(resumed > TraceBuilder::ns(5));
+  CHECK(std::abs(model.span({}) - model.span({}, {}, faster) - (TraceBuilder::ns(900) + resumed)) <= 10);
 }
 
 TEST_CASE("a synchronize waited for its own thread's work even when the device clock runs ahead") {

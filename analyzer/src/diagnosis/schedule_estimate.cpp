@@ -99,7 +99,7 @@ class ScheduleRun {
   std::vector<Ns> op_lag_;                     // per op after a barrier: its release after it
   std::vector<Ns> own_release_;                // per op after no barrier: its release
   // Per barrier: what its thread issues after it moves by that much (launchAfterSleep), set when
-  // it starts; whether it is an explicit synchronize that still waits.
+  // it starts; whether it is an explicit synchronize (or a blocking copy or memset) that still waits.
   std::vector<Ns> resume_shift_;
   std::vector<std::uint8_t> sleeper_;
   std::vector<std::uint8_t> finished_;
@@ -512,16 +512,25 @@ void ScheduleRun::releaseSms(std::size_t ended) {
 void ScheduleRun::start(std::size_t pos) {
   started_[pos] = 1;
   if (pos >= m_.size() && !sleeper_.empty() && sleeper_[pos - m_.size()] != 0) {
-    // An explicit synchronize that still waits: its thread's next call takes what this
-    // schedule's block adds to the recorded one's (launchAfterSleep), or gives back of it.
+    // An explicit synchronize, or a blocking copy or memset, that still waits: its thread's next
+    // call takes what this schedule's block adds to the recorded one's (launchAfterSleep), or
+    // gives back of it.
     const std::size_t b = pos - m_.size();
     const ScheduleModel::Barrier& barrier = m_.barriers_[b];
     const Ns began =
         barrier.previous < 0
             ? host_start_[b]
             : end_[m_.size() + static_cast<std::size_t>(barrier.previous)] + after_previous_[b];
-    resume_shift_[b] =
-        launchAfterSleep(std::max<Ns>(0, now_ - began)) - launchAfterSleep(barrier.slept);
+    if (barrier.own_op < 0) {
+      resume_shift_[b] =
+          launchAfterSleep(std::max<Ns>(0, now_ - began)) - launchAfterSleep(barrier.slept);
+    } else {
+      // A blocking copy or memset slept until its op started, then drove it: it returns, and
+      // its thread launches, as much later as its longer sleep adds.
+      const Ns slept = std::max<Ns>(0, started_at_[static_cast<std::size_t>(barrier.own_op)] - began);
+      resume_shift_[b] = launchAfterSleep(slept) - launchAfterSleep(barrier.slept) +
+                         copyReturnAfterSleep(slept) - copyReturnAfterSleep(barrier.slept);
+    }
   }
   if (pos < m_.size()) first_start_ = std::min(first_start_, now_);
   started_at_[pos] = now_;
@@ -668,6 +677,24 @@ Ns ScheduleRun::run() {
 }
 
 // The measured points of schedule_estimate.h, log-linear in between.
+Ns copyReturnAfterSleep(Ns slept) {
+  struct Point {
+    double slept_us;
+    double longer_us;
+  };
+  static constexpr Point kPoints[] = {{170, 0}, {550, 1.4}, {1700, 7.2}, {5500, 16.5}};
+  const double us = static_cast<double>(slept) / 1e3;
+  if (us <= kPoints[0].slept_us) return 0;
+  for (std::size_t i = 1; i < std::size(kPoints); ++i) {
+    if (us > kPoints[i].slept_us) continue;
+    const Point& a = kPoints[i - 1];
+    const Point& b = kPoints[i];
+    const double f = std::log(us / a.slept_us) / std::log(b.slept_us / a.slept_us);
+    return static_cast<Ns>(1e3 * (a.longer_us + f * (b.longer_us - a.longer_us)));
+  }
+  return static_cast<Ns>(1e3 * kPoints[std::size(kPoints) - 1].longer_us);
+}
+
 Ns launchAfterSleep(Ns slept) {
   struct Point {
     double slept_us;
@@ -945,6 +972,16 @@ void ScheduleModel::addHost(const DeviceView& view, const HostTimeline& host) {
       Ns waited = barrier.start;  // as the schedule sees it: until its W ended
       for (std::size_t p : barrier.waited_for) waited = std::max(waited, ops[p].end);
       node.slept = waited - barrier.start;
+    } else {
+      // A copy or memset call that blocked (synchronous, or with pageable memory) waits for the
+      // work before its op as a synchronize waits for its work, then for its op.
+      for (std::size_t p : barrier.waited_for) {
+        const auto launch = view.launchCall(view.op(ops[p]));
+        if (!launch || *launch != barrier.call) continue;
+        node.own_op = static_cast<std::int64_t>(p);
+        node.slept = std::max<Ns>(0, ops[p].start - barrier.start);
+        break;
+      }
     }
     if (barrier.previous >= 0) {
       node.after_previous =

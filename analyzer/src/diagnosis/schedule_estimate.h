@@ -104,6 +104,16 @@ Ns blocksEndWithSlotsHeld(double waves_left, Ns block, double taken, Ns held);
 // 30-100 µs, 1.4 after 0.1-0.3 ms, 2.5 after 0.3-1 ms, 5.8 after 1-3 ms, 15.7 after 3-10 ms. Each
 // at its range's middle (log scale), log-linear in between, held beyond the last.
 Ns launchAfterSleep(Ns slept);
+// How much later a copy or memset call that blocked (synchronous, or with pageable memory) returns
+// after its op ended when it waited `slept` for the work before that op than when it found that
+// work almost done: the thread wakes slowly after a long wait. On the lab corpus's H100 traces
+// (50 traces, the 253 DtoH copies of at most 64 KiB whose call blocked until its op ended, so
+// that their own copy out of staging is short; the median return after the op ended, against
+// waits under 0.3 ms): 1.4 µs later after 0.3-1 ms, 7.2 after 1-3 ms, 16.5 after 3-10 ms. Each at
+// its range's middle (log scale), log-linear in between, held beyond the last. (The same measure
+// of cudaDeviceSynchronize calls that returned to an idle device grows less, 1.0, 3.4 and 4.3 µs,
+// and is not used: a synchronize's thread pays its long sleep in its next launch call.)
+Ns copyReturnAfterSleep(Ns slept);
 
 // Blocks of `kernel` that fit on one SM at once; 0 when the device data is missing.
 std::int64_t residentBlocksPerSm(const Device& device, const GpuOp& kernel);
@@ -215,7 +225,8 @@ class ScheduleModel {
     Ns own = 0;
     std::int64_t previous = -1;
     Ns after_previous = 0;    // start - the previous barrier's end
-    Ns slept = -1;            // an explicit synchronize: how long it blocked in the trace; -1 other
+    Ns slept = -1;            // how long it blocked in the trace before its wait ended; -1 other
+    std::int64_t own_op = -1;  // a blocking copy or memset: its own op (its wait ends as it starts)
   };
   std::vector<Barrier> barriers_;
   std::vector<OrderEdge> barrier_waits_;   // op -> barrier b as {position, b}
