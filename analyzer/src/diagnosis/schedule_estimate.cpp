@@ -676,42 +676,40 @@ Ns ScheduleRun::run() {
   return last_end_ - first_start_;
 }
 
-// The measured points of schedule_estimate.h, log-linear in between.
-Ns copyReturnAfterSleep(Ns slept) {
-  struct Point {
-    double slept_us;
-    double longer_us;
-  };
-  static constexpr Point kPoints[] = {{170, 0}, {550, 1.4}, {1700, 7.2}, {5500, 16.5}};
+namespace {
+
+// A measured point of schedule_estimate.h: after sleeping `slept_us`, `longer_us` more.
+struct SleepPoint {
+  double slept_us;
+  double longer_us;
+};
+
+// Log-linear between the points (by sleep), none before the first, the last one's after it.
+template <std::size_t N>
+Ns longerAfterSleep(Ns slept, const SleepPoint (&points)[N]) {
   const double us = static_cast<double>(slept) / 1e3;
-  if (us <= kPoints[0].slept_us) return 0;
-  for (std::size_t i = 1; i < std::size(kPoints); ++i) {
-    if (us > kPoints[i].slept_us) continue;
-    const Point& a = kPoints[i - 1];
-    const Point& b = kPoints[i];
+  if (us <= points[0].slept_us) return 0;
+  for (std::size_t i = 1; i < N; ++i) {
+    if (us > points[i].slept_us) continue;
+    const SleepPoint& a = points[i - 1];
+    const SleepPoint& b = points[i];
     const double f = std::log(us / a.slept_us) / std::log(b.slept_us / a.slept_us);
     return static_cast<Ns>(1e3 * (a.longer_us + f * (b.longer_us - a.longer_us)));
   }
-  return static_cast<Ns>(1e3 * kPoints[std::size(kPoints) - 1].longer_us);
+  return static_cast<Ns>(1e3 * points[N - 1].longer_us);
+}
+
+}  // namespace
+
+Ns copyReturnAfterSleep(Ns slept) {
+  static constexpr SleepPoint kPoints[] = {{170, 0}, {550, 1.4}, {1700, 7.2}, {5500, 16.5}};
+  return longerAfterSleep(slept, kPoints);
 }
 
 Ns launchAfterSleep(Ns slept) {
-  struct Point {
-    double slept_us;
-    double longer_us;
-  };
-  static constexpr Point kPoints[] = {{15, 0},    {55, 0.7},   {170, 1.4},
-                                      {550, 2.5}, {1700, 5.8}, {5500, 15.7}};
-  const double us = static_cast<double>(slept) / 1e3;
-  if (us <= kPoints[0].slept_us) return 0;
-  for (std::size_t i = 1; i < std::size(kPoints); ++i) {
-    if (us > kPoints[i].slept_us) continue;
-    const Point& a = kPoints[i - 1];
-    const Point& b = kPoints[i];
-    const double f = std::log(us / a.slept_us) / std::log(b.slept_us / a.slept_us);
-    return static_cast<Ns>(1e3 * (a.longer_us + f * (b.longer_us - a.longer_us)));
-  }
-  return static_cast<Ns>(1e3 * kPoints[std::size(kPoints) - 1].longer_us);
+  static constexpr SleepPoint kPoints[] = {{15, 0},    {55, 0.7},   {170, 1.4},
+                                           {550, 2.5}, {1700, 5.8}, {5500, 15.7}};
+  return longerAfterSleep(slept, kPoints);
 }
 
 // Greedy list scheduling of equal blocks, as the block scheduler places them: at each moment the
