@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <unordered_map>
 #include <utility>
 
+#include "diagnosis/median.h"
 #include "diagnosis/stream_waits.h"
 
 namespace cuoverlap::diagnosis {
@@ -81,7 +83,42 @@ std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vec
       if (after != list.end()) edges.push_back({pos, after->second});
     }
   }
+  // The lag is sampled on the edges between ops the trace shows where the barrier put them.
+  std::vector<OrderEdge> as_recorded;
+  for (const OrderEdge& e : edges) {
+    if (recorded(e.from) && recorded(e.to)) as_recorded.push_back(e);
+  }
+  setBarrierLags(view, as_recorded);
+  if (!as_recorded.empty()) {
+    for (OrderEdge& e : edges) e.lag = std::max(e.lag, as_recorded.front().lag);
+  }
   return edges;
+}
+
+void setBarrierLags(const DeviceView& view, std::vector<OrderEdge>& edges) {
+  const auto& ops = view.ops();
+  std::vector<Ns> previous_end(ops.size(), std::numeric_limits<Ns>::min());
+  std::unordered_map<std::uint64_t, Ns> stream_end;  // per stream, the latest end of its ops so far
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    const auto [it, first] = stream_end.try_emplace(DeviceView::streamKey(view.op(ops[pos])), ops[pos].end);
+    if (first) continue;
+    previous_end[pos] = it->second;
+    it->second = std::max(it->second, ops[pos].end);
+  }
+  std::vector<Ns> lags;
+  for (const OrderEdge& e : edges) {
+    const ScopedOp& y = ops[e.from];
+    const ScopedOp& x = ops[e.to];
+    if (x.start < y.end || previous_end[e.to] > y.end) continue;
+    const auto call = view.launchCall(view.op(x));
+    if (!call) continue;
+    const RuntimeCall& c = view.call(*call);
+    if (c.end > y.end || c.end > x.start || view.opsEndingIn(y.end, x.start, true) != 0) continue;
+    lags.push_back(x.start - y.end);
+  }
+  if (lags.empty()) return;
+  const Ns lag = medianOf(std::move(lags));
+  for (OrderEdge& e : edges) e.lag = std::max(e.lag, lag);
 }
 
 std::vector<OrderEdge> programOrderEdges(const DeviceView& view) {
