@@ -89,8 +89,17 @@ std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vec
     if (recorded(e.from) && recorded(e.to)) as_recorded.push_back(e);
   }
   setBarrierLags(view, as_recorded);
+  std::map<std::pair<std::size_t, std::size_t>, Ns> lag_of;
+  for (const OrderEdge& e : as_recorded) lag_of[{e.from, e.to}] = e.lag;
+  Ns any = 0;  // edges not between recorded ops: the recorded edges' median
   if (!as_recorded.empty()) {
-    for (OrderEdge& e : edges) e.lag = std::max(e.lag, as_recorded.front().lag);
+    std::vector<Ns> all;
+    for (const OrderEdge& e : as_recorded) all.push_back(e.lag);
+    any = medianOf(std::move(all));
+  }
+  for (OrderEdge& e : edges) {
+    const auto it = lag_of.find({e.from, e.to});
+    e.lag = std::max(e.lag, it != lag_of.end() ? it->second : any);
   }
   return edges;
 }
@@ -105,7 +114,11 @@ void setBarrierLags(const DeviceView& view, std::vector<OrderEdge>& edges) {
     previous_end[pos] = it->second;
     it->second = std::max(it->second, ops[pos].end);
   }
+  const auto pairOf = [&](const OrderEdge& e) {
+    return engineSlot(engineOf(view.op(ops[e.from]))) * kEngineSlots + engineSlot(engineOf(view.op(ops[e.to])));
+  };
   std::vector<Ns> lags;
+  std::map<std::size_t, std::vector<Ns>> per_pair;
   for (const OrderEdge& e : edges) {
     const ScopedOp& y = ops[e.from];
     const ScopedOp& x = ops[e.to];
@@ -115,10 +128,14 @@ void setBarrierLags(const DeviceView& view, std::vector<OrderEdge>& edges) {
     const RuntimeCall& c = view.call(*call);
     if (c.end > y.end || c.end > x.start || view.opsEndingIn(y.end, x.start, true) != 0) continue;
     lags.push_back(x.start - y.end);
+    per_pair[pairOf(e)].push_back(x.start - y.end);
   }
   if (lags.empty()) return;
-  const Ns lag = medianOf(std::move(lags));
-  for (OrderEdge& e : edges) e.lag = std::max(e.lag, lag);
+  const Ns any = medianOf(std::move(lags));
+  for (OrderEdge& e : edges) {
+    const auto pair = per_pair.find(pairOf(e));
+    e.lag = std::max(e.lag, pair != per_pair.end() ? medianOf(pair->second) : any);
+  }
 }
 
 std::vector<OrderEdge> programOrderEdges(const DeviceView& view) {
