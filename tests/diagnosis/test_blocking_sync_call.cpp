@@ -130,6 +130,24 @@ namespace {
 using test::TraceBuilder;
 using test::kUs;
 
+TEST_CASE("legacy barrier edges: the trace's barrier handoff is each edge's lag") {
+  // A kernel on blocking stream 13 (10-20), a legacy kernel launched long before it could run
+  // (26-30: 6 µs after A's end), then stream 14's kernel (34-40: 4 µs after B's end): the GPU's
+  // front end releases an op the barrier held some microseconds after the op it waited for ends.
+  TraceBuilder b;
+  b.launch(13, 1, 2, 10, 20);                 // A
+  b.launch(test::kNullStream, 3, 4, 26, 30);  // B: after A
+  b.launch(14, 5, 6, 34, 40);                 // C: after B
+  const Trace trace = b.build();
+  const diagnosis::DeviceView view(trace, Scope{}, 0);
+  const std::vector<diagnosis::OrderEdge> edges = diagnosis::legacyBarrierEdges(view);
+  REQUIRE(edges.size() == 2);
+  for (const diagnosis::OrderEdge& e : edges) {
+    CHECK(e.lag >= 4 * kUs);
+    CHECK(e.lag <= 6 * kUs);
+  }
+}
+
 TEST_CASE("legacy barrier edges: ops are ordered by when their call submitted them") {
   // Thread 2's launch to blocking stream 13 began (5 µs) before thread 1's cudaMemcpy on the
   // legacy stream (10 µs) but waited in the driver until after it (returned at 130): it was

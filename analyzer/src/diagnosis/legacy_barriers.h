@@ -35,6 +35,18 @@ std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vec
                                           const std::unordered_set<std::uint64_t>& created_blocking = {},
                                           bool moved_kernels_in_order = false);
 
+// The barrier hands off between streams the way an event wait does: the GPU's front end sees the
+// op waited for end and only then releases the op behind it, microseconds later (g000145: a
+// legacy memset began 6.6 µs after the blocking stream's copy it waited for ended, the next
+// blocking stream's copy 4.0 µs after the memset). Gives each edge (ops on their recorded
+// streams) the trace's median of that lag for its (from, to) engine pair, or over every pair
+// where its pair has none, sampled where the barrier is what released the op:
+// its launch call had returned and its stream's previous op ended by the time the op it waited
+// for ended, and no other op ended in between. None sampled: the edges stay as they are.
+// legacyBarrierEdges sets it (sampled on the edges between ops on their recorded streams; an
+// edge of a moved op takes the median of those edges' lags).
+void setBarrierLags(const DeviceView& view, std::vector<OrderEdge>& edges);
+
 // The order the program as written imposes besides stream order: its recorded stream waits
 // (stream_waits.h) and the legacy stream's implicit barriers. A what-if that only changes when
 // the host issues work (a synchronize removed or deferred, an allocation hoisted) keeps both: the

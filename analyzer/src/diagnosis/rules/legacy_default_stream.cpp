@@ -44,6 +44,7 @@
 
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/host_time_given.h"
+#include "diagnosis/legacy_barriers.h"
 #include "diagnosis/rules/legacy_threads.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/schedule_estimate.h"
@@ -552,6 +553,7 @@ std::optional<Finding> findLegacyDefaultStream(const DeviceView& view) {
       if (ready && *ready < start) builder.addRegion(Interval{std::max(*ready, scoped.start), start});
     }
   }
+  setBarrierLags(view, barriers);
   const std::vector<FixSaving> fixes =
       builder.count() > 0 ? fixSavings(view, legacy, barriers, per_context) : std::vector<FixSaving>{};
   builder.estimateSaving(fixes.empty() ? 0 : fixes.front().saving_ns);
