@@ -55,8 +55,16 @@ TraceIndex& indexOps(const Trace& trace) {
       throw UserError(fmt::format("{}: more than 2^32 GPU ops", trace.path));
     }
     index.ops_by_device.clear();
+    // Runs of one device's ops are the rule: its list is looked up only when the device changes
+    // (the map's nodes stay where they are as others are added).
+    std::vector<std::uint32_t>* on_device = nullptr;
+    std::uint16_t device_id = 0;
     for (std::size_t i = 0; i < trace.ops.size(); ++i) {
-      index.ops_by_device[trace.ops[i].device_id].push_back(static_cast<std::uint32_t>(i));
+      if (on_device == nullptr || trace.ops[i].device_id != device_id) {
+        device_id = trace.ops[i].device_id;
+        on_device = &index.ops_by_device[device_id];
+      }
+      on_device->push_back(static_cast<std::uint32_t>(i));
     }
     index.ops_data = trace.ops.data();
     index.ops_size = trace.ops.size();
