@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
-#include <limits>
+#include <optional>
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -83,59 +83,43 @@ std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vec
       if (after != list.end()) edges.push_back({pos, after->second});
     }
   }
-  // The lag is sampled on the edges between ops the trace shows where the barrier put them.
+  // The lag is sampled on the edges between ops the trace shows where the barrier put them; the
+  // others take those edges' median.
+  std::vector<std::size_t> recorded_at;  // into edges
   std::vector<OrderEdge> as_recorded;
-  for (const OrderEdge& e : edges) {
-    if (recorded(e.from) && recorded(e.to)) as_recorded.push_back(e);
+  for (std::size_t k = 0; k < edges.size(); ++k) {
+    if (!recorded(edges[k].from) || !recorded(edges[k].to)) continue;
+    recorded_at.push_back(k);
+    as_recorded.push_back(edges[k]);
   }
   setBarrierLags(view, as_recorded);
-  std::map<std::pair<std::size_t, std::size_t>, Ns> lag_of;
-  for (const OrderEdge& e : as_recorded) lag_of[{e.from, e.to}] = e.lag;
-  Ns any = 0;  // edges not between recorded ops: the recorded edges' median
-  if (!as_recorded.empty()) {
-    std::vector<Ns> all;
-    for (const OrderEdge& e : as_recorded) all.push_back(e.lag);
-    any = medianOf(std::move(all));
+  std::vector<Ns> lags;
+  for (const OrderEdge& e : as_recorded) lags.push_back(e.lag);
+  const Ns any = medianOf(std::move(lags));  // 0 without recorded edges
+  std::vector<bool> sampled(edges.size(), false);
+  for (std::size_t k = 0; k < recorded_at.size(); ++k) {
+    edges[recorded_at[k]].lag = std::max(edges[recorded_at[k]].lag, as_recorded[k].lag);
+    sampled[recorded_at[k]] = true;
   }
-  for (OrderEdge& e : edges) {
-    const auto it = lag_of.find({e.from, e.to});
-    e.lag = std::max(e.lag, it != lag_of.end() ? it->second : any);
+  for (std::size_t k = 0; k < edges.size(); ++k) {
+    if (!sampled[k]) edges[k].lag = std::max(edges[k].lag, any);
   }
   return edges;
 }
 
 void setBarrierLags(const DeviceView& view, std::vector<OrderEdge>& edges) {
   const auto& ops = view.ops();
-  std::vector<Ns> previous_end(ops.size(), std::numeric_limits<Ns>::min());
-  std::unordered_map<std::uint64_t, Ns> stream_end;  // per stream, the latest end of its ops so far
-  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
-    const auto [it, first] = stream_end.try_emplace(DeviceView::streamKey(view.op(ops[pos])), ops[pos].end);
-    if (first) continue;
-    previous_end[pos] = it->second;
-    it->second = std::max(it->second, ops[pos].end);
-  }
-  const auto pairOf = [&](const OrderEdge& e) {
-    return engineSlot(engineOf(view.op(ops[e.from]))) * kEngineSlots + engineSlot(engineOf(view.op(ops[e.to])));
-  };
-  std::vector<Ns> lags;
-  std::map<std::size_t, std::vector<Ns>> per_pair;
+  EnginePairLags samples;
   for (const OrderEdge& e : edges) {
     const ScopedOp& y = ops[e.from];
     const ScopedOp& x = ops[e.to];
-    if (x.start < y.end || previous_end[e.to] > y.end) continue;
-    const auto call = view.launchCall(view.op(x));
-    if (!call) continue;
-    const RuntimeCall& c = view.call(*call);
-    if (c.end > y.end || c.end > x.start || view.opsEndingIn(y.end, x.start, true) != 0) continue;
-    lags.push_back(x.start - y.end);
-    per_pair[pairOf(e)].push_back(x.start - y.end);
+    // Ready (launch call returned, its stream's previous op ended) by the time y ended.
+    const std::optional<Ns> ready = view.readyTime(e.to);
+    if (x.start < y.end || !ready || *ready > y.end || view.opsEndingIn(y.end, x.start, true) != 0) continue;
+    samples.add(view.op(y), view.op(x), x.start - y.end);
   }
-  if (lags.empty()) return;
-  const Ns any = medianOf(std::move(lags));
-  for (OrderEdge& e : edges) {
-    const auto pair = per_pair.find(pairOf(e));
-    e.lag = std::max(e.lag, pair != per_pair.end() ? medianOf(pair->second) : any);
-  }
+  if (samples.empty()) return;
+  for (OrderEdge& e : edges) e.lag = std::max(e.lag, samples.lag(view.op(ops[e.from]), view.op(ops[e.to])));
 }
 
 std::vector<OrderEdge> programOrderEdges(const DeviceView& view) {

@@ -161,35 +161,28 @@ namespace {
 
 // The time from the end of the op a wait waited for to the start of the op it released, where the
 // wait is what released it: that op was ready by then (StreamWait::ready) and no other op ended in
-// between (an engine or SMs freed by another op may have held it instead). Per (Y engine, X engine)
-// slot pair, row-major.
-std::vector<std::vector<Ns>> releaseSamples(const DeviceView& view, const std::vector<StreamWait>& waits) {
+// between (an engine or SMs freed by another op may have held it instead), per engine pair.
+EnginePairLags releaseSamples(const DeviceView& view, const std::vector<StreamWait>& waits) {
   const auto& ops = view.ops();
-  std::vector<std::vector<Ns>> samples(kEngineSlots * kEngineSlots);
+  EnginePairLags samples;
   for (const StreamWait& wait : waits) {
     if (wait.waited_for.size() != 1 || !wait.ready) continue;
     const ScopedOp y = ops[wait.waited_for.front()];
     const ScopedOp x = ops[wait.released];
     if (*wait.ready > y.end || x.start < y.end || view.opsEndingIn(y.end, x.start, true) != 0) continue;
-    const std::size_t from = engineSlot(engineOf(view.op(y)));
-    samples[from * kEngineSlots + engineSlot(engineOf(view.op(x)))].push_back(x.start - y.end);
+    samples.add(view.op(y), view.op(x), x.start - y.end);
   }
   return samples;
 }
 
 // StreamWait::release_lag of every wait with a producer.
 void setReleaseLags(const DeviceView& view, std::vector<StreamWait>& waits) {
-  const std::vector<std::vector<Ns>> samples = releaseSamples(view, waits);
-  std::vector<Ns> all;
-  for (const std::vector<Ns>& pair : samples) all.insert(all.end(), pair.begin(), pair.end());
-  const bool any = !all.empty();  // a sample of some engine pair: their median for other pairs
-  const Ns any_lag = any ? medianOf(std::move(all)) : 0;
+  EnginePairLags samples = releaseSamples(view, waits);
   for (StreamWait& wait : waits) {
     if (wait.waited_for.empty()) continue;
-    const Engine from = engineOf(view.op(view.ops()[wait.waited_for.back()]));
-    const Engine to = engineOf(view.op(view.ops()[wait.released]));
-    const std::vector<Ns>& pair = samples[engineSlot(from) * kEngineSlots + engineSlot(to)];
-    wait.release_lag = !pair.empty() ? medianOf(pair) : any ? any_lag : view.streamHandoff(from, to);
+    const GpuOp& from = view.op(view.ops()[wait.waited_for.back()]);
+    const GpuOp& to = view.op(view.ops()[wait.released]);
+    wait.release_lag = !samples.empty() ? samples.lag(from, to) : view.streamHandoff(engineOf(from), engineOf(to));
   }
 }
 
