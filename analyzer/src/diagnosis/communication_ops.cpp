@@ -12,11 +12,13 @@ namespace cuoverlap::diagnosis {
 
 CommunicationOps::CommunicationOps(const DeviceView& view)
     : view_(view), kernels_(view.trace()) {
+  if (kernels_.noneInTrace()) return;
   std::vector<Interval> comm;
   for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    if (view.kindAt(pos) != OpKind::kKernel) continue;
     const ScopedOp scoped = view.ops()[pos];
     const GpuOp& op = view.op(scoped);
-    if (op.kind == OpKind::kKernel && kernels_.isCommunication(op)) {
+    if (kernels_.isCommunication(op)) {
       positions_.push_back(pos);
       comm.push_back({scoped.start, scoped.end});
     }
@@ -24,9 +26,11 @@ CommunicationOps::CommunicationOps(const DeviceView& view)
   // Most devices run no collective: then the compute intervals are never asked for.
   if (positions_.empty()) return;
   std::vector<Interval> compute;
-  for (const ScopedOp scoped : view.ops()) {
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    if (view.kindAt(pos) != OpKind::kKernel) continue;
+    const ScopedOp scoped = view.ops()[pos];
     const GpuOp& op = view.op(scoped);
-    if (op.kind == OpKind::kKernel && !kernels_.isCommunication(op)) {
+    if (!kernels_.isCommunication(op)) {
       compute.push_back({scoped.start, scoped.end});
     }
   }

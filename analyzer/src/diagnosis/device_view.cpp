@@ -24,12 +24,6 @@ DeviceView::DeviceView(const Trace& trace, const Scope& scope, std::uint16_t dev
   computePreviousOnStreamEnds();
 }
 
-std::uint64_t DeviceView::streamKey(const GpuOp& op) {
-  // Context ids and stream ids are small in practice; pid keeps processes apart.
-  return (static_cast<std::uint64_t>(op.pid) << 40) ^
-         (static_cast<std::uint64_t>(op.context_id) << 24) ^ op.stream_id;
-}
-
 std::optional<Ns> DeviceView::readyTime(std::size_t position) const {
   const std::optional<std::size_t> launch = launchCall(op(ops()[position]));
   if (!launch) return std::nullopt;
@@ -43,6 +37,7 @@ void DeviceView::selectOps(const Scope& scope) {
   // The device's ops only (opsOnDevice): a scan of every op per device is quadratic in devices.
   const std::vector<std::uint32_t>& on_device = opsOnDevice(trace_, device_id_);
   op_indices_.reserve(on_device.size());
+  kinds_.reserve(on_device.size());
   // One pass (each op is a cache miss at 10^7 ops): the ops in scope, whether they come sorted by
   // clipped start, and the span's end.
   bool sorted = true;
@@ -52,6 +47,7 @@ void DeviceView::selectOps(const Scope& scope) {
     // The metrics' rule (opInScope), so that gaps, findings and metrics count the same ops.
     if (!opInScope(op, scope)) continue;
     op_indices_.push_back(i);
+    kinds_.push_back(op.kind);
     const Ns start = clippedStart(op, scope);
     sorted = sorted && start >= last_start;
     last_start = start;
@@ -62,6 +58,7 @@ void DeviceView::selectOps(const Scope& scope) {
     std::stable_sort(op_indices_.begin(), op_indices_.end(), [&](std::uint32_t a, std::uint32_t b) {
       return clippedStart(trace_.ops[a], scope) < clippedStart(trace_.ops[b], scope);
     });
+    for (std::size_t pos = 0; pos < op_indices_.size(); ++pos) kinds_[pos] = trace_.ops[op_indices_[pos]].kind;
   }
 }
 

@@ -77,12 +77,10 @@ HostState::HostState(const DeviceView& view) {
 }
 
 void HostState::findPageableCopyCalls(const DeviceView& view) {
-  for (const ScopedOp scoped : view.ops()) {
-    const GpuOp& op = view.op(scoped);
-    if (op.kind != OpKind::kMemcpy ||
-        (op.src_kind != MemKind::kPageable && op.dst_kind != MemKind::kPageable)) {
-      continue;
-    }
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    if (view.kindAt(pos) != OpKind::kMemcpy) continue;
+    const GpuOp& op = view.op(view.ops()[pos]);
+    if (op.src_kind != MemKind::kPageable && op.dst_kind != MemKind::kPageable) continue;
     if (const auto call = view.launchCall(op)) pageable_calls_.push_back(static_cast<std::uint32_t>(*call));
   }
   std::sort(pageable_calls_.begin(), pageable_calls_.end());
@@ -103,9 +101,10 @@ void HostState::findLazyFirstLaunches(const DeviceView& view) {
   std::vector<std::uint32_t> launches;
   std::unordered_map<StringId, std::uint32_t> first_call;  // per kernel name (not per string:
                                                            // one view per device of many)
-  for (const ScopedOp scoped : view.ops()) {
-    const GpuOp& op = view.op(scoped);
-    if (op.kind != OpKind::kKernel || (op.flags & op_flag::kFromGraph) != 0) continue;
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    if (view.kindAt(pos) != OpKind::kKernel) continue;
+    const GpuOp& op = view.op(view.ops()[pos]);
+    if ((op.flags & op_flag::kFromGraph) != 0) continue;
     const auto launch = view.launchCall(op);
     if (!launch || view.callKind(*launch) != ApiKind::kLaunch) continue;
     const RuntimeCall& call = view.call(*launch);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 
 #include "diagnosis/stream_waits.h"
@@ -61,21 +62,23 @@ Edges dataEdges(const DeviceView& view) {
 }
 
 // Without data-carrying waits an op is ordered with exactly the ops of its own stream: with every
-// kernel when no other stream has one. O(n) time, O(streams) memory.
+// kernel when no other stream has one. So with kernels on several streams no op is, and without
+// kernels every op is. O(n) time, O(1) memory; the ops are read only where one stream has every
+// kernel.
 std::vector<bool> orderedByStreamsAlone(const DeviceView& view) {
-  std::unordered_map<std::uint64_t, std::size_t> kernels;  // per stream
-  std::size_t total = 0;
-  for (const ScopedOp scoped : view.ops()) {
-    const GpuOp& op = view.op(scoped);
-    if (op.kind != OpKind::kKernel) continue;
-    ++kernels[DeviceView::streamKey(op)];
-    ++total;
+  const auto& ops = view.ops();
+  std::optional<std::uint64_t> kernel_stream;  // the stream of every kernel so far
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    if (view.kindAt(pos) != OpKind::kKernel) continue;
+    const std::uint64_t stream = DeviceView::streamKey(view.op(ops[pos]));
+    if (!kernel_stream) kernel_stream = stream;
+    if (*kernel_stream != stream) return std::vector<bool>(ops.size(), false);
   }
+  if (!kernel_stream) return std::vector<bool>(ops.size(), true);
   std::vector<bool> result;
-  result.reserve(view.ops().size());
-  for (const ScopedOp scoped : view.ops()) {
-    const auto own = kernels.find(DeviceView::streamKey(view.op(scoped)));
-    result.push_back((own == kernels.end() ? 0 : own->second) == total);
+  result.reserve(ops.size());
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    result.push_back(DeviceView::streamKey(view.op(ops[pos])) == *kernel_stream);
   }
   return result;
 }

@@ -143,10 +143,9 @@ Ns eventRecordTime(const DeviceView& view) {
   }
   if (!records.empty()) return medianOf(std::move(records));
   std::vector<Ns> launches;
-  for (const ScopedOp& scoped : view.ops()) {
-    const GpuOp& op = view.op(scoped);
-    if (op.kind != OpKind::kKernel) continue;
-    if (const auto launch = view.launchCall(op)) {
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    if (view.kindAt(pos) != OpKind::kKernel) continue;
+    if (const auto launch = view.launchCall(view.op(view.ops()[pos]))) {
       launches.push_back(view.call(*launch).end - view.call(*launch).start);
     }
   }

@@ -98,9 +98,9 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
   const auto& ops = view.ops();
   std::vector<Filler> fillers;
   for (std::size_t k = 0; k < ops.size(); ++k) {
+    if (view.kindAt(k) != OpKind::kKernel) continue;
     const GpuOp& kernel = view.op(ops[k]);
-    if (kernel.kind != OpKind::kKernel || view.onLegacyDefaultStream(kernel) ||
-        !fillsDevice(*device, kernel)) {
+    if (view.onLegacyDefaultStream(kernel) || !fillsDevice(*device, kernel)) {
       continue;
     }
     const Ns length = ops[k].end - ops[k].start;

@@ -91,8 +91,10 @@ constexpr double kWarningSavingShare = 0.05;
 
 Ns medianKernelDuration(const DeviceView& view) {
   std::vector<Ns> durations;
-  for (const ScopedOp& scoped : view.ops()) {
-    if (view.op(scoped).kind == OpKind::kKernel) durations.push_back(scoped.end - scoped.start);
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    if (view.kindAt(pos) != OpKind::kKernel) continue;
+    const ScopedOp scoped = view.ops()[pos];
+    durations.push_back(scoped.end - scoped.start);
   }
   if (durations.size() < kMinKernels) return kShortKernelNs;  // too few kernels: never short
   return medianOf(std::move(durations));
@@ -136,10 +138,9 @@ std::size_t loopPeriod(const std::vector<LaunchShape>& shapes) {
 // kernel launch call, over its further nodes; none without both.
 std::optional<Ns> graphNodeLaunchTime(const DeviceView& view) {
   std::unordered_map<std::size_t, Ns> nodes;  // launch call -> the kernels it launched
-  for (const ScopedOp& scoped : view.ops()) {
-    const GpuOp& op = view.op(scoped);
-    if (op.kind != OpKind::kKernel) continue;
-    if (const auto launch = view.launchCall(op)) ++nodes[*launch];
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    if (view.kindAt(pos) != OpKind::kKernel) continue;
+    if (const auto launch = view.launchCall(view.op(view.ops()[pos]))) ++nodes[*launch];
   }
   std::vector<Ns> kernel_launch;
   std::vector<std::pair<Ns, Ns>> graph_launch;  // (duration, nodes)

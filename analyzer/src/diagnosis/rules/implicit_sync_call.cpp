@@ -47,8 +47,8 @@ constexpr double kWarningShareOfSpan = 0.05;
 
 // The allocation calls between GPU work: after the first op started, before the last op started.
 std::vector<std::size_t> allocationCalls(const DeviceView& view) {
-  Ns last_start = 0;
-  for (const ScopedOp& scoped : view.ops()) last_start = std::max(last_start, scoped.start);
+  // ops() come sorted by (clipped) start: the last one starts last.
+  const Ns last_start = view.empty() ? 0 : std::max<Ns>(0, view.ops()[view.ops().size() - 1].start);
   std::vector<std::size_t> calls;
   for (std::size_t call : view.calls()) {
     const RuntimeCall& c = view.call(call);

@@ -141,12 +141,21 @@ std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rate
   std::map<std::pair<std::uint64_t, std::uint64_t>, Open> open;  // per (stream, issuing thread)
   const ThreadLaunches launches(view);
   const ThreadWaits waits(view);
+  // Runs of one stream's ops from one thread are common: the last key's state is asked first
+  // (the map's nodes stay where they are as others are added).
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> last_key;
+  Open* last_state = nullptr;
   std::size_t position = 0;
   for (const ScopedOp& scoped : view.ops()) {
     const std::size_t at = position++;
     const GpuOp& op = view.op(scoped);
     const int d = op.isCopy() ? directionOf(op) : -1;
-    Open& state = open[{DeviceView::streamKey(op), issuingThread(view, op)}];
+    const std::pair<std::uint64_t, std::uint64_t> key{DeviceView::streamKey(op), issuingThread(view, op)};
+    if (last_key != key) {
+      last_state = &open[key];
+      last_key = key;
+    }
+    Open& state = *last_state;
     const bool is_small = d >= 0 && small(op, rates[d], view.engineTurnaround(engineOf(op)));
     if (d < 0) {
       state.direction = -1;

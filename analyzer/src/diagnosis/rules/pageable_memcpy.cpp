@@ -195,9 +195,9 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
   FindingBuilder builder(view, "pageable-memcpy", Severity::kWarning);
   PageableCopies copies;
   std::uint64_t bytes = 0;
-  std::size_t position = 0;
-  for (const ScopedOp& scoped : view.ops()) {
-    const std::size_t at = position++;
+  for (std::size_t at = 0; at < view.ops().size(); ++at) {
+    if (view.kindAt(at) != OpKind::kMemcpy) continue;
+    const ScopedOp scoped = view.ops()[at];
     const GpuOp& op = view.op(scoped);
     if (!pageable(op)) continue;
     if (builder.count() == 0) {  // the first pageable copy: now the rates and per-op state

@@ -31,8 +31,9 @@ void addSynchronousTransfers(const DeviceView& view, OpKind kind, ApiKind sync_k
   const std::vector<HostBlockingCharge> charges = chargeHostBlockingCalls(view);
   const auto& ops = view.ops();
   for (std::size_t pos = 1; pos < ops.size(); ++pos) {
+    if (view.kindAt(pos) != kind) continue;
     const GpuOp& op = view.op(ops[pos]);
-    if (op.kind != kind || !issuedSynchronously(view, op, sync_kind)) continue;
+    if (!issuedSynchronously(view, op, sync_kind)) continue;
     Interval charged;
     if (const auto call = view.launchCall(op)) {
       const HostBlockingCharge* charge = chargeOf(charges, *call);

@@ -44,9 +44,10 @@ std::optional<Finding> findTransferBound(const DeviceView& view) {
   engines[0].name = "HtoD";
   engines[1].name = "DtoH";
   engines[2].name = "device-to-device";
-  for (const ScopedOp scoped : view.ops()) {
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    if (view.kindAt(pos) != OpKind::kMemcpy) continue;
+    const ScopedOp scoped = view.ops()[pos];
     const GpuOp& op = view.op(scoped);
-    if (op.kind != OpKind::kMemcpy) continue;
     CopyEngine& engine = engines[slotOf(engineOf(op))];
     engine.busy.add(scoped.start, scoped.end);
     engine.bytes += op.bytes;
