@@ -37,7 +37,7 @@ void DeviceView::selectOps(const Scope& scope) {
   // The device's ops only (opsOnDevice): a scan of every op per device is quadratic in devices.
   const std::vector<std::uint32_t>& on_device = opsOnDevice(trace_, device_id_);
   op_indices_.reserve(on_device.size());
-  kinds_.reserve(on_device.size());
+  op_bits_.reserve(on_device.size());
   // One pass (each op is a cache miss at 10^7 ops): the ops in scope, whether they come sorted by
   // clipped start, and the span's end.
   bool sorted = true;
@@ -47,7 +47,7 @@ void DeviceView::selectOps(const Scope& scope) {
     // The metrics' rule (opInScope), so that gaps, findings and metrics count the same ops.
     if (!opInScope(op, scope)) continue;
     op_indices_.push_back(i);
-    kinds_.push_back(op.kind);
+    op_bits_.push_back(opBits(op));
     const Ns start = clippedStart(op, scope);
     sorted = sorted && start >= last_start;
     last_start = start;
@@ -58,7 +58,7 @@ void DeviceView::selectOps(const Scope& scope) {
     std::stable_sort(op_indices_.begin(), op_indices_.end(), [&](std::uint32_t a, std::uint32_t b) {
       return clippedStart(trace_.ops[a], scope) < clippedStart(trace_.ops[b], scope);
     });
-    for (std::size_t pos = 0; pos < op_indices_.size(); ++pos) kinds_[pos] = trace_.ops[op_indices_[pos]].kind;
+    for (std::size_t pos = 0; pos < op_indices_.size(); ++pos) op_bits_[pos] = opBits(trace_.ops[op_indices_[pos]]);
   }
 }
 

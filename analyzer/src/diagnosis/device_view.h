@@ -90,9 +90,12 @@ class DeviceView {
   std::uint16_t deviceId() const { return device_id_; }
   ScopedOps ops() const { return {trace_.ops, op_indices_, window_start_, window_end_}; }
   const GpuOp& op(const ScopedOp& scoped) const { return trace_.ops[scoped.index]; }
-  // The kind of the op at `position` of ops(), from a byte per op kept by the view: a pass that
-  // wants one kind of op tests this before it reads the op (a cache miss per op at 10^7 ops).
-  OpKind kindAt(std::size_t position) const { return kinds_[position]; }
+  // The kind of the op at `position` of ops(), and whether it ran on a legacy default stream
+  // (onLegacyDefaultStream), from a byte per op kept by the view: a pass that wants one kind of op
+  // tests it before it reads the op (a cache miss per op at 10^7 ops), and passes that ask every
+  // op for its stream make no search of the trace's legacy streams each.
+  OpKind kindAt(std::size_t position) const { return static_cast<OpKind>(op_bits_[position] & kKindBits); }
+  bool onLegacyDefaultStreamAt(std::size_t position) const { return (op_bits_[position] & kLegacyBit) != 0; }
   bool empty() const { return op_indices_.empty(); }
   Ns spanStart() const { return empty() ? 0 : ops().front().start; }
   Ns spanEnd() const { return span_end_; }
@@ -216,7 +219,14 @@ class DeviceView {
   Ns window_start_;
   Ns window_end_;
   std::vector<std::uint32_t> op_indices_;  // into Trace::ops, sorted by clipped start
-  std::vector<OpKind> kinds_;              // per position of ops(): kindAt's
+  // Per position of ops(): the OpKind in kKindBits, kLegacyBit when on a legacy default stream.
+  static constexpr std::uint8_t kKindBits = 0x3;
+  static constexpr std::uint8_t kLegacyBit = 0x4;
+  std::uint8_t opBits(const GpuOp& op) const {
+    return static_cast<std::uint8_t>(static_cast<std::uint8_t>(op.kind) |
+                                     (onLegacyDefaultStream(op) ? kLegacyBit : 0));
+  }
+  std::vector<std::uint8_t> op_bits_;
   Ns span_end_ = 0;
   std::vector<std::size_t> calls_;
   bool has_launch_calls_ = false;  // some process of the view has a call with a correlation id

@@ -68,10 +68,10 @@ DeviceView::DeviceView(const DeviceView& whole, const WindowIndex& index, Ns win
       has_launch_calls_(whole.has_launch_calls_), legacy_streams_(whole.legacy_streams_) {
   if (window_end_ <= window_start_) return;
   op_indices_ = index.opsIn(window_start_, window_end_);
-  kinds_.reserve(op_indices_.size());
+  op_bits_.reserve(op_indices_.size());
   for (std::uint32_t i : op_indices_) {
     span_end_ = std::max(span_end_, std::min(trace_.ops[i].end, window_end_));
-    kinds_.push_back(trace_.ops[i].kind);
+    op_bits_.push_back(opBits(trace_.ops[i]));
   }
   // The whole view's calls and syncs cover this view's host range (its ops are a subset).
   const std::vector<std::uint32_t> pids = viewPids();

@@ -149,8 +149,8 @@ struct ReleasedCopies {
 ReleasedCopies releasedCopies(const DeviceView& view, const std::vector<Moved>& moved,
                               const std::vector<std::uint64_t>& lane) {
   std::optional<std::uint64_t> legacy;
-  for (const ScopedOp& scoped : view.ops()) {
-    if (view.onLegacyDefaultStream(view.op(scoped))) legacy = DeviceView::streamKey(view.op(scoped));
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    if (view.onLegacyDefaultStreamAt(pos)) legacy = DeviceView::streamKey(view.op(view.ops()[pos]));
   }
   ReleasedCopies released;
   for (std::size_t p = 0; p < moved.size(); ++p) {
@@ -167,9 +167,9 @@ ReleasedCopies releasedCopies(const DeviceView& view, const std::vector<Moved>& 
 // The launch calls of the view's ops on the legacy stream, sorted.
 std::vector<std::size_t> legacyLaunchCalls(const DeviceView& view) {
   std::vector<std::size_t> calls;
-  for (const ScopedOp& scoped : view.ops()) {
-    const auto call = view.launchCall(view.op(scoped));
-    if (call && view.onLegacyDefaultStream(view.op(scoped))) calls.push_back(*call);
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    if (!view.onLegacyDefaultStreamAt(pos)) continue;
+    if (const auto call = view.launchCall(view.op(view.ops()[pos]))) calls.push_back(*call);
   }
   std::sort(calls.begin(), calls.end());
   return calls;
@@ -219,8 +219,8 @@ struct KeptLegacyCall {
 std::vector<KeptLegacyCall> keptLegacyCalls(const DeviceView& view, const std::vector<Moved>& moved) {
   std::vector<KeptLegacyCall> out;
   for (std::size_t p = 0; p < view.ops().size(); ++p) {
+    if (moved[p] != Moved::kNo || !view.onLegacyDefaultStreamAt(p)) continue;
     const GpuOp& op = view.op(view.ops()[p]);
-    if (moved[p] != Moved::kNo || !view.onLegacyDefaultStream(op)) continue;
     const auto call = view.launchCall(op);
     if (!call) continue;
     const ApiKind kind = view.callKind(*call);

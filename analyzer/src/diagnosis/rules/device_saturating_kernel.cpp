@@ -100,7 +100,7 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
   for (std::size_t k = 0; k < ops.size(); ++k) {
     if (view.kindAt(k) != OpKind::kKernel) continue;
     const GpuOp& kernel = view.op(ops[k]);
-    if (view.onLegacyDefaultStream(kernel) || !fillsDevice(*device, kernel)) {
+    if (view.onLegacyDefaultStreamAt(k) || !fillsDevice(*device, kernel)) {
       continue;
     }
     const Ns length = ops[k].end - ops[k].start;
@@ -126,7 +126,7 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
       active.erase(active.begin());
     }
     if (active.empty() || waiting.kind != OpKind::kKernel ||
-        view.onLegacyDefaultStream(waiting) || fillsDevice(*device, waiting)) {
+        view.onLegacyDefaultStreamAt(j) || fillsDevice(*device, waiting)) {
       continue;
     }
     std::optional<Ns> ready = view.readyTime(j);

@@ -383,9 +383,8 @@ std::vector<CallChange> stagedBehindBlockingStreams(const DeviceView& view, cons
                                                     const std::map<std::uint32_t, BlockingStreamLaunches>& per_context) {
   std::map<std::size_t, std::size_t> legacy_position;  // launch call -> position
   for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
-    const GpuOp& op = view.op(view.ops()[pos]);
-    const auto call = view.launchCall(op);
-    if (call && view.onLegacyDefaultStream(op)) legacy_position.emplace(*call, pos);
+    if (!view.onLegacyDefaultStreamAt(pos)) continue;
+    if (const auto call = view.launchCall(view.op(view.ops()[pos]))) legacy_position.emplace(*call, pos);
   }
   const std::vector<std::uint64_t> thread = launchingThreads(view);
   const CallsByStart pageable = byStart(view, pageableCopyCalls(view));
@@ -520,10 +519,11 @@ std::optional<Finding> findLegacyDefaultStream(const DeviceView& view) {
   std::vector<OrderEdge> barriers;
   const auto& ops = view.ops();
   for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    if (!view.onLegacyDefaultStreamAt(pos)) continue;
     const ScopedOp scoped = ops[pos];
     const GpuOp& op = view.op(scoped);
     const auto call = view.launchCall(op);
-    if (!call || !view.onLegacyDefaultStream(op)) continue;
+    if (!call) continue;
     if (std::binary_search(shared.begin(), shared.end(), pos)) {
       builder.add(Interval{scoped.start, scoped.end},
                   evidenceForOp(view, op, fmt::format("{} on the legacy default stream, which "

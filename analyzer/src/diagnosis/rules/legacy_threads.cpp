@@ -14,9 +14,9 @@ std::vector<LegacyOp> legacyOps(const DeviceView& view) {
   std::vector<LegacyOp> out;
   const auto& ops = view.ops();
   for (std::size_t pos = 0; pos < ops.size(); ++pos) {
-    const GpuOp& op = view.op(ops[pos]);
-    const auto call = view.launchCall(op);
-    if (!call || !view.onLegacyDefaultStream(op)) continue;
+    if (!view.onLegacyDefaultStreamAt(pos)) continue;
+    const auto call = view.launchCall(view.op(ops[pos]));
+    if (!call) continue;
     const RuntimeCall& c = view.call(*call);
     const ApiKind kind = view.callKind(*call);
     out.push_back({pos, threadKey(c), c.start,

@@ -54,9 +54,10 @@ bool pageable(const GpuOp& op) {
 // The launch calls of the pageable copies on a stream other than the legacy default stream.
 std::vector<std::size_t> pageableAsyncToCreated(const DeviceView& view) {
   std::vector<std::size_t> out;
-  for (const ScopedOp& scoped : view.ops()) {
-    const GpuOp& op = view.op(scoped);
-    if (!pageable(op) || view.onLegacyDefaultStream(op)) continue;
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    if (view.kindAt(pos) != OpKind::kMemcpy || view.onLegacyDefaultStreamAt(pos)) continue;
+    const GpuOp& op = view.op(view.ops()[pos]);
+    if (!pageable(op)) continue;
     if (const auto launch = view.launchCall(op)) out.push_back(*launch);
   }
   return out;

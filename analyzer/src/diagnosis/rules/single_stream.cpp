@@ -185,7 +185,7 @@ std::vector<StreamWork> workPerStream(const DeviceView& view, const std::vector<
     } else if (op.kind == OpKind::kMemcpy) {
       ++work.copies;
       if (op.src_kind == MemKind::kPageable || op.dst_kind == MemKind::kPageable) ++work.pageable;
-      if (view.onLegacyDefaultStream(op)) ++work.legacy_copies;
+      if (view.onLegacyDefaultStreamAt(pos)) ++work.legacy_copies;
       if (hostDeviceTransfer(op)) {
         work.pending_copy = true;
         work.pending_before_is_kernel = work.previous_is_kernel;

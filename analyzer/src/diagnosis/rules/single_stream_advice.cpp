@@ -26,7 +26,7 @@ std::vector<std::uint64_t> workStreams(const DeviceView& view) {
   for (std::size_t pos = 0; pos < ops.size(); ++pos) {
     const GpuOp& op = view.op(ops[pos]);
     keys[pos] = DeviceView::streamKey(op);
-    if (synchronousCopyCall(view, op) && view.onLegacyDefaultStream(op)) moved.push_back(pos);
+    if (view.onLegacyDefaultStreamAt(pos) && synchronousCopyCall(view, op)) moved.push_back(pos);
   }
   if (moved.empty()) return keys;
   const auto threadOf = [&](std::size_t pos) -> std::optional<std::uint64_t> {

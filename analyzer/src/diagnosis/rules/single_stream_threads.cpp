@@ -84,8 +84,8 @@ std::optional<std::vector<std::uint64_t>> threadsOwnWork(const DeviceView& view,
   std::unordered_map<std::uint64_t, std::optional<std::uint64_t>> issuer;
   std::unordered_map<std::uint64_t, bool> shared;
   for (std::size_t pos = 0; pos < keys.size(); ++pos) {
-    const GpuOp& op = view.op(view.ops()[pos]);
-    if (!view.onLegacyDefaultStream(op) || keys[pos] != DeviceView::streamKey(op)) continue;
+    if (!view.onLegacyDefaultStreamAt(pos)) continue;
+    if (keys[pos] != DeviceView::streamKey(view.op(view.ops()[pos]))) continue;
     const auto thread = launchingThread(view, pos);
     if (!thread) continue;
     const auto [it, inserted] = issuer.try_emplace(keys[pos], thread);
