@@ -602,6 +602,28 @@ TEST_CASE("the host's launches follow a synchronize that returned before its ker
   CHECK(model.span({}) == view.spanLength());
 }
 
+TEST_CASE("a kernel its thread issues sooner in a what-if queues ahead of another thread's") {
+  // A kernel that fills the device runs from 2 to 102 µs. Thread 1 issues a 2-wave kernel at
+  // 10 µs (it runs from 102 to 302), thread 2 a 64-block kernel at 20 µs, which waited behind it
+  // to the middle of its last wave (252 µs) and, sharing those SMs with the wave's last blocks,
+  // ended 12.5 µs late: span 362.5 µs.
+  TraceBuilder b;
+  b.launch(13, 0, 1, 2, 102).grid_blocks = 132 * 8;
+  b.launch(14, 10, 11, 102, 302).grid_blocks = 132 * 8 * 2;
+  b.launch(15, 20, 21, 252, 352).grid_blocks = 64;
+  b.trace().runtime_calls.back().tid = 2;
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const ScheduleModel model(view);
+  CHECK(model.span({}) == TraceBuilder::ns(362.5));
+  std::vector<Ns> earlier(view.ops().size(), 0);
+  CHECK(model.span({}, earlier) == TraceBuilder::ns(362.5));
+  // Thread 2 given 15 µs of host time back issues its kernel at 5 µs, before thread 1's: the
+  // block scheduler serves it first as the device frees up, and the 2-wave kernel starts beside it.
+  earlier[at(view, 252)] = TraceBuilder::ns(15);
+  CHECK(model.span({}, earlier) == TraceBuilder::ns(300));
+}
+
 TEST_CASE("a synchronize waits only for the other threads' work issued before it begins") {
   // Thread 1: a kernel, a synchronize, 47 µs of host code, a second synchronize, a kernel.
   // Thread 2 (its own synchronize first) launches a 107 µs kernel at 140 µs, before thread 1's

@@ -70,6 +70,7 @@ class ScheduleRun {
   const ScheduleModel& m_;
   std::vector<Ns> duration_;                   // the model's, with the faster ops' applied
   std::vector<Ns> ready_;                      // release, then max with predecessors' ends
+  std::vector<Ns> earlier_;                    // per op: host time given back before its release
   std::vector<std::uint32_t> remaining_;       // predecessors not yet finished
   std::vector<std::size_t> first_successor_;   // CSR over successors
   std::vector<Successor> successors_;
@@ -133,6 +134,7 @@ ScheduleRun::ScheduleRun(const ScheduleModel& model, const std::vector<OrderEdge
     for (std::size_t p = 0; p < model.size(); ++p) ready_[p] -= earlier[p];
   }
   for (const FasterOp& op : faster) duration_[op.position] = op.duration;
+  earlier_ = earlier;
   const std::size_t nodes = model.size() + model.barriers_.size();
   duration_.resize(nodes, 0);
   ready_.resize(nodes, std::numeric_limits<Ns>::min());
@@ -382,6 +384,13 @@ void ScheduleRun::promote(EngineState& engine) {
     engine.waiting.pop();
     Ns rank = pos < m_.size() ? static_cast<Ns>(m_.rank_[pos]) : static_cast<Ns>(pos);
     if (high(pos)) rank -= static_cast<Ns>(ready_.size());  // before every default-priority op
+    if (pos < m_.size() && m_.engine_[pos] == ScheduleModel::kSmEngine && !earlier_.empty()) {
+      // A kernel reaches the block scheduler when its thread issues it: one whose thread the
+      // what-if gives host time back is issued that much sooner, ahead of another thread's
+      // kernels issued in between (the rank's order where nothing is given back).
+      rank = m_.issued_[pos] - m_.span_start_ - earlier_[pos];
+      if (high(pos)) rank -= Ns{1} << 60;  // before every default-priority kernel
+    }
     engine.queued.push({rank, pos});
   }
 }

@@ -35,7 +35,9 @@
 //   - kernels share the SMs, each taking the fraction min(1, grid blocks / (SM count x resident
 //     blocks per SM)) for its whole measured duration (1 when the grid or the device limits are
 //     unknown: such kernels never run side by side). Ready kernels start in issue order on the
-//     SMs left free, as the block scheduler places blocks: a kernel that got fewer SMs than its
+//     SMs left free, as the block scheduler places blocks (the what-if's issue order: a kernel
+//     whose thread it gives host time back is issued that much sooner, and queues ahead of
+//     another thread's kernels issued in between): a kernel that got fewer SMs than its
 //     share, or that runs in more than one wave, is still placing blocks; it takes SMs as they
 //     free up, and no later kernel starts until it has placed them all (its share held, and for
 //     one of several waves its end).
