@@ -18,9 +18,10 @@ DeviceView::DeviceView(const Trace& trace, const Scope& scope, std::uint16_t dev
     : trace_(trace), call_index_(&callIndex(trace)), device_id_(device_id),
       window_start_(scope.window_start), window_end_(scope.window_end),
       legacy_streams_(&legacyDefaultStreams(trace)) {
-  selectOps(scope);
-  selectCalls();
-  computeIdle();
+  std::vector<std::uint32_t> pids;
+  const bool idle_found = selectOps(scope, pids);
+  selectCalls(pids);
+  computeIdle(idle_found);
   computePreviousOnStreamEnds();
 }
 
@@ -30,7 +31,7 @@ std::optional<Ns> DeviceView::readyTime(std::size_t position) const {
   return std::max(call(*launch).end, previous_on_stream_end_[position]);
 }
 
-void DeviceView::selectOps(const Scope& scope) {
+bool DeviceView::selectOps(const Scope& scope, std::vector<std::uint32_t>& pids) {
   if (trace_.ops.size() > std::numeric_limits<std::uint32_t>::max()) {
     throw UserError(fmt::format("{}: more than 2^32 GPU ops", trace_.path));
   }
@@ -39,27 +40,38 @@ void DeviceView::selectOps(const Scope& scope) {
   op_indices_.reserve(on_device.size());
   op_bits_.reserve(on_device.size());
   // One pass (each op is a cache miss at 10^7 ops): the ops in scope, whether they come sorted by
-  // clipped start, and the span's end.
+  // clipped start, the span's end, the processes (viewPids') and, while they come sorted, the
+  // idle intervals (computeIdle's).
   bool sorted = true;
   Ns last_start = std::numeric_limits<Ns>::min();
+  Ns covered_until = 0;
   for (std::uint32_t i : on_device) {
     const GpuOp& op = trace_.ops[i];
     // The metrics' rule (opInScope), so that gaps, findings and metrics count the same ops.
     if (!opInScope(op, scope)) continue;
     op_indices_.push_back(i);
     op_bits_.push_back(opBits(op));
+    if (pids.empty() || pids.back() != op.pid) pids.push_back(op.pid);  // runs of one pid are common
     const Ns start = clippedStart(op, scope);
+    const Ns end = clippedEnd(op, scope);
     sorted = sorted && start >= last_start;
     last_start = start;
-    span_end_ = std::max(span_end_, clippedEnd(op, scope));
+    span_end_ = std::max(span_end_, end);
+    if (op_indices_.size() == 1) covered_until = start;
+    if (start > covered_until) idle_.push_back({covered_until, start});
+    covered_until = std::max(covered_until, end);
   }
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
   // The reader returns ops sorted by start and clipping keeps that order; test-built traces may not.
   if (!sorted) {
     std::stable_sort(op_indices_.begin(), op_indices_.end(), [&](std::uint32_t a, std::uint32_t b) {
       return clippedStart(trace_.ops[a], scope) < clippedStart(trace_.ops[b], scope);
     });
     for (std::size_t pos = 0; pos < op_indices_.size(); ++pos) op_bits_[pos] = opBits(trace_.ops[op_indices_[pos]]);
+    idle_.clear();  // found out of order: computeIdle's pass
   }
+  return sorted;
 }
 
 std::vector<std::uint32_t> DeviceView::viewPids() const {
@@ -102,8 +114,7 @@ void DeviceView::selectHostRecords(const std::vector<std::uint32_t>& pids,
   syncs_ = std::move(syncs);
 }
 
-void DeviceView::selectCalls() {
-  const std::vector<std::uint32_t> pids = viewPids();
+void DeviceView::selectCalls(const std::vector<std::uint32_t>& pids) {
   for (std::uint32_t pid : pids) {
     has_launch_calls_ = has_launch_calls_ || call_index_->hasLaunchCalls(pid);
   }
@@ -128,11 +139,13 @@ void DeviceView::computePreviousOnStreamEnds() {
   }
 }
 
-void DeviceView::computeIdle() {
-  Ns covered_until = spanStart();
-  for (const ScopedOp op : ops()) {
-    if (op.start > covered_until) idle_.push_back({covered_until, op.start});
-    covered_until = std::max(covered_until, op.end);
+void DeviceView::computeIdle(bool found) {
+  if (!found) {
+    Ns covered_until = spanStart();
+    for (const ScopedOp op : ops()) {
+      if (op.start > covered_until) idle_.push_back({covered_until, op.start});
+      covered_until = std::max(covered_until, op.end);
+    }
   }
   idle_before_.reserve(idle_.size() + 1);
   idle_before_.push_back(0);

@@ -204,13 +204,15 @@ class DeviceView {
   Ns windowEnd() const { return window_end_; }
 
  private:
-  void selectOps(const Scope& scope);
-  void selectCalls();
+  // Returns whether idle_ was found on the way (the ops came sorted).
+  bool selectOps(const Scope& scope, std::vector<std::uint32_t>& pids);
+  void selectCalls(const std::vector<std::uint32_t>& pids);
   std::vector<std::uint32_t> viewPids() const;
   Interval hostRange() const;
   void selectHostRecords(const std::vector<std::uint32_t>& pids, std::vector<std::size_t> calls,
                          std::vector<const SyncEvent*> syncs);
-  void computeIdle();
+  // idle_ (unless `found`) and its prefix sums.
+  void computeIdle(bool found = false);
   void computePreviousOnStreamEnds();
 
   const Trace& trace_;

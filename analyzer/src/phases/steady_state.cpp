@@ -255,13 +255,14 @@ Phases findPhases(const Trace& trace, const Scope& scope) {
   }
   std::sort(idle.begin(), idle.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
   // Times count from the report's one origin, the trace's first GPU op on any device, even when
-  // --device or --pid leaves that op out of scope.
-  const Ns origin = firstOpStart(trace);
+  // --device or --pid leaves that op out of scope (a pass over the ops: only for a gap to note).
+  std::optional<Ns> origin;
   for (const Interval& gap : idle) {
     if (!long_enough(gap.length())) continue;
+    if (!origin) origin = firstOpStart(trace);
     phases.notes.push_back(fmt::format(
         "from +{} to +{} ({}, {} of the run) no GPU work ran on any device",
-        units::formatDuration(gap.start - origin), units::formatDuration(gap.end - origin),
+        units::formatDuration(gap.start - *origin), units::formatDuration(gap.end - *origin),
         units::formatDuration(gap.length()),
         units::formatPercent(static_cast<double>(gap.length()) / run)));
   }
