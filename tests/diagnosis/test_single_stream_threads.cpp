@@ -12,6 +12,8 @@
 #include "diagnosis/rules/single_stream_advice.h"
 #include "diagnosis/rules/single_stream_fixes.h"
 #include "diagnosis/rules/single_stream_threads.h"
+#include "diagnosis/schedule_estimate.h"
+#include "diagnosis/stream_waits.h"
 #include "findings_test_util.h"
 #include "trace_builder.h"
 
@@ -384,6 +386,40 @@ TEST_CASE("single-stream: a kernel the split moves keeps the barrier's recorded 
   const std::vector<OrderEdge> kept = diagnosis::legacyBarrierEdges(view, lanes, {lane}, true);
   CHECK(has(kept, legacy, moved));
   CHECK_FALSE(has(kept, moved, legacy));
+}
+
+TEST_CASE("single-stream: the split's saving without other threads' freed host time is its own loop's") {
+  // Thread 1's loop on stream 13: three chunks of a staged pageable copy (calls of 40 µs) and a
+  // kernel. Thread 2's launches to stream 14 take 2 µs alone and 30 µs where they began during a
+  // staged call; its last kernel (320-420 µs) ends the span. Split, the copies are pinned and
+  // asynchronous: thread 2's held launches get back their 28 µs each and its last kernel runs
+  // sooner. Without the other threads' freed time (`others_freed` false: what the barrier test of
+  // a loop that took turns by the legacy barrier weighs) only the loop itself moves, and the
+  // span, thread 2's, stays.
+  TraceBuilder b;
+  for (int k = 0; k < 3; ++k) {
+    const double t = 100.0 * k;
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 40, t + 30, t + 45, CopyKind::kHtoD, MemKind::kPageable);
+    b.launch(13, t + 41, t + 43, t + 71, t + 80);
+    b.launch(14, t + 10, t + 40, t + 41, t + 50);  // held by the staged call
+    b.trace().runtime_calls.back().tid = 2;
+    b.launch(14, t + 60, t + 62, t + 63, t + 70);  // alone
+    b.trace().runtime_calls.back().tid = 2;
+  }
+  b.launch(14, 317, 319, 320, 420);
+  b.trace().runtime_calls.back().tid = 2;
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const std::vector<std::uint64_t> keys = ownWork(view);
+  const std::uint64_t loop = DeviceView::streamKey(view.op(view.ops()[0]));
+  const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+  const std::vector<OrderEdge> waits = diagnosis::waitEdges(diagnosis::streamWaits(view));
+  const std::vector<OrderEdge> order = diagnosis::programOrderEdges(view);
+  const diagnosis::ScheduleModel model(view, host, order);
+  const Ns freed = diagnosis::splitSaving(view, keys, host, model, waits, order, loop);
+  const Ns own = diagnosis::splitSaving(view, keys, host, model, waits, order, loop, true, false, true, false);
+  CHECK(freed >= TraceBuilder::ns(50));
+  CHECK(own < freed);
 }
 
 }  // namespace

@@ -412,12 +412,14 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
       fix.split = 0;
     }
     // A loop that did not hold its extent is named for the turns the legacy stream's barrier
-    // made it take: only where leaving the barrier is at least half of what its split saves (the
-    // split with the barriers as they were, and the other threads' calls it held kept waiting,
-    // saves less than half). Else its saving is the pipeline's that heldItsExtent keeps out.
+    // made it take: only where its own split under the barrier (the barriers as they were, and no
+    // other thread's call given back the host time the loop's staging or legacy calls held) saves
+    // less than half of what its split saves. Else its saving is the pipeline's that
+    // heldItsExtent keeps out. The other threads' freed host time is no pipeline's: the split
+    // frees it with or without the barrier.
     if (candidate.by_barrier && fix.split > 0) {
       const Ns under_barrier = splitSaving(view, keys, host, model, waits, order, candidate.stream,
-                                           true, candidate.beside_others, false);
+                                           true, candidate.beside_others, false, false);
       if (2 * (fix.split - under_barrier) < fix.split) fix.split = 0;
     }
     if (fix.split == 0 && one_stream && chunkLanes(view, keys, candidate.stream).empty()) {

@@ -204,7 +204,7 @@ std::vector<std::uint64_t> chunkLanes(const DeviceView& view, const std::vector<
 Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, const HostTimeline& host,
                const ScheduleModel& model, const std::vector<OrderEdge>& waits,
                const std::vector<OrderEdge>& order, std::uint64_t stream, bool pin,
-               bool kernels_in_order, bool off_legacy) {
+               bool kernels_in_order, bool off_legacy, bool others_freed) {
   const std::vector<std::uint64_t> lanes = chunkLanes(view, keys, stream);
   if (lanes.empty()) return 0;
   // The advice issues each chunk's copies and memsets asynchronously (pinned buffers): their
@@ -245,10 +245,12 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   std::vector<Ns> earlier = pinned.earlier;
   // What the split's holds (its staging, its legacy calls) freed other threads' calls of, given
   // back in one pass (one hold's amounts at a blocking call no longer replace the other's).
-  std::vector<HostTimeGiven> freed;
-  heldBySplitCopies(view, split_host, pinned.calls, async_calls, earlier, &freed);
-  if (off_legacy) heldBySplitLegacyCalls(view, split_host, keys, stream, async_calls, earlier, &freed);
-  giveBackOnce(view, split_host, std::move(freed), async_calls, earlier);
+  if (others_freed) {
+    std::vector<HostTimeGiven> freed;
+    heldBySplitCopies(view, split_host, pinned.calls, async_calls, earlier, &freed);
+    if (off_legacy) heldBySplitLegacyCalls(view, split_host, keys, stream, async_calls, earlier, &freed);
+    giveBackOnce(view, split_host, std::move(freed), async_calls, earlier);
+  }
   const ScheduleModel split =
       ScheduleModel(view, split_host, order).withLanes(lanes);
   std::vector<FasterOp> durations = pinned.faster;

@@ -51,11 +51,13 @@ std::vector<std::uint64_t> chunkLanes(const DeviceView& view, const std::vector<
 // `off_legacy`: the lanes have the legacy stream's barriers as the split leaves them
 // (splitBarriers) and other threads' calls the loop's legacy calls held get their time back
 // (heldBySplitLegacyCalls); without, the barriers stay as recorded and those calls keep waiting:
-// what the split saves under the barrier.
+// what the split saves under the barrier. `others_freed`: other threads' calls the split's copies
+// and legacy calls held get their time back (heldBySplitCopies, heldBySplitLegacyCalls); without,
+// the split's own loop alone moves (its lanes, its calls asynchronous, its copies pinned).
 Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, const HostTimeline& host,
                const ScheduleModel& model, const std::vector<OrderEdge>& waits,
                const std::vector<OrderEdge>& order, std::uint64_t stream, bool pin = true,
-               bool kernels_in_order = false, bool off_legacy = true);
+               bool kernels_in_order = false, bool off_legacy = true, bool others_freed = true);
 
 // What copying `stream`'s input one chunk ahead saves (0 without two chunks). `pin`: its pageable
 // input copies pinned, as the advice has them (pinnedCopies); without, as they ran (the part of
