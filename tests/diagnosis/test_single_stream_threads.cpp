@@ -96,6 +96,20 @@ TEST_CASE("single-stream: a thread that hands its work over shares its driver's 
   for (std::size_t p = 0; p < keys.size(); ++p) CHECK(keys[p] == DeviceView::streamKey(view.op(view.ops()[p])));
 }
 
+TEST_CASE("single-stream: a thread whose copies blocked on its work synchronizes on its own") {
+  // Thread 2 calls no synchronize (its last one may lie past the window), but its synchronous
+  // copy returned only after its op ran: it waited for its own work, an independent loop.
+  TraceBuilder b = twoThreadsOnLegacy(false);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 70, 2'830, 2'824, 2'828, CopyKind::kDtoH);
+  b.trace().runtime_calls.back().tid = 2;
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const std::vector<std::uint64_t> keys = ownWork(view);
+  const std::uint64_t legacy = DeviceView::streamKey(view.op(view.ops()[0]));
+  CHECK(keys[0] != legacy);
+  CHECK(keys[18] != keys[0]);
+}
+
 TEST_CASE("single-stream: one thread's work on the legacy stream keeps its key") {
   TraceBuilder b;
   tileLoop(b, kNullStream, 0, 10);

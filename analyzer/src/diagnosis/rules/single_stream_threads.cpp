@@ -99,6 +99,16 @@ std::optional<std::vector<std::uint64_t>> threadsOwnWork(const DeviceView& view,
   for (std::size_t call : view.calls()) {
     if (isExplicitSync(view.callKind(call))) synchronizing.insert(threadKey(view.call(call)));
   }
+  // A copy to host memory whose call returned only once its op had ended (cudaMemcpy to the host,
+  // or cudaMemcpyAsync to pageable memory) waited for its stream's earlier work, as a synchronize
+  // does: its thread waits for its own work too. (A copy from pageable memory returns once its
+  // data is staged, whatever the device still runs: no such wait.)
+  for (const ScopedOp& scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    if (op.kind != OpKind::kMemcpy || engineOf(op) != Engine::kD2H) continue;
+    const auto launch = view.launchCall(op);
+    if (launch && view.call(*launch).end >= scoped.end) synchronizing.insert(threadKey(view.call(*launch)));
+  }
   std::vector<std::optional<std::uint64_t>> thread(keys.size());
   for (std::size_t pos = 0; pos < keys.size(); ++pos) {
     if (shared.count(keys[pos]) == 0) continue;

@@ -27,7 +27,8 @@ namespace cuoverlap::diagnosis {
 
 // `keys` (workStreams') with each op of a legacy default stream that several threads issued to,
 // each synchronizing on its own (an explicit synchronize call: independent producers, as
-// legacy-default-stream counts them), keyed by its stream and its thread: one thread's loop on the
+// legacy-default-stream counts them; or a copy to the host whose call returned only once it had
+// ended, which waited for its stream's earlier work), keyed by its stream and its thread: one thread's loop on the
 // shared stream is what its split moves to created streams. Where a thread of the stream never
 // synchronizes (PyTorch's autograd thread, driven by the main thread), the stream's work stays one
 // loop. Keys of other streams are unchanged. nullopt where no stream is so shared: `keys` hold.
