@@ -388,6 +388,42 @@ const Stream* DeviceView::stream(const GpuOp& op) const {
   return call_index_->stream(op.pid, op.context_id, op.stream_id);
 }
 
+const std::vector<std::uint32_t>& DeviceView::pageableCopyPositions() const {
+  if (!pageable_copies_) {
+    std::vector<std::uint32_t> positions;
+    for (std::size_t pos = 0; pos < op_indices_.size(); ++pos) {
+      if (kindAt(pos) != OpKind::kMemcpy) continue;
+      const GpuOp& op = trace_.ops[op_indices_[pos]];
+      if (op.src_kind == MemKind::kPageable || op.dst_kind == MemKind::kPageable) {
+        positions.push_back(static_cast<std::uint32_t>(pos));
+      }
+    }
+    pageable_copies_ = std::make_shared<const std::vector<std::uint32_t>>(std::move(positions));
+  }
+  return *pageable_copies_;
+}
+
+const std::vector<std::uint32_t>& DeviceView::synchronousTransferPositions() const {
+  if (!synchronous_transfers_) {
+    std::vector<std::uint32_t> positions;
+    for (std::size_t pos = 0; pos < op_indices_.size(); ++pos) {
+      const OpKind kind = kindAt(pos);
+      if (kind == OpKind::kKernel) continue;
+      const GpuOp& op = trace_.ops[op_indices_[pos]];
+      const bool synchronous =
+          [&] {
+            if (const auto call = launchCall(op)) {
+              return callKind(*call) == (kind == OpKind::kMemcpy ? ApiKind::kMemcpySync : ApiKind::kMemsetSync);
+            }
+            return (op.flags & op_flag::kAsyncKnown) != 0 && (op.flags & op_flag::kAsync) == 0;
+          }();
+      if (synchronous) positions.push_back(static_cast<std::uint32_t>(pos));
+    }
+    synchronous_transfers_ = std::make_shared<const std::vector<std::uint32_t>>(std::move(positions));
+  }
+  return *synchronous_transfers_;
+}
+
 bool DeviceView::onLegacyDefaultStream(const GpuOp& op) const {
   // The stream table's flag NULL, or the context's nullStreamId (isContextNullStream's rule).
   return legacy_streams_->contains(op);

@@ -96,6 +96,12 @@ class DeviceView {
   // op for its stream make no search of the trace's legacy streams each.
   OpKind kindAt(std::size_t position) const { return static_cast<OpKind>(op_bits_[position] & kKindBits); }
   bool onLegacyDefaultStreamAt(std::size_t position) const { return (op_bits_[position] & kLegacyBit) != 0; }
+  // Positions in ops(), in order, of the copies with pageable host memory on either side; and of
+  // the copies and memsets issued synchronously (a cudaMemcpy or cudaMemset launched them, or,
+  // without a launch call, the trace says they were not asynchronous). Each found in one pass on
+  // first use: several rules ask.
+  const std::vector<std::uint32_t>& pageableCopyPositions() const;
+  const std::vector<std::uint32_t>& synchronousTransferPositions() const;
   bool empty() const { return op_indices_.empty(); }
   Ns spanStart() const { return empty() ? 0 : ops().front().start; }
   Ns spanEnd() const { return span_end_; }
@@ -241,6 +247,8 @@ class DeviceView {
   mutable std::shared_ptr<const std::vector<Ns>> handoff_;
   mutable std::shared_ptr<const std::vector<Ns>> launch_latency_;  // per engine slot
   mutable std::shared_ptr<const std::vector<Ns>> sorted_ends_;     // opsEndingIn's
+  mutable std::shared_ptr<const std::vector<std::uint32_t>> pageable_copies_;         // positions
+  mutable std::shared_ptr<const std::vector<std::uint32_t>> synchronous_transfers_;  // positions
   // Per position of ops(); 0 for a stream's first op. Empty without launch calls (readyTime
   // needs one, so nothing would read it).
   std::vector<Ns> previous_on_stream_end_;

@@ -77,11 +77,8 @@ HostState::HostState(const DeviceView& view) {
 }
 
 void HostState::findPageableCopyCalls(const DeviceView& view) {
-  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
-    if (view.kindAt(pos) != OpKind::kMemcpy) continue;
-    const GpuOp& op = view.op(view.ops()[pos]);
-    if (op.src_kind != MemKind::kPageable && op.dst_kind != MemKind::kPageable) continue;
-    if (const auto call = view.launchCall(op)) pageable_calls_.push_back(static_cast<std::uint32_t>(*call));
+  for (const std::uint32_t pos : view.pageableCopyPositions()) {
+    if (const auto call = view.launchCall(view.op(view.ops()[pos]))) pageable_calls_.push_back(static_cast<std::uint32_t>(*call));
   }
   std::sort(pageable_calls_.begin(), pageable_calls_.end());
 }

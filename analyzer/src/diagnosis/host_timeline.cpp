@@ -385,12 +385,8 @@ HostTimeline buildHostTimeline(const DeviceView& view,
 
 std::vector<std::size_t> pageableCopyCalls(const DeviceView& view) {
   std::vector<std::size_t> calls;
-  const auto& ops = view.ops();
-  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
-    if (view.kindAt(pos) != OpKind::kMemcpy) continue;
-    const GpuOp& op = view.op(ops[pos]);
-    if (op.src_kind != MemKind::kPageable && op.dst_kind != MemKind::kPageable) continue;
-    if (const auto launch = view.launchCall(op)) calls.push_back(*launch);
+  for (const std::uint32_t pos : view.pageableCopyPositions()) {
+    if (const auto launch = view.launchCall(view.op(view.ops()[pos]))) calls.push_back(*launch);
   }
   std::sort(calls.begin(), calls.end());
   return calls;

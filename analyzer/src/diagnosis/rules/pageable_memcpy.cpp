@@ -54,8 +54,8 @@ bool pageable(const GpuOp& op) {
 // The launch calls of the pageable copies on a stream other than the legacy default stream.
 std::vector<std::size_t> pageableAsyncToCreated(const DeviceView& view) {
   std::vector<std::size_t> out;
-  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
-    if (view.kindAt(pos) != OpKind::kMemcpy || view.onLegacyDefaultStreamAt(pos)) continue;
+  for (const std::uint32_t pos : view.pageableCopyPositions()) {
+    if (view.onLegacyDefaultStreamAt(pos)) continue;
     const GpuOp& op = view.op(view.ops()[pos]);
     if (!pageable(op)) continue;
     if (const auto launch = view.launchCall(op)) out.push_back(*launch);
@@ -196,8 +196,7 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
   FindingBuilder builder(view, "pageable-memcpy", Severity::kWarning);
   PageableCopies copies;
   std::uint64_t bytes = 0;
-  for (std::size_t at = 0; at < view.ops().size(); ++at) {
-    if (view.kindAt(at) != OpKind::kMemcpy) continue;
+  for (const std::size_t at : view.pageableCopyPositions()) {
     const ScopedOp scoped = view.ops()[at];
     const GpuOp& op = view.op(scoped);
     if (!pageable(op)) continue;

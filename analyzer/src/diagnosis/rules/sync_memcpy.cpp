@@ -29,7 +29,7 @@ namespace cuoverlap::diagnosis {
 
 std::optional<Finding> findSyncMemcpy(const DeviceView& view) {
   FindingBuilder builder(view, "sync-memcpy", Severity::kWarning);
-  addSynchronousTransfers(view, OpKind::kMemcpy, ApiKind::kMemcpySync, builder);
+  addSynchronousTransfers(view, OpKind::kMemcpy, builder);
   estimateAsynchronousFix(view, ApiKind::kMemcpySync, builder);
   return builder.build(
       fmt::format("{} synchronous copies between GPU work blocked the host", builder.count()),

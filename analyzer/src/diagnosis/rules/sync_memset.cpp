@@ -16,7 +16,7 @@ namespace cuoverlap::diagnosis {
 
 std::optional<Finding> findSyncMemset(const DeviceView& view) {
   FindingBuilder builder(view, "sync-memset", Severity::kInfo);
-  addSynchronousTransfers(view, OpKind::kMemset, ApiKind::kMemsetSync, builder);
+  addSynchronousTransfers(view, OpKind::kMemset, builder);
   estimateAsynchronousFix(view, ApiKind::kMemsetSync, builder);
   return builder.build(
       fmt::format("{} synchronous memsets between GPU work", builder.count()),

@@ -10,11 +10,6 @@
 namespace cuoverlap::diagnosis {
 namespace {
 
-bool issuedSynchronously(const DeviceView& view, const GpuOp& op, ApiKind sync_kind) {
-  if (auto call = view.launchCall(op)) return view.callKind(*call) == sync_kind;
-  return (op.flags & op_flag::kAsyncKnown) != 0 && (op.flags & op_flag::kAsync) == 0;
-}
-
 // Without runtime data the host is known to have blocked at least while the op ran: the idle time
 // after it, up to the next op, capped at the op's duration.
 Interval chargeWithoutCall(const DeviceView& view, const ScopedOp& op) {
@@ -26,14 +21,12 @@ Interval chargeWithoutCall(const DeviceView& view, const ScopedOp& op) {
 
 }  // namespace
 
-void addSynchronousTransfers(const DeviceView& view, OpKind kind, ApiKind sync_kind,
-                             FindingBuilder& builder) {
+void addSynchronousTransfers(const DeviceView& view, OpKind kind, FindingBuilder& builder) {
   const std::vector<HostBlockingCharge> charges = chargeHostBlockingCalls(view);
   const auto& ops = view.ops();
-  for (std::size_t pos = 1; pos < ops.size(); ++pos) {
-    if (view.kindAt(pos) != kind) continue;
+  for (const std::uint32_t pos : view.synchronousTransferPositions()) {
+    if (pos == 0 || view.kindAt(pos) != kind) continue;
     const GpuOp& op = view.op(ops[pos]);
-    if (!issuedSynchronously(view, op, sync_kind)) continue;
     Interval charged;
     if (const auto call = view.launchCall(op)) {
       const HostBlockingCharge* charge = chargeOf(charges, *call);

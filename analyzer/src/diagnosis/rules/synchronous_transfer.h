@@ -6,13 +6,13 @@
 
 namespace cuoverlap::diagnosis {
 
-// Adds to `builder` every op of `kind` issued synchronously (launch call of `sync_kind`, or, with
-// no runtime data, the op's async flag known and clear) that has GPU work before and after it.
+// Adds to `builder` every op of `kind` (a copy or a memset) issued synchronously (its launch call
+// a cudaMemcpy or cudaMemset, or, with no runtime data, the op's async flag known and clear:
+// DeviceView::synchronousTransferPositions) that has GPU work before and after it.
 // Cost of each: with its call, the call's charge as a host-blocking call (host_blocking_cost.cpp:
 // idle time after the drain the next op could have been spared, capped at the call's lead plus
 // drain, never charged twice); without runtime data, the idle time after the op up to the next
 // op, capped at the op's own duration. Instances under 10 µs are not counted.
-void addSynchronousTransfers(const DeviceView& view, OpKind kind, ApiKind sync_kind,
-                             FindingBuilder& builder);
+void addSynchronousTransfers(const DeviceView& view, OpKind kind, FindingBuilder& builder);
 
 }  // namespace cuoverlap::diagnosis
