@@ -388,40 +388,41 @@ const Stream* DeviceView::stream(const GpuOp& op) const {
   return call_index_->stream(op.pid, op.context_id, op.stream_id);
 }
 
-const std::vector<std::uint32_t>& DeviceView::pageableCopyPositions() const {
-  if (!pageable_copies_) {
-    std::vector<std::uint32_t> positions;
-    for (std::size_t pos = 0; pos < op_indices_.size(); ++pos) {
-      if (kindAt(pos) != OpKind::kMemcpy) continue;
-      const GpuOp& op = trace_.ops[op_indices_[pos]];
-      if (op.src_kind == MemKind::kPageable || op.dst_kind == MemKind::kPageable) {
-        positions.push_back(static_cast<std::uint32_t>(pos));
-      }
-    }
-    pageable_copies_ = std::make_shared<const std::vector<std::uint32_t>>(std::move(positions));
+std::uint8_t DeviceView::opBits(const GpuOp& op) const {
+  std::uint8_t bits = static_cast<std::uint8_t>(op.kind);
+  if (onLegacyDefaultStream(op)) bits |= kLegacyBit;
+  if (op.kind == OpKind::kKernel) return bits;
+  if (op.kind == OpKind::kMemcpy && (op.src_kind == MemKind::kPageable || op.dst_kind == MemKind::kPageable)) {
+    bits |= kPageableBit;
   }
-  return *pageable_copies_;
+  const bool synchronous = [&] {
+    if (const auto call = launchCall(op)) {
+      return callKind(*call) == (op.kind == OpKind::kMemcpy ? ApiKind::kMemcpySync : ApiKind::kMemsetSync);
+    }
+    return (op.flags & op_flag::kAsyncKnown) != 0 && (op.flags & op_flag::kAsync) == 0;
+  }();
+  if (synchronous) bits |= kSynchronousBit;
+  return bits;
+}
+
+const std::vector<std::uint32_t>& DeviceView::positionsWith(
+    std::uint8_t bit, std::shared_ptr<const std::vector<std::uint32_t>>& kept) const {
+  if (!kept) {
+    std::vector<std::uint32_t> positions;
+    for (std::size_t pos = 0; pos < op_bits_.size(); ++pos) {
+      if ((op_bits_[pos] & bit) != 0) positions.push_back(static_cast<std::uint32_t>(pos));
+    }
+    kept = std::make_shared<const std::vector<std::uint32_t>>(std::move(positions));
+  }
+  return *kept;
+}
+
+const std::vector<std::uint32_t>& DeviceView::pageableCopyPositions() const {
+  return positionsWith(kPageableBit, pageable_copies_);
 }
 
 const std::vector<std::uint32_t>& DeviceView::synchronousTransferPositions() const {
-  if (!synchronous_transfers_) {
-    std::vector<std::uint32_t> positions;
-    for (std::size_t pos = 0; pos < op_indices_.size(); ++pos) {
-      const OpKind kind = kindAt(pos);
-      if (kind == OpKind::kKernel) continue;
-      const GpuOp& op = trace_.ops[op_indices_[pos]];
-      const bool synchronous =
-          [&] {
-            if (const auto call = launchCall(op)) {
-              return callKind(*call) == (kind == OpKind::kMemcpy ? ApiKind::kMemcpySync : ApiKind::kMemsetSync);
-            }
-            return (op.flags & op_flag::kAsyncKnown) != 0 && (op.flags & op_flag::kAsync) == 0;
-          }();
-      if (synchronous) positions.push_back(static_cast<std::uint32_t>(pos));
-    }
-    synchronous_transfers_ = std::make_shared<const std::vector<std::uint32_t>>(std::move(positions));
-  }
-  return *synchronous_transfers_;
+  return positionsWith(kSynchronousBit, synchronous_transfers_);
 }
 
 bool DeviceView::onLegacyDefaultStream(const GpuOp& op) const {

@@ -227,13 +227,16 @@ class DeviceView {
   Ns window_start_;
   Ns window_end_;
   std::vector<std::uint32_t> op_indices_;  // into Trace::ops, sorted by clipped start
-  // Per position of ops(): the OpKind in kKindBits, kLegacyBit when on a legacy default stream.
+  // Per position of ops(): the OpKind in kKindBits, kLegacyBit when on a legacy default stream,
+  // kPageableBit for a copy with pageable host memory, kSynchronousBit for a copy or memset
+  // issued synchronously: found where the view selects its ops, which reads each op anyway.
   static constexpr std::uint8_t kKindBits = 0x3;
   static constexpr std::uint8_t kLegacyBit = 0x4;
-  std::uint8_t opBits(const GpuOp& op) const {
-    return static_cast<std::uint8_t>(static_cast<std::uint8_t>(op.kind) |
-                                     (onLegacyDefaultStream(op) ? kLegacyBit : 0));
-  }
+  static constexpr std::uint8_t kPageableBit = 0x8;
+  static constexpr std::uint8_t kSynchronousBit = 0x10;
+  std::uint8_t opBits(const GpuOp& op) const;
+  const std::vector<std::uint32_t>& positionsWith(std::uint8_t bit,
+                                                  std::shared_ptr<const std::vector<std::uint32_t>>& kept) const;
   std::vector<std::uint8_t> op_bits_;
   Ns span_end_ = 0;
   std::vector<std::size_t> calls_;
