@@ -897,6 +897,24 @@ ScheduleModel ScheduleModel::withIssueOrder() const {
   return changed;
 }
 
+ScheduleModel ScheduleModel::withIssuedAt(const std::vector<std::pair<std::size_t, Ns>>& issued) const {
+  ScheduleModel changed = *this;
+  const std::size_t n = size();
+  for (const auto& [p, at] : issued) {
+    if (p < n) changed.issued_[p] = std::max(changed.issued_[p], at);
+  }
+  for (std::size_t p = 0; p < n; ++p) {
+    const std::int64_t prev = stream_prev_[p];
+    if (prev >= 0) changed.issued_[p] = std::max(changed.issued_[p], changed.issued_[static_cast<std::size_t>(prev)]);
+  }
+  std::vector<std::size_t> order(n);
+  for (std::size_t pos = 0; pos < n; ++pos) order[pos] = pos;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return changed.issued_[a] < changed.issued_[b]; });
+  for (std::size_t r = 0; r < n; ++r) changed.rank_[order[r]] = r;
+  return changed;
+}
+
 ScheduleModel ScheduleModel::withPriority(const std::vector<std::size_t>& positions) const {
   ScheduleModel changed = *this;
   changed.high_.assign(size(), 0);

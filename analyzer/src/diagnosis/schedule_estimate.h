@@ -186,6 +186,12 @@ class ScheduleModel {
   // orders (a legacy barrier, a stream wait) keep the recorded order. With a host timeline only.
   ScheduleModel withIssueOrder() const;
 
+  // The same model with the ops of `issued` (position, time) issued at that time (a call held in
+  // the driver that submitted its op as it was let go, later than it began): engines take them in
+  // that order and an edge into one counts from ops issued before it. Each stream's later ops are
+  // issued no sooner.
+  ScheduleModel withIssuedAt(const std::vector<std::pair<std::size_t, Ns>>& issued) const;
+
   std::size_t size() const { return duration_.size(); }
   double share(std::size_t position) const { return share_[position]; }
 

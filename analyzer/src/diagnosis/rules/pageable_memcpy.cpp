@@ -19,7 +19,9 @@
 //     returned once staged, before its DMA, now waits for its copy); host threads
 //     modelled with their blocking calls
 //     (host_timeline.h), so a thread that synchronizes runs ahead when the device finishes
-//     sooner.
+//     sooner;
+//   - a legacy-stream cudaMemset or cudaMemcpy that other threads' staged calls held in the driver
+//     (heldBehindStaging) no longer held: the schedule as recorded keeps that hold.
 // Of that saving S, R = min(S, ledger ideal - ledger ideal with the faster copies) is the part that
 // lowers the ideal itself (Finding::ideal_reduction_ns, added outside the ledger's cap); S - R is
 // charged through the ledger, where (region) the copies ran and the device idled inside their
@@ -135,6 +137,78 @@ std::map<std::size_t, Ns> callsTakingTurns(const DeviceView& view, const std::ve
   return out;
 }
 
+// The legacy stream's synchronous copies and memsets (not pageable themselves) that other threads'
+// staged copies held in the driver: a staged call of another thread was in progress when the call
+// began, every such call had returned before its op started (it waited them out), pinning shortens
+// at least one of them (StagedHold::released_from), and the legacy barrier did not order the op after
+// a holding copy itself (then it waited for that copy, which it still does pinned). Such a call
+// submits its op only as it gets through, behind work other threads issued meanwhile: in g000190
+// (non-blocking streams, so no barrier) a cudaMemset began while two threads staged 3.4 MiB
+// uploads and ran 2.9 ms later, after the next staged calls of those threads had returned too;
+// pinned, the same memsets' calls took 0.1 ms. For each, the held op's position and the staged
+// copies (positions) whose calls were in progress while it waited and that ended before it began.
+std::vector<std::pair<std::size_t, std::vector<std::size_t>>> heldBehindStaging(
+    const DeviceView& view, const PageableCopies& copies, const std::vector<OrderEdge>& order) {
+  std::map<std::uint64_t, std::vector<StagedHold>> by_thread;  // disjoint, in start order
+  for (const StagedHold& h : copies.holds) by_thread[h.thread].push_back(h);
+  for (auto& [thread, list] : by_thread) {
+    std::sort(list.begin(), list.end(), [](const StagedHold& a, const StagedHold& b) { return a.start < b.start; });
+  }
+  std::map<std::pair<std::uint64_t, Ns>, std::size_t> position_of_hold;  // (thread, call start)
+  std::vector<std::pair<Ns, std::size_t>> copy_calls;                   // (call start, position)
+  Ns longest = 0;                                                       // of those calls
+  for (const auto& [call, position] : copies.position_of_call) {
+    const RuntimeCall& c = view.call(call);
+    position_of_hold[{threadKey(c), c.start}] = position;
+    copy_calls.emplace_back(c.start, position);
+    longest = std::max(longest, c.end - c.start);
+  }
+  std::sort(copy_calls.begin(), copy_calls.end());
+  std::set<std::pair<std::size_t, std::size_t>> ordered;  // (from, to) of `order`
+  for (const OrderEdge& e : order) ordered.emplace(e.from, e.to);
+  std::vector<std::pair<std::size_t, std::vector<std::size_t>>> out;
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    if (!view.onLegacyDefaultStreamAt(pos)) continue;
+    const ScopedOp& x = view.ops()[pos];
+    const auto call = view.launchCall(view.op(x));
+    if (!call || copies.position_of_call.count(*call) != 0) continue;
+    const ApiKind kind = view.callKind(*call);
+    if (kind != ApiKind::kMemcpySync && kind != ApiKind::kMemsetSync) continue;
+    const RuntimeCall& c = view.call(*call);
+    const std::uint64_t thread = threadKey(c);
+    bool covered = false;
+    bool shortened = false;  // a hold that pinning ends sooner
+    bool outlived = false;   // a hold still in progress when the op began: it did not wait for it
+    bool own_copy = false;   // the barrier ordered it after a holding copy itself
+    for (const auto& [other, list] : by_thread) {
+      if (other == thread) continue;
+      auto h = std::partition_point(list.begin(), list.end(), [&](const StagedHold& y) { return y.start <= c.start; });
+      if (h == list.begin()) continue;
+      --h;
+      if (c.start >= h->end) continue;
+      covered = true;
+      shortened = shortened || h->released_from < h->end;
+      outlived = outlived || h->end > x.start;
+      const auto held_by = position_of_hold.find({h->thread, h->start});
+      own_copy = own_copy || (held_by != position_of_hold.end() && ordered.count({held_by->second, pos}) != 0);
+    }
+    if (!covered || !shortened || outlived || own_copy) continue;
+    std::vector<std::size_t> holders;
+    const auto last = std::lower_bound(copy_calls.begin(), copy_calls.end(), std::make_pair(x.start, std::size_t{0}));
+    // The calls that overlapped [c.start, x.start) began no sooner than the longest call before it.
+    const auto first = std::lower_bound(copy_calls.begin(), last, std::make_pair(c.start - longest, std::size_t{0}));
+    for (auto it = first; it != last; ++it) {
+      const std::size_t q = it->second;
+      const auto q_call = view.launchCall(view.op(view.ops()[q]));
+      const RuntimeCall& cq = view.call(*q_call);
+      if (threadKey(cq) == thread || cq.end <= c.start || view.ops()[q].end > x.start) continue;
+      holders.push_back(q);
+    }
+    out.emplace_back(pos, std::move(holders));
+  }
+  return out;
+}
+
 void addCopy(const DeviceView& view, std::size_t position, const ScopedOp& scoped,
              PageableCopies& copies) {
   const GpuOp& op = view.op(scoped);
@@ -222,7 +296,29 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
   // work overtake legacy-stream work it could never overtake).
   std::vector<OrderEdge> waits = programOrderEdges(view);
   const HostTimeline& host = buildHostTimeline(view);
-  const ScheduleModel model(view, host, waits);
+  // As recorded, an op held behind other threads' staged copies (heldBehindStaging) waited for their
+  // calls: it ran after the last of them returned (its copy's end plus what the call did after it)
+  // and was submitted as it ran. The schedule as recorded keeps that (edges from those copies, the
+  // op issued at its start); without it the held op ran at its call's start plus its startup, as
+  // if nothing had held it, and pinning was given nothing for it (g000190: the recorded schedule
+  // modelled 1.15 ms short, pinning costed 1.18 ms against 2.67 saved). Pinned, the holds end:
+  // the op is released as its call began, as before.
+  const auto held_ops = heldBehindStaging(view, copies, waits);
+  std::vector<OrderEdge> hold_edges;
+  std::vector<std::pair<std::size_t, Ns>> held_issued;
+  for (const auto& [pos, holders] : held_ops) {
+    const ScopedOp& x = view.ops()[pos];
+    held_issued.emplace_back(pos, x.start);
+    for (const std::size_t q : holders) {
+      const ScopedOp& y = view.ops()[q];
+      const RuntimeCall& cq = view.call(*view.launchCall(view.op(y)));
+      hold_edges.push_back({q, pos, std::clamp<Ns>(cq.end - y.end, 0, x.start - y.end)});
+    }
+  }
+  std::vector<OrderEdge> recorded = waits;
+  recorded.insert(recorded.end(), hold_edges.begin(), hold_edges.end());
+  const ScheduleModel model(view, host, recorded);
+  const ScheduleModel held_model = held_ops.empty() ? model : model.withIssuedAt(held_issued);
   // A DtoH copy reads what its thread launched just before it: started sooner (no staging ahead of
   // it), it still waits for that op, as the legacy stream's barrier or the host made it wait.
   const ThreadLaunches launches(view);
@@ -248,8 +344,10 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
   barriersGivenBack(view, held.given, host, changed);
   std::vector<Ns> earlier = hostTimeGivenBack(view, held.given, host);
   for (std::size_t p = 0; p < earlier.size(); ++p) earlier[p] += copies.staging_lead[p];
+  std::vector<OrderEdge> as_recorded = waits;
+  as_recorded.insert(as_recorded.end(), hold_edges.begin(), hold_edges.end());
   const Ns saving = std::max<Ns>(
-      0, model.span(waits) - model.span(waits, earlier, copies.faster, changed));
+      0, held_model.span(as_recorded) - model.span(waits, earlier, copies.faster, changed));
   const Ns lower_ideal = copies.faster.empty() ? 0 : ledgerIdeal(view) - ledgerIdeal(view, copies.faster);
   const Ns reduction = std::clamp<Ns>(lower_ideal, 0, saving);
   builder.estimateSaving(saving - reduction);
