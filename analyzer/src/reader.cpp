@@ -233,12 +233,14 @@ void readSqliteTrace(const std::string& path, Trace& trace) {
   reader::readDevices(ctx);
   reader::readStreamsAndContexts(ctx);
   reader::readRuntimeCalls(ctx);
-  reader::readOps(ctx);
   // Unified-memory activity is a scan of the memcpy table again (its migrations, which readOps
   // leaves out) and touches nothing else of the trace: on a connection and thread of its own, it
-  // runs beside the synchronization, event and NVTX records (one thread) once the ops are read.
+  // runs beside the ops (each table decoded on a thread of its own) and then the synchronization,
+  // event and NVTX records. A large memcpy table is what makes it worth a thread.
   std::future<void> unified_memory;
-  if (trace.ops.size() >= reader::kParallelRows && std::thread::hardware_concurrency() > 1) {
+  const bool large = db.hasTable(schema::kMemcpyTable) &&
+                     sqlite::rowsAtMost(db, schema::kMemcpyTable) >= static_cast<std::int64_t>(reader::kParallelRows);
+  if (large && std::thread::hardware_concurrency() > 1) {
     const auto read = [&db, &trace, &interner, &strings] {
       const sqlite::Database connection(db, sqlite::Database::Sibling{});
       reader::Context own{connection, trace, interner, strings};
@@ -250,6 +252,7 @@ void readSqliteTrace(const std::string& path, Trace& trace) {
       // no thread to be had: read below
     }
   }
+  reader::readOps(ctx);
   reader::readSyncs(ctx);
   reader::readEventRecords(ctx);
   reader::readNvtx(ctx);
