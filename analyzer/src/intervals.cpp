@@ -59,18 +59,6 @@ Ns totalLength(const std::vector<Interval>& disjoint) {
   return total;
 }
 
-void UnionLength::add(Ns start, Ns end) {
-  if (end <= start) return;
-  if (open_ && start <= end_) {
-    end_ = std::max(end_, end);
-    return;
-  }
-  if (open_) total_ += end_ - start_;
-  start_ = start;
-  end_ = end;
-  open_ = true;
-}
-
 void ConcurrencySweep::credit(Ns until) {
   if (until <= now_) return;
   std::size_t level = active_ends_.size();

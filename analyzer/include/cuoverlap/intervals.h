@@ -38,7 +38,17 @@ Ns totalLength(const std::vector<Interval>& disjoint);
 // Length of the union of intervals added in non-decreasing start order. O(1) state.
 class UnionLength {
  public:
-  void add(Ns start, Ns end);
+  void add(Ns start, Ns end) {  // inline: a call per op in most passes
+    if (end <= start) return;
+    if (open_ && start <= end_) {
+      end_ = end_ < end ? end : end_;
+      return;
+    }
+    if (open_) total_ += end_ - start_;
+    start_ = start;
+    end_ = end;
+    open_ = true;
+  }
   Ns length() const { return total_ + (open_ ? end_ - start_ : 0); }
 
  private:

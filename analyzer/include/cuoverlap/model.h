@@ -84,7 +84,27 @@ struct OpDims {
 // The engine an op occupies: kernels -> compute, memsets -> memset, copies by direction
 // (HtoD/HtoA -> h2d, DtoH/AtoH -> d2h, DtoD/AtoA/AtoD/DtoA -> d2d, anything else -> other copy).
 // Never kComm: telling communication kernels apart needs their names (CommunicationKernels).
-Engine engineOf(const GpuOp& op);
+inline Engine engineOf(const GpuOp& op) {  // inline: a call per op in most passes
+  switch (op.kind) {
+    case OpKind::kKernel: return Engine::kCompute;
+    case OpKind::kMemset: return Engine::kMemset;
+    case OpKind::kMemcpy: break;
+  }
+  switch (op.copy_kind) {
+    case CopyKind::kHtoD:
+    case CopyKind::kHtoA:
+    case CopyKind::kUvmHtoD: return Engine::kH2D;
+    case CopyKind::kDtoH:
+    case CopyKind::kAtoH:
+    case CopyKind::kUvmDtoH: return Engine::kD2H;
+    case CopyKind::kDtoD:
+    case CopyKind::kAtoA:
+    case CopyKind::kAtoD:
+    case CopyKind::kDtoA:
+    case CopyKind::kUvmDtoD: return Engine::kD2D;
+    default: return Engine::kOtherCopy;
+  }
+}
 
 // The queue an engine's ops wait in on the device, 0 to kEngineSlots - 1: 0 the SMs (compute and
 // communication kernels), 1 HtoD, 2 DtoH, 3 other copies (DtoD and the rest), 4 memsets.
