@@ -98,8 +98,8 @@ class DeviceView {
   bool onLegacyDefaultStreamAt(std::size_t position) const { return (op_bits_[position] & kLegacyBit) != 0; }
   // Positions in ops(), in order, of the copies with pageable host memory on either side; and of
   // the copies and memsets issued synchronously (a cudaMemcpy or cudaMemset launched them, or,
-  // without a launch call, the trace says they were not asynchronous). Each found in one pass on
-  // first use: several rules ask.
+  // without a launch call, the trace says they were not asynchronous). Each listed from the view's
+  // bytes per op on first use and kept: several rules ask.
   const std::vector<std::uint32_t>& pageableCopyPositions() const;
   const std::vector<std::uint32_t>& synchronousTransferPositions() const;
   bool empty() const { return op_indices_.empty(); }

@@ -26,6 +26,7 @@
 #include <unordered_map>
 
 #include "diagnosis/device_view.h"
+#include "diagnosis/host_timeline.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
@@ -77,10 +78,8 @@ HostState::HostState(const DeviceView& view) {
 }
 
 void HostState::findPageableCopyCalls(const DeviceView& view) {
-  for (const std::uint32_t pos : view.pageableCopyPositions()) {
-    if (const auto call = view.launchCall(view.op(view.ops()[pos]))) pageable_calls_.push_back(static_cast<std::uint32_t>(*call));
-  }
-  std::sort(pageable_calls_.begin(), pageable_calls_.end());
+  const std::vector<std::size_t> calls = pageableCopyCalls(view);  // sorted
+  pageable_calls_.assign(calls.begin(), calls.end());
 }
 
 HostActivity HostState::activityOf(const DeviceView& view, std::uint32_t call) const {
