@@ -85,12 +85,18 @@ Ns firstOpStart(const Trace& trace) {
   return first;
 }
 
-TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& given) {
+TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& options) {
+  return analyzeTrace(trace, options, {});
+}
+
+TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& given,
+                         const std::function<void(const TraceReport&)>& beside) {
   progress::phase(fmt::format("analyzing {}: indices", trace.path));
   AnalysisOptions options = given;
+  const Ns first_op_start = firstOpStart(trace);
   if (!options.window.empty()) {
     std::tie(options.scope.window_start, options.scope.window_end) =
-        parseWindow(options.window, firstOpStart(trace));
+        parseWindow(options.window, first_op_start);
   }
   TraceReport report;
   report.path = trace.path;
@@ -98,7 +104,7 @@ TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& given) {
   report.trace = &trace;
   report.warnings = trace.warnings;
   report.capture = captureWindowOf(trace);
-  report.first_op_start = firstOpStart(trace);
+  report.first_op_start = first_op_start;
   report.scope = options.scope;
   report.unified_memory = summarizeUnifiedMemory(trace, options.scope);
   // Scope::range (NVTX --range): one summary over every instance, each analyzed in its own window
@@ -106,6 +112,7 @@ TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& given) {
   if (options.scope.range) {
     progress::phase(fmt::format("analyzing {}: NVTX range instances", trace.path));
     analyzeRanges(trace, options, report);
+    if (beside) beside(report);
     return report;
   }
   // Phases need the whole run: not computed when --window cuts it.
@@ -114,15 +121,16 @@ TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& given) {
                         options.scope.window_end != whole.window_end;
   if (!options.steady_state || windowed) {
     report.devices = analyzeDevices(trace, options, report.findings);
+    if (beside) beside(report);
     return report;
   }
   // The steady state is a second analysis of most of the run, independent of the first: on a
-  // thread of its own, once the trace's lazily built indices exist (they are then only read).
+  // thread of its own, once the trace's lazily built indices exist (they are then only read). Its
+  // search for iterations makes it the longer of the two, so the phases and `beside` are this
+  // thread's.
   buildTraceIndices(trace);
-  const auto steady = [&] {
-    report.phases = phases::findPhases(trace, options.scope);
-    report.steady_state = phases::findSteadyState(trace, options);
-  };
+  SteadyState steady_state;
+  const auto steady = [&] { steady_state = phases::findSteadyState(trace, options); };
   std::future<void> steady_done;
   try {
     steady_done = std::async(std::launch::async, steady);
@@ -130,7 +138,10 @@ TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& given) {
     steady();  // no thread to be had
   }
   report.devices = analyzeDevices(trace, options, report.findings, 1);
+  report.phases = phases::findPhases(trace, options.scope);
+  if (beside) beside(report);
   if (steady_done.valid()) steady_done.get();  // rethrows the steady state's error
+  report.steady_state = std::move(steady_state);
   progress::done(2 * report.devices.size() + 1);
   if (report.steady_state && report.steady_state->found) {
     Ns run_busy = 0, window_busy = 0;

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -99,7 +100,8 @@ void sortByStart(std::vector<T>& items) {
 }
 
 // sortByStart for ops, keeping Trace::kernel_dims (keyed by op index) pointing at the same ops.
-void sortOps(Trace& trace) {
+void sortOps(Trace& trace, bool known_sorted) {
+  if (known_sorted) return;
   if (trace.kernel_dims.empty()) return sortByStart(trace.ops);
   const auto ops_before = [](const GpuOp& x, const GpuOp& y) {
     return x.start != y.start ? x.start < y.start : x.end < y.end;
@@ -137,18 +139,25 @@ void computeNvtxDepths(std::vector<NvtxRange>& nvtx) {
 }
 
 // Contexts seen in ops but absent from the context tables, so every op has a Context entry.
-void addContextsFromOps(Trace& trace) {
-  std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint16_t>> known;
+// `seen`: the ops' (context, pid, device), sorted and unique, when the reader collected them;
+// else a pass over the ops finds them.
+void addContextsFromOps(Trace& trace, const OpsSeen* ops_seen) {
+  using Key = std::tuple<std::uint32_t, std::uint32_t, std::uint16_t>;
+  std::set<Key> known;
   for (const cuoverlap::Context& c : trace.contexts) known.insert({c.context_id, c.pid, c.device_id});
-  std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint16_t>> seen;
-  std::tuple<std::uint32_t, std::uint32_t, std::uint16_t> last{0, 0, 0};
-  bool have_last = false;
-  for (const GpuOp& op : trace.ops) {
-    std::tuple<std::uint32_t, std::uint32_t, std::uint16_t> key{op.context_id, op.pid, op.device_id};
-    if (have_last && key == last) continue;  // runs of one context are the common case
-    seen.insert(key);
-    last = key;
-    have_last = true;
+  std::set<Key> seen;
+  if (ops_seen != nullptr) {
+    seen.insert(ops_seen->contexts.begin(), ops_seen->contexts.end());
+  } else {
+    Key last{0, 0, 0};
+    bool have_last = false;
+    for (const GpuOp& op : trace.ops) {
+      Key key{op.context_id, op.pid, op.device_id};
+      if (have_last && key == last) continue;  // runs of one context are the common case
+      seen.insert(key);
+      last = key;
+      have_last = true;
+    }
   }
   for (const auto& key : seen) {
     if (known.count(key) != 0) continue;
@@ -217,7 +226,7 @@ void rejectNsightReport(const std::string& path) {
 
 namespace {
 
-void readSqliteTrace(const std::string& path, Trace& trace) {
+reader::OpsSeen readSqliteTrace(const std::string& path, Trace& trace) {
   sqlite::Database db(path);
   if (!reader::isTraceFile(db)) {
     throw UserError(fmt::format(
@@ -233,13 +242,15 @@ void readSqliteTrace(const std::string& path, Trace& trace) {
   reader::readDevices(ctx);
   reader::readStreamsAndContexts(ctx);
   reader::readRuntimeCalls(ctx);
-  // Unified-memory activity is a scan of the memcpy table again (its migrations, which readOps
-  // leaves out) and touches nothing else of the trace: on a connection and thread of its own, it
-  // runs beside the ops (each table decoded on a thread of its own) and then the synchronization,
-  // event and NVTX records. A large memcpy table is what makes it worth a thread.
+  // Unified-memory page faults and thrashing touch nothing else of the trace: when their tables
+  // are large, read on a connection and thread of their own beside the ops (each table decoded on a
+  // thread of its own) and then the synchronization, event and NVTX records.
   std::future<void> unified_memory;
-  const bool large = db.hasTable(schema::kMemcpyTable) &&
-                     sqlite::rowsAtMost(db, schema::kMemcpyTable) >= static_cast<std::int64_t>(reader::kParallelRows);
+  bool large = false;
+  for (std::string_view table : {schema::kUmGpuFaultTable, schema::kUmCpuFaultTable, schema::kUmThrashingTable}) {
+    large = large || (db.hasTable(table) &&
+                      sqlite::rowsAtMost(db, table) >= static_cast<std::int64_t>(reader::kParallelRows));
+  }
   if (large && std::thread::hardware_concurrency() > 1) {
     const auto read = [&db, &trace, &interner, &strings] {
       const sqlite::Database connection(db, sqlite::Database::Sibling{});
@@ -252,7 +263,7 @@ void readSqliteTrace(const std::string& path, Trace& trace) {
       // no thread to be had: read below
     }
   }
-  reader::readOps(ctx);
+  reader::OpsSeen seen = reader::readOps(ctx);
   reader::readSyncs(ctx);
   reader::readEventRecords(ctx);
   reader::readNvtx(ctx);
@@ -262,6 +273,7 @@ void readSqliteTrace(const std::string& path, Trace& trace) {
     reader::readUnifiedMemory(ctx);
   }
   reader::readProcessNames(ctx);
+  return seen;
 }
 
 // The file's size in bytes (0 when it cannot be told): the Kineto reading phase's total.
@@ -279,17 +291,18 @@ Trace readTrace(const std::string& path) {
   reader::requireRegularFile(path);
   Trace trace;
   trace.path = path;
+  std::optional<reader::OpsSeen> seen;  // the SQLite reader's: the Kineto importer's ops are not merged
   if (kineto::looksLikeJson(path)) {
     progress::phase(fmt::format("reading {} (PyTorch profiler JSON)", path), fileBytes(path));
     trace.source = TraceSource::kKineto;
     kineto::importTrace(path, trace);
   } else {
-    readSqliteTrace(path, trace);
+    seen = readSqliteTrace(path, trace);
   }
   progress::phase(fmt::format("reading {}: sorting", path));
   reader::resolveAsyncFromRuntime(trace);
-  reader::addContextsFromOps(trace);
-  reader::sortOps(trace);
+  reader::addContextsFromOps(trace, seen ? &*seen : nullptr);
+  reader::sortOps(trace, seen && seen->sorted);
   reader::sortByStart(trace.runtime_calls);
   reader::sortByStart(trace.syncs);
   reader::sortByStart(trace.nvtx);

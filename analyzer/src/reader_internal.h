@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -77,19 +78,26 @@ std::string selectColumns(const sqlite::Database& db, std::string_view table,
                           std::initializer_list<const char*> required,
                           std::initializer_list<const char*> text_columns = {});
 
-// The memcpy table's unified-memory migrations (copyKind 11, 12, 13): a WHERE condition.
-// readOps takes the other rows, readUnifiedMemory these.
-inline constexpr std::string_view kUnifiedMemoryCopies = "\"copyKind\" IN (11, 12, 13)";
-
-// Kernels, memcpys and memsets into Trace::ops, merged by start when each table is in time order.
-void readOps(Context& ctx);
+// Kernels, memcpys and memsets into Trace::ops, merged by start when each table is in time order;
+// the memcpy table's unified-memory migrations (copyKind 11, 12, 13) into
+// Trace::unified_memory.migrations, sorted by start.
+// What readOps saw of the ops while merging them, so that readTrace makes no pass of its own for
+// it: whether they came in time order (sortOps' order) and the (context, pid, device) of their
+// runs, sorted and unique.
+struct OpsSeen {
+  bool sorted = true;
+  std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint16_t>> contexts;
+};
+OpsSeen readOps(Context& ctx);
 void readRuntimeCalls(Context& ctx);
 void readSyncs(Context& ctx);
 // CUPTI_ACTIVITY_KIND_CUDA_EVENT rows into Trace::event_records, sorted by correlation id.
 void readEventRecords(Context& ctx);
 void readNvtx(Context& ctx);
-// Page faults, migrations and thrashing into Trace::unified_memory, each sorted by time.
+// Page faults and thrashing into Trace::unified_memory, each sorted by time (migrations: readOps).
 void readUnifiedMemory(Context& ctx);
+// Sorts Trace::unified_memory.migrations by start (stable).
+void sortMigrations(Context& ctx);
 void readDevices(Context& ctx);
 void readStreamsAndContexts(Context& ctx);
 void readSession(Context& ctx);

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include <fmt/core.h>
@@ -62,8 +63,9 @@ std::string kernelQuery(const sqlite::Database& db) {
 // A row decoded on a stream's thread: the op, a kernel's dimensions, and its name columns as
 // the file's string ids, resolved by the merging thread (the string table is not shared).
 struct DecodedOp {
-  GpuOp op;
+  GpuOp op;  // of a migration: its start and end only (the merge's order)
   KernelDims dims;
+  std::optional<UmMigration> migration;  // a memcpy row of copyKind 11-13: no op
   std::int64_t name_id = 0;
   std::int64_t short_name_id = 0;
   bool has_name = false;
@@ -103,24 +105,46 @@ void decodeKernel(const sqlite::Statement& row, DecodedOp& out) {
   if (hasGraphNode(row, c + 11)) op.flags |= op_flag::kFromGraph;
 }
 
-// Unified-memory migrations are not ops (model.h, UnifiedMemory): readUnifiedMemory takes them.
+// Unified-memory migrations (copyKind 11-13) are not ops (model.h, UnifiedMemory): the same scan
+// of the table hands them to Trace::unified_memory (a second scan for them alone cost a third of
+// the table's decoding).
 std::string memcpyQuery(const sqlite::Database& db) {
-  std::string query = selectColumns(db, schema::kMemcpyTable,
+  return selectColumns(db, schema::kMemcpyTable,
       {CUOVERLAP_COMMON_OP_COLUMNS, "bytes", "copyKind", "srcKind", "dstKind", "graphNodeId",
-       "async"},
+       "async", "migrationCause", "virtualAddress"},
       {"start", "end"});
-  if (!sqlite::TableColumns(db, schema::kMemcpyTable).has("copyKind")) return query;
-  return query + " WHERE NOT coalesce(" + std::string(kUnifiedMemoryCopies) + ", 0)";
+}
+
+bool isMigration(std::int64_t copy_kind) { return copy_kind >= 11 && copy_kind <= 13; }
+
+// A migration's end: NULL (an export without it) or before the start (corrupt) reads as its start.
+void decodeMigration(const sqlite::Statement& row, std::int64_t copy_kind, DecodedOp& out) {
+  std::string_view table = schema::kMemcpyTable;
+  UmMigration& migration = out.migration.emplace();
+  migration.start = readTimestamp(row, 0, table, "start");
+  migration.end = row.isNull(1) ? migration.start
+                                : std::max(migration.start, readTimestamp(row, 1, table, "end"));
+  migration.device_id = readDeviceId(row, 2, table);
+  migration.pid = schema::pidOf(static_cast<std::uint64_t>(row.int64(6)));
+  migration.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, row.int64(kCommonColumns)));
+  migration.direction = static_cast<CopyKind>(copy_kind);
+  const std::int64_t cause = row.int64(kCommonColumns + 6);
+  migration.cause = cause >= 0 && cause <= 5 ? static_cast<schema::UmMigrationCause>(cause)
+                                             : schema::UmMigrationCause::kUnknown;
+  migration.address = static_cast<std::uint64_t>(row.int64(kCommonColumns + 7));
+  out.op.start = migration.start;
+  out.op.end = migration.end;
 }
 
 void decodeMemcpy(const sqlite::Statement& row, DecodedOp& out) {
   std::string_view table = schema::kMemcpyTable;
+  int c = kCommonColumns;
+  std::int64_t copy_kind = row.int64(c + 1);
+  if (isMigration(copy_kind)) return decodeMigration(row, copy_kind, out);
   GpuOp& op = out.op;
   op.kind = OpKind::kMemcpy;
   readCommon(row, table, op);
-  int c = kCommonColumns;
   op.bytes = clampTo<std::uint64_t>(row.int64(c));
-  std::int64_t copy_kind = row.int64(c + 1);
   op.copy_kind = copy_kind >= 0 && copy_kind <= 13 ? static_cast<CopyKind>(copy_kind)
                                                    : CopyKind::kUnknown;
   op.src_kind = memKindOf(row, c + 2);
@@ -151,6 +175,20 @@ bool before(const GpuOp& a, const GpuOp& b) {
   return a.start != b.start ? a.start < b.start : a.end < b.end;
 }
 
+// The last op's order and context into `seen` (the op and the one before are still in cache).
+void noteOp(const std::vector<GpuOp>& ops, OpsSeen& seen) {
+  const GpuOp& op = ops.back();
+  if (ops.size() > 1) {
+    const GpuOp& previous = ops[ops.size() - 2];
+    if (before(op, previous)) seen.sorted = false;
+    if (op.context_id == previous.context_id && op.pid == previous.pid &&
+        op.device_id == previous.device_id) {
+      return;  // runs of one context are the common case
+    }
+  }
+  seen.contexts.emplace_back(op.context_id, op.pid, op.device_id);
+}
+
 // The kernel's name: its demangled name, else its short name (string ids the file resolves).
 StringId kernelName(Context& ctx, const DecodedOp& row) {
   StringId name = row.has_name ? ctx.strings.resolve(row.name_id) : kNoString;
@@ -164,7 +202,7 @@ StringId kernelName(Context& ctx, const DecodedOp& row) {
 // with no sort and no extra memory; when a table is not, readTrace's sort repairs the order. The
 // tables are decoded on threads of their own when there are several and kParallelRows rows or
 // more (reader_table_stream.h), and merged here.
-void readOps(Context& ctx) {
+OpsSeen readOps(Context& ctx) {
   using Stream = TableStream<DecodedOp>;
   struct Table {
     std::string_view name;
@@ -193,6 +231,7 @@ void readOps(Context& ctx) {
   ctx.trace.ops.reserve(rows);  // once: growing would briefly hold two copies (unused capacity
                                 // where rows were deleted is never touched: no memory)
   progress::phase(fmt::format("reading {}: GPU ops", ctx.db.path()), rows);
+  OpsSeen seen;
   while (true) {
     if ((ctx.trace.ops.size() & kProgressRows) == 0) progress::done(ctx.trace.ops.size());
     Stream* next = nullptr;
@@ -204,11 +243,21 @@ void readOps(Context& ctx) {
     }
     if (next == nullptr) break;
     const DecodedOp& row = *next->current();
+    if (row.migration) {
+      ctx.trace.unified_memory.migrations.push_back(*row.migration);
+      next->advance();
+      continue;
+    }
     if (!row.dims.oneDimensional()) addKernelDims(ctx.trace, row.dims);
     ctx.trace.ops.push_back(row.op);
     if (row.op.kind == OpKind::kKernel) ctx.trace.ops.back().name = kernelName(ctx, row);
+    noteOp(ctx.trace.ops, seen);
     next->advance();
   }
+  std::sort(seen.contexts.begin(), seen.contexts.end());
+  seen.contexts.erase(std::unique(seen.contexts.begin(), seen.contexts.end()), seen.contexts.end());
+  sortMigrations(ctx);
+  return seen;
 }
 
 }  // namespace cuoverlap::reader

@@ -1,6 +1,6 @@
-// Reads unified-memory activity into Trace::unified_memory: GPU page-fault groups, CPU page faults,
-// migrations (the memcpy table's copyKind 11/12/13 rows, which readOps leaves out) and, in our
-// traces, thrashing. The tables and columns are those of `nsys export` (schema 3.x), which our
+// Reads unified-memory activity into Trace::unified_memory: GPU page-fault groups, CPU page faults
+// and, in our traces, thrashing (migrations, the memcpy table's copyKind 11/12/13 rows, come from
+// readOps' scan of that table). The tables and columns are those of `nsys export` (schema 3.x), which our
 // collector writes too; a missing table or column reads as none.
 #include <algorithm>
 #include <limits>
@@ -58,29 +58,6 @@ void readCpuFaults(Context& ctx) {
   }
 }
 
-void readMigrations(Context& ctx) {
-  const std::string_view table = schema::kMemcpyTable;
-  if (!ctx.db.hasTable(table) || !sqlite::TableColumns(ctx.db, table).has("copyKind")) return;
-  sqlite::Statement row(ctx.db, selectColumns(ctx.db, table,
-      {"start", "end", "deviceId", "globalPid", "bytes", "copyKind", "migrationCause",
-       "virtualAddress"},
-      {"start", "end"}) + " WHERE " + std::string(kUnifiedMemoryCopies));
-  while (row.step()) {
-    UmMigration migration;
-    migration.start = readTimestamp(row, 0, table, "start");
-    migration.end = endOf(row, 1, table, migration.start);
-    migration.device_id = readDeviceId(row, 2, table);
-    migration.pid = pidOfColumn(row, 3);
-    migration.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, row.int64(4)));
-    migration.direction = static_cast<CopyKind>(row.int64(5));
-    const std::int64_t cause = row.int64(6);
-    migration.cause = cause >= 0 && cause <= 5 ? static_cast<schema::UmMigrationCause>(cause)
-                                               : schema::UmMigrationCause::kUnknown;
-    migration.address = static_cast<std::uint64_t>(row.int64(7));
-    ctx.trace.unified_memory.migrations.push_back(migration);
-  }
-}
-
 void readThrashing(Context& ctx) {
   const std::string_view table = schema::kUmThrashingTable;
   if (!ctx.db.hasTable(table)) return;
@@ -111,13 +88,15 @@ void sortBy(std::vector<T>& items, Key key) {
 void readUnifiedMemory(Context& ctx) {
   readGpuFaults(ctx);
   readCpuFaults(ctx);
-  readMigrations(ctx);
   readThrashing(ctx);
   UnifiedMemory& um = ctx.trace.unified_memory;
   sortBy(um.gpu_faults, [](const UmPageFaultGroup& f) { return f.start; });
   sortBy(um.cpu_faults, [](const UmCpuFault& f) { return f.time; });
-  sortBy(um.migrations, [](const UmMigration& m) { return m.start; });
   sortBy(um.thrashing, [](const UmThrashing& t) { return t.time; });
+}
+
+void sortMigrations(Context& ctx) {
+  sortBy(ctx.trace.unified_memory.migrations, [](const UmMigration& m) { return m.start; });
 }
 
 }  // namespace cuoverlap::reader

@@ -137,6 +137,36 @@ TEST_CASE("kernel pattern: of equally common segments, the first one's iteration
   CHECK(s.end == 1'000'000'000 + 7 * 50'000 + 40'000);  // the fourth "A B"'s B ends
 }
 
+// The same at 5000 steps a loop: the segments' hashes are then sorted by radix, not compared.
+TEST_CASE("kernel pattern: the first of equally common segments among thousands", "[steady]") {
+  Trace trace;
+  trace.path = "tie-long";
+  trace.strings = {"", "A", "B", "C"};
+  trace.devices.push_back({});
+  constexpr int kSteps = 5000;
+  Ns t = 1'000'000'000;
+  for (int i = 0; i < 2 * kSteps; ++i) {
+    for (StringId k : {StringId{1}, StringId{static_cast<StringId>(i < kSteps ? 2 : 3)}}) {
+      GpuOp op;
+      op.start = t;
+      op.end = t + (i < kSteps ? 40'000 : 10'000);
+      op.name = k;
+      op.pid = 1;
+      op.stream_id = 7;
+      trace.ops.push_back(op);
+      t += 50'000;
+    }
+  }
+  const TraceReport report = analyzeTrace(trace, AnalysisOptions{});
+  REQUIRE(report.steady_state);
+  const SteadyState& s = *report.steady_state;
+  REQUIRE(s.found);
+  CHECK(s.source == "kernel-pattern");
+  CHECK(s.iterations == kSteps);
+  CHECK(s.start == 1'000'000'000);
+  CHECK(s.end == 1'000'000'000 + (2 * kSteps - 1) * Ns{50'000} + 40'000);
+}
+
 TEST_CASE("no steady state in a loop too short, and the reason says so", "[steady]") {
   const TraceReport report = analyzeTrace(loop(3, true), AnalysisOptions{});
   REQUIRE(report.steady_state);

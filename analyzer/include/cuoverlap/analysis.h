@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -37,5 +38,10 @@ Ns firstOpStart(const Trace& trace);
 void buildTraceIndices(const Trace& trace);
 
 TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& options);
+// The same, and `beside` called on the calling thread with the whole run's report (its devices,
+// findings and phases; not yet its steady state, which may still be analyzed on a thread of its
+// own) once that is done: work that needs only those runs beside the steady state.
+TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& options,
+                         const std::function<void(const TraceReport&)>& beside);
 
 }  // namespace cuoverlap

@@ -47,8 +47,10 @@ void analyzeOne(const std::string& file, std::size_t index, const AnalysisOption
     }
     const auto started = std::chrono::steady_clock::now();
     result.trace = std::make_unique<Trace>(readTrace(file));
-    result.report = analyzeTrace(*result.trace, options);
-    result.ranks = rankTimelines(*result.trace, options, index, &result.report);
+    // The rank summaries need the whole run's metrics only: made while the steady state runs.
+    result.report = analyzeTrace(*result.trace, options, [&](const TraceReport& whole_run) {
+      result.ranks = rankTimelines(*result.trace, options, index, &whole_run);
+    });
     result.report.analysis_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (!keep_trace) {

@@ -13,7 +13,6 @@
 #include <optional>
 #include <tuple>
 #include <utility>
-#include <unordered_map>
 
 #include "cuoverlap/metrics.h"
 #include "cuoverlap/trace_index.h"
@@ -49,25 +48,62 @@ std::vector<Kernel> kernelsOfBusiestDevice(const Trace& trace, const Scope& scop
   return busiest;
 }
 
-// Segments cut at `anchor`: per segment its first kernel's position and a hash of its names.
-struct Segments {
-  std::vector<std::size_t> first;
-  std::vector<std::uint64_t> hash;
-};
-
-Segments cutAt(const std::vector<Kernel>& kernels, StringId anchor) {
-  Segments s;
-  std::uint64_t h = 0;
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    if (kernels[i].name == anchor) {
-      if (!s.first.empty()) s.hash.push_back(h);
-      s.first.push_back(i);
-      h = 1469598103934665603ull;
+// The hashes of the segments cut at each anchor (from one of its occurrences up to the next), in
+// one pass over the kernels (a pass per anchor read them up to kMaxAnchors times): each anchor's
+// hash runs over every kernel and restarts at its occurrences. Segment k starts at the anchor's
+// k-th occurrence (occurrencesOf).
+std::vector<std::vector<std::uint64_t>> segmentHashes(const std::vector<Kernel>& kernels,
+                                                      const std::vector<StringId>& anchors) {
+  constexpr std::uint64_t kOffset = 1469598103934665603ull;
+  constexpr std::uint64_t kPrime = 1099511628211ull;
+  std::vector<std::vector<std::uint64_t>> hashes(anchors.size());
+  std::vector<std::uint64_t> h(anchors.size(), 0);
+  std::vector<char> started(anchors.size(), 0);
+  for (const Kernel& kernel : kernels) {
+    for (std::size_t a = 0; a < anchors.size(); ++a) {
+      if (kernel.name == anchors[a]) {
+        if (started[a]) hashes[a].push_back(h[a]);
+        started[a] = 1;
+        h[a] = kOffset;
+      }
+      h[a] = (h[a] ^ kernel.name) * kPrime;
     }
-    h = (h ^ kernels[i].name) * 1099511628211ull;
   }
-  if (!s.first.empty()) s.hash.push_back(h);
-  return s;
+  for (std::size_t a = 0; a < anchors.size(); ++a) {
+    if (started[a]) hashes[a].push_back(h[a]);
+  }
+  return hashes;
+}
+
+// The positions of `anchor`'s occurrences among the kernels: where its segments start.
+std::vector<std::size_t> occurrencesOf(const std::vector<Kernel>& kernels, StringId anchor) {
+  std::vector<std::size_t> at;
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    if (kernels[i].name == anchor) at.push_back(i);
+  }
+  return at;
+}
+
+// Sorts 64-bit keys: least significant 16 bits first, a counting pass per digit that varies
+// (std::sort's comparisons and branch misses cost several times more on the random hashes of
+// segments that do not repeat).
+void radixSort(std::vector<std::uint64_t>& keys) {
+  if (keys.size() < 4096) return std::sort(keys.begin(), keys.end());
+  constexpr int kDigits = 4;
+  constexpr std::size_t kBuckets = 1 << 16;
+  std::vector<std::size_t> counts(kDigits * kBuckets, 0);
+  for (std::uint64_t key : keys) {
+    for (int d = 0; d < kDigits; ++d) ++counts[d * kBuckets + ((key >> (16 * d)) & 0xffff)];
+  }
+  std::vector<std::uint64_t> other(keys.size());
+  for (int d = 0; d < kDigits; ++d) {
+    std::size_t* count = &counts[d * kBuckets];
+    if (count[(keys.front() >> (16 * d)) & 0xffff] == keys.size()) continue;  // one value: no move
+    std::size_t at = 0;
+    for (std::size_t b = 0; b < kBuckets; ++b) at += std::exchange(count[b], at);
+    for (std::uint64_t key : keys) other[count[(key >> (16 * d)) & 0xffff]++] = key;
+    keys.swap(other);
+  }
 }
 
 // The most common segment (its hash and count); of equally common ones, the one that occurs first.
@@ -75,19 +111,20 @@ Segments cutAt(const std::vector<Kernel>& kernels, StringId anchor) {
 // repeat in a fixed order) cost a cache miss per segment, most of the steady state's search.
 std::pair<std::uint64_t, std::size_t> mostCommon(const std::vector<std::uint64_t>& hashes) {
   std::vector<std::uint64_t> sorted = hashes;
-  std::sort(sorted.begin(), sorted.end());
+  radixSort(sorted);
   std::size_t most = 0;
   for (std::size_t i = 0, j = 0; i < sorted.size(); i = j) {
     while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
     most = std::max(most, j - i);
   }
   if (most < kMinIterations) return {0, most};
-  const auto count = [&](std::uint64_t h) {
-    const auto range = std::equal_range(sorted.begin(), sorted.end(), h);
-    return static_cast<std::size_t>(range.second - range.first);
-  };
+  std::vector<std::uint64_t> commonest;  // sorted; at most size / kMinIterations of them
+  for (std::size_t i = 0, j = 0; i < sorted.size(); i = j) {
+    while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
+    if (j - i == most) commonest.push_back(sorted[i]);
+  }
   for (std::uint64_t h : hashes) {
-    if (count(h) == most) return {h, most};
+    if (std::binary_search(commonest.begin(), commonest.end(), h)) return {h, most};
   }
   return {0, 0};  // not reached: some hash has the largest count
 }
@@ -95,7 +132,7 @@ std::pair<std::uint64_t, std::size_t> mostCommon(const std::vector<std::uint64_t
 // An anchor's most common segment: the first and last of its occurrences (segment indices), how
 // often it occurs and how many kernels its last occurrence holds.
 struct Pattern {
-  Segments segments;
+  StringId anchor = kNoString;
   std::size_t first = 0;
   std::size_t last = 0;
   std::size_t count = 0;
@@ -103,20 +140,33 @@ struct Pattern {
   std::size_t covered() const { return count * length_of_last; }  // kernels covered: the score
 };
 
-std::optional<Pattern> patternAt(const std::vector<Kernel>& kernels, StringId anchor) {
+std::optional<Pattern> patternAt(const std::vector<Kernel>& kernels, StringId anchor,
+                                 const std::vector<std::uint64_t>& hashes) {
   Pattern p;
-  p.segments = cutAt(kernels, anchor);
-  const Segments& s = p.segments;
+  p.anchor = anchor;
   std::uint64_t common = 0;
-  std::tie(common, p.count) = mostCommon(s.hash);
+  std::tie(common, p.count) = mostCommon(hashes);
   if (p.count < kMinIterations) return std::nullopt;
-  p.first = s.hash.size();
-  for (std::size_t k = 0; k < s.hash.size(); ++k) {
-    if (s.hash[k] != common) continue;
+  p.first = hashes.size();
+  for (std::size_t k = 0; k < hashes.size(); ++k) {
+    if (hashes[k] != common) continue;
     p.first = std::min(p.first, k);
     p.last = k;
   }
-  p.length_of_last = (p.last + 1 < s.first.size() ? s.first[p.last + 1] : kernels.size()) - s.first[p.last];
+  // The last occurrence's length: from its anchor to the next one (or the last kernel).
+  std::size_t seen = 0;
+  std::size_t start = 0;
+  std::size_t end = kernels.size();
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    if (kernels[i].name != anchor) continue;
+    if (seen == p.last) start = i;
+    if (seen == p.last + 1) {
+      end = i;
+      break;
+    }
+    ++seen;
+  }
+  p.length_of_last = end - start;
   return p;
 }
 
@@ -125,7 +175,7 @@ std::optional<Pattern> patternAt(const std::vector<Kernel>& kernels, StringId an
 IterationRun iterationsOf(const Trace& trace, const std::vector<Kernel>& kernels, const Pattern& p) {
   IterationRun run;
   run.source = "kernel-pattern";
-  const std::vector<std::size_t>& first = p.segments.first;
+  const std::vector<std::size_t> first = occurrencesOf(kernels, p.anchor);
   for (std::size_t k = p.first; k <= p.last; ++k) run.starts.push_back(trace.ops[kernels[first[k]].op].start);
   for (std::size_t i = first[p.last]; i < first[p.last] + p.length_of_last; ++i) {
     run.last_end = std::max(run.last_end, trace.ops[kernels[i].op].end);
@@ -138,17 +188,24 @@ IterationRun iterationsOf(const Trace& trace, const std::vector<Kernel>& kernels
 
 IterationRun kernelPatternIterations(const Trace& trace, const Scope& scope) {
   const std::vector<Kernel> kernels = kernelsOfBusiestDevice(trace, scope);
-  std::unordered_map<StringId, std::size_t> counts;
-  for (const Kernel& k : kernels) ++counts[k.name];
+  // Names are indices into Trace::strings: counted in an array, not a hash map.
+  std::vector<std::size_t> counts(trace.strings.size(), 0);
+  for (const Kernel& k : kernels) {
+    if (k.name >= counts.size()) counts.resize(std::size_t{k.name} + 1, 0);
+    ++counts[k.name];
+  }
   std::vector<std::pair<std::size_t, StringId>> anchors;
-  for (const auto& [name, count] : counts) {
-    if (count >= kMinIterations) anchors.emplace_back(count, name);
+  for (std::size_t name = 0; name < counts.size(); ++name) {
+    if (counts[name] >= kMinIterations) anchors.emplace_back(counts[name], static_cast<StringId>(name));
   }
   std::sort(anchors.begin(), anchors.end());
   if (anchors.size() > kMaxAnchors) anchors.resize(kMaxAnchors);
+  std::vector<StringId> names;
+  for (const auto& anchor : anchors) names.push_back(anchor.second);
+  const std::vector<std::vector<std::uint64_t>> hashes = segmentHashes(kernels, names);
   std::optional<Pattern> best;  // of equal scores the first anchor's
-  for (const auto& [count, name] : anchors) {
-    std::optional<Pattern> p = patternAt(kernels, name);
+  for (std::size_t a = 0; a < names.size(); ++a) {
+    std::optional<Pattern> p = patternAt(kernels, names[a], hashes[a]);
     if (p && (!best || p->covered() > best->covered())) best = std::move(p);
   }
   return best ? iterationsOf(trace, kernels, *best) : IterationRun{};

@@ -10,8 +10,10 @@ namespace cuoverlap {
 std::string summarizeTrace(const std::string& trace_path, const AnalysisOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   const Trace trace = readTrace(trace_path);
-  TraceReport report = analyzeTrace(trace, options);
-  const std::vector<RankTimeline> ranks = rankTimelines(trace, options, 0, &report);
+  std::vector<RankTimeline> ranks;
+  TraceReport report = analyzeTrace(trace, options, [&](const TraceReport& whole_run) {
+    ranks = rankTimelines(trace, options, 0, &whole_run);
+  });
   report.analysis_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return serializeSummary(report, ranks, options);
