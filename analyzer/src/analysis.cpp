@@ -77,13 +77,7 @@ void buildTraceIndices(const Trace& trace) {
   diagnosis::callIndex(trace);
 }
 
-Ns firstOpStart(const Trace& trace) {
-  Ns first = 0;
-  for (const GpuOp& op : trace.ops) {
-    if (op.start > 0 && (first == 0 || op.start < first)) first = op.start;
-  }
-  return first;
-}
+Ns firstOpStart(const Trace& trace) { return earliestOpStart(trace); }
 
 TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& options) {
   return analyzeTrace(trace, options, {});

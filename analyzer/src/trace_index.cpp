@@ -21,6 +21,7 @@ struct TraceIndex {
   bool have_ops = false;
   std::unordered_map<std::uint16_t, std::vector<std::uint32_t>> ops_by_device;
   std::vector<std::uint16_t> device_ids;  // the keys of ops_by_device, ascending
+  Ns first_op_start = 0;                   // earliestOpStart's, found by the same pass
 
   const Context* contexts_data = nullptr;
   std::size_t contexts_size = 0;
@@ -57,15 +58,22 @@ TraceIndex& indexOps(const Trace& trace) {
     index.ops_by_device.clear();
     // Runs of one device's ops are the rule: its list is looked up only when the device changes
     // (the map's nodes stay where they are as others are added).
+    // The first device's list is reserved for every op: one device is the common case, and the
+    // capacity other devices leave unused is never touched (no memory).
     std::vector<std::uint32_t>* on_device = nullptr;
     std::uint16_t device_id = 0;
+    Ns first = 0;
     for (std::size_t i = 0; i < trace.ops.size(); ++i) {
-      if (on_device == nullptr || trace.ops[i].device_id != device_id) {
-        device_id = trace.ops[i].device_id;
+      const GpuOp& op = trace.ops[i];
+      if (on_device == nullptr || op.device_id != device_id) {
+        device_id = op.device_id;
         on_device = &index.ops_by_device[device_id];
+        if (index.ops_by_device.size() == 1 && on_device->empty()) on_device->reserve(trace.ops.size());
       }
       on_device->push_back(static_cast<std::uint32_t>(i));
+      if (op.start > 0 && (first == 0 || op.start < first)) first = op.start;
     }
+    index.first_op_start = first;
     index.ops_data = trace.ops.data();
     index.ops_size = trace.ops.size();
     index.device_ids.clear();
@@ -79,6 +87,8 @@ TraceIndex& indexOps(const Trace& trace) {
 }  // namespace
 
 std::vector<std::uint16_t> devicesWithOps(const Trace& trace) { return indexOps(trace).device_ids; }
+
+Ns earliestOpStart(const Trace& trace) { return indexOps(trace).first_op_start; }
 
 const std::vector<std::uint32_t>& opsOnDevice(const Trace& trace, std::uint16_t device_id) {
   const TraceIndex& index = indexOps(trace);

@@ -21,6 +21,10 @@ const std::vector<std::uint32_t>& opsOnDevice(const Trace& trace, std::uint16_t 
 // The ids of the devices that have ops, ascending.
 std::vector<std::uint16_t> devicesWithOps(const Trace& trace);
 
+// The start of the trace's first GPU op (start > 0, any device), 0 without ops: found by the pass
+// that builds opsOnDevice's index (analysis.h's firstOpStart).
+Ns earliestOpStart(const Trace& trace);
+
 // Whether stream `stream_id` is the null (legacy default) stream of context `context_id` of
 // process `pid` by Trace::contexts; a context recorded with pid 0 matches any process.
 bool isContextNullStream(const Trace& trace, std::uint32_t pid, std::uint32_t context_id,

@@ -9,6 +9,7 @@
 // kMaxAnchors names occurring at least kMinIterations times with the fewest occurrences (a kernel
 // launched once per step is among the rarest that repeat), so the cost is O(kMaxAnchors x kernels).
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <tuple>
@@ -48,28 +49,32 @@ std::vector<Kernel> kernelsOfBusiestDevice(const Trace& trace, const Scope& scop
   return busiest;
 }
 
+// Per StringId, its anchor's index (in anchor order), or -1: which anchor a kernel is, by one
+// read instead of a comparison with each anchor.
+using AnchorOf = std::vector<std::int8_t>;
+static_assert(kMaxAnchors <= 127);
+
 // The hashes of the segments cut at each anchor (from one of its occurrences up to the next), in
 // one pass over the kernels (a pass per anchor read them up to kMaxAnchors times): each anchor's
 // hash runs over every kernel and restarts at its occurrences. Segment k starts at the anchor's
 // k-th occurrence (occurrencesOf).
 std::vector<std::vector<std::uint64_t>> segmentHashes(const std::vector<Kernel>& kernels,
-                                                      const std::vector<StringId>& anchors) {
+                                                      std::size_t anchors, const AnchorOf& anchor_of) {
   constexpr std::uint64_t kOffset = 1469598103934665603ull;
   constexpr std::uint64_t kPrime = 1099511628211ull;
-  std::vector<std::vector<std::uint64_t>> hashes(anchors.size());
-  std::vector<std::uint64_t> h(anchors.size(), 0);
-  std::vector<char> started(anchors.size(), 0);
+  std::vector<std::vector<std::uint64_t>> hashes(anchors);
+  std::vector<std::uint64_t> h(anchors, 0);
+  std::vector<char> started(anchors, 0);
   for (const Kernel& kernel : kernels) {
-    for (std::size_t a = 0; a < anchors.size(); ++a) {
-      if (kernel.name == anchors[a]) {
-        if (started[a]) hashes[a].push_back(h[a]);
-        started[a] = 1;
-        h[a] = kOffset;
-      }
-      h[a] = (h[a] ^ kernel.name) * kPrime;
+    const int at = anchor_of[kernel.name];
+    if (at >= 0) {
+      if (started[at]) hashes[at].push_back(h[at]);
+      started[at] = 1;
+      h[at] = kOffset;
     }
+    for (std::size_t a = 0; a < anchors; ++a) h[a] = (h[a] ^ kernel.name) * kPrime;
   }
-  for (std::size_t a = 0; a < anchors.size(); ++a) {
+  for (std::size_t a = 0; a < anchors; ++a) {
     if (started[a]) hashes[a].push_back(h[a]);
   }
   return hashes;
@@ -140,8 +145,8 @@ struct Pattern {
   std::size_t covered() const { return count * length_of_last; }  // kernels covered: the score
 };
 
-std::optional<Pattern> patternAt(const std::vector<Kernel>& kernels, StringId anchor,
-                                 const std::vector<std::uint64_t>& hashes) {
+// An anchor's most common segment, its length still to be found (lengthsOfLast).
+std::optional<Pattern> patternAt(StringId anchor, const std::vector<std::uint64_t>& hashes) {
   Pattern p;
   p.anchor = anchor;
   std::uint64_t common = 0;
@@ -153,21 +158,29 @@ std::optional<Pattern> patternAt(const std::vector<Kernel>& kernels, StringId an
     p.first = std::min(p.first, k);
     p.last = k;
   }
-  // The last occurrence's length: from its anchor to the next one (or the last kernel).
-  std::size_t seen = 0;
-  std::size_t start = 0;
-  std::size_t end = kernels.size();
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    if (kernels[i].name != anchor) continue;
-    if (seen == p.last) start = i;
-    if (seen == p.last + 1) {
-      end = i;
-      break;
-    }
-    ++seen;
-  }
-  p.length_of_last = end - start;
   return p;
+}
+
+// Each pattern's last occurrence's length: from its anchor to the anchor's next occurrence (or
+// the last kernel), for every anchor in one pass.
+void lengthsOfLast(const std::vector<Kernel>& kernels, const AnchorOf& anchor_of,
+                   std::vector<std::optional<Pattern>>& patterns) {
+  std::vector<std::size_t> seen(patterns.size(), 0);
+  std::vector<std::size_t> start(patterns.size(), 0);
+  for (std::optional<Pattern>& p : patterns) {
+    if (p) p->length_of_last = kernels.size();  // until the end unless the anchor occurs again
+  }
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const int at = anchor_of[kernels[i].name];
+    if (at < 0 || !patterns[at]) continue;
+    Pattern& p = *patterns[at];
+    if (seen[at] == p.last) start[at] = i;
+    if (seen[at] == p.last + 1) p.length_of_last = i;
+    ++seen[at];
+  }
+  for (std::size_t a = 0; a < patterns.size(); ++a) {
+    if (patterns[a]) patterns[a]->length_of_last -= start[a];
+  }
 }
 
 // The iterations of a pattern: from each occurrence's anchor to the next, the last ending at the end
@@ -200,12 +213,14 @@ IterationRun kernelPatternIterations(const Trace& trace, const Scope& scope) {
   }
   std::sort(anchors.begin(), anchors.end());
   if (anchors.size() > kMaxAnchors) anchors.resize(kMaxAnchors);
-  std::vector<StringId> names;
-  for (const auto& anchor : anchors) names.push_back(anchor.second);
-  const std::vector<std::vector<std::uint64_t>> hashes = segmentHashes(kernels, names);
+  AnchorOf anchor_of(counts.size(), -1);
+  for (std::size_t a = 0; a < anchors.size(); ++a) anchor_of[anchors[a].second] = static_cast<std::int8_t>(a);
+  const std::vector<std::vector<std::uint64_t>> hashes = segmentHashes(kernels, anchors.size(), anchor_of);
+  std::vector<std::optional<Pattern>> patterns;
+  for (std::size_t a = 0; a < anchors.size(); ++a) patterns.push_back(patternAt(anchors[a].second, hashes[a]));
+  lengthsOfLast(kernels, anchor_of, patterns);
   std::optional<Pattern> best;  // of equal scores the first anchor's
-  for (std::size_t a = 0; a < names.size(); ++a) {
-    std::optional<Pattern> p = patternAt(kernels, names[a], hashes[a]);
+  for (std::optional<Pattern>& p : patterns) {
     if (p && (!best || p->covered() > best->covered())) best = std::move(p);
   }
   return best ? iterationsOf(trace, kernels, *best) : IterationRun{};
