@@ -12,6 +12,7 @@
 #include "diagnosis/rules/single_stream_advice.h"
 #include "diagnosis/rules/single_stream_fixes.h"
 #include "diagnosis/rules/single_stream_threads.h"
+#include "diagnosis/rules/staging_holds.h"
 #include "diagnosis/schedule_estimate.h"
 #include "diagnosis/stream_waits.h"
 #include "findings_test_util.h"
@@ -430,8 +431,10 @@ TEST_CASE("single-stream: the split's saving without other threads' freed host t
   const std::vector<OrderEdge> waits = diagnosis::waitEdges(diagnosis::streamWaits(view));
   const std::vector<OrderEdge> order = diagnosis::programOrderEdges(view);
   const diagnosis::ScheduleModel model(view, host, order);
-  const Ns freed = diagnosis::splitSaving(view, keys, host, model, waits, order, loop);
-  const Ns own = diagnosis::splitSaving(view, keys, host, model, waits, order, loop, true, false, true, false);
+  const std::vector<diagnosis::StagingHold> holds = diagnosis::stagingHolds(view, order);
+  const Ns freed = diagnosis::splitSaving(view, keys, host, model, waits, order, holds, loop);
+  const Ns own =
+      diagnosis::splitSaving(view, keys, host, model, waits, order, holds, loop, true, false, true, false);
   CHECK(freed >= TraceBuilder::ns(50));
   CHECK(own < freed);
 }

@@ -15,6 +15,7 @@
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/legacy_threads.h"
 #include "diagnosis/rules/rules.h"
+#include "diagnosis/rules/staging_holds.h"
 #include "diagnosis/schedule_estimate.h"
 #include "diagnosis/stream_waits.h"
 #include "diagnosis/thread_launches.h"
@@ -373,8 +374,21 @@ std::optional<Ns> asynchronousFixSaving(const DeviceView& view, ApiKind sync_kin
   const std::vector<HostTimeGiven> given = timeGivenBack(view, released, legacy_calls);
   std::vector<CallChange> changed = changedCalls(view, fixed_host, sync_kind, moved, released, legacy_calls, recorded);
   barriersGivenBack(view, given, fixed_host, changed);
-  const ScheduleModel fixed = ScheduleModel(view, fixed_host, recorded).withLanes(lanes);
-  const Ns before = ScheduleModel(view, host, recorded).span(recorded);
+  // A legacy-stream call held in the driver behind other threads' staged pageable copies
+  // (staging_holds.h) waited for them as recorded. The fix keeps that hold only where it keeps
+  // the call: an op it issues asynchronously instead no longer blocks in the driver behind them
+  // (lab g000304: a worker's memset on the legacy stream held 1119 µs behind the others' pageable
+  // copies, 8.5 µs as an asynchronous call to a stream of its own).
+  const std::vector<StagingHold> holds = stagingHolds(view, recorded);
+  std::vector<OrderEdge> with_holds = recorded;
+  for (const StagingHold& h : holds) with_holds.insert(with_holds.end(), h.edges.begin(), h.edges.end());
+  const ScheduleModel fixed_model = ScheduleModel(view, fixed_host, with_holds).withLanes(lanes);
+  const ScheduleModel fixed = keepHolds(
+      fixed_model, holds, [&](const StagingHold& h) { return moved[h.position] == Moved::kNo; }, kept);
+  std::vector<OrderEdge> before_edges = recorded;
+  const ScheduleModel before_model = keepHolds(
+      ScheduleModel(view, host, with_holds), holds, [](const StagingHold&) { return true; }, before_edges);
+  const Ns before = before_model.span(before_edges);
   return std::max<Ns>(0, before - fixed.span(kept, hostTimeGivenBack(view, given, fixed_host), {}, changed));
 }
 

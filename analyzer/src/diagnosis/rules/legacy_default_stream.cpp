@@ -47,6 +47,7 @@
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/rules/legacy_threads.h"
 #include "diagnosis/rules/rules.h"
+#include "diagnosis/rules/staging_holds.h"
 #include "diagnosis/schedule_estimate.h"
 #include "diagnosis/stream_waits.h"
 
@@ -294,7 +295,16 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
   std::vector<OrderEdge> recorded = waits;
   recorded.insert(recorded.end(), barriers.begin(), barriers.end());
-  const Ns before = ScheduleModel(view, host, recorded).span(recorded);
+  // A synchronous legacy-stream call held in the driver behind other threads' staged pageable
+  // copies (staging_holds.h) stays on the legacy stream, and the copies stay staged: both
+  // schedules keep the hold.
+  const std::vector<StagingHold> holds = stagingHolds(view, recorded);
+  const auto all = [](const StagingHold&) { return true; };
+  std::vector<OrderEdge> hold_edges;
+  for (const StagingHold& h : holds) hold_edges.insert(hold_edges.end(), h.edges.begin(), h.edges.end());
+  std::vector<OrderEdge> before_edges = recorded;
+  recorded.insert(recorded.end(), hold_edges.begin(), hold_edges.end());
+  const Ns before = keepHolds(ScheduleModel(view, host, recorded), holds, all, before_edges).span(before_edges);
   std::vector<std::uint64_t> lane(view.ops().size());
   for (std::size_t p = 0; p < lane.size(); ++p) lane[p] = DeviceView::streamKey(view.op(view.ops()[p]));
   std::vector<bool> moved(lane.size(), false);
@@ -312,7 +322,7 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
   }
   ownWorkBeforeSynchronousOps(legacy, kept);
   const HostTimeline own = ownStreamsTimeline(view, host, legacy);
-  const ScheduleModel fixed = ScheduleModel(view, own, recorded).withLanes(lane);
+  const ScheduleModel fixed = keepHolds(ScheduleModel(view, own, recorded).withLanes(lane), holds, all, kept);
   const std::vector<HostTimeGiven> given = stillHeldBySynchronous(view, legacy, contendedTime(view, legacy));
   std::vector<CallChange> changed = contendedBarriers(view, own);
   barriersGivenBack(view, given, own, changed);
@@ -451,7 +461,15 @@ Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
   std::vector<OrderEdge> recorded = waits;
   recorded.insert(recorded.end(), barriers.begin(), barriers.end());
-  const ScheduleModel model(view, host, recorded);
+  // A legacy-stream call held behind other threads' staged copies (staging_holds.h) stays held.
+  const std::vector<StagingHold> holds = stagingHolds(view, recorded);
+  std::vector<OrderEdge> hold_edges;
+  for (const StagingHold& h : holds) hold_edges.insert(hold_edges.end(), h.edges.begin(), h.edges.end());
+  std::vector<OrderEdge> with_holds = recorded;
+  with_holds.insert(with_holds.end(), hold_edges.begin(), hold_edges.end());
+  std::vector<OrderEdge> unused;
+  const ScheduleModel model =
+      keepHolds(ScheduleModel(view, host, with_holds), holds, [](const StagingHold&) { return true; }, unused);
   std::vector<bool> synchronous(view.ops().size(), false);
   for (const LegacyOp& x : legacy) synchronous[x.position] = x.synchronous;
   const std::vector<std::uint64_t> thread = launchingThreads(view);
@@ -462,7 +480,8 @@ Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy
   std::vector<CallChange> changed = stagedBehindBlockingStreams(view, host, per_context);
   const std::vector<HostTimeGiven> given = contendedTime(view, heldByBarrier(view, legacy, barriers));
   barriersGivenBack(view, given, host, changed);
-  return std::max<Ns>(0, model.span(recorded) -
+  kept.insert(kept.end(), hold_edges.begin(), hold_edges.end());
+  return std::max<Ns>(0, model.span(with_holds) -
                             model.span(kept, hostTimeGivenBack(view, given, host), {}, changed));
 }
 

@@ -42,6 +42,7 @@
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/legacy_threads.h"
 #include "diagnosis/rules/rules.h"
+#include "diagnosis/rules/staging_holds.h"
 #include "diagnosis/thread_launches.h"
 
 namespace cuoverlap::diagnosis {
@@ -264,30 +265,72 @@ std::string rates(const PageableCopies& copies) {
   return text.empty() ? text : " (" + text + ")";
 }
 
-}  // namespace
-
-std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
-  FindingBuilder builder(view, "pageable-memcpy", Severity::kWarning);
+// The view's pageable copies (positions, in order) and what pinning does to each.
+PageableCopies collectCopies(const DeviceView& view, std::vector<std::size_t>& positions) {
   PageableCopies copies;
-  std::uint64_t bytes = 0;
   for (const std::size_t at : view.pageableCopyPositions()) {
     const ScopedOp scoped = view.ops()[at];
-    const GpuOp& op = view.op(scoped);
-    if (!pageable(op)) continue;
-    if (builder.count() == 0) {  // the first pageable copy: now the rates and per-op state
+    if (!pageable(view.op(scoped))) continue;
+    if (positions.empty()) {  // the first pageable copy: now the rates and per-op state
       copies.staging_lead.assign(view.ops().size(), 0);
       copies.turn_of_call = callsTakingTurns(view, pageableAsyncToCreated(view));
       copies.first_async = firstAsyncCopyCalls(view);
       copies.rate[0] = pinnedRate(view, Engine::kH2D);
       copies.rate[1] = pinnedRate(view, Engine::kD2H);
     }
+    positions.push_back(at);
+    addCopy(view, at, scoped, copies);
+  }
+  return copies;
+}
+
+std::vector<StagingHold> holdsOf(const DeviceView& view, const PageableCopies& copies,
+                                 const std::vector<OrderEdge>& order) {
+  std::vector<StagingHold> out;
+  for (const auto& [pos, holders] : heldBehindStaging(view, copies, order)) {
+    const ScopedOp& x = view.ops()[pos];
+    StagingHold hold{pos, {}, x.start};
+    for (const std::size_t q : holders) {
+      const ScopedOp& y = view.ops()[q];
+      const RuntimeCall& cq = view.call(*view.launchCall(view.op(y)));
+      hold.edges.push_back({q, pos, std::clamp<Ns>(cq.end - y.end, 0, x.start - y.end)});
+    }
+    out.push_back(std::move(hold));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<StagingHold> stagingHolds(const DeviceView& view, const std::vector<OrderEdge>& order) {
+  // Only a synchronous copy or memset on the legacy stream can be held so: most traces have none.
+  bool any = false;
+  for (std::size_t pos = 0; pos < view.ops().size() && !any; ++pos) {
+    if (!view.onLegacyDefaultStreamAt(pos)) continue;
+    const auto call = view.launchCall(view.op(view.ops()[pos]));
+    any = call && (view.callKind(*call) == ApiKind::kMemcpySync || view.callKind(*call) == ApiKind::kMemsetSync);
+  }
+  if (!any) return {};
+  std::vector<std::size_t> positions;
+  const PageableCopies copies = collectCopies(view, positions);
+  if (positions.empty()) return {};
+  return holdsOf(view, copies, order);
+}
+
+std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
+  FindingBuilder builder(view, "pageable-memcpy", Severity::kWarning);
+  std::vector<std::size_t> positions;
+  PageableCopies copies = collectCopies(view, positions);
+  std::uint64_t bytes = 0;
+  for (const std::size_t at : positions) {
+    const ScopedOp scoped = view.ops()[at];
+    const GpuOp& op = view.op(scoped);
     bytes += op.bytes;
     builder.add(Interval{scoped.start, scoped.end},
                 evidenceForOp(view, op, describeOp(view, op) + " with pageable host memory"));
     if (const auto launch = view.launchCall(op)) {
       builder.addRegion(Interval{view.call(*launch).start, view.call(*launch).end});
     }
-    addCopy(view, at, scoped, copies);
   }
   if (builder.count() == 0) return std::nullopt;
   std::sort(copies.calls.begin(), copies.calls.end());
@@ -303,22 +346,14 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
   // if nothing had held it, and pinning was given nothing for it (g000190: the recorded schedule
   // modelled 1.15 ms short, pinning costed 1.18 ms against 2.67 saved). Pinned, the holds end:
   // the op is released as its call began, as before.
-  const auto held_ops = heldBehindStaging(view, copies, waits);
+  const std::vector<StagingHold> holds = holdsOf(view, copies, waits);
   std::vector<OrderEdge> hold_edges;
-  std::vector<std::pair<std::size_t, Ns>> held_issued;
-  for (const auto& [pos, holders] : held_ops) {
-    const ScopedOp& x = view.ops()[pos];
-    held_issued.emplace_back(pos, x.start);
-    for (const std::size_t q : holders) {
-      const ScopedOp& y = view.ops()[q];
-      const RuntimeCall& cq = view.call(*view.launchCall(view.op(y)));
-      hold_edges.push_back({q, pos, std::clamp<Ns>(cq.end - y.end, 0, x.start - y.end)});
-    }
-  }
+  for (const StagingHold& h : holds) hold_edges.insert(hold_edges.end(), h.edges.begin(), h.edges.end());
   std::vector<OrderEdge> recorded = waits;
   recorded.insert(recorded.end(), hold_edges.begin(), hold_edges.end());
   const ScheduleModel model(view, host, recorded);
-  const ScheduleModel held_model = held_ops.empty() ? model : model.withIssuedAt(held_issued);
+  std::vector<OrderEdge> unused;
+  const ScheduleModel held_model = keepHolds(model, holds, [](const StagingHold&) { return true; }, unused);
   // A DtoH copy reads what its thread launched just before it: started sooner (no staging ahead of
   // it), it still waits for that op, as the legacy stream's barrier or the host made it wait.
   const ThreadLaunches launches(view);

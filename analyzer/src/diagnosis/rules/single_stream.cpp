@@ -72,6 +72,7 @@
 #include "diagnosis/rules/single_stream_advice.h"
 #include "diagnosis/rules/single_stream_fixes.h"
 #include "diagnosis/rules/single_stream_threads.h"
+#include "diagnosis/rules/staging_holds.h"
 #include "diagnosis/schedule_estimate.h"
 #include "diagnosis/stream_waits.h"
 
@@ -389,6 +390,7 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   // barriers included (the split keeps them: splitSaving).
   const std::vector<OrderEdge> order = programOrderEdges(view);
   const ScheduleModel model(view, host, order);
+  const std::vector<StagingHold> holds = stagingHolds(view, order);
   // Each stream's fix is its own: what splitting it alone saves, and for a loop of copy-in and
   // kernels what copying its input ahead saves (the fix it recommends: it holds whether or not a
   // chunk reads state the previous one left). The finding names the stream whose recommended fix
@@ -402,13 +404,13 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   std::vector<Priced> priced;
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     const StreamWork& candidate = candidates[k];
-    Priced fix{k, splitSaving(view, keys, host, model, waits, order, candidate.stream, true,
+    Priced fix{k, splitSaving(view, keys, host, model, waits, order, holds, candidate.stream, true,
                               candidate.beside_others),
                std::nullopt};
     // Beside other streams' work, a split that saves mostly by running its lanes' kernels side by
     // side (less than half of it left with them in order) is not named: that part is not priced.
     if (candidate.beside_others && fix.split > 0 &&
-        2 * fix.split < splitSaving(view, keys, host, model, waits, order, candidate.stream)) {
+        2 * fix.split < splitSaving(view, keys, host, model, waits, order, holds, candidate.stream)) {
       fix.split = 0;
     }
     // A loop that did not hold its extent is named for the turns the legacy stream's barrier
@@ -418,7 +420,7 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
     // heldItsExtent keeps out. The other threads' freed host time is no pipeline's: the split
     // frees it with or without the barrier.
     if (candidate.by_barrier && fix.split > 0) {
-      const Ns under_barrier = splitSaving(view, keys, host, model, waits, order, candidate.stream,
+      const Ns under_barrier = splitSaving(view, keys, host, model, waits, order, holds, candidate.stream,
                                            true, candidate.beside_others, false, false);
       if (2 * (fix.split - under_barrier) < fix.split) fix.split = 0;
     }
@@ -477,7 +479,7 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   // it gets the fix's saving with the copies as they ran, the rest is pinning's.
   if (work.pageable > 0) {
     const Ns unpinned = feeds ? copyAheadSaving(view, keys, host, model, waits, chosen, false)
-                              : splitSaving(view, keys, host, model, waits, order, chosen, false,
+                              : splitSaving(view, keys, host, model, waits, order, holds, chosen, false,
                                             work.beside_others);
     builder.estimateSaving(std::min(cost, unpinned));
     builder.fixAlone(cost);

@@ -12,6 +12,7 @@
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/single_stream_advice.h"
 #include "diagnosis/rules/single_stream_threads.h"
+#include "diagnosis/rules/staging_holds.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
@@ -203,8 +204,8 @@ std::vector<std::uint64_t> chunkLanes(const DeviceView& view, const std::vector<
 // What splitting `stream`'s chunks over three streams saves (0 without two chunks).
 Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, const HostTimeline& host,
                const ScheduleModel& model, const std::vector<OrderEdge>& waits,
-               const std::vector<OrderEdge>& order, std::uint64_t stream, bool pin,
-               bool kernels_in_order, bool off_legacy, bool others_freed) {
+               const std::vector<OrderEdge>& order, const std::vector<StagingHold>& holds,
+               std::uint64_t stream, bool pin, bool kernels_in_order, bool off_legacy, bool others_freed) {
   const std::vector<std::uint64_t> lanes = chunkLanes(view, keys, stream);
   if (lanes.empty()) return 0;
   // The advice issues each chunk's copies and memsets asynchronously (pinned buffers): their
@@ -240,7 +241,16 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
       previous = pos;
     }
   }
-  const Ns before = model.span(order);
+  // A legacy-stream call of another thread's held in the driver behind staged pageable copies
+  // (staging_holds.h) waited for them as recorded; the split keeps that hold unless it issues the
+  // call asynchronously itself (a copy or memset of the split stream's work).
+  std::vector<OrderEdge> with_holds = order;
+  for (const StagingHold& h : holds) with_holds.insert(with_holds.end(), h.edges.begin(), h.edges.end());
+  std::vector<OrderEdge> before_edges = order;
+  const Ns before = holds.empty() ? model.span(order)
+                                  : keepHolds(ScheduleModel(view, host, with_holds), holds,
+                                              [](const StagingHold&) { return true; }, before_edges)
+                                        .span(before_edges);
   const HostTimeline split_host = waitingForEveryLane(view, host, keys, stream, lanes);
   std::vector<Ns> earlier = pinned.earlier;
   // What the split's holds (its staging, its legacy calls) freed other threads' calls of, given
@@ -251,8 +261,12 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
     if (off_legacy) heldBySplitLegacyCalls(view, split_host, keys, stream, async_calls, earlier, &freed);
     giveBackOnce(view, split_host, std::move(freed), async_calls, earlier);
   }
-  const ScheduleModel split =
-      ScheduleModel(view, split_host, order).withLanes(lanes);
+  const ScheduleModel split = keepHolds(
+      ScheduleModel(view, split_host, with_holds).withLanes(lanes), holds,
+      [&](const StagingHold& h) {
+        return split_calls.count(*view.launchCall(view.op(view.ops()[h.position]))) == 0;
+      },
+      split_edges);
   std::vector<FasterOp> durations = pinned.faster;
   const std::vector<FasterOp> cold = coldLaneKernels(view, chunksOf(view, keys, stream), kSplitStreams);
   durations.insert(durations.end(), cold.begin(), cold.end());

@@ -18,6 +18,8 @@
 
 namespace cuoverlap::diagnosis {
 
+struct StagingHold;  // staging_holds.h
+
 // A copy between host and device (HtoD or DtoH), from pinned, pageable or unknown host memory:
 // the split's advice pins pageable buffers (its what-if runs such copies at the pinned rate,
 // pinnedCopies in single_stream_advice.h).
@@ -54,9 +56,12 @@ std::vector<std::uint64_t> chunkLanes(const DeviceView& view, const std::vector<
 // what the split saves under the barrier. `others_freed`: other threads' calls the split's copies
 // and legacy calls held get their time back (heldBySplitCopies, heldBySplitLegacyCalls); without,
 // the split's own loop alone moves (its lanes, its calls asynchronous, its copies pinned).
+// `holds`: the legacy-stream calls held behind other threads' staging (stagingHolds of `order`),
+// which both schedules keep except where the split issues the held call asynchronously itself.
 Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, const HostTimeline& host,
                const ScheduleModel& model, const std::vector<OrderEdge>& waits,
-               const std::vector<OrderEdge>& order, std::uint64_t stream, bool pin = true,
+               const std::vector<OrderEdge>& order, const std::vector<StagingHold>& holds,
+               std::uint64_t stream, bool pin = true,
                bool kernels_in_order = false, bool off_legacy = true, bool others_freed = true);
 
 // What copying `stream`'s input one chunk ahead saves (0 without two chunks). `pin`: its pageable
