@@ -781,6 +781,47 @@ TEST_CASE("a staged cudaMemcpy made pinned waits for its copy") {
   CHECK(waits_for_copy - returned_at_once == TraceBuilder::ns(11 - 5));
 }
 
+TEST_CASE("a memset on the legacy stream waited for the blocking streams' work before it") {
+  // Thread 1 launched a 500 µs kernel on blocking stream 13 (5-505); thread 2's cudaMemset began
+  // at 10 µs, its op on the legacy stream ran once the kernel had ended (552-553.2), and the call
+  // returned as its op began (553: the op ends after it by the clocks' disagreement). The call
+  // slept until the kernel ended, then took 48 µs of its own: not 543 µs of its own time. Thread
+  // 2 then launched a kernel (560-561, ran 565-665).
+  TraceBuilder b;
+  b.launch(13, 0, 1, 5, 505);
+  b.memset(test::kNullStream, 552, 553.2, b.call("cudaMemset_v3020", 10, 553));
+  b.trace().runtime_calls.back().tid = 2;
+  b.launch(test::kNullStream, 560, 561, 565, 665);
+  b.trace().runtime_calls.back().tid = 2;
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const HostTimeline host = buildHostTimeline(view);
+  REQUIRE(host.barriers.size() == 1);
+  REQUIRE(host.barriers[0].waited_for.size() == 1);
+  CHECK(host.barriers[0].waited_for[0] == at(view, 5));
+  CHECK(host.barriers[0].own == TraceBuilder::ns(48));
+  // A kernel of 400 µs instead of 500: the memset returns 100 µs sooner, and the thread's kernel
+  // with it (the memset's op, released as its call began, follows the kernel as the legacy
+  // barrier orders it).
+  const std::vector<OrderEdge> legacy = {{at(view, 5), at(view, 552)}};
+  const ScheduleModel model(view, host, legacy);
+  CHECK(model.span(legacy) - model.span(legacy, {}, {{at(view, 5), TraceBuilder::ns(400)}}) ==
+        TraceBuilder::ns(100));
+}
+
+TEST_CASE("a memset whose op followed no work that ended inside its call took its own time") {
+  // The driver's own work before it submits the op (22 µs), nothing before it on the device.
+  TraceBuilder b;
+  b.launch(13, 0, 1, 5, 8);
+  b.memset(test::kNullStream, 31.8, 32.9, b.call("cudaMemset_v3020", 10, 32));
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const HostTimeline host = buildHostTimeline(view);
+  REQUIRE(host.barriers.size() == 1);
+  CHECK(host.barriers[0].waited_for.empty());
+  CHECK(host.barriers[0].own == TraceBuilder::ns(22));
+}
+
 TEST_CASE("a staged copy held by a stream wait returns as its copy ends") {
   // Stream 13 waits for a 500 µs DtoH copy of stream 14 (5-505). A pageable HtoD
   // cudaMemcpyAsync on stream 13 began at 10 µs; the wait held its DMA until 6 µs after the

@@ -280,6 +280,44 @@ HostTimeline buildHostTimeline(const DeviceView& view,
     // for the stream's previous op; cudaMemcpyAsync staged at once.
     // A synchronize that waited for them in program order returned as they ended.
     bool returned_at_w = w > call.end && waitedInOrder(view, call_index, barrier.waited_for);
+    // A synchronous memset returns as its op begins (its op, ~1 µs, ends after the call by the
+    // trace's clocks): it slept until the work its op follows had ended. That work, where it was
+    // issued before the call began (as for a synchronize) and ended inside the call, is its W: its
+    // stream's previous op and, on the legacy stream, each blocking stream's last op of its
+    // context; the call's own time is what came after. Without such work the call's time is all
+    // its own (the driver's before it submits the op). Before, it was all its own time in both
+    // cases: g000180's worker held a cudaMemset 510 µs on the legacy stream behind another
+    // thread's kernels on a blocking stream, returning 48 µs after they ended, and a what-if that
+    // ends those kernels sooner kept the 510 µs.
+    if (w > call.end && view.callKind(call_index) == ApiKind::kMemsetSync &&
+        barrier.waited_for.size() == 1 && view.ops()[barrier.waited_for.front()].start <= call.end &&
+        view.ops()[barrier.waited_for.front()].start > call.start) {
+      const Ns op_start = view.ops()[barrier.waited_for.front()].start;
+      const GpuOp& op = view.op(view.ops()[barrier.waited_for.front()]);
+      const auto ended_inside = [&](std::size_t p) {
+        return view.ops()[p].end > call.start && view.ops()[p].end <= op_start;
+      };
+      std::vector<std::size_t> before;
+      if (const auto previous = index.lastBefore({op.pid, op.context_id, op.stream_id}, call.start);
+          previous && ended_inside(*previous)) {
+        before.push_back(*previous);
+      }
+      if (view.onLegacyDefaultStream(op)) {
+        for (const std::size_t p : index.lastOfEachStream(op.pid, call.start)) {
+          const GpuOp& other = view.op(view.ops()[p]);
+          const Stream* stream = view.stream(other);
+          if (other.context_id == op.context_id && !view.onLegacyDefaultStream(other) &&
+              stream != nullptr && stream->flag == StreamFlag::kDefault && ended_inside(p)) {
+            before.push_back(p);
+          }
+        }
+      }
+      if (!before.empty()) {
+        barrier.waited_for = std::move(before);
+        w = std::numeric_limits<Ns>::min();
+        for (std::size_t p : barrier.waited_for) w = std::max(w, view.ops()[p].end);
+      }
+    }
     if (w > call.end && !returned_at_w && isExplicitSync(view.callKind(call_index))) {
       // A synchronize waits for the work issued before it began: an op of another thread that
       // ended after it returned was submitted after that (its launch call held in the driver),
