@@ -54,20 +54,22 @@ std::vector<Kernel> kernelsOfBusiestDevice(const Trace& trace, const Scope& scop
 using AnchorOf = std::vector<std::int8_t>;
 static_assert(kMaxAnchors <= 127);
 
-// The hashes of the segments cut at each anchor (from one of its occurrences up to the next), in
-// one pass over the kernels (a pass per anchor read them up to kMaxAnchors times): each anchor's
-// hash runs over every kernel and restarts at its occurrences. Segment k starts at the anchor's
-// k-th occurrence (occurrencesOf).
-std::vector<std::vector<std::uint64_t>> segmentHashes(const std::vector<Kernel>& kernels,
-                                                      std::size_t anchors, const AnchorOf& anchor_of) {
+// The hashes of the segments cut at each anchor of [from, to) (from one of its occurrences up to
+// the next), in one pass over the kernels (a pass per anchor read them up to kMaxAnchors times):
+// each anchor's hash runs over every kernel and restarts at its occurrences. Segment k starts at
+// the anchor's k-th occurrence.
+std::vector<std::vector<std::uint64_t>> segmentHashes(const std::vector<Kernel>& kernels, std::size_t from,
+                                                      std::size_t to, const AnchorOf& anchor_of) {
   constexpr std::uint64_t kOffset = 1469598103934665603ull;
   constexpr std::uint64_t kPrime = 1099511628211ull;
+  const std::size_t anchors = to - from;
   std::vector<std::vector<std::uint64_t>> hashes(anchors);
   std::vector<std::uint64_t> h(anchors, 0);
   std::vector<char> started(anchors, 0);
   for (const Kernel& kernel : kernels) {
-    const int at = anchor_of[kernel.name];
-    if (at >= 0) {
+    const int anchor = anchor_of[kernel.name];
+    if (anchor >= static_cast<int>(from) && anchor < static_cast<int>(to)) {
+      const std::size_t at = static_cast<std::size_t>(anchor) - from;
       if (started[at]) hashes[at].push_back(h[at]);
       started[at] = 1;
       h[at] = kOffset;
@@ -215,9 +217,16 @@ IterationRun kernelPatternIterations(const Trace& trace, const Scope& scope) {
   if (anchors.size() > kMaxAnchors) anchors.resize(kMaxAnchors);
   AnchorOf anchor_of(counts.size(), -1);
   for (std::size_t a = 0; a < anchors.size(); ++a) anchor_of[anchors[a].second] = static_cast<std::int8_t>(a);
-  const std::vector<std::vector<std::uint64_t>> hashes = segmentHashes(kernels, anchors.size(), anchor_of);
+  // The anchors in chunks of at most a quarter of the kernels' segments (or the commonest anchor's
+  // alone), so that the hashes held at once stay within what one anchor's took.
   std::vector<std::optional<Pattern>> patterns;
-  for (std::size_t a = 0; a < anchors.size(); ++a) patterns.push_back(patternAt(anchors[a].second, hashes[a]));
+  const std::size_t budget = anchors.empty() ? 0 : std::max(anchors.back().first, kernels.size() / 4);
+  for (std::size_t from = 0, to = 0; from < anchors.size(); from = to) {
+    std::size_t held = anchors[from].first;
+    for (to = from + 1; to < anchors.size() && held + anchors[to].first <= budget; ++to) held += anchors[to].first;
+    const std::vector<std::vector<std::uint64_t>> hashes = segmentHashes(kernels, from, to, anchor_of);
+    for (std::size_t a = from; a < to; ++a) patterns.push_back(patternAt(anchors[a].second, hashes[a - from]));
+  }
   lengthsOfLast(kernels, anchor_of, patterns);
   std::optional<Pattern> best;  // of equal scores the first anchor's
   for (std::optional<Pattern>& p : patterns) {
