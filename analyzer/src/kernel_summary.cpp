@@ -25,16 +25,25 @@ std::map<std::uint16_t, std::vector<KernelSummary>> summarizeKernels(const Trace
   };
   std::map<std::uint16_t, std::unordered_map<StringId, Totals>> per_device;
   std::map<std::uint16_t, Ns> device_kernel_ns;
+  // The device's maps are looked up only when the device changes (runs of one device are the
+  // rule; std::map's elements stay where they are as others are added).
+  std::unordered_map<StringId, Totals>* by_name = nullptr;
+  Ns* device_total = nullptr;
+  std::uint16_t device_id = 0;
   for (const GpuOp& op : trace.ops) {
     if (op.kind != OpKind::kKernel || !opInScope(op, scope)) continue;
+    if (by_name == nullptr || op.device_id != device_id) {
+      device_id = op.device_id;
+      by_name = &per_device[device_id];
+      device_total = &device_kernel_ns[device_id];
+    }
     const Ns length = clippedEnd(op, scope) - clippedStart(op, scope);
-    Totals& totals = per_device[op.device_id][op.name];
+    Totals& totals = (*by_name)[op.name];
     totals.shortest = totals.count == 0 ? length : std::min(totals.shortest, length);
     totals.longest = std::max(totals.longest, length);
     ++totals.count;
     totals.total = saturatingAdd(totals.total, length);
-    Ns& device_total = device_kernel_ns[op.device_id];
-    device_total = saturatingAdd(device_total, length);
+    *device_total = saturatingAdd(*device_total, length);
   }
   std::map<std::uint16_t, std::vector<KernelSummary>> summaries;
   for (const auto& [device_id, by_name] : per_device) {
