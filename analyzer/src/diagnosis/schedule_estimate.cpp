@@ -796,6 +796,9 @@ std::vector<OrderEdge> engineHolds(const DeviceView& view) {
       const std::size_t x = list[i];
       if (view.onLegacyDefaultStreamAt(x)) continue;
       const ScopedOp sx = ops[x];
+      // Most copies start as they are ready: only one that waited at least kIdle can be held.
+      const std::optional<Ns> ready = view.readyTime(x);
+      if (!ready || *ready + kIdle > sx.start) continue;
       std::int64_t p = -1;  // the engine's copy that ended last before X started
       for (std::size_t j = i; j-- > 0 && i - j <= kLookBack;) {
         const ScopedOp sj = ops[list[j]];
@@ -812,8 +815,7 @@ std::vector<OrderEdge> engineHolds(const DeviceView& view) {
       const auto cx = view.launchCall(gx);
       const auto cp = view.launchCall(gp);
       if (!cx || !cp || view.call(*cp).start >= view.call(*cx).start) continue;
-      const std::optional<Ns> ready = view.readyTime(x);
-      if (!ready || *ready + kIdle > sp.start) continue;
+      if (*ready + kIdle > sp.start) continue;
       busy.clear();
       for (std::size_t j = i; j-- > 0 && i - j <= kLookBack;) {
         const ScopedOp sj = ops[list[j]];
