@@ -69,6 +69,35 @@ TEST_CASE("a copy waiting for a dependency does not hold up another stream's rea
   CHECK(model.span({{at(view, 1), at(view, 1001)}}) == TraceBuilder::ns(1100));
 }
 
+TEST_CASE("a copy pushed behind another stream's held copy waits for it in every schedule") {
+  // Stream 13's copy (call at 0 µs) waits for a 1000 µs kernel of stream 15 and runs 1001-1101;
+  // stream 14's copy, launched after it (call at 2 µs) and ready at 3, started only at 1103 as the
+  // held copy ended, the engine idle meanwhile: the engine's queue held it behind stream 13's
+  // copy. With the wait the schedule keeps that order (span 1202 µs, not 1100); without the wait
+  // stream 13's copy runs at once and stream 14's right after it, both beside the kernel.
+  TraceBuilder b;
+  b.launch(15, 0, 1, 1, 1001);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 0, 1, 1001, 1101, CopyKind::kHtoD);
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 2, 3, 1103, 1203, CopyKind::kHtoD);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const ScheduleModel model(view);
+  const std::vector<OrderEdge> wait = {{at(view, 1), at(view, 1001)}};
+  CHECK(model.span(wait) == TraceBuilder::ns(1202));
+  CHECK(model.span({}) == TraceBuilder::ns(1000));
+
+  // Launched before the held copy, stream 14's copy owed it nothing: a copy the engine took late
+  // for another reason is no hold.
+  TraceBuilder first;
+  first.launch(15, 0, 1, 1, 1001);
+  first.copyCall("cudaMemcpyAsync_v3020", 13, 2, 3, 1001, 1101, CopyKind::kHtoD);
+  first.copyCall("cudaMemcpyAsync_v3020", 14, 0, 1, 1103, 1203, CopyKind::kHtoD);
+  const Trace first_trace = first.build();
+  const DeviceView first_view(first_trace, Scope{}, 0);
+  const ScheduleModel first_model(first_view);
+  CHECK(first_model.span({{at(first_view, 1), at(first_view, 1001)}}) == TraceBuilder::ns(1100));
+}
+
 TEST_CASE("an edge from an op issued later than its target orders nothing") {
   // The kernel was launched (call at 50 µs) after the copy (call at 0 µs): an edge kernel -> copy
   // cannot be a wait the host set up, and a cycle with stream order must not stall the schedule.

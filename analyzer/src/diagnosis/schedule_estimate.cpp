@@ -775,6 +775,73 @@ double smShare(const Device* device, const GpuOp& kernel) {
   return std::clamp(wavesOf(device, kernel), 1e-6, 1.0);
 }
 
+namespace {
+
+// ScheduleModel's engine holds (schedule_estimate.h, above span()).
+std::vector<OrderEdge> engineHolds(const DeviceView& view) {
+  constexpr Ns kNear = 5000;   // X starts within this of P's end
+  constexpr Ns kIdle = 10000;  // X ready, and the engine idle, this long before P began
+  constexpr std::size_t kLookBack = 64;
+  std::vector<OrderEdge> holds;
+  const auto ops = view.ops();
+  std::vector<std::size_t> on_engine[8];
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    const GpuOp& op = view.op(ops[pos]);
+    if (op.kind == OpKind::kKernel) continue;
+    on_engine[static_cast<std::size_t>(engineOf(op)) % 8].push_back(pos);
+  }
+  std::vector<std::pair<Ns, Ns>> busy;
+  for (const std::vector<std::size_t>& list : on_engine) {
+    for (std::size_t i = 1; i < list.size(); ++i) {
+      const std::size_t x = list[i];
+      if (view.onLegacyDefaultStreamAt(x)) continue;
+      const ScopedOp sx = ops[x];
+      // Most copies start as they are ready: only one that waited at least kIdle can be held.
+      const std::optional<Ns> ready = view.readyTime(x);
+      if (!ready || *ready + kIdle > sx.start) continue;
+      std::int64_t p = -1;  // the engine's copy that ended last before X started
+      for (std::size_t j = i; j-- > 0 && i - j <= kLookBack;) {
+        const ScopedOp sj = ops[list[j]];
+        if (sj.end <= sx.start && (p < 0 || sj.end > ops[static_cast<std::size_t>(p)].end)) {
+          p = static_cast<std::int64_t>(list[j]);
+        }
+      }
+      if (p < 0 || view.onLegacyDefaultStreamAt(static_cast<std::size_t>(p))) continue;
+      const ScopedOp sp = ops[static_cast<std::size_t>(p)];
+      if (sx.start - sp.end > kNear) continue;
+      const GpuOp& gx = view.op(sx);
+      const GpuOp& gp = view.op(sp);
+      if (DeviceView::streamKey(gx) == DeviceView::streamKey(gp)) continue;
+      const auto cx = view.launchCall(gx);
+      const auto cp = view.launchCall(gp);
+      if (!cx || !cp || view.call(*cp).start >= view.call(*cx).start) continue;
+      if (*ready + kIdle > sp.start) continue;
+      busy.clear();
+      for (std::size_t j = i; j-- > 0 && i - j <= kLookBack;) {
+        const ScopedOp sj = ops[list[j]];
+        if (list[j] != static_cast<std::size_t>(p) && sj.end > *ready && sj.start < sp.start) {
+          busy.emplace_back(std::max(sj.start, *ready), std::min(sj.end, sp.start));
+        }
+      }
+      std::sort(busy.begin(), busy.end());
+      Ns cursor = *ready;
+      bool idle = false;
+      for (const auto& [from, to] : busy) {
+        if (from - cursor >= kIdle) {
+          idle = true;
+          break;
+        }
+        cursor = std::max(cursor, to);
+      }
+      if (!idle && sp.start - cursor < kIdle) continue;
+      holds.push_back({static_cast<std::size_t>(p), x, std::max<Ns>(0, sx.start - sp.end)});
+    }
+  }
+  return holds;
+}
+
+}  // namespace
+
 ScheduleModel::ScheduleModel(const DeviceView& view)
     : recorded_span_(view.spanLength()), span_start_(view.spanStart()) {
   const auto& ops = view.ops();
@@ -861,6 +928,7 @@ ScheduleModel::ScheduleModel(const DeviceView& view)
                    [&](std::size_t a, std::size_t b) { return issued[a] < issued[b]; });
   rank_.resize(n);
   for (std::size_t r = 0; r < n; ++r) rank_[order[r]] = r;
+  engine_holds_ = engineHolds(view);
 }
 
 ScheduleModel ScheduleModel::withLanes(const std::vector<std::uint64_t>& lane) const {
@@ -1043,6 +1111,11 @@ void ScheduleModel::addHost(const DeviceView& view, const HostTimeline& host) {
 Ns ScheduleModel::span(const std::vector<OrderEdge>& edges, const std::vector<Ns>& earlier,
                        const std::vector<FasterOp>& faster,
                        const std::vector<CallChange>& changed) const {
+  if (!engine_holds_.empty()) {
+    std::vector<OrderEdge> all = edges;
+    all.insert(all.end(), engine_holds_.begin(), engine_holds_.end());
+    return ScheduleRun(*this, all, earlier, faster, changed).run();
+  }
   return ScheduleRun(*this, edges, earlier, faster, changed).run();
 }
 

@@ -148,6 +148,17 @@ class ScheduleModel {
   ScheduleModel(const DeviceView& view, const HostTimeline& host, const std::vector<OrderEdge>& recorded,
                 const std::vector<std::size_t>& submitted_late);
 
+  // A copy engine takes the copies pushed to it in the order they were pushed, across the streams
+  // that share its hardware queue (CUDA_DEVICE_MAX_CONNECTIONS, 8 by default), so a copy pushed
+  // behind another stream's copy that a stream wait still holds waits for it, though the engine
+  // idles and the copy's own stream is ready. The trace shows it: copy X ready (launch call
+  // returned, stream's previous op ended) at least 10 µs before the engine's previous copy P
+  // began, the engine idle at least 10 µs in between, X starting within 5 µs of P's end, P of
+  // another stream and launched first, neither on a legacy default stream (whose implicit barrier
+  // orders such pairs, legacy_barriers.h). Every schedule keeps P -> X with its recorded gap:
+  // where a fix moves P, X moves with it (g000040: a 6.4 MB upload whose call returned at 524 µs
+  // started at 1069 as a copy a wait held ended; the program without that wait ran it at 464).
+  //
   // The simulated span with stream order, `edges` (any order), per position host time given
   // back (`earlier[p]` is subtracted from op p's release, also when that follows a blocking call;
   // empty = none), the ops of `faster` (any order) taking their shorter durations, and the
@@ -245,6 +256,9 @@ class ScheduleModel {
                                            // (empty when no wait is another thread's)
   std::vector<std::int64_t> op_barrier_;   // per position: the barrier its release follows, -1
   std::vector<Ns> op_lag_;                 // per position: release - that barrier's end
+  // Copies the trace shows held behind another stream's copy on their engine (engineHolds): an
+  // edge each, in every schedule.
+  std::vector<OrderEdge> engine_holds_;
 };
 
 }  // namespace cuoverlap::diagnosis
