@@ -119,12 +119,24 @@ TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& given,
     return report;
   }
   // The steady state is a second analysis of most of the run, independent of the first: on a
-  // thread of its own, once the trace's lazily built indices exist (they are then only read). Its
-  // search for iterations makes it the longer of the two, so the phases and `beside` are this
-  // thread's.
+  // thread of its own, once the trace's lazily built indices exist (they are then only read), with
+  // the phases. Its search for iterations would make it the longer of the two: `beside` and the
+  // steady window's metrics are this thread's, made once the other has chosen the window.
   buildTraceIndices(trace);
   SteadyState steady_state;
-  const auto steady = [&] { steady_state = phases::findSteadyState(trace, options); };
+  std::promise<void> window_chosen;
+  std::future<void> window_known = window_chosen.get_future();
+  const auto steady = [&] {
+    try {
+      report.phases = phases::findPhases(trace, options.scope);
+      steady_state = phases::chooseSteadyState(trace, options);
+    } catch (...) {
+      window_chosen.set_exception(std::current_exception());
+      throw;
+    }
+    window_chosen.set_value();  // steady_state's window is not written again
+    phases::analyzeSteadyWindow(trace, options, steady_state);
+  };
   std::future<void> steady_done;
   try {
     steady_done = std::async(std::launch::async, steady);
@@ -132,9 +144,17 @@ TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& given,
     steady();  // no thread to be had
   }
   report.devices = analyzeDevices(trace, options, report.findings, 1);
-  report.phases = phases::findPhases(trace, options.scope);
   if (beside) beside(report);
+  std::vector<DeviceMetrics> steady_metrics;
+  try {
+    window_known.get();  // rethrows the choice's error
+    steady_metrics = phases::steadyWindowMetrics(trace, options, steady_state);
+  } catch (...) {
+    if (steady_done.valid()) steady_done.wait();  // the steady state's thread ends first
+    throw;
+  }
   if (steady_done.valid()) steady_done.get();  // rethrows the steady state's error
+  phases::addSteadyWindowMetrics(steady_state, std::move(steady_metrics));
   report.steady_state = std::move(steady_state);
   progress::done(2 * report.devices.size() + 1);
   if (report.steady_state && report.steady_state->found) {

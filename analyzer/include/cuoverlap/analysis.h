@@ -38,9 +38,9 @@ Ns firstOpStart(const Trace& trace);
 void buildTraceIndices(const Trace& trace);
 
 TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& options);
-// The same, and `beside` called on the calling thread with the whole run's report (its devices,
-// findings and phases; not yet its steady state, which may still be analyzed on a thread of its
-// own) once that is done: work that needs only those runs beside the steady state.
+// The same, and `beside` called on the calling thread with the whole run's report (its devices
+// and findings; not yet its phases and steady state, which may still be found on a thread of
+// their own) once that is done: work that needs only those runs beside the steady state.
 TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& options,
                          const std::function<void(const TraceReport&)>& beside);
 

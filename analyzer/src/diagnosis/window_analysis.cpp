@@ -13,11 +13,15 @@
 #include "diagnosis/device_window.h"
 #include "diagnosis/idle_gaps.h"
 #include "diagnosis/rules/rules.h"
+#include "diagnosis/window_analysis.h"
 
 namespace cuoverlap {
 
-void analyzeWindows(const Trace& trace, const AnalysisOptions& options,
-                    const std::vector<Interval>& windows, const WindowVisitor& visit) {
+namespace {
+
+// analyzeWindows, and without `metrics` each device's metrics left to the caller (but its id).
+void analyzeWindowsOf(const Trace& trace, const AnalysisOptions& options,
+                      const std::vector<Interval>& windows, const WindowVisitor& visit, bool metrics) {
   std::vector<Finding> findings;
   const auto analyze = [&](std::size_t w, std::uint16_t device_id, const diagnosis::DeviceView& view) {
     // Without --device, a window lists the devices with work in it (devicesInScope's rule).
@@ -26,7 +30,8 @@ void analyzeWindows(const Trace& trace, const AnalysisOptions& options,
     scope.window_start = view.windowStart();
     scope.window_end = view.windowEnd();
     DeviceReport device;
-    device.metrics = computeDeviceMetrics(trace, scope, device_id, view.opIndices());
+    if (metrics) device.metrics = computeDeviceMetrics(trace, scope, device_id, view.opIndices());
+    else device.metrics.device_id = device_id;
     findings.clear();
     if (!view.empty()) device.explained = diagnosis::runRules(view, findings);
     device.gaps = diagnosis::analyzeGapsOfView(view, options.gap_threshold_ns);
@@ -50,16 +55,47 @@ void analyzeWindows(const Trace& trace, const AnalysisOptions& options,
   }
 }
 
-std::vector<WindowReport> analyzeWindows(const Trace& trace, const AnalysisOptions& options,
-                                         const std::vector<Interval>& windows) {
+std::vector<WindowReport> collectWindows(const Trace& trace, const AnalysisOptions& options,
+                                         const std::vector<Interval>& windows, bool metrics) {
   std::vector<WindowReport> reports(windows.size());
-  analyzeWindows(trace, options, windows,
-                 [&](std::size_t w, DeviceReport&& device, std::vector<Finding>&& findings) {
-                   reports[w].devices.push_back(std::move(device));
-                   for (Finding& f : findings) reports[w].findings.push_back(std::move(f));
-                 });
+  analyzeWindowsOf(trace, options, windows,
+                   [&](std::size_t w, DeviceReport&& device, std::vector<Finding>&& findings) {
+                     reports[w].devices.push_back(std::move(device));
+                     for (Finding& f : findings) reports[w].findings.push_back(std::move(f));
+                   },
+                   metrics);
   for (WindowReport& report : reports) sortFindingsByCost(report.findings);
   return reports;
+}
+
+}  // namespace
+
+void analyzeWindows(const Trace& trace, const AnalysisOptions& options,
+                    const std::vector<Interval>& windows, const WindowVisitor& visit) {
+  analyzeWindowsOf(trace, options, windows, visit, true);
+}
+
+std::vector<WindowReport> analyzeWindows(const Trace& trace, const AnalysisOptions& options,
+                                         const std::vector<Interval>& windows) {
+  return collectWindows(trace, options, windows, true);
+}
+
+WindowReport analyzeWindowWithoutMetrics(const Trace& trace, const AnalysisOptions& options,
+                                         Interval window) {
+  return std::move(collectWindows(trace, options, {window}, false)[0]);
+}
+
+std::vector<DeviceMetrics> windowMetrics(const Trace& trace, const Scope& given, Interval window) {
+  // analyzeWindows' single window: its scope, and the devices with an op in it (a view with no
+  // op is left out unless Scope::device names it: devicesInScope's rule, the same).
+  Scope scope = given;
+  scope.window_start = std::max(window.start, scope.window_start);
+  scope.window_end = std::min(window.end, scope.window_end);
+  std::vector<DeviceMetrics> metrics;
+  for (std::uint16_t device_id : devicesInScope(trace, scope)) {
+    metrics.push_back(computeDeviceMetrics(trace, scope, device_id));
+  }
+  return metrics;
 }
 
 }  // namespace cuoverlap

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -36,6 +37,7 @@
 #include "cuoverlap/units.h"
 #include "diagnosis/block_max.h"
 #include "diagnosis/range_aggregate.h"
+#include "diagnosis/window_analysis.h"
 #include "phases/iterations.h"
 #include "phases/steady_state.h"
 
@@ -184,7 +186,33 @@ Candidate chooseIterations(const Trace& trace, const Scope& scope, const std::op
 
 }  // namespace
 
-SteadyState findSteadyState(const Trace& trace, const AnalysisOptions& options) {
+void analyzeSteadyWindow(const Trace& trace, const AnalysisOptions& options, SteadyState& steady) {
+  if (!steady.found) return;
+  WindowReport window = analyzeWindowWithoutMetrics(trace, options, {steady.start, steady.end});
+  steady.devices = std::move(window.devices);
+  steady.findings = std::move(window.findings);
+}
+
+std::vector<DeviceMetrics> steadyWindowMetrics(const Trace& trace, const AnalysisOptions& options,
+                                               const SteadyState& steady) {
+  if (!steady.found) return {};
+  return windowMetrics(trace, options.scope, {steady.start, steady.end});
+}
+
+void addSteadyWindowMetrics(SteadyState& steady, std::vector<DeviceMetrics> metrics) {
+  // The same devices in the same order (devicesInScope's rule, window_analysis.h); checked.
+  if (metrics.size() != steady.devices.size()) {
+    throw std::logic_error("the steady state's metrics do not match its devices");
+  }
+  for (std::size_t i = 0; i < metrics.size(); ++i) {
+    if (metrics[i].device_id != steady.devices[i].metrics.device_id) {
+      throw std::logic_error("the steady state's metrics do not match its devices");
+    }
+    steady.devices[i].metrics = std::move(metrics[i]);
+  }
+}
+
+SteadyState chooseSteadyState(const Trace& trace, const AnalysisOptions& options) {
   SteadyState steady;
   Candidate c = chooseIterations(trace, options.scope, options.iterations);
   if (!c.not_credible.empty()) {
@@ -206,9 +234,6 @@ SteadyState findSteadyState(const Trace& trace, const AnalysisOptions& options) 
     steady.host_range_ns = durationSpread(std::vector<Ns>(
         run.host_ns.begin() + static_cast<std::ptrdiff_t>(c.dropped), run.host_ns.end()));
   }
-  std::vector<WindowReport> window = analyzeWindows(trace, options, {{steady.start, steady.end}});
-  steady.devices = std::move(window[0].devices);
-  steady.findings = std::move(window[0].findings);
   return steady;
 }
 
