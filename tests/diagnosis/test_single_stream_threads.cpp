@@ -229,8 +229,13 @@ TEST_CASE("single-stream: another thread's launches its legacy calls held get th
   // 2 µs alone and 30 µs where they overlapped one of those calls (the driver held the context
   // while the legacy call ordered its copy after every blocking stream). Split off the legacy
   // stream (created streams), thread 1's calls no longer hold them: each gets its 28 µs back. One
-  // that also overlapped thread 3's call on the legacy stream, which stays there, keeps its wait.
-  for (const bool third_thread : {false, true}) {
+  // that also overlapped thread 3's call on the legacy stream, which stays there, keeps its wait;
+  // unless that call was a synchronous copy still in flight when the launch returned (the launch
+  // got through while thread 3's cudaMemcpy waited: thread 1's call, which returned just before
+  // it, held it).
+  enum class Third { kNone, kReturnedBefore, kStillInFlight };
+  for (const Third third : {Third::kNone, Third::kReturnedBefore, Third::kStillInFlight}) {
+    const bool third_thread = third == Third::kReturnedBefore;
     TraceBuilder b;
     for (int k = 0; k < 3; ++k) {
       const double t = 100.0 * k;
@@ -240,8 +245,11 @@ TEST_CASE("single-stream: another thread's launches its legacy calls held get th
       b.launch(14, t + 60, t + 62, t + 63, t + 70);  // alone
       b.trace().runtime_calls.back().tid = 2;
     }
-    if (third_thread) {  // beside thread 2's first held launch
+    if (third == Third::kReturnedBefore) {  // beside thread 2's first held launch
       b.copyCall("cudaMemcpyAsync_v3020", kNullStream, 6, 34, 41, 44, CopyKind::kHtoD);
+      b.trace().runtime_calls.back().tid = 3;
+    } else if (third == Third::kStillInFlight) {  // a cudaMemcpy begun inside it, returned after it
+      b.copyCall("cudaMemcpy_v3020", kNullStream, 6, 50, 44, 48, CopyKind::kHtoD);
       b.trace().runtime_calls.back().tid = 3;
     }
     const Trace trace = b.build();

@@ -199,8 +199,41 @@ void heldBySplitLegacyCalls(const DeviceView& view, const HostTimeline& host,
   // that stay on the legacy stream), and of those only calls no staying call held too.
   std::unordered_set<std::uint64_t> moving_threads;
   for (const LegacyOp& x : leaving) moving_threads.insert(x.thread);
+  // A staying call holds a call only while the call waits for the driver: an asynchronous call to
+  // the legacy stream wherever it overlapped it (they take turns ordering their ops after every
+  // blocking stream), a synchronous one (cudaMemcpy, cudaMemset) only if it returned before the
+  // call did, for the driver releases the calls it held as it returns. A call that got through
+  // while another thread's synchronous call was still in flight was held by the one that
+  // returned just before it (lab g000325: worker1's cudaMemcpyAsync calls to its own stream, 4 µs
+  // alone, took 25-103 µs while the split thread's legacy cudaMemcpy waited and returned with it,
+  // beside other threads' cudaMemcpy calls still in flight; g000211's worker calls held 1.4 and
+  // 0.5 ms returned with worker2's cudaMemcpy while main's, begun before, waited 1.1 ms more).
+  std::vector<OtherThreadCalls::Call> staying_sync, staying_async;  // by return, by start
+  for (const LegacyOp& x : staying) {
+    if (const auto call = view.launchCall(view.op(view.ops()[x.position]))) {
+      (x.synchronous ? staying_sync : staying_async)
+          .push_back({view.call(*call).start, view.call(*call).end, x.thread});
+    }
+  }
+  std::sort(staying_sync.begin(), staying_sync.end(),
+            [](const OtherThreadCalls::Call& a, const OtherThreadCalls::Call& b) { return a.end < b.end; });
+  const OtherThreadCalls async_holders(std::move(staying_async));
+  const auto heldByStaying = [&](std::size_t call) {
+    const RuntimeCall& c = view.call(call);
+    const std::uint64_t thread = threadKey(c);
+    if (async_holders.overlap(c.start, c.end, thread)) return true;
+    // Synchronous staying calls that returned inside the call: (c.start, c.end].
+    auto it = std::upper_bound(staying_sync.begin(), staying_sync.end(), c.start,
+                               [](Ns t, const OtherThreadCalls::Call& s) { return t < s.end; });
+    for (; it != staying_sync.end() && it->end <= c.end; ++it) {
+      if (it->thread != thread && it->start < c.end) return true;
+    }
+    return false;
+  };
   std::unordered_set<std::size_t> still_held;
-  for (const HostTimeGiven& g : contendedTime(view, staying)) still_held.insert(g.call);
+  for (const HostTimeGiven& g : contendedTime(view, staying)) {
+    if (heldByStaying(g.call)) still_held.insert(g.call);
+  }
   given.erase(std::remove_if(given.begin(), given.end(),
                              [&](const HostTimeGiven& g) {
                                return moving_threads.count(threadKey(view.call(g.call))) != 0 ||
