@@ -2,6 +2,8 @@
 // the cudaEventRecord of the waited event, not from which op happened to end when the wait released.
 #include <catch2/catch.hpp>
 
+#include "diagnosis/device_view.h"
+#include "diagnosis/lane_waits.h"
 #include "findings_test_util.h"
 #include "trace_builder.h"
 
@@ -183,6 +185,77 @@ TEST_CASE("event-wait-serialization: a wait for the legacy stream that its impli
   const Finding* f = findingById(findings, "event-wait-serialization");
   REQUIRE(f != nullptr);
   CHECK(f->time_ns >= 100'000);
+}
+
+TEST_CASE("stream waits re-resolved on a fix's lanes: the event stands for the work its stream "
+          "holds in the fix") {
+  // Lab g000315's pattern: kernel A on stream 13, a cudaMemcpy download of its result on the
+  // legacy stream, an event recorded on 13, stream 14 waits for it, a cudaMemcpy upload on the
+  // legacy stream, kernel B on 14. The recorded wait orders A -> B. A fix that issues the download
+  // on 13 and the upload on 14 (cudaMemcpyAsync) records the event after the download and holds
+  // the upload behind it: download -> upload.
+  TraceBuilder b;
+  b.launch(13, 1, 2, 5, 100);
+  b.copyCall("cudaMemcpy_v3020", test::kNullStream, 3, 210, 105, 200, CopyKind::kDtoH);
+  b.eventRecord(13, kEvent, 211, 212);
+  b.streamWaitEvent(14, 213, 214, kEvent);
+  b.copyCall("cudaMemcpy_v3020", test::kNullStream, 215, 330, 220, 320, CopyKind::kHtoD);
+  b.launch(14, 331, 332, 335, 400);
+  const Trace trace = b.build();
+  const diagnosis::DeviceView view(trace, Scope{}, 0);
+  REQUIRE(view.ops().size() == 4);  // A, download, upload, B by start
+  const auto waits = diagnosis::streamWaits(view);
+  REQUIRE(waits.size() == 1);
+  CHECK(waits[0].waited_for == std::vector<std::size_t>{0});
+  CHECK(waits[0].released == 3);
+  std::vector<std::uint64_t> lane;
+  for (const auto& scoped : view.ops()) lane.push_back(diagnosis::DeviceView::streamKey(view.op(scoped)));
+  // Every op where it ran: the recorded edge.
+  auto edges = diagnosis::waitEdgesOnLanes(view, waits, lane);
+  REQUIRE(edges.size() == 1);
+  CHECK(edges[0].from == 0);
+  CHECK(edges[0].to == 3);
+  // The copies moved to the kernels' streams.
+  lane[1] = lane[0];
+  lane[2] = lane[3];
+  edges = diagnosis::waitEdgesOnLanes(view, waits, lane);
+  REQUIRE(edges.size() == 1);
+  CHECK(edges[0].from == 1);
+  CHECK(edges[0].to == 2);
+  // A wait whose stream gets the recorded stream's work (one lane) orders nothing.
+  lane[2] = lane[3] = lane[0];
+  CHECK(diagnosis::waitEdgesOnLanes(view, waits, lane).empty());
+}
+
+TEST_CASE("stream waits: an event stands for the ops of its stream submitted before it, not those "
+          "whose launch call began before it") {
+  // Thread 2's kernel launch onto the legacy stream begins first but is held in the driver until
+  // 60 µs; thread 1 copies onto the legacy stream (call 10-12), records the event (13-14), stream
+  // 14 waits for it and copies. The kernel ran after thread 1's copy and was not in the event:
+  // stream 14's copy started while it ran (lab g000188).
+  const auto resolve = [](double record_end_us, double copy_start_us) {
+    TraceBuilder b;
+    b.launch(test::kNullStream, 5, 60, 100, 300);
+    b.trace().runtime_calls.back().tid = 2;
+    b.copyCall("cudaMemcpyAsync_v3020", test::kNullStream, 10, 12, 20, 100, CopyKind::kHtoD);
+    b.eventRecord(test::kNullStream, kEvent, 13, record_end_us);
+    b.streamWaitEvent(14, record_end_us + 1, record_end_us + 2, kEvent);
+    b.copyCall("cudaMemcpyAsync_v3020", 14, record_end_us + 3, record_end_us + 4, copy_start_us,
+               copy_start_us + 80, CopyKind::kHtoD);
+    for (auto& call : b.trace().runtime_calls) {
+      if (call.tid == 0) call.tid = 1;
+    }
+    const Trace trace = b.build();
+    const diagnosis::DeviceView view(trace, Scope{}, 0);
+    const auto waits = diagnosis::streamWaits(view);
+    REQUIRE(waits.size() == 1);
+    return waits[0].waited_for;
+  };
+  // Positions by start: thread 1's copy 0, the kernel 1, stream 14's copy 2.
+  CHECK(resolve(14, 113) == std::vector<std::size_t>{0});
+  // A record call itself held in the driver until after the kernel was submitted stands for it
+  // (stream 14's copy then starts after the kernel).
+  CHECK(resolve(70, 310) == std::vector<std::size_t>{1});
 }
 
 }  // namespace

@@ -2,18 +2,73 @@
 
 #include <algorithm>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
 #include <tuple>
 
 #include "diagnosis/api_names.h"
+#include "diagnosis/lane_waits.h"
 #include "diagnosis/median.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
 
 constexpr Ns kReleaseSlackNs = 5'000;
+
+// When the event of `record` was submitted: as its call returned (cudaEventRecord is
+// asynchronous; a call held in the driver, behind another thread's call to the legacy stream,
+// submits it as it is let go). Empty without the record's call.
+std::optional<Ns> recordSubmitted(const DeviceView& view, const CudaEventRecord& record) {
+  GpuOp key;
+  key.pid = record.pid;
+  key.correlation_id = record.correlation_id;
+  const auto call = view.launchCall(key);
+  if (!call) return std::nullopt;
+  return view.call(*call).end;
+}
+
+// Per op of `list` (one stream's positions, in stream order): when it was submitted
+// (submittedAt), at least when the op before it was (a stream's ops are submitted in its order);
+// an op without a launch call, with the op before it.
+std::vector<Ns> submissions(const DeviceView& view, const std::vector<std::size_t>& list) {
+  std::vector<Ns> out;
+  out.reserve(list.size());
+  Ns last = std::numeric_limits<Ns>::min();
+  for (const std::size_t p : list) {
+    const ScopedOp& scoped = view.ops()[p];
+    if (const auto call = view.launchCall(view.op(scoped))) last = std::max(last, submittedAt(view, *call, scoped.start));
+    out.push_back(last);
+  }
+  return out;
+}
+
+// The op of `list` (one stream's positions in stream order, `submitted` as submissions gives)
+// that the event of `record` stands for: the last one submitted before the event was. A launch
+// call of another thread held in the driver has its correlation id from when it began but
+// submits its op as it returns (and a record call held so, its event): in the lab's g000315 the
+// main thread recorded an event on the legacy stream 8 µs after its cudaMemcpy returned, while
+// a worker's cudaMemcpyAsync onto that stream, begun 390 µs earlier, was held until 36 µs after
+// the record; the event stood for the main thread's copy, not the worker's (g000188: a waiting
+// stream's copy started 13 µs after the copy the event stood for ended, while the op the
+// correlation ids named still ran). Without the record's call, the last op whose launch call
+// began before it (correlation ids).
+std::optional<std::size_t> recordedIn(const DeviceView& view, const CudaEventRecord& record,
+                                      const std::vector<std::size_t>& list, const std::vector<Ns>& submitted) {
+  std::size_t end = 0;
+  if (const auto at = recordSubmitted(view, record)) {
+    end = static_cast<std::size_t>(std::partition_point(submitted.begin(), submitted.end(),
+                                                        [&](Ns t) { return t < *at; }) - submitted.begin());
+  } else {
+    end = static_cast<std::size_t>(std::partition_point(list.begin(), list.end(), [&](std::size_t p) {
+      const GpuOp& op = view.op(view.ops()[p]);
+      return op.correlation_id != 0 && op.correlation_id < record.correlation_id;
+    }) - list.begin());
+  }
+  if (end == 0) return std::nullopt;
+  return list[end - 1];
+}
 
 // Ops of the view indexed per stream and by end time, built once.
 class OpIndex {
@@ -76,24 +131,20 @@ class OpIndex {
            DeviceView::streamKey(view_.op(view_.ops()[b]));
   }
 
-  // The last op on the record's stream launched before the record call. Ops of one stream run in
-  // launch order and correlation ids grow with it, so the list is partitioned by the record's id.
+  // The op of the record's stream that its event stands for (recordedIn).
   std::optional<std::size_t> recordedOp(const CudaEventRecord& record) const {
     auto it = by_stream_.find({record.context_id, record.stream_id});
     if (it == by_stream_.end()) return std::nullopt;
-    const auto& list = it->second.positions;
-    auto end = std::partition_point(list.begin(), list.end(), [&](std::size_t p) {
-      const GpuOp& op = view_.op(view_.ops()[p]);
-      return op.correlation_id != 0 && op.correlation_id < record.correlation_id;
-    });
-    if (end == list.begin()) return std::nullopt;
-    return *std::prev(end);
+    const PerStream& stream = it->second;
+    if (stream.submitted.size() != stream.positions.size()) stream.submitted = submissions(view_, stream.positions);
+    return recordedIn(view_, record, stream.positions, stream.submitted);
   }
 
  private:
   struct PerStream {
     std::vector<std::size_t> positions;               // start order
     std::vector<std::pair<Ns, std::size_t>> launches;  // (launch call start, position)
+    mutable std::vector<Ns> submitted;                 // per position: submissions, built on first use
   };
   const DeviceView& view_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, PerStream> by_stream_;
@@ -187,6 +238,66 @@ void setReleaseLags(const DeviceView& view, std::vector<StreamWait>& waits) {
 }
 
 }  // namespace
+
+std::vector<OrderEdge> waitEdgesOnLanes(const DeviceView& view, const std::vector<StreamWait>& waits,
+                                        const std::vector<std::uint64_t>& lane) {
+  std::vector<OrderEdge> edges;
+  if (waits.empty()) return edges;
+  const auto& ops = view.ops();
+  // Per lane: its ops in position order, and (launch call start, position).
+  struct Lane {
+    std::vector<std::size_t> positions;
+    std::vector<std::pair<Ns, std::size_t>> launches;
+    std::vector<Ns> submitted;  // submissions, built on first use
+  };
+  std::map<std::uint64_t, Lane> lanes;
+  for (std::size_t p = 0; p < ops.size() && p < lane.size(); ++p) {
+    const GpuOp& op = view.op(ops[p]);
+    Lane& l = lanes[lane[p]];
+    l.positions.push_back(p);
+    if (auto call = view.launchCall(op)) l.launches.emplace_back(view.call(*call).start, p);
+  }
+  for (auto& [key, l] : lanes) std::sort(l.launches.begin(), l.launches.end());
+  const auto keyOf = [](std::uint32_t pid, std::uint32_t context, std::uint32_t stream) {
+    return (static_cast<std::uint64_t>(pid) << 40) ^ (static_cast<std::uint64_t>(context) << 24) ^ stream;
+  };
+  const EventRecords records(view.trace());
+  EnginePairLags samples = releaseSamples(view, waits);
+  for (const StreamWait& wait : waits) {
+    if (!wait.exact) {
+      for (std::size_t y : wait.waited_for) edges.push_back({y, wait.released, wait.release_lag});
+      continue;
+    }
+    const CudaEventRecord* record = records.recordBefore(*wait.wait);
+    const auto from_lane = record ? lanes.find(keyOf(record->pid, record->context_id, record->stream_id))
+                                  : lanes.end();
+    const auto to_lane = lanes.find(keyOf(wait.wait->pid, wait.wait->context_id, wait.wait->stream_id));
+    if (from_lane == lanes.end() || to_lane == lanes.end() || from_lane == to_lane) continue;
+    Lane& from_list = from_lane->second;
+    if (from_list.submitted.size() != from_list.positions.size()) {
+      from_list.submitted = submissions(view, from_list.positions);
+    }
+    const std::optional<std::size_t> y = recordedIn(view, *record, from_list.positions, from_list.submitted);
+    const auto& launched = to_lane->second.launches;
+    const auto x = std::lower_bound(launched.begin(), launched.end(),
+                                    std::make_pair(wait.wait->start, std::size_t{0}));
+    if (!y || x == launched.end()) continue;
+    const std::size_t from = *y;
+    const std::size_t to = x->second;
+    const GpuOp& from_op = view.op(ops[from]);
+    const GpuOp& to_op = view.op(ops[to]);
+    Ns lag = wait.release_lag;
+    const bool same_engines = !wait.waited_for.empty() &&
+                              engineOf(view.op(ops[wait.waited_for.back()])) == engineOf(from_op) &&
+                              engineOf(view.op(ops[wait.released])) == engineOf(to_op);
+    if (!same_engines) {
+      lag = !samples.empty() ? samples.lag(from_op, to_op)
+                             : view.streamHandoff(engineOf(from_op), engineOf(to_op));
+    }
+    edges.push_back({from, to, lag});
+  }
+  return edges;
+}
 
 std::vector<StreamWait> streamWaits(const DeviceView& view) {
   std::vector<StreamWait> waits;

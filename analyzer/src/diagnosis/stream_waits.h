@@ -5,8 +5,8 @@
 //
 // Y is exact when the trace records CUDA events (our collector's CUPTI_ACTIVITY_KIND_CUDA_EVENT):
 // R is the latest cudaEventRecord of the wait's event (same process) whose correlation id is below
-// the wait's, and Y is the last op of R's stream (same context) whose launch call's correlation id
-// is below R's; without such R or Y, or when Y is on the waiting stream, the wait has no producer.
+// the wait's, and Y the last op of R's stream (same context) submitted before R was (submittedAt;
+// R as its call returned); without such R or Y, or when Y is on the waiting stream, no producer.
 // Traces without event records (nsys exports) fall back to timestamps: every op of another stream
 // that ended at most 5 µs before X started is a candidate.
 // Cost: O(w log n) for w waits over n ops, after an O(n log n) index.

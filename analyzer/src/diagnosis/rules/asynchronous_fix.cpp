@@ -11,6 +11,7 @@
 #include "diagnosis/host_time_given.h"
 #include "diagnosis/host_state.h"
 #include "diagnosis/host_timeline.h"
+#include "diagnosis/lane_waits.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/legacy_threads.h"
@@ -358,12 +359,14 @@ std::optional<Ns> asynchronousFixSaving(const DeviceView& view, ApiKind sync_kin
   if (std::all_of(moved.begin(), moved.end(), [](Moved m) { return m == Moved::kNo; })) {
     return std::nullopt;
   }
-  const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
+  const std::vector<StreamWait> stream_waits = streamWaits(view);
+  const std::vector<OrderEdge> waits = waitEdges(stream_waits);
   std::vector<OrderEdge> recorded = waits;
   const std::vector<OrderEdge> barriers = legacyBarrierEdges(view);
   recorded.insert(recorded.end(), barriers.begin(), barriers.end());
   const std::vector<std::uint64_t> lanes = fixLanes(view, moved);
-  std::vector<OrderEdge> kept = waits;
+  // The fix's events stand for the work of their streams as it moved (lane_waits.h).
+  std::vector<OrderEdge> kept = waitEdgesOnLanes(view, stream_waits, lanes);
   const std::vector<OrderEdge> fixed_barriers = legacyBarrierEdges(view, lanes);
   kept.insert(kept.end(), fixed_barriers.begin(), fixed_barriers.end());
   const HostTimeline fixed_host = fixedTimeline(view, host, moved, lanes);
