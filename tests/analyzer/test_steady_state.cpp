@@ -106,20 +106,21 @@ TEST_CASE("steady state from the kernel pattern without NVTX", "[steady]") {
   CHECK(report.steady_state->iteration_ns.median == 100'000);
 }
 
-// Two loops one after the other, "A B" four times then "A C" four times: anchored at A, both
-// segments occur four times. Of equally common segments the one that occurs first wins (the
-// choice is the trace's, not a hash table's order).
-TEST_CASE("kernel pattern: of equally common segments, the first one's iterations", "[steady]") {
+namespace {
+
+// Two loops one after the other, "A B" `steps` times then "A C" `steps` times, 50 us a kernel
+// apart (the second loop's kernels shorter): anchored at A, both segments occur `steps` times.
+Trace twoLoops(int steps) {
   Trace trace;
   trace.path = "tie";
   trace.strings = {"", "A", "B", "C"};
   trace.devices.push_back({});
   Ns t = 1'000'000'000;
-  for (int i = 0; i < 8; ++i) {
-    for (StringId k : {StringId{1}, StringId{static_cast<StringId>(i < 4 ? 2 : 3)}}) {
+  for (int i = 0; i < 2 * steps; ++i) {
+    for (StringId k : {StringId{1}, StringId{static_cast<StringId>(i < steps ? 2 : 3)}}) {
       GpuOp op;
       op.start = t;
-      op.end = t + (i < 4 ? 40'000 : 10'000);  // the second loop's kernels are shorter
+      op.end = t + (i < steps ? 40'000 : 10'000);
       op.name = k;
       op.pid = 1;
       op.stream_id = 7;
@@ -127,44 +128,26 @@ TEST_CASE("kernel pattern: of equally common segments, the first one's iteration
       t += 50'000;
     }
   }
-  const TraceReport report = analyzeTrace(trace, AnalysisOptions{});
-  REQUIRE(report.steady_state);
-  const SteadyState& s = *report.steady_state;
-  REQUIRE(s.found);
-  CHECK(s.source == "kernel-pattern");
-  CHECK(s.iterations == 4);
-  CHECK(s.start == 1'000'000'000);
-  CHECK(s.end == 1'000'000'000 + 7 * 50'000 + 40'000);  // the fourth "A B"'s B ends
+  return trace;
 }
 
-// The same at 5000 steps a loop: the segments' hashes are then sorted by radix, not compared.
-TEST_CASE("kernel pattern: the first of equally common segments among thousands", "[steady]") {
-  Trace trace;
-  trace.path = "tie-long";
-  trace.strings = {"", "A", "B", "C"};
-  trace.devices.push_back({});
-  constexpr int kSteps = 5000;
-  Ns t = 1'000'000'000;
-  for (int i = 0; i < 2 * kSteps; ++i) {
-    for (StringId k : {StringId{1}, StringId{static_cast<StringId>(i < kSteps ? 2 : 3)}}) {
-      GpuOp op;
-      op.start = t;
-      op.end = t + (i < kSteps ? 40'000 : 10'000);
-      op.name = k;
-      op.pid = 1;
-      op.stream_id = 7;
-      trace.ops.push_back(op);
-      t += 50'000;
-    }
+}  // namespace
+
+// Of equally common segments the one that occurs first wins (the choice is the trace's, not a
+// hash table's order): four steps a loop, and 5000, where the segments' hashes are sorted by
+// radix rather than compared.
+TEST_CASE("kernel pattern: of equally common segments, the first one's iterations", "[steady]") {
+  for (int steps : {4, 5000}) {
+    const TraceReport report = analyzeTrace(twoLoops(steps), AnalysisOptions{});
+    REQUIRE(report.steady_state);
+    const SteadyState& s = *report.steady_state;
+    REQUIRE(s.found);
+    CHECK(s.source == "kernel-pattern");
+    CHECK(s.iterations == static_cast<std::size_t>(steps));
+    CHECK(s.start == 1'000'000'000);
+    // the last "A B"'s B ends
+    CHECK(s.end == 1'000'000'000 + (2 * steps - 1) * Ns{50'000} + 40'000);
   }
-  const TraceReport report = analyzeTrace(trace, AnalysisOptions{});
-  REQUIRE(report.steady_state);
-  const SteadyState& s = *report.steady_state;
-  REQUIRE(s.found);
-  CHECK(s.source == "kernel-pattern");
-  CHECK(s.iterations == kSteps);
-  CHECK(s.start == 1'000'000'000);
-  CHECK(s.end == 1'000'000'000 + (2 * kSteps - 1) * Ns{50'000} + 40'000);
 }
 
 TEST_CASE("no steady state in a loop too short, and the reason says so", "[steady]") {
