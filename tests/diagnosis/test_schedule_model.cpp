@@ -69,6 +69,24 @@ TEST_CASE("a copy waiting for a dependency does not hold up another stream's rea
   CHECK(model.span({{at(view, 1), at(view, 1001)}}) == TraceBuilder::ns(1100));
 }
 
+TEST_CASE("a copy engine takes a copy that waited for its stream when it was let go") {
+  // Stream 13's upload X (call at 2 µs) waits for its stream's 500 µs kernel; stream 16's upload Y
+  // is issued at 300 µs, ready at once; stream 14's upload W holds the engine until 605. As the
+  // H100 served a threads program's uploads (g000105), the engine takes Y, whose queue was ready
+  // first, before X, though X was issued first: X 705-805 and stream 13's 1000 µs kernel after it
+  // to 1805. Issue order would have run X at 605 and the kernel to 1705.
+  TraceBuilder b;
+  b.launch(13, 0, 1, 1, 501);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 2, 3, 705, 805, CopyKind::kHtoD);
+  b.launch(13, 4, 5, 805, 1805);
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 6, 7, 7, 605, CopyKind::kHtoD);
+  b.copyCall("cudaMemcpyAsync_v3020", 16, 300, 301, 605, 705, CopyKind::kHtoD);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const ScheduleModel model(view);
+  CHECK(model.span({}) == TraceBuilder::ns(1804));
+}
+
 TEST_CASE("a copy pushed behind another stream's held copy waits for it in every schedule") {
   // Stream 13's copy (call at 0 µs) waits for a 1000 µs kernel of stream 15 and runs 1001-1101;
   // stream 14's copy, launched after it (call at 2 µs) and ready at 3, started only at 1103 as the

@@ -391,6 +391,17 @@ void ScheduleRun::promote(EngineState& engine) {
       rank = m_.issued_[pos] - m_.span_start_ - earlier_[pos];
       if (high(pos)) rank -= Ns{1} << 60;  // before every default-priority kernel
     }
+    if (pos < m_.size() && m_.engine_[pos] != ScheduleModel::kSmEngine) {
+      // A copy engine takes the hardware queues in the order their head became ready: a copy
+      // that waited for an op (its stream's previous op on another engine, a stream wait) joins
+      // when that op lets it go, behind copies of other streams issued meanwhile; one ready as
+      // issued joins at its issue (its launch call's start, less host time a what-if gives back).
+      // g000105: a 4-thread upload program's HtoD engine served each stream's run in the order
+      // its first copy was let go by the stream's download, not the order it was issued.
+      const Ns gave = earlier_.empty() ? 0 : earlier_[pos];
+      const Ns joined = ready_[pos] > m_.release_[pos] - gave ? ready_[pos] : m_.issued_[pos] - gave;
+      rank = ((joined - m_.span_start_) << 20) + static_cast<Ns>(m_.rank_[pos]);
+    }
     engine.queued.push({rank, pos});
   }
 }

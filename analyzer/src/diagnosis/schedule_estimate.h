@@ -29,8 +29,9 @@
 //     a time. A free engine keeps serving the stream it served last while that stream's next op
 //     is ready (a hardware queue runs until it empties or blocks: recorded on an H100, 24 HtoD
 //     copies of one stream ran back to back although another stream's copies were issued in
-//     between); otherwise it takes the ready op issued first. A blocked op does not hold up ready
-//     ops of other streams. Between two ops it takes the turnaround the trace shows for it
+//     between); otherwise it takes the ready op whose queue became ready first: one that waited
+//     for a dependency when that let it go, one ready as issued at its issue (g000105). A blocked
+//     op does not hold up ready ops of other streams. Between two ops it takes the turnaround the trace shows for it
 //     (DeviceView::engineTurnaround: about 1.3 µs for queued HtoD copies on an H100).
 //   - kernels share the SMs, each taking the fraction min(1, grid blocks / (SM count x resident
 //     blocks per SM)) for its whole measured duration (1 when the grid or the device limits are
