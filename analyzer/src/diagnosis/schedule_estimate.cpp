@@ -19,6 +19,18 @@ constexpr double kShareSlack = 1e-9;
 using Keyed = std::pair<Ns, std::size_t>;
 using MinHeap = std::priority_queue<Keyed, std::vector<Keyed>, std::greater<Keyed>>;
 
+// An engine's ready ops in order of ((high, low), position): a rank of one number is (its value
+// >> 20, its low 20 bits), a copy's (the time it joined the engine's queues, its issue rank). The
+// same order as one number (time << 20) + rank, without that number's overflow (a time past 2^43
+// ns or a negative one from a corrupt trace, a view of 2^20 ops).
+using RankKey = std::pair<std::pair<Ns, Ns>, std::size_t>;
+using RankHeap = std::priority_queue<RankKey, std::vector<RankKey>, std::greater<RankKey>>;
+constexpr int kRankLowBits = 20;
+
+std::pair<Ns, Ns> splitRank(Ns rank) {
+  return {rank >> kRankLowBits, rank & ((Ns{1} << kRankLowBits) - 1)};
+}
+
 }  // namespace
 
 // One simulation of ScheduleModel::span: the state of every queue and engine, advanced from event
@@ -33,7 +45,7 @@ class ScheduleRun {
  private:
   struct EngineState {
     MinHeap waiting;     // (ready time, position): dependencies done, not yet released
-    MinHeap queued;      // (issue rank, position): ready now
+    RankHeap queued;     // (issue rank, position): ready now
     bool busy = false;
     Ns free_at = std::numeric_limits<Ns>::min();  // its last op's end plus the engine's turnaround
     std::int64_t last = -1;  // the op it served last
@@ -383,6 +395,7 @@ void ScheduleRun::promote(EngineState& engine) {
     const std::size_t pos = engine.waiting.top().second;
     engine.waiting.pop();
     Ns rank = pos < m_.size() ? static_cast<Ns>(m_.rank_[pos]) : static_cast<Ns>(pos);
+    std::pair<Ns, Ns> key;
     if (high(pos)) rank -= static_cast<Ns>(ready_.size());  // before every default-priority op
     if (pos < m_.size() && m_.engine_[pos] == ScheduleModel::kSmEngine && !earlier_.empty()) {
       // A kernel reaches the block scheduler when its thread issues it: one whose thread the
@@ -400,15 +413,17 @@ void ScheduleRun::promote(EngineState& engine) {
       // its first copy was let go by the stream's download, not the order it was issued.
       const Ns gave = earlier_.empty() ? 0 : earlier_[pos];
       const Ns joined = ready_[pos] > m_.release_[pos] - gave ? ready_[pos] : m_.issued_[pos] - gave;
-      rank = ((joined - m_.span_start_) << 20) + static_cast<Ns>(m_.rank_[pos]);
+      key = {joined - m_.span_start_, static_cast<Ns>(m_.rank_[pos])};
+    } else {
+      key = splitRank(rank);
     }
-    engine.queued.push({rank, pos});
+    engine.queued.push({key, pos});
   }
 }
 
 // Blocking calls have no queue: each returns its own time after it is ready.
 void ScheduleRun::dispatchHost() {
-  MinHeap& queued = engines_[ScheduleModel::kHostEngine].queued;
+  RankHeap& queued = engines_[ScheduleModel::kHostEngine].queued;
   while (!queued.empty()) {
     const std::size_t node = queued.top().second;
     queued.pop();
@@ -456,7 +471,7 @@ void ScheduleRun::dispatchCopies(std::size_t slot) {
 // their blocks leave, and they end later by what the blocks it displaced wait for it
 // (blocksEndWithSlotsHeld).
 void ScheduleRun::dispatchKernels() {
-  MinHeap& queued = engines_[ScheduleModel::kSmEngine].queued;
+  RankHeap& queued = engines_[ScheduleModel::kSmEngine].queued;
   while (!queued.empty()) {
     const std::size_t pos = queued.top().second;
     const bool passes = high(pos) && std::none_of(placing_.begin(), placing_.end(),
