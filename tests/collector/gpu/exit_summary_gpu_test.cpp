@@ -59,12 +59,17 @@ Run runWith(const std::string& log, const Variables& variables, std::vector<std:
   return run;
 }
 
+// A summary of these tiny traces takes well under a second: a summarizer that hangs fails the
+// test in two minutes (it says so in the log) instead of waiting out the default ten.
+constexpr const char* kSummaryTimeout = "120";
+
 // The probe app with the collector injected and CUOVERLAP_SUMMARY=1.
 Run runInjected(const std::string& output, const std::vector<std::string>& app_args, Variables extra = {}) {
   Variables variables = {{"CUDA_INJECTION64_PATH", CUOVERLAP_COLLECTOR_LIB},
                          {"NVTX_INJECTION64_PATH", CUOVERLAP_COLLECTOR_LIB},
                          {"CUOVERLAP_OUTPUT", output},
-                         {"CUOVERLAP_SUMMARY", "1"}};
+                         {"CUOVERLAP_SUMMARY", "1"},
+                         {"CUOVERLAP_SUMMARY_TIMEOUT", kSummaryTimeout}};
   variables.insert(variables.end(), extra.begin(), extra.end());
   std::vector<std::string> words = {CUOVERLAP_PROBE_APP};
   words.insert(words.end(), app_args.begin(), app_args.end());
@@ -107,10 +112,10 @@ std::string summarizedTrace(const std::string& summary) {
   return file.isOpen() ? file.text("SELECT value FROM summary_meta WHERE key = 'trace'") : "";
 }
 
-// `cuoverlap analyze FILE`'s exit code; its output into FILE.txt.
+// `cuoverlap analyze FILE`'s exit code (124 after two minutes: a hang); its output into FILE.txt.
 int analyze(const std::string& file, const std::string& format = "text") {
-  const std::string command = std::string(CUOVERLAP_CLI) + " analyze --format " + format + " " + file + " > " +
-                              file + "." + format + " 2>&1";
+  const std::string command = std::string("timeout 120 ") + CUOVERLAP_CLI + " analyze --format " + format + " " +
+                              file + " > " + file + "." + format + " 2>&1";
   const int status = std::system(command.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -203,7 +208,7 @@ TEST_CASE("no cuoverlap command: one warning, the trace complete, exit code 5 ke
 }
 
 TEST_CASE("under record, CUOVERLAP_SUMMARY=1: record writes each summary once, the collector none") {
-  const Variables summary_on = {{"CUOVERLAP_SUMMARY", "1"}};
+  const Variables summary_on = {{"CUOVERLAP_SUMMARY", "1"}, {"CUOVERLAP_SUMMARY_TIMEOUT", kSummaryTimeout}};
   const std::string pattern = g_dir + "/rec-%p.sqlite";
   Run run = runWith(g_dir + "/rec.log", summary_on, {CUOVERLAP_CLI, "record", "-o", pattern, "--", CUOVERLAP_PROBE_APP, "fork_cuda"});
   INFO(run.log);
