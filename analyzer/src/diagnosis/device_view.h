@@ -29,6 +29,7 @@ class HostState;
 struct PinnedRate;
 struct PinnedRates;
 struct HostTimeline;
+struct OrderEdge;
 
 // An op of the view: its index in Trace::ops and its times clipped to the scope's window.
 struct ScopedOp {
@@ -127,10 +128,10 @@ class DeviceView {
   // previous op of its stream ended. Empty without a launch call.
   std::optional<Ns> readyTime(std::size_t position) const;
   // Ops of the same stream (pid, context, stream) share a key.
-  static std::uint64_t streamKey(const GpuOp& op) {
+  static std::uint64_t streamKey(const GpuOp& op) { return streamKey(op.pid, op.context_id, op.stream_id); }
+  static std::uint64_t streamKey(std::uint32_t pid, std::uint32_t context_id, std::uint32_t stream_id) {
     // Context ids and stream ids are small in practice; pid keeps processes apart.
-    return (static_cast<std::uint64_t>(op.pid) << 40) ^
-           (static_cast<std::uint64_t>(op.context_id) << 24) ^ op.stream_id;
+    return (static_cast<std::uint64_t>(pid) << 40) ^ (static_cast<std::uint64_t>(context_id) << 24) ^ stream_id;
   }
 
   // What each host thread of the view's processes was doing (host_state.h); built on first use.
@@ -268,6 +269,8 @@ class DeviceView {
 
   friend PinnedRate pinnedRate(const DeviceView& view, Engine direction);
   friend const HostTimeline& buildHostTimeline(const DeviceView& view);
+  mutable std::shared_ptr<const std::vector<OrderEdge>> engine_holds_;
+  friend const std::vector<OrderEdge>& engineHolds(const DeviceView& view);
 };
 
 // Keeps the `limit` items with the largest key, returned in time order (by `time`).

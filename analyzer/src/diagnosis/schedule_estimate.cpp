@@ -804,7 +804,7 @@ double smShare(const Device* device, const GpuOp& kernel) {
 namespace {
 
 // ScheduleModel's engine holds (schedule_estimate.h, above span()).
-std::vector<OrderEdge> engineHolds(const DeviceView& view) {
+std::vector<OrderEdge> findEngineHolds(const DeviceView& view) {
   constexpr Ns kNear = 5000;   // X starts within this of P's end
   constexpr Ns kIdle = 10000;  // X ready, and the engine idle, this long before P began
   constexpr std::size_t kLookBack = 64;
@@ -812,9 +812,8 @@ std::vector<OrderEdge> engineHolds(const DeviceView& view) {
   const auto ops = view.ops();
   std::vector<std::size_t> on_engine[8];
   for (std::size_t pos = 0; pos < ops.size(); ++pos) {
-    const GpuOp& op = view.op(ops[pos]);
-    if (op.kind == OpKind::kKernel) continue;
-    on_engine[static_cast<std::size_t>(engineOf(op)) % 8].push_back(pos);
+    if (view.kindAt(pos) == OpKind::kKernel) continue;
+    on_engine[static_cast<std::size_t>(engineOf(view.op(ops[pos]))) % 8].push_back(pos);
   }
   std::vector<std::pair<Ns, Ns>> busy;
   for (const std::vector<std::size_t>& list : on_engine) {
@@ -867,6 +866,11 @@ std::vector<OrderEdge> engineHolds(const DeviceView& view) {
 }
 
 }  // namespace
+
+const std::vector<OrderEdge>& engineHolds(const DeviceView& view) {
+  if (!view.engine_holds_) view.engine_holds_ = std::make_shared<const std::vector<OrderEdge>>(findEngineHolds(view));
+  return *view.engine_holds_;
+}
 
 ScheduleModel::ScheduleModel(const DeviceView& view)
     : recorded_span_(view.spanLength()), span_start_(view.spanStart()) {

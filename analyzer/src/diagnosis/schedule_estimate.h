@@ -132,6 +132,10 @@ double wavesOf(const Device* device, const GpuOp& kernel);
 // late, and so submits after launches that began after it.
 Ns submittedAt(const DeviceView& view, std::size_t call, Ns op_start);
 
+// The copies the trace shows held behind another stream's copy on their engine (the edges every
+// ScheduleModel of the view keeps; above span()), found once per view.
+const std::vector<OrderEdge>& engineHolds(const DeviceView& view);
+
 class ScheduleModel {
  public:
   explicit ScheduleModel(const DeviceView& view);

@@ -258,9 +258,6 @@ std::vector<OrderEdge> waitEdgesOnLanes(const DeviceView& view, const std::vecto
     if (auto call = view.launchCall(op)) l.launches.emplace_back(view.call(*call).start, p);
   }
   for (auto& [key, l] : lanes) std::sort(l.launches.begin(), l.launches.end());
-  const auto keyOf = [](std::uint32_t pid, std::uint32_t context, std::uint32_t stream) {
-    return (static_cast<std::uint64_t>(pid) << 40) ^ (static_cast<std::uint64_t>(context) << 24) ^ stream;
-  };
   const EventRecords records(view.trace());
   EnginePairLags samples = releaseSamples(view, waits);
   for (const StreamWait& wait : waits) {
@@ -269,9 +266,9 @@ std::vector<OrderEdge> waitEdgesOnLanes(const DeviceView& view, const std::vecto
       continue;
     }
     const CudaEventRecord* record = records.recordBefore(*wait.wait);
-    const auto from_lane = record ? lanes.find(keyOf(record->pid, record->context_id, record->stream_id))
+    const auto from_lane = record ? lanes.find(DeviceView::streamKey(record->pid, record->context_id, record->stream_id))
                                   : lanes.end();
-    const auto to_lane = lanes.find(keyOf(wait.wait->pid, wait.wait->context_id, wait.wait->stream_id));
+    const auto to_lane = lanes.find(DeviceView::streamKey(wait.wait->pid, wait.wait->context_id, wait.wait->stream_id));
     if (from_lane == lanes.end() || to_lane == lanes.end() || from_lane == to_lane) continue;
     Lane& from_list = from_lane->second;
     if (from_list.submitted.size() != from_list.positions.size()) {

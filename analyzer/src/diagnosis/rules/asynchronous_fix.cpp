@@ -383,8 +383,7 @@ std::optional<Ns> asynchronousFixSaving(const DeviceView& view, ApiKind sync_kin
   // (lab g000304: a worker's memset on the legacy stream held 1119 µs behind the others' pageable
   // copies, 8.5 µs as an asynchronous call to a stream of its own).
   const std::vector<StagingHold> holds = stagingHolds(view, recorded);
-  std::vector<OrderEdge> with_holds = recorded;
-  for (const StagingHold& h : holds) with_holds.insert(with_holds.end(), h.edges.begin(), h.edges.end());
+  const std::vector<OrderEdge> with_holds = withHoldEdges(recorded, holds);
   const ScheduleModel fixed_model = ScheduleModel(view, fixed_host, with_holds).withLanes(lanes);
   const ScheduleModel fixed = keepHolds(
       fixed_model, holds, [&](const StagingHold& h) { return moved[h.position] == Moved::kNo; }, kept);

@@ -300,10 +300,8 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
   // schedules keep the hold.
   const std::vector<StagingHold> holds = stagingHolds(view, recorded);
   const auto all = [](const StagingHold&) { return true; };
-  std::vector<OrderEdge> hold_edges;
-  for (const StagingHold& h : holds) hold_edges.insert(hold_edges.end(), h.edges.begin(), h.edges.end());
   std::vector<OrderEdge> before_edges = recorded;
-  recorded.insert(recorded.end(), hold_edges.begin(), hold_edges.end());
+  recorded = withHoldEdges(std::move(recorded), holds);
   const Ns before = keepHolds(ScheduleModel(view, host, recorded), holds, all, before_edges).span(before_edges);
   std::vector<std::uint64_t> lane(view.ops().size());
   for (std::size_t p = 0; p < lane.size(); ++p) lane[p] = DeviceView::streamKey(view.op(view.ops()[p]));
@@ -463,10 +461,7 @@ Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy
   recorded.insert(recorded.end(), barriers.begin(), barriers.end());
   // A legacy-stream call held behind other threads' staged copies (staging_holds.h) stays held.
   const std::vector<StagingHold> holds = stagingHolds(view, recorded);
-  std::vector<OrderEdge> hold_edges;
-  for (const StagingHold& h : holds) hold_edges.insert(hold_edges.end(), h.edges.begin(), h.edges.end());
-  std::vector<OrderEdge> with_holds = recorded;
-  with_holds.insert(with_holds.end(), hold_edges.begin(), hold_edges.end());
+  const std::vector<OrderEdge> with_holds = withHoldEdges(recorded, holds);
   std::vector<OrderEdge> unused;
   const ScheduleModel model =
       keepHolds(ScheduleModel(view, host, with_holds), holds, [](const StagingHold&) { return true; }, unused);
@@ -480,7 +475,7 @@ Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy
   std::vector<CallChange> changed = stagedBehindBlockingStreams(view, host, per_context);
   const std::vector<HostTimeGiven> given = contendedTime(view, heldByBarrier(view, legacy, barriers));
   barriersGivenBack(view, given, host, changed);
-  kept.insert(kept.end(), hold_edges.begin(), hold_edges.end());
+  kept = withHoldEdges(std::move(kept), holds);
   return std::max<Ns>(0, model.span(with_holds) -
                             model.span(kept, hostTimeGivenBack(view, given, host), {}, changed));
 }

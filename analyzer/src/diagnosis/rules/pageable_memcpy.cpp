@@ -347,11 +347,8 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
   // modelled 1.15 ms short, pinning costed 1.18 ms against 2.67 saved). Pinned, the holds end:
   // the op is released as its call began, as before.
   const std::vector<StagingHold> holds = holdsOf(view, copies, waits);
-  std::vector<OrderEdge> hold_edges;
-  for (const StagingHold& h : holds) hold_edges.insert(hold_edges.end(), h.edges.begin(), h.edges.end());
-  std::vector<OrderEdge> recorded = waits;
-  recorded.insert(recorded.end(), hold_edges.begin(), hold_edges.end());
-  const ScheduleModel model(view, host, recorded);
+  const std::vector<OrderEdge> as_recorded = withHoldEdges(waits, holds);
+  const ScheduleModel model(view, host, as_recorded);
   std::vector<OrderEdge> unused;
   const ScheduleModel held_model = keepHolds(model, holds, [](const StagingHold&) { return true; }, unused);
   // A DtoH copy reads what its thread launched just before it: started sooner (no staging ahead of
@@ -379,8 +376,6 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
   barriersGivenBack(view, held.given, host, changed);
   std::vector<Ns> earlier = hostTimeGivenBack(view, held.given, host);
   for (std::size_t p = 0; p < earlier.size(); ++p) earlier[p] += copies.staging_lead[p];
-  std::vector<OrderEdge> as_recorded = waits;
-  as_recorded.insert(as_recorded.end(), hold_edges.begin(), hold_edges.end());
   const Ns saving = std::max<Ns>(
       0, held_model.span(as_recorded) - model.span(waits, earlier, copies.faster, changed));
   const Ns lower_ideal = copies.faster.empty() ? 0 : ledgerIdeal(view) - ledgerIdeal(view, copies.faster);

@@ -244,8 +244,7 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   // A legacy-stream call of another thread's held in the driver behind staged pageable copies
   // (staging_holds.h) waited for them as recorded; the split keeps that hold unless it issues the
   // call asynchronously itself (a copy or memset of the split stream's work).
-  std::vector<OrderEdge> with_holds = order;
-  for (const StagingHold& h : holds) with_holds.insert(with_holds.end(), h.edges.begin(), h.edges.end());
+  const std::vector<OrderEdge> with_holds = withHoldEdges(order, holds);
   std::vector<OrderEdge> before_edges = order;
   const Ns before = holds.empty() ? model.span(order)
                                   : keepHolds(ScheduleModel(view, host, with_holds), holds,

@@ -24,6 +24,13 @@ struct StagingHold {
 // The view's ops held so, given the program's order `order` (its legacy barrier edges among them).
 std::vector<StagingHold> stagingHolds(const DeviceView& view, const std::vector<OrderEdge>& order);
 
+// `edges` and, after them, every hold's edges (the schedule as recorded, held ops waiting for
+// their holders).
+inline std::vector<OrderEdge> withHoldEdges(std::vector<OrderEdge> edges, const std::vector<StagingHold>& holds) {
+  for (const StagingHold& h : holds) edges.insert(edges.end(), h.edges.begin(), h.edges.end());
+  return edges;
+}
+
 // `model` with the holds of `holds` that `keep` selects issued at their recorded start, and their
 // edges appended to `edges`.
 template <typename Keep>
