@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "bounded_wait.h"
 #include "trace_file.h"
 
 namespace {
@@ -51,10 +52,10 @@ Run runWith(const std::string& log, const Variables& variables, std::vector<std:
     execv(argv[0], argv.data());
     _exit(126);
   }
-  int status = 0;
-  waitpid(pid, &status, 0);
   Run run;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
+  // Bounded: the summarizer's own limit is kSummaryTimeout (120 s); a run still going after 200 s
+  // has hung, and is described (threads' wait channels, backtraces) and killed.
+  run.exit_code = waitBounded(pid, 200);
   run.log = readFile(log);
   return run;
 }

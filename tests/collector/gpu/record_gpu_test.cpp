@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "bounded_wait.h"
 #include "trace_file.h"
 
 namespace {
@@ -44,11 +45,9 @@ pid_t startRecord(const std::string& output, const std::vector<std::string>& app
   return pid;
 }
 
-int waitExit(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
-}
+// A recording here takes seconds: one still running after three minutes has hung, and is
+// described (threads' wait channels, backtraces) and killed rather than waited out.
+int waitExit(pid_t pid) { return waitBounded(pid, 180); }
 
 int record(const std::string& output, const std::vector<std::string>& app_args,
            const std::string& program = CUOVERLAP_PROBE_APP) {
