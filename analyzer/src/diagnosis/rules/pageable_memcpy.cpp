@@ -22,6 +22,9 @@
 //     sooner;
 //   - a legacy-stream cudaMemset or cudaMemcpy that other threads' staged calls held in the driver
 //     (heldBehindStaging) no longer held: the schedule as recorded keeps that hold.
+//   - a copy call that waited out another thread's page-locking call (cudaMallocHost,
+//     cudaFreeHost, ...) still waits for it (keepPinningHolds): the driver holds every thread's
+//     calls while it maps pinned pages, whatever their memory.
 // Of that saving S, R = min(S, ledger ideal - ledger ideal with the faster copies) is the part that
 // lowers the ideal itself (Finding::ideal_reduction_ns, added outside the ledger's cap); S - R is
 // charged through the ledger, where (region) the copies ran and the device idled inside their
@@ -35,6 +38,8 @@
 
 #include <fmt/format.h>
 
+#include "cuoverlap/intervals.h"
+#include "diagnosis/api_names.h"
 #include "diagnosis/cost_ledger.h"
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/host_time_given.h"
@@ -247,6 +252,104 @@ void addCopy(const DeviceView& view, std::size_t position, const ScopedOp& scope
   if (after_fix != duration) copies.faster.push_back({position, after_fix});
 }
 
+// A call that pins or unpins host pages: the driver maps (unmaps) them for the device while
+// holding the context, and other threads' calls wait for it whatever their memory.
+bool pinsPages(std::string_view base) {
+  return isPinnedHostAllocation(base) || base == "cudaFreeHost" || base == "cuMemFreeHost" ||
+         base == "cudaHostRegister" || base == "cudaHostUnregister" || base == "cuMemHostRegister" ||
+         base == "cuMemHostUnregister";
+}
+
+// Pinning takes the staging out of a copy call, not the wait for another thread's page-locking
+// call (cudaMallocHost, cudaFreeHost, cudaHostRegister, ...) that was in progress when it began:
+// the driver holds every thread's calls while it maps or unmaps pinned pages. In g000071's
+// pinned run (the fixed program's own trace, pin-host) a 4.4 MiB cudaMallocHost took 2.22 ms and
+// another thread's cudaMemcpy, a third's cudaMemcpyAsync and a fourth's launch, begun during it,
+// returned 1.96-2.06 ms later, just after it; as recorded, pageable, the same copies waited for
+// it too, and the what-if had given their pinned calls an asynchronous call's few us. A copy call
+// that began while another thread's page-locking call was in progress and whose copy started only
+// after that call returned (it waited it out) keeps that wait pinned: its call lasts until then
+// plus kAsyncCopyCallNs (no longer than it took), its copy starts no sooner. Where that call was
+// itself held by staged copies that pinning ends sooner (it began while one was in progress and
+// outlived it), it returns that much sooner (the time those holds covered after their pinned
+// release), and so does the wait.
+void keepPinningHolds(const DeviceView& view, PageableCopies& copies) {
+  struct Pinning {
+    Ns start = 0;
+    Ns recorded_end = 0;
+    Ns end = 0;  // pinned
+    std::uint64_t thread = 0;
+  };
+  std::vector<Pinning> pinning;
+  for (const std::size_t call : view.calls()) {
+    if (view.callKind(call) != ApiKind::kAllocation || !pinsPages(view.callName(call))) continue;
+    const RuntimeCall& c = view.call(call);
+    pinning.push_back({c.start, c.end, c.end, threadKey(c)});
+  }
+  if (pinning.empty()) return;
+  const auto by_start = [](const auto& x, const auto& y) { return x.start < y.start; };
+  std::vector<StagedHold> holds = copies.holds;  // by start; each began at most `longest` before
+  std::sort(holds.begin(), holds.end(), by_start);
+  Ns longest = 0;
+  for (const StagedHold& h : holds) longest = std::max(longest, h.end - h.start);
+  // Each page-locking call's end, pinned: less what the staged holds it waited out would give back.
+  for (Pinning& a : pinning) {
+    bool held = false;
+    std::vector<std::pair<Ns, Ns>> released;
+    const auto last = std::partition_point(holds.begin(), holds.end(), [&](const StagedHold& h) { return h.start <= a.start; });
+    const auto first = std::partition_point(holds.begin(), last, [&](const StagedHold& h) { return h.start < a.start - longest; });
+    for (auto it = first; it != last; ++it) {
+      const StagedHold& h = *it;
+      // Only the staged calls in progress as it began held it; those begun meanwhile ran beside
+      // it (g000071: three threads' copies went on for 1.7 ms into a 4.3 ms cudaMallocHost) or
+      // waited for it.
+      if (h.thread == a.thread || h.end <= a.start || h.end > a.end) continue;
+      held = true;
+      const Ns lo = std::max(a.start, h.released_from);
+      const Ns hi = std::min(h.end, a.end);
+      if (lo < hi) released.emplace_back(lo, hi);
+    }
+    if (!held || released.empty()) continue;
+    std::sort(released.begin(), released.end());
+    UnionLength covered;
+    for (const auto& [lo, hi] : released) covered.add(lo, hi);
+    a.end -= covered.length();
+  }
+  std::sort(pinning.begin(), pinning.end(), by_start);
+  Ns longest_pinning = 0;
+  for (const Pinning& a : pinning) longest_pinning = std::max(longest_pinning, a.recorded_end - a.start);
+  std::map<std::pair<std::uint64_t, Ns>, std::size_t> hold_of;  // (thread, call start) -> index
+  for (std::size_t i = 0; i < copies.holds.size(); ++i) hold_of[{copies.holds[i].thread, copies.holds[i].start}] = i;
+  for (const auto& [call, position] : copies.position_of_call) {
+    const RuntimeCall& c = view.call(call);
+    const ScopedOp& x = view.ops()[position];
+    const std::uint64_t thread = threadKey(c);
+    Ns until = 0;  // the latest pinned end of a page-locking call it waited out
+    const auto last = std::partition_point(pinning.begin(), pinning.end(), [&](const Pinning& a) { return a.start < c.start; });
+    const auto first = std::partition_point(pinning.begin(), last, [&](const Pinning& a) { return a.start < c.start - longest_pinning; });
+    for (auto it = first; it != last; ++it) {
+      const Pinning& a = *it;
+      if (a.thread == thread || c.start >= a.recorded_end) continue;
+      if (x.start < a.recorded_end || c.end < a.recorded_end) continue;  // did not wait it out
+      until = std::max(until, a.end);
+    }
+    if (until <= c.start) continue;
+    copies.staging_lead[position] =
+        std::min(copies.staging_lead[position], std::max<Ns>(0, x.start - until - kAsyncCopyCallNs));
+    // A cudaMemcpy still waits for its copy, which now starts no sooner: only an asynchronous
+    // call's own time grows.
+    if (view.callKind(call) != ApiKind::kMemcpyAsync) continue;
+    const Ns kept = std::min(c.end - c.start, until - c.start + kAsyncCopyCallNs);
+    Ns& pinned = copies.pinned_call[call];
+    if (kept <= pinned) continue;
+    pinned = kept;
+    const auto h = hold_of.find({thread, c.start});
+    if (h == hold_of.end() || view.onLegacyDefaultStreamAt(position)) continue;
+    StagedHold& hold = copies.holds[h->second];
+    hold.released_from = std::max(hold.released_from, c.start + kept);
+  }
+}
+
 // "HtoD at 7.1 GB/s, pinned about 52.3 GB/s (this trace's pinned HtoD copies)"; a direction whose
 // copies average under 64 KiB is left out (their time is latency, a rate says nothing).
 std::string rates(const PageableCopies& copies) {
@@ -321,6 +424,7 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
   FindingBuilder builder(view, "pageable-memcpy", Severity::kWarning);
   std::vector<std::size_t> positions;
   PageableCopies copies = collectCopies(view, positions);
+  if (!positions.empty()) keepPinningHolds(view, copies);
   std::uint64_t bytes = 0;
   for (const std::size_t at : positions) {
     const ScopedOp scoped = view.ops()[at];
