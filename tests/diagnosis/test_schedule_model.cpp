@@ -306,9 +306,11 @@ TEST_CASE("a DtoH copy never seen queued before a kernel hands off over the host
   // One stream: a kernel queued behind an HtoD copy starts 2 µs after it (HtoD -> kernel
   // measured); after a synchronize, a DtoH copy and a kernel the host issued only after it ended
   // (15 µs apart): no kernel was ever queued behind a DtoH copy. That handoff is the host link's
-  // 5 µs, not the HtoD copy's 2 µs into kernels; a pair out of the kernel still takes the
-  // measured median. A what-if that gives the last launch 20 µs back queues it behind the DtoH
-  // copy: it starts 5 µs after the copy ends (span 238 -> 228 µs, not 225).
+  // 5 µs, not the HtoD copy's 2 µs into kernels; nor was a DtoH copy ever queued behind another
+  // engine's op, so the kernel -> DtoH handoff is the host link's 5 µs too (the trace shows 6 µs
+  // between them), not the HtoD copy's 2 µs into kernels. A what-if that gives the last launch
+  // 20 µs back queues it behind the DtoH copy: it starts 5 µs after the copy ends (span 238 ->
+  // 228 µs, not 225).
   TraceBuilder b;
   b.copyCall("cudaMemcpyAsync_v3020", 13, 0, 2, 2, 12, CopyKind::kHtoD);
   b.launch(13, 2, 3, 14, 114);
@@ -319,7 +321,7 @@ TEST_CASE("a DtoH copy never seen queued before a kernel hands off over the host
   const DeviceView view(trace, Scope{}, 0);
   CHECK(view.streamHandoff(Engine::kH2D, Engine::kCompute) == TraceBuilder::ns(2));
   CHECK(view.streamHandoff(Engine::kD2H, Engine::kCompute) == TraceBuilder::ns(5));
-  CHECK(view.streamHandoff(Engine::kCompute, Engine::kD2H) == TraceBuilder::ns(2));
+  CHECK(view.streamHandoff(Engine::kCompute, Engine::kD2H) == TraceBuilder::ns(5));
   const ScheduleModel model(view);
   CHECK(model.span({}) == TraceBuilder::ns(238));
   std::vector<Ns> earlier(view.ops().size(), 0);

@@ -153,7 +153,8 @@ class DeviceView {
   // completion before the second may start: on an H100 about 1.2 µs kernel to kernel, 4-6 µs
   // between a copy and a kernel). Engines group as the schedule's (compute with communication,
   // device-to-device with other copies). A pair the trace never shows queued takes the median of
-  // the handoffs into `to` from other engines, else of all handoffs between engines; but out of a
+  // the handoffs into `to` from other engines; into a copy over the host link that the trace
+  // never shows queued behind any engine, the H100's 5 µs (below), as out of one; but out of a
   // copy over the host link (HtoD, DtoH), whose end the device signals over that link, another
   // engine's handoff into `to` says nothing: such a pair takes the H100's 5 µs, never more than
   // the trace shows between two ops of a stream on those engines (the lab corpus: DtoH to kernel
