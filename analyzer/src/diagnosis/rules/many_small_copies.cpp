@@ -29,6 +29,8 @@
 //   - other threads' calls that a later piece on the legacy stream held (the driver holds the
 //     context while it orders a legacy-stream op after the blocking streams) taking their own
 //     time (legacy_threads.h, contendedTime): they return sooner, and so release their ops;
+//   - other threads' calls that any later piece's call held (heldByPieces): a launch waited a turn
+//     behind each, an allocation or free lost the lock to them while they followed one another;
 //   - the legacy stream's implicit barriers (legacy_barriers.h) in both schedules, except those of
 //     the later copies, which the fixed program no longer issues.
 // What makes copies faster also lowers the ideal: that part is Finding::ideal_reduction_ns.
@@ -49,6 +51,7 @@
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/host_time_given.h"
 #include "diagnosis/legacy_barriers.h"
+#include "diagnosis/median.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/legacy_threads.h"
 #include "diagnosis/rules/rules.h"
@@ -57,6 +60,160 @@
 
 namespace cuoverlap::diagnosis {
 namespace {
+
+// What the later pieces' calls (`pieces`: asynchronous copy calls the fixed program no longer
+// makes, sorted; `removed`: every later piece's call, sorted) held of other threads' calls. The
+// driver serializes a context's calls (its lock), and it is not fair: a thread that calls back to
+// back takes it again ahead of one that waits.
+//  - An asynchronous launch of another thread needs the lock once: it waits a turn behind each
+//    piece's call in progress, that call's own time (its kind's median among the launch calls
+//    that overlapped no other thread's launch call), however long the piece's call itself waited.
+//    It gets back the pieces' own times that overlapped it, at most what it took beyond its
+//    kind's median (returned in the call: it releases its op sooner).
+//  - An allocation or free of another thread (cudaMalloc, cudaFree, cudaMallocHost, cudaFreeHost:
+//    a free also synchronizes the device) takes the lock again and again over its work and loses
+//    it to each call of a thread that issues pieces back to back: its own time (HostBarrier::own, after the
+//    work it waited for ended) runs on as long as other threads' pieces' calls follow one another
+//    (g000222: the main thread's cudaFree took 1.81 ms beside two threads' 128 and 64 uploads in
+//    pieces, 0.18-0.20 ms in the fixed program's four iterations). It gets back the part of its
+//    own time that other threads' pieces' calls covered and no other call of a third thread that
+//    the fixed program keeps did (such a call, a cudaMallocHost pinning its pages, may be what
+//    both waited for: g000104's launches and pieces' calls all ran beside one of 1.45 ms), at most
+//    its own time beyond its kind's shortest; as a change of the barrier's own time (`changed`;
+//    a barrier that the what-if changes already is left).
+std::vector<HostTimeGiven> heldByPieces(const DeviceView& view, const std::vector<std::size_t>& pieces,
+                                        const std::vector<std::size_t>& removed, const HostTimeline& host,
+                                        std::vector<CallChange>& changed) {
+  if (pieces.empty()) return {};
+  const auto launchKind = [](ApiKind kind) {
+    return kind == ApiKind::kLaunch || kind == ApiKind::kMemcpyAsync || kind == ApiKind::kMemsetAsync;
+  };
+  std::vector<OtherThreadCalls::Call> launches;
+  std::vector<OtherThreadCalls::Call> keeping;  // calls kept that take the lock (not synchronizes, which sleep)
+  Ns longest_kept = 0;
+  for (const std::size_t i : view.calls()) {
+    const ApiKind kind = view.callKind(i);
+    const RuntimeCall& c = view.call(i);
+    if (launchKind(kind)) launches.push_back({c.start, c.end, threadKey(c)});
+    if (kind == ApiKind::kDeviceSync || kind == ApiKind::kStreamSync || kind == ApiKind::kEventSync) continue;
+    if (std::binary_search(removed.begin(), removed.end(), i)) continue;
+    keeping.push_back({c.start, c.end, threadKey(c)});
+    longest_kept = std::max(longest_kept, c.end - c.start);
+  }
+  std::sort(keeping.begin(), keeping.end(),
+            [](const OtherThreadCalls::Call& x, const OtherThreadCalls::Call& y) { return x.start < y.start; });
+  const OtherThreadCalls others(std::move(launches));
+  const std::vector<std::size_t> pageable = pageableCopyCalls(view);
+  std::map<ApiKind, std::vector<Ns>> alone;  // launch calls that overlapped no other thread's
+  std::vector<std::size_t> candidates;
+  for (const ScopedOp& scoped : view.ops()) {
+    const auto call = view.launchCall(view.op(scoped));
+    if (!call || !launchKind(view.callKind(*call))) continue;
+    if (std::binary_search(pageable.begin(), pageable.end(), *call)) continue;
+    const RuntimeCall& c = view.call(*call);
+    if (others.overlap(c.start, c.end, threadKey(c))) {
+      candidates.push_back(*call);
+    } else {
+      alone[view.callKind(*call)].push_back(c.end - c.start);
+    }
+  }
+  std::map<ApiKind, Ns> typical;
+  for (auto& [kind, durations] : alone) typical[kind] = medianOf(durations);
+  struct Piece {
+    Ns start = 0;
+    Ns end = 0;
+    Ns own = 0;
+    std::uint64_t thread = 0;
+  };
+  std::vector<Piece> held_by;
+  Ns longest = 0;
+  for (const std::size_t p : pieces) {
+    const RuntimeCall& c = view.call(p);
+    const auto it = typical.find(view.callKind(p));
+    held_by.push_back({c.start, c.end, it != typical.end() ? it->second : 0, threadKey(c)});  // own unknown: no turn
+    longest = std::max(longest, c.end - c.start);
+  }
+  std::sort(held_by.begin(), held_by.end(), [](const Piece& x, const Piece& y) { return x.start < y.start; });
+  // Of [start, end): the pieces' own times that overlapped it (`turns`), else the time other
+  // threads' pieces' calls covered that no kept call of a third thread did.
+  using Span = std::pair<Ns, Ns>;
+  const auto heldOver = [&](Ns start, Ns end, std::uint64_t thread, bool turns) {
+    Ns held = 0;
+    std::vector<Span> by_pieces;
+    for (auto p = std::lower_bound(held_by.begin(), held_by.end(), start - longest,
+                                   [](const Piece& x, Ns t) { return x.start < t; });
+         p != held_by.end() && p->start < end; ++p) {
+      if (p->thread == thread || p->end <= start) continue;
+      const Ns from = std::max(p->start, start);
+      const Ns to = std::min(p->end, end);
+      if (turns) {
+        held += std::min(p->own, to - from);
+      } else if (!by_pieces.empty() && from <= by_pieces.back().second) {
+        by_pieces.back().second = std::max(by_pieces.back().second, to);
+      } else {
+        by_pieces.emplace_back(from, to);
+      }
+    }
+    if (turns || by_pieces.empty()) return held;
+    std::vector<Span> by_kept;
+    for (auto k = std::lower_bound(keeping.begin(), keeping.end(), start - longest_kept,
+                                   [](const OtherThreadCalls::Call& x, Ns t) { return x.start < t; });
+         k != keeping.end() && k->start < end; ++k) {
+      if (k->thread == thread || k->end <= start) continue;
+      const Ns from = std::max(k->start, start);
+      const Ns to = std::min(k->end, end);
+      if (!by_kept.empty() && from <= by_kept.back().second) {
+        by_kept.back().second = std::max(by_kept.back().second, to);
+      } else {
+        by_kept.emplace_back(from, to);
+      }
+    }
+    std::size_t j = 0;
+    for (const auto& [from, to] : by_pieces) {
+      held += to - from;
+      while (j < by_kept.size() && by_kept[j].second <= from) ++j;
+      for (std::size_t q = j; q < by_kept.size() && by_kept[q].first < to; ++q) {
+        held -= std::min(to, by_kept[q].second) - std::max(from, by_kept[q].first);
+      }
+    }
+    return held;
+  };
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  std::vector<HostTimeGiven> given;
+  for (const std::size_t call : candidates) {
+    if (std::binary_search(removed.begin(), removed.end(), call)) continue;
+    const auto it = typical.find(view.callKind(call));
+    if (it == typical.end()) continue;
+    const RuntimeCall& c = view.call(call);
+    const Ns excess = c.end - c.start - it->second;
+    if (excess <= 0) continue;
+    const Ns held = heldOver(c.start, c.end, threadKey(c), /*turns=*/true);
+    if (held > 0) given.push_back({call, std::min(held, excess), /*in_call=*/true});
+  }
+  std::map<ApiKind, Ns> shortest_own;
+  std::vector<std::pair<std::size_t, Ns>> held_barriers;  // (barrier, held)
+  for (std::size_t b = 0; b < host.barriers.size(); ++b) {
+    const HostBarrier& barrier = host.barriers[b];
+    const ApiKind kind = view.callKind(barrier.call);
+    if (kind != ApiKind::kAllocation || barrier.staged) continue;
+    const auto [it, added] = shortest_own.emplace(kind, barrier.own);
+    if (!added) it->second = std::min(it->second, barrier.own);
+    const RuntimeCall& c = view.call(barrier.call);
+    const Ns held = heldOver(c.end - barrier.own, c.end, threadKey(c), /*turns=*/false);
+    if (held > 0) held_barriers.emplace_back(b, held);
+  }
+  std::vector<std::size_t> already;
+  for (const CallChange& change : changed) already.push_back(change.call);
+  std::sort(already.begin(), already.end());
+  for (const auto& [b, held] : held_barriers) {
+    const HostBarrier& barrier = host.barriers[b];
+    if (std::binary_search(already.begin(), already.end(), barrier.call)) continue;
+    const Ns excess = barrier.own - shortest_own[view.callKind(barrier.call)];
+    if (excess > 0) changed.push_back({barrier.call, true, barrier.own - std::min(held, excess), 0});
+  }
+  return given;
+}
 
 constexpr std::uint64_t kSmallWithoutRate = 64 << 10;
 
@@ -270,6 +427,7 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
   for (const HostBarrier& barrier : host.barriers) barrier_of_call.emplace(barrier.call, &barrier);
   std::vector<std::size_t> removed_calls;  // the later pieces' launch calls
   std::vector<LegacyOp> legacy_pieces;     // those of them on the legacy stream (legacy_threads.h)
+  std::vector<std::size_t> async_pieces;   // those of them that did not block their thread
   std::size_t copies = 0;
   for (const CopyRun& run : runs) {
     copies += run.positions.size();
@@ -335,6 +493,7 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
         }
       } else {
         piece_host.push_back({*launch, view.call(*launch).end - issued_from});
+        async_pieces.push_back(*launch);
       }
     }
     const GpuOp& first = view.op(ops[run.positions.front()]);
@@ -368,9 +527,19 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
   }
   // A later piece on the legacy stream no longer holds other threads' calls (legacy_threads.h).
   std::sort(removed_calls.begin(), removed_calls.end());
+  // Any later piece's call no longer holds other threads' launches for its own time (heldByPieces);
+  // a call that a legacy-stream piece held gets the larger of the two.
+  std::map<std::size_t, Ns> held_in_call;
   for (const HostTimeGiven& held : contendedTime(view, legacy_pieces)) {
-    if (!std::binary_search(removed_calls.begin(), removed_calls.end(), held.call)) given.push_back(held);
+    if (!std::binary_search(removed_calls.begin(), removed_calls.end(), held.call)) {
+      held_in_call[held.call] = std::max(held_in_call[held.call], held.amount);
+    }
   }
+  std::sort(async_pieces.begin(), async_pieces.end());
+  for (const HostTimeGiven& held : heldByPieces(view, async_pieces, removed_calls, host, changed)) {
+    held_in_call[held.call] = std::max(held_in_call[held.call], held.amount);
+  }
+  for (const auto& [call, amount] : held_in_call) given.push_back({call, amount, /*in_call=*/true});
   std::vector<Ns> earlier = hostTimeGivenBack(view, given, host);
   // A later piece's op is gone with its call: it holds its stream no longer than the call's start
   // (released after a blocking call, its recorded lag after it would still hold the stream: a
