@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -62,6 +64,78 @@ std::vector<pid_t> processTree(pid_t root) {
   return tree;
 }
 
+struct Mapping {
+  std::uintptr_t start = 0, end = 0, offset = 0;
+  bool executable = false;
+  std::string path;
+};
+
+std::vector<Mapping> mappingsOf(pid_t pid) {
+  std::vector<Mapping> mappings;
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  for (std::string line; std::getline(maps, line);) {
+    std::istringstream fields(line);
+    Mapping m;
+    char dash = 0;
+    std::string permissions, device, inode;
+    fields >> std::hex >> m.start >> dash >> m.end >> permissions >> m.offset >> device >> inode;
+    std::getline(fields >> std::ws, m.path);
+    m.executable = permissions.size() > 2 && permissions[2] == 'x';
+    mappings.push_back(m);
+  }
+  return mappings;
+}
+
+// "PATH+0xOFFSET" (the offset in the file) for an address, "?" outside every mapping.
+std::string whereIs(const std::vector<Mapping>& mappings, std::uintptr_t address) {
+  for (const Mapping& m : mappings) {
+    if (m.start <= address && address < m.end) {
+      char offset[32];
+      std::snprintf(offset, sizeof offset, "+0x%jx", static_cast<std::uintmax_t>(address - m.start + m.offset));
+      return (m.path.empty() ? std::string("[anonymous]") : m.path) + offset;
+    }
+  }
+  return "?";
+}
+
+// Without a debugger's symbols: where a thread waits (a futex's word, the program counter) and
+// the words on its stack that point into executable mappings (return addresses, mostly).
+std::string rawStack(pid_t pid, pid_t tid) {
+  std::istringstream syscall(readText("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/syscall"));
+  std::vector<std::string> fields;
+  for (std::string field; syscall >> field;) fields.push_back(field);
+  if (fields.size() < 3) return "";
+  const std::vector<Mapping> mappings = mappingsOf(pid);
+  const auto number = [](const std::string& text) { return static_cast<std::uintptr_t>(std::strtoull(text.c_str(), nullptr, 16)); };
+  std::ostringstream out;
+  if (fields[0] == "202") out << "    futex word at " << whereIs(mappings, number(fields[1])) << "\n";
+  out << "    pc at " << whereIs(mappings, number(fields.back())) << "\n";
+  const std::uintptr_t sp = number(fields[fields.size() - 2]);
+  // Page by page: a read past the stack's end fails as a whole.
+  std::vector<std::uintptr_t> words;
+  std::ifstream memory("/proc/" + std::to_string(pid) + "/mem", std::ios::binary);
+  for (std::uintptr_t page = sp; words.size() < 16384; page += 4096 - page % 4096) {
+    std::vector<std::uintptr_t> chunk((4096 - page % 4096) / sizeof(std::uintptr_t));
+    memory.clear();
+    memory.seekg(static_cast<std::streamoff>(page));
+    memory.read(reinterpret_cast<char*>(chunk.data()), static_cast<std::streamsize>(chunk.size() * sizeof(std::uintptr_t)));
+    if (memory.gcount() <= 0) break;
+    words.insert(words.end(), chunk.begin(), chunk.begin() + memory.gcount() / static_cast<std::streamsize>(sizeof(std::uintptr_t)));
+  }
+  const std::size_t read = words.size();
+  int shown = 0;
+  for (std::size_t i = 0; i < read && shown < 48; ++i) {
+    for (const Mapping& m : mappings) {
+      if (m.executable && m.start <= words[i] && words[i] < m.end) {
+        out << "    stack+0x" << std::hex << i * sizeof(std::uintptr_t) << std::dec << " " << whereIs(mappings, words[i]) << "\n";
+        ++shown;
+        break;
+      }
+    }
+  }
+  return out.str();
+}
+
 std::string debuggerBacktrace(pid_t pid) {
   for (const char* debugger : {"/usr/bin/gdb", "/usr/local/cuda/bin/cuda-gdb"}) {
     if (access(debugger, X_OK) != 0) continue;
@@ -88,7 +162,7 @@ std::string describeProcessTree(pid_t root) {
     for (pid_t tid : numberedEntries(proc + "/task")) {
       std::string task = proc + "/task/" + std::to_string(tid);
       out << "  thread " << tid << " " << readText(task + "/comm") << ": wchan " << readText(task + "/wchan")
-          << ", syscall " << readText(task + "/syscall") << "\n";
+          << ", syscall " << readText(task + "/syscall") << "\n" << rawStack(pid, tid);
     }
     out << debuggerBacktrace(pid);
   }
@@ -96,6 +170,7 @@ std::string describeProcessTree(pid_t root) {
 }
 
 int waitBounded(pid_t pid, int seconds) {
+  if (const char* text = std::getenv("CUOVERLAP_TEST_HANG_S")) seconds = std::max(1, std::atoi(text));
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   int status = 0;
   while (waitpid(pid, &status, WNOHANG) == 0) {

@@ -8,7 +8,8 @@
 #include <string>
 
 // The exit code when the process ended, 1000 + N when signal N ended it, kHungExit when it was
-// still running after `seconds` (then killed, with every process under it).
+// still running after `seconds` (then killed, with every process under it). CUOVERLAP_TEST_HANG_S
+// overrides `seconds` (to catch a rare hang in a loop of short runs).
 constexpr int kHungExit = 2000;
 int waitBounded(pid_t pid, int seconds);
 
