@@ -17,6 +17,7 @@ namespace cuoverlap::diagnosis {
 std::optional<Finding> findSyncMemset(const DeviceView& view) {
   FindingBuilder builder(view, "sync-memset", Severity::kInfo);
   addSynchronousTransfers(view, OpKind::kMemset, builder);
+  addHeldSynchronousTransfers(view, OpKind::kMemset, ApiKind::kMemsetSync, builder);
   estimateAsynchronousFix(view, ApiKind::kMemsetSync, builder);
   return builder.build(
       fmt::format("{} synchronous memsets between GPU work", builder.count()),
