@@ -2,6 +2,7 @@
 #include "diagnosis/rules/synchronous_transfer.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -39,10 +40,14 @@ void addTransfers(const DeviceView& view, OpKind kind, FindingBuilder& builder, 
       charged = chargeWithoutCall(view, ops[pos]);
     }
     if (charged.length() < floor) continue;
+    const std::string what =
+        charged.length() < kMinimumCostNs
+            ? " blocked the host, and other threads' calls behind it, while the device stayed busy"
+            : "; the device idled " + units::formatDuration(charged.length()) +
+                  " that the next op could have been spared";
     builder.add(charged, evidenceForOp(view, op,
-                                       describeOp(view, op) + " blocked the host; the device idled " +
-                                           units::formatDuration(charged.length()) +
-                                           " that the next op could have been spared"));
+                                       describeOp(view, op) +
+                                           (charged.length() < kMinimumCostNs ? what : " blocked the host" + what)));
   }
 }
 
