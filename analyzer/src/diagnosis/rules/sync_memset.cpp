@@ -4,7 +4,9 @@
 // Cost: what the fix (lab transform async-memset: cudaMemsetAsync on the stream of the op that
 // uses the buffer) saves in the what-if schedule with the host, as sync-memcpy's
 // (asynchronous_fix.h); without runtime data, or where the what-if finds it saves nothing, as a
-// host-blocking call (synchronous_transfer.h, host_blocking_cost.cpp).
+// host-blocking call (synchronous_transfer.h, host_blocking_cost.cpp). Memsets that left the
+// device busy (charged nothing) are still reported where the what-if finds their calls held
+// other threads' (addHeldSynchronousTransfers).
 // Needs: the launch call, or the collector's async flag.
 #include <fmt/format.h>
 
@@ -17,6 +19,7 @@ namespace cuoverlap::diagnosis {
 std::optional<Finding> findSyncMemset(const DeviceView& view) {
   FindingBuilder builder(view, "sync-memset", Severity::kInfo);
   addSynchronousTransfers(view, OpKind::kMemset, builder);
+  addHeldSynchronousTransfers(view, OpKind::kMemset, ApiKind::kMemsetSync, builder);
   estimateAsynchronousFix(view, ApiKind::kMemsetSync, builder);
   return builder.build(
       fmt::format("{} synchronous memsets between GPU work", builder.count()),

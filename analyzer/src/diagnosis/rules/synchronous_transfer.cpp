@@ -2,8 +2,13 @@
 #include "diagnosis/rules/synchronous_transfer.h"
 
 #include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "cuoverlap/intervals.h"
 #include "cuoverlap/units.h"
+#include "diagnosis/rules/asynchronous_fix.h"
 #include "diagnosis/rules/host_blocking_cost.h"
 #include "diagnosis/rules/rules.h"
 
@@ -19,9 +24,8 @@ Interval chargeWithoutCall(const DeviceView& view, const ScopedOp& op) {
   return {op.end, std::max(op.end, op.end + view.idleWithin(op.end, end))};
 }
 
-}  // namespace
-
-void addSynchronousTransfers(const DeviceView& view, OpKind kind, FindingBuilder& builder) {
+// addSynchronousTransfers with instances charged under `floor` left out.
+void addTransfers(const DeviceView& view, OpKind kind, FindingBuilder& builder, Ns floor) {
   const std::vector<HostBlockingCharge> charges = chargeHostBlockingCalls(view);
   const auto& ops = view.ops();
   for (const std::uint32_t pos : view.synchronousTransferPositions()) {
@@ -35,12 +39,41 @@ void addSynchronousTransfers(const DeviceView& view, OpKind kind, FindingBuilder
     } else {
       charged = chargeWithoutCall(view, ops[pos]);
     }
-    if (charged.length() < kMinimumCostNs) continue;
+    if (charged.length() < floor) continue;
+    const std::string what =
+        charged.length() < kMinimumCostNs
+            ? " blocked the host, and other threads' calls behind it, while the device stayed busy"
+            : "; the device idled " + units::formatDuration(charged.length()) +
+                  " that the next op could have been spared";
     builder.add(charged, evidenceForOp(view, op,
-                                       describeOp(view, op) + " blocked the host; the device idled " +
-                                           units::formatDuration(charged.length()) +
-                                           " that the next op could have been spared"));
+                                       describeOp(view, op) +
+                                           (charged.length() < kMinimumCostNs ? what : " blocked the host" + what)));
   }
+}
+
+}  // namespace
+
+void addSynchronousTransfers(const DeviceView& view, OpKind kind, FindingBuilder& builder) {
+  addTransfers(view, kind, builder, kMinimumCostNs);
+}
+
+void addHeldSynchronousTransfers(const DeviceView& view, OpKind kind, ApiKind sync_kind,
+                                 FindingBuilder& builder) {
+  if (builder.count() != 0) return;
+  std::vector<std::pair<Ns, Ns>> calls;
+  for (const std::uint32_t pos : view.synchronousTransferPositions()) {
+    if (pos == 0 || view.kindAt(pos) != kind) continue;
+    if (const auto call = view.launchCall(view.op(view.ops()[pos]))) {
+      calls.emplace_back(view.call(*call).start, view.call(*call).end);
+    }
+  }
+  if (calls.empty()) return;
+  std::sort(calls.begin(), calls.end());
+  UnionLength held;
+  for (const auto& [start, end] : calls) held.add(start, end);
+  const std::optional<Ns> what_if = asynchronousFixSaving(view, sync_kind);
+  if (!what_if || *what_if < kMinimumCostNs || *what_if > held.length()) return;
+  addTransfers(view, kind, builder, 0);
 }
 
 }  // namespace cuoverlap::diagnosis

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "diagnosis/finding_builder.h"
+#include "diagnosis/api_names.h"
 
 namespace cuoverlap::diagnosis {
 
@@ -14,5 +15,15 @@ namespace cuoverlap::diagnosis {
 // drain, never charged twice); without runtime data, the idle time after the op up to the next
 // op, capped at the op's own duration. Instances under 10 µs are not counted.
 void addSynchronousTransfers(const DeviceView& view, OpKind kind, FindingBuilder& builder);
+
+// Where addSynchronousTransfers found none (no such op left the device idle after it), the same
+// ops all the same, without that floor, where the fix's what-if (asynchronous_fix.h, for
+// `sync_kind`) saves at least kMinimumCostNs and no more than the union of those ops' calls: a
+// synchronous call on the legacy stream holds the context while it waits, so other threads'
+// calls (to any stream) wait behind it even where their own work keeps the device busy, and
+// the fix frees that held time; a what-if beyond the calls' own time rests on a device schedule
+// these ops never left idle.
+void addHeldSynchronousTransfers(const DeviceView& view, OpKind kind, ApiKind sync_kind,
+                                 FindingBuilder& builder);
 
 }  // namespace cuoverlap::diagnosis
