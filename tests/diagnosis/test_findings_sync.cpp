@@ -520,6 +520,32 @@ TEST_CASE("sync-memcpy: a download kept on the legacy stream no longer holds ano
   }
 }
 
+TEST_CASE("sync-memcpy: a launch held behind the cudaMemcpy submits its op only after the hold") {
+  // As above, thread 1's cudaMemcpy (call 3-520) held thread 2's launch to stream 20 for 530 µs,
+  // but the launch's 200 µs kernel shows starting 0.5 µs before its call returned (an op launched
+  // onto an idle stream starts as it is submitted, the call returning a few µs after; the host's
+  // and the device's clocks disagree by as much). A kernel launch is asynchronous: it submitted
+  // its op after the hold, so the fix releases the kernel when the call would have returned
+  // (12 µs), beside thread 1's kernel, and the span ends with thread 1's copy, 224.5 µs sooner
+  // than the kernel's 739.5. Before, such an op kept its recorded release (the schedule took the hold for the
+  // startup of a call that blocked until its op ran) and the what-if saved nothing.
+  TraceBuilder b;
+  b.addStream(20, StreamFlag::kNonBlocking);
+  auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
+  b.launch(kNullStream, 0, 2, 5, 505);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 3, 520, 506, 516, CopyKind::kDtoH);
+  b.call("cudaStreamSynchronize_v3020", 0, 0.5);
+  onThread(2);
+  b.launch(20, 1, 3, 4, 6);
+  onThread(2);
+  b.launch(20, 10, 540, 539.5, 739.5);
+  onThread(2);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "sync-memcpy");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) == 224'500);
+}
+
 TEST_CASE("sync-memcpy: a synchronize of the stream a copy moves to waits for the copy") {
   // Thread 1 uploads with a cudaMemcpy (call 13-118, copy 15-115) whose consumer is stream 13's
   // next kernel, and synchronizes stream 13 between them; then a 100 µs kernel on stream 14. Made
