@@ -334,8 +334,9 @@ TEST_CASE("a handoff between engines on the device is not borrowed from a host-l
   // queued behind it (1.2 µs); then, the host waiting for each, a device-to-device copy and a
   // kernel. The device signals a device-to-device copy's or a kernel's end itself (about a
   // microsecond on an H100): never seen queued, those pairs take no handoff, not the HtoD copy's
-  // 5 µs into kernels nor the median of all pairs into the copy. A memset seen queued 1 µs before
-  // a kernel is such a handoff: with it, device-to-device copy -> kernel takes 1 µs.
+  // 5 µs into kernels nor the median of all pairs into the copy. A kernel released 5.5 µs before
+  // a memset ends (its call plus the launch latency) that starts 1 µs after it is such a handoff:
+  // with it, device-to-device copy -> kernel takes 1 µs.
   const auto build = [](bool queued_memset) {
     TraceBuilder b;
     b.copyCall("cudaMemcpyAsync_v3020", 13, 0, 2, 2, 12, CopyKind::kHtoD);
@@ -346,8 +347,8 @@ TEST_CASE("a handoff between engines on the device is not borrowed from a host-l
     b.call("cudaStreamSynchronize_v3020", 221, 226.5);
     b.launch(13, 227, 228, 235, 335);
     if (queued_memset) {
-      b.memset(13, 340, 341, b.call("cudaMemsetAsync_v3020", 336, 337));
-      b.launch(13, 337.5, 338.5, 342, 352);
+      b.memset(13, 350, 351, b.call("cudaMemsetAsync_v3020", 336, 337));
+      b.launch(13, 337.5, 338.5, 352, 362);
     }
     return b.build();
   };
@@ -403,6 +404,23 @@ TEST_CASE("a handoff sample needs its op released and no other kernel running in
   const DeviceView view(trace, Scope{}, 0);
   CHECK(view.launchLatency(Engine::kCompute) == TraceBuilder::ns(7));
   CHECK(view.streamHandoff(Engine::kCompute, Engine::kCompute) == TraceBuilder::ns(1.2));
+}
+
+TEST_CASE("a handoff sample between engines needs its op released well before the previous end") {
+  // Stream 13: an HtoD copy, then a kernel queued 100 µs ahead of the copy's end that starts 5 µs
+  // after it (a handoff sample); then a DtoH copy whose call returns 0.5 µs before the kernel ends
+  // and that starts 9.5 µs after it. Released within 3 µs of the kernel's end, the copy was still
+  // being taken in: its gap is no kernel -> DtoH handoff, which, never seen otherwise, takes the
+  // host link's 5 µs, not 9.5.
+  TraceBuilder b;
+  b.launch(15, 0, 1, 2, 4);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 5, 6, 7, 107, CopyKind::kHtoD);
+  b.launch(13, 8, 9, 112, 212);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 211, 211.5, 221.5, 231.5, CopyKind::kDtoH);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  CHECK(view.streamHandoff(Engine::kH2D, Engine::kCompute) == TraceBuilder::ns(5));
+  CHECK(view.streamHandoff(Engine::kCompute, Engine::kD2H) == TraceBuilder::ns(5));
 }
 
 TEST_CASE("kernels of one graph launch hand off to each other with the graph's own delay") {

@@ -205,6 +205,10 @@ bool isGraphNode(const GpuOp& op) {
 // does every pair of a trace without launch calls.
 constexpr Ns kHostLinkHandoffNs = 5'000;
 
+// How long before the previous op's end an op must have been released for its gap to be a handoff
+// sample between two engines (measureHandoff).
+constexpr Ns kSettledReleaseNs = 3'000;
+
 bool overHostLink(std::size_t slot) {
   return slot == engineSlot(Engine::kH2D) || slot == engineSlot(Engine::kD2H);
 }
@@ -256,9 +260,20 @@ std::vector<Ns> measureHandoff(const DeviceView& view) {
     // being submitted, and its gap holds the submission, which the schedule adds as its release);
     // and, into a kernel, no kernel of another stream ran through the gap (the kernel may have
     // waited for the SMs that one held, which the schedule's SM sharing adds).
+    // Between two engines the op must also have been released well before the previous one ended
+    // (kSettledReleaseNs): the next engine's wait on the previous one's end (a semaphore the
+    // previous engine releases) is the handoff only for an op already waiting there; one released
+    // within 3 µs of the end was still being taken in, and its gap is 2-3 µs longer than the
+    // same pair's gap where queued earlier (the lab's fixed programs' traces: +2.3 to +3.4 µs for
+    // ops whose call returned 0-3 µs before the end, +1.3 at 3-4 µs, none from 4 µs on). Two ops
+    // of one engine hand off in that engine's own queue and show no such difference (HtoD -> HtoD
+    // 1.31 µs, kernel -> kernel 1.18-1.31 at every lead from 0.3 µs on): their samples stay, or
+    // a trace whose only HtoD -> HtoD sample was released late would lose the handoff altogether.
     const Ns returned = view.call(*view.launchCall(op)).end;
     const Ns latency = view.launchLatency(engineOf(op));
+    const bool between_engines = engineSlot(engineOf(previous_op)) != engineSlot(engineOf(op));
     if ((returned + latency > previous_end && ops[pos].start >= returned + latency) ||
+        (between_engines && returned + latency + kSettledReleaseNs > previous_end) ||
         (op.kind == OpKind::kKernel && kernels_end_before > previous_end)) {
       continue;
     }
