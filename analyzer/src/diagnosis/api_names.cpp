@@ -26,6 +26,10 @@ constexpr std::array<std::string_view, 20> kAllocationApis = {
 constexpr std::array<std::string_view, 4> kPinnedHostAllocationApis = {
     "cudaMallocHost", "cudaHostAlloc", "cuMemAllocHost", "cuMemHostAlloc"};
 
+constexpr std::array<std::string_view, 6> kHostPageUnlockingOrRegisteringApis = {
+    "cudaFreeHost", "cuMemFreeHost", "cudaHostRegister", "cudaHostUnregister", "cuMemHostRegister",
+    "cuMemHostUnregister"};
+
 constexpr std::array<std::string_view, 2> kDeviceAllocationApis = {"cudaMalloc", "cuMemAlloc"};
 
 // Module loading, JIT compilation (cuModuleLoadData of PTX, cuLink*) and linking.
@@ -57,6 +61,12 @@ std::string_view apiBaseName(std::string_view name) {
 bool isPinnedHostAllocation(std::string_view base) {
   return std::find(kPinnedHostAllocationApis.begin(), kPinnedHostAllocationApis.end(), base) !=
          kPinnedHostAllocationApis.end();
+}
+
+bool locksHostPages(std::string_view base) {
+  return isPinnedHostAllocation(base) ||
+         std::find(kHostPageUnlockingOrRegisteringApis.begin(), kHostPageUnlockingOrRegisteringApis.end(),
+                   base) != kHostPageUnlockingOrRegisteringApis.end();
 }
 
 bool isDeviceAllocation(std::string_view base) {

@@ -33,6 +33,11 @@ ApiKind classifyApi(std::string_view name);
 // work, unlike a free (cudaFree, cudaFreeHost), which synchronizes the device.
 bool isPinnedHostAllocation(std::string_view base);
 
+// A call that pins or unpins host pages (a pinned host allocation, cudaFreeHost, cuMemFreeHost,
+// cudaHostRegister/Unregister, cuMemHostRegister/Unregister; `base` as apiBaseName gives it): the
+// driver maps (unmaps) them for the device while holding the context.
+bool locksHostPages(std::string_view base);
+
 // A device allocation (cudaMalloc, cuMemAlloc; `base` as apiBaseName gives it): it holds its
 // thread for its own time and waits for no GPU work (host_timeline.h).
 bool isDeviceAllocation(std::string_view base);

@@ -14,6 +14,7 @@
 #include "diagnosis/host_timeline.h"
 #include "diagnosis/lane_waits.h"
 #include "diagnosis/legacy_barriers.h"
+#include "diagnosis/median.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/legacy_threads.h"
 #include "diagnosis/rules/rules.h"
@@ -316,10 +317,7 @@ std::unordered_map<std::uint64_t, Ns> syncReturnByThread(const DeviceView& view,
     samples[threadKey(call)].push_back(call.end - w);
   }
   std::unordered_map<std::uint64_t, Ns> out;
-  for (auto& [thread, v] : samples) {
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    out[thread] = v[v.size() / 2];
-  }
+  for (auto& [thread, v] : samples) out[thread] = medianOf(std::move(v));
   return out;
 }
 
@@ -482,7 +480,11 @@ std::optional<Ns> asynchronousFixSaving(const DeviceView& view, ApiKind sync_kin
 
 void estimateAsynchronousFix(const DeviceView& view, ApiKind sync_kind, FindingBuilder& builder) {
   if (builder.count() == 0) return;
-  const std::optional<Ns> what_if = asynchronousFixSaving(view, sync_kind);
+  estimateAsynchronousFix(asynchronousFixSaving(view, sync_kind), builder);
+}
+
+void estimateAsynchronousFix(const std::optional<Ns>& what_if, FindingBuilder& builder) {
+  if (builder.count() == 0) return;
   builder.estimateSaving(what_if.value_or(0) > 0 ? *what_if : builder.time());
   if (what_if && *what_if == 0) builder.fixAlone(0);
 }

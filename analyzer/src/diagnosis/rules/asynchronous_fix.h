@@ -46,5 +46,7 @@ std::optional<Ns> asynchronousFixSaving(const DeviceView& view, ApiKind sync_kin
 // the device idled), and where the what-if finds that the fix saves nothing, what the fix alone
 // saves (Finding::fix_alone_ns) is nothing.
 void estimateAsynchronousFix(const DeviceView& view, ApiKind sync_kind, FindingBuilder& builder);
+// The same with the what-if's saving already known (asynchronousFixSaving's answer).
+void estimateAsynchronousFix(const std::optional<Ns>& what_if, FindingBuilder& builder);
 
 }  // namespace cuoverlap::diagnosis

@@ -137,6 +137,14 @@ std::vector<HostTimeGiven> heldByPieces(const DeviceView& view, const std::vecto
   // Of [start, end): the pieces' own times that overlapped it (`turns`), else the time other
   // threads' pieces' calls covered that no kept call of a third thread did.
   using Span = std::pair<Ns, Ns>;
+  // Spans come by start: one that begins inside the last joins it.
+  const auto addSpan = [](std::vector<Span>& spans, Ns from, Ns to) {
+    if (!spans.empty() && from <= spans.back().second) {
+      spans.back().second = std::max(spans.back().second, to);
+    } else {
+      spans.emplace_back(from, to);
+    }
+  };
   const auto heldOver = [&](Ns start, Ns end, std::uint64_t thread, bool turns) {
     Ns held = 0;
     std::vector<Span> by_pieces;
@@ -148,10 +156,8 @@ std::vector<HostTimeGiven> heldByPieces(const DeviceView& view, const std::vecto
       const Ns to = std::min(p->end, end);
       if (turns) {
         held += std::min(p->own, to - from);
-      } else if (!by_pieces.empty() && from <= by_pieces.back().second) {
-        by_pieces.back().second = std::max(by_pieces.back().second, to);
       } else {
-        by_pieces.emplace_back(from, to);
+        addSpan(by_pieces, from, to);
       }
     }
     if (turns || by_pieces.empty()) return held;
@@ -160,13 +166,7 @@ std::vector<HostTimeGiven> heldByPieces(const DeviceView& view, const std::vecto
                                    [](const OtherThreadCalls::Call& x, Ns t) { return x.start < t; });
          k != keeping.end() && k->start < end; ++k) {
       if (k->thread == thread || k->end <= start) continue;
-      const Ns from = std::max(k->start, start);
-      const Ns to = std::min(k->end, end);
-      if (!by_kept.empty() && from <= by_kept.back().second) {
-        by_kept.back().second = std::max(by_kept.back().second, to);
-      } else {
-        by_kept.emplace_back(from, to);
-      }
+      addSpan(by_kept, std::max(k->start, start), std::min(k->end, end));
     }
     std::size_t j = 0;
     for (const auto& [from, to] : by_pieces) {
@@ -402,13 +402,8 @@ Ns loopOverhead(const DeviceView& view, const CopyRun& run) {
     }
     if (calls.empty()) return 0;
   }
-  const auto medianOf = [](std::vector<Ns>& v) {
-    const auto middle = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-    std::nth_element(v.begin(), middle, v.end());
-    return *middle;
-  };
-  const Ns gap = medianOf(gaps);
-  return gap <= medianOf(calls) ? gap : 0;
+  const Ns gap = medianOf(std::move(gaps));
+  return gap <= medianOf(std::move(calls)) ? gap : 0;
 }
 
 }  // namespace

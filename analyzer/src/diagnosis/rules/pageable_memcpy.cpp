@@ -252,14 +252,6 @@ void addCopy(const DeviceView& view, std::size_t position, const ScopedOp& scope
   if (after_fix != duration) copies.faster.push_back({position, after_fix});
 }
 
-// A call that pins or unpins host pages: the driver maps (unmaps) them for the device while
-// holding the context, and other threads' calls wait for it whatever their memory.
-bool pinsPages(std::string_view base) {
-  return isPinnedHostAllocation(base) || base == "cudaFreeHost" || base == "cuMemFreeHost" ||
-         base == "cudaHostRegister" || base == "cudaHostUnregister" || base == "cuMemHostRegister" ||
-         base == "cuMemHostUnregister";
-}
-
 // Pinning takes the staging out of a copy call, not the wait for another thread's page-locking
 // call (cudaMallocHost, cudaFreeHost, cudaHostRegister, ...) that was in progress when it began:
 // the driver holds every thread's calls while it maps or unmaps pinned pages. In g000071's
@@ -282,7 +274,7 @@ void keepPinningHolds(const DeviceView& view, PageableCopies& copies) {
   };
   std::vector<Pinning> pinning;
   for (const std::size_t call : view.calls()) {
-    if (view.callKind(call) != ApiKind::kAllocation || !pinsPages(view.callName(call))) continue;
+    if (view.callKind(call) != ApiKind::kAllocation || !locksHostPages(view.callName(call))) continue;
     const RuntimeCall& c = view.call(call);
     pinning.push_back({c.start, c.end, c.end, threadKey(c)});
   }

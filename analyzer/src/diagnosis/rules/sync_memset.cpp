@@ -19,8 +19,12 @@ namespace cuoverlap::diagnosis {
 std::optional<Finding> findSyncMemset(const DeviceView& view) {
   FindingBuilder builder(view, "sync-memset", Severity::kInfo);
   addSynchronousTransfers(view, OpKind::kMemset, builder);
-  addHeldSynchronousTransfers(view, OpKind::kMemset, ApiKind::kMemsetSync, builder);
-  estimateAsynchronousFix(view, ApiKind::kMemsetSync, builder);
+  // The what-if runs once: where the held memsets' check ran it, its answer prices them.
+  if (const auto what_if = addHeldSynchronousTransfers(view, OpKind::kMemset, ApiKind::kMemsetSync, builder)) {
+    estimateAsynchronousFix(what_if, builder);
+  } else {
+    estimateAsynchronousFix(view, ApiKind::kMemsetSync, builder);
+  }
   return builder.build(
       fmt::format("{} synchronous memsets between GPU work", builder.count()),
       "Use cudaMemsetAsync on the stream that uses the buffer");

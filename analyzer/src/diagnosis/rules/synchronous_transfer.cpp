@@ -43,11 +43,9 @@ void addTransfers(const DeviceView& view, OpKind kind, FindingBuilder& builder, 
     const std::string what =
         charged.length() < kMinimumCostNs
             ? " blocked the host, and other threads' calls behind it, while the device stayed busy"
-            : "; the device idled " + units::formatDuration(charged.length()) +
+            : " blocked the host; the device idled " + units::formatDuration(charged.length()) +
                   " that the next op could have been spared";
-    builder.add(charged, evidenceForOp(view, op,
-                                       describeOp(view, op) +
-                                           (charged.length() < kMinimumCostNs ? what : " blocked the host" + what)));
+    builder.add(charged, evidenceForOp(view, op, describeOp(view, op) + what));
   }
 }
 
@@ -57,9 +55,9 @@ void addSynchronousTransfers(const DeviceView& view, OpKind kind, FindingBuilder
   addTransfers(view, kind, builder, kMinimumCostNs);
 }
 
-void addHeldSynchronousTransfers(const DeviceView& view, OpKind kind, ApiKind sync_kind,
-                                 FindingBuilder& builder) {
-  if (builder.count() != 0) return;
+std::optional<Ns> addHeldSynchronousTransfers(const DeviceView& view, OpKind kind, ApiKind sync_kind,
+                                              FindingBuilder& builder) {
+  if (builder.count() != 0) return std::nullopt;
   std::vector<std::pair<Ns, Ns>> calls;
   for (const std::uint32_t pos : view.synchronousTransferPositions()) {
     if (pos == 0 || view.kindAt(pos) != kind) continue;
@@ -67,13 +65,13 @@ void addHeldSynchronousTransfers(const DeviceView& view, OpKind kind, ApiKind sy
       calls.emplace_back(view.call(*call).start, view.call(*call).end);
     }
   }
-  if (calls.empty()) return;
+  if (calls.empty()) return std::nullopt;
   std::sort(calls.begin(), calls.end());
   UnionLength held;
   for (const auto& [start, end] : calls) held.add(start, end);
   const std::optional<Ns> what_if = asynchronousFixSaving(view, sync_kind);
-  if (!what_if || *what_if < kMinimumCostNs || *what_if > held.length()) return;
-  addTransfers(view, kind, builder, 0);
+  if (what_if && *what_if >= kMinimumCostNs && *what_if <= held.length()) addTransfers(view, kind, builder, 0);
+  return what_if;
 }
 
 }  // namespace cuoverlap::diagnosis

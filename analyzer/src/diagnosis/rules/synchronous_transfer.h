@@ -2,8 +2,10 @@
 // other GPU work, and what each cost.
 #pragma once
 
-#include "diagnosis/finding_builder.h"
+#include <optional>
+
 #include "diagnosis/api_names.h"
+#include "diagnosis/finding_builder.h"
 
 namespace cuoverlap::diagnosis {
 
@@ -22,8 +24,9 @@ void addSynchronousTransfers(const DeviceView& view, OpKind kind, FindingBuilder
 // synchronous call on the legacy stream holds the context while it waits, so other threads'
 // calls (to any stream) wait behind it even where their own work keeps the device busy, and
 // the fix frees that held time; a what-if beyond the calls' own time rests on a device schedule
-// these ops never left idle.
-void addHeldSynchronousTransfers(const DeviceView& view, OpKind kind, ApiKind sync_kind,
-                                 FindingBuilder& builder);
+// these ops never left idle. Returns the what-if's saving where it ran it (for
+// estimateAsynchronousFix, which would otherwise run it again).
+std::optional<Ns> addHeldSynchronousTransfers(const DeviceView& view, OpKind kind, ApiKind sync_kind,
+                                              FindingBuilder& builder);
 
 }  // namespace cuoverlap::diagnosis
