@@ -21,6 +21,7 @@
 
 #include "collector.h"
 #include "cupti/activity_tracing.h"
+#include "fork_exclusion.h"
 
 namespace cuoverlap::collector {
 namespace {
@@ -240,6 +241,7 @@ void installLifecycleHooks() {
   std::atexit(onProcessExit);
   std::at_quick_exit(onQuickExit);
   pthread_atfork(nullptr, nullptr, detachCollectorInChild);
+  installForkExclusion();
   startLifecycleThread();
   if (g_wake_fd < 0) return;
   for (int signal_number : kTerminatingSignals) installHandler(signal_number, onTerminatingSignal);

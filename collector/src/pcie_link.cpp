@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include "fork_exclusion.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -49,8 +51,11 @@ PcieLink pcieLinkFromSysfs(const std::string& sysfs_root, const std::string& pci
 
 namespace {
 
-// NVML through dlopen: the few entry points used, declared here (their ABI is stable).
+// NVML through dlopen: the few entry points used, declared here (their ABI is stable). Loaded,
+// used and unloaded with no fork() in between (fork_exclusion.h: a fork during the unload leaves
+// the child unable to exit).
 PcieLink fromNvml(const std::string& bus_id) {
+  const ForkExclusion no_fork;
   void* nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
   if (nvml == nullptr) return {};
   using Init = int (*)();

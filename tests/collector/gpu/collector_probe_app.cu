@@ -12,6 +12,9 @@
 //                  (the collector chains to it) or after (it replaces the collector's); the
 //                  handler asks the loop to stop, and the program then returns 3
 //   fork           2 kernels, fork (child exits without CUDA), 2 more kernels
+//   fork_many N    1 kernel, then N forks one after another (each child exits through exit()
+//                  without CUDA) while the collector still reads the devices; 1 if a child did
+//                  not exit within 20 s (it is killed)
 //   threads        8 threads, each 100 kernels on its own stream, started together
 //   graph          a captured graph of 3 kernels and 1 memset, launched 4 times
 //   exit_thread    100 kernels, then exit(5) from a second thread while main waits
@@ -140,6 +143,34 @@ int runFork() {
   launchAddOne(d, 0);
   CHECK_CUDA(cudaDeviceSynchronize());
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+// Forks right after the first CUDA work, when the collector's writer reads the devices (and
+// loads NVML for the host link): a fork during that library's unload used to leave the child
+// waiting forever in exit().
+int runForkMany(int forks) {
+  int* d;
+  CHECK_CUDA(cudaMalloc(&d, kBytes));
+  launchAddOne(d, 0);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  int stuck = 0;
+  for (int i = 0; i < forks; ++i) {
+    std::fflush(nullptr);
+    pid_t child = fork();
+    if (child == 0) std::exit(0);
+    int status = 0, waited_ms = 0;
+    while (waitpid(child, &status, WNOHANG) == 0) {
+      if (++waited_ms > 20000) {
+        ++stuck;
+        kill(child, SIGKILL);
+        waitpid(child, &status, 0);
+        break;
+      }
+      usleep(1000);
+    }
+  }
+  if (stuck > 0) std::fprintf(stderr, "%d of %d children did not exit\n", stuck, forks);
+  return stuck == 0 ? 0 : 1;
 }
 
 int runThreads() {
@@ -279,6 +310,7 @@ int main(int argc, char** argv) {
   if (!std::strcmp(mode, "basic")) return runBasic();
   if (!std::strcmp(mode, "spin") && argc > 2) return runSpin(argv[2]);
   if (!std::strcmp(mode, "fork")) return runFork();
+  if (!std::strcmp(mode, "fork_many") && argc > 2) return runForkMany(std::atoi(argv[2]));
   if (!std::strcmp(mode, "threads")) return runThreads();
   if (!std::strcmp(mode, "graph")) return runGraph();
   if (!std::strcmp(mode, "exit_thread")) return runExitFromThread();

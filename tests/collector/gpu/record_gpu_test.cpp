@@ -265,6 +265,17 @@ TEST_CASE("fork after CUDA: the child traces nothing, holds nothing up, leaves t
   CHECK(trace.text("PRAGMA integrity_check") == "ok");
 }
 
+TEST_CASE("fork after CUDA, 300 times while the collector reads the devices: every child exits") {
+  std::string path = tracePath("fork_many");
+  const int rc = record(path, {"fork_many", "300"});
+  INFO(readFile(path + ".log"));
+  REQUIRE(rc == 0);
+  TraceFile trace(path);
+  CHECK(trace.session("complete") == "1");
+  CHECK(trace.session("processes") == "1");
+  CHECK(trace.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") == 1);
+}
+
 TEST_CASE("fork without exec before CUDA: parent and child both traced, into one file") {
   std::string path = tracePath("fork_cuda");
   REQUIRE(record(path, {"fork_cuda"}) == 0);
