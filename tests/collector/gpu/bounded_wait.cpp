@@ -86,13 +86,22 @@ std::vector<Mapping> mappingsOf(pid_t pid) {
   return mappings;
 }
 
-// "PATH+0xOFFSET" (the offset in the file) for an address, "?" outside every mapping.
+// "PATH+0xADDRESS" for an address, "?" outside every mapping. ADDRESS is relative to where the
+// file is loaded (its mapping at file offset 0): the address nm, addr2line and gdb use. A file
+// offset would not do: a library's data lies one page or more past its offset in the file.
 std::string whereIs(const std::vector<Mapping>& mappings, std::uintptr_t address) {
   for (const Mapping& m : mappings) {
     if (m.start <= address && address < m.end) {
-      char offset[32];
-      std::snprintf(offset, sizeof offset, "+0x%jx", static_cast<std::uintmax_t>(address - m.start + m.offset));
-      return (m.path.empty() ? std::string("[anonymous]") : m.path) + offset;
+      std::uintptr_t base = m.start - m.offset;
+      for (const Mapping& first : mappings) {
+        if (!m.path.empty() && first.path == m.path && first.offset == 0) {
+          base = first.start;
+          break;
+        }
+      }
+      char relative[32];
+      std::snprintf(relative, sizeof relative, "+0x%jx", static_cast<std::uintmax_t>(address - base));
+      return (m.path.empty() ? std::string("[anonymous]") : m.path) + relative;
     }
   }
   return "?";
