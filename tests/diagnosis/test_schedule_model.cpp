@@ -161,16 +161,43 @@ TEST_CASE("a later kernel takes the SMs from the middle of a multi-wave kernel's
   // A kernel of 2 waves runs from 0 to 400 µs; a kernel that fills the device, issued next on
   // another stream, starts at the middle of the last wave (400 - 200 / 2 = 300 µs), when half of
   // that wave's blocks have left their SMs (every schedule drains tails); the 2-wave kernel still
-  // ends at 400 µs. Until then its last blocks hold half of the SMs, falling to none: the later
-  // kernel's blocks share those SMs with them and advance at what they leave (0.5 rising to 1), so
-  // it loses 100 µs x 0.5 / 2 = 25 µs and ends at 525 µs.
+  // ends at 400 µs. Until then its last blocks hold half of the SMs, falling to none: shared by SM
+  // time, the later kernel would lose 100 µs x 0.5 / 2 = 25 µs and end at 525 µs. But it runs its
+  // blocks in one round of 200 µs, longer than the wave's spread of block ends (100 µs): its block
+  // placed in the last slot freed, at 400 µs, ends at 600 µs, and the slots freed before sit idle
+  // at its end. It ends at 600 µs, as it would have after the 2-wave kernel.
   TraceBuilder b;
   b.launch(13, 0, 1, 1, 401).grid_blocks = 132 * 8 * 2;
   b.launch(14, 2, 3, 401, 601).grid_blocks = 132 * 8;
   const Trace trace = b.build();
   const DeviceView view(trace, Scope{}, 0);
   const ScheduleModel model(view);
-  CHECK(model.span({}) == TraceBuilder::ns(525));
+  CHECK(model.span({}) == TraceBuilder::ns(600));
+  // One of two rounds (2 waves of 100 µs blocks) turns half of the drain's SM time into an earlier
+  // end: its second round's blocks move to the slots that freed first. Between 525 and 600 µs:
+  // 562.5 µs.
+  TraceBuilder two;
+  two.launch(13, 0, 1, 1, 401).grid_blocks = 132 * 8 * 2;
+  two.launch(14, 2, 3, 401, 601).grid_blocks = 132 * 8 * 2;
+  const Trace two_trace = two.build();
+  const DeviceView two_view(two_trace, Scope{}, 0);
+  CHECK(ScheduleModel(two_view).span({}) == 562'500);
+  // Blocks shorter than the drain (3 waves of 40 µs blocks, 120 µs) finish in it and take the next
+  // slots freed: the kernel shares the SMs by time, loses 25 µs and ends at 445 µs.
+  TraceBuilder short_blocks;
+  short_blocks.launch(13, 0, 1, 1, 401).grid_blocks = 132 * 8 * 2;
+  short_blocks.launch(14, 2, 3, 401, 521).grid_blocks = 132 * 8 * 3;
+  const Trace short_trace = short_blocks.build();
+  const DeviceView short_view(short_trace, Scope{}, 0);
+  CHECK(ScheduleModel(short_view).span({}) == TraceBuilder::ns(445));
+  // Where the trace shows it running beside the 2-wave kernel already (started at 300 µs, 225 µs
+  // long), its measured duration holds what the drain cost it: shared by SM time as recorded.
+  TraceBuilder recorded;
+  recorded.launch(13, 0, 1, 1, 401).grid_blocks = 132 * 8 * 2;
+  recorded.launch(14, 2, 3, 301, 526).grid_blocks = 132 * 8;
+  const Trace recorded_trace = recorded.build();
+  const DeviceView recorded_view(recorded_trace, Scope{}, 0);
+  CHECK(ScheduleModel(recorded_view).span({}) == TraceBuilder::ns(550));
   // A kernel of half the device shares the SMs just the same: an SM's issue slots are shared
   // among the blocks resident on it, so its blocks, in the slots the wave's ended blocks left, run
   // beside those still running. It also ends at 525 µs.

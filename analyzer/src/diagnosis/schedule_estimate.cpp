@@ -14,6 +14,7 @@ namespace cuoverlap::diagnosis {
 namespace {
 
 constexpr double kShareSlack = 1e-9;
+constexpr double kFillsSlack = 1e-6;  // a kernel of this share or more fills the device
 
 // Min-heaps of (key, position).
 using Keyed = std::pair<Ns, std::size_t>;
@@ -627,6 +628,29 @@ void ScheduleRun::shareTheDrain(std::size_t pos) {
     }
     later = std::max(later, slower);
   }
+  // A kernel that fills the device runs its blocks in rounds, each block about a round of its
+  // duration. Its first round's blocks land in the slots the wave's blocks leave as they end; where
+  // its blocks are at least as long as the wave's spread of block ends (half that kernel's round),
+  // no slot freed early finishes a block of it before the wave's last slot is free, so its rounds
+  // stay in step with the slots freed last: a kernel of one round ends a duration after the
+  // drained kernel's end, whatever SM time the drain left, and one of R rounds turns only
+  // (R - 1) / R of that SM time into an earlier end (its later rounds' blocks move to the slots
+  // that freed first). Where its measured duration already ran beside such a kernel in the trace
+  // it holds that cost, and the SM share above stands.
+  if (m_.share_[pos] >= 1.0 - kFillsSlack && pos < m_.began_beside_.size() && !m_.began_beside_[pos]) {
+    const double rounds = std::max(1.0, std::ceil(m_.waves_[pos] - kShareSlack));
+    const double last_fill = std::clamp(m_.waves_[pos] - (rounds - 1.0), 0.0, 1.0);
+    const double round = work / rounds;
+    double in_step = 0.0;  // ns after its own end: it ends a duration after the drained kernel's
+    for (const auto& [kernel, from] : drained_) {
+      if (end_[kernel] <= now_) continue;
+      const double drained_round = static_cast<double>(duration_[kernel]) /
+                                   std::max(1.0, std::ceil(m_.waves_[kernel] - kShareSlack));
+      if (round < drained_round / 2.0) continue;  // its blocks fit in the drain: shared as above
+      in_step = std::max(in_step, static_cast<double>(end_[kernel] - now_) - (1.0 - last_fill) * round);
+    }
+    if (in_step > later) later = in_step - (1.0 - 1.0 / rounds) * (in_step - later);
+  }
   if (later <= 0.0) return;
   const auto delay = static_cast<Ns>(later);
   end_[pos] += delay;
@@ -889,6 +913,7 @@ ScheduleModel::ScheduleModel(const DeviceView& view)
   std::vector<Ns> issued;
   issued.reserve(n);
   stream_of_.reserve(n);
+  Ns kernels_end = std::numeric_limits<Ns>::min();  // the latest end of the device-filling kernels so far
   for (std::size_t pos = 0; pos < n; ++pos) {
     const ScopedOp scoped = ops[pos];
     const GpuOp& op = view.op(scoped);
@@ -931,6 +956,8 @@ ScheduleModel::ScheduleModel(const DeviceView& view)
     engine_.push_back(engineSlot(engineOf(op)));  // communication kernels take SMs too
     share_.push_back(op.kind == OpKind::kKernel ? smShare(device, op) : 1.0);
     waves_.push_back(op.kind == OpKind::kKernel ? wavesOf(device, op) : 1.0);
+    began_beside_.push_back(op.kind == OpKind::kKernel && kernels_end > scoped.start ? 1 : 0);
+    if (op.kind == OpKind::kKernel && share_.back() >= 1.0 - kFillsSlack) kernels_end = std::max(kernels_end, scoped.end);
     // Ops of one stream were submitted in the order they ran: an op whose call began before its
     // predecessor's (host threads sharing a stream, one call waiting in the driver) was
     // submitted after it.

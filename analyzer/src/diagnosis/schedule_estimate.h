@@ -235,6 +235,9 @@ class ScheduleModel {
   std::vector<std::uint8_t> engine_;       // kSmEngine, or one copy/memset engine each
   std::vector<double> share_;
   std::vector<double> waves_;              // per kernel: wavesOf (1 for other ops)
+  // per kernel: it started in the trace while another kernel still ran (its measured duration
+  // holds what sharing the SMs with it cost)
+  std::vector<std::uint8_t> began_beside_;
   std::vector<std::uint8_t> high_;         // per position: on a higher-priority stream; empty = none
   std::vector<std::int64_t> stream_prev_;  // previous position on the stream, -1 for none
   std::vector<std::int64_t> stream_next_;  // next position on the stream, -1 for none
