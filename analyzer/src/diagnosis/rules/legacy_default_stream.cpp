@@ -29,7 +29,9 @@
 // pageable copy call in flight as it began: heldByStagedCopy), and other threads' calls that the
 // driver held while a legacy call waited for the blocking streams given back (heldByBarrier).
 // The finding prices each fix that applies (Finding::fixes) and recommends the one that saves
-// more: fix_saving_ns is its saving, and the advice names it first.
+// more: fix_saving_ns is its saving, and the advice names it first. In own-streams each
+// asynchronous legacy launch also returns kLegacyLaunchCost sooner (a launch to the legacy stream
+// costs the driver more than one to a created non-blocking stream).
 // Where: each X's own run and the stretches the ops after it were held back ([ready, start)).
 // Needs: the null stream (stream flag or context nullStreamId), stream flags, launch calls.
 #include <algorithm>
@@ -286,6 +288,26 @@ std::vector<HostTimeGiven> stillHeldBySynchronous(const DeviceView& view, const 
   return given;
 }
 
+// A launch to the legacy default stream costs the driver more than one to a created non-blocking
+// stream: it orders the op against the context's blocking streams (the implicit barrier), work a
+// non-blocking stream's launch skips. About 0.2 us a call on the lab's H100 (driver 580): the
+// kernel launches of the corpus's single-thread programs that launch to both took 0.26 us more
+// to the legacy stream at the median (5 of 6 programs); own-streams saved 0.13-0.32 us per
+// legacy launch the device waited for in the programs with 80 or more of them (g000093 130 us
+// for 513, g000322 27 for 128, g000210 26 for 82, g000013 98 for 768; g000140 12 for 217). In
+// the fix each asynchronous legacy launch returns that much sooner (where the device waited for
+// the host, its op and the thread's later work start sooner).
+constexpr Ns kLegacyLaunchCost = 200;
+
+void withLegacyLaunchCost(const DeviceView& view, const std::vector<LegacyOp>& legacy,
+                          std::vector<HostTimeGiven>& given) {
+  for (const LegacyOp& x : legacy) {
+    if (x.synchronous) continue;
+    const auto call = view.launchCall(view.op(view.ops()[x.position]));
+    if (call) given.push_back({*call, kLegacyLaunchCost, true});
+  }
+}
+
 // Saving of the fix: the schedule with every barrier minus the schedule with each thread's
 // asynchronous legacy work on its own non-blocking lane, without the time its calls waited for
 // other threads' calls on the legacy stream (contendedTime).
@@ -321,7 +343,8 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
   ownWorkBeforeSynchronousOps(legacy, kept);
   const HostTimeline own = ownStreamsTimeline(view, host, legacy);
   const ScheduleModel fixed = keepHolds(ScheduleModel(view, own, recorded).withLanes(lane), holds, all, kept);
-  const std::vector<HostTimeGiven> given = stillHeldBySynchronous(view, legacy, contendedTime(view, legacy));
+  std::vector<HostTimeGiven> given = stillHeldBySynchronous(view, legacy, contendedTime(view, legacy));
+  withLegacyLaunchCost(view, legacy, given);
   std::vector<CallChange> changed = contendedBarriers(view, own);
   barriersGivenBack(view, given, own, changed);
   return std::max<Ns>(0, before - fixed.span(kept, hostTimeGivenBack(view, given, own), {}, changed));
