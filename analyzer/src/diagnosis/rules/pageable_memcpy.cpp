@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -89,6 +90,7 @@ struct PageableCopies {
   std::map<std::size_t, Ns> turn_of_call;  // async calls that take turns with another thread's
   std::map<std::size_t, Ns> pinned_call;   // async calls: how long each would take pinned
   std::set<std::size_t> first_async;       // each thread's first cudaMemcpyAsync call
+  std::vector<Ns> previous_end;            // per position: when its stream's previous op ended
 };
 
 // A thread's first cudaMemcpyAsync of the trace takes about 20 us whatever its memory (the driver's
@@ -109,6 +111,22 @@ std::set<std::size_t> firstAsyncCopyCalls(const DeviceView& view) {
   }
   return out;
 }
+
+// How long a download's call (or its stream's previous op, where that ended later) may take to
+// start its DMA and still count as the driver's own startup, which pinning keeps: a DtoH copy
+// stages nothing ahead of its DMA (the host copies the data out of the staging buffer after it),
+// so a pinned download starts as late after its call as a pageable one. In the lab's H100 runs
+// (the fixed programs' own traces, pin-host against the baseline, downloads whose device was
+// idle as their call began) the DMA started 7.8 us (median; 7.2-9.6 quartiles) into a pinned
+// small cudaMemcpy against 8.5 pageable, 8.1 into a pinned small cudaMemcpyAsync against 11.0
+// pageable, 15.0 (11.8-20.6) into a pinned small cudaMemcpy beside other threads' calls; and
+// 5.1 us after the kernel it waited for, pinned, against 4.8 staged (g000051). The what-if had
+// released it 5 us into its call (kAsyncCopyCallNs, as an upload's, whose first bytes the host
+// stages first) or at once after that kernel: pinning a small download followed by a
+// synchronize was claimed 6-13 us a copy where the pinned runs saved 2-8 (g000051 91 us claimed
+// against 34 saved, g000218 26 against 2). A startup longer than this was another thread's
+// staged call holding the download (g000206: 0.2-1.2 ms): pinning still frees that.
+constexpr Ns kDownloadStartupNs = 20'000;
 
 // How long a pinned cudaMemcpyAsync to a created stream takes while another thread issues
 // asynchronous calls to the legacy default stream beside it: the driver orders each legacy-stream
@@ -227,7 +245,12 @@ void addCopy(const DeviceView& view, std::size_t position, const ScopedOp& scope
     copies.position_of_call[*launch] = position;
     const RuntimeCall& call = view.call(*launch);
     const Ns lead = scoped.start - call.start - kAsyncCopyCallNs;
-    copies.staging_lead[position] = std::max<Ns>(0, lead);
+    // A download stages nothing ahead of its DMA (the host copies out of the staging buffer
+    // after it): the time from its call, or from its stream's previous op, to its DMA is the
+    // driver's startup, pinned or not; only a longer one was another thread's call holding it.
+    const Ns after = std::max(call.start, copies.previous_end[position]);
+    copies.staging_lead[position] =
+        d == 1 ? std::max<Ns>(0, scoped.start - after - kDownloadStartupNs) : std::max<Ns>(0, lead);
     // Pinned, an asynchronous copy call returns at once, but one to the legacy default stream
     // still holds other threads' calls there (legacy_threads.cpp, contendedTime); a cudaMemcpy
     // still waits for its copy.
@@ -368,6 +391,14 @@ PageableCopies collectCopies(const DeviceView& view, std::vector<std::size_t>& p
     if (!pageable(view.op(scoped))) continue;
     if (positions.empty()) {  // the first pageable copy: now the rates and per-op state
       copies.staging_lead.assign(view.ops().size(), 0);
+      copies.previous_end.assign(view.ops().size(), 0);
+      std::unordered_map<std::uint64_t, Ns> stream_end;
+      for (std::size_t p = 0; p < view.ops().size(); ++p) {
+        const ScopedOp& y = view.ops()[p];
+        Ns& end = stream_end[DeviceView::streamKey(view.op(y))];
+        copies.previous_end[p] = end;
+        end = std::max(end, y.end);
+      }
       copies.turn_of_call = callsTakingTurns(view, pageableAsyncToCreated(view));
       copies.first_async = firstAsyncCopyCalls(view);
       copies.rate[0] = pinnedRate(view, Engine::kH2D);
