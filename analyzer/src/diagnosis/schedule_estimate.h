@@ -264,6 +264,19 @@ class ScheduleModel {
   // Copies the trace shows held behind another stream's copy on their engine (engineHolds): an
   // edge each, in every schedule.
   std::vector<OrderEdge> engine_holds_;
+  // Pageable HtoD copies whose call blocked until they ran (the driver stages them through pinned
+  // buffers): per position, how much of it the host can stage ahead while the op waits to start
+  // (bytes), how fast it stages (bytes per ns: the copy's recorded rate), what each byte staged
+  // ahead saves (ns: its recorded time per byte beyond the pinned rate's) and its recorded start
+  // (it had staged ahead from its release to then). Empty when the view has none.
+  struct Prestage {
+    double cap = 0.0;
+    double rate = 0.0;
+    double gain = 0.0;
+    Ns start = 0;  // its recorded start
+  };
+  std::vector<Prestage> prestage_;
+  void addPrestage(const DeviceView& view);
 };
 
 }  // namespace cuoverlap::diagnosis
