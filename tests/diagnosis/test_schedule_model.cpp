@@ -116,6 +116,24 @@ TEST_CASE("a copy pushed behind another stream's held copy waits for it in every
   CHECK(first_model.span({{at(first_view, 1), at(first_view, 1001)}}) == TraceBuilder::ns(1100));
 }
 
+TEST_CASE("a held copy follows the copy it was held behind at the engine's turnaround") {
+  // As above, stream 14's first copy (ready at 3 µs) was held behind stream 13's and started 4 µs
+  // after it ended; stream 14's next two copies were queued and followed 1 µs apart, the engine's
+  // turnaround. The hold puts the held copy next in the queue the engine serves: it follows at the
+  // turnaround, not the recorded 4 µs, so that no other stream's copy takes the engine between.
+  TraceBuilder b;
+  b.launch(15, 0, 1, 1, 1001);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 0, 1, 1001, 1101, CopyKind::kHtoD);
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 2, 3, 1105, 1205, CopyKind::kHtoD);
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 4, 5, 1206, 1306, CopyKind::kHtoD);
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 6, 7, 1307, 1407, CopyKind::kHtoD);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const ScheduleModel model(view);
+  // Ops from 1 to 1001 + 100 + 1 + 100 + 1 + 100 + 1 + 100 µs (with the recorded gap, 1406).
+  CHECK(model.span({{at(view, 1), at(view, 1001)}}) == TraceBuilder::ns(1403));
+}
+
 TEST_CASE("a pageable upload that waits for its stream moves what it staged ahead at the pinned rate") {
   // A 4 MiB pinned upload on stream 14 (80 µs: 52 GB/s), a 500 µs kernel on stream 13, then a
   // 4 MiB pageable cudaMemcpyAsync there whose call (600-800 µs) blocked until its copy ran

@@ -976,6 +976,11 @@ ScheduleModel::ScheduleModel(const DeviceView& view)
   rank_.resize(n);
   for (std::size_t r = 0; r < n; ++r) rank_[order[r]] = r;
   engine_holds_ = engineHolds(view);
+  // A held copy is next in the hardware queue its engine was serving: it follows the copy it was
+  // held behind at most the engine's turnaround after it, as queued copies do, not the recorded
+  // gap, so that no other queue's ready copy takes the engine in between (then keeping it, sticky,
+  // for its whole run: g000288). It still competes by when it became ready.
+  for (OrderEdge& hold : engine_holds_) hold.lag = std::min(hold.lag, turnaround_[engine_[hold.to]]);
   addPrestage(view);
 }
 

@@ -160,9 +160,11 @@ class ScheduleModel {
   // returned, stream's previous op ended) at least 10 µs before the engine's previous copy P
   // began, the engine idle at least 10 µs in between, X starting within 5 µs of P's end, P of
   // another stream and launched first, neither on a legacy default stream (whose implicit barrier
-  // orders such pairs, legacy_barriers.h). Every schedule keeps P -> X with its recorded gap:
-  // where a fix moves P, X moves with it (g000040: a 6.4 MB upload whose call returned at 524 µs
-  // started at 1069 as a copy a wait held ended; the program without that wait ran it at 464).
+  // orders such pairs, legacy_barriers.h). Every schedule keeps P -> X with its recorded gap, at
+  // most the engine's turnaround (X is next in the queue the engine serves: no other queue's copy
+  // takes the engine between them): where a fix moves P, X moves with it (g000040: a 6.4 MB
+  // upload whose call returned at 524 µs started at 1069 as a copy a wait held ended; the
+  // program without that wait ran it at 464).
   //
   // The simulated span with stream order, `edges` (any order), per position host time given
   // back (`earlier[p]` is subtracted from op p's release, also when that follows a blocking call;
