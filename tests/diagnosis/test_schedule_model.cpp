@@ -116,6 +116,55 @@ TEST_CASE("a copy pushed behind another stream's held copy waits for it in every
   CHECK(first_model.span({{at(first_view, 1), at(first_view, 1001)}}) == TraceBuilder::ns(1100));
 }
 
+TEST_CASE("a held copy follows the copy it was held behind at the engine's turnaround") {
+  // As above, stream 14's first copy (ready at 3 µs) was held behind stream 13's and started 4 µs
+  // after it ended; stream 14's next two copies were queued and followed 1 µs apart, the engine's
+  // turnaround. The hold puts the held copy next in the queue the engine serves: it follows at the
+  // turnaround, not the recorded 4 µs, so that no other stream's copy takes the engine between.
+  TraceBuilder b;
+  b.launch(15, 0, 1, 1, 1001);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 0, 1, 1001, 1101, CopyKind::kHtoD);
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 2, 3, 1105, 1205, CopyKind::kHtoD);
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 4, 5, 1206, 1306, CopyKind::kHtoD);
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 6, 7, 1307, 1407, CopyKind::kHtoD);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const ScheduleModel model(view);
+  // Ops from 1 to 1001 + 100 + 1 + 100 + 1 + 100 + 1 + 100 µs (with the recorded gap, 1406).
+  CHECK(model.span({{at(view, 1), at(view, 1001)}}) == TraceBuilder::ns(1403));
+}
+
+TEST_CASE("a pageable upload that waits for its stream moves what it staged ahead at the pinned rate") {
+  // A 4 MiB pinned upload on stream 14 (80 µs: 52 GB/s), a 500 µs kernel on stream 13, then a
+  // 4 MiB pageable cudaMemcpyAsync there whose call (600-800 µs) blocked until its copy ran
+  // (610-810, 200 µs: the rate its staging allowed). Released 400 µs sooner, the copy waits for
+  // the kernel while its call stages; 1 MiB staged ahead then moves at the pinned rate: 1 MiB x
+  // (200 - 80) / 4 MiB = 30 µs less than at its recorded rate, of which the 2 µs it had staged
+  // ahead as recorded (after its 8 µs startup) and a release only 7 µs sooner (staging 6 µs ahead
+  // of the kernel's end and the 5 µs handoff) take 3.6 µs: 26.4 µs.
+  const auto upload = [](bool pinned_copy) {
+    TraceBuilder b;
+    if (pinned_copy) b.copyCall("cudaMemcpyAsync_v3020", 14, 0, 1, 2, 82, CopyKind::kHtoD).bytes = 4u << 20;
+    b.launch(13, 100, 101, 102, 602);
+    b.copyCall("cudaMemcpyAsync_v3020", 13, 600, 800, 610, 810, CopyKind::kHtoD, MemKind::kPageable).bytes =
+        4u << 20;
+    return b.build();
+  };
+  const auto staged = [](const Trace& trace) {
+    const DeviceView view(trace, Scope{}, 0);
+    const ScheduleModel model(view);
+    std::vector<Ns> long_wait(view.ops().size(), 0);
+    std::vector<Ns> short_wait(view.ops().size(), 0);
+    long_wait[at(view, 610)] = TraceBuilder::ns(400);
+    short_wait[at(view, 610)] = TraceBuilder::ns(7);
+    return model.span({}, short_wait) - model.span({}, long_wait);
+  };
+  const Ns with_rate = staged(upload(true));
+  CHECK(std::abs(with_rate - TraceBuilder::ns(26.4)) < 100);
+  // Without a pinned rate (no large pinned copy, no PCIe link recorded) nothing moves.
+  CHECK(staged(upload(false)) == 0);
+}
+
 TEST_CASE("an edge from an op issued later than its target orders nothing") {
   // The kernel was launched (call at 50 µs) after the copy (call at 0 µs): an edge kernel -> copy
   // cannot be a wait the host set up, and a cycle with stream order must not stall the schedule.

@@ -160,9 +160,11 @@ class ScheduleModel {
   // returned, stream's previous op ended) at least 10 µs before the engine's previous copy P
   // began, the engine idle at least 10 µs in between, X starting within 5 µs of P's end, P of
   // another stream and launched first, neither on a legacy default stream (whose implicit barrier
-  // orders such pairs, legacy_barriers.h). Every schedule keeps P -> X with its recorded gap:
-  // where a fix moves P, X moves with it (g000040: a 6.4 MB upload whose call returned at 524 µs
-  // started at 1069 as a copy a wait held ended; the program without that wait ran it at 464).
+  // orders such pairs, legacy_barriers.h). Every schedule keeps P -> X with its recorded gap, at
+  // most the engine's turnaround (X is next in the queue the engine serves: no other queue's copy
+  // takes the engine between them): where a fix moves P, X moves with it (g000040: a 6.4 MB
+  // upload whose call returned at 524 µs started at 1069 as a copy a wait held ended; the
+  // program without that wait ran it at 464).
   //
   // The simulated span with stream order, `edges` (any order), per position host time given
   // back (`earlier[p]` is subtracted from op p's release, also when that follows a blocking call;
@@ -267,6 +269,19 @@ class ScheduleModel {
   // Copies the trace shows held behind another stream's copy on their engine (engineHolds): an
   // edge each, in every schedule.
   std::vector<OrderEdge> engine_holds_;
+  // Pageable HtoD copies whose call blocked until they ran (the driver stages them through pinned
+  // buffers): per position, how much of it the host can stage ahead while the op waits to start
+  // (bytes), how fast it stages (bytes per ns: the copy's recorded rate), what each byte staged
+  // ahead saves (ns: its recorded time per byte beyond the pinned rate's) and its recorded start
+  // (it had staged ahead from its release to then). Empty when the view has none.
+  struct Prestage {
+    double cap = 0.0;
+    double rate = 0.0;
+    double gain = 0.0;
+    Ns start = 0;  // its recorded start
+  };
+  std::vector<Prestage> prestage_;
+  void addPrestage(const DeviceView& view);
 };
 
 }  // namespace cuoverlap::diagnosis
