@@ -505,3 +505,52 @@ TEST_CASE("early-result-wait: a deferred synchronize waits for the previous step
 }
 
 }  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+// Thread 1 loops three times on blocking stream 13: a 400 µs kernel, its DtoH copy, a
+// synchronize. Thread 2 queues a 500 µs upload on blocking stream 14 at 1 µs, then at 20 µs a
+// 50 µs upload on the legacy stream (`legacy_copy`: "cudaMemcpyAsync_v3020", returning at once,
+// or "cudaMemcpy_v3020", blocking until its copy ran), which waits for both threads' work
+// submitted before it. In the trace thread 1 submitted its second step after that upload (its
+// first synchronize returned at 411 µs), so the step waited for it, and the span ended at 1375.
+TraceBuilder stepsBehindOtherThreadsLegacyCopy(const char* legacy_copy) {
+  TraceBuilder b;
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 1, 3, 5, 505, CopyKind::kHtoD);
+  b.trace().runtime_calls.back().tid = 2;
+  const bool blocking = std::string(legacy_copy) == "cudaMemcpy_v3020";
+  b.copyCall(legacy_copy, test::kNullStream, 20, blocking ? 557 : 22, 506, 556, CopyKind::kHtoD);
+  b.trace().runtime_calls.back().tid = 2;
+  const double kernel_start[3] = {5, 558, 970};
+  const double call[3] = {0, 412, 965};
+  for (int i = 0; i < 3; ++i) {
+    const double t = call[i];
+    const double k = kernel_start[i];
+    b.launch(13, t, t + 2, k, k + 400);
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t + 3, t + 5, k + 401, k + 405, CopyKind::kDtoH);
+    b.streamSynchronize(13, t + 6, k + 406);
+  }
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("early-result-wait: a thread run ahead submits its steps before another thread's legacy work") {
+  // Deferred, thread 1 submits its second step at once, before thread 2's legacy upload: CUDA
+  // runs it first (after the first step) and the upload waits for it; only the third step, submitted
+  // after the upload, still waits for it. The span ends about 100 µs sooner (1274 µs). Kept in the
+  // recorded order, the second step would still wait for the upload: about 10 µs.
+  const auto findings = test::findingsOf(stepsBehindOtherThreadsLegacyCopy("cudaMemcpyAsync_v3020").build());
+  const Finding* f = test::findingById(findings, "early-result-wait");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) >= 70 * kUs);
+  CHECK(fixSavingNs(*f) <= 130 * kUs);
+  // A blocking cudaMemcpy holds other threads' submissions in the driver while it runs: the order
+  // the trace ran in is kept.
+  const auto held = test::findingsOf(stepsBehindOtherThreadsLegacyCopy("cudaMemcpy_v3020").build());
+  const Finding* g = test::findingById(held, "early-result-wait");
+  CHECK((g == nullptr || fixSavingNs(*g) < 40 * kUs));
+}
+
+}  // namespace cuoverlap

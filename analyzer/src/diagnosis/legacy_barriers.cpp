@@ -107,6 +107,75 @@ std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vec
   return edges;
 }
 
+std::vector<std::int64_t> barrierClasses(const DeviceView& view, const std::vector<std::uint64_t>& lane,
+                                         const std::unordered_set<std::uint64_t>& created_blocking) {
+  const auto& ops = view.ops();
+  std::unordered_map<std::uint64_t, int> kind_of_lane;  // 0 other, 1 legacy, 2 blocking
+  for (const ScopedOp& scoped : ops) {
+    const GpuOp& op = view.op(scoped);
+    const Stream* stream = view.stream(op);
+    const int kind = view.onLegacyDefaultStream(op)                                  ? 1
+                     : stream != nullptr && stream->flag == StreamFlag::kDefault ? 2
+                                                                                   : 0;
+    kind_of_lane.emplace(DeviceView::streamKey(op), kind);
+  }
+  for (std::uint64_t created : created_blocking) kind_of_lane.emplace(created, 2);
+  std::vector<std::int64_t> classes(ops.size(), -1);
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    const GpuOp& op = view.op(ops[pos]);
+    if (!view.launchCall(op)) continue;
+    const std::uint64_t key = pos < lane.size() ? lane[pos] : DeviceView::streamKey(op);
+    const auto kind = kind_of_lane.find(key);
+    if (kind == kind_of_lane.end() || kind->second == 0) continue;
+    classes[pos] = 2 * static_cast<std::int64_t>(op.context_id) + (kind->second == 2 ? 1 : 0);
+  }
+  return classes;
+}
+
+std::vector<Ns> barrierIssueTimes(const DeviceView& view, const std::vector<bool>& released) {
+  const auto& ops = view.ops();
+  const std::size_t n = ops.size();
+  std::vector<std::vector<std::size_t>> into(n);
+  for (const OrderEdge& e : legacyBarrierEdges(view)) {
+    if (ops[e.from].start < ops[e.to].start) into[e.to].push_back(e.from);
+  }
+  std::vector<std::size_t> order(n);
+  for (std::size_t p = 0; p < n; ++p) order[p] = p;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return ops[a].start < ops[b].start; });
+  std::vector<Ns> key(n, 0);
+  std::vector<Ns> base(n, 0);
+  std::vector<Ns> pusher(n, -1);
+  std::unordered_map<std::uint64_t, std::size_t> last_on_stream;
+  for (const std::size_t pos : order) {
+    const GpuOp& op = view.op(ops[pos]);
+    const auto call = view.launchCall(op);
+    // A call that returned after its op began (a synchronous or pageable copy, blocked until its
+    // op ran) submitted it no later than it began; the order the barrier ran it in comes from
+    // the edges below.
+    Ns k = ops[pos].start;
+    if (call) {
+      const RuntimeCall& c = view.call(*call);
+      const bool at_start = c.end > ops[pos].start && pos < released.size() && released[pos];
+      k = at_start ? c.start : std::min(submittedAt(view, *call, ops[pos].start), ops[pos].start);
+    }
+    base[pos] = k;
+    const auto [it, added] = last_on_stream.try_emplace(DeviceView::streamKey(op), pos);
+    if (!added) {
+      if (key[it->second] > k) pusher[pos] = static_cast<Ns>(it->second);
+      k = std::max(k, key[it->second]);
+      it->second = pos;
+    }
+    for (const std::size_t from : into[pos]) {
+      if (key[from] + 1 > k) pusher[pos] = static_cast<Ns>(from);
+      k = std::max(k, key[from] + 1);
+    }
+    key[pos] = k;
+  }
+  key.insert(key.end(), base.begin(), base.end());
+  key.insert(key.end(), pusher.begin(), pusher.end());
+  return key;
+}
+
 void setBarrierLags(const DeviceView& view, std::vector<OrderEdge>& edges) {
   const auto& ops = view.ops();
   EnginePairLags samples;

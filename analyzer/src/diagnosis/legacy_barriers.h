@@ -35,6 +35,21 @@ std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vec
                                           const std::unordered_set<std::uint64_t>& created_blocking = {},
                                           bool moved_kernels_in_order = false);
 
+// Per position, the class ScheduleModel::withBarrierIssueOrder takes: 2c for an op (with a
+// launch call) on the legacy stream of context c, 2c + 1 for one on a blocking stream of c, -1 for
+// others; with `lane` (one entry per position), by the stream its lane names, as
+// legacyBarrierEdges' (`created_blocking`: a what-if's created blocking streams).
+std::vector<std::int64_t> barrierClasses(const DeviceView& view, const std::vector<std::uint64_t>& lane = {},
+                                         const std::unordered_set<std::uint64_t>& created_blocking = {});
+
+// Per position, when the trace submitted the op as the legacy barrier ordered it: its launch
+// call's submission (submittedAt), never after the op started, never before its stream's previous
+// op's, and after the ops the recorded barrier ran before it (legacyBarrierEdges). An op without a
+// launch call: its start. `released` (per position; empty: none): an asynchronous call that
+// returned after its op began and was held in the driver behind another thread's call that the
+// fix makes return at once; it is keyed at its call's start (the fixed program no longer holds it).
+std::vector<Ns> barrierIssueTimes(const DeviceView& view, const std::vector<bool>& released = {});
+
 // The barrier hands off between streams the way an event wait does: the GPU's front end sees the
 // op waited for end and only then releases the op behind it, microseconds later (g000145: a
 // legacy memset began 6.6 µs after the blocking stream's copy it waited for ended, the next

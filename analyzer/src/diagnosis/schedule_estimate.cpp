@@ -5,10 +5,14 @@
 #include <functional>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <queue>
+#include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "diagnosis/api_names.h"
+#include "diagnosis/median.h"
 #include "diagnosis/pinned_rate.h"
 
 namespace cuoverlap::diagnosis {
@@ -43,6 +47,12 @@ class ScheduleRun {
               const std::vector<Ns>& earlier, const std::vector<FasterOp>& faster,
               const std::vector<CallChange>& changed);
   Ns run();
+  // Per op: the release it was issued at (issueOrdered), the minimum of Ns for none.
+  std::vector<Ns> releases() const {
+    std::vector<Ns> out = issue_release_;
+    out.resize(m_.size(), std::numeric_limits<Ns>::min());
+    return out;
+  }
 
  private:
   struct EngineState {
@@ -136,6 +146,31 @@ class ScheduleRun {
   std::vector<std::int64_t> dyn_next_;
   std::vector<std::int64_t> dyn_succ_;
   MinHeap issues_;
+  // ScheduleModel::withBarrierIssueOrder: the legacy barrier decided at each issue. Per op, the
+  // ops that wait for it (decided as they were issued) and the edges into it kept until it is
+  // issued (from an op of a stream queued in issue order: they hold only if that op was issued
+  // first); per context, the legacy op issued last and per blocking stream the op issued last; the
+  // barrier's lag per engine pair (-1: none sampled) and over all.
+  bool barrierEdge(const OrderEdge& e) const;
+  void addDynamic(std::size_t from, std::size_t to, Ns lag);
+  Ns barrierLag(std::size_t from, std::size_t to) const;
+  bool barrier_mode_ = false;
+  std::vector<Ns> issue_release_;
+  struct PushedWait {
+    std::size_t pos;
+    Ns own;
+    Ns at;
+  };
+  std::unordered_map<std::size_t, std::vector<PushedWait>> pushed_wait_;
+  std::vector<Ns> issued_at_;
+  std::unordered_map<std::size_t, std::vector<std::size_t>> held_issue_;  // op -> ops issued after it
+  std::vector<std::vector<Successor>> dyn_after_;
+  std::vector<std::vector<Successor>> dyn_in_;  // Successor::to holds the edge's source here
+  std::vector<std::uint8_t> issued_flag_;
+  std::map<std::int64_t, std::int64_t> last_legacy_;
+  std::map<std::int64_t, std::map<std::uint32_t, std::size_t>> last_blocking_;
+  Ns barrier_lag_[ScheduleModel::kHostEngine][ScheduleModel::kHostEngine] = {};
+  Ns barrier_lag_any_ = 0;
   Ns now_ = 0;
   Ns first_start_ = std::numeric_limits<Ns>::max();
   Ns last_end_ = std::numeric_limits<Ns>::min();
@@ -164,11 +199,40 @@ ScheduleRun::ScheduleRun(const ScheduleModel& model, const std::vector<OrderEdge
   issued_waits_.resize(model.barriers_.size());
   host_start_.assign(model.barriers_.size(), 0);
   after_previous_.assign(model.barriers_.size(), 0);
-  if (model.issue_order_ && !model.barriers_.empty()) {
-    std::vector<std::uint8_t> dynamic = model.shared_;
+  barrier_mode_ = !model.barrier_class_.empty() && !model.barriers_.empty();
+  if ((model.issue_order_ || barrier_mode_) && !model.barriers_.empty()) {
+    std::vector<std::uint8_t> dynamic =
+        model.issue_order_ ? model.shared_ : std::vector<std::uint8_t>(model.shared_.size(), 0);
     for (const OrderEdge& e : edges) {
+      if (barrierEdge(e)) continue;
       dynamic[model.stream_of_[e.from]] = 0;
       dynamic[model.stream_of_[e.to]] = 0;
+    }
+    if (barrier_mode_) {
+      // The streams the barrier orders: the legacy stream and the blocking streams of a context
+      // with legacy-stream work.
+      std::set<std::int64_t> legacy_contexts;
+      for (const std::int64_t c : model.barrier_class_) {
+        if (c >= 0 && c % 2 == 0) legacy_contexts.insert(c / 2);
+      }
+      for (std::size_t p = 0; p < model.size(); ++p) {
+        const std::int64_t c = model.barrier_class_[p];
+        if (c >= 0 && legacy_contexts.count(c / 2) != 0) dynamic[model.stream_of_[p]] = 1;
+      }
+      // The recorded barrier edges' lags, per engine pair.
+      std::vector<Ns> lags[ScheduleModel::kHostEngine][ScheduleModel::kHostEngine];
+      std::vector<Ns> all;
+      for (const OrderEdge& e : edges) {
+        if (!barrierEdge(e)) continue;
+        lags[model.engine_[e.from]][model.engine_[e.to]].push_back(e.lag);
+        all.push_back(e.lag);
+      }
+      for (std::size_t a = 0; a < ScheduleModel::kHostEngine; ++a) {
+        for (std::size_t b = 0; b < ScheduleModel::kHostEngine; ++b) {
+          barrier_lag_[a][b] = lags[a][b].empty() ? -1 : medianOf(std::move(lags[a][b]));
+        }
+      }
+      barrier_lag_any_ = all.empty() ? 0 : medianOf(std::move(all));
     }
     if (std::find(dynamic.begin(), dynamic.end(), 1) != dynamic.end()) {
       dyn_.assign(model.size(), 0);
@@ -177,6 +241,10 @@ ScheduleRun::ScheduleRun(const ScheduleModel& model, const std::vector<OrderEdge
       history_.resize(dynamic.size());
       dyn_next_.assign(model.size(), -1);
       dyn_succ_.assign(model.size(), -1);
+      dyn_after_.resize(model.size());
+      dyn_in_.resize(model.size());
+      issued_flag_.assign(model.size(), 0);
+      issued_at_.assign(model.size(), 0);
     }
   }
   addSuccessors(edges, changed, earlier);
@@ -187,9 +255,59 @@ ScheduleRun::ScheduleRun(const ScheduleModel& model, const std::vector<OrderEdge
   }
 }
 
+// An edge of the legacy barrier as the trace recorded it: between a legacy-stream op and a
+// blocking-stream op of one context (withBarrierIssueOrder decides those as it issues them).
+bool ScheduleRun::barrierEdge(const OrderEdge& e) const {
+  if (!barrier_mode_) return false;
+  const std::int64_t a = m_.barrier_class_[e.from];
+  const std::int64_t b = m_.barrier_class_[e.to];
+  return a >= 0 && b >= 0 && a / 2 == b / 2 && a != b;
+}
+
+Ns ScheduleRun::barrierLag(std::size_t from, std::size_t to) const {
+  const Ns lag = barrier_lag_[m_.engine_[from]][m_.engine_[to]];
+  return lag >= 0 ? lag : barrier_lag_any_;
+}
+
+// `to` (being issued now) waits `lag` after `from` (issued before it) ends.
+void ScheduleRun::addDynamic(std::size_t from, std::size_t to, Ns lag) {
+  if (finished_[from]) {
+    ready_[to] = std::max(ready_[to], end_[from] + lag);
+    return;
+  }
+  dyn_after_[from].push_back({to, lag});
+  ++remaining_[to];
+}
+
 // Op `pos` of a stream queued in issue order, released at `released`: it is issued that much
 // before, as its call began in the trace before its release.
 void ScheduleRun::issueOrdered(std::size_t pos, Ns released) {
+  if (issue_release_.empty()) issue_release_.assign(m_.size(), std::numeric_limits<Ns>::min());
+  issue_release_[pos] = released;
+  if (!m_.issue_key_.empty()) {
+    // withBarrierIssueOrder: when the trace submitted it, less how much sooner than the reference
+    // schedule the what-if releases it (never later: a what-if's own error does not reorder).
+    const Ns reference = m_.reference_.empty() ? std::numeric_limits<Ns>::min() : m_.reference_[pos];
+    const Ns sooner = reference == std::numeric_limits<Ns>::min() ? 0 : std::max<Ns>(0, reference - released);
+    const std::size_t n = m_.size();
+    Ns at = m_.issue_key_[pos] - sooner;
+    if (m_.issue_key_.size() >= 3 * n) {
+      // Its recorded key was pushed past an op the trace submitted before it: it follows that op
+      // as the what-if issues it, never later than its own key, never before its own call.
+      const Ns own = m_.issue_key_[n + pos] - sooner;
+      const Ns pusher = m_.issue_key_[2 * n + pos];
+      if (pusher >= 0 && own < at) {
+        const auto q = static_cast<std::size_t>(pusher);
+        if (issued_flag_[q]) {
+          at = std::min(at, std::max(own, issued_at_[q] + 1));
+        } else {
+          pushed_wait_[q].push_back({pos, own, at});
+        }
+      }
+    }
+    issues_.push({std::max(now_, at), pos});
+    return;
+  }
   const Ns lead = m_.release_[pos] - m_.issued_[pos];
   issues_.push({std::max(now_, released - lead), pos});
 }
@@ -199,6 +317,15 @@ void ScheduleRun::processIssues() {
   while (!issues_.empty() && issues_.top().first <= now_) {
     const auto [time, pos] = issues_.top();
     issues_.pop();
+    if (!issued_flag_.empty() && issued_flag_[pos]) continue;  // issued already (a re-push)
+    if (!m_.issue_key_.empty()) {
+      // Not before its thread's previous op (a thread issues its calls in order).
+      const std::int64_t before = m_.thread_prev_[pos];
+      if (before >= 0 && dyn_[static_cast<std::size_t>(before)] && !issued_flag_[static_cast<std::size_t>(before)]) {
+        held_issue_[static_cast<std::size_t>(before)].push_back(pos);
+        continue;
+      }
+    }
     const std::uint32_t stream = m_.stream_of_[pos];
     const std::int64_t pred = tail_[stream];
     tail_[stream] = static_cast<std::int64_t>(pos);
@@ -213,7 +340,39 @@ void ScheduleRun::processIssues() {
         ++remaining_[pos];
       }
     }
+    issued_flag_[pos] = 1;
+    issued_at_[pos] = now_;
+    if (const auto waits = pushed_wait_.find(pos); waits != pushed_wait_.end()) {
+      for (const PushedWait& w : waits->second) {
+        if (!issued_flag_[w.pos]) issues_.push({std::max(now_, std::min(w.at, std::max(w.own, now_ + 1))), w.pos});
+      }
+      pushed_wait_.erase(waits);
+    }
+    // Edges from ops of streams queued as issued hold where their source was issued first.
+    for (const Successor& in : dyn_in_[pos]) {
+      if (issued_flag_[in.to]) addDynamic(in.to, pos, in.lag);
+    }
+    if (barrier_mode_ && m_.barrier_class_[pos] >= 0) {
+      // The barrier, decided as CUDA decides it when the op is submitted.
+      const std::int64_t c = m_.barrier_class_[pos];
+      const std::int64_t context = c / 2;
+      if (c % 2 == 0) {
+        for (const auto& [other, last] : last_blocking_[context]) addDynamic(last, pos, barrierLag(last, pos));
+        last_legacy_[context] = static_cast<std::int64_t>(pos);
+      } else {
+        const auto legacy = last_legacy_.find(context);
+        if (legacy != last_legacy_.end()) {
+          const auto from = static_cast<std::size_t>(legacy->second);
+          addDynamic(from, pos, barrierLag(from, pos));
+        }
+        last_blocking_[context][stream] = pos;
+      }
+    }
     if (--remaining_[pos] == 0) becomeAvailable(pos);
+    if (const auto held = held_issue_.find(pos); held != held_issue_.end()) {
+      for (const std::size_t next : held->second) issues_.push({now_, next});
+      held_issue_.erase(held);
+    }
   }
 }
 
@@ -372,6 +531,11 @@ void ScheduleRun::addSuccessors(const std::vector<OrderEdge>& edges,
     }
   }
   for (const OrderEdge& e : edges) {
+    if (barrierEdge(e)) continue;  // decided as the ops are issued
+    if (!dyn_.empty() && barrier_mode_ && dyn_[e.from] && dyn_[e.to]) {
+      if (e.from != e.to) dyn_in_[e.to].push_back({e.from, e.lag});
+      continue;
+    }
     if (e.from != e.to && m_.rank_[e.from] < m_.rank_[e.to]) {
       from.push_back(e.from);
       to.push_back({e.to, e.lag});
@@ -701,6 +865,12 @@ void ScheduleRun::finishAt(Ns time) {
       if (pos >= m_.size() && next.to < dyn_.size() && dyn_[next.to]) issueOrdered(next.to, ready_[next.to]);
       if (--remaining_[next.to] == 0) becomeAvailable(next.to);
     }
+    if (pos < dyn_after_.size()) {
+      for (const Successor& next : dyn_after_[pos]) {
+        ready_[next.to] = std::max(ready_[next.to], time + next.lag);
+        if (--remaining_[next.to] == 0) becomeAvailable(next.to);
+      }
+    }
     if (pos < dyn_succ_.size() && dyn_succ_[pos] >= 0) {
       const auto after = static_cast<std::size_t>(dyn_succ_[pos]);
       ready_[after] = std::max(ready_[after], time + handoffBetween(pos, after));
@@ -993,6 +1163,22 @@ ScheduleModel::ScheduleModel(const DeviceView& view)
   }
   releaseBlocked(view, {});
   issued_ = issued;
+  {
+    // Each thread issues its ops in the order of their launch calls.
+    std::vector<std::tuple<std::uint64_t, Ns, std::size_t>> calls;
+    for (std::size_t pos = 0; pos < n; ++pos) {
+      if (const auto launch = view.launchCall(view.op(ops[pos]))) {
+        calls.emplace_back(threadKey(view.call(*launch)), view.call(*launch).start, pos);
+      }
+    }
+    std::sort(calls.begin(), calls.end());
+    thread_prev_.assign(n, -1);
+    for (std::size_t k = 1; k < calls.size(); ++k) {
+      if (std::get<0>(calls[k]) == std::get<0>(calls[k - 1])) {
+        thread_prev_[std::get<2>(calls[k])] = static_cast<std::int64_t>(std::get<2>(calls[k - 1]));
+      }
+    }
+  }
   // Issue order (launch call start, or when a blocking copy or memset that returned before its op
   // submitted it; ties by start order): engines take ready work in this order,
   // and an edge counts only when it points forward in it.
@@ -1078,11 +1264,53 @@ ScheduleModel ScheduleModel::withIssueOrder() const {
   return changed;
 }
 
+ScheduleModel ScheduleModel::withBarrierIssueOrder(const std::vector<std::int64_t>& barrier,
+                                                   const std::vector<Ns>& issued,
+                                                   const std::vector<Ns>& reference,
+                                                   const std::vector<std::uint64_t>& lane) const {
+  ScheduleModel changed = *this;
+  const std::size_t n = size();
+  // Streams numbered by lane (the queues in issue order): a lane is shared when one of its ops'
+  // streams was, or when it holds ops of several streams.
+  if (lane.size() >= n) {
+  std::unordered_map<std::uint64_t, std::uint32_t> number;
+  std::vector<std::uint8_t> shared;
+  std::vector<std::uint32_t> first_stream;
+  for (std::size_t pos = 0; pos < n; ++pos) {
+    const auto [it, added] = number.try_emplace(lane[pos], static_cast<std::uint32_t>(number.size()));
+    if (added) {
+      shared.push_back(shared_[stream_of_[pos]]);
+      first_stream.push_back(stream_of_[pos]);
+    } else if (first_stream[it->second] != stream_of_[pos] || shared_[stream_of_[pos]]) {
+      shared[it->second] = 1;
+    }
+    changed.stream_of_[pos] = it->second;
+  }
+  changed.shared_ = shared;
+  }
+  changed.barrier_class_ = barrier;
+  changed.barrier_class_.resize(size(), -1);
+  if (issued.size() >= size()) {
+    changed.issue_key_.assign(issued.begin(), issued.begin() + static_cast<std::ptrdiff_t>(std::min(issued.size(), 3 * size())));
+  }
+  if (reference.size() >= size()) {
+    changed.reference_.assign(reference.begin(), reference.begin() + static_cast<std::ptrdiff_t>(size()));
+  }
+  return changed;
+}
+
+std::vector<Ns> ScheduleModel::issueReleases(const std::vector<OrderEdge>& edges) const {
+  ScheduleRun run(*this, edges, {}, {}, {});
+  run.run();
+  return run.releases();
+}
+
 ScheduleModel ScheduleModel::withIssuedAt(const std::vector<std::pair<std::size_t, Ns>>& issued) const {
   ScheduleModel changed = *this;
   const std::size_t n = size();
   for (const auto& [p, at] : issued) {
     if (p < n) changed.issued_[p] = std::max(changed.issued_[p], at);
+    if (p < n && p < changed.issue_key_.size()) changed.issue_key_[p] = std::max(changed.issue_key_[p], at);
   }
   for (std::size_t p = 0; p < n; ++p) {
     const std::int64_t prev = stream_prev_[p];

@@ -204,6 +204,33 @@ class ScheduleModel {
   // orders (a legacy barrier, a stream wait) keep the recorded order. With a host timeline only.
   ScheduleModel withIssueOrder() const;
 
+  // The same model with the legacy stream's implicit barriers decided as the what-if issues the
+  // work, as CUDA decides them when a call submits its op: `barrier[p]` is -1 for an op on neither
+  // the legacy stream nor a blocking stream, 2c for one on context c's legacy stream and 2c + 1
+  // for one on a blocking stream of c (legacy_barriers.h: barrierClasses). The ops of those
+  // streams are queued in the order the what-if issues them (each when its thread gets to it);
+  // a legacy-stream op waits for the op of each blocking stream of its context issued last before
+  // it, and a blocking-stream op for the legacy op issued last before it. Edges given to span
+  // between a legacy and a blocking op of one context (legacyBarrierEdges: the recorded order)
+  // are replaced by these, which take their lags (median per engine pair). A thread that a fix
+  // lets submit its legacy-stream work sooner gets it ordered before another thread's work issued
+  // later. `issued` (per position; empty: the launch calls' start) is when the trace submitted
+  // each op (legacy_barriers.h: barrierIssueTimes, in the order the recorded barrier ran them);
+  // the what-if issues an op that much sooner as it releases it sooner, so that ops whose release
+  // did not move keep the recorded order. `reference` (per position; empty: the recorded
+  // releases) is when a schedule of the recorded program released each op (issueReleases of the
+  // model without the fix): an op is issued `issued` less how much sooner than there the what-if
+  // releases it, so that the schedule's own error in reproducing the trace reorders nothing.
+  // `lane` (per position, as withLanes'): the ops are queued per lane, not per recorded stream.
+  // With a host timeline only.
+  ScheduleModel withBarrierIssueOrder(const std::vector<std::int64_t>& barrier,
+                                      const std::vector<Ns>& issued = {},
+                                      const std::vector<Ns>& reference = {},
+                                      const std::vector<std::uint64_t>& lane = {}) const;
+  // When span(edges) releases each op of a stream queued in issue order (the minimum of Ns for
+  // the others).
+  std::vector<Ns> issueReleases(const std::vector<OrderEdge>& edges) const;
+
   // The same model with the ops of `issued` (position, time) issued at that time (a call held in
   // the driver that submitted its op as it was let go, later than it began): engines take them in
   // that order and an edge into one counts from ops issued before it. Each stream's later ops are
@@ -225,6 +252,10 @@ class ScheduleModel {
   void releaseBlocked(const DeviceView& view, const std::vector<OrderEdge>& recorded);
 
   bool issue_order_ = false;
+  std::vector<std::int64_t> barrier_class_;  // withBarrierIssueOrder's; empty = recorded barriers
+  std::vector<Ns> issue_key_;                // per position: when the trace issued it; empty = issued_
+  std::vector<Ns> reference_;                // per position: a reference release; empty = release_
+  std::vector<std::int64_t> thread_prev_;    // per position: its thread's op launched before it, -1 none
   std::vector<std::uint32_t> stream_of_;   // per position: its stream, numbered from 0
   std::vector<std::uint8_t> shared_;       // per stream: ops of more than one host thread
   std::vector<Ns> issued_;                 // per position: when it was issued (the trace's order)
