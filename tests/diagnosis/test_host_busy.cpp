@@ -1,6 +1,6 @@
 // host-busy's fix alone on hand-built traces: host work right after a synchronize that goes on to
 // copy an input in begins the next iteration (a loader's next batch) and can run a step ahead,
-// beside the GPU's work; host work there that goes on to launch kernels may use what the
+// beside the GPU's work, unless that copy is synchronous (a blocking step, as pipelining leaves it); host work there that goes on to launch kernels may use what the
 // synchronize waited for and stays, and so does a loop's first batch, which has no step of its loop
 // before it. Host work between launches moves after them even where the device was busy, and saves
 // what that gains, more than the idle time where the launches it held back ran beside others.
@@ -18,13 +18,16 @@ using test::kUs;
 // Three iterations of: a 200 µs kernel, a synchronize, 100 µs of host work while the device
 // idles, then (a small HtoD copy of a next input and) a 3 µs kernel; the next iteration's launch
 // follows at once.
-TraceBuilder stepWithTail(bool copy_in) {
+// With `synchronous`, the copy in is a cudaMemcpy the thread waits in.
+TraceBuilder stepWithTail(bool copy_in, bool synchronous = false) {
   TraceBuilder b;
   for (int i = 0; i < 3; ++i) {
     const double t = 320.0 * i;
     b.launch(13, t + 1, t + 3, t + 5, t + 205);
     b.call("cudaStreamSynchronize_v3020", t + 7, t + 211);
-    if (copy_in) {
+    if (copy_in && synchronous) {
+      b.copyCall("cudaMemcpy_v3020", 13, t + 311, t + 313, t + 312, t + 313, CopyKind::kHtoD);
+    } else if (copy_in) {
       b.copyCall("cudaMemcpyAsync_v3020", 13, t + 311, t + 312, t + 313, t + 314, CopyKind::kHtoD);
     } else {
       b.launch(13, t + 311, t + 312, t + 313, t + 314);
@@ -42,6 +45,13 @@ TEST_CASE("host-busy: work after a wait runs a step ahead only when it copies an
     const Finding* f = test::findingById(findings, "host-busy");
     REQUIRE(f != nullptr);
     CHECK(fixSavingNs(*f) > 150 * kUs);
+  }
+  SECTION("a synchronous copy in follows: no launch before the step's first wait, it stays") {
+    // The lab's transform (pipelining) leaves it: the batch's copy is itself a blocking step.
+    const auto findings = test::findingsOf(stepWithTail(true, true).build());
+    const Finding* f = test::findingById(findings, "host-busy");
+    REQUIRE(f != nullptr);
+    CHECK(fixSavingNs(*f) == 0);
   }
   SECTION("kernels follow: the work may use what the wait waited for, no overlap to gain") {
     const auto findings = test::findingsOf(stepWithTail(false).build());
