@@ -60,21 +60,34 @@ TEST_CASE("evidence keeps the five most costly examples") {
 }
 
 TEST_CASE("sync-memcpy fires for a cudaMemcpy between GPU work with the idle after it") {
-  // The download (pinned) made asynchronous, the host launches the next kernel while it runs:
-  // the kernel follows the copy 8 µs after it instead of 25 (its call's charge: the idle after
-  // it), the 5 µs handoff from a copy to a kernel included (the trace shows none queued). The
-  // launch follows the call 8 µs after it returned: no stretch of the host's own code (at least
-  // 10 µs) that would read the data in between.
-  TraceBuilder b;
-  b.launch(kNullStream, 0, 2, 5, 100);
-  b.copyCall("cudaMemcpy_v3020", kNullStream, 3, 152, 100, 150, CopyKind::kDtoH);
-  b.launch(kNullStream, 160, 162, 175, 300);
-  const auto findings = findingsOf(b.build());
-  const Finding* f = findingById(findings, "sync-memcpy");
-  REQUIRE(f != nullptr);
-  CHECK(f->count == 1);
-  CHECK(f->time_ns == 20'000);
-  CHECK(f->evidence.at(0).api == "cudaMemcpy");
+  // A kernel's result read back (pinned) between two kernels: the host reads it before it
+  // launches the next kernel (readRightAfter), so the fix's synchronize sits right after the copy
+  // and saves nothing; the cost stays the call's charge, the idle after it (150-175 µs). Where
+  // the next call is the next stage's upload instead (a result read later), the download made
+  // asynchronous returns at once, the upload's call comes 8 µs after it and its copy follows the
+  // download on the stream they share: the idle after the download shrinks to the turnaround.
+  for (const bool upload_next : {false, true}) {
+    INFO((upload_next ? "an upload" : "a kernel launch") << " after the download");
+    TraceBuilder b;
+    b.launch(kNullStream, 0, 2, 5, 100);
+    b.copyCall("cudaMemcpy_v3020", kNullStream, 3, 152, 100, 150, CopyKind::kDtoH);
+    if (upload_next) {
+      b.copyCall("cudaMemcpyAsync_v3020", kNullStream, 160, 162, 175, 300, CopyKind::kHtoD);
+    } else {
+      b.launch(kNullStream, 160, 162, 175, 300);
+    }
+    const auto findings = findingsOf(b.build());
+    const Finding* f = findingById(findings, "sync-memcpy");
+    REQUIRE(f != nullptr);
+    CHECK(f->count == 1);
+    CHECK(f->evidence.at(0).api == "cudaMemcpy");
+    if (upload_next) {
+      CHECK(fixSavingNs(*f) > 10'000);
+    } else {
+      CHECK(f->time_ns == 25'000);
+      CHECK(fixSavingNs(*f) == 0);
+    }
+  }
 }
 
 TEST_CASE("sync-memcpy's asynchronous copy still feeds the kernel launched after it") {
@@ -126,23 +139,29 @@ TEST_CASE("sync-memcpy: where the what-if finds its fix saves nothing, the fix a
   // kernel's stream) still returns only once the copy is out of the staging buffer: the what-if
   // saves nothing. The call still blocked the host while the device went idle: the cost stays its
   // charge (the idle from its return to the next kernel, 25 µs), and what its fix alone saves is
-  // nothing (it had been the charge). Into pinned memory the call returns at once and the next
-  // kernel starts sooner where the host launches it right after the call; where the host runs
-  // 20 µs of its own code first, that code reads the data: the fix's synchronize sits right
+  // nothing (it had been the charge). Into pinned memory the call returns at once, and the next
+  // op starts sooner where the host issues it right after the call and it is no kernel (an
+  // upload: the next stage's input); where the host runs 20 µs of its own code first, or launches
+  // a kernel next, it reads the data there (readRightAfter): the fix's synchronize sits right
   // after the copy, and it saves nothing either.
   struct Case {
     MemKind host;
-    double next_launch;
+    double next_call;
+    bool upload_next;
     bool saves;
   };
-  for (const Case c : {Case{MemKind::kPageable, 170, false}, Case{MemKind::kPinned, 170, false},
-                       Case{MemKind::kPinned, 155, true}}) {
-    INFO("host memory " << (c.host == MemKind::kPinned ? "pinned" : "pageable") << ", next launch at "
-                        << c.next_launch << " µs");
+  for (const Case c : {Case{MemKind::kPageable, 170, false, false}, Case{MemKind::kPinned, 170, false, false},
+                       Case{MemKind::kPinned, 155, false, false}, Case{MemKind::kPinned, 155, true, true}}) {
+    INFO("host memory " << (c.host == MemKind::kPinned ? "pinned" : "pageable") << ", next call at "
+                        << c.next_call << " µs, " << (c.upload_next ? "an upload" : "a launch"));
     TraceBuilder b;
     b.launch(kNullStream, 0, 2, 5, 100);
     b.copyCall("cudaMemcpy_v3020", kNullStream, 3, 150, 106, 116, CopyKind::kDtoH, c.host);
-    b.launch(kNullStream, c.next_launch, c.next_launch + 2, 175, 300);
+    if (c.upload_next) {
+      b.copyCall("cudaMemcpyAsync_v3020", kNullStream, c.next_call, c.next_call + 2, 175, 300, CopyKind::kHtoD);
+    } else {
+      b.launch(kNullStream, c.next_call, c.next_call + 2, 175, 300);
+    }
     const auto findings = findingsOf(b.build());
     const Finding* f = findingById(findings, "sync-memcpy");
     REQUIRE(f != nullptr);
@@ -520,6 +539,39 @@ TEST_CASE("sync-memcpy: a download kept on the legacy stream no longer holds ano
   }
 }
 
+TEST_CASE("sync-memcpy: a call held behind a call the fix lets go is let go too") {
+  // Thread 1 reads a 500 µs legacy-stream kernel's result back with a cudaMemcpy DtoH into pinned
+  // memory (call 3-520, copy 506-516) and launches its next kernel right after: it reads the
+  // result there, so its fix (cudaMemcpyAsync and a synchronize) still waits for the copy, but a
+  // synchronize does not hold the context. Thread 2's launch to the legacy stream (call 10-600)
+  // waited behind the cudaMemcpy in the driver, and thread 3's launch of a 200 µs kernel to its
+  // own stream (call 530-598) waited behind thread 2's held launch. In the fix thread 2's launch
+  // returns as a launch alone does (2 µs: its hold, 588 µs, is given back, also on the legacy
+  // stream, since thread 1 does not run ahead of the order the trace submitted) and so no longer
+  // holds thread 3's, whose kernel is released 66 µs sooner: the span ends 66 µs sooner. Before,
+  // only calls that overlapped the cudaMemcpy itself got their hold back and the what-if saved
+  // nothing.
+  TraceBuilder b;
+  b.addStream(20, StreamFlag::kNonBlocking);
+  b.addStream(21, StreamFlag::kNonBlocking);
+  auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
+  b.launch(kNullStream, 0, 2, 5, 505);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 3, 520, 506, 516, CopyKind::kDtoH);
+  b.launch(kNullStream, 522, 524, 535, 545);
+  b.launch(20, 1, 3, 4, 6);
+  onThread(2);
+  b.launch(kNullStream, 10, 600, 601, 603);
+  onThread(2);
+  b.launch(21, 0.6, 2.6, 3, 5);
+  onThread(3);
+  b.launch(21, 530, 598, 599, 799);
+  onThread(3);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "sync-memcpy");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) == 66'000);
+}
+
 TEST_CASE("sync-memcpy: a launch held behind the cudaMemcpy submits its op only after the hold") {
   // As above, thread 1's cudaMemcpy (call 3-520) held thread 2's launch to stream 20 for 530 µs,
   // but the launch's 200 µs kernel shows starting 0.5 µs before its call returned (an op launched
@@ -608,19 +660,20 @@ TEST_CASE("sync-memcpy: a download into pinned memory holds the host only where 
 }
 
 TEST_CASE("sync-memcpy: a device synchronize waits for a download moved to another stream") {
-  // The pinned download of the case above, with a 10 µs kernel on the legacy stream launched
-  // after it (128-138) and a device synchronize (127-139) before the upload (143-243). The
+  // The pinned download of the case above, with a 10 µs upload on the legacy stream issued
+  // after it (128-138; a kernel launched there would mark the download read right after it,
+  // readRightAfter) and a device synchronize (127-139) before the upload (143-243). The
   // download moves to stream 13, where it is the last op launched before the synchronize: the
-  // synchronize waits for it (to 116 µs) as well as for the legacy kernel, so the upload starts
+  // synchronize waits for it (to 116 µs) as well as for the legacy upload, so the upload starts
   // at about 120 µs and the fix saves about 23 µs. Waiting only for the last op of each stream
-  // the trace had (the legacy kernel, stream 13's kernel), the upload would start at about
+  // the trace had (the legacy upload, stream 13's kernel), the upload would start at about
   // 110 µs: about 33 µs claimed.
   TraceBuilder b;
   b.addStream(13, StreamFlag::kNonBlocking);
   b.addStream(14, StreamFlag::kNonBlocking);
   b.launch(13, 0, 2, 5, 105);
   b.copyCall("cudaMemcpy_v3020", kNullStream, 3, 118, 106, 116, CopyKind::kDtoH);
-  b.launch(kNullStream, 125, 127, 128, 138);
+  b.copyCall("cudaMemcpyAsync_v3020", kNullStream, 125, 127, 128, 138, CopyKind::kHtoD);
   b.call("cudaDeviceSynchronize_v3020", 127, 139);
   b.copyCall("cudaMemcpyAsync_v3020", 14, 140, 142, 143, 243, CopyKind::kHtoD);
   const auto findings = findingsOf(b.build());

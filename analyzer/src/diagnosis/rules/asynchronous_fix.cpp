@@ -63,15 +63,22 @@ bool returnsAtOnce(const DeviceView& view, const std::vector<Moved>& moved, std:
 
 // Whether the host reads the download at `position` right after its call: the thread's next step
 // is a stretch of its own code (at least kMinimumCostNs in no CUDA call, a stretch as host-busy
-// counts one), which a trace cannot show apart from the code that reads the data. The fix's
-// synchronize then sits right after the copy, and its call still waits for it.
+// counts one), which a trace cannot show apart from the code that reads the data, or a kernel
+// launch: a result read back between kernels of a step is read before the step goes on (a loss,
+// a flag the host checks; single-stream's advice takes such a copy-out as read mid-chunk,
+// resultsReadMidChunk), where one followed by more copies or by a synchronize is a stage's output
+// read later. The fix's synchronize then sits right after the copy, and its call still waits for
+// it (lab g000286: a worker's three 4 KiB read-backs, each followed 3-4 µs later by the launch of
+// its next kernel; the fixed program synchronizes right after each, and the what-if that let the
+// host run past them claimed 222 µs for 168 saved, now 175).
 bool readRightAfter(const DeviceView& view, std::size_t position) {
   const RuntimeCall& call = view.call(*view.launchCall(view.op(view.ops()[position])));
   const HostState& state = view.hostState();
   const auto thread = state.threadOf(call);
   if (!thread) return false;
   const auto next = state.firstCallAfter(*thread, call.end);
-  return next && view.call(*next).start - call.end >= kMinimumCostNs;
+  if (!next) return false;
+  return view.call(*next).start - call.end >= kMinimumCostNs || view.callKind(*next) == ApiKind::kLaunch;
 }
 
 using LaneLaunches = std::unordered_map<std::uint64_t, std::vector<std::pair<Ns, std::size_t>>>;
@@ -142,6 +149,18 @@ std::vector<Moved> movedOps(const DeviceView& view, ApiKind sync_kind) {
 struct ReleasedCopies {
   std::vector<LegacyOp> leaving;
   std::vector<LegacyOp> kept;
+  std::vector<LegacyOp> kept_read;  // of `kept`, those whose thread reads them right after
+
+  // The copies that no longer hold other threads' calls to the legacy stream either: those that
+  // leave it, and kept ones whose thread waits for them in a synchronize right after the copy
+  // (readRightAfter): that thread does not run ahead, so its later legacy work keeps the order the
+  // trace submitted it in, and other threads' legacy calls that waited behind the cudaMemcpy in the
+  // driver are let go as the synchronize does not hold the context.
+  std::vector<LegacyOp> forLegacyCalls() const {
+    std::vector<LegacyOp> both = leaving;
+    both.insert(both.end(), kept_read.begin(), kept_read.end());
+    return both;
+  }
 
   std::vector<LegacyOp> all() const {
     std::vector<LegacyOp> both = leaving;
@@ -164,6 +183,9 @@ ReleasedCopies releasedCopies(const DeviceView& view, const std::vector<Moved>& 
     const RuntimeCall& c = view.call(*view.launchCall(view.op(view.ops()[p])));
     (leaves ? released.leaving : released.kept)
         .push_back({p, threadKey(c), c.start, true});
+    if (!leaves && moved[p] == Moved::kToProducer && readRightAfter(view, p)) {
+      released.kept_read.push_back(released.kept.back());
+    }
   }
   return released;
 }
@@ -202,12 +224,57 @@ std::vector<Entry> releasedCalls(const std::vector<std::size_t>& legacy_calls,
 // behind the copies that leave the legacy stream, and, for calls that launch onto other streams,
 // behind those kept there too. A call to the legacy stream keeps its wait behind a kept copy: the
 // fixed schedule orders the legacy stream's work (and its barriers) as the trace submitted it, so
-// that time given back would run its thread ahead of the work its ops still follow.
-std::vector<HostTimeGiven> timeGivenBack(const DeviceView& view, const ReleasedCopies& released,
-                                         const std::vector<std::size_t>& legacy_calls) {
-  std::vector<HostTimeGiven> behind_leaving = contendedTime(view, released.leaving);
+// that time given back would run its thread ahead of the work its ops still follow (except behind
+// a copy its thread reads right after: ReleasedCopies::forLegacyCalls).
+std::vector<HostTimeGiven> timeGivenBehindCopies(const DeviceView& view, const ReleasedCopies& released,
+                                                 const std::vector<std::size_t>& legacy_calls) {
+  std::vector<HostTimeGiven> behind_leaving = contendedTime(view, released.forLegacyCalls());
   if (released.kept.empty()) return behind_leaving;
   return releasedCalls(legacy_calls, contendedTime(view, released.all()), behind_leaving);
+}
+
+// A held call of kHoldingNs or more holds other threads' calls in turn: as implicit-sync-call's
+// fix found (implicit_sync_call.cpp, kHoldingCallNs), a shorter one lasts no longer than calls
+// that other threads' calls overlap and outlive anyway.
+constexpr Ns kHoldingNs = 50'000;
+
+// What other threads' calls get back in the fix (timeGivenBehindCopies), and, one step further,
+// what the calls held behind those calls get back: a call the fix lets go sooner no longer holds
+// the calls that queued behind it in the driver (lab g000083: main's `cudaMemcpy` held a worker's
+// legacy-stream launch 1.3 ms; once main's copy ended, that still-held launch held main's own
+// next launches 35-100 µs each and a third thread's; the fixed program, a synchronize in place of
+// each `cudaMemcpy`, ran those launches in 5-30 µs. Without this the what-if claimed 130 µs for
+// 492 saved once main's read-backs kept their wait). Only holds of kHoldingNs or more (the part
+// given back) count.
+std::vector<HostTimeGiven> timeGivenBack(const DeviceView& view, const ReleasedCopies& released,
+                                         const std::vector<std::size_t>& legacy_calls) {
+  std::vector<HostTimeGiven> given = timeGivenBehindCopies(view, released, legacy_calls);
+  if (given.empty()) return given;
+  std::unordered_map<std::size_t, std::size_t> position_of;  // launch call -> op position
+  for (std::size_t p = 0; p < view.ops().size(); ++p) {
+    if (const auto call = view.launchCall(view.op(view.ops()[p]))) position_of.emplace(*call, p);
+  }
+  std::vector<LegacyOp> holders;
+  for (const HostTimeGiven& g : given) {
+    if (!g.in_call || g.amount < kHoldingNs) continue;
+    const auto it = position_of.find(g.call);
+    if (it == position_of.end()) continue;
+    const RuntimeCall& c = view.call(g.call);
+    holders.push_back({it->second, threadKey(c), c.start, false});
+  }
+  if (holders.empty()) return given;
+  std::unordered_map<std::size_t, std::size_t> index;
+  for (std::size_t i = 0; i < given.size(); ++i) index.emplace(given[i].call, i);
+  for (const HostTimeGiven& g : contendedTime(view, holders)) {
+    const auto it = index.find(g.call);
+    if (it == index.end()) {
+      index.emplace(g.call, given.size());
+      given.push_back(g);
+    } else if (given[it->second].in_call == g.in_call) {
+      given[it->second].amount = std::max(given[it->second].amount, g.amount);
+    }
+  }
+  return given;
 }
 
 // Other threads' asynchronous calls to the legacy stream that the fix keeps there (launches and
@@ -390,7 +457,7 @@ std::vector<CallChange> changedCalls(const DeviceView& view, const HostTimeline&
     std::sort(calls.begin(), calls.end());
     return calls;
   };
-  std::vector<CallChange> staged = stagedCallsBehind(view, host, callsOf(released.leaving));
+  std::vector<CallChange> staged = stagedCallsBehind(view, host, callsOf(released.forLegacyCalls()));
   if (!released.kept.empty()) {
     staged = releasedCalls(legacy_calls, stagedCallsBehind(view, host, callsOf(released.all())), staged);
   }

@@ -16,8 +16,9 @@
 //     synchronize that orders the copy (cudaMemcpyAsync into pageable memory returns only once
 //     the copy is done: that call still waits, for its stream only); where the thread runs code
 //     of its own right after the call (a stretch host-busy counts: at least 10 µs in no CUDA
-//     call), that code reads the data, the synchronize sits right after the copy, and the call
-//     still waits for it (it still releases the legacy stream); a stream synchronize waits
+//     call) or launches a kernel next (a result read back between kernels of a step), it reads
+//     the data there, the synchronize sits right after the copy, and the call still waits for it
+//     (it still releases the legacy stream, to other threads' legacy calls too); a stream synchronize waits
 //     for the last op launched before it on its stream, a moved op included, and a device
 //     synchronize for every moved op that is the last launched before it on its stream.
 //   - while the call waited on the legacy stream the driver held the context: other threads'
@@ -26,7 +27,10 @@
 //     release it, and so do those kept on it whose call returns at once (the host then waits in
 //     a synchronize, which other threads' calls do not queue behind), for other threads' calls
 //     to other streams: a call to the legacy stream keeps its wait behind a kept op, as the fixed
-//     schedule keeps the legacy stream's work in the order the trace submitted it.
+//     schedule keeps the legacy stream's work in the order the trace submitted it, unless its
+//     thread reads it right after. A call given back 50 µs or more no longer holds other
+//     threads' calls in turn: those that overlapped it and took longer than their kind alone get
+//     that time back too.
 #pragma once
 
 #include <optional>
