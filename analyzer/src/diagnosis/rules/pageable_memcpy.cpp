@@ -252,8 +252,11 @@ void addCopy(const DeviceView& view, std::size_t position, const ScopedOp& scope
     copies.staging_lead[position] =
         d == 1 ? std::max<Ns>(0, scoped.start - after - kDownloadStartupNs) : std::max<Ns>(0, lead);
     // Pinned, an asynchronous copy call returns at once, but one to the legacy default stream
-    // still holds other threads' calls there (legacy_threads.cpp, contendedTime); a cudaMemcpy
-    // still waits for its copy.
+    // still takes its turn with other threads' calls there (legacy_threads.cpp, contendedTime),
+    // and holds them that long, not for the staged call it was: in the pin-host runs of the
+    // lab's `threads` programs (/work/vtraces14) such calls of over 64 KiB took 15-24 µs
+    // (medians: g000021 24.1, g000304 21.7, g000308 24.1, g000359 23.1, g000045 21.6, g000108
+    // 15.4) against 250-970 µs staged; a cudaMemcpy still waits for its copy.
     const bool async = view.callKind(*launch) == ApiKind::kMemcpyAsync;
     const auto turn = copies.turn_of_call.find(*launch);
     const Ns alone = copies.first_async.count(*launch) != 0
@@ -261,7 +264,8 @@ void addCopy(const DeviceView& view, std::size_t position, const ScopedOp& scope
                          : kAsyncCopyCallNs;
     const Ns async_call = turn != copies.turn_of_call.end() ? turn->second : alone;
     copies.pinned_call[*launch] = async_call;
-    const Ns released_from = async && view.onLegacyDefaultStream(op) ? call.end
+    const Ns released_from = async && view.onLegacyDefaultStream(op)
+                                 ? call.start + std::clamp<Ns>(call.end - call.start, kAsyncCopyCallNs, kLegacyTurnNs)
                              : async ? call.start + async_call
                                      : std::max(call.start, scoped.start) + after_fix;
     copies.holds.push_back({call.start, call.end, released_from,
