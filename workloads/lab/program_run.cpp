@@ -51,15 +51,22 @@ class ProgramRun {
       return {false, std::string("setup: ") + error.what(), 0};
     }
     std::atomic<bool> go{false};
+    std::atomic<std::size_t> ready{0};
     std::vector<std::thread> helpers;
     for (std::size_t t = 1; t < program_.threads.size(); ++t)
-      helpers.emplace_back([this, t, &go] {
+      helpers.emplace_back([this, t, &go, &ready] {
         // The thread's runtime state and its per-thread default stream, before the range.
         cudaSetDevice(device_);
         cudaStreamQuery(cudaStreamPerThread);
+        ready.fetch_add(1, std::memory_order_release);
         while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
         runThread(t);
       });
+    // Every helper's setup done before the range opens: otherwise the helpers start 4-170 µs into
+    // it, and now and then one starts late by accident (lab g000060's kept run: a worker whose
+    // cudaSetDevice came 1.28 ms into the range, the only one of 184 in the corpus's kept runs past
+    // 169 µs, whose calls then queued behind another thread's cudaMemcpy; docs/findings.md).
+    while (ready.load(std::memory_order_acquire) < helpers.size()) std::this_thread::yield();
     nvtxRangePushA(range_name.c_str());
     auto start = std::chrono::steady_clock::now();
     go.store(true, std::memory_order_release);
