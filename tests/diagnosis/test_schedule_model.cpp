@@ -318,6 +318,28 @@ TEST_CASE("a higher-priority kernel takes the SMs of a multi-wave kernel's wave 
   CHECK(ScheduleModel(late_view).withPriority({at(late_view, 801)}).span({}) == TraceBuilder::ns(800));
 }
 
+TEST_CASE("a higher-priority kernel takes a ragged kernel's SMs in the second half of its wave") {
+  // K: 2112 blocks (two waves of 400 µs) from 1 µs; J: one block, ready at 101 µs, ran 30 µs after
+  // K; then its stream copies out for 700 µs. At a higher priority J waits for K's first wave to
+  // end (401 µs): span 1130 µs. Where K's blocks end spread over each wave's second half (the
+  // trace showed a kernel placed in its last wave well before it ended), J takes the SMs freed
+  // there once its share of them has freed: at the wave's middle (201 µs) plus half a wave times
+  // its share; the copy ends 200 µs sooner than at the wave's end.
+  TraceBuilder b;
+  b.launch(13, 0, 1, 1, 801).grid_blocks = 132 * 8 * 2;
+  b.launch(14, 100, 101, 801, 831);
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 102, 103, 831, 1531, CopyKind::kDtoH);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const ScheduleModel model(view);
+  CHECK(model.withPriority({at(view, 801)}).span({}) == TraceBuilder::ns(1130));
+  const Ns ragged = model.withPriority({at(view, 801)}, {at(view, 1)}).span({});
+  const auto share = static_cast<Ns>(model.share(at(view, 801)) * 200'000.0);
+  CHECK(share < TraceBuilder::ns(100));
+  CHECK(ragged >= TraceBuilder::ns(930) + share - 1'000);
+  CHECK(ragged <= TraceBuilder::ns(930) + share + 1'000);
+}
+
 TEST_CASE("a stream's queued op starts the trace's hand-off after the previous one, in its lane") {
   // Three kernels of 100 µs on stream 13, all launched before the first ended, each starting
   // 4 µs after the previous one ended (the device handing the stream over): the model runs them

@@ -80,7 +80,8 @@ class ScheduleRun {
   void promote(EngineState& engine);
   void dispatchCopies(std::size_t slot);
   void dispatchKernels();
-  bool high(std::size_t pos) const { return !m_.high_.empty() && pos < m_.size() && m_.high_[pos]; }
+  bool high(std::size_t pos) const { return !m_.high_.empty() && pos < m_.size() && m_.high_[pos] == 1; }
+  bool ragged(std::size_t pos) const { return !m_.high_.empty() && pos < m_.size() && m_.high_[pos] == 2; }
   double stealFromPlacing(std::size_t pos, double wanted);
   void dispatchHost();
   void start(std::size_t pos);
@@ -660,7 +661,8 @@ void ScheduleRun::dispatchKernels() {
 
 // Takes up to `wanted` of the SMs of the multi-wave kernels still placing blocks before their last
 // wave (the last started first) for the higher-priority kernel at `pos`, from those at a wave's
-// end now; for the others it wakes the run at their wave's end. Returns the share taken.
+// end now (or, for a ragged one, past the point of its wave where `wanted` of its SMs have freed);
+// for the others it wakes the run then. Returns the share taken.
 double ScheduleRun::stealFromPlacing(std::size_t pos, double wanted) {
   double got = 0.0;
   for (auto it = placing_.rbegin(); it != placing_.rend() && got < wanted - kShareSlack; ++it) {
@@ -675,8 +677,16 @@ double ScheduleRun::stealFromPlacing(std::size_t pos, double wanted) {
     const Ns boundary = (elapsed + block - 1) / block;  // waves begun by the end of this one
     const double left = m_.waves_[from] / per_wave - static_cast<double>(boundary);  // its waves
     if (left <= kShareSlack) continue;  // every block placed: its SMs free only as it ends
-    if (boundary * block > elapsed) {
-      wakes_.push(started_at_[from] + boundary * block);
+    // A ragged kernel's blocks of a wave end spread over its second half, freeing SMs at an even
+    // rate: the higher-priority kernel's blocks are all placed once its share of them has freed,
+    // before the wave's end, and hold them from then (`to_boundary` before that end).
+    const Ns to_boundary = boundary * block - elapsed;
+    const Ns opens = ragged(from) && boundary > 0
+                         ? (boundary - 1) * block + block / 2 +
+                               static_cast<Ns>(std::min(1.0, wanted) * static_cast<double>(block) / 2.0)
+                         : boundary * block;
+    if (opens > elapsed) {
+      wakes_.push(started_at_[from] + opens);
       continue;
     }
     const double give = std::min(taken_[from], wanted - got);
@@ -685,7 +695,8 @@ double ScheduleRun::stealFromPlacing(std::size_t pos, double wanted) {
     sm_used_ -= give;
     got += give;
     const Ns unchanged = blocksEndWithSlotsHeld(left, block, 0.0, 0);
-    const Ns held = blocksEndWithSlotsHeld(left, block, give / per_wave, duration_[pos]);
+    const Ns held = blocksEndWithSlotsHeld(left, block, give / per_wave,
+                                           std::max<Ns>(0, duration_[pos] - to_boundary));
     end_[from] += std::max<Ns>(0, held - unchanged);
     running_.push({end_[from], from});
   }
@@ -1324,9 +1335,13 @@ ScheduleModel ScheduleModel::withIssuedAt(const std::vector<std::pair<std::size_
   return changed;
 }
 
-ScheduleModel ScheduleModel::withPriority(const std::vector<std::size_t>& positions) const {
+ScheduleModel ScheduleModel::withPriority(const std::vector<std::size_t>& positions,
+                                          const std::vector<std::size_t>& ragged) const {
   ScheduleModel changed = *this;
   changed.high_.assign(size(), 0);
+  for (const std::size_t p : ragged) {
+    if (p < size() && engine_[p] == kSmEngine) changed.high_[p] = 2;
+  }
   for (const std::size_t p : positions) {
     if (engine_[p] == kSmEngine) changed.high_[p] = 1;
   }

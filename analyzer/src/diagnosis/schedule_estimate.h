@@ -186,8 +186,12 @@ class ScheduleModel {
   // kernels of the default priority: one that is ready while such a kernel is still placing
   // blocks, before its last wave, takes the SMs its wave in progress leaves instead of waiting
   // for its last block, and that kernel ends later by what its displaced blocks waited for those
-  // SMs (blocksEndWithSlotsHeld: the device is the same size at any priority).
-  ScheduleModel withPriority(const std::vector<std::size_t>& positions) const;
+  // SMs (blocksEndWithSlotsHeld: the device is the same size at any priority). The kernels at
+  // `ragged` end their blocks spread over the second half of each wave (the trace showed another
+  // kernel placed in their last wave well before they ended): a higher-priority kernel passes
+  // one of those once its share of the SMs has freed there, before the wave's end.
+  ScheduleModel withPriority(const std::vector<std::size_t>& positions,
+                             const std::vector<std::size_t>& ragged = {}) const;
 
   // The same model with ops launched as nodes of CUDA graphs: `graph[p]` names the graph launch op
   // p would be a node of (-1: none; one entry per position). A kernel that follows a kernel of its
@@ -271,7 +275,7 @@ class ScheduleModel {
   // per kernel: it started in the trace while another kernel still ran (its measured duration
   // holds what sharing the SMs with it cost)
   std::vector<std::uint8_t> began_beside_;
-  std::vector<std::uint8_t> high_;         // per position: on a higher-priority stream; empty = none
+  std::vector<std::uint8_t> high_;         // per position: 1 on a higher-priority stream, 2 ragged; empty = none
   std::vector<std::int64_t> stream_prev_;  // previous position on the stream, -1 for none
   std::vector<std::int64_t> stream_next_;  // next position on the stream, -1 for none
   std::vector<std::size_t> rank_;          // issue rank (by launch call start) per position

@@ -22,7 +22,9 @@
 // last wave has room for them (the device is the same size at any priority). A J that starts
 // sooner shortens the span only where its stream's work is what the host or the end waits for, and
 // not where K's later end is (the lab, stream-priority: J started at K's wave boundary, the span
-// did not change).
+// did not change). Where J got an SM in K's last wave well before K ended, K's blocks end spread
+// out (they touch memory unequally): the what-if's J then takes K's SMs from the middle of the
+// wave in progress, as its share of them frees (the lab's fixed programs: J started mid-wave).
 // Needs: SM count, max threads and blocks per SM of the device, kernels' grid and block sizes,
 // launch calls.
 #include <algorithm>
@@ -116,6 +118,7 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
   const std::vector<Ns> released_at = producersEnd(view, waits);
   std::multimap<Ns, const Filler*> active;  // by end
   std::set<std::uint64_t> high_streams;  // the waiting kernels' streams, at the greatest priority
+  std::vector<std::size_t> ragged_kernels;  // the K whose blocks freed SMs all through a wave
   std::size_t next_filler = 0;
   for (std::size_t j = 0; j < ops.size(); ++j) {
     const GpuOp& waiting = view.op(ops[j]);
@@ -142,9 +145,17 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
     }
     if (waited_for == nullptr) continue;
     const GpuOp& kernel = view.op(ops[waited_for->position]);
+    // J got an SM in K's last wave well before K's last block ended: K's blocks end spread out
+    // (what each touches takes unequal time), so K frees SMs through the second half of each
+    // wave, where a higher-priority kernel takes them (ScheduleModel::withPriority's `ragged`).
+    // The union, which caps the saving, still counts from the wave's end (counted from the wave's
+    // middle it over-claimed: lab corpus 1370 -> 1366 within).
+    const Ns last_wave = waited_for->start + (waited_for->waves - 1) * waited_for->wave;
+    const bool ragged = *ready < last_wave && ops[j].start + kMinimumCostNs <= waited_for->end;
     const Ns from = startWithPriority(*waited_for, *ready);
     if (ops[j].start - from < kMinimumCostNs) continue;  // ready in K's last wave
     high_streams.insert(DeviceView::streamKey(waiting));
+    if (ragged) ragged_kernels.push_back(waited_for->position);
     builder.add(Interval{from, ops[j].start},
                 evidenceForOp(view, waiting,
                               fmt::format("{} waited {} for {} ({} blocks, {} waves of {}) on stream "
@@ -163,7 +174,7 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
   for (std::size_t p = 0; p < ops.size(); ++p) {
     if (high_streams.count(DeviceView::streamKey(view.op(ops[p])))) high.push_back(p);
   }
-  const Ns with_priority = model.withPriority(high).span(edges);
+  const Ns with_priority = model.withPriority(high, ragged_kernels).span(edges);
   const Ns saving = std::min(builder.time(), model.span(edges) - with_priority);  // time(): the union so far
   if (saving < kMinimumCostNs) return std::nullopt;  // the waits were not what the span waited for
   builder.estimateSaving(saving);
