@@ -180,6 +180,21 @@ TEST_CASE("pageable-memcpy: staged copies to the legacy stream hold the others f
   CHECK(fixSavingNs(*f) == 2'978'000);
 }
 
+TEST_CASE("pageable-memcpy: a staged legacy-stream copy that another thread's call got past held nothing") {
+  // As above, but a third thread's launch (500-600 µs) began and returned inside the first staged
+  // call: that call was waiting for its own turn on the legacy stream, not holding the others (the
+  // driver's arbitration; pinned, such calls still waited, lab25-plt), so pinning gives back none
+  // of what it covered: the event record gets back only the second call's hold after its turn
+  // (2036-4013), 1977 µs against 2978 when the first call's hold ended after its turn too.
+  TraceBuilder b = heldBehindStaging("cudaMemcpyAsync_v3020", 1, kNullStream);
+  b.launch(15, 500, 600, 601, 603);
+  b.trace().runtime_calls.back().tid = 3;
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "pageable-memcpy");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) == 1'977'000);
+}
+
 // Thread 1 stages two 16 MiB HtoD copies back to back on the non-blocking stream 16 (calls
 // 10-2011 and 2012-4013); thread 2's cudaMemset on the legacy stream began at 100, while the first
 // staged, and ran only at 4016, after the second call had returned (`held`; no barrier orders it
