@@ -45,7 +45,9 @@ std::vector<std::int64_t> barrierClasses(const DeviceView& view, const std::vect
 // Per position, when the trace submitted the op as the legacy barrier ordered it: its launch
 // call's submission (submittedAt), never after the op started, never before its stream's previous
 // op's, and after the ops the recorded barrier ran before it (legacyBarrierEdges). An op without a
-// launch call: its start. `released` (per position; empty: none): an asynchronous call that
+// launch call: its start. The result holds three blocks of view.ops().size() entries each: those
+// keys; then each op's own submission before the stream and barrier order pushed it; then the
+// position of the op that pushed its key last (-1: none). withBarrierIssueOrder takes all three. `released` (per position; empty: none): an asynchronous call that
 // returned after its op began and was held in the driver behind another thread's call that the
 // fix makes return at once; it is keyed at its call's start (the fixed program no longer holds it).
 std::vector<Ns> barrierIssueTimes(const DeviceView& view, const std::vector<bool>& released = {});

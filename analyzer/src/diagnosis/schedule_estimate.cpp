@@ -242,8 +242,10 @@ ScheduleRun::ScheduleRun(const ScheduleModel& model, const std::vector<OrderEdge
       history_.resize(dynamic.size());
       dyn_next_.assign(model.size(), -1);
       dyn_succ_.assign(model.size(), -1);
-      dyn_after_.resize(model.size());
-      dyn_in_.resize(model.size());
+      if (barrier_mode_) {  // only the barrier decided at issue adds edges as ops are issued
+        dyn_after_.resize(model.size());
+        dyn_in_.resize(model.size());
+      }
       issued_flag_.assign(model.size(), 0);
       issued_at_.assign(model.size(), 0);
     }
@@ -350,8 +352,10 @@ void ScheduleRun::processIssues() {
       pushed_wait_.erase(waits);
     }
     // Edges from ops of streams queued as issued hold where their source was issued first.
-    for (const Successor& in : dyn_in_[pos]) {
-      if (issued_flag_[in.to]) addDynamic(in.to, pos, in.lag);
+    if (barrier_mode_) {
+      for (const Successor& in : dyn_in_[pos]) {
+        if (issued_flag_[in.to]) addDynamic(in.to, pos, in.lag);
+      }
     }
     if (barrier_mode_ && m_.barrier_class_[pos] >= 0) {
       // The barrier, decided as CUDA decides it when the op is submitted.

@@ -219,7 +219,8 @@ class ScheduleModel {
   // are replaced by these, which take their lags (median per engine pair). A thread that a fix
   // lets submit its legacy-stream work sooner gets it ordered before another thread's work issued
   // later. `issued` (per position; empty: the launch calls' start) is when the trace submitted
-  // each op (legacy_barriers.h: barrierIssueTimes, in the order the recorded barrier ran them);
+  // each op (legacy_barriers.h: barrierIssueTimes, in the order the recorded barrier ran them; with
+  // its second and third blocks, an op pushed past another follows that op as the what-if issues it);
   // the what-if issues an op that much sooner as it releases it sooner, so that ops whose release
   // did not move keep the recorded order. `reference` (per position; empty: the recorded
   // releases) is when a schedule of the recorded program released each op (issueReleases of the
