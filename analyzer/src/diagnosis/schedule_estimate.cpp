@@ -105,6 +105,12 @@ class ScheduleRun {
   double sm_used_ = 0.0;
   std::vector<double> taken_;                  // per kernel: the SM share it holds
   std::vector<double> first_taken_;            // per kernel: the SM share it took when it started
+  // per kernel whose recorded run is known (recordedRate > 0): the SM share its end was computed
+  // for (its progress rate is that over its full share), 0 for the others
+  std::vector<double> rate_share_;
+  double recordedRate(std::size_t pos) const {
+    return pos < m_.began_beside_.size() ? static_cast<double>(m_.began_beside_[pos] >> 1) / 127.0 : 0.0;
+  }
   std::vector<std::size_t> placing_;          // running kernels with blocks still to place, in start order
   MinHeap running_;                            // (end, position); stale where end_ moved
   std::vector<Ns> end_;                        // per started node: when it ends
@@ -194,6 +200,7 @@ ScheduleRun::ScheduleRun(const ScheduleModel& model, const std::vector<OrderEdge
   started_.assign(nodes, 0);
   taken_.assign(model.size(), 0.0);
   first_taken_.assign(model.size(), 0.0);
+  rate_share_.assign(model.size(), 0.0);
   end_.assign(nodes, 0);
   started_at_.assign(nodes, 0);
   finished_.assign(nodes, 0);
@@ -656,6 +663,15 @@ void ScheduleRun::dispatchKernels() {
     queued.pop();
     taken_[pos] = std::min(m_.share_[pos], free);
     first_taken_[pos] = taken_[pos];
+    if (const double recorded = recordedRate(pos); recorded > 0.0 && taken_[pos] > kShareSlack) {
+      // Its blocks advance at the share of its SMs it holds: its measured duration was run at
+      // `recorded` of its full share (the trace's kernels started before it held the rest), and
+      // here it runs at taken_ / share_ of it until more SMs free (releaseSms).
+      rate_share_[pos] = taken_[pos];
+      const double scale = recorded * m_.share_[pos] / taken_[pos];
+      duration_[pos] = std::max<Ns>(
+          1, static_cast<Ns>(std::min(static_cast<double>(duration_[pos]) * scale, 1e17)));
+    }
     sm_used_ += taken_[pos];
     if (multiWave(pos) || taken_[pos] < m_.share_[pos] - kShareSlack) placing_.push_back(pos);
     start(pos);
@@ -715,6 +731,17 @@ void ScheduleRun::releaseSms(std::size_t ended) {
     const double grow = std::max(0.0, std::min(m_.share_[pos] - taken_[pos], 1.0 - sm_used_));
     taken_[pos] += grow;
     sm_used_ += grow;
+    if (rate_share_[pos] > 0.0 && taken_[pos] > rate_share_[pos] + kShareSlack && end_[pos] > now_) {
+      // More of its SMs free: what is left of its blocks' work runs that much faster.
+      const double faster = rate_share_[pos] / taken_[pos];
+      end_[pos] = now_ + std::max<Ns>(1, static_cast<Ns>(static_cast<double>(end_[pos] - now_) * faster));
+      running_.push({end_[pos], pos});
+      if (const auto it = tail_at_.find(pos); it != tail_at_.end() && it->second > now_) {
+        it->second = now_ + static_cast<Ns>(static_cast<double>(it->second - now_) * faster);
+        tails_.push({it->second, pos});
+      }
+      rate_share_[pos] = taken_[pos];
+    }
   }
   placing_.erase(std::remove_if(placing_.begin(), placing_.end(),
                                 [&](std::size_t pos) {
@@ -829,7 +856,7 @@ void ScheduleRun::shareTheDrain(std::size_t pos) {
   // (R - 1) / R of that SM time into an earlier end (its later rounds' blocks move to the slots
   // that freed first). Where its measured duration already ran beside such a kernel in the trace
   // it holds that cost, and the SM share above stands.
-  if (m_.share_[pos] >= 1.0 - kFillsSlack && pos < m_.began_beside_.size() && !m_.began_beside_[pos]) {
+  if (m_.share_[pos] >= 1.0 - kFillsSlack && pos < m_.began_beside_.size() && !(m_.began_beside_[pos] & 1)) {
     const double rounds = std::max(1.0, std::ceil(m_.waves_[pos] - kShareSlack));
     const double last_fill = std::clamp(m_.waves_[pos] - (rounds - 1.0), 0.0, 1.0);
     const double round = work / rounds;
@@ -1098,6 +1125,91 @@ const std::vector<OrderEdge>& engineHolds(const DeviceView& view) {
   return *view.engine_holds_;
 }
 
+namespace {
+
+// Per kernel of the trace, the SM share its blocks had over its recorded run, as a fraction of
+// its own (kept in bits 1-7 of `beside`, in 127ths; 0 where unknown): what the kernels running
+// beside it left, never more than its own share, averaged over its run. Each holds its share from
+// its start to its end, a kernel of several waves to the middle of its last wave (where the
+// schedule hands its SMs on: drainTails). Kernels started after it count too: the block scheduler
+// serves the kernels of concurrent streams side by side, not the first one's blocks first (g000100's
+// fixed program started 528x256 and 64x256 kernels inside a 1056x256 kernel's run), so where the
+// trace ran more beside it than the device holds, those took slots its blocks waited for. Where
+// the kernels beside it held all of the SMs at some point of its run (shares that do not add up
+// even so: the grid or device data is missing, or blocks the model does not place), or more than
+// 64 ran beside it, it is unknown.
+void recordRates(const DeviceView& view, const std::vector<double>& share, const std::vector<double>& waves,
+                 std::vector<std::uint8_t>& beside) {
+  const auto& ops = view.ops();
+  std::vector<std::size_t> kernels;
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    if (view.op(ops[pos]).kind == OpKind::kKernel && ops[pos].end > ops[pos].start) kernels.push_back(pos);
+  }
+  std::stable_sort(kernels.begin(), kernels.end(),
+                   [&](std::size_t a, std::size_t b) { return ops[a].start < ops[b].start; });
+  const auto givesBack = [&](std::size_t pos) {
+    const Ns end = ops[pos].end;
+    if (waves[pos] <= 1.0 + kShareSlack) return end;
+    const double duration = static_cast<double>(end - ops[pos].start);
+    return end - static_cast<Ns>(duration / (2.0 * std::ceil(waves[pos] - kShareSlack)));
+  };
+  constexpr std::size_t kMostBeside = 64;
+  std::vector<std::pair<Ns, double>> holding;  // (when it gives its SMs back, share) of the kernels started so far
+  std::vector<std::pair<Ns, double>> changes;  // (when, share taken (+) or given back (-)) during its run
+  for (std::size_t k = 0; k < kernels.size(); ++k) {
+    const std::size_t pos = kernels[k];
+    const Ns start = ops[pos].start;
+    const Ns end = ops[pos].end;
+    holding.erase(std::remove_if(holding.begin(), holding.end(), [&](const auto& h) { return h.first <= start; }),
+                  holding.end());
+    holding.emplace_back(givesBack(pos), share[pos]);
+    if (holding.size() > kMostBeside) continue;
+    double held = 0.0;
+    changes.clear();
+    for (std::size_t h = 0; h + 1 < holding.size(); ++h) {  // not its own entry, the last
+      held += holding[h].second;
+      changes.emplace_back(holding[h].first, -holding[h].second);
+    }
+    bool known = true;
+    for (std::size_t later = k + 1; later < kernels.size() && ops[kernels[later]].start < end; ++later) {
+      if (later - k > kMostBeside) {
+        known = false;
+        break;
+      }
+      const std::size_t other = kernels[later];
+      const Ns back = givesBack(other);
+      if (back <= ops[other].start) continue;
+      changes.emplace_back(ops[other].start, share[other]);
+      changes.emplace_back(back, -share[other]);
+    }
+    if (!known) continue;
+    // From the middle of its own last wave the schedule hands its SMs on and keeps its end: its
+    // blocks are all placed, and what runs beside it from there takes none of their slots.
+    const Ns placed = givesBack(pos);
+    changes.emplace_back(placed, 0.0);
+    std::sort(changes.begin(), changes.end());
+    const double own = share[pos];
+    double work = 0.0;  // share x ns
+    Ns t = start;
+    for (std::size_t c = 0; c <= changes.size() && t < end && known; ++c) {
+      const Ns until = c < changes.size() ? std::clamp(changes[c].first, start, end) : end;
+      if (until > t) {
+        const double left = t >= placed ? 1.0 : 1.0 - held;
+        known = left > 1e-6;
+        work += std::min(own, left) * static_cast<double>(until - t);
+        t = until;
+      }
+      if (c < changes.size()) held += changes[c].second;
+    }
+    if (!known) continue;
+    const double rate = work / (own * static_cast<double>(end - start));
+    const auto q = static_cast<std::uint8_t>(std::clamp<long>(std::lround(rate * 127.0), 1, 127));
+    beside[pos] = static_cast<std::uint8_t>((beside[pos] & 1) | (q << 1));
+  }
+}
+
+}  // namespace
+
 ScheduleModel::ScheduleModel(const DeviceView& view)
     : recorded_span_(view.spanLength()), span_start_(view.spanStart()) {
   const auto& ops = view.ops();
@@ -1165,6 +1277,7 @@ ScheduleModel::ScheduleModel(const DeviceView& view)
     // submitted after it.
     issued.push_back(prev >= 0 ? std::max(issue, issued[static_cast<std::size_t>(prev)]) : issue);
   }
+  recordRates(view, share_, waves_, began_beside_);
   turnaround_[1] = view.engineTurnaround(Engine::kH2D);
   turnaround_[2] = view.engineTurnaround(Engine::kD2H);
   turnaround_[3] = view.engineTurnaround(Engine::kD2D);

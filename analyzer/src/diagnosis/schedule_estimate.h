@@ -42,7 +42,12 @@
 //     share, or that runs in more than one wave, is still placing blocks; it takes SMs as they
 //     free up, and no later kernel starts until it has placed them all (its share held, and for
 //     one of several waves its end).
-// Ops keep their measured durations. Built with a HostTimeline (host_timeline.h), the schedule
+// Ops keep their measured durations, but for kernels: a kernel's blocks advance at the SM share it
+// holds over its full share, against the rate its recorded run had (what the kernels running
+// beside it in the trace left it, averaged over its run; unknown where the shares beside it filled
+// the device: it keeps its duration), so one the trace ran on half its SMs and a what-if starts
+// alone takes half its measured duration, and one started on part of its SMs runs slower until
+// they free. Built with a HostTimeline (host_timeline.h), the schedule
 // also has the host wait: each blocking call is a node that ends when the ops it waited for ended
 // (plus its own time), and the thread's later launches are released relative to it, so a faster
 // device lets a synchronizing host run ahead. Of the ops other threads launched, it waits only for
@@ -273,8 +278,9 @@ class ScheduleModel {
   std::vector<std::uint8_t> engine_;       // kSmEngine, or one copy/memset engine each
   std::vector<double> share_;
   std::vector<double> waves_;              // per kernel: wavesOf (1 for other ops)
-  // per kernel: it started in the trace while another kernel still ran (its measured duration
-  // holds what sharing the SMs with it cost)
+  // per kernel: bit 0, it started in the trace while a device-filling kernel still ran (its
+  // measured duration holds what sharing the SMs with it cost); bits 1-7, the share of its SMs its
+  // recorded run had, averaged over it, in 127ths (0: unknown; recordRates)
   std::vector<std::uint8_t> began_beside_;
   std::vector<std::uint8_t> high_;         // per position: 1 on a higher-priority stream, 2 ragged; empty = none
   std::vector<std::int64_t> stream_prev_;  // previous position on the stream, -1 for none
