@@ -49,7 +49,7 @@ class ScheduleRun {
               const std::vector<CallChange>& changed);
   Ns run();
   // The calls of `turns` take their turn where this schedule begins them beside another thread's
-  // legacy-stream call (schedule_turns.h).
+  // holding call (schedule_turns.h).
   void setTurns(const HostTurns& turns);
   static Ns spanWithTurns(const ScheduleModel& model, const HostTurns& turns,
                           const std::vector<OrderEdge>& edges, const std::vector<Ns>& earlier,
@@ -207,9 +207,8 @@ class ScheduleRun {
   std::map<std::int64_t, std::map<std::uint32_t, std::size_t>> last_blocking_;
   Ns barrier_lag_[ScheduleModel::kHostEngine][ScheduleModel::kHostEngine] = {};
   Ns barrier_lag_any_ = 0;
-  // setTurns': per barrier, its thread, whether it is a legacy-stream call and its turn (0: none);
-  // the legacy barriers and the ops of legacy-stream asynchronous calls, those another thread's
-  // turn looks for.
+  // setTurns': per barrier, its thread and its turn (0: none); the holding barriers and the ops of
+  // holding asynchronous calls, those another thread's turn looks for.
   const HostTurns* turns_ = nullptr;
   std::vector<std::uint64_t> barrier_thread_;
   std::vector<Ns> barrier_turn_;

@@ -350,7 +350,7 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
   std::vector<CallChange> changed = contendedBarriers(view, own);
   barriersGivenBack(view, given, own, changed);
   std::vector<Ns> earlier = hostTimeGivenBack(view, given, own);
-  // Turns in the fixed schedule (schedule_turns.h): the synchronous calls left on the legacy
+  // Turns in the fixed schedule (schedule_turns.h): the synchronous copies left on the legacy
   // stream still hold the context while in progress, and another thread's asynchronous call,
   // now to its own stream, that the schedule begins meanwhile takes a turn (lab g000009's
   // own-streams run: such calls took 29.9 µs, median of 66, against 4.9 alone; g000235's 36.3 of
@@ -376,14 +376,15 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
     candidate[p] = moved[p] ? 1 : 0;
   }
   for (const HostBarrier& barrier : own.barriers) turns.call_thread[barrier.call] = threadKey(view.call(barrier.call));
-  // The synchronous calls left on the legacy stream take a turn where the schedule begins them
+  // The synchronous copies left on the legacy stream take a turn where the schedule begins them
   // beside another thread's call now to its own stream (a legacy call beside a created-stream
-  // call: 22.3 µs, median, in the corpus traces; scripts/lab_call_turns.py).
+  // call: 22.3 µs, median, in the corpus traces; scripts/lab_call_turns.py). Synchronous memsets
+  // hold nothing: in g000360's own-streams run the other threads' calls beside them took 4-8 µs.
   turns.op_holds = candidate;
   for (const LegacyOp& x : legacy) {
     if (!x.synchronous) continue;
     const auto call = view.launchCall(view.op(view.ops()[x.position]));
-    if (!call) continue;
+    if (!call || view.callKind(*call) != ApiKind::kMemcpySync) continue;
     const RuntimeCall& c = view.call(*call);
     turns.turn[*call] = std::min(c.end - c.start, kScheduledTurnNs);
   }
@@ -400,7 +401,7 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
     for (const LegacyOp& x : legacy) {
       if (!x.synchronous) continue;
       const auto call = view.launchCall(view.op(view.ops()[x.position]));
-      if (!call) continue;
+      if (!call || view.callKind(*call) != ApiKind::kMemcpySync) continue;
       const auto t = times.call.find(*call);
       if (t != times.call.end()) busy.push_back({t->second.first, t->second.second, x.thread});
     }
