@@ -14,6 +14,7 @@
 #include "diagnosis/api_names.h"
 #include "diagnosis/median.h"
 #include "diagnosis/pinned_rate.h"
+#include "diagnosis/schedule_turns.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
@@ -47,6 +48,40 @@ class ScheduleRun {
               const std::vector<Ns>& earlier, const std::vector<FasterOp>& faster,
               const std::vector<CallChange>& changed);
   Ns run();
+  // The calls of `turns` take their turn where this schedule begins them beside another thread's
+  // holding call (schedule_turns.h).
+  void setTurns(const HostTurns& turns);
+  static Ns spanWithTurns(const ScheduleModel& model, const HostTurns& turns,
+                          const std::vector<OrderEdge>& edges, const std::vector<Ns>& earlier,
+                          const std::vector<FasterOp>& faster, const std::vector<CallChange>& changed,
+                          ScheduledHost* times) {
+    std::vector<OrderEdge> all = edges;
+    all.insert(all.end(), model.engine_holds_.begin(), model.engine_holds_.end());
+    ScheduleRun run(model, all, earlier, faster, changed);
+    run.setTurns(turns);
+    const Ns span = run.run();
+    if (times != nullptr) run.hostTimes(*times);
+    return span;
+  }
+  void hostTimes(ScheduledHost& times) const {
+    const std::size_t n = m_.size();
+    times.release.assign(n, std::numeric_limits<Ns>::min());
+    for (std::size_t p = 0; p < n; ++p) times.release[p] = releaseOf(p);
+    times.recorded_release = m_.release_;
+    for (std::size_t b = 0; b < m_.barriers_.size(); ++b) {
+      if (!finished_[n + b]) continue;
+      times.call[m_.barriers_[b].call] = {beganAt(b), end_[n + b]};
+    }
+  }
+  // Op `p`'s release once the barrier it follows returned (the minimum of Ns before).
+  Ns releaseOf(std::size_t p) const {
+    const std::int64_t barrier = op_barrier_.empty() ? -1 : op_barrier_[p];
+    if (barrier < 0) return own_release_.empty() ? ready_[p] : own_release_[p];
+    const std::size_t node = m_.size() + static_cast<std::size_t>(barrier);
+    if (!finished_[node]) return std::numeric_limits<Ns>::min();
+    const Ns shift = resume_shift_.empty() ? 0 : resume_shift_[static_cast<std::size_t>(barrier)];
+    return end_[node] + std::max<Ns>(0, op_lag_[p] + shift);
+  }
   // Per op: the release it was issued at (issueOrdered), the minimum of Ns for none.
   std::vector<Ns> releases() const {
     std::vector<Ns> out = issue_release_;
@@ -178,6 +213,15 @@ class ScheduleRun {
   std::map<std::int64_t, std::map<std::uint32_t, std::size_t>> last_blocking_;
   Ns barrier_lag_[ScheduleModel::kHostEngine][ScheduleModel::kHostEngine] = {};
   Ns barrier_lag_any_ = 0;
+  // setTurns': per barrier, its thread and its turn (0: none); the holding barriers and the ops of
+  // holding asynchronous calls, those another thread's turn looks for.
+  const HostTurns* turns_ = nullptr;
+  std::vector<std::uint64_t> barrier_thread_;
+  std::vector<Ns> barrier_turn_;
+  std::vector<std::size_t> holding_barriers_;
+  std::vector<std::size_t> holding_ops_;
+  Ns beganAt(std::size_t b) const;
+  bool besideHolder(std::size_t b, Ns time) const;
   Ns now_ = 0;
   Ns first_start_ = std::numeric_limits<Ns>::max();
   Ns last_end_ = std::numeric_limits<Ns>::min();
@@ -788,6 +832,10 @@ void ScheduleRun::start(std::size_t pos) {
     const double saved = (ahead(now_ - released_at_[pos]) - ahead(p.start - m_.release_[pos])) * p.gain;
     duration_[pos] = std::max<Ns>(1, duration_[pos] - static_cast<Ns>(std::max(0.0, saved)));
   }
+  if (turns_ != nullptr && pos >= m_.size() && barrier_turn_[pos - m_.size()] > duration_[pos] &&
+      besideHolder(pos - m_.size(), now_)) {
+    duration_[pos] = barrier_turn_[pos - m_.size()];
+  }
   started_at_[pos] = now_;
   end_[pos] = now_ + duration_[pos];
   running_.push({end_[pos], pos});
@@ -938,6 +986,67 @@ Ns ScheduleRun::nextEvent() const {
     if (!engine.queued.empty() && engine.free_at > now_) next = std::min(next, engine.free_at);
   }
   return next;
+}
+
+void ScheduleRun::setTurns(const HostTurns& turns) {
+  if (turns.turn.empty() || m_.barriers_.empty()) return;
+  const std::size_t nb = m_.barriers_.size();
+  barrier_thread_.assign(nb, 0);
+  barrier_turn_.assign(nb, 0);
+  std::size_t turning = 0;
+  for (std::size_t b = 0; b < nb; ++b) {
+    const std::size_t call = m_.barriers_[b].call;
+    if (const auto t = turns.call_thread.find(call); t != turns.call_thread.end()) barrier_thread_[b] = t->second;
+    if (const auto l = turns.call_holds.find(call); l != turns.call_holds.end() && l->second) {
+      holding_barriers_.push_back(b);
+    }
+    if (const auto t = turns.turn.find(call); t != turns.turn.end()) {
+      barrier_turn_[b] = t->second;
+      ++turning;
+    }
+  }
+  for (std::size_t p = 0; p < m_.size() && p < turns.op_holds.size(); ++p) {
+    if (turns.op_holds[p]) holding_ops_.push_back(p);
+  }
+  // A scan per turning call: leave traces too large for it as they were.
+  if (turning == 0 || turning * (holding_barriers_.size() + holding_ops_.size()) > 50'000'000) return;
+  turns_ = &turns;
+}
+
+// When barrier `b`'s call begins in this schedule (its previous call must have returned).
+Ns ScheduleRun::beganAt(std::size_t b) const {
+  const ScheduleModel::Barrier& barrier = m_.barriers_[b];
+  if (barrier.previous < 0) return host_start_[b];
+  return end_[m_.size() + static_cast<std::size_t>(barrier.previous)] + after_previous_[b];
+}
+
+// Whether another thread than barrier `b`'s has a holding call (HostTurns) in progress at `time`
+// in this schedule, begun no later and lasting at least 2 µs past it (scripts/lab_call_turns.py's
+// test): a holding blocking call, or a holding asynchronous call, its recorded call moved with its
+// op's release.
+bool ScheduleRun::besideHolder(std::size_t b, Ns time) const {
+  constexpr Ns kPast = 2'000;
+  const std::uint64_t thread = barrier_thread_[b];
+  const std::size_t n = m_.size();
+  for (const std::size_t o : holding_barriers_) {
+    if (o == b || barrier_thread_[o] == thread) continue;
+    const std::int64_t previous = m_.barriers_[o].previous;
+    if (previous >= 0 && !finished_[n + static_cast<std::size_t>(previous)]) continue;
+    if (beganAt(o) > time) continue;
+    if (started_[n + o] && end_[n + o] <= time + kPast) continue;
+    return true;
+  }
+  for (const std::size_t p : holding_ops_) {
+    if (turns_->op_thread[p] == thread) continue;
+    const Ns release = releaseOf(p);
+    if (release == std::numeric_limits<Ns>::min()) continue;  // its thread has not got to it
+    const Ns ends = release + (turns_->op_call_end[p] - m_.release_[p]);
+    // It holds others for its last turn only: the rest of a long call was itself held (a launch
+    // that waited in the driver behind another thread's call, lab g000188's held 3-4 ms).
+    const Ns begins = std::max(release + (turns_->op_call_start[p] - m_.release_[p]), ends - kScheduledTurnNs);
+    if (begins <= time && ends > time + kPast) return true;
+  }
+  return false;
 }
 
 Ns ScheduleRun::run() {
@@ -1597,6 +1706,68 @@ Ns ScheduleModel::savingWithout(const std::vector<OrderEdge>& kept,
   std::vector<OrderEdge> all = kept;
   all.insert(all.end(), removed.begin(), removed.end());
   return std::max<Ns>(0, span(all) - span(kept));
+}
+
+bool addTurnsBeside(const HostTimeline& host, const HostTurns& turns, const ScheduledHost& times,
+                    const std::vector<BusyCall>& busy, std::vector<std::uint8_t>& candidate,
+                    std::vector<CallChange>& changed, std::vector<Ns>& earlier) {
+  constexpr Ns kPast = 2'000;
+  if (busy.empty()) return false;
+  const std::size_t n = times.release.size();
+  std::vector<Ns> delay(n, 0);
+  bool any = false;
+  for (std::size_t p = 0; p < n && p < candidate.size(); ++p) {
+    if (!candidate[p] || times.release[p] == std::numeric_limits<Ns>::min()) continue;
+    const Ns took = turns.op_call_end[p] - turns.op_call_start[p];
+    if (took >= kScheduledTurnNs) continue;
+    const Ns begins = times.release[p] + (turns.op_call_start[p] - times.recorded_release[p]);
+    for (const BusyCall& b : busy) {
+      if (b.thread == turns.op_thread[p] || b.begin > begins || b.end <= begins + kPast) continue;
+      delay[p] = kScheduledTurnNs - took;
+      candidate[p] = 0;  // one turn per call
+      any = true;
+      break;
+    }
+  }
+  if (!any) return false;
+  if (earlier.empty()) earlier.assign(n, 0);
+  // Per (barrier its launch followed, thread): the ops in call order; each moves by the delays
+  // of its thread's calls since that barrier, its own included.
+  std::map<std::pair<std::int64_t, std::uint64_t>, std::vector<std::pair<Ns, std::size_t>>> after;
+  for (std::size_t p = 0; p < n && p < host.barrier_of.size(); ++p) {
+    if (turns.op_thread[p] == 0) continue;
+    after[{host.barrier_of[p], turns.op_thread[p]}].push_back({turns.op_call_start[p], p});
+  }
+  std::map<std::pair<std::int64_t, std::uint64_t>, Ns> next_barrier;
+  for (auto& [key, ops] : after) {
+    std::sort(ops.begin(), ops.end());
+    Ns acc = 0;
+    for (const auto& [start, p] : ops) {
+      acc += delay[p];
+      earlier[p] -= acc;
+    }
+    if (acc > 0) next_barrier[key] = acc;
+  }
+  for (const HostBarrier& barrier : host.barriers) {
+    const auto th = turns.call_thread.find(barrier.call);
+    if (th == turns.call_thread.end()) continue;
+    const auto it = next_barrier.find({barrier.previous, th->second});
+    if (it == next_barrier.end()) continue;
+    const auto same = [&](const CallChange& c) { return c.call == barrier.call; };
+    const auto c = std::find_if(changed.begin(), changed.end(), same);
+    if (c != changed.end()) {
+      c->earlier -= it->second;
+    } else {
+      changed.push_back({barrier.call, true, barrier.own, -it->second});
+    }
+  }
+  return true;
+}
+
+Ns spanWithTurns(const ScheduleModel& model, const HostTurns& turns, const std::vector<OrderEdge>& edges,
+                 const std::vector<Ns>& earlier, const std::vector<FasterOp>& faster,
+                 const std::vector<CallChange>& changed, ScheduledHost* times) {
+  return ScheduleRun::spanWithTurns(model, turns, edges, earlier, faster, changed, times);
 }
 
 }  // namespace cuoverlap::diagnosis

@@ -5,6 +5,7 @@
 #include <limits>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "cuoverlap/intervals.h"
@@ -20,6 +21,7 @@
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/rules/staging_holds.h"
 #include "diagnosis/schedule_estimate.h"
+#include "diagnosis/schedule_turns.h"
 #include "diagnosis/stream_waits.h"
 #include "diagnosis/thread_launches.h"
 
@@ -404,7 +406,7 @@ std::vector<CallChange> changedCalls(const DeviceView& view, const HostTimeline&
                                      ApiKind sync_kind, const std::vector<Moved>& moved,
                                      const ReleasedCopies& released,
                                      const std::vector<std::size_t>& legacy_calls,
-                                     const std::vector<OrderEdge>& recorded) {
+                                     const std::vector<OrderEdge>& recorded, std::size_t& converted) {
   std::vector<CallChange> changed;
   // Per moved op: the latest end of the ops the trace ordered it after besides its stream's
   // previous one (the legacy stream's barriers, stream waits).
@@ -451,6 +453,7 @@ std::vector<CallChange> changedCalls(const DeviceView& view, const HostTimeline&
     }
     changed.push_back({barrier.call, false, own});
   }
+  converted = changed.size();
   const auto callsOf = [&](const std::vector<LegacyOp>& copies) {
     std::vector<std::size_t> calls;
     for (const LegacyOp& x : copies) calls.push_back(*view.launchCall(view.op(view.ops()[x.position])));
@@ -466,6 +469,66 @@ std::vector<CallChange> changedCalls(const DeviceView& view, const HostTimeline&
     if (std::none_of(changed.begin(), changed.end(), same)) changed.push_back(c);
   }
   return changed;
+}
+
+// Who is beside whom in the fixed schedule (schedule_turns.h): the converted calls (the first
+// `converted` of `changed`) take a turn, at most their recorded time, where the schedule begins
+// them while another thread's call to the legacy stream is in progress. As recorded they waited
+// for the device inside a synchronous call; issued asynchronously they run beside the other
+// threads' calls the fix keeps on the legacy stream (lab g000009: a worker's uploads moved to a
+// created stream took turns call by call with another worker's legacy-stream copies, 20-30 µs a
+// call, in the fixed program).
+HostTurns hostTurns(const DeviceView& view, const HostTimeline& host, const std::vector<Moved>& moved,
+                    const std::vector<std::uint64_t>& lanes, const std::vector<CallChange>& changed,
+                    std::size_t converted, const std::vector<HostTimeGiven>& given) {
+  HostTurns turns;
+  if (converted == 0) return turns;
+  // A call the fix no longer holds in the driver returns that much sooner (its op's release moves
+  // with it): it is in progress from its start for its recorded time less that.
+  std::unordered_map<std::size_t, Ns> given_in_call;
+  for (const HostTimeGiven& g : given) {
+    if (g.in_call && g.amount > 0) given_in_call[g.call] += g.amount;
+  }
+  const std::size_t n = view.ops().size();
+  std::unordered_set<std::uint64_t> legacy_streams;
+  for (std::size_t p = 0; p < n; ++p) {
+    if (view.onLegacyDefaultStreamAt(p)) legacy_streams.insert(DeviceView::streamKey(view.op(view.ops()[p])));
+  }
+  if (legacy_streams.empty()) return turns;
+  turns.op_thread.assign(n, 0);
+  turns.op_holds.assign(n, 0);
+  turns.op_call_start.assign(n, 0);
+  turns.op_call_end.assign(n, 0);
+  std::unordered_map<std::size_t, std::uint8_t> legacy_call;  // launch call -> its op stays legacy
+  for (std::size_t p = 0; p < n; ++p) {
+    const auto call = view.launchCall(view.op(view.ops()[p]));
+    if (!call) continue;
+    const RuntimeCall& c = view.call(*call);
+    turns.op_thread[p] = threadKey(c);
+    const auto g = given_in_call.find(*call);
+    turns.op_call_start[p] = std::min(c.end, c.start + (g != given_in_call.end() ? g->second : 0));
+    turns.op_call_end[p] = c.end;
+    const bool legacy = legacy_streams.count(lanes[p]) != 0;
+    legacy_call[*call] = legacy ? 1 : 0;
+    const ApiKind kind = view.callKind(*call);
+    const bool blocking = moved[p] == Moved::kNo && (kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync);
+    turns.op_holds[p] = legacy && !blocking ? 1 : 0;
+  }
+  for (const HostBarrier& barrier : host.barriers) {
+    turns.call_thread[barrier.call] = threadKey(view.call(barrier.call));
+    const auto it = legacy_call.find(barrier.call);
+    turns.call_holds[barrier.call] = it != legacy_call.end() ? it->second : 0;
+  }
+  for (std::size_t k = 0; k < converted; ++k) {
+    // Copies only: a memset call takes 10-35 µs alone in the fixed programs' own traces
+    // (/work/vtraces14, async-memset runs), about a turn already, and beside another thread's
+    // legacy call no longer (g000235: 17.4 µs, 3 calls).
+    if (view.callKind(changed[k].call) != ApiKind::kMemcpySync) continue;
+    const RuntimeCall& c = view.call(changed[k].call);
+    const Ns turn = std::min(c.end - c.start, kScheduledTurnNs);
+    if (turn > changed[k].own) turns.turn[changed[k].call] = turn;
+  }
+  return turns;
 }
 
 // A kernel launch is asynchronous: its op cannot run before the call submits it, so a launch
@@ -524,7 +587,10 @@ std::optional<Ns> asynchronousFixSaving(const DeviceView& view, ApiKind sync_kin
   const std::vector<std::size_t> legacy_calls =
       released.kept.empty() ? std::vector<std::size_t>{} : legacyLaunchCalls(view);
   const std::vector<HostTimeGiven> given = timeGivenBack(view, released, legacy_calls);
-  std::vector<CallChange> changed = changedCalls(view, fixed_host, sync_kind, moved, released, legacy_calls, recorded);
+  std::size_t converted = 0;
+  std::vector<CallChange> changed =
+      changedCalls(view, fixed_host, sync_kind, moved, released, legacy_calls, recorded, converted);
+  const HostTurns turns = hostTurns(view, fixed_host, moved, lanes, changed, converted, given);
   barriersGivenBack(view, given, fixed_host, changed);
   // A legacy-stream call held in the driver behind other threads' staged pageable copies
   // (staging_holds.h) waited for them as recorded. The fix keeps that hold only where it keeps
@@ -542,7 +608,7 @@ std::optional<Ns> asynchronousFixSaving(const DeviceView& view, ApiKind sync_kin
   const Ns before = before_model.span(before_edges);
   std::vector<Ns> earlier = hostTimeGivenBack(view, given, fixed_host);
   launchesHeldBeforeSubmitting(view, given, earlier);
-  return std::max<Ns>(0, before - fixed.span(kept, earlier, {}, changed));
+  return std::max<Ns>(0, before - spanWithTurns(fixed, turns, kept, earlier, {}, changed));
 }
 
 void estimateAsynchronousFix(const DeviceView& view, ApiKind sync_kind, FindingBuilder& builder) {

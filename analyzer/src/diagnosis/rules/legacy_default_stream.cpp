@@ -40,6 +40,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -51,6 +52,7 @@
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/rules/staging_holds.h"
 #include "diagnosis/schedule_estimate.h"
+#include "diagnosis/schedule_turns.h"
 #include "diagnosis/stream_waits.h"
 
 namespace cuoverlap::diagnosis {
@@ -347,7 +349,69 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
   withLegacyLaunchCost(view, legacy, given);
   std::vector<CallChange> changed = contendedBarriers(view, own);
   barriersGivenBack(view, given, own, changed);
-  return std::max<Ns>(0, before - fixed.span(kept, hostTimeGivenBack(view, given, own), {}, changed));
+  std::vector<Ns> earlier = hostTimeGivenBack(view, given, own);
+  // Turns in the fixed schedule (schedule_turns.h): the synchronous copies left on the legacy
+  // stream still hold the context while in progress, and another thread's asynchronous call,
+  // now to its own stream, that the schedule begins meanwhile takes a turn (lab g000009's
+  // own-streams run: such calls took 29.9 µs, median of 66, against 4.9 alone; g000235's 36.3 of
+  // 437 against 6.9).
+  HostTurns turns;
+  const std::size_t n = view.ops().size();
+  turns.op_thread.assign(n, 0);
+  turns.op_call_start.assign(n, 0);
+  turns.op_call_end.assign(n, 0);
+  std::vector<std::uint8_t> candidate(n, 0);
+  std::unordered_map<std::size_t, Ns> given_in_call;
+  for (const HostTimeGiven& g : given) {
+    if (g.in_call && g.amount > 0) given_in_call[g.call] += g.amount;
+  }
+  for (std::size_t p = 0; p < n; ++p) {
+    const auto call = view.launchCall(view.op(view.ops()[p]));
+    if (!call) continue;
+    const RuntimeCall& c = view.call(*call);
+    turns.op_thread[p] = threadKey(c);
+    const auto g = given_in_call.find(*call);
+    turns.op_call_start[p] = std::min(c.end, c.start + (g != given_in_call.end() ? g->second : 0));
+    turns.op_call_end[p] = c.end;
+    candidate[p] = moved[p] ? 1 : 0;
+  }
+  for (const HostBarrier& barrier : own.barriers) turns.call_thread[barrier.call] = threadKey(view.call(barrier.call));
+  // The synchronous copies left on the legacy stream take a turn where the schedule begins them
+  // beside another thread's call now to its own stream (a legacy call beside a created-stream
+  // call: 22.3 µs, median, in the corpus traces; scripts/lab_call_turns.py). Synchronous memsets
+  // hold nothing: in g000360's own-streams run the other threads' calls beside them took 4-8 µs.
+  turns.op_holds = candidate;
+  for (const LegacyOp& x : legacy) {
+    if (!x.synchronous) continue;
+    const auto call = view.launchCall(view.op(view.ops()[x.position]));
+    if (!call || view.callKind(*call) != ApiKind::kMemcpySync) continue;
+    const RuntimeCall& c = view.call(*call);
+    turns.turn[*call] = std::min(c.end - c.start, kScheduledTurnNs);
+  }
+  ScheduledHost times;
+  Ns after = spanWithTurns(fixed, turns, kept, earlier, {}, changed, &times);
+  if (turns.turn.empty()) return std::max<Ns>(0, before - after);
+  // And the other way: an asynchronous call begun while a synchronous legacy call is in progress
+  // takes a turn; the later calls of its thread move with it, which can put other calls beside a
+  // synchronous one, so until no call is added (each call takes one turn at most; the lab's
+  // programs settle in two rounds).
+  constexpr int kTurnRounds = 4;
+  const auto synchronousCalls = [&] {
+    std::vector<BusyCall> busy;
+    for (const LegacyOp& x : legacy) {
+      if (!x.synchronous) continue;
+      const auto call = view.launchCall(view.op(view.ops()[x.position]));
+      if (!call || view.callKind(*call) != ApiKind::kMemcpySync) continue;
+      const auto t = times.call.find(*call);
+      if (t != times.call.end()) busy.push_back({t->second.first, t->second.second, x.thread});
+    }
+    return busy;
+  };
+  for (int round = 0; round < kTurnRounds; ++round) {
+    if (!addTurnsBeside(own, turns, times, synchronousCalls(), candidate, changed, earlier)) break;
+    after = spanWithTurns(fixed, turns, kept, earlier, {}, changed, &times);
+  }
+  return std::max<Ns>(0, before - after);
 }
 
 // The thread (pid << 32 | tid) that launched each op of the view, 0 without a launch call.

@@ -1,0 +1,78 @@
+// Turns on the legacy stream in a what-if's own schedule (docs/findings.md, blocking-sync-call's
+// lab25-g9 and lab26-g9b paragraphs). A host call (a small pinned cudaMemcpyAsync, a launch)
+// takes about 4-6 µs alone or beside other threads' calls to created streams, but about one turn
+// (kLegacyTurnNs, 22-27 µs measured over the lab's traces, scripts/lab_call_turns.py) when another
+// thread's call to the legacy stream is in progress as it begins: the driver orders a legacy-stream
+// op after every blocking stream of the context, and the threads' calls alternate. A fix that moves
+// one thread's calls off the legacy stream while another thread stays on it makes calls contended
+// that were not as recorded (their thread waited in a synchronous call instead), so whether a call
+// is beside a legacy call must be read from the what-if's schedule, not the recorded overlaps.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "diagnosis/schedule_estimate.h"
+
+namespace cuoverlap::diagnosis {
+
+// One turn on the legacy stream between threads (pageable_memcpy.cpp's kLegacyTurnNs).
+inline constexpr Ns kScheduledTurnNs = 24'000;
+
+// What the schedule needs to tell who is beside whom.
+struct HostTurns {
+  // Per position of view.ops(): the thread that launched it (0: unknown), whether its launch call
+  // is an asynchronous call that holds other threads' calls while in progress in the what-if (one
+  // to the legacy stream where the fix keeps calls to created streams, one to a created stream
+  // where it keeps synchronous calls on the legacy stream), and that call's start (less the time
+  // the fix no longer holds it in the driver) and end as recorded: the what-if moves them with
+  // the op's release. A held call holds others for its last turn only.
+  std::vector<std::uint64_t> op_thread;
+  std::vector<std::uint8_t> op_holds;
+  std::vector<Ns> op_call_start;
+  std::vector<Ns> op_call_end;
+  // Blocking calls (Trace::runtime_calls index) of the host timeline: their thread, and whether
+  // they hold other threads' calls while in progress (a synchronous legacy-stream call).
+  std::unordered_map<std::size_t, std::uint64_t> call_thread;
+  std::unordered_map<std::size_t, std::uint8_t> call_holds;
+  // Blocking calls that take a turn where the schedule begins them while another thread's
+  // holding call is in progress (begun no later, lasting 2 µs past it): the time they then take
+  // at least.
+  std::unordered_map<std::size_t, Ns> turn;
+};
+
+// When a schedule ran the host: per position the op's release (the minimum of Ns where it has
+// none), per blocking call (Trace::runtime_calls index) when it began and returned.
+struct ScheduledHost {
+  std::vector<Ns> release;
+  std::vector<Ns> recorded_release;  // per position: the model's release as recorded
+  std::unordered_map<std::size_t, std::pair<Ns, Ns>> call;
+};
+
+// ScheduleModel::span(edges, earlier, faster, changed) with the calls of `turns.turn` taking
+// their turn where the schedule begins them beside another thread's legacy-stream call; with
+// `times`, when that schedule ran the host.
+Ns spanWithTurns(const ScheduleModel& model, const HostTurns& turns, const std::vector<OrderEdge>& edges,
+                 const std::vector<Ns>& earlier, const std::vector<FasterOp>& faster,
+                 const std::vector<CallChange>& changed, ScheduledHost* times = nullptr);
+
+// A call in progress in a schedule: [begin, end) of `thread`.
+struct BusyCall {
+  Ns begin = 0;
+  Ns end = 0;
+  std::uint64_t thread = 0;
+};
+
+// The asynchronous calls of `candidate` (per position) that the schedule `times` begins while
+// another thread's call of `busy` is in progress (begun no later, lasting 2 µs past it) take a
+// turn (kScheduledTurnNs) where their call (turns.op_call_start/end) took less: their thread's
+// later calls up to its next blocking call, and that call, move by what the turn adds. Adds the
+// delays to `earlier` (negative: later; sized to the ops where empty) and `changed`; returns
+// whether there were any.
+bool addTurnsBeside(const HostTimeline& host, const HostTurns& turns, const ScheduledHost& times,
+                    const std::vector<BusyCall>& busy, std::vector<std::uint8_t>& candidate,
+                    std::vector<CallChange>& changed, std::vector<Ns>& earlier);
+
+}  // namespace cuoverlap::diagnosis
