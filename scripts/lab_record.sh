@@ -4,7 +4,8 @@
 # REPS times, interleaved) and collect everything into OUT_DIR/corpus (docs/lab.md):
 # manifest.json, the trimmed batch traces, programs.jsonl.gz. Log: OUT_DIR/lab_record.log.
 #   Usage: scripts/lab_record.sh OUT_DIR [PROGRAM_COUNT (320)] [SEED (1)]
-#   Env: PROGRAMS=FILE (record these corpus lines instead of generating), BUILD_DIR (build-gpu), REPS (15), BATCH (50 programs), BATCH_TIMEOUT (240 s per batch),
+#   Env: PROGRAMS=FILE (record these corpus lines instead of generating; a .gz file too, such as a
+#        corpus's programs.jsonl.gz to record that corpus again), BUILD_DIR (build-gpu), REPS (15), BATCH (50 programs), BATCH_TIMEOUT (240 s per batch),
 #        SKIP_BUILD=1 (use what BUILD_DIR holds), VARIANT_TRACES=1 (also OUT_DIR/variants: every variant's
 #        median run, for scripts/lab_variant_ops.py)
 set -uo pipefail
@@ -37,7 +38,11 @@ log "machine: ${machine:-unknown}"
 
 if [ -n "${PROGRAMS:-}" ]; then
   log "programs from $PROGRAMS"
-  cp "$PROGRAMS" "$out/programs.jsonl" || exit 1
+  # A corpus's own programs.jsonl.gz records it again (a replica: docs/lab.md).
+  case "$PROGRAMS" in
+    *.gz) gzip -dc "$PROGRAMS" > "$out/programs.jsonl" || exit 1 ;;
+    *) cp "$PROGRAMS" "$out/programs.jsonl" || exit 1 ;;
+  esac
 else
   log "generate $count programs, seed $seed"
   (cd workloads/lab && python3 -m labgen generate --seed "$seed" --count "$count" --out "$out/programs.jsonl") \
