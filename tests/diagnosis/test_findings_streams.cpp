@@ -1056,39 +1056,48 @@ TEST_CASE("legacy-default-stream: a call held by another thread's cudaMemcpy kee
 TEST_CASE("legacy-default-stream: a call begun beside a synchronous legacy call in the fixed schedule takes a turn") {
   // Thread 1 runs a kernel on blocking stream 14 (5-150) and copies its input for the next step
   // with a cudaMemcpy to the legacy stream (call 4-200, copy 151-190: the barrier orders it after
-  // the kernel). Meanwhile thread 2 launches three 100 µs kernels to the legacy stream (calls
-  // 20-25, 26-31, 32-37), which queue behind the copy (191-291, 292-392, 393-493). With a stream
-  // per thread thread 2's kernels no longer wait for thread 1's work, but the copy's call stays on
-  // the legacy stream: thread 2's launches, now to a created stream, begin while it is in
-  // progress and each takes a turn (24 µs, not the 5 they took as legacy calls inside thread 1's
-  // call, less the 0.2 µs a legacy launch costs more; lab g000009's own-streams run: 29.9 µs,
-  // median of 66, against 4.9 alone). The first one's 19.2 µs more delays thread 2's kernels,
-  // which end the span; the later launches' turns are hidden behind the kernels queued on their
-  // stream: the fix saves 146 µs, 165.2 without the turns. Where thread 1 copies to its stream 14
-  // instead (no synchronous call is left on the legacy stream), the launches keep their time and
-  // the fix saves 166.2 µs.
-  for (const bool legacy : {true, false}) {
-    INFO("thread 1 copies to " << (legacy ? "the legacy stream" : "its own stream"));
+  // the kernel). Thread 2 launches three 100 µs kernels to the legacy stream, which queue behind
+  // the copy (191-291, 292-392, 393-493). With a stream per thread thread 2's kernels no longer
+  // wait for thread 1's work, but the copy's call stays on the legacy stream and holds other
+  // threads' calls while it is submitted and copies: its last 50 µs, what it took after the
+  // kernel it waited for ended (lab g000009's own-streams run: calls beside it 29.9 µs, median
+  // of 66, against 4.9 alone); not while it waits for the kernel on stream 14, as a stream
+  // synchronize holds nothing (the lab's fixed runs: 4.6 µs, median of 229, in g000183's). Begun
+  // early (calls 20-25, 26-31, 32-37, while the copy waits for the kernel), thread 2's launches
+  // keep their time (5 µs, less the 0.2 µs a legacy launch costs more): the fix saves 165.2 µs.
+  // Begun late (calls 160-165, 166-171, 172-177), the first two take a turn each (24 µs): their
+  // kernels, which end the span, start later, and the fix saves 6 µs, 26.2 without the turns, as
+  // where thread 1 copies to its stream 14 instead (no synchronous call is left on the legacy
+  // stream).
+  struct Case {
+    bool legacy;
+    Ns first_launch;
+    Ns saving;
+  };
+  for (const Case c : {Case{true, 160, 6'000}, Case{true, 20, 165'200}, Case{false, 160, 26'200}}) {
+    INFO("thread 1 copies to " << (c.legacy ? "the legacy stream" : "its own stream") << ", thread 2 launches from "
+                               << c.first_launch << " us");
     TraceBuilder b;
     auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
     b.launch(14, 0, 3, 5, 150);
     onThread(1);
-    b.copyCall("cudaMemcpy_v3020", legacy ? kNullStream : 14u, 4, 200, 151, 190, CopyKind::kHtoD);
+    b.copyCall("cudaMemcpy_v3020", c.legacy ? kNullStream : 14u, 4, 200, 151, 190, CopyKind::kHtoD);
     onThread(1);
-    b.launch(kNullStream, 20, 25, 191, 291);
+    const Ns t = c.first_launch;
+    b.launch(kNullStream, t, t + 5, 191, 291);
     onThread(2);
-    b.launch(kNullStream, 26, 31, 292, 392);
+    b.launch(kNullStream, t + 6, t + 11, 292, 392);
     onThread(2);
-    b.launch(kNullStream, 32, 37, 393, 493);
+    b.launch(kNullStream, t + 12, t + 17, 393, 493);
     onThread(2);
-    b.call("cudaStreamSynchronize_v3020", 38, 494);
+    b.call("cudaStreamSynchronize_v3020", t + 18, 494);
     onThread(2);
     const auto findings = findingsOf(b.build());
     const Finding* f = findingById(findings, "legacy-default-stream");
     REQUIRE(f != nullptr);
     REQUIRE(!f->fixes.empty());
     CHECK(f->fixes[0].fix == "own-streams");
-    CHECK(f->fixes[0].saving_ns == (legacy ? 146'000 : 166'200));
+    CHECK(f->fixes[0].saving_ns == c.saving);
   }
 }
 

@@ -68,6 +68,10 @@ class ScheduleRun {
     times.release.assign(n, std::numeric_limits<Ns>::min());
     for (std::size_t p = 0; p < n; ++p) times.release[p] = releaseOf(p);
     times.recorded_release = m_.release_;
+    times.op_end.assign(n, std::numeric_limits<Ns>::min());
+    for (std::size_t p = 0; p < n; ++p) {
+      if (finished_[p]) times.op_end[p] = end_[p];
+    }
     for (std::size_t b = 0; b < m_.barriers_.size(); ++b) {
       if (!finished_[n + b]) continue;
       times.call[m_.barriers_[b].call] = {beganAt(b), end_[n + b]};

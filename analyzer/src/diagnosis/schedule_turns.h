@@ -48,6 +48,7 @@ struct HostTurns {
 struct ScheduledHost {
   std::vector<Ns> release;
   std::vector<Ns> recorded_release;  // per position: the model's release as recorded
+  std::vector<Ns> op_end;            // per position: when the op ended (the minimum of Ns: not run)
   std::unordered_map<std::size_t, std::pair<Ns, Ns>> call;
 };
 
