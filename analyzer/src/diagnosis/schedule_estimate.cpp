@@ -1047,7 +1047,7 @@ bool ScheduleRun::besideHolder(std::size_t b, Ns time) const {
     const Ns ends = release + (turns_->op_call_end[p] - m_.release_[p]);
     // It holds others for its last turn only: the rest of a long call was itself held (a launch
     // that waited in the driver behind another thread's call, lab g000188's held 3-4 ms).
-    const Ns begins = std::max(release + (turns_->op_call_start[p] - m_.release_[p]), ends - kScheduledTurnNs);
+    const Ns begins = std::max(release + (turns_->op_call_start[p] - m_.release_[p]), ends - kLegacyTurnNs);
     if (begins <= time && ends > time + kPast) return true;
   }
   return false;
@@ -1712,6 +1712,26 @@ Ns ScheduleModel::savingWithout(const std::vector<OrderEdge>& kept,
   return std::max<Ns>(0, span(all) - span(kept));
 }
 
+void recordLaunchCalls(const DeviceView& view, const std::vector<HostTimeGiven>& given, HostTurns& turns) {
+  const std::size_t n = view.ops().size();
+  turns.op_thread.assign(n, 0);
+  turns.op_call_start.assign(n, 0);
+  turns.op_call_end.assign(n, 0);
+  std::unordered_map<std::size_t, Ns> given_in_call;
+  for (const HostTimeGiven& g : given) {
+    if (g.in_call && g.amount > 0) given_in_call[g.call] += g.amount;
+  }
+  for (std::size_t p = 0; p < n; ++p) {
+    const auto call = view.launchCall(view.op(view.ops()[p]));
+    if (!call) continue;
+    const RuntimeCall& c = view.call(*call);
+    turns.op_thread[p] = threadKey(c);
+    const auto g = given_in_call.find(*call);
+    turns.op_call_start[p] = std::min(c.end, c.start + (g != given_in_call.end() ? g->second : 0));
+    turns.op_call_end[p] = c.end;
+  }
+}
+
 bool addTurnsBeside(const HostTimeline& host, const HostTurns& turns, const ScheduledHost& times,
                     const std::vector<BusyCall>& busy, std::vector<std::uint8_t>& candidate,
                     std::vector<CallChange>& changed, std::vector<Ns>& earlier) {
@@ -1723,11 +1743,11 @@ bool addTurnsBeside(const HostTimeline& host, const HostTurns& turns, const Sche
   for (std::size_t p = 0; p < n && p < candidate.size(); ++p) {
     if (!candidate[p] || times.release[p] == std::numeric_limits<Ns>::min()) continue;
     const Ns took = turns.op_call_end[p] - turns.op_call_start[p];
-    if (took >= kScheduledTurnNs) continue;
+    if (took >= kLegacyTurnNs) continue;
     const Ns begins = times.release[p] + (turns.op_call_start[p] - times.recorded_release[p]);
     for (const BusyCall& b : busy) {
       if (b.thread == turns.op_thread[p] || b.begin > begins || b.end <= begins + kPast) continue;
-      delay[p] = kScheduledTurnNs - took;
+      delay[p] = kLegacyTurnNs - took;
       candidate[p] = 0;  // one turn per call
       any = true;
       break;

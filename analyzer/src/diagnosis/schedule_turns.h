@@ -14,12 +14,21 @@
 #include <utility>
 #include <vector>
 
+#include "diagnosis/host_time_given.h"
 #include "diagnosis/schedule_estimate.h"
 
 namespace cuoverlap::diagnosis {
 
-// One turn on the legacy stream between threads (pageable_memcpy.cpp's kLegacyTurnNs).
-inline constexpr Ns kScheduledTurnNs = 24'000;
+// One turn on the legacy stream between threads: how long a pinned cudaMemcpyAsync to a created
+// stream takes while another thread issues asynchronous calls to the legacy default stream beside
+// it (the driver orders each legacy-stream op after every blocking stream of the context, and the
+// two threads' calls take turns, each call lasting about one turn whatever its memory). The lab's
+// H100 pinned runs (the fixed programs' own traces, pin-host of the `threads` programs): such calls
+// took 21-29 us (median per program; g000108 21.1, g000235 23.2, g000304 23.9, g000359 24.7,
+// g000045 25.2, g000308 29.3; 24 the median of those) against 3-10 us for the same programs'
+// pinned calls that overlapped none; legacy-default-stream's g000360 about 25 us. A call that
+// took less as recorded keeps its time.
+inline constexpr Ns kLegacyTurnNs = 24'000;
 
 // What the schedule needs to tell who is beside whom.
 struct HostTurns {
@@ -52,6 +61,11 @@ struct ScheduledHost {
   std::unordered_map<std::size_t, std::pair<Ns, Ns>> call;
 };
 
+// Sizes turns.op_thread, op_call_start and op_call_end to the ops and fills them for each op with
+// a launch call: its thread, its call's start less the time the fix gives back inside the call
+// (`given`: held in the driver; never past its end) and its end, as recorded.
+void recordLaunchCalls(const DeviceView& view, const std::vector<HostTimeGiven>& given, HostTurns& turns);
+
 // ScheduleModel::span(edges, earlier, faster, changed) with the calls of `turns.turn` taking
 // their turn where the schedule begins them beside another thread's legacy-stream call; with
 // `times`, when that schedule ran the host.
@@ -68,7 +82,7 @@ struct BusyCall {
 
 // The asynchronous calls of `candidate` (per position) that the schedule `times` begins while
 // another thread's call of `busy` is in progress (begun no later, lasting 2 µs past it) take a
-// turn (kScheduledTurnNs) where their call (turns.op_call_start/end) took less: their thread's
+// turn (kLegacyTurnNs) where their call (turns.op_call_start/end) took less: their thread's
 // later calls up to its next blocking call, and that call, move by what the turn adds. Adds the
 // delays to `earlier` (negative: later; sized to the ops where empty) and `changed`; returns
 // whether there were any.

@@ -483,31 +483,20 @@ HostTurns hostTurns(const DeviceView& view, const HostTimeline& host, const std:
                     std::size_t converted, const std::vector<HostTimeGiven>& given) {
   HostTurns turns;
   if (converted == 0) return turns;
-  // A call the fix no longer holds in the driver returns that much sooner (its op's release moves
-  // with it): it is in progress from its start for its recorded time less that.
-  std::unordered_map<std::size_t, Ns> given_in_call;
-  for (const HostTimeGiven& g : given) {
-    if (g.in_call && g.amount > 0) given_in_call[g.call] += g.amount;
-  }
   const std::size_t n = view.ops().size();
   std::unordered_set<std::uint64_t> legacy_streams;
   for (std::size_t p = 0; p < n; ++p) {
     if (view.onLegacyDefaultStreamAt(p)) legacy_streams.insert(DeviceView::streamKey(view.op(view.ops()[p])));
   }
   if (legacy_streams.empty()) return turns;
-  turns.op_thread.assign(n, 0);
+  // A call the fix no longer holds in the driver returns that much sooner (its op's release moves
+  // with it): it is in progress from its start for its recorded time less that.
+  recordLaunchCalls(view, given, turns);
   turns.op_holds.assign(n, 0);
-  turns.op_call_start.assign(n, 0);
-  turns.op_call_end.assign(n, 0);
   std::unordered_map<std::size_t, std::uint8_t> legacy_call;  // launch call -> its op stays legacy
   for (std::size_t p = 0; p < n; ++p) {
     const auto call = view.launchCall(view.op(view.ops()[p]));
     if (!call) continue;
-    const RuntimeCall& c = view.call(*call);
-    turns.op_thread[p] = threadKey(c);
-    const auto g = given_in_call.find(*call);
-    turns.op_call_start[p] = std::min(c.end, c.start + (g != given_in_call.end() ? g->second : 0));
-    turns.op_call_end[p] = c.end;
     const bool legacy = legacy_streams.count(lanes[p]) != 0;
     legacy_call[*call] = legacy ? 1 : 0;
     const ApiKind kind = view.callKind(*call);
@@ -525,7 +514,7 @@ HostTurns hostTurns(const DeviceView& view, const HostTimeline& host, const std:
     // legacy call no longer (g000235: 17.4 µs, 3 calls).
     if (view.callKind(changed[k].call) != ApiKind::kMemcpySync) continue;
     const RuntimeCall& c = view.call(changed[k].call);
-    const Ns turn = std::min(c.end - c.start, kScheduledTurnNs);
+    const Ns turn = std::min(c.end - c.start, kLegacyTurnNs);
     if (turn > changed[k].own) turns.turn[changed[k].call] = turn;
   }
   return turns;

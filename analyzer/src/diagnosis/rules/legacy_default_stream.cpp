@@ -330,7 +330,7 @@ BusyCall heldBySynchronousCopy(const DeviceView& view, const ScheduledHost& time
     if (ended != std::numeric_limits<Ns>::min() && ended > begin + kPast) return {begin, end, x.thread};
   }
   const ScopedOp& op = view.ops()[x.position];
-  return {std::max(begin, end - std::max(own, kScheduledTurnNs + (op.end - op.start))), end, x.thread};
+  return {std::max(begin, end - std::max(own, kLegacyTurnNs + (op.end - op.start))), end, x.thread};
 }
 
 // Per synchronous legacy op (by position): what its recorded call took after the last op of
@@ -418,23 +418,10 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
   // 437 against 6.9).
   HostTurns turns;
   const std::size_t n = view.ops().size();
-  turns.op_thread.assign(n, 0);
-  turns.op_call_start.assign(n, 0);
-  turns.op_call_end.assign(n, 0);
+  recordLaunchCalls(view, given, turns);
   std::vector<std::uint8_t> candidate(n, 0);
-  std::unordered_map<std::size_t, Ns> given_in_call;
-  for (const HostTimeGiven& g : given) {
-    if (g.in_call && g.amount > 0) given_in_call[g.call] += g.amount;
-  }
   for (std::size_t p = 0; p < n; ++p) {
-    const auto call = view.launchCall(view.op(view.ops()[p]));
-    if (!call) continue;
-    const RuntimeCall& c = view.call(*call);
-    turns.op_thread[p] = threadKey(c);
-    const auto g = given_in_call.find(*call);
-    turns.op_call_start[p] = std::min(c.end, c.start + (g != given_in_call.end() ? g->second : 0));
-    turns.op_call_end[p] = c.end;
-    candidate[p] = moved[p] ? 1 : 0;
+    if (view.launchCall(view.op(view.ops()[p]))) candidate[p] = moved[p] ? 1 : 0;
   }
   for (const HostBarrier& barrier : own.barriers) turns.call_thread[barrier.call] = threadKey(view.call(barrier.call));
   // The synchronous copies left on the legacy stream take a turn where the schedule begins them
@@ -447,7 +434,7 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
     const auto call = view.launchCall(view.op(view.ops()[x.position]));
     if (!call || view.callKind(*call) != ApiKind::kMemcpySync) continue;
     const RuntimeCall& c = view.call(*call);
-    turns.turn[*call] = std::min(c.end - c.start, kScheduledTurnNs);
+    turns.turn[*call] = std::min(c.end - c.start, kLegacyTurnNs);
   }
   ScheduledHost times;
   Ns after = spanWithTurns(fixed, turns, kept, earlier, {}, changed, &times);
@@ -644,25 +631,14 @@ Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy
   // lab26-g9b paragraph).
   const std::size_t n = view.ops().size();
   HostTurns turns;
-  turns.op_thread.assign(n, 0);
-  turns.op_call_start.assign(n, 0);
-  turns.op_call_end.assign(n, 0);
+  recordLaunchCalls(view, given, turns);
   std::vector<std::uint8_t> candidate(n, 0);
-  std::unordered_map<std::size_t, Ns> given_in_call;
-  for (const HostTimeGiven& g : given) {
-    if (g.in_call && g.amount > 0) given_in_call[g.call] += g.amount;
-  }
   const std::vector<std::size_t> pageable = pageableCopyCalls(view);
   std::vector<std::uint8_t> on_legacy(n, 0);
   for (const LegacyOp& x : legacy) on_legacy[x.position] = 1;
   for (std::size_t p = 0; p < n; ++p) {
     const auto call = view.launchCall(view.op(view.ops()[p]));
     if (!call) continue;
-    const RuntimeCall& c = view.call(*call);
-    turns.op_thread[p] = threadKey(c);
-    const auto g = given_in_call.find(*call);
-    turns.op_call_start[p] = std::min(c.end, c.start + (g != given_in_call.end() ? g->second : 0));
-    turns.op_call_end[p] = c.end;
     const ApiKind kind = view.callKind(*call);
     candidate[p] = !on_legacy[p] && kind != ApiKind::kMemcpySync && kind != ApiKind::kMemsetSync &&
                            !std::binary_search(pageable.begin(), pageable.end(), *call)
@@ -693,7 +669,7 @@ Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy
       if (times.release[p] == std::numeric_limits<Ns>::min()) continue;
       const Ns ends = times.release[p] + (turns.op_call_end[p] - times.recorded_release[p]);
       const Ns begins =
-          std::max(times.release[p] + (turns.op_call_start[p] - times.recorded_release[p]), ends - kScheduledTurnNs);
+          std::max(times.release[p] + (turns.op_call_start[p] - times.recorded_release[p]), ends - kLegacyTurnNs);
       busy.push_back({begins, ends, x.thread});
     }
     return busy;

@@ -49,6 +49,7 @@
 #include "diagnosis/rules/legacy_threads.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/rules/staging_holds.h"
+#include "diagnosis/schedule_turns.h"
 #include "diagnosis/thread_launches.h"
 
 namespace cuoverlap::diagnosis {
@@ -129,15 +130,8 @@ std::set<std::size_t> firstAsyncCopyCalls(const DeviceView& view) {
 // staged call holding the download (g000206: 0.2-1.2 ms): pinning still frees that.
 constexpr Ns kDownloadStartupNs = 20'000;
 
-// How long a pinned cudaMemcpyAsync to a created stream takes while another thread issues
-// asynchronous calls to the legacy default stream beside it: the driver orders each legacy-stream
-// op after every blocking stream of the context, and the two threads' calls take turns, each call
-// lasting about one turn whatever its memory. The lab's H100 pinned runs (the fixed programs' own
-// traces, pin-host of the `threads` programs): such calls took 21-29 us (median per program;
-// g000108 21.1, g000235 23.2, g000304 23.9, g000359 24.7, g000045 25.2, g000308 29.3; 24 the
-// median of those) against 3-10 us for the same programs' pinned calls that overlapped none;
-// legacy-default-stream's g000360 about 25 us. A call that took less as recorded keeps its time.
-constexpr Ns kLegacyTurnNs = 24'000;
+// One turn on the legacy stream: kLegacyTurnNs (schedule_turns.h), measured on this rule's pinned
+// runs.
 
 // The asynchronous copy calls among `calls` (to a created stream) that overlapped, as recorded, an
 // asynchronous call of another thread that launched an op on the legacy default stream: pinned,
