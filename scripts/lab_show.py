@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""lab_show.py ID [--json] [--program]: analyze one lab program's kept baseline window and print its
-variants' savings. Run from a checkout root with build/cli/cuoverlap built."""
+"""lab_show.py ID [--json] [--program] [--corpus DIR]: analyze one lab program's kept baseline window
+and print its variants' savings. Run from a checkout root with build/cli/cuoverlap built. --corpus:
+another recording of a corpus (its manifest.json and traces; default tests/data/lab), e.g. the
+replica /work/rp21/rp_corpus/corpus."""
 import json, subprocess, sys, gzip, os, statistics
 root = os.getcwd()
 corpus = os.path.join(root, 'tests/data/lab')
+if '--corpus' in sys.argv:
+    corpus = sys.argv[sys.argv.index('--corpus') + 1]
 pid = sys.argv[1]
 m = json.load(open(os.path.join(corpus, 'manifest.json')))
 p = next(x for x in m['programs'] if x['id'] == pid)
