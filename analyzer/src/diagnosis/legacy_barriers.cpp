@@ -132,7 +132,7 @@ std::vector<std::int64_t> barrierClasses(const DeviceView& view, const std::vect
   return classes;
 }
 
-std::vector<Ns> barrierIssueTimes(const DeviceView& view, const std::vector<bool>& released) {
+BarrierIssue barrierIssueTimes(const DeviceView& view, const std::vector<bool>& released) {
   const auto& ops = view.ops();
   const std::size_t n = ops.size();
   std::vector<std::vector<std::size_t>> into(n);
@@ -144,7 +144,7 @@ std::vector<Ns> barrierIssueTimes(const DeviceView& view, const std::vector<bool
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return ops[a].start < ops[b].start; });
   std::vector<Ns> key(n, 0);
   std::vector<Ns> base(n, 0);
-  std::vector<Ns> pusher(n, -1);
+  std::vector<std::int64_t> pusher(n, -1);
   std::unordered_map<std::uint64_t, std::size_t> last_on_stream;
   for (const std::size_t pos : order) {
     const GpuOp& op = view.op(ops[pos]);
@@ -161,19 +161,17 @@ std::vector<Ns> barrierIssueTimes(const DeviceView& view, const std::vector<bool
     base[pos] = k;
     const auto [it, added] = last_on_stream.try_emplace(DeviceView::streamKey(op), pos);
     if (!added) {
-      if (key[it->second] > k) pusher[pos] = static_cast<Ns>(it->second);
+      if (key[it->second] > k) pusher[pos] = static_cast<std::int64_t>(it->second);
       k = std::max(k, key[it->second]);
       it->second = pos;
     }
     for (const std::size_t from : into[pos]) {
-      if (key[from] + 1 > k) pusher[pos] = static_cast<Ns>(from);
+      if (key[from] + 1 > k) pusher[pos] = static_cast<std::int64_t>(from);
       k = std::max(k, key[from] + 1);
     }
     key[pos] = k;
   }
-  key.insert(key.end(), base.begin(), base.end());
-  key.insert(key.end(), pusher.begin(), pusher.end());
-  return key;
+  return {std::move(key), std::move(base), std::move(pusher)};
 }
 
 void setBarrierLags(const DeviceView& view, std::vector<OrderEdge>& edges) {

@@ -42,15 +42,14 @@ std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vec
 std::vector<std::int64_t> barrierClasses(const DeviceView& view, const std::vector<std::uint64_t>& lane = {},
                                          const std::unordered_set<std::uint64_t>& created_blocking = {});
 
-// Per position, when the trace submitted the op as the legacy barrier ordered it: its launch
-// call's submission (submittedAt), never after the op started, never before its stream's previous
-// op's, and after the ops the recorded barrier ran before it (legacyBarrierEdges). An op without a
-// launch call: its start. The result holds three blocks of view.ops().size() entries each: those
-// keys; then each op's own submission before the stream and barrier order pushed it; then the
-// position of the op that pushed its key last (-1: none). withBarrierIssueOrder takes all three. `released` (per position; empty: none): an asynchronous call that
-// returned after its op began and was held in the driver behind another thread's call that the
-// fix makes return at once; it is keyed at its call's start (the fixed program no longer holds it).
-std::vector<Ns> barrierIssueTimes(const DeviceView& view, const std::vector<bool>& released = {});
+// When the trace submitted each op as the legacy barrier ordered it (schedule_estimate.h:
+// BarrierIssue): its launch call's submission (submittedAt), never after the op started, never
+// before its stream's previous op's, and after the ops the recorded barrier ran before it
+// (legacyBarrierEdges); an op without a launch call, its start. `released` (per position; empty:
+// none): an asynchronous call that returned after its op began and was held in the driver behind
+// another thread's call that the fix makes return at once; it is keyed at its call's start (the
+// fixed program no longer holds it).
+BarrierIssue barrierIssueTimes(const DeviceView& view, const std::vector<bool>& released = {});
 
 // The barrier hands off between streams the way an event wait does: the GPU's front end sees the
 // op waited for end and only then releases the op behind it, microseconds later (g000145: a

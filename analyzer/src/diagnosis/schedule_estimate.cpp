@@ -342,18 +342,17 @@ void ScheduleRun::addDynamic(std::size_t from, std::size_t to, Ns lag) {
 void ScheduleRun::issueOrdered(std::size_t pos, Ns released) {
   if (issue_release_.empty()) issue_release_.assign(m_.size(), std::numeric_limits<Ns>::min());
   issue_release_[pos] = released;
-  if (!m_.issue_key_.empty()) {
+  if (!m_.issue_.key.empty()) {
     // withBarrierIssueOrder: when the trace submitted it, less how much sooner than the reference
     // schedule the what-if releases it (never later: a what-if's own error does not reorder).
     const Ns reference = m_.reference_.empty() ? std::numeric_limits<Ns>::min() : m_.reference_[pos];
     const Ns sooner = reference == std::numeric_limits<Ns>::min() ? 0 : std::max<Ns>(0, reference - released);
-    const std::size_t n = m_.size();
-    Ns at = m_.issue_key_[pos] - sooner;
-    if (m_.issue_key_.size() >= 3 * n) {
+    Ns at = m_.issue_.key[pos] - sooner;
+    if (!m_.issue_.pusher.empty()) {
       // Its recorded key was pushed past an op the trace submitted before it: it follows that op
       // as the what-if issues it, never later than its own key, never before its own call.
-      const Ns own = m_.issue_key_[n + pos] - sooner;
-      const Ns pusher = m_.issue_key_[2 * n + pos];
+      const Ns own = m_.issue_.own[pos] - sooner;
+      const std::int64_t pusher = m_.issue_.pusher[pos];
       if (pusher >= 0 && own < at) {
         const auto q = static_cast<std::size_t>(pusher);
         if (issued_flag_[q]) {
@@ -376,7 +375,7 @@ void ScheduleRun::processIssues() {
     const auto [time, pos] = issues_.top();
     issues_.pop();
     if (!issued_flag_.empty() && issued_flag_[pos]) continue;  // issued already (a re-push)
-    if (!m_.issue_key_.empty()) {
+    if (!m_.issue_.key.empty()) {
       // Not before its thread's previous op (a thread issues its calls in order).
       const std::int64_t before = m_.thread_prev_[pos];
       if (before >= 0 && dyn_[static_cast<std::size_t>(before)] && !issued_flag_[static_cast<std::size_t>(before)]) {
@@ -1506,7 +1505,7 @@ ScheduleModel ScheduleModel::withIssueOrder() const {
 }
 
 ScheduleModel ScheduleModel::withBarrierIssueOrder(const std::vector<std::int64_t>& barrier,
-                                                   const std::vector<Ns>& issued,
+                                                   const BarrierIssue& issued,
                                                    const std::vector<Ns>& reference,
                                                    const std::vector<std::uint64_t>& lane) const {
   ScheduleModel changed = *this;
@@ -1531,8 +1530,12 @@ ScheduleModel ScheduleModel::withBarrierIssueOrder(const std::vector<std::int64_
   }
   changed.barrier_class_ = barrier;
   changed.barrier_class_.resize(size(), -1);
-  if (issued.size() >= size()) {
-    changed.issue_key_.assign(issued.begin(), issued.begin() + static_cast<std::ptrdiff_t>(std::min(issued.size(), 3 * size())));
+  if (issued.key.size() >= n) {
+    changed.issue_.key.assign(issued.key.begin(), issued.key.begin() + static_cast<std::ptrdiff_t>(n));
+    if (issued.own.size() >= n && issued.pusher.size() >= n) {
+      changed.issue_.own.assign(issued.own.begin(), issued.own.begin() + static_cast<std::ptrdiff_t>(n));
+      changed.issue_.pusher.assign(issued.pusher.begin(), issued.pusher.begin() + static_cast<std::ptrdiff_t>(n));
+    }
   }
   if (reference.size() >= size()) {
     changed.reference_.assign(reference.begin(), reference.begin() + static_cast<std::ptrdiff_t>(size()));
@@ -1551,7 +1554,7 @@ ScheduleModel ScheduleModel::withIssuedAt(const std::vector<std::pair<std::size_
   const std::size_t n = size();
   for (const auto& [p, at] : issued) {
     if (p < n) changed.issued_[p] = std::max(changed.issued_[p], at);
-    if (p < n && p < changed.issue_key_.size()) changed.issue_key_[p] = std::max(changed.issue_key_[p], at);
+    if (p < n && p < changed.issue_.key.size()) changed.issue_.key[p] = std::max(changed.issue_.key[p], at);
   }
   for (std::size_t p = 0; p < n; ++p) {
     const std::int64_t prev = stream_prev_[p];

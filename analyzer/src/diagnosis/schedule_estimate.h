@@ -141,6 +141,18 @@ Ns submittedAt(const DeviceView& view, std::size_t call, Ns op_start);
 // ScheduleModel of the view keeps; above span()), found once per view.
 const std::vector<OrderEdge>& engineHolds(const DeviceView& view);
 
+// When the trace submitted each op as the legacy barrier ordered it (legacy_barriers.h:
+// barrierIssueTimes), per position of view.ops(): `key`, its launch call's submission pushed
+// past its stream's previous op and the ops the recorded barrier ran before it; `own`, its own
+// submission before that push; `pusher`, the position of the op that pushed its key last (-1:
+// none). ScheduleModel::withBarrierIssueOrder takes it (`own` and `pusher` may be empty: no op
+// follows the op that pushed it).
+struct BarrierIssue {
+  std::vector<Ns> key;
+  std::vector<Ns> own;
+  std::vector<std::int64_t> pusher;
+};
+
 class ScheduleModel {
  public:
   explicit ScheduleModel(const DeviceView& view);
@@ -223,9 +235,9 @@ class ScheduleModel {
   // between a legacy and a blocking op of one context (legacyBarrierEdges: the recorded order)
   // are replaced by these, which take their lags (median per engine pair). A thread that a fix
   // lets submit its legacy-stream work sooner gets it ordered before another thread's work issued
-  // later. `issued` (per position; empty: the launch calls' start) is when the trace submitted
-  // each op (legacy_barriers.h: barrierIssueTimes, in the order the recorded barrier ran them; with
-  // its second and third blocks, an op pushed past another follows that op as the what-if issues it);
+  // later. `issued` (empty: the launch calls' start) is when the trace submitted each op
+  // (BarrierIssue, in the order the recorded barrier ran them; with its `own` and `pusher`, an op
+  // pushed past another follows that op as the what-if issues it);
   // the what-if issues an op that much sooner as it releases it sooner, so that ops whose release
   // did not move keep the recorded order. `reference` (per position; empty: the recorded
   // releases) is when a schedule of the recorded program released each op (issueReleases of the
@@ -234,7 +246,7 @@ class ScheduleModel {
   // `lane` (per position, as withLanes'): the ops are queued per lane, not per recorded stream.
   // With a host timeline only.
   ScheduleModel withBarrierIssueOrder(const std::vector<std::int64_t>& barrier,
-                                      const std::vector<Ns>& issued = {},
+                                      const BarrierIssue& issued = {},
                                       const std::vector<Ns>& reference = {},
                                       const std::vector<std::uint64_t>& lane = {}) const;
   // When span(edges) releases each op of a stream queued in issue order (the minimum of Ns for
@@ -263,7 +275,7 @@ class ScheduleModel {
 
   bool issue_order_ = false;
   std::vector<std::int64_t> barrier_class_;  // withBarrierIssueOrder's; empty = recorded barriers
-  std::vector<Ns> issue_key_;                // per position: when the trace issued it; empty = issued_
+  BarrierIssue issue_;                       // withBarrierIssueOrder's; key empty = issued_
   std::vector<Ns> reference_;                // per position: a reference release; empty = release_
   std::vector<std::int64_t> thread_prev_;    // per position: its thread's op launched before it, -1 none
   std::vector<std::uint32_t> stream_of_;   // per position: its stream, numbered from 0

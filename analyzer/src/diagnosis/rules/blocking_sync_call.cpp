@@ -280,7 +280,7 @@ std::optional<Finding> findEarlyResultWait(const DeviceView& view) {
     // program is issued at its recorded submissions; the deferred one each op as much sooner as
     // it is released sooner than there, so the replay's own error reorders nothing.
     const std::vector<std::int64_t> classes = barrierClasses(view);
-    const std::vector<Ns> issued = barrierIssueTimes(view);
+    const BarrierIssue issued = barrierIssueTimes(view);
     const ScheduleModel model = ScheduleModel(view, host, waits).withBarrierIssueOrder(classes, issued);
     const Ns before = model.span(waits);
     const ScheduleModel deferred =
