@@ -8,6 +8,7 @@
 #include "diagnosis/device_view.h"
 #include "diagnosis/host_timeline.h"
 #include "diagnosis/schedule_estimate.h"
+#include "diagnosis/schedule_unrun.h"
 #include "trace_builder.h"
 
 namespace cuoverlap {
@@ -828,6 +829,44 @@ TEST_CASE("a kernel its thread issues sooner in a what-if queues ahead of anothe
   // until the 64-block kernel ends (100 µs), and it ends 100 x 64 / 1056 µs later, at 308.1 µs.
   earlier[at(view, 252)] = TraceBuilder::ns(15);
   CHECK(model.span({}, earlier) == 306'060);
+}
+
+TEST_CASE("a thread issues a legacy-stream op only after the ops its earlier work waited for") {
+  // Thread 2 launches kernel A on the legacy stream (call 40-42 µs, run 43-143) and records an
+  // event after it. Thread 1 makes its stream 14 wait for that event and launches B there (call
+  // 50-52, run 145-245), records an event after B, makes the legacy stream wait for it and
+  // launches C there (call 60-62, run 247-347), then synchronizes the device. With the legacy barrier
+  // decided as the what-if issues the work (withBarrierIssueOrder) and thread 1 given 25 µs of
+  // host time back before C, C's own issue time comes before A's; but thread 1 issued C after its
+  // wait for A's event, which it could make only once A was issued: C queues behind A. Queued
+  // ahead of it, A would wait for C, C for B and B for A: no op would run, and the span would fall
+  // back to the recorded one (lab g000188, twenty-first session).
+  TraceBuilder b;
+  b.launch(7, 40, 42, 43, 143);
+  b.trace().runtime_calls.back().tid = 2;
+  b.launch(14, 50, 52, 145, 245);
+  b.launch(7, 60, 62, 247, 347);
+  b.call("cudaDeviceSynchronize_v3020", 70, 348);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const HostTimeline host = buildHostTimeline(view);
+  REQUIRE(!host.barriers.empty());
+  const std::size_t a = at(view, 43), waits = at(view, 145), c = at(view, 247);
+  const std::vector<OrderEdge> events = {{a, waits, 2'000}, {waits, c, 2'000}};
+  std::vector<std::int64_t> classes(view.ops().size(), -1);
+  classes[a] = 0;  // context 0's legacy stream
+  classes[c] = 0;
+  const ScheduleModel model = ScheduleModel(view, host, events).withBarrierIssueOrder(classes);
+  // B 50 µs shorter: every op runs, and the span is the schedule's, 50 µs short of the recorded
+  // 304 µs; C issued 25 µs sooner still waits for B, which waits for A: the same span.
+  const std::vector<FasterOp> faster = {{waits, TraceBuilder::ns(50)}};
+  std::vector<Ns> earlier(view.ops().size(), 0);
+  earlier[c] = TraceBuilder::ns(25);
+  const std::uint64_t unrun = diagnosis::unrunSchedules();
+  const Ns span = model.span(events, {}, faster);
+  CHECK(span < view.spanLength() - TraceBuilder::ns(40));
+  CHECK(model.span(events, earlier, faster) == span);
+  CHECK(diagnosis::unrunSchedules() == unrun);
 }
 
 TEST_CASE("a synchronize waits only for the other threads' work issued before it begins") {

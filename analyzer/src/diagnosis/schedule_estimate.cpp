@@ -1,6 +1,7 @@
 #include "diagnosis/schedule_estimate.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <iterator>
@@ -15,9 +16,12 @@
 #include "diagnosis/median.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/schedule_turns.h"
+#include "diagnosis/schedule_unrun.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
+
+std::atomic<std::uint64_t> unrun_schedules{0};
 
 constexpr double kShareSlack = 1e-9;
 constexpr double kFillsSlack = 1e-6;  // a kernel of this share or more fills the device
@@ -210,6 +214,10 @@ class ScheduleRun {
   std::unordered_map<std::size_t, std::vector<PushedWait>> pushed_wait_;
   std::vector<Ns> issued_at_;
   std::unordered_map<std::size_t, std::vector<std::size_t>> held_issue_;  // op -> ops issued after it
+  // Per op queued in issue order: the ops so queued that its thread must have issued before it
+  // (buildIssueAfter); empty: none anywhere.
+  void buildIssueAfter(const std::vector<OrderEdge>& edges);
+  std::vector<std::vector<std::size_t>> issue_after_;
   std::vector<std::vector<Successor>> dyn_after_;
   std::vector<std::vector<Successor>> dyn_in_;  // Successor::to holds the edge's source here
   std::vector<std::uint8_t> issued_flag_;
@@ -306,6 +314,7 @@ ScheduleRun::ScheduleRun(const ScheduleModel& model, const std::vector<OrderEdge
     }
   }
   addSuccessors(edges, changed, earlier);
+  if (barrier_mode_ && !dyn_.empty()) buildIssueAfter(edges);
   for (std::size_t p = 0; p < dyn_.size(); ++p) {
     if (!dyn_[p]) continue;
     ++remaining_[p];  // until it is issued
@@ -320,6 +329,50 @@ bool ScheduleRun::barrierEdge(const OrderEdge& e) const {
   const std::int64_t a = m_.barrier_class_[e.from];
   const std::int64_t b = m_.barrier_class_[e.to];
   return a >= 0 && b >= 0 && a / 2 == b / 2 && a != b;
+}
+
+// A thread issues its calls in order: an op of a stream queued in issue order comes after what
+// the thread's earlier ops of other streams wait for through an edge (an event wait the thread
+// made after the event's op was issued, whatever thread issued it). Where such an op's source is
+// queued in issue order too, the what-if must not issue the op before it: queued ahead of the
+// source on their stream (the legacy stream, two threads), the op would wait for its own thread's
+// earlier op, that op for the source and the source for the op, and no op would run (lab g000188:
+// a worker's legacy op issued before the main thread's op that the worker's earlier op on its own
+// stream waited for). Per such op: those sources since its thread's previous op queued in issue
+// order, and that op where it had any (so that, issued in turn, it holds its own).
+void ScheduleRun::buildIssueAfter(const std::vector<OrderEdge>& edges) {
+  const std::size_t n = m_.size();
+  if (m_.thread_prev_.size() != n) return;
+  std::vector<std::vector<std::size_t>> into(n);  // per op not so queued: the sources so queued
+  bool any = false;
+  for (const OrderEdge& e : edges) {
+    if (barrierEdge(e) || e.from == e.to || e.from >= n || e.to >= n || !dyn_[e.from] || dyn_[e.to]) continue;
+    if (m_.rank_[e.from] < m_.rank_[e.to]) {  // as addSuccessors keeps it
+      into[e.to].push_back(e.from);
+      any = true;
+    }
+  }
+  if (!any) return;
+  std::vector<std::int64_t> next(n, -1);
+  for (std::size_t p = 0; p < n; ++p) {
+    if (m_.thread_prev_[p] >= 0) next[static_cast<std::size_t>(m_.thread_prev_[p])] = static_cast<std::int64_t>(p);
+  }
+  issue_after_.assign(n, {});
+  std::vector<std::size_t> carry;
+  for (std::size_t head = 0; head < n; ++head) {
+    if (m_.thread_prev_[head] >= 0) continue;
+    carry.clear();
+    for (std::int64_t q = static_cast<std::int64_t>(head); q >= 0; q = next[static_cast<std::size_t>(q)]) {
+      const auto u = static_cast<std::size_t>(q);
+      if (!dyn_[u]) {
+        carry.insert(carry.end(), into[u].begin(), into[u].end());
+        continue;
+      }
+      issue_after_[u] = std::move(carry);
+      carry.clear();
+      if (!issue_after_[u].empty()) carry.push_back(u);
+    }
+  }
 }
 
 Ns ScheduleRun::barrierLag(std::size_t from, std::size_t to) const {
@@ -380,6 +433,15 @@ void ScheduleRun::processIssues() {
       const std::int64_t before = m_.thread_prev_[pos];
       if (before >= 0 && dyn_[static_cast<std::size_t>(before)] && !issued_flag_[static_cast<std::size_t>(before)]) {
         held_issue_[static_cast<std::size_t>(before)].push_back(pos);
+        continue;
+      }
+    }
+    if (!issue_after_.empty()) {
+      // Not before what its thread's earlier ops waited for (buildIssueAfter).
+      const auto& after = issue_after_[pos];
+      const auto first = std::find_if(after.begin(), after.end(), [&](std::size_t q) { return !issued_flag_[q]; });
+      if (first != after.end()) {
+        held_issue_[*first].push_back(pos);
         continue;
       }
     }
@@ -1069,9 +1131,13 @@ Ns ScheduleRun::run() {
     for (std::size_t slot = 1; slot < ScheduleModel::kHostEngine; ++slot) dispatchCopies(slot);
     now_ = nextEvent();
   }
-  // Every edge points forward in time, so every op runs; should one not, say "no change".
+  // Every edge points forward in time, so every op runs; should one not, say "no change" and
+  // count it (unrunSchedules).
   for (std::size_t p = 0; p < m_.size(); ++p) {
-    if (!started_[p]) return m_.recorded_span_;
+    if (!started_[p]) {
+      unrun_schedules.fetch_add(1, std::memory_order_relaxed);
+      return m_.recorded_span_;
+    }
   }
   return last_end_ - first_start_;
 }
@@ -1100,6 +1166,8 @@ Ns longerAfterSleep(Ns slept, const SleepPoint (&points)[N]) {
 }
 
 }  // namespace
+
+std::uint64_t unrunSchedules() { return unrun_schedules.load(std::memory_order_relaxed); }
 
 Ns copyReturnAfterSleep(Ns slept) {
   static constexpr SleepPoint kPoints[] = {{170, 0}, {550, 1.4}, {1700, 7.2}, {5500, 16.5}};

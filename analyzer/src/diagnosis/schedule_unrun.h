@@ -1,0 +1,13 @@
+// How often a what-if schedule could not be computed: ScheduleModel::span (schedule_estimate.h)
+// left some op unrun (a cycle of orders the model should never build: every edge points forward
+// in issue order) and answered the recorded span, "no change". Not reported per finding: the
+// what-if that hit it claims no saving. A process-wide count, for tests and debugging.
+#pragma once
+
+#include <cstdint>
+
+namespace cuoverlap::diagnosis {
+
+std::uint64_t unrunSchedules();
+
+}  // namespace cuoverlap::diagnosis
