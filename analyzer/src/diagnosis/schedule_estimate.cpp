@@ -152,7 +152,7 @@ class ScheduleRun {
   // for (its progress rate is that over its full share), 0 for the others
   std::vector<double> rate_share_;
   double recordedRate(std::size_t pos) const {
-    return pos < m_.began_beside_.size() ? static_cast<double>(m_.began_beside_[pos] >> 1) / 127.0 : 0.0;
+    return pos < m_.recorded_rate_.size() ? static_cast<double>(m_.recorded_rate_[pos]) / 127.0 : 0.0;
   }
   std::vector<std::size_t> placing_;          // running kernels with blocks still to place, in start order
   MinHeap running_;                            // (end, position); stale where end_ moved
@@ -969,7 +969,7 @@ void ScheduleRun::shareTheDrain(std::size_t pos) {
   // (R - 1) / R of that SM time into an earlier end (its later rounds' blocks move to the slots
   // that freed first). Where its measured duration already ran beside such a kernel in the trace
   // it holds that cost, and the SM share above stands.
-  if (m_.share_[pos] >= 1.0 - kFillsSlack && pos < m_.began_beside_.size() && !(m_.began_beside_[pos] & 1)) {
+  if (m_.share_[pos] >= 1.0 - kFillsSlack && pos < m_.began_beside_.size() && !m_.began_beside_[pos]) {
     const double rounds = std::max(1.0, std::ceil(m_.waves_[pos] - kShareSlack));
     const double last_fill = std::clamp(m_.waves_[pos] - (rounds - 1.0), 0.0, 1.0);
     const double round = work / rounds;
@@ -1105,10 +1105,7 @@ bool ScheduleRun::besideHolder(std::size_t b, Ns time) const {
     if (turns_->op_thread[p] == thread) continue;
     const Ns release = releaseOf(p);
     if (release == std::numeric_limits<Ns>::min()) continue;  // its thread has not got to it
-    const Ns ends = release + (turns_->op_call_end[p] - m_.release_[p]);
-    // It holds others for its last turn only: the rest of a long call was itself held (a launch
-    // that waited in the driver behind another thread's call, lab g000188's held 3-4 ms).
-    const Ns begins = std::max(release + (turns_->op_call_start[p] - m_.release_[p]), ends - kLegacyTurnNs);
+    const auto [begins, ends] = asyncCallHolding(*turns_, p, release, m_.release_[p]);
     if (begins <= time && ends > time + kPast) return true;
   }
   return false;
@@ -1308,7 +1305,7 @@ const std::vector<OrderEdge>& engineHolds(const DeviceView& view) {
 namespace {
 
 // Per kernel of the trace, the SM share its blocks had over its recorded run, as a fraction of
-// its own (kept in bits 1-7 of `beside`, in 127ths; 0 where unknown): what the kernels running
+// its own (`rate`, in 127ths; 0 where unknown): what the kernels running
 // beside it left, never more than its own share, averaged over its run. Each holds its share from
 // its start to its end, a kernel of several waves to the middle of its last wave (where the
 // schedule hands its SMs on: drainTails). Kernels started after it count too: the block scheduler
@@ -1318,9 +1315,10 @@ namespace {
 // the kernels beside it held all of the SMs at some point of its run (shares that do not add up
 // even so: the grid or device data is missing, or blocks the model does not place), or more than
 // 64 ran beside it, it is unknown.
-void recordRates(const DeviceView& view, const std::vector<double>& share, const std::vector<double>& waves,
-                 std::vector<std::uint8_t>& beside) {
+std::vector<std::uint8_t> recordRates(const DeviceView& view, const std::vector<double>& share,
+                                      const std::vector<double>& waves) {
   const auto& ops = view.ops();
+  std::vector<std::uint8_t> rate(ops.size(), 0);
   std::vector<std::size_t> kernels;
   for (std::size_t pos = 0; pos < ops.size(); ++pos) {
     if (view.op(ops[pos]).kind == OpKind::kKernel && ops[pos].end > ops[pos].start) kernels.push_back(pos);
@@ -1382,10 +1380,10 @@ void recordRates(const DeviceView& view, const std::vector<double>& share, const
       if (c < changes.size()) held += changes[c].second;
     }
     if (!known) continue;
-    const double rate = work / (own * static_cast<double>(end - start));
-    const auto q = static_cast<std::uint8_t>(std::clamp<long>(std::lround(rate * 127.0), 1, 127));
-    beside[pos] = static_cast<std::uint8_t>((beside[pos] & 1) | (q << 1));
+    const double progress = work / (own * static_cast<double>(end - start));
+    rate[pos] = static_cast<std::uint8_t>(std::clamp<long>(std::lround(progress * 127.0), 1, 127));
   }
+  return rate;
 }
 
 }  // namespace
@@ -1457,7 +1455,7 @@ ScheduleModel::ScheduleModel(const DeviceView& view)
     // submitted after it.
     issued.push_back(prev >= 0 ? std::max(issue, issued[static_cast<std::size_t>(prev)]) : issue);
   }
-  recordRates(view, share_, waves_, began_beside_);
+  recorded_rate_ = recordRates(view, share_, waves_);
   turnaround_[1] = view.engineTurnaround(Engine::kH2D);
   turnaround_[2] = view.engineTurnaround(Engine::kD2H);
   turnaround_[3] = view.engineTurnaround(Engine::kD2D);
@@ -1581,20 +1579,20 @@ ScheduleModel ScheduleModel::withBarrierIssueOrder(const std::vector<std::int64_
   // Streams numbered by lane (the queues in issue order): a lane is shared when one of its ops'
   // streams was, or when it holds ops of several streams.
   if (lane.size() >= n) {
-  std::unordered_map<std::uint64_t, std::uint32_t> number;
-  std::vector<std::uint8_t> shared;
-  std::vector<std::uint32_t> first_stream;
-  for (std::size_t pos = 0; pos < n; ++pos) {
-    const auto [it, added] = number.try_emplace(lane[pos], static_cast<std::uint32_t>(number.size()));
-    if (added) {
-      shared.push_back(shared_[stream_of_[pos]]);
-      first_stream.push_back(stream_of_[pos]);
-    } else if (first_stream[it->second] != stream_of_[pos] || shared_[stream_of_[pos]]) {
-      shared[it->second] = 1;
+    std::unordered_map<std::uint64_t, std::uint32_t> number;
+    std::vector<std::uint8_t> shared;
+    std::vector<std::uint32_t> first_stream;
+    for (std::size_t pos = 0; pos < n; ++pos) {
+      const auto [it, added] = number.try_emplace(lane[pos], static_cast<std::uint32_t>(number.size()));
+      if (added) {
+        shared.push_back(shared_[stream_of_[pos]]);
+        first_stream.push_back(stream_of_[pos]);
+      } else if (first_stream[it->second] != stream_of_[pos] || shared_[stream_of_[pos]]) {
+        shared[it->second] = 1;
+      }
+      changed.stream_of_[pos] = it->second;
     }
-    changed.stream_of_[pos] = it->second;
-  }
-  changed.shared_ = shared;
+    changed.shared_ = shared;
   }
   changed.barrier_class_ = barrier;
   changed.barrier_class_.resize(size(), -1);

@@ -290,10 +290,12 @@ class ScheduleModel {
   std::vector<std::uint8_t> engine_;       // kSmEngine, or one copy/memset engine each
   std::vector<double> share_;
   std::vector<double> waves_;              // per kernel: wavesOf (1 for other ops)
-  // per kernel: bit 0, it started in the trace while a device-filling kernel still ran (its
-  // measured duration holds what sharing the SMs with it cost); bits 1-7, the share of its SMs its
-  // recorded run had, averaged over it, in 127ths (0: unknown; recordRates)
+  // per kernel: 1 where it started in the trace while a device-filling kernel still ran (its
+  // measured duration holds what sharing the SMs with it cost)
   std::vector<std::uint8_t> began_beside_;
+  // per kernel: the share of its SMs its recorded run had, averaged over it, in 127ths of its own
+  // (0: unknown; recordRates)
+  std::vector<std::uint8_t> recorded_rate_;
   std::vector<std::uint8_t> high_;         // per position: 1 on a higher-priority stream, 2 ragged; empty = none
   std::vector<std::int64_t> stream_prev_;  // previous position on the stream, -1 for none
   std::vector<std::int64_t> stream_next_;  // next position on the stream, -1 for none

@@ -9,6 +9,7 @@
 // is beside a legacy call must be read from the what-if's schedule, not the recorded overlaps.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <unordered_map>
 #include <utility>
@@ -89,5 +90,34 @@ struct BusyCall {
 bool addTurnsBeside(const HostTimeline& host, const HostTurns& turns, const ScheduledHost& times,
                     const std::vector<BusyCall>& busy, std::vector<std::uint8_t>& candidate,
                     std::vector<CallChange>& changed, std::vector<Ns>& earlier);
+
+// The part of the asynchronous call of op `p` that holds other threads' calls in a schedule that
+// released the op at `release` (`recorded_release` as recorded): its recorded call moved with the
+// op's release, for its last turn only (the rest of a long call was itself held in the driver:
+// lab g000188's launches held 3-4 ms). [begin, end).
+inline std::pair<Ns, Ns> asyncCallHolding(const HostTurns& turns, std::size_t p, Ns release, Ns recorded_release) {
+  const Ns ends = release + (turns.op_call_end[p] - recorded_release);
+  return {std::max(release + (turns.op_call_start[p] - recorded_release), ends - kLegacyTurnNs), ends};
+}
+
+// How often a what-if adds turns and schedules again: each call takes one turn at most, and the
+// lab's programs settle in two rounds.
+inline constexpr int kTurnRounds = 4;
+
+// `after`, a span of spanWithTurns whose host `times` holds, scheduled again while the calls of
+// `candidate` begun beside a call of `busyCalls()` (the BusyCall list of that schedule) take a turn
+// (addTurnsBeside): their thread's later calls move with them, which can put other calls beside a
+// busy one, so until no call is added or kTurnRounds.
+template <class BusyCalls>
+Ns settleTurns(const ScheduleModel& model, const HostTimeline& host, const HostTurns& turns,
+               const std::vector<OrderEdge>& edges, std::vector<std::uint8_t>& candidate,
+               std::vector<CallChange>& changed, std::vector<Ns>& earlier, ScheduledHost& times, Ns after,
+               const BusyCalls& busyCalls) {
+  for (int round = 0; round < kTurnRounds; ++round) {
+    if (!addTurnsBeside(host, turns, times, busyCalls(), candidate, changed, earlier)) break;
+    after = spanWithTurns(model, turns, edges, earlier, {}, changed, &times);
+  }
+  return after;
+}
 
 }  // namespace cuoverlap::diagnosis

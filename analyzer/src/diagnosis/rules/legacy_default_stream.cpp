@@ -440,10 +440,7 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
   Ns after = spanWithTurns(fixed, turns, kept, earlier, {}, changed, &times);
   if (turns.turn.empty()) return std::max<Ns>(0, before - after);
   // And the other way: an asynchronous call begun while a synchronous legacy call is in progress
-  // takes a turn; the later calls of its thread move with it, which can put other calls beside a
-  // synchronous one, so until no call is added (each call takes one turn at most; the lab's
-  // programs settle in two rounds).
-  constexpr int kTurnRounds = 4;
+  // takes a turn (settleTurns).
   // The synchronous ops stay one queue on the legacy stream in the fixed program.
   const auto previous = previousLegacyOps(legacy, [](const LegacyOp& x) { return x.synchronous; });
   const auto own_time = ownCallTime(view, legacy, barriers);
@@ -461,10 +458,7 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
     }
     return busy;
   };
-  for (int round = 0; round < kTurnRounds; ++round) {
-    if (!addTurnsBeside(own, turns, times, synchronousCalls(), candidate, changed, earlier)) break;
-    after = spanWithTurns(fixed, turns, kept, earlier, {}, changed, &times);
-  }
+  after = settleTurns(fixed, own, turns, kept, candidate, changed, earlier, times, after, synchronousCalls);
   return std::max<Ns>(0, before - after);
 }
 
@@ -667,18 +661,12 @@ Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy
       }
       const std::size_t p = x.position;
       if (times.release[p] == std::numeric_limits<Ns>::min()) continue;
-      const Ns ends = times.release[p] + (turns.op_call_end[p] - times.recorded_release[p]);
-      const Ns begins =
-          std::max(times.release[p] + (turns.op_call_start[p] - times.recorded_release[p]), ends - kLegacyTurnNs);
+      const auto [begins, ends] = asyncCallHolding(turns, p, times.release[p], times.recorded_release[p]);
       busy.push_back({begins, ends, x.thread});
     }
     return busy;
   };
-  constexpr int kTurnRounds = 4;
-  for (int round = 0; round < kTurnRounds; ++round) {
-    if (!addTurnsBeside(host, turns, times, legacyCalls(), candidate, changed, earlier)) break;
-    after = spanWithTurns(model, turns, kept, earlier, {}, changed, &times);
-  }
+  after = settleTurns(model, host, turns, kept, candidate, changed, earlier, times, after, legacyCalls);
   return std::max<Ns>(0, before - after);
 }
 
