@@ -313,6 +313,28 @@ TEST_CASE("a kernel's blocks advance at the SM share it holds, against the share
   CHECK(sped <= TraceBuilder::ns(203));
 }
 
+TEST_CASE("a kernel queued behind a device-filling kernel takes its slots from where the trace saw them free") {
+  // F1 (1056 blocks, the whole device by its limits) runs from 1 to 201 µs; F2, another one on a
+  // second stream, started inside it at 121 µs (0.6 of its run: F1's blocks left their slots from
+  // there) and ran to 321; K (528 blocks, 50 µs) ran alone at the end, 401-451.
+  TraceBuilder b;
+  b.launch(13, 0, 1, 1, 201).grid_blocks = 132 * 8;
+  b.launch(14, 120, 121, 121, 321).grid_blocks = 132 * 8;
+  b.launch(15, 400, 401, 401, 451).grid_blocks = 132 * 4;
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const ScheduleModel model(view);
+  const std::size_t f2 = at(view, 121), k = at(view, 401);
+  CHECK(model.span({}) == TraceBuilder::ns(450));  // the recorded program: as it ran
+  // K issued 300 µs sooner (at 101 µs) and F2 after K's end: K waits for F1's point (121 µs), not
+  // its end, and takes half of its room there (121-171); F2 takes the other half at 171 and all of
+  // it as F1 ends (201), and ends 15 µs after its recorded duration, at 386 µs.
+  std::vector<Ns> earlier(view.ops().size(), 0);
+  earlier[k] = TraceBuilder::ns(300);
+  const std::vector<OrderEdge> after_k = {{k, f2}};
+  CHECK(model.span(after_k, earlier) == TraceBuilder::ns(385));
+}
+
 TEST_CASE("blocks displaced by held SMs end a kernel later unless its last wave has room") {
   using diagnosis::blocksEndWithSlotsHeld;
   // Two full waves of 100 µs blocks: unheld they end at 200 µs. A tenth of the SMs held for 30 µs:

@@ -126,6 +126,11 @@ class ScheduleRun {
   bool high(std::size_t pos) const { return !m_.high_.empty() && pos < m_.size() && m_.high_[pos] == 1; }
   bool ragged(std::size_t pos) const { return !m_.high_.empty() && pos < m_.size() && m_.high_[pos] == 2; }
   double stealFromPlacing(std::size_t pos, double wanted);
+  bool oneWaveFiller(std::size_t pos) const {
+    return pos < m_.size() && m_.engine_[pos] == ScheduleModel::kSmEngine && !multiWave(pos) &&
+           m_.share_[pos] >= 1.0 - kFillsSlack;
+  }
+  double roomPastSlotsFreeing(std::vector<std::size_t>& donors);
   void dispatchHost();
   void start(std::size_t pos);
   void releaseSms(std::size_t ended);
@@ -148,6 +153,8 @@ class ScheduleRun {
   double sm_used_ = 0.0;
   std::vector<double> taken_;                  // per kernel: the SM share it holds
   std::vector<double> first_taken_;            // per kernel: the SM share it took when it started
+  std::vector<std::size_t> fillers_;           // started one-wave device-filling kernels, not yet pruned
+  std::vector<double> handed_on_;              // per such kernel: the share of its room kernels queued behind it took
   // per kernel whose recorded run is known (recordedRate > 0): the SM share its end was computed
   // for (its progress rate is that over its full share), 0 for the others
   std::vector<double> rate_share_;
@@ -256,6 +263,7 @@ ScheduleRun::ScheduleRun(const ScheduleModel& model, const std::vector<OrderEdge
   started_.assign(nodes, 0);
   taken_.assign(model.size(), 0.0);
   first_taken_.assign(model.size(), 0.0);
+  handed_on_.assign(model.size(), 0.0);
   rate_share_.assign(model.size(), 0.0);
   end_.assign(nodes, 0);
   started_at_.assign(nodes, 0);
@@ -767,10 +775,19 @@ void ScheduleRun::dispatchKernels() {
                                                   [&](std::size_t p) { return high(p); });
     if (!placing_.empty() && !passes) break;
     double free = 1.0 - sm_used_;
+    const double own_free = std::max(0.0, free);
+    std::vector<std::size_t> donors;
+    if (placing_.empty() && free < m_.share_[pos] - kShareSlack) free += roomPastSlotsFreeing(donors);
     if (passes && free < m_.share_[pos] - kShareSlack) free += stealFromPlacing(pos, m_.share_[pos] - free);
     if (free <= kShareSlack) break;
     queued.pop();
     taken_[pos] = std::min(m_.share_[pos], free);
+    double wanted = taken_[pos] - own_free;  // of the donors' room
+    for (const std::size_t q : donors) {
+      const double give = std::clamp(wanted, 0.0, taken_[q] - handed_on_[q]);
+      handed_on_[q] += give;
+      wanted -= give;
+    }
     first_taken_[pos] = taken_[pos];
     if (const double recorded = recordedRate(pos); recorded > 0.0 && taken_[pos] > kShareSlack) {
       // Its blocks advance at the share of its SMs it holds: its measured duration was run at
@@ -782,10 +799,42 @@ void ScheduleRun::dispatchKernels() {
           1, static_cast<Ns>(std::min(static_cast<double>(duration_[pos]) * scale, 1e17)));
     }
     sm_used_ += taken_[pos];
+    if (oneWaveFiller(pos)) fillers_.push_back(pos);
     if (multiWave(pos) || taken_[pos] < m_.share_[pos] - kShareSlack) placing_.push_back(pos);
     start(pos);
     if (!drained_.empty()) shareTheDrain(pos);
   }
+}
+
+// A one-wave kernel that fills the device by its limits (the lab's 1056x256: 8 blocks of 256 threads
+// on each of 132 SMs) may run its blocks in rounds ("How many blocks a wave really holds": 528 of
+// them keep the device busy), and once its last blocks are placed, the slots its first ones leave
+// go to the next kernel queued behind it, of any stream and size (the block scheduler places a
+// later grid's blocks once the earlier grid has none left to place); it keeps its share and its end
+// (what a kernel beside it costs is in that kernel's recorded duration, recordRates). When that is
+// depends on its blocks' time, not in the trace: where the trace started a device-filling kernel
+// inside its run (slots_free_at_; the lab's kernels of 39-143 µs blocks at 0.5-0.8 of their run),
+// not where its blocks run in one round (g000292's 962 µs blocks: 0.91, no progress before its
+// end) or where the trace shows none. Returns the room the running such kernels past that point
+// have not yet handed on, each in `donors`; for those before it, wakes the run there.
+double ScheduleRun::roomPastSlotsFreeing(std::vector<std::size_t>& donors) {
+  if (fillers_.empty()) return 0.0;
+  fillers_.erase(std::remove_if(fillers_.begin(), fillers_.end(),
+                                [&](std::size_t q) { return finished_[q] || end_[q] <= now_; }),
+                 fillers_.end());
+  double room = 0.0;
+  for (const std::size_t q : fillers_) {
+    const double at = q < m_.slots_free_at_.size() ? m_.slots_free_at_[q] : 0.0;
+    if (at <= 0.0 || taken_[q] - handed_on_[q] <= kShareSlack) continue;
+    const Ns from = started_at_[q] + static_cast<Ns>(static_cast<double>(end_[q] - started_at_[q]) * at);
+    if (from > now_) {
+      wakes_.push(from);
+      continue;
+    }
+    room += taken_[q] - handed_on_[q];
+    donors.push_back(q);
+  }
+  return room;
 }
 
 // Takes up to `wanted` of the SMs of the multi-wave kernels still placing blocks before their last
@@ -1304,6 +1353,42 @@ const std::vector<OrderEdge>& engineHolds(const DeviceView& view) {
 
 namespace {
 
+// Per one-wave device-filling kernel of the trace, where in its run (a fraction) the trace first
+// started a later one-wave device-filling kernel inside it (0 where none): the point from which its
+// blocks leave slots to the kernels queued behind it (ScheduleRun::roomPastSlotsFreeing).
+std::vector<float> observeSlotsFreeing(const DeviceView& view, const std::vector<double>& share,
+                                       const std::vector<double>& waves) {
+  const auto& ops = view.ops();
+  std::vector<float> at(ops.size(), 0.0f);
+  // Device-filling by its limits: a kernel whose grid or the device's limits are missing has share
+  // 1 by default (the Kineto traces' NCCL kernels of 24 blocks), and another started inside it
+  // early in its run shows only that it never filled the device.
+  const Device* device = view.device();
+  const auto filler = [&](std::size_t pos) {
+    const GpuOp& op = view.op(ops[pos]);
+    return op.kind == OpKind::kKernel && ops[pos].end > ops[pos].start && waves[pos] <= 1.0 + kShareSlack &&
+           share[pos] >= 1.0 - kFillsSlack && device != nullptr && device->sm_count > 0 && op.grid_blocks > 0 &&
+           residentBlocksPerSm(*device, op) > 0;
+  };
+  std::vector<std::size_t> fillers;
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    if (filler(pos)) fillers.push_back(pos);
+  }
+  std::stable_sort(fillers.begin(), fillers.end(),
+                   [&](std::size_t a, std::size_t b) { return ops[a].start < ops[b].start; });
+  for (std::size_t k = 0; k < fillers.size(); ++k) {
+    const Ns start = ops[fillers[k]].start;
+    const Ns end = ops[fillers[k]].end;
+    for (std::size_t l = k + 1; l < fillers.size() && ops[fillers[l]].start < end; ++l) {
+      if (ops[fillers[l]].start <= start) continue;
+      at[fillers[k]] = static_cast<float>(static_cast<double>(ops[fillers[l]].start - start) /
+                                          static_cast<double>(end - start));
+      break;
+    }
+  }
+  return at;
+}
+
 // Per kernel of the trace, the SM share its blocks had over its recorded run, as a fraction of
 // its own (`rate`, in 127ths; 0 where unknown): what the kernels running
 // beside it left, never more than its own share, averaged over its run. Each holds its share from
@@ -1314,9 +1399,10 @@ namespace {
 // trace ran more beside it than the device holds, those took slots its blocks waited for. Where
 // the kernels beside it held all of the SMs at some point of its run (shares that do not add up
 // even so: the grid or device data is missing, or blocks the model does not place), or more than
-// 64 ran beside it, it is unknown.
+// 64 ran beside it, it is unknown. A one-wave device-filling kernel whose slots the trace saw
+// freeing (observeSlotsFreeing) holds none of them for the kernels started past that point.
 std::vector<std::uint8_t> recordRates(const DeviceView& view, const std::vector<double>& share,
-                                      const std::vector<double>& waves) {
+                                      const std::vector<double>& waves, const std::vector<float>& slots_free_at) {
   const auto& ops = view.ops();
   std::vector<std::uint8_t> rate(ops.size(), 0);
   std::vector<std::size_t> kernels;
@@ -1331,22 +1417,33 @@ std::vector<std::uint8_t> recordRates(const DeviceView& view, const std::vector<
     const double duration = static_cast<double>(end - ops[pos].start);
     return end - static_cast<Ns>(duration / (2.0 * std::ceil(waves[pos] - kShareSlack)));
   };
+  // A one-wave device-filling kernel whose slots the trace saw freeing holds none of them for the
+  // kernels started past that point (ScheduleRun::roomPastSlotsFreeing).
+  const auto givesBackToLater = [&](std::size_t pos) {
+    const double at = pos < slots_free_at.size() ? slots_free_at[pos] : 0.0;
+    if (at <= 0.0) return givesBack(pos);
+    return ops[pos].start + static_cast<Ns>(static_cast<double>(ops[pos].end - ops[pos].start) * at);
+  };
   constexpr std::size_t kMostBeside = 64;
-  std::vector<std::pair<Ns, double>> holding;  // (when it gives its SMs back, share) of the kernels started so far
+  // (when it gives its SMs back, share, when it gives them back to a kernel started later) of the
+  // kernels started so far
+  std::vector<std::tuple<Ns, double, Ns>> holding;
   std::vector<std::pair<Ns, double>> changes;  // (when, share taken (+) or given back (-)) during its run
   for (std::size_t k = 0; k < kernels.size(); ++k) {
     const std::size_t pos = kernels[k];
     const Ns start = ops[pos].start;
     const Ns end = ops[pos].end;
-    holding.erase(std::remove_if(holding.begin(), holding.end(), [&](const auto& h) { return h.first <= start; }),
+    holding.erase(std::remove_if(holding.begin(), holding.end(),
+                                 [&](const auto& h) { return std::get<0>(h) <= start; }),
                   holding.end());
-    holding.emplace_back(givesBack(pos), share[pos]);
+    holding.emplace_back(givesBack(pos), share[pos], givesBackToLater(pos));
     if (holding.size() > kMostBeside) continue;
     double held = 0.0;
     changes.clear();
     for (std::size_t h = 0; h + 1 < holding.size(); ++h) {  // not its own entry, the last
-      held += holding[h].second;
-      changes.emplace_back(holding[h].first, -holding[h].second);
+      if (std::get<2>(holding[h]) <= start) continue;
+      held += std::get<1>(holding[h]);
+      changes.emplace_back(std::get<2>(holding[h]), -std::get<1>(holding[h]));
     }
     bool known = true;
     for (std::size_t later = k + 1; later < kernels.size() && ops[kernels[later]].start < end; ++later) {
@@ -1455,7 +1552,8 @@ ScheduleModel::ScheduleModel(const DeviceView& view)
     // submitted after it.
     issued.push_back(prev >= 0 ? std::max(issue, issued[static_cast<std::size_t>(prev)]) : issue);
   }
-  recorded_rate_ = recordRates(view, share_, waves_);
+  slots_free_at_ = observeSlotsFreeing(view, share_, waves_);
+  recorded_rate_ = recordRates(view, share_, waves_, slots_free_at_);
   turnaround_[1] = view.engineTurnaround(Engine::kH2D);
   turnaround_[2] = view.engineTurnaround(Engine::kD2H);
   turnaround_[3] = view.engineTurnaround(Engine::kD2D);

@@ -296,6 +296,10 @@ class ScheduleModel {
   // per kernel: the share of its SMs its recorded run had, averaged over it, in 127ths of its own
   // (0: unknown; recordRates)
   std::vector<std::uint8_t> recorded_rate_;
+  // per one-wave device-filling kernel: where in its recorded run (a fraction) the trace first
+  // started a one-wave device-filling kernel inside it, from where its blocks leave slots to the
+  // kernels queued behind it (0: never seen; observeSlotsFreeing)
+  std::vector<float> slots_free_at_;
   std::vector<std::uint8_t> high_;         // per position: 1 on a higher-priority stream, 2 ragged; empty = none
   std::vector<std::int64_t> stream_prev_;  // previous position on the stream, -1 for none
   std::vector<std::int64_t> stream_next_;  // next position on the stream, -1 for none
