@@ -169,6 +169,11 @@ inline constexpr std::string_view kCudaEventTable = "CUPTI_ACTIVITY_KIND_CUDA_EV
 inline constexpr std::string_view kUmGpuFaultTable = "CUDA_UM_GPU_PAGE_FAULT_EVENTS";
 inline constexpr std::string_view kUmCpuFaultTable = "CUDA_UM_CPU_PAGE_FAULT_EVENTS";
 inline constexpr std::string_view kUmThrashingTable = "CUOVERLAP_UM_THRASHING_EVENTS";  // ours
+// One row per CUPTI STREAM record: the record's correlation id and, where it is that of a
+// stream-creating call (cudaStreamCreate*, cuStreamCreate*), the call's name (docs/schema.md).
+// CUPTI flags a per-thread default stream and a created blocking stream alike (flag 1); the record
+// of a per-thread stream points to the first call that used it, never to a stream-creating one.
+inline constexpr std::string_view kStreamOriginTable = "CUOVERLAP_STREAM_ORIGIN";  // ours
 
 // PROFILER_OVERHEAD and the unified-memory fault tables as nsys (schema 3.x; the CPU fault's
 // CpuInstruction and module name the empty string: the collector resolves no symbols);
@@ -199,6 +204,11 @@ CREATE TABLE CUOVERLAP_UM_THRASHING_EVENTS (
   start INTEGER NOT NULL, globalPid INTEGER NOT NULL, address INTEGER NOT NULL,
   bytes INTEGER NOT NULL, devices INTEGER NOT NULL, -- bit d: device d fought for the region
   kind INTEGER NOT NULL -- 0 thrashing, 1 remote map
+);
+CREATE TABLE CUOVERLAP_STREAM_ORIGIN (
+  processId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
+  correlationId INTEGER, -- CUpti_ActivityStream.correlationId
+  creator TEXT -- the stream-creating call of that correlation id; NULL when none was recorded
 );
 CREATE TABLE ENUM_CUDA_UNIF_MEM_ACCESS_TYPE (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
 INSERT INTO ENUM_CUDA_UNIF_MEM_ACCESS_TYPE VALUES

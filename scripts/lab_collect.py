@@ -17,7 +17,8 @@ are listed under "failed" and left out; a program without one good baseline run 
 OUT_DIR/BATCH.sqlite is the batch's trace trimmed to the kept baseline windows: every row of a
 table with a `start` column (GPU ops, runtime calls, NVTX, ...) outside them is deleted (the
 lab's setup, warm-up and the other runs), other tables (StringIds, TARGET_INFO_*, sessions) are
-kept, and the file is vacuumed. OUT_DIR/programs.jsonl.gz holds every batch's corpus lines.
+kept (TARGET_INFO_CUDA_STREAM: the streams a kept op uses; CUOVERLAP_STREAM_ORIGIN: their rows and
+those that share a correlation id with one), and the file is vacuumed. OUT_DIR/programs.jsonl.gz holds every batch's corpus lines.
 
 --variant-traces DIR also keeps what every variant (the fixed programs) did: DIR/BATCH.sqlite is the
 batch's trace trimmed to the kept run of each program's baseline and each of its variants (the run
@@ -41,6 +42,7 @@ RANGE = re.compile(r"^lab (\S+) (\S+) #(\d+)$")
 EVENT_TABLE = "CUPTI_ACTIVITY_KIND_CUDA_EVENT"
 RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 STREAM_TABLE = "TARGET_INFO_CUDA_STREAM"
+STREAM_ORIGIN_TABLE = "CUOVERLAP_STREAM_ORIGIN"  # per stream: its record's creating call (ours)
 GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
 # Unified-memory migrations in the MEMCPY table (the analyzer's kUnifiedMemoryCopies): not ops.
 UNIFIED_MEMORY_COPY_KINDS = (11, 12, 13)
@@ -205,11 +207,19 @@ def trim(trace, out, windows):
     if STREAM_TABLE in present:
         # The lab creates its streams again in every run, so most rows describe streams of runs
         # that were not kept (three quarters of a batch trace recorded with 90 runs each).
-        used = [t for t in tables(db) if t != STREAM_TABLE
+        used = [t for t in tables(db) if t not in (STREAM_TABLE, STREAM_ORIGIN_TABLE)
                 and "streamId" in {r[1] for r in db.execute(f'PRAGMA table_info("{t}")')}]
         if used:
             referenced = " UNION ".join(f'SELECT streamId FROM "{t}"' for t in used)
             db.execute(f"DELETE FROM {STREAM_TABLE} WHERE streamId NOT IN ({referenced})")
+        if STREAM_ORIGIN_TABLE in present:
+            # The kept streams' origins, and every row that shares a correlation id with one: the
+            # reader takes a creating call's first stream for the created one, a later one of that
+            # id for a per-thread stream (docs/schema.md).
+            t = STREAM_ORIGIN_TABLE
+            db.execute(f"DELETE FROM {t} WHERE NOT EXISTS (SELECT 1 FROM {t} o JOIN {STREAM_TABLE} s "
+                       f"ON s.streamId = o.streamId AND s.contextId = o.contextId "
+                       f"WHERE o.contextId = {t}.contextId AND o.correlationId IS {t}.correlationId)")
     db.commit()
     db.execute("VACUUM")
     db.close()

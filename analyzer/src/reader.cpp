@@ -242,6 +242,7 @@ reader::OpsSeen readSqliteTrace(const std::string& path, Trace& trace) {
   reader::readDevices(ctx);
   reader::readStreamsAndContexts(ctx);
   reader::readRuntimeCalls(ctx);
+  reader::readStreamOrigins(ctx);
   // Unified-memory page faults and thrashing touch nothing else of the trace: when their tables
   // are large, read on a connection and thread of their own beside the ops (each table decoded on a
   // thread of its own) and then the synchronization, event and NVTX records.

@@ -100,6 +100,8 @@ void readUnifiedMemory(Context& ctx);
 void sortMigrations(Context& ctx);
 void readDevices(Context& ctx);
 void readStreamsAndContexts(Context& ctx);
+// CUOVERLAP_STREAM_ORIGIN into Stream::origin; after the streams, contexts and runtime calls.
+void readStreamOrigins(Context& ctx);
 void readSession(Context& ctx);
 // Names of the processes with activity (nsys PROCESSES) into Trace::processes; after the activity.
 void readProcessNames(Context& ctx);

@@ -177,6 +177,115 @@ void readStreamsAndContexts(Context& ctx) {
 
 namespace {
 
+bool streamCreatingName(std::string_view name) {
+  return name.rfind("cudaStreamCreate", 0) == 0 || name.rfind("cuStreamCreate", 0) == 0;
+}
+
+}  // namespace
+
+// A stream's origin from its STREAM record's correlation id (CUOVERLAP_STREAM_ORIGIN, our
+// collector; docs/collector.md, "Per-thread default streams"): created when that is a
+// stream-creating call's (the collector's `creator`, or such a call of the trace with that
+// correlation id); the context's own when the stream is its NULL stream or shares the NULL
+// stream record's correlation id (the driver's internal streams come with the context); else a
+// per-thread default stream, which CUDA creates inside the first call that uses it. A stream
+// without a row keeps kUnknown, as every stream of a trace without the table (nsys exports,
+// older traces). Launch calls named `_ptsz`/`_ptds` do not mark a stream: every runtime call of a
+// file built with --default-stream per-thread is so named, those on created streams too.
+void readStreamOrigins(Context& ctx) {
+  std::string_view table = schema::kStreamOriginTable;
+  if (!ctx.db.hasTable(table) || ctx.trace.streams.empty()) return;
+  struct Row {
+    std::uint32_t pid = 0, context_id = 0, stream_id = 0;
+    std::optional<std::uint32_t> correlation_id;
+    bool created = false;
+  };
+  std::vector<Row> rows;
+  sqlite::Statement row(ctx.db, selectColumns(ctx.db, table,
+      {"processId", "contextId", "streamId", "correlationId"}, {"contextId", "streamId"}, {"creator"}));
+  while (row.step()) {
+    Row r;
+    r.pid = plainPid(row.int64(0));
+    r.context_id = static_cast<std::uint32_t>(row.int64(1));
+    r.stream_id = static_cast<std::uint32_t>(row.int64(2));
+    if (!row.isNull(3)) r.correlation_id = static_cast<std::uint32_t>(row.int64(3));
+    r.created = !row.isNull(4) && streamCreatingName(row.text(4));
+    rows.push_back(r);
+  }
+  if (rows.empty()) return;
+  // Stream-creating calls of the trace by (pid, correlation id): for rows whose creator the
+  // collector could not name.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> creating_calls;
+  std::vector<int> creating_name(ctx.trace.strings.size(), -1);
+  for (const RuntimeCall& call : ctx.trace.runtime_calls) {
+    if (call.name >= creating_name.size()) continue;
+    int& creates = creating_name[call.name];
+    if (creates < 0) creates = streamCreatingName(ctx.trace.str(call.name)) ? 1 : 0;
+    if (creates == 1) creating_calls.emplace_back(call.pid, call.correlation_id);
+  }
+  std::sort(creating_calls.begin(), creating_calls.end());
+  // Each context's NULL stream and its record's correlation id.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> null_streams;  // (pid, ctx) -> id
+  for (const cuoverlap::Context& c : ctx.trace.contexts) {
+    if (c.null_stream_id) null_streams[{c.pid, c.context_id}] = *c.null_stream_id;
+  }
+  for (const Stream& s : ctx.trace.streams) {
+    if (s.flag == StreamFlag::kNull) null_streams[{s.pid, s.context_id}] = s.stream_id;
+  }
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> null_correlation;
+  for (const Row& r : rows) {
+    auto null_stream = null_streams.find({r.pid, r.context_id});
+    if (null_stream != null_streams.end() && null_stream->second == r.stream_id && r.correlation_id) {
+      null_correlation[{r.pid, r.context_id}] = *r.correlation_id;
+    }
+  }
+  // A creating call makes one stream, the first of its correlation id (the lowest id: CUPTI
+  // numbers a context's streams as they come). Another record of that id is a per-thread stream
+  // made inside a later call that CUPTI attributed to it (docs/collector.md: "or the call before
+  // it"), unless the call also made the context: then its own streams share the id as well.
+  auto created = [&](const Row& r) {
+    return r.created || (r.correlation_id &&
+                         std::binary_search(creating_calls.begin(), creating_calls.end(),
+                                            std::make_pair(r.pid, *r.correlation_id)));
+  };
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::uint32_t> first_of_call;
+  for (const Row& r : rows) {
+    if (!r.correlation_id || !created(r)) continue;
+    auto [it, inserted] = first_of_call.try_emplace({r.pid, r.context_id, *r.correlation_id}, r.stream_id);
+    if (!inserted) it->second = std::min(it->second, r.stream_id);
+  }
+  for (const Row& r : rows) {
+    auto stream = std::lower_bound(ctx.trace.streams.begin(), ctx.trace.streams.end(), r,
+        [](const Stream& a, const Row& b) {
+          return std::tie(a.pid, a.context_id, a.stream_id) < std::tie(b.pid, b.context_id, b.stream_id);
+        });
+    if (stream == ctx.trace.streams.end() || stream->pid != r.pid || stream->context_id != r.context_id ||
+        stream->stream_id != r.stream_id) {
+      continue;
+    }
+    auto null_stream = null_streams.find({r.pid, r.context_id});
+    auto context_call = null_correlation.find({r.pid, r.context_id});
+    const bool with_context = r.correlation_id && context_call != null_correlation.end() &&
+                              context_call->second == *r.correlation_id;
+    if (stream->flag == StreamFlag::kNull ||
+        (null_stream != null_streams.end() && null_stream->second == r.stream_id)) {
+      stream->origin = StreamOrigin::kContext;
+    } else if (created(r)) {
+      auto call = r.correlation_id ? first_of_call.find({r.pid, r.context_id, *r.correlation_id})
+                                   : first_of_call.end();
+      const bool first = with_context || call == first_of_call.end() || call->second == r.stream_id;
+      stream->origin = first || stream->flag != StreamFlag::kDefault ? StreamOrigin::kCreated
+                                                                    : StreamOrigin::kPerThread;
+    } else if (!r.correlation_id || with_context) {
+      stream->origin = StreamOrigin::kContext;
+    } else {
+      stream->origin = StreamOrigin::kPerThread;
+    }
+  }
+}
+
+namespace {
+
 std::optional<std::int32_t> rankValue(std::string_view text) {
   std::optional<int> value = schema::parseRankValue(std::string(text).c_str());
   if (!value) return std::nullopt;

@@ -103,6 +103,9 @@ bool startSession() {
     };
     file->setNvtxFilter(in_window);
     file->setApiFilter(in_window);
+    // Lean calls are on from the start (activity::enable); with every API kind the calls wait for
+    // the window, so a stream created before it has no creating call to point to.
+    file->setStreamOrigins(options.api == ApiTracing::kLean);
   }
   std::size_t max_buffers = std::max<std::size_t>(kPreallocatedBuffers, kMaxPoolBytes / options.host_buffer_bytes);
   session->pool = new BufferPool(options.host_buffer_bytes, kPreallocatedBuffers, max_buffers);

@@ -70,6 +70,9 @@ struct CudaEventRow {
 
 struct StreamRow {
   std::uint32_t context_id = 0, stream_id = 0, priority = 0, flag = 0;
+  // The API call the record is associated with: a created stream's cudaStreamCreate*, a
+  // per-thread default stream's first use (docs/collector.md, "Per-thread default streams").
+  std::uint32_t correlation_id = 0;
 };
 
 struct ContextRow {

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -33,6 +34,9 @@ const char* recordKindName(RecordKind kind);
 
 using RecordCounts = std::array<std::uint64_t, static_cast<std::size_t>(RecordKind::kCount)>;
 
+// cudaStreamCreate*, cuStreamCreate* (every version and flavour: _v3020, WithFlags, _ptsz, ...).
+bool isStreamCreatingCall(std::string_view name);
+
 class TraceWriter final : public RowSink {
  public:
   // Creates `path`, which must not exist, with all tables. Throws WriterError.
@@ -48,6 +52,11 @@ class TraceWriter final : public RowSink {
   void setNvtxFilter(std::function<bool(std::uint64_t, std::uint64_t)> keep) { nvtx_filter_ = std::move(keep); }
   // With a capture window: an API call (start, end) is written only when this says yes.
   void setApiFilter(std::function<bool(std::uint64_t, std::uint64_t)> keep) { api_filter_ = std::move(keep); }
+  // Whether every stream-creating call (cudaStreamCreate*, cuStreamCreate*) reaches onApi, so
+  // that CUOVERLAP_STREAM_ORIGIN can name each stream's creator (default: yes). Without them (all
+  // API kinds held back until a capture window opens) no origin row is written: a created stream
+  // would read as a per-thread one.
+  void setStreamOrigins(bool on) { stream_origins_ = on; }
   // Stored and written into CUOVERLAP_SESSION at every commit.
   void setSessionValue(const std::string& key, const std::string& value);
   void endOfBuffer();
@@ -98,6 +107,7 @@ class TraceWriter final : public RowSink {
   std::unique_ptr<Statement> string_, kernel_, memcpy_, memset_, api_, sync_, cuda_event_;
   std::unique_ptr<Statement> stream_, context_, device_, nvtx_, overhead_, session_;
   std::unique_ptr<Statement> um_gpu_fault_, um_cpu_fault_, um_thrashing_;
+  std::unique_ptr<Statement> stream_origin_, stream_creator_;
   std::unordered_map<std::string, std::int64_t> strings_;
   std::unordered_map<std::string, KernelNameIds> kernel_names_;
   std::unordered_map<std::uint64_t, std::int64_t> api_names_;  // (kind << 32 | cbid) -> id
@@ -106,6 +116,11 @@ class TraceWriter final : public RowSink {
   std::function<void(DeviceRow&)> device_query_;
   std::function<bool(std::uint64_t, std::uint64_t)> nvtx_filter_;
   std::function<bool(std::uint64_t, std::uint64_t)> api_filter_;
+  bool stream_origins_ = true;
+  // Stream-creating calls seen (correlation id -> name), whether written or not (a capture
+  // window's filter drops the calls before it), and the origin rows still without a creator.
+  std::unordered_map<std::uint32_t, std::string> stream_creators_;
+  std::unordered_map<std::uint32_t, std::uint32_t> origins_without_creator_;  // correlation id -> rows
   NvtxAssembler nvtx_assembler_;
   std::vector<NvtxEvent> nvtx_out_;
   RecordCounts counts_{};

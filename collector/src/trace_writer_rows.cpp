@@ -15,6 +15,10 @@ std::optional<std::uint64_t> graphValue(std::uint32_t graph_id, std::uint64_t va
 
 }  // namespace
 
+bool isStreamCreatingCall(std::string_view name) {
+  return name.rfind("cudaStreamCreate", 0) == 0 || name.rfind("cuStreamCreate", 0) == 0;
+}
+
 void TraceWriter::prepareStatements() {
   string_ = std::make_unique<Statement>(db_, "INSERT INTO StringIds VALUES (?1, ?2)");
   kernel_ = std::make_unique<Statement>(db_,
@@ -33,6 +37,10 @@ void TraceWriter::prepareStatements() {
       "INSERT INTO CUPTI_ACTIVITY_KIND_CUDA_EVENT VALUES (?1,?2,?3,?4,?5,?6,?7,?8)");
   stream_ = std::make_unique<Statement>(db_,
       "INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (?1,0,0,?2,?3,?4,?5)");
+  stream_origin_ = std::make_unique<Statement>(db_,
+      "INSERT INTO CUOVERLAP_STREAM_ORIGIN VALUES (?1,?2,?3,?4,?5)");
+  stream_creator_ = std::make_unique<Statement>(db_,
+      "UPDATE CUOVERLAP_STREAM_ORIGIN SET creator = ?1 WHERE correlationId = ?2 AND creator IS NULL");
   context_ = std::make_unique<Statement>(db_,
       "INSERT INTO TARGET_INFO_CUDA_CONTEXT_INFO VALUES (?1,0,0,?2,?3,?4)");
   device_ = std::make_unique<Statement>(db_,
@@ -90,6 +98,13 @@ void TraceWriter::onMemset(const MemsetRow& r) {
 }
 
 void TraceWriter::onApi(const ApiRow& r) {
+  if (r.name != nullptr && isStreamCreatingCall(r.name)) {
+    stream_creators_.emplace(r.correlation_id, r.name);
+    if (origins_without_creator_.erase(r.correlation_id) != 0) {
+      begin();
+      stream_creator_->run({r.name, r.correlation_id});
+    }
+  }
   if (api_filter_ && !api_filter_(r.start, r.end)) return;
   std::int64_t name_id = apiNameId(r);
   begin();
@@ -117,6 +132,13 @@ void TraceWriter::onCudaEvent(const CudaEventRow& r) {
 void TraceWriter::onStream(const StreamRow& r) {
   begin();
   stream_->run({r.stream_id, pid_, r.context_id, r.priority, r.flag});
+  if (stream_origins_) {
+    auto creator = stream_creators_.find(r.correlation_id);
+    const bool known = creator != stream_creators_.end();
+    stream_origin_->run({pid_, r.context_id, r.stream_id, r.correlation_id,
+                         known ? SqlValue(creator->second) : SqlValue()});
+    if (!known) ++origins_without_creator_[r.correlation_id];
+  }
   count(RecordKind::kStream);
 }
 

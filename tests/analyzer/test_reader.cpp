@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include <sqlite3.h>
 
@@ -290,4 +291,57 @@ TEST_CASE("rowsAtMost: the rowid range where it can hold the rows, else count(*)
   CHECK(sqlite::rowsAtMost(db, "far") == 2);      // a range no file this size could hold
   CHECK(sqlite::rowsAtMost(db, "keyed") == 2);    // no rowids
   CHECK(sqlite::rowsAtMost(db, "empty") == 0);
+}
+
+TEST_CASE("our trace: stream origins tell a per-thread default stream from a created one", "[reader]") {
+  // CUPTI flags both 1 (blocking); CUOVERLAP_STREAM_ORIGIN holds each STREAM record's correlation
+  // id and, where the collector saw it, the stream-creating call of that id.
+  const std::string path = cuoverlap::testing::tempTracePath("reader_stream_origin.sqlite");
+  auto streamsOf = [](const std::string& file) {
+    const Trace trace = readTrace(file);
+    std::map<std::uint32_t, StreamOrigin> origins;
+    for (const Stream& s : trace.streams) origins[s.stream_id] = s.origin;
+    return origins;
+  };
+  {
+    SyntheticTrace trace(path);
+    trace.exec("INSERT INTO TARGET_INFO_CUDA_CONTEXT_INFO VALUES (7, 0, 0, 4242, 0, 1)");
+    // streamId, hwId, vmId, processId, contextId, priority, flag
+    trace.exec("INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (7,0,0,4242,1,0,3), (8,0,0,4242,1,0,1), "
+               "(13,0,0,4242,1,0,1), (14,0,0,4242,1,0,1), (15,0,0,4242,1,0,1), (16,0,0,4242,1,0,2), "
+               "(17,0,0,4242,1,0,2), (18,0,0,4242,1,0,1), (19,0,0,4242,1,0,1)");
+    trace.addRuntimeCall(100, 200, 21, "cudaStreamCreateWithFlags_v5000");  // 14's creator
+    trace.addRuntimeCall(300, 310, 30, "cudaLaunchKernel_v7000");           // 15's first use
+  }
+  SECTION("a trace without the table: every origin unknown") {
+    for (const auto& [id, origin] : streamsOf(path)) CHECK(origin == StreamOrigin::kUnknown);
+  }
+  SECTION("the table: created, per-thread, the context's own") {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    const char* sql =
+        "CREATE TABLE CUOVERLAP_STREAM_ORIGIN (processId INTEGER NOT NULL, contextId INTEGER NOT NULL, "
+        "streamId INTEGER NOT NULL, correlationId INTEGER, creator TEXT);"
+        "INSERT INTO CUOVERLAP_STREAM_ORIGIN VALUES "
+        "(4242, 1, 7, 2, NULL),"                          // the NULL stream: the context's call
+        "(4242, 1, 8, 2, NULL),"                          // an internal stream, same call
+        "(4242, 1, 13, 20, 'cudaStreamCreate_v3020'),"    // named by the collector
+        "(4242, 1, 14, 21, NULL),"                        // its creating call is in the trace
+        "(4242, 1, 15, 30, NULL),"                        // created inside a launch: per-thread
+        "(4242, 1, 17, 22, 'cuStreamCreate'),"            // 16 has no row
+        "(4242, 1, 18, 20, 'cudaStreamCreate_v3020'),"    // a later stream of 13's call: per-thread
+        "(4242, 1, 19, NULL, 'cudaStreamCreate_v3020')";  // no id (not ours): its creator says
+    REQUIRE(sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+    const auto origins = streamsOf(path);
+    CHECK(origins.at(7) == StreamOrigin::kContext);
+    CHECK(origins.at(8) == StreamOrigin::kContext);
+    CHECK(origins.at(13) == StreamOrigin::kCreated);
+    CHECK(origins.at(14) == StreamOrigin::kCreated);
+    CHECK(origins.at(15) == StreamOrigin::kPerThread);
+    CHECK(origins.at(16) == StreamOrigin::kUnknown);
+    CHECK(origins.at(17) == StreamOrigin::kCreated);
+    CHECK(origins.at(18) == StreamOrigin::kPerThread);
+    CHECK(origins.at(19) == StreamOrigin::kCreated);
+  }
 }

@@ -168,6 +168,7 @@ TEST_CASE("sync, CUDA event, stream, context and device records") {
   std::memset(&stream, 0, sizeof stream);
   stream.kind = CUPTI_ACTIVITY_KIND_STREAM;
   stream.streamId = 14, stream.contextId = 1, stream.flag = CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING;
+  stream.correlationId = 41;
   CUpti_ActivityContext3 context;
   std::memset(&context, 0, sizeof context);
   context.kind = CUPTI_ACTIVITY_KIND_CONTEXT;
@@ -190,6 +191,7 @@ TEST_CASE("sync, CUDA event, stream, context and device records") {
   CHECK(sink.events[0].device_timestamp == 123);
   REQUIRE(sink.streams.size() == 1);
   CHECK(sink.streams[0].flag == 2);
+  CHECK(sink.streams[0].correlation_id == 41);
   REQUIRE(sink.contexts.size() == 1);
   CHECK(sink.contexts[0].null_stream_id == 7);
   REQUIRE(sink.devices.size() == 1);

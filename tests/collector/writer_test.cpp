@@ -130,6 +130,53 @@ TEST_CASE("the writer creates every schema table and writes rows as nsys does") 
         "command|./app 1;records.incomplete|1;records.kernel|1;records.runtime|2");
 }
 
+
+TEST_CASE("the writer names each stream record's creating call in CUOVERLAP_STREAM_ORIGIN") {
+  // A created stream's STREAM record carries its cudaStreamCreate's correlation id, which may
+  // come before or after the record (and before a capture window, whose filter drops the call
+  // itself); a per-thread default stream's carries its first use's, never a creating call's.
+  TempPath temp;
+  {
+    TraceWriter writer(temp.path, 1234);
+    writer.setApiFilter([](std::uint64_t start, std::uint64_t) { return start >= 1000; });
+    ApiRow create;
+    create.start = 10, create.end = 20, create.correlation_id = 3, create.name = "cudaStreamCreate_v3020";
+    writer.onApi(create);                 // before its record, outside the window
+    writer.onStream({1, 7, 0, 3, 1});     // the NULL stream: the context's call
+    writer.onStream({1, 13, 0, 1, 3});    // created by call 3
+    writer.onStream({1, 14, 0, 1, 9});    // its creating call comes later
+    writer.onStream({1, 15, 0, 1, 11});   // per-thread: created inside a launch
+    ApiRow later = create;
+    later.start = 1000, later.end = 1010, later.correlation_id = 9;
+    later.name = "cuStreamCreateWithPriority";
+    writer.onApi(later);
+    ApiRow launch = create;
+    launch.start = 1100, launch.end = 1110, launch.correlation_id = 11, launch.name = "cudaLaunchKernel_v7000";
+    writer.onApi(launch);
+    writer.close();
+  }
+  ReadBack db(temp.path);
+  CHECK(db.text("SELECT processId, contextId, streamId, correlationId, creator FROM CUOVERLAP_STREAM_ORIGIN "
+                "ORDER BY streamId") ==
+        "1234|1|7|1|NULL;1234|1|13|3|cudaStreamCreate_v3020;1234|1|14|9|cuStreamCreateWithPriority;"
+        "1234|1|15|11|NULL");
+  CHECK(db.text("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME") == "2");  // the window's calls
+  CHECK(isStreamCreatingCall("cudaStreamCreateWithFlags_ptsz"));
+  CHECK_FALSE(isStreamCreatingCall("cudaStreamDestroy_v5050"));
+}
+
+TEST_CASE("the writer leaves CUOVERLAP_STREAM_ORIGIN empty when the creating calls are not all seen") {
+  TempPath temp;
+  {
+    TraceWriter writer(temp.path, 1234);
+    writer.setStreamOrigins(false);
+    writer.onStream({1, 13, 0, 1, 3});
+    writer.close();
+  }
+  ReadBack db(temp.path);
+  CHECK(db.text("SELECT count(*) FROM CUOVERLAP_STREAM_ORIGIN") == "0");
+  CHECK(db.text("SELECT count(*) FROM TARGET_INFO_CUDA_STREAM") == "1");
+}
 TEST_CASE("committed rows survive a writer that is never closed") {
   TempPath temp;
   auto* writer = new TraceWriter(temp.path, 1);

@@ -31,6 +31,10 @@ def make_trace(path):
       CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT);
       CREATE TABLE TARGET_INFO_CUDA_STREAM (streamId INTEGER, contextId INTEGER, flag INTEGER);
       INSERT INTO TARGET_INFO_CUDA_STREAM VALUES (0, 1, 0), (5, 1, 1), (9, 1, 1);
+      CREATE TABLE CUOVERLAP_STREAM_ORIGIN (processId INTEGER, contextId INTEGER, streamId INTEGER,
+                                            correlationId INTEGER, creator TEXT);
+      INSERT INTO CUOVERLAP_STREAM_ORIGIN VALUES (7, 1, 0, 1, NULL), (7, 1, 5, 2, 'cudaStreamCreate_v3020'),
+                                                 (7, 1, 9, 3, NULL), (7, 1, 3, 1, 'cudaStreamCreate_v3020');
       INSERT INTO TARGET_INFO_GPU VALUES (0, 'H100');
       INSERT INTO StringIds VALUES (1, 'lab p1 baseline #2'), (2, 'lab warm-up');
     """)
@@ -148,6 +152,10 @@ class LabCollectTest(unittest.TestCase):
         self.assertEqual(db.execute("SELECT COUNT(*) FROM StringIds").fetchone()[0], 2)
         self.assertEqual(db.execute("SELECT name FROM TARGET_INFO_GPU").fetchone()[0], "H100")
         self.assertEqual(db.execute("SELECT streamId FROM TARGET_INFO_CUDA_STREAM").fetchall(), [(0,)])
+        # The origins table names streams too, but keeps no stream: the kept streams' rows stay, and
+        # those that share a correlation id with one (3: the reader tells created from per-thread by them).
+        self.assertEqual(db.execute("SELECT streamId FROM CUOVERLAP_STREAM_ORIGIN ORDER BY streamId").fetchall(),
+                         [(0,), (3,)])
 
     def test_variant_traces_keep_each_variants_median_run(self):
         # p1's fix ran twice (rep 2 failed): spans 200 (rep 1) and 250 (rep 3); the lower middle is rep 1.

@@ -216,12 +216,23 @@ struct UnifiedMemory {
   }
 };
 
+// How a stream came to be, where the trace tells (our collector's CUOVERLAP_STREAM_ORIGIN,
+// docs/schema.md): CUPTI flags a per-thread default stream and a created blocking stream alike
+// (StreamFlag::kDefault). kUnknown without the table (nsys exports, older traces).
+enum class StreamOrigin : std::uint8_t {
+  kUnknown = 0,
+  kCreated = 1,    // by cudaStreamCreate* / cuStreamCreate*
+  kPerThread = 2,  // a per-thread default stream (cudaStreamPerThread, --default-stream per-thread)
+  kContext = 3,    // the context's own: the legacy NULL stream and the driver's internal streams
+};
+
 struct Stream {
   std::uint32_t stream_id = 0;
   std::uint32_t context_id = 0;
   std::uint32_t pid = 0;
   std::int32_t priority = 0;
   StreamFlag flag = StreamFlag::kUnknown;
+  StreamOrigin origin = StreamOrigin::kUnknown;
 };
 
 struct Context {

@@ -271,7 +271,8 @@ void translateActivity(const void* cupti_record, RowSink& sink) {
       return translateCudaEvent(as<CUpti_ActivityCudaEvent2>(r), sink);
     case CUPTI_ACTIVITY_KIND_STREAM: {
       const auto& s = as<CUpti_ActivityStream>(r);
-      return sink.onStream({s.contextId, s.streamId, s.priority, static_cast<std::uint32_t>(s.flag)});
+      return sink.onStream({s.contextId, s.streamId, s.priority, static_cast<std::uint32_t>(s.flag),
+                            s.correlationId});
     }
     case CUPTI_ACTIVITY_KIND_CONTEXT: {
       const auto& c = as<CUpti_ActivityContext3>(r);

@@ -109,7 +109,8 @@ void heldBySplitLegacyCalls(const DeviceView& view, const HostTimeline& host,
 void giveBackOnce(const DeviceView& view, const HostTimeline& host, std::vector<HostTimeGiven> given,
                   std::vector<CallChange>& changed, std::vector<Ns>& earlier);
 
-// Whether the ops of `stream` (by `keys`) ran on the legacy stream or a blocking created one.
+// Whether the ops of `stream` (by `keys`) ran on the legacy stream or a blocking created one (a
+// per-thread default stream, where the trace tells, is not: the split gives it non-blocking lanes).
 bool blockingWork(const DeviceView& view, const std::vector<std::uint64_t>& keys, std::uint64_t stream);
 
 }  // namespace cuoverlap::diagnosis
