@@ -160,40 +160,6 @@ TEST_CASE("single-stream: the split keeps the legacy stream's barriers with its 
   }
 }
 
-TEST_CASE("single-stream: a per-thread default stream's split lanes are non-blocking") {
-  // CUPTI flags a per-thread default stream 1 (blocking), as a cudaStreamCreate stream; where
-  // the trace tells them apart (Stream::origin, our collector's CUOVERLAP_STREAM_ORIGIN), the
-  // split of a per-thread stream's loop gets non-blocking lanes, as the fix's transform gives it;
-  // a created blocking stream's, or one of unknown origin (nsys exports), keep blocking lanes.
-  for (const StreamOrigin origin : {StreamOrigin::kPerThread, StreamOrigin::kCreated, StreamOrigin::kUnknown}) {
-    TraceBuilder b;
-    for (Stream& s : b.trace().streams) {
-      if (s.stream_id == 13) s.origin = origin;
-    }
-    tileLoop(b, 13, 0, 10);
-    otherThreadKernel(b, kNullStream, 25, 950, 960);
-    const Trace trace = b.build();
-    const DeviceView view(trace, Scope{}, 0);
-    const std::vector<std::uint64_t> keys = ownWork(view);
-    std::size_t legacy = 0;
-    std::vector<std::size_t> loop;
-    for (std::size_t p = 0; p < view.ops().size(); ++p) {
-      if (view.onLegacyDefaultStream(view.op(view.ops()[p]))) legacy = p;
-      else loop.push_back(p);
-    }
-    const std::uint64_t loop_key = keys[loop.front()];
-    const bool blocking = origin != StreamOrigin::kPerThread;
-    CHECK(diagnosis::blockingWork(view, keys, loop_key) == blocking);
-    const std::vector<std::uint64_t> lanes = diagnosis::chunkLanes(view, keys, loop_key);
-    REQUIRE(!lanes.empty());
-    // The recorded stream keeps the legacy barrier either way (a per-thread stream is blocking);
-    // only the split's lanes lose it.
-    CHECK(joined(diagnosis::splitBarriers(view, {}, false), legacy, loop));
-    CHECK(joined(diagnosis::splitBarriers(view, lanes, diagnosis::blockingWork(view, keys, loop_key)),
-                 legacy, loop) == blocking);
-  }
-}
-
 TEST_CASE("single-stream: calls another thread's staged copies held get their time back in the split") {
   // Thread 1 stages pageable copies on stream 13 (calls of 40 µs); thread 2's launches to stream
   // 14 take 2 µs alone, and 30 µs where they began during a staged call (held until it ended).

@@ -276,12 +276,8 @@ bool blockingWork(const DeviceView& view, const std::vector<std::uint64_t>& keys
     if (DeviceView::streamKey(op) != stream && !view.onLegacyDefaultStream(op)) {
       continue;  // a thread's synchronous copy counted with its kernels' stream
     }
-    // A per-thread default stream is blocking too (CUPTI flags it 1), but the fix gives its
-    // lanes non-blocking streams (multi_stream.py: blocking only where the loop's stream was a
-    // created blocking stream or the legacy one); only our traces tell the two apart.
     const Stream* s = view.stream(op);
-    return view.onLegacyDefaultStream(op) ||
-           (s != nullptr && s->flag == StreamFlag::kDefault && s->origin != StreamOrigin::kPerThread);
+    return view.onLegacyDefaultStream(op) || (s != nullptr && s->flag == StreamFlag::kDefault);
   }
   return false;
 }

@@ -109,8 +109,10 @@ void heldBySplitLegacyCalls(const DeviceView& view, const HostTimeline& host,
 void giveBackOnce(const DeviceView& view, const HostTimeline& host, std::vector<HostTimeGiven> given,
                   std::vector<CallChange>& changed, std::vector<Ns>& earlier);
 
-// Whether the ops of `stream` (by `keys`) ran on the legacy stream or a blocking created one (a
-// per-thread default stream, where the trace tells, is not: the split gives it non-blocking lanes).
+// Whether the ops of `stream` (by `keys`) ran on the legacy stream or a blocking one (a created
+// blocking stream, or a per-thread default stream: both flag 1; Stream::origin tells them apart in
+// our traces, but non-blocking lanes for a per-thread one did not hold on the lab's re-recorded
+// programs, docs/findings.md, single-stream, lab27-ptds).
 bool blockingWork(const DeviceView& view, const std::vector<std::uint64_t>& keys, std::uint64_t stream);
 
 }  // namespace cuoverlap::diagnosis
