@@ -141,6 +141,14 @@ std::string streamLabel(const Trace& trace, std::uint32_t pid, std::uint32_t con
       return fmt::format("stream {} (legacy default)", stream_id);
     }
   }
+  // CUPTI flags a per-thread default stream like a created one: only our traces tell it
+  // (Stream::origin, docs/schema.md), and a user reading a lane should know which it is.
+  for (const Stream& stream : trace.streams) {
+    if (stream.pid == pid && stream.context_id == context_id && stream.stream_id == stream_id &&
+        stream.origin == StreamOrigin::kPerThread) {
+      return fmt::format("stream {} (per-thread default)", stream_id);
+    }
+  }
   return fmt::format("stream {}", stream_id);
 }
 

@@ -27,6 +27,23 @@ TEST_CASE("ops, calls and evidence times are described for tables", "[render]") 
   CHECK(render::relativeTime(report, 140'000) == "140000 ns");
 }
 
+TEST_CASE("a per-thread default stream is named so where the trace tells", "[render]") {
+  // CUPTI flags it like a created stream (flag 1); our collector's CUOVERLAP_STREAM_ORIGIN tells
+  // them apart (Stream::origin). Without it (nsys exports) the stream is only its number.
+  auto trace = test::makeSampleTrace();
+  CHECK(render::streamLabel(*trace, trace->ops[1].pid, trace->ops[1].context_id, 14) == "stream 14");
+  Stream per_thread;
+  per_thread.pid = trace->ops[1].pid;
+  per_thread.context_id = trace->ops[1].context_id;
+  per_thread.stream_id = 14;
+  per_thread.flag = StreamFlag::kDefault;
+  per_thread.origin = StreamOrigin::kPerThread;
+  trace->streams.push_back(per_thread);
+  CHECK(render::describeOp(trace.get(), 1) == "memcpy HtoD 4.0 MiB pinned (stream 14 (per-thread default))");
+  trace->streams.back().origin = StreamOrigin::kCreated;
+  CHECK(render::describeOp(trace.get(), 1) == "memcpy HtoD 4.0 MiB pinned (stream 14)");
+}
+
 TEST_CASE("every device and the steady state count times from the trace's one origin", "[render]") {
   // Device 1 starts 478 ms after device 0; its times used to count from its own first op.
   const auto trace = test::makeSampleTrace();
