@@ -1103,3 +1103,64 @@ TEST_CASE("legacy-default-stream: a call begun beside a synchronous legacy call 
 
 }  // namespace
 }  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+// Kernel on stream 13 (10-500), kernel on the legacy stream (waited for it: 500-700), kernel on
+// stream 14 (waited for the legacy one: 700-1200), one thread, then a device synchronize; stream
+// 13 of `origin`.
+TraceBuilder perThreadTrap(StreamOrigin origin) {
+  TraceBuilder b;
+  for (Stream& s : b.trace().streams) {
+    if (s.stream_id == 13) s.origin = origin;
+  }
+  b.launch(13, 0, 5, 10, 500);
+  b.launch(kNullStream, 6, 10, 500, 700);
+  b.launch(14, 11, 15, 700, 1200);
+  b.call("cudaDeviceSynchronize_v3020", 16, 1201);
+  return b;
+}
+
+Ns savingOf(const Finding& f, const std::string& fix) {
+  for (const FixSaving& s : f.fixes) {
+    if (s.fix == fix) return s.saving_ns;
+  }
+  return -1;
+}
+
+TEST_CASE("legacy-default-stream: nonblocking-streams leaves a per-thread default stream under the barrier") {
+  // Unknown origin (every trace without CUOVERLAP_STREAM_ORIGIN): stream 13 reads as created, the
+  // fix makes both streams non-blocking and the three kernels run side by side (span 1190 -> 500
+  // µs). A per-thread default stream (cudaStreamPerThread) has no non-blocking flag: the legacy
+  // kernel still waits for its kernel, only stream 14's kernel runs beside them (span -> about 700).
+  const auto unknown = findingsOf(perThreadTrap(StreamOrigin::kUnknown).build());
+  const Finding* u = findingById(unknown, "legacy-default-stream");
+  REQUIRE(u != nullptr);
+  const Ns before = savingOf(*u, "nonblocking-streams");
+  CHECK(before > 650'000);
+  const auto per_thread = findingsOf(perThreadTrap(StreamOrigin::kPerThread).build());
+  const Finding* p = findingById(per_thread, "legacy-default-stream");
+  REQUIRE(p != nullptr);
+  const Ns after = savingOf(*p, "nonblocking-streams");
+  CHECK(after > 450'000);
+  CHECK(after < 520'000);
+  // own-streams moves the legacy kernel to a non-blocking stream of its own: the origin of stream
+  // 13 does not change it.
+  CHECK(savingOf(*p, "own-streams") == savingOf(*u, "own-streams"));
+}
+
+TEST_CASE("legacy-default-stream: nonblocking-streams does not apply with per-thread default streams only") {
+  TraceBuilder b = perThreadTrap(StreamOrigin::kPerThread);
+  for (Stream& s : b.trace().streams) {
+    if (s.stream_id == 14) s.origin = StreamOrigin::kPerThread;
+  }
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "legacy-default-stream");
+  REQUIRE(f != nullptr);
+  CHECK(savingOf(*f, "nonblocking-streams") == -1);
+  CHECK(savingOf(*f, "own-streams") > 0);
+}
+
+}  // namespace
+}  // namespace cuoverlap
