@@ -28,6 +28,7 @@ namespace cuoverlap::diagnosis {
 class HostState;
 struct PinnedRate;
 struct PinnedRates;
+class PinnedRateSample;
 struct HostTimeline;
 struct OrderEdge;
 
@@ -212,8 +213,9 @@ class DeviceView {
   Ns windowEnd() const { return window_end_; }
 
  private:
-  // Returns whether idle_ was found on the way (the ops came sorted).
-  bool selectOps(const Scope& scope, std::vector<std::uint32_t>& pids);
+  // Returns whether idle_ was found on the way (the ops came sorted). Every op of the device
+  // goes to `pinned`, in scope or not.
+  bool selectOps(const Scope& scope, std::vector<std::uint32_t>& pids, PinnedRateSample& pinned);
   void selectCalls(const std::vector<std::uint32_t>& pids);
   std::vector<std::uint32_t> viewPids() const;
   Interval hostRange() const;
@@ -261,7 +263,8 @@ class DeviceView {
   const LegacyDefaultStreams* legacy_streams_ = nullptr;
 
   // The device's pinned copy rate per direction (pinned_rate.h): the device's ops decide it, and
-  // several rules ask for it; built on the first question.
+  // several rules ask for it; found by the view's pass over them (a window's: its whole view's),
+  // else on the first question.
   mutable std::shared_ptr<const PinnedRates> pinned_rates_;
 
   friend class WindowIndex;
