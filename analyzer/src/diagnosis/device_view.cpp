@@ -435,6 +435,10 @@ const std::vector<std::uint32_t>& DeviceView::positionsWith(
   return *kept;
 }
 
+bool DeviceView::anyOnLegacyDefaultStream() const {
+  return std::any_of(op_bits_.begin(), op_bits_.end(), [](std::uint8_t bits) { return (bits & kLegacyBit) != 0; });
+}
+
 const std::vector<std::uint32_t>& DeviceView::pageableCopyPositions() const {
   return positionsWith(kPageableBit, pageable_copies_);
 }

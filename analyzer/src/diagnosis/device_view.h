@@ -98,6 +98,8 @@ class DeviceView {
   // op for its stream make no search of the trace's legacy streams each.
   OpKind kindAt(std::size_t position) const { return static_cast<OpKind>(op_bits_[position] & kKindBits); }
   bool onLegacyDefaultStreamAt(std::size_t position) const { return (op_bits_[position] & kLegacyBit) != 0; }
+  // Whether any op of ops() ran on a legacy default stream: a scan of the bytes, not of the ops.
+  bool anyOnLegacyDefaultStream() const;
   // Positions in ops(), in order, of the copies with pageable host memory on either side; and of
   // the copies and memsets issued synchronously (a cudaMemcpy or cudaMemset launched them, or,
   // without a launch call, the trace says they were not asynchronous). Each listed from the view's
