@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <future>
 #include <system_error>
@@ -119,16 +120,21 @@ TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& given,
     return report;
   }
   // The steady state is a second analysis of most of the run, independent of the first: on a
-  // thread of its own, once the trace's lazily built indices exist (they are then only read), with
-  // the phases. Its search for iterations would make it the longer of the two: `beside` and the
-  // steady window's metrics are this thread's, made once the other has chosen the window.
+  // thread of its own, once the trace's lazily built indices exist (they are then only read). Its
+  // search for iterations would make it the longer of the two: `beside` and the steady window's
+  // metrics are this thread's, made once the other has chosen the window. The phases (a pass over
+  // the ops) go to whichever thread is free first: which one is depends on the trace and the
+  // machine.
   buildTraceIndices(trace);
   SteadyState steady_state;
   std::promise<void> window_chosen;
   std::future<void> window_known = window_chosen.get_future();
+  std::atomic<bool> phases_taken{false};
+  const auto findPhasesOnce = [&] {
+    if (!phases_taken.exchange(true)) report.phases = phases::findPhases(trace, options.scope);
+  };
   const auto steady = [&] {
     try {
-      report.phases = phases::findPhases(trace, options.scope);
       steady_state = phases::chooseSteadyState(trace, options);
     } catch (...) {
       window_chosen.set_exception(std::current_exception());
@@ -136,6 +142,7 @@ TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& given,
     }
     window_chosen.set_value();  // steady_state's window is not written again
     phases::analyzeSteadyWindow(trace, options, steady_state);
+    findPhasesOnce();
   };
   std::future<void> steady_done;
   try {
@@ -149,6 +156,7 @@ TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& given,
   try {
     window_known.get();  // rethrows the choice's error
     steady_metrics = phases::steadyWindowMetrics(trace, options, steady_state);
+    findPhasesOnce();
   } catch (...) {
     if (steady_done.valid()) steady_done.wait();  // the steady state's thread ends first
     throw;

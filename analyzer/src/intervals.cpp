@@ -59,32 +59,6 @@ Ns totalLength(const std::vector<Interval>& disjoint) {
   return total;
 }
 
-void ConcurrencySweep::credit(Ns until) {
-  if (until <= now_) return;
-  std::size_t level = active_ends_.size();
-  if (histogram_.size() <= level) histogram_.resize(level + 1, 0);
-  histogram_[level] += until - now_;
-  now_ = until;
-}
-
-void ConcurrencySweep::advanceTo(Ns time) {
-  while (!active_ends_.empty() && active_ends_.top() <= time) {
-    credit(active_ends_.top());
-    active_ends_.pop();
-  }
-  credit(time);
-}
-
-void ConcurrencySweep::add(Ns start, Ns end) {
-  if (end < start) return;
-  if (!started_) {
-    now_ = start;
-    started_ = true;
-  }
-  advanceTo(start);
-  if (end > start) active_ends_.push(end);
-}
-
 std::vector<Ns> ConcurrencySweep::finish() {
   while (!active_ends_.empty()) {
     credit(active_ends_.top());

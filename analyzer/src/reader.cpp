@@ -304,6 +304,7 @@ Trace readTrace(const std::string& path) {
   reader::resolveAsyncFromRuntime(trace);
   reader::addContextsFromOps(trace, seen ? &*seen : nullptr);
   reader::sortOps(trace, seen && seen->sorted);
+  if (seen && seen->sorted) std::move(seen->by_device).install(trace);
   reader::sortByStart(trace.runtime_calls);
   reader::sortByStart(trace.syncs);
   reader::sortByStart(trace.nvtx);

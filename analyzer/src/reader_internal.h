@@ -11,6 +11,7 @@
 
 #include "cuoverlap/model.h"
 #include "cuoverlap/progress.h"
+#include "cuoverlap/trace_index.h"
 #include "sqlite_db.h"
 
 namespace cuoverlap::reader {
@@ -82,11 +83,13 @@ std::string selectColumns(const sqlite::Database& db, std::string_view table,
 // the memcpy table's unified-memory migrations (copyKind 11, 12, 13) into
 // Trace::unified_memory.migrations, sorted by start.
 // What readOps saw of the ops while merging them, so that readTrace makes no pass of its own for
-// it: whether they came in time order (sortOps' order) and the (context, pid, device) of their
-// runs, sorted and unique.
+// it: whether they came in time order (sortOps' order), the (context, pid, device) of their
+// runs, sorted and unique, and the ops of each device (opsOnDevice's index, installed once the
+// ops are known sorted: nothing moves them then).
 struct OpsSeen {
   bool sorted = true;
   std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint16_t>> contexts;
+  OpsByDevice by_device;
 };
 OpsSeen readOps(Context& ctx);
 void readRuntimeCalls(Context& ctx);

@@ -232,6 +232,7 @@ OpsSeen readOps(Context& ctx) {
                                 // where rows were deleted is never touched: no memory)
   progress::phase(fmt::format("reading {}: GPU ops", ctx.db.path()), rows);
   OpsSeen seen;
+  seen.by_device = OpsByDevice(rows);
   while (true) {
     if ((ctx.trace.ops.size() & kProgressRows) == 0) progress::done(ctx.trace.ops.size());
     Stream* next = nullptr;
@@ -252,6 +253,7 @@ OpsSeen readOps(Context& ctx) {
     ctx.trace.ops.push_back(row.op);
     if (row.op.kind == OpKind::kKernel) ctx.trace.ops.back().name = kernelName(ctx, row);
     noteOp(ctx.trace.ops, seen);
+    seen.by_device.add(ctx.trace.ops.back());
     next->advance();
   }
   std::sort(seen.contexts.begin(), seen.contexts.end());

@@ -48,43 +48,41 @@ TraceIndex& indexOf(const Trace& trace) {
   return *trace.index_cache.index;
 }
 
-// The ops-by-device index, built on first use (and again when Trace::ops moved or was resized).
+// The ops-by-device index, built on first use (and again when Trace::ops moved or was resized),
+// unless a reader installed the one it collected.
 TraceIndex& indexOps(const Trace& trace) {
   TraceIndex& index = indexOf(trace);
   if (!index.have_ops || index.ops_data != trace.ops.data() || index.ops_size != trace.ops.size()) {
     if (trace.ops.size() > std::numeric_limits<std::uint32_t>::max()) {
       throw UserError(fmt::format("{}: more than 2^32 GPU ops", trace.path));
     }
-    index.ops_by_device.clear();
-    // Runs of one device's ops are the rule: its list is looked up only when the device changes
-    // (the map's nodes stay where they are as others are added).
-    // The first device's list is reserved for every op: one device is the common case, and the
-    // capacity other devices leave unused is never touched (no memory).
-    std::vector<std::uint32_t>* on_device = nullptr;
-    std::uint16_t device_id = 0;
-    Ns first = 0;
-    for (std::size_t i = 0; i < trace.ops.size(); ++i) {
-      const GpuOp& op = trace.ops[i];
-      if (on_device == nullptr || op.device_id != device_id) {
-        device_id = op.device_id;
-        on_device = &index.ops_by_device[device_id];
-        if (index.ops_by_device.size() == 1 && on_device->empty()) on_device->reserve(trace.ops.size());
-      }
-      on_device->push_back(static_cast<std::uint32_t>(i));
-      if (op.start > 0 && (first == 0 || op.start < first)) first = op.start;
-    }
-    index.first_op_start = first;
-    index.ops_data = trace.ops.data();
-    index.ops_size = trace.ops.size();
-    index.device_ids.clear();
-    for (const auto& entry : index.ops_by_device) index.device_ids.push_back(entry.first);
-    std::sort(index.device_ids.begin(), index.device_ids.end());
-    index.have_ops = true;
+    OpsByDevice collected(trace.ops.size());
+    for (const GpuOp& op : trace.ops) collected.add(op);
+    std::move(collected).install(trace);
   }
   return index;
 }
 
 }  // namespace
+
+void OpsByDevice::switchTo(std::uint16_t device_id) {
+  device_id_ = device_id;
+  on_device_ = &lists_[device_id];
+  if (lists_.size() == 1 && on_device_->empty()) on_device_->reserve(ops_expected_);
+}
+
+void OpsByDevice::install(const Trace& trace) && {
+  if (added_ != trace.ops.size() || added_ > std::numeric_limits<std::uint32_t>::max()) return;
+  TraceIndex& index = indexOf(trace);
+  index.ops_by_device = std::move(lists_);
+  index.first_op_start = first_op_start_;
+  index.ops_data = trace.ops.data();
+  index.ops_size = trace.ops.size();
+  index.device_ids.clear();
+  for (const auto& entry : index.ops_by_device) index.device_ids.push_back(entry.first);
+  std::sort(index.device_ids.begin(), index.device_ids.end());
+  index.have_ops = true;
+}
 
 std::vector<std::uint16_t> devicesWithOps(const Trace& trace) { return indexOps(trace).device_ids; }
 

@@ -62,13 +62,35 @@ class UnionLength {
 // end. Intervals are added in non-decreasing start order; state is a min-heap of the active ends.
 class ConcurrencySweep {
  public:
-  void add(Ns start, Ns end);
+  void add(Ns start, Ns end) {  // inline, with advanceTo and credit: a call per op of the metrics
+    if (end < start) return;
+    if (!started_) {
+      now_ = start;
+      started_ = true;
+    }
+    advanceTo(start);
+    if (end > start) active_ends_.push(end);
+  }
   // Drains the remaining active intervals; call once, after the last add().
   std::vector<Ns> finish();
 
  private:
-  void advanceTo(Ns time);  // retire every active interval that ends at or before `time`
-  void credit(Ns until);    // time from now_ to until spent at the current level
+  // Retires every active interval that ends at or before `time`.
+  void advanceTo(Ns time) {
+    while (!active_ends_.empty() && active_ends_.top() <= time) {
+      credit(active_ends_.top());
+      active_ends_.pop();
+    }
+    credit(time);
+  }
+  // Time from now_ to until spent at the current level.
+  void credit(Ns until) {
+    if (until <= now_) return;
+    std::size_t level = active_ends_.size();
+    if (histogram_.size() <= level) histogram_.resize(level + 1, 0);
+    histogram_[level] += until - now_;
+    now_ = until;
+  }
 
   std::priority_queue<Ns, std::vector<Ns>, std::greater<Ns>> active_ends_;
   std::vector<Ns> histogram_;

@@ -11,6 +11,7 @@
 #include "diagnosis/call_index.h"
 #include "diagnosis/host_state.h"
 #include "diagnosis/median.h"
+#include "diagnosis/pinned_rate.h"
 
 namespace cuoverlap::diagnosis {
 
@@ -19,7 +20,9 @@ DeviceView::DeviceView(const Trace& trace, const Scope& scope, std::uint16_t dev
       window_start_(scope.window_start), window_end_(scope.window_end),
       legacy_streams_(&legacyDefaultStreams(trace)) {
   std::vector<std::uint32_t> pids;
-  const bool idle_found = selectOps(scope, pids);
+  PinnedRateSample pinned;
+  const bool idle_found = selectOps(scope, pids, pinned);
+  pinned_rates_ = std::make_shared<const PinnedRates>(pinned.rates(device()));
   selectCalls(pids);
   computeIdle(idle_found);
   computePreviousOnStreamEnds();
@@ -31,7 +34,7 @@ std::optional<Ns> DeviceView::readyTime(std::size_t position) const {
   return std::max(call(*launch).end, previous_on_stream_end_[position]);
 }
 
-bool DeviceView::selectOps(const Scope& scope, std::vector<std::uint32_t>& pids) {
+bool DeviceView::selectOps(const Scope& scope, std::vector<std::uint32_t>& pids, PinnedRateSample& pinned) {
   if (trace_.ops.size() > std::numeric_limits<std::uint32_t>::max()) {
     throw UserError(fmt::format("{}: more than 2^32 GPU ops", trace_.path));
   }
@@ -40,13 +43,14 @@ bool DeviceView::selectOps(const Scope& scope, std::vector<std::uint32_t>& pids)
   op_indices_.reserve(on_device.size());
   op_bits_.reserve(on_device.size());
   // One pass (each op is a cache miss at 10^7 ops): the ops in scope, whether they come sorted by
-  // clipped start, the span's end, the processes (viewPids') and, while they come sorted, the
-  // idle intervals (computeIdle's).
+  // clipped start, the span's end, the processes (viewPids'), while they come sorted, the idle
+  // intervals (computeIdle's), and the device's pinned copies (pinnedRate's).
   bool sorted = true;
   Ns last_start = std::numeric_limits<Ns>::min();
   Ns covered_until = 0;
   for (std::uint32_t i : on_device) {
     const GpuOp& op = trace_.ops[i];
+    pinned.add(op);
     // The metrics' rule (opInScope), so that gaps, findings and metrics count the same ops.
     if (!opInScope(op, scope)) continue;
     op_indices_.push_back(i);
@@ -429,6 +433,10 @@ const std::vector<std::uint32_t>& DeviceView::positionsWith(
     kept = std::make_shared<const std::vector<std::uint32_t>>(std::move(positions));
   }
   return *kept;
+}
+
+bool DeviceView::anyOnLegacyDefaultStream() const {
+  return std::any_of(op_bits_.begin(), op_bits_.end(), [](std::uint8_t bits) { return (bits & kLegacyBit) != 0; });
 }
 
 const std::vector<std::uint32_t>& DeviceView::pageableCopyPositions() const {

@@ -28,6 +28,7 @@ namespace cuoverlap::diagnosis {
 class HostState;
 struct PinnedRate;
 struct PinnedRates;
+class PinnedRateSample;
 struct HostTimeline;
 struct OrderEdge;
 
@@ -97,6 +98,8 @@ class DeviceView {
   // op for its stream make no search of the trace's legacy streams each.
   OpKind kindAt(std::size_t position) const { return static_cast<OpKind>(op_bits_[position] & kKindBits); }
   bool onLegacyDefaultStreamAt(std::size_t position) const { return (op_bits_[position] & kLegacyBit) != 0; }
+  // Whether any op of ops() ran on a legacy default stream: a scan of the bytes, not of the ops.
+  bool anyOnLegacyDefaultStream() const;
   // Positions in ops(), in order, of the copies with pageable host memory on either side; and of
   // the copies and memsets issued synchronously (a cudaMemcpy or cudaMemset launched them, or,
   // without a launch call, the trace says they were not asynchronous). Each listed from the view's
@@ -212,8 +215,9 @@ class DeviceView {
   Ns windowEnd() const { return window_end_; }
 
  private:
-  // Returns whether idle_ was found on the way (the ops came sorted).
-  bool selectOps(const Scope& scope, std::vector<std::uint32_t>& pids);
+  // Returns whether idle_ was found on the way (the ops came sorted). Every op of the device
+  // goes to `pinned`, in scope or not.
+  bool selectOps(const Scope& scope, std::vector<std::uint32_t>& pids, PinnedRateSample& pinned);
   void selectCalls(const std::vector<std::uint32_t>& pids);
   std::vector<std::uint32_t> viewPids() const;
   Interval hostRange() const;
@@ -261,7 +265,8 @@ class DeviceView {
   const LegacyDefaultStreams* legacy_streams_ = nullptr;
 
   // The device's pinned copy rate per direction (pinned_rate.h): the device's ops decide it, and
-  // several rules ask for it; built on the first question.
+  // several rules ask for it; found by the view's pass over them (a window's: its whole view's),
+  // else on the first question.
   mutable std::shared_ptr<const PinnedRates> pinned_rates_;
 
   friend class WindowIndex;

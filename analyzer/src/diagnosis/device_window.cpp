@@ -65,7 +65,8 @@ DeviceView::DeviceView(const DeviceView& whole, const WindowIndex& index, Ns win
     : trace_(whole.trace_), call_index_(whole.call_index_), device_id_(whole.device_id_),
       window_start_(std::max(window_start, whole.window_start_)),
       window_end_(std::min(window_end, whole.window_end_)),
-      has_launch_calls_(whole.has_launch_calls_), legacy_streams_(whole.legacy_streams_) {
+      has_launch_calls_(whole.has_launch_calls_), legacy_streams_(whole.legacy_streams_),
+      pinned_rates_(whole.pinned_rates_) {
   if (window_end_ <= window_start_) return;
   op_indices_ = index.opsIn(window_start_, window_end_);
   op_bits_.reserve(op_indices_.size());

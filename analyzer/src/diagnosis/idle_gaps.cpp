@@ -128,6 +128,12 @@ std::vector<HostPart> hostPartsOfGap(const DeviceView& view, Interval gap, std::
 
 std::vector<IdleGap> attributeGaps(const DeviceView& view, Ns min_ns) {
   std::vector<IdleGap> gaps;
+  // The gaps are the view's idle intervals of min_ns or more: without one, no pass over the ops
+  // for their neighbours (a busy device's usual case).
+  const std::vector<Interval>& idle = view.idle();
+  if (std::none_of(idle.begin(), idle.end(), [&](const Interval& i) { return i.length() >= min_ns; })) {
+    return gaps;
+  }
   std::optional<std::size_t> last_ender;  // the op whose end is the latest so far
   Ns covered_until = view.spanStart();
   for (const ScopedOp& op : view.ops()) {

@@ -10,17 +10,6 @@
 #include "cuoverlap/trace_index.h"
 
 namespace cuoverlap::diagnosis {
-namespace {
-
-constexpr std::uint64_t kMinMeasuredBytes = 1 << 20;
-
-bool pinnedHostSide(const GpuOp& op) {
-  return op.kind == OpKind::kMemcpy &&
-         (op.src_kind == MemKind::kPinned || op.dst_kind == MemKind::kPinned) &&
-         op.src_kind != MemKind::kPageable && op.dst_kind != MemKind::kPageable;
-}
-
-}  // namespace
 
 double pcieRawBytesPerNs(int generation, int width) {
   // GB/s per lane after encoding: 8b/10b for Gen1-2, 128b/130b for Gen3-5, FLIT (242/256) Gen6.
@@ -34,21 +23,9 @@ Ns pinnedDuration(const PinnedRate& rate, std::uint64_t bytes) {
   return rate.latency_ns + std::llround(static_cast<double>(bytes) / rate.bytes_per_ns);
 }
 
-// Both directions' rates from one pass over the device's ops: the pinned copies of at least
-// kMinMeasuredBytes give the rate; the smaller ones, the fixed cost beside their bytes (the median
-// of duration - bytes / rate).
-struct PinnedRates {
-  PinnedRate direction[2];  // HtoD, DtoH
-};
-
-namespace {
-
-struct SmallCopy {
-  Ns duration;
-  std::uint64_t bytes;
-};
-
-Ns medianLatency(std::vector<SmallCopy>& small, double bytes_per_ns) {
+// The pinned copies of at least kMinMeasuredBytes give the rate; the smaller ones, the fixed cost
+// beside their bytes (the median of duration - bytes / rate).
+Ns PinnedRateSample::medianLatency(std::vector<SmallCopy>& small, double bytes_per_ns) {
   if (small.empty()) return kPinnedCopyLatencyNs;
   std::vector<Ns> beyond;
   beyond.reserve(small.size());
@@ -59,31 +36,13 @@ Ns medianLatency(std::vector<SmallCopy>& small, double bytes_per_ns) {
   return std::max<Ns>(0, beyond[beyond.size() / 2]);
 }
 
-PinnedRates measurePinnedRates(const DeviceView& view) {
-  const Trace& trace = view.trace();
-  std::uint64_t bytes[2] = {0, 0};
-  Ns time[2] = {0, 0};
-  std::vector<SmallCopy> small[2];
-  for (std::uint32_t i : opsOnDevice(trace, view.deviceId())) {
-    const GpuOp& op = trace.ops[i];
-    if (!pinnedHostSide(op)) continue;
-    const Engine engine = engineOf(op);
-    if (engine != Engine::kH2D && engine != Engine::kD2H) continue;
-    const int d = engine == Engine::kH2D ? 0 : 1;
-    if (op.bytes >= kMinMeasuredBytes) {
-      bytes[d] += op.bytes;
-      time[d] += op.end - op.start;
-    } else {
-      small[d].push_back({op.end - op.start, op.bytes});
-    }
-  }
+PinnedRates PinnedRateSample::rates(const Device* device) {
   PinnedRates rates;
-  const Device* device = view.device();
   const double raw = device == nullptr ? 0.0 : pcieRawBytesPerNs(device->pcie_generation, device->pcie_width);
   for (int d = 0; d < 2; ++d) {
     PinnedRate& rate = rates.direction[d];
-    if (bytes[d] > 0 && time[d] > 0) {
-      rate.bytes_per_ns = static_cast<double>(bytes[d]) / static_cast<double>(time[d]);
+    if (bytes_[d] > 0 && time_[d] > 0) {
+      rate.bytes_per_ns = static_cast<double>(bytes_[d]) / static_cast<double>(time_[d]);
       rate.source = fmt::format("this trace's pinned {} copies", d == 0 ? "HtoD" : "DtoH");
     } else if (raw > 0.0) {
       rate.bytes_per_ns = raw * kPinnedLinkEfficiency;
@@ -92,16 +51,18 @@ PinnedRates measurePinnedRates(const DeviceView& view) {
     } else {
       continue;  // unknown: PinnedRate{}
     }
-    rate.latency_ns = medianLatency(small[d], rate.bytes_per_ns);
+    rate.latency_ns = medianLatency(small_[d], rate.bytes_per_ns);
   }
   return rates;
 }
 
-}  // namespace
-
 PinnedRate pinnedRate(const DeviceView& view, Engine direction) {
   if (direction != Engine::kH2D && direction != Engine::kD2H) return {};
-  if (!view.pinned_rates_) view.pinned_rates_ = std::make_shared<const PinnedRates>(measurePinnedRates(view));
+  if (!view.pinned_rates_) {  // a view that made no pass over its device's ops (DeviceView's)
+    PinnedRateSample sample;
+    for (std::uint32_t i : opsOnDevice(view.trace(), view.deviceId())) sample.add(view.trace().ops[i]);
+    view.pinned_rates_ = std::make_shared<const PinnedRates>(sample.rates(view.device()));
+  }
   return view.pinned_rates_->direction[direction == Engine::kH2D ? 0 : 1];
 }
 

@@ -10,7 +10,9 @@
 // that direction under 1 MiB took beyond their bytes at that rate; else kPinnedCopyLatencyNs.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "diagnosis/device_view.h"
 
@@ -39,6 +41,47 @@ struct PinnedRate {
 
 // `direction`: Engine::kH2D or Engine::kD2H.
 PinnedRate pinnedRate(const DeviceView& view, Engine direction);
+
+// Both directions' rates, from every op of the device (whatever a view's scope).
+struct PinnedRates {
+  PinnedRate direction[2];  // HtoD, DtoH
+};
+
+// The device's pinned copies, added op by op in one pass over all of its ops: a DeviceView adds
+// them in its own pass over them (which reads every op anyway) and keeps the rates, instead of a
+// pass of pinnedRate's own (a cache miss per op at 10^7 ops) in each view that asks.
+class PinnedRateSample {
+ public:
+  void add(const GpuOp& op) {  // inline: a call per op of the device
+    const bool pinned_host_side = op.kind == OpKind::kMemcpy &&
+                                  (op.src_kind == MemKind::kPinned || op.dst_kind == MemKind::kPinned) &&
+                                  op.src_kind != MemKind::kPageable && op.dst_kind != MemKind::kPageable;
+    if (!pinned_host_side) return;
+    const Engine engine = engineOf(op);
+    if (engine != Engine::kH2D && engine != Engine::kD2H) return;
+    const int d = engine == Engine::kH2D ? 0 : 1;
+    if (op.bytes >= kMinMeasuredBytes) {
+      bytes_[d] += op.bytes;
+      time_[d] += op.end - op.start;
+    } else {
+      small_[d].push_back({op.end - op.start, op.bytes});
+    }
+  }
+  // The rates once every op of the device was added; `device` (may be null) for its link's rate.
+  PinnedRates rates(const Device* device);
+
+ private:
+  struct SmallCopy {
+    Ns duration;
+    std::uint64_t bytes;
+  };
+  static Ns medianLatency(std::vector<SmallCopy>& small, double bytes_per_ns);
+
+  static constexpr std::uint64_t kMinMeasuredBytes = 1 << 20;
+  std::uint64_t bytes_[2] = {0, 0};
+  Ns time_[2] = {0, 0};
+  std::vector<SmallCopy> small_[2];
+};
 
 // How long `bytes` would take at `rate` (its latency_ns + bytes / rate); 0 when unknown.
 Ns pinnedDuration(const PinnedRate& rate, std::uint64_t bytes);

@@ -36,7 +36,7 @@ std::string explanation(const DeviceView& view, const std::vector<Finding>& earl
 
 // Whether the op at `position` is a copy that some kernel could have run beside.
 bool overlappableCopy(const DeviceView& view, const std::vector<bool>& ordered, std::size_t position) {
-  return view.op(view.ops()[position]).kind == OpKind::kMemcpy && (ordered.empty() || !ordered[position]);
+  return view.kindAt(position) == OpKind::kMemcpy && (ordered.empty() || !ordered[position]);
 }
 
 // The overlappable copy time not under any kernel: union of those copies minus union of kernels.
@@ -45,8 +45,7 @@ std::vector<Interval> unhiddenCopyTime(const DeviceView& view, const std::vector
   std::vector<Interval> kernels;
   for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
     const ScopedOp scoped = view.ops()[pos];
-    const OpKind kind = view.op(scoped).kind;
-    if (kind == OpKind::kKernel) kernels.push_back({scoped.start, scoped.end});
+    if (view.kindAt(pos) == OpKind::kKernel) kernels.push_back({scoped.start, scoped.end});
     if (overlappableCopy(view, ordered, pos)) copies.push_back({scoped.start, scoped.end});
   }
   copies = unionOf(std::move(copies));
@@ -64,32 +63,47 @@ std::vector<Interval> unhiddenCopyTime(const DeviceView& view, const std::vector
   return unhidden;
 }
 
+// The streams the view's copies and kernels ran on (memsets aside), and whether it has both.
+struct CopyKernelStreams {
+  std::size_t streams = 0;
+  bool any_copy = false;
+  bool any_kernel = false;
+  bool both() const { return streams >= 2 && any_copy && any_kernel; }
+};
+
+// With `until_both`, the pass stops once both() holds: the rule's precondition is then settled,
+// most often after a view's first ops, where a pass over every op costs a cache miss per op.
+CopyKernelStreams copyKernelStreams(const DeviceView& view, bool until_both) {
+  CopyKernelStreams seen;
+  std::set<std::uint64_t> streams;
+  std::uint64_t last_stream = 0;
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    if (view.kindAt(pos) == OpKind::kMemset) continue;
+    const GpuOp& op = view.op(view.ops()[pos]);
+    const std::uint64_t stream = DeviceView::streamKey(op);
+    if (streams.empty() || stream != last_stream) streams.insert(stream);
+    last_stream = stream;
+    (op.kind == OpKind::kMemcpy ? seen.any_copy : seen.any_kernel) = true;
+    seen.streams = streams.size();
+    if (until_both && seen.both()) break;
+  }
+  return seen;
+}
+
 }  // namespace
 
 std::optional<Finding> findLowOverlap(const DeviceView& view, const std::vector<Finding>& earlier) {
-  std::set<std::uint64_t> streams;
   // Ops come in start order, so the unions stream through O(1) state: H = C + K - |C ∪ K|.
   UnionLength copy_union;
   UnionLength kernel_union;
   UnionLength either_union;
-  bool any_copy = false;
-  bool any_kernel = false;
-  std::uint64_t last_stream = 0;
-  for (const ScopedOp scoped : view.ops()) {
-    const GpuOp& op = view.op(scoped);
-    if (op.kind == OpKind::kMemset) continue;
-    const std::uint64_t stream = DeviceView::streamKey(op);
-    if (streams.empty() || stream != last_stream) streams.insert(stream);
-    last_stream = stream;
-    (op.kind == OpKind::kMemcpy ? any_copy : any_kernel) = true;
-  }
-  if (streams.size() < 2 || !any_copy || !any_kernel) return std::nullopt;
+  if (!copyKernelStreams(view, true).both()) return std::nullopt;
   const std::vector<bool> ordered = orderedWithEveryKernel(view);
   for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
-    const ScopedOp scoped = view.ops()[pos];
-    const OpKind kind = view.op(scoped).kind;
+    // Kinds from the view's byte per op: memsets and ordered copies are not read.
     const bool copy = overlappableCopy(view, ordered, pos);
-    if (kind != OpKind::kKernel && !copy) continue;
+    if (view.kindAt(pos) != OpKind::kKernel && !copy) continue;
+    const ScopedOp scoped = view.ops()[pos];
     (copy ? copy_union : kernel_union).add(scoped.start, scoped.end);
     either_union.add(scoped.start, scoped.end);
   }
@@ -113,7 +127,8 @@ std::optional<Finding> findLowOverlap(const DeviceView& view, const std::vector<
   return builder.build(
       fmt::format("copies and kernels ran on {} streams but only {:.0f}% of the overlappable time "
                   "overlapped; responsible: {}",
-                  streams.size(), 100.0 * hidden / overlappable, explanation(view, earlier)),
+                  copyKernelStreams(view, false).streams, 100.0 * hidden / overlappable,
+                  explanation(view, earlier)),
       "Fix the findings named above; if there are none, issue work breadth-first (copy-in of all "
       "chunks, then kernels, then copy-outs, across streams) or use at least three streams so a "
       "copy of one chunk runs while another chunk computes");

@@ -144,8 +144,9 @@ void settlePending(StreamWork& work, bool next_is_kernel, std::vector<Interval>*
 }
 
 // Every stream's work in one pass (ops come in start order: on one stream also issue order).
-// With `only` set, the intervals of that stream's hideable copies and kernels are collected too.
-std::vector<StreamWork> workPerStream(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+// `keys` null: each op is its own stream's work (streamKey). With `only` set, the intervals of
+// that stream's hideable copies and kernels are collected too.
+std::vector<StreamWork> workPerStream(const DeviceView& view, const std::vector<std::uint64_t>* keys,
                                       std::optional<std::uint64_t> only = {},
                                       std::vector<Interval>* hideable = nullptr,
                                       std::vector<Interval>* kernels = nullptr) {
@@ -157,7 +158,7 @@ std::vector<StreamWork> workPerStream(const DeviceView& view, const std::vector<
   std::size_t last_slot = 0;
   for (std::size_t pos = 0; pos < ops.size(); ++pos) {
     const GpuOp& op = view.op(ops[pos]);
-    const std::uint64_t key = keys[pos];
+    const std::uint64_t key = keys ? (*keys)[pos] : DeviceView::streamKey(op);
     if (only && key != *only) continue;
     if (last_key != key) {
       auto [it, inserted] = index.try_emplace(key, works.size());
@@ -210,8 +211,9 @@ struct AloneTime {
   std::optional<Interval> extent;  // its first op's start to its last op's end
 };
 
+// `keys` null: each op's own stream (streamKey).
 std::unordered_map<std::uint64_t, AloneTime> aloneTimes(const DeviceView& view,
-                                                      const std::vector<std::uint64_t>& keys) {
+                                                      const std::vector<std::uint64_t>* keys) {
   // Streams are few and ops many: each key gets a dense slot once (one hash lookup per op), and
   // the sweep's per-stream state lives in vectors by slot.
   std::unordered_map<std::uint64_t, std::uint32_t> slot_of;
@@ -270,7 +272,7 @@ std::unordered_map<std::uint64_t, AloneTime> aloneTimes(const DeviceView& view,
     if (op.kind == OpKind::kMemset || scoped.end <= scoped.start) continue;
     retireUntil(scoped.start);
     advance(scoped.start);
-    const std::uint64_t key = keys[pos];
+    const std::uint64_t key = keys ? (*keys)[pos] : DeviceView::streamKey(op);
     if (last_key != key) {
       const auto [it, inserted] = slot_of.try_emplace(key, static_cast<std::uint32_t>(key_of.size()));
       if (inserted) {
@@ -323,15 +325,21 @@ bool heldItsExtent(const DeviceView& view, const std::unordered_map<std::uint64_
 
 std::optional<Finding> findSingleStream(const DeviceView& view) {
   if (view.empty()) return std::nullopt;
-  const std::vector<std::uint64_t> stream_keys = workStreams(view);
-  const std::optional<std::vector<std::uint64_t>> own_work = threadsOwnWork(view, stream_keys);
-  const std::vector<std::uint64_t>& keys = own_work ? *own_work : stream_keys;
+  // With no op on a legacy default stream, workStreams moves no op and no threads share a stream:
+  // each op is its own stream's work, which the passes below read from the op itself. The keys
+  // (8 bytes and a read per op) are then made only for the candidates that get costed.
+  const bool own_streams = !view.anyOnLegacyDefaultStream();
+  std::vector<std::uint64_t> stream_keys = own_streams ? std::vector<std::uint64_t>{} : workStreams(view);
+  const std::optional<std::vector<std::uint64_t>> own_work =
+      own_streams ? std::nullopt : threadsOwnWork(view, stream_keys);
+  const std::vector<std::uint64_t>* given_keys =
+      own_streams ? nullptr : own_work ? &*own_work : &stream_keys;
   // The stream each work ran on: threads' work on a shared stream ran in its one queue, so
   // whether it ran alone is the stream's question, not each thread's. Without such work, its own.
   const std::unordered_map<std::uint64_t, std::uint64_t> ran_on =
-      own_work ? streamOfWork(keys, stream_keys) : std::unordered_map<std::uint64_t, std::uint64_t>{};
+      own_work ? streamOfWork(*own_work, stream_keys) : std::unordered_map<std::uint64_t, std::uint64_t>{};
   const auto ranOn = [&](std::uint64_t work) { return own_work ? ran_on.at(work) : work; };
-  std::vector<StreamWork> works = workPerStream(view, keys);
+  std::vector<StreamWork> works = workPerStream(view, given_keys);
   // Memsets may run anywhere (a cudaMemset before the loop): streams of memsets alone don't count.
   const auto memsets_only = [&](const StreamWork& w) { return w.kernels == 0 && w.copies == 0; };
   works.erase(std::remove_if(works.begin(), works.end(), memsets_only), works.end());
@@ -361,7 +369,7 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   // With several streams, only a stream that ran mostly alone counts (a loop of its own among the
   // others' work, however much work they hold: a phase of the program).
   if (!one_stream) {
-    const auto times = aloneTimes(view, stream_keys);
+    const auto times = aloneTimes(view, own_streams ? nullptr : &stream_keys);
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
                                     [&](StreamWork& w) {
                                       const std::uint64_t stream = ranOn(w.stream);
@@ -371,9 +379,10 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
                                       // whose SMs its lanes' kernels would share. (Most of its
                                       // copies on the legacy stream first: one pass over the ops.)
                                       const auto time = times.find(stream);
+                                      // (Never with own_streams: no copy on the legacy stream.)
                                       if (2 * w.legacy_copies > w.copies && time != times.end() &&
                                           time->second.extent &&
-                                          tookTurnsByLegacyBarrier(view, keys, w.stream, *time->second.extent)) {
+                                          tookTurnsByLegacyBarrier(view, *given_keys, w.stream, *time->second.extent)) {
                                         w.beside_others = true;
                                         w.by_barrier = !heldItsExtent(view, times, stream);
                                         return false;
@@ -384,6 +393,8 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
     if (candidates.empty()) return std::nullopt;
   }
   if (candidates.size() > kMaxCandidates) candidates.resize(kMaxCandidates);
+  if (own_streams) stream_keys = workStreams(view);
+  const std::vector<std::uint64_t>& keys = own_work ? *own_work : stream_keys;
   const HostTimeline& host = buildHostTimeline(view);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
   // Blocking calls' ops are released by the constraints they ran under, the legacy stream's
@@ -464,7 +475,7 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
                                                one_stream ? "all" : "a loop of", work.copies,
                                                work.kernels, first.stream_id, overlap)));
   std::vector<Interval> where, kernel_runs;
-  workPerStream(view, keys, chosen, &where, &kernel_runs);
+  workPerStream(view, &keys, chosen, &where, &kernel_runs);
   where.insert(where.end(), kernel_runs.begin(), kernel_runs.end());
   if (feeds) {  // its copies are chain links, none hideable: the copy-ahead hides them all
     for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
