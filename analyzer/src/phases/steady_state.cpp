@@ -71,8 +71,9 @@ std::size_t warmupCount(const std::vector<Ns>& durations) {
 }
 
 // Per iteration from `first` on, the latest end of the ops in scope that start in it (kNone when
-// none): one walk over the ops (sorted by start), since each iteration begins where the one before
-// ends; a range-maximum index over all ops and two binary searches per iteration cost more.
+// none), for iterations out of order (walkAfterWarmup finds those of iterations in order): one
+// walk over the ops (sorted by start), since each iteration begins where the one before ends; a
+// range-maximum index over all ops and two binary searches per iteration cost more.
 std::vector<Ns> latestEnds(const Trace& trace, const Scope& scope, const IterationRun& r, std::size_t first) {
   const auto position = [&](Ns t) {
     return static_cast<std::size_t>(std::lower_bound(trace.ops.begin(), trace.ops.end(), t,
@@ -97,6 +98,41 @@ std::vector<Ns> latestEnds(const Trace& trace, const Scope& scope, const Iterati
   return ends;
 }
 
+// What judge reads of the ops in scope from the iterations' start on (`first`, after warm-up), in
+// one walk over them (sorted by start): the GPU work (GpuWork::in's sums) that starts in the
+// iterations and from their start on, and per iteration the latest end (latestEnds), where the
+// iterations are in time order (each op then falls in the last one starting at or before it).
+// A prefix sum over every op (GpuWork) for the two sums and a second walk for the ends cost two
+// passes and 8 bytes an op more.
+struct AfterWarmup {
+  Ns work_in_iterations = 0;
+  Ns work = 0;
+  std::vector<Ns> latest_ends;  // empty where the iterations are out of order
+};
+
+AfterWarmup walkAfterWarmup(const Trace& trace, const Scope& scope, const IterationRun& r, std::size_t first) {
+  constexpr Ns kEnd = std::numeric_limits<Ns>::max();
+  const std::size_t n = r.starts.size();
+  const bool in_order = std::is_sorted(r.starts.begin() + static_cast<std::ptrdiff_t>(first), r.starts.end());
+  AfterWarmup after;
+  if (in_order) after.latest_ends.assign(n - first, diagnosis::BlockMaxTree::kNone);
+  std::size_t i = first;  // the iteration of the op walked (in order)
+  auto op = std::lower_bound(trace.ops.begin(), trace.ops.end(), r.starts[first],
+                             [](const GpuOp& o, Ns x) { return o.start < x; });
+  for (; op != trace.ops.end() && op->start < kEnd; ++op) {
+    if (!opInScope(*op, scope)) continue;
+    const Ns end = clippedEnd(*op, scope);
+    const Ns length = end - clippedStart(*op, scope);
+    after.work += length;
+    if (op->start < r.last_end) after.work_in_iterations += length;
+    if (!in_order) continue;
+    while (i + 1 < n && op->start >= r.starts[i + 1]) ++i;
+    const Ns to = i + 1 < n ? r.starts[i + 1] : r.last_end;
+    if (op->start < to) after.latest_ends[i - first] = std::max(after.latest_ends[i - first], end);
+  }
+  return after;
+}
+
 // A candidate's iterations after warm-up, or why they are not a credible steady state.
 struct Candidate {
   IterationRun run;
@@ -105,7 +141,7 @@ struct Candidate {
   std::string not_credible;  // empty: credible
 };
 
-Candidate judge(IterationRun run, const Trace& trace, const Scope& scope, const GpuWork& work) {
+Candidate judge(IterationRun run, const Trace& trace, const Scope& scope) {
   Candidate c;
   c.periods = durationsOf(run);
   c.dropped = warmupCount(c.periods);
@@ -118,8 +154,9 @@ Candidate judge(IterationRun run, const Trace& trace, const Scope& scope, const 
     return c;
   }
   const Ns start = r.starts[c.dropped];
-  const Ns after_warmup = work.in(start, std::numeric_limits<Ns>::max());
-  const double coverage = after_warmup > 0 ? static_cast<double>(work.in(start, r.last_end)) / after_warmup : 0.0;
+  AfterWarmup after = walkAfterWarmup(trace, scope, r, c.dropped);
+  const double coverage =
+      after.work > 0 ? static_cast<double>(after.work_in_iterations) / static_cast<double>(after.work) : 0.0;
   if (coverage < kMinCoverage) {
     c.not_credible = fmt::format("{} gives {} iterations after warm-up holding {} of the GPU work: "
                                  "less than {}", r.source, kept, units::formatPercent(coverage),
@@ -137,7 +174,8 @@ Candidate judge(IterationRun run, const Trace& trace, const Scope& scope, const 
     return c;
   }
   std::vector<double> extents;
-  const std::vector<Ns> latest_ends = latestEnds(trace, scope, r, c.dropped);
+  const std::vector<Ns> latest_ends =
+      after.latest_ends.empty() ? latestEnds(trace, scope, r, c.dropped) : std::move(after.latest_ends);
   for (std::size_t i = c.dropped; i < r.starts.size(); ++i) {
     const Ns to = i + 1 < r.starts.size() ? r.starts[i + 1] : r.last_end;
     const Ns latest = latest_ends[i - c.dropped];
@@ -169,11 +207,10 @@ Candidate chooseIterations(const Trace& trace, const Scope& scope, const std::op
     runs.push_back(graphLaunchIterations(trace, scope));
     runs.push_back(kernelPatternIterations(trace, scope));
   }
-  if (!work) work.emplace(trace, scope);
   std::optional<Candidate> first;
   for (IterationRun& run : runs) {
     if (run.starts.empty()) continue;
-    Candidate c = judge(std::move(run), trace, scope, *work);
+    Candidate c = judge(std::move(run), trace, scope);
     if (c.not_credible.empty()) return c;
     if (!first) first = std::move(c);
   }
