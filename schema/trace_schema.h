@@ -174,6 +174,12 @@ inline constexpr std::string_view kUmThrashingTable = "CUOVERLAP_UM_THRASHING_EV
 // CUPTI flags a per-thread default stream and a created blocking stream alike (flag 1); the record
 // of a per-thread stream points to the first call that used it, never to a stream-creating one.
 inline constexpr std::string_view kStreamOriginTable = "CUOVERLAP_STREAM_ORIGIN";  // ours
+// The calls whose correlation id a created stream's record carries: cudaStreamCreate*,
+// cuStreamCreate* (every version and flavour: _v3020, WithFlags, _ptsz, ...). The collector names
+// them in the table's `creator`; the reader tells created streams by the same rule.
+inline bool isStreamCreatingCall(std::string_view name) {
+  return name.rfind("cudaStreamCreate", 0) == 0 || name.rfind("cuStreamCreate", 0) == 0;
+}
 
 // PROFILER_OVERHEAD and the unified-memory fault tables as nsys (schema 3.x; the CPU fault's
 // CpuInstruction and module name the empty string: the collector resolves no symbols);

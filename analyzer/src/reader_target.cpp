@@ -175,14 +175,6 @@ void readStreamsAndContexts(Context& ctx) {
   });
 }
 
-namespace {
-
-bool streamCreatingName(std::string_view name) {
-  return name.rfind("cudaStreamCreate", 0) == 0 || name.rfind("cuStreamCreate", 0) == 0;
-}
-
-}  // namespace
-
 // A stream's origin from its STREAM record's correlation id (CUOVERLAP_STREAM_ORIGIN, our
 // collector; docs/collector.md, "Per-thread default streams"): created when that is a
 // stream-creating call's (the collector's `creator`, or such a call of the trace with that
@@ -209,7 +201,7 @@ void readStreamOrigins(Context& ctx) {
     r.context_id = static_cast<std::uint32_t>(row.int64(1));
     r.stream_id = static_cast<std::uint32_t>(row.int64(2));
     if (!row.isNull(3)) r.correlation_id = static_cast<std::uint32_t>(row.int64(3));
-    r.created = !row.isNull(4) && streamCreatingName(row.text(4));
+    r.created = !row.isNull(4) && schema::isStreamCreatingCall(row.text(4));
     rows.push_back(r);
   }
   if (rows.empty()) return;
@@ -220,7 +212,7 @@ void readStreamOrigins(Context& ctx) {
   for (const RuntimeCall& call : ctx.trace.runtime_calls) {
     if (call.name >= creating_name.size()) continue;
     int& creates = creating_name[call.name];
-    if (creates < 0) creates = streamCreatingName(ctx.trace.str(call.name)) ? 1 : 0;
+    if (creates < 0) creates = schema::isStreamCreatingCall(ctx.trace.str(call.name)) ? 1 : 0;
     if (creates == 1) creating_calls.emplace_back(call.pid, call.correlation_id);
   }
   std::sort(creating_calls.begin(), creating_calls.end());

@@ -14,13 +14,13 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "nvtx_assembler.h"
 #include "rows.h"
 #include "sqlite_statement.h"
+#include "trace_schema.h"
 
 namespace cuoverlap::collector {
 
@@ -34,8 +34,7 @@ const char* recordKindName(RecordKind kind);
 
 using RecordCounts = std::array<std::uint64_t, static_cast<std::size_t>(RecordKind::kCount)>;
 
-// cudaStreamCreate*, cuStreamCreate* (every version and flavour: _v3020, WithFlags, _ptsz, ...).
-bool isStreamCreatingCall(std::string_view name);
+using schema::isStreamCreatingCall;  // CUOVERLAP_STREAM_ORIGIN's `creator` (trace_schema.h)
 
 class TraceWriter final : public RowSink {
  public:

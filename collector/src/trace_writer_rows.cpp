@@ -15,10 +15,6 @@ std::optional<std::uint64_t> graphValue(std::uint32_t graph_id, std::uint64_t va
 
 }  // namespace
 
-bool isStreamCreatingCall(std::string_view name) {
-  return name.rfind("cudaStreamCreate", 0) == 0 || name.rfind("cuStreamCreate", 0) == 0;
-}
-
 void TraceWriter::prepareStatements() {
   string_ = std::make_unique<Statement>(db_, "INSERT INTO StringIds VALUES (?1, ?2)");
   kernel_ = std::make_unique<Statement>(db_,
