@@ -92,6 +92,9 @@ void appendFinding(std::string& out, const TraceReport& trace, const Finding& f,
                  "{4}{6}</div><p>{5}</p>",
                  severityName(f.severity), escapeHtml(f.id), f.device_id, f.count,
                  escapeHtml(render::lostTime(f)), escapeHtml(f.summary), place);
+  if (f.instance_saving) {
+    fmt::format_to(std::back_inserter(out), "<p class=\"spread\">{}</p>", escapeHtml(render::instanceSavingNote(f)));
+  }
   if (!f.advice.empty()) {
     fmt::format_to(std::back_inserter(out), "<p class=\"fix\"><b>Fix:</b> {}</p>", escapeHtml(f.advice));
   }

@@ -131,6 +131,13 @@ Json findingToJson(const Finding& finding) {
     for (const FixSaving& fix : finding.fixes) fixes.push_back({{"fix", fix.fix}, {"saving_ns", fix.saving_ns}});
     json["fixes"] = std::move(fixes);
   }
+  // Only with --range over two or more instances: its fix's saving instance by instance.
+  if (finding.instance_saving) {
+    const InstanceSaving& s = *finding.instance_saving;
+    json["instance_saving"] = {{"instances", s.instances}, {"fired", s.fired},
+                               {"median_ns", s.saving.median}, {"p10_ns", s.saving.p10},
+                               {"p90_ns", s.saving.p90}, {"max_ns", s.saving.max}};
+  }
   json["summary"] = finding.summary;
   json["advice"] = finding.advice;
   json["evidence"] = std::move(evidence);

@@ -102,6 +102,9 @@ void appendFinding(std::string& out, const TraceReport& trace, const Finding& fi
                  severityName(finding.severity), finding.id, finding.device_id);  // ids are ours: [a-z-]
   fmt::format_to(std::back_inserter(out), "{}  \n{} occurrence(s), {}.\n\n",
                  escapeMarkdown(finding.summary), finding.count, render::lostTime(finding));
+  if (finding.instance_saving) {
+    fmt::format_to(std::back_inserter(out), "{}.\n\n", escapeMarkdown(render::instanceSavingNote(finding)));
+  }
   if (!finding.advice.empty()) {
     fmt::format_to(std::back_inserter(out), "**Fix:** {}\n\n", escapeMarkdown(finding.advice));
   }

@@ -267,6 +267,16 @@ std::string lostTime(const Finding& finding) {
   return chargedTime(finding) + fixesNote(finding);
 }
 
+std::string instanceSavingNote(const Finding& finding) {
+  if (!finding.instance_saving) return "";
+  const InstanceSaving& s = *finding.instance_saving;
+  return fmt::format("per range instance, its fix would save {} at the median ({} to {} from the "
+                     "10th to the 90th percentile, at most {}; fired in {} of {})",
+                     units::formatDuration(s.saving.median), units::formatDuration(s.saving.p10),
+                     units::formatDuration(s.saving.p90), units::formatDuration(s.saving.max),
+                     s.fired, s.instances);
+}
+
 Ns packedBound(const DeviceReport& device) {
   // explainable = max(0, span - packed bound): exact while the span exceeds the bound, else the
   // bound is the span itself (nothing left to explain).

@@ -209,6 +209,7 @@ void renderFinding(const TraceReport& trace, const Finding& f, std::ostream& out
   out << wrapped(fmt::format("  [{}] {} (device {}): ", severityName(f.severity), f.id, f.device_id),
                  render::inert(f.summary), "      ");
   out << fmt::format("      {} occurrence(s), {}\n", f.count, render::lostTime(f));
+  if (f.instance_saving) out << wrapped("      ", render::instanceSavingNote(f), "      ");
   for (const Evidence& e : f.evidence) {
     // Host code and other evidence without a call has no correlation id (CUPTI's start at 1).
     std::string ids = e.correlation_id != 0 ? fmt::format("correlation {}", e.correlation_id) : "";

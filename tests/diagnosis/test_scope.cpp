@@ -79,6 +79,42 @@ TEST_CASE("--range analyzes each instance projected onto the GPU, and sums them"
   CHECK(report.devices[0].gaps.time_ns == 60'000);
 }
 
+TEST_CASE("--range findings: the fix's saving summed over instances, and spread instance by instance") {
+  const auto finding = [](Ns estimated, Ns fix_alone) {
+    Finding f;
+    f.id = "blocking-sync-call";
+    f.time_ns = estimated;
+    f.estimated_ns = estimated;
+    f.fix_alone_ns = fix_alone;
+    f.charged_elsewhere_ns = 10;
+    f.charged_to = {"host-busy"};
+    return f;
+  };
+  std::vector<RangeInstance> instances(3);
+  instances[0].findings = {finding(100, -1)};  // its fix saves its estimate
+  instances[1].findings = {finding(500, 300)};  // its fix priced apart: 300
+  // instances[2]: it did not fire
+  const std::vector<Finding> merged = mergeRangeFindings(instances);
+  REQUIRE(merged.size() == 1);
+  const Finding& f = merged[0];
+  CHECK(f.time_ns == 600);
+  CHECK(f.estimated_ns == 600);
+  CHECK(fixSavingNs(f) == 400);  // 100 + 300, not the first instance's 100
+  CHECK(f.charged_elsewhere_ns == 20);
+  CHECK(f.charged_to == std::vector<std::string>{"host-busy"});
+  REQUIRE(f.instance_saving.has_value());
+  CHECK(f.instance_saving->instances == 3);
+  CHECK(f.instance_saving->fired == 2);
+  CHECK(f.instance_saving->saving.median == 100);  // of 0, 100, 300
+  CHECK(f.instance_saving->saving.p10 == 0);
+  CHECK(f.instance_saving->saving.max == 300);
+  // One instance: no spread to tell.
+  const std::vector<Finding> one = mergeRangeFindings({instances[0]});
+  REQUIRE(one.size() == 1);
+  CHECK_FALSE(one[0].instance_saving.has_value());
+  CHECK(fixSavingNs(one[0]) == 100);
+}
+
 // Issue 11: "--range nosuch" used to print "no GPU activity in scope" and exit 0.
 TEST_CASE("--range that matches no range name is a user error naming the closest names") {
   const Trace trace = twoTiles();

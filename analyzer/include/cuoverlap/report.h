@@ -122,6 +122,23 @@ struct FixSaving {
   std::optional<std::uint32_t> thread{};
 };
 
+// A distribution of durations: nearest-rank percentiles (docs/metrics.md, "Spreads").
+struct DurationSpread {
+  Ns median = 0;
+  Ns p10 = 0;
+  Ns p90 = 0;
+  Ns max = 0;
+};
+
+// With --range: what the finding's fix saves in each analyzed instance (0 where it did not fire),
+// over the instances (docs/reports.md, "Range summary"): a claim that holds in most instances has
+// a narrow spread; one that depends on how host threads interleaved in each has a wide one.
+struct InstanceSaving {
+  std::uint64_t instances = 0;  // the instances analyzed
+  std::uint64_t fired = 0;      // of those, the instances where the finding fired
+  DurationSpread saving{};      // fixSavingNs per instance, nearest-rank
+};
+
 struct Finding {
   std::string id;                  // stable id, e.g. "legacy-default-stream"
   Severity severity = Severity::kWarning;
@@ -161,6 +178,8 @@ struct Finding {
   // The stream the fix acts on, where it is one stream (single-stream: the stream to split), as
   // the trace numbers it; the counterfactual lab compares the claim only with a fix of that stream.
   std::optional<std::uint32_t> fix_stream{};
+  // With --range over two or more analyzed instances: its fix's saving instance by instance.
+  std::optional<InstanceSaving> instance_saving{};
 };
 
 // What the finding's fix, applied alone, would save: the rule's estimate before the ledger charged
@@ -208,14 +227,6 @@ struct RangeInstance {
   Ns end = 0;
   std::vector<DeviceReport> devices;
   std::vector<Finding> findings;
-};
-
-// A distribution of durations: nearest-rank percentiles (docs/metrics.md, "Spreads").
-struct DurationSpread {
-  Ns median = 0;
-  Ns p10 = 0;
-  Ns p90 = 0;
-  Ns max = 0;
 };
 
 // A per-instance ratio over the instances that had work on a device.

@@ -1,11 +1,13 @@
 // Folding per-instance analyses into one range summary without keeping the instances: the sums per
 // device (range_sum.cpp's definitions), the per-instance ratios for the spreads, and the findings
-// merged per (id, device) with the number of instances each fired in. O(instances) doubles per
-// device; no DeviceReport per instance is kept.
+// merged per (id, device) with the number of instances each fired in and its fix's saving in each.
+// O(instances) doubles per device and a pair per finding per instance it fired in; no DeviceReport
+// per instance is kept.
 #pragma once
 
 #include <cstddef>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "cuoverlap/report.h"
@@ -35,6 +37,8 @@ class RangeAggregator {
   struct Merged {
     Finding finding;
     std::size_t instances = 0;
+    // Its fix's saving in each instance it fired in (the others saved 0), with that instance.
+    std::vector<std::pair<std::size_t, Ns>> savings;
   };
 
   std::size_t instances_;

@@ -3,7 +3,8 @@
 // engine shares = busy/span), and copy_hidden_fraction is the instances' fractions weighted by
 // their copy-engine busy time. Gaps: counts, times and per-cause totals added, the largest 10 kept.
 // Findings: merged per (id, device) with counts and times added and the worst severity; the
-// summary says in how many instances it fired. first_start/last_end: the earliest and latest op
+// summary says in how many instances it fired, and instance_saving spreads its fix's saving over
+// the instances (0 in those it did not fire in). first_start/last_end: the earliest and latest op
 // of any instance, so that gap and evidence times print relative to the device's first op.
 // Spreads: per device, the median and p90 (nearest rank) of each instance's ratios.
 #include "diagnosis/range_aggregate.h"
@@ -137,19 +138,35 @@ void RangeAggregator::add(std::size_t instance, const DeviceReport& device,
     d.efficiency.push_back(m.pipeline_efficiency);
     d.idle.push_back(m.span_ns > 0 ? static_cast<double>(m.idle_ns) / m.span_ns : 0.0);
   }
-  (void)instance;
   for (const Finding& f : findings) {
     auto it = std::find_if(merged_.begin(), merged_.end(), [&](const Merged& m2) {
       return m2.finding.id == f.id && m2.finding.device_id == f.device_id;
     });
     if (it == merged_.end()) {
-      merged_.push_back({f, 1});
+      merged_.push_back({f, 1, {{instance, fixSavingNs(f)}}});
       continue;
     }
-    ++it->instances;
+    if (it->savings.back().first == instance) {  // the same id twice in one instance: one saving
+      it->savings.back().second += fixSavingNs(f);
+    } else {
+      ++it->instances;
+      it->savings.emplace_back(instance, fixSavingNs(f));
+    }
     it->finding.count += f.count;
     it->finding.time_ns += f.time_ns;
     it->finding.ideal_reduction_ns += f.ideal_reduction_ns;
+    // What the ledger left uncharged, summed too: the rendered "fixing it alone would save about
+    // X; of that, Y is already charged to ..." is the instances' total, not the first one's.
+    it->finding.estimated_ns += f.estimated_ns;
+    it->finding.charged_elsewhere_ns += f.charged_elsewhere_ns;
+    it->finding.beyond_explainable_ns += f.beyond_explainable_ns;
+    it->finding.beyond_region_ns += f.beyond_region_ns;
+    for (const std::string& id : f.charged_to) {
+      if (std::find(it->finding.charged_to.begin(), it->finding.charged_to.end(), id) ==
+          it->finding.charged_to.end()) {
+        it->finding.charged_to.push_back(id);
+      }
+    }
     for (const FixSaving& fix : f.fixes) {
       auto same = std::find_if(it->finding.fixes.begin(), it->finding.fixes.end(),
                                [&](const FixSaving& g) {
@@ -196,6 +213,16 @@ std::vector<Finding> RangeAggregator::findings() const {
     Finding f = m.finding;
     f.summary = fmt::format("in {} of {} range instances; first: {}", m.instances, instances_,
                             f.summary);
+    // What its fix saves over the instances: each instance's fix saving summed (the first
+    // instance's estimate and fix_alone_ns alone would say what it saves in that one).
+    Ns total = 0;
+    for (const auto& [instance, ns] : m.savings) total += ns;
+    f.fix_alone_ns = total;
+    if (instances_ >= 2) {
+      std::vector<Ns> saving(instances_ - std::min(instances_, m.savings.size()), 0);
+      for (const auto& [instance, ns] : m.savings) saving.push_back(ns);
+      f.instance_saving = InstanceSaving{instances_, m.instances, durationSpread(saving)};
+    }
     result.push_back(std::move(f));
   }
   std::stable_sort(result.begin(), result.end(),

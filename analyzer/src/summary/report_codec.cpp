@@ -39,23 +39,25 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GapCauseTotal, cause, count, time_ns, share_o
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GapAnalysis, threshold_ns, count, time_ns, totals, largest)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Evidence, api, correlation_id, stream_id, time, detail,
                                    has_stream)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DurationSpread, median, p10, p90, max)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(InstanceSaving, instances, fired, saving)
 // With defaults: summaries written before a fix named its stream or thread read back with none.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FixSaving, fix, saving_ns, stream, thread)
 // With defaults: summaries written before charged_elsewhere_ns, charged_to,
-// beyond_explainable_ns, beyond_region_ns, fix_alone_ns and fixes existed read back with none.
+// beyond_explainable_ns, beyond_region_ns, fix_alone_ns, fixes and instance_saving existed read
+// back with none.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Finding, id, severity, device_id, count, time_ns,
                                                 summary, advice, evidence, estimated_ns,
                                                 base_severity, ideal_reduction_ns,
                                                 charged_elsewhere_ns, charged_to,
                                                 beyond_explainable_ns, beyond_region_ns,
-                                                fix_alone_ns, fixes)
+                                                fix_alone_ns, fixes, instance_saving)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FindingsExplained, explainable_ns, explained_ns, fraction,
                                    ideal_reduction_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(KernelSummary, name, count, total_ns, mean_ns, min_ns, max_ns,
                                    share)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DeviceReport, metrics, gaps, kernels, explained)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RangeInstance, name, start, end, devices, findings)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DurationSpread, median, p10, p90, max)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RatioSpread, median, p90)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RangeDeviceSpread, device_id, instances, overlap_ratio,
                                    copy_hidden_fraction, pipeline_efficiency, idle_fraction)
