@@ -335,6 +335,40 @@ TEST_CASE("a kernel queued behind a device-filling kernel takes its slots from w
   CHECK(model.span(after_k, earlier) == TraceBuilder::ns(385));
 }
 
+TEST_CASE("a multi-wave kernel started beside earlier kernels on every SM loses part of whole rounds") {
+  // Three 132-block kernels (a block on every SM each: 3 of the 8 slots a 256-thread grid has per
+  // SM) run from 1 to 251 µs; a 2-wave kernel (400 µs alone: rounds of 200 µs blocks) ran alone
+  // from 501 to 901. Issued 400 µs sooner it starts at 101 on the 5/8 of the device they leave
+  // (g000322's second 2112x256 kernel). The fluid share loses 3/8 x 150 µs (ends 557.25); greedy
+  // whole rounds run the held slots' two blocks from 251 (ends 251 + 400 = 651); it ends midway,
+  // 604.1 µs.
+  auto build = [](double holders_end) {
+    TraceBuilder b;
+    for (std::uint32_t s = 13; s <= 15; ++s) b.launch(s, 0, 1, 1, holders_end).grid_blocks = 132;
+    b.launch(16, 500, 501, 501, 901).grid_blocks = 132 * 8 * 2;
+    return b.build();
+  };
+  const Trace trace = build(251);
+  const DeviceView view(trace, Scope{}, 0);
+  const ScheduleModel model(view);
+  CHECK(model.span({}) == TraceBuilder::ns(900));  // the recorded program: as it ran
+  std::vector<Ns> earlier(view.ops().size(), 0);
+  earlier[at(view, 501)] = TraceBuilder::ns(400);
+  const Ns rounds = model.span({}, earlier);
+  CHECK(rounds >= TraceBuilder::ns(602));
+  CHECK(rounds <= TraceBuilder::ns(606));
+  // Held a round or longer (to 351 µs: 250 µs): the free slots run more blocks meanwhile, and the
+  // fluid share stands: 101 + 400 + 3/8 x 250 = 594.75 µs.
+  const Trace long_trace = build(351);
+  const DeviceView long_view(long_trace, Scope{}, 0);
+  const ScheduleModel long_model(long_view);
+  std::vector<Ns> long_earlier(long_view.ops().size(), 0);
+  long_earlier[at(long_view, 501)] = TraceBuilder::ns(400);
+  const Ns fluid = long_model.span({}, long_earlier);
+  CHECK(fluid >= TraceBuilder::ns(592));
+  CHECK(fluid <= TraceBuilder::ns(597));
+}
+
 TEST_CASE("blocks displaced by held SMs end a kernel later unless its last wave has room") {
   using diagnosis::blocksEndWithSlotsHeld;
   // Two full waves of 100 µs blocks: unheld they end at 200 µs. A tenth of the SMs held for 30 µs:

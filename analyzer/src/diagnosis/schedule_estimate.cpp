@@ -158,6 +158,25 @@ class ScheduleRun {
   // per kernel whose recorded run is known (recordedRate > 0): the SM share its end was computed
   // for (its progress rate is that over its full share), 0 for the others
   std::vector<double> rate_share_;
+  // per kernel: it started short of its share beside kernels started before it, each with a block
+  // on every SM (startsBesideEarlierBlocks); cleared once its whole share is free (releaseSms)
+  std::vector<std::uint8_t> in_rounds_;
+  // Whether every kernel holding SMs as `pos` starts holds at least an eighth of the device (a
+  // 256-thread grid of 132 blocks on the H100: a block on every SM, so no SM is left free to take
+  // the blocks the held slots would run) and started before it (its slots free inside `pos`'s
+  // first round, not at the same instant as `pos`'s own first blocks); false where none holds SMs.
+  bool startsBesideEarlierBlocks(std::size_t pos) const {
+    bool any = false;
+    for (std::size_t q = 0; q < m_.size(); ++q) {
+      if (q == pos || m_.engine_[q] != ScheduleModel::kSmEngine || !started_[q] || finished_[q] ||
+          taken_[q] <= kShareSlack) {
+        continue;
+      }
+      if (m_.share_[q] < 0.125 - kShareSlack || started_at_[q] >= now_) return false;
+      any = true;
+    }
+    return any;
+  }
   double recordedRate(std::size_t pos) const {
     return pos < m_.recorded_rate_.size() ? static_cast<double>(m_.recorded_rate_[pos]) / 127.0 : 0.0;
   }
@@ -265,6 +284,7 @@ ScheduleRun::ScheduleRun(const ScheduleModel& model, const std::vector<OrderEdge
   first_taken_.assign(model.size(), 0.0);
   handed_on_.assign(model.size(), 0.0);
   rate_share_.assign(model.size(), 0.0);
+  in_rounds_.assign(model.size(), 0);
   end_.assign(nodes, 0);
   started_at_.assign(nodes, 0);
   finished_.assign(nodes, 0);
@@ -798,6 +818,9 @@ void ScheduleRun::dispatchKernels() {
       duration_[pos] = std::max<Ns>(
           1, static_cast<Ns>(std::min(static_cast<double>(duration_[pos]) * scale, 1e17)));
     }
+    if (multiWave(pos) && taken_[pos] < m_.share_[pos] - kShareSlack && recordedRate(pos) >= 1.0 - kShareSlack) {
+      in_rounds_[pos] = startsBesideEarlierBlocks(pos) ? 1 : 0;
+    }
     sm_used_ += taken_[pos];
     if (oneWaveFiller(pos)) fillers_.push_back(pos);
     if (multiWave(pos) || taken_[pos] < m_.share_[pos] - kShareSlack) placing_.push_back(pos);
@@ -899,6 +922,31 @@ void ScheduleRun::releaseSms(std::size_t ended) {
         tails_.push({it->second, pos});
       }
       rate_share_[pos] = taken_[pos];
+    }
+    if (in_rounds_[pos] && taken_[pos] >= m_.share_[pos] - kShareSlack && end_[pos] > now_) {
+      // Its whole share is free: the slots the kernels beside it held until now ran its blocks late.
+      // With blocks of one length every slot runs as many of them, so greedy whole rounds end it
+      // the hold later than alone, an upper bound; the fluid share spreads the hold over all its
+      // slots, a lower one (its blocks of one round do not end together: the later ones an SM takes
+      // start later, "How many blocks a wave really holds"). It ends midway, where the hold ended
+      // within one round of its blocks; a longer hold keeps the fluid end.
+      in_rounds_[pos] = 0;
+      const double rounds = std::ceil(m_.waves_[pos] - kShareSlack);
+      const Ns block = std::max<Ns>(1, static_cast<Ns>(static_cast<double>(m_.duration_[pos]) / rounds));
+      const Ns held = now_ - started_at_[pos];
+      if (held < block) {
+        const Ns whole = started_at_[pos] +
+                         blocksEndWithSlotsHeld(m_.waves_[pos], block, 1.0 - first_taken_[pos] / m_.share_[pos], held);
+        if (whole > end_[pos]) {
+          const Ns end = end_[pos] + (whole - end_[pos]) / 2;
+          end_[pos] = end;
+          running_.push({end_[pos], pos});
+          if (const auto it = tail_at_.find(pos); it != tail_at_.end()) {
+            it->second = std::max(it->second, end - block / 2);
+            tails_.push({it->second, pos});
+          }
+        }
+      }
     }
   }
   placing_.erase(std::remove_if(placing_.begin(), placing_.end(),
