@@ -396,6 +396,71 @@ TEST_CASE("pageable-memcpy: a download keeps its startup when pinned, not a hold
   CHECK(fixSavingNs(*f) < 8'000);
 }
 
+TEST_CASE("pageable-memcpy: a pinned upload starts as its call returns") {
+  // The thread's first cudaMemcpyAsync, a pageable 4 KiB upload (call 0-100, DMA 90-91.2: the
+  // span's start), then a 1000 µs kernel launched after it (105-1105): span 1015 µs. Pinned, the
+  // call keeps its first call's 20 µs and its copy is submitted as it returns (the lab's pinned
+  // runs: the first call's DMA a median 0.5 µs after it returned): the copy at 20, the kernel
+  // after it, the span about 8 µs shorter. Released 5 µs into the call, the copy began the span
+  // 15 µs before the kernel's launch let it run, and pinning was claimed to save nothing.
+  TraceBuilder b;
+  b.trace().devices[0].pcie_generation = 5;
+  b.trace().devices[0].pcie_width = 16;
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 0, 100, 90, 91.2, CopyKind::kHtoD, MemKind::kPageable).bytes = 4096;
+  b.launch(13, 101, 103, 105, 1105);
+  b.streamSynchronize(13, 104, 1106);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "pageable-memcpy");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) == Approx(8'422).margin(100));
+}
+
+// One thread: a pinned 4 KiB upload (its first cudaMemcpyAsync), a 1000 µs kernel on stream 13
+// (8-1008), then a pageable 1.2 MiB upload there whose call began at 900, before the kernel ended,
+// and whose DMA ran 1030-1060, 22 µs after it; then a 100 µs kernel (1065-1165). `staging`: the
+// call returned at 1050, during its DMA (the host was still staging: its first bytes set the
+// start); else at 1020, before its DMA (staged whole: the kernel's end set the start).
+// `beside`: another thread's call ran 1010-1025, in the lag.
+static TraceBuilder stagedAfterKernel(bool staging, bool beside) {
+  TraceBuilder b;
+  b.trace().devices[0].pcie_generation = 5;
+  b.trace().devices[0].pcie_width = 16;
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 0, 4, 2, 3.578, CopyKind::kHtoD).bytes = 4096;
+  b.launch(13, 5, 7, 8, 1008);
+  const double returned = staging ? 1050 : 1020;
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 900, returned, 1030, 1060, CopyKind::kHtoD, MemKind::kPageable).bytes =
+      1224704;
+  b.launch(13, returned + 1, returned + 3, 1065, 1165);
+  b.streamSynchronize(13, returned + 4, 1166);
+  if (beside) {
+    b.call("cudaEventRecord_v3020", 1010, 1025);
+    b.trace().runtime_calls.back().tid = 2;
+  }
+  return b;
+}
+
+TEST_CASE("pageable-memcpy: an upload still staging when its DMA began started when its first bytes were staged") {
+  // The copy ran 22 µs after the kernel either way. Where the call had returned first, the
+  // schedule as recorded released it as the call returned (1020) and ran it as the trace did;
+  // still staging, it released it at its call's start plus its start after the kernel, ran it 5 µs
+  // after the kernel and the program 11.6 µs short, and pinning (the copy 5 µs after the kernel
+  // at the pinned rate, both calls returning 5 µs after they began) saved that much less. Now the
+  // schedule as recorded keeps the staging's lag and both save the same 21.5 µs. Where another
+  // thread's call ran in the lag, it may have held the copy: no lag kept.
+  const auto staging = findingsOf(stagedAfterKernel(true, false).build());
+  const auto staged = findingsOf(stagedAfterKernel(false, false).build());
+  const auto beside = findingsOf(stagedAfterKernel(true, true).build());
+  const Finding* f = findingById(staging, "pageable-memcpy");
+  const Finding* g = findingById(staged, "pageable-memcpy");
+  const Finding* h = findingById(beside, "pageable-memcpy");
+  REQUIRE(f != nullptr);
+  REQUIRE(g != nullptr);
+  REQUIRE(h != nullptr);
+  CHECK(fixSavingNs(*g) == Approx(21'507).margin(100));
+  CHECK(fixSavingNs(*f) == Approx(fixSavingNs(*g)).margin(1'000));
+  CHECK(fixSavingNs(*g) - fixSavingNs(*h) == Approx(11'000).margin(1'000));
+}
+
 TEST_CASE("pageable-memcpy leaves host-to-host copies alone") {
   test::TraceBuilder b;
   for (int i = 0; i < 10; ++i) {

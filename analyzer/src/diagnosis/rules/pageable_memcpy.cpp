@@ -9,8 +9,9 @@
 //     upload's DMA from the driver's staging buffer took less than a pinned copy's fixed cost
 //     (lab H100: 4 KiB 1.06 us staged, 2.33 pinned in g000028; 11.6 KiB 1.2 against 2.6-3.5 in
 //     g000013);
-//   - each copy starting a few µs after its call began, instead of after the host staged its
-//     first bytes, a DtoH copy no sooner than the op its thread launched before it ended (what
+//   - each copy starting as its pinned call returns (a few µs after it began), instead of after
+//     the host staged its first bytes (the schedule as recorded keeps an upload's start where that
+//     staging, not its stream, set it: stagingPacedUploads), a DtoH copy no sooner than the op its thread launched before it ended (what
 //     it reads: the legacy stream's barrier or the host ordered them in the trace);
 //   - each asynchronous pageable copy call returning after the few µs an asynchronous pinned copy
 //     call takes (a thread's first one its recorded time up to kFirstCopyCallNs) instead of
@@ -286,13 +287,6 @@ void addCopy(const DeviceView& view, std::size_t position, const ScopedOp& scope
     copies.calls.push_back(*launch);
     copies.position_of_call[*launch] = position;
     const RuntimeCall& call = view.call(*launch);
-    const Ns lead = scoped.start - call.start - kAsyncCopyCallNs;
-    // A download stages nothing ahead of its DMA (the host copies out of the staging buffer
-    // after it): the time from its call, or from its stream's previous op, to its DMA is the
-    // driver's startup, pinned or not; only a longer one was another thread's call holding it.
-    const Ns after = std::max(call.start, copies.previous_end[position]);
-    copies.staging_lead[position] =
-        d == 1 ? std::max<Ns>(0, scoped.start - after - kDownloadStartupNs) : std::max<Ns>(0, lead);
     // Pinned, an asynchronous copy call returns at once, but one to the legacy default stream
     // still takes its turn with other threads' calls there (legacy_threads.cpp, contendedTime),
     // and holds them that long, not for the staged call it was: in the pin-host runs of the
@@ -305,6 +299,19 @@ void addCopy(const DeviceView& view, std::size_t position, const ScopedOp& scope
                          ? std::clamp<Ns>(call.end - call.start, kAsyncCopyCallNs, kFirstCopyCallNs)
                          : kAsyncCopyCallNs;
     const Ns async_call = turn != copies.turn_of_call.end() ? turn->second : alone;
+    // A pinned asynchronous copy is submitted as its call returns: in the lab's H100 pin-host runs
+    // (/work/vtraces14) the first cudaMemcpyAsync of the 25 single-thread programs (14-37 µs, the
+    // cold path) started its DMA a median 0.5 µs after the call returned (g000072: call 17.3 µs,
+    // DMA 19.2 µs into it), the later ones (3.8 µs) 2.0 µs after, and the `threads` programs'
+    // pinned calls of over 15 µs (turns) 0.15 µs before. So an upload is released as its pinned
+    // call returns (a download keeps its startup, below).
+    const Ns lead = scoped.start - call.start - (async ? async_call : kAsyncCopyCallNs);
+    // A download stages nothing ahead of its DMA (the host copies out of the staging buffer
+    // after it): the time from its call, or from its stream's previous op, to its DMA is the
+    // driver's startup, pinned or not; only a longer one was another thread's call holding it.
+    const Ns after = std::max(call.start, copies.previous_end[position]);
+    copies.staging_lead[position] =
+        d == 1 ? std::max<Ns>(0, scoped.start - after - kDownloadStartupNs) : std::max<Ns>(0, lead);
     copies.pinned_call[*launch] = async_call;
     const Ns released_from = async && view.onLegacyDefaultStream(op)
                                  ? (copies.passed.count(*launch) != 0
@@ -459,6 +466,53 @@ PageableCopies collectCopies(const DeviceView& view, std::vector<std::size_t>& p
   return copies;
 }
 
+// The pageable asynchronous uploads whose start the host's staging set, as edges from their
+// stream's previous op with the recorded lag: the driver copies a pageable buffer into its pinned
+// staging buffer in pieces and starts the DMA once the first piece is staged, so an upload whose
+// call began before its stream's previous op ended, whose DMA began after that op ended and
+// before the call returned (still staging), started when its first bytes were staged. In
+// g000072 (one thread, 1.2 MiB uploads) the DMA began 64-81 µs into the call and 7-28 µs after
+// the kernel before it ended (corpus: 22.7 and 27.6; 30-run replica: 11.0 and 6.7), the call
+// returning during the DMA; where the call staged the whole buffer and returned first (g000055:
+// 1.4 MiB staged in 104 µs, the DMA 7 µs after its kernel, 382 µs after the call returned) the
+// stream set the start. The schedule as recorded released such an upload at its call's start
+// plus its start after that op (releaseBlocked), which the op's end overtook: it ran the copy
+// 5 µs after the kernel, the recorded program 15.5 µs shorter than the trace, and pinning, which
+// starts the copy that soon (the pinned run: 8.7 µs after the kernel), was given nothing for it.
+// Only where no other thread's call overlapped the lag: there another thread's staged call may
+// have held it (g000239, g000045: pinning frees that part differently, timeHeldByStaging).
+std::vector<OrderEdge> stagingPacedUploads(const DeviceView& view, const std::vector<std::size_t>& positions) {
+  std::vector<OrderEdge> out;
+  std::vector<OtherThreadCalls::Call> calls;
+  for (const std::size_t call : view.calls()) {
+    const RuntimeCall& c = view.call(call);
+    calls.push_back({c.start, c.end, threadKey(c)});
+  }
+  const OtherThreadCalls others(std::move(calls));
+  std::unordered_map<std::uint64_t, std::size_t> last_on_stream;
+  std::vector<std::int64_t> previous(view.ops().size(), -1);
+  for (std::size_t p = 0; p < view.ops().size(); ++p) {
+    const auto [it, added] = last_on_stream.emplace(DeviceView::streamKey(view.op(view.ops()[p])), p);
+    if (added) continue;
+    previous[p] = static_cast<std::int64_t>(it->second);
+    it->second = p;
+  }
+  for (const std::size_t at : positions) {
+    const ScopedOp& x = view.ops()[at];
+    const GpuOp& op = view.op(x);
+    if (engineOf(op) != Engine::kH2D || previous[at] < 0) continue;
+    const auto launch = view.launchCall(op);
+    if (!launch || view.callKind(*launch) != ApiKind::kMemcpyAsync) continue;
+    const RuntimeCall& c = view.call(*launch);
+    const std::size_t prev = static_cast<std::size_t>(previous[at]);
+    const Ns prev_end = view.ops()[prev].end;
+    if (c.start >= prev_end || x.start <= prev_end || c.end <= x.start) continue;
+    if (others.overlap(prev_end, x.start, threadKey(c))) continue;
+    out.push_back({prev, at, x.start - prev_end});
+  }
+  return out;
+}
+
 std::vector<StagingHold> holdsOf(const DeviceView& view, const PageableCopies& copies,
                                  const std::vector<OrderEdge>& order) {
   std::vector<StagingHold> out;
@@ -525,6 +579,12 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
   const std::vector<StagingHold> holds = holdsOf(view, copies, waits);
   const std::vector<OrderEdge> as_recorded = withHoldEdges(waits, holds);
   const ScheduleModel model(view, host, as_recorded);
+  // As recorded, an upload still being staged when its DMA began started when the host had staged
+  // its first bytes, not when its stream's previous op ended (stagingPacedUploads): the schedule
+  // as recorded keeps that lag; pinned, nothing stages and the copy follows that op.
+  std::vector<OrderEdge> recorded_edges = as_recorded;
+  const std::vector<OrderEdge> paced = stagingPacedUploads(view, positions);
+  recorded_edges.insert(recorded_edges.end(), paced.begin(), paced.end());
   std::vector<OrderEdge> unused;
   const ScheduleModel held_model = keepHolds(model, holds, [](const StagingHold&) { return true; }, unused);
   // A DtoH copy reads what its thread launched just before it: started sooner (no staging ahead of
@@ -553,7 +613,7 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
   std::vector<Ns> earlier = hostTimeGivenBack(view, held.given, host);
   for (std::size_t p = 0; p < earlier.size(); ++p) earlier[p] += copies.staging_lead[p];
   const Ns saving = std::max<Ns>(
-      0, held_model.span(as_recorded) - model.span(waits, earlier, copies.faster, changed));
+      0, held_model.span(recorded_edges) - model.span(waits, earlier, copies.faster, changed));
   const Ns lower_ideal = copies.faster.empty() ? 0 : ledgerIdeal(view) - ledgerIdeal(view, copies.faster);
   const Ns reduction = std::clamp<Ns>(lower_ideal, 0, saving);
   builder.estimateSaving(saving - reduction);
