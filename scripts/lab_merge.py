@@ -4,6 +4,7 @@
   lab_merge.py CORPUS NEWER [--prefix P]
   lab_merge.py CORPUS NEWER --variants-only
   lab_merge.py CORPUS NEWER --rerecorded
+  lab_merge.py CORPUS NEWER --changed
 
 When a transform changes, only the programs whose variants changed need recording again
 (`PROGRAMS=FILE scripts/lab_record.sh ...`). Every program of NEWER replaces the one of CORPUS with
@@ -35,6 +36,12 @@ their score), each variant of NEWER that the CORPUS program has replaces that va
 finding, the stream it acts on) stays. A variant whose description differs from CORPUS's is an
 error (it would be another program). The manifest lists them under "rerecorded_variants": [{"id",
 "variants", "recorded", "reps"}].
+
+With --changed (a transform whose output changed for programs it applied to already, recorded as
+each program's baseline and the changed variants), the same, except that the variant's description
+is NEWER's and replaces CORPUS's in programs.jsonl.gz: the claims still come from CORPUS's kept
+baseline run (the baseline's description must not differ), the saving from the changed fix's runs
+beside baseline runs of their own. The manifest lists them under "changed_variants".
 """
 import argparse
 import datetime
@@ -69,7 +76,9 @@ def add_variants(args, manifest, newer):
     lines = read_lines(lines_path)
     newer_lines = read_lines(os.path.join(args.newer, newer.get("corpus", "programs.jsonl.gz")))
     by_id = {p["id"]: p for p in manifest["programs"]}
-    added = manifest.setdefault("rerecorded_variants" if args.rerecorded else "added_variants", [])
+    replacing = args.rerecorded or args.changed
+    added = manifest.setdefault("changed_variants" if args.changed else
+                                "rerecorded_variants" if args.rerecorded else "added_variants", [])
     counts = {"variants": 0, "present": 0, "unknown programs": 0}
     for program in newer["programs"]:
         target = by_id.get(program["id"])
@@ -79,11 +88,15 @@ def add_variants(args, manifest, newer):
         line, newer_line = lines[program["id"]], newer_lines[program["id"]]
         names = []
         for name, variant in program["variants"].items():
-            if args.rerecorded:
+            if replacing:
                 if name not in target["variants"]:
                     counts["present"] += 1  # not in CORPUS: nothing to record again
                     continue
-                if newer_line["variants"][name] != line["variants"][name]:
+                if args.changed:
+                    if newer_line["variants"]["baseline"] != line["variants"]["baseline"]:
+                        raise ValueError(f"{program['id']}: its baseline is not CORPUS's")
+                    line["variants"][name] = newer_line["variants"][name]
+                elif newer_line["variants"][name] != line["variants"][name]:
                     raise ValueError(f"{program['id']} {name}: its description is not CORPUS's")
                 target["variants"][name].update(
                     spans_ns=variant["spans_ns"], median_ns=variant["median_ns"],
@@ -102,19 +115,19 @@ def add_variants(args, manifest, newer):
             names.append(name)
         if names:
             added.append({"id": program["id"], "variants": names, "recorded": newer.get("date", "")})
-            if args.rerecorded:
+            if replacing:
                 added[-1]["reps"] = len(program["baseline"]["spans_ns"])
             manifest["failed"] = manifest.get("failed", []) + [
                 f for f in newer.get("failed", []) if f.get("id") == program["id"] and f.get("variant") in names]
             counts["variants"] += len(names)
-    if not args.rerecorded:  # the descriptions are CORPUS's already
+    if not args.rerecorded:  # with --rerecorded the descriptions are CORPUS's already
         write_atomically(lines_path, lambda f: f.writelines(
             json.dumps(entry, separators=(",", ":")) + "\n" for entry in lines.values()))
     manifest_path = os.path.join(args.corpus, "manifest.json")
     write_atomically(manifest_path, lambda f: (json.dump(manifest, f, indent=1), f.write("\n")))
     named = lab_streams.annotate(args.corpus)
     print(f"lab_merge: {counts['variants']} variants from {args.newer} into {args.corpus} "
-          f"({counts['present']} {'not in it' if args.rerecorded else 'present already'}, {counts['unknown programs']} programs not in it; "
+          f"({counts['present']} {'not in it' if replacing else 'present already'}, {counts['unknown programs']} programs not in it; "
           f"{named['named']} of {named['variants']} one-stream variants name their stream)")
 
 
@@ -160,6 +173,8 @@ def main():
                         help="add the variants CORPUS's programs lack, with their own baseline runs")
     parser.add_argument("--rerecorded", action="store_true",
                         help="replace the runs of the variants CORPUS's programs have, with their own baseline runs")
+    parser.add_argument("--changed", action="store_true",
+                        help="replace the runs and descriptions of variants whose transform changed, with their own baseline runs")
     parser.add_argument("--accept-noisier", action="store_true",
                         help=f"replace programs even where NEWER's baselines spread over {MAX_SPREAD_RATIO}x CORPUS's")
     args = parser.parse_args()
@@ -168,7 +183,7 @@ def main():
     newer = json.load(open(os.path.join(args.newer, "manifest.json")))
     if manifest.get("schema") != newer.get("schema"):
         sys.exit(f"lab_merge: {args.newer}: schema {newer.get('schema')} is not {manifest.get('schema')}")
-    if args.variants_only or args.rerecorded:
+    if args.variants_only or args.rerecorded or args.changed:
         add_variants(args, manifest, newer)
         return
     compared, spread_ratio, span_ratio = baseline_comparison(manifest, newer)

@@ -439,6 +439,36 @@ TEST_CASE("sync-memcpy: a cudaMemcpy made asynchronous no longer waits for anoth
   CHECK(fixSavingNs(*f) == 136'000);
 }
 
+TEST_CASE("sync-memcpy: a cudaMemcpy held in the driver runs in the order the legacy barrier ran it") {
+  // Thread 2 runs a kernel on blocking stream 13 (10-500 µs), reads it back with a cudaMemcpy on
+  // the legacy stream (call 6-510, copy 502-504) and launches its next kernel on stream 13 (call
+  // 512-515, 516-900). Thread 1 runs a kernel on blocking stream 14 (5-50) and reads it back with
+  // a cudaMemcpy (call 20-905) that the driver held behind thread 2's: its copy was submitted only
+  // after thread 2's second kernel and the barrier ran it after that kernel (901-903); thread 1's
+  // next kernel runs 911-1011 and ends the span. The schedule issues the held copy at its call's
+  // start, before that kernel, so the barrier's edge from the kernel pointed backward and was
+  // dropped: the recorded program's schedule ran the copy at about 505 and ended at 900, and the
+  // fix (each read-back on its producer's stream, thread 1's done by about 160) was priced at 0.
+  // Issued after the kernel, the schedule keeps the edge and ends at 1011 as recorded: the fix
+  // saves about 105 µs, the span then ending with thread 2's second kernel (about 906: its
+  // read-back, read right after, still holds the launch).
+  TraceBuilder b;
+  auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
+  b.launch(13, 0, 5, 10, 500);
+  onThread(2);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 6, 510, 502, 504, CopyKind::kDtoH);
+  onThread(2);
+  b.launch(13, 512, 515, 516, 900);
+  onThread(2);
+  b.launch(14, 1, 4, 5, 50);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 20, 905, 901, 903, CopyKind::kDtoH);
+  b.launch(14, 906, 910, 911, 1011);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "sync-memcpy");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) == Approx(105'000).margin(2'000));
+}
+
 TEST_CASE("sync-memcpy: another thread's calls kept on the legacy stream still hold the asynchronous call") {
   // Thread 2 launches 1 µs kernels to the legacy stream back to back (calls 0-20, 20-40, 40-60,
   // 60-80, 80-100 µs): the driver holds the context while each orders its kernel after every

@@ -134,6 +134,52 @@ class Rerecorded(unittest.TestCase):
         self.assertEqual(manifest["programs"][0]["variants"]["pin-host"]["spans_ns"], [90, 91, 92])
 
 
+class Changed(unittest.TestCase):
+    """--changed: a variant whose transform changed replaces the corpus's runs AND its description;
+    the program's kept run, its other variants and its baseline stay."""
+
+    def merge(self, newer_line):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        corpus = os.path.join(self.tmp.name, "corpus")
+        newer = os.path.join(self.tmp.name, "newer")
+        write_corpus(corpus, [program("g1", "batch000.sqlite", [100, 101, 102],
+                                      {"pin-host": [130, 131, 132], "hoist-alloc": [99, 99, 99]})],
+                     [line("g1", ["pin-host", "hoist-alloc"])], "2026-01-01")
+        write_corpus(newer, [program("g1", "batch000.sqlite", [110, 111, 112], {"pin-host": [80, 81, 82]})],
+                     [newer_line], "2026-03-03")
+        result = subprocess.run([sys.executable, MERGE, corpus, newer, "--changed"],
+                                capture_output=True, text=True)
+        with open(os.path.join(corpus, "manifest.json")) as f:
+            manifest = json.load(f)
+        with gzip.open(os.path.join(corpus, "programs.jsonl.gz"), "rt") as f:
+            lines = [json.loads(x) for x in f]
+        return result, manifest, lines
+
+    def test_replaces_runs_and_description(self):
+        changed = line("g1", ["pin-host"])
+        changed["variants"]["pin-host"]["buffers"] = ["t0"]
+        result, manifest, lines = self.merge(changed)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        (g1,) = manifest["programs"]
+        pin = g1["variants"]["pin-host"]
+        self.assertEqual((pin["spans_ns"], pin["baseline_spans_ns"]), ([80, 81, 82], [110, 111, 112]))
+        self.assertEqual(g1["baseline"]["spans_ns"], [100, 101, 102])
+        self.assertEqual(g1["variants"]["hoist-alloc"]["spans_ns"], [99, 99, 99])
+        self.assertEqual(lines[0]["variants"]["pin-host"]["buffers"], ["t0"])
+        self.assertIn("hoist-alloc", lines[0]["variants"])
+        self.assertEqual(manifest["changed_variants"],
+                         [{"id": "g1", "variants": ["pin-host"], "recorded": "2026-03-03", "reps": 3}])
+
+    def test_another_baseline_is_an_error(self):
+        other = line("g1", ["pin-host"])
+        other["variants"]["baseline"]["seed"] = 2
+        result, manifest, _ = self.merge(other)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("g1", result.stderr)
+        self.assertEqual(manifest["programs"][0]["variants"]["pin-host"]["spans_ns"], [130, 131, 132])
+
+
 class BadInput(unittest.TestCase):
     def test_missing_corpus_is_one_line(self):
         with tempfile.TemporaryDirectory() as tmp:

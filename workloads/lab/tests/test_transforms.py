@@ -7,7 +7,7 @@ from labgen.ordering import ISSUING, before_masks, conflict_masks, thread_ops
 from labgen.program import NotApplicable, all_steps, buffers, stream_kinds, walk, walk_lists
 from labgen.hostread import unprotected_reads
 from labgen.transforms import (copy_ahead, defer_read, drop_wait, graph_capture, multi_stream,
-                               remove_sync, stream_priority)
+                               pin_host, remove_sync, stream_priority)
 from labgen.validate import validate
 
 from .corpus import executed, lines
@@ -61,22 +61,19 @@ class DiffersInWhatItFixes(unittest.TestCase):
         for pid, base, var in self.each("pin-host"):
             self.assertEqual(norm(base, ["alloc", "free"], ["kind"]),
                              norm(var, ["alloc", "free"], ["kind"]), pid)
-            # Pinned once: no pinned allocation is left inside a loop by the transform.
-            for thread in var["threads"]:
-                for steps in walk_lists(thread["steps"]):
-                    for step in steps:
-                        if step["op"] != "loop":
-                            continue
-                        inner = [s for s in walk(step["body"]) if s["op"] == "alloc"]
-                        was = {s["buffer"] for s in all_steps(base)
-                               if s["op"] == "alloc" and s["kind"] == "pinned"}
-                        self.assertFalse([s for s in inner if s["kind"] == "pinned"
-                                          and s["buffer"] not in was], pid)
+            # Pinned once, at setup: a buffer the transform pins is declared (allocated before the
+            # range), never allocated or freed inside it.
+            was = {s["buffer"] for s in all_steps(base) if s["op"] == "alloc" and s["kind"] == "pinned"}
+            self.assertFalse([s for s in all_steps(var) if s["op"] in ("alloc", "free")
+                              and s["buffer"] not in was and buffers(base)[s["buffer"]]["kind"] == "pageable"
+                              and buffers(var)[s["buffer"]]["kind"] == "pinned"], pid)
             b, v = buffers(base), buffers(var)
             changed = {n for n in b if b[n]["kind"] != v[n]["kind"]}
             self.assertTrue(changed, pid)
             self.assertTrue(all(b[n]["kind"] == "pageable" and v[n]["kind"] == "pinned"
                                 for n in changed), pid)
+            declared = {x["name"] for x in var["buffers"]}
+            self.assertTrue(changed <= declared, pid)
 
     def test_async_copy_and_memset(self):
         for tid, op in (("async-copy", "copy"), ("async-memset", "memset")):
@@ -189,6 +186,21 @@ READ = {"op": "host_read", "buffer": "h0"}
 
 def sync(stream=None):
     return {"op": "sync", "what": "stream", "stream": stream} if stream else {"op": "sync", "what": "device"}
+
+
+class PinHostPinsAtSetup(unittest.TestCase):
+    def test_a_buffer_allocated_in_the_range_becomes_a_declared_pinned_one(self):
+        upload = {"op": "copy", "dst": "d0", "src": "t0", "bytes": 4096, "stream": "s0"}
+        p = program([sync(),
+                     {"op": "loop", "count": 3, "body": [
+                         {"op": "alloc", "buffer": "t0", "kind": "pageable", "bytes": 4096}, upload,
+                         k("s0", "d0"), sync("s0"), {"op": "free", "buffer": "t0"}]}])
+        out = pin_host.apply(p)
+        self.assertEqual(validate(out), [])
+        # No cudaMallocHost inside the range: the program pins its staging buffer once, at setup.
+        self.assertFalse([s for s in all_steps(out) if s["op"] in ("alloc", "free")])
+        self.assertIn({"name": "t0", "kind": "pinned", "bytes": 4096}, out["buffers"])
+        self.assertEqual(norm(p, ["alloc", "free"]), norm(out, ["alloc", "free"]))
 
 
 class StreamPriorityAppliesWhereAKernelFillsTheDevice(unittest.TestCase):

@@ -551,6 +551,77 @@ void launchesHeldBeforeSubmitting(const DeviceView& view, const std::vector<Host
   }
 }
 
+// A blocking copy or memset held in the driver submitted its op later than its call began, after
+// the ops the legacy barrier ran before it. The schedule issues a blocking call's op at its
+// submission (submittedAt: where the call returned after its op began, its call's start, the
+// earliest it can have been) and counts an edge only where it points forward in issue order, but
+// the barrier's recorded order is the submission order (legacyBarrierEdges: where the recorded
+// times disagree with the calls' order, a call held behind another thread's submitted later than
+// it began), so such an op was issued after each op the barrier ran before it, and the edge from
+// that op is dropped without this (lab g000211: the main thread's `cudaMemcpy` read-back, begun at
+// 0.63 ms and held in the driver behind a worker's `cudaMemcpy` until 1.93 ms, ran on the legacy
+// stream after the worker's per-thread-stream work launched at 1.88-1.93 ms; without that edge
+// the recorded program's schedule ran main's later work 0.85 ms early: 13.96 ms for 14.90
+// recorded, 15.17 with it; on the 30-run replica 13.26 -> 14.72 for 14.65). Asynchronous calls
+// keep their call's start as issue (the schedule's rank for them; ranking them at their return was
+// tried and lost, docs/findings.md). `barrier_edges`: a model's legacy barrier edges (the
+// recorded order holds where an edge's source ended before its target began). Per op issued
+// later: (position, issue), for ScheduleModel::withIssuedAt.
+std::vector<std::pair<std::size_t, Ns>> issuedInBarrierOrder(const DeviceView& view,
+                                                             const std::vector<OrderEdge>& barrier_edges) {
+  const auto& ops = view.ops();
+  const std::size_t n = ops.size();
+  const auto blocking = [&](std::size_t p) {
+    const auto call = view.launchCall(view.op(ops[p]));
+    if (!call) return false;
+    const ApiKind kind = view.callKind(*call);
+    return kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync;
+  };
+  std::vector<OrderEdge> order;
+  for (const OrderEdge& e : barrier_edges) {
+    if (e.from < n && e.to < n && e.from != e.to && ops[e.from].end <= ops[e.to].start && blocking(e.to)) {
+      order.push_back(e);
+    }
+  }
+  if (order.empty()) return {};
+  // Each op's issue as ScheduleModel takes it: a blocking call's submission, another call's start,
+  // never before its stream's previous op's.
+  std::vector<Ns> issue(n);
+  std::vector<std::int64_t> prev(n, -1);
+  std::unordered_map<std::uint64_t, std::int64_t> last;
+  for (std::size_t p = 0; p < n; ++p) {
+    const GpuOp& op = view.op(ops[p]);
+    Ns at = ops[p].start;
+    if (const auto call = view.launchCall(op)) {
+      at = blocking(p) ? submittedAt(view, *call, ops[p].start) : view.call(*call).start;
+    }
+    auto [it, added] = last.try_emplace(DeviceView::streamKey(op), -1);
+    prev[p] = it->second;
+    it->second = static_cast<std::int64_t>(p);
+    issue[p] = prev[p] >= 0 ? std::max(at, issue[static_cast<std::size_t>(prev[p])]) : at;
+  }
+  const std::vector<Ns> original = issue;
+  // A few rounds: a pushed op pushes its stream's later ops, which can push others in turn.
+  constexpr int kRounds = 8;
+  for (int round = 0; round < kRounds; ++round) {
+    bool pushed = false;
+    for (const OrderEdge& e : order) {
+      if (issue[e.from] < issue[e.to]) continue;
+      issue[e.to] = issue[e.from] + 1;
+      pushed = true;
+    }
+    if (!pushed) break;
+    for (std::size_t p = 0; p < n; ++p) {
+      if (prev[p] >= 0) issue[p] = std::max(issue[p], issue[static_cast<std::size_t>(prev[p])]);
+    }
+  }
+  std::vector<std::pair<std::size_t, Ns>> out;
+  for (std::size_t p = 0; p < n; ++p) {
+    if (issue[p] > original[p] && blocking(p)) out.emplace_back(p, issue[p]);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<Ns> asynchronousFixSaving(const DeviceView& view, ApiKind sync_kind) {
@@ -588,12 +659,16 @@ std::optional<Ns> asynchronousFixSaving(const DeviceView& view, ApiKind sync_kin
   // copies, 8.5 µs as an asynchronous call to a stream of its own).
   const std::vector<StagingHold> holds = stagingHolds(view, recorded);
   const std::vector<OrderEdge> with_holds = withHoldEdges(recorded, holds);
-  const ScheduleModel fixed_model = ScheduleModel(view, fixed_host, with_holds).withLanes(lanes);
+  // Both schedules issue a held blocking call's op in the order their own barrier ran it.
+  const ScheduleModel fixed_model = ScheduleModel(view, fixed_host, with_holds)
+                                        .withLanes(lanes)
+                                        .withIssuedAt(issuedInBarrierOrder(view, fixed_barriers));
   const ScheduleModel fixed = keepHolds(
       fixed_model, holds, [&](const StagingHold& h) { return moved[h.position] == Moved::kNo; }, kept);
   std::vector<OrderEdge> before_edges = recorded;
   const ScheduleModel before_model = keepHolds(
-      ScheduleModel(view, host, with_holds), holds, [](const StagingHold&) { return true; }, before_edges);
+      ScheduleModel(view, host, with_holds).withIssuedAt(issuedInBarrierOrder(view, barriers)), holds,
+      [](const StagingHold&) { return true; }, before_edges);
   const Ns before = before_model.span(before_edges);
   std::vector<Ns> earlier = hostTimeGivenBack(view, given, fixed_host);
   launchesHeldBeforeSubmitting(view, given, earlier);

@@ -1,18 +1,21 @@
 """pin-host: make the pageable host buffers that copies use pinned (pageable-memcpy).
 
 Copies keep their API: an asynchronous copy stays asynchronous, a synchronous one synchronous.
-A buffer allocated and freed inside a loop is pinned once: its alloc/free pair moves out of the
-loop (as hoist-alloc does). Pinning it in place would call cudaMallocHost and cudaFreeHost every
+A buffer the program allocates inside its range (`alloc`, in a loop or not) is pinned once, at
+setup: it becomes a declared buffer, allocated before the range and freed after it, and its
+alloc/free steps go. Pinning it in place would call cudaMallocHost and cudaFreeHost every
 iteration, slow calls that synchronize the device: not the fix the finding advises ("allocate the
 host buffers with cudaMallocHost, or pin existing ones with cudaHostRegister"), and in the lab it
-made such programs up to 13 ms slower instead of faster.
+made such programs up to 13 ms slower instead of faster. Pinning it once inside the range, where
+the pageable allocation was (the transform until 2026-11-26), still put one cudaMallocHost between
+GPU work: 1-5 ms of device idle that a program pinning its staging buffers at startup never pays,
+and g000085's and g000305's fixes ran 5.4 and 1.1 ms slower than their baselines.
 """
-from ..program import NotApplicable, all_steps, buffers, clone
-from .hoist_alloc import hoist_pairs
+from ..program import NotApplicable, all_steps, buffers, clone, walk_lists
 
 ID = "pin-host"
 FINDING = "pageable-memcpy"
-DOES = "makes every pageable host buffer a copy uses pinned (cudaMallocHost)"
+DOES = "makes every pageable host buffer a copy uses pinned (cudaMallocHost), those allocated in the range pinned once at setup"
 
 
 def apply(program):
@@ -31,8 +34,13 @@ def apply(program):
     for b in out["buffers"]:
         if b["name"] in used:
             b["kind"] = "pinned"
-    for step in all_steps(out):
-        if step["op"] == "alloc" and step["buffer"] in used:
-            step["kind"] = "pinned"
-    hoist_pairs(out, used)
+    allocated = {}
+    for thread in out["threads"]:
+        for steps in walk_lists(thread["steps"]):
+            for step in list(steps):
+                if step["op"] in ("alloc", "free") and step["buffer"] in used:
+                    if step["op"] == "alloc":
+                        allocated[step["buffer"]] = max(allocated.get(step["buffer"], 0), step["bytes"])
+                    steps.remove(step)
+    out["buffers"] += [{"name": name, "kind": "pinned", "bytes": size} for name, size in allocated.items()]
     return out
