@@ -10,7 +10,8 @@ The description names streams (`s2`), the trace numbers them. A description stre
 the trace stream whose GPU work in the window is the same multiset of ops — kernels by grid size,
 copies by bytes and direction, memsets by bytes — as the description's work on that stream
 (loops unrolled; the legacy default stream also runs every thread's synchronous copies and
-memsets). A stream that matches no trace stream, or more than one, gets no id (the case is
+memsets; a per-thread default stream is a trace stream of each thread that issues to it, keyed
+NAME@THREAD). A stream that matches no trace stream, or more than one, gets no id (the case is
 then scored as before). Rewrites CORPUS_DIR/manifest.json in place, atomically; prints counts.
 Importable: `stream_ids(trace_path, window, description)` for lab_collect.py.
 """
@@ -44,6 +45,9 @@ def _description_work(program, thread_name=None):
     # copies and memsets (cudaMemcpy, cudaMemset: no stream), whichever thread issued them.
     legacy_names = [s["name"] for s in program["streams"] if s.get("kind") == "legacy"]
     legacy = legacy_names[0] if legacy_names else "<legacy>"
+    # A per-thread default stream is one stream per thread (cudaStreamPerThread): each thread's
+    # work on it is its own trace stream, named NAME@THREAD.
+    per_thread = {s["name"] for s in program["streams"] if s.get("kind") == "per-thread"}
     work = collections.defaultdict(collections.Counter)
     opaque = set()
     for thread in program["threads"]:
@@ -53,6 +57,8 @@ def _description_work(program, thread_name=None):
             op, stream = step["op"], step.get("stream")
             if stream in legacy_names or (op in ("copy", "memset") and step.get("async", True) is False):
                 stream = legacy
+            elif stream in per_thread:
+                stream = "%s@%s" % (stream, thread["name"])
             if op == "kernel":
                 work[stream][("kernel", step["grid"])] += 1
             elif op == "copy":
@@ -156,6 +162,16 @@ def split_stream(baseline, variant):
     return parents.pop() if len(parents) == 1 else None
 
 
+def split_key(baseline, variant):
+    """split_stream's name as stream_ids keys it: a per-thread default stream's as NAME@THREAD,
+    the thread that moved its loop (each thread's per-thread stream is a trace stream of its own)."""
+    name = split_stream(baseline, variant)
+    if name is None or not any(s["name"] == name and s.get("kind") == "per-thread" for s in baseline["streams"]):
+        return name
+    mover = _mover(baseline, variant)
+    return None if mover is None else "%s@%s" % (name, mover)
+
+
 def annotate(corpus):
     path = os.path.join(corpus, "manifest.json")
     with open(path) as f:
@@ -177,7 +193,7 @@ def annotate(corpus):
             counts["variants"] += 1
             if transform not in variants or "baseline" not in variants:
                 continue
-            name = split_stream(variants["baseline"], variants[transform])
+            name = split_key(variants["baseline"], variants[transform])
             if name is None:
                 continue
             trace = program["trace"]

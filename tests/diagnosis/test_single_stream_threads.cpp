@@ -332,6 +332,54 @@ TEST_CASE("single-stream: a loop whose copies ran on the legacy stream took turn
   }
 }
 
+TEST_CASE("single-stream: a per-thread default stream's loop beside legacy work took turns by its barrier") {
+  // Thread 1's loop on stream 13: four steps of an asynchronous copy in, a kernel and a copy out
+  // on its own stream, 100 µs a step; thread 2's kernel of 60 µs between each two steps on
+  // `other`. Where the trace marks stream 13 per-thread (cudaStreamPerThread: blocking towards
+  // the legacy stream, flag 1 as a created blocking stream), the loop beside legacy-stream work
+  // took turns by the barrier, and the split's lanes are non-blocking (not blocking work). A
+  // stream of unknown or created origin, or beside another blocking stream's work, is not.
+  struct Case {
+    std::uint32_t other;  // thread 2's stream
+    StreamOrigin origin;  // stream 13's
+    bool turns;
+  };
+  for (const Case c : {Case{kNullStream, StreamOrigin::kPerThread, true}, Case{14, StreamOrigin::kPerThread, false},
+                       Case{kNullStream, StreamOrigin::kUnknown, false},
+                       Case{kNullStream, StreamOrigin::kCreated, false}}) {
+    TraceBuilder b;
+    const std::uint32_t loop_stream = 13;
+    for (int step = 0; step < 4; ++step) {
+      const double t = 160.0 * step;
+      b.copyCall("cudaMemcpyAsync_v3020", loop_stream, t, t + 5, t + 2, t + 10, CopyKind::kHtoD);
+      b.launch(loop_stream, t + 6, t + 8, t + 16, t + 90);
+      b.copyCall("cudaMemcpyAsync_v3020", loop_stream, t + 9, t + 14, t + 91, t + 99, CopyKind::kDtoH);
+      otherThreadKernel(b, c.other, t + 95, t + 100, t + 160);
+    }
+    Trace trace = b.build();
+    for (Stream& s : trace.streams) {
+      if (s.stream_id == loop_stream) s.origin = c.origin;
+    }
+    const DeviceView view(trace, Scope{}, 0);
+    std::vector<std::uint64_t> keys;
+    std::uint64_t loop = 0;
+    Ns first = 0, last = 0;
+    for (std::size_t p = 0; p < view.ops().size(); ++p) {
+      const GpuOp& op = view.op(view.ops()[p]);
+      keys.push_back(DeviceView::streamKey(op));
+      if (op.stream_id != loop_stream) continue;
+      loop = DeviceView::streamKey(op);
+      if (first == 0) first = view.ops()[p].start;
+      last = std::max(last, view.ops()[p].end);
+    }
+    CHECK(diagnosis::perThreadTookTurnsByLegacyBarrier(view, keys, loop, {first, last}) == c.turns);
+    CHECK(diagnosis::blockingWork(view, keys, loop) == (c.origin != StreamOrigin::kPerThread));
+    // Thread 2's work (legacy or created stream) is no per-thread loop.
+    CHECK_FALSE(diagnosis::perThreadTookTurnsByLegacyBarrier(view, keys, DeviceView::streamKey(view.op(view.ops()[3])),
+                                                             {first, last}));
+  }
+}
+
 TEST_CASE("single-stream: the split's freed host time is given back once, a call at most its larger amount") {
   // Thread 2 launches two kernels to stream 14 (calls 0-30 and 40-70 µs), then synchronizes the
   // device (80-300). The split freed the first call by two holds (its staging: 10 µs; its legacy

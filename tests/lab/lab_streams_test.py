@@ -99,6 +99,34 @@ class LabStreamsTest(unittest.TestCase):
         self.assertIsNone(STREAMS.thread_id(db, (0, 100), alone, variant, "null", 7))
 
 
+    def test_a_per_thread_default_stream_is_each_threads_own(self):
+        # Threads main and worker both issue to "ptds" (cudaStreamPerThread): two trace streams.
+        # The variant splits worker's loop: its key names worker's, which matches one trace stream.
+        def ptds_program(split):
+            worker = ["ptds_part0", "ptds_part1"] if split else ["ptds", "ptds"]
+            return {
+                "buffers": [{"name": "h0", "kind": "pinned", "bytes": 4096},
+                            {"name": "d0", "kind": "device", "bytes": 4096}],
+                "streams": [{"name": "ptds", "kind": "per-thread"}] +
+                           ([{"name": n, "kind": "nonblocking"} for n in worker] if split else []),
+                "threads": [
+                    {"name": "main", "steps": [
+                        {"op": "kernel", "stream": "ptds", "grid": 8, "us": 10, "buffer": "d0"},
+                        {"op": "copy", "dst": "d0", "src": "h0", "bytes": 4096, "stream": "ptds"}]},
+                    {"name": "worker", "steps": [
+                        step for s in worker for step in (
+                            {"op": "copy", "dst": "d0", "src": "h0", "bytes": 4096, "stream": s},
+                            {"op": "kernel", "stream": s, "grid": 64, "us": 10, "buffer": "d0"})]}]}
+        db = trace("""
+          INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10, 15, 8, 1, 1), (30, 21, 64, 1, 1),
+                                                        (50, 21, 64, 1, 1);
+          INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (20, 15, 1, 4096), (25, 21, 1, 4096),
+                                                        (45, 21, 1, 4096);
+        """)
+        baseline = ptds_program(False)
+        self.assertEqual(STREAMS.stream_ids(db, (0, 100), baseline), {"ptds@main": 15, "ptds@worker": 21})
+        self.assertEqual(STREAMS.split_key(baseline, ptds_program(True)), "ptds@worker")
+
     def test_legacy_stream_holds_every_threads_synchronous_copies_and_memsets(self):
         db = trace("""
           INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10, 7, 64, 1, 1), (30, 7, 64, 1, 1),

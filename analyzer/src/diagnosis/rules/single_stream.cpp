@@ -379,10 +379,17 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
                                       // whose SMs its lanes' kernels would share. (Most of its
                                       // copies on the legacy stream first: one pass over the ops.)
                                       const auto time = times.find(stream);
-                                      // (Never with own_streams: no copy on the legacy stream.)
-                                      if (2 * w.legacy_copies > w.copies && time != times.end() &&
-                                          time->second.extent &&
-                                          tookTurnsByLegacyBarrier(view, *given_keys, w.stream, *time->second.extent)) {
+                                      // A loop on a per-thread default stream beside mostly
+                                      // legacy-stream work took the same turns from the other
+                                      // side (where the trace tells the stream's origin); its
+                                      // split's lanes are non-blocking (blockingWork).
+                                      // (Never with own_streams: no op on the legacy stream.)
+                                      if (given_keys != nullptr && time != times.end() && time->second.extent &&
+                                          (2 * w.legacy_copies > w.copies
+                                               ? tookTurnsByLegacyBarrier(view, *given_keys, w.stream,
+                                                                          *time->second.extent)
+                                               : perThreadTookTurnsByLegacyBarrier(view, *given_keys, w.stream,
+                                                                                   *time->second.extent))) {
                                         w.beside_others = true;
                                         w.by_barrier = !heldItsExtent(view, times, stream);
                                         return false;

@@ -276,8 +276,12 @@ bool blockingWork(const DeviceView& view, const std::vector<std::uint64_t>& keys
     if (DeviceView::streamKey(op) != stream && !view.onLegacyDefaultStream(op)) {
       continue;  // a thread's synchronous copy counted with its kernels' stream
     }
+    // A per-thread default stream is blocking too (CUPTI flags it 1), but the fix gives its
+    // lanes non-blocking streams (multi_stream.py: blocking only where the loop's stream was a
+    // created blocking stream or the legacy one); only traces with the stream's origin tell.
     const Stream* s = view.stream(op);
-    return view.onLegacyDefaultStream(op) || (s != nullptr && s->flag == StreamFlag::kDefault);
+    return view.onLegacyDefaultStream(op) ||
+           (s != nullptr && s->flag == StreamFlag::kDefault && s->origin != StreamOrigin::kPerThread);
   }
   return false;
 }
@@ -304,6 +308,28 @@ bool tookTurnsByLegacyBarrier(const DeviceView& view, const std::vector<std::uin
     }
   }
   return 2 * legacy_copies > copies && blocking > legacy;
+}
+
+bool perThreadTookTurnsByLegacyBarrier(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                                       std::uint64_t work, Interval extent) {
+  bool per_thread = false;
+  Ns legacy = 0, other = 0;  // the other work beside the loop over its extent
+  for (std::size_t pos = 0; pos < view.ops().size() && pos < keys.size(); ++pos) {
+    const ScopedOp& scoped = view.ops()[pos];
+    const GpuOp& op = view.op(scoped);
+    if (keys[pos] == work) {
+      if (DeviceView::streamKey(op) == work) {
+        const Stream* s = view.stream(op);
+        if (s == nullptr || s->origin != StreamOrigin::kPerThread) return false;
+        per_thread = true;
+      }
+      continue;
+    }
+    if (scoped.end <= extent.start || scoped.start >= extent.end) continue;
+    const Ns length = std::min(scoped.end, extent.end) - std::max(scoped.start, extent.start);
+    (view.onLegacyDefaultStream(op) ? legacy : other) += length;
+  }
+  return per_thread && legacy > other;
 }
 
 std::vector<OrderEdge> splitBarriers(const DeviceView& view, const std::vector<std::uint64_t>& lanes,

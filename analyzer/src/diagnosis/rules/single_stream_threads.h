@@ -66,6 +66,13 @@ std::vector<OrderEdge> splitBarriers(const DeviceView& view, const std::vector<s
 // legacy ops waited for every blocking stream's earlier work and held their later work: turns that
 // the split, which moves the loop to created streams, takes away. Beside other legacy-stream work
 // the turns are one queue's order; beside non-blocking streams there is no barrier.
+// The same turns seen from a loop on a per-thread default stream (where the trace tells,
+// `Stream::origin`): such a stream is blocking towards the legacy default stream, so beside mostly
+// legacy-stream work each of its ops waited for the legacy ops issued before it and held the later
+// ones; the split gives its lanes non-blocking streams (as `blockingWork` says), off the barrier.
+bool perThreadTookTurnsByLegacyBarrier(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                                       std::uint64_t work, Interval extent);
+
 bool tookTurnsByLegacyBarrier(const DeviceView& view, const std::vector<std::uint64_t>& keys,
                               std::uint64_t work, Interval extent);
 
@@ -109,10 +116,10 @@ void heldBySplitLegacyCalls(const DeviceView& view, const HostTimeline& host,
 void giveBackOnce(const DeviceView& view, const HostTimeline& host, std::vector<HostTimeGiven> given,
                   std::vector<CallChange>& changed, std::vector<Ns>& earlier);
 
-// Whether the ops of `stream` (by `keys`) ran on the legacy stream or a blocking one (a created
-// blocking stream, or a per-thread default stream: both flag 1; Stream::origin tells them apart in
-// our traces, but non-blocking lanes for a per-thread one did not hold on the lab's re-recorded
-// programs, docs/findings.md, single-stream, lab27-ptds).
+// Whether the ops of `stream` (by `keys`) ran on the legacy stream or a blocking created one. A
+// per-thread default stream flags 1 as a created blocking stream does; where the trace tells it
+// apart (Stream::origin kPerThread) it is not blocking work: the fix gives its loop non-blocking
+// lanes (docs/findings.md, single-stream, lab28-ssu).
 bool blockingWork(const DeviceView& view, const std::vector<std::uint64_t>& keys, std::uint64_t stream);
 
 }  // namespace cuoverlap::diagnosis
