@@ -380,6 +380,46 @@ TEST_CASE("single-stream: a per-thread default stream's loop beside legacy work 
   }
 }
 
+TEST_CASE("single-stream: a per-thread default stream's loop held by legacy ops beside other blocking work took turns") {
+  // Thread 1's loop on stream 13 (per-thread): four steps of an asynchronous copy in and a kernel,
+  // 17 µs of ops a step. Thread 2's 150 µs kernel on created blocking stream 14 each step (most of
+  // the work beside the loop), thread 3's 20 µs legacy kernel after it (the barrier: it waited for
+  // stream 14's kernel). Where thread 1 issued its step before the legacy kernel ended, its copy
+  // waited for it (ready at its call, started 2 µs after the legacy kernel ended): 170 µs waited a
+  // step against 17 run, turns the barrier made. Issued after the legacy kernel ended, it waited
+  // for nothing, and beside mostly stream 14's work it took no turns.
+  for (const bool issued_early : {true, false}) {
+    TraceBuilder b;
+    const std::uint32_t loop_stream = 13;
+    for (int step = 0; step < 4; ++step) {
+      const double t = 200.0 * step;
+      otherThreadKernel(b, 14, t, t + 1, t + 150);
+      b.launch(kNullStream, t + 1, t + 2, t + 151, t + 170);
+      b.trace().runtime_calls.back().tid = 3;
+      const double call = issued_early ? t + 2 : t + 171;
+      b.copyCall("cudaMemcpyAsync_v3020", loop_stream, call, call + 3, t + 172, t + 180, CopyKind::kHtoD);
+      b.launch(loop_stream, call + 4, call + 6, t + 181, t + 190);
+    }
+    Trace trace = b.build();
+    for (Stream& s : trace.streams) {
+      if (s.stream_id == loop_stream) s.origin = StreamOrigin::kPerThread;
+    }
+    const DeviceView view(trace, Scope{}, 0);
+    std::vector<std::uint64_t> keys;
+    std::uint64_t loop = 0;
+    Ns first = 0, last = 0;
+    for (std::size_t p = 0; p < view.ops().size(); ++p) {
+      const GpuOp& op = view.op(view.ops()[p]);
+      keys.push_back(DeviceView::streamKey(op));
+      if (op.stream_id != loop_stream) continue;
+      loop = DeviceView::streamKey(op);
+      if (first == 0) first = view.ops()[p].start;
+      last = std::max(last, view.ops()[p].end);
+    }
+    CHECK(diagnosis::perThreadTookTurnsByLegacyBarrier(view, keys, loop, {first, last}) == issued_early);
+  }
+}
+
 TEST_CASE("single-stream: the split's freed host time is given back once, a call at most its larger amount") {
   // Thread 2 launches two kernels to stream 14 (calls 0-30 and 40-70 µs), then synchronizes the
   // device (80-300). The split freed the first call by two holds (its staging: 10 µs; its legacy

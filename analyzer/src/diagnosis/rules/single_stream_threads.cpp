@@ -310,6 +310,42 @@ bool tookTurnsByLegacyBarrier(const DeviceView& view, const std::vector<std::uin
   return 2 * legacy_copies > copies && blocking > legacy;
 }
 
+namespace {
+
+// Whether the loop's own ops (those on its stream) waited behind legacy-stream ops longer than
+// they ran: an op that was ready (its launch call begun, its stream's previous op ended) and
+// started as a legacy op ended, that op having ended after it was ready, waited for it from ready
+// to its start (the barrier: a blocking stream's op waits for the legacy ops issued before it).
+// "As it ended": within kHandoff, a few of the barrier's hand-offs (the front end releases the op
+// microseconds after, legacy_barriers.h: setBarrierLags), far below the waits that pace a loop.
+bool waitedOnLegacyBarrier(const DeviceView& view, const std::vector<std::uint64_t>& keys, std::uint64_t work) {
+  constexpr Ns kHandoff = 15'000;
+  std::vector<Ns> legacy_ends;
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    if (view.onLegacyDefaultStreamAt(pos)) legacy_ends.push_back(view.ops()[pos].end);
+  }
+  std::sort(legacy_ends.begin(), legacy_ends.end());
+  Ns busy = 0, waited = 0, previous_end = 0;
+  for (std::size_t pos = 0; pos < view.ops().size() && pos < keys.size(); ++pos) {
+    if (keys[pos] != work) continue;
+    const ScopedOp& scoped = view.ops()[pos];
+    const GpuOp& op = view.op(scoped);
+    if (DeviceView::streamKey(op) != work) continue;
+    Ns ready = previous_end;
+    if (const auto call = view.launchCall(op)) ready = std::max(ready, view.call(*call).start);
+    const auto after = std::upper_bound(legacy_ends.begin(), legacy_ends.end(), scoped.start);
+    if (after != legacy_ends.begin()) {
+      const Ns released = *std::prev(after);
+      if (released > ready && scoped.start - released <= kHandoff) waited += scoped.start - ready;
+    }
+    busy += scoped.end - scoped.start;
+    previous_end = std::max(previous_end, scoped.end);
+  }
+  return waited > busy;
+}
+
+}  // namespace
+
 bool perThreadTookTurnsByLegacyBarrier(const DeviceView& view, const std::vector<std::uint64_t>& keys,
                                        std::uint64_t work, Interval extent) {
   bool per_thread = false;
@@ -329,7 +365,10 @@ bool perThreadTookTurnsByLegacyBarrier(const DeviceView& view, const std::vector
     const Ns length = std::min(scoped.end, extent.end) - std::max(scoped.start, extent.start);
     (view.onLegacyDefaultStream(op) ? legacy : other) += length;
   }
-  return per_thread && legacy > other;
+  // Beside mostly other work (other threads' blocking streams, which the barrier does not order
+  // against it directly), it still took turns where the legacy ops between held it: each waited
+  // for a blocking stream's earlier work and the loop's ops for them.
+  return per_thread && (legacy > other || waitedOnLegacyBarrier(view, keys, work));
 }
 
 std::vector<OrderEdge> splitBarriers(const DeviceView& view, const std::vector<std::uint64_t>& lanes,
