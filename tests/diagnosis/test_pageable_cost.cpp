@@ -4,6 +4,8 @@
 // copies, else the recorded PCIe link, else is left out and said so.
 #include <catch2/catch.hpp>
 
+#include "diagnosis/device_view.h"
+#include "diagnosis/pinned_rate.h"
 #include "findings_test_util.h"
 #include "trace_builder.h"
 
@@ -58,10 +60,33 @@ TEST_CASE("pageable-memcpy prefers the rate of the trace's own large pinned copi
   const auto findings = findingsOf(b.build());
   const Finding* f = findingById(findings, "pageable-memcpy");
   REQUIRE(f != nullptr);
-  // Each pageable copy would take 1.5 + 400 µs: the HtoD engine 4 x 401.5 + 400 = 2006 µs bounds
-  // the ideal, down from 8400 µs.
-  CHECK(f->ideal_reduction_ns == 6'394'000);
+  // The rate is the pinned copy's bytes over its 400 µs less the 1.5 µs fixed cost every copy
+  // pays (which pinnedDuration adds back), so each pageable copy would take 1.5 + 398.5 = 400 µs,
+  // as the pinned one did: the HtoD engine 4 x 400 + 400 = 2000 µs bounds the ideal, down from
+  // 8400 µs (the bytes over the whole 400 µs plus the cost again: 401.5 a copy, 2006 µs).
+  CHECK(f->ideal_reduction_ns == 6'400'000);
   CHECK(f->summary.find("(this trace's pinned HtoD copies)") != std::string::npos);
+}
+
+TEST_CASE("the pinned rate leaves out the fixed cost its large copies paid: a copy of their size takes what they took") {
+  // As in the lab's a_batch001 (H100): four pinned 1.1 MiB uploads of 23.8 µs and four 4 KiB ones
+  // of 2.5 µs. The rate was their bytes over their whole time (48.9 GB/s) and pinnedDuration added
+  // the fixed cost on top, so a 1.1 MiB upload took 26.2 µs in the what-if, longer than any did.
+  // Now the rate is their bytes over their time less that cost, the cost measured on the small
+  // copies at that rate, both settled together: a 1.1 MiB upload takes its 23.8 µs again.
+  TraceBuilder b;
+  constexpr std::uint64_t kLarge = 1163264;
+  for (int i = 0; i < 4; ++i) {
+    const double t = 100.0 * i;
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 5, t + 10, t + 33.8, CopyKind::kHtoD).bytes = kLarge;
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t + 40, t + 45, t + 50, t + 52.5, CopyKind::kHtoD).bytes = 4096;
+  }
+  const Trace trace = b.build();
+  const diagnosis::DeviceView view(trace, Scope{}, 0);
+  const diagnosis::PinnedRate rate = diagnosis::pinnedRate(view, Engine::kH2D);
+  CHECK(rate.source == "this trace's pinned HtoD copies");
+  CHECK(std::abs(diagnosis::pinnedDuration(rate, kLarge) - TraceBuilder::ns(23.8)) < 20);
+  CHECK(std::abs(diagnosis::pinnedDuration(rate, 4096) - TraceBuilder::ns(2.5)) < 20);
 }
 
 TEST_CASE("pageable-memcpy says when no pinned rate is known and leaves that part out") {

@@ -1,7 +1,8 @@
 // What a host<->device copy of one direction would achieve from pinned memory on a device: the
 // rate pageable-memcpy's "faster copies" part is estimated with (docs/findings.md).
 //   - measured: the device's own pinned copies of that direction of at least 1 MiB each, anywhere
-//     in the trace: their bytes over their summed durations;
+//     in the trace: their bytes over their summed durations less each one's fixed cost (below),
+//     which those durations include too;
 //   - else from the PCIe link the collector recorded: its raw rate (transfer rate per lane after
 //     line encoding x lanes) x kPinnedLinkEfficiency, the share of it that large pinned copies
 //     reached on the recorded GPUs;
@@ -63,6 +64,7 @@ class PinnedRateSample {
     if (op.bytes >= kMinMeasuredBytes) {
       bytes_[d] += op.bytes;
       time_[d] += op.end - op.start;
+      ++large_[d];
     } else {
       small_[d].push_back({op.end - op.start, op.bytes});
     }
@@ -80,6 +82,7 @@ class PinnedRateSample {
   static constexpr std::uint64_t kMinMeasuredBytes = 1 << 20;
   std::uint64_t bytes_[2] = {0, 0};
   Ns time_[2] = {0, 0};
+  std::uint64_t large_[2] = {0, 0};  // how many copies bytes_ and time_ sum
   std::vector<SmallCopy> small_[2];
 };
 
