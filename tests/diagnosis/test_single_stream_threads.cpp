@@ -283,6 +283,63 @@ TEST_CASE("single-stream: another thread's launches its legacy calls held get th
   }
 }
 
+TEST_CASE("single-stream: the split thread's own legacy calls beside other threads' launches get their excess back") {
+  // Thread 1's loop: six cudaMemcpyAsync calls to the legacy stream, 3 µs alone; the three beside
+  // thread 2's launches to its blocking stream 14 took 25 µs (the legacy call takes the context's
+  // lock, the launch waits for it or it for the launch). On the split's created lanes they take
+  // their stream's lock only: each gets its 22 µs back, so thread 1's last op, a kernel, is released
+  // 66 µs sooner. Thread 3's legacy-stream calls stay: one beside neither keeps one of them waiting
+  // (a turn each); one overlapping one of them holds that call, which keeps its wait too; one that
+  // two of thread 1's calls began and ended inside (starved: it waited itself) holds none of them.
+  enum class Third { kNone, kApart, kHolding, kStarved };
+  for (const Third third : {Third::kNone, Third::kApart, Third::kHolding, Third::kStarved}) {
+    TraceBuilder b;
+    for (int k = 0; k < 6; ++k) {
+      const double t = 100.0 * k;
+      const bool beside = k % 2 == 1;
+      b.copyCall("cudaMemcpyAsync_v3020", kNullStream, t, t + (beside ? 25 : 3), t + 30, t + 40, CopyKind::kHtoD);
+      if (beside) {
+        b.launch(14, t + 2, t + 4, t + 5, t + 20);
+        b.trace().runtime_calls.back().tid = 2;
+      }
+    }
+    b.launch(kNullStream, 600, 602, 610, 650);
+    if (third == Third::kApart) {
+      b.copyCall("cudaMemcpyAsync_v3020", kNullStream, 50, 53, 60, 62, CopyKind::kHtoD);
+      b.trace().runtime_calls.back().tid = 3;
+    } else if (third == Third::kHolding) {
+      b.copyCall("cudaMemcpyAsync_v3020", kNullStream, 110, 115, 120, 122, CopyKind::kHtoD);
+      b.trace().runtime_calls.back().tid = 3;
+    } else if (third == Third::kStarved) {  // 390-560 µs: thread 1's calls at 400 and 500 inside it
+      b.copyCall("cudaMemcpyAsync_v3020", kNullStream, 390, 560, 570, 572, CopyKind::kHtoD);
+      b.trace().runtime_calls.back().tid = 3;
+    }
+    const Trace trace = b.build();
+    const DeviceView view(trace, Scope{}, 0);
+    std::vector<std::uint64_t> keys = ownWork(view);
+    std::uint64_t loop = 0;
+    std::size_t last = 0;
+    for (std::size_t p = 0; p < view.ops().size(); ++p) {
+      const auto call = view.launchCall(view.op(view.ops()[p]));
+      if (!view.onLegacyDefaultStream(view.op(view.ops()[p])) || !call) continue;
+      if (view.call(*call).tid == 1) {
+        loop = keys[p];
+        last = p;
+      } else {
+        keys[p] = ~keys[p];
+      }
+    }
+    const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+    std::vector<diagnosis::CallChange> changed;
+    std::vector<Ns> earlier;
+    diagnosis::heldBySplitLegacyCalls(view, host, keys, loop, changed, earlier);
+    REQUIRE(earlier.size() == view.ops().size());
+    const Ns back = third == Third::kNone ? 66 : third == Third::kHolding ? 22 : 44;
+    CHECK(earlier[last] >= TraceBuilder::ns(back) - 1);
+    CHECK(earlier[last] <= TraceBuilder::ns(back) + 1);
+  }
+}
+
 TEST_CASE("single-stream: a loop whose copies ran on the legacy stream took turns by its barrier") {
   // Thread 1's loop: four steps of a synchronous copy in (legacy stream), a kernel on `loop_stream`
   // and a synchronous copy out, 100 µs a step; thread 2's kernel of 60 µs on `other` between each

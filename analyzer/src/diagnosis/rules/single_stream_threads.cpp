@@ -1,6 +1,8 @@
 #include "diagnosis/rules/single_stream_threads.h"
 
 #include <algorithm>
+#include <limits>
+#include <map>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -185,6 +187,126 @@ void heldBySplitCopies(const DeviceView& view, const HostTimeline& host,
   for (std::size_t p = 0; p < given.size() && p < earlier.size(); ++p) earlier[p] += given[p];
 }
 
+namespace {
+
+// The split thread's own asynchronous legacy-stream calls that took longer beside another
+// thread's launches to other streams: a call to the legacy stream takes the context's lock (the
+// driver orders it after every blocking stream's work), so it and other threads' launches take
+// turns; on a created stream of its own it takes its stream's only (lab g000360: main's
+// cudaMemcpyAsync calls to the legacy stream took 30 us a call (median) beside worker0's launches
+// to its blocking stream, 4 alone; 21 and 4 on the 30-run replica; in the fixed programs' own runs
+// 21 beside them as recorded, 24 with worker0's stream non-blocking (main still on the legacy
+// stream), 4.7 on the split's blocking lanes and 4.9 with every thread on a stream of its own).
+// The staying legacy calls still take turns with it (g000083: beside worker0's legacy loop, which
+// stays, main's launches took 43 us on the split's lanes against 21 recorded).
+// Each such call gets back its excess over its thread's calls of its kind that overlapped no other
+// thread's call, unless a staying legacy call held it (the two then still take turns there; a
+// synchronous one holds what it returned inside, as in heldBySplitLegacyCalls), and as many of
+// them as the staying legacy calls over the loop's extent keep their wait (below).
+std::vector<HostTimeGiven> ownCallsBesideOtherStreams(const DeviceView& view, const std::vector<LegacyOp>& leaving,
+                                                      const std::vector<LegacyOp>& staying) {
+  if (leaving.empty()) return {};
+  const std::vector<std::size_t> pageable = pageableCopyCalls(view);
+  std::unordered_set<std::uint64_t> moving_threads;
+  std::unordered_set<std::size_t> legacy_positions;
+  for (const LegacyOp& x : leaving) moving_threads.insert(x.thread), legacy_positions.insert(x.position);
+  for (const LegacyOp& x : staying) legacy_positions.insert(x.position);
+  // Other threads' calls: every launch call (partners: those of ops off the legacy stream).
+  std::vector<OtherThreadCalls::Call> any_other, partners;
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    const auto call = view.launchCall(view.op(view.ops()[pos]));
+    if (!call) continue;
+    const RuntimeCall& c = view.call(*call);
+    const std::uint64_t thread = threadKey(c);
+    if (moving_threads.count(thread) != 0) continue;
+    any_other.push_back({c.start, c.end, thread});
+    if (legacy_positions.count(pos) == 0) partners.push_back({c.start, c.end, thread});
+  }
+  if (partners.empty()) return {};
+  // The split thread's candidate calls.
+  std::vector<std::pair<std::size_t, std::uint64_t>> own;
+  for (const LegacyOp& x : leaving) {
+    if (x.synchronous) continue;
+    const auto call = view.launchCall(view.op(view.ops()[x.position]));
+    if (!call || std::binary_search(pageable.begin(), pageable.end(), *call)) continue;
+    own.emplace_back(*call, x.thread);
+  }
+  std::sort(own.begin(), own.end());
+  own.erase(std::unique(own.begin(), own.end()), own.end());
+  // Staying legacy calls that held the split thread's calls. Two calls contending for the context
+  // take turns, one each: an asynchronous call that two or more of the split thread's calls began
+  // and ended inside was waiting itself (starved: g000360's worker1 copy call of 906 us, main's
+  // calls passing one after another; 46 us at most in the fixed program), not holding them.
+  constexpr std::ptrdiff_t kStarvedAfter = 2;
+  std::vector<OtherThreadCalls::Call> holding_async, holding_sync;
+  for (const LegacyOp& x : staying) {
+    const auto call = view.launchCall(view.op(view.ops()[x.position]));
+    if (!call) continue;
+    const RuntimeCall& c = view.call(*call);
+    if (x.synchronous) {
+      holding_sync.push_back({c.start, c.end, x.thread});
+      continue;
+    }
+    const auto passed = std::count_if(own.begin(), own.end(), [&](const auto& o) {
+      const RuntimeCall& oc = view.call(o.first);
+      return oc.start >= c.start && oc.end <= c.end;
+    });
+    if (passed < kStarvedAfter) holding_async.push_back({c.start, c.end, x.thread});
+  }
+  const OtherThreadCalls others(std::move(any_other));
+  const OtherThreadCalls partner_calls(std::move(partners));
+  const OtherThreadCalls async_holders(std::move(holding_async));
+  std::map<ApiKind, std::vector<Ns>> alone;
+  std::vector<std::size_t> beside;
+  for (const auto& [call, thread] : own) {
+    const RuntimeCall& c = view.call(call);
+    if (!others.overlap(c.start, c.end, thread)) {
+      alone[view.callKind(call)].push_back(c.end - c.start);
+      continue;
+    }
+    if (!partner_calls.overlap(c.start, c.end, thread)) continue;
+    if (async_holders.overlap(c.start, c.end, thread)) continue;
+    const bool sync_held = std::any_of(holding_sync.begin(), holding_sync.end(), [&](const auto& s) {
+      return s.end > c.start && s.end <= c.end;
+    });
+    if (!sync_held) beside.push_back(call);
+  }
+  std::map<ApiKind, Ns> typical;
+  for (auto& [kind, durations] : alone) {
+    const auto middle = durations.begin() + static_cast<std::ptrdiff_t>(durations.size() / 2);
+    std::nth_element(durations.begin(), middle, durations.end());
+    typical[kind] = *middle;
+  }
+  std::vector<HostTimeGiven> given;
+  for (const std::size_t call : beside) {
+    const auto it = typical.find(view.callKind(call));
+    if (it == typical.end()) continue;
+    const Ns excess = view.call(call).end - view.call(call).start - it->second;
+    if (excess > 0) given.push_back({call, excess, /*in_call=*/true});
+  }
+  // Off the legacy stream the split thread's calls still take turns with the staying legacy calls
+  // of other threads (each holds the context while the driver orders it): as many of its calls
+  // as there are such calls over its extent keep their wait, the longest waits first.
+  if (!given.empty()) {
+    Ns first = std::numeric_limits<Ns>::max(), last = std::numeric_limits<Ns>::min();
+    for (const auto& o : own) {
+      first = std::min(first, view.call(o.first).start);
+      last = std::max(last, view.call(o.first).end);
+    }
+    std::size_t turns = 0;
+    for (const LegacyOp& x : staying) {
+      const auto call = view.launchCall(view.op(view.ops()[x.position]));
+      if (call && view.call(*call).start < last && view.call(*call).end > first) ++turns;
+    }
+    std::sort(given.begin(), given.end(),
+              [](const HostTimeGiven& a, const HostTimeGiven& b) { return a.amount > b.amount; });
+    given.erase(given.begin(), given.begin() + static_cast<std::ptrdiff_t>(std::min(turns, given.size())));
+  }
+  return given;
+}
+
+}  // namespace
+
 void heldBySplitLegacyCalls(const DeviceView& view, const HostTimeline& host,
                             const std::vector<std::uint64_t>& keys, std::uint64_t stream,
                             std::vector<CallChange>& changed, std::vector<Ns>& earlier,
@@ -195,8 +317,8 @@ void heldBySplitLegacyCalls(const DeviceView& view, const HostTimeline& host,
   }
   if (leaving.empty()) return;
   std::vector<HostTimeGiven> given = contendedTime(view, leaving);
-  // Only other threads' calls (the split thread's own still wait behind the other threads' calls
-  // that stay on the legacy stream), and of those only calls no staying call held too.
+  // Only other threads' calls (the split thread's own, beside other streams' launches, are
+  // ownCallsBesideOtherStreams'), and of those only calls no staying call held too.
   std::unordered_set<std::uint64_t> moving_threads;
   for (const LegacyOp& x : leaving) moving_threads.insert(x.thread);
   // A staying call holds a call only while the call waits for the driver: an asynchronous call to
@@ -240,6 +362,8 @@ void heldBySplitLegacyCalls(const DeviceView& view, const HostTimeline& host,
                                       still_held.count(g.call) != 0;
                              }),
               given.end());
+  const std::vector<HostTimeGiven> own = ownCallsBesideOtherStreams(view, leaving, staying);
+  given.insert(given.end(), own.begin(), own.end());
   if (given.empty()) return;
   if (given_out) {
     given_out->insert(given_out->end(), given.begin(), given.end());

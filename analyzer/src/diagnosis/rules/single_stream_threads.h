@@ -99,7 +99,11 @@ void heldBySplitCopies(const DeviceView& view, const HostTimeline& host,
 // created streams): other threads' calls no longer wait behind its calls there (the driver holds
 // the context while a call orders its op after every blocking stream: legacy_threads.h,
 // contendedTime, of the ops that leave), except those that also overlapped a call of the legacy
-// ops that stay. What they waited is given back: blocking calls of `host` as changes merged into
+// ops that stay. The split thread's own asynchronous calls there that took longer beside other
+// threads' launches to other streams get their excess back too (off the legacy stream they take
+// their stream's lock, not the context's), except those a staying legacy call held and as many as
+// the staying legacy calls over the loop's extent (turns they still take). What they waited is
+// given back: blocking calls of `host` as changes merged into
 // `changed`, launches per op position added to `earlier` (resized to the view's ops). Nothing
 // where none of the stream's ops ran on the legacy stream.
 // `given`: as heldBySplitCopies'.
