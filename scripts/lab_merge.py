@@ -71,7 +71,8 @@ def write_atomically(path, write):
 
 def add_variants(args, manifest, newer):
     """--variants-only: the variants of NEWER's programs that CORPUS's lack, with their baselines.
-    --rerecorded: the runs of the variants CORPUS's programs have, with their baselines."""
+    --rerecorded: the runs of the variants CORPUS's programs have, with their baselines.
+    --changed: as --rerecorded, and those variants' descriptions too (the baselines' must match)."""
     lines_path = os.path.join(args.corpus, manifest.get("corpus", "programs.jsonl.gz"))
     lines = read_lines(lines_path)
     newer_lines = read_lines(os.path.join(args.newer, newer.get("corpus", "programs.jsonl.gz")))

@@ -37,6 +37,16 @@ def _unrolled(steps, times=1):
                 yield step
 
 
+def _per_thread_streams(program):
+    """The names of the description's per-thread default streams (cudaStreamPerThread)."""
+    return {s["name"] for s in program["streams"] if s.get("kind") == "per-thread"}
+
+
+def _per_thread_key(stream, thread):
+    """How stream_ids keys thread `thread`'s work on per-thread default stream `stream`."""
+    return "%s@%s" % (stream, thread)
+
+
 def _description_work(program, thread_name=None):
     """stream name -> Counter of op signatures (of thread `thread_name` only where given); None
     where a stream's work is not comparable."""
@@ -47,7 +57,7 @@ def _description_work(program, thread_name=None):
     legacy = legacy_names[0] if legacy_names else "<legacy>"
     # A per-thread default stream is one stream per thread (cudaStreamPerThread): each thread's
     # work on it is its own trace stream, named NAME@THREAD.
-    per_thread = {s["name"] for s in program["streams"] if s.get("kind") == "per-thread"}
+    per_thread = _per_thread_streams(program)
     work = collections.defaultdict(collections.Counter)
     opaque = set()
     for thread in program["threads"]:
@@ -58,7 +68,7 @@ def _description_work(program, thread_name=None):
             if stream in legacy_names or (op in ("copy", "memset") and step.get("async", True) is False):
                 stream = legacy
             elif stream in per_thread:
-                stream = "%s@%s" % (stream, thread["name"])
+                stream = _per_thread_key(stream, thread["name"])
             if op == "kernel":
                 work[stream][("kernel", step["grid"])] += 1
             elif op == "copy":
@@ -166,10 +176,10 @@ def split_key(baseline, variant):
     """split_stream's name as stream_ids keys it: a per-thread default stream's as NAME@THREAD,
     the thread that moved its loop (each thread's per-thread stream is a trace stream of its own)."""
     name = split_stream(baseline, variant)
-    if name is None or not any(s["name"] == name and s.get("kind") == "per-thread" for s in baseline["streams"]):
+    if name is None or name not in _per_thread_streams(baseline):
         return name
     mover = _mover(baseline, variant)
-    return None if mover is None else "%s@%s" % (name, mover)
+    return None if mover is None else _per_thread_key(name, mover)
 
 
 def annotate(corpus):

@@ -79,8 +79,9 @@ std::string describeGapCauses(const IdleGap& gap);
 // where the rest went: "about 0 ns lost (the cost charged to it: of the 30.2 ms it found, 30.2 ms
 // is already charged to early-result-wait)".
 std::string lostTime(const Finding& finding);
-// With --range: "its fix would save 1.2 ms in the median instance (10th-90th percentile 0.9 ms -
-// 1.5 ms, at most 4.8 ms; fired in 95 of 100)"; "" without a per-instance spread.
+// With --range: "per range instance, its fix would save 1.200 ms at the median (900.0 µs to
+// 1.500 ms from the 10th to the 90th percentile, at most 4.800 ms; fired in 95 of 100)"; "" without
+// a per-instance spread (Finding::instance_saving).
 std::string instanceSavingNote(const Finding& finding);
 // "; their fixes would also lower the ideal by 42.7 ms" when some finding would; else "".
 std::string idealReductionNote(const FindingsExplained& explained);

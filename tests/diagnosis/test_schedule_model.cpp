@@ -369,6 +369,24 @@ TEST_CASE("a multi-wave kernel started beside earlier kernels on every SM loses 
   CHECK(fluid <= TraceBuilder::ns(597));
 }
 
+TEST_CASE("a multi-wave kernel started beside earlier kernels short of a block on every SM keeps the fluid share") {
+  // As above, but the three earlier kernels have 66 blocks each (half the SMs, 1/16 of the slots
+  // each: kBlockOnEverySmShare not reached): SMs they leave free take the blocks the held slots
+  // would run, and the fluid share stands: 101 + 400 + 3/16 x 150 = 529.1 µs (whole rounds would
+  // end it at 651, midway 590).
+  TraceBuilder b;
+  for (std::uint32_t s = 13; s <= 15; ++s) b.launch(s, 0, 1, 1, 251).grid_blocks = 66;
+  b.launch(16, 500, 501, 501, 901).grid_blocks = 132 * 8 * 2;
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const ScheduleModel model(view);
+  std::vector<Ns> earlier(view.ops().size(), 0);
+  earlier[at(view, 501)] = TraceBuilder::ns(400);
+  const Ns fluid = model.span({}, earlier);
+  CHECK(fluid >= TraceBuilder::ns(527));
+  CHECK(fluid <= TraceBuilder::ns(532));
+}
+
 TEST_CASE("blocks displaced by held SMs end a kernel later unless its last wave has room") {
   using diagnosis::blocksEndWithSlotsHeld;
   // Two full waves of 100 µs blocks: unheld they end at 200 µs. A tenth of the SMs held for 30 µs:

@@ -115,6 +115,22 @@ TEST_CASE("--range findings: the fix's saving summed over instances, and spread 
   CHECK(fixSavingNs(one[0]) == 100);
 }
 
+TEST_CASE("--range findings: a finding twice in one instance fired in it once, its savings added") {
+  Finding f;
+  f.id = "blocking-sync-call";
+  f.estimated_ns = 100;
+  std::vector<RangeInstance> instances(2);
+  instances[0].findings = {f, f};  // two of its kind in the first instance (a device's two calls)
+  const std::vector<Finding> merged = mergeRangeFindings(instances);
+  REQUIRE(merged.size() == 1);
+  CHECK(merged[0].summary.rfind("in 1 of 2 range instances", 0) == 0);
+  REQUIRE(merged[0].instance_saving.has_value());
+  CHECK(merged[0].instance_saving->fired == 1);
+  CHECK(merged[0].instance_saving->saving.max == 200);  // the first instance's two, added
+  CHECK(merged[0].instance_saving->saving.p10 == 0);    // the second: it did not fire
+  CHECK(fixSavingNs(merged[0]) == 200);
+}
+
 // Issue 11: "--range nosuch" used to print "no GPU activity in scope" and exit 0.
 TEST_CASE("--range that matches no range name is a user error naming the closest names") {
   const Trace trace = twoTiles();

@@ -46,6 +46,26 @@ void tileLoop(TraceBuilder& b, std::uint32_t stream, double t, double device_us)
   }
 }
 
+// Each op keyed by its own stream (workStreams' keys where no thread's synchronous copy moves),
+// with the loop on `stream`: its key and the extent of its ops.
+struct StreamLoop {
+  std::vector<std::uint64_t> keys;
+  std::uint64_t loop = 0;
+  Interval extent;
+};
+StreamLoop keyedByStream(const DeviceView& view, std::uint32_t stream) {
+  StreamLoop out;
+  for (std::size_t p = 0; p < view.ops().size(); ++p) {
+    const GpuOp& op = view.op(view.ops()[p]);
+    out.keys.push_back(DeviceView::streamKey(op));
+    if (op.stream_id != stream) continue;
+    out.loop = DeviceView::streamKey(op);
+    if (out.extent.start == 0) out.extent.start = view.ops()[p].start;
+    out.extent.end = std::max(out.extent.end, view.ops()[p].end);
+  }
+  return out;
+}
+
 // A kernel that thread 2 launched to `stream`.
 void otherThreadKernel(TraceBuilder& b, std::uint32_t stream, double call_us, double start_us, double end_us) {
   b.launch(stream, call_us, call_us + 2, start_us, end_us);
@@ -418,22 +438,12 @@ TEST_CASE("single-stream: a per-thread default stream's loop beside legacy work 
       if (s.stream_id == loop_stream) s.origin = c.origin;
     }
     const DeviceView view(trace, Scope{}, 0);
-    std::vector<std::uint64_t> keys;
-    std::uint64_t loop = 0;
-    Ns first = 0, last = 0;
-    for (std::size_t p = 0; p < view.ops().size(); ++p) {
-      const GpuOp& op = view.op(view.ops()[p]);
-      keys.push_back(DeviceView::streamKey(op));
-      if (op.stream_id != loop_stream) continue;
-      loop = DeviceView::streamKey(op);
-      if (first == 0) first = view.ops()[p].start;
-      last = std::max(last, view.ops()[p].end);
-    }
-    CHECK(diagnosis::perThreadTookTurnsByLegacyBarrier(view, keys, loop, {first, last}) == c.turns);
-    CHECK(diagnosis::blockingWork(view, keys, loop) == (c.origin != StreamOrigin::kPerThread));
+    const StreamLoop l = keyedByStream(view, loop_stream);
+    CHECK(diagnosis::perThreadTookTurnsByLegacyBarrier(view, l.keys, l.loop, l.extent) == c.turns);
+    CHECK(diagnosis::blockingWork(view, l.keys, l.loop) == (c.origin != StreamOrigin::kPerThread));
     // Thread 2's work (legacy or created stream) is no per-thread loop.
-    CHECK_FALSE(diagnosis::perThreadTookTurnsByLegacyBarrier(view, keys, DeviceView::streamKey(view.op(view.ops()[3])),
-                                                             {first, last}));
+    CHECK_FALSE(diagnosis::perThreadTookTurnsByLegacyBarrier(
+        view, l.keys, DeviceView::streamKey(view.op(view.ops()[3])), l.extent));
   }
 }
 
@@ -462,18 +472,8 @@ TEST_CASE("single-stream: a per-thread default stream's loop held by legacy ops 
       if (s.stream_id == loop_stream) s.origin = StreamOrigin::kPerThread;
     }
     const DeviceView view(trace, Scope{}, 0);
-    std::vector<std::uint64_t> keys;
-    std::uint64_t loop = 0;
-    Ns first = 0, last = 0;
-    for (std::size_t p = 0; p < view.ops().size(); ++p) {
-      const GpuOp& op = view.op(view.ops()[p]);
-      keys.push_back(DeviceView::streamKey(op));
-      if (op.stream_id != loop_stream) continue;
-      loop = DeviceView::streamKey(op);
-      if (first == 0) first = view.ops()[p].start;
-      last = std::max(last, view.ops()[p].end);
-    }
-    CHECK(diagnosis::perThreadTookTurnsByLegacyBarrier(view, keys, loop, {first, last}) == issued_early);
+    const StreamLoop l = keyedByStream(view, loop_stream);
+    CHECK(diagnosis::perThreadTookTurnsByLegacyBarrier(view, l.keys, l.loop, l.extent) == issued_early);
   }
 }
 

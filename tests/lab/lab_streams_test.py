@@ -127,6 +127,26 @@ class LabStreamsTest(unittest.TestCase):
         self.assertEqual(STREAMS.stream_ids(db, (0, 100), baseline), {"ptds@main": 15, "ptds@worker": 21})
         self.assertEqual(STREAMS.split_key(baseline, ptds_program(True)), "ptds@worker")
 
+    def test_a_per_thread_split_without_one_mover_names_no_stream(self):
+        # Both threads move their loop off "ptds" (cudaStreamPerThread): no one thread's trace
+        # stream to name. A created stream's split keeps its plain name.
+        def program(streams, threads):
+            return {"buffers": [{"name": "d0", "kind": "device", "bytes": 4096}], "streams": streams,
+                    "threads": [{"name": name, "steps": [{"op": "kernel", "stream": s, "grid": 8, "us": 10,
+                                                          "buffer": "d0"} for s in steps]}
+                                for name, steps in threads]}
+        ptds = [{"name": "ptds", "kind": "per-thread"}]
+        parts = [{"name": "ptds_part0", "kind": "nonblocking"}, {"name": "ptds_part1", "kind": "nonblocking"}]
+        baseline = program(ptds, [("main", ["ptds", "ptds"]), ("worker", ["ptds", "ptds"])])
+        both = program(ptds + parts, [("main", ["ptds_part0", "ptds_part1"]),
+                                      ("worker", ["ptds_part0", "ptds_part1"])])
+        self.assertEqual(STREAMS.split_stream(baseline, both), "ptds")
+        self.assertIsNone(STREAMS.split_key(baseline, both))
+        created = [{"name": "s1", "kind": "blocking"}]
+        split = program(created + [{"name": "s1_part0", "kind": "nonblocking"}],
+                        [("main", ["s1_part0", "s1_part0"]), ("worker", ["s1_part0", "s1_part0"])])
+        self.assertEqual(STREAMS.split_key(program(created, [("main", ["s1"]), ("worker", ["s1"])]), split), "s1")
+
     def test_legacy_stream_holds_every_threads_synchronous_copies_and_memsets(self):
         db = trace("""
           INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10, 7, 64, 1, 1), (30, 7, 64, 1, 1),

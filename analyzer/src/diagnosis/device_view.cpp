@@ -475,6 +475,17 @@ Ns DeviceView::idleWithin(Ns from, Ns to) const {
   return total;
 }
 
+std::vector<std::int64_t> previousOnStream(const DeviceView& view) {
+  std::vector<std::int64_t> previous(view.ops().size(), -1);
+  std::unordered_map<std::uint64_t, std::int64_t> last;
+  for (std::size_t p = 0; p < view.ops().size(); ++p) {
+    const auto [it, added] = last.try_emplace(DeviceView::streamKey(view.op(view.ops()[p])), -1);
+    previous[p] = it->second;
+    it->second = static_cast<std::int64_t>(p);
+  }
+  return previous;
+}
+
 std::optional<std::size_t> DeviceView::firstOpStartingAtOrAfter(Ns time) const {
   auto it = std::lower_bound(op_indices_.begin(), op_indices_.end(), time, [&](std::uint32_t i, Ns t) {
     return std::max(trace_.ops[i].start, window_start_) < t;

@@ -279,6 +279,10 @@ class DeviceView {
   friend const std::vector<OrderEdge>& engineHolds(const DeviceView& view);
 };
 
+// Per position of view.ops(): the position of the previous op on its stream (DeviceView::streamKey),
+// -1 for a stream's first op.
+std::vector<std::int64_t> previousOnStream(const DeviceView& view);
+
 // Keeps the `limit` items with the largest key, returned in time order (by `time`).
 template <typename T, typename Key, typename Time>
 std::vector<T> largestInTimeOrder(std::vector<T> items, std::size_t limit, Key key, Time time);

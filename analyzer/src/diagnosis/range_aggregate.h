@@ -36,8 +36,8 @@ class RangeAggregator {
   };
   struct Merged {
     Finding finding;
-    std::size_t instances = 0;
-    // Its fix's saving in each instance it fired in (the others saved 0), with that instance.
+    // Its fix's saving in each instance it fired in (the others saved 0), with that instance: one
+    // entry an instance, so their number is the instances it fired in.
     std::vector<std::pair<std::size_t, Ns>> savings;
   };
 

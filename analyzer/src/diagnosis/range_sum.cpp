@@ -143,13 +143,12 @@ void RangeAggregator::add(std::size_t instance, const DeviceReport& device,
       return m2.finding.id == f.id && m2.finding.device_id == f.device_id;
     });
     if (it == merged_.end()) {
-      merged_.push_back({f, 1, {{instance, fixSavingNs(f)}}});
+      merged_.push_back({f, {{instance, fixSavingNs(f)}}});
       continue;
     }
     if (it->savings.back().first == instance) {  // the same id twice in one instance: one saving
       it->savings.back().second += fixSavingNs(f);
     } else {
-      ++it->instances;
       it->savings.emplace_back(instance, fixSavingNs(f));
     }
     it->finding.count += f.count;
@@ -211,17 +210,17 @@ std::vector<Finding> RangeAggregator::findings() const {
   std::vector<Finding> result;
   for (const Merged& m : merged_) {
     Finding f = m.finding;
-    f.summary = fmt::format("in {} of {} range instances; first: {}", m.instances, instances_,
-                            f.summary);
+    const std::size_t fired = m.savings.size();
+    f.summary = fmt::format("in {} of {} range instances; first: {}", fired, instances_, f.summary);
     // What its fix saves over the instances: each instance's fix saving summed (the first
     // instance's estimate and fix_alone_ns alone would say what it saves in that one).
     Ns total = 0;
     for (const auto& [instance, ns] : m.savings) total += ns;
     f.fix_alone_ns = total;
     if (instances_ >= 2) {
-      std::vector<Ns> saving(instances_ - std::min(instances_, m.savings.size()), 0);
+      std::vector<Ns> saving(instances_ - std::min(instances_, fired), 0);
       for (const auto& [instance, ns] : m.savings) saving.push_back(ns);
-      f.instance_saving = InstanceSaving{instances_, m.instances, durationSpread(saving)};
+      f.instance_saving = InstanceSaving{instances_, fired, durationSpread(saving)};
     }
     result.push_back(std::move(f));
   }

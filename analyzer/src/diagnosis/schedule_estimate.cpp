@@ -25,6 +25,13 @@ std::atomic<std::uint64_t> unrun_schedules{0};
 
 constexpr double kShareSlack = 1e-9;
 constexpr double kFillsSlack = 1e-6;  // a kernel of this share or more fills the device
+// The SM share (smShare) of a grid with a block on every SM, for 256-thread blocks resident 8 to
+// an SM (2048 threads per SM, as on the H100: 132 blocks of 1,056 slots), every kernel the lab
+// generates. The share counts a kernel's blocks against its own resident blocks per SM
+// (residentBlocksPerSm), which ScheduleModel does not keep: for another block size, or where
+// registers or shared memory allow fewer blocks an SM, a share of an eighth is not a block on
+// every SM (that is grid_blocks >= sm_count).
+constexpr double kBlockOnEverySmShare = 0.125;
 
 // Min-heaps of (key, position).
 using Keyed = std::pair<Ns, std::size_t>;
@@ -134,6 +141,7 @@ class ScheduleRun {
   void dispatchHost();
   void start(std::size_t pos);
   void releaseSms(std::size_t ended);
+  void endBehindHeldSlots(std::size_t pos);
   void drainTails(Ns time);
   bool multiWave(std::size_t pos) const { return m_.waves_[pos] > 1.0 + kShareSlack; }
   void finishAt(Ns time);
@@ -161,10 +169,10 @@ class ScheduleRun {
   // per kernel: it started short of its share beside kernels started before it, each with a block
   // on every SM (startsBesideEarlierBlocks); cleared once its whole share is free (releaseSms)
   std::vector<std::uint8_t> in_rounds_;
-  // Whether every kernel holding SMs as `pos` starts holds at least an eighth of the device (a
-  // 256-thread grid of 132 blocks on the H100: a block on every SM, so no SM is left free to take
-  // the blocks the held slots would run) and started before it (its slots free inside `pos`'s
-  // first round, not at the same instant as `pos`'s own first blocks); false where none holds SMs.
+  // Whether every kernel holding SMs as `pos` starts holds at least kBlockOnEverySmShare of the
+  // device (a block on every SM, so no SM is left free to take the blocks the held slots would
+  // run) and started before it (its slots free inside `pos`'s first round, not at the same instant
+  // as `pos`'s own first blocks); false where none holds SMs.
   bool startsBesideEarlierBlocks(std::size_t pos) const {
     bool any = false;
     for (std::size_t q = 0; q < m_.size(); ++q) {
@@ -172,7 +180,7 @@ class ScheduleRun {
           taken_[q] <= kShareSlack) {
         continue;
       }
-      if (m_.share_[q] < 0.125 - kShareSlack || started_at_[q] >= now_) return false;
+      if (m_.share_[q] < kBlockOnEverySmShare - kShareSlack || started_at_[q] >= now_) return false;
       any = true;
     }
     return any;
@@ -924,29 +932,8 @@ void ScheduleRun::releaseSms(std::size_t ended) {
       rate_share_[pos] = taken_[pos];
     }
     if (in_rounds_[pos] && taken_[pos] >= m_.share_[pos] - kShareSlack && end_[pos] > now_) {
-      // Its whole share is free: the slots the kernels beside it held until now ran its blocks late.
-      // With blocks of one length every slot runs as many of them, so greedy whole rounds end it
-      // the hold later than alone, an upper bound; the fluid share spreads the hold over all its
-      // slots, a lower one (its blocks of one round do not end together: the later ones an SM takes
-      // start later, "How many blocks a wave really holds"). It ends midway, where the hold ended
-      // within one round of its blocks; a longer hold keeps the fluid end.
       in_rounds_[pos] = 0;
-      const double rounds = std::ceil(m_.waves_[pos] - kShareSlack);
-      const Ns block = std::max<Ns>(1, static_cast<Ns>(static_cast<double>(m_.duration_[pos]) / rounds));
-      const Ns held = now_ - started_at_[pos];
-      if (held < block) {
-        const Ns whole = started_at_[pos] +
-                         blocksEndWithSlotsHeld(m_.waves_[pos], block, 1.0 - first_taken_[pos] / m_.share_[pos], held);
-        if (whole > end_[pos]) {
-          const Ns end = end_[pos] + (whole - end_[pos]) / 2;
-          end_[pos] = end;
-          running_.push({end_[pos], pos});
-          if (const auto it = tail_at_.find(pos); it != tail_at_.end()) {
-            it->second = std::max(it->second, end - block / 2);
-            tails_.push({it->second, pos});
-          }
-        }
-      }
+      endBehindHeldSlots(pos);
     }
   }
   placing_.erase(std::remove_if(placing_.begin(), placing_.end(),
@@ -954,6 +941,29 @@ void ScheduleRun::releaseSms(std::size_t ended) {
                                   return !multiWave(pos) && taken_[pos] >= m_.share_[pos] - kShareSlack;
                                 }),
                  placing_.end());
+}
+
+// A kernel in rounds (in_rounds_) whose whole share is now free: the slots the kernels beside it
+// held until now ran its blocks late. With blocks of one length every slot runs as many of them,
+// so greedy whole rounds end it the hold later than alone, an upper bound; the fluid share spreads
+// the hold over all its slots, a lower one (its blocks of one round do not end together: the later
+// ones an SM takes start later, "How many blocks a wave really holds"). It ends midway, where the
+// hold ended within one round of its blocks; a longer hold keeps the fluid end.
+void ScheduleRun::endBehindHeldSlots(std::size_t pos) {
+  const double rounds = std::ceil(m_.waves_[pos] - kShareSlack);
+  const Ns block = std::max<Ns>(1, static_cast<Ns>(static_cast<double>(m_.duration_[pos]) / rounds));
+  const Ns held = now_ - started_at_[pos];
+  if (held >= block) return;
+  const Ns whole = started_at_[pos] +
+                   blocksEndWithSlotsHeld(m_.waves_[pos], block, 1.0 - first_taken_[pos] / m_.share_[pos], held);
+  if (whole <= end_[pos]) return;
+  const Ns end = end_[pos] + (whole - end_[pos]) / 2;
+  end_[pos] = end;
+  running_.push({end_[pos], pos});
+  if (const auto it = tail_at_.find(pos); it != tail_at_.end()) {
+    it->second = std::max(it->second, end - block / 2);
+    tails_.push({it->second, pos});
+  }
 }
 
 // A kernel of several waves has placed its last block when its last wave begins, and that wave's

@@ -587,17 +587,12 @@ std::vector<std::pair<std::size_t, Ns>> issuedInBarrierOrder(const DeviceView& v
   // Each op's issue as ScheduleModel takes it: a blocking call's submission, another call's start,
   // never before its stream's previous op's.
   std::vector<Ns> issue(n);
-  std::vector<std::int64_t> prev(n, -1);
-  std::unordered_map<std::uint64_t, std::int64_t> last;
+  const std::vector<std::int64_t> prev = previousOnStream(view);
   for (std::size_t p = 0; p < n; ++p) {
-    const GpuOp& op = view.op(ops[p]);
     Ns at = ops[p].start;
-    if (const auto call = view.launchCall(op)) {
+    if (const auto call = view.launchCall(view.op(ops[p]))) {
       at = blocking(p) ? submittedAt(view, *call, ops[p].start) : view.call(*call).start;
     }
-    auto [it, added] = last.try_emplace(DeviceView::streamKey(op), -1);
-    prev[p] = it->second;
-    it->second = static_cast<std::int64_t>(p);
     issue[p] = prev[p] >= 0 ? std::max(at, issue[static_cast<std::size_t>(prev[p])]) : at;
   }
   const std::vector<Ns> original = issue;

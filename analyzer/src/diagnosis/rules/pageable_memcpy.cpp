@@ -11,8 +11,9 @@
 //     g000013);
 //   - each copy starting as its pinned call returns (a few µs after it began), instead of after
 //     the host staged its first bytes (the schedule as recorded keeps an upload's start where that
-//     staging, not its stream, set it: stagingPacedUploads), a DtoH copy no sooner than the op its thread launched before it ended (what
-//     it reads: the legacy stream's barrier or the host ordered them in the trace);
+//     staging, not its stream, set it: stagingPacedUploads), a DtoH copy no sooner than the op
+//     its thread launched before it ended (what it reads: the legacy stream's barrier or the host
+//     ordered them in the trace);
 //   - each asynchronous pageable copy call returning after the few µs an asynchronous pinned copy
 //     call takes (a thread's first one its recorded time up to kFirstCopyCallNs) instead of
 //     waiting for its copy (a synchronous cudaMemcpy still waits, for the
@@ -489,14 +490,7 @@ std::vector<OrderEdge> stagingPacedUploads(const DeviceView& view, const std::ve
     calls.push_back({c.start, c.end, threadKey(c)});
   }
   const OtherThreadCalls others(std::move(calls));
-  std::unordered_map<std::uint64_t, std::size_t> last_on_stream;
-  std::vector<std::int64_t> previous(view.ops().size(), -1);
-  for (std::size_t p = 0; p < view.ops().size(); ++p) {
-    const auto [it, added] = last_on_stream.emplace(DeviceView::streamKey(view.op(view.ops()[p])), p);
-    if (added) continue;
-    previous[p] = static_cast<std::int64_t>(it->second);
-    it->second = p;
-  }
+  const std::vector<std::int64_t> previous = previousOnStream(view);
   for (const std::size_t at : positions) {
     const ScopedOp& x = view.ops()[at];
     const GpuOp& op = view.op(x);

@@ -78,6 +78,11 @@ void startsHeldByStaging(const DeviceView& view, std::vector<StagedHold> holds, 
   }
 }
 
+// The part of an op inside a loop's extent: 0 for one outside it.
+Ns timeWithin(const ScopedOp& op, Interval extent) {
+  return std::max<Ns>(0, std::min(op.end, extent.end) - std::max(op.start, extent.start));
+}
+
 }  // namespace
 
 std::optional<std::vector<std::uint64_t>> threadsOwnWork(const DeviceView& view,
@@ -423,8 +428,7 @@ bool tookTurnsByLegacyBarrier(const DeviceView& view, const std::vector<std::uin
       if (view.onLegacyDefaultStream(op)) ++legacy_copies;
       continue;
     }
-    if (scoped.end <= extent.start || scoped.start >= extent.end) continue;
-    const Ns length = std::min(scoped.end, extent.end) - std::max(scoped.start, extent.start);
+    const Ns length = timeWithin(scoped, extent);
     if (view.onLegacyDefaultStream(op)) {
       legacy += length;
     } else if (const Stream* s = view.stream(op); s != nullptr && s->flag == StreamFlag::kDefault) {
@@ -485,9 +489,7 @@ bool perThreadTookTurnsByLegacyBarrier(const DeviceView& view, const std::vector
       }
       continue;
     }
-    if (scoped.end <= extent.start || scoped.start >= extent.end) continue;
-    const Ns length = std::min(scoped.end, extent.end) - std::max(scoped.start, extent.start);
-    (view.onLegacyDefaultStream(op) ? legacy : other) += length;
+    (view.onLegacyDefaultStream(op) ? legacy : other) += timeWithin(scoped, extent);
   }
   // Beside mostly other work (other threads' blocking streams, which the barrier does not order
   // against it directly), it still took turns where the legacy ops between held it: each waited

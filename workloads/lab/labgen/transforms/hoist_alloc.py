@@ -15,9 +15,9 @@ def apply(program):
     return out
 
 
-def hoist_pairs(program, only=None):
-    """Moves every alloc/free pair inside a loop (of a buffer in `only`, if given) out of its
-    loops, in place; returns how many moves it made."""
+def hoist_pairs(program):
+    """Moves every alloc/free pair inside a loop out of its loops, in place; returns how many moves
+    it made."""
     hoisted = 0
     changed = True
     while changed:
@@ -25,19 +25,19 @@ def hoist_pairs(program, only=None):
         for thread in program["threads"]:
             for steps in walk_lists(thread["steps"]):
                 for i, step in enumerate(steps):
-                    if step["op"] == "loop" and hoist_pair(steps, i, only):
+                    if step["op"] == "loop" and hoist_pair(steps, i):
                         hoisted += 1
                         changed = True
                         break
     return hoisted
 
 
-def hoist_pair(steps, i, only=None):
-    """Moves one alloc/free pair of the loop steps[i]'s body (of a buffer in `only`, if given)
-    before and after the loop; False when there is none."""
+def hoist_pair(steps, i):
+    """Moves one alloc/free pair of the loop steps[i]'s body before and after the loop; False when
+    there is none."""
     loop = steps[i]
     body = loop["body"]
-    for alloc in [s for s in body if s["op"] == "alloc" and (only is None or s["buffer"] in only)]:
+    for alloc in [s for s in body if s["op"] == "alloc"]:
         free = next((s for s in body if s["op"] == "free" and s["buffer"] == alloc["buffer"]), None)
         if free is None:
             continue

@@ -34,13 +34,15 @@ def apply(program):
     for b in out["buffers"]:
         if b["name"] in used:
             b["kind"] = "pinned"
-    allocated = {}
+    allocated = {}  # buffer allocated in the range -> its largest allocation
     for thread in out["threads"]:
         for steps in walk_lists(thread["steps"]):
-            for step in list(steps):
-                if step["op"] in ("alloc", "free") and step["buffer"] in used:
-                    if step["op"] == "alloc":
-                        allocated[step["buffer"]] = max(allocated.get(step["buffer"], 0), step["bytes"])
-                    steps.remove(step)
+            kept = []
+            for step in steps:
+                if step["op"] not in ("alloc", "free") or step["buffer"] not in used:
+                    kept.append(step)
+                elif step["op"] == "alloc":
+                    allocated[step["buffer"]] = max(allocated.get(step["buffer"], 0), step["bytes"])
+            steps[:] = kept  # in place: walk_lists goes on into the loops of this list
     out["buffers"] += [{"name": name, "kind": "pinned", "bytes": size} for name, size in allocated.items()]
     return out
