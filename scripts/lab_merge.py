@@ -170,12 +170,13 @@ def main():
     parser.add_argument("corpus")
     parser.add_argument("newer")
     parser.add_argument("--prefix", default="r" + datetime.date.today().strftime("%Y%m%d") + "_")
-    parser.add_argument("--variants-only", action="store_true",
-                        help="add the variants CORPUS's programs lack, with their own baseline runs")
-    parser.add_argument("--rerecorded", action="store_true",
-                        help="replace the runs of the variants CORPUS's programs have, with their own baseline runs")
-    parser.add_argument("--changed", action="store_true",
-                        help="replace the runs and descriptions of variants whose transform changed, with their own baseline runs")
+    mode = parser.add_mutually_exclusive_group()  # one way to merge at a time
+    mode.add_argument("--variants-only", action="store_true",
+                      help="add the variants CORPUS's programs lack, with their own baseline runs")
+    mode.add_argument("--rerecorded", action="store_true",
+                      help="replace the runs of the variants CORPUS's programs have, with their own baseline runs")
+    mode.add_argument("--changed", action="store_true",
+                      help="replace the runs and descriptions of variants whose transform changed, with their own baseline runs")
     parser.add_argument("--accept-noisier", action="store_true",
                         help=f"replace programs even where NEWER's baselines spread over {MAX_SPREAD_RATIO}x CORPUS's")
     args = parser.parse_args()

@@ -181,6 +181,14 @@ class Changed(unittest.TestCase):
 
 
 class BadInput(unittest.TestCase):
+    def test_two_modes_at_once_is_a_usage_error(self):
+        # --changed with --rerecorded would log changed variants and keep the old descriptions.
+        with tempfile.TemporaryDirectory() as tmp:
+            result = subprocess.run([sys.executable, MERGE, tmp, tmp, "--changed", "--rerecorded"],
+                                    capture_output=True, text=True)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("not allowed with", result.stderr)
+
     def test_missing_corpus_is_one_line(self):
         with tempfile.TemporaryDirectory() as tmp:
             result = subprocess.run([sys.executable, MERGE, os.path.join(tmp, "none"), tmp, "--variants-only"],

@@ -25,12 +25,12 @@ std::atomic<std::uint64_t> unrun_schedules{0};
 
 constexpr double kShareSlack = 1e-9;
 constexpr double kFillsSlack = 1e-6;  // a kernel of this share or more fills the device
-// The SM share (smShare) of a grid with a block on every SM, for 256-thread blocks resident 8 to
-// an SM (2048 threads per SM, as on the H100: 132 blocks of 1,056 slots), every kernel the lab
-// generates. The share counts a kernel's blocks against its own resident blocks per SM
-// (residentBlocksPerSm), which ScheduleModel does not keep: for another block size, or where
-// registers or shared memory allow fewer blocks an SM, a share of an eighth is not a block on
-// every SM (that is grid_blocks >= sm_count).
+// Where the device limits are unknown, the SM share (smShare) taken for a grid with a block on
+// every SM: that of 256-thread blocks resident 8 to an SM (2048 threads per SM, as on the H100:
+// 132 blocks of 1,056 slots). With the limits known the test is exact, grid_blocks >= sm_count
+// (ScheduleModel::every_sm_): for other block sizes, or where registers or shared memory allow
+// fewer blocks an SM, a share of an eighth is not a block on every SM (a DDP trace's 24-block
+// kernel with 103,808 bytes of shared memory holds 24/132 of an H200 on 24 SMs).
 constexpr double kBlockOnEverySmShare = 0.125;
 
 // Min-heaps of (key, position).
@@ -169,9 +169,8 @@ class ScheduleRun {
   // per kernel: it started short of its share beside kernels started before it, each with a block
   // on every SM (startsBesideEarlierBlocks); cleared once its whole share is free (releaseSms)
   std::vector<std::uint8_t> in_rounds_;
-  // Whether every kernel holding SMs as `pos` starts holds at least kBlockOnEverySmShare of the
-  // device (a block on every SM, so no SM is left free to take the blocks the held slots would
-  // run) and started before it (its slots free inside `pos`'s first round, not at the same instant
+  // Whether every kernel holding SMs as `pos` starts has a block on every SM (ScheduleModel::
+  // every_sm_: no SM is left free to take the blocks the held slots would run) and started before it (its slots free inside `pos`'s first round, not at the same instant
   // as `pos`'s own first blocks); false where none holds SMs.
   bool startsBesideEarlierBlocks(std::size_t pos) const {
     bool any = false;
@@ -180,7 +179,7 @@ class ScheduleRun {
           taken_[q] <= kShareSlack) {
         continue;
       }
-      if (m_.share_[q] < kBlockOnEverySmShare - kShareSlack || started_at_[q] >= now_) return false;
+      if (!m_.every_sm_[q] || started_at_[q] >= now_) return false;
       any = true;
     }
     return any;
@@ -1603,6 +1602,10 @@ ScheduleModel::ScheduleModel(const DeviceView& view)
     engine_.push_back(engineSlot(engineOf(op)));  // communication kernels take SMs too
     share_.push_back(op.kind == OpKind::kKernel ? smShare(device, op) : 1.0);
     waves_.push_back(op.kind == OpKind::kKernel ? wavesOf(device, op) : 1.0);
+    every_sm_.push_back(op.kind == OpKind::kKernel && device != nullptr && device->sm_count > 0 &&
+                                residentBlocksPerSm(*device, op) > 0
+                            ? (static_cast<std::int64_t>(op.grid_blocks) >= device->sm_count ? 1 : 0)
+                            : (share_.back() >= kBlockOnEverySmShare - kShareSlack ? 1 : 0));
     began_beside_.push_back(op.kind == OpKind::kKernel && kernels_end > scoped.start ? 1 : 0);
     if (op.kind == OpKind::kKernel && share_.back() >= 1.0 - kFillsSlack) kernels_end = std::max(kernels_end, scoped.end);
     // Ops of one stream were submitted in the order they ran: an op whose call began before its

@@ -290,6 +290,10 @@ class ScheduleModel {
   std::vector<std::uint8_t> engine_;       // kSmEngine, or one copy/memset engine each
   std::vector<double> share_;
   std::vector<double> waves_;              // per kernel: wavesOf (1 for other ops)
+  // per kernel: 1 where its grid has a block for every SM (grid >= SMs, where the device limits
+  // are known; else a share of an eighth, 256-thread blocks on the H100): while it holds its slots
+  // no SM is free to run the blocks of a kernel started short beside it
+  std::vector<std::uint8_t> every_sm_;
   // per kernel: 1 where it started in the trace while a device-filling kernel still ran (its
   // measured duration holds what sharing the SMs with it cost)
   std::vector<std::uint8_t> began_beside_;

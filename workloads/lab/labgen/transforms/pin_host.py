@@ -7,9 +7,9 @@ alloc/free steps go. Pinning it in place would call cudaMallocHost and cudaFreeH
 iteration, slow calls that synchronize the device: not the fix the finding advises ("allocate the
 host buffers with cudaMallocHost, or pin existing ones with cudaHostRegister"), and in the lab it
 made such programs up to 13 ms slower instead of faster. Pinning it once inside the range, where
-the pageable allocation was (the transform until 2026-11-26), still put one cudaMallocHost between
-GPU work: 1-5 ms of device idle that a program pinning its staging buffers at startup never pays,
-and g000085's and g000305's fixes ran 5.4 and 1.1 ms slower than their baselines.
+the pageable allocation was, would still put one cudaMallocHost between GPU work: 1-5 ms of
+device idle that a program pinning its staging buffers at startup never pays (g000085's and
+g000305's fixes ran 5.4 and 1.1 ms slower than their baselines that way).
 """
 from ..program import NotApplicable, all_steps, buffers, clone, walk_lists
 
