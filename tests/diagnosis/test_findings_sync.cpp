@@ -324,6 +324,42 @@ TEST_CASE("sync-memset: a memset that left the device busy fires where its call 
   }
 }
 
+TEST_CASE("sync-memset: a memset held on the device behind another thread's kernel fires with the barrier's time") {
+  // Thread 2's 996 µs kernel on blocking stream 14 keeps the device busy. Thread 1's cudaMemset
+  // (call 10-20 µs, device memory: the call returns at once) runs on the legacy stream, whose
+  // barrier holds it behind that kernel (1001-1002), and thread 1's next kernel on blocking stream
+  // 13 behind it (1003-1503, the span's end). The device never idled after the memset (charged
+  // nothing) and its call was short, yet made asynchronous on stream 13 the memset and that kernel
+  // run beside thread 2's: about 500 µs saved, more than the call lasted, no more than the call
+  // and the time its op waited on the device. Where the memset ran at once (the barrier held
+  // nothing), the what-if saves nothing and nothing fires.
+  for (const bool barrier : {true, false}) {
+    INFO((barrier ? "the memset held behind thread 2's kernel" : "the memset ran at once"));
+    TraceBuilder b;
+    auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
+    b.launch(14, 1, 3, 4, 1000);
+    onThread(2);
+    b.streamSynchronize(14, 5, 1001);
+    onThread(2);
+    b.launch(13, 0, 2, 3, 8);
+    b.streamSynchronize(13, 3, 9);
+    const double at = barrier ? 1001 : 21;
+    b.memset(kNullStream, at, at + 1, b.call("cudaMemset_v3020", 10, 20));
+    b.launch(13, 21, 23, at + 2, at + 502);
+    b.streamSynchronize(13, 24, at + 503);
+    const auto findings = findingsOf(b.build());
+    const Finding* f = findingById(findings, "sync-memset");
+    if (!barrier) {
+      CHECK(f == nullptr);
+      continue;
+    }
+    REQUIRE(f != nullptr);
+    CHECK(f->count == 1);
+    CHECK(f->time_ns > 400'000);
+    CHECK(f->time_ns <= 505'000);
+  }
+}
+
 TEST_CASE("blocking-sync-call fires with the idle time that followed the synchronize") {
   TraceBuilder b;
   for (int i = 0; i < 3; ++i) {

@@ -62,7 +62,10 @@ std::optional<Ns> addHeldSynchronousTransfers(const DeviceView& view, OpKind kin
   for (const std::uint32_t pos : view.synchronousTransferPositions()) {
     if (pos == 0 || view.kindAt(pos) != kind) continue;
     if (const auto call = view.launchCall(view.op(view.ops()[pos]))) {
-      calls.emplace_back(view.call(*call).start, view.call(*call).end);
+      // The call's own time, and where its op began after the call returned, the time the op
+      // waited on the device (behind the legacy stream's barrier): its consumer waited as long.
+      const RuntimeCall& c = view.call(*call);
+      calls.emplace_back(c.start, std::max(c.end, view.ops()[pos].start));
     }
   }
   if (calls.empty()) return std::nullopt;
