@@ -507,6 +507,37 @@ TEST_CASE("sync-memcpy: a cudaMemcpy held in the driver runs in the order the le
   CHECK(fixSavingNs(*f) == Approx(105'000).margin(2'000));
 }
 
+TEST_CASE("sync-memcpy: the fixed program's legacy barrier follows the order it issues the work in") {
+  // Thread 1 reads back a legacy kernel with a cudaMemcpy (call 3-70, copy 52-62). Thread 2
+  // launches a 500 µs kernel W1 to the legacy stream (call 75-80, 85-585) and a 300 µs kernel W2
+  // there (call 637-642). Thread 1 uploads with a cudaMemcpy on the legacy stream (call 100-680,
+  // queued behind W1: copy 587-675), launches a 200 µs kernel K on blocking stream 13 (call
+  // 681-685), reads it back with a cudaMemcpy (call 686-1195) and launches a 300 µs kernel on
+  // non-blocking stream 20 (call 1196-1200, 1202-1502, the span's end). W2 was submitted before
+  // K, so the barrier ran K after W2 (980-1180). Made asynchronous (the upload and the read-back
+  // on K's stream), thread 1 submits the upload, K and the read-back at about 100 µs, before W2:
+  // K runs after the upload (677-877), W2 after the read-back, and thread 1's last kernel right
+  // after it (about 900-1200): the fix saves about 300 µs. The fixed schedule kept the recorded
+  // barrier order (W2 before K) and priced the fix at 0.
+  TraceBuilder b;
+  auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
+  b.launch(kNullStream, 0, 2, 3, 50);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 3, 70, 52, 62, CopyKind::kDtoH);
+  b.launch(kNullStream, 75, 80, 85, 585);
+  onThread(2);
+  b.launch(kNullStream, 637, 642, 677, 977);
+  onThread(2);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 100, 680, 587, 675, CopyKind::kHtoD);
+  b.launch(13, 681, 685, 980, 1180);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 686, 1195, 1182, 1192, CopyKind::kDtoH);
+  b.addStream(20, StreamFlag::kNonBlocking);
+  b.launch(20, 1196, 1200, 1202, 1502);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "sync-memcpy");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) == Approx(300'000).margin(5'000));
+}
+
 TEST_CASE("sync-memcpy: another thread's calls kept on the legacy stream still hold the asynchronous call") {
   // Thread 2 launches 1 µs kernels to the legacy stream back to back (calls 0-20, 20-40, 40-60,
   // 60-80, 80-100 µs): the driver holds the context while each orders its kernel after every

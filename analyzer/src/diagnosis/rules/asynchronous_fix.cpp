@@ -551,8 +551,8 @@ void launchesHeldBeforeSubmitting(const DeviceView& view, const std::vector<Host
   }
 }
 
-// A blocking copy or memset held in the driver submitted its op later than its call began, after
-// the ops the legacy barrier ran before it. The schedule issues a blocking call's op at its
+// A call held in the driver submitted its op later than its call began, after the ops the legacy
+// barrier ran before it. The schedule issues a blocking call's op at its
 // submission (submittedAt: where the call returned after its op began, its call's start, the
 // earliest it can have been) and counts an edge only where it points forward in issue order, but
 // the barrier's recorded order is the submission order (legacyBarrierEdges: where the recorded
@@ -562,11 +562,14 @@ void launchesHeldBeforeSubmitting(const DeviceView& view, const std::vector<Host
 // 0.63 ms and held in the driver behind a worker's `cudaMemcpy` until 1.93 ms, ran on the legacy
 // stream after the worker's per-thread-stream work launched at 1.88-1.93 ms; without that edge
 // the recorded program's schedule ran main's later work 0.85 ms early: 13.96 ms for 14.90
-// recorded, 15.17 with it; on the 30-run replica 13.26 -> 14.72 for 14.65). Asynchronous calls
-// keep their call's start as issue (the schedule's rank for them; ranking them at their return was
-// tried and lost, docs/findings.md). `barrier_edges`: a model's legacy barrier edges (the
-// recorded order holds where an edge's source ended before its target began). Per op issued
-// later: (position, issue), for ScheduleModel::withIssuedAt.
+// recorded, 15.17 with it; on the 30-run replica 13.26 -> 14.72 for 14.65). An asynchronous call
+// is issued at its call's start (the schedule's rank for it; ranking every one at its return was
+// tried and lost, docs/findings.md), and likewise after the ops the barrier ran before it where
+// that start came before theirs: held in the driver, it submitted its op only after them (lab
+// g000315: a worker's legacy upload, call 2.65-2.74 ms, ran after the main thread's kernel
+// launched at 2.69 ms). `barrier_edges`: a model's legacy barrier edges (the recorded order holds
+// where an edge's source ended before its target began). Per op issued later: (position, issue),
+// for ScheduleModel::withIssuedAt.
 std::vector<std::pair<std::size_t, Ns>> issuedInBarrierOrder(const DeviceView& view,
                                                              const std::vector<OrderEdge>& barrier_edges) {
   const auto& ops = view.ops();
@@ -579,7 +582,7 @@ std::vector<std::pair<std::size_t, Ns>> issuedInBarrierOrder(const DeviceView& v
   };
   std::vector<OrderEdge> order;
   for (const OrderEdge& e : barrier_edges) {
-    if (e.from < n && e.to < n && e.from != e.to && ops[e.from].end <= ops[e.to].start && blocking(e.to)) {
+    if (e.from < n && e.to < n && e.from != e.to && ops[e.from].end <= ops[e.to].start) {
       order.push_back(e);
     }
   }
@@ -612,9 +615,47 @@ std::vector<std::pair<std::size_t, Ns>> issuedInBarrierOrder(const DeviceView& v
   }
   std::vector<std::pair<std::size_t, Ns>> out;
   for (std::size_t p = 0; p < n; ++p) {
-    if (issue[p] > original[p] && blocking(p)) out.emplace_back(p, issue[p]);
+    if (issue[p] > original[p]) out.emplace_back(p, issue[p]);
   }
   return out;
+}
+
+// Whether the fixed program's legacy barrier is decided as the what-if issues the work
+// (ScheduleModel::withBarrierIssueOrder), as blocking-sync-call's barrierFollowsIssueOrder decides
+// it for a deferred synchronize, on the fix's lanes: more than one host thread submits work the
+// barrier orders, every op left on the legacy stream comes from a call that returns at once in the
+// fixed program (the converted copies do; no pageable copy, no synchronous call the fix keeps),
+// and no free is in the window. CUDA orders a legacy-stream op after the blocking streams' work
+// submitted before it and their later work after it; a thread whose cudaMemcpy calls no longer
+// block submits its next steps before another thread's legacy work that the recorded barrier ran
+// first, and that work then waits for them (lab g000315, corpus, vtraces14: the main thread,
+// freed of its 5.9 MiB cudaMemcpy calls, submits its memset and its s0/s1 copies and kernels at
+// 0.59-1.81 ms; the worker's next legacy upload and 1 ms kernel, which the recorded barrier ran at
+// 0.70-1.75 ms before them, wait for all of it and run at 1.81 ms).
+bool fixedBarrierFollowsIssueOrder(const DeviceView& view, const std::vector<std::uint64_t>& lanes,
+                                   ApiKind sync_kind) {
+  const std::vector<std::int64_t> classes = barrierClasses(view, lanes);
+  std::unordered_set<std::uint64_t> threads;
+  for (std::size_t p = 0; p < classes.size(); ++p) {
+    if (classes[p] < 0) continue;
+    const GpuOp& op = view.op(view.ops()[p]);
+    const auto call = view.launchCall(op);
+    if (!call) continue;
+    threads.insert(view.call(*call).tid);
+    if (classes[p] % 2 != 0 || op.kind == OpKind::kKernel) continue;  // a blocking stream's, a launch
+    const ApiKind kind = view.callKind(*call);
+    const bool pageable =
+        op.kind == OpKind::kMemcpy && (op.src_kind == MemKind::kPageable || op.dst_kind == MemKind::kPageable);
+    if (pageable) return false;
+    if ((kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync) && kind != sync_kind) return false;
+  }
+  if (threads.size() < 2) return false;
+  for (const std::size_t index : view.calls()) {
+    if (view.callKind(index) != ApiKind::kAllocation) continue;
+    const std::string_view base = apiBaseName(view.callName(index));
+    if (!isDeviceAllocation(base) && !isPinnedHostAllocation(base)) return false;  // a free
+  }
+  return true;
 }
 
 }  // namespace
@@ -654,20 +695,37 @@ std::optional<Ns> asynchronousFixSaving(const DeviceView& view, ApiKind sync_kin
   // copies, 8.5 µs as an asynchronous call to a stream of its own).
   const std::vector<StagingHold> holds = stagingHolds(view, recorded);
   const std::vector<OrderEdge> with_holds = withHoldEdges(recorded, holds);
-  // Both schedules issue a held blocking call's op in the order their own barrier ran it.
-  const ScheduleModel fixed_model = ScheduleModel(view, fixed_host, with_holds)
-                                        .withLanes(lanes)
-                                        .withIssuedAt(issuedInBarrierOrder(view, fixed_barriers));
-  const ScheduleModel fixed = keepHolds(
-      fixed_model, holds, [&](const StagingHold& h) { return moved[h.position] == Moved::kNo; }, kept);
+  // The recorded program's schedule issues a held call's op in the order its barrier ran it. The
+  // fixed program's barrier follows the order the what-if issues the work in where every legacy op
+  // of it returns at once (sync-memcpy's fix; sync-memset's keeps the recorded order: issued in
+  // order there, held-out memset cases were lost); elsewhere it too keeps the recorded order.
+  const bool issue_order =
+      sync_kind == ApiKind::kMemcpySync && fixedBarrierFollowsIssueOrder(view, lanes, sync_kind);
+  ScheduleModel fixed_model = ScheduleModel(view, fixed_host, with_holds).withLanes(lanes);
+  if (!issue_order) fixed_model = fixed_model.withIssuedAt(issuedInBarrierOrder(view, fixed_barriers));
   std::vector<OrderEdge> before_edges = recorded;
   const ScheduleModel before_model = keepHolds(
       ScheduleModel(view, host, with_holds).withIssuedAt(issuedInBarrierOrder(view, barriers)), holds,
       [](const StagingHold&) { return true; }, before_edges);
   const Ns before = before_model.span(before_edges);
+  if (issue_order) {
+    // Each op issued at its recorded submission (barrierIssueTimes), less how much sooner the fix
+    // releases it than a schedule of the recorded program issued in the same order does, so that
+    // that schedule's own error reorders nothing.
+    const BarrierIssue issued = barrierIssueTimes(view);
+    std::vector<OrderEdge> reference_edges = recorded;
+    const ScheduleModel reference = keepHolds(
+        ScheduleModel(view, host, with_holds).withBarrierIssueOrder(barrierClasses(view), issued), holds,
+        [](const StagingHold&) { return true; }, reference_edges);
+    fixed_model = fixed_model.withBarrierIssueOrder(barrierClasses(view, lanes), issued,
+                                                    reference.issueReleases(reference_edges), lanes);
+  }
+  const ScheduleModel fixed = keepHolds(
+      fixed_model, holds, [&](const StagingHold& h) { return moved[h.position] == Moved::kNo; }, kept);
   std::vector<Ns> earlier = hostTimeGivenBack(view, given, fixed_host);
   launchesHeldBeforeSubmitting(view, given, earlier);
-  return std::max<Ns>(0, before - spanWithTurns(fixed, turns, kept, earlier, {}, changed));
+  const Ns fixed_span = spanWithTurns(fixed, turns, kept, earlier, {}, changed);
+  return std::max<Ns>(0, before - fixed_span);
 }
 
 void estimateAsynchronousFix(const DeviceView& view, ApiKind sync_kind, FindingBuilder& builder) {
