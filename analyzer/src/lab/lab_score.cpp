@@ -2,7 +2,10 @@
 // scripts/lab_collect.py lists each program's trace, the window of the baseline run kept in it,
 // the measured spans of every variant, and the finding id each transform tests. Each kept window
 // is analyzed as `analyze --window` would (no steady state: the window is one run), and each
-// (program, transform) case compares the finding's reported cost with the measured saving.
+// (program, transform) case compares the finding's reported cost with the measured saving. Where a
+// program keeps several baseline runs (baseline.windows_ns), each is analyzed and a case's cost is
+// the median of their claims: one run's claims may differ from another's by more than the
+// tolerance (docs/lab.md, "Twenty-first session: the kept run").
 #include "cuoverlap/lab_score.h"
 
 #include <nlohmann/json.hpp>
@@ -42,18 +45,28 @@ struct Variant {
   // The thread (its tid) whose loop it split where several threads shared that stream, where the
   // manifest names it (scripts/lab_streams.py).
   std::optional<std::uint32_t> thread_id;
+  // The same per window where several are scored (ids differ from run to run); empty where the
+  // manifest names none.
+  std::vector<std::optional<std::uint32_t>> stream_ids;
+  std::vector<std::optional<std::uint32_t>> thread_ids;
+};
+
+// One analyzed baseline run of a program.
+struct Window {
+  Ns start = 0;
+  Ns end = 0;
+  std::vector<Finding> findings;
 };
 
 struct Program {
   std::string id;
   std::string trace;
-  Ns window_start = 0;
-  Ns window_end = 0;
+  std::vector<Window> windows;        // the kept run first
+  bool several_windows = false;       // windows_ns scored: cases list each window's claim
   Ns median_ns = 0;
   double median_error_ns = 0.0;
   std::vector<double> spans;          // the baseline runs' spans in rep order
   std::vector<Variant> variants;
-  std::vector<Finding> findings;      // of the analyzed baseline run
 };
 
 json readManifest(const std::string& dir) {
@@ -115,14 +128,50 @@ std::optional<std::uint32_t> optionalId(const json& variant, const char* key) {
   return id->get<std::uint32_t>();
 }
 
-Program parseProgram(const json& entry, const std::string& where) {
+// baseline.windows_ns: a non-empty list of [start, end] pairs of integers.
+std::vector<Window> windowsOf(const json& windows, const std::string& where) {
+  const auto pair = [](const json& w) {
+    return w.is_array() && w.size() == 2 && w[0].is_number_integer() && w[1].is_number_integer();
+  };
+  if (!windows.is_array() || windows.empty() || !std::all_of(windows.begin(), windows.end(), pair)) {
+    throw UserError(where + ": baseline.windows_ns is not a list of [start, end] pairs");
+  }
+  std::vector<Window> out;
+  for (const json& w : windows) out.push_back({w[0].get<Ns>(), w[1].get<Ns>(), {}});
+  return out;
+}
+
+// A variant's per-window ids (stream_ids, thread_ids): one id or null per window.
+std::vector<std::optional<std::uint32_t>> windowIds(const json& variant, const char* key,
+                                                    std::size_t windows, const std::string& where) {
+  std::vector<std::optional<std::uint32_t>> ids;
+  const auto found = variant.find(key);
+  if (found == variant.end()) return ids;
+  if (!found->is_array() || found->size() != windows) {
+    throw UserError(where + ": " + key + " is not one id (or null) per window of windows_ns");
+  }
+  for (const json& id : *found) {
+    ids.push_back(id.is_null() ? std::nullopt : std::optional<std::uint32_t>(id.get<std::uint32_t>()));
+  }
+  return ids;
+}
+
+Program parseProgram(const json& entry, const std::string& where, LabWindows scored) {
   try {
     Program program;
     program.id = entry.at("id").get<std::string>();
     program.trace = entry.at("trace").get<std::string>();
     const json& baseline = entry.at("baseline");
-    program.window_start = baseline.at("window_ns").at(0).get<Ns>();
-    program.window_end = baseline.at("window_ns").at(1).get<Ns>();
+    program.windows.push_back({baseline.at("window_ns").at(0).get<Ns>(),
+                               baseline.at("window_ns").at(1).get<Ns>(), {}});
+    const auto windows = baseline.find("windows_ns");
+    if (windows != baseline.end()) {
+      std::vector<Window> all = windowsOf(*windows, where);
+      if (scored == LabWindows::kAll) {
+        program.windows = std::move(all);
+        program.several_windows = true;
+      }
+    }
     program.median_ns = baseline.at("median_ns").get<Ns>();
     program.spans = spansOf(baseline.value("spans_ns", json()));
     program.median_error_ns = medianError(program.spans);
@@ -133,6 +182,11 @@ Program parseProgram(const json& entry, const std::string& where) {
                                   variant.at("median_ns").get<Ns>(), error, std::move(spans),
                                   spansOf(variant.value("baseline_spans_ns", json())),
                                   optionalId(variant, "stream_id"), optionalId(variant, "thread_id")});
+      if (program.several_windows) {
+        const std::string at = where + ": variants." + transform;
+        program.variants.back().stream_ids = windowIds(variant, "stream_ids", program.windows.size(), at);
+        program.variants.back().thread_ids = windowIds(variant, "thread_ids", program.windows.size(), at);
+      }
     }
     return program;
   } catch (const json::exception& error) {
@@ -140,23 +194,27 @@ Program parseProgram(const json& entry, const std::string& where) {
   }
 }
 
-// Analyzes every program of one trace file; programs are independent windows of it.
+// Analyzes every window of the programs of one trace file; windows are independent.
 void analyzePrograms(const std::string& path, std::vector<Program*>& programs, unsigned threads) {
   const Trace trace = readTrace(path);
   buildTraceIndices(trace);
+  std::vector<Window*> windows;
+  for (Program* program : programs) {
+    for (Window& window : program->windows) windows.push_back(&window);
+  }
   std::atomic<std::size_t> next{0};
   std::exception_ptr error;
   std::mutex error_mutex;
   auto work = [&] {
-    for (std::size_t k = next++; k < programs.size(); k = next++) {
+    for (std::size_t k = next++; k < windows.size(); k = next++) {
       try {
-        Program& program = *programs[k];
+        Window& window = *windows[k];
         AnalysisOptions options;
         options.steady_state = false;
-        options.scope.window_start = program.window_start;
-        options.scope.window_end = program.window_end;
+        options.scope.window_start = window.start;
+        options.scope.window_end = window.end;
         const TraceReport report = analyzeTrace(trace, options);
-        program.findings = report.findings;
+        window.findings = report.findings;
       } catch (...) {
         const std::lock_guard<std::mutex> lock(error_mutex);
         if (!error) error = std::current_exception();
@@ -170,19 +228,74 @@ void analyzePrograms(const std::string& path, std::vector<Program*>& programs, u
   if (error) std::rethrow_exception(error);
 }
 
+// What a variant's findings claim in one window, summed over its finding ids; nothing where none
+// fired.
+std::optional<Ns> windowClaim(const Window& window, const Variant& variant, const std::string& transform,
+                              std::optional<std::uint32_t> stream, std::optional<std::uint32_t> thread) {
+  std::optional<Ns> total;
+  for (const std::string& finding : variant.findings) {
+    if (const auto claim = claimedSaving(window.findings, finding, transform, stream, thread)) {
+      total = total.value_or(0) + *claim;
+    }
+  }
+  return total;
+}
+
+// The claim of each window (nothing where it did not fire), and whether it counts: a window in
+// which the variant's stream is not named is left out, unless it is named in none (then every
+// window claims for any stream, as one window does for an unnamed stream).
+std::vector<std::optional<Ns>> windowClaims(const Program& program, const Variant& variant,
+                                            const std::string& transform, std::vector<bool>& counted) {
+  const bool some_named = std::any_of(variant.stream_ids.begin(), variant.stream_ids.end(),
+                                      [](const auto& id) { return id.has_value(); });
+  std::vector<std::optional<Ns>> claims;
+  for (std::size_t k = 0; k < program.windows.size(); ++k) {
+    std::optional<std::uint32_t> stream;
+    std::optional<std::uint32_t> thread;
+    bool counts = true;
+    if (some_named) {
+      stream = variant.stream_ids[k];
+      if (!variant.thread_ids.empty()) thread = variant.thread_ids[k];
+      counts = stream.has_value();
+    } else if (variant.stream_ids.empty() && k == 0) {  // stream_id and thread_id: the first window's
+      stream = variant.stream_id;
+      thread = variant.thread_id;
+    } else if (variant.stream_ids.empty() && variant.stream_id) {
+      counts = false;  // the first window's stream id names nothing in another run
+    }
+    counted.push_back(counts);
+    claims.push_back(windowClaim(program.windows[k], variant, transform, stream, thread));
+  }
+  return claims;
+}
+
+// The median of the counted windows' claims, one that did not fire ranking below every one that
+// did: the case fires where the (upper) middle one fired, and costs the middle claim (0 where it
+// did not fire), the mean of the two middle ones for an even count. One window: its claim.
+void judgeClaims(const Program& program, const Variant& variant, LabCase& c) {
+  std::vector<bool> counted;
+  const std::vector<std::optional<Ns>> claims = windowClaims(program, variant, c.transform, counted);
+  std::vector<std::pair<bool, Ns>> ranked;  // (fired, claim)
+  for (std::size_t k = 0; k < claims.size(); ++k) {
+    if (counted[k]) ranked.emplace_back(claims[k].has_value(), claims[k].value_or(0));
+    if (program.several_windows) {
+      c.claims_ns.push_back(counted[k] ? std::optional<Ns>(claims[k].value_or(0)) : std::nullopt);
+    }
+  }
+  if (ranked.empty()) return;
+  std::sort(ranked.begin(), ranked.end());
+  const std::size_t mid = ranked.size() / 2;
+  c.fired = ranked[mid].first;
+  c.cost_ns = ranked.size() % 2 ? ranked[mid].second : (ranked[mid - 1].second + ranked[mid].second) / 2;
+}
+
 LabCase judge(const Program& program, const Variant& variant) {
   LabCase c;
   c.program = program.id;
   c.variant = variant.transform;
   c.transform = c.variant.substr(0, c.variant.find('@'));
-  for (std::size_t k = 0; k < variant.findings.size(); ++k) {
-    c.finding += (k ? "|" : "") + variant.findings[k];
-    if (const auto claim = claimedSaving(program.findings, variant.findings[k], c.transform,
-                                         variant.stream_id, variant.thread_id)) {
-      c.cost_ns += *claim;
-      c.fired = true;
-    }
-  }
+  for (std::size_t k = 0; k < variant.findings.size(); ++k) c.finding += (k ? "|" : "") + variant.findings[k];
+  judgeClaims(program, variant, c);
   c.span_ns = program.median_ns;
   // Runs are interleaved (rep k of every variant, then rep k + 1): with every run of both kept,
   // the saving is the median of the reps' paired differences, which cancels the drift the two
@@ -263,7 +376,7 @@ std::vector<UntestedFinding> untestedFindings(const std::vector<Program>& progra
   std::map<std::string, std::size_t> counts;
   for (const Program& program : programs) {
     std::map<std::string, Ns> untested;  // finding id -> what its untested fixes alone save
-    for (const Finding& finding : program.findings) {
+    for (const Finding& finding : program.windows.front().findings) {  // the kept run's
       const bool tested = std::any_of(
           program.variants.begin(), program.variants.end(), [&finding](const Variant& v) {
             return std::find(v.findings.begin(), v.findings.end(), finding.id) != v.findings.end() &&
@@ -307,7 +420,7 @@ std::optional<Ns> claimedSaving(const std::vector<Finding>& findings, const std:
   return claim;
 }
 
-LabScore scoreCorpus(const std::string& dir, unsigned threads) {
+LabScore scoreCorpus(const std::string& dir, unsigned threads, LabWindows windows) {
   const json manifest = readManifest(dir);
   LabScore score;
   score.corpus = dir;
@@ -320,7 +433,7 @@ LabScore scoreCorpus(const std::string& dir, unsigned threads) {
   const json& entries = manifest.at("programs");
   for (std::size_t k = 0; k < entries.size(); ++k) {
     programs.push_back(parseProgram(entries[k], dir + "/manifest.json: programs[" +
-                                                    std::to_string(k) + "]"));
+                                                    std::to_string(k) + "]", windows));
   }
   score.programs = programs.size();
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
