@@ -144,6 +144,13 @@ def nearest_runs(runs, count):
     return [kept] + others[:count - 1]
 
 
+def kept_windows(entry):
+    """The baseline windows a manifest entry keeps in its trace: windows_ns where it has several,
+    else window_ns (what a trim must keep; lab_merge.py trims again with them)."""
+    baseline = entry["baseline"]
+    return [tuple(window) for window in baseline.get("windows_ns", [baseline["window_ns"]])]
+
+
 def collect_batch(trace, programs, results, failed, window_count=1):
     """Manifest entries of one batch, the kept baseline windows (window_count a program: the
     median run and the runs nearest it), and {id: {variant: kept run}}."""

@@ -5,6 +5,7 @@
   lab_collect_test.py PATH/TO/lab_collect.py
 """
 import gzip
+import importlib.util
 import json
 import os
 import sqlite3
@@ -218,6 +219,14 @@ class WindowsTest(unittest.TestCase):
         db = sqlite3.connect(os.path.join(out, "batch0.sqlite"))
         self.assertEqual(db.execute("SELECT text FROM NVTX_EVENTS ORDER BY start").fetchall(),
                          [("lab p1 baseline #1",), (None,), ("lab p1 baseline #3",), ("lab p2 baseline #1",)])
+
+    def test_kept_windows_of_an_entry(self):
+        spec = importlib.util.spec_from_file_location("lab_collect", COLLECT)
+        collect = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(collect)
+        _, manifest = self.collect(2)
+        self.assertEqual(collect.kept_windows(manifest["programs"][0]), [(5000, 6000), (1000, 2000)])
+        self.assertEqual(collect.kept_windows(self.manifest["programs"][0]), [(5000, 6000)])
 
     def test_windows_below_one_is_refused(self):
         run = subprocess.run([sys.executable, COLLECT, os.path.join(self.dir, "bad"), "--windows", "0",

@@ -1,5 +1,5 @@
 // Scoring a lab corpus (cuoverlap/lab_score.h, docs/lab.md "Scoring"). The manifest written by
-// scripts/lab_collect.py lists each program's trace, the window of the baseline run kept in it,
+// scripts/lab_collect.py (read by lab_manifest.cpp) lists each program's trace, the window of the baseline run kept in it,
 // the measured spans of every variant, and the finding id each transform tests. Each kept window
 // is analyzed as `analyze --window` would (no steady state: the window is one run), and each
 // (program, transform) case compares the finding's reported cost with the measured saving. Where a
@@ -14,7 +14,6 @@
 #include <atomic>
 #include <cmath>
 #include <exception>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,176 +22,17 @@
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/error.h"
 #include "cuoverlap/reader.h"
+#include "lab_manifest.h"
 
 namespace cuoverlap::lab {
 namespace {
 
 using nlohmann::json;
-
-struct Variant {
-  std::string transform;              // the variant's name (lab::LabCase::variant)
-  std::vector<std::string> findings;  // the ids the transform tests (usually one)
-  Ns median_ns = 0;
-  double median_error_ns = 0.0;       // standard error of median_ns
-  std::vector<double> spans;          // the runs' spans in rep order
-  // The baseline runs recorded with this variant where it was recorded after the program's
-  // baseline (scripts/lab_merge.py --variants-only: a transform that newly applies), in rep order;
-  // empty where the variant ran with the program's baseline.
-  std::vector<double> baseline_spans;
-  // The trace stream a one-stream transform acted on (multi-stream: the stream it split), where
-  // the manifest names it (scripts/lab_streams.py).
-  std::optional<std::uint32_t> stream_id;
-  // The thread (its tid) whose loop it split where several threads shared that stream, where the
-  // manifest names it (scripts/lab_streams.py).
-  std::optional<std::uint32_t> thread_id;
-  // The same per window where several are scored (ids differ from run to run); empty where the
-  // manifest names none.
-  std::vector<std::optional<std::uint32_t>> stream_ids;
-  std::vector<std::optional<std::uint32_t>> thread_ids;
-};
-
-// One analyzed baseline run of a program.
-struct Window {
-  Ns start = 0;
-  Ns end = 0;
-  std::vector<Finding> findings;
-};
-
-struct Program {
-  std::string id;
-  std::string trace;
-  std::vector<Window> windows;        // the kept run first
-  bool several_windows = false;       // windows_ns scored: cases list each window's claim
-  Ns median_ns = 0;
-  double median_error_ns = 0.0;
-  std::vector<double> spans;          // the baseline runs' spans in rep order
-  std::vector<Variant> variants;
-};
-
-json readManifest(const std::string& dir) {
-  const std::string path = dir + "/manifest.json";
-  std::ifstream in(path);
-  if (!in) throw UserError(path + ": cannot open the lab corpus manifest");
-  json manifest = json::parse(in, nullptr, false);
-  if (manifest.is_discarded() || !manifest.is_object()) {
-    throw UserError(path + ": not a JSON object");
-  }
-  if (manifest.value("schema", "") != "cuoverlap-lab-corpus/1") {
-    throw UserError(path + ": schema is not cuoverlap-lab-corpus/1");
-  }
-  return manifest;
-}
-
-std::vector<double> spansOf(const json& spans) {
-  std::vector<double> v;
-  if (spans.is_array()) {
-    for (const json& x : spans) {
-      if (x.is_number()) v.push_back(x.get<double>());
-    }
-  }
-  return v;
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2.0;
-}
-
-// The standard error of the median of `v` (runs of one variant): 1.2533 σ / √n for a normal
-// spread, σ estimated robustly as the interquartile range / 1.349. 0 for fewer than 2 runs.
-double medianError(std::vector<double> v) {
-  if (v.size() < 2) return 0.0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  const double sigma = (v[(3 * n) / 4] - v[n / 4]) / 1.349;
-  return 1.2533 * sigma / std::sqrt(static_cast<double>(n));
-}
-
-std::vector<std::string> findingIds(const json& value) {
-  std::vector<std::string> ids;
-  if (value.is_string()) ids.push_back(value.get<std::string>());
-  if (value.is_array()) {
-    for (const json& id : value) {
-      if (id.is_string()) ids.push_back(id.get<std::string>());
-    }
-  }
-  return ids;
-}
-
-// A variant's id field (a trace stream's or thread's) where the manifest names one.
-std::optional<std::uint32_t> optionalId(const json& variant, const char* key) {
-  const auto id = variant.find(key);
-  if (id == variant.end()) return std::nullopt;
-  return id->get<std::uint32_t>();
-}
-
-// baseline.windows_ns: a non-empty list of [start, end] pairs of integers.
-std::vector<Window> windowsOf(const json& windows, const std::string& where) {
-  const auto pair = [](const json& w) {
-    return w.is_array() && w.size() == 2 && w[0].is_number_integer() && w[1].is_number_integer();
-  };
-  if (!windows.is_array() || windows.empty() || !std::all_of(windows.begin(), windows.end(), pair)) {
-    throw UserError(where + ": baseline.windows_ns is not a list of [start, end] pairs");
-  }
-  std::vector<Window> out;
-  for (const json& w : windows) out.push_back({w[0].get<Ns>(), w[1].get<Ns>(), {}});
-  return out;
-}
-
-// A variant's per-window ids (stream_ids, thread_ids): one id or null per window.
-std::vector<std::optional<std::uint32_t>> windowIds(const json& variant, const char* key,
-                                                    std::size_t windows, const std::string& where) {
-  std::vector<std::optional<std::uint32_t>> ids;
-  const auto found = variant.find(key);
-  if (found == variant.end()) return ids;
-  if (!found->is_array() || found->size() != windows) {
-    throw UserError(where + ": " + key + " is not one id (or null) per window of windows_ns");
-  }
-  for (const json& id : *found) {
-    ids.push_back(id.is_null() ? std::nullopt : std::optional<std::uint32_t>(id.get<std::uint32_t>()));
-  }
-  return ids;
-}
-
-Program parseProgram(const json& entry, const std::string& where, LabWindows scored) {
-  try {
-    Program program;
-    program.id = entry.at("id").get<std::string>();
-    program.trace = entry.at("trace").get<std::string>();
-    const json& baseline = entry.at("baseline");
-    program.windows.push_back({baseline.at("window_ns").at(0).get<Ns>(),
-                               baseline.at("window_ns").at(1).get<Ns>(), {}});
-    const auto windows = baseline.find("windows_ns");
-    if (windows != baseline.end()) {
-      std::vector<Window> all = windowsOf(*windows, where);
-      if (scored == LabWindows::kAll) {
-        program.windows = std::move(all);
-        program.several_windows = true;
-      }
-    }
-    program.median_ns = baseline.at("median_ns").get<Ns>();
-    program.spans = spansOf(baseline.value("spans_ns", json()));
-    program.median_error_ns = medianError(program.spans);
-    for (const auto& [transform, variant] : entry.at("variants").items()) {
-      std::vector<double> spans = spansOf(variant.value("spans_ns", json()));
-      const double error = medianError(spans);
-      program.variants.push_back({transform, findingIds(variant.at("finding")),
-                                  variant.at("median_ns").get<Ns>(), error, std::move(spans),
-                                  spansOf(variant.value("baseline_spans_ns", json())),
-                                  optionalId(variant, "stream_id"), optionalId(variant, "thread_id")});
-      if (program.several_windows) {
-        const std::string at = where + ": variants." + transform;
-        program.variants.back().stream_ids = windowIds(variant, "stream_ids", program.windows.size(), at);
-        program.variants.back().thread_ids = windowIds(variant, "thread_ids", program.windows.size(), at);
-      }
-    }
-    return program;
-  } catch (const json::exception& error) {
-    throw UserError(where + ": " + error.what());
-  }
-}
+using corpus::Program;
+using corpus::Variant;
+using corpus::Window;
+using corpus::median;
+using corpus::medianError;
 
 // Analyzes every window of the programs of one trace file; windows are independent.
 void analyzePrograms(const std::string& path, std::vector<Program*>& programs, unsigned threads) {
@@ -421,7 +261,7 @@ std::optional<Ns> claimedSaving(const std::vector<Finding>& findings, const std:
 }
 
 LabScore scoreCorpus(const std::string& dir, unsigned threads, LabWindows windows) {
-  const json manifest = readManifest(dir);
+  const json manifest = corpus::readManifest(dir);
   LabScore score;
   score.corpus = dir;
   score.machine = manifest.value("machine", "");
@@ -432,7 +272,7 @@ LabScore scoreCorpus(const std::string& dir, unsigned threads, LabWindows window
   std::vector<Program> programs;
   const json& entries = manifest.at("programs");
   for (std::size_t k = 0; k < entries.size(); ++k) {
-    programs.push_back(parseProgram(entries[k], dir + "/manifest.json: programs[" +
+    programs.push_back(corpus::parseProgram(entries[k], dir + "/manifest.json: programs[" +
                                                     std::to_string(k) + "]", windows));
   }
   score.programs = programs.size();
