@@ -31,6 +31,7 @@ struct LabScoreArgs {
   bool cases = false;
   std::size_t min_cases = 20;
   unsigned threads = 0;
+  std::string windows = "all";
 };
 
 std::string percent(std::size_t part, std::size_t whole) {
@@ -124,6 +125,11 @@ std::string renderJson(const lab::LabScore& score, const std::vector<std::string
                             {"cost_ns", c.cost_ns}, {"within", c.within}, {"decided", c.decided}, {"false_finding", c.false_finding},
                             {"missed", c.missed}, {"baseline_drift", c.baseline_drift},
                             {"drifted", c.drifted}});
+    if (!c.claims_ns.empty()) {
+      nlohmann::ordered_json& claims = out["cases"].back()["claims_ns"];
+      claims = nlohmann::ordered_json::array();
+      for (const auto& claim : c.claims_ns) claims.push_back(claim ? nlohmann::ordered_json(*claim) : nullptr);
+    }
   }
   out["target_misses"] = misses;
   // The corpus path may be any bytes: invalid UTF-8 is replaced, not an internal error.
@@ -149,6 +155,11 @@ void registerLabCommand(CLI::App& app, CommandResult& result) {
   score->add_option("--min-cases", args->min_cases, "Rows with fewer cases are not checked")
       ->capture_default_str();
   score->add_option("--threads", args->threads, "Windows analyzed at once (0: one per core)");
+  score->add_option("--windows", args->windows,
+                    "Where a program keeps several baseline runs (windows_ns): judge each case by the "
+                    "median of their claims (all), or by the kept run's (first)")
+      ->check(CLI::IsMember({"all", "first"}))
+      ->capture_default_str();
   std::vector<HelpRow> exit_status = reportExitStatus("the score was written");
   exit_status.insert(exit_status.begin() + 1, HelpRow{"1", "with --check: a finding missed its target"});
   const HelpSections sections{
@@ -160,7 +171,8 @@ void registerLabCommand(CLI::App& app, CommandResult& result) {
   setHelpSections(*lab, sections);
   setHelpSections(*score, sections);
   score->callback([args, &result] {
-    const lab::LabScore scored = lab::scoreCorpus(args->corpus, args->threads);
+    const lab::LabScore scored = lab::scoreCorpus(
+        args->corpus, args->threads, args->windows == "first" ? lab::LabWindows::kFirst : lab::LabWindows::kAll);
     const std::vector<std::string> misses = lab::targetMisses(scored, args->min_cases);
     const std::string text = args->format == "json" ? renderJson(scored, misses)
                                                     : renderText(scored, *args, misses);

@@ -48,6 +48,10 @@ def build(corpus, directory, out):
         entry = index[program["id"]]
         program["trace"] = "runs_" + entry["trace"]
         program["baseline"]["window_ns"] = runs["baseline"]["window_ns"]
+        # The other run is one window: the corpus's other kept runs (lab_collect.py --windows) are
+        # not in its trace.
+        program["baseline"].pop("windows_ns", None)
+        program["baseline"].pop("windows_reps", None)
         windows[entry["trace"]].append(tuple(runs["baseline"]["window_ns"]))
         programs.append(program)
     for trace, kept in windows.items():

@@ -2,7 +2,7 @@
 """Recorded lab batches -> a lab corpus: manifest.json, trimmed traces, the programs (docs/lab.md).
 
   lab_collect.py OUT_DIR --batch TRACE.sqlite PROGRAMS.jsonl RESULTS.jsonl [--batch ...]
-                 [--machine TEXT] [--date ISO]
+                 [--machine TEXT] [--date ISO] [--windows K]
 
 Each batch is one `cuoverlap record` of `cuoverlap-lab run PROGRAMS.jsonl --results RESULTS.jsonl`.
 For every NVTX range `lab ID VARIANT #REP` the run's measured span is (last GPU op end - first GPU
@@ -14,7 +14,13 @@ ops) do not count; a host read's migration after the last kernel would otherwise
 per transform its spans and median. Runs that failed in the results, or whose range holds no GPU op,
 are listed under "failed" and left out; a program without one good baseline run is left out.
 
-OUT_DIR/BATCH.sqlite is the batch's trace trimmed to the kept baseline windows: every row of a
+--windows K (default 1) keeps K baseline runs instead of one: the baseline also gets `windows_ns`,
+the windows of the K runs whose spans are nearest the median span (the kept run first, then by
+distance from its span, then by rep; all runs where there are fewer than K), and `windows_reps`,
+their reps. `cuoverlap lab score` then judges each case by the median of those runs' claims
+(docs/lab.md, "Twenty-first session: the kept run"). With K = 1 the manifest is today's.
+
+OUT_DIR/BATCH.sqlite is the batch's trace trimmed to the kept baseline windows (K a program): every row of a
 table with a `start` column (GPU ops, runtime calls, NVTX, ...) outside them is deleted (the
 lab's setup, warm-up and the other runs), other tables (StringIds, TARGET_INFO_*, sessions) are
 kept (TARGET_INFO_CUDA_STREAM: the streams a kept op uses; CUOVERLAP_STREAM_ORIGIN: their rows and
@@ -130,8 +136,24 @@ def median_run(runs):
     return ordered[(len(ordered) - 1) // 2]
 
 
-def collect_batch(trace, programs, results, failed):
-    """Manifest entries of one batch, the kept baseline windows, and {id: {variant: kept run}}."""
+def nearest_runs(runs, count):
+    """The median run and the count - 1 runs whose spans are nearest its span (ties: the lower
+    rep), the median run first; every run where there are fewer."""
+    kept = median_run(runs)
+    others = sorted((r for r in runs if r is not kept), key=lambda r: (abs(r[0] - kept[0]), r[1]))
+    return [kept] + others[:count - 1]
+
+
+def kept_windows(entry):
+    """The baseline windows a manifest entry keeps in its trace: windows_ns where it has several,
+    else window_ns (what a trim must keep; lab_merge.py trims again with them)."""
+    baseline = entry["baseline"]
+    return [tuple(window) for window in baseline.get("windows_ns", [baseline["window_ns"]])]
+
+
+def collect_batch(trace, programs, results, failed, window_count=1):
+    """Manifest entries of one batch, the kept baseline windows (window_count a program: the
+    median run and the runs nearest it), and {id: {variant: kept run}}."""
     db = sqlite3.connect(f"file:{trace}?mode=ro", uri=True)
     ranges = lab_ranges(db)
     starts, ends = gpu_ops(db)
@@ -164,13 +186,17 @@ def collect_batch(trace, programs, results, failed):
             continue
         kept = median_run(runs["baseline"])
         kept_runs[pid] = {variant: median_run(variant_runs) for variant, variant_runs in runs.items()}
-        windows.append(kept[2])
+        nearest = nearest_runs(runs["baseline"], window_count)
+        windows += [window for _, _, window in nearest]
         entry = {"id": pid, "seed": line.get("seed"), "shape": line.get("shape"),
                  "trace": os.path.basename(trace),
                  "baseline": {"window_ns": list(kept[2]), "kept_rep": kept[1],
                               "spans_ns": [s for s, _, _ in sorted(runs["baseline"], key=lambda r: r[1])],
                               "median_ns": round(statistics.median(s for s, _, _ in runs["baseline"]))},
                  "variants": {}}
+        if window_count > 1:
+            entry["baseline"]["windows_ns"] = [list(window) for _, _, window in nearest]
+            entry["baseline"]["windows_reps"] = [rep for _, rep, _ in nearest]
         for variant in line.get("variants", {}):
             if variant == "baseline" or variant not in runs:
                 continue
@@ -233,8 +259,12 @@ def main():
     parser.add_argument("--machine", default="")
     parser.add_argument("--variant-traces", metavar="DIR",
                         help="also keep each variant's median run: DIR/BATCH.sqlite and DIR/index.json")
+    parser.add_argument("--windows", type=int, default=1, metavar="K",
+                        help="keep the K baseline runs nearest the median span (windows_ns); default 1")
     parser.add_argument("--date", default=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
     args = parser.parse_args()
+    if args.windows < 1:
+        parser.error("--windows must be at least 1")
     os.makedirs(args.out_dir, exist_ok=True)
     manifest = {"schema": "cuoverlap-lab-corpus/1", "machine": args.machine, "date": args.date,
                 "corpus": "programs.jsonl.gz", "programs": [], "failed": []}
@@ -250,7 +280,7 @@ def main():
             names.add(name)
             programs = read_jsonl(programs_path)
             entries, windows, kept_runs = collect_batch(trace, programs, read_jsonl(results_path),
-                                                        manifest["failed"])
+                                                        manifest["failed"], args.windows)
             trim(trace, os.path.join(args.out_dir, name), windows)
             if args.variant_traces:
                 trim(trace, os.path.join(args.variant_traces, name),

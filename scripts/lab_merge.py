@@ -237,10 +237,10 @@ def main():
         if name.endswith(".sqlite") and name not in used:
             os.remove(os.path.join(args.corpus, name))
     # A trace some of whose programs were replaced still holds their windows: trim every trace again
-    # to the windows of the programs that still use it (which also applies the current trim to
+    # to the windows of the programs that still use it (all their kept runs: windows_ns) (which also applies the current trim to
     # traces collected before it changed).
     for trace in sorted(used):
-        windows = [tuple(p["baseline"]["window_ns"]) for p in manifest["programs"] if p["trace"] == trace]
+        windows = [w for p in manifest["programs"] if p["trace"] == trace for w in lab_collect.kept_windows(p)]
         path = os.path.join(args.corpus, trace)
         lab_collect.trim(path, path + ".tmp", windows)
         os.replace(path + ".tmp", path)

@@ -7,7 +7,8 @@
 #   Env: PROGRAMS=FILE (record these corpus lines instead of generating; a .gz file too, such as a
 #        corpus's programs.jsonl.gz to record that corpus again), BUILD_DIR (build-gpu), REPS (15), BATCH (50 programs), BATCH_TIMEOUT (240 s per batch),
 #        SKIP_BUILD=1 (use what BUILD_DIR holds), VARIANT_TRACES=1 (also OUT_DIR/variants: every variant's
-#        median run, for scripts/lab_variant_ops.py)
+#        median run, for scripts/lab_variant_ops.py), WINDOWS=K (1: keep the K baseline runs nearest
+#        the median span, lab_collect.py --windows)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -76,9 +77,10 @@ done
 
 [ ${#collect_args[@]} -gt 0 ] || { log "no batch left a trace"; exit 1; }
 log "collect -> $out/corpus"
-variant_args=()
-[ "${VARIANT_TRACES:-0}" = 1 ] && variant_args=(--variant-traces "$out/variants")
-python3 scripts/lab_collect.py "$out/corpus" --machine "${machine:-unknown}" "${variant_args[@]}" "${collect_args[@]}" 2>&1 | tee -a "$logfile"
+collect_options=()
+[ "${VARIANT_TRACES:-0}" = 1 ] && collect_options=(--variant-traces "$out/variants")
+collect_options+=(--windows "${WINDOWS:-1}")
+python3 scripts/lab_collect.py "$out/corpus" --machine "${machine:-unknown}" "${collect_options[@]}" "${collect_args[@]}" 2>&1 | tee -a "$logfile"
 [ "${PIPESTATUS[0]}" = 0 ] || { log "lab_collect.py failed"; exit 1; }
 python3 scripts/lab_streams.py "$out/corpus" 2>&1 | tee -a "$logfile"
 du -sh "$out/corpus" | tee -a "$logfile"

@@ -12,7 +12,13 @@ copies by bytes and direction, memsets by bytes — as the description's work on
 (loops unrolled; the legacy default stream also runs every thread's synchronous copies and
 memsets; a per-thread default stream is a trace stream of each thread that issues to it, keyed
 NAME@THREAD). A stream that matches no trace stream, or more than one, gets no id (the case is
-then scored as before). Rewrites CORPUS_DIR/manifest.json in place, atomically; prints counts.
+then scored as before).
+
+Trace stream and thread ids differ from run to run. Where a program keeps several baseline runs
+(`baseline.windows_ns`, lab_collect.py --windows), each such variant also gets `"stream_ids"`, one
+per window in windows_ns' order (null where that window's streams do not match), and, where its
+`thread_id` applies, `"thread_ids"` likewise; `stream_id` and `thread_id` stay the kept window's.
+Rewrites CORPUS_DIR/manifest.json in place, atomically; prints counts.
 Importable: `stream_ids(trace_path, window, description)` for lab_collect.py.
 """
 import collections
@@ -182,6 +188,19 @@ def split_key(baseline, variant):
     return None if mover is None else _per_thread_key(name, mover)
 
 
+def _name_per_window(entry, db, windows, baseline, variant, name):
+    """Sets entry's stream_ids (and thread_ids, where a window names the thread): description
+    stream `name`'s trace ids in each window, None where it matches none there."""
+    streams, threads = [], []
+    for window in windows:
+        stream = stream_ids(db, window, baseline).get(name)
+        streams.append(stream)
+        threads.append(None if stream is None else thread_id(db, window, baseline, variant, name, stream))
+    entry["stream_ids"] = streams
+    if any(tid is not None for tid in threads):
+        entry["thread_ids"] = threads
+
+
 def annotate(corpus):
     path = os.path.join(corpus, "manifest.json")
     with open(path) as f:
@@ -198,8 +217,8 @@ def annotate(corpus):
         for transform, entry in program["variants"].items():
             if transform.split("@", 1)[0] not in ONE_STREAM:
                 continue
-            entry.pop("stream_id", None)
-            entry.pop("thread_id", None)
+            for key in ("stream_id", "thread_id", "stream_ids", "thread_ids"):
+                entry.pop(key, None)
             counts["variants"] += 1
             if transform not in variants or "baseline" not in variants:
                 continue
@@ -218,6 +237,9 @@ def annotate(corpus):
                 if tid is not None:
                     entry["thread_id"] = tid
                     counts["threads"] += 1
+            if "windows_ns" in program["baseline"]:
+                _name_per_window(entry, dbs[trace], program["baseline"]["windows_ns"],
+                                 variants["baseline"], variants[transform], name)
     fd, tmp = tempfile.mkstemp(dir=corpus, prefix=".manifest.", suffix=".json")
     with os.fdopen(fd, "w") as f:
         json.dump(manifest, f, indent=1)

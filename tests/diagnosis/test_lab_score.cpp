@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <unistd.h>
 #include <string>
 
@@ -139,6 +140,67 @@ TEST_CASE("lab score: a missing or malformed corpus is a UserError") {
   corpus.write({{"schema", "cuoverlap-lab-corpus/1"}, {"programs", {{{"id", "p1"}}}}});
   CHECK_THROWS_WITH(lab::scoreCorpus(corpus.dir.string()),
                     Catch::Contains("programs[0]"));
+}
+
+TEST_CASE("lab score: a program with several baseline runs is judged by the median of their claims") {
+  // Three kept runs (baseline.windows_ns, scripts/lab_collect.py --windows 3): in the first
+  // (the kept run, [0, 1]: nothing ran) the finding is absent, in the other two it claims `cost`.
+  // The median claim is `cost`; the first window's alone (--windows first) is a miss.
+  const Corpus corpus;
+  const Ns cost = pageableCost((corpus.dir / "batch000.sqlite").string());
+  const Ns span = 4 * cost;
+  const nlohmann::json all = {std::numeric_limits<Ns>::min(), std::numeric_limits<Ns>::max()};
+  auto variant = [&](const char* finding, Ns saving) {
+    return nlohmann::json{{"finding", finding}, {"spans_ns", {span - saving}}, {"median_ns", span - saving}};
+  };
+  nlohmann::json leftOut = variant("pageable-memcpy", cost);
+  leftOut["stream_id"] = 7;
+  leftOut["stream_ids"] = {7, nullptr, nullptr};  // the stream is named in the first run only
+  auto program = [&](const char* id, const nlohmann::json& windows) {
+    return nlohmann::json{{"id", id},
+                          {"trace", "batch000.sqlite"},
+                          {"baseline", {{"window_ns", {0, 1}}, {"windows_ns", windows}, {"median_ns", span}}},
+                          {"variants", {{"pin-host", variant("pageable-memcpy", cost)},
+                                        {"multi-stream", leftOut}}}};
+  };
+  nlohmann::json two = program("p2", {{0, 1}, all});
+  two["variants"].erase("multi-stream");
+  nlohmann::json manifest = {{"schema", "cuoverlap-lab-corpus/1"},
+                             {"programs", {program("p3", {{0, 1}, all, all}), two}}};
+  corpus.write(manifest);
+  std::map<std::string, lab::LabCase> by;
+  for (const lab::LabCase& c : lab::scoreCorpus(corpus.dir.string(), 2).cases) by[c.program + " " + c.variant] = c;
+  const lab::LabCase& median = by["p3 pin-host"];
+  CHECK(median.fired);
+  CHECK(median.cost_ns == cost);
+  CHECK(median.within);
+  CHECK(median.claims_ns == std::vector<std::optional<Ns>>{Ns{0}, cost, cost});
+  // Windows whose streams are not named are left out: the first run's claim alone remains.
+  const lab::LabCase& named = by["p3 multi-stream"];
+  CHECK(named.claims_ns == std::vector<std::optional<Ns>>{Ns{0}, std::nullopt, std::nullopt});
+  CHECK_FALSE(named.fired);
+  CHECK(named.cost_ns == 0);
+  // Two runs: the mean of the two claims, fired where the upper one fired.
+  CHECK(by["p2 pin-host"].fired);
+  CHECK(by["p2 pin-host"].cost_ns == cost / 2);
+
+  by.clear();
+  for (const lab::LabCase& c : lab::scoreCorpus(corpus.dir.string(), 2, lab::LabWindows::kFirst).cases) {
+    by[c.program + " " + c.variant] = c;
+  }
+  CHECK_FALSE(by["p3 pin-host"].fired);
+  CHECK(by["p3 pin-host"].missed);
+  CHECK(by["p3 pin-host"].claims_ns.empty());
+  CHECK(by["p3 multi-stream"].cost_ns == 0);
+
+  manifest["programs"][0]["baseline"]["windows_ns"] = {{0, 1, 2}};
+  corpus.write(manifest);
+  CHECK_THROWS_WITH(lab::scoreCorpus(corpus.dir.string()),
+                    Catch::Contains("programs[0]") && Catch::Contains("windows_ns is not a list of [start, end] pairs"));
+  manifest["programs"][0]["baseline"]["windows_ns"] = {{0, 1}, all, all};
+  manifest["programs"][0]["variants"]["multi-stream"]["stream_ids"] = {7};
+  corpus.write(manifest);
+  CHECK_THROWS_WITH(lab::scoreCorpus(corpus.dir.string()), Catch::Contains("stream_ids is not one id"));
 }
 
 }  // namespace cuoverlap

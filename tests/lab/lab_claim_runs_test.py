@@ -60,7 +60,9 @@ class Build(unittest.TestCase):
             os.makedirs(corpus)
             os.makedirs(runs)
             manifest = {"schema": "cuoverlap-lab-corpus/1", "programs": [
-                {"id": "g1", "trace": "b0.sqlite", "baseline": {"window_ns": [10, 20], "median_ns": 9},
+                {"id": "g1", "trace": "b0.sqlite", "baseline": {"window_ns": [10, 20], "median_ns": 9,
+                                                                  "windows_ns": [[10, 20], [50, 60]],
+                                                                  "windows_reps": [2, 1]},
                  "variants": {}},
                 {"id": "g2", "trace": "b0.sqlite", "baseline": {"window_ns": [30, 40], "median_ns": 9},
                  "variants": {}}]}
@@ -83,6 +85,9 @@ class Build(unittest.TestCase):
                 built = json.load(f)
             self.assertEqual([p["id"] for p in built["programs"]], ["g1"])
             self.assertEqual(built["programs"][0]["baseline"]["window_ns"], [100, 200])
+            # The corpus's other kept runs (lab_collect.py --windows) are not in the other run's trace.
+            self.assertNotIn("windows_ns", built["programs"][0]["baseline"])
+            self.assertNotIn("windows_reps", built["programs"][0]["baseline"])
             trace = os.path.join(out, built["programs"][0]["trace"])
             starts = [r[0] for r in sqlite3.connect(trace).execute(
                 "SELECT start FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start")]

@@ -5,6 +5,7 @@
   lab_collect_test.py PATH/TO/lab_collect.py
 """
 import gzip
+import importlib.util
 import json
 import os
 import sqlite3
@@ -174,6 +175,64 @@ class LabCollectTest(unittest.TestCase):
     def test_corpus_copied_gzipped(self):
         with gzip.open(os.path.join(self.out, "programs.jsonl.gz"), "rt") as f:
             self.assertEqual([json.loads(line)["id"] for line in f], ["p1", "p2", "p3"])
+
+
+class WindowsTest(unittest.TestCase):
+    """--windows K: the K baseline runs nearest the median span, the kept run first."""
+
+    @classmethod
+    def setUpClass(cls):
+        LabCollectTest.setUpClass.__func__(cls)  # the same batch, collected once with today's K = 1
+
+    def collect(self, k):
+        out = os.path.join(self.dir, "windows%d" % k)
+        subprocess.run([sys.executable, COLLECT, out, "--windows", str(k), "--date", "2026-01-01",
+                        "--batch", os.path.join(self.dir, "batch0.sqlite"), os.path.join(self.dir, "programs.jsonl"),
+                        os.path.join(self.dir, "results.jsonl")], check=True, stdout=subprocess.DEVNULL)
+        with open(os.path.join(out, "manifest.json")) as f:
+            return out, json.load(f)
+
+    def test_one_window_is_todays_manifest(self):
+        self.assertNotIn("windows_ns", self.manifest["programs"][0]["baseline"])
+        _, manifest = self.collect(1)
+        self.assertEqual(manifest, self.manifest | {"machine": ""})
+
+    def test_nearest_runs_kept_run_first(self):
+        # p1's baseline spans: rep 1 500, rep 2 300, rep 3 400 (the median): reps 1 and 2 are both
+        # 100 from it, the lower rep first.
+        out, manifest = self.collect(2)
+        p1, p2 = manifest["programs"]
+        self.assertEqual(p1["baseline"]["window_ns"], [5000, 6000])
+        self.assertEqual(p1["baseline"]["kept_rep"], 3)
+        self.assertEqual(p1["baseline"]["windows_ns"], [[5000, 6000], [1000, 2000]])
+        self.assertEqual(p1["baseline"]["windows_reps"], [3, 1])
+        self.assertEqual(p2["baseline"]["windows_ns"], [[7000, 8000]])  # one run: all runs
+        db = sqlite3.connect(os.path.join(out, "batch0.sqlite"))
+        self.assertEqual(db.execute("SELECT start FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start").fetchall(),
+                         [(1100,), (5100,), (7100,)])
+
+    def test_more_windows_than_runs_keeps_all(self):
+        out, manifest = self.collect(5)
+        p1 = manifest["programs"][0]["baseline"]
+        self.assertEqual(p1["windows_reps"], [3, 1, 2])
+        self.assertEqual(p1["windows_ns"], [[5000, 6000], [1000, 2000], [3000, 4000]])
+        db = sqlite3.connect(os.path.join(out, "batch0.sqlite"))
+        self.assertEqual(db.execute("SELECT text FROM NVTX_EVENTS ORDER BY start").fetchall(),
+                         [("lab p1 baseline #1",), (None,), ("lab p1 baseline #3",), ("lab p2 baseline #1",)])
+
+    def test_kept_windows_of_an_entry(self):
+        spec = importlib.util.spec_from_file_location("lab_collect", COLLECT)
+        collect = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(collect)
+        _, manifest = self.collect(2)
+        self.assertEqual(collect.kept_windows(manifest["programs"][0]), [(5000, 6000), (1000, 2000)])
+        self.assertEqual(collect.kept_windows(self.manifest["programs"][0]), [(5000, 6000)])
+
+    def test_windows_below_one_is_refused(self):
+        run = subprocess.run([sys.executable, COLLECT, os.path.join(self.dir, "bad"), "--windows", "0",
+                              "--batch", "a", "b", "c"], capture_output=True, text=True)
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("--windows must be at least 1", run.stderr)
 
 
 class UnifiedMemorySpanTest(unittest.TestCase):

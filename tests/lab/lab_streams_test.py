@@ -4,9 +4,13 @@ stream is, by the multiset of its GPU work, the legacy default stream included.
 
   lab_streams_test.py PATH/TO/lab_streams.py
 """
+import gzip
 import importlib.util
+import json
+import os
 import sqlite3
 import sys
+import tempfile
 import unittest
 
 STREAMS = None
@@ -98,6 +102,46 @@ class LabStreamsTest(unittest.TestCase):
         alone["threads"] = alone["threads"][:1]
         self.assertIsNone(STREAMS.thread_id(db, (0, 100), alone, variant, "null", 7))
 
+
+    def test_each_kept_window_names_its_own_stream_and_thread(self):
+        # Three kept baseline runs (baseline.windows_ns): the split stream is trace stream 7 (main:
+        # tid 11) in the first, 9 (main: tid 21) in the second; the third's work matches nothing.
+        corpus = tempfile.mkdtemp(prefix="lab_streams_windows.")
+        pid = 4242 << 24
+        db = sqlite3.connect(os.path.join(corpus, "batch0.sqlite"))
+        db.executescript(THREADS_SCHEMA + f"""
+          INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (5, 7, 1, 1, 4096), (25, 7, 3, 1, 4096),
+                                                        (105, 9, 11, 1, 4096), (125, 9, 13, 1, 4096);
+          INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10, 7, 2, 64, 1, 1), (30, 7, 4, 64, 1, 1),
+                                                        (40, 7, 5, 8, 1, 1), (50, 7, 6, 8, 1, 1),
+                                                        (110, 9, 12, 64, 1, 1), (130, 9, 14, 64, 1, 1),
+                                                        (140, 9, 15, 8, 1, 1), (150, 9, 16, 8, 1, 1),
+                                                        (210, 3, 22, 64, 1, 1);
+          INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES
+            ({pid | 11}, 1), ({pid | 11}, 2), ({pid | 11}, 3), ({pid | 11}, 4), ({pid | 12}, 5), ({pid | 12}, 6),
+            ({pid | 21}, 11), ({pid | 21}, 12), ({pid | 21}, 13), ({pid | 21}, 14), ({pid | 22}, 15),
+            ({pid | 22}, 16), ({pid | 31}, 22);
+        """)
+        db.commit()
+        db.close()
+        with gzip.open(os.path.join(corpus, "programs.jsonl.gz"), "wt") as f:
+            for pid in ("p1", "p2"):
+                f.write(json.dumps({"id": pid, "variants": {"baseline": threads_program(False),
+                                                            "multi-stream": threads_program(True)}}) + "\n")
+        baseline = {"window_ns": [0, 100], "windows_ns": [[0, 100], [100, 200], [200, 300]]}
+        manifest = {"programs": [{"id": "p1", "trace": "batch0.sqlite", "baseline": baseline,
+                                  "variants": {"multi-stream": {"finding": "single-stream"}}},
+                                 {"id": "p2", "trace": "batch0.sqlite", "baseline": {"window_ns": [0, 100]},
+                                  "variants": {"multi-stream": {"finding": "single-stream"}}}]}
+        with open(os.path.join(corpus, "manifest.json"), "w") as f:
+            json.dump(manifest, f)
+        STREAMS.annotate(corpus)
+        with open(os.path.join(corpus, "manifest.json")) as f:
+            p1, p2 = [p["variants"]["multi-stream"] for p in json.load(f)["programs"]]
+        self.assertEqual(p1, {"finding": "single-stream", "stream_id": 7, "thread_id": 11,
+                              "stream_ids": [7, 9, None], "thread_ids": [11, 21, None]})
+        # One kept run (no windows_ns): named as today.
+        self.assertEqual(p2, {"finding": "single-stream", "stream_id": 7, "thread_id": 11})
 
     def test_a_per_thread_default_stream_is_each_threads_own(self):
         # Threads main and worker both issue to "ptds" (cudaStreamPerThread): two trace streams.

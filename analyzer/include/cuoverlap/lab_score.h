@@ -45,7 +45,12 @@ struct LabCase {
   Ns span_ns = 0;           // median baseline span
   Ns saving_ns = 0;         // median of the reps' paired differences baseline - variant (the
                             // difference of the medians when runs are missing; may be negative)
-  Ns cost_ns = 0;           // the finding's cost on the analyzed baseline run; 0 when absent
+  Ns cost_ns = 0;           // the finding's cost on the analyzed baseline run; 0 when absent.
+                            // With several windows: the median of claims_ns' claims
+  // Where the program keeps several baseline runs (baseline.windows_ns) and all are scored: the
+  // claim in each window (0 where the finding did not fire there), nothing where the window is left
+  // out (the variant's stream is not named in it). Empty otherwise.
+  std::vector<std::optional<Ns>> claims_ns;
   Ns uncertainty_ns = 0;    // twice the standard error of saving_ns, from the runs' spread
   bool fired = false;
   bool within = false;
@@ -104,9 +109,14 @@ std::optional<Ns> claimedSaving(const std::vector<Finding>& findings, const std:
                                 std::optional<std::uint32_t> stream = std::nullopt,
                                 std::optional<std::uint32_t> thread = std::nullopt);
 
-// Reads DIR/manifest.json and the traces it names, analyzes each program's baseline window on
+// Which baseline runs of a program are analyzed where the manifest keeps several
+// (baseline.windows_ns, scripts/lab_collect.py --windows): all of them, each case judged by the
+// median of their claims, or the first only (the kept run: the score of a one-window corpus).
+enum class LabWindows { kAll, kFirst };
+
+// Reads DIR/manifest.json and the traces it names, analyzes each program's baseline windows on
 // `threads` threads (0: one per core). Throws UserError on a missing or malformed corpus.
-LabScore scoreCorpus(const std::string& dir, unsigned threads = 0);
+LabScore scoreCorpus(const std::string& dir, unsigned threads = 0, LabWindows windows = LabWindows::kAll);
 
 // The targets, checked per row with at least `min_cases` cases; one line per miss.
 std::vector<std::string> targetMisses(const LabScore& score, std::size_t min_cases = 20);

@@ -1,8 +1,11 @@
 // Scoring a lab corpus (cuoverlap/lab_score.h, docs/lab.md "Scoring"). The manifest written by
-// scripts/lab_collect.py lists each program's trace, the window of the baseline run kept in it,
+// scripts/lab_collect.py (read by lab_manifest.cpp) lists each program's trace, the window of the baseline run kept in it,
 // the measured spans of every variant, and the finding id each transform tests. Each kept window
 // is analyzed as `analyze --window` would (no steady state: the window is one run), and each
-// (program, transform) case compares the finding's reported cost with the measured saving.
+// (program, transform) case compares the finding's reported cost with the measured saving. Where a
+// program keeps several baseline runs (baseline.windows_ns), each is analyzed and a case's cost is
+// the median of their claims: one run's claims may differ from another's by more than the
+// tolerance (docs/lab.md, "Twenty-first session: the kept run").
 #include "cuoverlap/lab_score.h"
 
 #include <nlohmann/json.hpp>
@@ -11,7 +14,6 @@
 #include <atomic>
 #include <cmath>
 #include <exception>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,143 +22,39 @@
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/error.h"
 #include "cuoverlap/reader.h"
+#include "lab_manifest.h"
 
 namespace cuoverlap::lab {
 namespace {
 
 using nlohmann::json;
+using corpus::Program;
+using corpus::Variant;
+using corpus::Window;
+using corpus::median;
+using corpus::medianError;
 
-struct Variant {
-  std::string transform;              // the variant's name (lab::LabCase::variant)
-  std::vector<std::string> findings;  // the ids the transform tests (usually one)
-  Ns median_ns = 0;
-  double median_error_ns = 0.0;       // standard error of median_ns
-  std::vector<double> spans;          // the runs' spans in rep order
-  // The baseline runs recorded with this variant where it was recorded after the program's
-  // baseline (scripts/lab_merge.py --variants-only: a transform that newly applies), in rep order;
-  // empty where the variant ran with the program's baseline.
-  std::vector<double> baseline_spans;
-  // The trace stream a one-stream transform acted on (multi-stream: the stream it split), where
-  // the manifest names it (scripts/lab_streams.py).
-  std::optional<std::uint32_t> stream_id;
-  // The thread (its tid) whose loop it split where several threads shared that stream, where the
-  // manifest names it (scripts/lab_streams.py).
-  std::optional<std::uint32_t> thread_id;
-};
-
-struct Program {
-  std::string id;
-  std::string trace;
-  Ns window_start = 0;
-  Ns window_end = 0;
-  Ns median_ns = 0;
-  double median_error_ns = 0.0;
-  std::vector<double> spans;          // the baseline runs' spans in rep order
-  std::vector<Variant> variants;
-  std::vector<Finding> findings;      // of the analyzed baseline run
-};
-
-json readManifest(const std::string& dir) {
-  const std::string path = dir + "/manifest.json";
-  std::ifstream in(path);
-  if (!in) throw UserError(path + ": cannot open the lab corpus manifest");
-  json manifest = json::parse(in, nullptr, false);
-  if (manifest.is_discarded() || !manifest.is_object()) {
-    throw UserError(path + ": not a JSON object");
-  }
-  if (manifest.value("schema", "") != "cuoverlap-lab-corpus/1") {
-    throw UserError(path + ": schema is not cuoverlap-lab-corpus/1");
-  }
-  return manifest;
-}
-
-std::vector<double> spansOf(const json& spans) {
-  std::vector<double> v;
-  if (spans.is_array()) {
-    for (const json& x : spans) {
-      if (x.is_number()) v.push_back(x.get<double>());
-    }
-  }
-  return v;
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2.0;
-}
-
-// The standard error of the median of `v` (runs of one variant): 1.2533 σ / √n for a normal
-// spread, σ estimated robustly as the interquartile range / 1.349. 0 for fewer than 2 runs.
-double medianError(std::vector<double> v) {
-  if (v.size() < 2) return 0.0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  const double sigma = (v[(3 * n) / 4] - v[n / 4]) / 1.349;
-  return 1.2533 * sigma / std::sqrt(static_cast<double>(n));
-}
-
-std::vector<std::string> findingIds(const json& value) {
-  std::vector<std::string> ids;
-  if (value.is_string()) ids.push_back(value.get<std::string>());
-  if (value.is_array()) {
-    for (const json& id : value) {
-      if (id.is_string()) ids.push_back(id.get<std::string>());
-    }
-  }
-  return ids;
-}
-
-// A variant's id field (a trace stream's or thread's) where the manifest names one.
-std::optional<std::uint32_t> optionalId(const json& variant, const char* key) {
-  const auto id = variant.find(key);
-  if (id == variant.end()) return std::nullopt;
-  return id->get<std::uint32_t>();
-}
-
-Program parseProgram(const json& entry, const std::string& where) {
-  try {
-    Program program;
-    program.id = entry.at("id").get<std::string>();
-    program.trace = entry.at("trace").get<std::string>();
-    const json& baseline = entry.at("baseline");
-    program.window_start = baseline.at("window_ns").at(0).get<Ns>();
-    program.window_end = baseline.at("window_ns").at(1).get<Ns>();
-    program.median_ns = baseline.at("median_ns").get<Ns>();
-    program.spans = spansOf(baseline.value("spans_ns", json()));
-    program.median_error_ns = medianError(program.spans);
-    for (const auto& [transform, variant] : entry.at("variants").items()) {
-      std::vector<double> spans = spansOf(variant.value("spans_ns", json()));
-      const double error = medianError(spans);
-      program.variants.push_back({transform, findingIds(variant.at("finding")),
-                                  variant.at("median_ns").get<Ns>(), error, std::move(spans),
-                                  spansOf(variant.value("baseline_spans_ns", json())),
-                                  optionalId(variant, "stream_id"), optionalId(variant, "thread_id")});
-    }
-    return program;
-  } catch (const json::exception& error) {
-    throw UserError(where + ": " + error.what());
-  }
-}
-
-// Analyzes every program of one trace file; programs are independent windows of it.
+// Analyzes every window of the programs of one trace file; windows are independent.
 void analyzePrograms(const std::string& path, std::vector<Program*>& programs, unsigned threads) {
   const Trace trace = readTrace(path);
   buildTraceIndices(trace);
+  std::vector<Window*> windows;
+  for (Program* program : programs) {
+    for (Window& window : program->windows) windows.push_back(&window);
+  }
   std::atomic<std::size_t> next{0};
   std::exception_ptr error;
   std::mutex error_mutex;
   auto work = [&] {
-    for (std::size_t k = next++; k < programs.size(); k = next++) {
+    for (std::size_t k = next++; k < windows.size(); k = next++) {
       try {
-        Program& program = *programs[k];
+        Window& window = *windows[k];
         AnalysisOptions options;
         options.steady_state = false;
-        options.scope.window_start = program.window_start;
-        options.scope.window_end = program.window_end;
+        options.scope.window_start = window.start;
+        options.scope.window_end = window.end;
         const TraceReport report = analyzeTrace(trace, options);
-        program.findings = report.findings;
+        window.findings = report.findings;
       } catch (...) {
         const std::lock_guard<std::mutex> lock(error_mutex);
         if (!error) error = std::current_exception();
@@ -170,19 +68,74 @@ void analyzePrograms(const std::string& path, std::vector<Program*>& programs, u
   if (error) std::rethrow_exception(error);
 }
 
+// What a variant's findings claim in one window, summed over its finding ids; nothing where none
+// fired.
+std::optional<Ns> windowClaim(const Window& window, const Variant& variant, const std::string& transform,
+                              std::optional<std::uint32_t> stream, std::optional<std::uint32_t> thread) {
+  std::optional<Ns> total;
+  for (const std::string& finding : variant.findings) {
+    if (const auto claim = claimedSaving(window.findings, finding, transform, stream, thread)) {
+      total = total.value_or(0) + *claim;
+    }
+  }
+  return total;
+}
+
+// The claim of each window (nothing where it did not fire), and whether it counts: a window in
+// which the variant's stream is not named is left out, unless it is named in none (then every
+// window claims for any stream, as one window does for an unnamed stream).
+std::vector<std::optional<Ns>> windowClaims(const Program& program, const Variant& variant,
+                                            const std::string& transform, std::vector<bool>& counted) {
+  const bool some_named = std::any_of(variant.stream_ids.begin(), variant.stream_ids.end(),
+                                      [](const auto& id) { return id.has_value(); });
+  std::vector<std::optional<Ns>> claims;
+  for (std::size_t k = 0; k < program.windows.size(); ++k) {
+    std::optional<std::uint32_t> stream;
+    std::optional<std::uint32_t> thread;
+    bool counts = true;
+    if (some_named) {
+      stream = variant.stream_ids[k];
+      if (!variant.thread_ids.empty()) thread = variant.thread_ids[k];
+      counts = stream.has_value();
+    } else if (variant.stream_ids.empty() && k == 0) {  // stream_id and thread_id: the first window's
+      stream = variant.stream_id;
+      thread = variant.thread_id;
+    } else if (variant.stream_ids.empty() && variant.stream_id) {
+      counts = false;  // the first window's stream id names nothing in another run
+    }
+    counted.push_back(counts);
+    claims.push_back(windowClaim(program.windows[k], variant, transform, stream, thread));
+  }
+  return claims;
+}
+
+// The median of the counted windows' claims, one that did not fire ranking below every one that
+// did: the case fires where the (upper) middle one fired, and costs the middle claim (0 where it
+// did not fire), the mean of the two middle ones for an even count. One window: its claim.
+void judgeClaims(const Program& program, const Variant& variant, LabCase& c) {
+  std::vector<bool> counted;
+  const std::vector<std::optional<Ns>> claims = windowClaims(program, variant, c.transform, counted);
+  std::vector<std::pair<bool, Ns>> ranked;  // (fired, claim)
+  for (std::size_t k = 0; k < claims.size(); ++k) {
+    if (counted[k]) ranked.emplace_back(claims[k].has_value(), claims[k].value_or(0));
+    if (program.several_windows) {
+      c.claims_ns.push_back(counted[k] ? std::optional<Ns>(claims[k].value_or(0)) : std::nullopt);
+    }
+  }
+  if (ranked.empty()) return;
+  std::sort(ranked.begin(), ranked.end());
+  const std::size_t mid = ranked.size() / 2;
+  c.fired = ranked[mid].first;
+  c.cost_ns = ranked.size() % 2 ? ranked[mid].second : (ranked[mid - 1].second + ranked[mid].second) / 2;
+}
+
 LabCase judge(const Program& program, const Variant& variant) {
   LabCase c;
   c.program = program.id;
   c.variant = variant.transform;
   c.transform = c.variant.substr(0, c.variant.find('@'));
-  for (std::size_t k = 0; k < variant.findings.size(); ++k) {
-    c.finding += (k ? "|" : "") + variant.findings[k];
-    if (const auto claim = claimedSaving(program.findings, variant.findings[k], c.transform,
-                                         variant.stream_id, variant.thread_id)) {
-      c.cost_ns += *claim;
-      c.fired = true;
-    }
-  }
+  for (std::size_t k = 0; k < variant.findings.size(); ++k) c.finding += (k ? "|" : "") + variant.findings[k];
+  judgeClaims(program, variant, c);
   c.span_ns = program.median_ns;
   // Runs are interleaved (rep k of every variant, then rep k + 1): with every run of both kept,
   // the saving is the median of the reps' paired differences, which cancels the drift the two
@@ -263,7 +216,7 @@ std::vector<UntestedFinding> untestedFindings(const std::vector<Program>& progra
   std::map<std::string, std::size_t> counts;
   for (const Program& program : programs) {
     std::map<std::string, Ns> untested;  // finding id -> what its untested fixes alone save
-    for (const Finding& finding : program.findings) {
+    for (const Finding& finding : program.windows.front().findings) {  // the kept run's
       const bool tested = std::any_of(
           program.variants.begin(), program.variants.end(), [&finding](const Variant& v) {
             return std::find(v.findings.begin(), v.findings.end(), finding.id) != v.findings.end() &&
@@ -307,8 +260,8 @@ std::optional<Ns> claimedSaving(const std::vector<Finding>& findings, const std:
   return claim;
 }
 
-LabScore scoreCorpus(const std::string& dir, unsigned threads) {
-  const json manifest = readManifest(dir);
+LabScore scoreCorpus(const std::string& dir, unsigned threads, LabWindows windows) {
+  const json manifest = corpus::readManifest(dir);
   LabScore score;
   score.corpus = dir;
   score.machine = manifest.value("machine", "");
@@ -319,8 +272,8 @@ LabScore scoreCorpus(const std::string& dir, unsigned threads) {
   std::vector<Program> programs;
   const json& entries = manifest.at("programs");
   for (std::size_t k = 0; k < entries.size(); ++k) {
-    programs.push_back(parseProgram(entries[k], dir + "/manifest.json: programs[" +
-                                                    std::to_string(k) + "]"));
+    programs.push_back(corpus::parseProgram(entries[k], dir + "/manifest.json: programs[" +
+                                                    std::to_string(k) + "]", windows));
   }
   score.programs = programs.size();
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
