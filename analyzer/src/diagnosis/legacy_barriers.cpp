@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <optional>
+#include <string_view>
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -194,6 +195,34 @@ std::vector<OrderEdge> programOrderEdges(const DeviceView& view) {
   const std::vector<OrderEdge> legacy = legacyBarrierEdges(view);
   edges.insert(edges.end(), legacy.begin(), legacy.end());
   return edges;
+}
+
+bool barrierFollowsIssueOrder(const DeviceView& view, const std::vector<std::int64_t>& classes,
+                              std::optional<ApiKind> converted) {
+  bool several_threads = false;
+  std::int64_t first_thread = -1;
+  for (std::size_t p = 0; p < classes.size(); ++p) {
+    if (classes[p] < 0) continue;
+    const GpuOp& op = view.op(view.ops()[p]);
+    const auto call = view.launchCall(op);
+    if (!call) continue;
+    const auto tid = static_cast<std::int64_t>(view.call(*call).tid);
+    if (first_thread < 0) first_thread = tid;
+    several_threads = several_threads || tid != first_thread;
+    if (classes[p] % 2 != 0 || op.kind == OpKind::kKernel) continue;  // a blocking stream's, a launch
+    const ApiKind kind = view.callKind(*call);
+    const bool pageable = op.kind == OpKind::kMemcpy &&
+                          (op.src_kind == MemKind::kPageable || op.dst_kind == MemKind::kPageable);
+    const bool synchronous = kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync;
+    if (pageable || (synchronous && kind != converted)) return false;
+  }
+  if (!several_threads) return false;
+  for (const std::size_t index : view.calls()) {
+    if (view.callKind(index) != ApiKind::kAllocation) continue;
+    const std::string_view base = apiBaseName(view.callName(index));
+    if (!isDeviceAllocation(base) && !isPinnedHostAllocation(base)) return false;  // a free
+  }
+  return true;
 }
 
 }  // namespace cuoverlap::diagnosis

@@ -8,9 +8,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <unordered_set>
 #include <vector>
 
+#include "diagnosis/api_names.h"
 #include "diagnosis/device_view.h"
 #include "diagnosis/schedule_estimate.h"
 
@@ -41,6 +43,27 @@ std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vec
 // legacyBarrierEdges' (`created_blocking`: a what-if's created blocking streams).
 std::vector<std::int64_t> barrierClasses(const DeviceView& view, const std::vector<std::uint64_t>& lane = {},
                                          const std::unordered_set<std::uint64_t>& created_blocking = {});
+
+// Whether a what-if that lets a thread run ahead decides the legacy stream's implicit barrier as
+// it issues the work (ScheduleModel::withBarrierIssueOrder) rather than in the recorded order:
+// where more than one host thread submits work the barrier orders (`classes`: barrierClasses', of
+// the recorded program or of a fix's lanes: the legacy stream and the blocking streams of its
+// context), every legacy-stream op was submitted by a call that returns at once, and no free is in
+// the window. CUDA orders a legacy-stream op after the blocking streams' work submitted before it,
+// and their later work after it, so a thread that submits its next steps sooner gets them ahead of
+// another thread's legacy work (lab g000237: a worker's kernels on a blocking stream ran before the
+// main thread's legacy copies in blocking-sync-call's fixed program, which waited for them; lab
+// g000315: the main thread, freed of its 5.9 MiB cudaMemcpy calls by sync-memcpy's fix, submits
+// its memset and its copies and kernels at 0.59-1.81 ms, and the worker's next legacy upload and
+// 1 ms kernel, which the recorded barrier ran at 0.70-1.75 ms before them, wait for all of it). A
+// call that blocks on its op (a pageable copy, a synchronous cudaMemcpy or cudaMemset the fix keeps:
+// all but those of kind `converted`, which the fix makes asynchronous) or a free holds other
+// threads' submissions in the driver while it blocks (lab g000198's fixed program: a worker's
+// kernel launches begun during the main thread's pageable cudaMemcpy returned 0.5 ms later, as it
+// did; the nineteenth session's frees), so the order the threads submit in is not the one they
+// issue in: the recorded order is kept there. In one thread the order is the program's.
+bool barrierFollowsIssueOrder(const DeviceView& view, const std::vector<std::int64_t>& classes,
+                              std::optional<ApiKind> converted = std::nullopt);
 
 // When the trace submitted each op as the legacy barrier ordered it (schedule_estimate.h:
 // BarrierIssue): its launch call's submission (submittedAt), never after the op started, never

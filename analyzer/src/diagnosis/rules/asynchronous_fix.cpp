@@ -620,44 +620,6 @@ std::vector<std::pair<std::size_t, Ns>> issuedInBarrierOrder(const DeviceView& v
   return out;
 }
 
-// Whether the fixed program's legacy barrier is decided as the what-if issues the work
-// (ScheduleModel::withBarrierIssueOrder), as blocking-sync-call's barrierFollowsIssueOrder decides
-// it for a deferred synchronize, on the fix's lanes: more than one host thread submits work the
-// barrier orders, every op left on the legacy stream comes from a call that returns at once in the
-// fixed program (the converted copies do; no pageable copy, no synchronous call the fix keeps),
-// and no free is in the window. CUDA orders a legacy-stream op after the blocking streams' work
-// submitted before it and their later work after it; a thread whose cudaMemcpy calls no longer
-// block submits its next steps before another thread's legacy work that the recorded barrier ran
-// first, and that work then waits for them (lab g000315, corpus, vtraces14: the main thread,
-// freed of its 5.9 MiB cudaMemcpy calls, submits its memset and its s0/s1 copies and kernels at
-// 0.59-1.81 ms; the worker's next legacy upload and 1 ms kernel, which the recorded barrier ran at
-// 0.70-1.75 ms before them, wait for all of it and run at 1.81 ms).
-bool fixedBarrierFollowsIssueOrder(const DeviceView& view, const std::vector<std::uint64_t>& lanes,
-                                   ApiKind sync_kind) {
-  const std::vector<std::int64_t> classes = barrierClasses(view, lanes);
-  std::unordered_set<std::uint64_t> threads;
-  for (std::size_t p = 0; p < classes.size(); ++p) {
-    if (classes[p] < 0) continue;
-    const GpuOp& op = view.op(view.ops()[p]);
-    const auto call = view.launchCall(op);
-    if (!call) continue;
-    threads.insert(view.call(*call).tid);
-    if (classes[p] % 2 != 0 || op.kind == OpKind::kKernel) continue;  // a blocking stream's, a launch
-    const ApiKind kind = view.callKind(*call);
-    const bool pageable =
-        op.kind == OpKind::kMemcpy && (op.src_kind == MemKind::kPageable || op.dst_kind == MemKind::kPageable);
-    if (pageable) return false;
-    if ((kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync) && kind != sync_kind) return false;
-  }
-  if (threads.size() < 2) return false;
-  for (const std::size_t index : view.calls()) {
-    if (view.callKind(index) != ApiKind::kAllocation) continue;
-    const std::string_view base = apiBaseName(view.callName(index));
-    if (!isDeviceAllocation(base) && !isPinnedHostAllocation(base)) return false;  // a free
-  }
-  return true;
-}
-
 }  // namespace
 
 std::optional<Ns> asynchronousFixSaving(const DeviceView& view, ApiKind sync_kind) {
@@ -700,7 +662,7 @@ std::optional<Ns> asynchronousFixSaving(const DeviceView& view, ApiKind sync_kin
   // of it returns at once (sync-memcpy's fix; sync-memset's keeps the recorded order: issued in
   // order there, held-out memset cases were lost); elsewhere it too keeps the recorded order.
   const bool issue_order =
-      sync_kind == ApiKind::kMemcpySync && fixedBarrierFollowsIssueOrder(view, lanes, sync_kind);
+      sync_kind == ApiKind::kMemcpySync && barrierFollowsIssueOrder(view, barrierClasses(view, lanes), sync_kind);
   ScheduleModel fixed_model = ScheduleModel(view, fixed_host, with_holds).withLanes(lanes);
   if (!issue_order) fixed_model = fixed_model.withIssuedAt(issuedInBarrierOrder(view, fixed_barriers));
   std::vector<OrderEdge> before_edges = recorded;

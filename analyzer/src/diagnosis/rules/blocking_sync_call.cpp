@@ -168,45 +168,6 @@ std::vector<CallChange> eventRecordsAdded(const DeviceView& view, const HostTime
   return changed;
 }
 
-// Whether a what-if that lets a thread run ahead decides the legacy stream's implicit barrier as
-// it issues the work (ScheduleModel::withBarrierIssueOrder) rather than in the recorded order:
-// where more than one host thread submits work the barrier orders (the legacy stream and the
-// blocking streams of its context), and every legacy-stream op was submitted by a call that
-// returned at once. CUDA orders a legacy-stream op after the blocking streams' work submitted
-// before it, and their later work after it, so a thread that submits its next steps sooner gets
-// them ahead of another thread's legacy work (lab g000237: a worker's kernels on a blocking
-// stream ran before the main thread's legacy copies in the fixed program, which waited for them).
-// A call that blocks on its op (a synchronous or pageable copy or memset) or a free holds other
-// threads' submissions in the driver while it blocks (lab g000198's fixed program: a worker's
-// kernel launches begun during the main thread's pageable cudaMemcpy returned 0.5 ms later, as it
-// did; the nineteenth session's frees), so the order the threads submit in is not the one they
-// issue in: the recorded order is kept there. In one thread the order is the program's.
-bool barrierFollowsIssueOrder(const DeviceView& view) {
-  const std::vector<std::int64_t> classes = barrierClasses(view);
-  bool several_threads = false;
-  std::int64_t first_thread = -1;
-  for (std::size_t p = 0; p < classes.size(); ++p) {
-    if (classes[p] < 0) continue;
-    const GpuOp& op = view.op(view.ops()[p]);
-    const auto call = view.launchCall(op);
-    if (!call) continue;
-    const auto tid = static_cast<std::int64_t>(view.call(*call).tid);
-    if (first_thread < 0) first_thread = tid;
-    several_threads = several_threads || tid != first_thread;
-    if (classes[p] % 2 != 0 || op.kind == OpKind::kKernel) continue;  // a blocking stream's, a launch
-    const ApiKind kind = view.callKind(*call);
-    const bool pageable = op.kind == OpKind::kMemcpy &&
-                          (op.src_kind == MemKind::kPageable || op.dst_kind == MemKind::kPageable);
-    if (kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync || pageable) return false;
-  }
-  if (!several_threads) return false;
-  for (const std::size_t index : view.calls()) {
-    if (view.callKind(index) != ApiKind::kAllocation) continue;
-    const std::string_view base = apiBaseName(view.callName(index));
-    if (!isDeviceAllocation(base) && !isPinnedHostAllocation(base)) return false;  // a free
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -273,7 +234,7 @@ std::optional<Finding> findEarlyResultWait(const DeviceView& view) {
   // work waited for it, not for its own op, so issued sooner it still waits for that work.
   const std::vector<OrderEdge> waits = programOrderEdges(view);
   const std::vector<CallChange> recorded = eventRecordsAdded(view, host, needs);
-  if (barrierFollowsIssueOrder(view)) {
+  if (barrierFollowsIssueOrder(view, barrierClasses(view))) {
     // The barrier decided as each schedule issues the work (withBarrierIssueOrder): the deferred
     // thread's next steps, submitted before another thread's legacy-stream work, run before it,
     // and that work waits for them, where the recorded edges kept them behind it. The recorded

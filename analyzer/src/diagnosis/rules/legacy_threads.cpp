@@ -103,11 +103,7 @@ std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vect
     if (!added) it->second = std::min(it->second, duration);
   }
   std::map<ApiKind, Ns> typical;
-  for (auto& [kind, durations] : alone) {
-    const auto middle = durations.begin() + static_cast<std::ptrdiff_t>(durations.size() / 2);
-    std::nth_element(durations.begin(), middle, durations.end());
-    typical[kind] = *middle;
-  }
+  for (auto& [kind, durations] : alone) typical[kind] = medianOf(std::move(durations));
   std::vector<HostTimeGiven> given;
   for (const std::size_t call : waited) {
     const ApiKind kind = view.callKind(call);

@@ -6,11 +6,13 @@
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "cuoverlap/intervals.h"
 #include "diagnosis/api_names.h"
 #include "diagnosis/host_time_given.h"
 #include "diagnosis/legacy_barriers.h"
+#include "diagnosis/median.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/legacy_threads.h"
 
@@ -277,11 +279,7 @@ std::vector<HostTimeGiven> ownCallsBesideOtherStreams(const DeviceView& view, co
     if (!sync_held) beside.push_back(call);
   }
   std::map<ApiKind, Ns> typical;
-  for (auto& [kind, durations] : alone) {
-    const auto middle = durations.begin() + static_cast<std::ptrdiff_t>(durations.size() / 2);
-    std::nth_element(durations.begin(), middle, durations.end());
-    typical[kind] = *middle;
-  }
+  for (auto& [kind, durations] : alone) typical[kind] = medianOf(std::move(durations));
   std::vector<HostTimeGiven> given;
   for (const std::size_t call : beside) {
     const auto it = typical.find(view.callKind(call));
