@@ -170,15 +170,16 @@ class ScheduleRun {
   // on every SM (startsBesideEarlierBlocks); cleared once its whole share is free (releaseSms)
   std::vector<std::uint8_t> in_rounds_;
   // Whether every kernel holding SMs as `pos` starts has a block on every SM (ScheduleModel::
-  // every_sm_: no SM is left free to take the blocks the held slots would run) and started before it (its slots free inside `pos`'s first round, not at the same instant
-  // as `pos`'s own first blocks); false where none holds SMs.
-  bool startsBesideEarlierBlocks(std::size_t pos) const {
+  // every_sm_: no SM is left free to take the blocks the held slots would run) and started before
+  // it (its slots free inside `pos`'s first round, not at the same instant as `pos`'s own first
+  // blocks); false where none holds SMs. It reads the started SM kernels (on_sms_, the finished
+  // ones dropped here), not every op: it runs at each short start of a multi-wave kernel.
+  bool startsBesideEarlierBlocks(std::size_t pos) {
+    on_sms_.erase(std::remove_if(on_sms_.begin(), on_sms_.end(), [&](std::size_t q) { return finished_[q] != 0; }),
+                  on_sms_.end());
     bool any = false;
-    for (std::size_t q = 0; q < m_.size(); ++q) {
-      if (q == pos || m_.engine_[q] != ScheduleModel::kSmEngine || !started_[q] || finished_[q] ||
-          taken_[q] <= kShareSlack) {
-        continue;
-      }
+    for (const std::size_t q : on_sms_) {
+      if (q == pos || taken_[q] <= kShareSlack) continue;
       if (!m_.every_sm_[q] || started_at_[q] >= now_) return false;
       any = true;
     }
@@ -188,6 +189,7 @@ class ScheduleRun {
     return pos < m_.recorded_rate_.size() ? static_cast<double>(m_.recorded_rate_[pos]) / 127.0 : 0.0;
   }
   std::vector<std::size_t> placing_;          // running kernels with blocks still to place, in start order
+  std::vector<std::size_t> on_sms_;           // started kernels of the SM engine, finished ones dropped lazily
   MinHeap running_;                            // (end, position); stale where end_ moved
   std::vector<Ns> end_;                        // per started node: when it ends
   std::vector<Ns> started_at_;                 // per started node: when it started
@@ -971,6 +973,7 @@ void ScheduleRun::endBehindHeldSlots(std::size_t pos) {
 // kernel on average), while the kernel itself still ends at its measured end.
 void ScheduleRun::start(std::size_t pos) {
   started_[pos] = 1;
+  if (pos < m_.size() && m_.engine_[pos] == ScheduleModel::kSmEngine) on_sms_.push_back(pos);
   if (pos >= m_.size() && !sleeper_.empty() && sleeper_[pos - m_.size()] != 0) {
     // An explicit synchronize, or a blocking copy or memset, that still waits: its thread's next
     // call takes what this schedule's block adds to the recorded one's (launchAfterSleep), or
