@@ -37,6 +37,7 @@ import bisect
 import datetime
 import gzip
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -207,22 +208,38 @@ def collect_batch(trace, programs, results, failed, window_count=1):
     return entries, windows, kept_runs
 
 
+def disjoint(windows):
+    """The union of [start, end) windows as sorted, disjoint [start, end) intervals."""
+    merged = []
+    for lo, hi in sorted(windows):
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    return [tuple(interval) for interval in merged]
+
+
 def trim(trace, out, windows):
     """Copy trace to out keeping only rows that start inside one of windows ([start, end)).
     CUDA event records carry no timestamp (start 0): they stay when the runtime call that recorded
     them (same correlation id and process) stays."""
     shutil.copyfile(trace, out)
     db = sqlite3.connect(out)
-    db.execute("CREATE TEMP TABLE lab_keep (lo INTEGER, hi INTEGER)")
-    db.executemany("INSERT INTO lab_keep VALUES (?, ?)", windows)
+    # The windows' union as disjoint intervals keyed by their start: a row is kept when the last
+    # interval starting at or before it has not ended yet, one index lookup a row (a scan of every
+    # window per row took minutes a batch with five windows a program).
+    db.execute("CREATE TEMP TABLE lab_keep (lo INTEGER PRIMARY KEY, hi INTEGER NOT NULL)")
+    db.executemany("INSERT INTO lab_keep VALUES (?, ?)", disjoint(windows))
     present = tables(db)
     for table in present:
         columns = [r[1] for r in db.execute(f'PRAGMA table_info("{table}")')]
         if table == EVENT_TABLE:
             continue
         if "start" in columns:
-            db.execute(f'DELETE FROM "{table}" WHERE NOT EXISTS (SELECT 1 FROM lab_keep k '
-                       f'WHERE "{table}".start >= k.lo AND "{table}".start < k.hi)')
+            # No interval at or before the row (or a NULL start): coalesce yields the start itself.
+            db.execute(f'DELETE FROM "{table}" WHERE "{table}".start IS NULL OR "{table}".start >= '
+                       f'coalesce((SELECT k.hi FROM lab_keep k WHERE k.lo <= "{table}".start '
+                       f'ORDER BY k.lo DESC LIMIT 1), "{table}".start)')
     if EVENT_TABLE in present:
         if RUNTIME_TABLE in present:
             db.execute(f'DELETE FROM {EVENT_TABLE} WHERE NOT EXISTS (SELECT 1 FROM {RUNTIME_TABLE} r '
@@ -251,6 +268,22 @@ def trim(trace, out, windows):
     db.close()
 
 
+def collect_and_trim(job):
+    """One batch: (its corpus lines, manifest entries, failed runs, kept runs), its trimmed trace
+    written to the corpus (and the variant traces' directory)."""
+    trace, programs_path, results_path, out_dir, variant_traces, window_count = job
+    name = os.path.basename(trace)
+    programs = read_jsonl(programs_path)
+    failed = []
+    entries, windows, kept_runs = collect_batch(trace, programs, read_jsonl(results_path), failed,
+                                                window_count)
+    trim(trace, os.path.join(out_dir, name), windows)
+    if variant_traces:
+        trim(trace, os.path.join(variant_traces, name),
+             [window for runs in kept_runs.values() for _, _, window in runs.values()])
+    return programs, entries, failed, kept_runs
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("out_dir")
@@ -261,10 +294,14 @@ def main():
                         help="also keep each variant's median run: DIR/BATCH.sqlite and DIR/index.json")
     parser.add_argument("--windows", type=int, default=1, metavar="K",
                         help="keep the K baseline runs nearest the median span (windows_ns); default 1")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                        help="batches collected at once, each in a process (default: the CPUs)")
     parser.add_argument("--date", default=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
     args = parser.parse_args()
     if args.windows < 1:
         parser.error("--windows must be at least 1")
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
     os.makedirs(args.out_dir, exist_ok=True)
     manifest = {"schema": "cuoverlap-lab-corpus/1", "machine": args.machine, "date": args.date,
                 "corpus": "programs.jsonl.gz", "programs": [], "failed": []}
@@ -272,19 +309,26 @@ def main():
     variant_index = {}
     if args.variant_traces:
         os.makedirs(args.variant_traces, exist_ok=True)
+    for trace, _, _ in args.batch:
+        name = os.path.basename(trace)
+        if name in names:
+            sys.exit(f"lab_collect: two batches' traces are named {name}")
+        names.add(name)
+    jobs = [(trace, programs_path, results_path, args.out_dir, args.variant_traces, args.windows)
+            for trace, programs_path, results_path in args.batch]
+    # Batches are independent: each is read and trimmed in a process of its own (--jobs), and
+    # their entries are joined in the order given.
+    workers = max(1, min(args.jobs, len(jobs)))
+    if workers > 1:
+        with multiprocessing.Pool(workers) as pool:
+            collected = pool.map(collect_and_trim, jobs, chunksize=1)
+    else:
+        collected = [collect_and_trim(job) for job in jobs]
     with gzip.open(os.path.join(args.out_dir, "programs.jsonl.gz"), "wt") as corpus:
-        for trace, programs_path, results_path in args.batch:
+        for (trace, _, _), (programs, entries, failed, kept_runs) in zip(args.batch, collected):
             name = os.path.basename(trace)
-            if name in names:
-                sys.exit(f"lab_collect: two batches' traces are named {name}")
-            names.add(name)
-            programs = read_jsonl(programs_path)
-            entries, windows, kept_runs = collect_batch(trace, programs, read_jsonl(results_path),
-                                                        manifest["failed"], args.windows)
-            trim(trace, os.path.join(args.out_dir, name), windows)
+            manifest["failed"] += failed
             if args.variant_traces:
-                trim(trace, os.path.join(args.variant_traces, name),
-                     [window for runs in kept_runs.values() for _, _, window in runs.values()])
                 for pid, runs in kept_runs.items():
                     variant_index[pid] = {"trace": name, "runs": {
                         variant: {"window_ns": list(window), "rep": rep, "span_ns": span}

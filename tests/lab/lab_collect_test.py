@@ -7,6 +7,7 @@
 import gzip
 import importlib.util
 import json
+import shutil
 import os
 import sqlite3
 import subprocess
@@ -191,6 +192,30 @@ class WindowsTest(unittest.TestCase):
                         os.path.join(self.dir, "results.jsonl")], check=True, stdout=subprocess.DEVNULL)
         with open(os.path.join(out, "manifest.json")) as f:
             return out, json.load(f)
+
+    def test_batches_in_parallel_join_in_order(self):
+        """--jobs: two batches collected in two processes give the manifest one process gives."""
+        second = os.path.join(self.dir, "batch1.sqlite")
+        shutil.copyfile(os.path.join(self.dir, "batch0.sqlite"), second)
+        outs = []
+        for jobs in ("1", "2"):
+            out = os.path.join(self.dir, "jobs" + jobs)
+            subprocess.run([sys.executable, COLLECT, out, "--jobs", jobs, "--windows", "2", "--date", "2026-01-01"]
+                           + [arg for trace in (os.path.join(self.dir, "batch0.sqlite"), second)
+                              for arg in ("--batch", trace, os.path.join(self.dir, "programs.jsonl"),
+                                          os.path.join(self.dir, "results.jsonl"))],
+                           check=True, stdout=subprocess.DEVNULL)
+            with open(os.path.join(out, "manifest.json")) as f:
+                outs.append(json.load(f))
+            rows = []
+            for name in ("batch0.sqlite", "batch1.sqlite"):
+                db = sqlite3.connect(os.path.join(out, name))
+                rows.append(db.execute("SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start").fetchall())
+                db.close()
+            outs.append(rows)
+        self.assertEqual(outs[0], outs[2])
+        self.assertEqual(outs[1], outs[3])
+        self.assertEqual([p["trace"] for p in outs[0]["programs"]], ["batch0.sqlite"] * 2 + ["batch1.sqlite"] * 2)
 
     def test_one_window_is_todays_manifest(self):
         self.assertNotIn("windows_ns", self.manifest["programs"][0]["baseline"])
