@@ -14,16 +14,19 @@ held, share, the held calls' median return after the holder's, the median time t
 """
 import bisect
 import collections
-import sqlite3
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lab_trace  # noqa: E402  (plain or gzip-compressed traces)
 
 STREAM = {3: "legacy", 2: "nonblk", 1: "blocking"}
 ASYNC = ("cudaMemcpyAsync", "cudaLaunchKernel", "cudaMemsetAsync")
 
 
 def calls_of(path):
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    db = lab_trace.connect(path)
     names = dict(db.execute("SELECT id, value FROM StringIds"))
     flags = dict(db.execute("SELECT streamId, flag FROM TARGET_INFO_CUDA_STREAM"))
     ops = {}

@@ -12,9 +12,12 @@ created streams only, or both. One line per (the call's stream, that class): cou
 call's median, 75th and 90th percentile duration in µs.
 """
 import collections
-import sqlite3
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lab_trace  # noqa: E402  (plain or gzip-compressed traces)
 
 STREAM = {3: "legacy", 2: "nonblk", 1: "blocking"}
 
@@ -22,7 +25,7 @@ STREAM = {3: "legacy", 2: "nonblk", 1: "blocking"}
 def main(paths):
     res = collections.defaultdict(list)
     for path in paths:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db = lab_trace.connect(path)
         names = dict(db.execute("SELECT id, value FROM StringIds"))
         flags = dict(db.execute("SELECT streamId, flag FROM TARGET_INFO_CUDA_STREAM"))
         ops = {}

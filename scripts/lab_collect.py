@@ -20,7 +20,7 @@ distance from its span, then by rep; all runs where there are fewer than K), and
 their reps. `cuoverlap lab score` then judges each case by the median of those runs' claims
 (docs/lab.md, "Twenty-first session: the kept run"). With K = 1 the manifest is today's.
 
-OUT_DIR/BATCH.sqlite is the batch's trace trimmed to the kept baseline windows (K a program): every row of a
+OUT_DIR/BATCH.sqlite (BATCH.sqlite.gz with --compress: scripts/lab_trace.py) is the batch's trace trimmed to the kept baseline windows (K a program): every row of a
 table with a `start` column (GPU ops, runtime calls, NVTX, ...) outside them is deleted (the
 lab's setup, warm-up and the other runs), other tables (StringIds, TARGET_INFO_*, sessions) are
 kept (TARGET_INFO_CUDA_STREAM: the streams a kept op uses; CUOVERLAP_STREAM_ORIGIN: their rows and
@@ -44,6 +44,8 @@ import shutil
 import sqlite3
 import statistics
 import sys
+
+import lab_trace
 
 RANGE = re.compile(r"^lab (\S+) (\S+) #(\d+)$")
 EVENT_TABLE = "CUPTI_ACTIVITY_KIND_CUDA_EVENT"
@@ -219,10 +221,27 @@ def disjoint(windows):
     return [tuple(interval) for interval in merged]
 
 
-def trim(trace, out, windows):
+def trim(trace, out, windows, compress=None):
     """Copy trace to out keeping only rows that start inside one of windows ([start, end)).
     CUDA event records carry no timestamp (start 0): they stay when the runtime call that recorded
-    them (same correlation id and process) stays."""
+    them (same correlation id and process) stays. trace may be gzip-compressed (.gz); out is
+    written compressed when compress is true (default: when its name ends in .gz)."""
+    compress = lab_trace.compressed(out) if compress is None else compress
+    with lab_trace.plain(trace) as source:
+        if not compress:
+            trim_plain(source, out, windows)
+            return
+        work = out + ".plain.tmp"
+        try:
+            trim_plain(source, work, windows)
+            lab_trace.write_compressed(work, out)
+        finally:
+            if os.path.exists(work):
+                os.remove(work)
+
+
+def trim_plain(trace, out, windows):
+    """trim() between plain SQLite files."""
     shutil.copyfile(trace, out)
     db = sqlite3.connect(out)
     # The windows' union as disjoint intervals keyed by their start: a row is kept when the last
@@ -268,18 +287,26 @@ def trim(trace, out, windows):
     db.close()
 
 
+def corpus_name(trace, compress):
+    """The name a batch's trimmed trace takes in the corpus."""
+    name = os.path.basename(trace)
+    return name + ".gz" if compress and not lab_trace.compressed(name) else name
+
+
 def collect_and_trim(job):
     """One batch: (its corpus lines, manifest entries, failed runs, kept runs), its trimmed trace
     written to the corpus (and the variant traces' directory)."""
-    trace, programs_path, results_path, out_dir, variant_traces, window_count = job
-    name = os.path.basename(trace)
+    trace, programs_path, results_path, out_dir, variant_traces, window_count, compress = job
+    name = corpus_name(trace, compress)
     programs = read_jsonl(programs_path)
     failed = []
     entries, windows, kept_runs = collect_batch(trace, programs, read_jsonl(results_path), failed,
                                                 window_count)
+    for entry in entries:
+        entry["trace"] = name
     trim(trace, os.path.join(out_dir, name), windows)
     if variant_traces:
-        trim(trace, os.path.join(variant_traces, name),
+        trim(trace, os.path.join(variant_traces, os.path.basename(trace)),
              [window for runs in kept_runs.values() for _, _, window in runs.values()])
     return programs, entries, failed, kept_runs
 
@@ -294,6 +321,8 @@ def main():
                         help="also keep each variant's median run: DIR/BATCH.sqlite and DIR/index.json")
     parser.add_argument("--windows", type=int, default=1, metavar="K",
                         help="keep the K baseline runs nearest the median span (windows_ns); default 1")
+    parser.add_argument("--compress", action="store_true",
+                        help="write the trimmed traces gzip-compressed (BATCH.sqlite.gz)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                         help="batches collected at once, each in a process (default: the CPUs)")
     parser.add_argument("--date", default=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
@@ -314,8 +343,8 @@ def main():
         if name in names:
             sys.exit(f"lab_collect: two batches' traces are named {name}")
         names.add(name)
-    jobs = [(trace, programs_path, results_path, args.out_dir, args.variant_traces, args.windows)
-            for trace, programs_path, results_path in args.batch]
+    jobs = [(trace, programs_path, results_path, args.out_dir, args.variant_traces, args.windows,
+             args.compress) for trace, programs_path, results_path in args.batch]
     # Batches are independent: each is read and trimmed in a process of its own (--jobs), and
     # their entries are joined in the order given.
     workers = max(1, min(args.jobs, len(jobs)))
@@ -326,11 +355,11 @@ def main():
         collected = [collect_and_trim(job) for job in jobs]
     with gzip.open(os.path.join(args.out_dir, "programs.jsonl.gz"), "wt") as corpus:
         for (trace, _, _), (programs, entries, failed, kept_runs) in zip(args.batch, collected):
-            name = os.path.basename(trace)
+            name = corpus_name(trace, args.compress)
             manifest["failed"] += failed
             if args.variant_traces:
                 for pid, runs in kept_runs.items():
-                    variant_index[pid] = {"trace": name, "runs": {
+                    variant_index[pid] = {"trace": os.path.basename(trace), "runs": {
                         variant: {"window_ns": list(window), "rep": rep, "span_ns": span}
                         for variant, (span, rep, window) in sorted(runs.items())}}
             manifest["programs"] += entries

@@ -54,6 +54,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lab_collect  # noqa: E402  (its trim: rows inside kept windows)
+import lab_trace  # noqa: E402  (plain or gzip-compressed traces)
 import lab_streams  # noqa: E402  (names the stream a one-stream variant acts on)
 
 
@@ -234,7 +235,7 @@ def main():
     os.replace(manifest_path + ".tmp", manifest_path)
     used = {p["trace"] for p in manifest["programs"]}
     for name in os.listdir(args.corpus):
-        if name.endswith(".sqlite") and name not in used:
+        if name.endswith((".sqlite", ".sqlite.gz")) and name not in used:
             os.remove(os.path.join(args.corpus, name))
     # A trace some of whose programs were replaced still holds their windows: trim every trace again
     # to the windows of the programs that still use it (all their kept runs: windows_ns) (which also applies the current trim to
@@ -242,7 +243,7 @@ def main():
     for trace in sorted(used):
         windows = [w for p in manifest["programs"] if p["trace"] == trace for w in lab_collect.kept_windows(p)]
         path = os.path.join(args.corpus, trace)
-        lab_collect.trim(path, path + ".tmp", windows)
+        lab_collect.trim(path, path + ".tmp", windows, compress=lab_trace.compressed(path))
         os.replace(path + ".tmp", path)
     print(f"lab_merge: {len(new_ids)} programs from {args.newer} into {args.corpus}")
 

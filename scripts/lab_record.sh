@@ -2,7 +2,8 @@
 # On a GPU host: build the lab, generate PROGRAM_COUNT programs from SEED (workloads/lab/labgen),
 # record them in batches (one `cuoverlap record` of `cuoverlap-lab run` per batch, every variant
 # REPS times, interleaved) and collect everything into OUT_DIR/corpus (docs/lab.md):
-# manifest.json, the trimmed batch traces, programs.jsonl.gz. Log: OUT_DIR/lab_record.log.
+# manifest.json, the trimmed batch traces (gzip-compressed: BATCH.sqlite.gz), programs.jsonl.gz.
+# Log: OUT_DIR/lab_record.log.
 #   Usage: scripts/lab_record.sh OUT_DIR [PROGRAM_COUNT (320)] [SEED (1)]
 #   Env: PROGRAMS=FILE (record these corpus lines instead of generating; a .gz file too, such as a
 #        corpus's programs.jsonl.gz to record that corpus again), BUILD_DIR (build-gpu), REPS (15), BATCH (50 programs), BATCH_TIMEOUT (240 s per batch),
@@ -79,7 +80,7 @@ done
 log "collect -> $out/corpus"
 collect_options=()
 [ "${VARIANT_TRACES:-0}" = 1 ] && collect_options=(--variant-traces "$out/variants")
-collect_options+=(--windows "${WINDOWS:-1}")
+collect_options+=(--windows "${WINDOWS:-1}" --compress)
 python3 scripts/lab_collect.py "$out/corpus" --machine "${machine:-unknown}" "${collect_options[@]}" "${collect_args[@]}" 2>&1 | tee -a "$logfile"
 [ "${PIPESTATUS[0]}" = 0 ] || { log "lab_collect.py failed"; exit 1; }
 python3 scripts/lab_streams.py "$out/corpus" 2>&1 | tee -a "$logfile"

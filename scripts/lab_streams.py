@@ -22,12 +22,16 @@ Rewrites CORPUS_DIR/manifest.json in place, atomically; prints counts.
 Importable: `stream_ids(trace_path, window, description)` for lab_collect.py.
 """
 import collections
+import contextlib
 import gzip
 import json
 import os
 import sqlite3
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lab_trace  # noqa: E402  (plain or gzip-compressed traces)
 
 # Transforms that act on one stream of the program, with how to find it in the variant.
 ONE_STREAM = ("multi-stream", "copy-ahead")
@@ -212,6 +216,16 @@ def annotate(corpus):
             descriptions[entry["id"]] = entry["variants"]
     dbs = {}
     counts = collections.Counter()
+    with contextlib.ExitStack() as stack:
+        _annotate_programs(corpus, manifest, descriptions, dbs, counts, stack)
+    fd, tmp = tempfile.mkstemp(dir=corpus, prefix=".manifest.", suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        json.dump(manifest, f, indent=1)
+    os.replace(tmp, path)
+    return counts
+
+
+def _annotate_programs(corpus, manifest, descriptions, dbs, counts, stack):
     for program in manifest["programs"]:
         variants = descriptions.get(program["id"], {})
         for transform, entry in program["variants"].items():
@@ -227,7 +241,7 @@ def annotate(corpus):
                 continue
             trace = program["trace"]
             if trace not in dbs:
-                dbs[trace] = sqlite3.connect("file:%s?mode=ro" % os.path.join(corpus, trace), uri=True)
+                dbs[trace] = lab_trace.connect(os.path.join(corpus, trace), stack)
             ids = stream_ids(dbs[trace], program["baseline"]["window_ns"], variants["baseline"])
             if name in ids:
                 entry["stream_id"] = ids[name]
@@ -240,11 +254,6 @@ def annotate(corpus):
             if "windows_ns" in program["baseline"]:
                 _name_per_window(entry, dbs[trace], program["baseline"]["windows_ns"],
                                  variants["baseline"], variants[transform], name)
-    fd, tmp = tempfile.mkstemp(dir=corpus, prefix=".manifest.", suffix=".json")
-    with os.fdopen(fd, "w") as f:
-        json.dump(manifest, f, indent=1)
-    os.replace(tmp, path)
-    return counts
 
 
 def main(argv):

@@ -15,9 +15,11 @@ programs' own traces"), from the DIR that `lab_collect.py --variant-traces DIR` 
 """
 import json
 import os
-import sqlite3
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lab_trace  # noqa: E402  (plain or gzip-compressed traces)
 
 COPY_KINDS = {1: "HtoD", 2: "DtoH", 8: "DtoD", 10: "PtoP"}
 
@@ -25,7 +27,7 @@ COPY_KINDS = {1: "HtoD", 2: "DtoH", 8: "DtoD", 10: "PtoP"}
 def run_ops(trace, window):
     """[(start, end, stream, kind, what, kernel key or None)] of the GPU ops that start in window."""
     lo, hi = window
-    db = sqlite3.connect(f"file:{trace}?mode=ro", uri=True)
+    db = lab_trace.connect(trace)
     ops = []
     for start, end, stream, name, grid, block in db.execute(
             "SELECT k.start, k.end, k.streamId, s.value, k.gridX * k.gridY * k.gridZ, "

@@ -21,6 +21,7 @@
 #include "cuoverlap/error.h"
 #include "kineto/kineto_importer.h"
 #include "reader_internal.h"
+#include "sqlite_snapshot.h"
 
 namespace cuoverlap {
 namespace reader {
@@ -285,15 +286,17 @@ std::uint64_t fileBytes(const std::string& path) {
 
 }  // namespace
 
-// One importer per format in front of one model: gzip or JSON text goes to the Kineto importer,
-// anything else to the SQLite reader (which rejects what is not a trace).
+// One importer per format in front of one model: JSON text, plain or gzip-compressed, goes to the
+// Kineto importer, anything else (a gzip-compressed SQLite database too) to the SQLite reader
+// (which rejects what is not a trace).
 Trace readTrace(const std::string& path) {
   reader::rejectNsightReport(path);
   reader::requireRegularFile(path);
   Trace trace;
   trace.path = path;
   std::optional<reader::OpsSeen> seen;  // the SQLite reader's: the Kineto importer's ops are not merged
-  if (kineto::looksLikeJson(path)) {
+  // gzip holds either: a compressed SQLite trace (lab corpora store theirs so) or Kineto JSON.
+  if (!sqlite::PrivateSnapshot::gzippedSqlite(path) && kineto::looksLikeJson(path)) {
     progress::phase(fmt::format("reading {} (PyTorch profiler JSON)", path), fileBytes(path));
     trace.source = TraceSource::kKineto;
     kineto::importTrace(path, trace);

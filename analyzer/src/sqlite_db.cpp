@@ -71,7 +71,12 @@ Database::Database(const std::string& path) : path_(path), read_seconds_(readSec
   deadline_ = std::chrono::steady_clock::now() + std::chrono::seconds(read_seconds_);
   checkReadableFile(path);
   // NOMUTEX: one thread uses the connection, and per-call mutexes cost ~10% of reading time.
-  if (PrivateSnapshot::needed(path)) {
+  if (PrivateSnapshot::gzippedSqlite(path)) {
+    // SQLite reads plain files only: the inflated copy, ours alone (read-write, so that a
+    // database in WAL mode opens without a -shm file).
+    snapshot_ = std::make_unique<PrivateSnapshot>(path, deadline_, PrivateSnapshot::Inflate{});
+    open(snapshot_->databasePath(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
+  } else if (PrivateSnapshot::needed(path)) {
     snapshot_ = std::make_unique<PrivateSnapshot>(path, deadline_);
     // Read-write on our own copy, so that SQLite can replay the log there.
     open(snapshot_->databasePath(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
@@ -151,7 +156,7 @@ bool Database::hasTable(std::string_view table) const {
 }
 
 std::string Database::unfinishedLog() const {
-  if (!snapshot_) return "";
+  if (!snapshot_ || snapshot_->inflated()) return "";
   return fmt::format("{}{} ({} bytes) was beside the file: the writer did not close the trace "
                      "(killed, or still writing); read up to its last commit",
                      path_, snapshot_->logSuffix(), snapshot_->logBytes());

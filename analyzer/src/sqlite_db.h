@@ -32,7 +32,8 @@ class Database {
  public:
   // A file without a -wal/-journal beside it is opened read-only and immutable: SQLite takes no
   // locks and never writes. One with a log (an unfinished trace) is read through a private copy
-  // (sqlite_snapshot.h). Either way nothing is written next to `path`.
+  // (sqlite_snapshot.h), and so is a gzip-compressed database (inflated there). Either way nothing
+  // is written next to `path`.
   explicit Database(const std::string& path);
   // A second connection to what `main` opened (the file, or its private copy), with the same
   // bounds and deadline, for another thread: connections are opened NOMUTEX, one thread each.

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cerrno>
 #include <chrono>
@@ -21,6 +22,8 @@ namespace {
 constexpr int kCopyAttempts = 5;
 constexpr std::size_t kWalHeaderBytes = 32;
 constexpr std::uint64_t kDefaultMaxLogMib = 256;
+constexpr std::uint64_t kDefaultMaxInflateMib = 16384;
+constexpr char kSqliteHeader[] = "SQLite format 3";  // 16 bytes with its NUL, as in the file
 constexpr const char* kSuffixes[] = {"", "-wal", "-shm", "-journal"};
 
 using Clock = std::chrono::steady_clock;
@@ -36,6 +39,42 @@ std::uint64_t maxLogBytes() {
   }
   return static_cast<std::uint64_t>(mib) << 20;
 }
+
+std::uint64_t maxInflateBytes() {
+  const char* text = std::getenv("CUOVERLAP_MAX_INFLATE_MIB");
+  if (text == nullptr || *text == '\0') return kDefaultMaxInflateMib << 20;
+  char* end = nullptr;
+  const unsigned long long mib = std::strtoull(text, &end, 10);
+  if (*end != '\0' || mib == 0 || mib > (1ULL << 30)) {
+    throw UserError(fmt::format(
+        "CUOVERLAP_MAX_INFLATE_MIB='{}': expected a whole number of MiB (1 to 2^30)",
+        std::string(text).substr(0, 40)));
+  }
+  return static_cast<std::uint64_t>(mib) << 20;
+}
+
+// The first two bytes of every gzip member (RFC 1952).
+bool gzipMagic(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return false;
+  struct stat st {};
+  unsigned char head[2] = {};
+  ssize_t n = 0;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) n = ::pread(fd, head, sizeof head, 0);
+  ::close(fd);
+  return n == 2 && head[0] == 0x1f && head[1] == 0x8b;
+}
+
+// gzFile that closes itself.
+struct GzFile {
+  explicit GzFile(const std::string& path) : file(gzopen(path.c_str(), "rb")) {}
+  ~GzFile() {
+    if (file != nullptr) gzclose(file);
+  }
+  GzFile(const GzFile&) = delete;
+  GzFile& operator=(const GzFile&) = delete;
+  gzFile file;
+};
 
 std::uint64_t fileSize(const std::string& path) {
   struct stat st {};
@@ -120,7 +159,90 @@ std::string makePrivateDirectory() {
   return pattern;
 }
 
+// Inflates gzip file `from` into `to` (created exclusively) before `deadline`, at most `limit`
+// bytes. Returns bytes.
+std::uint64_t inflateFile(const std::string& from, const std::string& to, std::uint64_t limit,
+                          Clock::time_point deadline) {
+  GzFile in(from);
+  if (in.file == nullptr) {
+    throw UserError(fmt::format("{}: cannot open: {}", from, std::strerror(errno)));
+  }
+  gzbuffer(in.file, 1 << 18);
+  int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (out < 0) {
+    throw UserError(fmt::format("{}: cannot create a private copy: {}", to, std::strerror(errno)));
+  }
+  std::vector<char> buffer(1 << 20);
+  std::uint64_t total = 0;
+  std::string failure;
+  while (failure.empty()) {
+    if (Clock::now() > deadline) {
+      failure = "inflating it took longer than the read deadline (CUOVERLAP_READ_TIMEOUT)";
+      break;
+    }
+    const int n = gzread(in.file, buffer.data(), static_cast<unsigned>(buffer.size()));
+    int code = Z_OK;
+    const char* message = gzerror(in.file, &code);
+    if (n < 0 || (code != Z_OK && code != Z_STREAM_END)) {
+      failure = code == Z_BUF_ERROR ? "truncated gzip data (unexpected end of file)"
+                                    : fmt::format("gzip data is corrupt: {}", message ? message : "?");
+      break;
+    }
+    if (n == 0) break;
+    total += static_cast<std::uint64_t>(n);
+    if (total > limit) {
+      failure = fmt::format("it inflates to more than {} MiB (CUOVERLAP_MAX_INFLATE_MIB raises the bound)",
+                            limit >> 20);
+      break;
+    }
+    for (int done = 0; done < n && failure.empty();) {
+      ssize_t w = ::write(out, buffer.data() + done, static_cast<std::size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) {
+        failure = fmt::format("cannot write the inflated copy {}: {}", to, std::strerror(errno));
+        break;
+      }
+      done += static_cast<int>(w);
+    }
+  }
+  if (::close(out) != 0 && failure.empty()) {
+    failure = fmt::format("cannot write the inflated copy {}: {}", to, std::strerror(errno));
+  }
+  if (!failure.empty()) throw UserError(fmt::format("{}: {}", from, failure));
+  return total;
+}
+
 }  // namespace
+
+bool PrivateSnapshot::gzippedSqlite(const std::string& path) {
+  if (!gzipMagic(path)) return false;
+  GzFile in(path);
+  if (in.file == nullptr) return false;
+  char head[sizeof kSqliteHeader] = {};
+  return gzread(in.file, head, sizeof head) == static_cast<int>(sizeof head) &&
+         std::memcmp(head, kSqliteHeader, sizeof head) == 0;
+}
+
+void PrivateSnapshot::makeDirectory() {
+  temporary::SignalsBlocked blocked;
+  directory_ = makePrivateDirectory();
+  database_ = directory_ + "/trace.sqlite";
+  registrations_.reserve(1 + std::size(kSuffixes));
+  registrations_.emplace_back(directory_, true);
+  for (const char* suffix : kSuffixes) registrations_.emplace_back(database_ + suffix, false);
+}
+
+PrivateSnapshot::PrivateSnapshot(const std::string& path, Clock::time_point deadline, Inflate)
+    : inflated_(true) {
+  const std::uint64_t limit = maxInflateBytes();
+  makeDirectory();
+  try {
+    inflateFile(path, database_, limit, deadline);
+  } catch (...) {
+    removeFiles();  // the destructor does not run when the constructor throws
+    throw;
+  }
+}
 
 bool PrivateSnapshot::needed(const std::string& path) {
   return fileSize(path + "-wal") > 0 || fileSize(path + "-journal") > 0;
@@ -135,14 +257,7 @@ PrivateSnapshot::PrivateSnapshot(const std::string& path, Clock::time_point dead
         "{}: an unfinished trace whose {} is {} MiB, more than the {} MiB copied to read it "
         "(CUOVERLAP_MAX_LOG_MIB raises the bound)", path, log_suffix_, fileSize(log) >> 20, limit >> 20));
   }
-  {
-    temporary::SignalsBlocked blocked;
-    directory_ = makePrivateDirectory();
-    database_ = directory_ + "/trace.sqlite";
-    registrations_.reserve(1 + std::size(kSuffixes));
-    registrations_.emplace_back(directory_, true);
-    for (const char* suffix : kSuffixes) registrations_.emplace_back(database_ + suffix, false);
-  }
+  makeDirectory();
   try {
     for (int attempt = 0;; ++attempt) {
       const std::string before = walHeader(log);

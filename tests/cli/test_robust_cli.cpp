@@ -1,5 +1,5 @@
 // Issue 24 through the CLI: what surrounds the trace. Hostile --range patterns and 40k-character
-// names, FIFOs as input, a huge -wal beside a trace, signals and `ulimit -f` while writing, inert
+// names, FIFOs as input, a huge -wal beside a trace, gzip-compressed traces, signals and `ulimit -f` while writing, inert
 // and bounded error lines, and outputs through symbolic links, descriptors and races. Every run
 // is under `timeout`, so a hang fails the test instead of stalling ctest.
 #include <catch2/catch.hpp>
@@ -160,6 +160,42 @@ TEST_CASE("a -wal beyond the copy bound is refused before copying, and nothing i
                                      trace + " --format json", 20);
   CHECK(raised.run.exit_code <= 2);
   CHECK(fs::is_empty(tmp));
+}
+
+TEST_CASE("a gzip-compressed SQLite trace reads as the trace itself; a bad one is one line, nothing left",
+          "[robust24]") {
+  const fs::path dir = freshDirectory("robust_gzip");
+  const fs::path tmp = freshDirectory("robust_gzip_tmp");
+  const std::string gz = (dir / "t.sqlite.gz").string();
+  const std::string env = "TMPDIR=" + tmp.string() + " ";
+  REQUIRE(timedShell("gzip -c " + kPageable + " > " + gz).run.exit_code == 0);
+  const TimedRun plain = timedShell("$CLI analyze --format json " + kPageable + " | grep -v '\"path\"'");
+  const TimedRun packed = timedShell(env + "$CLI analyze --format json " + gz + " | grep -v '\"path\"'");
+  REQUIRE(plain.run.exit_code == 0);
+  CHECK(packed.run.exit_code == 0);
+  CHECK(packed.run.out == plain.run.out);
+  CHECK(packed.run.err.find("-wal") == std::string::npos);  // no "unfinished trace" note
+  CHECK(fs::is_empty(tmp));
+  struct Bad {
+    std::string make, expected, env;
+  };
+  const std::vector<Bad> bad = {
+      {"head -c 3000 " + gz, "truncated gzip data", ""},
+      // The sniff reads a database header; then 1000 zero bytes inside the deflate stream.
+      {"(head -c 2000 " + gz + "; head -c 1000 /dev/zero; tail -c +3001 " + gz + ")", "gzip data is corrupt", ""},
+      {"(cat " + kPageable + "; head -c 3145728 /dev/zero) | gzip -c", "CUOVERLAP_MAX_INFLATE_MIB",
+       "CUOVERLAP_MAX_INFLATE_MIB=1 "},
+      {"cat " + gz, "CUOVERLAP_MAX_INFLATE_MIB='x'", "CUOVERLAP_MAX_INFLATE_MIB=x "}};
+  for (const Bad& b : bad) {
+    const std::string path = (dir / "bad.sqlite.gz").string();
+    REQUIRE(timedShell(b.make + " > " + path).run.exit_code == 0);
+    const TimedRun run = timedShell(env + b.env + "$CLI analyze " + path, 20);
+    INFO(b.make);
+    CHECK(run.seconds < 10);
+    expectOneErrorLine(run.run);
+    CHECK(run.run.err.find(b.expected) != std::string::npos);
+    CHECK(fs::is_empty(tmp));
+  }
 }
 
 TEST_CASE("SIGTERM, SIGINT and SIGHUP while writing leave no temporary file", "[robust24]") {

@@ -4,6 +4,7 @@
 
   lab_collect_test.py PATH/TO/lab_collect.py
 """
+import contextlib
 import gzip
 import importlib.util
 import json
@@ -216,6 +217,39 @@ class WindowsTest(unittest.TestCase):
         self.assertEqual(outs[0], outs[2])
         self.assertEqual(outs[1], outs[3])
         self.assertEqual([p["trace"] for p in outs[0]["programs"]], ["batch0.sqlite"] * 2 + ["batch1.sqlite"] * 2)
+
+    def test_compressed_traces_hold_the_plain_ones(self):
+        """--compress writes BATCH.sqlite.gz, the plain trim's rows; lab_compress.py converts a plain
+        corpus to the same; lab_trace reads both."""
+        sys.path.insert(0, os.path.dirname(COLLECT))
+        import lab_trace
+        plain_out, plain = self.collect(2)
+        out = os.path.join(self.dir, "compressed")
+        subprocess.run([sys.executable, COLLECT, out, "--compress", "--windows", "2", "--date", "2026-01-01",
+                        "--batch", os.path.join(self.dir, "batch0.sqlite"), os.path.join(self.dir, "programs.jsonl"),
+                        os.path.join(self.dir, "results.jsonl")], check=True, stdout=subprocess.DEVNULL)
+        with open(os.path.join(out, "manifest.json")) as f:
+            packed = json.load(f)
+        self.assertEqual({p["trace"] for p in packed["programs"]}, {"batch0.sqlite.gz"})
+        self.assertFalse(os.path.exists(os.path.join(out, "batch0.sqlite")))
+        for program in packed["programs"]:
+            program["trace"] = "batch0.sqlite"
+        self.assertEqual(packed, plain)
+
+        def rows(path):
+            with contextlib.ExitStack() as stack:
+                db = lab_trace.connect(path, stack)
+                return {t: db.execute(f'SELECT * FROM "{t}"').fetchall() for (t,) in
+                        db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        self.assertEqual(rows(os.path.join(out, "batch0.sqlite.gz")), rows(os.path.join(plain_out, "batch0.sqlite")))
+        # The migration of a plain corpus: the same compressed bytes (time 0 in the gzip header).
+        subprocess.run([sys.executable, os.path.join(os.path.dirname(COLLECT), "lab_compress.py"), plain_out],
+                       check=True, stdout=subprocess.DEVNULL)
+        with open(os.path.join(plain_out, "manifest.json")) as f:
+            self.assertEqual(json.load(f)["programs"], json.load(open(os.path.join(out, "manifest.json")))["programs"])
+        with open(os.path.join(plain_out, "batch0.sqlite.gz"), "rb") as a, open(os.path.join(out, "batch0.sqlite.gz"), "rb") as b:
+            self.assertEqual(a.read(), b.read())
+        self.assertFalse(os.path.exists(os.path.join(plain_out, "batch0.sqlite")))
 
     def test_one_window_is_todays_manifest(self):
         self.assertNotIn("windows_ns", self.manifest["programs"][0]["baseline"])
