@@ -76,7 +76,7 @@ std::vector<std::string> formatNames() {
 
 // Options that select what is analyzed; later options (--gap-threshold, --range, --window) go here.
 void addAnalyzeOptions(CLI::App& cmd, AnalyzeArgs& args) {
-  cmd.add_option("files", args.files, "Traces: cuoverlap traces, Nsight Systems SQLite exports or PyTorch profiler (Kineto) JSON (.json, .json.gz)")
+  cmd.add_option("files", args.files, "Traces: cuoverlap traces, Nsight Systems SQLite exports (either also gzip-compressed, .sqlite.gz) or PyTorch profiler (Kineto) JSON (.json, .json.gz)")
       ->required();
   cmd.add_option("--format", args.format, "Output format")
       ->check(CLI::IsMember(formatNames()))

@@ -48,7 +48,7 @@ struct GateArgs {
 };
 
 void addGateOptions(CLI::App& cmd, GateArgs& args) {
-  cmd.add_option("files", args.files, "Traces: cuoverlap traces, Nsight Systems SQLite exports or PyTorch profiler (Kineto) JSON (.json, .json.gz)")
+  cmd.add_option("files", args.files, "Traces: cuoverlap traces, Nsight Systems SQLite exports (either also gzip-compressed, .sqlite.gz) or PyTorch profiler (Kineto) JSON (.json, .json.gz)")
       ->required();
   cmd.add_option("--min-overlap", args.min_overlap, "Fail when overlap_ratio is below X (0.3 or 30%)");
   cmd.add_option("--min-copy-hidden", args.min_copy_hidden,

@@ -41,11 +41,13 @@ std::vector<HelpRow> traceEnvironment(TerminalUse terminal) {
     rows.push_back({"CUOVERLAP_PROGRESS", "always: the progress line on stderr even when it is not a "
                                           "terminal; never: no progress line (as --quiet)"});
   }
-  rows.push_back({"TMPDIR", "where the private copy of an unfinished trace (its -wal) is made "
-                            "(default /tmp)"});
+  rows.push_back({"TMPDIR", "where the private copy of an unfinished trace (its -wal) or of a "
+                            "gzip-compressed one (inflated) is made (default /tmp)"});
   rows.push_back({"CUOVERLAP_READ_TIMEOUT", "seconds a trace's read may take in all (default 600)"});
   rows.push_back({"CUOVERLAP_MAX_LOG_MIB", "largest -wal or -journal copied to read an unfinished "
                                            "trace, in MiB (default 256)"});
+  rows.push_back({"CUOVERLAP_MAX_INFLATE_MIB", "largest size a gzip-compressed SQLite trace is "
+                                               "inflated to, in MiB (default 16384)"});
   return rows;
 }
 

@@ -110,7 +110,8 @@ void setTopLevelHelp(CLI::App& app) {
   environment.push_back({"CUOVERLAP_COLLECTOR", "record: the collector library to inject"});
   cuoverlap::cli::setHelpSections(app, {
       "Traces: cuoverlap traces (record), Nsight Systems SQLite exports (nsys export --type "
-      "sqlite) or PyTorch profiler (Kineto) JSON, .json or .json.gz.\n"
+      "sqlite), either also gzip-compressed (.sqlite.gz), or PyTorch profiler (Kineto) JSON, "
+      ".json or .json.gz.\n"
       "Run 'cuoverlap help COMMAND' or 'cuoverlap COMMAND --help' for a command's options.",
       {{"cuoverlap record -o run.sqlite -- ./app", "record a trace of a CUDA program"},
        {"cuoverlap analyze run.sqlite", "what overlapped, what did not, and why"},

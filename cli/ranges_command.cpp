@@ -113,7 +113,7 @@ void listRanges(const Trace& trace, std::size_t limit) {
 void registerRangesCommand(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("ranges", "List the NVTX ranges of traces (names for analyze --range)");
   auto args = std::make_shared<RangesArgs>();
-  cmd->add_option("files", args->files, "Traces: cuoverlap traces, Nsight Systems SQLite exports or PyTorch profiler (Kineto) JSON (.json, .json.gz)")
+  cmd->add_option("files", args->files, "Traces: cuoverlap traces, Nsight Systems SQLite exports (either also gzip-compressed, .sqlite.gz) or PyTorch profiler (Kineto) JSON (.json, .json.gz)")
       ->required();
   cmd->add_option("--limit", args->limit, "Show at most N names")->capture_default_str();
   setHelpSections(*cmd, {
