@@ -28,27 +28,15 @@ constexpr const char* kSuffixes[] = {"", "-wal", "-shm", "-journal"};
 
 using Clock = std::chrono::steady_clock;
 
-std::uint64_t maxLogBytes() {
-  const char* text = std::getenv("CUOVERLAP_MAX_LOG_MIB");
-  if (text == nullptr || *text == '\0') return kDefaultMaxLogMib << 20;
+// Environment variable `name`, a whole number of MiB (1 to 2^30), in bytes; `default_mib` unset.
+std::uint64_t mibFromEnvironment(const char* name, std::uint64_t default_mib) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return default_mib << 20;
   char* end = nullptr;
   const unsigned long long mib = std::strtoull(text, &end, 10);
   if (*end != '\0' || mib == 0 || mib > (1ULL << 30)) {
-    throw UserError(fmt::format("CUOVERLAP_MAX_LOG_MIB='{}': expected a whole number of MiB (1 to 2^30)",
+    throw UserError(fmt::format("{}='{}': expected a whole number of MiB (1 to 2^30)", name,
                                 std::string(text).substr(0, 40)));
-  }
-  return static_cast<std::uint64_t>(mib) << 20;
-}
-
-std::uint64_t maxInflateBytes() {
-  const char* text = std::getenv("CUOVERLAP_MAX_INFLATE_MIB");
-  if (text == nullptr || *text == '\0') return kDefaultMaxInflateMib << 20;
-  char* end = nullptr;
-  const unsigned long long mib = std::strtoull(text, &end, 10);
-  if (*end != '\0' || mib == 0 || mib > (1ULL << 30)) {
-    throw UserError(fmt::format(
-        "CUOVERLAP_MAX_INFLATE_MIB='{}': expected a whole number of MiB (1 to 2^30)",
-        std::string(text).substr(0, 40)));
   }
   return static_cast<std::uint64_t>(mib) << 20;
 }
@@ -234,7 +222,7 @@ void PrivateSnapshot::makeDirectory() {
 
 PrivateSnapshot::PrivateSnapshot(const std::string& path, Clock::time_point deadline, Inflate)
     : inflated_(true) {
-  const std::uint64_t limit = maxInflateBytes();
+  const std::uint64_t limit = mibFromEnvironment("CUOVERLAP_MAX_INFLATE_MIB", kDefaultMaxInflateMib);
   makeDirectory();
   try {
     inflateFile(path, database_, limit, deadline);
@@ -251,7 +239,7 @@ bool PrivateSnapshot::needed(const std::string& path) {
 PrivateSnapshot::PrivateSnapshot(const std::string& path, Clock::time_point deadline) {
   if (fileSize(path + "-wal") == 0) log_suffix_ = "-journal";
   const std::string log = path + log_suffix_;
-  const std::uint64_t limit = maxLogBytes();
+  const std::uint64_t limit = mibFromEnvironment("CUOVERLAP_MAX_LOG_MIB", kDefaultMaxLogMib);
   if (fileSize(log) > limit) {
     throw UserError(fmt::format(
         "{}: an unfinished trace whose {} is {} MiB, more than the {} MiB copied to read it "
