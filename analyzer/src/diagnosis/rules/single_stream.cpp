@@ -35,7 +35,8 @@
 // that wave's middle (as in every schedule: ScheduleRun::drainTails); each lane's first run of a
 // step of the loop touches buffers of its own, not yet in the caches, and its kernels take the
 // durations the step's first run had on the one stream where those were longer (coldLaneKernels,
-// where that first run ran alone); both keep the legacy stream's barriers
+// where no other stream's device-filling kernel ran beside that first run: beside other work, its
+// extra time is the memory system's, which the lanes meet too); both keep the legacy stream's barriers
 // (the split's lanes of a legacy or blocking stream's work are created blocking streams, which
 // keep them: splitBarriers); both schedules carry the device's
 // hand-off between a stream's queued ops (DeviceView::streamHandoff), which on one stream lies
