@@ -360,6 +360,63 @@ TEST_CASE("single-stream: the split thread's own legacy calls beside other threa
   }
 }
 
+TEST_CASE("single-stream: the split thread's call another thread's staging held waits for the staging alone") {
+  // Thread 1's loop: six pinned cudaMemcpyAsync calls to the legacy stream, 3 µs alone; the one at
+  // 300 µs took 100 µs beside thread 2's pageable copy on the legacy stream (thread 2 also launches
+  // to its stream 14: a partner off the legacy stream). A staged DtoH copy waits for its stream's
+  // earlier work, then stages from its op's start to its call's return (340-390 µs): thread 1's
+  // call, on a created lane in the split, got through before that staging began and gets 97 µs
+  // back. A staged HtoD copy stages from its call's start to its op's end (290-390 µs): the call
+  // waits for it and gets 7 µs back. A pinned copy of thread 2 (no staging) is a staying legacy
+  // call that held it: nothing back.
+  enum class Second { kStagedDtoH, kStagedHtoD, kPinned };
+  for (const Second second : {Second::kStagedDtoH, Second::kStagedHtoD, Second::kPinned}) {
+    TraceBuilder b;
+    for (int k = 0; k < 6; ++k) {
+      const double t = 100.0 * k;
+      b.copyCall("cudaMemcpyAsync_v3020", kNullStream, t, t + (k == 3 ? 100 : 3), t + 30, t + 40, CopyKind::kHtoD);
+    }
+    b.launch(kNullStream, 600, 602, 610, 650);
+    if (second == Second::kStagedDtoH) {
+      b.copyCall("cudaMemcpyAsync_v3020", kNullStream, 280, 390, 340, 350, CopyKind::kDtoH, MemKind::kPageable);
+    } else if (second == Second::kStagedHtoD) {
+      b.copyCall("cudaMemcpyAsync_v3020", kNullStream, 290, 395, 380, 390, CopyKind::kHtoD, MemKind::kPageable);
+    } else {
+      b.copyCall("cudaMemcpyAsync_v3020", kNullStream, 290, 395, 380, 390, CopyKind::kHtoD);
+    }
+    b.trace().runtime_calls.back().tid = 2;
+    b.launch(14, 550, 552, 553, 560);
+    b.trace().runtime_calls.back().tid = 2;
+    const Trace trace = b.build();
+    const DeviceView view(trace, Scope{}, 0);
+    std::vector<std::uint64_t> keys = ownWork(view);
+    std::uint64_t loop = 0;
+    std::size_t last = 0;
+    for (std::size_t p = 0; p < view.ops().size(); ++p) {
+      const auto call = view.launchCall(view.op(view.ops()[p]));
+      if (!view.onLegacyDefaultStream(view.op(view.ops()[p])) || !call) continue;
+      if (view.call(*call).tid == 1) {
+        loop = keys[p];
+        last = p;
+      } else {
+        keys[p] = ~keys[p];
+      }
+    }
+    const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+    std::vector<diagnosis::CallChange> changed;
+    std::vector<Ns> earlier;
+    diagnosis::heldBySplitLegacyCalls(view, host, keys, loop, changed, earlier);
+    const Ns back = second == Second::kStagedDtoH ? 97 : second == Second::kStagedHtoD ? 7 : 0;
+    if (back == 0) {
+      CHECK((earlier.empty() || earlier[last] == 0));
+      continue;
+    }
+    REQUIRE(earlier.size() == view.ops().size());
+    CHECK(earlier[last] >= TraceBuilder::ns(back) - 1);
+    CHECK(earlier[last] <= TraceBuilder::ns(back) + 1);
+  }
+}
+
 TEST_CASE("single-stream: a loop whose copies ran on the legacy stream took turns by its barrier") {
   // Thread 1's loop: four steps of a synchronous copy in (legacy stream), a kernel on `loop_stream`
   // and a synchronous copy out, 100 µs a step; thread 2's kernel of 60 µs on `other` between each
