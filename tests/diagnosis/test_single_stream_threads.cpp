@@ -88,6 +88,28 @@ TraceBuilder twoThreadsOnLegacy(bool independent) {
   return b;
 }
 
+// heldBySplitLegacyCalls for a split of thread 1's loop on the legacy stream (the other threads'
+// legacy work keyed apart): how much sooner each op starts; `last`, thread 1's last legacy op.
+std::vector<Ns> earlierInSplitOfThread1(const DeviceView& view, std::size_t& last) {
+  std::vector<std::uint64_t> keys = ownWork(view);
+  std::uint64_t loop = 0;
+  for (std::size_t p = 0; p < view.ops().size(); ++p) {
+    const auto call = view.launchCall(view.op(view.ops()[p]));
+    if (!view.onLegacyDefaultStream(view.op(view.ops()[p])) || !call) continue;
+    if (view.call(*call).tid == 1) {
+      loop = keys[p];
+      last = p;
+    } else {
+      keys[p] = ~keys[p];
+    }
+  }
+  const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+  std::vector<diagnosis::CallChange> changed;
+  std::vector<Ns> earlier;
+  diagnosis::heldBySplitLegacyCalls(view, host, keys, loop, changed, earlier);
+  return earlier;
+}
+
 TEST_CASE("single-stream: each thread's loop on the shared legacy stream is its own work") {
   // One stream, two loops. The finding names thread 1's loop (18 ops), not the stream's 20 ops,
   // which the split of one thread's loop would not move.
@@ -336,23 +358,8 @@ TEST_CASE("single-stream: the split thread's own legacy calls beside other threa
     }
     const Trace trace = b.build();
     const DeviceView view(trace, Scope{}, 0);
-    std::vector<std::uint64_t> keys = ownWork(view);
-    std::uint64_t loop = 0;
     std::size_t last = 0;
-    for (std::size_t p = 0; p < view.ops().size(); ++p) {
-      const auto call = view.launchCall(view.op(view.ops()[p]));
-      if (!view.onLegacyDefaultStream(view.op(view.ops()[p])) || !call) continue;
-      if (view.call(*call).tid == 1) {
-        loop = keys[p];
-        last = p;
-      } else {
-        keys[p] = ~keys[p];
-      }
-    }
-    const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
-    std::vector<diagnosis::CallChange> changed;
-    std::vector<Ns> earlier;
-    diagnosis::heldBySplitLegacyCalls(view, host, keys, loop, changed, earlier);
+    const std::vector<Ns> earlier = earlierInSplitOfThread1(view, last);
     REQUIRE(earlier.size() == view.ops().size());
     const Ns back = third == Third::kNone ? 66 : third == Third::kHolding ? 22 : 44;
     CHECK(earlier[last] >= TraceBuilder::ns(back) - 1);
@@ -389,23 +396,8 @@ TEST_CASE("single-stream: the split thread's call another thread's staging held 
     b.trace().runtime_calls.back().tid = 2;
     const Trace trace = b.build();
     const DeviceView view(trace, Scope{}, 0);
-    std::vector<std::uint64_t> keys = ownWork(view);
-    std::uint64_t loop = 0;
     std::size_t last = 0;
-    for (std::size_t p = 0; p < view.ops().size(); ++p) {
-      const auto call = view.launchCall(view.op(view.ops()[p]));
-      if (!view.onLegacyDefaultStream(view.op(view.ops()[p])) || !call) continue;
-      if (view.call(*call).tid == 1) {
-        loop = keys[p];
-        last = p;
-      } else {
-        keys[p] = ~keys[p];
-      }
-    }
-    const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
-    std::vector<diagnosis::CallChange> changed;
-    std::vector<Ns> earlier;
-    diagnosis::heldBySplitLegacyCalls(view, host, keys, loop, changed, earlier);
+    const std::vector<Ns> earlier = earlierInSplitOfThread1(view, last);
     const Ns back = second == Second::kStagedDtoH ? 97 : second == Second::kStagedHtoD ? 7 : 0;
     if (back == 0) {
       CHECK((earlier.empty() || earlier[last] == 0));
