@@ -42,6 +42,11 @@ each program's baseline and the changed variants), the same, except that the var
 is NEWER's and replaces CORPUS's in programs.jsonl.gz: the claims still come from CORPUS's kept
 baseline run (the baseline's description must not differ), the saving from the changed fix's runs
 beside baseline runs of their own. The manifest lists them under "changed_variants".
+
+With any of the three, a program whose newer baseline median lies more than 5% from the corpus's
+(the score's `drifted`: another machine start ran it otherwise) is left out and named, since its
+variants' savings would not be comparable with the claims of the analyzed recording; record it
+again whole, or pass --keep-drifted.
 """
 import argparse
 import datetime
@@ -82,6 +87,7 @@ def add_variants(args, manifest, newer):
     added = manifest.setdefault("changed_variants" if args.changed else
                                 "rerecorded_variants" if args.rerecorded else "added_variants", [])
     counts = {"variants": 0, "present": 0, "unknown programs": 0}
+    drifted = []
     for program in newer["programs"]:
         target = by_id.get(program["id"])
         if target is None or program["id"] not in lines:
@@ -89,6 +95,12 @@ def add_variants(args, manifest, newer):
             continue
         line, newer_line = lines[program["id"]], newer_lines[program["id"]]
         names = []
+        drift = statistics.median(program["baseline"]["spans_ns"]) / target["baseline"]["median_ns"] - 1
+        if abs(drift) > MAX_BASELINE_DRIFT and not args.keep_drifted:
+            # Its runs would be paired with baselines that ran otherwise than the analyzed recording's:
+            # the claim and the saving would be of two programs (the score's `drifted`).
+            drifted.append(f"{program['id']} {drift:+.1%}")
+            continue
         for name, variant in program["variants"].items():
             if replacing:
                 if name not in target["variants"]:
@@ -128,6 +140,10 @@ def add_variants(args, manifest, newer):
     manifest_path = os.path.join(args.corpus, "manifest.json")
     write_atomically(manifest_path, lambda f: (json.dump(manifest, f, indent=1), f.write("\n")))
     named = lab_streams.annotate(args.corpus)
+    if drifted:
+        print(f"lab_merge: {len(drifted)} programs left out, their baselines more than "
+              f"{MAX_BASELINE_DRIFT:.0%} away from the corpus's (record them again whole, or pass "
+              f"--keep-drifted): {', '.join(drifted)}")
     print(f"lab_merge: {counts['variants']} variants from {args.newer} into {args.corpus} "
           f"({counts['present']} {'not in it' if replacing else 'present already'}, {counts['unknown programs']} programs not in it; "
           f"{named['named']} of {named['variants']} one-stream variants name their stream)")
@@ -135,6 +151,9 @@ def add_variants(args, manifest, newer):
 
 # At most this median ratio of the replaced programs' baseline spread, newer over corpus.
 MAX_SPREAD_RATIO = 1.3
+# At most this share between a newer recording's baseline median and the corpus's, for variants
+# merged with baselines of their own (cuoverlap/lab_score.h's kBaselineDriftShare).
+MAX_BASELINE_DRIFT = 0.05
 
 
 def spread(spans):
@@ -178,6 +197,9 @@ def main():
                       help="replace the runs of the variants CORPUS's programs have, with their own baseline runs")
     mode.add_argument("--changed", action="store_true",
                       help="replace the runs and descriptions of variants whose transform changed, with their own baseline runs")
+    parser.add_argument("--keep-drifted", action="store_true",
+                        help=f"with the modes above, also merge programs whose newer baselines ran more than "
+                             f"{MAX_BASELINE_DRIFT:.0%} away from the corpus's")
     parser.add_argument("--accept-noisier", action="store_true",
                         help=f"replace programs even where NEWER's baselines spread over {MAX_SPREAD_RATIO}x CORPUS's")
     args = parser.parse_args()

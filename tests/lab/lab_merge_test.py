@@ -50,7 +50,7 @@ class VariantsOnly(unittest.TestCase):
         newer = os.path.join(cls.tmp.name, "newer")
         write_corpus(cls.corpus, [program("g1", "batch000.sqlite", [100, 101, 102], {"pin-host": [90, 91, 92]})],
                      [line("g1", ["pin-host"])], "2026-01-01")
-        write_corpus(newer, [program("g1", "batch000.sqlite", [110, 111, 112],
+        write_corpus(newer, [program("g1", "batch000.sqlite", [103, 104, 105],
                                      {"pin-host": [1, 2, 3], "hoist-alloc": [105, 106, 107]}),
                              program("g9", "batch000.sqlite", [5, 5, 5], {"pin-host": [4, 4, 4]})],
                      [line("g1", ["pin-host", "hoist-alloc"]), line("g9", ["pin-host"])], "2026-02-02")
@@ -73,7 +73,7 @@ class VariantsOnly(unittest.TestCase):
     def test_new_variant_carries_its_own_baseline(self):
         (g1,) = self.manifest["programs"]
         self.assertEqual(g1["variants"]["hoist-alloc"]["spans_ns"], [105, 106, 107])
-        self.assertEqual(g1["variants"]["hoist-alloc"]["baseline_spans_ns"], [110, 111, 112])
+        self.assertEqual(g1["variants"]["hoist-alloc"]["baseline_spans_ns"], [103, 104, 105])
         self.assertEqual(self.manifest["added_variants"],
                          [{"id": "g1", "variants": ["hoist-alloc"], "recorded": "2026-02-02"}])
 
@@ -101,7 +101,7 @@ class Rerecorded(unittest.TestCase):
         corpus_g1 = program("g1", "batch000.sqlite", [100, 101, 102], {"pin-host": [90, 91, 92], "hoist-alloc": [99, 99, 99]})
         corpus_g1["variants"]["pin-host"]["stream_id"] = 7
         write_corpus(corpus, [corpus_g1], [line("g1", ["pin-host", "hoist-alloc"])], "2026-01-01")
-        write_corpus(newer, [program("g1", "batch000.sqlite", [110, 111, 112, 113, 114],
+        write_corpus(newer, [program("g1", "batch000.sqlite", [102, 103, 104, 105, 106],
                                      {"pin-host": [80, 81, 82, 83, 84], "graph-capture": [1, 1, 1, 1, 1]})],
                      newer_lines, "2026-03-03")
         result = subprocess.run([sys.executable, MERGE, corpus, newer, "--rerecorded"],
@@ -117,13 +117,39 @@ class Rerecorded(unittest.TestCase):
         pin = g1["variants"]["pin-host"]
         self.assertEqual(pin["spans_ns"], [80, 81, 82, 83, 84])
         self.assertEqual(pin["median_ns"], 82)
-        self.assertEqual(pin["baseline_spans_ns"], [110, 111, 112, 113, 114])
+        self.assertEqual(pin["baseline_spans_ns"], [102, 103, 104, 105, 106])
         self.assertEqual((pin["finding"], pin["stream_id"]), ("f-pin-host", 7))
         self.assertEqual(g1["baseline"]["spans_ns"], [100, 101, 102])  # the program's own runs stay
         self.assertEqual(g1["variants"]["hoist-alloc"]["spans_ns"], [99, 99, 99])
         self.assertNotIn("graph-capture", g1["variants"])  # a variant the corpus lacks is not added
         self.assertEqual(manifest["rerecorded_variants"],
                          [{"id": "g1", "variants": ["pin-host"], "recorded": "2026-03-03", "reps": 5}])
+
+    def test_a_drifted_baseline_is_left_out_unless_kept(self):
+        """Newer baselines more than 5% from the corpus's (median 120 against 101): the program is
+        named and left as it was; --keep-drifted merges it."""
+        for keep in (False, True):
+            self.tmp = tempfile.TemporaryDirectory()
+            self.addCleanup(self.tmp.cleanup)
+            corpus = os.path.join(self.tmp.name, "corpus")
+            newer = os.path.join(self.tmp.name, "newer")
+            write_corpus(corpus, [program("g1", "batch000.sqlite", [100, 101, 102], {"pin-host": [90, 91, 92]})],
+                         [line("g1", ["pin-host"])], "2026-01-01")
+            write_corpus(newer, [program("g1", "batch000.sqlite", [119, 120, 121], {"pin-host": [80, 81, 82]})],
+                         [line("g1", ["pin-host"])], "2026-03-03")
+            result = subprocess.run([sys.executable, MERGE, corpus, newer, "--rerecorded"]
+                                    + (["--keep-drifted"] if keep else []), capture_output=True, text=True)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            with open(os.path.join(corpus, "manifest.json")) as f:
+                pin = json.load(f)["programs"][0]["variants"]["pin-host"]
+            if keep:
+                self.assertEqual(pin["spans_ns"], [80, 81, 82])
+                self.assertNotIn("left out", result.stdout)
+            else:
+                self.assertEqual(pin["spans_ns"], [90, 91, 92])
+                self.assertNotIn("baseline_spans_ns", pin)
+                self.assertIn("1 programs left out", result.stdout)
+                self.assertIn("g1 +18.8%", result.stdout)
 
     def test_another_description_is_an_error(self):
         changed = line("g1", ["pin-host"])
@@ -146,7 +172,7 @@ class Changed(unittest.TestCase):
         write_corpus(corpus, [program("g1", "batch000.sqlite", [100, 101, 102],
                                       {"pin-host": [130, 131, 132], "hoist-alloc": [99, 99, 99]})],
                      [line("g1", ["pin-host", "hoist-alloc"])], "2026-01-01")
-        write_corpus(newer, [program("g1", "batch000.sqlite", [110, 111, 112], {"pin-host": [80, 81, 82]})],
+        write_corpus(newer, [program("g1", "batch000.sqlite", [103, 104, 105], {"pin-host": [80, 81, 82]})],
                      [newer_line], "2026-03-03")
         result = subprocess.run([sys.executable, MERGE, corpus, newer, "--changed"],
                                 capture_output=True, text=True)
@@ -163,7 +189,7 @@ class Changed(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         (g1,) = manifest["programs"]
         pin = g1["variants"]["pin-host"]
-        self.assertEqual((pin["spans_ns"], pin["baseline_spans_ns"]), ([80, 81, 82], [110, 111, 112]))
+        self.assertEqual((pin["spans_ns"], pin["baseline_spans_ns"]), ([80, 81, 82], [103, 104, 105]))
         self.assertEqual(g1["baseline"]["spans_ns"], [100, 101, 102])
         self.assertEqual(g1["variants"]["hoist-alloc"]["spans_ns"], [99, 99, 99])
         self.assertEqual(lines[0]["variants"]["pin-host"]["buffers"], ["t0"])
