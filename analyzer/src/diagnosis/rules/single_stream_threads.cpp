@@ -197,39 +197,67 @@ void heldBySplitCopies(const DeviceView& view, const HostTimeline& host,
 namespace {
 
 // The staging of the pageable copies of threads other than `moving` (`pageable`:
-// pageableCopyCalls'), by start: the part of a staged copy's call the host spends copying through
-// the driver's pinned buffer, which holds other threads' calls: an HtoD copy's from its call's
-// start to its op's end (the host stages, then the op drains the buffer), a DtoH copy's from its
-// op's start to its call's return (the op fills the buffer, the host copies it out). Before that
-// a DtoH copy's call waits for its stream's earlier work.
-std::vector<Interval> stagingOf(const DeviceView& view, const std::vector<std::size_t>& pageable,
-                               const std::unordered_set<std::uint64_t>& moving) {
-  std::vector<Interval> staging;
-  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
-    const GpuOp& op = view.op(view.ops()[pos]);
-    const auto call = view.launchCall(op);
-    if (!call || !std::binary_search(pageable.begin(), pageable.end(), *call)) continue;
-    const RuntimeCall& c = view.call(*call);
-    if (moving.count(threadKey(c)) != 0) continue;
-    const Interval host = engineOf(op) == Engine::kH2D ? Interval{c.start, view.ops()[pos].end}
-                                                       : Interval{view.ops()[pos].start, c.end};
-    if (host.end > host.start) staging.push_back(host);
+// pageableCopyCalls'): the part of a staged copy's call the host spends copying through the
+// driver's pinned buffer, which holds other threads' calls: an HtoD copy's from its call's start
+// to its op's end (the host stages, then the op drains the buffer), a DtoH copy's from its op's
+// start to its call's return (the op fills the buffer, the host copies it out). Before that a DtoH
+// copy's call waits for its stream's earlier work. Kept by start with the latest end over each
+// prefix, so that a call asks one binary search (a call per own call of the split thread).
+class Staging {
+ public:
+  Staging(const DeviceView& view, const std::vector<std::size_t>& pageable,
+          const std::unordered_set<std::uint64_t>& moving) {
+    for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+      const GpuOp& op = view.op(view.ops()[pos]);
+      const auto call = view.launchCall(op);
+      if (!call || !std::binary_search(pageable.begin(), pageable.end(), *call)) continue;
+      const RuntimeCall& c = view.call(*call);
+      if (moving.count(threadKey(c)) != 0) continue;
+      const Interval host = engineOf(op) == Engine::kH2D ? Interval{c.start, view.ops()[pos].end}
+                                                         : Interval{view.ops()[pos].start, c.end};
+      if (host.end > host.start) by_start_.push_back(host);
+    }
+    std::sort(by_start_.begin(), by_start_.end(),
+              [](const Interval& a, const Interval& b) { return a.start < b.start; });
+    latest_end_.reserve(by_start_.size());
+    for (const Interval& s : by_start_) {
+      latest_end_.push_back(latest_end_.empty() ? s.end : std::max(latest_end_.back(), s.end));
+    }
   }
-  std::sort(staging.begin(), staging.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
-  return staging;
-}
 
-// When a call begun at `start` that takes `own` returns with only `staging` (by start) holding
-// it: at the first moment from `start` on with `own` free of every staging, plus `own`. One pass:
-// a staging that begins once the call could have returned ends the search.
-Ns returnPastStaging(const std::vector<Interval>& staging, Ns start, Ns own) {
-  Ns t = start;
-  for (const Interval& s : staging) {
-    if (s.start >= t + own) break;
-    if (s.end > t) t = s.end;
+  // Whether a staging began before `end` and ended after `start`.
+  bool overlap(Ns start, Ns end) const {
+    const std::size_t before = firstFrom(end);
+    return before > 0 && latest_end_[before - 1] > start;
   }
-  return t + own;
-}
+
+  // When a call begun at `start` that takes `own` returns with only the staging holding it: at
+  // the first moment from `start` on with `own` free of every staging, plus `own`. The stagings
+  // begun before `start` hold it until the latest of their ends; from there one pass, which a
+  // staging that begins once the call could have returned ends.
+  Ns returnPast(Ns start, Ns own) const {
+    const std::size_t from = firstFrom(start);
+    Ns t = from > 0 ? std::max(start, latest_end_[from - 1]) : start;
+    for (std::size_t i = from; i < by_start_.size(); ++i) {
+      const Interval& s = by_start_[i];
+      if (s.start >= t + own) break;
+      if (s.end > t) t = s.end;
+    }
+    return t + own;
+  }
+
+ private:
+  // The first staging that begins at or after `t`.
+  std::size_t firstFrom(Ns t) const {
+    return static_cast<std::size_t>(
+        std::lower_bound(by_start_.begin(), by_start_.end(), t,
+                         [](const Interval& s, Ns at) { return s.start < at; }) -
+        by_start_.begin());
+  }
+
+  std::vector<Interval> by_start_;
+  std::vector<Ns> latest_end_;  // over each prefix of by_start_
+};
 
 // The split thread's own asynchronous legacy-stream calls that took longer beside another
 // thread's launches to other streams: a call to the legacy stream takes the context's lock (the
@@ -245,7 +273,7 @@ Ns returnPastStaging(const std::vector<Interval>& staging, Ns start, Ns own) {
 // thread's call, unless a staying legacy call held it (the two then still take turns there; a
 // synchronous one holds what it returned inside, as in heldBySplitLegacyCalls), and as many of
 // them as the staying legacy calls over the loop's extent keep their wait (below).
-// A call that another thread's staged pageable copy held (stagingOf) is held in the split by the
+// A call that another thread's staged pageable copy held (Staging) is held in the split by the
 // staging alone: a staged copy on the legacy stream waits there for the stream's earlier work
 // before it stages, and while it waits it holds the legacy calls behind it, not a call to a
 // created stream. Such a call keeps the wait from its start to the end of the staging it began in
@@ -310,11 +338,7 @@ std::vector<HostTimeGiven> ownCallsBesideOtherStreams(const DeviceView& view, co
   const OtherThreadCalls others(std::move(any_other));
   const OtherThreadCalls partner_calls(std::move(partners));
   const OtherThreadCalls async_holders(std::move(holding_async));
-  const std::vector<Interval> staging = stagingOf(view, pageable, moving_threads);
-  const auto inStaging = [&](const RuntimeCall& c) {
-    return std::any_of(staging.begin(), staging.end(),
-                       [&](const Interval& s) { return s.start < c.end && c.start < s.end; });
-  };
+  const Staging staging(view, pageable, moving_threads);
   std::map<ApiKind, std::vector<Ns>> alone;
   std::vector<std::size_t> beside, staged;
   for (const auto& [call, thread] : own) {
@@ -323,7 +347,7 @@ std::vector<HostTimeGiven> ownCallsBesideOtherStreams(const DeviceView& view, co
       alone[view.callKind(call)].push_back(c.end - c.start);
       continue;
     }
-    if (inStaging(c)) {
+    if (staging.overlap(c.start, c.end)) {
       staged.push_back(call);
       continue;
     }
@@ -341,7 +365,7 @@ std::vector<HostTimeGiven> ownCallsBesideOtherStreams(const DeviceView& view, co
     const auto it = typical.find(view.callKind(call));
     if (it == typical.end()) continue;
     const RuntimeCall& c = view.call(call);
-    const Ns kept = returnPastStaging(staging, c.start, it->second) - c.start;
+    const Ns kept = staging.returnPast(c.start, it->second) - c.start;
     const Ns excess = c.end - c.start - kept;
     if (excess > 0) held_by_staging.push_back({call, excess, /*in_call=*/true});
   }
