@@ -389,13 +389,14 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
   std::vector<OrderEdge> before_edges = recorded;
   recorded = withHoldEdges(std::move(recorded), holds);
   // The fixed program is priced against what the program took: where the schedule of the
-  // recorded program runs longer than the trace, the excess is the schedule's error (the
-  // barrier edges and held calls it replays hold the ops longer than they held in the run), and
-  // the fix, whose schedule drops those edges and gives those calls back, cannot save time the
-  // program never took. Where the schedule runs shorter, the difference stays with the
-  // schedule: the trace's span less the fixed schedule's would credit the fix with time no
-  // edge or call it changes explains (the lab: own-streams g000008, g000030, g000266 out on the
-  // corpus, g000239 on the recording before).
+  // recorded program runs longer than the trace, the excess is that schedule's error (in the lab
+  // a kernel placed late in another's drain that then loses a race for the SMs the run won, or
+  // barrier edges that hold ops longer than they held in the run), which the fix's schedule,
+  // with the threads' work on lanes of their own and no longer meeting in that order, mostly
+  // does not repeat: the fix cannot save time the program never took. Where the schedule runs
+  // shorter, the difference stays with it: the trace's span less the fixed schedule's would
+  // credit the fix with time nothing it changes explains (the lab: own-streams g000008,
+  // g000030, g000266 out on the corpus, g000239 on the recording before).
   const Ns before = std::min(
       view.spanLength(), keepHolds(ScheduleModel(view, host, recorded), holds, all, before_edges).span(before_edges));
   std::vector<std::uint64_t> lane(view.ops().size());
