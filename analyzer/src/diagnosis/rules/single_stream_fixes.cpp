@@ -24,6 +24,12 @@ constexpr std::uint64_t kSplitStreams = 3;  // the streams the split issues its 
 // (sweepingKernelsInOrder). From 0.5 to 2 ms the lab's corpora gain alike (1292-1294 within, the
 // recording before 1380-1382); 200 µs takes in short kernels that did overlap and loses cases.
 constexpr Ns kSweepingKernelNs = 1'000'000;
+// A kernel of at least this many waves by the device's limits (resident blocks per SM x SMs) holds
+// the whole device in the lab's runs: two of them fill it by the limits, one already does by what
+// the lab's kernels measured (halfDeviceKernelsInOrder). The lab's grids are multiples of 132
+// blocks, so anything in (0.25, 0.5] picks the same kernels: 0.4 and 0.5 score the same, 0.25
+// (264-block kernels, which did overlap: g000062) and 0.6 (no 528-block kernel) lose the gain.
+constexpr double kHalfDeviceWaves = 0.5;
 // A step's first-run kernel that ran beside other streams' work counts as slower (coldLaneKernels)
 // only by more than this share of the later run's time: the other work's jitter. The lab's
 // corpora score the same from 1% to 10%.
@@ -235,29 +241,18 @@ std::vector<std::uint64_t> chunkLanes(const DeviceView& view, const std::vector<
   return lanes;
 }
 
-// Edges that keep the split stream's long few-block kernels (kSweepingKernelNs) in their order,
-// each after the previous one ends, where they fall in more than one lane; else none. Such a
-// kernel's time is its few SMs' trips to memory, and beside another lane's it runs ×1.3-×2.2 in
-// the lab's fixed programs (g000242's 1-block 3.56 ms kernels, a 19 MB buffer each; g000061@s4's
-// 1-2-block 2-8 ms ones): the lanes' buffers together no longer fit the L2 that held one, which
-// the trace does not record (the buffer a kernel touches is not in it). Where they still fit, the
-// kernels overlap freely (g000111's 1-block 1 ms kernels, 5 MB buffers; and g000098@s2's 11 ms
-// kernels, 30 MB buffers, which missed the L2 alone already).
-std::vector<OrderEdge> sweepingKernelsInOrder(const DeviceView& view, const std::vector<std::uint64_t>& keys,
-                                              const std::vector<std::uint64_t>& lanes, std::uint64_t stream) {
-  const Device* device = view.device();
-  if (device == nullptr || device->sm_count <= 0) return {};
+// Edges that keep the split stream's kernels that `keep` picks in their order, each after the
+// previous one ends, where they fall in more than one lane; else none.
+template <typename Keep>
+std::vector<OrderEdge> keptInOrder(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                                   const std::vector<std::uint64_t>& lanes, std::uint64_t stream, Keep keep) {
   std::vector<OrderEdge> edges;
   std::optional<std::size_t> previous;
   bool lanes_differ = false;
   for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
     const ScopedOp& scoped = view.ops()[pos];
     const GpuOp& op = view.op(scoped);
-    if (keys[pos] != stream || op.kind != OpKind::kKernel) continue;
-    if (op.grid_blocks == 0 || op.grid_blocks >= static_cast<std::uint64_t>(device->sm_count) ||
-        scoped.end - scoped.start < kSweepingKernelNs) {
-      continue;
-    }
+    if (keys[pos] != stream || op.kind != OpKind::kKernel || !keep(scoped, op)) continue;
     if (previous) {
       edges.push_back({*previous, pos, 0});
       lanes_differ = lanes_differ || lanes[*previous] != lanes[pos];
@@ -265,6 +260,44 @@ std::vector<OrderEdge> sweepingKernelsInOrder(const DeviceView& view, const std:
     previous = pos;
   }
   return lanes_differ ? edges : std::vector<OrderEdge>{};
+}
+
+// Edges that keep the split stream's long few-block kernels (kSweepingKernelNs) in their order
+// (keptInOrder). Such a kernel's time is its few SMs' trips to memory, and beside another lane's
+// it runs ×1.3-×2.2 in the lab's fixed programs (g000242's 1-block 3.56 ms kernels, a 19 MB buffer
+// each; g000061@s4's 1-2-block 2-8 ms ones): the lanes' buffers together no longer fit the L2 that
+// held one, which the trace does not record (the buffer a kernel touches is not in it). Where they
+// still fit, the kernels overlap freely (g000111's 1-block 1 ms kernels, 5 MB buffers; and
+// g000098@s2's 11 ms kernels, 30 MB buffers, which missed the L2 alone already).
+std::vector<OrderEdge> sweepingKernelsInOrder(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                                              const std::vector<std::uint64_t>& lanes, std::uint64_t stream) {
+  const Device* device = view.device();
+  if (device == nullptr || device->sm_count <= 0) return {};
+  return keptInOrder(view, keys, lanes, stream, [&](const ScopedOp& scoped, const GpuOp& op) {
+    return op.grid_blocks > 0 && op.grid_blocks < static_cast<std::uint64_t>(device->sm_count) &&
+           scoped.end - scoped.start >= kSweepingKernelNs;
+  });
+}
+
+// Edges that keep the split stream's kernels of half the device or more by its limits, and under
+// one wave (kHalfDeviceWaves), in their order (keptInOrder). By the limits two such kernels of
+// different lanes run side by side at full speed; the lab's kernels do not: a grid of half a
+// nominal wave runs one round of its blocks' time and a whole nominal wave two (ninth session:
+// 528 blocks of 256 threads in 101 µs, 1056 in 198, for 100 µs blocks), and a kernel of another
+// stream waiting for a 528-block kernel's SMs started at its end (sixteenth session, 11 pairs:
+// median −0.02 of its duration before it), so beside each other they take about as long as one
+// after the other. How much room such a kernel leaves depends on how its blocks run (a probe whose
+// threads keep their own start ran one nominal wave in one round), which the trace does not tell:
+// the split is priced midway, as for the sweeping kernels (splitSaving). A quarter of the device
+// (264 blocks) leaves room in the lab's runs too (g000062's 264-block kernels overlapped fully).
+std::vector<OrderEdge> halfDeviceKernelsInOrder(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                                                const std::vector<std::uint64_t>& lanes, std::uint64_t stream) {
+  const Device* device = view.device();
+  if (device == nullptr || device->sm_count <= 0) return {};
+  return keptInOrder(view, keys, lanes, stream, [&](const ScopedOp&, const GpuOp& op) {
+    const double waves = wavesOf(device, op);
+    return waves >= kHalfDeviceWaves && waves < 1.0;
+  });
 }
 
 // What splitting `stream`'s chunks over three streams saves (0 without two chunks).
@@ -340,9 +373,16 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   // by side they run somewhere between their own durations (free) and one after another (in
   // order), by how their buffers fit the L2 together, which the trace does not tell. The split is
   // priced at the middle of the two (the lab's over-claimed splits measured 0.38-0.60 of the way
-  // from in order to free, the others 0.85-1.0; 0.3-0.6 of the way score the same).
-  std::vector<OrderEdge> sweeping =
-      kernels_in_order ? std::vector<OrderEdge>{} : sweepingKernelsInOrder(view, keys, lanes, stream);
+  // from in order to free, the others 0.85-1.0; 0.3-0.6 of the way score the same). So are the
+  // kernels of half the device or more, whose room beside each other the trace does not tell
+  // either (halfDeviceKernelsInOrder; each kind in its own order, a kernel of one never waiting
+  // for one of the other).
+  std::vector<OrderEdge> sweeping;
+  if (!kernels_in_order) {
+    sweeping = sweepingKernelsInOrder(view, keys, lanes, stream);
+    const std::vector<OrderEdge> half_device = halfDeviceKernelsInOrder(view, keys, lanes, stream);
+    sweeping.insert(sweeping.end(), half_device.begin(), half_device.end());
+  }
   if (sweeping.empty()) return std::max<Ns>(0, before - free_span);
   sweeping.insert(sweeping.end(), split_edges.begin(), split_edges.end());
   const Ns sweeping_in_order = split.span(sweeping, earlier, durations, async_calls);
