@@ -335,6 +335,41 @@ TEST_CASE("a kernel queued behind a device-filling kernel takes its slots from w
   CHECK(model.span(after_k, earlier) == TraceBuilder::ns(385));
 }
 
+TEST_CASE("a device-filling kernel that ran alone frees its slots from the point a what-if gives it, to its takers") {
+  // F (1056 blocks, the whole device by its limits) runs alone from 1 to 201 µs: the trace shows
+  // no point where its slots free. J (2112 blocks: 2 rounds of 60 µs blocks) ran after it on
+  // another stream, 301-421. Issued 300 µs sooner (at 1 µs) it waits for F's end: 201-321.
+  TraceBuilder b;
+  b.launch(13, 0, 1, 1, 201).grid_blocks = 132 * 8;
+  b.launch(14, 300, 301, 301, 421).grid_blocks = 132 * 8 * 2;
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const ScheduleModel model(view);
+  const std::size_t f = at(view, 1), j = at(view, 301);
+  std::vector<Ns> earlier(view.ops().size(), 0);
+  earlier[j] = TraceBuilder::ns(300);
+  CHECK(model.span({}, earlier) == TraceBuilder::ns(320));
+  // With F's slots freeing from its middle (101 µs) J takes them there and shares them with F's
+  // last blocks as a drained wave's (half of the SMs held at 101 µs, none at 201): its 60 µs
+  // blocks finish inside that drain, so it loses the SM time those blocks hold, 100 x 0.5 / 2 =
+  // 25 µs, and ends at 246 µs.
+  CHECK(model.withSlotsFreeingAt({f}, 0.5f, {j}).span({}, earlier) == TraceBuilder::ns(245));
+  // A kernel not among the takers still waits for F's end.
+  CHECK(model.withSlotsFreeingAt({f}, 0.5f, {}).span({}, earlier) == TraceBuilder::ns(320));
+  // A one-round kernel of blocks as long as F's (1056 blocks of 200 µs) placed in those slots
+  // ends in step with the last one F frees: a duration after F's end, as without the point.
+  TraceBuilder one;
+  one.launch(13, 0, 1, 1, 201).grid_blocks = 132 * 8;
+  one.launch(14, 300, 301, 301, 501).grid_blocks = 132 * 8;
+  const Trace one_trace = one.build();
+  const DeviceView one_view(one_trace, Scope{}, 0);
+  const ScheduleModel one_model(one_view);
+  std::vector<Ns> one_earlier(one_view.ops().size(), 0);
+  one_earlier[at(one_view, 301)] = TraceBuilder::ns(300);
+  CHECK(one_model.withSlotsFreeingAt({at(one_view, 1)}, 0.5f, {at(one_view, 301)}).span({}, one_earlier) ==
+        one_model.span({}, one_earlier));
+}
+
 TEST_CASE("a multi-wave kernel started beside earlier kernels on every SM loses part of whole rounds") {
   // Three 132-block kernels (a block on every SM each: 3 of the 8 slots a 256-thread grid has per
   // SM) run from 1 to 251 µs; a 2-wave kernel (400 µs alone: rounds of 200 µs blocks) ran alone

@@ -137,7 +137,7 @@ class ScheduleRun {
     return pos < m_.size() && m_.engine_[pos] == ScheduleModel::kSmEngine && !multiWave(pos) &&
            m_.share_[pos] >= 1.0 - kFillsSlack;
   }
-  double roomPastSlotsFreeing(std::vector<std::size_t>& donors);
+  double roomPastSlotsFreeing(std::size_t pos, std::vector<std::size_t>& donors);
   void dispatchHost();
   void start(std::size_t pos);
   void releaseSms(std::size_t ended);
@@ -806,7 +806,7 @@ void ScheduleRun::dispatchKernels() {
     double free = 1.0 - sm_used_;
     const double own_free = std::max(0.0, free);
     std::vector<std::size_t> donors;
-    if (placing_.empty() && free < m_.share_[pos] - kShareSlack) free += roomPastSlotsFreeing(donors);
+    if (placing_.empty() && free < m_.share_[pos] - kShareSlack) free += roomPastSlotsFreeing(pos, donors);
     if (passes && free < m_.share_[pos] - kShareSlack) free += stealFromPlacing(pos, m_.share_[pos] - free);
     if (free <= kShareSlack) break;
     queued.pop();
@@ -816,6 +816,12 @@ void ScheduleRun::dispatchKernels() {
       const double give = std::clamp(wanted, 0.0, taken_[q] - handed_on_[q]);
       handed_on_[q] += give;
       wanted -= give;
+      // A point withSlotsFreeingAt set: the kernel shares those slots as a drained last wave's.
+      if (give > kShareSlack && !m_.slots_drain_.empty() && m_.slots_drain_[q] &&
+          std::none_of(drained_.begin(), drained_.end(), [&](const auto& d) { return d.first == q; })) {
+        drained_.emplace_back(q, started_at_[q] + static_cast<Ns>(static_cast<double>(end_[q] - started_at_[q]) *
+                                                                 m_.slots_free_at_[q]));
+      }
     }
     first_taken_[pos] = taken_[pos];
     if (const double recorded = recordedRate(pos); recorded > 0.0 && taken_[pos] > kShareSlack) {
@@ -849,7 +855,7 @@ void ScheduleRun::dispatchKernels() {
 // not where its blocks run in one round (g000292's 962 µs blocks: 0.91, no progress before its
 // end) or where the trace shows none. Returns the room the running such kernels past that point
 // have not yet handed on, each in `donors`; for those before it, wakes the run there.
-double ScheduleRun::roomPastSlotsFreeing(std::vector<std::size_t>& donors) {
+double ScheduleRun::roomPastSlotsFreeing(std::size_t pos, std::vector<std::size_t>& donors) {
   if (fillers_.empty()) return 0.0;
   fillers_.erase(std::remove_if(fillers_.begin(), fillers_.end(),
                                 [&](std::size_t q) { return finished_[q] || end_[q] <= now_; }),
@@ -858,6 +864,10 @@ double ScheduleRun::roomPastSlotsFreeing(std::vector<std::size_t>& donors) {
   for (const std::size_t q : fillers_) {
     const double at = q < m_.slots_free_at_.size() ? m_.slots_free_at_[q] : 0.0;
     if (at <= 0.0 || taken_[q] - handed_on_[q] <= kShareSlack) continue;
+    // A point withSlotsFreeingAt set serves its takers only.
+    if (!m_.slots_drain_.empty() && m_.slots_drain_[q] && (m_.slots_taker_.empty() || !m_.slots_taker_[pos])) {
+      continue;
+    }
     const Ns from = started_at_[q] + static_cast<Ns>(static_cast<double>(end_[q] - started_at_[q]) * at);
     if (from > now_) {
       wakes_.push(from);
@@ -1711,6 +1721,25 @@ ScheduleModel ScheduleModel::withLanes(const std::vector<std::uint64_t>& lane) c
     it->second = static_cast<std::int64_t>(pos);
   }
   return split;
+}
+
+ScheduleModel ScheduleModel::withSlotsFreeingAt(const std::vector<std::size_t>& positions, float at,
+                                                const std::vector<std::size_t>& takers) const {
+  ScheduleModel changed = *this;
+  for (const std::size_t p : positions) {
+    const bool filler = p < size() && engine_[p] == kSmEngine && waves_[p] <= 1.0 + kShareSlack &&
+                        share_[p] >= 1.0 - kFillsSlack;
+    if (!filler || slots_free_at_[p] > 0.0f) continue;  // a point the trace showed stays
+    changed.slots_free_at_[p] = at;
+    if (changed.slots_drain_.empty()) changed.slots_drain_.assign(size(), 0);
+    changed.slots_drain_[p] = 1;
+  }
+  if (changed.slots_drain_.empty()) return changed;
+  changed.slots_taker_.assign(size(), 0);
+  for (const std::size_t p : takers) {
+    if (p < size()) changed.slots_taker_[p] = 1;
+  }
+  return changed;
 }
 
 ScheduleModel ScheduleModel::withGraphNodes(const std::vector<std::int64_t>& graph,

@@ -259,6 +259,15 @@ class ScheduleModel {
   // issued no sooner.
   ScheduleModel withIssuedAt(const std::vector<std::pair<std::size_t, Ns>>& issued) const;
 
+  // The same model with the one-wave device-filling kernels at `positions` leaving their slots to
+  // the kernels of `takers` (positions) queued behind them from `at` (a fraction) of their run,
+  // where the trace saw no point of its own (slots_free_at_ 0): a kernel that ran with nothing
+  // beside it could not show one. A kernel placed in those slots shares them as it would a
+  // multi-wave kernel's drained last wave (ScheduleRun::shareTheDrain): where its blocks are long,
+  // it ends in step with the last slots the filler frees (single-stream's split: aloneFillers).
+  ScheduleModel withSlotsFreeingAt(const std::vector<std::size_t>& positions, float at,
+                                   const std::vector<std::size_t>& takers = {}) const;
+
   std::size_t size() const { return duration_.size(); }
   double share(std::size_t position) const { return share_[position]; }
 
@@ -304,6 +313,10 @@ class ScheduleModel {
   // started a one-wave device-filling kernel inside it, from where its blocks leave slots to the
   // kernels queued behind it (0: never seen; observeSlotsFreeing)
   std::vector<float> slots_free_at_;
+  // per position: 1 where withSlotsFreeingAt set its point (a kernel in its slots shares the drain;
+  // empty = none), and 1 where a kernel may take such a point's room
+  std::vector<std::uint8_t> slots_drain_;
+  std::vector<std::uint8_t> slots_taker_;
   std::vector<std::uint8_t> high_;         // per position: 1 on a higher-priority stream, 2 ragged; empty = none
   std::vector<std::int64_t> stream_prev_;  // previous position on the stream, -1 for none
   std::vector<std::int64_t> stream_next_;  // next position on the stream, -1 for none

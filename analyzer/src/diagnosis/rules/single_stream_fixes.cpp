@@ -34,6 +34,14 @@ constexpr double kHalfDeviceWaves = 0.5;
 // only by more than this share of the later run's time: the other work's jitter. The lab's
 // corpora score the same from 1% to 10%.
 constexpr double kBesideJitter = 0.05;
+// Where a one-wave device-filling kernel that ran alone frees its slots to the split's next lane
+// (aloneFillers): its middle. In the lab's fixed programs the next device-filling kernel of
+// another stream started a median 0.499 of a 1056x256 kernel's run before its end (221 pairs, 90
+// within 0.475-0.525; the sixteenth session's lab21-drain22); the corpora score the same from 0.4
+// to 0.6.
+constexpr float kAloneFillerSlotsFreeAt = 0.5f;
+// A kernel of this share of the device or more fills it (schedule_estimate.cpp's kFillsSlack).
+constexpr double kFillsShare = 1e-6;
 
 // The host's waits in the split: a call that waited for the split stream's work as a whole (a
 // device synchronize or an allocation call, or a synchronize of the stream after its last op:
@@ -300,6 +308,57 @@ std::vector<OrderEdge> halfDeviceKernelsInOrder(const DeviceView& view, const st
   });
 }
 
+// Where the split's lanes take the slots of the stream's one-wave device-filling kernels that ran
+// with no other stream's kernel beside them (the split queues the next lane's kernels behind
+// them): `fillers`, the positions of such kernels, and `takers`, the stream's kernels that fill
+// the device. Empty where the stream has none of either.
+struct AloneFillers {
+  std::vector<std::size_t> fillers;
+  std::vector<std::size_t> takers;
+};
+
+// A one-wave kernel that fills the device by its limits (the lab's 1056x256) runs its blocks in
+// rounds, and once its last blocks are placed the slots its first ones leave go to the kernels
+// queued behind it (ScheduleModel's slots_free_at_, taken from where the trace started another
+// device-filling kernel inside such a kernel's run). A kernel that ran with nothing beside it
+// shows no such point, so the split's what-if kept its whole run for it, and the next lane's
+// kernels waited for its end: g000153's steps end in a 1056-block kernel (155 µs) that the split
+// runs beside the next step's copy-in and 2112-block kernel, 0.52 ms measured, 0.32 claimed.
+// Such a kernel's slots free at its middle (kAloneFillerSlotsFreeAt), and the lanes' kernels
+// placed in them share them as a drained last wave's (ScheduleRun::shareTheDrain: a kernel of
+// blocks as long as the filler's ends in step with its last slots, as g000292's 962 µs blocks
+// did). Only the split stream's kernels that fill the device take them: the other streams' kernels
+// keep the order they ran in beside it, and a 528x256 kernel in a filler's freed slots made
+// 0.14-0.17 of its pace in g000155's fixed program (the twenty-second session's lab27-slip4),
+// which its recorded rate does not give.
+AloneFillers aloneFillers(const DeviceView& view, const std::vector<std::uint64_t>& keys, std::uint64_t stream) {
+  const Device* device = view.device();
+  if (device == nullptr || device->sm_count <= 0) return {};
+  const auto& ops = view.ops();
+  // Per position, the start of the next kernel of another stream (ops come in start order).
+  std::vector<Ns> next_other(ops.size() + 1, std::numeric_limits<Ns>::max());
+  for (std::size_t pos = ops.size(); pos-- > 0;) {
+    const bool other = keys[pos] != stream && view.op(ops[pos]).kind == OpKind::kKernel;
+    next_other[pos] = other ? ops[pos].start : next_other[pos + 1];
+  }
+  AloneFillers alone;
+  Ns other_end = std::numeric_limits<Ns>::min();  // the latest end of another stream's kernel so far
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    const GpuOp& op = view.op(ops[pos]);
+    if (op.kind != OpKind::kKernel) continue;
+    if (keys[pos] != stream) {
+      other_end = std::max(other_end, ops[pos].end);
+      continue;
+    }
+    // Its limits known (no default share of 1: observeSlotsFreeing's guard).
+    if (op.grid_blocks == 0 || residentBlocksPerSm(*device, op) <= 0) continue;
+    if (smShare(device, op) >= 1.0 - kFillsShare) alone.takers.push_back(pos);
+    if (other_end <= ops[pos].start && next_other[pos + 1] >= ops[pos].end) alone.fillers.push_back(pos);
+  }
+  if (alone.takers.empty()) return {};
+  return alone;
+}
+
 // What splitting `stream`'s chunks over three streams saves (0 without two chunks).
 Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, const HostTimeline& host,
                const ScheduleModel& model, const std::vector<OrderEdge>& waits,
@@ -359,8 +418,14 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
     if (off_legacy) heldBySplitLegacyCalls(view, split_host, keys, stream, async_calls, earlier, &freed);
     giveBackOnce(view, split_host, std::move(freed), async_calls, earlier);
   }
+  // (The one stream's schedule is the same with or without them: its kernels wait for the filler.)
+  const AloneFillers alone = aloneFillers(view, keys, stream);
+  ScheduleModel lanes_model = ScheduleModel(view, split_host, with_holds).withLanes(lanes);
+  if (!alone.fillers.empty()) {
+    lanes_model = lanes_model.withSlotsFreeingAt(alone.fillers, kAloneFillerSlotsFreeAt, alone.takers);
+  }
   const ScheduleModel split = keepHolds(
-      ScheduleModel(view, split_host, with_holds).withLanes(lanes), holds,
+      lanes_model, holds,
       [&](const StagingHold& h) {
         return split_calls.count(*view.launchCall(view.op(view.ops()[h.position]))) == 0;
       },
