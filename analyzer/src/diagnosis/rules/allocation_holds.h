@@ -1,7 +1,8 @@
 // Other threads' calls that an allocation or free call held in the driver (implicit-sync-call's
 // heldByRemoved, blocking-sync-call's heldByMovedAllocations): a call of 50 µs or more holds the
 // context's lock, and another thread's launch or asynchronous copy or memset that was in the
-// driver meanwhile returns only after it.
+// driver meanwhile returns only after it. Where a what-if moves the holder, the calls it held
+// return sooner unless the what-if's own schedule still begins them inside it (heldNoLonger).
 #pragma once
 
 #include <algorithm>
@@ -10,6 +11,9 @@
 #include <vector>
 
 #include "diagnosis/device_view.h"
+#include "diagnosis/host_time_given.h"
+#include "diagnosis/host_timeline.h"
+#include "diagnosis/schedule_estimate.h"
 
 namespace cuoverlap::diagnosis {
 
@@ -65,5 +69,25 @@ inline bool holdable(const DeviceView& view, std::size_t call, const std::vector
   return (kind == ApiKind::kLaunch || kind == ApiKind::kMemcpyAsync || kind == ApiKind::kMemsetAsync) &&
          !std::binary_search(pageable.begin(), pageable.end(), call);
 }
+
+// A call that a holding call of another thread held, and what a what-if gives it back: the time
+// from its start to its holder's return (it outlived the holder, so it waited for it all along).
+struct HeldCall {
+  HostTimeGiven given;     // in_call
+  std::size_t position = 0;  // its op in view.ops()
+  std::size_t holder = 0;    // Trace::runtime_calls index
+};
+
+// The holdable calls of the view's ops that a call of `holds` held (began inside it and outlived
+// it; the longest hold where several did).
+std::vector<HeldCall> callsHeldBy(const DeviceView& view, const Holds& holds);
+
+// `removed` and `earlier` (a what-if's call changes and host time given back per op) with `held`
+// given back where the fixed schedule no longer begins them inside their holder: scheduled with
+// every hold given back, a held call that still begins while its holder is in progress there (its
+// recorded start moved with its op's release) keeps its hold.
+void heldNoLonger(const DeviceView& view, const HostTimeline& host, const ScheduleModel& model,
+                  const std::vector<OrderEdge>& waits, const std::vector<HeldCall>& held,
+                  std::vector<CallChange>& removed, std::vector<Ns>& earlier);
 
 }  // namespace cuoverlap::diagnosis

@@ -30,15 +30,12 @@
 #include "cuoverlap/units.h"
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 
 #include "diagnosis/api_names.h"
 #include "diagnosis/finding_builder.h"
-#include "diagnosis/host_time_given.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/median.h"
 #include "diagnosis/needed_syncs.h"
@@ -46,7 +43,6 @@
 #include "diagnosis/rules/host_blocking_cost.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/schedule_estimate.h"
-#include "diagnosis/schedule_turns.h"
 
 namespace cuoverlap::diagnosis {
 
@@ -178,7 +174,6 @@ std::vector<CallChange> eventRecordsAdded(const DeviceView& view, const HostTime
   return changed;
 }
 
-
 // Other threads' calls that an allocation or free held in the driver, where the fix moves the
 // holder. An allocation or free call of kHoldingCallNs or more holds the context's lock
 // (allocation_holds.h); another thread's launch or asynchronous copy or memset that began inside
@@ -187,14 +182,8 @@ std::vector<CallChange> eventRecordsAdded(const DeviceView& view, const HostTime
 // after that free in each of the five kept runs, taking 94-107 µs where the same call took 8-25
 // µs in the other steps). Once the holder's thread loses a synchronize before it, the holder runs
 // at another time, and the held call returns as its own time allows: it gets back what it spent
-// from its start to the holder's return. Per held call: what it gets back, its op's position and
-// the holder (Trace::runtime_calls index).
-struct HeldCall {
-  HostTimeGiven given;
-  std::size_t position = 0;
-  std::size_t holder = 0;
-};
-
+// from its start to the holder's return (callsHeldBy), where the fixed schedule no longer begins
+// it inside the holder (heldNoLonger).
 std::vector<HeldCall> heldByMovedAllocations(const DeviceView& view, const HostTimeline& host,
                                              const std::vector<SyncNeed>& needs) {
   // Per thread: the start of its first removable synchronize.
@@ -213,65 +202,7 @@ std::vector<HeldCall> heldByMovedAllocations(const DeviceView& view, const HostT
     if (c.end - c.start < kHoldingCallNs || removed == first_removed.end() || removed->second > c.start) continue;
     moved.push_back({c.start, c.end, c.start, c.pid, c.tid, call});
   }
-  const Holds holds(std::move(moved));
-  if (holds.empty()) return {};
-  std::unordered_map<std::size_t, std::size_t> position_of;  // launch call -> op position
-  for (std::size_t p = 0; p < view.ops().size(); ++p) {
-    if (const auto call = view.launchCall(view.op(view.ops()[p]))) position_of.emplace(*call, p);
-  }
-  const std::vector<std::size_t> pageable = pageableCopyCalls(view);
-  std::vector<HeldCall> held;
-  for (std::size_t call : view.calls()) {
-    const auto at = position_of.find(call);
-    if (at == position_of.end() || !holdable(view, call, pageable)) continue;
-    const RuntimeCall& c = view.call(call);
-    HeldCall h{{call, 0, /*in_call=*/true}, at->second, 0};
-    holds.forEachHolding(c, [&](const Hold& hold) {
-      if (hold.end - c.start > h.given.amount) {
-        h.given.amount = hold.end - c.start;
-        h.holder = hold.call;
-      }
-      return false;
-    });
-    if (h.given.amount > 0) held.push_back(h);
-  }
-  return held;
-}
-
-// `removed` and `earlier` with the time `given` back as well (barriersGivenBack, hostTimeGivenBack).
-void giveBack(const DeviceView& view, const HostTimeline& host, const std::vector<HostTimeGiven>& given,
-              std::vector<CallChange>& removed, std::vector<Ns>& earlier) {
-  if (given.empty()) return;
-  barriersGivenBack(view, given, host, removed);
-  const std::vector<Ns> back = hostTimeGivenBack(view, given, host);
-  for (std::size_t p = 0; p < earlier.size() && p < back.size(); ++p) earlier[p] += back[p];
-}
-
-// The held calls' time given back where the fixed schedule no longer begins them inside their
-// holder: scheduled with every hold given back, a held call that still begins while its holder is
-// in progress there (its recorded start moved with its op's release) keeps its hold.
-void heldNoLonger(const DeviceView& view, const HostTimeline& host, const ScheduleModel& model,
-                  const std::vector<OrderEdge>& waits, const std::vector<HeldCall>& held,
-                  std::vector<CallChange>& removed, std::vector<Ns>& earlier) {
-  if (held.empty()) return;
-  std::vector<HostTimeGiven> given;
-  for (const HeldCall& h : held) given.push_back(h.given);
-  std::vector<CallChange> all_removed = removed;
-  std::vector<Ns> all_earlier = earlier;
-  giveBack(view, host, given, all_removed, all_earlier);
-  ScheduledHost times;
-  spanWithTurns(model, HostTurns{}, waits, all_earlier, {}, all_removed, &times);
-  given.clear();
-  for (const HeldCall& h : held) {
-    const auto holder = times.call.find(h.holder);
-    const Ns release = times.release[h.position];
-    if (holder != times.call.end() && release != std::numeric_limits<Ns>::min()) {
-      const Ns begins = release + h.given.amount - (times.recorded_release[h.position] - view.call(h.given.call).start);
-      if (begins >= holder->second.first && begins < holder->second.second) continue;
-    }
-    given.push_back(h.given);
-  }
-  giveBack(view, host, given, removed, earlier);
+  return callsHeldBy(view, Holds(std::move(moved)));
 }
 
 }  // namespace
