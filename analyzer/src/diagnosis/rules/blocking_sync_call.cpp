@@ -14,8 +14,10 @@
 // removable call waiting for nothing (blocking-sync-call), or each deferrable one for what the
 // thread's previous one waited for, begun one cudaEventRecord later (early-result-wait: the
 // double-buffered step records the event the next step waits on); a removable one right before a
-// legacy-stream synchronous copy moves its wait to that copy (removalChanges), and both schedules
-// keep the legacy stream's implicit barriers (legacy_barriers.h). That counts both the device idle after each drain and
+// legacy-stream synchronous copy moves its wait to that copy (removalChanges), other threads'
+// calls that an allocation or free held return sooner where the fix moves the holder and the
+// fixed schedule no longer begins them inside it (heldByMovedAllocations, heldNoLonger), and both
+// schedules keep the legacy stream's implicit barriers (legacy_barriers.h). That counts both the device idle after each drain and
 // the overlap the waits prevented (work of the next chunk that the host could have issued while
 // the device was busy with this one). Where (ledger): per call (host_blocking_cost.cpp) the device
 // idle time after the drain that the next op could have been spared, capped at the call's lead
@@ -27,13 +29,17 @@
 
 #include "cuoverlap/units.h"
 #include <algorithm>
+#include <cstdint>
+#include <map>
 #include <string_view>
+#include <utility>
 
 #include "diagnosis/api_names.h"
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/median.h"
 #include "diagnosis/needed_syncs.h"
+#include "diagnosis/rules/allocation_holds.h"
 #include "diagnosis/rules/host_blocking_cost.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/schedule_estimate.h"
@@ -168,6 +174,36 @@ std::vector<CallChange> eventRecordsAdded(const DeviceView& view, const HostTime
   return changed;
 }
 
+// Other threads' calls that an allocation or free held in the driver, where the fix moves the
+// holder. An allocation or free call of kHoldingCallNs or more holds the context's lock
+// (allocation_holds.h); another thread's launch or asynchronous copy or memset that began inside
+// it and returned only after it ended waited for it all along (in lab g000318 main's 1.6 MB
+// upload, begun 54-74 µs before the worker's `cudaFree` drained the device, returned 17-35 µs
+// after that free in each of the five kept runs, taking 94-107 µs where the same call took 8-25
+// µs in the other steps). Once the holder's thread loses a synchronize before it, the holder runs
+// at another time, and the held call returns as its own time allows: it gets back what it spent
+// from its start to the holder's return (callsHeldBy), where the fixed schedule no longer begins
+// it inside the holder (heldNoLonger).
+std::vector<HeldCall> heldByMovedAllocations(const DeviceView& view, const HostTimeline& host,
+                                             const std::vector<SyncNeed>& needs) {
+  // Per thread: the start of its first removable synchronize.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, Ns> first_removed;
+  for (std::size_t b = 0; b < host.barriers.size(); ++b) {
+    if (needs[b] != SyncNeed::kRemovable) continue;
+    const RuntimeCall& c = view.call(host.barriers[b].call);
+    const auto [it, added] = first_removed.try_emplace({c.pid, c.tid}, c.start);
+    if (!added) it->second = std::min(it->second, c.start);
+  }
+  std::vector<Hold> moved;
+  for (std::size_t call : view.calls()) {
+    if (view.callKind(call) != ApiKind::kAllocation) continue;
+    const RuntimeCall& c = view.call(call);
+    const auto removed = first_removed.find({c.pid, c.tid});
+    if (c.end - c.start < kHoldingCallNs || removed == first_removed.end() || removed->second > c.start) continue;
+    moved.push_back({c.start, c.end, c.start, c.pid, c.tid, call});
+  }
+  return callsHeldBy(view, Holds(std::move(moved)));
+}
 
 }  // namespace
 
@@ -190,6 +226,8 @@ std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
     // Both schedules keep the legacy stream's implicit barriers: without its synchronizes a
     // thread runs ahead, but its blocking-stream work still waits for earlier legacy work.
     const std::vector<OrderEdge> waits = programOrderEdges(view);
+    // Other threads' calls that an allocation or free held return sooner where the holder moves.
+    heldNoLonger(view, host, model, waits, heldByMovedAllocations(view, host, needs), removed, earlier);
     builder.estimateSaving(std::max<Ns>(0, model.span(waits) - model.span(waits, earlier, {}, removed)));
   }
   if (builder.time() < kMinimumCostNs) return std::nullopt;

@@ -34,6 +34,7 @@
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/host_time_given.h"
 #include "diagnosis/legacy_barriers.h"
+#include "diagnosis/rules/allocation_holds.h"
 #include "diagnosis/rules/host_blocking_cost.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/schedule_estimate.h"
@@ -226,60 +227,9 @@ std::vector<CallChange> hoistingChanges(const DeviceView& view, const HostTimeli
 // returned before then. So the fix gives a held call back the part of it that lay in the removed
 // call's own time (from when the call began or the device drained, whichever was later, to the
 // removed call's return): it returns that much sooner and releases its op sooner. Only calls of
-// 50 µs or more hold: a shorter one lasts no longer than API calls that other threads' calls
-// overlap and outlive anyway (of the other threads' launches and copies begun inside a launch or
-// copy of 30-50 µs, 62% returned after it; inside an allocation or free of 30-50 µs, 72%; from
-// 50 µs on the allocations and frees hold more, 53% at 50-100 µs and 21% beyond against 44% and
-// 14%, and synchronizes 13% and 1%), and the fixed program's thread still makes its other calls.
-// The free the fix moves after its loop still holds the calls beside it there: it gives nothing
-// back.
-constexpr Ns kHoldingCallNs = 50'000;
-
-// A call of kHoldingCallNs or more that holds other threads' calls from `locked` (the device
-// drained) to its end.
-struct Hold {
-  Ns start = 0;
-  Ns end = 0;
-  Ns locked = 0;
-  std::uint32_t pid = 0;
-  std::uint32_t tid = 0;
-};
-
-// Holding calls by start: which of them a call of another thread began inside and outlived.
-class Holds {
- public:
-  explicit Holds(std::vector<Hold> holds) : holds_(std::move(holds)) {
-    std::sort(holds_.begin(), holds_.end(), [](const Hold& a, const Hold& b) { return a.start < b.start; });
-    for (const Hold& h : holds_) longest_ = std::max(longest_, h.end - h.start);
-  }
-  bool empty() const { return holds_.empty(); }
-  // Calls `f(hold)` for each hold of another thread of c's process that c began inside and
-  // outlived, latest start first, until f returns true.
-  template <typename F>
-  void forEachHolding(const RuntimeCall& c, F f) const {
-    auto it = std::upper_bound(holds_.begin(), holds_.end(), c.start,
-                               [](Ns t, const Hold& h) { return t < h.start; });
-    while (it != holds_.begin()) {
-      --it;
-      if (c.start - it->start > longest_) return;
-      if (it->pid != c.pid || it->tid == c.tid || c.start >= it->end || c.end <= it->end) continue;
-      if (f(*it)) return;
-    }
-  }
-
- private:
-  std::vector<Hold> holds_;
-  Ns longest_ = 0;
-};
-
-// Asynchronous work calls (launches, async copies and memsets) whose host memory was not
-// pageable: those a holding call of another thread can hold (a pageable copy blocks on its own).
-bool holdable(const DeviceView& view, std::size_t call, const std::vector<std::size_t>& pageable) {
-  const ApiKind kind = view.callKind(call);
-  return (kind == ApiKind::kLaunch || kind == ApiKind::kMemcpyAsync || kind == ApiKind::kMemsetAsync) &&
-         !std::binary_search(pageable.begin(), pageable.end(), call);
-}
-
+// kHoldingCallNs or more hold (allocation_holds.h), and the fixed program's thread still makes
+// its other calls. The free the fix moves after its loop still holds the calls beside it there:
+// it gives nothing back.
 std::vector<HostTimeGiven> heldByRemoved(const DeviceView& view, const HostTimeline& host,
                                          const Hoisting& hoisting) {
   std::unordered_map<std::size_t, Ns> own_of;  // a blocking call's own time (after its drain)
@@ -291,7 +241,7 @@ std::vector<HostTimeGiven> heldByRemoved(const DeviceView& view, const HostTimel
     if (c.end - c.start < kHoldingCallNs) continue;
     const auto own = own_of.find(call);
     const Ns locked = own != own_of.end() ? std::max(c.start, c.end - own->second) : c.start;
-    removed.push_back({c.start, c.end, locked, c.pid, c.tid});
+    removed.push_back({c.start, c.end, locked, c.pid, c.tid, call});
   }
   const Holds holds(std::move(removed));
   if (holds.empty()) return {};
@@ -323,7 +273,7 @@ std::vector<std::size_t> submittedLate(const DeviceView& view) {
   for (std::size_t call : view.calls()) {
     if (view.callKind(call) != ApiKind::kAllocation) continue;
     const RuntimeCall& c = view.call(call);
-    if (c.end - c.start >= kHoldingCallNs) allocations.push_back({c.start, c.end, c.start, c.pid, c.tid});
+    if (c.end - c.start >= kHoldingCallNs) allocations.push_back({c.start, c.end, c.start, c.pid, c.tid, call});
   }
   const Holds holds(std::move(allocations));
   if (holds.empty()) return {};

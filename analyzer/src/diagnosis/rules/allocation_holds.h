@@ -1,0 +1,93 @@
+// Other threads' calls that an allocation or free call held in the driver (implicit-sync-call's
+// heldByRemoved, blocking-sync-call's heldByMovedAllocations): a call of 50 µs or more holds the
+// context's lock, and another thread's launch or asynchronous copy or memset that was in the
+// driver meanwhile returns only after it. Where a what-if moves the holder, the calls it held
+// return sooner unless the what-if's own schedule still begins them inside it (heldNoLonger).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "diagnosis/device_view.h"
+#include "diagnosis/host_time_given.h"
+#include "diagnosis/host_timeline.h"
+#include "diagnosis/schedule_estimate.h"
+
+namespace cuoverlap::diagnosis {
+
+// Only calls of 50 µs or more hold: a shorter one lasts no longer than API calls that other
+// threads' calls overlap and outlive anyway (of the other threads' launches and copies begun
+// inside a launch or copy of 30-50 µs, 62% returned after it; inside an allocation or free of
+// 30-50 µs, 72%; from 50 µs on the allocations and frees hold more, 53% at 50-100 µs and 21%
+// beyond against 44% and 14%, and synchronizes 13% and 1%).
+inline constexpr Ns kHoldingCallNs = 50'000;
+
+// A call of kHoldingCallNs or more that holds other threads' calls from `locked` to its end.
+struct Hold {
+  Ns start = 0;
+  Ns end = 0;
+  Ns locked = 0;
+  std::uint32_t pid = 0;
+  std::uint32_t tid = 0;
+  std::size_t call = 0;  // index into Trace::runtime_calls
+};
+
+// Holding calls by start: which of them a call of another thread began inside and outlived.
+class Holds {
+ public:
+  explicit Holds(std::vector<Hold> holds) : holds_(std::move(holds)) {
+    std::sort(holds_.begin(), holds_.end(), [](const Hold& a, const Hold& b) { return a.start < b.start; });
+    for (const Hold& h : holds_) longest_ = std::max(longest_, h.end - h.start);
+  }
+  bool empty() const { return holds_.empty(); }
+  // Calls `f(hold)` for each hold of another thread of c's process that c began inside and
+  // outlived, latest start first, until f returns true.
+  template <typename F>
+  void forEachHolding(const RuntimeCall& c, F f) const {
+    auto it = std::upper_bound(holds_.begin(), holds_.end(), c.start,
+                               [](Ns t, const Hold& h) { return t < h.start; });
+    while (it != holds_.begin()) {
+      --it;
+      if (c.start - it->start > longest_) return;
+      if (it->pid != c.pid || it->tid == c.tid || c.start >= it->end || c.end <= it->end) continue;
+      if (f(*it)) return;
+    }
+  }
+
+ private:
+  std::vector<Hold> holds_;
+  Ns longest_ = 0;
+};
+
+// Asynchronous work calls (launches, async copies and memsets) whose host memory was not
+// pageable (`pageable`: sorted pageable copy calls): those a holding call of another thread can
+// hold (a pageable copy blocks on its own).
+inline bool holdable(const DeviceView& view, std::size_t call, const std::vector<std::size_t>& pageable) {
+  const ApiKind kind = view.callKind(call);
+  return (kind == ApiKind::kLaunch || kind == ApiKind::kMemcpyAsync || kind == ApiKind::kMemsetAsync) &&
+         !std::binary_search(pageable.begin(), pageable.end(), call);
+}
+
+// A call that a holding call of another thread held, and what a what-if gives it back: the time
+// from its start to its holder's return (it outlived the holder, so it waited for it all along).
+struct HeldCall {
+  HostTimeGiven given;     // in_call
+  std::size_t position = 0;  // its op in view.ops()
+  std::size_t holder = 0;    // Trace::runtime_calls index
+};
+
+// The holdable calls of the view's ops that a call of `holds` held (began inside it and outlived
+// it; the longest hold where several did).
+std::vector<HeldCall> callsHeldBy(const DeviceView& view, const Holds& holds);
+
+// `removed` and `earlier` (a what-if's call changes and host time given back per op) with `held`
+// given back where the fixed schedule no longer begins them inside their holder: scheduled with
+// every hold given back, a held call that still begins while its holder is in progress there (its
+// recorded start moved with its op's release) keeps its hold.
+void heldNoLonger(const DeviceView& view, const HostTimeline& host, const ScheduleModel& model,
+                  const std::vector<OrderEdge>& waits, const std::vector<HeldCall>& held,
+                  std::vector<CallChange>& removed, std::vector<Ns>& earlier);
+
+}  // namespace cuoverlap::diagnosis
