@@ -8,18 +8,27 @@ CORPUS --format json` gives both). The uncertainty falls as 1/sqrt(runs), so a c
 uncertainty is r times its tolerance needs about r^2 times the runs it had: each case with r <=
 R (default 2) is chosen — by its measurement alone, never by its score — and its program is
 recorded with its baseline and chosen variants, n * r_max^2 * 1.3 runs rounded up to 90, 180 or 360
-(the most). Prints each run count's programs, cases and estimated GPU seconds; with --out writes
-PREFIX_REPS.jsonl, the corpus lines to record (`PROGRAMS=FILE REPS=REPS scripts/lab_record.sh`),
-then `lab_merge.py CORPUS NEWER --rerecorded`.
+(the most). Prints each run count's programs, cases, GPU seconds of spans and estimated seconds of
+batches; with --out writes PREFIX_REPS.jsonl, the corpus lines to record (`PROGRAMS=FILE REPS=REPS
+scripts/lab_record.sh`), then `lab_merge.py CORPUS NEWER --rerecorded`.
+
+With --part-seconds S (and --out), each run count's programs are split into as few parts as keep
+each part's estimated batches within S seconds (a device call's limit less the build and the
+collection), balanced largest first, written as PREFIX_REPS_pN.jsonl. The estimate is the chosen
+spans times the run count times BATCH_OVERHEAD: the interpreter's work around each run (reset,
+NVTX, the collector) took 1.95-2.5 times the spans on an H100 (2026-11-26: 1,284 s of batches for
+an estimated 645 s of spans at 90, 180 and 360 runs).
 """
 import argparse
 import collections
 import gzip
 import json
+import math
 import os
 import sys
 
 TIERS = (90, 180, 360)
+BATCH_OVERHEAD = 2.5  # seconds of batches per second of chosen spans (see above)
 SMALL_SAVING_NS, ABSOLUTE_NS, RELATIVE = 70_000, 20_000, 0.3  # the score's tolerance
 
 
@@ -34,7 +43,10 @@ def main():
     parser.add_argument("score")
     parser.add_argument("--ratio", type=float, default=2.0)
     parser.add_argument("--out")
+    parser.add_argument("--part-seconds", type=float, metavar="S")
     args = parser.parse_args()
+    if args.part_seconds is not None and (args.part_seconds <= 0 or not args.out):
+        parser.error("--part-seconds needs a positive number of seconds and --out")
     programs = {p["id"]: p for p in json.load(open(f"{args.corpus}/manifest.json"))["programs"]}
     chosen = collections.defaultdict(dict)  # program -> variant -> uncertainty / tolerance
     for case in json.load(open(args.score))["cases"]:
@@ -45,17 +57,34 @@ def main():
     for pid, variants in chosen.items():
         need = len(programs[pid]["baseline"]["spans_ns"]) * max(variants.values()) ** 2 * 1.3
         tiers[next((t for t in TIERS if t >= need), TIERS[-1])].append(pid)
+
+    def spans_s(pid, reps):  # GPU seconds of the program's chosen runs
+        return reps * (programs[pid]["baseline"]["median_ns"] +
+                       sum(programs[pid]["variants"][v]["median_ns"] for v in chosen[pid])) / 1e9
+
+    files = {}  # path -> programs
     for reps, pids in sorted(tiers.items()):
-        span = sum(programs[p]["baseline"]["median_ns"] +
-                   sum(programs[p]["variants"][v]["median_ns"] for v in chosen[p]) for p in pids)
+        span = sum(spans_s(p, reps) for p in pids)
         print(f"{reps} runs: {len(pids)} programs, {sum(len(chosen[p]) for p in pids)} cases, "
-              f"{span * reps / 1e9:.0f} GPU s of spans")
+              f"{span:.0f} GPU s of spans, about {span * BATCH_OVERHEAD:.0f} s of batches")
+        if args.part_seconds is None:
+            files[f"{args.out}_{reps}.jsonl"] = pids
+            continue
+        parts = [[] for _ in range(max(1, math.ceil(span * BATCH_OVERHEAD / args.part_seconds)))]
+        loads = [0.0] * len(parts)
+        for pid in sorted(pids, key=lambda p: (-spans_s(p, reps), p)):
+            lightest = loads.index(min(loads))
+            parts[lightest].append(pid)
+            loads[lightest] += spans_s(pid, reps) * BATCH_OVERHEAD
+        for index, (part, load) in enumerate(zip(parts, loads)):
+            path = f"{args.out}_{reps}_p{index}.jsonl"
+            files[path] = part
+            print(f"  {os.path.basename(path)}: {len(part)} programs, about {load:.0f} s of batches")
     if not args.out:
         return
     with gzip.open(f"{args.corpus}/programs.jsonl.gz", "rt") as f:
         lines = {line["id"]: line for line in map(json.loads, f)}
-    for reps, pids in tiers.items():
-        path = f"{args.out}_{reps}.jsonl"
+    for path, pids in files.items():
         with open(path + ".tmp", "w") as f:  # whole or not at all
             for pid in pids:
                 line = dict(lines[pid])
