@@ -14,10 +14,9 @@
 // thread's asynchronous work on a created non-blocking stream of its own): the span with every
 // barrier edge ("the last op of every other blocking stream launched before X precedes X", "X
 // precedes the first op of every other blocking stream launched after X"; at most the trace's
-// span) minus the span with
-// the asynchronous legacy ops of each thread on a lane of their own, without their barrier edges
-// (synchronous copies and memsets stay on the legacy stream, barriers included, after their own
-// thread's earlier work, unordered across threads), each synchronize of the legacy stream waiting
+// span) minus the span with the asynchronous legacy ops of each thread on a lane of their own,
+// without their barrier edges (synchronous copies and memsets stay on the legacy stream, barriers
+// included, after their own thread's earlier work, unordered across threads), each synchronize of the legacy stream waiting
 // only for its own thread's lane, a synchronous copy or memset for its own thread's earlier work
 // only, and the time calls waited for other threads' calls on the legacy stream given back
 // (legacy_threads.h), except what another thread's cudaMemcpy or cudaMemset, which stays on the

@@ -442,16 +442,16 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   // kernels of half the device or more, whose room beside each other the trace does not tell
   // either (halfDeviceKernelsInOrder; each kind in its own order, a kernel of one never waiting
   // for one of the other).
-  std::vector<OrderEdge> sweeping;
+  std::vector<OrderEdge> unsure;  // keeps the kernels whose room beside each other is unknown in order
   if (!kernels_in_order) {
-    sweeping = sweepingKernelsInOrder(view, keys, lanes, stream);
+    unsure = sweepingKernelsInOrder(view, keys, lanes, stream);
     const std::vector<OrderEdge> half_device = halfDeviceKernelsInOrder(view, keys, lanes, stream);
-    sweeping.insert(sweeping.end(), half_device.begin(), half_device.end());
+    unsure.insert(unsure.end(), half_device.begin(), half_device.end());
   }
-  if (sweeping.empty()) return std::max<Ns>(0, before - free_span);
-  sweeping.insert(sweeping.end(), split_edges.begin(), split_edges.end());
-  const Ns sweeping_in_order = split.span(sweeping, earlier, durations, async_calls);
-  return std::max<Ns>(0, before - (free_span + sweeping_in_order) / 2);
+  if (unsure.empty()) return std::max<Ns>(0, before - free_span);
+  unsure.insert(unsure.end(), split_edges.begin(), split_edges.end());
+  const Ns unsure_in_order = split.span(unsure, earlier, durations, async_calls);
+  return std::max<Ns>(0, before - (free_span + unsure_in_order) / 2);
 }
 
 // What copying the stream's input one chunk ahead saves: its host-to-device copies moved to
