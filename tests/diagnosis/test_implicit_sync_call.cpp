@@ -126,6 +126,39 @@ TEST_CASE("implicit-sync-call: the free moved after the loop still takes its own
   CHECK(fixSavingNs(*f) == Approx(static_cast<double>(51 * kUs)).margin(2 * kUs));
 }
 
+TEST_CASE("implicit-sync-call: the free after the loop goes after the last iteration's calls") {
+  // After a first kernel, two iterations of cudaMalloc, a 100 µs kernel, cudaFree (waits for it, then `own` µs of its
+  // own), a device synchronize and a 50 µs kernel; then the thread's final synchronize. The last
+  // free sits in the last iteration's middle; the fix frees after the loop, after the last kernel,
+  // where its own time costs the span nothing: the iteration begun by the last allocation makes
+  // as many calls as the one before it, so the free goes to the final synchronize, not to the
+  // iteration's own. With 30 µs of its own it saves those 30 µs more than with none.
+  const auto saving = [](double own) {
+    TraceBuilder b;
+    const double d = own - 30;  // everything after the last free moves with its own time
+    b.launch(13, 0, 0.5, 1, 1.1);
+    b.call("cudaMalloc_v3020", 1.2, 1.5);  // stays: the allocation before the loop
+    b.launch(13, 2, 4, 6, 106);
+    b.call("cudaFree_v3020", 8, 136);
+    b.call("cudaDeviceSynchronize_v3020", 137, 138);
+    b.launch(13, 139, 141, 143, 193);
+    b.call("cudaMalloc_v3020", 142, 152);
+    b.launch(13, 153, 155, 195, 295);
+    b.call("cudaFree_v3020", 156, 326 + d - 1);
+    b.call("cudaDeviceSynchronize_v3020", 326 + d, 327 + d);
+    b.launch(13, 328 + d, 330 + d, 332 + d, 382 + d);
+    b.call("cudaDeviceSynchronize_v3020", 331 + d, 383 + d);
+    const auto findings = test::findingsOf(b.build());
+    const Finding* f = test::findingById(findings, "implicit-sync-call");
+    REQUIRE(f != nullptr);
+    CHECK(f->count == 4);
+    return static_cast<double>(fixSavingNs(*f));
+  };
+  const double with = saving(30), without = saving(1);
+  INFO("saving with 30 us of its own " << with << " ns, with 1 us " << without);
+  CHECK(with - without == Approx(static_cast<double>(29 * kUs)).margin(2 * kUs));
+}
+
 TEST_CASE("implicit-sync-call: a later loop of other work keeps its own allocation") {
   // After a first kernel, two loops of two iterations each: cudaMallocHost (100 µs), an upload
   // from the buffer, a 50 µs kernel, a synchronize, cudaFreeHost (20 µs, the device idle); the

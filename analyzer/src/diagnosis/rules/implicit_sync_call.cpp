@@ -11,7 +11,7 @@
 // takes out gone (no wait, no time of their own; hoistedCalls: the allocation left before a loop
 // stays, and so does each later loop's, told apart by the work launched after it (loopStarts);
 // hoistingChanges: the free moved after a loop adds its own time to its thread's next call that
-// drains the device; heldByRemoved: other threads' calls that a removed call of 50 µs or more
+// drains the device after the loop's last iteration (loopEnds); heldByRemoved: other threads' calls that a removed call of 50 µs or more
 // held after the device drained return that much sooner) and the kernels that re-faulted a
 // managed buffer freed and
 // allocated again between their runs taking their durations less those faults (kept, the
@@ -149,7 +149,61 @@ std::vector<std::size_t> loopStarts(const DeviceView& view,
 struct Hoisting {
   std::vector<std::size_t> removed;     // calls, sorted
   std::vector<std::size_t> after_loop;  // of those, the frees moved after their loop, sorted
+  // Of those, where their loop's last iteration ends (loopEnds): the start of the thread's first
+  // call after it, or Ns's max where the iteration is the thread's last work.
+  std::unordered_map<std::size_t, Ns> loop_end;
 };
+
+// Where the last iteration of the loop that a moved free ends: a loop's iterations make the same
+// calls, so the iteration begun by the loop's last allocation makes as many as the one before it
+// (from its previous allocation to it), and the fix's free comes after them. The recorded free
+// may sit in that iteration's middle (g000104: worker1's cudaFreeHost before 0.7 ms of kernels and
+// the iteration's device synchronize; the fixed program frees after the loop, after the thread's
+// last GPU op). Unknown (none set) where the loop has one allocation or the free lies past it.
+void loopEnds(const DeviceView& view,
+              const std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::size_t>>& of_thread,
+              const std::vector<std::size_t>& starts, Hoisting& hoisting) {
+  if (hoisting.after_loop.empty()) return;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::size_t>> every;  // by start
+  for (const auto& [thread, thread_calls] : of_thread) every[thread];
+  for (std::size_t call : view.calls()) {
+    const auto it = every.find({view.call(call).pid, view.call(call).tid});
+    if (it != every.end()) it->second.push_back(call);
+  }
+  for (auto& [thread, list] : every) {
+    std::stable_sort(list.begin(), list.end(), [&](std::size_t a, std::size_t b) {
+      return view.call(a).start < view.call(b).start;
+    });
+  }
+  for (const auto& [thread, thread_calls] : of_thread) {
+    const std::vector<std::size_t>& list = every[thread];
+    const auto position = [&](std::size_t call) {
+      return static_cast<std::size_t>(std::find(list.begin(), list.end(), call) - list.begin());
+    };
+    for (std::size_t free : thread_calls) {
+      if (!std::binary_search(hoisting.after_loop.begin(), hoisting.after_loop.end(), free)) continue;
+      // The loop's last two allocations before the free, among all of the thread's calls (the
+      // loop's first may have come before the device's first op).
+      const std::size_t at_free = position(free);
+      std::size_t last = list.size(), before = list.size();
+      for (std::size_t j = at_free; j-- > 0;) {
+        if (view.callKind(list[j]) != ApiKind::kAllocation || isFree(view.callName(list[j]))) continue;
+        if (last == list.size()) {
+          last = j;
+          if (std::binary_search(starts.begin(), starts.end(), list[j])) break;
+        } else {
+          before = j;
+          break;
+        }
+      }
+      if (before == list.size()) continue;
+      const std::size_t end = last + (last - before);
+      if (at_free >= end) continue;
+      hoisting.loop_end[free] =
+          end < list.size() ? view.call(list[end]).start : std::numeric_limits<Ns>::max();
+    }
+  }
+}
 
 Hoisting hoistedCalls(const DeviceView& view, const std::vector<std::size_t>& calls) {
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::size_t>> of_thread;
@@ -179,6 +233,7 @@ Hoisting hoistedCalls(const DeviceView& view, const std::vector<std::size_t>& ca
   }
   std::sort(hoisting.removed.begin(), hoisting.removed.end());
   std::sort(hoisting.after_loop.begin(), hoisting.after_loop.end());
+  loopEnds(view, of_thread, starts, hoisting);
   return hoisting;
 }
 
@@ -186,7 +241,9 @@ Hoisting hoistedCalls(const DeviceView& view, const std::vector<std::size_t>& ca
 // waits for the whole device, as the thread's next call that does (a device synchronize, or a
 // free or managed allocation that stays) would: it comes at the latest there, so only its own
 // time, the release after the drain, is added to that call's (none where its thread makes no
-// such call: it falls after the thread's work). A pinned host or device allocation (cudaMalloc,
+// such call: it falls after the thread's work). Where the loop's last iteration ends is known
+// (loopEnds), that call is the first at or after its end: a device synchronize inside the
+// iteration comes before the fix's free. A pinned host or device allocation (cudaMalloc,
 // cuMemAlloc) waits for no GPU work, as in the host timeline (of the fixed programs' 431
 // cudaMalloc calls that began with their process's work in flight, 331 returned before it
 // ended, a median 139 µs before): the free comes no later than it, but not by waiting there.
@@ -207,8 +264,10 @@ std::vector<CallChange> hoistingChanges(const DeviceView& view, const HostTimeli
     const auto at = std::find_if(host.barriers.begin(), host.barriers.end(),
                                  [&](const HostBarrier& b) { return b.call == free; });
     if (at == host.barriers.end()) continue;
+    const auto end = hoisting.loop_end.find(free);
+    const Ns after = end != hoisting.loop_end.end() ? end->second : std::numeric_limits<Ns>::min();
     for (auto next = at + 1; next != host.barriers.end() && next->previous >= 0; ++next) {
-      if (removed(next->call) || !drainsDevice(next->call)) continue;
+      if (removed(next->call) || !drainsDevice(next->call) || view.call(next->call).start < after) continue;
       changes.push_back({next->call, true, next->own + at->own});
       break;
     }
