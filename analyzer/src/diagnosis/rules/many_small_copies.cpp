@@ -18,6 +18,9 @@
 //   - for large pageable pieces, the first call staging every piece's bytes (its own time and each
 //     later call's, HostBarrier::own, less their waits for the previous piece's DMA) and an
 //     upload's op keeping its length (the last chunk's DMA, after the call staged it);
+//   - for small pageable uploads that returned once staged, the same with each later piece's
+//     bytes at the rate the trace's large staged uploads staged theirs (uploadStagingRate): one
+//     upload of them all still stages every byte before its call returns;
 //   - each run's first copy taking the run's bytes at the rate its pieces moved them: their
 //     summed durations less each later piece's fixed cost, no slower than the bytes at the
 //     pinned rate plus one fixed cost (mergedDuration), and its later copies taking none (nor
@@ -352,6 +355,32 @@ std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rate
   return runs;
 }
 
+// Large pageable uploads: at least this many bytes, so that a call's time is mostly its staging
+// (a pageable call's fixed part is a few µs; 512 KiB stages in about 50 µs on the lab's hosts,
+// 8-11 GB/s).
+constexpr std::uint64_t kStagingRateMinBytes = 512 << 10;
+
+// The rate at which the host staged pageable uploads: the median, over the trace's large pageable
+// uploads whose calls returned once staged (HostBarrier::staged: the DMA followed), of their
+// bytes over their call's own time (HostBarrier::own, less what it waited for before it staged);
+// 0 without one. The median, not the bytes over the summed time: a call held by another thread's
+// staging or the driver's cold path takes several times its bytes' time (the old recording of
+// g000359: 560 KiB uploads staged at 6-9 GB/s, one at 0.3).
+double uploadStagingRate(const DeviceView& view, const std::map<std::size_t, const HostBarrier*>& barrier_of_call) {
+  std::vector<double> rates;
+  for (const ScopedOp& scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    if (!op.isCopy() || directionOf(op) != 0 || !pageableCopy(op) || op.bytes < kStagingRateMinBytes) continue;
+    const auto call = view.launchCall(op);
+    const auto barrier = call ? barrier_of_call.find(*call) : barrier_of_call.end();
+    if (barrier == barrier_of_call.end() || !barrier->second->staged || barrier->second->own <= 0) continue;
+    rates.push_back(static_cast<double>(op.bytes) / static_cast<double>(barrier->second->own));
+  }
+  if (rates.empty()) return 0.0;
+  std::sort(rates.begin(), rates.end());
+  return rates[rates.size() / 2];
+}
+
 // What one copy of the run's bytes would take: the pieces' summed durations less the fixed cost
 // each later piece paid (PinnedRate::latency_ns), i.e. the bytes at the rate the pieces moved them,
 // but no slower than the bytes at the pinned rate plus one fixed cost (pinnedDuration): the
@@ -420,6 +449,7 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
   const HostTimeline& host = buildHostTimeline(view);
   std::map<std::size_t, const HostBarrier*> barrier_of_call;  // calls that block their thread (sync or pageable copies)
   for (const HostBarrier& barrier : host.barriers) barrier_of_call.emplace(barrier.call, &barrier);
+  const double staging_rate = uploadStagingRate(view, barrier_of_call);
   std::vector<std::size_t> removed_calls;  // the later pieces' launch calls
   std::vector<LegacyOp> legacy_pieces;     // those of them on the legacy stream (legacy_threads.h)
   std::vector<std::size_t> async_pieces;   // those of them that did not block their thread
@@ -442,13 +472,25 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
     // them at the rate the pieces did.
     const auto first_call = view.launchCall(view.op(ops[run.positions.front()]));
     const auto first_barrier = first_call ? barrier_of_call.find(*first_call) : barrier_of_call.end();
-    const bool stage_all = run.staged && first_barrier != barrier_of_call.end();
+    // Small pageable uploads that returned once staged (their DMA after their call) merge into
+    // one large pageable upload, whose call still stages every byte before it returns: at the
+    // rate the trace's large staged uploads staged theirs (uploadStagingRate), no longer than each
+    // piece's call took; what goes is each later call's fixed part. Not downloads or pieces whose
+    // call waited for their op: such a call's time is its op's DMA and the copy out of the staging
+    // buffer together, which the trace does not split, and the merged op already moves the bytes.
+    const bool small_staged = !run.staged && staging_rate > 0 && first_barrier != barrier_of_call.end() &&
+                              first_barrier->second->staged;
+    const bool stage_all = (run.staged && first_barrier != barrier_of_call.end()) || small_staged;
     const bool staged_upload = stage_all && first_barrier->second->staged;
     Ns later_staging = 0;
     for (std::size_t k = 1; stage_all && k < run.positions.size(); ++k) {
-      const auto launch = view.launchCall(view.op(ops[run.positions[k]]));
+      const GpuOp& piece = view.op(ops[run.positions[k]]);
+      const auto launch = view.launchCall(piece);
       const auto barrier = launch ? barrier_of_call.find(*launch) : barrier_of_call.end();
-      if (barrier != barrier_of_call.end()) later_staging += barrier->second->own;
+      if (barrier == barrier_of_call.end()) continue;
+      later_staging += run.staged ? barrier->second->own
+                                  : std::min<Ns>(barrier->second->own,
+                                                 static_cast<Ns>(static_cast<double>(piece.bytes) / staging_rate));
     }
     if (staged_upload) {
       merged = ops[run.positions.front()].end - ops[run.positions.front()].start + later_staging;
@@ -480,7 +522,7 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
         // A staged piece's call did not sleep (it copied into the staging buffer): the host code
         // between it and the previous piece's call is the loop's (at most its typical time), which
         // one copy of them all does not run either.
-        const Ns loop_before = stage_all ? view.call(*launch).start - issued_from : 0;
+        const Ns loop_before = run.staged && stage_all ? view.call(*launch).start - issued_from : 0;
         if (staged_upload && k == 1) {
           changed.push_back({*launch, false, later_staging, loop_before});
         } else {
