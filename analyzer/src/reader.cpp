@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <future>
 #include <system_error>
@@ -182,6 +183,24 @@ void noteUnfinished(const sqlite::Database& db, Trace& trace) {
       "running, so activity after the last commit is missing");
 }
 
+// A trace whose collector dropped activity records (CUPTI found no buffer free: the writer fell
+// behind): the session's dropped_records (summed over processes). What was dropped is not known:
+// kernels, copies, API calls or NVTX ranges are missing anywhere in the run.
+void noteDroppedRecords(Trace& trace) {
+  if (trace.source != TraceSource::kCuoverlap) return;
+  for (const auto& [key, value] : trace.session) {
+    if (key != schema::session_key::kDroppedRecords) continue;
+    const std::uint64_t dropped = std::strtoull(value.c_str(), nullptr, 10);
+    if (dropped == 0) return;
+    trace.warnings.push_back(fmt::format(
+        "the collector dropped {} activity records (CUPTI's buffers filled faster than they were "
+        "written): some GPU ops, API calls or NVTX ranges are missing, so gaps and costs near them "
+        "are uncertain; record a shorter run or fewer ops (record --capture)",
+        dropped));
+    return;
+  }
+}
+
 bool isTraceFile(const sqlite::Database& db) {
   for (std::string_view table : {schema::kSessionTable, schema::kKernelTable, schema::kMemcpyTable,
                                  schema::kMemsetTable, schema::kRuntimeTable, schema::kSyncTable,
@@ -240,6 +259,7 @@ reader::OpsSeen readSqliteTrace(const std::string& path, Trace& trace) {
   reader::Context ctx{db, trace, interner, strings};
   reader::readSession(ctx);
   reader::noteUnfinished(db, trace);
+  reader::noteDroppedRecords(trace);
   reader::readDevices(ctx);
   reader::readStreamsAndContexts(ctx);
   reader::readRuntimeCalls(ctx);

@@ -76,6 +76,23 @@ TEST_CASE("analyze: an unfinished trace is a warning in every report, HTML inclu
         std::string::npos);
 }
 
+// A trace whose collector dropped records (the lab's 6,120-run batch of programs with many small
+// copies: 574,545, the writer busy 30 s of 63): every report warns that ops may be missing.
+TEST_CASE("analyze: records the collector dropped are a warning in every report", "[cli][capture]") {
+  const std::string path = withSession("dropped.sqlite", "('unused', '0'); UPDATE CUOVERLAP_SESSION SET value = "
+                                                       "'574545' WHERE key = 'dropped_records'");
+  const auto text = runCli("analyze '" + path + "'");
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("warning: the collector dropped 574545 activity records") != std::string::npos);
+  const json report = json::parse(runCli("analyze '" + path + "' --format json").out);
+  CHECK(report.dump().find("the collector dropped 574545 activity records") != std::string::npos);
+  const auto html = runCli("analyze '" + path + "' --format html");
+  CHECK(html.out.find("<b>Warning:</b> the collector dropped 574545 activity records") != std::string::npos);
+  // None dropped (the recorded trace's own row): no warning.
+  const std::string clean = std::string(CUOVERLAP_TEST_DATA) + "/streams_pipeline3.sqlite";
+  CHECK(runCli("analyze '" + clean + "'").out.find("the collector dropped") == std::string::npos);
+}
+
 TEST_CASE("analyze: a trace without capture rows has no capture line or key", "[cli][capture]") {
   const std::string path = std::string(CUOVERLAP_TEST_DATA) + "/streams_pipeline3.sqlite";
   CHECK(runCli("analyze '" + path + "'").out.find("capture window") == std::string::npos);
