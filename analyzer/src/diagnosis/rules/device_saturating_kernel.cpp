@@ -15,7 +15,12 @@
 // stream waited (cudaStreamWaitEvent) for an event recorded after K: it was not ready before K
 // ended.
 // Cost: for each such J (charged once, against the K that ended last), its start minus the later
-// of its ready time and the end of K's wave in progress then; the union of those stretches, at
+// of its ready time and the end of K's wave in progress then, less what J's thread gives back
+// later: a blocking call of that thread that waited for J's stream and was still held, after the
+// rest of what it waited for had ended, by K's stream's work launched before J (which no priority
+// for J's stream hastens) returns no sooner, so J keeps at most what the rest ended before that
+// work (g000088: a cudaFree after each wait returned as K's stream's copy ended; 0.45 ms claimed,
+// 0.08 measured). The union of those stretches, at
 // most what the what-if schedule (schedule_estimate.h, with the host's blocking calls) saves with
 // J's streams at a higher priority (ScheduleModel::withPriority): their kernels take the SMs of
 // K's wave in progress, and K's blocks they displaced run after them, so K ends later unless its
@@ -87,6 +92,51 @@ std::vector<Ns> producersEnd(const DeviceView& view, const std::vector<StreamWai
   return end;
 }
 
+// How much of an earlier start of the kernel at `j` its thread keeps (at most `gain`). K's
+// stream's work launched before j (from K, at `k`, on: `k_stream` lists that stream's positions)
+// comes no sooner at any priority for j's stream (K ends no sooner). A later blocking call of j's
+// thread that waited for j's stream's work and, in the trace, was still held by that work when the
+// rest of what it waited for had ended returns no sooner either: the thread keeps only what the
+// rest ended before it (g000088: a cudaFree after each wait returned as K's stream's copy ended).
+// `barriers`: the host timeline's barriers of j's thread (indices, in start order).
+Ns gainKept(const DeviceView& view, const HostTimeline& host, const std::vector<std::size_t>& barriers,
+            const std::vector<std::size_t>& k_stream, std::size_t k, std::size_t j, Ns gain) {
+  const auto& ops = view.ops();
+  const GpuOp& waiting = view.op(ops[j]);
+  const auto launch = view.launchCall(waiting);
+  if (!launch) return gain;
+  const Ns launched = view.call(*launch).end;
+  // K's stream's work launched before j: its positions and when the last of it ended.
+  std::set<std::size_t> before_j;
+  Ns before_j_end = std::numeric_limits<Ns>::min();
+  for (auto it = std::lower_bound(k_stream.begin(), k_stream.end(), k); it != k_stream.end(); ++it) {
+    const auto issued = view.launchCall(view.op(ops[*it]));
+    if (!issued || view.call(*issued).start >= launched) break;
+    before_j.insert(*it);
+    before_j_end = std::max(before_j_end, ops[*it].end);
+  }
+  const std::uint64_t j_stream = DeviceView::streamKey(waiting);
+  auto first = std::partition_point(barriers.begin(), barriers.end(), [&](std::size_t b) {
+    return host.barriers[b].start < launched;
+  });
+  for (auto b = first; b != barriers.end() && gain > 0; ++b) {
+    const HostBarrier& barrier = host.barriers[*b];
+    if (barrier.start >= before_j_end) break;  // that work had ended: it holds no later call
+    if (barrier.staged) continue;
+    bool waits_for_j = false;
+    Ns held_end = std::numeric_limits<Ns>::min();   // of K's stream's work launched before j
+    Ns other_end = std::numeric_limits<Ns>::min();  // of the rest
+    for (const std::size_t p : barrier.waited_for) {
+      if (DeviceView::streamKey(view.op(ops[p])) == j_stream && p >= j) waits_for_j = true;
+      Ns& end = before_j.count(p) ? held_end : other_end;
+      end = std::max(end, ops[p].end);
+    }
+    if (!waits_for_j || held_end <= barrier.start) continue;
+    gain = std::min(gain, std::max<Ns>(0, other_end - held_end));
+  }
+  return gain;
+}
+
 }  // namespace
 
 // One sweep over the kernels in start order (issue 13: overlapping device-filling kernels made the
@@ -119,6 +169,13 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
   std::multimap<Ns, const Filler*> active;  // by end
   std::set<std::uint64_t> high_streams;  // the waiting kernels' streams, at the greatest priority
   std::vector<std::size_t> ragged_kernels;  // the K whose blocks freed SMs all through a wave
+  const HostTimeline& host = buildHostTimeline(view);
+  std::map<std::uint64_t, std::vector<std::size_t>> barriers_by_thread;  // in start order
+  for (std::size_t b = 0; b < host.barriers.size(); ++b) {
+    barriers_by_thread[threadKey(view.call(host.barriers[b].call))].push_back(b);
+  }
+  std::map<std::uint64_t, std::vector<std::size_t>> by_stream;  // positions, per stream
+  for (std::size_t p = 0; p < ops.size(); ++p) by_stream[DeviceView::streamKey(view.op(ops[p]))].push_back(p);
   std::size_t next_filler = 0;
   for (std::size_t j = 0; j < ops.size(); ++j) {
     const GpuOp& waiting = view.op(ops[j]);
@@ -154,9 +211,18 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
     const bool ragged = *ready < last_wave && ops[j].start + kMinimumCostNs <= waited_for->end;
     const Ns from = startWithPriority(*waited_for, *ready);
     if (ops[j].start - from < kMinimumCostNs) continue;  // ready in K's last wave
+    Ns kept = ops[j].start - from;
+    if (const auto launch = view.launchCall(waiting)) {
+      const auto thread = barriers_by_thread.find(threadKey(view.call(*launch)));
+      if (thread != barriers_by_thread.end()) {
+        kept = gainKept(view, host, thread->second, by_stream[DeviceView::streamKey(kernel)],
+                        waited_for->position, j, kept);
+      }
+    }
+    if (kept < kMinimumCostNs) continue;  // its thread waits for K's stream's work after it anyway
     high_streams.insert(DeviceView::streamKey(waiting));
     if (ragged) ragged_kernels.push_back(waited_for->position);
-    builder.add(Interval{from, ops[j].start},
+    builder.add(Interval{ops[j].start - kept, ops[j].start},
                 evidenceForOp(view, waiting,
                               fmt::format("{} waited {} for {} ({} blocks, {} waves of {}) on stream "
                                           "{}; at a higher priority it would have started when the "
@@ -168,7 +234,7 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
                                           kernel.stream_id, units::formatDuration(ops[j].start - from))));
   }
   if (builder.count() == 0) return std::nullopt;
-  const ScheduleModel model(view, buildHostTimeline(view));
+  const ScheduleModel model(view, host);
   const std::vector<OrderEdge> edges = waitEdges(waits);
   std::vector<std::size_t> high;  // every kernel of the waiting kernels' streams
   for (std::size_t p = 0; p < ops.size(); ++p) {
