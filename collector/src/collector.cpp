@@ -27,7 +27,8 @@
 namespace cuoverlap::collector {
 namespace {
 
-constexpr std::size_t kPreallocatedBuffers = 8;
+constexpr std::size_t kPreallocatedBuffers = 8;  // of the largest size
+constexpr std::size_t kSmallestBufferBytes = 64u << 10;  // a thread's first buffer (buffer_pool.h)
 constexpr std::size_t kMaxPoolBytes = 1u << 30;  // past this CUPTI drops (and counts) records
 
 // Never destroyed: CUPTI threads may still call back while static destructors run at exit.
@@ -107,8 +108,8 @@ bool startSession() {
     // the window, so a stream created before it has no creating call to point to.
     file->setStreamOrigins(options.api == ApiTracing::kLean);
   }
-  std::size_t max_buffers = std::max<std::size_t>(kPreallocatedBuffers, kMaxPoolBytes / options.host_buffer_bytes);
-  session->pool = new BufferPool(options.host_buffer_bytes, kPreallocatedBuffers, max_buffers);
+  session->pool = new BufferPool(kSmallestBufferBytes, options.host_buffer_bytes, kPreallocatedBuffers,
+                                 std::max(kMaxPoolBytes, kPreallocatedBuffers * options.host_buffer_bytes));
   session->writer = new WriterThread(std::move(file), *session->pool, options.commit_interval);
   for (const auto& [key, value] : sessionStartValues(options, activity::timestampNs(),
                                                      activity::cuptiVersion(), activity::driverVersion())) {

@@ -53,9 +53,13 @@ std::uint64_t monotonicNs() {
 
 void CUPTIAPI onBufferRequested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
   std::uint64_t begin = monotonicNs();
+  // How many buffers this thread asked for before: its buffers grow from small (buffer_pool.h).
+  thread_local unsigned t_requests = 0;
   *max_records = 0;
-  *buffer = g_detached.load(std::memory_order_relaxed) ? nullptr : g_pool->acquire();
-  *size = *buffer != nullptr ? g_pool->bufferBytes() : 0;
+  *size = 0;
+  *buffer = g_detached.load(std::memory_order_relaxed)
+                ? nullptr
+                : g_pool->acquire(g_pool->sizeForRequest(t_requests++), *size);
   g_callback_ns.fetch_add(monotonicNs() - begin, std::memory_order_relaxed);
 }
 

@@ -202,6 +202,28 @@ int runThreads() {
   return host[0] == 100 && host[8 * kN - 1] == 100 ? 0 : 1;
 }
 
+// `count` short-lived threads, `alive` at a time, each launching one kernel on its per-thread
+// stream and waiting for it: with per-thread activity buffers each one holds a buffer of its own
+// until the collector's next flush (the pool must not run dry, buffer_pool.h).
+int runShortThreads(int count, int alive) {
+  int* d;
+  CHECK_CUDA(cudaMalloc(&d, alive * kBytes));
+  CHECK_CUDA(cudaMemset(d, 0, alive * kBytes));
+  for (int started = 0; started < count; started += alive) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < alive && started + t < count; ++t) {
+      threads.emplace_back([d, t] {
+        launchAddOne(d + t * kN, cudaStreamPerThread);
+        CHECK_CUDA(cudaStreamSynchronize(cudaStreamPerThread));
+      });
+    }
+    for (auto& thread : threads) thread.join();
+  }
+  std::vector<int> host(alive * kN);
+  CHECK_CUDA(cudaMemcpy(host.data(), d, alive * kBytes, cudaMemcpyDeviceToHost));
+  return host[0] == (count + alive - 1) / alive ? 0 : 1;
+}
+
 int runGraph() {
   int* d;
   CHECK_CUDA(cudaMalloc(&d, kBytes));
@@ -312,6 +334,7 @@ int main(int argc, char** argv) {
   if (!std::strcmp(mode, "fork")) return runFork();
   if (!std::strcmp(mode, "fork_many") && argc > 2) return runForkMany(std::atoi(argv[2]));
   if (!std::strcmp(mode, "threads")) return runThreads();
+  if (!std::strcmp(mode, "short_threads") && argc > 3) return runShortThreads(std::atoi(argv[2]), std::atoi(argv[3]));
   if (!std::strcmp(mode, "graph")) return runGraph();
   if (!std::strcmp(mode, "exit_thread")) return runExitFromThread();
   if (!std::strcmp(mode, "kernels") && argc > 2) return runKernels(std::atoi(argv[2]));
