@@ -320,7 +320,7 @@ std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
     heldNoLonger(view, host, model, waits, heldByMovedAllocations(view, host, needs), removed, earlier);
     builder.estimateSaving(std::max<Ns>(0, model.span(waits) - model.span(waits, earlier, {}, removed)));
   }
-  if (builder.time() < kMinimumCostNs) return std::nullopt;
+  if (builder.time() < kMinimumClaimNs) return std::nullopt;
   if (idle_only == builder.count()) {
     // Every one found the device idle: the fix gives back only the calls' own host time, and a
     // synchronize with nothing to wait for may be deliberate (a timing point): information.
@@ -381,7 +381,7 @@ std::optional<Finding> findEarlyResultWait(const DeviceView& view) {
     const ScheduleModel deferred(view, deferredTimeline(view, host, needs, read_copies), waits);
     builder.estimateSaving(std::max<Ns>(0, model.span(waits) - deferredSpan(view, deferred, waits, recorded)));
   }
-  if (builder.time() < kMinimumCostNs) return std::nullopt;
+  if (builder.time() < kMinimumClaimNs) return std::nullopt;
   return builder.build(
       fmt::format("{} synchronize calls waited for a result right after its copy was issued: the "
                   "device drained before the host issued the next step",

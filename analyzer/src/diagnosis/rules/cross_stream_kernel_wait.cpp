@@ -81,7 +81,7 @@ std::optional<Finding> findCrossStreamKernelWait(const DeviceView& view) {
   recorded.insert(recorded.end(), removed.begin(), removed.end());
   const Ns saving =
       ScheduleModel(view, buildHostTimeline(view), recorded).savingWithout(kept, removed);
-  if (saving < kMinimumCostNs) return std::nullopt;  // the waits cost nothing
+  if (saving < kMinimumClaimNs) return std::nullopt;  // the waits cost nothing
   builder.estimateSaving(saving);
   return builder.build(
       fmt::format("{} cudaStreamWaitEvent waits ran kernels of different streams one after "

@@ -242,7 +242,7 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
   }
   const Ns with_priority = model.withPriority(high, ragged_kernels).span(edges);
   const Ns saving = std::min(builder.time(), model.span(edges) - with_priority);  // time(): the union so far
-  if (saving < kMinimumCostNs) return std::nullopt;  // the waits were not what the span waited for
+  if (saving < kMinimumClaimNs) return std::nullopt;  // the waits were not what the span waited for
   builder.estimateSaving(saving);
   return builder.build(
       fmt::format("{} kernels waited for a kernel of another stream that filled every SM, past "

@@ -62,7 +62,7 @@ std::optional<Finding> findEventWaitSerialization(const DeviceView& view) {
   recorded.insert(recorded.end(), removed.begin(), removed.end());
   const Ns saving =
       ScheduleModel(view, buildHostTimeline(view), recorded).savingWithout(kept, removed);
-  if (saving < kMinimumCostNs) return std::nullopt;  // waits that cost nothing (a reuse hazard)
+  if (saving < kMinimumClaimNs) return std::nullopt;  // waits that cost nothing (a reuse hazard)
   builder.estimateSaving(saving);
   return builder.build(
       fmt::format("{} cudaStreamWaitEvent dependencies serialized work that could have overlapped",

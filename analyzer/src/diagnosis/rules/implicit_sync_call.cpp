@@ -448,7 +448,7 @@ std::optional<Finding> findImplicitSyncCall(const DeviceView& view) {
   const std::vector<const UmPageFaultGroup*> refaulted = refaults(view, hoisted.removed);
   const std::vector<FasterOp> faster = withoutRefaults(view, refaulted);
   const Ns saving = std::max<Ns>(0, model.span(waits) - model.span(waits, earlier, faster, removed));
-  if (saving < kMinimumCostNs) return std::nullopt;
+  if (saving < kMinimumClaimNs) return std::nullopt;
   const bool warn = static_cast<double>(saving) >=
                     kWarningShareOfSpan * static_cast<double>(view.spanLength());
   FindingBuilder builder(view, "implicit-sync-call", warn ? Severity::kWarning : Severity::kInfo);

@@ -44,7 +44,7 @@
 // Of that saving S, R = min(S, ledger ideal - ledger ideal with the faster kernels) lowers the
 // ideal (Finding::ideal_reduction_ns, outside the ledger's cap); S - R is charged through the
 // ledger, where the faulting kernels ran and where the host took the faults it no longer takes.
-// Fires when the saving reaches kMinimumCostNs.
+// Fires when the saving reaches kMinimumClaimNs.
 // Needs: GPU page-fault records (our collector; nsys with --cuda-um-gpu-page-faults=true).
 #include <fmt/format.h>
 
@@ -651,7 +651,7 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
           ? 0
           : std::max<Ns>(0, model.span(waits) - model.span(waits, host_faults.earlier, faster,
                                                            host_faults.changed));
-  if (saving < kMinimumCostNs) return std::nullopt;
+  if (saving < kMinimumClaimNs) return std::nullopt;
   const Ns reduction = std::clamp<Ns>(ledgerIdeal(view) - ledgerIdeal(view, faster), 0, saving);
   builder.estimateSaving(saving - reduction);
   builder.lowerIdeal(reduction);

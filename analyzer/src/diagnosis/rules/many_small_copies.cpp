@@ -597,7 +597,7 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
   const Ns reduction = std::clamp<Ns>(ledgerIdeal(view) - ledgerIdeal(view, faster), 0, saving);
   builder.estimateSaving(saving - reduction);
   builder.lowerIdeal(reduction);
-  if (saving < kMinimumCostNs) return std::nullopt;
+  if (saving < kMinimumClaimNs) return std::nullopt;
   return builder.build(
       fmt::format("{} copies in {} runs on their streams, pieces of larger transfers: each paid a "
                   "copy's fixed cost and a call",

@@ -13,6 +13,10 @@ namespace cuoverlap::diagnosis {
 // Costs below this are noise (launch jitter, timer resolution); same rationale as the default gap
 // threshold in docs/gaps.md.
 inline constexpr Ns kMinimumCostNs = 10'000;
+// A finding whose whole saving is below this is not reported: the floor on a total, where
+// kMinimumCostNs is the floor on one instance (a stall, a stretch). Many instances each under 10 us
+// add up to a saving the lab measures (docs/findings.md, "Conventions").
+inline constexpr Ns kMinimumClaimNs = 5'000;
 // exposed-communication fires from this share of the device span (also after the job analysis
 // leaves a rank's wait for late peers out, job/peer_wait.h).
 inline constexpr double kExposedCommunicationMinShare = 0.05;
