@@ -113,27 +113,29 @@ TEST_CASE("host-launch-bound: a graph removes launch calls, not the host's own w
   // its launch replaces the first kernel's; the other three give back 5 + 1 µs each, less the
   // time a graph launch takes per further node (no graph in the trace: the H100's 1.8 µs, at this
   // host's 5 µs launch call against that host's 7: 1.286 µs), 14.14 µs an iteration. The graph
-  // submits its nodes when it returns, 3.86 µs after the first kernel's launch did: the last
-  // iteration's kernels end 25 - (3.86 + 8 + 3 x 0.415) µs sooner. (The first graph's upload delays
+  // submits its nodes as its launch ends, its further nodes' 3.86 µs less 1 µs (the device gets
+  // them before the call is done) after the first kernel's launch did: the last iteration's
+  // kernels end 25 - (2.86 + 8 + 3 x 0.415) µs sooner. (The first graph's upload delays
   // every op after it alike: the span does not change.) The device idled 76 µs an iteration, which
   // the gaps alone would have claimed.
   const auto findings = findingsOf(launchesAndWork(30, 1, 60).build());
   const Finding* f = findingById(findings, "host-launch-bound");
   REQUIRE(f != nullptr);
-  CHECK(std::llabs(fixSavingNs(*f) - 29 * 14'143 - 11'900) <= 2'000);
+  CHECK(std::llabs(fixSavingNs(*f) - 29 * 14'143 - 12'900) <= 2'000);
 }
 
 TEST_CASE("host-launch-bound: a graph launch's time per node is measured where the trace has one") {
   // After the loop above, one cudaGraphLaunch of 4 kernel nodes took 14 µs: a 5 µs launch call
   // and 3 µs for each further node. Each iteration's graph then gives back 3 x (6 - 3) µs, so the
-  // graph launched after the loop ends 30 x 9 µs sooner, and the span starts 9 µs later: the first
-  // graph submits its nodes when it returns, 9 µs after the first kernel's launch did.
+  // graph launched after the loop ends 30 x 9 µs sooner, and the span starts 8 µs later: the first
+  // graph submits its nodes as its launch ends, its further nodes' 9 µs less 1 µs after the first
+  // kernel's launch did.
   TraceBuilder b = launchesAndWork(30, 1, 60);
   b.graphLaunch(13, 2600, 2614, 4, 2616, 2, 2);
   const auto findings = findingsOf(b.build());
   const Finding* f = findingById(findings, "host-launch-bound");
   REQUIRE(f != nullptr);
-  CHECK(std::llabs(fixSavingNs(*f) - 30 * 9'000 - 9'000) <= 2'000);
+  CHECK(std::llabs(fixSavingNs(*f) - 30 * 9'000 - 8'000) <= 2'000);
 }
 
 TEST_CASE("host-launch-bound: a loop's body is one graph per iteration, not the whole loop") {
@@ -164,9 +166,10 @@ TEST_CASE("host-launch-bound: a graph launch costs a typical launch call, not th
   // launch call after the synchronize takes 15 µs, the others 5. The graph launch takes a typical
   // launch call (the run's median, 5 µs) and 1.29 µs for each further node (the H100's 1.8 at 5 µs
   // against 7): the first call gives back 10 µs, released with its op, each other one 3.71 µs, and
-  // the first node waits 3.86 µs for the others. No kernel waited in the queue, so the stream hands
-  // off at once, as the nodes do. An iteration then takes 17.86 µs (the graph's first op 8.86 µs
-  // after the synchronize returned, 8 µs of kernels, the synchronize's 1 µs) where it took 33.
+  // the first node waits 2.86 µs for the others (their 3.86 µs less 1 µs). No kernel waited in the
+  // queue, so the stream hands off at once, as the nodes do. An iteration then takes 16.86 µs (the
+  // graph's first op 7.86 µs after the synchronize returned, 8 µs of kernels, the synchronize's
+  // 1 µs) where it took 33.
   // Charged the first call's 15 µs, as before, the graph claimed 10 µs an iteration less.
   TraceBuilder b;
   double host = 0;
@@ -183,7 +186,7 @@ TEST_CASE("host-launch-bound: a graph launch costs a typical launch call, not th
   const Finding* f = findingById(findings, "host-launch-bound");
   REQUIRE(f != nullptr);
   const Ns before = 29 * 33'000 + 17'000;  // the first kernel's start to the last's end
-  const Ns after = 29 * 17'857 + 8'000;
+  const Ns after = 29 * 16'857 + 8'000;
   CHECK(std::llabs(fixSavingNs(*f) - (before - after)) <= 2'000);
 }
 
@@ -264,7 +267,7 @@ TEST_CASE("host-launch-bound: on a busy device a graph saves its nodes' shorter 
   // The device never waits for the host, but a graph's kernels follow each other 0.415 µs after
   // the one before (no graph in the trace: the H100's) instead of 1.2. Each iteration is a graph
   // (the host's work starts a new one): 9 x 0.785 µs saved an iteration (the first graph, which
-  // submits its nodes when its launch returns, starts the span later but no sooner ends it), 7.7%
+  // submits its nodes as its launch ends, starts the span later but no sooner ends it), 7.7%
   // of the span: a warning.
   const auto findings = findingsOf(queuedLaunches(30, false).build());
   const Finding* f = findingById(findings, "host-launch-bound");
@@ -278,19 +281,19 @@ TEST_CASE("host-launch-bound: on a busy device a graph saves its nodes' shorter 
 TEST_CASE("host-launch-bound: the trace's own graph replays give the node handoff") {
   // One replay of a graph of 4 kernel nodes (a 11.4 µs launch: 1.8 µs a node) whose nodes start
   // 0.2 µs after each other, then the loop above: each of its handoffs saves 1.0 µs, and its first
-  // graph, which submits its nodes when its launch returns (9 x 1.8 µs of nodes) and is uploaded at
-  // that first launch (10.6 µs, this host's launch speed being the trace's own), starts 26.8 µs
-  // later than its first kernel did, after the replay.
+  // graph, which submits its nodes as its launch ends (9 x 1.8 µs of nodes, less 1 µs) and is
+  // uploaded at that first launch (10.6 µs, this host's launch speed being the trace's own), starts
+  // 25.8 µs later than its first kernel did, after the replay.
   TraceBuilder b = queuedLaunches(30, false, 100);
   b.graphLaunch(13, 0, 11.4, 4, 13, 8, 8.2);
   const auto findings = findingsOf(b.build());
   const Finding* f = findingById(findings, "host-launch-bound");
   REQUIRE(f != nullptr);
-  CHECK(std::llabs(fixSavingNs(*f) - (30 * 9 * 1'000 - 16'200 - 10'600)) <= 100);
+  CHECK(std::llabs(fixSavingNs(*f) - (30 * 9 * 1'000 - 15'200 - 10'600)) <= 100);
 }
 
 TEST_CASE("host-launch-bound: no claim where a graph's later start outweighs its handoffs") {
-  // The same loop with a synchronize after each iteration: each graph's first node starts 16.2 µs
+  // The same loop with a synchronize after each iteration: each graph's first node starts 15.2 µs
   // later, more than its 9 handoffs save (7 µs), every iteration.
   const auto findings = findingsOf(queuedLaunches(30, true).build());
   const Finding* f = findingById(findings, "host-launch-bound");

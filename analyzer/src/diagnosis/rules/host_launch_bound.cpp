@@ -23,9 +23,10 @@
 // synchronize often took 2-3 times that) and a time per node beyond the first (measured from the
 // trace's own graph launches, else as on an H100 scaled by the run's launch call against that
 // host's), and a graph's first launch uploads it (as on an H100, scaled likewise), which is taken
-// from what its launches give back, and the graph's nodes are submitted when it returns, so its first
-// op is released that much later; a run is captured only where the host time it gives back and
-// its kernels' shorter handoffs outweigh that. A graph's kernels follow each other after the
+// from what its launches give back, and the graph's nodes are submitted as it ends, so its first
+// op is released that much later (less the microsecond the device gets them before the call is
+// done); a run is captured only where the host time it gives back and its kernels' shorter
+// handoffs outweigh that. A graph's kernels follow each other after the
 // graph's node handoff (measured from the trace's own replays, else as on an H100), shorter than
 // the stream's handoff between kernels launched one by one, which saves time also where the
 // device was never idle for the host. The schedule (schedule_estimate.h, with the host's blocking
@@ -77,6 +78,14 @@ constexpr Ns kMeasuredLaunchCallNs = 7'000;
 // relaunch 0.1 µs (within 60 µs of the graph's last launch, 73 launches) to 5.0 µs (after 400 µs,
 // 51).
 constexpr Ns kGraphUploadNs = 10'600;
+// How much sooner than its nodes' time a graph launch releases its first op: the lab's loops of one
+// kernel-only graph launch and a stream synchronize (2026-11-26, both recordings of the corpus; the
+// loops of 7 to 41 iterations of ten programs) leave an iteration's first kernel later than the
+// baseline's, by what the measured saving per iteration says against the baseline's kernel
+// handoffs, than the call's time per further node would hold it by 1.1-2.6 µs at 3 to 6 nodes
+// and 1.6-10 µs at 8 to 16: the device gets the graph's work before the call's per-node work is
+// done. The least of them, rounded down.
+constexpr Ns kGraphFirstOpEarlyNs = 1'000;
 // The device's handoff between two kernel nodes of one graph launch, where the trace replays no
 // graph: on an H100 under the collector, 415 ns at the median over the 1,156 queued node pairs of
 // tests/data/frameworks/torch_launch_graphs.sqlite and the 5,778 of headline/graphs.sqlite
@@ -169,9 +178,9 @@ Ns nodeHandoff(const DeviceView& view) {
 
 // What graph launches in place of a run give back: host time per call (the launch calls gone, less
 // the graph launch's time per node), and per graph its first call, whose op the graph launch
-// releases later by that time for its other nodes (it submits them when it returns); and per launch
-// call of a graph of two or more nodes the graph's number, whose kernels hand off to each other as
-// a graph's nodes do. `handoff_gain`: what a kernel node following a kernel node gains over the
+// releases later by that time for its other nodes, less kGraphFirstOpEarlyNs (it submits them as
+// it ends); and per launch call of a graph of two or more nodes the graph's number, whose kernels
+// hand off to each other as a graph's nodes do. `handoff_gain`: what a kernel node following a kernel node gains over the
 // stream's kernel-to-kernel handoff.
 struct GraphWhatIf {
   std::optional<Ns> node_launch;  // the trace's own (graphNodeLaunchTime), else per run (scaled)
@@ -224,8 +233,8 @@ std::vector<bool> graphStarts(const LaunchRun& run, bool dispatched, Ns typical_
 // kGraphNodeLaunchNs scaled by the run's typical launch call against kMeasuredLaunchCallNs; a
 // graph's first launch (the first of its launches' shapes in the trace) also uploads it
 // (kGraphUploadNs, scaled likewise): both are taken from what it gives back, and release its first
-// op that much later. Whether a run is worth capturing is judged without the upload, which a loop
-// that replays the graph pays once.
+// op that much later, less kGraphFirstOpEarlyNs. Whether a run is worth capturing is judged
+// without the upload, which a loop that replays the graph pays once.
 // A run is captured unless its launch holds back its first op longer than its graph gains: the
 // host time it gives back and its kernels' shorter handoffs against that node time. Where the
 // launches are not dispatched, copies to or from the host are not captured: such a copy node costs
@@ -250,7 +259,7 @@ void giveBackRun(const DeviceView& view, const LaunchRun& run, GraphWhatIf& what
   std::vector<HostTimeGiven> given;  // the graph's in progress
   const auto endGraph = [&](std::size_t end) {
     const Ns nodes_after_first = static_cast<Ns>(end - graph_start) - 1;
-    const Ns held = nodes_after_first * node_launch;
+    const Ns held = std::max<Ns>(0, nodes_after_first * node_launch - kGraphFirstOpEarlyNs);
     Ns gain = 0;
     for (const HostTimeGiven& part : given) gain += part.amount;
     for (std::size_t k = graph_start + 1; k < end; ++k) {
