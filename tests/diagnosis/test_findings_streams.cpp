@@ -145,8 +145,10 @@ TEST_CASE("single-stream fires when copies and kernels share one stream") {
   const Finding* f = findingById(findings, "single-stream");
   REQUIRE(f != nullptr);
   CHECK(f->count == 6);
-  CHECK(f->time_ns == 100'000);  // min(50 + 99 µs of hideable copies, 100 µs of kernels)
-  CHECK(f->severity == Severity::kError);  // 100 of 399 µs: a quarter of the span
+  // min(50 + 99 µs of hideable copies, 100 µs of kernels), less the link the split's tile-0
+  // copy-out and tile-1 copy-in share while they overlap (kDuplexSlowdown: 8% of 49 µs each).
+  CHECK(f->time_ns == 96'080);
+  CHECK(f->severity == Severity::kWarning);  // 96 of 399 µs: under a quarter of the span
 }
 
 TEST_CASE("single-stream does not fire with two streams or without copies") {

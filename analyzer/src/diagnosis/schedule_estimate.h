@@ -33,6 +33,9 @@
 //     for a dependency when that let it go, one ready as issued at its issue (g000105). A blocked
 //     op does not hold up ready ops of other streams. Between two ops it takes the turnaround the trace shows for it
 //     (DeviceView::engineTurnaround: about 1.3 µs for queued HtoD copies on an H100).
+//     An HtoD and a DtoH copy that run at once share the link: each runs 8% longer for the time
+//     they overlap (kDuplexSlowdown; the recorded durations of copies that overlapped one in the
+//     other direction have that taken out first, so a schedule that keeps the overlap keeps them).
 //   - kernels share the SMs, each taking the fraction min(1, grid blocks / (SM count x resident
 //     blocks per SM)) for its whole measured duration (1 when the grid or the device limits are
 //     unknown: such kernels never run side by side). Ready kernels start in issue order on the
