@@ -199,7 +199,7 @@ def main():
                       help="replace the runs and descriptions of variants whose transform changed, with their own baseline runs")
     parser.add_argument("--keep-drifted", action="store_true",
                         help=f"with the modes above, also merge programs whose newer baselines ran more than "
-                             f"{MAX_BASELINE_DRIFT:.0%} away from the corpus's")
+                             f"{MAX_BASELINE_DRIFT * 100:.0f}%% away from the corpus's")
     parser.add_argument("--accept-noisier", action="store_true",
                         help=f"replace programs even where NEWER's baselines spread over {MAX_SPREAD_RATIO}x CORPUS's")
     args = parser.parse_args()
