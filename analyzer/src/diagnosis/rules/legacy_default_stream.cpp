@@ -28,6 +28,11 @@
 // blocking streams (stagedBehindBlockingStreams; a cudaMemset still waits for another thread's
 // pageable copy call in flight as it began: heldByStagedCopy), and other threads' calls that the
 // driver held while a legacy call waited for the blocking streams given back (heldByBarrier).
+// A per-thread default stream (Stream::origin kPerThread, where the trace tells) has no
+// non-blocking flag: nonblocking-streams keeps its barrier edges both ways, a legacy call still
+// waits for its work, and the fix applies only where some blocking stream is created (or of
+// unknown origin). own-streams treats it as any blocking stream: the synchronous ops left on the
+// legacy stream keep their edges to every blocking stream, created or per-thread, alike.
 // The finding prices each fix that applies (Finding::fixes) and recommends the one that saves
 // more: fix_saving_ns is its saving, and the advice names it first. In own-streams each
 // asynchronous legacy launch also returns kLegacyLaunchCost sooner (a launch to the legacy stream
@@ -40,6 +45,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -65,6 +71,16 @@ struct BlockingStreamLaunches {
   std::vector<Ns> launch_start;
   std::vector<Ns> max_end;
   std::map<std::uint64_t, std::vector<std::pair<Ns, std::size_t>>> per_stream;  // (launch, position)
+  // The keys of per_stream that are per-thread default streams (Stream::origin kPerThread): no
+  // flag makes them non-blocking, so nonblocking-streams leaves them under the barrier.
+  std::set<std::uint64_t> per_thread;
+
+  // Some blocking stream that nonblocking-streams can make non-blocking (created, or of unknown
+  // origin).
+  bool anyCreated() const {
+    return std::any_of(per_stream.begin(), per_stream.end(),
+                       [&](const auto& s) { return per_thread.count(s.first) == 0; });
+  }
 
   bool inFlightAt(Ns t) const {
     const auto k = std::lower_bound(launch_start.begin(), launch_start.end(), t) -
@@ -98,6 +114,7 @@ std::map<std::uint32_t, BlockingStreamLaunches> blockingLaunchesPerContext(const
     if (view.onLegacyDefaultStream(op)) continue;
     launches[op.context_id].emplace_back(view.call(*call).start, ops[pos].end);
     result[op.context_id].per_stream[DeviceView::streamKey(op)].emplace_back(view.call(*call).start, pos);
+    if (stream->origin == StreamOrigin::kPerThread) result[op.context_id].per_thread.insert(DeviceView::streamKey(op));
   }
   for (auto& [context, list] : launches) {
     std::sort(list.begin(), list.end());
@@ -109,6 +126,17 @@ std::map<std::uint32_t, BlockingStreamLaunches> blockingLaunchesPerContext(const
     }
   }
   return result;
+}
+
+// Per position: the op is on a per-thread default stream (Stream::origin kPerThread, where the
+// trace tells; unknown origin reads as created).
+std::vector<bool> onPerThreadStream(const DeviceView& view) {
+  std::vector<bool> out(view.ops().size(), false);
+  for (std::size_t pos = 0; pos < out.size(); ++pos) {
+    const Stream* stream = view.stream(view.op(view.ops()[pos]));
+    out[pos] = stream && stream->origin == StreamOrigin::kPerThread;
+  }
+  return out;
 }
 
 // Threads that synchronize on their own (an explicit synchronize call in the view): independent
@@ -558,8 +586,15 @@ std::vector<CallChange> stagedBehindBlockingStreams(const DeviceView& view, cons
     Ns still = barrier.start;
     for (std::size_t p : barrier.waited_for) still = std::max(still, view.ops()[p].end);
     if (kind == ApiKind::kMemsetSync) still = std::max(still, heldByStagedCopy(pageable, call, barrier));
+    const BlockingStreamLaunches& streams = context->second;
+    // A per-thread default stream stays blocking in the fix: the call still waits for its work.
+    for (const std::uint64_t stream : streams.per_thread) {
+      const auto p = lastLaunchedBefore(streams.per_stream.at(stream), barrier.start);
+      if (p && view.ops()[*p].end <= barrier.end) still = std::max(still, view.ops()[*p].end);
+    }
     Ns blocking = still;
-    for (const auto& [stream, list] : context->second.per_stream) {
+    for (const auto& [stream, list] : streams.per_stream) {
+      if (streams.per_thread.count(stream) != 0) continue;
       const auto p = lastLaunchedBefore(list, barrier.start);
       if (!p || view.ops()[*p].end > barrier.end || thread[*p] == self) continue;
       blocking = std::max(blocking, view.ops()[*p].end);
@@ -573,19 +608,22 @@ std::vector<CallChange> stagedBehindBlockingStreams(const DeviceView& view, cons
 // for (a barrier edge into it) ended after the call began and after the legacy stream's previous
 // op, so the call waited for that stream's work, not its own stream's. While it waits the driver
 // holds other threads' calls (contendedTime); with the created streams non-blocking it no longer
-// waits there, and they no longer wait for it.
+// waits there, and they no longer wait for it. `kept`: the barrier edges the fix keeps (from a
+// per-thread default stream): the call still waits for those ops, as for the legacy stream's own.
 std::vector<LegacyOp> heldByBarrier(const DeviceView& view, std::vector<LegacyOp> legacy,
-                                    const std::vector<OrderEdge>& barriers) {
+                                    const std::vector<OrderEdge>& barriers, const std::vector<OrderEdge>& kept = {}) {
   std::vector<Ns> barrier_end(view.ops().size(), std::numeric_limits<Ns>::min());
   for (const OrderEdge& e : barriers) {
     barrier_end[e.to] = std::max(barrier_end[e.to], view.ops()[e.from].end);
   }
+  std::vector<Ns> kept_end(view.ops().size(), std::numeric_limits<Ns>::min());
+  for (const OrderEdge& e : kept) kept_end[e.to] = std::max(kept_end[e.to], view.ops()[e.from].end);
   std::sort(legacy.begin(), legacy.end(),
             [](const LegacyOp& a, const LegacyOp& b) { return a.launched < b.launched; });
   std::vector<LegacyOp> held;
   Ns stream_end = std::numeric_limits<Ns>::min();  // the legacy stream's previous op's end
   for (const LegacyOp& x : legacy) {
-    if (barrier_end[x.position] > std::max(x.launched, stream_end)) held.push_back(x);
+    if (barrier_end[x.position] > std::max({x.launched, stream_end, kept_end[x.position]})) held.push_back(x);
     stream_end = std::max(stream_end, view.ops()[x.position].end);
   }
   return held;
@@ -613,12 +651,23 @@ Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy
   std::vector<bool> synchronous(view.ops().size(), false);
   for (const LegacyOp& x : legacy) synchronous[x.position] = x.synchronous;
   const std::vector<std::uint64_t> thread = launchingThreads(view);
+  // A per-thread default stream stays blocking in the fix (no flag makes it non-blocking; the lab's
+  // nonblocking-streams changes created streams only): its barrier edges stay, both ways.
+  const std::vector<bool> per_thread = onPerThreadStream(view);
   std::vector<OrderEdge> kept = waits;
+  std::vector<OrderEdge> dropped;        // the barrier edges the fix drops (or their thread's own)
+  std::vector<OrderEdge> per_thread_kept;  // the edges from a per-thread stream's op
   for (const OrderEdge& e : barriers) {
+    if (per_thread[e.from] || per_thread[e.to]) {
+      kept.push_back(e);
+      if (per_thread[e.from]) per_thread_kept.push_back(e);
+      continue;
+    }
+    dropped.push_back(e);
     if (synchronous[e.to] && thread[e.from] == thread[e.to]) kept.push_back(e);
   }
   std::vector<CallChange> changed = stagedBehindBlockingStreams(view, host, per_context);
-  const std::vector<HostTimeGiven> given = contendedTime(view, heldByBarrier(view, legacy, barriers));
+  const std::vector<HostTimeGiven> given = contendedTime(view, heldByBarrier(view, legacy, dropped, per_thread_kept));
   barriersGivenBack(view, given, host, changed);
   kept = withHoldEdges(std::move(kept), holds);
   std::vector<Ns> earlier = hostTimeGivenBack(view, given, host);
@@ -691,7 +740,9 @@ std::vector<FixSaving> fixSavings(const DeviceView& view, const std::vector<Lega
   const bool asynchronous = std::any_of(legacy.begin(), legacy.end(),
                                         [](const LegacyOp& x) { return !x.synchronous; });
   if (asynchronous) fixes.push_back({"own-streams", ownStreamsSaving(view, legacy, barriers)});
-  if (!per_context.empty()) {
+  // nonblocking-streams changes created streams: it does not apply where every blocking stream is
+  // a per-thread default stream.
+  if (std::any_of(per_context.begin(), per_context.end(), [](const auto& c) { return c.second.anyCreated(); })) {
     fixes.push_back({"nonblocking-streams", nonblockingSaving(view, legacy, barriers, per_context)});
   }
   std::stable_sort(fixes.begin(), fixes.end(),
