@@ -324,6 +324,36 @@ TEST_CASE("sync-memset: a memset that left the device busy fires where its call 
   }
 }
 
+TEST_CASE("sync-memset: a charged memset is priced no higher than its call") {
+  // Thread 1's cudaMemset (call 4-40 µs, memset 20-21 on the legacy stream) blocked the host after
+  // its op: the device idled until thread 1's next kernel (44), so the memset is charged. Thread
+  // 2's launch to non-blocking stream 21 (alone 2 µs) took 12-108, overlapping the call, and its
+  // next kernel, 500 µs, ends the span. The what-if may give that launch back more than the
+  // memset's call lasted; the fix frees no more than the call (c1's g000360: 282 µs claimed where
+  // its memsets' calls came to 83-95, nothing measured), so the claim is at most the call's 36 µs.
+  TraceBuilder b;
+  b.addStream(20, StreamFlag::kNonBlocking);
+  b.addStream(21, StreamFlag::kNonBlocking);
+  auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
+  b.launch(20, 0, 2, 3, 18);
+  b.memset(kNullStream, 20, 21, b.call("cudaMemset_v3020", 4, 40));
+  b.launch(20, 41, 43, 44, 60);
+  b.call("cudaStreamSynchronize_v3020", 0, 0.5);
+  onThread(2);
+  b.launch(21, 1, 3, 4, 6);
+  onThread(2);
+  b.launch(21, 12, 108, 109, 111);
+  onThread(2);
+  b.launch(21, 109, 111, 112, 612);
+  onThread(2);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "sync-memset");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 1);
+  CHECK(f->time_ns > 0);
+  CHECK(f->time_ns <= 36'000);
+}
+
 TEST_CASE("sync-memset: a memset held on the device behind another thread's kernel fires with the barrier's time") {
   // Thread 2's 996 µs kernel on blocking stream 14 keeps the device busy. Thread 1's cudaMemset
   // (call 10-20 µs, device memory: the call returns at once) runs on the legacy stream, whose

@@ -55,9 +55,7 @@ void addSynchronousTransfers(const DeviceView& view, OpKind kind, FindingBuilder
   addTransfers(view, kind, builder, kMinimumCostNs);
 }
 
-std::optional<Ns> addHeldSynchronousTransfers(const DeviceView& view, OpKind kind, ApiKind sync_kind,
-                                              FindingBuilder& builder) {
-  if (builder.count() != 0) return std::nullopt;
+Ns synchronousCallsNs(const DeviceView& view, OpKind kind) {
   std::vector<std::pair<Ns, Ns>> calls;
   for (const std::uint32_t pos : view.synchronousTransferPositions()) {
     if (pos == 0 || view.kindAt(pos) != kind) continue;
@@ -68,12 +66,19 @@ std::optional<Ns> addHeldSynchronousTransfers(const DeviceView& view, OpKind kin
       calls.emplace_back(c.start, std::max(c.end, view.ops()[pos].start));
     }
   }
-  if (calls.empty()) return std::nullopt;
   std::sort(calls.begin(), calls.end());
   UnionLength held;
   for (const auto& [start, end] : calls) held.add(start, end);
+  return held.length();
+}
+
+std::optional<Ns> addHeldSynchronousTransfers(const DeviceView& view, OpKind kind, ApiKind sync_kind,
+                                              FindingBuilder& builder) {
+  if (builder.count() != 0) return std::nullopt;
+  const Ns held = synchronousCallsNs(view, kind);
+  if (held == 0) return std::nullopt;
   const std::optional<Ns> what_if = asynchronousFixSaving(view, sync_kind);
-  if (what_if && *what_if >= kMinimumCostNs && *what_if <= held.length()) addTransfers(view, kind, builder, 0);
+  if (what_if && *what_if >= kMinimumCostNs && *what_if <= held) addTransfers(view, kind, builder, 0);
   return what_if;
 }
 

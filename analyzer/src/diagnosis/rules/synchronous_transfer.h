@@ -18,6 +18,11 @@ namespace cuoverlap::diagnosis {
 // op, capped at the op's own duration. Instances under 10 µs are not counted.
 void addSynchronousTransfers(const DeviceView& view, OpKind kind, FindingBuilder& builder);
 
+// The union of the calls of the ops of `kind` issued synchronously, each from its start to its
+// return or, where its op began after the call returned, to the op's start (the time the op waited
+// on the device behind the legacy stream's barrier: its consumer waited as long); 0 without calls.
+Ns synchronousCallsNs(const DeviceView& view, OpKind kind);
+
 // Where addSynchronousTransfers found none (no such op left the device idle after it), the same
 // ops all the same, without that floor, where the fix's what-if (asynchronous_fix.h, for
 // `sync_kind`) saves at least kMinimumCostNs and no more than the union of those ops' calls: a
