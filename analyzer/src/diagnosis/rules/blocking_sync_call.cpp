@@ -19,7 +19,9 @@
 // to that copy (removalChanges), other threads' calls that an allocation or free held return
 // sooner where the fix moves the holder and the fixed schedule no longer begins them inside it
 // (heldByMovedAllocations, heldNoLonger), and both schedules keep the legacy stream's implicit
-// barriers (legacy_barriers.h). That counts both the device idle after each drain and
+// barriers (legacy_barriers.h; early-result-wait's release the ops they hold
+// kUnsampledBarrierLagNs late where the trace samples no barrier lag). That counts both the device
+// idle after each drain and
 // the overlap the waits prevented (work of the next chunk that the host could have issued while
 // the device was busy with this one). Where (ledger): per call (host_blocking_cost.cpp) the device
 // idle time after the drain that the next op could have been spared, capped at the call's lead
@@ -48,6 +50,7 @@
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/schedule_estimate.h"
 #include "diagnosis/schedule_turns.h"
+#include "diagnosis/stream_waits.h"
 
 namespace cuoverlap::diagnosis {
 
@@ -286,6 +289,30 @@ std::vector<FasterOp> kernelsLeftAlone(const DeviceView& view, const ScheduledHo
   return faster;
 }
 
+// How long the legacy barrier takes to release a queued op on another stream where the trace
+// shows no such release to sample (setBarrierLags leaves every edge at 0 there: a program whose
+// host issued each legacy-stream op only after the work it waits for had ended). The deferred
+// schedule queues those ops (a cudaMemset between steps, now issued while the step still runs),
+// and the GPU's front end releases each some microseconds after the op it waits for ends, as it
+// does an event wait's (g000145: a legacy memset 6.6 µs after a blocking stream's copy, that
+// stream's next copy 4.0 µs after the memset; event waits on the lab's H100 traces, kernel ->
+// kernel 2.5-5.7 µs): the H100's handoff between engines, 5 µs (DeviceView::streamHandoff's
+// between a host-link copy and another engine).
+constexpr Ns kUnsampledBarrierLagNs = 5'000;
+
+// The program's order for both schedules (programOrderEdges), the legacy barrier's edges given
+// kUnsampledBarrierLagNs where the trace sampled no lag for any of them.
+std::vector<OrderEdge> deferralOrderEdges(const DeviceView& view) {
+  std::vector<OrderEdge> edges = waitEdges(streamWaits(view));
+  std::vector<OrderEdge> legacy = legacyBarrierEdges(view);
+  const bool sampled = std::any_of(legacy.begin(), legacy.end(), [](const OrderEdge& e) { return e.lag > 0; });
+  if (!sampled) {
+    for (OrderEdge& e : legacy) e.lag = kUnsampledBarrierLagNs;
+  }
+  edges.insert(edges.end(), legacy.begin(), legacy.end());
+  return edges;
+}
+
 // The deferred schedule's span, its kernels left alone taking their alone durations.
 Ns deferredSpan(const DeviceView& view, const ScheduleModel& deferred, const std::vector<OrderEdge>& waits,
                 const std::vector<CallChange>& recorded) {
@@ -360,7 +387,7 @@ std::optional<Finding> findEarlyResultWait(const DeviceView& view) {
   // call it issues next (a cudaMemset between steps) still waits for the blocking streams' work.
   // Both models know that order was recorded: such a call that blocked behind another thread's
   // work waited for it, not for its own op, so issued sooner it still waits for that work.
-  const std::vector<OrderEdge> waits = programOrderEdges(view);
+  const std::vector<OrderEdge> waits = deferralOrderEdges(view);
   const std::vector<CallChange> recorded = eventRecordsAdded(view, host, needs);
   if (barrierFollowsIssueOrder(view, barrierClasses(view))) {
     // The barrier decided as each schedule issues the work (withBarrierIssueOrder): the deferred
