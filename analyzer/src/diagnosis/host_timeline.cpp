@@ -288,11 +288,15 @@ HostTimeline buildHostTimeline(const DeviceView& view,
     // its own (the driver's before it submits the op). Before, it was all its own time in both
     // cases: g000180's worker held a cudaMemset 510 µs on the legacy stream behind another
     // thread's kernels on a blocking stream, returning 48 µs after they ended, and a what-if that
-    // ends those kernels sooner kept the 510 µs.
+    // ends those kernels sooner kept the 510 µs. A memset whose op began only after the call
+    // returned (the device still busy with a copy submitted before it) waited the same way for
+    // the work that ended inside the call: g000190's worker held a 3.2 MiB cudaMemset 2.8 ms on
+    // the legacy stream behind other threads' staged copies in two of its five kept runs,
+    // returning 58-67 µs before its op began, and in the other three 2-12 µs after it ended; the
+    // first kept the whole call as its own time, so pinning the copies saved it nothing there.
     if (w > call.end && view.callKind(call_index) == ApiKind::kMemsetSync &&
-        barrier.waited_for.size() == 1 && view.ops()[barrier.waited_for.front()].start <= call.end &&
-        view.ops()[barrier.waited_for.front()].start > call.start) {
-      const Ns op_start = view.ops()[barrier.waited_for.front()].start;
+        barrier.waited_for.size() == 1 && view.ops()[barrier.waited_for.front()].start > call.start) {
+      const Ns op_start = std::min(view.ops()[barrier.waited_for.front()].start, call.end);
       const GpuOp& op = view.op(view.ops()[barrier.waited_for.front()]);
       const auto ended_inside = [&](std::size_t p) {
         return view.ops()[p].end > call.start && view.ops()[p].end <= op_start;
