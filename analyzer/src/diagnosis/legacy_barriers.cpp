@@ -190,9 +190,12 @@ void setBarrierLags(const DeviceView& view, std::vector<OrderEdge>& edges) {
   for (OrderEdge& e : edges) e.lag = std::max(e.lag, samples.lag(view.op(ops[e.from]), view.op(ops[e.to])));
 }
 
-std::vector<OrderEdge> programOrderEdges(const DeviceView& view) {
+std::vector<OrderEdge> programOrderEdges(const DeviceView& view, Ns unsampled_barrier_lag) {
   std::vector<OrderEdge> edges = waitEdges(streamWaits(view));
-  const std::vector<OrderEdge> legacy = legacyBarrierEdges(view);
+  std::vector<OrderEdge> legacy = legacyBarrierEdges(view);
+  if (std::none_of(legacy.begin(), legacy.end(), [](const OrderEdge& e) { return e.lag > 0; })) {
+    for (OrderEdge& e : legacy) e.lag = unsampled_barrier_lag;
+  }
   edges.insert(edges.end(), legacy.begin(), legacy.end());
   return edges;
 }

@@ -89,7 +89,9 @@ void setBarrierLags(const DeviceView& view, std::vector<OrderEdge>& edges);
 // The order the program as written imposes besides stream order: its recorded stream waits
 // (stream_waits.h) and the legacy stream's implicit barriers. A what-if that only changes when
 // the host issues work (a synchronize removed or deferred, an allocation hoisted) keeps both: the
-// thread runs ahead, but its work still waits where the program makes it wait.
-std::vector<OrderEdge> programOrderEdges(const DeviceView& view);
+// thread runs ahead, but its work still waits where the program makes it wait. Where the trace
+// samples no barrier lag (every legacy edge's lag 0), each legacy edge takes
+// `unsampled_barrier_lag` (early-result-wait's deferral queues ops the trace never showed queued).
+std::vector<OrderEdge> programOrderEdges(const DeviceView& view, Ns unsampled_barrier_lag = 0);
 
 }  // namespace cuoverlap::diagnosis

@@ -50,7 +50,6 @@
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/schedule_estimate.h"
 #include "diagnosis/schedule_turns.h"
-#include "diagnosis/stream_waits.h"
 
 namespace cuoverlap::diagnosis {
 
@@ -300,19 +299,6 @@ std::vector<FasterOp> kernelsLeftAlone(const DeviceView& view, const ScheduledHo
 // between a host-link copy and another engine).
 constexpr Ns kUnsampledBarrierLagNs = 5'000;
 
-// The program's order for both schedules (programOrderEdges), the legacy barrier's edges given
-// kUnsampledBarrierLagNs where the trace sampled no lag for any of them.
-std::vector<OrderEdge> deferralOrderEdges(const DeviceView& view) {
-  std::vector<OrderEdge> edges = waitEdges(streamWaits(view));
-  std::vector<OrderEdge> legacy = legacyBarrierEdges(view);
-  const bool sampled = std::any_of(legacy.begin(), legacy.end(), [](const OrderEdge& e) { return e.lag > 0; });
-  if (!sampled) {
-    for (OrderEdge& e : legacy) e.lag = kUnsampledBarrierLagNs;
-  }
-  edges.insert(edges.end(), legacy.begin(), legacy.end());
-  return edges;
-}
-
 // The deferred schedule's span, its kernels left alone taking their alone durations.
 Ns deferredSpan(const DeviceView& view, const ScheduleModel& deferred, const std::vector<OrderEdge>& waits,
                 const std::vector<CallChange>& recorded) {
@@ -387,7 +373,7 @@ std::optional<Finding> findEarlyResultWait(const DeviceView& view) {
   // call it issues next (a cudaMemset between steps) still waits for the blocking streams' work.
   // Both models know that order was recorded: such a call that blocked behind another thread's
   // work waited for it, not for its own op, so issued sooner it still waits for that work.
-  const std::vector<OrderEdge> waits = deferralOrderEdges(view);
+  const std::vector<OrderEdge> waits = programOrderEdges(view, kUnsampledBarrierLagNs);
   const std::vector<CallChange> recorded = eventRecordsAdded(view, host, needs);
   if (barrierFollowsIssueOrder(view, barrierClasses(view))) {
     // The barrier decided as each schedule issues the work (withBarrierIssueOrder): the deferred

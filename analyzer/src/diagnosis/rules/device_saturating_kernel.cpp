@@ -36,6 +36,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -170,12 +171,17 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
   std::set<std::uint64_t> high_streams;  // the waiting kernels' streams, at the greatest priority
   std::vector<std::size_t> ragged_kernels;  // the K whose blocks freed SMs all through a wave
   const HostTimeline& host = buildHostTimeline(view);
-  std::map<std::uint64_t, std::vector<std::size_t>> barriers_by_thread;  // in start order
-  for (std::size_t b = 0; b < host.barriers.size(); ++b) {
-    barriers_by_thread[threadKey(view.call(host.barriers[b].call))].push_back(b);
-  }
-  std::map<std::uint64_t, std::vector<std::size_t>> by_stream;  // positions, per stream
-  for (std::size_t p = 0; p < ops.size(); ++p) by_stream[DeviceView::streamKey(view.op(ops[p]))].push_back(p);
+  // Indexed once a waiting kernel is found (most traces have none): the host timeline's barriers
+  // per thread, in start order, and the ops' positions per stream.
+  std::map<std::uint64_t, std::vector<std::size_t>> barriers_by_thread, by_stream;
+  bool indexed = false;
+  const auto index = [&] {
+    if (std::exchange(indexed, true)) return;
+    for (std::size_t b = 0; b < host.barriers.size(); ++b) {
+      barriers_by_thread[threadKey(view.call(host.barriers[b].call))].push_back(b);
+    }
+    for (std::size_t p = 0; p < ops.size(); ++p) by_stream[DeviceView::streamKey(view.op(ops[p]))].push_back(p);
+  };
   std::size_t next_filler = 0;
   for (std::size_t j = 0; j < ops.size(); ++j) {
     const GpuOp& waiting = view.op(ops[j]);
@@ -213,6 +219,7 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
     if (ops[j].start - from < kMinimumCostNs) continue;  // ready in K's last wave
     Ns kept = ops[j].start - from;
     if (const auto launch = view.launchCall(waiting)) {
+      index();
       const auto thread = barriers_by_thread.find(threadKey(view.call(*launch)));
       if (thread != barriers_by_thread.end()) {
         kept = gainKept(view, host, thread->second, by_stream[DeviceView::streamKey(kernel)],
