@@ -385,14 +385,21 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
                                       // side (where the trace tells the stream's origin); its
                                       // split's lanes are non-blocking (blockingWork).
                                       // (Never with own_streams: no op on the legacy stream.)
+                                      const bool legacy_loop = 2 * w.legacy_copies > w.copies;
                                       if (given_keys != nullptr && time != times.end() && time->second.extent &&
-                                          (2 * w.legacy_copies > w.copies
-                                               ? tookTurnsByLegacyBarrier(view, *given_keys, w.stream,
-                                                                          *time->second.extent)
-                                               : perThreadTookTurnsByLegacyBarrier(view, *given_keys, w.stream,
-                                                                                   *time->second.extent))) {
+                                          (legacy_loop ? tookTurnsByLegacyBarrier(view, *given_keys, w.stream,
+                                                                                  *time->second.extent)
+                                                       : perThreadTookTurnsByLegacyBarrier(view, *given_keys, w.stream,
+                                                                                           *time->second.extent))) {
                                         w.beside_others = true;
-                                        w.by_barrier = !heldItsExtent(view, times, stream);
+                                        // The barrier test (below) weighs the split under the
+                                        // recorded barriers, which the lanes of a legacy or
+                                        // blocking loop keep (created blocking streams). A
+                                        // per-thread loop's lanes are non-blocking: its fix
+                                        // leaves the barrier whole, and its lanes under the
+                                        // recorded barrier edges are no program's, so it is not
+                                        // held to that test.
+                                        w.by_barrier = legacy_loop && !heldItsExtent(view, times, stream);
                                         return false;
                                       }
                                       return !heldItsExtent(view, times, stream);
