@@ -18,7 +18,9 @@
 // kernelsLeftAlone); a removable one right before a legacy-stream synchronous copy moves its wait
 // to that copy (removalChanges), other threads' calls that an allocation or free held return
 // sooner where the fix moves the holder and the fixed schedule no longer begins them inside it
-// (heldByMovedAllocations, heldNoLonger), and both schedules keep the legacy stream's implicit
+// (heldByMovedAllocations, heldNoLonger); in early-result-wait's two schedules an allocation or
+// free that another thread's pageable copy held in the driver waits for that copy
+// (heldByPageableCopies); and both schedules keep the legacy stream's implicit
 // barriers (legacy_barriers.h; early-result-wait's release the ops they hold
 // kUnsampledBarrierLagNs late where the trace samples no barrier lag). That counts both the device
 // idle after each drain and
@@ -38,6 +40,7 @@
 #include <map>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "diagnosis/api_names.h"
@@ -212,6 +215,63 @@ std::vector<HeldCall> heldByMovedAllocations(const DeviceView& view, const HostT
   return callsHeldBy(view, Holds(std::move(moved)));
 }
 
+// How soon after another thread's pageable copy call returned an allocation or free call it held
+// returns: the driver serves the held call once the copy lets go of the context. Over the lab
+// corpus's kept runs (five per program), of the 85 allocation and free calls of kHoldingCallNs or
+// more that were in progress when another thread's pageable copy call returned, 53 returned 20-80
+// µs after the latest such return (g000260's 23-64 µs), 4 sooner, and the other 28 spread thinly
+// from 80 µs to beyond 300, where the copy's return is chance. 70-300 µs move the same cases;
+// 50 leaves some of g000260's held calls out (claimed 326 µs for 30).
+constexpr Ns kHeldReturnNs = 100'000;
+
+// Allocation and free calls that another thread's pageable copy held in the driver, as changes
+// that make each wait for that copy's op as well: a call of kHoldingCallNs or more that was in
+// progress when another thread's pageable cudaMemcpy(Async) returned and itself returned within
+// kHeldReturnNs after it (lab g000260: each step's cudaMallocHost, cudaMalloc and cudaFree of two
+// worker threads, 78 µs to 4.1 ms, returned 23-64 µs after the main thread's or worker 2's 4-6 MB
+// pageable copy). Its own time after the copy's op ended stays as recorded, so the recorded program
+// replays unchanged; a thread that runs ahead (a deferred synchronize) reaches the call sooner and
+// still waits there for the copy, where its recorded own time had let it return that much sooner.
+std::vector<CallChange> heldByPageableCopies(const DeviceView& view, const HostTimeline& host) {
+  std::unordered_map<std::size_t, std::size_t> position_of;  // launch call -> op position
+  for (std::size_t p = 0; p < view.ops().size(); ++p) {
+    if (const auto call = view.launchCall(view.op(view.ops()[p]))) position_of.emplace(*call, p);
+  }
+  std::vector<std::pair<Ns, std::size_t>> returns;  // (return, op position) of each pageable copy call
+  for (const std::size_t call : pageableCopyCalls(view)) {
+    if (const auto at = position_of.find(call); at != position_of.end()) {
+      returns.emplace_back(view.call(call).end, at->second);
+    }
+  }
+  if (returns.empty()) return {};
+  std::sort(returns.begin(), returns.end());
+  std::vector<CallChange> changed;
+  for (const HostBarrier& barrier : host.barriers) {
+    if (view.callKind(barrier.call) != ApiKind::kAllocation) continue;
+    const RuntimeCall& a = view.call(barrier.call);
+    if (a.end - a.start < kHoldingCallNs) continue;
+    // The latest return of another thread's pageable copy inside the call, within kHeldReturnNs of its end.
+    auto it = std::upper_bound(returns.begin(), returns.end(), std::make_pair(a.end, std::numeric_limits<std::size_t>::max()));
+    std::int64_t holder = -1;
+    while (it != returns.begin()) {
+      --it;
+      if (it->first <= a.start || a.end - it->first > kHeldReturnNs) break;
+      const GpuOp& op = view.op(view.ops()[it->second]);
+      const RuntimeCall& c = view.call(*view.launchCall(op));
+      if (c.pid == a.pid && c.tid != a.tid) {
+        holder = static_cast<std::int64_t>(it->second);
+        break;
+      }
+    }
+    if (holder < 0) continue;
+    // Only where the copy's op ended later than what the call waited for as recorded.
+    const Ns own = a.end - view.ops()[static_cast<std::size_t>(holder)].end;
+    if (own < 0 || own >= barrier.own) continue;
+    changed.push_back({barrier.call, true, own, 0, holder});
+  }
+  return changed;
+}
+
 // How long each kernel of `kernels` (positions) ran beside kernels of other streams, given each
 // one's [start, end) in `at` (one entry per kernel).
 std::vector<Ns> timeBesideOtherStreams(const DeviceView& view, const std::vector<std::size_t>& kernels,
@@ -374,7 +434,11 @@ std::optional<Finding> findEarlyResultWait(const DeviceView& view) {
   // Both models know that order was recorded: such a call that blocked behind another thread's
   // work waited for it, not for its own op, so issued sooner it still waits for that work.
   const std::vector<OrderEdge> waits = programOrderEdges(view, kUnsampledBarrierLagNs);
-  const std::vector<CallChange> recorded = eventRecordsAdded(view, host, needs);
+  // Allocation and free calls another thread's pageable copy held return after it in both
+  // schedules: a thread that runs ahead still waits there.
+  const std::vector<CallChange> held = heldByPageableCopies(view, host);
+  std::vector<CallChange> recorded = eventRecordsAdded(view, host, needs);
+  recorded.insert(recorded.end(), held.begin(), held.end());
   if (barrierFollowsIssueOrder(view, barrierClasses(view))) {
     // The barrier decided as each schedule issues the work (withBarrierIssueOrder): the deferred
     // thread's next steps, submitted before another thread's legacy-stream work, run before it,
@@ -384,7 +448,7 @@ std::optional<Finding> findEarlyResultWait(const DeviceView& view) {
     const std::vector<std::int64_t> classes = barrierClasses(view);
     const BarrierIssue issued = barrierIssueTimes(view);
     const ScheduleModel model = ScheduleModel(view, host, waits).withBarrierIssueOrder(classes, issued);
-    const Ns before = model.span(waits);
+    const Ns before = model.span(waits, {}, {}, held);
     const ScheduleModel deferred =
         ScheduleModel(view, deferredTimeline(view, host, needs, read_copies), waits)
             .withBarrierIssueOrder(classes, issued, model.issueReleases(waits));
@@ -392,7 +456,7 @@ std::optional<Finding> findEarlyResultWait(const DeviceView& view) {
   } else {
     const ScheduleModel model(view, host, waits);
     const ScheduleModel deferred(view, deferredTimeline(view, host, needs, read_copies), waits);
-    builder.estimateSaving(std::max<Ns>(0, model.span(waits) - deferredSpan(view, deferred, waits, recorded)));
+    builder.estimateSaving(std::max<Ns>(0, model.span(waits, {}, {}, held) - deferredSpan(view, deferred, waits, recorded)));
   }
   if (builder.time() < kMinimumClaimNs) return std::nullopt;
   return builder.build(
