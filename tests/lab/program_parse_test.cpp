@@ -135,8 +135,8 @@ TEST_CASE("a broken description is one line naming the step") {
        "threads[1].steps[2]: free: buffer \"t0\" is alloc'ed by another thread"},
       {"/threads/0/steps/10/op", "memset", "threads[0].steps[10]: memset: unknown field \"graph\""},
       {"/threads/0/steps/10/graph", "g1", "threads[0].steps[10]: graph_launch: unknown graph \"g1\""},
-      {"/threads/0/steps/12/buffer", "d0", "prefetch: buffer \"d0\" is not managed memory"},
-      {"/threads/0/steps/12/to", "peer", "prefetch: to: \"peer\" is not one of device, host"},
+      {"/threads/0/steps/13/buffer", "d0", "prefetch: buffer \"d0\" is not managed memory"},
+      {"/threads/0/steps/13/to", "peer", "prefetch: to: \"peer\" is not one of device, host"},
       {"/threads/0/steps/9/buffer", "h0", "memset: buffer \"h0\": a memset cannot write pageable"},
       {"/graphs/0/body/1/stream", "s0", "graphs[0].body[1]: memset: not on the graph's stream \"s1\""},
       {"/graphs/0/body/2/async", false, "graphs[0].body[2]: copy: a graph body holds only kernel"},
@@ -168,7 +168,7 @@ TEST_CASE("an alloc'ed buffer is freed by the end of its thread and used only wh
   json use_after_free = everyStep();
   use_after_free["threads"][0]["steps"].push_back({{"op", "host_read"}, {"buffer", "t0"}});
   CHECK(rejection(use_after_free) ==
-        "every-step: threads[0].steps[18]: host_read: buffer \"t0\" is not alloc'ed at this step");
+        "every-step: threads[0].steps[19]: host_read: buffer \"t0\" is not alloc'ed at this step");
 
   json hoisted = everyStep();  // the hoisting fix: alloc before the loop, free after it
   auto& steps = hoisted["threads"][0]["steps"];
