@@ -40,7 +40,6 @@
 #include <map>
 #include <string_view>
 #include <tuple>
-#include <unordered_map>
 #include <utility>
 
 #include "diagnosis/api_names.h"
@@ -233,33 +232,36 @@ constexpr Ns kHeldReturnNs = 100'000;
 // replays unchanged; a thread that runs ahead (a deferred synchronize) reaches the call sooner and
 // still waits there for the copy, where its recorded own time had let it return that much sooner.
 std::vector<CallChange> heldByPageableCopies(const DeviceView& view, const HostTimeline& host) {
-  std::unordered_map<std::size_t, std::size_t> position_of;  // launch call -> op position
-  for (std::size_t p = 0; p < view.ops().size(); ++p) {
-    if (const auto call = view.launchCall(view.op(view.ops()[p]))) position_of.emplace(*call, p);
-  }
-  std::vector<std::pair<Ns, std::size_t>> returns;  // (return, op position) of each pageable copy call
-  for (const std::size_t call : pageableCopyCalls(view)) {
-    if (const auto at = position_of.find(call); at != position_of.end()) {
-      returns.emplace_back(view.call(call).end, at->second);
+  struct CopyReturn {
+    Ns end;                // when the copy's call returned
+    std::size_t position;  // the copy's op
+    std::size_t call;      // its launch call
+  };
+  std::vector<CopyReturn> returns;
+  for (const std::uint32_t pos : view.pageableCopyPositions()) {
+    if (const auto call = view.launchCall(view.op(view.ops()[pos]))) {
+      returns.push_back({view.call(*call).end, pos, *call});
     }
   }
   if (returns.empty()) return {};
-  std::sort(returns.begin(), returns.end());
+  std::sort(returns.begin(), returns.end(), [](const CopyReturn& a, const CopyReturn& b) {
+    return std::tie(a.end, a.position) < std::tie(b.end, b.position);
+  });
   std::vector<CallChange> changed;
   for (const HostBarrier& barrier : host.barriers) {
     if (view.callKind(barrier.call) != ApiKind::kAllocation) continue;
     const RuntimeCall& a = view.call(barrier.call);
     if (a.end - a.start < kHoldingCallNs) continue;
     // The latest return of another thread's pageable copy inside the call, within kHeldReturnNs of its end.
-    auto it = std::upper_bound(returns.begin(), returns.end(), std::make_pair(a.end, std::numeric_limits<std::size_t>::max()));
+    auto it = std::upper_bound(returns.begin(), returns.end(), a.end,
+                               [](Ns t, const CopyReturn& r) { return t < r.end; });
     std::int64_t holder = -1;
     while (it != returns.begin()) {
       --it;
-      if (it->first <= a.start || a.end - it->first > kHeldReturnNs) break;
-      const GpuOp& op = view.op(view.ops()[it->second]);
-      const RuntimeCall& c = view.call(*view.launchCall(op));
+      if (it->end <= a.start || a.end - it->end > kHeldReturnNs) break;
+      const RuntimeCall& c = view.call(it->call);
       if (c.pid == a.pid && c.tid != a.tid) {
-        holder = static_cast<std::int64_t>(it->second);
+        holder = static_cast<std::int64_t>(it->position);
         break;
       }
     }

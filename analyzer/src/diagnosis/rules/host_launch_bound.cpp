@@ -180,8 +180,8 @@ Ns nodeHandoff(const DeviceView& view) {
 // the graph launch's time per node), and per graph its first call, whose op the graph launch
 // releases later by that time for its other nodes, less kGraphFirstOpEarlyNs (it submits them as
 // it ends); and per launch call of a graph of two or more nodes the graph's number, whose kernels
-// hand off to each other as a graph's nodes do. `handoff_gain`: what a kernel node following a kernel node gains over the
-// stream's kernel-to-kernel handoff.
+// hand off to each other as a graph's nodes do. `handoff_gain`: what a kernel node following a
+// kernel node gains over the stream's kernel-to-kernel handoff.
 struct GraphWhatIf {
   std::optional<Ns> node_launch;  // the trace's own (graphNodeLaunchTime), else per run (scaled)
   Ns handoff_gain = 0;
