@@ -7,8 +7,9 @@ A case is undecided when its saving's uncertainty exceeds its tolerance (`cuover
 CORPUS --format json` gives both). The uncertainty falls as 1/sqrt(runs), so a case whose
 uncertainty is r times its tolerance needs about r^2 times the runs it had: each case with r <=
 R (default 2) is chosen — by its measurement alone, never by its score — and its program is
-recorded with its baseline and chosen variants, n * r_max^2 * 1.3 runs rounded up to 90, 180 or 360
-(the most). Prints each run count's programs, cases, GPU seconds of spans and estimated seconds of
+recorded with its baseline and chosen variants, n * r^2 * 1.3 runs (n: the case's runs now, the
+largest over the program's chosen cases) rounded up to 90, 180 or 360 (the most). A case recorded
+at 360 runs already that needs more is left out: as many runs again would not decide it. Prints each run count's programs, cases, GPU seconds of spans and estimated seconds of
 batches; with --out writes PREFIX_REPS.jsonl, the corpus lines to record (`PROGRAMS=FILE REPS=REPS
 scripts/lab_record.sh`), then `lab_merge.py CORPUS NEWER --rerecorded`.
 
@@ -48,14 +49,23 @@ def main():
     if args.part_seconds is not None and (args.part_seconds <= 0 or not args.out):
         parser.error("--part-seconds needs a positive number of seconds and --out")
     programs = {p["id"]: p for p in json.load(open(f"{args.corpus}/manifest.json"))["programs"]}
-    chosen = collections.defaultdict(dict)  # program -> variant -> uncertainty / tolerance
+    chosen = collections.defaultdict(dict)  # program -> variant -> runs the case needs
+    at_most = 0
     for case in json.load(open(args.score))["cases"]:
         ratio = case["uncertainty_ns"] / tolerance(case)
-        if not case["decided"] and ratio <= args.ratio:
-            chosen[case["program"]][case["variant"]] = ratio
+        if case["decided"] or ratio > args.ratio:
+            continue
+        runs = len(programs[case["program"]]["variants"][case["variant"]]["spans_ns"])
+        need = runs * ratio ** 2 * 1.3
+        if runs >= TIERS[-1] and need > runs:  # as many runs again would not decide it
+            at_most += 1
+            continue
+        chosen[case["program"]][case["variant"]] = need
+    if at_most:
+        print(f"{at_most} cases left out: recorded at {TIERS[-1]} runs already")
     tiers = collections.defaultdict(list)
     for pid, variants in chosen.items():
-        need = len(programs[pid]["baseline"]["spans_ns"]) * max(variants.values()) ** 2 * 1.3
+        need = max(variants.values())
         tiers[next((t for t in TIERS if t >= need), TIERS[-1])].append(pid)
 
     def spans_s(pid, reps):  # GPU seconds of the program's chosen runs
