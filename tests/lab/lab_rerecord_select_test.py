@@ -77,6 +77,30 @@ class RerecordSelect(unittest.TestCase):
             wider = self.run_script(corpus, score, "--ratio", "3")
             self.assertIn("360 runs: 1 programs, 1 cases", wider.stdout)
 
+    def test_runs_needed_from_the_cases_own_runs(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            corpus = write_corpus(tmp, [10, 10, 10])
+            manifest_path = os.path.join(corpus, "manifest.json")
+            with open(manifest_path) as f:
+                manifest = json.load(f)
+            runs = {"g0": 90, "g1": 360, "g2": 180}  # variant a recorded again at these runs before
+            for program in manifest["programs"]:
+                program["variants"]["a"]["spans_ns"] = [10 * MS] * runs[program["id"]]
+            with open(manifest_path, "w") as f:
+                json.dump(manifest, f)
+            score = self.write_score(tmp, [
+                case("g0", "a", 1000, 450),   # 1.5 x at 90 runs: 90 x 2.25 x 1.3 = 263 -> 360 runs
+                case("g1", "a", 1000, 450),   # 1.5 x at 360 runs already: left out
+                case("g2", "a", 1000, 360),   # 1.2 x at 180 runs: 337 -> 360
+                case("g2", "b", 1000, 450)])  # b has its 30 runs: 88 -> 90, but g2 needs 360 for a
+            out = self.run_script(corpus, score, "--out", os.path.join(tmp, "sel"))
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertIn("1 cases left out: recorded at 360 runs already", out.stdout)
+            self.assertEqual(sorted(f for f in os.listdir(tmp) if f.startswith("sel")), ["sel_360.jsonl"])
+            lines = self.read_lines(os.path.join(tmp, "sel_360.jsonl"))
+            self.assertEqual(sorted((line["id"], sorted(line["variants"])) for line in lines),
+                             [("g0", ["a", "baseline"]), ("g2", ["a", "b", "baseline"])])
+
     def test_parts_keep_each_within_the_seconds_largest_first(self):
         with tempfile.TemporaryDirectory() as tmp:
             corpus = write_corpus(tmp, [40, 30, 20, 10, 10])
