@@ -218,12 +218,12 @@ def main():
         if spread_ratio > MAX_SPREAD_RATIO and not args.accept_noisier:
             sys.exit(f"lab_merge: {args.newer}: its baselines spread {spread_ratio:.2f}x the runs they would "
                      f"replace (at most {MAX_SPREAD_RATIO}x): a noisy machine; record again, or pass --accept-noisier")
-    renamed = {}
-    for program in newer["programs"]:
-        trace = program["trace"]
-        if trace not in renamed:
-            renamed[trace] = args.prefix + trace
-            shutil.copyfile(os.path.join(args.newer, trace), os.path.join(args.corpus, renamed[trace]))
+    renamed = {p["trace"]: args.prefix + p["trace"] for p in newer["programs"]}
+    taken = sorted(name for name in renamed.values() if os.path.exists(os.path.join(args.corpus, name)))
+    if taken:  # another merge's traces (the same day's default prefix): never overwrite them
+        sys.exit(f"lab_merge: {args.corpus} has {taken[0]} already; pass another --prefix")
+    for trace, name in renamed.items():
+        shutil.copyfile(os.path.join(args.newer, trace), os.path.join(args.corpus, name))
     by_id = {p["id"]: k for k, p in enumerate(manifest["programs"])}
     replaced = manifest.setdefault("replaced", [])
     for program in newer["programs"]:

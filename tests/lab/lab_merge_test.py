@@ -246,6 +246,31 @@ class NoisierRecording(unittest.TestCase):
                 self.assertEqual(f.read(), before)
             self.assertEqual(sorted(os.listdir(corpus)), ["manifest.json", "programs.jsonl.gz"])
 
+    def test_a_trace_name_taken_is_refused(self):
+        # Two whole merges on one day got the same default prefix: the second overwrote the first's
+        # traces, which its programs still used.
+        with tempfile.TemporaryDirectory() as tmp:
+            corpus, newer = os.path.join(tmp, "corpus"), os.path.join(tmp, "newer")
+            write_corpus(corpus, [program("g1", "r1_batch000.sqlite", [100, 101, 102], {})],
+                         [line("g1", [])], "2026-01-01")
+            write_corpus(newer, [program("g2", "batch000.sqlite", [100, 101, 102], {})],
+                         [line("g2", [])], "2026-02-02")
+            for directory in (corpus, newer):
+                with open(os.path.join(directory, "batch000.sqlite" if directory == newer
+                                       else "r1_batch000.sqlite"), "w") as f:
+                    f.write(directory)
+            with open(os.path.join(corpus, "manifest.json")) as f:
+                before = f.read()
+            result = subprocess.run([sys.executable, MERGE, corpus, newer, "--prefix", "r1_"],
+                                    capture_output=True, text=True)
+            self.assertEqual(result.returncode, 1)
+            self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+            self.assertIn("r1_batch000.sqlite already; pass another --prefix", result.stderr)
+            with open(os.path.join(corpus, "manifest.json")) as f:
+                self.assertEqual(f.read(), before)
+            with open(os.path.join(corpus, "r1_batch000.sqlite")) as f:
+                self.assertEqual(f.read(), corpus)
+
     def test_spread(self):
         sys.path.insert(0, os.path.dirname(os.path.abspath(MERGE)))
         import lab_merge
