@@ -367,11 +367,23 @@ GraphWhatIf launchesAGraphRemoves(const DeviceView& view, const HostTimeline& ho
     }
   }
   Ns longest_call = 0;  // of those launch calls: how far back one may still overlap a call
-  for (auto& [stream, calls] : on_legacy) {
+  for (auto it = on_legacy.begin(); it != on_legacy.end();) {
+    auto& calls = it->second;
+    const auto thread = [](const auto& call) {
+      return std::make_pair(std::get<2>(call), std::get<3>(call));
+    };
+    const bool one_thread = std::all_of(calls.begin(), calls.end(), [&](const auto& other) {
+      return thread(other) == thread(calls.front());
+    });
+    if (one_thread) {  // no other thread to overlap
+      it = on_legacy.erase(it);
+      continue;
+    }
     std::sort(calls.begin(), calls.end());
     for (const auto& [start, end, pid, tid] : calls) {
       longest_call = std::max(longest_call, end - start);
     }
+    ++it;
   }
   // Whether a launch call of `run` overlapped another thread's launch call to its legacy stream.
   const auto launchedAtOnce = [&](const LaunchRun& run) {
