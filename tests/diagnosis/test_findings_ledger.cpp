@@ -240,8 +240,15 @@ TEST_CASE("host-launch-bound is graded: from 10% of the span, an error from 25%"
   const auto many = test::findingsOf(launchGaps(100, 10));
   REQUIRE(findingById(many, "host-launch-bound") != nullptr);
   CHECK(findingById(many, "host-launch-bound")->severity == Severity::kError);
-  // 1 µs gaps: 5% of the span, not reported.
-  CHECK(findingById(test::findingsOf(launchGaps(100, 1)), "host-launch-bound") == nullptr);
+  // 1 µs gaps: 5% of the span, under the idle test; the busy-device path names them, as info, since
+  // a graph, replacing the host code before each launch, would save about that much.
+  const auto few = test::findingsOf(launchGaps(100, 1));
+  const Finding* busy = findingById(few, "host-launch-bound");
+  REQUIRE(busy != nullptr);
+  CHECK(busy->severity == Severity::kInfo);
+  CHECK(busy->summary.find("captured in CUDA graphs") != std::string::npos);
+  CHECK(fixSavingNs(*busy) > 50'000);
+  CHECK(fixSavingNs(*busy) <= 99 * 1'000);
 }
 
 TEST_CASE("transfer-bound: an HtoD engine busy most of the span, with bytes and bandwidth") {
