@@ -1121,5 +1121,44 @@ TEST_CASE("legacy-default-stream: a call begun beside a synchronous legacy call 
   }
 }
 
+TEST_CASE("legacy-default-stream: a legacy call held by another thread's cudaMemcpy returns as the copy returns") {
+  // Thread 3 runs a 500 µs kernel on blocking stream 13 (10-510). Thread 2's legacy kernel
+  // (launched at 6) waits for it under the barrier (511-611); thread 1's cudaMemcpy on the legacy
+  // stream (call 12-625) queues behind that kernel (612-622). Thread 2's pinned cudaMemcpyAsync
+  // there (call 20-640; alone such a call took 2 µs) was held by the copy's call and returned 15
+  // µs after it; then thread 2 synchronizes and runs its next 300 µs kernel (653-953), which ends
+  // the span. With stream 13 non-blocking thread 2's kernel runs at once, the cudaMemcpy behind it
+  // returns 504 µs sooner, and so does the call it held, and thread 2's next kernel with it
+  // (149-449): span 943 (the model of the recorded 949) -> 503 µs. Before, the held call kept its
+  // recorded return (the copy that held it waited for no barrier of its own): the fix saved 0.
+  TraceBuilder b;
+  auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
+  b.launch(13, 0, 5, 10, 510);
+  onThread(3);
+  b.streamSynchronize(13, 6, 512);
+  onThread(3);
+  b.copyCall("cudaMemcpyAsync_v3020", kNullStream, 1, 3, 4, 5, CopyKind::kHtoD);
+  onThread(2);
+  b.launch(kNullStream, 6, 8, 511, 611);
+  onThread(2);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 12, 625, 612, 622, CopyKind::kDtoH);
+  onThread(1);
+  b.copyCall("cudaMemcpyAsync_v3020", kNullStream, 20, 640, 626, 627, CopyKind::kDtoH);
+  onThread(2);
+  b.streamSynchronize(kNullStream, 641, 642);
+  onThread(2);
+  b.launch(kNullStream, 650, 652, 653, 953);
+  onThread(2);
+  b.streamSynchronize(kNullStream, 653, 955);
+  onThread(2);
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "legacy-default-stream");
+  REQUIRE(f != nullptr);
+  const auto nonblocking = std::find_if(f->fixes.begin(), f->fixes.end(),
+                                        [](const auto& x) { return x.fix == "nonblocking-streams"; });
+  REQUIRE(nonblocking != f->fixes.end());
+  CHECK(nonblocking->saving_ns == 440'000);
+}
+
 }  // namespace
 }  // namespace cuoverlap

@@ -26,8 +26,10 @@
 // its own thread's earlier work (the legacy stream stays one queue), a staged cudaMemcpy or
 // cudaMemset on the legacy stream no longer waiting in its call for other threads' work on the
 // blocking streams (stagedBehindBlockingStreams; a cudaMemset still waits for another thread's
-// pageable copy call in flight as it began: heldByStagedCopy), and other threads' calls that the
-// driver held while a legacy call waited for the blocking streams given back (heldByBarrier).
+// pageable copy call in flight as it began: heldByStagedCopy), other threads' calls that the
+// driver held while a legacy call waited for the blocking streams given back (heldByBarrier),
+// and a legacy call another thread's cudaMemcpy held returning as that copy returns in the fix's
+// schedule (heldByLegacyCopies).
 // A per-thread default stream (Stream::origin kPerThread, where the trace tells) has no
 // non-blocking flag: nonblocking-streams keeps its barrier edges both ways, a legacy call still
 // waits for its work, and the fix applies only where some blocking stream is created (or of
@@ -629,6 +631,38 @@ std::vector<LegacyOp> heldByBarrier(const DeviceView& view, std::vector<LegacyOp
   return held;
 }
 
+// What each call of `held` (heldByLegacyCopies) gets back in `fixed` beyond what `given` gives
+// it: how much sooner its holder returns there than in `before` (the recorded program's
+// schedule), less how much sooner the call itself begins (it would return that much sooner
+// anyway), at most its excess.
+std::vector<HostTimeGiven> releasedWithHolder(const std::vector<HeldByCopy>& held,
+                                              const std::vector<HostTimeGiven>& given,
+                                              const ScheduledHost& before, const ScheduledHost& fixed) {
+  std::unordered_map<std::size_t, Ns> already;
+  for (const HostTimeGiven& g : given) {
+    if (g.in_call) already[g.call] += g.amount;
+  }
+  std::vector<HostTimeGiven> more;
+  for (const HeldByCopy& h : held) {
+    const auto b = before.call.find(h.holder);
+    const auto f = fixed.call.find(h.holder);
+    const Ns rb = before.release[h.position];
+    const Ns rf = fixed.release[h.position];
+    if (b == before.call.end() || f == fixed.call.end() || rb == std::numeric_limits<Ns>::min() ||
+        rf == std::numeric_limits<Ns>::min()) {
+      continue;
+    }
+    const auto a = already.find(h.call);
+    const Ns given_back = a != already.end() ? a->second : 0;
+    // Its op's release moved with the call's start (one released as its call returned also by
+    // what the call no longer waits).
+    const Ns begun_sooner = rb - rf - (h.released_at_return ? given_back : 0);
+    const Ns sooner = std::min(h.excess, b->second.second - f->second.second - begun_sooner) - given_back;
+    if (sooner > 0) more.push_back({h.call, sooner, /*in_call=*/true});
+  }
+  return more;
+}
+
 // Saving of the other fix: the created blocking streams made non-blocking (the lab's
 // nonblocking-streams); the only one where the legacy stream has no asynchronous work (only
 // cudaMemcpy and cudaMemset, which no created stream can take). The schedule with every barrier
@@ -667,7 +701,7 @@ Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy
     if (synchronous[e.to] && thread[e.from] == thread[e.to]) kept.push_back(e);
   }
   std::vector<CallChange> changed = stagedBehindBlockingStreams(view, host, per_context);
-  const std::vector<HostTimeGiven> given = contendedTime(view, heldByBarrier(view, legacy, dropped, per_thread_kept));
+  std::vector<HostTimeGiven> given = contendedTime(view, heldByBarrier(view, legacy, dropped, per_thread_kept));
   barriersGivenBack(view, given, host, changed);
   kept = withHoldEdges(std::move(kept), holds);
   std::vector<Ns> earlier = hostTimeGivenBack(view, given, host);
@@ -701,6 +735,20 @@ Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy
   for (const HostBarrier& barrier : host.barriers) turns.call_thread[barrier.call] = threadKey(view.call(barrier.call));
   ScheduledHost times;
   Ns after = spanWithTurns(model, turns, kept, earlier, {}, changed, &times);
+  // Legacy calls another thread's cudaMemcpy held return as it returns in this schedule.
+  if (const std::vector<HeldByCopy> held = heldByLegacyCopies(view, legacy); !held.empty()) {
+    ScheduledHost recorded_times;
+    spanWithTurns(model, HostTurns{}, with_holds, {}, {}, {}, &recorded_times);
+    const std::vector<HostTimeGiven> more = releasedWithHolder(held, given, recorded_times, times);
+    if (!more.empty()) {
+      given.insert(given.end(), more.begin(), more.end());
+      changed = stagedBehindBlockingStreams(view, host, per_context);
+      barriersGivenBack(view, given, host, changed);
+      earlier = hostTimeGivenBack(view, given, host);
+      recordLaunchCalls(view, given, turns);
+      after = spanWithTurns(model, turns, kept, earlier, {}, changed, &times);
+    }
+  }
   const auto previous = previousLegacyOps(legacy, [](const LegacyOp&) { return true; });
   const auto own_time = ownCallTime(view, legacy, barriers);
   const auto legacyCalls = [&] {

@@ -115,6 +115,58 @@ std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vect
   return given;
 }
 
+// A call to the legacy stream that another thread's cudaMemcpy there held in the driver: it began
+// while the copy's call was in progress and returned at most kHeldReturnNs after the copy's call
+// returned, having taken longer than the calls of its kind that overlapped no other thread's
+// legacy call (contendedTime: `excess`). In nonblocking-streams the copy and the held call stay
+// on the legacy stream: the call still returns as the copy returns, so where the fix's schedule
+// has the copy return sooner, it returns sooner too (lab g000315: a worker's 4 KB
+// cudaMemcpyAsync there took 1051 us and returned 20 us after the main thread's 6 MB cudaMemcpy,
+// which waited in the legacy queue for the worker's kernel that the barrier held behind the main
+// thread's 657 us kernel on a blocking stream; the worker's next step waited for that call).
+// Calls to the created streams, non-blocking in the fix, are held there for a turn beside a
+// legacy call, not until it returns (nonblockingSaving's turns). kHeldReturnNs: of the lab
+// corpus's asynchronous calls of 50 us or more begun inside another thread's legacy cudaMemcpy
+// and returned after it (one kept run each), 262 of 266 to other streams returned within 70 us
+// of it, and 17 of 41 to the legacy stream, the other 24 of those 100 us or more later (held by
+// something else). Any bound from 50 us to 1 ms scores the same; 40 us or less leaves
+// g000315's holds out.
+constexpr Ns kHeldReturnNs = 70'000;
+
+std::vector<HeldByCopy> heldByLegacyCopies(const DeviceView& view, const std::vector<LegacyOp>& legacy) {
+  std::vector<std::size_t> copies;  // by return
+  std::unordered_map<std::size_t, std::size_t> position_of;  // asynchronous launch call -> position
+  for (const LegacyOp& x : legacy) {
+    const auto call = view.launchCall(view.op(view.ops()[x.position]));
+    if (!call) continue;
+    if (!x.synchronous) {
+      position_of.emplace(*call, x.position);
+    } else if (view.callKind(*call) == ApiKind::kMemcpySync) {
+      copies.push_back(*call);
+    }
+  }
+  if (copies.empty() || position_of.empty()) return {};
+  std::sort(copies.begin(), copies.end(),
+            [&](std::size_t a, std::size_t b) { return view.call(a).end < view.call(b).end; });
+  std::vector<HeldByCopy> held;
+  for (const HostTimeGiven& g : contendedTime(view, legacy)) {
+    const auto position = position_of.find(g.call);
+    if (position == position_of.end()) continue;
+    const RuntimeCall& c = view.call(g.call);
+    // The copy whose return it followed: the latest to return at most kHeldReturnNs before it.
+    auto it = std::upper_bound(copies.begin(), copies.end(), c.end,
+                               [&](Ns t, std::size_t k) { return t < view.call(k).end; });
+    while (it != copies.begin()) {
+      const RuntimeCall& copy = view.call(*--it);
+      if (c.end - copy.end > kHeldReturnNs) break;
+      if (threadKey(copy) == threadKey(c) || copy.start > c.start || copy.end <= c.start) continue;
+      held.push_back({g.call, *it, position->second, c.end <= view.ops()[position->second].start, g.amount});
+      break;
+    }
+  }
+  return held;
+}
+
 namespace {
 
 // The core of contendedBarriers and stagedCallsBehind: each staged call (a blocking call that

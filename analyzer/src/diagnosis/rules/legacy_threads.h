@@ -76,6 +76,19 @@ class OtherThreadCalls {
 // thread's call on the legacy stream (a blocking call there, or a launch there); see
 // legacy_threads.cpp.
 std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vector<LegacyOp>& legacy);
+// An asynchronous call to the legacy stream that another thread's cudaMemcpy there held in the
+// driver until that call returned.
+struct HeldByCopy {
+  std::size_t call = 0;              // the held call
+  std::size_t holder = 0;            // the other thread's cudaMemcpy call
+  std::size_t position = 0;          // the held call's op
+  bool released_at_return = false;   // its op started after its call returned
+  Ns excess = 0;
+};
+// The calls of `legacy` that another thread's cudaMemcpy held (each with the copy's call and its
+// excess, as contendedTime gives it); see legacy_threads.cpp.
+std::vector<HeldByCopy> heldByLegacyCopies(const DeviceView& view, const std::vector<LegacyOp>& legacy);
+
 // Blocking calls (in `host`) that took turns with another thread's under the legacy barrier,
 // shortened to their own time; see legacy_threads.cpp.
 std::vector<CallChange> contendedBarriers(const DeviceView& view, const HostTimeline& host);
