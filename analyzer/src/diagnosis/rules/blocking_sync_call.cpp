@@ -36,14 +36,13 @@
 #include "cuoverlap/units.h"
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <string_view>
-#include <tuple>
 #include <utility>
 
 #include "diagnosis/api_names.h"
 #include "diagnosis/finding_builder.h"
+#include "diagnosis/kernels_alone.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/median.h"
 #include "diagnosis/needed_syncs.h"
@@ -272,82 +271,6 @@ std::vector<CallChange> heldByPageableCopies(const DeviceView& view, const HostT
     changed.push_back({barrier.call, true, own, 0, holder});
   }
   return changed;
-}
-
-// How long each kernel of `kernels` (positions) ran beside kernels of other streams, given each
-// one's [start, end) in `at` (one entry per kernel).
-std::vector<Ns> timeBesideOtherStreams(const DeviceView& view, const std::vector<std::size_t>& kernels,
-                                       const std::vector<std::pair<Ns, Ns>>& at) {
-  std::vector<std::size_t> by_start(kernels.size());
-  for (std::size_t i = 0; i < by_start.size(); ++i) by_start[i] = i;
-  std::sort(by_start.begin(), by_start.end(), [&](std::size_t a, std::size_t b) { return at[a].first < at[b].first; });
-  std::vector<Ns> beside(kernels.size(), 0);
-  std::vector<std::size_t> running;
-  for (const std::size_t i : by_start) {
-    const Ns start = at[i].first;
-    running.erase(std::remove_if(running.begin(), running.end(),
-                                 [&](std::size_t j) { return at[j].second <= start; }),
-                  running.end());
-    const std::uint32_t stream = view.op(view.ops()[kernels[i]]).stream_id;
-    for (const std::size_t j : running) {
-      if (view.op(view.ops()[kernels[j]]).stream_id == stream) continue;
-      const Ns both = std::min(at[i].second, at[j].second) - start;
-      beside[i] += both;
-      beside[j] += both;
-    }
-    running.push_back(i);
-  }
-  return beside;
-}
-
-// The kernels the deferral leaves alone, with the duration they took alone. A thread that no
-// longer waits for another's work at each step moves its kernels away from that thread's, which
-// then run as fast as they did alone (g000061: worker 2's one-block kernel over 1.1 MiB ran 4.0 ms
-// where nothing ran beside it and 6.8-7.0 ms beside worker 1's kernels, which the deferral moves
-// 20 ms sooner; the fixed program saved 6.4 ms, the what-if with recorded durations 3.0). A
-// kernel that ran beside other streams' kernels for at least half its time, took more than 1.25
-// times the shortest run of the same kernel (name, grid, stream) that ran beside none (under 5%
-// of its time: the runs of one kernel differ by run, and 1.25x is the slowdown the lab's
-// neighbour-slowed kernels show), and that `deferred` runs beside none takes that shortest run.
-// One that took more than twice it is not the same work (the lab's kernels share a name, and
-// two threads' kernels sharing the device each get at least half of it): it keeps its duration.
-// The lab is not sensitive to these: 1.1-1.4x, 1.8-3x, a half of 0.3-0.8 and alone under 2-5%
-// move the same cases.
-std::vector<FasterOp> kernelsLeftAlone(const DeviceView& view, const ScheduledHost& deferred) {
-  std::vector<std::size_t> kernels;
-  for (std::size_t p = 0; p < view.ops().size(); ++p) {
-    if (view.kindAt(p) == OpKind::kKernel) kernels.push_back(p);
-  }
-  std::vector<std::pair<Ns, Ns>> recorded(kernels.size());
-  std::vector<std::pair<Ns, Ns>> moved(kernels.size());
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    const ScopedOp op = view.ops()[kernels[i]];
-    recorded[i] = {op.start, op.end};
-    const Ns end = deferred.op_end[kernels[i]];
-    moved[i] = end == std::numeric_limits<Ns>::min() ? recorded[i] : std::make_pair(end - (op.end - op.start), end);
-  }
-  const std::vector<Ns> beside = timeBesideOtherStreams(view, kernels, recorded);
-  const std::vector<Ns> beside_moved = timeBesideOtherStreams(view, kernels, moved);
-  auto isAlone = [](Ns beside_time, Ns length) { return beside_time * 20 <= length; };
-  auto sameKernel = [&](std::size_t i) {
-    const GpuOp& op = view.op(view.ops()[kernels[i]]);
-    return std::make_tuple(op.name, op.grid_blocks, op.stream_id);
-  };
-  std::map<std::tuple<StringId, std::uint32_t, std::uint32_t>, Ns> alone;  // its shortest run alone
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    const Ns length = recorded[i].second - recorded[i].first;
-    if (length <= 0 || !isAlone(beside[i], length)) continue;
-    const auto [it, added] = alone.emplace(sameKernel(i), length);
-    if (!added) it->second = std::min(it->second, length);
-  }
-  std::vector<FasterOp> faster;
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    const Ns length = recorded[i].second - recorded[i].first;
-    const auto it = alone.find(sameKernel(i));
-    if (it == alone.end() || beside[i] * 2 < length || !isAlone(beside_moved[i], length)) continue;
-    if (length * 4 > it->second * 5 && length <= it->second * 2) faster.push_back({kernels[i], it->second});
-  }
-  return faster;
 }
 
 // How long the legacy barrier takes to release a queued op on another stream where the trace

@@ -18,12 +18,17 @@
 // lag the trace shows for such waits after the kernel it waited for ended (StreamWait::
 // release_lag), which dropping it gives back too; the legacy stream's implicit barriers
 // (diagnosis/legacy_barriers.h) stay in both schedules: they order the program whatever its waits.
+// A kernel that ran slowed beside kernels holding SM slots it needed takes its alone run in a
+// schedule that runs it beside none of them (diagnosis/kernels_alone.h, both schedules).
 // Where: the union of [X ready, X start).
 // Needs: synchronization records, launch calls, grid sizes and the device's SM limits.
 #include <fmt/format.h>
 
 #include "cuoverlap/communication.h"
+#include <algorithm>
+
 #include "diagnosis/finding_builder.h"
+#include "diagnosis/kernels_alone.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/schedule_estimate.h"
@@ -79,8 +84,9 @@ std::optional<Finding> findCrossStreamKernelWait(const DeviceView& view) {
   kept.insert(kept.end(), barriers.begin(), barriers.end());
   std::vector<OrderEdge> recorded = kept;
   recorded.insert(recorded.end(), removed.begin(), removed.end());
-  const Ns saving =
-      ScheduleModel(view, buildHostTimeline(view), recorded).savingWithout(kept, removed);
+  const ScheduleModel model(view, buildHostTimeline(view), recorded);
+  const Ns saving = std::max<Ns>(
+      0, spanFreedOfSlotHolders(view, model, recorded) - spanFreedOfSlotHolders(view, model, kept));
   if (saving < kMinimumClaimNs) return std::nullopt;  // the waits cost nothing
   builder.estimateSaving(saving);
   return builder.build(

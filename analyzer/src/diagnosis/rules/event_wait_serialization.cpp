@@ -19,13 +19,21 @@
 // its op the lag the trace shows for such waits after Y ended (StreamWait::release_lag: 6-12 µs
 // from a DtoH copy to an HtoD one on an H100), which dropping it gives back too; the legacy
 // stream's implicit barriers (diagnosis/legacy_barriers.h) stay in both schedules: a wait for the
-// legacy stream that its barrier orders anyway saves nothing. Where: the
+// legacy stream that its barrier orders anyway saves nothing. A kernel that ran slowed beside
+// kernels holding SM slots it needed takes its alone run in a schedule that runs it beside none of
+// them (diagnosis/kernels_alone.h: kernelsFreedOfSlotHolders, both schedules): a wait that held a
+// full-wave kernel back until another thread's few-block kernel was resident made it run a round
+// longer, and without the wait it starts first and holds the device only as long as it takes
+// alone. Where: the
 // union over such waits of [X ready, X start), which the cost ledger charges once across findings. Not reported when the saving is under 10 µs: the
 // waits then cost nothing, whatever they protect.
 // Needs: synchronization records with stream ids, launch calls; CUDA event records for the exact Y.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "diagnosis/finding_builder.h"
+#include "diagnosis/kernels_alone.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/schedule_estimate.h"
@@ -60,8 +68,9 @@ std::optional<Finding> findEventWaitSerialization(const DeviceView& view) {
   kept.insert(kept.end(), barriers.begin(), barriers.end());
   std::vector<OrderEdge> recorded = kept;
   recorded.insert(recorded.end(), removed.begin(), removed.end());
-  const Ns saving =
-      ScheduleModel(view, buildHostTimeline(view), recorded).savingWithout(kept, removed);
+  const ScheduleModel model(view, buildHostTimeline(view), recorded);
+  const Ns saving = std::max<Ns>(
+      0, spanFreedOfSlotHolders(view, model, recorded) - spanFreedOfSlotHolders(view, model, kept));
   if (saving < kMinimumClaimNs) return std::nullopt;  // waits that cost nothing (a reuse hazard)
   builder.estimateSaving(saving);
   return builder.build(
