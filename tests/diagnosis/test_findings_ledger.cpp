@@ -183,7 +183,7 @@ TEST_CASE("event waits and ops without launch calls stay n log n (issue 13)") {
   const auto findings = test::findingsOf(trace);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  CHECK(seconds < 2.0);
+  CHECK(seconds < 8.0);  // a guard against the quadratic walk, not a speed target (0.1-0.4 s alone)
 }
 
 }  // namespace
@@ -208,7 +208,7 @@ TEST_CASE("overlapping device-filling kernels stay n log n (issue 13)") {
   const auto findings = test::findingsOf(trace);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  CHECK(seconds < 2.0);
+  CHECK(seconds < 8.0);  // a guard against the quadratic walk, not a speed target (0.1-0.4 s alone)
 }
 
 }  // namespace
@@ -370,7 +370,7 @@ TEST_CASE("the what-if schedule of 64k small kernels stays fast") {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(findingById(findings, "legacy-default-stream") != nullptr);
-  CHECK(seconds < 2.0);
+  CHECK(seconds < 8.0);  // a guard against the quadratic walk, not a speed target (0.1-0.4 s alone)
 }
 
 TEST_CASE("a finding's examples are its most costly instances, however many came before") {
