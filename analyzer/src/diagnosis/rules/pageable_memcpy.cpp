@@ -15,7 +15,8 @@
 //     its thread launched before it ended (what it reads: the legacy stream's barrier or the host
 //     ordered them in the trace);
 //   - each asynchronous pageable copy call returning after the few µs an asynchronous pinned copy
-//     call takes (a thread's first one its recorded time up to kFirstCopyCallNs) instead of
+//     call takes (a thread's first one its recorded time up to kFirstCopyCallNs; a small upload
+//     its recorded time less the host's staging of its bytes: pinnedSmallUploadCall) instead of
 //     waiting for its copy (a synchronous cudaMemcpy still waits, for the
 //     faster copy, but without staging after a DtoH: sync-memcpy costs the rest; one that
 //     returned once staged, before its DMA, now waits for its copy); host threads
@@ -114,6 +115,26 @@ std::set<std::size_t> firstAsyncCopyCalls(const DeviceView& view) {
     if (seen.insert(threadKey(view.call(call))).second) out.insert(call);
   }
   return out;
+}
+
+// A small pageable upload's call copies its bytes into the driver's staging buffer before it
+// returns (one piece: no DMA runs beside the copy); pinned, that host copy is gone and the rest of
+// the call stays. Small pinned calls took about as long as small staged ones of few bytes (lab H100
+// pinned runs: 4 KiB 4.43 -> 4.28 us in g000082) while 11.6 KiB ones came down a µs (g000013: 4.95
+// -> 3.96 us), so a fixed pinned call time (kAsyncCopyCallNs) over-prices the first and gives the
+// second nothing. The host stages at about kHostStagingBytesPerNs: the lab's one-thread pageable
+// uploads of 1 MiB or more (c1, 59 calls) moved 12.8 GB/s over their call (median; 8.2-18.3 the
+// deciles), staging and DMA overlapped, so the staging alone is at least that fast (12 to 20 give
+// the same cases). Pinned, such a call takes its recorded time less its bytes' staging, at least
+// kPinnedSmallCallNs (pinned calls of 16-64 KiB took 3.1 µs on average) and at most an asynchronous
+// pinned call's kAsyncCopyCallNs; uploads from kWholeStagedBytes up stage beside their DMA.
+constexpr double kHostStagingBytesPerNs = 13.0;
+constexpr std::uint64_t kWholeStagedBytes = 64 << 10;
+constexpr Ns kPinnedSmallCallNs = 3'000;
+
+Ns pinnedSmallUploadCall(Ns recorded, std::uint64_t bytes) {
+  const Ns staging = static_cast<Ns>(static_cast<double>(bytes) / kHostStagingBytesPerNs);
+  return std::clamp<Ns>(recorded - staging, kPinnedSmallCallNs, kAsyncCopyCallNs);
 }
 
 // How long a download's call (or its stream's previous op, where that ended later) may take to
@@ -298,6 +319,8 @@ void addCopy(const DeviceView& view, std::size_t position, const ScopedOp& scope
     const auto turn = copies.turn_of_call.find(*launch);
     const Ns alone = copies.first_async.count(*launch) != 0
                          ? std::clamp<Ns>(call.end - call.start, kAsyncCopyCallNs, kFirstCopyCallNs)
+                     : async && d == 0 && op.bytes < kWholeStagedBytes
+                         ? pinnedSmallUploadCall(call.end - call.start, op.bytes)
                          : kAsyncCopyCallNs;
     const Ns async_call = turn != copies.turn_of_call.end() ? turn->second : alone;
     // A pinned asynchronous copy is submitted as its call returns: in the lab's H100 pin-host runs
