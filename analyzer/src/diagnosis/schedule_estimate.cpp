@@ -213,6 +213,7 @@ class ScheduleRun {
   // when it begins: per barrier, the ops still to decide; the barriers each op holds once decided.
   bool waitForIssued(std::size_t barrier);
   bool issuedBy(std::size_t pos, Ns time) const;
+  bool releasedBy(std::size_t pos, Ns time) const;
   std::vector<std::vector<std::size_t>> issued_waits_;   // per barrier
   std::unordered_map<std::size_t, std::vector<std::size_t>> held_barriers_;  // op -> barrier nodes
   std::vector<Ns> host_start_;                 // per barrier: when it begins, once known
@@ -671,6 +672,18 @@ bool ScheduleRun::waitForIssued(std::size_t barrier) {
     };
     while (open(at) && !issuedBy(static_cast<std::size_t>(at), begins)) {
       at = m_.stream_prev_[static_cast<std::size_t>(at)];
+    }
+    // A free synchronizes the device: it waits for every op submitted before it, so also for the
+    // other thread's later ops on that stream that the trace issued after the call began and the
+    // what-if submits before the call's recorded start (withWideWaits).
+    if (m_.wide_waits_ && m_.barriers_[barrier].wide && at == static_cast<std::int64_t>(pos)) {
+      const Ns by = std::min(begins, m_.barriers_[barrier].start);
+      for (std::int64_t next = m_.stream_next_[pos];
+           next >= 0 && m_.issued_[static_cast<std::size_t>(next)] > m_.barriers_[barrier].start &&
+           releasedBy(static_cast<std::size_t>(next), by);
+           next = m_.stream_next_[static_cast<std::size_t>(next)]) {
+        at = next;
+      }
     }
     if (!open(at)) continue;
     held_barriers_[static_cast<std::size_t>(at)].push_back(node);
@@ -1860,6 +1873,12 @@ std::vector<Ns> ScheduleModel::issueReleases(const std::vector<OrderEdge>& edges
   return run.releases();
 }
 
+ScheduleModel ScheduleModel::withWideWaits() const {
+  ScheduleModel changed = *this;
+  changed.wide_waits_ = true;
+  return changed;
+}
+
 ScheduleModel ScheduleModel::withIssuedAt(const std::vector<std::pair<std::size_t, Ns>>& issued) const {
   ScheduleModel changed = *this;
   const std::size_t n = size();
@@ -1942,6 +1961,15 @@ void ScheduleModel::releaseBlocked(const DeviceView& view, const std::vector<Ord
   }
 }
 
+// Whether the what-if had submitted op `pos` (its launch call had returned it to its stream) by
+// `time`: its release, not its call's start.
+bool ScheduleRun::releasedBy(std::size_t pos, Ns time) const {
+  const std::int64_t barrier = op_barrier_.empty() ? -1 : op_barrier_[pos];
+  if (barrier < 0) return own_release_[pos] <= time;
+  const std::size_t node = m_.size() + static_cast<std::size_t>(barrier);
+  return finished_[node] && end_[node] + op_lag_[pos] <= time;
+}
+
 // A barrier's return as the schedule computes it from the recorded ops: the later of its start
 // and the end of the ops it waited for, plus its own time. That is its recorded return, except
 // for a synchronize the trace's clocks show returning before those ops ended (returned_at_w: the
@@ -1961,6 +1989,8 @@ void ScheduleModel::addHost(const DeviceView& view, const HostTimeline& host) {
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
     const HostBarrier& barrier = host.barriers[b];
     Barrier node{barrier.call, barrier.start, barrier.own, barrier.previous, 0};
+    const ApiKind kind = view.callKind(barrier.call);
+    node.wide = kind == ApiKind::kAllocation;
     if (isExplicitSync(view.callKind(barrier.call))) {
       Ns waited = barrier.start;  // as the schedule sees it: until its W ended
       for (std::size_t p : barrier.waited_for) waited = std::max(waited, ops[p].end);

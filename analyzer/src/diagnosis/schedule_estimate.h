@@ -227,6 +227,9 @@ class ScheduleModel {
   // another thread issues later, as the driver does. Streams that an edge of the schedule
   // orders (a legacy barrier, a stream wait) keep the recorded order. With a host timeline only.
   ScheduleModel withIssueOrder() const;
+  // The same, with a free that waits for another thread's stream waiting also for that stream's
+  // later ops, issued after the call began in the trace, that the what-if submits before it.
+  ScheduleModel withWideWaits() const;
 
   // The same model with the legacy stream's implicit barriers decided as the what-if issues the
   // work, as CUDA decides them when a call submits its op: `barrier[p]` is -1 for an op on neither
@@ -286,6 +289,7 @@ class ScheduleModel {
   void releaseBlocked(const DeviceView& view, const std::vector<OrderEdge>& recorded);
 
   bool issue_order_ = false;
+  bool wide_waits_ = false;  // withWideWaits
   std::vector<std::int64_t> barrier_class_;  // withBarrierIssueOrder's; empty = recorded barriers
   BarrierIssue issue_;                       // withBarrierIssueOrder's; key empty = issued_
   std::vector<Ns> reference_;                // per position: a reference release; empty = release_
@@ -336,6 +340,7 @@ class ScheduleModel {
     Ns after_previous = 0;    // start - the previous barrier's end
     Ns slept = -1;            // how long it blocked in the trace before its wait ended; -1 other
     std::int64_t own_op = -1;  // a blocking copy or memset: its own op (its wait ends as it starts)
+    bool wide = false;         // an allocation or free call: waits for every stream's submitted work
   };
   std::vector<Barrier> barriers_;
   std::vector<OrderEdge> barrier_waits_;   // op -> barrier b as {position, b}
