@@ -241,7 +241,9 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
                                           kernel.stream_id, units::formatDuration(ops[j].start - from))));
   }
   if (builder.count() == 0) return std::nullopt;
-  const ScheduleModel model(view, host);
+  // The waiting kernels started in K's last wave, and their recorded durations hold what sharing
+  // its SMs cost them: the schedules charge only the difference where they start in a drain.
+  const ScheduleModel model = ScheduleModel(view, host).withDrainCostRecorded();
   const std::vector<OrderEdge> edges = waitEdges(waits);
   std::vector<std::size_t> high;  // every kernel of the waiting kernels' streams
   for (std::size_t p = 0; p < ops.size(); ++p) {
