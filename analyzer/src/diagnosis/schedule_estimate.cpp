@@ -1139,7 +1139,7 @@ void ScheduleRun::shareTheDrain(std::size_t pos) {
     }
     if (in_step > later) later = in_step - (1.0 - 1.0 / rounds) * (in_step - later);
   }
-  if (const Ns held = m_.drain_cost_recorded_ ? m_.recorded_drain_cost_[pos] : 0; held > 0) {
+  if (const Ns held = m_.recorded_drain_cost_.empty() ? 0 : m_.recorded_drain_cost_[pos]; held > 0) {
     // Its recorded duration holds what the drain it started in cost it in the trace: here it
     // takes the difference (never ending before now).
     later = std::max(later - static_cast<double>(held), 1.0 - static_cast<double>(end_[pos] - now_));
@@ -1700,37 +1700,6 @@ ScheduleModel::ScheduleModel(const DeviceView& view)
     for (std::size_t k = 0; k < up.size(); ++k) duration_[up[k]] = up_base[k];
     for (std::size_t k = 0; k < down.size(); ++k) duration_[down[k]] = down_base[k];
   }
-  {
-    // What each kernel's recorded duration holds of the last wave of a multi-wave kernel it
-    // started in, as ScheduleRun::shareTheDrain prices it: that wave holds the SMs it shares,
-    // falling linearly to none at its end (half of them at its middle, where the schedule hands
-    // them on), and the kernel's blocks advance at the share it leaves. A kernel of recorded
-    // duration d that started `left` before that wave's end lost occupied * left / 2 where it
-    // outlasted the wave, occupied * (d - d^2 / (2 left)) where it did not (occupied = left over
-    // the wave's length). Ops are in start order; the multi-wave kernels still running at a
-    // kernel's start are few.
-    recorded_drain_cost_.assign(n, 0);
-    std::vector<std::size_t> running;
-    for (std::size_t pos = 0; pos < n; ++pos) {
-      if (engine_[pos] != kSmEngine || view.op(ops[pos]).kind != OpKind::kKernel) continue;
-      const Ns start = ops[pos].start;
-      running.erase(std::remove_if(running.begin(), running.end(),
-                                   [&](std::size_t q) { return ops[q].end <= start; }),
-                    running.end());
-      const double d = static_cast<double>(ops[pos].end - start);
-      double cost = 0.0;
-      for (const std::size_t q : running) {
-        const double wave =
-            static_cast<double>(ops[q].end - ops[q].start) / std::ceil(waves_[q] - kShareSlack);
-        const double left = static_cast<double>(ops[q].end - start);
-        if (left > wave) continue;  // it started before that kernel's last wave
-        const double occupied = left / wave;
-        cost = std::max(cost, d >= left ? occupied * left / 2.0 : occupied * (d - d * d / (2.0 * left)));
-      }
-      recorded_drain_cost_[pos] = static_cast<Ns>(cost);
-      if (waves_[pos] > 1.0 + kShareSlack && ops[pos].end > start) running.push_back(pos);
-    }
-  }
   slots_free_at_ = observeSlotsFreeing(view, share_, waves_);
   recorded_rate_ = recordRates(view, share_, waves_, slots_free_at_);
   turnaround_[1] = view.engineTurnaround(Engine::kH2D);
@@ -1847,9 +1816,39 @@ ScheduleModel ScheduleModel::withSlotsFreeingAt(const std::vector<std::size_t>& 
   return changed;
 }
 
-ScheduleModel ScheduleModel::withDrainCostRecorded() const {
+ScheduleModel ScheduleModel::withDrainCostRecorded(const DeviceView& view) const {
+  // What each kernel's recorded duration holds of the last wave of a multi-wave kernel it
+  // started in, as ScheduleRun::shareTheDrain prices it: that wave holds the SMs it shares,
+  // falling linearly to none at its end (half of them at its middle, where the schedule hands
+  // them on), and the kernel's blocks advance at the share it leaves. A kernel of recorded
+  // duration d that started `left` before that wave's end lost occupied * left / 2 where it
+  // outlasted the wave, occupied * (d - d^2 / (2 left)) where it did not (occupied = left over
+  // the wave's length). Ops are in start order; the multi-wave kernels still running at a
+  // kernel's start are few (the device runs at most 128 kernels at once).
+  const auto& ops = view.ops();
+  const std::size_t n = ops.size();
   ScheduleModel changed = *this;
-  changed.drain_cost_recorded_ = true;
+  changed.recorded_drain_cost_.assign(n, 0);
+  std::vector<std::size_t> running;
+  for (std::size_t pos = 0; pos < n; ++pos) {
+    if (engine_[pos] != kSmEngine || view.op(ops[pos]).kind != OpKind::kKernel) continue;
+    const Ns start = ops[pos].start;
+    running.erase(std::remove_if(running.begin(), running.end(),
+                                 [&](std::size_t q) { return ops[q].end <= start; }),
+                  running.end());
+    const double d = static_cast<double>(ops[pos].end - start);
+    double cost = 0.0;
+    for (const std::size_t q : running) {
+      const double wave =
+          static_cast<double>(ops[q].end - ops[q].start) / std::ceil(waves_[q] - kShareSlack);
+      const double left = static_cast<double>(ops[q].end - start);
+      if (left > wave) continue;  // it started before that kernel's last wave
+      const double occupied = left / wave;
+      cost = std::max(cost, d >= left ? occupied * left / 2.0 : occupied * (d - d * d / (2.0 * left)));
+    }
+    changed.recorded_drain_cost_[pos] = static_cast<Ns>(cost);
+    if (waves_[pos] > 1.0 + kShareSlack && ops[pos].end > start) running.push_back(pos);
+  }
   return changed;
 }
 

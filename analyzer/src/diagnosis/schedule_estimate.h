@@ -280,7 +280,7 @@ class ScheduleModel {
   // device-saturating-kernel's waiting kernels started in such a wave, and a schedule that places
   // them there again must not charge it twice (g000025: 46 µs added to each of three kernels that
   // had lost 89-129 µs to it; the schedule of the recorded program ran 74 µs long).
-  ScheduleModel withDrainCostRecorded() const;
+  ScheduleModel withDrainCostRecorded(const DeviceView& view) const;
 
   std::size_t size() const { return duration_.size(); }
   double share(std::size_t position) const { return share_[position]; }
@@ -322,9 +322,8 @@ class ScheduleModel {
   // measured duration holds what sharing the SMs with it cost)
   std::vector<std::uint8_t> began_beside_;
   // per kernel: what its recorded duration holds of the last wave of a multi-wave kernel it started
-  // in (shareTheDrain's sharing, in the trace); subtracted where drain_cost_recorded_
+  // in (shareTheDrain's sharing, in the trace); empty unless withDrainCostRecorded
   std::vector<Ns> recorded_drain_cost_;
-  bool drain_cost_recorded_ = false;
   // per kernel: the share of its SMs its recorded run had, averaged over it, in 127ths of its own
   // (0: unknown; recordRates)
   std::vector<std::uint8_t> recorded_rate_;

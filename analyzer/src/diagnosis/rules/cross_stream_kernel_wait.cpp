@@ -24,9 +24,9 @@
 // Needs: synchronization records, launch calls, grid sizes and the device's SM limits.
 #include <fmt/format.h>
 
-#include "cuoverlap/communication.h"
 #include <algorithm>
 
+#include "cuoverlap/communication.h"
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/kernels_alone.h"
 #include "diagnosis/legacy_barriers.h"

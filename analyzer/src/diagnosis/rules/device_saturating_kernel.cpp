@@ -243,7 +243,7 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
   if (builder.count() == 0) return std::nullopt;
   // The waiting kernels started in K's last wave, and their recorded durations hold what sharing
   // its SMs cost them: the schedules charge only the difference where they start in a drain.
-  const ScheduleModel model = ScheduleModel(view, host).withDrainCostRecorded();
+  const ScheduleModel model = ScheduleModel(view, host).withDrainCostRecorded(view);
   const std::vector<OrderEdge> edges = waitEdges(waits);
   std::vector<std::size_t> high;  // every kernel of the waiting kernels' streams
   for (std::size_t p = 0; p < ops.size(); ++p) {

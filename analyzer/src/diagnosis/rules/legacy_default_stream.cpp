@@ -705,7 +705,8 @@ Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy
   barriersGivenBack(view, given, host, changed);
   kept = withHoldEdges(std::move(kept), holds);
   std::vector<Ns> earlier = hostTimeGivenBack(view, given, host);
-  const Ns before = model.span(with_holds);
+  ScheduledHost recorded_times;
+  const Ns before = spanWithTurns(model, HostTurns{}, with_holds, {}, {}, {}, &recorded_times);
   // Turns in the fixed schedule (schedule_turns.h): non-blocking streams do not end the legacy
   // stream's turns. In the fixed programs' own traces (/work/vtraces14, nonblocking-streams runs)
   // a call to a non-blocking stream begun while another thread's call to the legacy stream was
@@ -737,8 +738,6 @@ Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy
   Ns after = spanWithTurns(model, turns, kept, earlier, {}, changed, &times);
   // Legacy calls another thread's cudaMemcpy held return as it returns in this schedule.
   if (const std::vector<HeldByCopy> held = heldByLegacyCopies(view, legacy); !held.empty()) {
-    ScheduledHost recorded_times;
-    spanWithTurns(model, HostTurns{}, with_holds, {}, {}, {}, &recorded_times);
     const std::vector<HostTimeGiven> more = releasedWithHolder(held, given, recorded_times, times);
     if (!more.empty()) {
       given.insert(given.end(), more.begin(), more.end());
