@@ -2,19 +2,25 @@
 """Writes the lab score's floors (tests/lab/score_floor.json) from a score (docs/lab.md).
 
   cuoverlap lab score tests/data/lab --format json | scripts/lab_floors.py > tests/lab/score_floor.json
+  cuoverlap lab score tests/data/lab_fresh --format json \
+    | scripts/lab_floors.py --corpus tests/data/lab_fresh > tests/lab/score_floor_fresh.json
 
 The floors are the score as it stands: per finding id its cases, within at least, false findings
 and missed cases at most, and all false findings at most. Raise them whenever a change raises the
 score; lower them only with the reason in the commit (a corpus recorded again, say).
 """
+import argparse
 import json
 import sys
 
 
 def main():
+    parser = argparse.ArgumentParser(description="Writes the lab score's floors from a score on stdin.")
+    parser.add_argument("--corpus", default="tests/data/lab", help="the corpus the score is of")
+    args = parser.parse_args()
     score = json.load(sys.stdin)
     floors = {
-        "corpus": "tests/data/lab",
+        "corpus": args.corpus,
         "note": "Floors of the lab score on the committed corpus (docs/findings.md, 'The lab's score'): "
                 "a change to the rules may raise them, never lower them without a reason in its commit.",
         "by_finding": {},
