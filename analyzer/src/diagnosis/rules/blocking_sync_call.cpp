@@ -46,6 +46,7 @@
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/median.h"
 #include "diagnosis/needed_syncs.h"
+#include "diagnosis/replay_error.h"
 #include "diagnosis/rules/allocation_holds.h"
 #include "diagnosis/rules/host_blocking_cost.h"
 #include "diagnosis/rules/rules.h"
@@ -316,7 +317,12 @@ std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
     const std::vector<OrderEdge> waits = programOrderEdges(view);
     // Other threads' calls that an allocation or free held return sooner where the holder moves.
     heldNoLonger(view, host, model, waits, heldByMovedAllocations(view, host, needs), removed, earlier);
-    builder.estimateSaving(std::max<Ns>(0, model.span(waits) - model.span(waits, earlier, {}, removed)));
+    // Less the replay's error where the fix takes it off the critical path (replay_error.h).
+    ScheduledHost before;
+    ScheduledHost after;
+    const Ns before_span = spanWithTurns(model, HostTurns{}, waits, {}, {}, {}, &before);
+    const Ns after_span = spanWithTurns(model, HostTurns{}, waits, earlier, {}, removed, &after);
+    builder.estimateSaving(savingLessReplayError(view, before_span, before, after_span, after));
   }
   if (builder.time() < kMinimumClaimNs) return std::nullopt;
   if (idle_only == builder.count()) {
