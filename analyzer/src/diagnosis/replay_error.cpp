@@ -6,6 +6,7 @@
 #include <limits>
 
 namespace cuoverlap::diagnosis {
+namespace {
 
 Ns savingLessReplayError(const DeviceView& view, Ns before_span, const ScheduledHost& before, Ns after_span,
                          const ScheduledHost& after) {
@@ -40,6 +41,18 @@ Ns savingLessReplayError(const DeviceView& view, Ns before_span, const Scheduled
     node = after.binder[static_cast<std::size_t>(node)];
   }
   return std::min(saving, std::max<Ns>(0, recorded + carried - after_span));
+}
+
+}  // namespace
+
+Ns savingLessReplayError(const DeviceView& view, const ScheduleModel& model, const std::vector<OrderEdge>& recorded,
+                         const std::vector<OrderEdge>& fixed, const std::vector<Ns>& earlier,
+                         const std::vector<FasterOp>& faster, const std::vector<CallChange>& changed) {
+  ScheduledHost before;
+  ScheduledHost after;
+  const Ns before_span = spanWithTurns(model, HostTurns{}, recorded, {}, {}, {}, &before);
+  const Ns after_span = spanWithTurns(model, HostTurns{}, fixed, earlier, faster, changed, &after);
+  return savingLessReplayError(view, before_span, before, after_span, after);
 }
 
 }  // namespace cuoverlap::diagnosis

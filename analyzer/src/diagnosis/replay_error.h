@@ -19,14 +19,18 @@
 // made up (a gap of the trace it closes says nothing of the after's error). The saving is then
 // at most the recorded span plus that carried error less the after's span. Where the before is
 // not longer than the trace, the difference stands.
+#include <vector>
+
 #include "diagnosis/device_view.h"
+#include "diagnosis/schedule_estimate.h"
 #include "diagnosis/schedule_turns.h"
 
 namespace cuoverlap::diagnosis {
 
-// `before` and `after` (with their spans) from spanWithTurns of the recorded and the fixed
-// program on one model.
-Ns savingLessReplayError(const DeviceView& view, Ns before_span, const ScheduledHost& before, Ns after_span,
-                         const ScheduledHost& after);
+// model.span(recorded) less model.span(fixed, earlier, faster, changed), never negative, less the
+// replay error that the fixed program's schedule does not carry (above).
+Ns savingLessReplayError(const DeviceView& view, const ScheduleModel& model, const std::vector<OrderEdge>& recorded,
+                         const std::vector<OrderEdge>& fixed, const std::vector<Ns>& earlier,
+                         const std::vector<FasterOp>& faster, const std::vector<CallChange>& changed);
 
 }  // namespace cuoverlap::diagnosis

@@ -318,11 +318,7 @@ std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
     // Other threads' calls that an allocation or free held return sooner where the holder moves.
     heldNoLonger(view, host, model, waits, heldByMovedAllocations(view, host, needs), removed, earlier);
     // Less the replay's error where the fix takes it off the critical path (replay_error.h).
-    ScheduledHost before;
-    ScheduledHost after;
-    const Ns before_span = spanWithTurns(model, HostTurns{}, waits, {}, {}, {}, &before);
-    const Ns after_span = spanWithTurns(model, HostTurns{}, waits, earlier, {}, removed, &after);
-    builder.estimateSaving(savingLessReplayError(view, before_span, before, after_span, after));
+    builder.estimateSaving(savingLessReplayError(view, model, waits, waits, earlier, {}, removed));
   }
   if (builder.time() < kMinimumClaimNs) return std::nullopt;
   if (idle_only == builder.count()) {

@@ -55,7 +55,6 @@
 #include "diagnosis/replay_error.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/schedule_estimate.h"
-#include "diagnosis/schedule_turns.h"
 #include "diagnosis/stream_waits.h"
 
 namespace cuoverlap::diagnosis {
@@ -474,11 +473,7 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches) 
   }
   const ScheduleModel model(view, host);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
-  ScheduledHost before;
-  ScheduledHost after;
-  const Ns before_span = spanWithTurns(model, HostTurns{}, waits, {}, {}, {}, &before);
-  const Ns after_span = spanWithTurns(model, HostTurns{}, waits, earlier, {}, changed, &after);
-  return savingLessReplayError(view, before_span, before, after_span, after);
+  return savingLessReplayError(view, model, waits, waits, earlier, {}, changed);
 }
 
 // All of the threads' own code the fix moves, idle device or not: each stretch of at least
