@@ -98,6 +98,13 @@ class ScheduleRun {
       if (!finished_[n + b]) continue;
       times.call[m_.barriers_[b].call] = {beganAt(b), end_[n + b]};
     }
+    times.binder = binder_;
+    times.node_end.assign(n + m_.barriers_.size(), std::numeric_limits<Ns>::min());
+    times.node_call.assign(m_.barriers_.size(), 0);
+    for (std::size_t v = 0; v < times.node_end.size(); ++v) {
+      if (finished_[v]) times.node_end[v] = end_[v];
+    }
+    for (std::size_t b = 0; b < m_.barriers_.size(); ++b) times.node_call[b] = m_.barriers_[b].call;
   }
   // Op `p`'s release once the barrier it follows returned (the minimum of Ns before).
   Ns releaseOf(std::size_t p) const {
@@ -158,10 +165,18 @@ class ScheduleRun {
   void finishAt(Ns time);
   std::int64_t stickyCandidate(const EngineState& engine, std::size_t slot) const;
   Ns nextEvent() const;
+  // ready_[to] = max(ready_[to], at), remembering `from` (a node) as its binder where it raised it.
+  void raise(std::size_t to, Ns at, std::size_t from) {
+    if (at > ready_[to]) {
+      ready_[to] = at;
+      binder_[to] = static_cast<std::int64_t>(from);
+    }
+  }
 
   const ScheduleModel& m_;
   std::vector<Ns> duration_;                   // the model's, with the faster ops' applied
   std::vector<Ns> ready_;                      // release, then max with predecessors' ends
+  std::vector<std::int64_t> binder_;           // per node: the node whose end set ready_ last (-1: none)
   std::vector<Ns> earlier_;                    // per op: host time given back before its release
   std::vector<Ns> released_at_;                // per op: when its release (not its stream) let it go
   std::vector<std::uint32_t> remaining_;       // predecessors not yet finished
@@ -297,6 +312,7 @@ ScheduleRun::ScheduleRun(const ScheduleModel& model, const std::vector<OrderEdge
   earlier_ = earlier;
   if (!model.prestage_.empty()) released_at_ = ready_;
   const std::size_t nodes = model.size() + model.barriers_.size();
+  binder_.assign(nodes, -1);
   duration_.resize(nodes, 0);
   ready_.resize(nodes, std::numeric_limits<Ns>::min());
   remaining_.assign(nodes, 0);
@@ -432,7 +448,7 @@ Ns ScheduleRun::barrierLag(std::size_t from, std::size_t to) const {
 // `to` (being issued now) waits `lag` after `from` (issued before it) ends.
 void ScheduleRun::addDynamic(std::size_t from, std::size_t to, Ns lag) {
   if (finished_[from]) {
-    ready_[to] = std::max(ready_[to], end_[from] + lag);
+    raise(to, end_[from] + lag, from);
     return;
   }
   dyn_after_[from].push_back({to, lag});
@@ -502,7 +518,7 @@ void ScheduleRun::processIssues() {
       const auto before = static_cast<std::size_t>(pred);
       dyn_next_[before] = static_cast<std::int64_t>(pos);
       if (finished_[before]) {
-        ready_[pos] = std::max(ready_[pos], end_[before] + handoffBetween(before, pos));
+        raise(pos, end_[before] + handoffBetween(before, pos), before);
       } else {
         dyn_succ_[before] = static_cast<std::int64_t>(pos);
         ++remaining_[pos];
@@ -1175,7 +1191,7 @@ void ScheduleRun::finishAt(Ns time) {
     const Ns shift = pos >= m_.size() && !resume_shift_.empty() ? resume_shift_[pos - m_.size()] : 0;
     for (std::size_t k = first_successor_[pos]; k < first_successor_[pos + 1]; ++k) {
       const Successor next = successors_[k];
-      ready_[next.to] = std::max(ready_[next.to], time + std::max<Ns>(0, next.lag + shift));
+      raise(next.to, time + std::max<Ns>(0, next.lag + shift), pos);
       if (pos >= m_.size() && next.to < released_at_.size() && !op_barrier_.empty() &&
           op_barrier_[next.to] == static_cast<std::int64_t>(pos - m_.size())) {
         released_at_[next.to] = time + std::max<Ns>(0, next.lag + shift);
@@ -1185,18 +1201,18 @@ void ScheduleRun::finishAt(Ns time) {
     }
     if (pos < dyn_after_.size()) {
       for (const Successor& next : dyn_after_[pos]) {
-        ready_[next.to] = std::max(ready_[next.to], time + next.lag);
+        raise(next.to, time + next.lag, pos);
         if (--remaining_[next.to] == 0) becomeAvailable(next.to);
       }
     }
     if (pos < dyn_succ_.size() && dyn_succ_[pos] >= 0) {
       const auto after = static_cast<std::size_t>(dyn_succ_[pos]);
-      ready_[after] = std::max(ready_[after], time + handoffBetween(pos, after));
+      raise(after, time + handoffBetween(pos, after), pos);
       if (--remaining_[after] == 0) becomeAvailable(after);
     }
     if (const auto held = held_barriers_.find(pos); held != held_barriers_.end()) {
       for (const std::size_t node : held->second) {
-        ready_[node] = std::max(ready_[node], time);
+        raise(node, time, pos);
         if (--remaining_[node] == 0) becomeAvailable(node);
       }
       held_barriers_.erase(held);

@@ -60,6 +60,12 @@ struct ScheduledHost {
   std::vector<Ns> recorded_release;  // per position: the model's release as recorded
   std::vector<Ns> op_end;            // per position: when the op ended (the minimum of Ns: not run)
   std::unordered_map<std::size_t, std::pair<Ns, Ns>> call;
+  // Per node (the ops' positions, then the blocking calls'): the predecessor whose end set its
+  // ready time last (-1: its own release), and when it ended (the minimum of Ns: not run); per
+  // blocking call node (less the ops), its call (Trace::runtime_calls index).
+  std::vector<std::int64_t> binder;
+  std::vector<Ns> node_end;
+  std::vector<std::size_t> node_call;
 };
 
 // Sizes turns.op_thread, op_call_start and op_call_end to the ops and fills them for each op with

@@ -46,6 +46,7 @@
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/median.h"
 #include "diagnosis/needed_syncs.h"
+#include "diagnosis/replay_error.h"
 #include "diagnosis/rules/allocation_holds.h"
 #include "diagnosis/rules/host_blocking_cost.h"
 #include "diagnosis/rules/rules.h"
@@ -316,7 +317,8 @@ std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
     const std::vector<OrderEdge> waits = programOrderEdges(view);
     // Other threads' calls that an allocation or free held return sooner where the holder moves.
     heldNoLonger(view, host, model, waits, heldByMovedAllocations(view, host, needs), removed, earlier);
-    builder.estimateSaving(std::max<Ns>(0, model.span(waits) - model.span(waits, earlier, {}, removed)));
+    // Less the replay's error where the fix takes it off the critical path (replay_error.h).
+    builder.estimateSaving(savingLessReplayError(view, model, waits, waits, earlier, {}, removed));
   }
   if (builder.time() < kMinimumClaimNs) return std::nullopt;
   if (idle_only == builder.count()) {

@@ -7,7 +7,8 @@
 // Fires when the cost reaches 1% of the device span.
 // Fix alone (lab transform overlap-host; Finding::fix_alone_ns): what overlapping the host's work
 // with the GPU's saves in the what-if schedule with the host (schedule_estimate.h, event waits
-// kept). The work moved is all of the threads' own code (each piece of at least 10 µs in no CUDA
+// kept), less the replay's error where the fix takes it off the critical path (replay_error.h).
+// The work moved is all of the threads' own code (each piece of at least 10 µs in no CUDA
 // call, idle device or not: ownCode): each piece runs after its thread's launches up to the next
 // blocking call instead of between them (those launches are released that much sooner; an
 // asynchronous copy out whose call blocked, to pageable memory, is one of those launches: the
@@ -51,6 +52,7 @@
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/host_timeline.h"
 #include "diagnosis/idle_gaps.h"
+#include "diagnosis/replay_error.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/schedule_estimate.h"
 #include "diagnosis/stream_waits.h"
@@ -471,7 +473,7 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches) 
   }
   const ScheduleModel model(view, host);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
-  return std::max<Ns>(0, model.span(waits) - model.span(waits, earlier, {}, changed));
+  return savingLessReplayError(view, model, waits, waits, earlier, {}, changed);
 }
 
 // All of the threads' own code the fix moves, idle device or not: each stretch of at least

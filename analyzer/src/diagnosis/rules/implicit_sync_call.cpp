@@ -19,6 +19,8 @@
 // Finding::ideal_reduction_ns, as for managed-page-faults). Where (ledger): per call, the call's own time and the device idle
 // time after the drain that the next op could have been spared (host_blocking_cost.cpp).
 // Not reported under 10 µs; info under 5% of the span, a warning from there.
+// The saving leaves out the replay's own error where the fix takes it off the critical path
+// (replay_error.h).
 // Needs: runtime calls.
 #include <fmt/format.h>
 
@@ -34,6 +36,7 @@
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/host_time_given.h"
 #include "diagnosis/legacy_barriers.h"
+#include "diagnosis/replay_error.h"
 #include "diagnosis/rules/allocation_holds.h"
 #include "diagnosis/rules/host_blocking_cost.h"
 #include "diagnosis/rules/rules.h"
@@ -447,7 +450,7 @@ std::optional<Finding> findImplicitSyncCall(const DeviceView& view) {
   const ScheduleModel model(view, host, waits, submittedLate(view));
   const std::vector<const UmPageFaultGroup*> refaulted = refaults(view, hoisted.removed);
   const std::vector<FasterOp> faster = withoutRefaults(view, refaulted);
-  const Ns saving = std::max<Ns>(0, model.span(waits) - model.span(waits, earlier, faster, removed));
+  const Ns saving = savingLessReplayError(view, model, waits, waits, earlier, faster, removed);
   if (saving < kMinimumClaimNs) return std::nullopt;
   const bool warn = static_cast<double>(saving) >=
                     kWarningShareOfSpan * static_cast<double>(view.spanLength());

@@ -45,6 +45,8 @@
 // ideal (Finding::ideal_reduction_ns, outside the ledger's cap); S - R is charged through the
 // ledger, where the faulting kernels ran and where the host took the faults it no longer takes.
 // Fires when the saving reaches kMinimumClaimNs.
+// The saving leaves out the replay's own error where the fix takes it off the critical path
+// (replay_error.h).
 // Needs: GPU page-fault records (our collector; nsys with --cuda-um-gpu-page-faults=true).
 #include <fmt/format.h>
 
@@ -60,6 +62,7 @@
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/host_timeline.h"
 #include "diagnosis/pinned_rate.h"
+#include "diagnosis/replay_error.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/schedule_estimate.h"
 #include "diagnosis/stream_waits.h"
@@ -649,8 +652,7 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
   const Ns saving =
       faster.empty() && host_faults.faults == 0
           ? 0
-          : std::max<Ns>(0, model.span(waits) - model.span(waits, host_faults.earlier, faster,
-                                                           host_faults.changed));
+          : savingLessReplayError(view, model, waits, waits, host_faults.earlier, faster, host_faults.changed);
   if (saving < kMinimumClaimNs) return std::nullopt;
   const Ns reduction = std::clamp<Ns>(ledgerIdeal(view) - ledgerIdeal(view, faster), 0, saving);
   builder.estimateSaving(saving - reduction);
