@@ -861,8 +861,11 @@ TEST_CASE("legacy-default-stream: a launch that no longer waits for another thre
   // (thread 1's, on its own stream, no longer behind thread 2's first kernel: 5-305, the copy
   // 305-311): 108 µs saved, 109 with the copy's hand-off to the next kernel on its stream (the
   // trace shows no queued DtoH-to-kernel pair: the host-link fallback, capped by the 2 µs the
-  // trace shows, DeviceView::streamHandoff). Before, only the thread's later launches got the time
-  // back and the kernel kept its recorded release at 319 µs: no saving.
+  // trace shows, DeviceView::streamHandoff). The copy follows its thread's kernel behind the
+  // synchronize the fix puts before it: 3 µs after it ends (the trace's 1 µs wake-up, thread 2's
+  // synchronize, plus 2 µs of submission, the first launch onto the idle device): 105 µs.
+  // Before, only the thread's later launches got the time back and the kernel kept its recorded
+  // release at 319 µs: no saving.
   TraceBuilder b;
   auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
   b.launch(kNullStream, 0, 2, 2, 12);
@@ -881,7 +884,7 @@ TEST_CASE("legacy-default-stream: a launch that no longer waits for another thre
   const Finding* f = findingById(findings, "legacy-default-stream");
   REQUIRE(f != nullptr);
   CHECK(f->fixes[0].fix == "own-streams");
-  CHECK(fixSavingNs(*f) == 108'000);
+  CHECK(fixSavingNs(*f) == 105'000);
 }
 
 TEST_CASE("legacy-default-stream: non-blocking streams give back the calls held behind a barrier") {
@@ -1190,8 +1193,9 @@ TEST_CASE("legacy-default-stream: a synchronous copy the barrier held follows it
   // kernel A, its own thread's work, but behind the synchronize the fix puts before it: it begins
   // when the thread wakes after A ends (3 µs: the trace's synchronize that waited) and starts a
   // submission later (10 µs: A's launch onto the idle device), 13 µs after A ended where the
-  // barrier handed off in 2; everything after it moves with it. Where the trace has no
-  // synchronize that waited it shows no wake-up, and the edge keeps the barrier's handoff.
+  // what-if's barrier handed off in its lag (about 1 µs: B started 1 µs after the DMA it waited
+  // for); everything after it moves with it, about 12 µs. Where the trace has no synchronize
+  // that waited it shows no wake-up, and the edge keeps the barrier's handoff.
   const auto priced = [](const Trace& trace) {
     const auto findings = findingsOf(trace);
     const Finding* f = findingById(findings, "legacy-default-stream");
@@ -1203,7 +1207,8 @@ TEST_CASE("legacy-default-stream: a synchronous copy the barrier held follows it
   const Ns through_host = priced(stagedUploadThenKernel(true));
   const Ns on_device = priced(stagedUploadThenKernel(false));
   CHECK(on_device > 0);
-  CHECK(on_device - through_host == 11'000);
+  CHECK(on_device - through_host > 11'000);
+  CHECK(on_device - through_host <= 12'100);
 }
 
 }  // namespace
