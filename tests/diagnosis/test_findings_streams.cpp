@@ -861,8 +861,11 @@ TEST_CASE("legacy-default-stream: a launch that no longer waits for another thre
   // (thread 1's, on its own stream, no longer behind thread 2's first kernel: 5-305, the copy
   // 305-311): 108 µs saved, 109 with the copy's hand-off to the next kernel on its stream (the
   // trace shows no queued DtoH-to-kernel pair: the host-link fallback, capped by the 2 µs the
-  // trace shows, DeviceView::streamHandoff). Before, only the thread's later launches got the time
-  // back and the kernel kept its recorded release at 319 µs: no saving.
+  // trace shows, DeviceView::streamHandoff). The copy follows its thread's kernel behind the
+  // synchronize the fix puts before it: 3 µs after it ends (the trace's 1 µs wake-up, thread 2's
+  // synchronize, plus 2 µs of submission, the first launch onto the idle device): 105 µs.
+  // Before, only the thread's later launches got the time back and the kernel kept its recorded
+  // release at 319 µs: no saving.
   TraceBuilder b;
   auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
   b.launch(kNullStream, 0, 2, 2, 12);
@@ -881,7 +884,7 @@ TEST_CASE("legacy-default-stream: a launch that no longer waits for another thre
   const Finding* f = findingById(findings, "legacy-default-stream");
   REQUIRE(f != nullptr);
   CHECK(f->fixes[0].fix == "own-streams");
-  CHECK(fixSavingNs(*f) == 108'000);
+  CHECK(fixSavingNs(*f) == 105'000);
 }
 
 TEST_CASE("legacy-default-stream: non-blocking streams give back the calls held behind a barrier") {
@@ -1158,6 +1161,54 @@ TEST_CASE("legacy-default-stream: a legacy call held by another thread's cudaMem
                                         [](const auto& x) { return x.fix == "nonblocking-streams"; });
   REQUIRE(nonblocking != f->fixes.end());
   CHECK(nonblocking->saving_ns == 440'000);
+}
+
+}  // namespace
+}  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+// One thread: kernel A on blocking stream 13 (launched 0-5 onto an idle device, 10-500 µs); a
+// pinned DtoH cudaMemcpy on the legacy stream begun at 6 that the barrier held behind A (its copy
+// 502-510); a pageable upload staged 513-560 whose DMA runs 561-600; kernel B on stream 14
+// launched 562-567 that the barrier held behind that DMA (601-700); a synchronize of stream 14.
+// `woke`: that synchronize begins before B ends and returns 3 µs after it (else it begins after).
+Trace stagedUploadThenKernel(bool woke) {
+  TraceBuilder b;
+  b.launch(13, 0, 5, 10, 500);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 6, 512, 502, 510, CopyKind::kDtoH);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 513, 560, 561, 600, CopyKind::kHtoD, MemKind::kPageable);
+  b.launch(14, 562, 567, 601, 700);
+  if (woke) {
+    b.streamSynchronize(14, 568, 703);
+  } else {
+    b.streamSynchronize(14, 701, 703);
+  }
+  return b.build();
+}
+
+TEST_CASE("legacy-default-stream: a synchronous copy the barrier held follows its thread's work through the host") {
+  // Made non-blocking, kernel B no longer waits for the upload's DMA. The DtoH copy still follows
+  // kernel A, its own thread's work, but behind the synchronize the fix puts before it: it begins
+  // when the thread wakes after A ends (3 µs: the trace's synchronize that waited) and starts a
+  // submission later (10 µs: A's launch onto the idle device), 13 µs after A ended where the
+  // what-if's barrier handed off in its lag (about 1 µs: B started 1 µs after the DMA it waited
+  // for); everything after it moves with it, about 12 µs. Where the trace has no synchronize
+  // that waited it shows no wake-up, and the edge keeps the barrier's handoff.
+  const auto priced = [](const Trace& trace) {
+    const auto findings = findingsOf(trace);
+    const Finding* f = findingById(findings, "legacy-default-stream");
+    REQUIRE(f != nullptr);
+    REQUIRE(f->fixes.size() == 1);
+    CHECK(f->fixes[0].fix == "nonblocking-streams");
+    return f->fixes[0].saving_ns;
+  };
+  const Ns through_host = priced(stagedUploadThenKernel(true));
+  const Ns on_device = priced(stagedUploadThenKernel(false));
+  CHECK(on_device > 0);
+  CHECK(on_device - through_host > 11'000);
+  CHECK(on_device - through_host <= 12'100);
 }
 
 }  // namespace

@@ -29,7 +29,10 @@
 // pageable copy call in flight as it began: heldByStagedCopy), other threads' calls that the
 // driver held while a legacy call waited for the blocking streams given back (heldByBarrier),
 // and a legacy call another thread's cudaMemcpy held returning as that copy returns in the fix's
-// schedule (heldByLegacyCopies).
+// schedule (heldByLegacyCopies). In both fixes a synchronous op that the barrier held behind its
+// own thread's earlier work follows it through the host, as behind the synchronize the fix puts
+// before it: at least the trace's wake-up plus submission time after that work ends
+// (handoffThroughHost).
 // A per-thread default stream (Stream::origin kPerThread, where the trace tells) has no
 // non-blocking flag: nonblocking-streams keeps its barrier edges both ways, a legacy call still
 // waits for its work, and the fix applies only where some blocking stream is created (or of
@@ -56,6 +59,7 @@
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/host_time_given.h"
 #include "diagnosis/legacy_barriers.h"
+#include "diagnosis/median.h"
 #include "diagnosis/rules/legacy_threads.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/rules/staging_holds.h"
@@ -401,6 +405,54 @@ std::unordered_map<std::size_t, std::int64_t> previousLegacyOps(const std::vecto
   return previous;
 }
 
+// How long after work ends an op issued behind a host synchronize of that work starts, as the
+// trace shows it: the median time a synchronize that waited returned after its work ended (the
+// thread's wake-up) plus the median time from a kernel launch call's start to its kernel's start
+// where the call began on an idle device and returned before the kernel started (the
+// submission's own time). Both fixes put a synchronize of the thread's earlier work before a
+// synchronous copy or memset that the legacy stream's barrier used to order after it (the lab's
+// transforms insert one where the copy reads or overwrites what that work touches): the copy's
+// call then begins once the synchronize returns, and its op starts a submission later, where the
+// barrier handed off on the device in a few microseconds (g000298, one thread: a 991 KB DtoH
+// cudaMemcpy after each of 8 kernels on blocking streams, its copy 1.0-8.5 µs after the kernel
+// ended; its synchronizes woke 2.7-3.9 µs after their kernel ended, and kernels launched onto an
+// idle device started 9.7-12.9 µs after their call began). No constant: 0 (the barrier's own
+// lag stays) where the trace shows either part nowhere.
+Ns handoffThroughHost(const DeviceView& view, const HostTimeline& host) {
+  const auto& ops = view.ops();
+  std::vector<Ns> wakes;
+  for (const HostBarrier& barrier : host.barriers) {
+    if (!isExplicitSync(view.callKind(barrier.call))) continue;
+    Ns waited = barrier.start;
+    for (std::size_t p : barrier.waited_for) waited = std::max(waited, ops[p].end);
+    if (waited > barrier.start && barrier.end >= waited) wakes.push_back(barrier.end - waited);
+  }
+  std::vector<Ns> submissions;
+  Ns busy_until = std::numeric_limits<Ns>::min();  // the latest end of the ops started so far
+  for (const ScopedOp& op : ops) {
+    const auto call = view.launchCall(view.op(op));
+    if (call && view.callKind(*call) == ApiKind::kLaunch) {
+      const RuntimeCall& c = view.call(*call);
+      if (busy_until <= c.start && c.end <= op.start) submissions.push_back(op.start - c.start);
+    }
+    busy_until = std::max(busy_until, op.end);
+  }
+  if (wakes.empty() || submissions.empty()) return 0;
+  return medianOf(std::move(wakes)) + medianOf(std::move(submissions));
+}
+
+// The edges into a synchronous op from its own thread's earlier work that the fix keeps, where the
+// op's call began before that work ended (the barrier held it; the fix synchronizes first): the
+// handoff goes through the host (handoffThroughHost), no sooner than the barrier's.
+void throughHost(const DeviceView& view, Ns handoff, std::vector<OrderEdge>& edges, std::size_t first) {
+  if (handoff <= 0) return;
+  for (std::size_t k = first; k < edges.size(); ++k) {
+    OrderEdge& e = edges[k];
+    const auto call = view.launchCall(view.op(view.ops()[e.to]));
+    if (call && view.call(*call).start < view.ops()[e.from].end) e.lag = std::max(e.lag, handoff);
+  }
+}
+
 // Saving of the fix: the schedule with every barrier minus the schedule with each thread's
 // asynchronous legacy work on its own non-blocking lane, without the time its calls waited for
 // other threads' calls on the legacy stream (contendedTime).
@@ -443,7 +495,9 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
   for (const OrderEdge& e : barriers) {
     if (!moved[e.from] && !moved[e.to]) kept.push_back(e);
   }
+  const std::size_t own_first = kept.size();
   ownWorkBeforeSynchronousOps(legacy, kept);
+  throughHost(view, handoffThroughHost(view, host), kept, own_first);
   const HostTimeline own = ownStreamsTimeline(view, host, legacy);
   const ScheduleModel fixed = keepHolds(ScheduleModel(view, own, recorded).withLanes(lane), holds, all, kept);
   std::vector<HostTimeGiven> given = stillHeldBySynchronous(view, legacy, contendedTime(view, legacy));
@@ -691,6 +745,7 @@ Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy
   std::vector<OrderEdge> kept = waits;
   std::vector<OrderEdge> dropped;        // the barrier edges the fix drops (or their thread's own)
   std::vector<OrderEdge> per_thread_kept;  // the edges from a per-thread stream's op
+  std::vector<OrderEdge> own_work;  // into a synchronous op from its own thread's earlier work
   for (const OrderEdge& e : barriers) {
     if (per_thread[e.from] || per_thread[e.to]) {
       kept.push_back(e);
@@ -698,8 +753,10 @@ Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy
       continue;
     }
     dropped.push_back(e);
-    if (synchronous[e.to] && thread[e.from] == thread[e.to]) kept.push_back(e);
+    if (synchronous[e.to] && thread[e.from] == thread[e.to]) own_work.push_back(e);
   }
+  throughHost(view, handoffThroughHost(view, host), own_work, 0);
+  kept.insert(kept.end(), own_work.begin(), own_work.end());
   std::vector<CallChange> changed = stagedBehindBlockingStreams(view, host, per_context);
   std::vector<HostTimeGiven> given = contendedTime(view, heldByBarrier(view, legacy, dropped, per_thread_kept));
   barriersGivenBack(view, given, host, changed);
