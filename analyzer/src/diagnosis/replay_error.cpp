@@ -6,7 +6,6 @@
 #include <limits>
 
 namespace cuoverlap::diagnosis {
-namespace {
 
 Ns savingLessReplayError(const DeviceView& view, Ns before_span, const ScheduledHost& before, Ns after_span,
                          const ScheduledHost& after) {
@@ -42,8 +41,6 @@ Ns savingLessReplayError(const DeviceView& view, Ns before_span, const Scheduled
   }
   return std::min(saving, std::max<Ns>(0, recorded + carried - after_span));
 }
-
-}  // namespace
 
 Ns savingLessReplayError(const DeviceView& view, const ScheduleModel& model, const std::vector<OrderEdge>& recorded,
                          const std::vector<OrderEdge>& fixed, const std::vector<Ns>& earlier,

@@ -33,4 +33,8 @@ Ns savingLessReplayError(const DeviceView& view, const ScheduleModel& model, con
                          const std::vector<OrderEdge>& fixed, const std::vector<Ns>& earlier,
                          const std::vector<FasterOp>& faster, const std::vector<CallChange>& changed);
 
+// The same from the two schedules' spans and host times (spanWithTurns); exposed for its tests.
+Ns savingLessReplayError(const DeviceView& view, Ns before_span, const ScheduledHost& before, Ns after_span,
+                         const ScheduledHost& after);
+
 }  // namespace cuoverlap::diagnosis
