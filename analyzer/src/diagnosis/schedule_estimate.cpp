@@ -1012,7 +1012,8 @@ void ScheduleRun::endBehindHeldSlots(std::size_t pos) {
   end_[pos] = end;
   running_.push({end_[pos], pos});
   if (const auto it = tail_at_.find(pos); it != tail_at_.end()) {
-    it->second = std::max(it->second, end - block / 2);
+    const auto handed_on = static_cast<Ns>(static_cast<double>(block) * (1.0 - m_.drain_handoff_[pos]));
+    it->second = std::max(it->second, end - handed_on);
     tails_.push({it->second, pos});
   }
 }
@@ -1020,7 +1021,8 @@ void ScheduleRun::endBehindHeldSlots(std::size_t pos) {
 // A kernel of several waves has placed its last block when its last wave begins, and that wave's
 // blocks end spread over it: by its middle, half of them have left their SMs. The schedule hands
 // the kernel's SMs to later kernels at that middle (as much room as the drain gives a full-device
-// kernel on average), while the kernel itself still ends at its measured end.
+// kernel on average; later where the trace's first freed slot came later: drain_handoff_), while
+// the kernel itself still ends at its measured end.
 void ScheduleRun::start(std::size_t pos) {
   started_[pos] = 1;
   if (pos < m_.size() && m_.engine_[pos] == ScheduleModel::kSmEngine) on_sms_.push_back(pos);
@@ -1078,7 +1080,8 @@ void ScheduleRun::start(std::size_t pos) {
   running_.push({end_[pos], pos});
   if (pos < m_.size() && m_.engine_[pos] == ScheduleModel::kSmEngine && multiWave(pos)) {
     const double waves = std::ceil(m_.waves_[pos] - kShareSlack);
-    const auto tail = static_cast<Ns>(static_cast<double>(duration_[pos]) / (2.0 * waves));
+    const auto tail =
+        static_cast<Ns>(static_cast<double>(duration_[pos]) * (1.0 - m_.drain_handoff_[pos]) / waves);
     tails_.push({now_ + duration_[pos] - tail, pos});
     tail_at_[pos] = now_ + duration_[pos] - tail;
   }
@@ -1101,7 +1104,7 @@ void ScheduleRun::drainTails(Ns time) {
 
 // A kernel that starts on SMs a multi-wave kernel's drained last wave handed over shares them with
 // that wave's blocks still running: from the wave's middle to its end they hold half of the SMs,
-// falling linearly to none. Its blocks land in the slots that wave's ended blocks left, on SMs
+// falling linearly to none (from a later hand-off, the share not yet freed there). Its blocks land in the slots that wave's ended blocks left, on SMs
 // whose other slots its blocks still hold, and an SM's warp schedulers share its issue slots among
 // the blocks resident on it: where that wave holds `occupied` of the SMs, the kernel's blocks
 // advance at 1 - occupied of their own speed (processor sharing within each SM, not spread over
@@ -1119,7 +1122,9 @@ void ScheduleRun::shareTheDrain(std::size_t pos) {
   for (const auto& [kernel, from] : drained_) {
     const Ns end = end_[kernel];
     const double left = static_cast<double>(end - now_);
-    const double occupied = 0.5 * left / static_cast<double>(std::max<Ns>(1, end - from));
+    // it holds (1 - the point of its last wave where it handed them on) then, falling linearly
+    const double handed = kernel < m_.size() ? m_.drain_handoff_[kernel] : 0.5;
+    const double occupied = (1.0 - handed) * left / static_cast<double>(std::max<Ns>(1, end - from));
     if (occupied <= 0.0) continue;
     double slower = 0.0;
     if (work >= left * (1.0 - occupied / 2.0)) {
@@ -1483,6 +1488,46 @@ const std::vector<OrderEdge>& engineHolds(const DeviceView& view) {
 
 namespace {
 
+// Per multi-wave kernel of the trace, where in its last wave (a fraction) it hands its SMs on
+// (ScheduleRun::drainTails): the wave's middle, where half of its blocks have ended, unless the
+// trace shows that no slot freed by then: a kernel ready before that wave began, started inside it,
+// took the first slot it freed to it (an earlier one shows only that some slot freed, not half of
+// them: the middle stands). g000241: a 4-block kernel ready in the first of a 2-wave kernel's
+// 414 µs waves started 231 µs into the last (0.56); the schedule of the recorded program started it
+// at the middle, 27 µs early, and ended 16 µs before the trace. Ops are in start order: the first
+// such kernel started in the wave is its earliest.
+std::vector<float> observeDrainHandoff(const DeviceView& view, const std::vector<std::uint8_t>& engine,
+                                       const std::vector<double>& waves) {
+  const auto& ops = view.ops();
+  std::vector<float> handoff(ops.size(), 0.5f);
+  for (std::size_t q = 0; q < ops.size(); ++q) {
+    if (engine[q] != ScheduleModel::kSmEngine || waves[q] <= 1.0 + kShareSlack || ops[q].end <= ops[q].start) {
+      continue;
+    }
+    const double rounds = std::ceil(waves[q] - kShareSlack);
+    const Ns wave = static_cast<Ns>(static_cast<double>(ops[q].end - ops[q].start) / rounds);
+    const Ns last = ops[q].end - wave;  // its last wave's start
+    std::size_t j = q + 1;  // the first op started in that wave
+    for (std::size_t hi = ops.size(); j < hi;) {
+      const std::size_t mid = j + (hi - j) / 2;
+      if (ops[mid].start < last) {
+        j = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    for (; j < ops.size() && ops[j].start < ops[q].end; ++j) {
+      if (engine[j] != ScheduleModel::kSmEngine || view.op(ops[j]).kind != OpKind::kKernel) continue;
+      const std::optional<Ns> ready = view.readyTime(j);
+      if (!ready || *ready > last) continue;  // ready inside the wave: its start shows no slot
+      const double at = static_cast<double>(ops[j].start - last) / static_cast<double>(std::max<Ns>(1, wave));
+      handoff[q] = static_cast<float>(std::clamp(at, 0.5, 1.0));
+      break;
+    }
+  }
+  return handoff;
+}
+
 // Per one-wave device-filling kernel of the trace, where in its run (a fraction) the trace first
 // started a later one-wave device-filling kernel inside it (0 where none): the point from which its
 // blocks leave slots to the kernels queued behind it (ScheduleRun::roomPastSlotsFreeing).
@@ -1716,6 +1761,7 @@ ScheduleModel::ScheduleModel(const DeviceView& view)
     for (std::size_t k = 0; k < up.size(); ++k) duration_[up[k]] = up_base[k];
     for (std::size_t k = 0; k < down.size(); ++k) duration_[down[k]] = down_base[k];
   }
+  drain_handoff_ = observeDrainHandoff(view, engine_, waves_);
   slots_free_at_ = observeSlotsFreeing(view, share_, waves_);
   recorded_rate_ = recordRates(view, share_, waves_, slots_free_at_);
   turnaround_[1] = view.engineTurnaround(Engine::kH2D);

@@ -324,6 +324,9 @@ class ScheduleModel {
   // per kernel: what its recorded duration holds of the last wave of a multi-wave kernel it started
   // in (shareTheDrain's sharing, in the trace); empty unless withDrainCostRecorded
   std::vector<Ns> recorded_drain_cost_;
+  // per multi-wave kernel: where in its last wave (a fraction) it hands its SMs on, 0.5 unless the
+  // trace's first slot freed later (observeDrainHandoff); 0.5 for other ops
+  std::vector<float> drain_handoff_;
   // per kernel: the share of its SMs its recorded run had, averaged over it, in 127ths of its own
   // (0: unknown; recordRates)
   std::vector<std::uint8_t> recorded_rate_;
