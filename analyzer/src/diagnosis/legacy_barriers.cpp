@@ -201,7 +201,7 @@ std::vector<OrderEdge> programOrderEdges(const DeviceView& view, Ns unsampled_ba
 }
 
 bool barrierFollowsIssueOrder(const DeviceView& view, const std::vector<std::int64_t>& classes,
-                              std::optional<ApiKind> converted) {
+                              std::optional<ApiKind> converted, bool pinned) {
   bool several_threads = false;
   std::int64_t first_thread = -1;
   for (std::size_t p = 0; p < classes.size(); ++p) {
@@ -214,7 +214,7 @@ bool barrierFollowsIssueOrder(const DeviceView& view, const std::vector<std::int
     several_threads = several_threads || tid != first_thread;
     if (classes[p] % 2 != 0 || op.kind == OpKind::kKernel) continue;  // a blocking stream's, a launch
     const ApiKind kind = view.callKind(*call);
-    const bool pageable = op.kind == OpKind::kMemcpy &&
+    const bool pageable = !pinned && op.kind == OpKind::kMemcpy &&
                           (op.src_kind == MemKind::kPageable || op.dst_kind == MemKind::kPageable);
     const bool synchronous = kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync;
     if (pageable || (synchronous && kind != converted)) return false;

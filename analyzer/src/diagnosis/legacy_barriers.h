@@ -62,8 +62,10 @@ std::vector<std::int64_t> barrierClasses(const DeviceView& view, const std::vect
 // kernel launches begun during the main thread's pageable cudaMemcpy returned 0.5 ms later, as it
 // did; the nineteenth session's frees), so the order the threads submit in is not the one they
 // issue in: the recorded order is kept there. In one thread the order is the program's.
+// `pinned`: the fix pins the pageable host memory (pageable-memcpy's), so a pageable asynchronous
+// copy returns at once there; a pageable cudaMemcpy still blocks on its copy.
 bool barrierFollowsIssueOrder(const DeviceView& view, const std::vector<std::int64_t>& classes,
-                              std::optional<ApiKind> converted = std::nullopt);
+                              std::optional<ApiKind> converted = std::nullopt, bool pinned = false);
 
 // When the trace submitted each op as the legacy barrier ordered it (schedule_estimate.h:
 // BarrierIssue): its launch call's submission (submittedAt), never after the op started, never

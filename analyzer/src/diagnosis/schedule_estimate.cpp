@@ -2203,6 +2203,13 @@ bool addTurnsBeside(const HostTimeline& host, const HostTurns& turns, const Sche
     }
   }
   if (!any) return false;
+  addTurnDelays(host, turns, delay, changed, earlier);
+  return true;
+}
+
+void addTurnDelays(const HostTimeline& host, const HostTurns& turns, const std::vector<Ns>& delay,
+                   std::vector<CallChange>& changed, std::vector<Ns>& earlier) {
+  const std::size_t n = delay.size();
   if (earlier.empty()) earlier.assign(n, 0);
   // Per (barrier its launch followed, thread): the ops in call order; each moves by the delays
   // of its thread's calls since that barrier, its own included.
@@ -2234,7 +2241,6 @@ bool addTurnsBeside(const HostTimeline& host, const HostTurns& turns, const Sche
       changed.push_back({barrier.call, true, barrier.own, -it->second});
     }
   }
-  return true;
 }
 
 Ns spanWithTurns(const ScheduleModel& model, const HostTurns& turns, const std::vector<OrderEdge>& edges,

@@ -97,6 +97,12 @@ bool addTurnsBeside(const HostTimeline& host, const HostTurns& turns, const Sche
                     const std::vector<BusyCall>& busy, std::vector<std::uint8_t>& candidate,
                     std::vector<CallChange>& changed, std::vector<Ns>& earlier);
 
+// Op p's call takes `delay[p]` longer (per position): its thread's later calls up to its next
+// blocking call, and that call, move with it (addTurnsBeside's second half). Adds to `earlier`
+// (negative: later; sized to the ops where empty) and `changed`.
+void addTurnDelays(const HostTimeline& host, const HostTurns& turns, const std::vector<Ns>& delay,
+                   std::vector<CallChange>& changed, std::vector<Ns>& earlier);
+
 // The part of the asynchronous call of op `p` that holds other threads' calls in a schedule that
 // released the op at `release` (`recorded_release` as recorded): its recorded call moved with the
 // op's release, for its last turn only (the rest of a long call was itself held in the driver:

@@ -36,6 +36,7 @@
 // pinned copies in the trace or the PCIe link our collector records; launch calls for the host
 // part.
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -463,7 +464,8 @@ std::string rates(const PageableCopies& copies) {
 }
 
 // The view's pageable copies (positions, in order) and what pinning does to each.
-PageableCopies collectCopies(const DeviceView& view, std::vector<std::size_t>& positions) {
+PageableCopies collectCopies(const DeviceView& view, std::vector<std::size_t>& positions,
+                             bool recorded_turns = true) {
   PageableCopies copies;
   for (const std::size_t at : view.pageableCopyPositions()) {
     const ScopedOp scoped = view.ops()[at];
@@ -478,7 +480,7 @@ PageableCopies collectCopies(const DeviceView& view, std::vector<std::size_t>& p
         copies.previous_end[p] = end;
         end = std::max(end, y.end);
       }
-      copies.turn_of_call = callsTakingTurns(view, pageableAsyncToCreated(view));
+      if (recorded_turns) copies.turn_of_call = callsTakingTurns(view, pageableAsyncToCreated(view));
       copies.first_async = firstAsyncCopyCalls(view);
       copies.passed = passedLegacyCopyCalls(view);
       copies.rate[0] = pinnedRate(view, Engine::kH2D);
@@ -563,10 +565,119 @@ std::vector<StagingHold> stagingHolds(const DeviceView& view, const std::vector<
   return holdsOf(view, copies, order);
 }
 
+// The pinned program's turns decided in its own schedule (schedule_turns.h) where its barrier
+// follows issue order: a pinned asynchronous copy call to a created stream that the schedule
+// begins while another thread is issuing pinned asynchronous copies to the legacy stream takes a
+// turn (kLegacyTurnNs), and so does a legacy-stream call begun while another thread is issuing
+// copies to created streams: the turn is symmetric (the 21st session: 23.7 against 25.9 us;
+// g000108's pinned run: ~20 us a call on both threads). A thread issues its copies of one kind
+// over one span of the schedule (from its first call's begin to its last's end), and a call begun
+// outside every other thread's span of the other kind keeps its own time: once the other thread is
+// done, its calls drop to their time alone (g000108's worker, 80 of its 256 calls). Each round
+// decides the turns afresh in the previous round's schedule (a pinned call ends as its op is
+// released, addCopy: in progress over [release - its time, release)), until they repeat or
+// kTurnRounds (g000108 settles by its second: 2 to 20 rounds give the same span). Deciding per call instead (the call it begins
+// beside, as addTurnsBeside does) never settled in g000108: its turns swung between 120 and 195
+// a thread from round to round, the span with them between 4.0 and 5.3 ms.
+Ns withTurnsInSchedule(const DeviceView& view, const HostTimeline& host, const ScheduleModel& model,
+                       const PageableCopies& copies, const std::vector<std::size_t>& positions,
+                       const std::vector<OrderEdge>& edges, std::vector<Ns> earlier,
+                       std::vector<CallChange> changed) {
+  constexpr Ns kPast = 2'000;  // addTurnsBeside's: the other thread's calls last past the begin
+  const std::size_t n = view.ops().size();
+  HostTurns turns;
+  turns.op_thread.assign(n, 0);
+  turns.op_call_start.assign(n, 0);
+  turns.op_call_end.assign(n, 0);
+  std::vector<std::uint8_t> legacy(n, 0);
+  std::vector<std::uint8_t> created(n, 0);
+  std::vector<Ns> own(n, 0);
+  for (const std::size_t p : positions) {
+    const auto call = view.launchCall(view.op(view.ops()[p]));
+    if (!call || view.callKind(*call) != ApiKind::kMemcpyAsync) continue;
+    turns.op_thread[p] = threadKey(view.call(*call));
+    own[p] = copies.pinned_call.at(*call);
+    (view.onLegacyDefaultStreamAt(p) ? legacy : created)[p] = 1;
+  }
+  // The legacy stream's other asynchronous calls (launches, pinned copies) hold the created-stream
+  // calls beside them too (callsTakingTurns' holders): over their recorded call, moved with their
+  // op's release; they keep their time.
+  std::vector<std::pair<std::size_t, std::pair<Ns, Ns>>> legacy_other;  // (position, call)
+  for (const LegacyOp& x : legacyOps(view)) {
+    if (x.synchronous || legacy[x.position]) continue;
+    const auto call = view.launchCall(view.op(view.ops()[x.position]));
+    if (!call) continue;
+    legacy_other.push_back({x.position, {view.call(*call).start, view.call(*call).end}});
+    turns.op_thread[x.position] = x.thread;
+  }
+  for (const HostBarrier& barrier : host.barriers) turns.call_thread[barrier.call] = threadKey(view.call(barrier.call));
+  ScheduledHost times;
+  Ns after = spanWithTurns(model, turns, edges, earlier, copies.faster, changed, &times);
+  if ((legacy_other.empty() && std::find(legacy.begin(), legacy.end(), 1) == legacy.end()) ||
+      std::find(created.begin(), created.end(), 1) == created.end()) {
+    return after;
+  }
+  for (std::size_t p = 0; p < n; ++p) {
+    if (!legacy[p] && !created[p]) continue;
+    turns.op_call_start[p] = times.recorded_release[p] - own[p];  // call order, for addTurnDelays
+    turns.op_call_end[p] = times.recorded_release[p];
+  }
+  std::vector<std::uint8_t> turned(n, 0);
+  const std::vector<Ns> base_earlier = earlier;
+  const std::vector<CallChange> base_changed = changed;
+  for (int round = 0; round < kTurnRounds; ++round) {
+    const auto took = [&](std::size_t p) { return turned[p] ? std::max(own[p], kLegacyTurnNs) : own[p]; };
+    std::map<std::uint64_t, BusyCall> legacy_span;   // per thread
+    std::map<std::uint64_t, BusyCall> created_span;  // per thread
+    for (std::size_t p = 0; p < n; ++p) {
+      if ((!legacy[p] && !created[p]) || times.release[p] == std::numeric_limits<Ns>::min()) continue;
+      const BusyCall c{times.release[p] - took(p), times.release[p], turns.op_thread[p]};
+      const auto it = (legacy[p] ? legacy_span : created_span).try_emplace(c.thread, c).first;
+      it->second.begin = std::min(it->second.begin, c.begin);
+      it->second.end = std::max(it->second.end, c.end);
+    }
+    for (const auto& [p, call] : legacy_other) {
+      if (times.release[p] == std::numeric_limits<Ns>::min()) continue;
+      const Ns moved = times.release[p] - times.recorded_release[p];
+      const BusyCall c{call.first + moved, call.second + moved, turns.op_thread[p]};
+      const auto it = legacy_span.try_emplace(c.thread, c).first;
+      it->second.begin = std::min(it->second.begin, c.begin);
+      it->second.end = std::max(it->second.end, c.end);
+    }
+    std::vector<std::uint8_t> next(n, 0);
+    std::vector<Ns> delay(n, 0);
+    for (std::size_t p = 0; p < n; ++p) {
+      if ((!legacy[p] && !created[p]) || times.release[p] == std::numeric_limits<Ns>::min()) continue;
+      if (own[p] >= kLegacyTurnNs) continue;
+      const Ns begins = times.release[p] - took(p);
+      for (const auto& [thread, c] : legacy[p] ? created_span : legacy_span) {
+        if (thread == turns.op_thread[p] || c.begin > begins || c.end <= begins + kPast) continue;
+        next[p] = 1;
+        delay[p] = kLegacyTurnNs - own[p];
+        break;
+      }
+    }
+    if (next == turned) break;
+    turned = std::move(next);
+    earlier = base_earlier;
+    changed = base_changed;
+    addTurnDelays(host, turns, delay, changed, earlier);
+    after = spanWithTurns(model, turns, edges, earlier, copies.faster, changed, &times);
+  }
+  return after;
+}
+
 std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
   FindingBuilder builder(view, "pageable-memcpy", Severity::kWarning);
   std::vector<std::size_t> positions;
-  PageableCopies copies = collectCopies(view, positions);
+  const std::vector<std::int64_t> classes = barrierClasses(view);
+  // Pinned, every legacy-stream op of the fixed program may come from a call that returns at once
+  // (no cudaMemcpy or cudaMemset to it, no free): its barrier then follows the order the what-if
+  // issues the work in (barrierFollowsIssueOrder), as sync-memcpy's fixed program's does, and the
+  // turns the threads' calls take are decided in that schedule (withTurnsInSchedule), not from
+  // the recorded overlaps (callsTakingTurns).
+  const bool issue_order = barrierFollowsIssueOrder(view, classes, std::nullopt, /*pinned=*/true);
+  PageableCopies copies = collectCopies(view, positions, !issue_order);
   if (!positions.empty()) keepPinningHolds(view, copies);
   std::uint64_t bytes = 0;
   for (const std::size_t at : positions) {
@@ -629,8 +740,31 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
   barriersGivenBack(view, held.given, host, changed);
   std::vector<Ns> earlier = hostTimeGivenBack(view, held.given, host);
   for (std::size_t p = 0; p < earlier.size(); ++p) earlier[p] += copies.staging_lead[p];
-  const Ns saving = std::max<Ns>(
-      0, held_model.span(recorded_edges) - model.span(waits, earlier, copies.faster, changed));
+  // Where the barrier follows issue order, each op is issued at its recorded submission, a held
+  // call's (one that timeHeldByStaging gives time back) at its call's start less what it is given
+  // back, and the saving is measured against the recorded program issued in that order too.
+  Ns before = held_model.span(recorded_edges);
+  Ns after = 0;
+  if (issue_order) {
+    const BarrierIssue issued = barrierIssueTimes(view);
+    const ScheduleModel reference = model.withBarrierIssueOrder(classes, issued);
+    std::set<std::size_t> held_calls;
+    for (const HostTimeGiven& g : held.given) {
+      if (g.amount > 0) held_calls.insert(g.call);
+    }
+    std::vector<bool> pinned_at(view.ops().size(), false);
+    for (std::size_t p = 0; p < view.ops().size(); ++p) {
+      const auto call = view.launchCall(view.op(view.ops()[p]));
+      pinned_at[p] = call && held_calls.count(*call) != 0;
+    }
+    const ScheduleModel fixed_model = model.withBarrierIssueOrder(classes, barrierIssueTimes(view, pinned_at),
+                                                                  reference.issueReleases(recorded_edges));
+    before = reference.span(recorded_edges);
+    after = withTurnsInSchedule(view, host, fixed_model, copies, positions, waits, earlier, changed);
+  } else {
+    after = model.span(waits, earlier, copies.faster, changed);
+  }
+  const Ns saving = std::max<Ns>(0, before - after);
   const Ns lower_ideal = copies.faster.empty() ? 0 : ledgerIdeal(view) - ledgerIdeal(view, copies.faster);
   const Ns reduction = std::clamp<Ns>(lower_ideal, 0, saving);
   builder.estimateSaving(saving - reduction);
