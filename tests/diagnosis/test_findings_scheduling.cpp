@@ -332,10 +332,10 @@ TEST_CASE("device-saturating-kernel: at a higher priority J starts when K's wave
   REQUIRE(f != nullptr);
   CHECK(f->count == 1);
   // The what-if: J from 405 µs, the copy to 935 µs (K's blocks J displaced end it at 835 µs),
-  // against J from the middle of K's last wave (605 µs), where it shares the SMs with K's last
-  // blocks and is done after 53 µs, the copy to 1158 µs: 223 µs (less the 31 ns J's recorded
-  // duration already held of K's last wave, which it started 5 µs before K's end).
-  CHECK(fixSavingNs(*f) == 222'951);
+  // against the recorded program, where J, ready before K's last wave, got no slot of it before
+  // 800 µs (the trace's first freed slot, 0.99 of the wave: K's blocks ended together, and the
+  // schedule hands K's SMs on there, not at the wave's middle): the copy to 1330 µs, 395 µs.
+  CHECK(fixSavingNs(*f) == 395'000);
   CHECK(f->evidence.at(0).detail.find("2 waves of 400.0 µs") != std::string::npos);
   CHECK(f->advice.rfind("Give the latency-sensitive stream a higher priority", 0) == 0);
   CHECK(f->severity == Severity::kInfo);
