@@ -1104,8 +1104,9 @@ void ScheduleRun::drainTails(Ns time) {
 
 // A kernel that starts on SMs a multi-wave kernel's drained last wave handed over shares them with
 // that wave's blocks still running: from the wave's middle to its end they hold half of the SMs,
-// falling linearly to none (from a later hand-off, the share not yet freed there). Its blocks land in the slots that wave's ended blocks left, on SMs
-// whose other slots its blocks still hold, and an SM's warp schedulers share its issue slots among
+// falling linearly to none (from a later hand-off, the share not yet freed there). Its blocks land
+// in the slots that wave's ended blocks left, on SMs whose other slots its blocks still hold, and
+// an SM's warp schedulers share its issue slots among
 // the blocks resident on it: where that wave holds `occupied` of the SMs, the kernel's blocks
 // advance at 1 - occupied of their own speed (processor sharing within each SM, not spread over
 // the device). It ends when its work is done at that rate, rising as the wave drains, and at full

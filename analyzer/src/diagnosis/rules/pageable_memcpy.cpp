@@ -576,9 +576,10 @@ std::vector<StagingHold> stagingHolds(const DeviceView& view, const std::vector<
 // done, its calls drop to their time alone (g000108's worker, 80 of its 256 calls). Each round
 // decides the turns afresh in the previous round's schedule (a pinned call ends as its op is
 // released, addCopy: in progress over [release - its time, release)), until they repeat or
-// kTurnRounds (g000108 settles by its second: 2 to 20 rounds give the same span). Deciding per call instead (the call it begins
-// beside, as addTurnsBeside does) never settled in g000108: its turns swung between 120 and 195
-// a thread from round to round, the span with them between 4.0 and 5.3 ms.
+// kTurnRounds (g000108 settles by its second: 2 to 20 rounds give the same span). Deciding per
+// call instead (the call it begins beside, as addTurnsBeside does) never settled in g000108: its
+// turns swung between 120 and 195 a thread from round to round, the span with them between 4.0
+// and 5.3 ms.
 Ns withTurnsInSchedule(const DeviceView& view, const HostTimeline& host, const ScheduleModel& model,
                        const PageableCopies& copies, const std::vector<std::size_t>& positions,
                        const std::vector<OrderEdge>& edges, std::vector<Ns> earlier,
@@ -629,20 +630,20 @@ Ns withTurnsInSchedule(const DeviceView& view, const HostTimeline& host, const S
     const auto took = [&](std::size_t p) { return turned[p] ? std::max(own[p], kLegacyTurnNs) : own[p]; };
     std::map<std::uint64_t, BusyCall> legacy_span;   // per thread
     std::map<std::uint64_t, BusyCall> created_span;  // per thread
-    for (std::size_t p = 0; p < n; ++p) {
-      if ((!legacy[p] && !created[p]) || times.release[p] == std::numeric_limits<Ns>::min()) continue;
-      const BusyCall c{times.release[p] - took(p), times.release[p], turns.op_thread[p]};
-      const auto it = (legacy[p] ? legacy_span : created_span).try_emplace(c.thread, c).first;
+    const auto widen = [](std::map<std::uint64_t, BusyCall>& spans, const BusyCall& c) {
+      const auto it = spans.try_emplace(c.thread, c).first;
       it->second.begin = std::min(it->second.begin, c.begin);
       it->second.end = std::max(it->second.end, c.end);
+    };
+    for (std::size_t p = 0; p < n; ++p) {
+      if ((!legacy[p] && !created[p]) || times.release[p] == std::numeric_limits<Ns>::min()) continue;
+      widen(legacy[p] ? legacy_span : created_span,
+            BusyCall{times.release[p] - took(p), times.release[p], turns.op_thread[p]});
     }
     for (const auto& [p, call] : legacy_other) {
       if (times.release[p] == std::numeric_limits<Ns>::min()) continue;
       const Ns moved = times.release[p] - times.recorded_release[p];
-      const BusyCall c{call.first + moved, call.second + moved, turns.op_thread[p]};
-      const auto it = legacy_span.try_emplace(c.thread, c).first;
-      it->second.begin = std::min(it->second.begin, c.begin);
-      it->second.end = std::max(it->second.end, c.end);
+      widen(legacy_span, BusyCall{call.first + moved, call.second + moved, turns.op_thread[p]});
     }
     std::vector<std::uint8_t> next(n, 0);
     std::vector<Ns> delay(n, 0);
