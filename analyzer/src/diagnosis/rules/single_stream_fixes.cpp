@@ -24,6 +24,18 @@ constexpr std::uint64_t kSplitStreams = 3;  // the streams the split issues its 
 // (sweepingKernelsInOrder). From 0.5 to 2 ms the lab's corpora gain alike (1292-1294 within, the
 // recording before 1380-1382); 200 µs takes in short kernels that did overlap and loses cases.
 constexpr Ns kSweepingKernelNs = 1'000'000;
+// A few-block kernel shorter than that sweeps a buffer too large for the lanes to share the L2 when
+// its blocks' time together (blocks x duration) is at least this: each block makes its own trips
+// to memory, 3.3-5.3 GB/s a block in the lab's runs (g000172's 8 blocks over 26 MB in 705 µs,
+// g000136's 8 over 25 MB in 722, g000340's 2 over 6.4 MB in 970), so 4 ms of block time is about
+// 18 MB, and three lanes of such buffers outgrow the H100's 50 MB L2 (kSplitStreams). The lab's
+// corpora score the same from 3 to 5 ms (2 ms takes in g000316@s1's 4-8-block kernels over 5-14
+// MB, which did overlap; 6 ms leaves out g000172's 16-block 326 µs kernels).
+constexpr Ns kSweepingBlockNs = 4'000'000;
+// ... and runs at least this long: many-block kernels that short spin rather than sweep (g000081's
+// and g000316@s1's 32-64-block 50-125 µs kernels, 6-8 ms of block time, did overlap). The corpora
+// score the same from 150 to 400 µs.
+constexpr Ns kSweepingShortestNs = 250'000;
 // A kernel of at least this many waves by the device's limits (resident blocks per SM x SMs) holds
 // the whole device in the lab's runs: two of them fill it by the limits, one already does by what
 // the lab's kernels measured (halfDeviceKernelsInOrder). The lab's grids are multiples of 132
@@ -276,14 +288,25 @@ std::vector<OrderEdge> keptInOrder(const DeviceView& view, const std::vector<std
 // each; g000061@s4's 1-2-block 2-8 ms ones): the lanes' buffers together no longer fit the L2 that
 // held one, which the trace does not record (the buffer a kernel touches is not in it). Where they
 // still fit, the kernels overlap freely (g000111's 1-block 1 ms kernels, 5 MB buffers; and
-// g000098@s2's 11 ms kernels, 30 MB buffers, which missed the L2 alone already).
+// g000098@s2's 11 ms kernels, 30 MB buffers, which missed the L2 alone already). Where the loop's
+// first step ran slower (`cache_bound`: a kernel of coldLaneKernels longer by more than
+// kBesideJitter, its time the caches'), so do its shorter few-block kernels whose blocks' time
+// shows a large buffer (kSweepingBlockNs, kSweepingShortestNs): g000172's main thread, whose 4-,
+// 8- and 16-block kernels each sweep one 26 MB buffer (1.37, 0.70 and 0.33 ms; the first step's
+// 4-block ones 1.59 and 1.63), split into lanes of a buffer each: the what-if ran one lane's 8-
+// and 16-block tail beside the next lane's 4-block head at their own speed, 0.87 ms claimed, 27 µs
+// measured (the recording before: −415 µs).
 std::vector<OrderEdge> sweepingKernelsInOrder(const DeviceView& view, const std::vector<std::uint64_t>& keys,
-                                              const std::vector<std::uint64_t>& lanes, std::uint64_t stream) {
+                                              const std::vector<std::uint64_t>& lanes, std::uint64_t stream,
+                                              bool cache_bound) {
   const Device* device = view.device();
   if (device == nullptr || device->sm_count <= 0) return {};
   return keptInOrder(view, keys, lanes, stream, [&](const ScopedOp& scoped, const GpuOp& op) {
-    return op.grid_blocks > 0 && op.grid_blocks < static_cast<std::uint64_t>(device->sm_count) &&
-           scoped.end - scoped.start >= kSweepingKernelNs;
+    if (op.grid_blocks == 0 || op.grid_blocks >= static_cast<std::uint64_t>(device->sm_count)) return false;
+    const Ns ran = scoped.end - scoped.start;
+    if (ran >= kSweepingKernelNs) return true;
+    return cache_bound && ran >= kSweepingShortestNs &&
+           static_cast<double>(op.grid_blocks) * static_cast<double>(ran) >= static_cast<double>(kSweepingBlockNs);
   });
 }
 
@@ -444,7 +467,12 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   // for one of the other).
   std::vector<OrderEdge> unsure;  // keeps the kernels whose room beside each other is unknown in order
   if (!kernels_in_order) {
-    unsure = sweepingKernelsInOrder(view, keys, lanes, stream);
+    const bool cache_bound = std::any_of(cold.begin(), cold.end(), [&](const FasterOp& longer) {
+      const ScopedOp& op = view.ops()[longer.position];
+      return static_cast<double>(longer.duration) >
+             (1.0 + kBesideJitter) * static_cast<double>(op.end - op.start);
+    });
+    unsure = sweepingKernelsInOrder(view, keys, lanes, stream, cache_bound);
     const std::vector<OrderEdge> half_device = halfDeviceKernelsInOrder(view, keys, lanes, stream);
     unsure.insert(unsure.end(), half_device.begin(), half_device.end());
   }
