@@ -81,6 +81,7 @@ class ScheduleRun {
     all.insert(all.end(), model.engine_holds_.begin(), model.engine_holds_.end());
     ScheduleRun run(model, all, earlier, faster, changed);
     run.setTurns(turns);
+    if (times != nullptr) run.binder_.assign(model.size() + model.barriers_.size(), -1);
     const Ns span = run.run();
     if (times != nullptr) run.hostTimes(*times);
     return span;
@@ -169,14 +170,15 @@ class ScheduleRun {
   void raise(std::size_t to, Ns at, std::size_t from) {
     if (at > ready_[to]) {
       ready_[to] = at;
-      binder_[to] = static_cast<std::int64_t>(from);
+      if (!binder_.empty()) binder_[to] = static_cast<std::int64_t>(from);
     }
   }
 
   const ScheduleModel& m_;
   std::vector<Ns> duration_;                   // the model's, with the faster ops' applied
   std::vector<Ns> ready_;                      // release, then max with predecessors' ends
-  std::vector<std::int64_t> binder_;           // per node: the node whose end set ready_ last (-1: none)
+  std::vector<std::int64_t> binder_;  // per node: the node whose end set ready_ last (-1: none); empty
+                                      // unless the run's host times are asked for (spanWithTurns)
   std::vector<Ns> earlier_;                    // per op: host time given back before its release
   std::vector<Ns> released_at_;                // per op: when its release (not its stream) let it go
   std::vector<std::uint32_t> remaining_;       // predecessors not yet finished
@@ -312,7 +314,6 @@ ScheduleRun::ScheduleRun(const ScheduleModel& model, const std::vector<OrderEdge
   earlier_ = earlier;
   if (!model.prestage_.empty()) released_at_ = ready_;
   const std::size_t nodes = model.size() + model.barriers_.size();
-  binder_.assign(nodes, -1);
   duration_.resize(nodes, 0);
   ready_.resize(nodes, std::numeric_limits<Ns>::min());
   remaining_.assign(nodes, 0);
@@ -1012,7 +1013,7 @@ void ScheduleRun::endBehindHeldSlots(std::size_t pos) {
   end_[pos] = end;
   running_.push({end_[pos], pos});
   if (const auto it = tail_at_.find(pos); it != tail_at_.end()) {
-    const auto handed_on = static_cast<Ns>(static_cast<double>(block) * (1.0 - m_.drain_handoff_[pos]));
+    const auto handed_on = static_cast<Ns>(static_cast<double>(block) * (1.0 - m_.drainHandoff(pos)));
     it->second = std::max(it->second, end - handed_on);
     tails_.push({it->second, pos});
   }
@@ -1081,7 +1082,7 @@ void ScheduleRun::start(std::size_t pos) {
   if (pos < m_.size() && m_.engine_[pos] == ScheduleModel::kSmEngine && multiWave(pos)) {
     const double waves = std::ceil(m_.waves_[pos] - kShareSlack);
     const auto tail =
-        static_cast<Ns>(static_cast<double>(duration_[pos]) * (1.0 - m_.drain_handoff_[pos]) / waves);
+        static_cast<Ns>(static_cast<double>(duration_[pos]) * (1.0 - m_.drainHandoff(pos)) / waves);
     tails_.push({now_ + duration_[pos] - tail, pos});
     tail_at_[pos] = now_ + duration_[pos] - tail;
   }
@@ -1106,13 +1107,13 @@ void ScheduleRun::drainTails(Ns time) {
 // that wave's blocks still running: from the wave's middle to its end they hold half of the SMs,
 // falling linearly to none (from a later hand-off, the share not yet freed there). Its blocks land
 // in the slots that wave's ended blocks left, on SMs whose other slots its blocks still hold, and
-// an SM's warp schedulers share its issue slots among
-// the blocks resident on it: where that wave holds `occupied` of the SMs, the kernel's blocks
-// advance at 1 - occupied of their own speed (processor sharing within each SM, not spread over
-// the device). It ends when its work is done at that rate, rising as the wave drains, and at full
-// speed after the wave's end; where several drained waves run, the slowest share counts. (A
-// 16 µs 2-block kernel that started early in a 3168-block kernel's last wave ran 136 µs in
-// g000299's fixed program: its blocks shared SMs that seven of that kernel's blocks still held.)
+// an SM's warp schedulers share its issue slots among the blocks resident on it: where that wave
+// holds `occupied` of the SMs, the kernel's blocks advance at 1 - occupied of their own speed
+// (processor sharing within each SM, not spread over the device). It ends when its work is done
+// at that rate, rising as the wave drains, and at full speed after the wave's end; where several
+// drained waves run, the slowest share counts. (A 16 µs 2-block kernel that started early in a
+// 3168-block kernel's last wave ran 136 µs in g000299's fixed program: its blocks shared SMs that
+// seven of that kernel's blocks still held.)
 void ScheduleRun::shareTheDrain(std::size_t pos) {
   double later = 0.0;  // ns
   drained_.erase(std::remove_if(drained_.begin(), drained_.end(),
@@ -1124,7 +1125,7 @@ void ScheduleRun::shareTheDrain(std::size_t pos) {
     const Ns end = end_[kernel];
     const double left = static_cast<double>(end - now_);
     // it holds (1 - the point of its last wave where it handed them on) then, falling linearly
-    const double handed = kernel < m_.size() ? m_.drain_handoff_[kernel] : 0.5;
+    const double handed = m_.drainHandoff(kernel);
     const double occupied = (1.0 - handed) * left / static_cast<double>(std::max<Ns>(1, end - from));
     if (occupied <= 0.0) continue;
     double slower = 0.0;
@@ -1497,10 +1498,11 @@ namespace {
 // 414 µs waves started 231 µs into the last (0.56); the schedule of the recorded program started it
 // at the middle, 27 µs early, and ended 16 µs before the trace. Ops are in start order: the first
 // such kernel started in the wave is its earliest.
-std::vector<float> observeDrainHandoff(const DeviceView& view, const std::vector<std::uint8_t>& engine,
+std::vector<std::pair<std::size_t, float>> observeDrainHandoff(const DeviceView& view,
+                                                               const std::vector<std::uint8_t>& engine,
                                        const std::vector<double>& waves) {
   const auto& ops = view.ops();
-  std::vector<float> handoff(ops.size(), 0.5f);
+  std::vector<std::pair<std::size_t, float>> handoff;  // by position: q rises
   for (std::size_t q = 0; q < ops.size(); ++q) {
     if (engine[q] != ScheduleModel::kSmEngine || waves[q] <= 1.0 + kShareSlack || ops[q].end <= ops[q].start) {
       continue;
@@ -1522,7 +1524,7 @@ std::vector<float> observeDrainHandoff(const DeviceView& view, const std::vector
       const std::optional<Ns> ready = view.readyTime(j);
       if (!ready || *ready > last) continue;  // ready inside the wave: its start shows no slot
       const double at = static_cast<double>(ops[j].start - last) / static_cast<double>(std::max<Ns>(1, wave));
-      handoff[q] = static_cast<float>(std::clamp(at, 0.5, 1.0));
+      if (at > 0.5) handoff.emplace_back(q, static_cast<float>(std::min(at, 1.0)));
       break;
     }
   }
@@ -1660,6 +1662,12 @@ std::vector<std::uint8_t> recordRates(const DeviceView& view, const std::vector<
 }
 
 }  // namespace
+
+double ScheduleModel::drainHandoff(std::size_t position) const {
+  const auto it = std::lower_bound(drain_handoff_.begin(), drain_handoff_.end(), position,
+                                   [](const std::pair<std::size_t, float>& x, std::size_t p) { return x.first < p; });
+  return it != drain_handoff_.end() && it->first == position ? it->second : 0.5;
+}
 
 ScheduleModel::ScheduleModel(const DeviceView& view)
     : recorded_span_(view.spanLength()), span_start_(view.spanStart()) {

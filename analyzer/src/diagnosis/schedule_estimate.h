@@ -324,9 +324,12 @@ class ScheduleModel {
   // per kernel: what its recorded duration holds of the last wave of a multi-wave kernel it started
   // in (shareTheDrain's sharing, in the trace); empty unless withDrainCostRecorded
   std::vector<Ns> recorded_drain_cost_;
-  // per multi-wave kernel: where in its last wave (a fraction) it hands its SMs on, 0.5 unless the
-  // trace's first slot freed later (observeDrainHandoff); 0.5 for other ops
-  std::vector<float> drain_handoff_;
+  // (position, where in its last wave, a fraction, it hands its SMs on) of the multi-wave kernels
+  // whose trace shows the first slot freed past the wave's middle (observeDrainHandoff), by
+  // position; every other op hands on at the middle (drainHandoff). Few: kept sparse, as models
+  // are copied.
+  std::vector<std::pair<std::size_t, float>> drain_handoff_;
+  double drainHandoff(std::size_t position) const;
   // per kernel: the share of its SMs its recorded run had, averaged over it, in 127ths of its own
   // (0: unknown; recordRates)
   std::vector<std::uint8_t> recorded_rate_;

@@ -669,6 +669,8 @@ Ns withTurnsInSchedule(const DeviceView& view, const HostTimeline& host, const S
 }
 
 std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
+  // No pageable copy, no finding: and the barrier classes below cost a pass over every op.
+  if (view.pageableCopyPositions().empty()) return std::nullopt;
   FindingBuilder builder(view, "pageable-memcpy", Severity::kWarning);
   std::vector<std::size_t> positions;
   const std::vector<std::int64_t> classes = barrierClasses(view);
@@ -744,7 +746,7 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
   // Where the barrier follows issue order, each op is issued at its recorded submission, a held
   // call's (one that timeHeldByStaging gives time back) at its call's start less what it is given
   // back, and the saving is measured against the recorded program issued in that order too.
-  Ns before = held_model.span(recorded_edges);
+  Ns before = 0;
   Ns after = 0;
   if (issue_order) {
     const BarrierIssue issued = barrierIssueTimes(view);
@@ -763,6 +765,7 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
     before = reference.span(recorded_edges);
     after = withTurnsInSchedule(view, host, fixed_model, copies, positions, waits, earlier, changed);
   } else {
+    before = held_model.span(recorded_edges);
     after = model.span(waits, earlier, copies.faster, changed);
   }
   const Ns saving = std::max<Ns>(0, before - after);
