@@ -1500,7 +1500,7 @@ namespace {
 // such kernel started in the wave is its earliest.
 std::vector<std::pair<std::size_t, float>> observeDrainHandoff(const DeviceView& view,
                                                                const std::vector<std::uint8_t>& engine,
-                                       const std::vector<double>& waves) {
+                                                               const std::vector<double>& waves) {
   const auto& ops = view.ops();
   std::vector<std::pair<std::size_t, float>> handoff;  // by position: q rises
   for (std::size_t q = 0; q < ops.size(); ++q) {
@@ -2105,7 +2105,7 @@ void ScheduleModel::addHost(const DeviceView& view, const HostTimeline& host) {
     Barrier node{barrier.call, barrier.start, barrier.own, barrier.previous, 0};
     const ApiKind kind = view.callKind(barrier.call);
     node.wide = kind == ApiKind::kAllocation;
-    if (isExplicitSync(view.callKind(barrier.call))) {
+    if (isExplicitSync(kind)) {
       Ns waited = barrier.start;  // as the schedule sees it: until its W ended
       for (std::size_t p : barrier.waited_for) waited = std::max(waited, ops[p].end);
       node.slept = waited - barrier.start;

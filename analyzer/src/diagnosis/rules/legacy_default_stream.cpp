@@ -457,7 +457,7 @@ void throughHost(const DeviceView& view, Ns handoff, std::vector<OrderEdge>& edg
 // asynchronous legacy work on its own non-blocking lane, without the time its calls waited for
 // other threads' calls on the legacy stream (contendedTime).
 Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
-                    const std::vector<OrderEdge>& barriers) {
+                    const std::vector<OrderEdge>& barriers, Ns handoff) {
   const HostTimeline& host = buildHostTimeline(view);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
   std::vector<OrderEdge> recorded = waits;
@@ -497,7 +497,7 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
   }
   const std::size_t own_first = kept.size();
   ownWorkBeforeSynchronousOps(legacy, kept);
-  throughHost(view, handoffThroughHost(view, host), kept, own_first);
+  throughHost(view, handoff, kept, own_first);
   const HostTimeline own = ownStreamsTimeline(view, host, legacy);
   const ScheduleModel fixed = keepHolds(ScheduleModel(view, own, recorded).withLanes(lane), holds, all, kept);
   std::vector<HostTimeGiven> given = stillHeldBySynchronous(view, legacy, contendedTime(view, legacy));
@@ -725,7 +725,7 @@ std::vector<HostTimeGiven> releasedWithHolder(const std::vector<HeldByCopy>& hel
 // calls of other threads that waited behind a legacy call the barrier held get that time back.
 Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
                      const std::vector<OrderEdge>& barriers,
-                     const std::map<std::uint32_t, BlockingStreamLaunches>& per_context) {
+                     const std::map<std::uint32_t, BlockingStreamLaunches>& per_context, Ns handoff) {
   const HostTimeline& host = buildHostTimeline(view);
   const std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
   std::vector<OrderEdge> recorded = waits;
@@ -755,7 +755,7 @@ Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy
     dropped.push_back(e);
     if (synchronous[e.to] && thread[e.from] == thread[e.to]) own_work.push_back(e);
   }
-  throughHost(view, handoffThroughHost(view, host), own_work, 0);
+  throughHost(view, handoff, own_work, 0);
   kept.insert(kept.end(), own_work.begin(), own_work.end());
   std::vector<CallChange> changed = stagedBehindBlockingStreams(view, host, per_context);
   std::vector<HostTimeGiven> given = contendedTime(view, heldByBarrier(view, legacy, dropped, per_thread_kept));
@@ -843,11 +843,13 @@ std::vector<FixSaving> fixSavings(const DeviceView& view, const std::vector<Lega
   std::vector<FixSaving> fixes;
   const bool asynchronous = std::any_of(legacy.begin(), legacy.end(),
                                         [](const LegacyOp& x) { return !x.synchronous; });
-  if (asynchronous) fixes.push_back({"own-streams", ownStreamsSaving(view, legacy, barriers)});
+  // Both fixes hand a synchronous op off through the host behind its thread's work (throughHost).
+  const Ns handoff = handoffThroughHost(view, buildHostTimeline(view));
+  if (asynchronous) fixes.push_back({"own-streams", ownStreamsSaving(view, legacy, barriers, handoff)});
   // nonblocking-streams changes created streams: it does not apply where every blocking stream is
   // a per-thread default stream.
   if (std::any_of(per_context.begin(), per_context.end(), [](const auto& c) { return c.second.anyCreated(); })) {
-    fixes.push_back({"nonblocking-streams", nonblockingSaving(view, legacy, barriers, per_context)});
+    fixes.push_back({"nonblocking-streams", nonblockingSaving(view, legacy, barriers, per_context, handoff)});
   }
   std::stable_sort(fixes.begin(), fixes.end(),
                    [](const FixSaving& a, const FixSaving& b) { return a.saving_ns > b.saving_ns; });

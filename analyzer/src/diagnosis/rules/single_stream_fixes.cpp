@@ -322,6 +322,13 @@ std::vector<OrderEdge> sweepingKernelsInOrder(const DeviceView& view, const std:
   });
 }
 
+// Whether a kernel's first-step run (`first`, coldLaneKernels) was longer than its recorded run by
+// more than `share` of it.
+bool firstRunLonger(const DeviceView& view, const FasterOp& first, double share) {
+  const ScopedOp& op = view.ops()[first.position];
+  return static_cast<double>(first.duration) > (1.0 + share) * static_cast<double>(op.end - op.start);
+}
+
 // The split stream's sweeping kernels (the ends of `sweeps`, sweepingKernelsInOrder's edges) whose
 // own first-step run (`cold`, coldLaneKernels) was longer by more than kSweepColdShare: their time
 // is their trips to the L2 the one stream's buffer stayed in. The split gives each lane its own
@@ -341,11 +348,7 @@ std::vector<FasterOp> sweepsFromMemory(const DeviceView& view, const std::vector
   }
   std::vector<FasterOp> slower;
   for (const FasterOp& first : cold) {
-    const ScopedOp& op = view.ops()[first.position];
-    const double later = static_cast<double>(op.end - op.start);
-    if (swept.count(first.position) == 0 || static_cast<double>(first.duration) <= (1.0 + kSweepColdShare) * later) {
-      continue;
-    }
+    if (swept.count(first.position) == 0 || !firstRunLonger(view, first, kSweepColdShare)) continue;
     slower.push_back({first.position, static_cast<Ns>(kSweepFromMemory * static_cast<double>(first.duration))});
   }
   return slower;
@@ -508,11 +511,8 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   // for one of the other).
   std::vector<OrderEdge> unsure;  // keeps the kernels whose room beside each other is unknown in order
   if (!kernels_in_order) {
-    const bool cache_bound = std::any_of(cold.begin(), cold.end(), [&](const FasterOp& longer) {
-      const ScopedOp& op = view.ops()[longer.position];
-      return static_cast<double>(longer.duration) >
-             (1.0 + kBesideJitter) * static_cast<double>(op.end - op.start);
-    });
+    const bool cache_bound = std::any_of(cold.begin(), cold.end(),
+                                         [&](const FasterOp& first) { return firstRunLonger(view, first, kBesideJitter); });
     unsure = sweepingKernelsInOrder(view, keys, lanes, stream, cache_bound);
     if (cache_bound && !unsure.empty()) {
       std::vector<OrderEdge> sweeps_in_order = unsure;
