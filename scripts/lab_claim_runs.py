@@ -27,6 +27,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lab_collect  # noqa: E402  (its trim)
+import lab_manifest  # noqa: E402  (how a manifest is written)
 import lab_streams  # noqa: E402  (stream and thread ids)
 
 # cuoverlap/lab_score.h
@@ -58,7 +59,7 @@ def build(corpus, directory, out):
         lab_collect.trim(os.path.join(directory, trace), os.path.join(out, "runs_" + trace), kept)
     manifest["programs"] = programs
     with open(os.path.join(out, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
+        lab_manifest.dump(manifest, f)
     link = os.path.join(out, "programs.jsonl.gz")
     if not os.path.exists(link):
         os.symlink(os.path.abspath(os.path.join(corpus, "programs.jsonl.gz")), link)

@@ -45,6 +45,7 @@ import sqlite3
 import statistics
 import sys
 
+import lab_manifest
 import lab_trace
 
 RANGE = re.compile(r"^lab (\S+) (\S+) #(\d+)$")
@@ -368,12 +369,10 @@ def main():
             cases = sum(len(e["variants"]) for e in entries)
             print(f"lab_collect: {name}: {len(entries)} of {len(programs)} programs, {cases} cases")
     with open(os.path.join(args.out_dir, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
-        f.write("\n")
+        lab_manifest.dump(manifest, f)
     if args.variant_traces:
         with open(os.path.join(args.variant_traces, "index.json"), "w") as f:
-            json.dump(variant_index, f, indent=1)
-            f.write("\n")
+            lab_manifest.dump(variant_index, f)
     cases = sum(len(e["variants"]) for e in manifest["programs"])
     print(f"lab_collect: {len(manifest['programs'])} programs, {cases} (program, transform) cases, "
           f"{len(manifest['failed'])} failed runs -> {args.out_dir}/manifest.json")

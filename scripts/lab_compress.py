@@ -12,6 +12,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lab_manifest  # noqa: E402
 import lab_trace  # noqa: E402
 
 
@@ -35,8 +36,7 @@ def main(argv):
         entry["trace"] = renamed.get(entry.get("trace"), entry.get("trace"))
     fd, tmp = tempfile.mkstemp(dir=corpus, prefix=".manifest.", suffix=".json")
     with os.fdopen(fd, "w") as f:
-        json.dump(manifest, f, indent=1)
-        f.write("\n")
+        lab_manifest.dump(manifest, f)
     os.replace(tmp, path)
     for trace in renamed:
         os.remove(os.path.join(corpus, trace))

@@ -59,6 +59,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lab_collect  # noqa: E402  (its trim: rows inside kept windows)
+import lab_manifest  # noqa: E402  (how a manifest is written)
 import lab_trace  # noqa: E402  (plain or gzip-compressed traces)
 import lab_streams  # noqa: E402  (names the stream a one-stream variant acts on)
 
@@ -138,7 +139,7 @@ def add_variants(args, manifest, newer):
         write_atomically(lines_path, lambda f: f.writelines(
             json.dumps(entry, separators=(",", ":")) + "\n" for entry in lines.values()))
     manifest_path = os.path.join(args.corpus, "manifest.json")
-    write_atomically(manifest_path, lambda f: (json.dump(manifest, f, indent=1), f.write("\n")))
+    write_atomically(manifest_path, lambda f: lab_manifest.dump(manifest, f))
     named = lab_streams.annotate(args.corpus)
     if drifted:
         print(f"lab_merge: {len(drifted)} programs left out, their baselines more than "
@@ -252,8 +253,7 @@ def main():
         f.writelines(kept)
     os.replace(lines_path + ".tmp", lines_path)
     with open(manifest_path + ".tmp", "w") as f:
-        json.dump(manifest, f, indent=1)
-        f.write("\n")
+        lab_manifest.dump(manifest, f)
     os.replace(manifest_path + ".tmp", manifest_path)
     used = {p["trace"] for p in manifest["programs"]}
     for name in os.listdir(args.corpus):

@@ -17,6 +17,8 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "workloads", "lab"))
 from labgen.transforms import finding_for  # noqa: E402
 
+import lab_manifest  # noqa: E402  (how a manifest is written; this script's folder is on the path)
+
 
 def main():
     corpus = sys.argv[1]
@@ -43,8 +45,7 @@ def main():
             if tid in findings.get(program["id"], {}):
                 variant["finding"] = findings[program["id"]][tid]
     with open(manifest_path + ".tmp", "w") as f:
-        json.dump(manifest, f, indent=1)
-        f.write("\n")
+        lab_manifest.dump(manifest, f)
     os.replace(manifest_path + ".tmp", manifest_path)
 
 

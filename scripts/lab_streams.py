@@ -31,6 +31,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lab_manifest  # noqa: E402  (how a manifest is written)
 import lab_trace  # noqa: E402  (plain or gzip-compressed traces)
 
 # Transforms that act on one stream of the program, with how to find it in the variant.
@@ -220,7 +221,7 @@ def annotate(corpus):
         _annotate_programs(corpus, manifest, descriptions, dbs, counts, stack)
     fd, tmp = tempfile.mkstemp(dir=corpus, prefix=".manifest.", suffix=".json")
     with os.fdopen(fd, "w") as f:
-        json.dump(manifest, f, indent=1)
+        lab_manifest.dump(manifest, f)
     os.replace(tmp, path)
     return counts
 

@@ -111,6 +111,14 @@ class LabCollectTest(unittest.TestCase):
         with open(os.path.join(cls.variants, "index.json")) as f:
             cls.index = json.load(f)
 
+    def test_manifest_lists_of_numbers_on_one_line(self):
+        # lab_manifest.dump: a number a line had made the committed manifests 1.6x larger.
+        with open(os.path.join(self.out, "manifest.json")) as f:
+            text = f.read()
+        self.assertIn('"spans_ns": [500, 300, 400]', text)
+        self.assertIn('"window_ns": [5000, 6000]', text)
+        self.assertTrue(text.endswith("}\n"))
+
     def test_manifest_header(self):
         self.assertEqual(self.manifest["schema"], "cuoverlap-lab-corpus/1")
         self.assertEqual(self.manifest["machine"], "H100 test")
