@@ -60,6 +60,20 @@ TEST_CASE("implicit-sync-call: a managed buffer allocated anew faults again; kep
   CHECK(named);
 }
 
+TEST_CASE("implicit-sync-call: a re-faulted kernel runs no faster than its fault-free runs") {
+  // The loop above, then the same kernel once more without faults (3165-3765: 600 µs). Its runs
+  // served their faults while the rest of the grid ran on, so kept, kernels 2 and 3 take that run's
+  // 600 µs, not their runs less the faults' 960 µs of service (40 µs). With the calls gone: kernel
+  // 2 at 1020-1620, kernel 3 at 1625-2225, the sync returns 1 µs later, and the last kernel, with
+  // the µs between calls kept (the last free goes), at about 2240-2840: span 3750 -> about 2830.
+  TraceBuilder b = allocLoop({kBuffer, kBuffer + 0x2000, kBuffer});
+  b.launch(13, 3160, 3161, 3165, 3765);
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "implicit-sync-call");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) == Approx(static_cast<double>(920 * kUs)).margin(10 * kUs));
+}
+
 TEST_CASE("implicit-sync-call: faults on new blocks or after the host touched them stay") {
   SECTION("each allocation on its own blocks: every kernel's faults are first touches") {
     TraceBuilder b = allocLoop({kBuffer, kBuffer + (4u << 20), kBuffer + (8u << 20)});
@@ -227,6 +241,32 @@ TEST_CASE("implicit-sync-call: another thread's call held by a removed free gets
   SECTION("a free of 40 µs is no longer than calls that overlap anyway: nothing given back") {
     CHECK(saving(146, 120) < 10 * kUs);
   }
+}
+
+TEST_CASE("implicit-sync-call: a staged copy held by a removed free gets that time back") {
+  // Thread 1 as above: a kernel (5-105), then cudaFree (106-406, the device idle: all of it the
+  // free's own time, holding the context's lock), cudaMalloc, a second kernel. Thread 2 began a
+  // pageable cudaMemcpyAsync at 50, before the free: staged, it returned at 410, after the free,
+  // its copy running 408-425; its 400 µs kernel then runs 425-825, the span's end. The host
+  // timeline counts the staged call's 360 µs as its own; 300 of them lay in the free's time after
+  // its drain. Hoisted, the call returns at 110 and the kernel runs about 300 µs sooner (none
+  // with the staged call whole: thread 1's work is not on the span's path).
+  TraceBuilder b;
+  b.call("cudaMalloc_v3020", 0, 1);  // before the first op: never counted
+  b.launch(13, 2, 4, 5, 105);
+  b.call("cudaFree_v3020", 106, 406);
+  b.call("cudaMalloc_v3020", 407, 408);
+  b.launch(13, 409, 411, 412, 512);
+  b.call("cudaStreamSynchronize_v3020", 3, 4);  // thread 2's
+  b.trace().runtime_calls.back().tid = 2;
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 50, 410, 408, 425, CopyKind::kHtoD, MemKind::kPageable);
+  b.trace().runtime_calls.back().tid = 2;
+  b.launch(14, 411, 413, 425, 825);
+  b.trace().runtime_calls.back().tid = 2;
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "implicit-sync-call");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) == Approx(static_cast<double>(300 * kUs)).margin(15 * kUs));
 }
 
 TEST_CASE("implicit-sync-call: without the frees, legacy-stream work still waits at the barrier") {

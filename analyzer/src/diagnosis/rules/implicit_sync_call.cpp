@@ -12,9 +12,10 @@
 // stays, and so does each later loop's, told apart by the work launched after it (loopStarts);
 // hoistingChanges: the free moved after a loop adds its own time to its thread's next call that
 // drains the device after the loop's last iteration (loopEnds); heldByRemoved: other threads' calls that a removed call of 50 µs or more
-// held after the device drained return that much sooner) and the kernels that re-faulted a
-// managed buffer freed and
-// allocated again between their runs taking their durations less those faults (kept, the
+// held after the device drained return that much sooner; stagedHeldByRemoved: so do staged
+// pageable copies still in the driver then, however early they began) and the kernels that
+// re-faulted a managed buffer freed and allocated again between their runs taking their durations
+// less those faults, never less than their fault-free durations (fault_free.h) (kept, the
 // buffer's pages would have stayed on the device; the part this lowers the ideal by is
 // Finding::ideal_reduction_ns, as for managed-page-faults). Where (ledger): per call, the call's own time and the device idle
 // time after the drain that the next op could have been spared (host_blocking_cost.cpp).
@@ -38,6 +39,7 @@
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/replay_error.h"
 #include "diagnosis/rules/allocation_holds.h"
+#include "diagnosis/rules/fault_free.h"
 #include "diagnosis/rules/host_blocking_cost.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/schedule_estimate.h"
@@ -292,8 +294,10 @@ std::vector<CallChange> hoistingChanges(const DeviceView& view, const HostTimeli
 // kHoldingCallNs or more hold (allocation_holds.h), and the fixed program's thread still makes
 // its other calls. The free the fix moves after its loop still holds the calls beside it there:
 // it gives nothing back.
-std::vector<HostTimeGiven> heldByRemoved(const DeviceView& view, const HostTimeline& host,
-                                         const Hoisting& hoisting) {
+// The removed calls that hold others (kHoldingCallNs or more; not the free moved after its loop),
+// each locking the context from its drain on.
+std::vector<Hold> removedHolds(const DeviceView& view, const HostTimeline& host,
+                               const Hoisting& hoisting) {
   std::unordered_map<std::size_t, Ns> own_of;  // a blocking call's own time (after its drain)
   for (const HostBarrier& b : host.barriers) own_of.emplace(b.call, b.own);
   std::vector<Hold> removed;
@@ -305,7 +309,12 @@ std::vector<HostTimeGiven> heldByRemoved(const DeviceView& view, const HostTimel
     const Ns locked = own != own_of.end() ? std::max(c.start, c.end - own->second) : c.start;
     removed.push_back({c.start, c.end, locked, c.pid, c.tid, call});
   }
-  const Holds holds(std::move(removed));
+  return removed;
+}
+
+std::vector<HostTimeGiven> heldByRemoved(const DeviceView& view, const HostTimeline& host,
+                                         const Hoisting& hoisting) {
+  const Holds holds(removedHolds(view, host, hoisting));
   if (holds.empty()) return {};
   const std::vector<std::size_t> pageable = pageableCopyCalls(view);
   std::vector<HostTimeGiven> given;
@@ -320,6 +329,52 @@ std::vector<HostTimeGiven> heldByRemoved(const DeviceView& view, const HostTimel
     if (held > 0) given.push_back({call, held, /*in_call=*/true});
   }
   return given;
+}
+
+// Staged copies (pageable host memory) that a removed call held: the host timeline counts such
+// a call's whole time as its own (it returned before its op ended, so it waited for nothing the
+// schedule knows), but one still in the driver when a removed call of another thread of its
+// process locked the context (its drain) that returned only after that call had returned was
+// held by it too, however early it began: the driver stages its data under the same lock. It
+// keeps the rest of its time. g004081 (c6): worker0's 712 KiB pageable cudaMemcpyAsync, begun
+// 0.4 ms before the window's first op, returned 1.8 ms later, 0.14 ms after main's cudaFreeHost
+// (0.50 ms after its drain), its copy then taking 16 µs; in the fixed program it ran 220 µs into
+// the window, right after main's kernels, and worker0's kernel behind it.
+void stagedHeldByRemoved(const DeviceView& view, const HostTimeline& host, const Hoisting& hoisting,
+                         std::vector<CallChange>& changed, std::vector<Ns>& earlier) {
+  const std::vector<Hold> holds = removedHolds(view, host, hoisting);
+  if (holds.empty()) return;
+  std::unordered_map<std::size_t, Ns> held_of;  // staged call -> the part a removed call held
+  for (const HostBarrier& barrier : host.barriers) {
+    if (!barrier.staged) continue;
+    const RuntimeCall& c = view.call(barrier.call);
+    Ns held = 0;
+    for (const Hold& h : holds) {
+      if (h.pid != c.pid || h.tid == c.tid || c.start >= h.end || c.end <= h.end) continue;
+      held = std::max(held, h.end - std::max(c.start, h.locked));
+    }
+    held = std::min(held, barrier.own);
+    if (held <= 0) continue;
+    held_of.emplace(barrier.call, held);
+    const auto existing = std::find_if(changed.begin(), changed.end(),
+                                       [&](const CallChange& k) { return k.call == barrier.call; });
+    if (existing != changed.end()) {
+      existing->own = std::max<Ns>(0, existing->own - held);
+    } else {
+      changed.push_back({barrier.call, true, barrier.own - held, 0});
+    }
+  }
+  if (held_of.empty()) return;
+  // Its copy, submitted as the call staged it, is released that much sooner too.
+  std::size_t position = 0;
+  for (const ScopedOp& scoped : view.ops()) {
+    const std::size_t at = position++;
+    const auto launch = view.launchCall(view.op(scoped));
+    if (!launch) continue;
+    if (const auto held = held_of.find(*launch); held != held_of.end()) {
+      earlier[at] = std::max(earlier[at], held->second);
+    }
+  }
 }
 
 // The ops whose launch calls an allocation or free of another thread held (any such call of
@@ -406,11 +461,14 @@ std::vector<const UmPageFaultGroup*> refaults(const DeviceView& view,
 }
 
 // The kernels those re-faults slowed, each at its duration less the time the driver spent on them
-// (the union of the re-fault groups inside its run).
+// (the union of the re-fault groups inside its run), but no shorter than its fault-free duration
+// (managed-page-faults' estimate): the other warps of the grid run on while the driver serves
+// the faulting ones, so a run loses less than the faults' service where they overlap that work.
 std::vector<FasterOp> withoutRefaults(const DeviceView& view,
                                       const std::vector<const UmPageFaultGroup*>& groups) {
   std::vector<FasterOp> faster;
   if (groups.empty()) return faster;
+  const std::vector<FasterOp> fault_free = faultFreeKernels(view);
   std::size_t position = 0;
   for (const ScopedOp& scoped : view.ops()) {
     const std::size_t at = position++;
@@ -423,7 +481,12 @@ std::vector<FasterOp> withoutRefaults(const DeviceView& view,
       if ((*it)->pid == 0 || (*it)->pid == op.pid) serviced.push_back({(*it)->start, std::min((*it)->end, scoped.end)});
     }
     const Ns saved = totalLength(unionOf(std::move(serviced)));
-    if (saved > 0) faster.push_back({at, scoped.end - scoped.start - saved});
+    if (saved == 0) continue;
+    const auto own = std::lower_bound(fault_free.begin(), fault_free.end(), at,
+                                      [](const FasterOp& f, std::size_t p) { return f.position < p; });
+    const Ns floor = own != fault_free.end() && own->position == at ? own->duration : 0;
+    const Ns duration = std::max(scoped.end - scoped.start - saved, floor);
+    if (duration < scoped.end - scoped.start) faster.push_back({at, duration});
   }
   return faster;
 }
@@ -441,7 +504,8 @@ std::optional<Finding> findImplicitSyncCall(const DeviceView& view) {
   // launches and blocking calls.
   const std::vector<HostTimeGiven> held = heldByRemoved(view, host, hoisted);
   barriersGivenBack(view, held, host, removed);
-  const std::vector<Ns> earlier = hostTimeGivenBack(view, held, host);
+  std::vector<Ns> earlier = hostTimeGivenBack(view, held, host);
+  stagedHeldByRemoved(view, host, hoisted, removed, earlier);
   // Without the calls the thread runs ahead, but its work still waits at the legacy stream's
   // implicit barriers, as it did (a blocking stream's kernel behind another thread's cudaMemcpy),
   // and a synchronous copy that blocked behind that order is released by it, not by its call. An

@@ -63,6 +63,7 @@
 #include "diagnosis/host_timeline.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/replay_error.h"
+#include "diagnosis/rules/fault_free.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/schedule_estimate.h"
 #include "diagnosis/stream_waits.h"
@@ -508,13 +509,21 @@ HostFaultsGiven hostFaultsGiven(const DeviceView& view, const HostTimeline& host
   return out;
 }
 
-}  // namespace
+// Where a faulting kernel's fault-free duration comes from.
+enum class FaultFreeSource { kCleanRuns, kBounds, kLine, kLessService };
 
-std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
-  if (view.trace().unified_memory.gpu_faults.empty()) return std::nullopt;
-  const DeviceFaults device = faultsOn(view);
-  if (device.faults.empty()) return std::nullopt;
-  std::vector<KernelFaults> faulting;
+// The device's faulting kernel runs, each with its fault-free duration (the estimate the top of
+// this file describes, never more than the run itself) and where that came from.
+struct FaultingKernels {
+  std::vector<KernelFaults> runs;
+  std::vector<Ns> fault_free;
+  std::vector<FaultFreeSource> source;
+  Ns remap = 0;
+};
+
+FaultingKernels faultingKernels(const DeviceView& view, const DeviceFaults& device) {
+  FaultingKernels out;
+  std::vector<KernelFaults>& faulting = out.runs;
   // Fault-free durations by kernel: name and launch shape.
   using KernelShape = std::tuple<StringId, std::uint32_t, std::uint16_t, std::uint32_t>;
   const auto shapeOf = [](const GpuOp& op) {
@@ -534,11 +543,9 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
     k.position = at;
     faulting.push_back(k);
   }
-  if (faulting.empty()) return std::nullopt;
+  if (faulting.empty()) return out;
   const Ns remap = remapAfterMigration(device);
-  const Ns first_remap = firstRemapInWindow(view, device, remap,
-                                            view.op(view.ops()[faulting.front().position]).pid);
-  bool prefetch_seen = false;
+  out.remap = remap;
   // Per shape: the highest floor on its fault-free duration among its faulting runs, and the
   // duration its runs show without their faults' service.
   std::map<KernelShape, std::vector<FaultingRun>> runs_of;
@@ -582,15 +589,6 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
           std::sqrt(static_cast<double>(low) * static_cast<double>(shortest)));
     }
   }
-  const PinnedRate rate = pinnedRate(view, Engine::kH2D);
-  const std::uint32_t pid = view.op(view.ops()[faulting.front().position]).pid;
-  const Turnaround turnaround = migrationTurnaround(view, pid);
-  FindingBuilder builder(view, "managed-page-faults", Severity::kWarning);
-  std::vector<FasterOp> faster;
-  std::uint64_t faults = 0, bytes = 0, from_clean_runs = 0, from_line = 0,
-                from_bounds = 0;
-  MovedRanges moved_before;  // by earlier runs
-  bool prefetched_first = false;  // a prefetch, not a fault, makes the window's first move
   for (const KernelFaults& k : faulting) {
     const ScopedOp scoped = view.ops()[k.position];
     const GpuOp& op = view.op(scoped);
@@ -603,9 +601,60 @@ std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
     const Ns unserved = std::max(line, bounded);
     const bool between = !known && bounded > std::max({floor, line, duration - k.serviced});
     const bool on_line = !known && !between && unserved > std::max(floor, duration - k.serviced);
-    const Ns fault_free = std::min(
+    out.fault_free.push_back(std::min(
         duration, known ? median(clean->second)
-                        : std::max({floor, unserved, duration - k.serviced}));
+                        : std::max({floor, unserved, duration - k.serviced})));
+    out.source.push_back(known     ? FaultFreeSource::kCleanRuns
+                         : between ? FaultFreeSource::kBounds
+                         : on_line ? FaultFreeSource::kLine
+                                   : FaultFreeSource::kLessService);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<FasterOp> faultFreeKernels(const DeviceView& view) {
+  std::vector<FasterOp> out;
+  if (view.trace().unified_memory.gpu_faults.empty()) return out;
+  const DeviceFaults device = faultsOn(view);
+  if (device.faults.empty()) return out;
+  const FaultingKernels kernels = faultingKernels(view, device);
+  for (std::size_t i = 0; i < kernels.runs.size(); ++i) {
+    out.push_back({kernels.runs[i].position, kernels.fault_free[i]});
+  }
+  return out;
+}
+
+std::optional<Finding> findManagedPageFaults(const DeviceView& view) {
+  if (view.trace().unified_memory.gpu_faults.empty()) return std::nullopt;
+  const DeviceFaults device = faultsOn(view);
+  if (device.faults.empty()) return std::nullopt;
+  const FaultingKernels kernels = faultingKernels(view, device);
+  const std::vector<KernelFaults>& faulting = kernels.runs;
+  if (faulting.empty()) return std::nullopt;
+  const Ns remap = kernels.remap;
+  const Ns first_remap = firstRemapInWindow(view, device, remap,
+                                            view.op(view.ops()[faulting.front().position]).pid);
+  bool prefetch_seen = false;
+  const PinnedRate rate = pinnedRate(view, Engine::kH2D);
+  const std::uint32_t pid = view.op(view.ops()[faulting.front().position]).pid;
+  const Turnaround turnaround = migrationTurnaround(view, pid);
+  FindingBuilder builder(view, "managed-page-faults", Severity::kWarning);
+  std::vector<FasterOp> faster;
+  std::uint64_t faults = 0, bytes = 0, from_clean_runs = 0, from_line = 0,
+                from_bounds = 0;
+  MovedRanges moved_before;  // by earlier runs
+  bool prefetched_first = false;  // a prefetch, not a fault, makes the window's first move
+  for (std::size_t i = 0; i < faulting.size(); ++i) {
+    const KernelFaults& k = faulting[i];
+    const ScopedOp scoped = view.ops()[k.position];
+    const GpuOp& op = view.op(scoped);
+    const Ns duration = scoped.end - scoped.start;
+    const bool known = kernels.source[i] == FaultFreeSource::kCleanRuns;
+    const bool between = kernels.source[i] == FaultFreeSource::kBounds;
+    const bool on_line = kernels.source[i] == FaultFreeSource::kLine;
+    const Ns fault_free = kernels.fault_free[i];
     // The window's first move of these pages: the driver starts it as late as its first CPU
     // fault's migration.
     const bool first_move = std::none_of(k.moved.begin(), k.moved.end(), [&](const auto& r) {
