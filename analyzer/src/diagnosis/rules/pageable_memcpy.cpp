@@ -51,6 +51,7 @@
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/legacy_threads.h"
+#include "diagnosis/rules/pinned_chunks.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/rules/staging_holds.h"
 #include "diagnosis/schedule_turns.h"
@@ -740,6 +741,14 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
   // Other threads' calls that the staged calls held get back what pinning takes from the holds.
   const HeldTime held = timeHeldByStaging(view, host, copies.holds, copies.calls);
   changed.insert(changed.end(), held.changed.begin(), held.changed.end());
+  // The buffers pinned at setup keep the pinned allocator's chunk alive: a loop's pinned
+  // allocation and free no longer map and unmap one (pinned_chunks.h).
+  std::uint64_t smallest = 0;
+  for (const std::size_t at : positions) {
+    const std::uint64_t b = view.op(view.ops()[at]).bytes;
+    if (b > 0 && (smallest == 0 || b < smallest)) smallest = b;
+  }
+  addChunkKeptAlive(view, host, smallest, changed);
   barriersGivenBack(view, held.given, host, changed);
   std::vector<Ns> earlier = hostTimeGivenBack(view, held.given, host);
   for (std::size_t p = 0; p < earlier.size(); ++p) earlier[p] += copies.staging_lead[p];

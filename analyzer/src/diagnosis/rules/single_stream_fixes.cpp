@@ -10,6 +10,7 @@
 #include "diagnosis/api_names.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/pinned_rate.h"
+#include "diagnosis/rules/pinned_chunks.h"
 #include "diagnosis/rules/single_stream_advice.h"
 #include "diagnosis/rules/single_stream_threads.h"
 #include "diagnosis/rules/staging_holds.h"
@@ -426,6 +427,22 @@ AloneFillers aloneFillers(const DeviceView& view, const std::vector<std::uint64_
   return alone;
 }
 
+namespace {
+
+// The bytes of the smallest pageable copy that `pinned` pins (0: none).
+std::uint64_t smallestPinned(const DeviceView& view, const PinnedCopies& pinned) {
+  std::uint64_t smallest = 0;
+  for (const std::uint32_t at : view.pageableCopyPositions()) {
+    const GpuOp& op = view.op(view.ops()[at]);
+    const auto launch = view.launchCall(op);
+    if (!launch || pinned.calls.count(*launch) == 0 || op.bytes == 0) continue;
+    if (smallest == 0 || op.bytes < smallest) smallest = op.bytes;
+  }
+  return smallest;
+}
+
+}  // namespace
+
 // What splitting `stream`'s chunks over three streams saves (0 without two chunks).
 Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, const HostTimeline& host,
                const ScheduleModel& model, const std::vector<OrderEdge>& waits,
@@ -445,6 +462,8 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   const std::unordered_set<std::size_t> read_calls = resultsReadMidChunk(view, keys, stream);
   const PinnedCopies pinned = pin ? pinnedCopies(view, keys, stream) : PinnedCopies{};
   std::vector<CallChange> async_calls = asynchronousCalls(view, host, split_calls, pinned, read_calls);
+  // Its buffers pinned at setup keep the pinned allocator's chunk alive (pinned_chunks.h).
+  addChunkKeptAlive(view, host, smallestPinned(view, pinned), async_calls);
   // Both schedules let a multi-wave kernel's last wave drain into later kernels (on the one
   // stream nothing can use it, in the split the next chunk's kernel does), and carry the
   // device's hand-off between a stream's queued ops, which the split's other lanes fill.
@@ -580,7 +599,8 @@ Ns copyAheadSaving(const DeviceView& view, const std::vector<std::uint64_t>& key
   // The moved copies are issued asynchronously (pinned buffers): their calls no longer wait, and
   // a pageable one's no longer stages.
   const PinnedCopies pinned = pin ? pinnedCopies(view, keys, stream, true) : PinnedCopies{};
-  const std::vector<CallChange> async_calls = asynchronousCalls(view, host, moved_calls, pinned);
+  std::vector<CallChange> async_calls = asynchronousCalls(view, host, moved_calls, pinned);
+  addChunkKeptAlive(view, host, smallestPinned(view, pinned), async_calls);
   const Ns before = model.span(waits);
   return std::max<Ns>(
       0, before - model.withLanes(lanes).span(edges, pinned.earlier, pinned.faster, async_calls));
