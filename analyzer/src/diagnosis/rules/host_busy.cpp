@@ -1,8 +1,9 @@
 // host-busy: the device idled while the thread that issued the next op ran its own code, in no
 // CUDA call (the host-busy parts of the idle gaps, docs/gaps.md): data generation or loading,
 // Python and framework overhead, compilation outside CUDA, sleeping. Each stretch of at least
-// 10 µs in one gap is an instance, except stretches under 100 µs in a gap between two kernels
-// shorter than 50 µs: that is the per-launch overhead of a launch loop, host-launch-bound's.
+// 10 µs in one gap is an instance, except in a gap between two kernels shorter than 50 µs where
+// the run of the thread's own code the stretch ends (from its previous call, before the gap too)
+// is under 100 µs: that is the per-launch overhead of a launch loop, host-launch-bound's.
 // Cost: the stretches' total length, the device idle time the host's own work left uncovered.
 // Fires when the cost reaches 1% of the device span.
 // Fix alone (lab transform overlap-host; Finding::fix_alone_ns): what overlapping the host's work
@@ -156,6 +157,18 @@ bool inLaunchLoop(const DeviceView& view, const Interval& gap) {
     if (pos + 64 < (after_start ? *after_start : view.ops().size())) break;  // bounded search
   }
   return false;
+}
+
+// The length of the run of the thread's own code that `part` (a piece of it inside an idle gap,
+// cut at the gap's start) ends: from the end of the thread's call before it. Per-launch overhead
+// is short however little of it the device's queued work left uncovered; a long run is the
+// program's own work even where the kernels before it hid all but its tail.
+Ns ownCodeRun(const DeviceView& view, const HostPart& part, std::size_t launch) {
+  const HostState& host = view.hostState();
+  const auto thread = host.threadOf(view.call(launch));
+  const auto before = thread ? host.lastCallBefore(*thread, part.start) : std::nullopt;
+  const Ns start = before ? std::min(view.call(*before).end, part.start) : part.start;
+  return part.end - start;
 }
 
 using ThreadKey = std::pair<std::uint32_t, std::uint32_t>;  // (pid, tid)
@@ -520,7 +533,7 @@ std::optional<Finding> findHostBusy(const DeviceView& view) {
     }
     const Ns length = part.end - part.start;
     if (part.activity != HostActivity::kCpu || length < kMinimumCostNs) return;
-    if (length < kLaunchLoopStretchNs && inLaunchLoop(view, gap)) return;
+    if (ownCodeRun(view, part, launch) < kLaunchLoopStretchNs && inLaunchLoop(view, gap)) return;
     const auto next = view.firstOpStartingAtOrAfter(gap.end);
     const GpuOp* op = next ? &view.op(view.ops()[*next]) : nullptr;
     const bool feeds_copy = op != nullptr && op->kind == OpKind::kMemcpy &&
