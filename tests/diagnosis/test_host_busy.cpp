@@ -172,4 +172,30 @@ TEST_CASE("host-busy: host work moved after a copy to pageable memory runs after
   CHECK(fixSavingNs(*f) == Approx(static_cast<double>(51 * kUs)).margin(10 * kUs));
 }
 
+TEST_CASE("host-busy: a long run of own code is the program's work even where only its tail idles the device") {
+  // Three iterations of: `kernels` launches 2 µs apart of 20 µs kernels (queued), then the
+  // thread's own code until the next iteration, `period` µs after this one's start.
+  const auto loop = [](int kernels, double period) {
+    TraceBuilder b;
+    for (int i = 0; i < 3; ++i) {
+      const double t = period * i;
+      for (int k = 0; k < kernels; ++k) b.launch(13, t + 2 * k, t + 2 * k + 2, t + 5 + 20 * k, t + 25 + 20 * k);
+    }
+    return b;
+  };
+  SECTION("188 µs of own code after six kernels: each 75 µs of the 80 µs gaps between iterations is its tail") {
+    // The gaps lie between kernels shorter than 50 µs, as a launch loop's do, and are under
+    // 100 µs; the run of own code they end (from the last launch's return) is not.
+    const auto findings = test::findingsOf(loop(6, 200).build());
+    const Finding* f = test::findingById(findings, "host-busy");
+    REQUIRE(f != nullptr);
+    CHECK(f->count == 2);
+    CHECK(f->time_ns == Approx(static_cast<double>(150 * kUs)).margin(10 * kUs));
+  }
+  SECTION("82 µs of own code after three kernels: per-launch overhead, host-launch-bound's") {
+    const auto findings = test::findingsOf(loop(3, 90).build());
+    CHECK(test::findingById(findings, "host-busy") == nullptr);
+  }
+}
+
 }  // namespace cuoverlap

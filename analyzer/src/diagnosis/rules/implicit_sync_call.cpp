@@ -342,16 +342,19 @@ std::vector<HostTimeGiven> heldByRemoved(const DeviceView& view, const HostTimel
 // the window, right after main's kernels, and worker0's kernel behind it.
 void stagedHeldByRemoved(const DeviceView& view, const HostTimeline& host, const Hoisting& hoisting,
                          std::vector<CallChange>& changed, std::vector<Ns>& earlier) {
-  const std::vector<Hold> holds = removedHolds(view, host, hoisting);
+  std::vector<Hold> holds = removedHolds(view, host, hoisting);
   if (holds.empty()) return;
+  std::sort(holds.begin(), holds.end(), [](const Hold& a, const Hold& b) { return a.end < b.end; });
   std::unordered_map<std::size_t, Ns> held_of;  // staged call -> the part a removed call held
   for (const HostBarrier& barrier : host.barriers) {
     if (!barrier.staged) continue;
     const RuntimeCall& c = view.call(barrier.call);
     Ns held = 0;
-    for (const Hold& h : holds) {
-      if (h.pid != c.pid || h.tid == c.tid || c.start >= h.end || c.end <= h.end) continue;
-      held = std::max(held, h.end - std::max(c.start, h.locked));
+    // The holds that returned while the call was in the driver.
+    auto h = std::upper_bound(holds.begin(), holds.end(), c.start, [](Ns t, const Hold& x) { return t < x.end; });
+    for (; h != holds.end() && h->end < c.end; ++h) {
+      if (h->pid != c.pid || h->tid == c.tid) continue;
+      held = std::max(held, h->end - std::max(c.start, h->locked));
     }
     held = std::min(held, barrier.own);
     if (held <= 0) continue;

@@ -17,14 +17,9 @@
 // (g000071's 4.4 MiB).
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
-#include <limits>
-#include <map>
-#include <utility>
 #include <vector>
 
-#include "diagnosis/api_names.h"
 #include "diagnosis/device_view.h"
 #include "diagnosis/host_timeline.h"
 #include "diagnosis/schedule_estimate.h"
@@ -41,77 +36,11 @@ inline constexpr Ns kSubAllocatedCallNs = 5'000;
 // The pinned allocations and frees that map or unmap a chunk of their own, which a fix pinning a
 // buffer of `pinned_bytes` at setup would keep alive: each at kSubAllocatedCallNs of own time
 // (an allocation waits for nothing; a free still waits for the device).
-inline std::vector<CallChange> chunkKeptAlive(const DeviceView& view, const HostTimeline& host,
-                                              std::uint64_t pinned_bytes) {
-  if (pinned_bytes == 0 || pinned_bytes >= kPinnedChunkBytes) return {};
-  // Per thread, its pinned allocations and frees in start order.
-  using Thread = std::pair<std::uint32_t, std::uint32_t>;
-  std::map<Thread, std::vector<std::size_t>> pinning;
-  for (std::size_t call : view.calls()) {
-    const std::string_view base = apiBaseName(view.callName(call));
-    if (isPinnedHostAllocation(base) || base == "cudaFreeHost" || base == "cuMemFreeHost") {
-      pinning[{view.call(call).pid, view.call(call).tid}].push_back(call);
-    }
-  }
-  if (pinning.empty()) return {};
-  // A buffer's life: from its allocation to the thread's next pinning call (its free), or from
-  // the thread's previous one to its free (allocated before the view). Per call, the largest
-  // pinned copy its thread issued in its buffer's life.
-  struct Life {
-    Ns from = 0;
-    Ns to = 0;
-    std::uint64_t bytes = 0;
-  };
-  std::map<std::size_t, Life> life_of;
-  for (const auto& [thread, calls] : pinning) {
-    for (std::size_t k = 0; k < calls.size(); ++k) {
-      const RuntimeCall& c = view.call(calls[k]);
-      const bool allocation = isPinnedHostAllocation(apiBaseName(view.callName(calls[k])));
-      const Ns from = allocation ? c.end : k > 0 ? view.call(calls[k - 1]).end : std::numeric_limits<Ns>::min();
-      const Ns to = allocation ? (k + 1 < calls.size() ? view.call(calls[k + 1]).start : std::numeric_limits<Ns>::max())
-                               : c.start;
-      life_of[calls[k]] = {from, to, 0};
-    }
-  }
-  // Every pinned copy must fall in a life of its thread's: one that does not shows another pinned
-  // buffer alive, which keeps a chunk mapped already.
-  for (const ScopedOp& scoped : view.ops()) {
-    const GpuOp& op = view.op(scoped);
-    if (op.kind != OpKind::kMemcpy || (op.src_kind != MemKind::kPinned && op.dst_kind != MemKind::kPinned)) continue;
-    const auto launch = view.launchCall(op);
-    if (!launch) return {};
-    const RuntimeCall& c = view.call(*launch);
-    const auto calls = pinning.find({c.pid, c.tid});
-    if (calls == pinning.end()) return {};
-    bool inside = false;
-    for (std::size_t call : calls->second) {
-      Life& life = life_of[call];
-      if (c.start < life.from || c.start >= life.to) continue;
-      life.bytes = std::max(life.bytes, op.bytes);
-      inside = true;
-    }
-    if (!inside) return {};
-  }
-  std::map<std::size_t, Ns> own_of;  // the calls' own time (after a free's drain)
-  for (const HostBarrier& b : host.barriers) own_of.emplace(b.call, b.own);
-  std::vector<CallChange> changes;
-  for (const auto& [call, life] : life_of) {
-    if (life.bytes == 0 || life.bytes + pinned_bytes > kPinnedChunkBytes) continue;
-    const auto own = own_of.find(call);
-    const Ns took = own != own_of.end() ? own->second : view.call(call).end - view.call(call).start;
-    if (took < kChunkMappingNs) continue;
-    changes.push_back({call, !isPinnedHostAllocation(apiBaseName(view.callName(call))), kSubAllocatedCallNs});
-  }
-  return changes;
-}
+std::vector<CallChange> chunkKeptAlive(const DeviceView& view, const HostTimeline& host,
+                                       std::uint64_t pinned_bytes);
 
 // chunkKeptAlive's changes added to `changed`, but for calls it already changes.
-inline void addChunkKeptAlive(const DeviceView& view, const HostTimeline& host, std::uint64_t pinned_bytes,
-                              std::vector<CallChange>& changed) {
-  for (const CallChange& c : chunkKeptAlive(view, host, pinned_bytes)) {
-    const auto same = [&](const CallChange& x) { return x.call == c.call; };
-    if (std::none_of(changed.begin(), changed.end(), same)) changed.push_back(c);
-  }
-}
+void addChunkKeptAlive(const DeviceView& view, const HostTimeline& host, std::uint64_t pinned_bytes,
+                       std::vector<CallChange>& changed);
 
 }  // namespace cuoverlap::diagnosis
