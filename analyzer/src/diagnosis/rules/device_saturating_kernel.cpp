@@ -150,12 +150,17 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
   FindingBuilder builder(view, "device-saturating-kernel", Severity::kInfo);
   const auto& ops = view.ops();
   std::vector<Filler> fillers;
+  // The streams that launch a device-filling kernel themselves: not the latency-sensitive stream
+  // the fix raises (at the greatest priority their own filling kernels would pass the others'
+  // work), so their kernels are not J's.
+  std::set<std::uint64_t> filling_streams;
   for (std::size_t k = 0; k < ops.size(); ++k) {
     if (view.kindAt(k) != OpKind::kKernel) continue;
     const GpuOp& kernel = view.op(ops[k]);
     if (view.onLegacyDefaultStreamAt(k) || !fillsDevice(*device, kernel)) {
       continue;
     }
+    filling_streams.insert(DeviceView::streamKey(kernel));
     const Ns length = ops[k].end - ops[k].start;
     const std::int64_t wave_blocks = waveBlocks(*device, kernel);
     const std::int64_t waves = (kernel.grid_blocks + wave_blocks - 1) / wave_blocks;
@@ -192,7 +197,8 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
       active.erase(active.begin());
     }
     if (active.empty() || waiting.kind != OpKind::kKernel ||
-        view.onLegacyDefaultStreamAt(j) || fillsDevice(*device, waiting)) {
+        view.onLegacyDefaultStreamAt(j) || fillsDevice(*device, waiting) ||
+        filling_streams.count(DeviceView::streamKey(waiting)) > 0) {
       continue;
     }
     std::optional<Ns> ready = view.readyTime(j);
