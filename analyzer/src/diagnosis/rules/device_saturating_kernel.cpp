@@ -5,7 +5,10 @@
 // 10 µs after it was ready, and started in the second half of K or within 5 µs after K ended.
 // J must itself be smaller than one full wave (it would not fill the device alone): when J also
 // fills every SM, as the tile kernels of a compute-bound pipeline do, running it beside K would
-// only time-slice the SMs, so its wait cost nothing.
+// only time-slice the SMs, so its wait cost nothing. Nor may J's stream launch a device-filling
+// kernel itself: that is not the latency-sensitive stream the fix raises (g004120: the stream
+// whose 264-block kernels waited also ran a 2112-block one; the fix raised only the third stream,
+// of small kernels, and saved nothing; 41 µs claimed).
 // Ops on the legacy default stream are left to legacy-default-stream.
 // Fix (the lab's transform stream-priority): J's stream at the device's greatest priority. The
 // block scheduler then gives an SM that K's block frees to J's blocks before K's next ones, so J
