@@ -5,7 +5,10 @@
 // 10 µs after it was ready, and started in the second half of K or within 5 µs after K ended.
 // J must itself be smaller than one full wave (it would not fill the device alone): when J also
 // fills every SM, as the tile kernels of a compute-bound pipeline do, running it beside K would
-// only time-slice the SMs, so its wait cost nothing.
+// only time-slice the SMs, so its wait cost nothing. Nor may J's stream launch a device-filling
+// kernel itself: that is not the latency-sensitive stream the fix raises (g004120: the stream
+// whose 264-block kernels waited also ran a 2112-block one; the fix raised only the third stream,
+// of small kernels, and saved nothing; 41 µs claimed).
 // Ops on the legacy default stream are left to legacy-default-stream.
 // Fix (the lab's transform stream-priority): J's stream at the device's greatest priority. The
 // block scheduler then gives an SM that K's block frees to J's blocks before K's next ones, so J
@@ -150,12 +153,17 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
   FindingBuilder builder(view, "device-saturating-kernel", Severity::kInfo);
   const auto& ops = view.ops();
   std::vector<Filler> fillers;
+  // The streams that launch a device-filling kernel themselves: not the latency-sensitive stream
+  // the fix raises (at the greatest priority their own filling kernels would pass the others'
+  // work), so their kernels are not J's.
+  std::set<std::uint64_t> filling_streams;
   for (std::size_t k = 0; k < ops.size(); ++k) {
     if (view.kindAt(k) != OpKind::kKernel) continue;
     const GpuOp& kernel = view.op(ops[k]);
     if (view.onLegacyDefaultStreamAt(k) || !fillsDevice(*device, kernel)) {
       continue;
     }
+    filling_streams.insert(DeviceView::streamKey(kernel));
     const Ns length = ops[k].end - ops[k].start;
     const std::int64_t wave_blocks = waveBlocks(*device, kernel);
     const std::int64_t waves = (kernel.grid_blocks + wave_blocks - 1) / wave_blocks;
@@ -192,7 +200,8 @@ std::optional<Finding> findDeviceSaturatingKernel(const DeviceView& view) {
       active.erase(active.begin());
     }
     if (active.empty() || waiting.kind != OpKind::kKernel ||
-        view.onLegacyDefaultStreamAt(j) || fillsDevice(*device, waiting)) {
+        view.onLegacyDefaultStreamAt(j) || fillsDevice(*device, waiting) ||
+        filling_streams.count(DeviceView::streamKey(waiting)) > 0) {
       continue;
     }
     std::optional<Ns> ready = view.readyTime(j);
