@@ -533,7 +533,11 @@ std::optional<Finding> findHostBusy(const DeviceView& view) {
     }
     const Ns length = part.end - part.start;
     if (part.activity != HostActivity::kCpu || length < kMinimumCostNs) return;
-    if (ownCodeRun(view, part, launch) < kLaunchLoopStretchNs && inLaunchLoop(view, gap)) return;
+    // The run of own code is at least the stretch: only a short stretch needs it looked up.
+    if (length < kLaunchLoopStretchNs && ownCodeRun(view, part, launch) < kLaunchLoopStretchNs &&
+        inLaunchLoop(view, gap)) {
+      return;
+    }
     const auto next = view.firstOpStartingAtOrAfter(gap.end);
     const GpuOp* op = next ? &view.op(view.ops()[*next]) : nullptr;
     const bool feeds_copy = op != nullptr && op->kind == OpKind::kMemcpy &&
