@@ -9,7 +9,8 @@
 #        corpus's programs.jsonl.gz to record that corpus again), BUILD_DIR (build-gpu), REPS (15), BATCH (50 programs), BATCH_TIMEOUT (240 s per batch),
 #        SKIP_BUILD=1 (use what BUILD_DIR holds), VARIANT_TRACES=1 (also OUT_DIR/variants: every variant's
 #        median run, for scripts/lab_variant_ops.py), WINDOWS=K (1: keep the K baseline runs nearest
-#        the median span, lab_collect.py --windows)
+#        the median span, lab_collect.py --windows), STAGE=record (record the batches and stop) or
+#        STAGE=collect (collect what OUT_DIR/batches holds: a recording cut in two device calls)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -25,7 +26,10 @@ out=$(cd "$out" && pwd)
 logfile=$out/lab_record.log
 log() { echo "[$(date +%T)] $*" | tee -a "$logfile"; }
 started=$(date +%s)
+stage=${STAGE:-all}
+case "$stage" in all|record|collect) ;; *) echo "lab_record.sh: STAGE must be record or collect, not '$stage'" >&2; exit 2 ;; esac
 
+if [ "$stage" != collect ]; then
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   log "build ($build, Release): cuoverlap, the collector, cuoverlap-lab"
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release > "$out/configure.log" 2>&1 \
@@ -55,9 +59,8 @@ fi
 rm -f "$out"/batches/batch*
 split -l "$batch" -d -a 3 --additional-suffix=.jsonl "$out/programs.jsonl" "$out/batches/batch"
 
-collect_args=()
 failed_batches=0
-for programs in "$out"/batches/batch*.jsonl; do
+for programs in "$out"/batches/batch[0-9][0-9][0-9].jsonl; do
   name=$(basename "$programs" .jsonl)
   t0=$(date +%s.%N)
   timeout --kill-after=10 "$batch_timeout" "$cli" record --force -o "$out/batches/$name.sqlite" -- \
@@ -70,10 +73,22 @@ for programs in "$out"/batches/batch*.jsonl; do
   bad=$(grep -c '"ok":false' "$out/batches/$name.results.jsonl" 2>/dev/null)
   log "$name: $lines programs, $runs runs (${bad:-0} failed), rc=$rc, $(awk "BEGIN { printf \"%.1f\", $t1 - $t0 }") s"
   [ "$rc" = 0 ] || { failed_batches=$((failed_batches + 1)); grep -m3 -E "^error" "$out/batches/$name.log" | tee -a "$logfile"; }
-  if [ -s "$out/batches/$name.sqlite" ]; then
-    touch "$out/batches/$name.results.jsonl"
-    collect_args+=(--batch "$out/batches/$name.sqlite" "$programs" "$out/batches/$name.results.jsonl")
-  fi
+  [ -s "$out/batches/$name.sqlite" ] && touch "$out/batches/$name.results.jsonl"
+done
+echo "$failed_batches" > "$out/batches/failed_batches"
+if [ "$stage" = record ]; then
+  log "recorded in $(( $(date +%s) - started )) s; $failed_batches batches exited non-zero; collect with STAGE=collect"
+  exit 0
+fi
+fi
+
+failed_batches=$(cat "$out/batches/failed_batches" 2>/dev/null || echo 0)
+machine=${machine:-$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)}
+collect_args=()
+for programs in "$out"/batches/batch[0-9][0-9][0-9].jsonl; do
+  name=$(basename "$programs" .jsonl)
+  [ -s "$out/batches/$name.sqlite" ] || continue
+  collect_args+=(--batch "$out/batches/$name.sqlite" "$programs" "$out/batches/$name.results.jsonl")
 done
 
 [ ${#collect_args[@]} -gt 0 ] || { log "no batch left a trace"; exit 1; }
