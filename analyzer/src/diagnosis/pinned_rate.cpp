@@ -18,6 +18,15 @@ double pcieRawBytesPerNs(int generation, int width) {
   return kPerLane[generation] * width;
 }
 
+Ns pinnedSmallUploadCall(Ns recorded, std::uint64_t bytes) {
+  const Ns staging = static_cast<Ns>(static_cast<double>(bytes) / kHostStagingBytesPerNs);
+  return std::clamp<Ns>(recorded - staging, kPinnedSmallCallNs, kAsyncCopyCallNs);
+}
+
+Ns pinnedCopyCall(bool async, bool upload, Ns recorded, std::uint64_t bytes) {
+  return async && upload && bytes < kWholeStagedBytes ? pinnedSmallUploadCall(recorded, bytes) : kAsyncCopyCallNs;
+}
+
 Ns pinnedDuration(const PinnedRate& rate, std::uint64_t bytes) {
   if (rate.bytes_per_ns <= 0.0) return 0;
   return rate.latency_ns + std::llround(static_cast<double>(bytes) / rate.bytes_per_ns);

@@ -32,6 +32,28 @@ inline constexpr Ns kPinnedCopyLatencyNs = 1500;
 // 5.3 µs on average); a pageable one's time beyond that is staging the host waited for.
 inline constexpr Ns kAsyncCopyCallNs = 5'000;
 
+// A small pageable upload's call copies its bytes into the driver's staging buffer before it
+// returns (one piece: no DMA runs beside the copy); pinned, that host copy is gone and the rest of
+// the call stays. Small pinned calls took about as long as small staged ones of few bytes (lab H100
+// pinned runs: 4 KiB 4.43 -> 4.28 us in g000082) while 11.6 KiB ones came down a µs (g000013: 4.95
+// -> 3.96 us), so a fixed pinned call time (kAsyncCopyCallNs) over-prices the first and gives the
+// second nothing. The host stages at about kHostStagingBytesPerNs: the lab's one-thread pageable
+// uploads of 1 MiB or more (c1, 59 calls) moved 12.8 GB/s over their call (median; 8.2-18.3 the
+// deciles), staging and DMA overlapped, so the staging alone is at least that fast (12 to 20 give
+// the same cases). Pinned, such a call takes its recorded time less its bytes' staging, at least
+// kPinnedSmallCallNs (pinned calls of 16-64 KiB took 3.1 µs on average) and at most an asynchronous
+// pinned call's kAsyncCopyCallNs; uploads from kWholeStagedBytes up stage beside their DMA.
+inline constexpr double kHostStagingBytesPerNs = 13.0;
+inline constexpr std::uint64_t kWholeStagedBytes = 64 << 10;
+inline constexpr Ns kPinnedSmallCallNs = 3'000;
+
+Ns pinnedSmallUploadCall(Ns recorded, std::uint64_t bytes);
+
+// What a pageable copy's call of `recorded` takes once its host memory is pinned: an asynchronous
+// small upload's pinnedSmallUploadCall, any other an asynchronous pinned call's kAsyncCopyCallNs
+// (pageable-memcpy's and single-stream's fixes pin alike).
+Ns pinnedCopyCall(bool async, bool upload, Ns recorded, std::uint64_t bytes);
+
 struct PinnedRate {
   double bytes_per_ns = 0.0;  // = GB/s; 0 when unknown
   std::string source;         // in words: "this trace's pinned HtoD copies", "PCIe Gen5 x16"

@@ -7,6 +7,8 @@
 
 #include "cuoverlap/intervals.h"
 #include "diagnosis/median.h"
+#include "diagnosis/pinned_rate.h"
+#include "diagnosis/schedule_turns.h"
 
 namespace cuoverlap::diagnosis {
 
@@ -364,6 +366,26 @@ HeldTime timeHeldByStaging(const DeviceView& view, const HostTimeline& host,
     }
   }
   return held;
+}
+
+std::map<std::size_t, Ns> callsTakingTurns(const DeviceView& view, const std::vector<std::size_t>& calls) {
+  std::vector<OtherThreadCalls::Call> holding;
+  for (const LegacyOp& x : legacyOps(view)) {
+    if (x.synchronous) continue;
+    const auto call = view.launchCall(view.op(view.ops()[x.position]));
+    if (!call) continue;
+    holding.push_back({view.call(*call).start, view.call(*call).end, x.thread});
+  }
+  std::map<std::size_t, Ns> out;
+  if (holding.empty()) return out;
+  const OtherThreadCalls holders(std::move(holding));
+  for (const std::size_t call : calls) {
+    if (view.callKind(call) != ApiKind::kMemcpyAsync) continue;
+    const RuntimeCall& c = view.call(call);
+    if (!holders.overlap(c.start, c.end, threadKey(c))) continue;
+    out[call] = std::clamp<Ns>(c.end - c.start, kAsyncCopyCallNs, kLegacyTurnNs);
+  }
+  return out;
 }
 
 }  // namespace cuoverlap::diagnosis

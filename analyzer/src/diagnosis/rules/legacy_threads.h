@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <vector>
 
 #include "diagnosis/device_view.h"
@@ -25,6 +26,12 @@ struct LegacyOp {
 
 // The view's ops on the legacy default stream that have a launch call, in the view's order.
 std::vector<LegacyOp> legacyOps(const DeviceView& view);
+
+// The asynchronous copy calls among `calls` (to a created stream) that overlapped, as recorded, an
+// asynchronous call of another thread that launched an op on the legacy default stream: pinned,
+// they still take turns with it (kLegacyTurnNs), not the kAsyncCopyCallNs of a call alone. Per
+// such call, its recorded time within those two.
+std::map<std::size_t, Ns> callsTakingTurns(const DeviceView& view, const std::vector<std::size_t>& calls);
 
 // The latest end seen so far of the two threads with the latest ends: enough to know whether any
 // thread other than a given one still had something in flight (per-thread ends only grow).

@@ -119,26 +119,6 @@ std::set<std::size_t> firstAsyncCopyCalls(const DeviceView& view) {
   return out;
 }
 
-// A small pageable upload's call copies its bytes into the driver's staging buffer before it
-// returns (one piece: no DMA runs beside the copy); pinned, that host copy is gone and the rest of
-// the call stays. Small pinned calls took about as long as small staged ones of few bytes (lab H100
-// pinned runs: 4 KiB 4.43 -> 4.28 us in g000082) while 11.6 KiB ones came down a µs (g000013: 4.95
-// -> 3.96 us), so a fixed pinned call time (kAsyncCopyCallNs) over-prices the first and gives the
-// second nothing. The host stages at about kHostStagingBytesPerNs: the lab's one-thread pageable
-// uploads of 1 MiB or more (c1, 59 calls) moved 12.8 GB/s over their call (median; 8.2-18.3 the
-// deciles), staging and DMA overlapped, so the staging alone is at least that fast (12 to 20 give
-// the same cases). Pinned, such a call takes its recorded time less its bytes' staging, at least
-// kPinnedSmallCallNs (pinned calls of 16-64 KiB took 3.1 µs on average) and at most an asynchronous
-// pinned call's kAsyncCopyCallNs; uploads from kWholeStagedBytes up stage beside their DMA.
-constexpr double kHostStagingBytesPerNs = 13.0;
-constexpr std::uint64_t kWholeStagedBytes = 64 << 10;
-constexpr Ns kPinnedSmallCallNs = 3'000;
-
-Ns pinnedSmallUploadCall(Ns recorded, std::uint64_t bytes) {
-  const Ns staging = static_cast<Ns>(static_cast<double>(bytes) / kHostStagingBytesPerNs);
-  return std::clamp<Ns>(recorded - staging, kPinnedSmallCallNs, kAsyncCopyCallNs);
-}
-
 // How long a download's call (or its stream's previous op, where that ended later) may take to
 // start its DMA and still count as the driver's own startup, which pinning keeps: a DtoH copy
 // stages nothing ahead of its DMA (the host copies the data out of the staging buffer after it),
@@ -157,29 +137,6 @@ constexpr Ns kDownloadStartupNs = 20'000;
 
 // One turn on the legacy stream: kLegacyTurnNs (schedule_turns.h), measured on this rule's pinned
 // runs.
-
-// The asynchronous copy calls among `calls` (to a created stream) that overlapped, as recorded, an
-// asynchronous call of another thread that launched an op on the legacy default stream: pinned,
-// they still take turns with it (kLegacyTurnNs), not the kAsyncCopyCallNs of a call alone.
-std::map<std::size_t, Ns> callsTakingTurns(const DeviceView& view, const std::vector<std::size_t>& calls) {
-  std::vector<OtherThreadCalls::Call> holding;
-  for (const LegacyOp& x : legacyOps(view)) {
-    if (x.synchronous) continue;
-    const auto call = view.launchCall(view.op(view.ops()[x.position]));
-    if (!call) continue;
-    holding.push_back({view.call(*call).start, view.call(*call).end, x.thread});
-  }
-  std::map<std::size_t, Ns> out;
-  if (holding.empty()) return out;
-  const OtherThreadCalls holders(std::move(holding));
-  for (const std::size_t call : calls) {
-    if (view.callKind(call) != ApiKind::kMemcpyAsync) continue;
-    const RuntimeCall& c = view.call(call);
-    if (!holders.overlap(c.start, c.end, threadKey(c))) continue;
-    out[call] = std::clamp<Ns>(c.end - c.start, kAsyncCopyCallNs, kLegacyTurnNs);
-  }
-  return out;
-}
 
 // The pageable asynchronous copy calls to the legacy default stream that another thread's call
 // (one that issues device work) got past: it began more than one turn (kLegacyTurnNs) into the
@@ -321,9 +278,7 @@ void addCopy(const DeviceView& view, std::size_t position, const ScopedOp& scope
     const auto turn = copies.turn_of_call.find(*launch);
     const Ns alone = copies.first_async.count(*launch) != 0
                          ? std::clamp<Ns>(call.end - call.start, kAsyncCopyCallNs, kFirstCopyCallNs)
-                     : async && d == 0 && op.bytes < kWholeStagedBytes
-                         ? pinnedSmallUploadCall(call.end - call.start, op.bytes)
-                         : kAsyncCopyCallNs;
+                         : pinnedCopyCall(async, d == 0, call.end - call.start, op.bytes);
     const Ns async_call = turn != copies.turn_of_call.end() ? turn->second : alone;
     // A pinned asynchronous copy is submitted as its call returns: in the lab's H100 pin-host runs
     // (/work/vtraces14) the first cudaMemcpyAsync of the 25 single-thread programs (14-37 µs, the

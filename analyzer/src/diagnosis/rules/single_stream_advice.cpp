@@ -5,6 +5,7 @@
 
 #include "diagnosis/api_names.h"
 #include "diagnosis/pinned_rate.h"
+#include "diagnosis/rules/legacy_threads.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
@@ -83,11 +84,12 @@ PinnedCopies pinnedCopies(const DeviceView& view, const std::vector<std::uint64_
     }
     const int d = engine == Engine::kH2D ? 0 : 1;
     if (!rate[d]) rate[d] = pinnedRate(view, engine);
-    const Ns duration = scoped.end - scoped.start;
-    const Ns faster = pinnedDuration(*rate[d], op.bytes);
-    if (faster > 0 && faster < duration) pinned.faster.push_back({pos, faster});
+    if (const Ns at_rate = pinnedDuration(*rate[d], op.bytes); at_rate > 0) pinned.faster.push_back({pos, at_rate});
     if (const auto launch = view.launchCall(op)) {
       pinned.calls.insert(*launch);
+      const RuntimeCall& call = view.call(*launch);
+      pinned.call_ns[*launch] = pinnedCopyCall(view.callKind(*launch) == ApiKind::kMemcpyAsync,
+                                               engine == Engine::kH2D, call.end - call.start, op.bytes);
       const Ns lead = scoped.start - view.call(*launch).start - kAsyncCopyCallNs;
       if (lead > 0) {
         pinned.earlier.resize(view.ops().size(), 0);
@@ -95,6 +97,8 @@ PinnedCopies pinnedCopies(const DeviceView& view, const std::vector<std::uint64_
       }
     }
   }
+  const std::vector<std::size_t> calls(pinned.calls.begin(), pinned.calls.end());
+  for (const auto& [call, turn] : callsTakingTurns(view, calls)) pinned.call_ns[call] = turn;
   return pinned;
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -28,16 +29,22 @@ namespace cuoverlap::diagnosis {
 // Values are DeviceView::streamKey's. O(n) time; memory O(n) for the keys only.
 std::vector<std::uint64_t> workStreams(const DeviceView& view);
 
-// The advice's pinned buffers in the split: each pageable host<->device copy of `stream` (by
-// `keys`) takes the pinned rate of its direction plus a pinned copy's fixed cost where that is
-// shorter (`faster`), and starts a few µs after its call began instead of after the host staged
-// its first bytes (`earlier`, per position; empty = none); their calls (`calls`, indices into
-// Trace::runtime_calls) return after an asynchronous pinned copy call's few µs instead of after
-// staging. `inputs_only`: its host-to-device copies alone (the copy-ahead pins the input buffers).
+// The advice's pinned buffers in the split, priced as pageable-memcpy's fix pins them: each
+// pageable host<->device copy of `stream` (by `keys`) takes the pinned rate of its direction plus
+// a pinned copy's fixed cost (`faster`, even where its staged op ran shorter: a small staged
+// upload's DMA reads the driver's staging buffer, and g000013's 11.6 KiB uploads ran 1.3 µs
+// staged, 2.7 µs pinned in both its fixed programs, pin-host and multi-stream), and starts a few
+// µs after its call began instead of after the host staged its first bytes (`earlier`, per
+// position; empty = none); their calls (`calls`, indices into Trace::runtime_calls) take what a
+// pinned call takes (`call_ns`: pinnedCopyCall, or the recorded turn of one that took turns with
+// another thread's legacy-stream call, callsTakingTurns) instead of staging: g000013's pinned
+// calls took 3.1 µs, where the part of its staged calls the host did not wait was 2.6.
+// `inputs_only`: its host-to-device copies alone (the copy-ahead pins the input buffers).
 struct PinnedCopies {
   std::vector<FasterOp> faster;
   std::vector<Ns> earlier;
   std::unordered_set<std::size_t> calls;
+  std::unordered_map<std::size_t, Ns> call_ns;  // per call of `calls`
 };
 PinnedCopies pinnedCopies(const DeviceView& view, const std::vector<std::uint64_t>& keys,
                           std::uint64_t stream, bool inputs_only = false);

@@ -108,7 +108,7 @@ HostTimeline waitingForEveryLane(const DeviceView& view, const HostTimeline& hos
 
 // The fix's copies and memsets issued asynchronously: the calls of `moved` no longer wait for the
 // device (except those in `read`, whose result the host reads right there), and one of a pageable
-// copy the fix pins no longer stages (an asynchronous call's few µs at most).
+// copy the fix pins no longer stages (it takes a pinned call's time, PinnedCopies::call_ns).
 std::vector<CallChange> asynchronousCalls(const DeviceView& view, const HostTimeline& host,
                                           const std::unordered_set<std::size_t>& moved,
                                           const PinnedCopies& pinned,
@@ -119,9 +119,9 @@ std::vector<CallChange> asynchronousCalls(const DeviceView& view, const HostTime
     if ((kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync ||
          kind == ApiKind::kMemcpyAsync || kind == ApiKind::kMemsetAsync) &&
         moved.count(barrier.call) != 0) {
-      const bool staged = pinned.calls.count(barrier.call) != 0;
+      const auto staged = pinned.call_ns.find(barrier.call);
       changes.push_back({barrier.call, read.count(barrier.call) != 0,
-                         staged ? std::min(barrier.own, kAsyncCopyCallNs) : barrier.own});
+                         staged != pinned.call_ns.end() ? staged->second : barrier.own});
     }
   }
   return changes;
