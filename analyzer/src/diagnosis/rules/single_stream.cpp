@@ -104,6 +104,8 @@ struct StreamWork {
   // It ran beside other streams' work (not mostly alone): its split is priced with its kernels
   // in order (splitSaving's kernels_in_order).
   bool beside_others = false;
+  // The share of its busy time it ran alone (aloneTimes; with several streams only).
+  double alone_share = 0;
   // It did not hold its extent but took turns with other work by the legacy stream's barrier
   // (tookTurnsByLegacyBarrier): named only where leaving the barrier is what its split saves.
   bool by_barrier = false;
@@ -309,6 +311,25 @@ bool ranMostlyAlone(const std::unordered_map<std::uint64_t, AloneTime>& times, s
   return it != times.end() && 2 * it->second.alone > it->second.busy;
 }
 
+// The share of the stream's busy time it ran alone (0 for a stream aloneTimes does not know).
+double aloneShare(const std::unordered_map<std::uint64_t, AloneTime>& times, std::uint64_t stream) {
+  const auto it = times.find(stream);
+  if (it == times.end() || it->second.busy <= 0) return 0;
+  return static_cast<double>(it->second.alone) / static_cast<double>(it->second.busy);
+}
+
+// A loop beside other streams' work whose split saves mostly by its lanes' kernels side by side
+// (splitSaving with them in order under half of it free) gets that part priced at the middle of
+// the two only where it still ran alone for at least this share of its busy time: alone at least
+// half as long as beside the others' work (the ran-alone test, alone longer than beside, halved).
+// Side by side, the lanes' few-block kernels pay for each other in part (the fixed programs' own
+// traces: g000233@s7's 8- and 16-block kernels ran ×1.6-×2.0 beside the next lane's, and the split
+// saved 0.44-1.0 ms, between its in-order price, 0-35 µs, and its free one, 1.1-1.6 ms); a loop
+// whose kernels ran mostly beside the others' slows the others' kernels too, which no price of the
+// split's own kernels holds (g000238: the legacy threads' 1-block kernels beside the lanes ran
+// 2.54-2.64 ms, 1.71 before, the program 1.8 ms slower; its loop ran alone 0.23 of its busy time).
+constexpr double kSideBySideAloneShare = 1.0 / 3.0;
+
 // Nor is a stream that took turns with others chunk by chunk (a pipeline's streams serialized by
 // pageable copies or allocation calls: each chunk alone, the streams already the split): it must
 // hold most of the device's busy time between its first op's start and its last op's end, as a
@@ -375,6 +396,7 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
                                     [&](StreamWork& w) {
                                       const std::uint64_t stream = ranOn(w.stream);
                                       w.beside_others = !ranMostlyAlone(times, stream);
+                                      w.alone_share = aloneShare(times, stream);
                                       // Took turns with blocking streams' work by the legacy
                                       // stream's barrier: in the split it runs beside that work,
                                       // whose SMs its lanes' kernels would share. (Most of its
@@ -434,10 +456,12 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
                               candidate.beside_others),
                std::nullopt};
     // Beside other streams' work, a split that saves mostly by running its lanes' kernels side by
-    // side (less than half of it left with them in order) is not named: that part is not priced.
-    if (candidate.beside_others && fix.split > 0 &&
-        2 * fix.split < splitSaving(view, keys, host, model, waits, order, holds, candidate.stream)) {
-      fix.split = 0;
+    // side (less than half of it left with them in order) is priced at the middle of the two where
+    // the loop still ran alone for kSideBySideAloneShare of its busy time; else it is not named.
+    const bool side_by_side_priced = candidate.alone_share >= kSideBySideAloneShare;
+    if (candidate.beside_others && (fix.split > 0 || side_by_side_priced)) {
+      const Ns free_split = splitSaving(view, keys, host, model, waits, order, holds, candidate.stream);
+      if (2 * fix.split < free_split) fix.split = side_by_side_priced ? (fix.split + free_split) / 2 : 0;
     }
     // A loop that did not hold its extent is named for the turns the legacy stream's barrier
     // made it take: only where its own split under the barrier (the barriers as they were, and no
