@@ -219,8 +219,11 @@ TEST_CASE("implicit-sync-call: another thread's call held by a removed free gets
   // 411-811, the span's end. Hoisted, the free and the allocation go, and thread 2's launch no
   // longer waits the 256 µs it spent inside the free: its kernel runs 155-555, 256 µs saved (none
   // with the launch still held: thread 1's calls are not on the span's path). A free of 40 µs
-  // (106-146, the launch called at 120) holds nothing the fix gives back.
-  const auto saving = [](double free_end, double launch_start) {
+  // (106-146, the launch called at 120) holds nothing the fix gives back. A kernel that shows
+  // starting 2 µs before its held launch returned (an op launched onto an idle stream starts as
+  // the driver submits it, the call returns after that) was submitted after the hold too: it gets
+  // the same time back.
+  const auto saving = [](double free_end, double launch_start, double op_start_after_free = 5) {
     TraceBuilder b;
     b.call("cudaMalloc_v3020", 0, 1);  // before the first op: never counted
     b.launch(13, 2, 4, 5, 105);
@@ -229,7 +232,8 @@ TEST_CASE("implicit-sync-call: another thread's call held by a removed free gets
     b.launch(13, free_end + 3, free_end + 5, free_end + 6, free_end + 106);
     b.call("cudaStreamSynchronize_v3020", 3, 4);  // thread 2's: its launch follows it
     b.trace().runtime_calls.back().tid = 2;
-    b.launch(14, launch_start, free_end + 4, free_end + 5, free_end + 405);
+    b.launch(14, launch_start, free_end + 4, free_end + op_start_after_free,
+             free_end + op_start_after_free + 400);
     b.trace().runtime_calls.back().tid = 2;
     const auto findings = test::findingsOf(b.build());
     const Finding* f = test::findingById(findings, "implicit-sync-call");
@@ -240,6 +244,9 @@ TEST_CASE("implicit-sync-call: another thread's call held by a removed free gets
   }
   SECTION("a free of 40 µs is no longer than calls that overlap anyway: nothing given back") {
     CHECK(saving(146, 120) < 10 * kUs);
+  }
+  SECTION("a kernel that started inside its held launch call gets the hold back too") {
+    CHECK(saving(406, 150, 2) == Approx(static_cast<double>(256 * kUs)).margin(5 * kUs));
   }
 }
 

@@ -108,4 +108,24 @@ void barriersGivenBack(const DeviceView& view, const std::vector<HostTimeGiven>&
   }
 }
 
+void launchesHeldBeforeSubmitting(const DeviceView& view, const std::vector<HostTimeGiven>& given,
+                                  std::vector<Ns>& earlier) {
+  std::unordered_map<std::size_t, Ns> held;  // launch call -> what it no longer waits
+  for (const HostTimeGiven& g : given) {
+    if (g.in_call && g.amount > 0 && view.callKind(g.call) == ApiKind::kLaunch) held[g.call] += g.amount;
+  }
+  if (held.empty()) return;
+  for (std::size_t p = 0; p < view.ops().size() && p < earlier.size(); ++p) {
+    const ScopedOp& scoped = view.ops()[p];
+    const auto launch = view.launchCall(view.op(scoped));
+    if (!launch) continue;
+    const auto it = held.find(*launch);
+    if (it == held.end()) continue;
+    const RuntimeCall& c = view.call(*launch);
+    // Started after its call returned: hostTimeGivenBack already gave the hold back.
+    if (c.end <= scoped.start || scoped.start < c.start + it->second) continue;
+    earlier[p] += it->second;
+  }
+}
+
 }  // namespace cuoverlap::diagnosis

@@ -32,6 +32,21 @@ struct HostTimeGiven {
 // ScheduleModel::span's `earlier`).
 std::vector<Ns> hostTimeGivenBack(const DeviceView& view, const std::vector<HostTimeGiven>& given,
                                   const HostTimeline& host);
+// A kernel launch is asynchronous: its op cannot run before the call submits it, so a launch
+// held in the driver behind another thread's call (the in-call amounts of `given`) submitted its
+// op only after that hold, even where the op shows starting before the call returned (an op
+// launched onto an idle stream starts within a few µs of its submission, and the call returns
+// after that; the host's and the device's clocks disagree by as much). The schedule releases such
+// an op at its call's start plus the time after its stream's previous op ended, or at its recorded
+// start (ScheduleModel's submitted_late), which here is the hold; hostTimeGivenBack gives the hold
+// back only to ops that started after their call returned. Where the op began after the held part
+// of its call, this adds the hold to its `earlier` too (lab g000286: a worker's launch held 189 µs
+// behind another thread's pinned `cudaMemcpy`, its kernel starting 0.6 µs before the call
+// returned; the fixed program ran that kernel 158 µs sooner; g004081, a launch held behind another
+// thread's `cudaFreeHost` that hoist-alloc removes). Copies keep hostTimeGivenBack's rule: an
+// asynchronous copy from pageable memory or one that stages blocks in its call.
+void launchesHeldBeforeSubmitting(const DeviceView& view, const std::vector<HostTimeGiven>& given,
+                                  std::vector<Ns>& earlier);
 // Each blocking call of a thread that got host time back since its previous blocking call begins
 // that much sooner (the host loop runs faster), as a CallChange that keeps the call's waits and
 // own time; merged into `changed` (an existing change of the call keeps its waits and own time and

@@ -520,37 +520,6 @@ HostTurns hostTurns(const DeviceView& view, const HostTimeline& host, const std:
   return turns;
 }
 
-// A kernel launch is asynchronous: its op cannot run before the call submits it, so a launch
-// held in the driver behind another thread's call (the in-call amounts of `given`) submitted its
-// op only after that hold, even where the op shows starting before the call returned (an op
-// launched onto an idle stream starts within a few µs of its submission, and the call returns
-// after that; the host's and the device's clocks disagree by as much). The schedule releases such
-// an op at its call's start plus the time after its stream's previous op ended, which here is the
-// hold; hostTimeGivenBack gives the hold back only to ops that started after their call returned.
-// Where the op began after the held part of its call, it gets the hold back too (lab g000286: a
-// worker's launch held 189 µs behind another thread's pinned `cudaMemcpy`, its kernel starting
-// 0.6 µs before the call returned; the fixed program ran that kernel 158 µs sooner). Copies keep
-// the old rule: an asynchronous copy from pageable memory or one that stages blocks in its call.
-void launchesHeldBeforeSubmitting(const DeviceView& view, const std::vector<HostTimeGiven>& given,
-                                  std::vector<Ns>& earlier) {
-  std::unordered_map<std::size_t, Ns> held;  // launch call -> what it no longer waits
-  for (const HostTimeGiven& g : given) {
-    if (g.in_call && g.amount > 0 && view.callKind(g.call) == ApiKind::kLaunch) held[g.call] += g.amount;
-  }
-  if (held.empty()) return;
-  for (std::size_t p = 0; p < view.ops().size() && p < earlier.size(); ++p) {
-    const ScopedOp& scoped = view.ops()[p];
-    const auto launch = view.launchCall(view.op(scoped));
-    if (!launch) continue;
-    const auto it = held.find(*launch);
-    if (it == held.end()) continue;
-    const RuntimeCall& c = view.call(*launch);
-    // Started after its call returned: hostTimeGivenBack already gave the hold back.
-    if (c.end <= scoped.start || scoped.start < c.start + it->second) continue;
-    earlier[p] += it->second;
-  }
-}
-
 // A call held in the driver submitted its op later than its call began, after the ops the legacy
 // barrier ran before it. The schedule issues a blocking call's op at its
 // submission (submittedAt: where the call returned after its op began, its call's start, the

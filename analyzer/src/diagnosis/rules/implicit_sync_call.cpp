@@ -12,7 +12,8 @@
 // stays, and so does each later loop's, told apart by the work launched after it (loopStarts);
 // hoistingChanges: the free moved after a loop adds its own time to its thread's next call that
 // drains the device after the loop's last iteration (loopEnds); heldByRemoved: other threads' calls that a removed call of 50 µs or more
-// held after the device drained return that much sooner; stagedHeldByRemoved: so do staged
+// held after the device drained return that much sooner, a held kernel launch's op too where it
+// began inside its call (launchesHeldBeforeSubmitting); stagedHeldByRemoved: so do staged
 // pageable copies still in the driver then, however early they began) and the kernels that
 // re-faulted a managed buffer freed and allocated again between their runs taking their durations
 // less those faults, never less than their fault-free durations (fault_free.h) (kept, the
@@ -508,6 +509,7 @@ std::optional<Finding> findImplicitSyncCall(const DeviceView& view) {
   const std::vector<HostTimeGiven> held = heldByRemoved(view, host, hoisted);
   barriersGivenBack(view, held, host, removed);
   std::vector<Ns> earlier = hostTimeGivenBack(view, held, host);
+  launchesHeldBeforeSubmitting(view, held, earlier);
   stagedHeldByRemoved(view, host, hoisted, removed, earlier);
   // Without the calls the thread runs ahead, but its work still waits at the legacy stream's
   // implicit barriers, as it did (a blocking stream's kernel behind another thread's cudaMemcpy),
