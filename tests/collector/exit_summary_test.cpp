@@ -17,15 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "../scratch_dir.h"
+
 namespace {
 
-std::string scratchDir() {
-  static std::string dir = [] {
-    char name[] = "/tmp/cuoverlap_exit_summary_test_XXXXXX";
-    return std::string(mkdtemp(name));
-  }();
-  return dir;
-}
+const std::string& scratchDir() { return cuoverlap_test::scratchDir("cuoverlap_exit_summary_test_"); }
 
 std::string readAll(const std::string& path) {
   std::ifstream in(path);

@@ -17,16 +17,11 @@
 #include "collector_env.h"
 #include "cuoverlap/reader.h"
 #include "trace_merge.h"
+#include "../scratch_dir.h"
 
 namespace {
 
-std::string scratchDir() {
-  static std::string dir = [] {
-    char name[] = "/tmp/cuoverlap_job_test_XXXXXX";
-    return std::string(mkdtemp(name));
-  }();
-  return dir;
-}
+const std::string& scratchDir() { return cuoverlap_test::scratchDir("cuoverlap_job_test_"); }
 
 std::string readAll(const std::string& path) {
   std::ifstream in(path);

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "../scratch_dir.h"
+
 namespace {
 
 struct Run {
@@ -21,13 +23,7 @@ struct Run {
   std::string program_saw;  // "ran <CUDA_INJECTION64_PATH or unset>" when the program ran
 };
 
-std::string scratchDir() {
-  static std::string dir = [] {
-    char name[] = "/tmp/cuoverlap_record_cli_XXXXXX";
-    return std::string(mkdtemp(name));
-  }();
-  return dir;
-}
+const std::string& scratchDir() { return cuoverlap_test::scratchDir("cuoverlap_record_cli_"); }
 
 std::string readAll(const std::string& path) {
   std::ifstream in(path);

@@ -12,6 +12,7 @@
 #include "collector_options.h"
 #include "run_registry.h"
 #include "trace_writer.h"
+#include "../scratch_dir.h"
 
 using namespace cuoverlap::collector;
 
@@ -24,8 +25,9 @@ std::string slurp(const std::string& path) {
   return text.str();
 }
 
+// A directory of its own for one test case, inside the binary's scratch directory.
 std::string freshDirectory(const std::string& name) {
-  const std::string dir = "/tmp/cuoverlap_robust_output_" + std::to_string(getpid()) + "_" + name;
+  const std::string dir = cuoverlap_test::scratchDir("cuoverlap_robust_output_") + "/" + name;
   std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());
   return dir;
 }

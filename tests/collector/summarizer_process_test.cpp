@@ -21,19 +21,14 @@
 #include "exit_summary.h"
 #include "summarizer_process.h"
 #include "summary_path.h"
+#include "../scratch_dir.h"
 
 using namespace cuoverlap::collector;
 using Outcome = SummarizerRun::Outcome;
 
 namespace {
 
-std::string scratch() {
-  static const std::string dir = [] {
-    char name[] = "/tmp/cuoverlap_summarizer_test_XXXXXX";
-    return std::string(mkdtemp(name));
-  }();
-  return dir;
-}
+const std::string& scratch() { return cuoverlap_test::scratchDir("cuoverlap_summarizer_test_"); }
 
 std::string readAll(const std::string& path) {
   std::ifstream in(path);

@@ -8,8 +8,8 @@ import contextlib
 import gzip
 import importlib.util
 import json
-import shutil
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -83,6 +83,7 @@ class LabCollectTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="lab_collect_test.")
+        cls.addClassCleanup(shutil.rmtree, cls.dir, ignore_errors=True)
         trace = os.path.join(cls.dir, "batch0.sqlite")
         make_trace(trace)
         programs = [{"id": p, "seed": i, "shape": "chain", "findings": {"fix": "sync-in-loop"},
@@ -307,6 +308,7 @@ class UnifiedMemorySpanTest(unittest.TestCase):
 
     def test_migrations_do_not_lengthen_a_span(self):
         work = tempfile.mkdtemp(prefix="lab_collect_um.")
+        self.addCleanup(shutil.rmtree, work, ignore_errors=True)
         trace = os.path.join(work, "batch0.sqlite")
         db = sqlite3.connect(trace)
         db.executescript("""

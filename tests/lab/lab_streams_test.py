@@ -8,6 +8,7 @@ import gzip
 import importlib.util
 import json
 import os
+import shutil
 import sqlite3
 import sys
 import tempfile
@@ -107,6 +108,7 @@ class LabStreamsTest(unittest.TestCase):
         # Three kept baseline runs (baseline.windows_ns): the split stream is trace stream 7 (main:
         # tid 11) in the first, 9 (main: tid 21) in the second; the third's work matches nothing.
         corpus = tempfile.mkdtemp(prefix="lab_streams_windows.")
+        self.addCleanup(shutil.rmtree, corpus, ignore_errors=True)
         pid = 4242 << 24
         db = sqlite3.connect(os.path.join(corpus, "batch0.sqlite"))
         db.executescript(THREADS_SCHEMA + f"""
