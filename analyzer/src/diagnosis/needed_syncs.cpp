@@ -249,17 +249,21 @@ bool preparesOtherStreams(const DeviceView& view, const std::vector<std::size_t>
 }
 
 // A result is deferred to the next step's wait only where there is a next step: the same
-// synchronize call bringing a result back again in the thread (a loop). One the thread runs once
-// (the end of a pipeline that then reads its output) has no later wait to take its place: the
-// host needs it there.
-void keepSingleReads(const DeviceView& view, const HostTimeline& host, const std::vector<bool>& reads,
-                     std::vector<SyncNeed>& needs) {
-  using Site = std::tuple<std::uint32_t, std::uint32_t, std::string_view>;  // pid, tid, call name
+// synchronize call bringing a result of the same size back again in the thread (a loop). One the
+// thread runs once (the end of a pipeline that then reads its output) has no later wait to take
+// its place: the host needs it there. The result's size tells two such calls apart: a phase that
+// brings a 12 MB result back once, then a loop that brings 4 KB back each step, both through
+// cudaStreamSynchronize (g005106).
+void keepSingleReads(const DeviceView& view, const HostTimeline& host,
+                     const std::vector<std::int64_t>& read_copies, std::vector<SyncNeed>& needs) {
+  // pid, tid, call name, the size of the copy it brings back
+  using Site = std::tuple<std::uint32_t, std::uint32_t, std::string_view, std::uint64_t>;
   std::map<Site, std::vector<std::size_t>> sites;
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
-    if (!reads[b]) continue;
+    if (read_copies[b] < 0) continue;
     const RuntimeCall& call = view.call(host.barriers[b].call);
-    sites[{call.pid, call.tid, view.callName(host.barriers[b].call)}].push_back(b);
+    const GpuOp& copy = view.op(view.ops()[static_cast<std::size_t>(read_copies[b])]);
+    sites[{call.pid, call.tid, view.callName(host.barriers[b].call), copy.bytes}].push_back(b);
   }
   for (const auto& [site, barriers] : sites) {
     const std::size_t b = barriers.front();
@@ -273,7 +277,8 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
                                 std::vector<std::int64_t>* read_copies) {
   std::vector<SyncNeed> needs(host.barriers.size(), SyncNeed::kNotASync);
   if (read_copies != nullptr) read_copies->assign(host.barriers.size(), -1);
-  std::vector<bool> reads(host.barriers.size(), false);  // brings an async DtoH copy's result back
+  // Per barrier: the last asynchronous DtoH copy whose result it brings back (-1: none).
+  std::vector<std::int64_t> reads(host.barriers.size(), -1);
   if (host.barriers.empty()) return needs;
   const std::map<ThreadKey, ThreadCalls> threads = callsByThread(view);
   ProgramOrder order(view);
@@ -322,7 +327,7 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
       }
     }
     if (read_copies != nullptr) (*read_copies)[b] = read_copy;
-    reads[b] = brings_back;
+    reads[b] = read_copy;
     const auto& work = t->second.work_calls;
     const auto next = std::partition_point(work.begin(), work.end(),
                                            [&](const WorkCall& w) { return w.start < call.end; });

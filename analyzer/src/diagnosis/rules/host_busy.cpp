@@ -22,8 +22,8 @@
 // iteration and runs one iteration ahead, before that call, while the GPU still has the work
 // issued before it (the call begins that much later, the thread's
 // launches after the piece and its next blocking call that much sooner), when the step that call
-// ended is one of the same loop: it too began by copying an input in (its first launch after the
-// thread's previous synchronize). After another step (a phase before the loop) the piece makes the
+// ended is one of the same loop: it too began by copying an input in, the same copy (kind and
+// size; its first launch after the thread's previous synchronize). After another step (a phase before the loop) the piece makes the
 // loop's first batch, which pipelining leaves in place: no step of its loop runs before it; so
 // does a batch copied in by a synchronous call (cudaMemcpy), a blocking step with no launch before
 // it in its iteration for the work to move after. A piece
@@ -173,9 +173,9 @@ Ns ownCodeRun(const DeviceView& view, const HostPart& part, std::size_t launch) 
 
 using ThreadKey = std::pair<std::uint32_t, std::uint32_t>;  // (pid, tid)
 
-// Per thread, its launches in call order: (call start, whether the op copies host memory in).
+// Per thread, its launches in call order: (call start, the launch call).
 struct ThreadLaunches {
-  std::map<ThreadKey, std::vector<std::pair<Ns, bool>>> by_thread;
+  std::map<ThreadKey, std::vector<std::pair<Ns, std::size_t>>> by_thread;
   std::unordered_set<std::size_t> calls;  // every launch call
 };
 
@@ -186,20 +186,13 @@ ThreadLaunches launchesByThread(const DeviceView& view) {
     const auto launch = view.launchCall(op);
     if (!launch) continue;
     const RuntimeCall& call = view.call(*launch);
-    out.by_thread[{call.pid, call.tid}].push_back(
-        {call.start, op.kind == OpKind::kMemcpy && op.copy_kind == CopyKind::kHtoD});
+    out.by_thread[{call.pid, call.tid}].push_back({call.start, *launch});
     out.calls.insert(*launch);
   }
   for (auto& [thread, launches] : out.by_thread) std::sort(launches.begin(), launches.end());
   return out;
 }
 
-// Whether the thread's first launch in [from, to) copies an input in: a loader's step.
-bool loaderStep(const std::vector<std::pair<Ns, bool>>& launches, Ns from, Ns to) {
-  const auto first =
-      std::lower_bound(launches.begin(), launches.end(), std::pair<Ns, bool>{from, false});
-  return first != launches.end() && first->first < to && first->second;
-}
 
 // A stretch moved later in its thread's program, past the launches that followed it.
 struct MovedStretch {
@@ -219,6 +212,20 @@ CallPoint pointOf(const DeviceView& view, std::size_t call,
   const GpuOp& g = *op->second;
   return {g.name, static_cast<int>(g.kind) * 16 + static_cast<int>(g.copy_kind), g.bytes,
           g.grid_blocks, g.block_threads};
+}
+
+// Whether the thread's first launch in [from, to) is the copy `copy_in` makes too (the same copy
+// kind and size): a step of the loop whose input `copy_in` copies in next, the loader's previous
+// step. A step that begins with another copy is another phase's (g005022: a loop of two 1 MB
+// copies in, synchronized, before a loader loop of 16 KB batches).
+bool loaderStep(const DeviceView& view, const std::vector<std::pair<Ns, std::size_t>>& launches,
+                Ns from, Ns to, std::size_t copy_in,
+                const std::unordered_map<std::size_t, const GpuOp*>& op_of_call) {
+  const auto first = std::lower_bound(
+      launches.begin(), launches.end(), from,
+      [](const std::pair<Ns, std::size_t>& launch, Ns t) { return launch.first < t; });
+  return first != launches.end() && first->first < to &&
+         pointOf(view, first->second, op_of_call) == pointOf(view, copy_in, op_of_call);
 }
 
 // Where a stretch lies in its thread's program: between the call before it (none: the thread's
@@ -427,12 +434,14 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches) 
       // fixed program, which keeps them, saved nothing).
       if (synchronousCall(view.callKind(stretch.launch))) continue;
       // Pipelining makes batch k during step k - 1: a step of the same loop, which also began by
-      // copying its input in. After another step (a phase before the loop) the batch is the
-      // loop's first, with no step of its own to hide under: it stays.
+      // copying its input in, the same copy. After another step (a phase before the loop, which
+      // may begin with a copy in of its own) the batch is the loop's first, with no step of its
+      // own to hide under: it stays.
       const auto thread_launches = launches.by_thread.find(key);
       const Ns wait_start = host.barriers[static_cast<std::size_t>(before)].start;
       if (thread_launches == launches.by_thread.end() ||
-          !loaderStep(thread_launches->second, step_start, wait_start)) {
+          !loaderStep(view, thread_launches->second, step_start, wait_start, stretch.launch,
+                      op_of_call)) {
         continue;
       }
       later[static_cast<std::size_t>(before)] += stretch.time.length();
