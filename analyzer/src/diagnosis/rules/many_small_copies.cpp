@@ -19,8 +19,9 @@
 //     later call's, HostBarrier::own, less their waits for the previous piece's DMA) and an
 //     upload's op keeping its length (the last chunk's DMA, after the call staged it);
 //   - for small pageable uploads that returned once staged, the same with each later piece's
-//     bytes at the rate the trace's large staged uploads staged theirs (uploadStagingRate): one
-//     upload of them all still stages every byte before its call returns;
+//     bytes at the rate the trace's large staged uploads staged theirs (uploadStagingRate; without
+//     one, kStagingRateWithoutTrace): one upload of them all still stages every byte before its
+//     call returns, its op waiting for the staging only where its stream did not hold it longer;
 //   - each run's first copy taking the run's bytes at the rate its pieces moved them: their
 //     summed durations less each later piece's fixed cost, no slower than the bytes at the
 //     pinned rate plus one fixed cost (mergedDuration), and its later copies taking none (nor
@@ -363,6 +364,14 @@ std::vector<CopyRun> smallCopyRuns(const DeviceView& view, const PinnedRate rate
 // 8-11 GB/s).
 constexpr std::uint64_t kStagingRateMinBytes = 512 << 10;
 
+// The rate at which a host copies pageable bytes into the driver's staging buffer where the trace
+// has no large staged upload to measure it (uploadStagingRate), in bytes per ns: 11 GB/s, the
+// median of the traces' own rates on the lab's H100 hosts (8.8-11.8 GB/s by corpus; a merged
+// 692 KiB upload of g005004 staged in 62.6 µs, 11.1 GB/s; g005007's 2.7 MiB in 258-278 µs,
+// 10.1-10.8). Without it a run of small pageable uploads merged into one upload that staged
+// nothing: g005007's 32 pieces of 85 KiB, three times, claimed 1221 µs for 684 saved.
+constexpr double kStagingRateWithoutTrace = 11.0;
+
 // The rate at which the host staged pageable uploads: the median, over the trace's large pageable
 // uploads whose calls returned once staged (HostBarrier::staged: the DMA followed), of their
 // bytes over their call's own time (HostBarrier::own, less what it waited for before it staged);
@@ -452,7 +461,10 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
   const HostTimeline& host = buildHostTimeline(view);
   std::map<std::size_t, const HostBarrier*> barrier_of_call;  // calls that block their thread (sync or pageable copies)
   for (const HostBarrier& barrier : host.barriers) barrier_of_call.emplace(barrier.call, &barrier);
-  const double staging_rate = uploadStagingRate(view, barrier_of_call);
+  // Without a large staged upload in the trace, small pageable uploads merged still stage every
+  // byte, at the rate the lab's hosts staged theirs (kStagingRateWithoutTrace).
+  const double traced_rate = uploadStagingRate(view, barrier_of_call);
+  const double staging_rate = traced_rate > 0 ? traced_rate : kStagingRateWithoutTrace;
   std::vector<std::size_t> removed_calls;  // the later pieces' launch calls
   std::vector<LegacyOp> legacy_pieces;     // those of them on the legacy stream (legacy_threads.h)
   std::vector<std::size_t> async_pieces;   // those of them that did not block their thread
@@ -496,7 +508,16 @@ std::optional<Finding> findManySmallCopies(const DeviceView& view) {
                                                  static_cast<Ns>(static_cast<double>(piece.bytes) / staging_rate));
     }
     if (staged_upload) {
-      merged = ops[run.positions.front()].end - ops[run.positions.front()].start + later_staging;
+      // Less the staging that its stream's earlier work hid: the first piece's op waited that
+      // long after its call returned (a kernel before it on the stream), and one call of them all
+      // stages on meanwhile, its op moving only the bytes once the stream frees (g005004: eight
+      // 85 KiB pieces behind a 48 µs kernel; merged, the 692 KiB call staged beside it and its op
+      // took 15.5 µs; as the staging and one piece's DMA, the claim fell from 1371 to 656 µs for
+      // 1339 saved). No shorter than the bytes at the pinned rate (mergedDuration).
+      const ScopedOp first_op = ops[run.positions.front()];
+      const Ns hold = std::max<Ns>(0, first_op.start - view.call(*first_call).end);
+      merged = std::max(mergedDuration(run, rates[run.direction]),
+                        first_op.end - first_op.start + std::max<Ns>(0, later_staging - hold));
     } else if (stage_all) {
       merged = run.time;
       changed.push_back({*first_call, true, first_barrier->second->own + later_staging});
