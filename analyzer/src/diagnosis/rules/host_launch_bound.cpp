@@ -39,6 +39,7 @@
 // fix is more work per replay, not a graph, and the cost the idle gaps' total.
 // Needs: launch calls.
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -55,6 +56,8 @@
 #include "diagnosis/idle_gaps.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/median.h"
+#include "diagnosis/rules/allocation_holds.h"
+#include "diagnosis/rules/legacy_threads.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/stream_waits.h"
 
@@ -435,6 +438,126 @@ GraphWhatIf launchesAGraphRemoves(const DeviceView& view, const HostTimeline& ho
   return what;
 }
 
+// Synchronous copies and memsets (not from pageable memory) of other threads that the launch
+// calls a graph removes held in the driver: launch calls of several threads take turns there, and
+// such a call beside them was let through late, its op submitted later than its thread's calls
+// of its kind that overlapped no other thread's launch call (lab g005016: worker2's 333
+// synchronous 4 KB cudaMemcpy calls took 14.2 µs at the median, 66 of them over twice that, 60 of
+// those beside the other threads' launch calls, 3.13 ms beyond the median; with the other threads'
+// loops replayed as graphs 18 ran long, 1.04 ms beyond, and the span fell 7949 -> 6798 µs). Each
+// call is timed from when its stream's previous op ended (a wait for that op is no hold). Such a
+// call gets back its time beyond that typical time (their median; the shortest of its contended
+// calls where none was alone), at most what the removed launch calls (a graph's calls after its
+// first, of other threads) covered of it, as timeHeldByStaging does for calls held behind staged
+// copies. Asynchronous calls are left alone: given back the same way they made the what-if claim
+// 0.3-0.7 ms where the graphs saved nothing or lost (lab g000083, g000284: the graph launches
+// still take turns with them).
+std::vector<HostTimeGiven> callsHeldByRemovedLaunches(const DeviceView& view, const GraphWhatIf& what) {
+  std::unordered_set<std::size_t> graph_launches;  // each graph's first call: stays
+  for (const HostTimeGiven& first : what.later) graph_launches.insert(first.call);
+  std::unordered_set<std::size_t> seen;
+  std::vector<std::size_t> calls;  // launch calls, in their ops' order
+  std::vector<OtherThreadCalls::Call> launches, removed;
+  // Per call, from when it could have been let through: a synchronous copy or memset waited
+  // first for its stream's previous op, which is no hold.
+  std::unordered_map<std::size_t, Ns> from;
+  std::unordered_map<std::uint64_t, Ns> stream_end;
+  for (const ScopedOp& scoped : view.ops()) {
+    const GpuOp& op = view.op(scoped);
+    const auto [previous, first] = stream_end.try_emplace(DeviceView::streamKey(op), scoped.end);
+    const Ns previous_end = first ? std::numeric_limits<Ns>::min() : previous->second;
+    previous->second = std::max(previous->second, scoped.end);
+    const auto launch = view.launchCall(op);
+    if (!launch || !seen.insert(*launch).second) continue;
+    from[*launch] = std::max(view.call(*launch).start, std::min(previous_end, scoped.start));
+    calls.push_back(*launch);
+    const RuntimeCall& c = view.call(*launch);
+    launches.push_back({c.start, c.end, threadKey(c)});
+    if (what.graph_of_call.count(*launch) != 0 && graph_launches.count(*launch) == 0) {
+      removed.push_back({c.start, c.end, threadKey(c)});
+    }
+  }
+  if (removed.empty()) return {};
+  std::sort(removed.begin(), removed.end(),
+            [](const OtherThreadCalls::Call& a, const OtherThreadCalls::Call& b) { return a.start < b.start; });
+  Ns longest = 0;
+  for (const auto& r : removed) longest = std::max(longest, r.end - r.start);
+  const OtherThreadCalls others(std::move(launches));
+  const std::vector<std::size_t> pageable = pageableCopyCalls(view);
+  struct Held {
+    std::size_t call = 0;
+    std::pair<std::uint64_t, ApiKind> key;  // (thread, kind)
+    Ns covered = 0;
+  };
+  std::vector<Held> candidates;
+  std::map<std::pair<std::uint64_t, ApiKind>, std::vector<Ns>> alone, contended;
+  for (const std::size_t call : calls) {
+    if (what.graph_of_call.count(call) != 0) continue;
+    const ApiKind kind = view.callKind(call);
+    if (kind != ApiKind::kMemcpySync && kind != ApiKind::kMemsetSync) continue;
+    if (std::binary_search(pageable.begin(), pageable.end(), call)) continue;
+    const RuntimeCall& c = view.call(call);
+    const Ns begin = from[call];
+    const std::uint64_t thread = threadKey(c);
+    const std::pair<std::uint64_t, ApiKind> key{thread, kind};
+    if (!others.overlap(begin, c.end, thread)) {
+      alone[key].push_back(c.end - begin);
+      continue;
+    }
+    contended[key].push_back(c.end - begin);
+    UnionLength covered;
+    auto r = std::lower_bound(removed.begin(), removed.end(), begin - longest,
+                              [](const OtherThreadCalls::Call& x, Ns t) { return x.start < t; });
+    for (; r != removed.end() && r->start < c.end; ++r) {
+      if (r->thread != thread) covered.add(std::max(r->start, begin), std::min(r->end, c.end));
+    }
+    if (covered.length() > 0) candidates.push_back({call, key, covered.length()});
+  }
+  std::vector<HostTimeGiven> given;
+  for (const Held& x : candidates) {
+    const auto it = alone.find(x.key);
+    const auto& list = contended[x.key];
+    const Ns typical = it != alone.end() && !it->second.empty() ? medianOf(it->second)
+                                                                : *std::min_element(list.begin(), list.end());
+    const Ns amount = std::min(x.covered, view.call(x.call).end - from[x.call] - typical);
+    if (amount > 0) given.push_back({x.call, amount, /*in_call=*/true});
+  }
+  return given;
+}
+
+// A held call's op that started after its hold (submitted once the driver let its call through,
+// as launchesHeldBeforeSubmitting's kernels) is released that much sooner.
+void heldOpsReleasedSooner(const DeviceView& view, const std::vector<HostTimeGiven>& held,
+                           std::vector<Ns>& earlier) {
+  std::unordered_map<std::size_t, Ns> amount;
+  for (const HostTimeGiven& h : held) amount[h.call] += h.amount;
+  for (std::size_t p = 0; p < view.ops().size() && p < earlier.size(); ++p) {
+    const ScopedOp& scoped = view.ops()[p];
+    const auto launch = view.launchCall(view.op(scoped));
+    if (!launch) continue;
+    const auto it = amount.find(*launch);
+    if (it == amount.end()) continue;
+    const RuntimeCall& c = view.call(*launch);
+    if (c.end <= scoped.start || scoped.start < c.start + it->second) continue;
+    earlier[p] += it->second;
+  }
+}
+
+// Whether the synchronous copies on the legacy stream (`classes`: barrierClasses') blocked for
+// less than kHoldingCallNs at the median: calls that short do not hold other threads'
+// submissions in the driver (allocation_holds.h), so the threads submit their legacy-stream and
+// blocking-stream work in the order they issue it (barrierFollowsIssueOrder).
+bool shortSynchronousCopies(const DeviceView& view, const std::vector<std::int64_t>& classes) {
+  std::vector<Ns> durations;
+  for (std::size_t p = 0; p < classes.size(); ++p) {
+    if (classes[p] < 0 || classes[p] % 2 != 0) continue;
+    const auto call = view.launchCall(view.op(view.ops()[p]));
+    if (!call || view.callKind(*call) != ApiKind::kMemcpySync) continue;
+    durations.push_back(view.call(*call).end - view.call(*call).start);
+  }
+  return !durations.empty() && medianOf(std::move(durations)) < kHoldingCallNs;
+}
+
 // What capturing the launch runs in graphs saves: the span; of it, what the graphs' shorter
 // handoffs between kernel nodes save (the span with the host time given back alone minus with
 // both); and the kernels that would follow a kernel of their own graph on their stream, each with
@@ -460,10 +583,25 @@ GraphSaving graphLaunchSaving(const DeviceView& view) {
   std::vector<OrderEdge> waits = waitEdges(streamWaits(view));
   const std::vector<OrderEdge> barriers = legacyBarrierEdges(view);
   waits.insert(waits.end(), barriers.begin(), barriers.end());
-  const ScheduleModel model(view, host, waits);
+  // The legacy stream's barrier decided as the what-if issues the work (withBarrierIssueOrder)
+  // where the threads submit in the order they issue: a thread whose held copies return sooner
+  // queues its legacy-stream work before another thread's issued later (g005016's worker2 passes
+  // the other threads' legacy copies); kept in the recorded order otherwise, and where the legacy
+  // stream's synchronous copies blocked long enough to hold other threads' submissions.
+  const std::vector<std::int64_t> classes = barrierClasses(view);
+  const bool by_issue = barrierFollowsIssueOrder(view, classes) ||
+                        (barrierFollowsIssueOrder(view, classes, ApiKind::kMemcpySync) &&
+                         shortSynchronousCopies(view, classes));
+  const BarrierIssue issued = by_issue ? barrierIssueTimes(view) : BarrierIssue{};
+  const ScheduleModel model = by_issue ? ScheduleModel(view, host, waits).withBarrierIssueOrder(classes, issued)
+                                       : ScheduleModel(view, host, waits);
+  std::vector<HostTimeGiven> given = what.given;
+  const std::vector<HostTimeGiven> held = callsHeldByRemovedLaunches(view, what);
+  given.insert(given.end(), held.begin(), held.end());
   std::vector<CallChange> changed;
-  barriersGivenBack(view, what.given, host, changed);
-  std::vector<Ns> earlier = hostTimeGivenBack(view, what.given, host);
+  barriersGivenBack(view, given, host, changed);
+  std::vector<Ns> earlier = hostTimeGivenBack(view, given, host);
+  heldOpsReleasedSooner(view, held, earlier);
   std::unordered_map<std::size_t, Ns> later;  // a graph's first call -> its op's later release
   for (const HostTimeGiven& first : what.later) later.emplace(first.call, first.amount);
   GraphSaving saving;
@@ -487,7 +625,11 @@ GraphSaving graphLaunchSaving(const DeviceView& view) {
       saving.handoffs.emplace_back(before, at);
     }
   }
-  const ScheduleModel as_graphs = model.withGraphNodes(graph, nodeHandoff(view));
+  const ScheduleModel as_graphs =
+      by_issue ? ScheduleModel(view, host, waits)
+                     .withBarrierIssueOrder(classes, issued, model.issueReleases(waits))
+                     .withGraphNodes(graph, nodeHandoff(view))
+               : model.withGraphNodes(graph, nodeHandoff(view));
   const Ns after = as_graphs.span(waits, earlier, {}, changed);
   saving.span = std::max<Ns>(0, model.span(waits) - after);
   if (saving.span > 0) {
