@@ -114,6 +114,11 @@ void launchesHeldBeforeSubmitting(const DeviceView& view, const std::vector<Host
   for (const HostTimeGiven& g : given) {
     if (g.in_call && g.amount > 0 && view.callKind(g.call) == ApiKind::kLaunch) held[g.call] += g.amount;
   }
+  opsHeldInCallReleasedSooner(view, held, earlier);
+}
+
+void opsHeldInCallReleasedSooner(const DeviceView& view, const std::unordered_map<std::size_t, Ns>& held,
+                                 std::vector<Ns>& earlier) {
   if (held.empty()) return;
   for (std::size_t p = 0; p < view.ops().size() && p < earlier.size(); ++p) {
     const ScopedOp& scoped = view.ops()[p];

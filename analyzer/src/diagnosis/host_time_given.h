@@ -6,6 +6,7 @@
 // no longer waits also returns sooner, so its own op is released that much sooner too.
 #pragma once
 
+#include <unordered_map>
 #include <vector>
 
 #include "diagnosis/device_view.h"
@@ -47,6 +48,10 @@ std::vector<Ns> hostTimeGivenBack(const DeviceView& view, const std::vector<Host
 // asynchronous copy from pageable memory or one that stages blocks in its call.
 void launchesHeldBeforeSubmitting(const DeviceView& view, const std::vector<HostTimeGiven>& given,
                                   std::vector<Ns>& earlier);
+// The rule above for any calls: `held` maps a call to the hold it no longer waits; each op of such
+// a call that started inside the call, after the hold, is released that much sooner.
+void opsHeldInCallReleasedSooner(const DeviceView& view, const std::unordered_map<std::size_t, Ns>& held,
+                                 std::vector<Ns>& earlier);
 // Each blocking call of a thread that got host time back since its previous blocking call begins
 // that much sooner (the host loop runs faster), as a CallChange that keeps the call's waits and
 // own time; merged into `changed` (an existing change of the call keeps its waits and own time and

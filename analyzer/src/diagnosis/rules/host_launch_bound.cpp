@@ -531,16 +531,7 @@ void heldOpsReleasedSooner(const DeviceView& view, const std::vector<HostTimeGiv
                            std::vector<Ns>& earlier) {
   std::unordered_map<std::size_t, Ns> amount;
   for (const HostTimeGiven& h : held) amount[h.call] += h.amount;
-  for (std::size_t p = 0; p < view.ops().size() && p < earlier.size(); ++p) {
-    const ScopedOp& scoped = view.ops()[p];
-    const auto launch = view.launchCall(view.op(scoped));
-    if (!launch) continue;
-    const auto it = amount.find(*launch);
-    if (it == amount.end()) continue;
-    const RuntimeCall& c = view.call(*launch);
-    if (c.end <= scoped.start || scoped.start < c.start + it->second) continue;
-    earlier[p] += it->second;
-  }
+  opsHeldInCallReleasedSooner(view, amount, earlier);
 }
 
 // Whether the synchronous copies on the legacy stream (`classes`: barrierClasses') blocked for
