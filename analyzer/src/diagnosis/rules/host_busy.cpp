@@ -23,8 +23,9 @@
 // issued before it (the call begins that much later, the thread's
 // launches after the piece and its next blocking call that much sooner), when the step that call
 // ended is one of the same loop: it too began by copying an input in, the same copy (kind and
-// size; its first launch after the thread's previous synchronize). After another step (a phase before the loop) the piece makes the
-// loop's first batch, which pipelining leaves in place: no step of its loop runs before it; so
+// size; its first launch after the thread's previous synchronize). After another step (a phase
+// before the loop) the piece makes the loop's first batch, which pipelining leaves in place: no
+// step of its loop runs before it; so
 // does a batch copied in by a synchronous call (cudaMemcpy), a blocking step with no launch before
 // it in its iteration for the work to move after. A piece
 // that goes on to launch kernels instead may use what the call waited for (a loss checked, an
@@ -192,7 +193,6 @@ ThreadLaunches launchesByThread(const DeviceView& view) {
   for (auto& [thread, launches] : out.by_thread) std::sort(launches.begin(), launches.end());
   return out;
 }
-
 
 // A stretch moved later in its thread's program, past the launches that followed it.
 struct MovedStretch {
