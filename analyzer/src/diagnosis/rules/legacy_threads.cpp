@@ -56,10 +56,13 @@ bool OtherThreadCalls::overlap(Ns start, Ns end, std::uint64_t thread) const {
 // launching side by side, one of them to the legacy stream, took about 25 us a call instead of
 // 2.5 (g000360), and with each thread on a created stream of its own they no longer wait. The
 // time is given back in the call itself: it returns sooner, and so releases its own op sooner.
-std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vector<LegacyOp>& legacy) {
+std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vector<LegacyOp>& legacy,
+                                         bool legacy_beside_any) {
   const std::vector<std::size_t> pageable = pageableCopyCalls(view);
   std::vector<OtherThreadCalls::Call> holders;
   std::vector<std::pair<std::size_t, std::uint64_t>> candidates;  // (call, thread)
+  std::vector<OtherThreadCalls::Call> launches;  // other streams' asynchronous launch calls
+  std::vector<bool> candidate_on_legacy;
   std::vector<bool> on_legacy(view.ops().size(), false);
   for (const LegacyOp& x : legacy) {
     on_legacy[x.position] = true;
@@ -68,6 +71,7 @@ std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vect
     holders.push_back({view.call(*call).start, view.call(*call).end, x.thread});
     if (!x.synchronous && !std::binary_search(pageable.begin(), pageable.end(), *call)) {
       candidates.emplace_back(*call, x.thread);
+      candidate_on_legacy.push_back(true);
     }
   }
   // The driver holds the context for a call on the legacy stream: other threads' launches to any
@@ -81,17 +85,22 @@ std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vect
     if (kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync) continue;
     const RuntimeCall& c = view.call(*call);
     candidates.emplace_back(*call, threadKey(c));
+    candidate_on_legacy.push_back(false);
+    if (legacy_beside_any) launches.push_back({c.start, c.end, threadKey(c)});
   }
   if (holders.empty() || candidates.empty()) return {};
   const OtherThreadCalls others(std::move(holders));
-  const auto contended = [&](std::size_t call, std::uint64_t thread) {
+  const OtherThreadCalls beside(std::move(launches));
+  const auto contended = [&](std::size_t call, std::uint64_t thread, bool legacy_call) {
     const RuntimeCall& c = view.call(call);
-    return others.overlap(c.start, c.end, thread);
+    return others.overlap(c.start, c.end, thread) ||
+           (legacy_call && !beside.empty() && beside.overlap(c.start, c.end, thread));
   };
   std::map<ApiKind, std::vector<Ns>> alone;  // durations of calls that overlapped no holder
   std::vector<std::size_t> waited;
-  for (const auto& [call, thread] : candidates) {
-    if (contended(call, thread)) {
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const auto& [call, thread] = candidates[i];
+    if (contended(call, thread, candidate_on_legacy[i])) {
       waited.push_back(call);
     } else {
       alone[view.callKind(call)].push_back(view.call(call).end - view.call(call).start);

@@ -82,7 +82,11 @@ class OtherThreadCalls {
 // The part of each asynchronous call (to the legacy stream or any other) that waited for another
 // thread's call on the legacy stream (a blocking call there, or a launch there); see
 // legacy_threads.cpp.
-std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vector<LegacyOp>& legacy);
+// With `legacy_beside_any` (own-streams' fix, which takes the legacy calls off the legacy stream),
+// an asynchronous call of `legacy` also waited where it overlapped another thread's launch to a
+// created stream: the two took turns, and both get their excess back (lab g005053).
+std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vector<LegacyOp>& legacy,
+                                         bool legacy_beside_any = false);
 // An asynchronous call to the legacy stream that another thread's cudaMemcpy there held in the
 // driver until that call returned.
 struct HeldByCopy {
