@@ -516,9 +516,7 @@ std::vector<HostTimeGiven> callsHeldByRemovedLaunches(const DeviceView& view, co
   std::vector<HostTimeGiven> given;
   for (const Held& x : candidates) {
     const auto it = alone.find(x.key);
-    const auto& list = contended[x.key];
-    const Ns typical = it != alone.end() && !it->second.empty() ? medianOf(it->second)
-                                                                : *std::min_element(list.begin(), list.end());
+    const Ns typical = typicalTime(it != alone.end() ? &it->second : nullptr, contended[x.key]);
     const Ns amount = std::min(x.covered, view.call(x.call).end - from[x.call] - typical);
     if (amount > 0) given.push_back({x.call, amount, /*in_call=*/true});
   }

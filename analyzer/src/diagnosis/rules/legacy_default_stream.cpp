@@ -500,7 +500,8 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
   throughHost(view, handoff, kept, own_first);
   const HostTimeline own = ownStreamsTimeline(view, host, legacy);
   const ScheduleModel fixed = keepHolds(ScheduleModel(view, own, recorded).withLanes(lane), holds, all, kept);
-  std::vector<HostTimeGiven> given = stillHeldBySynchronous(view, legacy, contendedTime(view, legacy, /*legacy_beside_any=*/true));
+  std::vector<HostTimeGiven> given =
+      stillHeldBySynchronous(view, legacy, contendedTime(view, legacy, /*legacy_beside_any=*/true));
   withLegacyLaunchCost(view, legacy, given);
   std::vector<CallChange> changed = contendedBarriers(view, own);
   barriersGivenBack(view, given, own, changed);

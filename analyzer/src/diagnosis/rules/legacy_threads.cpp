@@ -60,9 +60,13 @@ std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vect
                                          bool legacy_beside_any) {
   const std::vector<std::size_t> pageable = pageableCopyCalls(view);
   std::vector<OtherThreadCalls::Call> holders;
-  std::vector<std::pair<std::size_t, std::uint64_t>> candidates;  // (call, thread)
+  struct Candidate {
+    std::size_t call = 0;
+    std::uint64_t thread = 0;
+    bool on_legacy = false;  // its op runs on the legacy stream
+  };
+  std::vector<Candidate> candidates;
   std::vector<OtherThreadCalls::Call> launches;  // other streams' asynchronous launch calls
-  std::vector<bool> candidate_on_legacy;
   std::vector<bool> on_legacy(view.ops().size(), false);
   for (const LegacyOp& x : legacy) {
     on_legacy[x.position] = true;
@@ -70,8 +74,7 @@ std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vect
     if (!call) continue;
     holders.push_back({view.call(*call).start, view.call(*call).end, x.thread});
     if (!x.synchronous && !std::binary_search(pageable.begin(), pageable.end(), *call)) {
-      candidates.emplace_back(*call, x.thread);
-      candidate_on_legacy.push_back(true);
+      candidates.push_back({*call, x.thread, true});
     }
   }
   // The driver holds the context for a call on the legacy stream: other threads' launches to any
@@ -84,26 +87,24 @@ std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vect
     const ApiKind kind = view.callKind(*call);
     if (kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync) continue;
     const RuntimeCall& c = view.call(*call);
-    candidates.emplace_back(*call, threadKey(c));
-    candidate_on_legacy.push_back(false);
+    candidates.push_back({*call, threadKey(c), false});
     if (legacy_beside_any) launches.push_back({c.start, c.end, threadKey(c)});
   }
   if (holders.empty() || candidates.empty()) return {};
   const OtherThreadCalls others(std::move(holders));
   const OtherThreadCalls beside(std::move(launches));
-  const auto contended = [&](std::size_t call, std::uint64_t thread, bool legacy_call) {
-    const RuntimeCall& c = view.call(call);
-    return others.overlap(c.start, c.end, thread) ||
-           (legacy_call && !beside.empty() && beside.overlap(c.start, c.end, thread));
+  const auto contended = [&](const Candidate& x) {
+    const RuntimeCall& c = view.call(x.call);
+    return others.overlap(c.start, c.end, x.thread) ||
+           (x.on_legacy && !beside.empty() && beside.overlap(c.start, c.end, x.thread));
   };
   std::map<ApiKind, std::vector<Ns>> alone;  // durations of calls that overlapped no holder
   std::vector<std::size_t> waited;
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    const auto& [call, thread] = candidates[i];
-    if (contended(call, thread, candidate_on_legacy[i])) {
-      waited.push_back(call);
+  for (const Candidate& x : candidates) {
+    if (contended(x)) {
+      waited.push_back(x.call);
     } else {
-      alone[view.callKind(call)].push_back(view.call(call).end - view.call(call).start);
+      alone[view.callKind(x.call)].push_back(view.call(x.call).end - view.call(x.call).start);
     }
   }
   // Where every call of a kind overlapped one, the shortest of them waited the least.
@@ -298,13 +299,12 @@ HoldsByThread holdsByThread(const std::vector<StagedHold>& holds) {
   return by_thread;
 }
 
-// The median of `alone`, or where it is empty the shortest of `contended` (not empty).
+}  // namespace
+
 Ns typicalTime(const std::vector<Ns>* alone, const std::vector<Ns>& contended) {
   if (alone == nullptr || alone->empty()) return *std::min_element(contended.begin(), contended.end());
   return medianOf(*alone);
 }
-
-}  // namespace
 
 // A copy from or to pageable memory holds a lock of the driver while it stages: other threads'
 // calls that need it (a cudaMallocHost or cudaMalloc, an event record, a launch) wait until it

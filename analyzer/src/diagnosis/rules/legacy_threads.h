@@ -87,6 +87,10 @@ class OtherThreadCalls {
 // created stream: the two took turns, and both get their excess back (lab g005053).
 std::vector<HostTimeGiven> contendedTime(const DeviceView& view, const std::vector<LegacyOp>& legacy,
                                          bool legacy_beside_any = false);
+// A thread's typical time for a call of a kind where others' calls held some: the median of its
+// calls that nothing held (`alone`), or where there is none the shortest of those held
+// (`contended`, not empty). timeHeldByStaging's and host-launch-bound's held calls keep it.
+Ns typicalTime(const std::vector<Ns>* alone, const std::vector<Ns>& contended);
 // An asynchronous call to the legacy stream that another thread's cudaMemcpy there held in the
 // driver until that call returned.
 struct HeldByCopy {
