@@ -74,6 +74,10 @@ bool isDeviceAllocation(std::string_view base) {
          kDeviceAllocationApis.end();
 }
 
+bool isDeviceFree(std::string_view base) {
+  return base == "cudaFree" || base == "cudaFreeArray" || base == "cuMemFree";
+}
+
 ApiKind classifyApi(std::string_view name) {
   const std::string_view base = apiBaseName(name);
   for (std::string_view alloc : kAllocationApis) {

@@ -42,6 +42,10 @@ bool locksHostPages(std::string_view base);
 // thread for its own time and waits for no GPU work (host_timeline.h).
 bool isDeviceAllocation(std::string_view base);
 
+// A free of device memory (cudaFree, cudaFreeArray, cuMemFree; `base` as apiBaseName gives it): it
+// returns once the device is idle, so it also waits for work other threads issue while it waits.
+bool isDeviceFree(std::string_view base);
+
 // Explicit synchronizations: device, stream and event synchronize.
 inline bool isExplicitSync(ApiKind kind) {
   return kind == ApiKind::kDeviceSync || kind == ApiKind::kStreamSync ||

@@ -344,13 +344,18 @@ HeldTime timeHeldByStaging(const DeviceView& view, const HostTimeline& host,
     const Ns from = c.end - own;
     bool overlapped = false;
     bool waited = false;
+    // A device free waits for the device to go idle: a staged call another thread began while it
+    // waited kept the device (and the driver's lock) busy, and held it as one in progress at its
+    // start would have (lab g005046: the main thread's 4.1 ms cudaFree returned as the split
+    // stream's third staged step began; pinned, it returned 2.2 ms sooner).
+    const bool drains = isDeviceFree(view.callName(call));
     std::vector<std::pair<Ns, Ns>> released;  // parts of [from, c.end) the fix takes away
     for (const auto& [other, list] : by_thread) {
       if (other == thread) continue;
       auto h = std::partition_point(list.begin(), list.end(), [&](const StagedHold& x) { return x.end <= from; });
       for (; h != list.end() && h->start < c.end; ++h) {
         overlapped = true;
-        waited = waited || (h->start <= from && h->end <= c.end);
+        waited = waited || ((h->start <= from || drains) && h->end <= c.end);
         const Ns lo = std::max(from, h->released_from);
         if (lo < h->end) released.emplace_back(lo, std::min(h->end, c.end));
       }
