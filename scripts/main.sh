@@ -2,7 +2,7 @@
 # The main job. Sets up and builds (scripts/setup.sh), then:
 #   on a GPU host (nvidia-smi sees a GPU): records every cuoverlap-streams scenario and a
 #     streamed scan with `cuoverlap record`, and analyzes each recorded trace;
-#   elsewhere: analyzes the bundled traces tests/data/*.sqlite, or, while none exist yet, the real
+#   elsewhere: analyzes the bundled traces tests/data/*.sqlite.gz, or, while none exist yet, the real
 #     Nsight Systems exports in tests/data/nsys/.
 # Reports go to $OUT_DIR (default out/): <name>.txt, <name>.json and <name>.html per trace.
 #   BUILD_DIR (default build), OUT_DIR (default out)
@@ -16,7 +16,8 @@ mkdir -p "$out"
 
 analyze() {  # analyze TRACE: text and JSON reports beside each other in $out
   local trace=$1 name
-  name=$(basename "${trace%.sqlite}")
+  name=$(basename "$trace" .gz)
+  name=${name%.sqlite}
   "$cli" analyze "$trace" --format json -o "$out/$name.json" --force
   "$cli" analyze "$trace" --format html -o "$out/$name.html" --force
   "$cli" analyze "$trace" | tee "$out/$name.txt"
@@ -36,8 +37,8 @@ if have_gpu && [ -x "$build/workloads/cuoverlap-streams" ]; then
   analyze "$trace"
 else
   shopt -s nullglob
-  traces=(tests/data/*.sqlite)
-  if ((${#traces[@]} == 0)); then traces=(tests/data/nsys/*.sqlite); fi
+  traces=(tests/data/*.sqlite.gz)
+  if ((${#traces[@]} == 0)); then traces=(tests/data/nsys/*.sqlite.gz); fi
   if ((${#traces[@]} == 0)); then
     echo "main: no GPU and no bundled traces to analyze" >&2
     exit 1

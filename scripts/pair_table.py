@@ -3,7 +3,7 @@
 
 For each bad cuoverlap-streams scenario and its fixed twin (workloads/streams/scenarios.json
 `fixed_twin`, plus the pairs tests/diagnosis/test_counterfactual_pairs.cpp adds), it analyzes
-DIR/streams_<bad>.sqlite and DIR/streams_<twin>.sqlite with `cuoverlap analyze --format json`
+DIR/streams_<bad>.sqlite and DIR/streams_<twin>.sqlite (or .sqlite.gz, as tests/data stores them) with `cuoverlap analyze --format json`
 and computes what that test asserts: the responsible findings' cost (after the ledger, whole run)
 against the measured span difference, and the fixed twin's largest finding as a share of its span.
 Exit 1 when a pair misses (outside +-30%, or a twin finding >= 5% of its span), 2 on bad usage.
@@ -14,6 +14,12 @@ import json
 import os
 import subprocess
 import sys
+
+def recording(folder, scenario):
+    """DIR/streams_SCENARIO.sqlite, else its gzip-compressed form (tests/data stores that)."""
+    plain = os.path.join(folder, f"streams_{scenario}.sqlite")
+    return plain + ".gz" if not os.path.exists(plain) and os.path.exists(plain + ".gz") else plain
+
 
 TOLERANCE, CLEAN, NEGLIGIBLE = 0.30, 0.05, 0.02
 # The test's table: pairs and responsible findings beyond the manifest's.
@@ -60,8 +66,7 @@ def main():
     print("| bad / fixed | responsible findings (cost of each) | cost | measured saving | cost / saving | twin's largest finding |")
     print("| --- | --- | --- | --- | --- | --- |")
     for bad, (twin, responsible) in sorted(pairs(root).items()):
-        bad_path = os.path.join(folder, f"streams_{bad}.sqlite")
-        twin_path = os.path.join(folder, f"streams_{twin}.sqlite")
+        bad_path, twin_path = recording(folder, bad), recording(folder, twin)
         if not (os.path.exists(bad_path) and os.path.exists(twin_path)):
             print(f"| {bad} / {twin} | trace missing | | | miss | |")
             missed += 1

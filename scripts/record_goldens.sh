@@ -50,7 +50,10 @@ $cuoverlap record --force -o tests/data/scan_streamed.sqlite -- $scan streamed >
   || echo "recording scan streamed failed"
 $cuoverlap record --force -o tests/data/scan_run.sqlite -- $scan run > "$out/record_scan_run.log" 2>&1 \
   || echo "recording scan run failed"
-ls -la tests/data/*.sqlite
-for f in tests/data/*.sqlite; do $cuoverlap analyze "$f"; done > "$out/analyze.txt" 2>&1
+# tests/data stores the traces gzip-compressed (deterministic: no name, no time); the analyzer
+# reads them as they are.
+for f in tests/data/*.sqlite; do gzip -9 -n -f "$f"; done
+ls -la tests/data/*.sqlite.gz
+for f in tests/data/*.sqlite.gz; do $cuoverlap analyze "$f"; done > "$out/analyze.txt" 2>&1
 (cd "$build" && ctest -L gpu --output-on-failure) > "$out/ctest_gpu.log" 2>&1
 grep -E "tests passed|\(Failed\)|\(Skipped\)|Not Run" "$out/ctest_gpu.log"

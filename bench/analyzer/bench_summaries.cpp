@@ -3,7 +3,7 @@
 //   cuoverlap_bench_summaries merge RANKS COLLECTIVES [DIR]
 //       writes RANKS summaries directly (not from traces: 4,096 traces of 10^6 ops would be about
 //       250 GB and hours to analyze): each holds the report of a recorded FSDP rank
-//       (tests/data/ddp/fsdp_rank0.sqlite, relabelled) standing for a rank of 10^6 ops, and
+//       (tests/data/ddp/fsdp_rank0.sqlite.gz, relabelled) standing for a rank of 10^6 ops, and
 //       COLLECTIVES collectives on two communicators (4/5 all-reduces, 1/5 all-gathers, one every
 //       millisecond), rank 17 late by 200 µs with its GPU idle before every third all-reduce.
 //       Then `cuoverlap analyze --format json` and `cuoverlap gate` of all of them, each timed as
@@ -111,7 +111,7 @@ cuoverlap::RankTimeline syntheticRank(int rank, int ranks, std::uint64_t collect
 int benchMerge(int ranks, std::uint64_t collectives, const std::string& dir) {
   fs::create_directories(dir);
   const cuoverlap::Trace template_trace =
-      cuoverlap::readTrace(std::string(CUOVERLAP_TEST_DATA) + "/ddp/fsdp_rank0.sqlite");
+      cuoverlap::readTrace(std::string(CUOVERLAP_TEST_DATA) + "/ddp/fsdp_rank0.sqlite.gz");
   const cuoverlap::TraceReport report = cuoverlap::analyzeTrace(template_trace, {});
   std::vector<std::string> files(static_cast<std::size_t>(ranks));
   std::atomic<int> next{0};

@@ -133,7 +133,7 @@ TEST_CASE("CLI usage errors exit 2; --help exits 0", "[bad-input][cli]") {
   REQUIRE(runCli("analyze").exit_code == 2);
   REQUIRE(runCli("analyze --format yaml x.sqlite").exit_code == 2);
   REQUIRE(runCli("analyze --help").exit_code == 0);
-  std::string good = std::string(CUOVERLAP_SHARED_TRACES) + "/gpu4_report.sqlite";
+  std::string good = std::string(CUOVERLAP_SHARED_TRACES) + "/gpu4_report.sqlite.gz";
   CliResult device = runCli("analyze --device 9 '" + good + "'");
   REQUIRE(device.exit_code == 2);
   REQUIRE(lineCount(device.stderr_text) == 1);
@@ -228,7 +228,7 @@ TEST_CASE("huge launch and device attributes are clamped, not overflowed", "[bad
 // Found by the fuzzer: '.' reached std::stod (internal error, exit 3); CLI11's conversion
 // errors printed two lines.
 TEST_CASE("odd option values are one-line usage errors", "[bad-input][cli]") {
-  std::string good = std::string(CUOVERLAP_SHARED_TRACES) + "/gpu4_report.sqlite";
+  std::string good = std::string(CUOVERLAP_SHARED_TRACES) + "/gpu4_report.sqlite.gz";
   expectUsageError("analyze --gap-threshold . '" + good + "'", "bad duration");
   expectUsageError("analyze --gap-threshold 99999999999999999999s '" + good + "'", "2^62");
   expectUsageError("analyze --window .:1 '" + good + "'", "bad duration");

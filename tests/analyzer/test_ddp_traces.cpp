@@ -21,8 +21,8 @@ namespace {
 const fs::path kData = fs::path(CUOVERLAP_TEST_DATA) / "ddp";
 
 Report jobReport(const std::string& variant) {
-  std::vector<std::string> files = {(kData / (variant + "_rank0.sqlite")).string(),
-                                    (kData / (variant + "_rank1.sqlite")).string()};
+  std::vector<std::string> files = {(kData / (variant + "_rank0.sqlite.gz")).string(),
+                                    (kData / (variant + "_rank1.sqlite.gz")).string()};
   std::vector<std::unique_ptr<Trace>> traces;
   Report report = analyzeFiles(files, AnalysisOptions{}, false, traces);
   // Goldens must not depend on where the checkout lives.
@@ -49,7 +49,7 @@ const Finding* findingOf(const std::vector<Finding>& findings, const std::string
   return nullptr;
 }
 
-// trim_and_check.py check tests/data/ddp/*.sqlite
+// trim_and_check.py check tests/data/ddp/*.sqlite.gz
 struct Expected {
   const char* variant;
   std::uint64_t kernels;
@@ -208,7 +208,7 @@ TEST_CASE("MoE all-to-all: SendRecv kernels are communication, matched and peer-
 // ranks, each with its rank from torchrun and its NCCL kernels (SQL: 80 ncclDevKernel_* kernels on
 // device 0 from pid 1651 and 80 on device 1 from pid 1652).
 TEST_CASE("a torchrun job recorded by record: both ranks in one trace with their NCCL kernels", "[ddp]") {
-  const Trace trace = readTrace((kData / "torchrun_record_ddp_ch4.sqlite").string());
+  const Trace trace = readTrace((kData / "torchrun_record_ddp_ch4.sqlite.gz").string());
   REQUIRE(trace.processes.size() == 2);
   for (const ProcessInfo& process : trace.processes) {
     REQUIRE(process.rank.has_value());
@@ -218,7 +218,7 @@ TEST_CASE("a torchrun job recorded by record: both ranks in one trace with their
   CHECK(*trace.processes[0].rank + *trace.processes[1].rank == 1);
   std::vector<std::unique_ptr<Trace>> traces;
   const Report report =
-      analyzeFiles({(kData / "torchrun_record_ddp_ch4.sqlite").string()}, AnalysisOptions{}, false, traces);
+      analyzeFiles({(kData / "torchrun_record_ddp_ch4.sqlite.gz").string()}, AnalysisOptions{}, false, traces);
   REQUIRE(report.traces.size() == 1);
   REQUIRE(report.traces[0].devices.size() == 2);
   for (const DeviceReport& device : report.traces[0].devices) {

@@ -11,6 +11,7 @@
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/json_report.h"
 #include "cuoverlap/reader.h"
+#include "../trace_files.h"
 
 namespace fs = std::filesystem;
 using namespace cuoverlap;
@@ -41,8 +42,8 @@ TEST_CASE("golden JSON reports of the real Nsight Systems exports", "[golden]") 
   bool update = std::getenv("UPDATE_GOLDEN") != nullptr && std::string(std::getenv("UPDATE_GOLDEN")) == "1";
   int compared = 0;
   for (const fs::directory_entry& entry : fs::directory_iterator(traces)) {
-    if (entry.path().extension() != ".sqlite") continue;
-    fs::path golden = goldens / (entry.path().stem().string() + ".json");
+    if (!cuoverlap_test::isTraceFile(entry.path())) continue;
+    fs::path golden = goldens / (cuoverlap_test::traceName(entry.path()) + ".json");
     std::string actual = reportJson(entry.path());
     if (update) {
       std::ofstream(golden, std::ios::binary | std::ios::trunc) << actual;

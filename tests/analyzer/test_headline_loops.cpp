@@ -53,7 +53,7 @@ const Loop kLoops[] = {
 TEST_CASE("headline loops: the steady state's period is the program's own step time", "[steady][headline]") {
   for (const Loop& loop : kLoops) {
     DYNAMIC_SECTION(loop.name) {
-      const TraceReport report = analyzeTrace(readTrace(kHeadline + loop.name + ".sqlite"), AnalysisOptions{});
+      const TraceReport report = analyzeTrace(readTrace(kHeadline + loop.name + ".sqlite.gz"), AnalysisOptions{});
       REQUIRE(report.steady_state);
       const SteadyState& s = *report.steady_state;
       INFO(s.reason);
@@ -79,7 +79,7 @@ TEST_CASE("headline loops: the host range is reported beside the period, not as 
   struct Case { const char* name; double most_host_share; };
   for (const Case& c : {Case{"jax", 0.25}, Case{"dataloader", 0.5}}) {
     DYNAMIC_SECTION(c.name) {
-      const TraceReport report = analyzeTrace(readTrace(kHeadline + c.name + ".sqlite"), AnalysisOptions{});
+      const TraceReport report = analyzeTrace(readTrace(kHeadline + c.name + ".sqlite.gz"), AnalysisOptions{});
       const SteadyState& s = *report.steady_state;
       REQUIRE(s.found);
       REQUIRE(s.host_range_ns);
@@ -115,7 +115,7 @@ TEST_CASE("headline loops: each rank of a DDP job leads with its own step time",
   for (int rank : {0, 1}) {
     DYNAMIC_SECTION("rank " << rank) {
       const TraceReport report = analyzeTrace(
-          readTrace(kHeadline + "ddp_rank" + std::to_string(rank) + ".sqlite"), AnalysisOptions{});
+          readTrace(kHeadline + "ddp_rank" + std::to_string(rank) + ".sqlite.gz"), AnalysisOptions{});
       REQUIRE(report.steady_state);
       const SteadyState& s = *report.steady_state;
       INFO(s.reason);

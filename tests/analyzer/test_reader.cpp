@@ -73,7 +73,7 @@ TEST_CASE("our trace: source, sorted ops, interned names, async flags", "[reader
 }
 
 TEST_CASE("nsys 2022.4 export: null stream, streams, device, async copies", "[reader][nsys]") {
-  std::string path = shared("gpu4_report.sqlite");
+  std::string path = shared("gpu4_report.sqlite.gz");
   std::string before = fileBytes(path);
   Trace trace = readTrace(path);
   REQUIRE(fileBytes(path) == before);  // read-only: the file is untouched
@@ -99,7 +99,7 @@ TEST_CASE("nsys 2022.4 export: null stream, streams, device, async copies", "[re
 }
 
 TEST_CASE("2020-era export: device table variants, NVTX text inline and by id", "[reader][nsys]") {
-  Trace trace = readTrace(shared("nvtxex_cudf-groupby.sqlite"));
+  Trace trace = readTrace(shared("nvtxex_cudf-groupby.sqlite.gz"));
   REQUIRE(countOps(trace, OpKind::kKernel) == 195);
   REQUIRE(countOps(trace, OpKind::kMemcpy) == 97);
   REQUIRE(trace.devices.size() == 2);
@@ -123,7 +123,7 @@ TEST_CASE("2020-era export: device table variants, NVTX text inline and by id", 
 }
 
 TEST_CASE("nsys 2026.1 minimal export: missing columns tolerated", "[reader][nsys]") {
-  Trace trace = readTrace(shared("nsysai_healthy_1pct.sqlite"));
+  Trace trace = readTrace(shared("nsysai_healthy_1pct.sqlite.gz"));
   REQUIRE(trace.ops.size() == 400);
   REQUIRE(trace.runtime_calls.size() == 400);
   REQUIRE(trace.devices.at(0).name == "NVIDIA H100 80GB HBM3");
@@ -133,7 +133,7 @@ TEST_CASE("nsys 2026.1 minimal export: missing columns tolerated", "[reader][nsy
 }
 
 TEST_CASE("our trace: CUDA event records read and sorted by correlation id", "[reader]") {
-  Trace trace = readTrace(std::string(CUOVERLAP_TEST_DATA) + "/streams_event-dag.sqlite");
+  Trace trace = readTrace(std::string(CUOVERLAP_TEST_DATA) + "/streams_event-dag.sqlite.gz");
   // 40 tiles x 3 events (A copied, B copied, joined) and the timer's start and stop.
   REQUIRE(trace.event_records.size() == 122);
   REQUIRE(std::is_sorted(trace.event_records.begin(), trace.event_records.end(),
@@ -152,7 +152,7 @@ TEST_CASE("our trace: CUDA event records read and sorted by correlation id", "[r
   CHECK(wait->event_id == 1);
   CHECK(wait->stream_id == 15);
   // nsys exports have no such table: no records, no error.
-  CHECK(readTrace(shared("nsysai_healthy_1pct.sqlite")).event_records.empty());
+  CHECK(readTrace(shared("nsysai_healthy_1pct.sqlite.gz")).event_records.empty());
 }
 
 TEST_CASE("op tables decoded on their own threads merge into the order one thread gives", "[reader]") {
@@ -265,7 +265,7 @@ TEST_CASE("unified memory in the nsys layout: faults, migrations kept out of the
 }
 
 TEST_CASE("unified memory: a trace without the tables reads none", "[reader]") {
-  Trace trace = readTrace(shared("gpu4_report1.sqlite"));
+  Trace trace = readTrace(shared("gpu4_report1.sqlite.gz"));
   CHECK(trace.unified_memory.empty());
 }
 

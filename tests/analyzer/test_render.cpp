@@ -110,7 +110,7 @@ TEST_CASE("JSON report rendered a trace at a time equals the whole report dumped
 // report must say which figure is the cost and where the rest went, not print two "lost" figures.
 TEST_CASE("text report: a finding charged less than it found says where the rest went", "[render]") {
   Report report;
-  report.traces.push_back(analyzeTrace(readTrace(std::string(CUOVERLAP_TEST_DATA) + "/streams_host-busy.sqlite"),
+  report.traces.push_back(analyzeTrace(readTrace(std::string(CUOVERLAP_TEST_DATA) + "/streams_host-busy.sqlite.gz"),
                                        AnalysisOptions{}));
   const Finding* host_busy = nullptr;
   for (const Finding& f : report.traces[0].findings) host_busy = f.id == "host-busy" ? &f : host_busy;

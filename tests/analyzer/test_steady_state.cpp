@@ -160,7 +160,7 @@ TEST_CASE("no steady state in a loop too short, and the reason says so", "[stead
 // Done-criteria of issue 11 on real loops (H200, PyTorch 2.11 / JAX 0.11.2; tests/data/frameworks).
 TEST_CASE("PyTorch eager loop with NVTX: 40 steps, median within 5% of the NVTX step median",
           "[steady][frameworks]") {
-  const Trace trace = readTrace(kFrameworks + "torch_eager_nvtx_steps.sqlite");
+  const Trace trace = readTrace(kFrameworks + "torch_eager_nvtx_steps.sqlite.gz");
   const TraceReport report = analyzeTrace(trace, AnalysisOptions{});
   REQUIRE(report.steady_state);
   const SteadyState& s = *report.steady_state;
@@ -174,7 +174,7 @@ TEST_CASE("PyTorch eager loop with NVTX: 40 steps, median within 5% of the NVTX 
 // Without NVTX the program's own host-clock median (runs.txt: 1.956 ms torch, 1.142 ms JAX) is the
 // reference; the pattern cannot see the step before the first anchor kernel, hence 39..40.
 TEST_CASE("PyTorch eager loop without NVTX: the kernel pattern finds the steps", "[steady][frameworks]") {
-  const TraceReport report = analyzeTrace(readTrace(kFrameworks + "torch_eager_plain.sqlite"), AnalysisOptions{});
+  const TraceReport report = analyzeTrace(readTrace(kFrameworks + "torch_eager_plain.sqlite.gz"), AnalysisOptions{});
   const SteadyState& s = *report.steady_state;
   REQUIRE(s.found);
   CHECK(s.source == "kernel-pattern");
@@ -185,7 +185,7 @@ TEST_CASE("PyTorch eager loop without NVTX: the kernel pattern finds the steps",
 
 // XLA replays each jitted step as a CUDA graph: the graph launches are the steps.
 TEST_CASE("JAX jitted loop: the graph launches are the steps, compile step dropped", "[steady][frameworks]") {
-  const TraceReport report = analyzeTrace(readTrace(kFrameworks + "jax_jit_steps.sqlite"), AnalysisOptions{});
+  const TraceReport report = analyzeTrace(readTrace(kFrameworks + "jax_jit_steps.sqlite.gz"), AnalysisOptions{});
   const SteadyState& s = *report.steady_state;
   REQUIRE(s.found);
   CHECK(s.source == "graph-launch");
@@ -198,9 +198,9 @@ TEST_CASE("golden JSON of phases and of a range summary", "[golden][steady]") {
   const bool update = std::getenv("UPDATE_GOLDEN") != nullptr && std::string(std::getenv("UPDATE_GOLDEN")) == "1";
   struct Case { const char* golden; std::string trace; const char* range; };
   const Case cases[] = {
-      {"phases_torch_eager_nvtx", kFrameworks + "torch_eager_nvtx_steps.sqlite", nullptr},
-      {"phases_jax_jit", kFrameworks + "jax_jit_steps.sqlite", nullptr},
-      {"range_cudf_groupby", std::string(CUOVERLAP_SHARED_TRACES) + "/nvtxex_cudf-groupby.sqlite", "GROUPBY*"},
+      {"phases_torch_eager_nvtx", kFrameworks + "torch_eager_nvtx_steps.sqlite.gz", nullptr},
+      {"phases_jax_jit", kFrameworks + "jax_jit_steps.sqlite.gz", nullptr},
+      {"range_cudf_groupby", std::string(CUOVERLAP_SHARED_TRACES) + "/nvtxex_cudf-groupby.sqlite.gz", "GROUPBY*"},
   };
   for (const Case& c : cases) {
     Trace trace = readTrace(c.trace);
@@ -374,7 +374,7 @@ TEST_CASE("a chain of concurrent kernels is no steady state", "[steady]") {
 
 // The public 4-stream vectorAdd export: 4 kernels among 12 copies are no loop (issue 21).
 TEST_CASE("vectorAdd on 4 streams has no steady state", "[steady]") {
-  const TraceReport report = analyzeTrace(readTrace(std::string(CUOVERLAP_TEST_DATA) + "/nsys/gpu4_report.sqlite"),
+  const TraceReport report = analyzeTrace(readTrace(std::string(CUOVERLAP_TEST_DATA) + "/nsys/gpu4_report.sqlite.gz"),
                                           AnalysisOptions{});
   REQUIRE(report.steady_state);
   CHECK_FALSE(report.steady_state->found);
@@ -384,7 +384,7 @@ TEST_CASE("vectorAdd on 4 streams has no steady state", "[steady]") {
 // The 2-rank DDP job recorded by `cuoverlap record -- torchrun` (2 x H200): NCCL's ranges
 // (ncclAllReduce, 146 of them, a non-default domain) outnumber the 10 `step` ranges per rank.
 TEST_CASE("DDP job: the user's step ranges, not NCCL's, are the iterations", "[steady][ddp]") {
-  const Trace trace = readTrace(std::string(CUOVERLAP_TEST_DATA) + "/ddp/torchrun_record_ddp_ch4.sqlite");
+  const Trace trace = readTrace(std::string(CUOVERLAP_TEST_DATA) + "/ddp/torchrun_record_ddp_ch4.sqlite.gz");
   const TraceReport report = analyzeTrace(trace, AnalysisOptions{});
   const SteadyState& s = *report.steady_state;
   REQUIRE(s.found);
@@ -400,7 +400,7 @@ TEST_CASE("DDP job: the user's step ranges, not NCCL's, are the iterations", "[s
 // Each instance's window now ends where the next one's begins: per rank, the instances' total
 // stays within the trace, and no op is counted twice.
 TEST_CASE("--range instances on a run-ahead loop never exceed the trace", "[steady][range]") {
-  const Trace trace = readTrace(std::string(CUOVERLAP_TEST_DATA) + "/ddp/torchrun_record_ddp_ch4.sqlite");
+  const Trace trace = readTrace(std::string(CUOVERLAP_TEST_DATA) + "/ddp/torchrun_record_ddp_ch4.sqlite.gz");
   std::vector<std::uint32_t> pids;
   for (const NvtxRange& r : trace.nvtx) {
     if (std::find(pids.begin(), pids.end(), r.pid) == pids.end()) pids.push_back(r.pid);

@@ -12,6 +12,7 @@
 #include "summary/report_codec.h"
 #include "synthetic_job.h"
 #include "synthetic_trace.h"
+#include "../trace_files.h"
 
 using namespace cuoverlap;
 namespace fs = std::filesystem;
@@ -48,8 +49,8 @@ void checkSummariesEqualTraces(const std::vector<std::string>& traces) {
 TEST_CASE("recorded DDP and FSDP jobs: the report from summaries equals the traces'", "[summary]") {
   for (const char* variant : {"ddp", "ddp_onebucket", "fsdp", "ddp_ch4", "ddp_onebucket_ch4"}) {
     INFO(variant);
-    checkSummariesEqualTraces({(kData / (std::string(variant) + "_rank0.sqlite")).string(),
-                               (kData / (std::string(variant) + "_rank1.sqlite")).string()});
+    checkSummariesEqualTraces({(kData / (std::string(variant) + "_rank0.sqlite.gz")).string(),
+                               (kData / (std::string(variant) + "_rank1.sqlite.gz")).string()});
   }
 }
 
@@ -60,7 +61,7 @@ TEST_CASE("recorded DDP and FSDP jobs: the report from summaries equals the trac
 // job report from them equals the report from the traces, but for each rank's path.
 TEST_CASE("summaries written by record --summary under torchrun equal the traces' report", "[summary]") {
   const fs::path dir = fs::path(CUOVERLAP_TEST_DATA) / "headline";
-  const std::string rank0 = (dir / "ddp_rank0.sqlite").string(), rank1 = (dir / "ddp_rank1.sqlite").string();
+  const std::string rank0 = (dir / "ddp_rank0.sqlite.gz").string(), rank1 = (dir / "ddp_rank1.sqlite.gz").string();
   std::string from_summaries = jobJson({(dir / "ddp_rank0.cosum").string(), (dir / "ddp_rank1.cosum").string()});
   for (const auto& [recorded, here] : {std::pair{std::string("/tmp/b/ddp/rank0.sqlite"), rank0},
                                        std::pair{std::string("/tmp/b/ddp/rank1.sqlite"), rank1}}) {
@@ -90,9 +91,11 @@ TEST_CASE("synthetic 64-rank job on 8 hosts: the report from summaries equals th
 }
 
 TEST_CASE("a summary's size grows with its collectives, not its ops", "[summary]") {
-  const std::string trace = (kData / "fsdp_rank0.sqlite").string();
+  const std::string trace = (kData / "fsdp_rank0.sqlite.gz").string();
   const std::string bytes = summarizeTrace(trace, AnalysisOptions{});
-  CHECK(bytes.size() < fs::file_size(trace) / 10);
+  const std::string plain = testing::tempTracePath("fsdp_rank0_plain.sqlite");  // the size SQLite holds it in
+  REQUIRE(cuoverlap_test::inflateTrace(trace, plain));
+  CHECK(bytes.size() < fs::file_size(plain) / 10);
   CHECK(bytes.compare(0, 16, std::string("SQLite format 3\0", 16)) == 0);
 }
 

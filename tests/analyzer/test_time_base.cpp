@@ -22,7 +22,7 @@ using namespace cuoverlap;
 
 namespace {
 
-const std::string kDdp = std::string(CUOVERLAP_TEST_DATA) + "/ddp/torchrun_record_ddp_ch4.sqlite";
+const std::string kDdp = std::string(CUOVERLAP_TEST_DATA) + "/ddp/torchrun_record_ddp_ch4.sqlite.gz";
 
 Report analyze(const std::string& path, const std::string& window = "", bool keep = false) {
   AnalysisOptions options;

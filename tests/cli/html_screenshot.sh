@@ -98,7 +98,7 @@ interact() {
   case "$result" in "interact: ok:"*) ;; *) echo "FAILED: the page's behaviour in Chromium"; exit 1 ;; esac
 }
 
-name=$(basename "$trace" .sqlite)
+name=$(basename "$trace" .gz); name=${name%.sqlite}
 "$cli" analyze "$trace" --force --format html -o "$out/$name.html"
 shot "$name"
 hover "$name"

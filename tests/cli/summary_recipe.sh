@@ -15,7 +15,7 @@ fail() { echo "cli_summary_recipe: FAILED: $*" >&2; exit 1; }
 # The job: FSDP on two ranks, one "node" each (the traces stay there).
 for rank in 0 1; do
   mkdir -p "$work/node$rank/traces"
-  cp "$data/ddp/fsdp_rank$rank.sqlite" "$work/node$rank/traces/rank$rank.sqlite"
+  gzip -dc "$data/ddp/fsdp_rank$rank.sqlite.gz" > "$work/node$rank/traces/rank$rank.sqlite"
 done
 
 # Recipe, step 2: on every node, summarize its traces beside them.

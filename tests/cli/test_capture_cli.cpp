@@ -13,10 +13,10 @@ using nlohmann::json;
 
 namespace {
 
-// streams_pipeline3.sqlite with the capture rows; returns its path and the trace's first op start.
+// streams_pipeline3.sqlite.gz inflated to a plain copy with the capture rows; returns its path.
 std::string withSession(const std::string& name, const std::string& rows) {
   const std::string path = cuoverlap::testing::tempTracePath(name);
-  const std::string copy = "cp '" + std::string(CUOVERLAP_TEST_DATA) + "/streams_pipeline3.sqlite' '" + path + "'";
+  const std::string copy = "gzip -dc '" + std::string(CUOVERLAP_TEST_DATA) + "/streams_pipeline3.sqlite.gz' > '" + path + "'";
   REQUIRE(std::system(copy.c_str()) == 0);
   const std::string sql = "sqlite3 '" + path + "' \"INSERT INTO CUOVERLAP_SESSION (key, value) VALUES " + rows + "\"";
   REQUIRE(std::system(sql.c_str()) == 0);
@@ -32,7 +32,7 @@ std::int64_t firstOpStart(const std::string& path) {
 }  // namespace
 
 TEST_CASE("analyze: a trace recorded in a capture window says so, with how long it was open", "[cli][capture]") {
-  const std::int64_t first = firstOpStart(std::string(CUOVERLAP_TEST_DATA) + "/streams_pipeline3.sqlite");
+  const std::int64_t first = firstOpStart(std::string(CUOVERLAP_TEST_DATA) + "/streams_pipeline3.sqlite.gz");
   const std::string open = std::to_string(first + 2000000), close = std::to_string(first + 52000000);
   const std::string path = withSession("capture_open.sqlite",
       "('capture', 'nvtx:step@50-60'), ('capture_opened', '1'), ('capture_open_ns', '" + open +
@@ -89,12 +89,12 @@ TEST_CASE("analyze: records the collector dropped are a warning in every report"
   const auto html = runCli("analyze '" + path + "' --format html");
   CHECK(html.out.find("<b>Warning:</b> the collector dropped 574545 activity records") != std::string::npos);
   // None dropped (the recorded trace's own row): no warning.
-  const std::string clean = std::string(CUOVERLAP_TEST_DATA) + "/streams_pipeline3.sqlite";
+  const std::string clean = std::string(CUOVERLAP_TEST_DATA) + "/streams_pipeline3.sqlite.gz";
   CHECK(runCli("analyze '" + clean + "'").out.find("the collector dropped") == std::string::npos);
 }
 
 TEST_CASE("analyze: a trace without capture rows has no capture line or key", "[cli][capture]") {
-  const std::string path = std::string(CUOVERLAP_TEST_DATA) + "/streams_pipeline3.sqlite";
+  const std::string path = std::string(CUOVERLAP_TEST_DATA) + "/streams_pipeline3.sqlite.gz";
   CHECK(runCli("analyze '" + path + "'").out.find("capture window") == std::string::npos);
   CHECK_FALSE(json::parse(runCli("analyze '" + path + "' --format json").out)["traces"][0].contains("capture"));
 }
@@ -103,7 +103,7 @@ TEST_CASE("analyze: a trace without capture rows has no capture line or key", "[
 // `KEEP_TRACE=... scripts/gpu/capture_check.sh BUILD 1`: scripts/frameworks/torch_mlp.py, 100 steps
 // of an NVTX range `step`, under `record --capture nvtx:step@50-60` (tests/data/capture/README.md).
 TEST_CASE("a PyTorch job recorded with --capture nvtx:step@50-60 holds exactly those 11 steps", "[cli][capture]") {
-  const std::string path = std::string(CUOVERLAP_TEST_DATA) + "/capture/torch_steps_50_60.sqlite";
+  const std::string path = std::string(CUOVERLAP_TEST_DATA) + "/capture/torch_steps_50_60.sqlite.gz";
   const auto run = runCli("analyze '" + path + "' --format json");
   REQUIRE(run.exit_code == 0);
   const json trace = json::parse(run.out)["traces"][0];

@@ -11,7 +11,7 @@ namespace {
 
 std::string ranks(const std::string& variant) {
   const std::string dir = std::string(CUOVERLAP_TEST_DATA) + "/ddp/";
-  return dir + variant + "_rank0.sqlite " + dir + variant + "_rank1.sqlite";
+  return dir + variant + "_rank0.sqlite.gz " + dir + variant + "_rank1.sqlite.gz";
 }
 
 }  // namespace
@@ -41,7 +41,7 @@ TEST_CASE("gate --max-rank-skew checks the job's largest skew", "[gate][comm]") 
   CHECK(fail.out.find("FAIL  job  all devices  finding rank-straggler  present") != std::string::npos);
   // One rank alone is no job: the skew check fails rather than pass silently.
   const CliRun alone = runCli("gate " + std::string(CUOVERLAP_TEST_DATA) +
-                              "/ddp/ddp_rank0.sqlite --max-rank-skew 1ms");
+                              "/ddp/ddp_rank0.sqlite.gz --max-rank-skew 1ms");
   CHECK(alone.exit_code == 1);
   CHECK(alone.out.find("no collectives matched across ranks") != std::string::npos);
   CHECK(runCli("gate " + ranks("ddp") + " --max-rank-skew 1parsec").exit_code == 2);

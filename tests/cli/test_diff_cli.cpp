@@ -43,8 +43,8 @@ TEST_CASE("diff renders JSON and Markdown", "[diff]") {
 
 TEST_CASE("diff lists findings that appear between runs", "[diff]") {
   const std::string shared = CUOVERLAP_SHARED_TRACES;
-  const CliRun run = runCli("diff " + shared + "/nsysai_healthy_1pct.sqlite " + shared +
-                            "/gpu4_report1.sqlite --format json");
+  const CliRun run = runCli("diff " + shared + "/nsysai_healthy_1pct.sqlite.gz " + shared +
+                            "/gpu4_report1.sqlite.gz --format json");
   REQUIRE(run.exit_code == 0);
   const auto json = nlohmann::json::parse(run.out);
   bool pageable_added = false;
@@ -78,7 +78,7 @@ TEST_CASE("diff --scope compares the steady states or the whole runs, and says w
     for (const auto& k : json["kernels"]) launches += k[std::string("count_") + side].get<double>();
     return std::make_pair(json["devices"][0]["metrics"]["kernels"][side].get<double>(), launches);
   };
-  const CliRun steady = runCli("diff " + data + "eager.sqlite " + data + "graphs.sqlite --format json");
+  const CliRun steady = runCli("diff " + data + "eager.sqlite.gz " + data + "graphs.sqlite.gz --format json");
   INFO(steady.out << steady.err);
   REQUIRE(steady.exit_code == 0);
   const auto json = nlohmann::json::parse(steady.out);
@@ -87,7 +87,7 @@ TEST_CASE("diff --scope compares the steady states or the whole runs, and says w
   CHECK(kernels(json, "before") == std::make_pair(1368.0, 1368.0));  // metrics and kernel table agree
   CHECK(kernels(json, "after") == std::make_pair(7200.0, 7200.0));
 
-  const CliRun whole = runCli("diff " + data + "eager.sqlite " + data + "graphs.sqlite --format json --scope whole");
+  const CliRun whole = runCli("diff " + data + "eager.sqlite.gz " + data + "graphs.sqlite.gz --format json --scope whole");
   REQUIRE(whole.exit_code == 0);
   const auto whole_json = nlohmann::json::parse(whole.out);
   CHECK(whole_json["before_scope"] == "whole run, 100% of the GPU busy time");
@@ -95,14 +95,14 @@ TEST_CASE("diff --scope compares the steady states or the whole runs, and says w
   CHECK(kernels(whole_json, "after") == std::make_pair(7304.0, 7304.0));
 
   // torch.compile's steady state holds 8.3% of its GPU work: auto compares both runs whole.
-  const CliRun mixed = runCli("diff " + data + "compile.sqlite " + data + "eager.sqlite");
+  const CliRun mixed = runCli("diff " + data + "compile.sqlite.gz " + data + "eager.sqlite.gz");
   INFO(mixed.out);
   REQUIRE(mixed.exit_code == 0);
   CHECK(mixed.out.find("covers only 8.3% of the GPU busy time: less than half") != std::string::npos);
   CHECK(mixed.out.find("whose steady state is not judged") != std::string::npos);
 
   const std::string shared = CUOVERLAP_SHARED_TRACES;
-  const CliRun none = runCli("diff " + shared + "/gpu4_report.sqlite " + data + "eager.sqlite --scope steady");
+  const CliRun none = runCli("diff " + shared + "/gpu4_report.sqlite.gz " + data + "eager.sqlite.gz --scope steady");
   CHECK(none.exit_code == 2);
   CHECK(none.err.find("no steady state") != std::string::npos);
 }

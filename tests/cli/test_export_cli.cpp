@@ -116,7 +116,7 @@ TEST_CASE("export writes Chrome trace JSON for a synthetic trace", "[export]") {
 
 TEST_CASE("export matches the trace for every shared Nsight Systems export", "[export]") {
   for (const char* name : {"gpu4_report", "gpu4_report1", "nvtxex_cudf-groupby", "nsysai_healthy_1pct"}) {
-    checkExport(std::string(CUOVERLAP_SHARED_TRACES) + "/" + name + ".sqlite", name);
+    checkExport(std::string(CUOVERLAP_SHARED_TRACES) + "/" + name + ".sqlite.gz", name);
   }
 }
 
@@ -135,7 +135,7 @@ TEST_CASE("export draws the idle gaps by cause and the findings of a real trace"
   // streams_sync-in-loop (H100, 40 tiles): 40 gaps of at least 10 us, each named by its largest part
   // (docs/gaps.md); low-overlap (1 evidence) and early-result-wait (5 evidence: each synchronize
   // follows its tile's DtoH copy), as analyze reports them.
-  const std::string trace = std::string(CUOVERLAP_TEST_DATA) + "/streams_sync-in-loop.sqlite";
+  const std::string trace = std::string(CUOVERLAP_TEST_DATA) + "/streams_sync-in-loop.sqlite.gz";
   const json doc = exportJson(trace, "export_sync_in_loop");
   std::map<std::string, std::size_t> gaps, marks;
   for (const json& gap : ofCategory(doc, "idle_gap")) {
@@ -165,13 +165,13 @@ TEST_CASE("export draws the idle gaps by cause and the findings of a real trace"
 }
 
 TEST_CASE("export names processes from the trace", "[export]") {
-  const json nsys = exportJson(std::string(CUOVERLAP_SHARED_TRACES) + "/gpu4_report.sqlite", "export_names");
+  const json nsys = exportJson(std::string(CUOVERLAP_SHARED_TRACES) + "/gpu4_report.sqlite.gz", "export_names");
   CHECK(processNames(nsys) == std::set<std::string>{"GPU 0: Tesla T4", "./lab4_VectorAdd_Streams"});
   // A Kineto trace (process_name) and one of ours (the session's command, where the reader fills
   // Trace::processes from it): each process is labelled with its command (and rank, host).
   const std::string kineto = std::string(CUOVERLAP_TEST_DATA) + "/kineto/torch_eager_nvtx.kineto.json.gz";
   REQUIRE_FALSE(readTrace(kineto).processes.empty());
-  for (const std::string& path : {kineto, std::string(CUOVERLAP_TEST_DATA) + "/kineto/torch_eager_nvtx.sqlite"}) {
+  for (const std::string& path : {kineto, std::string(CUOVERLAP_TEST_DATA) + "/kineto/torch_eager_nvtx.sqlite.gz"}) {
     const Trace trace = readTrace(path);
     const json doc = exportJson(path, "export_named");
     for (const ProcessInfo& process : trace.processes) {
@@ -187,7 +187,7 @@ TEST_CASE("export names processes from the trace", "[export]") {
 TEST_CASE("export keeps grid and block in x, y, z from nsys-schema traces and Kineto JSON", "[export]") {
   // torch_eager_nvtx (H100): 90 of its 216 kernels have a 2-D or 3-D grid or block
   // (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE gridY>1 OR gridZ>1 OR blockY>1 OR blockZ>1).
-  const json doc = exportJson(std::string(CUOVERLAP_TEST_DATA) + "/kineto/torch_eager_nvtx.sqlite", "export_dims");
+  const json doc = exportJson(std::string(CUOVERLAP_TEST_DATA) + "/kineto/torch_eager_nvtx.sqlite.gz", "export_dims");
   std::size_t multi = 0;
   const auto kernels = ofCategory(doc, "kernel");
   CHECK(kernels.size() == 216);
@@ -224,7 +224,7 @@ TEST_CASE("export keeps grid and block in x, y, z from nsys-schema traces and Ki
 }
 
 TEST_CASE("export --device, --window and --range keep only what they select", "[export]") {
-  const std::string multi = std::string(CUOVERLAP_TEST_DATA) + "/streams_multi-gpu_2xH200.sqlite";
+  const std::string multi = std::string(CUOVERLAP_TEST_DATA) + "/streams_multi-gpu_2xH200.sqlite.gz";
   const Trace trace = readTrace(multi);
   std::size_t on_device1 = 0;
   for (const GpuOp& op : trace.ops) on_device1 += op.device_id == 1 ? 1 : 0;
@@ -263,7 +263,7 @@ TEST_CASE("export --device, --window and --range keep only what they select", "[
   CHECK(opEvents(doc).size() == in_window);
 
   // --range: the ops intersecting the instances of an NVTX range (projected as analyze does).
-  const std::string cudf = std::string(CUOVERLAP_SHARED_TRACES) + "/nvtxex_cudf-groupby.sqlite";
+  const std::string cudf = std::string(CUOVERLAP_SHARED_TRACES) + "/nvtxex_cudf-groupby.sqlite.gz";
   const Trace groupby = readTrace(cudf);
   AnalysisOptions options;
   options.scope.range = "GROUPBY_AGG";
@@ -286,7 +286,7 @@ TEST_CASE("export --device, --window and --range keep only what they select", "[
 }
 
 TEST_CASE("export -o NAME.json.gz writes the same JSON gzipped", "[export]") {
-  const std::string trace = std::string(CUOVERLAP_TEST_DATA) + "/streams_sync-in-loop.sqlite";
+  const std::string trace = std::string(CUOVERLAP_TEST_DATA) + "/streams_sync-in-loop.sqlite.gz";
   for (const char* format : {"perfetto", "kineto"}) {
     const std::string plain = tempTracePath(std::string(format) + ".json");
     const std::string gz = tempTracePath(std::string(format) + ".json.gz");

@@ -50,7 +50,7 @@ TEST_CASE("gate writes JUnit XML with one suite per trace", "[gate]") {
 
 TEST_CASE("gate --fail-on fails on a finding the trace has", "[gate]") {
   // gpu4_report1: six async copies from pageable memory (docs/findings.md, pageable-memcpy).
-  const std::string trace = std::string(CUOVERLAP_SHARED_TRACES) + "/gpu4_report1.sqlite";
+  const std::string trace = std::string(CUOVERLAP_SHARED_TRACES) + "/gpu4_report1.sqlite.gz";
   const CliRun failing = runCli("gate " + trace + " --fail-on pageable-memcpy,legacy-default-stream");
   INFO(failing.out << failing.err);
   CHECK(failing.exit_code == 1);
@@ -99,7 +99,7 @@ TEST_CASE("gate reports bad input and usage with exit 2 and one line", "[gate]")
 }
 
 TEST_CASE("gate --range checks the metrics of the NVTX range's instances", "[gate]") {
-  const std::string trace = std::string(CUOVERLAP_SHARED_TRACES) + "/nvtxex_cudf-groupby.sqlite";
+  const std::string trace = std::string(CUOVERLAP_SHARED_TRACES) + "/nvtxex_cudf-groupby.sqlite.gz";
   const CliRun analyzed = runCli("analyze " + trace + " --range GROUPBY_AGG --format json");
   REQUIRE(analyzed.exit_code == 0);
   const auto json = nlohmann::json::parse(analyzed.out);

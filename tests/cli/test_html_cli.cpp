@@ -5,20 +5,24 @@
 #include <vector>
 
 #include "cli_test_support.h"
+#include "../trace_files.h"
 
 using namespace cuoverlap;
 using namespace cuoverlap::testing;
 
 namespace {
 
-// Every trace the analyzer has a golden for: tests/data/**.sqlite and the shared nsys exports.
+// Every trace the analyzer has a golden for: tests/data/**.sqlite.gz but the lab corpora (tests/data/lab*,
+// thousands of programs with their own tests), and the shared nsys exports.
 std::vector<std::string> goldenTraces() {
   std::vector<std::string> traces;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(CUOVERLAP_TEST_DATA)) {
-    if (entry.path().extension() == ".sqlite") traces.push_back(entry.path().string());
+  for (auto it = std::filesystem::recursive_directory_iterator(CUOVERLAP_TEST_DATA);
+       it != std::filesystem::recursive_directory_iterator(); ++it) {
+    if (it->is_directory() && it->path().filename().string().rfind("lab", 0) == 0) it.disable_recursion_pending();
+    if (cuoverlap_test::isTraceFile(it->path())) traces.push_back(it->path().string());
   }
   for (const auto& entry : std::filesystem::directory_iterator(CUOVERLAP_SHARED_TRACES)) {
-    if (entry.path().extension() == ".sqlite") traces.push_back(entry.path().string());
+    if (cuoverlap_test::isTraceFile(entry.path())) traces.push_back(entry.path().string());
   }
   return traces;
 }
@@ -98,7 +102,7 @@ TEST_CASE("html report of 1,000 kernels sharing a 1 MiB name stays small", "[htm
 }
 
 TEST_CASE("html report of a multi-GPU trace draws both devices on one axis", "[html]") {
-  const std::string html = analyzeTo(std::string(CUOVERLAP_TEST_DATA) + "/streams_multi-gpu_2xH200.sqlite",
+  const std::string html = analyzeTo(std::string(CUOVERLAP_TEST_DATA) + "/streams_multi-gpu_2xH200.sqlite.gz",
                                      "html", "multi_gpu.html");
   CHECK(countOf(html, "<canvas class=\"tl-plot\"") == 1);
   const auto device0 = html.find("title=\"device 0: NVIDIA H200\"");
@@ -140,7 +144,7 @@ TEST_CASE("html report of two ranks recorded on one host shares one time axis", 
 }
 
 TEST_CASE("markdown report for a real export has its metrics and findings", "[markdown]") {
-  const std::string md = analyzeTo(std::string(CUOVERLAP_SHARED_TRACES) + "/gpu4_report1.sqlite",
+  const std::string md = analyzeTo(std::string(CUOVERLAP_SHARED_TRACES) + "/gpu4_report1.sqlite.gz",
                                    "markdown", "gpu4_report1.md");
   CHECK(md.rfind("# cuoverlap report", 0) == 0);
   CHECK(md.find("### Device 0: Tesla T4") != std::string::npos);
@@ -149,7 +153,7 @@ TEST_CASE("markdown report for a real export has its metrics and findings", "[ma
 }
 
 TEST_CASE("html report with --range draws the instances' time on the timeline", "[html]") {
-  const std::string html = analyzeTo(std::string(CUOVERLAP_SHARED_TRACES) + "/nvtxex_cudf-groupby.sqlite --range GROUPBY_AGG --instances 4",
+  const std::string html = analyzeTo(std::string(CUOVERLAP_SHARED_TRACES) + "/nvtxex_cudf-groupby.sqlite.gz --range GROUPBY_AGG --instances 4",
                                      "html", "range.html");
   CHECK(html.find("<h3>NVTX range instances</h3>") != std::string::npos);
   CHECK(countOf(html, "<td>GROUPBY_AGG</td>") == 4);

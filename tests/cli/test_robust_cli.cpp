@@ -28,7 +28,18 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::string kCli = CUOVERLAP_CLI;
-const std::string kPageable = std::string(CUOVERLAP_TEST_DATA) + "/streams_pageable.sqlite";
+
+// The bundled pageable-copy trace as a plain SQLite file (the repository stores it gzip-compressed):
+// these tests change it with SQL, put a log beside it, or compress it themselves.
+const std::string& pageable() {
+  static const std::string path = [] {
+    const std::string plain = tempTracePath("robust_pageable.sqlite");
+    const std::string inflate = "gzip -dc '" + std::string(CUOVERLAP_TEST_DATA) + "/streams_pageable.sqlite.gz' > '" + plain + "'";
+    REQUIRE(std::system(inflate.c_str()) == 0);
+    return plain;
+  }();
+  return path;
+}
 
 struct TimedRun {
   CliRun run;
@@ -84,7 +95,7 @@ std::vector<std::string> leftovers(const fs::path& dir) {
 std::string writeLongNameTrace(const std::string& name) {
   const std::string path = tempTracePath(name);
   fs::remove(path);
-  fs::copy_file(kPageable, path);
+  fs::copy_file(pageable(), path);
   sqlite3* db = nullptr;
   REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
   for (int i = 0; i < 3; ++i) {
@@ -132,7 +143,7 @@ TEST_CASE("a FIFO (or any non-regular file) as input is refused at once", "[robu
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   const std::vector<std::string> commands = {"analyze " + fifo, "ranges " + fifo, "gate --min-overlap 0.1 " + fifo,
                                              "export " + fifo + " -o " + (dir / "x.json").string(),
-                                             "diff " + fifo + " " + kPageable, "analyze /dev/zero"};
+                                             "diff " + fifo + " " + pageable(), "analyze /dev/zero"};
   for (const std::string& command : commands) {
     const TimedRun timed = timedShell("$CLI " + command, 10);
     INFO(command);
@@ -146,7 +157,7 @@ TEST_CASE("a -wal beyond the copy bound is refused before copying, and nothing i
   const fs::path dir = freshDirectory("robust_wal");
   const fs::path tmp = freshDirectory("robust_wal_tmp");
   const std::string trace = (dir / "t.sqlite").string();
-  fs::copy_file(kPageable, trace);
+  fs::copy_file(pageable(), trace);
   { std::ofstream create(trace + "-wal"); }
   fs::resize_file(trace + "-wal", 1ULL << 30);  // sparse: 1 GiB that costs no disk
   const TimedRun timed = timedShell("TMPDIR=" + tmp.string() + " $CLI analyze " + trace, 20);
@@ -168,8 +179,8 @@ TEST_CASE("a gzip-compressed SQLite trace reads as the trace itself; a bad one i
   const fs::path tmp = freshDirectory("robust_gzip_tmp");
   const std::string gz = (dir / "t.sqlite.gz").string();
   const std::string env = "TMPDIR=" + tmp.string() + " ";
-  REQUIRE(timedShell("gzip -c " + kPageable + " > " + gz).run.exit_code == 0);
-  const TimedRun plain = timedShell("$CLI analyze --format json " + kPageable + " | grep -v '\"path\"'");
+  REQUIRE(timedShell("gzip -c " + pageable() + " > " + gz).run.exit_code == 0);
+  const TimedRun plain = timedShell("$CLI analyze --format json " + pageable() + " | grep -v '\"path\"'");
   const TimedRun packed = timedShell(env + "$CLI analyze --format json " + gz + " | grep -v '\"path\"'");
   REQUIRE(plain.run.exit_code == 0);
   CHECK(packed.run.exit_code == 0);
@@ -183,7 +194,7 @@ TEST_CASE("a gzip-compressed SQLite trace reads as the trace itself; a bad one i
       {"head -c 3000 " + gz, "truncated gzip data", ""},
       // The sniff reads a database header; then 1000 zero bytes inside the deflate stream.
       {"(head -c 2000 " + gz + "; head -c 1000 /dev/zero; tail -c +3001 " + gz + ")", "gzip data is corrupt", ""},
-      {"(cat " + kPageable + "; head -c 3145728 /dev/zero) | gzip -c", "CUOVERLAP_MAX_INFLATE_MIB",
+      {"(cat " + pageable() + "; head -c 3145728 /dev/zero) | gzip -c", "CUOVERLAP_MAX_INFLATE_MIB",
        "CUOVERLAP_MAX_INFLATE_MIB=1 "},
       {"cat " + gz, "CUOVERLAP_MAX_INFLATE_MIB='x'", "CUOVERLAP_MAX_INFLATE_MIB=x "}};
   for (const Bad& b : bad) {
@@ -203,7 +214,7 @@ TEST_CASE("SIGTERM, SIGINT and SIGHUP while writing leave no temporary file", "[
   const fs::path tmp = freshDirectory("robust_signals_tmp");
   // An unfinished trace (a -wal beside it), so that the private copy exists too.
   const std::string trace = (dir / "t.sqlite").string();
-  fs::copy_file(kPageable, trace);
+  fs::copy_file(pageable(), trace);
   { std::ofstream wal(trace + "-wal", std::ios::binary); wal << std::string(4096, 'x'); }
   std::string files;
   for (int i = 0; i < 12; ++i) files += " " + trace;
@@ -237,7 +248,7 @@ TEST_CASE("SIGTERM, SIGINT and SIGHUP while writing leave no temporary file", "[
 TEST_CASE("ulimit -f: the write fails with one line, no partial file and no temporary", "[robust24]") {
   const fs::path dir = freshDirectory("robust_ulimit");
   const std::string out = (dir / "report.html").string();
-  const TimedRun timed = timedShell("ulimit -f 8; $CLI analyze " + kPageable + " --format html -o " + out);
+  const TimedRun timed = timedShell("ulimit -f 8; $CLI analyze " + pageable() + " --format html -o " + out);
   expectOneErrorLine(timed.run);
   CHECK(timed.run.err.find("File too large") != std::string::npos);
   CHECK_FALSE(fs::exists(out));
@@ -246,7 +257,7 @@ TEST_CASE("ulimit -f: the write fails with one line, no partial file and no temp
 
 TEST_CASE("errors quoting trace or user text are one inert line of bounded length", "[robust24]") {
   const std::string huge(1 << 20, 'n');
-  const TimedRun pattern = timedShell("$CLI analyze " + kPageable + " --range \"" + std::string(5000, 'p') +
+  const TimedRun pattern = timedShell("$CLI analyze " + pageable() + " --range \"" + std::string(5000, 'p') +
                                       "$(printf \"\\033]0;x\\007\\n\\r\")\"");
   expectOneErrorLine(pattern.run);
   const TimedRun path = timedShell("$CLI analyze \"$(printf \"no\\033[2J\\r\\nfile\")\"");
@@ -266,8 +277,8 @@ TEST_CASE("stderr notes quoting user or trace text are inert", "[robust24]") {
   const fs::path dir = freshDirectory("robust_stderr_notes");
   const std::string evil = "e\x1b]0;t\x07\xe2\x80\xae\xc2\x9b\xff";  // no newline: a file name
   const std::string trace = (dir / (evil + ".sqlite")).string();
-  fs::copy_file(kPageable, trace);
-  const std::string ddp = std::string(CUOVERLAP_TEST_DATA) + "/ddp/torchrun_record_ddp_ch4.sqlite";
+  fs::copy_file(pageable(), trace);
+  const std::string ddp = std::string(CUOVERLAP_TEST_DATA) + "/ddp/torchrun_record_ddp_ch4.sqlite.gz";
   const std::string out = (dir / evil).string();
   const std::vector<std::string> commands = {
       "$CLI analyze \"$T\" -o \"$O.json\"",
@@ -332,7 +343,7 @@ TEST_CASE("-o through a symbolic link to a FIFO or a device is refused without -
   fs::create_symlink(fifo, dir / "to_fifo.json");
   fs::create_symlink("/dev/null", dir / "to_null.json");
   for (const char* link : {"to_fifo.json", "to_null.json"}) {
-    const TimedRun timed = timedShell("$CLI analyze " + kPageable + " --format json -o " + (dir / link).string(), 10);
+    const TimedRun timed = timedShell("$CLI analyze " + pageable() + " --format json -o " + (dir / link).string(), 10);
     INFO(link);
     CHECK(timed.seconds < 5);  // a FIFO opened for writing would block until a reader came
     expectOneErrorLine(timed.run);
@@ -340,7 +351,7 @@ TEST_CASE("-o through a symbolic link to a FIFO or a device is refused without -
     CHECK(fs::is_symlink(dir / link));
   }
   // With --force the link itself is replaced by the report; the FIFO is untouched.
-  const TimedRun forced = timedShell("$CLI analyze " + kPageable + " --format json --force -o " +
+  const TimedRun forced = timedShell("$CLI analyze " + pageable() + " --format json --force -o " +
                                      (dir / "to_fifo.json").string(), 10);
   CHECK(forced.run.exit_code == 0);
   CHECK(fs::is_regular_file(fs::symlink_status(dir / "to_fifo.json")));
@@ -350,7 +361,7 @@ TEST_CASE("-o through a symbolic link to a FIFO or a device is refused without -
 TEST_CASE("an output given as a descriptor open on the input is refused", "[robust24]") {
   const fs::path dir = freshDirectory("robust_fd_out");
   const std::string trace = (dir / "t.sqlite").string();
-  fs::copy_file(kPageable, trace);
+  fs::copy_file(pageable(), trace);
   const std::string before = readFile(trace);
   for (const char* name : {"/proc/self/fd/3", "/dev/fd/3"}) {
     const TimedRun timed = timedShell("$CLI analyze " + trace + " --format json -o " + name + " 3<>" + trace);
@@ -371,7 +382,7 @@ TEST_CASE("--force keeps the replaced file's permissions", "[robust24]") {
   const std::string out = (dir / "report.json").string();
   { std::ofstream create(out); create << "old"; }
   REQUIRE(::chmod(out.c_str(), 0600) == 0);
-  const TimedRun timed = timedShell("umask 022; $CLI analyze " + kPageable + " --format json --force -o " + out);
+  const TimedRun timed = timedShell("umask 022; $CLI analyze " + pageable() + " --format json --force -o " + out);
   REQUIRE(timed.run.exit_code == 0);
   struct stat st {};
   REQUIRE(::stat(out.c_str(), &st) == 0);
@@ -383,7 +394,7 @@ TEST_CASE("two writers racing to one new file: exactly one wins without --force"
   const fs::path dir = freshDirectory("robust_race");
   for (int round = 0; round < 4; ++round) {
     const std::string out = (dir / ("report" + std::to_string(round) + ".html")).string();
-    const std::string one = "$CLI analyze " + kPageable + " --format html -o " + out;
+    const std::string one = "$CLI analyze " + pageable() + " --format html -o " + out;
     const TimedRun timed = timedShell("(" + one + "; echo a=$? >&2) & (" + one + "; echo b=$? >&2) & wait");
     INFO(timed.run.err);
     const std::size_t wins = countOf(timed.run.err, "=0\n");
@@ -398,7 +409,7 @@ TEST_CASE("two writers racing to one new file: exactly one wins without --force"
 TEST_CASE("a generated column is refused: outputs stay proportional to the stored data", "[robust24]") {
   const fs::path dir = freshDirectory("robust_generated");
   const std::string trace = (dir / "t.sqlite").string();
-  fs::copy_file(kPageable, trace);
+  fs::copy_file(pageable(), trace);
   sqlite3* db = nullptr;
   REQUIRE(sqlite3_open(trace.c_str(), &db) == SQLITE_OK);
   // 40 bytes stored per row, 1 MB read per row.
@@ -420,7 +431,7 @@ TEST_CASE("a generated column is refused: outputs stay proportional to the store
 TEST_CASE("the Kineto export cuts long stored names, and says so", "[robust24]") {
   const fs::path dir = freshDirectory("robust_kineto_cap");
   const std::string trace = (dir / "t.sqlite").string();
-  fs::copy_file(kPageable, trace);
+  fs::copy_file(pageable(), trace);
   sqlite3* db = nullptr;
   REQUIRE(sqlite3_open(trace.c_str(), &db) == SQLITE_OK);
   // Every kernel's name becomes one stored string of 200 kB.
@@ -442,7 +453,7 @@ TEST_CASE("the Kineto export cuts long stored names, and says so", "[robust24]")
 TEST_CASE("--range over many overlapping instances is bounded work", "[robust24]") {
   const fs::path dir = freshDirectory("robust_overlapping_instances");
   const std::string trace = (dir / "t.sqlite").string();
-  fs::copy_file(kPageable, trace);
+  fs::copy_file(pageable(), trace);
   sqlite3* db = nullptr;
   REQUIRE(sqlite3_open(trace.c_str(), &db) == SQLITE_OK);
   // 20,000 instances of `r`, each over the whole run: every op and call is in every instance.

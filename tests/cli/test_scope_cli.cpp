@@ -11,8 +11,8 @@ using namespace cuoverlap::testing;
 
 namespace {
 
-const std::string kTorch = std::string(CUOVERLAP_TEST_DATA) + "/frameworks/torch_eager_nvtx_steps.sqlite";
-const std::string kCudf = std::string(CUOVERLAP_SHARED_TRACES) + "/nvtxex_cudf-groupby.sqlite";
+const std::string kTorch = std::string(CUOVERLAP_TEST_DATA) + "/frameworks/torch_eager_nvtx_steps.sqlite.gz";
+const std::string kCudf = std::string(CUOVERLAP_SHARED_TRACES) + "/nvtxex_cudf-groupby.sqlite.gz";
 
 std::size_t lines(const std::string& text) {
   return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
@@ -73,7 +73,7 @@ TEST_CASE("cuoverlap ranges lists names and folded name patterns", "[scope]") {
 // Issue 21: the public 4-stream vectorAdd export has no credible steady state, so `auto` judges the
 // whole run (overlap 0.036) and fails --min-overlap 0.05, saying what it judged.
 TEST_CASE("gate --scope auto on vectorAdd judges the whole run and fails", "[scope]") {
-  const std::string gpu4 = std::string(CUOVERLAP_SHARED_TRACES) + "/gpu4_report.sqlite";
+  const std::string gpu4 = std::string(CUOVERLAP_SHARED_TRACES) + "/gpu4_report.sqlite.gz";
   const std::string junit = tempTracePath("gate_scope_junit.xml");
   const CliRun run = runCli("gate " + gpu4 + " --min-overlap 0.05 --force --junit " + junit);
   INFO(run.out << run.err);
@@ -85,7 +85,7 @@ TEST_CASE("gate --scope auto on vectorAdd judges the whole run and fails", "[sco
 // A steady state covering less than half of the run's GPU busy time is not judged under `auto`:
 // torch.compile's 6 steady steps hold 1.4% of it (the compile and autotuning hold the rest).
 TEST_CASE("gate --scope auto falls back to the whole run when the steady state covers little", "[scope]") {
-  const std::string compiled = std::string(CUOVERLAP_TEST_DATA) + "/frameworks/torch_compile.sqlite";
+  const std::string compiled = std::string(CUOVERLAP_TEST_DATA) + "/frameworks/torch_compile.sqlite.gz";
   const CliRun run = runCli("gate " + compiled + " --max-idle-fraction 1");
   INFO(run.out << run.err);
   CHECK(run.exit_code == 0);
@@ -99,7 +99,7 @@ TEST_CASE("gate --scope auto falls back to the whole run when the steady state c
 // torchrun: inside the ranks' steady windows (steps 1-9) the largest skew is 163.6 us; the warm-up
 // step's collectives reach 507.5 us.
 TEST_CASE("gate --max-rank-skew uses the scope it prints", "[scope]") {
-  const std::string ddp = std::string(CUOVERLAP_TEST_DATA) + "/ddp/torchrun_record_ddp_ch4.sqlite";
+  const std::string ddp = std::string(CUOVERLAP_TEST_DATA) + "/ddp/torchrun_record_ddp_ch4.sqlite.gz";
   const CliRun steady = runCli("gate " + ddp + " --max-rank-skew 300us");
   INFO(steady.out << steady.err);
   CHECK(steady.exit_code == 0);
@@ -114,7 +114,7 @@ TEST_CASE("gate --max-rank-skew uses the scope it prints", "[scope]") {
 // Issue 21, "say it once": the trimmed DDP rank holds steps 5-9 only, so its steady state holds
 // every GPU op of the run; the text report prints one block and says why.
 TEST_CASE("a steady state that is the whole run is printed once", "[scope]") {
-  const CliRun run = runCli("analyze " + std::string(CUOVERLAP_TEST_DATA) + "/ddp/ddp_rank0.sqlite");
+  const CliRun run = runCli("analyze " + std::string(CUOVERLAP_TEST_DATA) + "/ddp/ddp_rank0.sqlite.gz");
   INFO(run.out << run.err);
   REQUIRE(run.exit_code == 0);
   CHECK(run.out.find("the whole run below is the steady state") != std::string::npos);
@@ -127,7 +127,7 @@ TEST_CASE("a steady state that is the whole run is printed once", "[scope]") {
 // gives a lower bound (18.485 ms) than the compute engine's busy time (18.670 ms); each sentence
 // names the bound it uses.
 TEST_CASE("the engine bound and the packed bound are named apart", "[scope]") {
-  const CliRun run = runCli("analyze " + std::string(CUOVERLAP_TEST_DATA) + "/streams_saturating.sqlite");
+  const CliRun run = runCli("analyze " + std::string(CUOVERLAP_TEST_DATA) + "/streams_saturating.sqlite.gz");
   INFO(run.out << run.err);
   REQUIRE(run.exit_code == 0);
   CHECK(run.out.find("engine bound 18.670 ms (busiest engine, back to back)   pipeline efficiency 99.8%") !=

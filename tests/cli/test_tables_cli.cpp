@@ -15,7 +15,7 @@ using namespace cuoverlap::testing;
 
 namespace {
 
-const std::string kPageable = std::string(CUOVERLAP_TEST_DATA) + "/streams_pageable.sqlite";
+const std::string kPageable = std::string(CUOVERLAP_TEST_DATA) + "/streams_pageable.sqlite.gz";
 
 // 15 kernels, two of them templated kernels that differ only in their template arguments.
 std::string writeKernelsTrace() {

@@ -66,7 +66,7 @@ TEST_CASE("--help says traces may be Kineto JSON", "[cli]") {
 }
 
 TEST_CASE("a mistyped option gets the closest option of its command", "[cli]") {
-  const std::string trace = std::string(CUOVERLAP_TEST_DATA) + "/streams_pipeline3.sqlite";
+  const std::string trace = std::string(CUOVERLAP_TEST_DATA) + "/streams_pipeline3.sqlite.gz";
   const auto run = runCli("analyze " + trace + " --fromat json");
   CHECK(run.exit_code == 2);
   CHECK(run.err == "cuoverlap: error: unknown option '--fromat' (did you mean '--format'? see analyze --help)\n");
@@ -80,7 +80,7 @@ TEST_CASE("a mistyped option gets the closest option of its command", "[cli]") {
 }
 
 TEST_CASE("-o picks the report format from the extension unless --format says otherwise", "[cli]") {
-  const std::string trace = std::string(CUOVERLAP_TEST_DATA) + "/streams_pipeline3.sqlite";
+  const std::string trace = std::string(CUOVERLAP_TEST_DATA) + "/streams_pipeline3.sqlite.gz";
   struct Case {
     const char* name;
     const char* starts;

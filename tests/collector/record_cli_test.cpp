@@ -134,7 +134,7 @@ TEST_CASE("record: the summary of a traced process quoting hostile session text 
   const std::string script = scratchDir() + "/fake_traced.sh";
   std::ofstream(script) << "d=$CUOVERLAP_RUN_DIR\n"
                            "part=$d/$$.sqlite\n"
-                           "cp " CUOVERLAP_TEST_DATA "/streams_pageable.sqlite \"$part\"\n"
+                           "gzip -dc " CUOVERLAP_TEST_DATA "/streams_pageable.sqlite.gz > \"$part\"\n"
                            "v=$(printf '\\033]0;pwned\\007\\r\\n[ok]\\342\\200\\256\\302\\233\\377')\n"
                            "sqlite3 \"$part\" \"UPDATE CUOVERLAP_SESSION SET value = '$$' WHERE key = 'pid';"
                            " UPDATE CUOVERLAP_SESSION SET value = '$(date +%s%N)' WHERE key = 'start_ns';"

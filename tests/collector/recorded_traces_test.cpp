@@ -1,6 +1,6 @@
-// The traces the collector recorded on a GPU (tests/data/*.sqlite, scripts/record_goldens.sh),
+// The traces the collector recorded on a GPU (tests/data/*.sqlite.gz, scripts/record_goldens.sh),
 // read back through the analyzer and checked against numbers computed here, independently, with
-// SQL over the same file: op counts, span, sum of durations and busy time (union of intervals by
+// SQL over the same file (inflated to a scratch directory: SQLite reads only plain files): op counts, span, sum of durations and busy time (union of intervals by
 // a plain loop over the rows). Plus schema facts every recorded trace must satisfy. No GPU needed.
 #include <sqlite3.h>
 
@@ -13,6 +13,8 @@
 
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/reader.h"
+#include "../scratch_dir.h"
+#include "../trace_files.h"
 
 namespace {
 
@@ -102,7 +104,7 @@ std::int64_t unionLength(std::vector<std::vector<std::int64_t>> intervals) {
 std::vector<std::string> recordedTraces() {
   std::vector<std::string> paths;
   for (const auto& entry : fs::directory_iterator(CUOVERLAP_TEST_DATA)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".sqlite") paths.push_back(entry.path());
+    if (entry.is_regular_file() && cuoverlap_test::isTraceFile(entry.path())) paths.push_back(entry.path());
   }
   std::sort(paths.begin(), paths.end());
   return paths;
@@ -159,7 +161,10 @@ TEST_CASE("recorded traces: analyzer metrics equal SQL over the same file, schem
   REQUIRE(paths.size() >= 17);
   for (const std::string& path : paths) {
     INFO(path);
-    Sql sql(path);
+    const std::string plain = cuoverlap_test::scratchDir("cuoverlap_recorded_") + "/" +
+                              cuoverlap_test::traceName(path) + cuoverlap_test::kPlainSuffix;
+    REQUIRE(cuoverlap_test::inflateTrace(path, plain));
+    Sql sql(plain);
     REQUIRE(sql.isOpen());
     checkSchemaFacts(sql);
     cuoverlap::Trace trace = cuoverlap::readTrace(path);

@@ -19,6 +19,7 @@
 
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/reader.h"
+#include "../trace_files.h"
 
 namespace cuoverlap {
 namespace {
@@ -84,7 +85,7 @@ std::vector<Pair> pairs() {
 bool exists(const std::string& path) { return std::ifstream(path).good(); }
 
 std::string tracePath(const std::string& scenario) {
-  return std::string(CUOVERLAP_TEST_DATA) + "/streams_" + scenario + ".sqlite";
+  return std::string(CUOVERLAP_TEST_DATA) + "/streams_" + scenario + cuoverlap_test::kStoredSuffix;
 }
 
 struct Analyzed {

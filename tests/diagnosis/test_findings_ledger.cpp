@@ -16,6 +16,7 @@
 #include "diagnosis/finding_builder.h"
 #include "findings_test_util.h"
 #include "trace_builder.h"
+#include "../trace_files.h"
 
 namespace cuoverlap {
 namespace {
@@ -29,7 +30,7 @@ std::vector<std::string> realTraces() {
                                 std::string(CUOVERLAP_TEST_DATA) + "/frameworks"}) {
     std::error_code error;
     for (const auto& entry : fs::directory_iterator(dir, error)) {
-      if (entry.path().extension() == ".sqlite") paths.push_back(entry.path().string());
+      if (cuoverlap_test::isTraceFile(entry.path())) paths.push_back(entry.path().string());
     }
   }
   return paths;

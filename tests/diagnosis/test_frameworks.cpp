@@ -20,6 +20,7 @@
 #include "cuoverlap/intervals.h"
 #include "cuoverlap/reader.h"
 #include "findings_test_util.h"
+#include "../trace_files.h"
 
 namespace cuoverlap {
 namespace {
@@ -128,7 +129,7 @@ std::vector<std::string> sqliteFiles(const std::string& dir) {
   std::vector<std::string> files;
   if (!std::filesystem::exists(dir)) return files;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().extension() == ".sqlite") files.push_back(entry.path().string());
+    if (cuoverlap_test::isTraceFile(entry.path())) files.push_back(entry.path().string());
   }
   std::sort(files.begin(), files.end());
   return files;
@@ -147,7 +148,7 @@ TEST_CASE("done criterion: no host CPU time charged to a sync, allocation or cop
 }
 
 TraceReport analyzeFramework(const std::string& name, Trace& trace) {
-  const std::string path = kFrameworks + "/" + name + ".sqlite";
+  const std::string path = kFrameworks + "/" + name + cuoverlap_test::kStoredSuffix;
   REQUIRE(std::ifstream(path).good());
   trace = readTrace(path);
   return analyzeTrace(trace, AnalysisOptions{});

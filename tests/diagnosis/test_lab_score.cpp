@@ -29,8 +29,8 @@ struct Corpus {
   Corpus() {
     dir = fs::temp_directory_path() / ("cuoverlap-lab-score-" + std::to_string(::getpid()));
     fs::create_directories(dir);
-    fs::copy_file(std::string(CUOVERLAP_TEST_DATA) + "/streams_pageable.sqlite",
-                  dir / "batch000.sqlite", fs::copy_options::overwrite_existing);
+    fs::copy_file(std::string(CUOVERLAP_TEST_DATA) + "/streams_pageable.sqlite.gz",
+                  dir / "batch000.sqlite.gz", fs::copy_options::overwrite_existing);
   }
   ~Corpus() { fs::remove_all(dir); }
   void write(const nlohmann::json& manifest) const {
@@ -53,7 +53,7 @@ Ns pageableCost(const std::string& path) {
 
 TEST_CASE("lab score: each case is judged against its transform's measured saving") {
   const Corpus corpus;
-  const Ns cost = pageableCost((corpus.dir / "batch000.sqlite").string());
+  const Ns cost = pageableCost((corpus.dir / "batch000.sqlite.gz").string());
   REQUIRE(cost > 100'000'000);  // 140 ms on the bundled H100 recording
   const Ns span = 4 * cost;
   auto variant = [&](const char* finding, Ns saving) {
@@ -64,7 +64,7 @@ TEST_CASE("lab score: each case is judged against its transform's measured savin
                 {"machine", "test"},
                 {"programs",
                  {{{"id", "p1"},
-                   {"trace", "batch000.sqlite"},
+                   {"trace", "batch000.sqlite.gz"},
                    {"baseline",
                     {{"window_ns", {std::numeric_limits<Ns>::min(), std::numeric_limits<Ns>::max()}},
                      {"median_ns", span}}},
@@ -99,7 +99,7 @@ TEST_CASE("lab score: a variant recorded later is compared with the baseline run
   // another process (scripts/lab_merge.py --variants-only): its saving comes from those runs,
   // paired rep by rep; the program's own baseline runs, recorded before, are not touched.
   const Corpus corpus;
-  const Ns cost = pageableCost((corpus.dir / "batch000.sqlite").string());
+  const Ns cost = pageableCost((corpus.dir / "batch000.sqlite.gz").string());
   const Ns span = 4 * cost;
   const Ns drift = span / 10;  // the later recording ran 10% slower, baseline and variant alike
   auto spans = [](Ns first, Ns step) {
@@ -109,7 +109,7 @@ TEST_CASE("lab score: a variant recorded later is compared with the baseline run
       {{"schema", "cuoverlap-lab-corpus/1"},
        {"programs",
         {{{"id", "p1"},
-          {"trace", "batch000.sqlite"},
+          {"trace", "batch000.sqlite.gz"},
           {"baseline",
            {{"window_ns", {std::numeric_limits<Ns>::min(), std::numeric_limits<Ns>::max()}},
             {"median_ns", span + 1'000},
@@ -147,7 +147,7 @@ TEST_CASE("lab score: a program with several baseline runs is judged by the medi
   // (the kept run, [0, 1]: nothing ran) the finding is absent, in the other two it claims `cost`.
   // The median claim is `cost`; the first window's alone (--windows first) is a miss.
   const Corpus corpus;
-  const Ns cost = pageableCost((corpus.dir / "batch000.sqlite").string());
+  const Ns cost = pageableCost((corpus.dir / "batch000.sqlite.gz").string());
   const Ns span = 4 * cost;
   const nlohmann::json all = {std::numeric_limits<Ns>::min(), std::numeric_limits<Ns>::max()};
   auto variant = [&](const char* finding, Ns saving) {
@@ -158,7 +158,7 @@ TEST_CASE("lab score: a program with several baseline runs is judged by the medi
   leftOut["stream_ids"] = {7, nullptr, nullptr};  // the stream is named in the first run only
   auto program = [&](const char* id, const nlohmann::json& windows) {
     return nlohmann::json{{"id", id},
-                          {"trace", "batch000.sqlite"},
+                          {"trace", "batch000.sqlite.gz"},
                           {"baseline", {{"window_ns", {0, 1}}, {"windows_ns", windows}, {"median_ns", span}}},
                           {"variants", {{"pin-host", variant("pageable-memcpy", cost)},
                                         {"multi-stream", leftOut}}}};

@@ -17,6 +17,7 @@
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/reader.h"
 #include "findings_test_util.h"
+#include "../trace_files.h"
 
 namespace cuoverlap {
 namespace {
@@ -34,7 +35,7 @@ TraceReport analyzeFile(const std::string& path, Trace& trace) {
 const std::string kShared = CUOVERLAP_SHARED_TRACES;
 
 TEST_CASE("cuDF group-by: one null stream, pageable copies, synchronizes and allocations") {
-  const std::string path = kShared + "/nvtxex_cudf-groupby.sqlite";
+  const std::string path = kShared + "/nvtxex_cudf-groupby.sqlite.gz";
   if (!exists(path)) FAIL("missing shared trace " << path);
   Trace trace;
   const TraceReport report = analyzeFile(path, trace);
@@ -72,7 +73,7 @@ TEST_CASE("cuDF group-by: one null stream, pageable copies, synchronizes and all
 }
 
 TEST_CASE("gpu4_report1: six async copies from pageable memory") {
-  const std::string path = kShared + "/gpu4_report1.sqlite";
+  const std::string path = kShared + "/gpu4_report1.sqlite.gz";
   if (!exists(path)) FAIL("missing shared trace " << path);
   Trace trace;
   const TraceReport report = analyzeFile(path, trace);
@@ -100,7 +101,7 @@ TEST_CASE("gpu4_report: 1024-block vecAdds on four streams each fill the T4: onl
   // but it fills the device itself, so running the two side by side could not have saved time.
   // The first cudaLaunchKernel took 1.536 ms, the three others 6-8 µs: lazy module loading, of
   // which 65 µs left the device idle (2.9% of the 2.26 ms span).
-  const std::string path = kShared + "/gpu4_report.sqlite";
+  const std::string path = kShared + "/gpu4_report.sqlite.gz";
   if (!exists(path)) FAIL("missing shared trace " << path);
   Trace trace;
   const TraceReport report = analyzeFile(path, trace);
@@ -119,7 +120,7 @@ TEST_CASE("gpu4_report: 1024-block vecAdds on four streams each fill the T4: onl
 
 TEST_CASE("the healthy H100 trace has no finding and its gaps are the host's launch loop") {
   // Every 10 µs gap: 7 µs in no CUDA call, then the 3 µs tail of the next launch.
-  const std::string path = kShared + "/nsysai_healthy_1pct.sqlite";
+  const std::string path = kShared + "/nsysai_healthy_1pct.sqlite.gz";
   if (!exists(path)) FAIL("missing shared trace " << path);
   Trace trace;
   const TraceReport report = analyzeFile(path, trace);
@@ -184,7 +185,7 @@ TEST_CASE("every recorded streams scenario gives exactly its manifest's diagnosi
   int checked = 0;
   for (const ScenarioExpectation& scenario : scenarios) {
     const std::string trace_path =
-        std::string(CUOVERLAP_TEST_DATA) + "/streams_" + scenario.name + ".sqlite";
+        std::string(CUOVERLAP_TEST_DATA) + "/streams_" + scenario.name + cuoverlap_test::kStoredSuffix;
     INFO("scenario " << scenario.name);
     // Every scenario has a trace recorded on the GPU (scripts/record_goldens.sh).
     CHECK(exists(trace_path));
@@ -221,7 +222,7 @@ TEST_CASE("every recorded streams scenario gives exactly its manifest's diagnosi
 
 TEST_CASE("multi-gpu on two H200s: both devices traced, pipelined, no finding") {
   // Recorded with `cuoverlap record` on a 2 x H200 host: 12 tiles per GPU, 3 streams each.
-  const std::string path = std::string(CUOVERLAP_TEST_DATA) + "/streams_multi-gpu_2xH200.sqlite";
+  const std::string path = std::string(CUOVERLAP_TEST_DATA) + "/streams_multi-gpu_2xH200.sqlite.gz";
   REQUIRE(exists(path));
   Trace trace;
   const TraceReport report = analyzeFile(path, trace);
@@ -257,7 +258,7 @@ TEST_CASE("every real and recorded trace: gap total <= idle time, gaps inside th
   int checked = 0;
   for (const std::string& dir : {kShared, std::string(CUOVERLAP_TEST_DATA)}) {
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-      if (entry.path().extension() != ".sqlite") continue;
+      if (!cuoverlap_test::isTraceFile(entry.path())) continue;
       checkGapsInsideIdle(entry.path().string());
       ++checked;
     }

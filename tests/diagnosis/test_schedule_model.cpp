@@ -37,7 +37,7 @@ std::size_t at(const DeviceView& view, double start_us) {
 TEST_CASE("a copy engine keeps serving one stream while its next copy is ready") {
   // Streams 13 (A) and 14 (B) each copy three 100 µs tiles in, issued A0 B0 A1 B1 A2 B2 within
   // 11 µs; a 1000 µs kernel on stream 15 needs A0 and B0. As recorded on an H100
-  // (streams_event-dag.sqlite), the engine runs A0 A1 A2 before B0, so the kernel starts when B0
+  // (streams_event-dag.sqlite.gz), the engine runs A0 A1 A2 before B0, so the kernel starts when B0
   // ends, 400 µs after the first copy began.
   TraceBuilder b;
   const double a[] = {10, 110, 210}, bb[] = {310, 410, 510};

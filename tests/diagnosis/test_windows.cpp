@@ -136,7 +136,7 @@ TEST_CASE("a window cut from the device index equals a view built with that wind
 }
 
 TEST_CASE("windows over a real Nsight export equal fresh views") {
-  const Trace trace = readTrace(std::string(CUOVERLAP_SHARED_TRACES) + "/nvtxex_cudf-groupby.sqlite");
+  const Trace trace = readTrace(std::string(CUOVERLAP_SHARED_TRACES) + "/nvtxex_cudf-groupby.sqlite.gz");
   std::vector<Interval> windows;
   for (const NvtxRange& range : trace.nvtx) {
     if (isNvtxRange(range)) windows.push_back({range.start, range.end});

@@ -15,6 +15,7 @@ Usage: tests/fuzz/mutate_traces.py CUOVERLAP_BINARY [--work DIR] [--seed N] [--q
 """
 import argparse
 import concurrent.futures
+import gzip
 import hashlib
 import os
 import random
@@ -34,11 +35,23 @@ TARGET_TABLES = ["TARGET_INFO_GPU", "TARGET_INFO_CUDA_STREAM", "TARGET_INFO_CUDA
 SANITIZER_MARKS = ("AddressSanitizer", "runtime error:", "LeakSanitizer", "UndefinedBehavior")
 
 
-def real_traces():
+def real_traces(work):
+    """The bundled traces as plain SQLite files: tests/data stores them gzip-compressed
+    (NAME.sqlite.gz), inflated here into WORK/sources because the mutants are made with SQLite."""
     out = []
+    plain_dir = os.path.join(work, "sources")
+    os.makedirs(plain_dir, exist_ok=True)
     for folder in (DATA, SHARED):
-        if os.path.isdir(folder):
-            out += sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".sqlite"))
+        if not os.path.isdir(folder):
+            continue
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".sqlite"):
+                out.append(os.path.join(folder, name))
+            elif name.endswith(".sqlite.gz"):
+                plain = os.path.join(plain_dir, name[:-len(".gz")])
+                with gzip.open(os.path.join(folder, name), "rb") as src, open(plain, "wb") as dst:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+                out.append(plain)
     return out
 
 
@@ -400,7 +413,7 @@ def main():
     args = ap.parse_args()
     rng = random.Random(args.seed)
     os.makedirs(args.work, exist_ok=True)
-    sources = real_traces()
+    sources = real_traces(args.work)
     if not sources:
         sys.exit("no traces found under tests/data or tests/data/nsys")
     if args.corpus:

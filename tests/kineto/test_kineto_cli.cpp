@@ -118,7 +118,7 @@ TEST_CASE("analyze rank0.json.gz rank1.json.gz: the report structure of our own 
   const json report = json::parse(run.out);
   REQUIRE(report["traces"].size() == 2);
   const auto ours = runCli(std::string("analyze '") + CUOVERLAP_TEST_DATA +
-                           "/streams_pipeline3.sqlite' --format json");
+                           "/streams_pipeline3.sqlite.gz' --format json");
   REQUIRE(ours.exit_code == 0);
   const json reference = json::parse(ours.out)["traces"][0];
   std::set<std::string> expected;
@@ -146,7 +146,7 @@ TEST_CASE("analyze rank0.json.gz rank1.json.gz: the report structure of our own 
 }
 
 TEST_CASE("export --format kineto reads back with the same metrics", "[kineto][cli]") {
-  for (const char* name : {"streams_pipeline3.sqlite", "streams_multi-gpu.sqlite", "streams_pageable.sqlite"}) {
+  for (const char* name : {"streams_pipeline3.sqlite.gz", "streams_multi-gpu.sqlite.gz", "streams_pageable.sqlite.gz"}) {
     const std::string source = std::string(CUOVERLAP_TEST_DATA) + "/" + name;
     const std::string exported = tempTracePath(std::string(name) + ".kineto.json");
     const auto write = runCli("export '" + source + "' --format kineto -o '" + exported + "'");
@@ -171,7 +171,7 @@ TEST_CASE("export --format kineto reads back with the same metrics", "[kineto][c
 }
 
 TEST_CASE("export --format kineto -o rank%r.json: one file per rank of a torchrun trace", "[kineto][cli]") {
-  const std::string source = std::string(CUOVERLAP_TEST_DATA) + "/ddp/torchrun_record_ddp_ch4.sqlite";
+  const std::string source = std::string(CUOVERLAP_TEST_DATA) + "/ddp/torchrun_record_ddp_ch4.sqlite.gz";
   const std::string dir = tempTracePath("kineto_ranks");
   std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());
   const auto write = runCli("export '" + source + "' --format kineto -o '" + dir + "/rank%r.json'");
@@ -220,7 +220,7 @@ TEST_CASE("export --format kineto -o rank%r.json: one file per rank of a torchru
   CHECK(cuoverlap::testing::countOf(single.err, "\n") == 1);
   // %r on a trace without ranks: one line, exit 2.
   const auto no_ranks = runCli("export '" + std::string(CUOVERLAP_TEST_DATA) +
-                               "/streams_pipeline3.sqlite' --format kineto -o '" + dir + "/r%r.json'");
+                               "/streams_pipeline3.sqlite.gz' --format kineto -o '" + dir + "/r%r.json'");
   CHECK(no_ranks.exit_code == 2);
   CHECK(no_ranks.err.find("no process has a rank") != std::string::npos);
 }

@@ -83,7 +83,7 @@ struct Pair {
 // Compares one recorder pair step by step; see the tolerances at the top.
 void comparePair(const Pair& pair) {
   const std::string dir = std::string(CUOVERLAP_TEST_DATA) + "/kineto/";
-  const Trace ours = readTrace(dir + pair.name + ".sqlite");
+  const Trace ours = readTrace(dir + pair.name + ".sqlite.gz");
   const Trace kineto = readTrace(dir + pair.name + ".kineto.json.gz");
   REQUIRE(ours.source == TraceSource::kCuoverlap);
   REQUIRE(kineto.source == TraceSource::kKineto);

@@ -8,7 +8,8 @@ Steps are the intervals between the ends of consecutive cudaDeviceSynchronize ca
 program synchronizes once per step; both recorders see the call). Kept: runtime/driver calls
 that start in [end of sync FIRST_STEP, end of sync FIRST_STEP+STEPS), the GPU ops and syncs they
 launched (same correlation id), NVTX/annotation ranges that start in the window, the strings
-they use, and all metadata. Writes OUT_PREFIX.sqlite and OUT_PREFIX.kineto.json.gz.
+they use, and all metadata. Writes OUT_PREFIX.sqlite and OUT_PREFIX.kineto.json.gz (tests/data/kineto
+stores the first gzip-compressed: `gzip -9 -n OUT_PREFIX.sqlite`). SQLITE may be either.
 """
 import gzip
 import json
@@ -23,7 +24,11 @@ def window(sync_ends, first, steps):
 
 
 def trim_sqlite(src, dst, first, steps):
-    shutil.copyfile(src, dst)
+    if src.endswith(".gz"):
+        with gzip.open(src, "rb") as source, open(dst, "wb") as out:
+            shutil.copyfileobj(source, out, 1 << 20)
+    else:
+        shutil.copyfile(src, dst)
     db = sqlite3.connect(dst)
     names = dict(db.execute("SELECT id, value FROM StringIds"))
     calls = list(db.execute("SELECT start, end, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME"))

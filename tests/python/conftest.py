@@ -9,9 +9,9 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 
 @pytest.fixture
 def pageable():
-    return str(DATA / "streams_pageable.sqlite")
+    return str(DATA / "streams_pageable.sqlite.gz")
 
 
 @pytest.fixture
 def pipeline3():
-    return str(DATA / "streams_pipeline3.sqlite")
+    return str(DATA / "streams_pipeline3.sqlite.gz")

@@ -6,6 +6,9 @@ Python over the SQLite rows), for tests/data/README.md and the golden test.
   trim_and_check.py trim SRC DST FIRST_STEP LAST_STEP   keep [start of 'step FIRST', start of 'step LAST')
   trim_and_check.py check FILE...                      communication per device, in ns
 
+Files may be plain SQLite or gzip-compressed (.sqlite.gz, as tests/data stores them): a DST ending
+in .gz is written compressed (scripts/lab_trace.py).
+
 Trimming keeps every row whose start lies in the window (ops, runtime/driver calls, syncs, CUDA
 event records, collector overhead) and the NVTX ranges that intersect it; other tables (strings,
 devices, streams, contexts, session) are kept whole. The definition checked is docs/metrics.md,
@@ -13,9 +16,13 @@ devices, streams, contexts, session) are kept whole. The definition checked is d
 kernels whose demangled name starts with 'nccl'; busy = |U(comm)|, hidden = |U(comm) ∩ U(other
 kernels)|.
 """
+import os
 import shutil
 import sqlite3
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "scripts"))
+import lab_trace  # noqa: E402  (plain or gzip-compressed traces)
 
 
 def step_start(db, step):
@@ -27,8 +34,10 @@ def step_start(db, step):
 
 
 def trim(src, dst, first, last):
-    shutil.copyfile(src, dst)
-    db = sqlite3.connect(dst)
+    plain_dst = dst[:-len(".gz")] if lab_trace.compressed(dst) else dst
+    with lab_trace.plain(src) as source:
+        shutil.copyfile(source, plain_dst)
+    db = sqlite3.connect(plain_dst)
     t0, t1 = step_start(db, first), step_start(db, last)
     for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
                   "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME",
@@ -41,6 +50,9 @@ def trim(src, dst, first, last):
     db.commit()
     db.execute("VACUUM")
     db.close()
+    if plain_dst != dst:
+        lab_trace.write_compressed(plain_dst, dst)
+        os.unlink(plain_dst)
     print(f"{dst}: steps {first}..{last - 1}, window [{t0}, {t1})")
 
 
@@ -69,7 +81,7 @@ def intersection_length(a, b):
 
 
 def check(path):
-    db = sqlite3.connect(path)
+    db = lab_trace.connect(path)
     rows = db.execute("SELECT k.deviceId, k.start, k.end, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k "
                       "JOIN StringIds s ON s.id = k.demangledName WHERE k.start > 0 AND k.end >= k.start")
     per_device = {}
