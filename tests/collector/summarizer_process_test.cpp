@@ -235,6 +235,7 @@ TEST_CASE("summary names: the rule `summarize` and `record --summary` use") {
   using cuoverlap::schema::summaryPathFor;
   CHECK(summaryPathFor("/a/rank3.sqlite") == "/a/rank3.cosum");
   CHECK(summaryPathFor("/a/rank3.json.gz") == "/a/rank3.cosum");
+  CHECK(summaryPathFor("/a/rank3.sqlite.gz") == "/a/rank3.cosum");
   CHECK(summaryPathFor("/a.b/rank3") == "/a.b/rank3.cosum");
 }
 
