@@ -9,7 +9,12 @@
 // data flow (copy-in -> kernel -> kernel -> copy-out): a kernel waiting for its input copy is a
 // real dependency; a copy-in waiting for a kernel, or a copy waiting for a copy of another
 // direction, is not (a trace cannot tell a buffer-reuse hazard from an unnecessary wait; more
-// buffers remove the hazard too).
+// buffers remove the hazard too). A copy-in's wait for a kernel that only orders the reader of
+// its stream's previous copy through kernel -> kernel waits (stream_waits.h: guardsBufferReuse,
+// as cross-stream-kernel-wait keeps) stays: it is the reuse guard carried by a chain of waits (lab
+// g006050: the chain's next-round copy waits for its last stage, the only order from the kernel
+// reading the buffer to the copy overwriting it). Its one-hop form, the copy waiting for that very
+// kernel, is counted: one buffer slice per tile makes it unnecessary (streams event-dag-serialized).
 // Cost: how much the span would shrink without these waits: the what-if schedule of the device's
 // ops with every wait minus the same schedule without the serializing ones
 // (diagnosis/schedule_estimate.h), the waits also its recorded constraints: a copy whose call
@@ -31,6 +36,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/kernels_alone.h"
@@ -47,11 +53,44 @@ std::optional<Finding> findEventWaitSerialization(const DeviceView& view) {
   FindingBuilder builder(view, "event-wait-serialization", Severity::kWarning);
   std::vector<OrderEdge> kept;
   std::vector<OrderEdge> removed;
+  std::vector<bool> counts(waits.size(), false);
+  for (std::size_t w = 0; w < waits.size(); ++w) {
+    const StreamWait& wait = waits[w];
+    const ScopedOp released = view.ops()[wait.released];
+    counts[w] = wait.ready && released.start - *wait.ready >= kMinimumCostNs && !wait.waited_for.empty() &&
+                !waitIsRealDependency(view, wait);
+  }
+  // The reuse guard's one-hop form (a copy-in waiting for the very kernel that waited for the
+  // previous copy of its stream) is counted: a buffer slice per tile makes it unnecessary.
+  std::unordered_set<std::size_t> one_hop;
   for (const StreamWait& wait : waits) {
+    const GpuOp& k = view.op(view.ops()[wait.released]);
+    if (k.kind != OpKind::kKernel) continue;
+    for (std::size_t c : wait.waited_for) {
+      if (engineOf(view.op(view.ops()[c])) == Engine::kH2D) one_hop.insert(wait.released);
+    }
+  }
+  std::vector<bool> guards = guardsBufferReuse(view, waits, counts);
+  for (std::size_t w = 0; w < waits.size(); ++w) {
+    const StreamWait& wait = waits[w];
+    const auto x_stream = DeviceView::streamKey(view.op(view.ops()[wait.released]));
+    const bool direct = std::any_of(wait.waited_for.begin(), wait.waited_for.end(), [&](std::size_t y) {
+      if (one_hop.count(y) == 0) return false;
+      for (const StreamWait& other : waits) {
+        if (other.released != y) continue;
+        for (std::size_t c : other.waited_for) {
+          if (DeviceView::streamKey(view.op(view.ops()[c])) == x_stream) return true;
+        }
+      }
+      return false;
+    });
+    if (direct) guards[w] = false;
+  }
+  for (std::size_t w = 0; w < waits.size(); ++w) {
+    const StreamWait& wait = waits[w];
     const auto ready = wait.ready;
     const ScopedOp released = view.ops()[wait.released];
-    const bool binding = ready && released.start - *ready >= kMinimumCostNs;
-    if (!binding || wait.waited_for.empty() || waitIsRealDependency(view, wait)) {
+    if (!counts[w] || guards[w]) {
       for (std::size_t y : wait.waited_for) kept.push_back({y, wait.released, wait.release_lag});
       continue;
     }
