@@ -36,6 +36,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "diagnosis/finding_builder.h"
@@ -62,29 +63,32 @@ std::optional<Finding> findEventWaitSerialization(const DeviceView& view) {
   }
   // The reuse guard's one-hop form (a copy-in waiting for the very kernel that waited for the
   // previous copy of its stream) is counted: a buffer slice per tile makes it unnecessary.
-  std::unordered_set<std::size_t> one_hop;
-  for (const StreamWait& wait : waits) {
-    const GpuOp& k = view.op(view.ops()[wait.released]);
-    if (k.kind != OpKind::kKernel) continue;
-    for (std::size_t c : wait.waited_for) {
-      if (engineOf(view.op(view.ops()[c])) == Engine::kH2D) one_hop.insert(wait.released);
-    }
-  }
-  std::vector<bool> guards = guardsBufferReuse(view, waits, counts);
+  // `waits_releasing`: each kernel's waits; `copy_fed`: the kernels one of them held for a copy-in.
+  std::unordered_map<std::size_t, std::vector<std::size_t>> waits_releasing;
+  std::unordered_set<std::size_t> copy_fed;
   for (std::size_t w = 0; w < waits.size(); ++w) {
     const StreamWait& wait = waits[w];
-    const auto x_stream = DeviceView::streamKey(view.op(view.ops()[wait.released]));
-    const bool direct = std::any_of(wait.waited_for.begin(), wait.waited_for.end(), [&](std::size_t y) {
-      if (one_hop.count(y) == 0) return false;
-      for (const StreamWait& other : waits) {
-        if (other.released != y) continue;
-        for (std::size_t c : other.waited_for) {
-          if (DeviceView::streamKey(view.op(view.ops()[c])) == x_stream) return true;
+    if (view.op(view.ops()[wait.released]).kind != OpKind::kKernel) continue;
+    waits_releasing[wait.released].push_back(w);
+    for (std::size_t c : wait.waited_for) {
+      if (engineOf(view.op(view.ops()[c])) == Engine::kH2D) copy_fed.insert(wait.released);
+    }
+  }
+  const auto oneHop = [&](const StreamWait& wait) {
+    const auto stream = DeviceView::streamKey(view.op(view.ops()[wait.released]));
+    return std::any_of(wait.waited_for.begin(), wait.waited_for.end(), [&](std::size_t kernel) {
+      if (copy_fed.count(kernel) == 0) return false;
+      for (std::size_t k : waits_releasing[kernel]) {
+        for (std::size_t c : waits[k].waited_for) {
+          if (DeviceView::streamKey(view.op(view.ops()[c])) == stream) return true;
         }
       }
       return false;
     });
-    if (direct) guards[w] = false;
+  };
+  std::vector<bool> guards = guardsBufferReuse(view, waits, counts);
+  for (std::size_t w = 0; w < waits.size(); ++w) {
+    if (guards[w] && oneHop(waits[w])) guards[w] = false;
   }
   for (std::size_t w = 0; w < waits.size(); ++w) {
     const StreamWait& wait = waits[w];
