@@ -13,10 +13,12 @@ inline constexpr const char* kPlainSuffix = ".sqlite";
 inline constexpr const char* kStoredSuffix = ".sqlite.gz";
 
 inline bool endsWith(const std::string& text, const std::string& suffix) {
-  return text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return text.size() > suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// True for a trace file as the test data stores it (NAME.sqlite.gz) or as a test writes it (NAME.sqlite).
+// True for a trace file as the test data stores it (NAME.sqlite.gz) or as a test writes it
+// (NAME.sqlite).
 inline bool isTraceFile(const std::filesystem::path& path) {
   const std::string name = path.filename().string();
   return endsWith(name, kStoredSuffix) || endsWith(name, kPlainSuffix);

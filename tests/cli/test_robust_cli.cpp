@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_test_support.h"
+#include "../trace_files.h"
 
 using namespace cuoverlap;
 using namespace cuoverlap::testing;
@@ -34,8 +35,7 @@ const std::string kCli = CUOVERLAP_CLI;
 const std::string& pageable() {
   static const std::string path = [] {
     const std::string plain = tempTracePath("robust_pageable.sqlite");
-    const std::string inflate = "gzip -dc '" + std::string(CUOVERLAP_TEST_DATA) + "/streams_pageable.sqlite.gz' > '" + plain + "'";
-    REQUIRE(std::system(inflate.c_str()) == 0);
+    REQUIRE(cuoverlap_test::inflateTrace(std::string(CUOVERLAP_TEST_DATA) + "/streams_pageable.sqlite.gz", plain));
     return plain;
   }();
   return path;

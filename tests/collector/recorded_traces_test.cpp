@@ -1,7 +1,8 @@
 // The traces the collector recorded on a GPU (tests/data/*.sqlite.gz, scripts/record_goldens.sh),
 // read back through the analyzer and checked against numbers computed here, independently, with
-// SQL over the same file (inflated to a scratch directory: SQLite reads only plain files): op counts, span, sum of durations and busy time (union of intervals by
-// a plain loop over the rows). Plus schema facts every recorded trace must satisfy. No GPU needed.
+// SQL over the same file (inflated to a scratch directory: SQLite reads only plain files): op
+// counts, span, sum of durations and busy time (union of intervals by a plain loop over the rows).
+// Plus schema facts every recorded trace must satisfy. No GPU needed.
 #include <sqlite3.h>
 
 #include <algorithm>

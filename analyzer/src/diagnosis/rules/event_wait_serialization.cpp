@@ -13,8 +13,9 @@
 // its stream's previous copy through kernel -> kernel waits (stream_waits.h: guardsBufferReuse,
 // as cross-stream-kernel-wait keeps) stays: it is the reuse guard carried by a chain of waits (lab
 // g006050: the chain's next-round copy waits for its last stage, the only order from the kernel
-// reading the buffer to the copy overwriting it). Its one-hop form, the copy waiting for that very
-// kernel, is counted: one buffer slice per tile makes it unnecessary (streams event-dag-serialized).
+// reading the buffer to the copy overwriting it). Its one-hop form, the copy waiting for that
+// very kernel, is counted: one buffer slice per tile makes it unnecessary (the bundled
+// streams event-dag-serialized trace).
 // Cost: how much the span would shrink without these waits: the what-if schedule of the device's
 // ops with every wait minus the same schedule without the serializing ones
 // (diagnosis/schedule_estimate.h), the waits also its recorded constraints: a copy whose call
@@ -58,8 +59,8 @@ std::optional<Finding> findEventWaitSerialization(const DeviceView& view) {
   for (std::size_t w = 0; w < waits.size(); ++w) {
     const StreamWait& wait = waits[w];
     const ScopedOp released = view.ops()[wait.released];
-    counts[w] = wait.ready && released.start - *wait.ready >= kMinimumCostNs && !wait.waited_for.empty() &&
-                !waitIsRealDependency(view, wait);
+    counts[w] = wait.ready && released.start - *wait.ready >= kMinimumCostNs &&
+                !wait.waited_for.empty() && !waitIsRealDependency(view, wait);
   }
   // The reuse guard's one-hop form (a copy-in waiting for the very kernel that waited for the
   // previous copy of its stream) is counted: a buffer slice per tile makes it unnecessary.
