@@ -30,7 +30,12 @@ namespace cuoverlap::diagnosis {
 std::optional<Finding> findSyncMemcpy(const DeviceView& view) {
   FindingBuilder builder(view, "sync-memcpy", Severity::kWarning);
   addSynchronousTransfers(view, OpKind::kMemcpy, builder);
-  estimateAsynchronousFix(view, ApiKind::kMemcpySync, builder);
+  if (const auto what_if =
+          addRunOfSynchronousTransfers(view, OpKind::kMemcpy, ApiKind::kMemcpySync, builder)) {
+    estimateAsynchronousFix(what_if, builder);
+  } else {
+    estimateAsynchronousFix(view, ApiKind::kMemcpySync, builder);
+  }
   return builder.build(
       fmt::format("{} synchronous copies between GPU work blocked the host", builder.count()),
       "Use cudaMemcpyAsync on a created stream with pinned host memory, and synchronize only "

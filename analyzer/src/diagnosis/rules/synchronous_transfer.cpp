@@ -24,8 +24,10 @@ Interval chargeWithoutCall(const DeviceView& view, const ScopedOp& op) {
   return {op.end, std::max(op.end, op.end + view.idleWithin(op.end, end))};
 }
 
-// addSynchronousTransfers with instances charged under `floor` left out.
-void addTransfers(const DeviceView& view, OpKind kind, FindingBuilder& builder, Ns floor) {
+// addSynchronousTransfers with instances charged under `floor` left out; with no builder, only the
+// total charged to the instances kept. Returns that total.
+Ns addTransfers(const DeviceView& view, OpKind kind, FindingBuilder* builder, Ns floor) {
+  Ns total = 0;
   const std::vector<HostBlockingCharge> charges = chargeHostBlockingCalls(view);
   const auto& ops = view.ops();
   for (const std::uint32_t pos : view.synchronousTransferPositions()) {
@@ -40,19 +42,31 @@ void addTransfers(const DeviceView& view, OpKind kind, FindingBuilder& builder, 
       charged = chargeWithoutCall(view, ops[pos]);
     }
     if (charged.length() < floor) continue;
+    total += charged.length();
+    if (builder == nullptr) continue;
     const std::string what =
         charged.length() < kMinimumCostNs
             ? " blocked the host, and other threads' calls behind it, while the device stayed busy"
             : " blocked the host; the device idled " + units::formatDuration(charged.length()) +
                   " that the next op could have been spared";
-    builder.add(charged, evidenceForOp(view, op, describeOp(view, op) + what));
+    builder->add(charged, evidenceForOp(view, op, describeOp(view, op) + what));
   }
+  return total;
 }
 
 }  // namespace
 
 void addSynchronousTransfers(const DeviceView& view, OpKind kind, FindingBuilder& builder) {
-  addTransfers(view, kind, builder, kMinimumCostNs);
+  addTransfers(view, kind, &builder, kMinimumCostNs);
+}
+
+std::optional<Ns> addRunOfSynchronousTransfers(const DeviceView& view, OpKind kind,
+                                               ApiKind sync_kind, FindingBuilder& builder) {
+  if (builder.count() != 0) return std::nullopt;
+  if (addTransfers(view, kind, nullptr, 0) < kMinimumCostNs) return std::nullopt;
+  const std::optional<Ns> what_if = asynchronousFixSaving(view, sync_kind);
+  if (what_if && *what_if >= kMinimumCostNs) addTransfers(view, kind, &builder, 0);
+  return what_if;
 }
 
 Ns synchronousCallsNs(const DeviceView& view, OpKind kind) {
@@ -78,7 +92,7 @@ std::optional<Ns> addHeldSynchronousTransfers(const DeviceView& view, OpKind kin
   const Ns held = synchronousCallsNs(view, kind);
   if (held == 0) return std::nullopt;
   const std::optional<Ns> what_if = asynchronousFixSaving(view, sync_kind);
-  if (what_if && *what_if >= kMinimumCostNs && *what_if <= held) addTransfers(view, kind, builder, 0);
+  if (what_if && *what_if >= kMinimumCostNs && *what_if <= held) addTransfers(view, kind, &builder, 0);
   return what_if;
 }
 
