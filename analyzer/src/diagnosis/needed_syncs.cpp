@@ -316,17 +316,14 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
     const auto& dtoh = t->second.async_dtoh;
     // Only a copy the synchronize waited for can be what the host is about to read, and only
     // where it waits for no work the thread queued behind the copy (waitsForWorkQueuedBehind).
-    bool brings_back = false;
     std::int64_t read_copy = -1;  // the last copy it brings back
     for (auto d = std::upper_bound(dtoh.begin(), dtoh.end(), AsyncDtoH{since, 0, 0});
          d != dtoh.end() && d->start < call.start; ++d) {
       if (order.orderedBefore(d->position, barrier.waited_for, call.start) &&
           !waitsForWorkQueuedBehind(view, *d, call, barrier.waited_for)) {
-        brings_back = true;
         read_copy = static_cast<std::int64_t>(d->position);
       }
     }
-    if (read_copies != nullptr) (*read_copies)[b] = read_copy;
     reads[b] = read_copy;
     const auto& work = t->second.work_calls;
     const auto next = std::partition_point(work.begin(), work.end(),
@@ -341,11 +338,12 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
         hostTouchesManaged(view.trace().unified_memory, call.pid, call.end, next_work);
     if (orders_sync_copy || host_reads_managed) {
       needs[b] = SyncNeed::kKept;
-    } else if (brings_back) {
+    } else if (read_copy >= 0) {
       needs[b] = SyncNeed::kDeferrable;
     }
   }
   keepSingleReads(view, host, reads, needs);
+  if (read_copies != nullptr) *read_copies = std::move(reads);
   return needs;
 }
 

@@ -24,48 +24,59 @@ Interval chargeWithoutCall(const DeviceView& view, const ScopedOp& op) {
   return {op.end, std::max(op.end, op.end + view.idleWithin(op.end, end))};
 }
 
-// addSynchronousTransfers with instances charged under `floor` left out; with no builder, only the
-// total charged to the instances kept. Returns that total.
-Ns addTransfers(const DeviceView& view, OpKind kind, FindingBuilder* builder, Ns floor) {
-  Ns total = 0;
+// A synchronous copy or memset of `kind` with what it charges (addSynchronousTransfers).
+struct TransferCharge {
+  std::uint32_t position = 0;
+  Interval charged;
+};
+
+std::vector<TransferCharge> transferCharges(const DeviceView& view, OpKind kind) {
+  std::vector<TransferCharge> out;
+  if (view.synchronousTransferPositions().empty()) return out;
   const std::vector<HostBlockingCharge> charges = chargeHostBlockingCalls(view);
   const auto& ops = view.ops();
   for (const std::uint32_t pos : view.synchronousTransferPositions()) {
     if (pos == 0 || view.kindAt(pos) != kind) continue;
-    const GpuOp& op = view.op(ops[pos]);
-    Interval charged;
-    if (const auto call = view.launchCall(op)) {
+    if (const auto call = view.launchCall(view.op(ops[pos]))) {
       const HostBlockingCharge* charge = chargeOf(charges, *call);
-      if (charge == nullptr) continue;
-      charged = charge->idle;
+      if (charge != nullptr) out.push_back({pos, charge->idle});
     } else {
-      charged = chargeWithoutCall(view, ops[pos]);
+      out.push_back({pos, chargeWithoutCall(view, ops[pos])});
     }
-    if (charged.length() < floor) continue;
-    total += charged.length();
-    if (builder == nullptr) continue;
-    const std::string what =
-        charged.length() < kMinimumCostNs
-            ? " blocked the host, and other threads' calls behind it, while the device stayed busy"
-            : " blocked the host; the device idled " + units::formatDuration(charged.length()) +
-                  " that the next op could have been spared";
-    builder->add(charged, evidenceForOp(view, op, describeOp(view, op) + what));
   }
-  return total;
+  return out;
+}
+
+// Adds the transfers charged at least `floor` to the finding.
+void addTransfers(const DeviceView& view, const std::vector<TransferCharge>& transfers,
+                  FindingBuilder& builder, Ns floor) {
+  for (const TransferCharge& t : transfers) {
+    if (t.charged.length() < floor) continue;
+    const GpuOp& op = view.op(view.ops()[t.position]);
+    const std::string what =
+        t.charged.length() < kMinimumCostNs
+            ? " blocked the host, and other threads' calls behind it, while the device stayed busy"
+            : " blocked the host; the device idled " + units::formatDuration(t.charged.length()) +
+                  " that the next op could have been spared";
+    builder.add(t.charged, evidenceForOp(view, op, describeOp(view, op) + what));
+  }
 }
 
 }  // namespace
 
 void addSynchronousTransfers(const DeviceView& view, OpKind kind, FindingBuilder& builder) {
-  addTransfers(view, kind, &builder, kMinimumCostNs);
+  addTransfers(view, transferCharges(view, kind), builder, kMinimumCostNs);
 }
 
 std::optional<Ns> addRunOfSynchronousTransfers(const DeviceView& view, OpKind kind,
                                                ApiKind sync_kind, FindingBuilder& builder) {
   if (builder.count() != 0) return std::nullopt;
-  if (addTransfers(view, kind, nullptr, 0) < kMinimumCostNs) return std::nullopt;
+  const std::vector<TransferCharge> transfers = transferCharges(view, kind);
+  Ns total = 0;
+  for (const TransferCharge& t : transfers) total += t.charged.length();
+  if (total < kMinimumCostNs) return std::nullopt;
   const std::optional<Ns> what_if = asynchronousFixSaving(view, sync_kind);
-  if (what_if && *what_if >= kMinimumCostNs) addTransfers(view, kind, &builder, 0);
+  if (what_if && *what_if >= kMinimumCostNs) addTransfers(view, transfers, builder, 0);
   return what_if;
 }
 
@@ -92,7 +103,9 @@ std::optional<Ns> addHeldSynchronousTransfers(const DeviceView& view, OpKind kin
   const Ns held = synchronousCallsNs(view, kind);
   if (held == 0) return std::nullopt;
   const std::optional<Ns> what_if = asynchronousFixSaving(view, sync_kind);
-  if (what_if && *what_if >= kMinimumCostNs && *what_if <= held) addTransfers(view, kind, &builder, 0);
+  if (what_if && *what_if >= kMinimumCostNs && *what_if <= held) {
+    addTransfers(view, transferCharges(view, kind), builder, 0);
+  }
   return what_if;
 }
 
