@@ -353,15 +353,26 @@ void withLegacyLaunchCost(const DeviceView& view, const std::vector<LegacyOp>& l
 // barrier for another stream's work and which the what-if has wait for their own thread's work
 // there, took 21.9 µs with no other call beside them (the fixed program synchronizes that stream
 // first). So the call holds from its start where the previous op of the legacy stream
-// (`previous`, a position; none: -1) ends after it began; else for its last `own` ns (what the
-// recorded call took after the last op of another stream it waited for ended), at least a turn
-// and its op's run.
+// (`previous`, a position; none: -1) ends after it began, but not before that op is submitted
+// (its call's start in the schedule, or its release): the what-if keeps the recorded order, and a
+// call it lets begin sooner may queue behind an op another thread submits much later (lab c8
+// g006047: 2.2 ms before it, every other thread's call held meanwhile); else for its last `own`
+// ns (what the recorded call took after the last op of another stream it waited for ended), at
+// least a turn and its op's run.
 BusyCall heldBySynchronousCopy(const DeviceView& view, const ScheduledHost& times, const LegacyOp& x,
                                std::int64_t previous, Ns own, Ns begin, Ns end) {
   constexpr Ns kPast = 2'000;
   if (previous >= 0) {
     const Ns ended = times.op_end[static_cast<std::size_t>(previous)];
-    if (ended != std::numeric_limits<Ns>::min() && ended > begin + kPast) return {begin, end, x.thread};
+    if (ended != std::numeric_limits<Ns>::min() && ended > begin + kPast) {
+      const auto p = static_cast<std::size_t>(previous);
+      Ns submitted = times.release[p];
+      if (const auto call = view.launchCall(view.op(view.ops()[p]))) {
+        if (const auto t = times.call.find(*call); t != times.call.end()) submitted = t->second.first;
+      }
+      const Ns from = submitted == std::numeric_limits<Ns>::min() ? begin : std::clamp(submitted, begin, end);
+      return {from, end, x.thread};
+    }
   }
   const ScopedOp& op = view.ops()[x.position];
   return {std::max(begin, end - std::max(own, kLegacyTurnNs + (op.end - op.start))), end, x.thread};
