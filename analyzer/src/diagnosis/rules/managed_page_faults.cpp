@@ -408,6 +408,28 @@ bool inRanges(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges
   return it != ranges.begin() && address < std::prev(it)->second;
 }
 
+// How many typical turnarounds a CPU fault on a page the driver saw thrash waits where the driver
+// throttled the page (held it where it was for a while before moving it again): recorded on an
+// H100 (the lab's baselines with thrashing records), throttled faults waited 157-785 µs, 10-40
+// typical turnarounds, the other faults on such pages 10-75 µs, at most 5 (4 to 16 move the same
+// cases across the nine corpora).
+constexpr Ns kThrottledTurnarounds = 8;
+
+// How long a CPU page fault waited before the driver began moving its page back (the start of
+// the first of `downloads`, in start order, that moves it); -1 where none of the next few does.
+Ns faultTurnaround(const UmCpuFault& fault, const std::vector<const UmMigration*>& downloads) {
+  auto it = std::lower_bound(downloads.begin(), downloads.end(), fault.time,
+                             [](const UmMigration* m, Ns t) { return m->start < t; });
+  const auto stop =
+      downloads.end() - it > kMigrationsSearched ? it + kMigrationsSearched : downloads.end();
+  for (; it != stop; ++it) {
+    if ((*it)->address <= fault.address && fault.address < (*it)->address + (*it)->bytes) {
+      return (*it)->start - fault.time;
+    }
+  }
+  return -1;
+}
+
 HostFaultsGiven hostFaultsGiven(const DeviceView& view, const HostTimeline& host,
                                 const DeviceFaults& device, std::uint32_t pid,
                                 const Turnaround& turnaround) {
@@ -444,8 +466,28 @@ HostFaultsGiven hostFaultsGiven(const DeviceView& view, const HostTimeline& host
     Ns& first = next_launch[static_cast<std::size_t>(b)];
     first = std::min(first, view.call(*launch).start);
   }
+  // The process's thrashing records (our collector), each a region the driver saw move back
+  // and forth between host and device: per region start, its end and its first record's time.
+  std::map<std::uint64_t, std::pair<std::uint64_t, Ns>> thrashed;
+  std::uint64_t widest = 0;
+  for (const UmThrashing& t : view.trace().unified_memory.thrashing) {
+    if (t.remote_map || (pid != 0 && t.pid != 0 && t.pid != pid)) continue;
+    auto [it, added] = thrashed.try_emplace(t.address, t.address + t.bytes, t.time);
+    if (!added) it->second = {std::max(it->second.first, t.address + t.bytes), std::min(it->second.second, t.time)};
+    widest = std::max(widest, t.bytes);
+  }
+  // Whether a region holding the fault's page thrashed before it (regions starting at most the
+  // widest region's size below the page).
+  const auto throttled = [&](const UmCpuFault& f) {
+    for (auto it = thrashed.upper_bound(f.address); it != thrashed.begin();) {
+      --it;
+      if (f.address - it->first >= widest) break;
+      if (f.address < it->second.first && it->second.second < f.time) return true;
+    }
+    return false;
+  };
   std::map<std::size_t, std::vector<Interval>> spent_by;  // per barrier: its unnecessary faults
-  std::map<std::size_t, Ns> cold_by;  // per barrier: its first fault's slower start
+  std::map<std::size_t, Ns> cold_by;  // per barrier: its faults' slower starts
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
     const Ns from = host.barriers[b].end;
     Ns until = next_launch[b];
@@ -459,10 +501,20 @@ HostFaultsGiven hostFaultsGiven(const DeviceView& view, const HostTimeline& host
     for (auto it = first; it != faults.end() && (*it)->time < until; ++it) stretch.push_back(*it);
     // The window's first CPU fault waited for the driver's first move of its range; after a
     // prefetch, which made that move, it waits as long as the later ones.
+    // A fault on a page the driver saw thrash waited for its throttle (the driver holds a
+    // thrashing page where it is for a while before it moves it again); the prefetched page does
+    // not thrash, and its fault starts as quickly as the typical one.
     for (const UmCpuFault* f : stretch) {
-      if (f->time == turnaround.first_at && turnaround.first > turnaround.typical) {
-        cold_by[b] = turnaround.first - turnaround.typical;
-        out.stretches.push_back({f->time + turnaround.typical, f->time + turnaround.first});
+      Ns waited = -1;
+      if (f->time == turnaround.first_at) {
+        waited = turnaround.first;
+      } else if (throttled(*f)) {
+        const Ns own = faultTurnaround(*f, downloads);
+        if (own > kThrottledTurnarounds * turnaround.typical) waited = own;
+      }
+      if (waited > turnaround.typical) {
+        cold_by[b] += waited - turnaround.typical;
+        out.stretches.push_back({f->time + turnaround.typical, f->time + waited});
       }
     }
     if (stretch.size() < 2) continue;
