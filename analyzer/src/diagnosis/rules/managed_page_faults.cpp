@@ -258,6 +258,23 @@ struct Turnaround {
   Ns first_at = -1;  // the window's first CPU fault, -1 without one
 };
 
+// How long a CPU page fault waited before the driver began moving its page back: the start of
+// the first of `downloads` (in start order) that moves it, less the fault's time; -1 where none
+// does. Bounded search: the driver moves a faulting page among the next few migrations, or never
+// (it mapped the page remotely instead).
+Ns faultTurnaround(const UmCpuFault& fault, const std::vector<const UmMigration*>& downloads) {
+  auto it = std::lower_bound(downloads.begin(), downloads.end(), fault.time,
+                             [](const UmMigration* m, Ns t) { return m->start < t; });
+  const auto stop =
+      downloads.end() - it > kMigrationsSearched ? it + kMigrationsSearched : downloads.end();
+  for (; it != stop; ++it) {
+    if ((*it)->address <= fault.address && fault.address < (*it)->address + (*it)->bytes) {
+      return (*it)->start - fault.time;
+    }
+  }
+  return -1;
+}
+
 Turnaround migrationTurnaround(const DeviceView& view, std::uint32_t pid) {
   const UnifiedMemory& um = view.trace().unified_memory;
   std::vector<const UmMigration*> downloads;
@@ -271,23 +288,13 @@ Turnaround migrationTurnaround(const DeviceView& view, std::uint32_t pid) {
   Turnaround out;
   for (const UmCpuFault& fault : um.cpu_faults) {
     if (pid != 0 && fault.pid != 0 && fault.pid != pid) continue;
-    auto it = std::lower_bound(downloads.begin(), downloads.end(), fault.time,
-                               [](const UmMigration* m, Ns t) { return m->start < t; });
-    // Bounded search: the driver moves a faulting page among the next few migrations, or never
-    // (it mapped the page remotely instead).
-    const auto stop = downloads.end() - it > kMigrationsSearched ? it + kMigrationsSearched
-                                                                 : downloads.end();
-    for (; it != stop; ++it) {
-      const UmMigration& m = **it;
-      if (m.address <= fault.address && fault.address < m.address + m.bytes) {
-        turnarounds.push_back(m.start - fault.time);
-        const bool in_window = fault.time >= view.windowStart() && fault.time < view.windowEnd();
-        if (in_window && (out.first_at < 0 || fault.time < out.first_at)) {
-          out.first_at = fault.time;
-          out.first = turnarounds.back();
-        }
-        break;
-      }
+    const Ns waited = faultTurnaround(fault, downloads);
+    if (waited < 0) continue;
+    turnarounds.push_back(waited);
+    const bool in_window = fault.time >= view.windowStart() && fault.time < view.windowEnd();
+    if (in_window && (out.first_at < 0 || fault.time < out.first_at)) {
+      out.first_at = fault.time;
+      out.first = waited;
     }
   }
   if (turnarounds.empty()) return out;
@@ -414,21 +421,6 @@ bool inRanges(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges
 // typical turnarounds, the other faults on such pages 10-75 µs, at most 5 (4 to 16 move the same
 // cases across the nine corpora).
 constexpr Ns kThrottledTurnarounds = 8;
-
-// How long a CPU page fault waited before the driver began moving its page back (the start of
-// the first of `downloads`, in start order, that moves it); -1 where none of the next few does.
-Ns faultTurnaround(const UmCpuFault& fault, const std::vector<const UmMigration*>& downloads) {
-  auto it = std::lower_bound(downloads.begin(), downloads.end(), fault.time,
-                             [](const UmMigration* m, Ns t) { return m->start < t; });
-  const auto stop =
-      downloads.end() - it > kMigrationsSearched ? it + kMigrationsSearched : downloads.end();
-  for (; it != stop; ++it) {
-    if ((*it)->address <= fault.address && fault.address < (*it)->address + (*it)->bytes) {
-      return (*it)->start - fault.time;
-    }
-  }
-  return -1;
-}
 
 HostFaultsGiven hostFaultsGiven(const DeviceView& view, const HostTimeline& host,
                                 const DeviceFaults& device, std::uint32_t pid,
