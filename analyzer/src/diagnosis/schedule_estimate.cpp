@@ -1114,6 +1114,22 @@ void ScheduleRun::drainTails(Ns time) {
 // drained waves run, the slowest share counts. (A 16 µs 2-block kernel that started early in a
 // 3168-block kernel's last wave ran 136 µs in g000299's fixed program: its blocks shared SMs that
 // seven of that kernel's blocks still held.)
+namespace {
+
+// The spread of a multi-wave kernel's last-wave block ends (ns), from its round (duration over
+// waves): the lab's spinning blocks end over about a round and a fifth of it (a 2112-block grid
+// runs 3.3-4.5x its blocks' time, a 3168-block one 5-6.6x: what the rounds do not hold is that
+// spread, 0.8-1.6 rounds), never more than 200 µs (the study traces' kernels started in a last
+// wave of 350-1000 µs rounds took its first freed slot 220-360 µs before its end, at 0.5 of the
+// round). Scores stand from 1.1 to 1.5 rounds and 175 to 250 µs.
+double blockEndSpread(double round) {
+  constexpr double kRounds = 1.2;
+  constexpr double kMost = 200e3;
+  return std::min(kRounds * round, kMost);
+}
+
+}  // namespace
+
 void ScheduleRun::shareTheDrain(std::size_t pos) {
   double later = 0.0;  // ns
   drained_.erase(std::remove_if(drained_.begin(), drained_.end(),
@@ -1148,19 +1164,32 @@ void ScheduleRun::shareTheDrain(std::size_t pos) {
   // (R - 1) / R of that SM time into an earlier end (its later rounds' blocks move to the slots
   // that freed first). Where its measured duration already ran beside such a kernel in the trace
   // it holds that cost, and the SM share above stands.
+  // Those early slots gain only where a block fits: the drained wave's block ends spread over W
+  // (blockEndSpread) and its own blocks run b = (duration - its own spread) / rounds, so slots
+  // freed uniformly over W end the kernel (W - b) / 2 sooner than in step, none where b >= W
+  // (each slot runs its rounds back to back; one freed early takes an extra block only where it
+  // ends before the last slot's own last one). g007007's fixed program: a 3168-block kernel of
+  // 196 µs blocks started 219 µs before the one it followed ended and ended 780-870 µs after it,
+  // its own 810 (no gain; credited 2/3 of the drain before); g000160's 66 µs blocks gained.
   if (m_.share_[pos] >= 1.0 - kFillsSlack && pos < m_.began_beside_.size() && !m_.began_beside_[pos]) {
     const double rounds = std::max(1.0, std::ceil(m_.waves_[pos] - kShareSlack));
     const double last_fill = std::clamp(m_.waves_[pos] - (rounds - 1.0), 0.0, 1.0);
     const double round = work / rounds;
     double in_step = 0.0;  // ns after its own end: it ends a duration after the drained kernel's
+    double gain = 0.0;     // what the slots the drained wave freed first take off that end
     for (const auto& [kernel, from] : drained_) {
       if (end_[kernel] <= now_) continue;
       const double drained_round = static_cast<double>(duration_[kernel]) /
                                    std::max(1.0, std::ceil(m_.waves_[kernel] - kShareSlack));
       if (round < drained_round / 2.0) continue;  // its blocks fit in the drain: shared as above
-      in_step = std::max(in_step, static_cast<double>(end_[kernel] - now_) - (1.0 - last_fill) * round);
+      const double step = static_cast<double>(end_[kernel] - now_) - (1.0 - last_fill) * round;
+      if (step <= in_step) continue;
+      in_step = step;
+      const double spread = blockEndSpread(drained_round);
+      const double block = std::max(0.0, (work - blockEndSpread(round)) / rounds);
+      gain = std::max(0.0, (spread - block) / 2.0);
     }
-    if (in_step > later) later = in_step - (1.0 - 1.0 / rounds) * (in_step - later);
+    if (in_step > later) later = std::max(later, in_step - gain);
   }
   if (const Ns held = m_.recorded_drain_cost_.empty() ? 0 : m_.recorded_drain_cost_[pos]; held > 0) {
     // Its recorded duration holds what the drain it started in cost it in the trace: here it
