@@ -1103,17 +1103,6 @@ void ScheduleRun::drainTails(Ns time) {
   }
 }
 
-// A kernel that starts on SMs a multi-wave kernel's drained last wave handed over shares them with
-// that wave's blocks still running: from the wave's middle to its end they hold half of the SMs,
-// falling linearly to none (from a later hand-off, the share not yet freed there). Its blocks land
-// in the slots that wave's ended blocks left, on SMs whose other slots its blocks still hold, and
-// an SM's warp schedulers share its issue slots among the blocks resident on it: where that wave
-// holds `occupied` of the SMs, the kernel's blocks advance at 1 - occupied of their own speed
-// (processor sharing within each SM, not spread over the device). It ends when its work is done
-// at that rate, rising as the wave drains, and at full speed after the wave's end; where several
-// drained waves run, the slowest share counts. (A 16 µs 2-block kernel that started early in a
-// 3168-block kernel's last wave ran 136 µs in g000299's fixed program: its blocks shared SMs that
-// seven of that kernel's blocks still held.)
 namespace {
 
 // The spread of a multi-wave kernel's last-wave block ends (ns), from its round (duration over
@@ -1130,6 +1119,17 @@ double blockEndSpread(double round) {
 
 }  // namespace
 
+// A kernel that starts on SMs a multi-wave kernel's drained last wave handed over shares them with
+// that wave's blocks still running: from the wave's middle to its end they hold half of the SMs,
+// falling linearly to none (from a later hand-off, the share not yet freed there). Its blocks land
+// in the slots that wave's ended blocks left, on SMs whose other slots its blocks still hold, and
+// an SM's warp schedulers share its issue slots among the blocks resident on it: where that wave
+// holds `occupied` of the SMs, the kernel's blocks advance at 1 - occupied of their own speed
+// (processor sharing within each SM, not spread over the device). It ends when its work is done
+// at that rate, rising as the wave drains, and at full speed after the wave's end; where several
+// drained waves run, the slowest share counts. (A 16 µs 2-block kernel that started early in a
+// 3168-block kernel's last wave ran 136 µs in g000299's fixed program: its blocks shared SMs that
+// seven of that kernel's blocks still held.)
 void ScheduleRun::shareTheDrain(std::size_t pos) {
   double later = 0.0;  // ns
   drained_.erase(std::remove_if(drained_.begin(), drained_.end(),
