@@ -341,6 +341,52 @@ TEST_CASE("managed-page-faults: the first move of a range waits longer, with or 
   CHECK(cold.time_ns == Approx(static_cast<double>(warm.time_ns)).margin(1000));
 }
 
+namespace {
+
+// As readAfterFirstMove (256 KiB moved) with a kernel launched after the reads (at 1700 µs): the
+// host reads three of the moved pages back (CPU faults at 1020, 1060 and 1100 µs; the last waits `last_turnaround_us`, the
+// others 20 µs), and with `thrashed` the driver recorded the last page's region thrashing at 1090 µs.
+Finding readOfThrashedPage(double last_turnaround_us, bool thrashed) {
+  constexpr std::uint64_t kPage = 0x7f0000000000ull;
+  TraceBuilder b = linked();
+  b.launch(13, 0, 5, 10, 1'010);
+  faultGroup(b, 100, 400, 20);
+  migration(b, 150, 390, 256 << 10);
+  b.trace().unified_memory.migrations.back().address = kPage;
+  b.streamSynchronize(13, 6, 1'012);
+  const double read_us[] = {1'020, 1'060, 1'100};
+  const double turnaround_us[] = {20, 20, last_turnaround_us};
+  for (int i = 0; i < 3; ++i) hostRead(b, read_us[i], turnaround_us[i], kPage + (static_cast<std::uint64_t>(i) << 16));
+  if (thrashed) {
+    UmThrashing t;
+    t.time = TraceBuilder::ns(1'090);
+    t.address = kPage + (2ull << 16);
+    t.bytes = 64ull << 10;
+    t.pid = 4242;
+    b.trace().unified_memory.thrashing.push_back(t);
+  }
+  b.launch(13, 1'700, 1'705, 1'710, 1'810).grid_blocks = 32;
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "managed-page-faults");
+  REQUIRE(f != nullptr);
+  return *f;
+}
+
+}  // namespace
+
+TEST_CASE("managed-page-faults: a CPU fault on a thrashing page waits for the driver's throttle") {
+  // The last read waited 400 µs, 20 typical turnarounds, on a page the driver had seen thrash:
+  // the driver held the page (its throttle), which the prefetched buffer does not meet, so the fix
+  // gives back its 380 µs beyond the typical turnaround (the next launch waits for the host).
+  const Finding throttled = readOfThrashedPage(400, true);
+  const Finding quick = readOfThrashedPage(20, true);
+  CHECK(throttled.time_ns - quick.time_ns == Approx(static_cast<double>(380 * kUs)).margin(2000));
+  // Without a thrashing record a long wait is not the throttle's, and no wait of at most 8 typical
+  // turnarounds is (the fix would not change it).
+  CHECK(readOfThrashedPage(400, false).time_ns == Approx(static_cast<double>(quick.time_ns)).margin(2000));
+  CHECK(readOfThrashedPage(150, true).time_ns == Approx(static_cast<double>(quick.time_ns)).margin(2000));
+}
+
 TEST_CASE("managed-page-faults: a prefetch ends with the driver's remap its fault groups show") {
   TraceBuilder b = linked();
   // As the "same-shape" case above (1 ms run, 700 µs without its faults, 64 KiB in), but the fault
