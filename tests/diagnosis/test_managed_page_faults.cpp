@@ -222,6 +222,20 @@ TEST_CASE("managed-page-faults: a run's fault-free duration is its shape's durat
   CHECK(g->time_ns == Approx(static_cast<double>(2'700 * kUs - 3 * fixed_critical)).margin(1000));
 }
 
+TEST_CASE("managed-page-faults: a sub-wave grid whose runs grow with their service ignores other work") {
+  // A 64-block grid (below a wave) runs all its blocks from its start; its faulting runs grow one
+  // for one with their service (700 + service), so its faulted blocks ended each run and 700 µs is
+  // its fault-free duration. A fault-free run of the same shape that took 750 µs ran other work
+  // (one kernel, other arguments): each faulting run still takes 700 µs prefetched.
+  TraceBuilder b = runsServedFor({800, 900, 1'000});
+  b.launch(13, 9, 11, 2'710, 3'460).grid_blocks = 64;
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "managed-page-faults");
+  REQUIRE(f != nullptr);
+  const Ns fixed = 700 * kUs + prefetchNs(64 << 10) + 10 * kUs;
+  CHECK(f->time_ns == Approx(static_cast<double>(2'700 * kUs - 3 * fixed)).margin(1000));
+}
+
 TEST_CASE("managed-page-faults: a full-wave grid whose faulted blocks end every run lies between bounds") {
   // The runs grow one for one with their service (700 + service), as above, but the grid fills a
   // wave by the device's limits (1056 blocks of 256 threads on 132 SMs, 8 each): how many rounds
