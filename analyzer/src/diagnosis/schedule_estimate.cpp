@@ -1177,6 +1177,7 @@ void ScheduleRun::shareTheDrain(std::size_t pos) {
     const double round = work / rounds;
     double in_step = 0.0;  // ns after its own end: it ends a duration after the drained kernel's
     double gain = 0.0;     // what the slots the drained wave freed first take off that end
+    const double block = std::max(0.0, (work - blockEndSpread(round)) / rounds);  // its blocks' time
     for (const auto& [kernel, from] : drained_) {
       if (end_[kernel] <= now_) continue;
       const double drained_round = static_cast<double>(duration_[kernel]) /
@@ -1185,9 +1186,7 @@ void ScheduleRun::shareTheDrain(std::size_t pos) {
       const double step = static_cast<double>(end_[kernel] - now_) - (1.0 - last_fill) * round;
       if (step <= in_step) continue;
       in_step = step;
-      const double spread = blockEndSpread(drained_round);
-      const double block = std::max(0.0, (work - blockEndSpread(round)) / rounds);
-      gain = std::max(0.0, (spread - block) / 2.0);
+      gain = std::max(0.0, (blockEndSpread(drained_round) - block) / 2.0);
     }
     if (in_step > later) later = std::max(later, in_step - gain);
   }

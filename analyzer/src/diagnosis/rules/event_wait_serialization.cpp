@@ -78,8 +78,9 @@ std::optional<Finding> findEventWaitSerialization(const DeviceView& view) {
   const auto oneHop = [&](const StreamWait& wait) {
     const auto stream = DeviceView::streamKey(view.op(view.ops()[wait.released]));
     return std::any_of(wait.waited_for.begin(), wait.waited_for.end(), [&](std::size_t kernel) {
-      if (copy_fed.count(kernel) == 0) return false;
-      for (std::size_t k : waits_releasing[kernel]) {
+      const auto released_by = waits_releasing.find(kernel);
+      if (copy_fed.count(kernel) == 0 || released_by == waits_releasing.end()) return false;
+      for (std::size_t k : released_by->second) {
         for (std::size_t c : waits[k].waited_for) {
           if (DeviceView::streamKey(view.op(view.ops()[c])) == stream) return true;
         }
