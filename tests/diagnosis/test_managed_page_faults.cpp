@@ -314,27 +314,40 @@ TEST_CASE("managed-page-faults: a prefetch also costs the driver's turnaround it
 
 namespace {
 
+constexpr std::uint64_t kReadPage = 0x7f0000000000ull;
+
+// A faulting kernel (1 ms, 700 µs without its faults: one group of 20 faults served 100-400 µs)
+// that moved `moved_bytes` at kReadPage, and the synchronize after it (returning at 1012 µs).
+TraceBuilder faultedThenSynchronized(std::uint64_t moved_bytes) {
+  TraceBuilder b = linked();
+  b.launch(13, 0, 5, 10, 1'010);
+  faultGroup(b, 100, 400, 20);
+  migration(b, 150, 390, moved_bytes);
+  b.trace().unified_memory.migrations.back().address = kReadPage;
+  b.streamSynchronize(13, 6, 1'012);
+  return b;
+}
+
+// The trace's managed-page-faults finding (required).
+Finding managedFinding(TraceBuilder& b) {
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "managed-page-faults");
+  REQUIRE(f != nullptr);
+  return *f;
+}
+
 // A faulting kernel (1 ms, 700 µs without its faults, 64 KiB moved at 0x7f0000000000), a
 // synchronize, the host's read of the buffer (a CPU fault at 1020 µs whose DtoH migration starts
 // `first_turnaround_us` later), a read of memory no kernel moved (a CPU fault at 1220 µs, 20 µs
 // turnaround) and, with `launch_after`, a kernel of another shape launched at 1400 µs.
 Finding readAfterFirstMove(double first_turnaround_us, bool launch_after) {
-  constexpr std::uint64_t kPage = 0x7f0000000000ull;
-  TraceBuilder b = linked();
-  b.launch(13, 0, 5, 10, 1'010);
-  faultGroup(b, 100, 400, 20);
-  migration(b, 150, 390, 64 << 10);
-  b.trace().unified_memory.migrations.back().address = kPage;
-  b.streamSynchronize(13, 6, 1'012);
+  TraceBuilder b = faultedThenSynchronized(64 << 10);
   const double read_us[] = {1'020, 1'220};
   const double turnaround_us[] = {first_turnaround_us, 20};
-  const std::uint64_t page[] = {kPage, kPage + (1ull << 30)};
+  const std::uint64_t page[] = {kReadPage, kReadPage + (1ull << 30)};
   for (int i = 0; i < 2; ++i) hostRead(b, read_us[i], turnaround_us[i], page[i]);
   if (launch_after) b.launch(13, 1'400, 1'405, 1'410, 1'510).grid_blocks = 32;
-  const auto findings = test::findingsOf(b.build());
-  const Finding* f = test::findingById(findings, "managed-page-faults");
-  REQUIRE(f != nullptr);
-  return *f;
+  return managedFinding(b);
 }
 
 }  // namespace
@@ -361,29 +374,22 @@ namespace {
 // host reads three of the moved pages back (CPU faults at 1020, 1060 and 1100 µs; the last waits `last_turnaround_us`, the
 // others 20 µs), and with `thrashed` the driver recorded the last page's region thrashing at 1090 µs.
 Finding readOfThrashedPage(double last_turnaround_us, bool thrashed) {
-  constexpr std::uint64_t kPage = 0x7f0000000000ull;
-  TraceBuilder b = linked();
-  b.launch(13, 0, 5, 10, 1'010);
-  faultGroup(b, 100, 400, 20);
-  migration(b, 150, 390, 256 << 10);
-  b.trace().unified_memory.migrations.back().address = kPage;
-  b.streamSynchronize(13, 6, 1'012);
+  TraceBuilder b = faultedThenSynchronized(256 << 10);
   const double read_us[] = {1'020, 1'060, 1'100};
   const double turnaround_us[] = {20, 20, last_turnaround_us};
-  for (int i = 0; i < 3; ++i) hostRead(b, read_us[i], turnaround_us[i], kPage + (static_cast<std::uint64_t>(i) << 16));
+  for (int i = 0; i < 3; ++i) {
+    hostRead(b, read_us[i], turnaround_us[i], kReadPage + (static_cast<std::uint64_t>(i) << 16));
+  }
   if (thrashed) {
     UmThrashing t;
     t.time = TraceBuilder::ns(1'090);
-    t.address = kPage + (2ull << 16);
+    t.address = kReadPage + (2ull << 16);
     t.bytes = 64ull << 10;
     t.pid = 4242;
     b.trace().unified_memory.thrashing.push_back(t);
   }
   b.launch(13, 1'700, 1'705, 1'710, 1'810).grid_blocks = 32;
-  const auto findings = test::findingsOf(b.build());
-  const Finding* f = test::findingById(findings, "managed-page-faults");
-  REQUIRE(f != nullptr);
-  return *f;
+  return managedFinding(b);
 }
 
 }  // namespace
