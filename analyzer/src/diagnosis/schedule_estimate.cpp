@@ -41,6 +41,27 @@ constexpr double kBlockOnEverySmShare = 0.125;
 // to 0.08 the lab's corpora gain alike (c1 +2 to +3 within, nothing lost); 0.03 and 0.09 each
 // lose a held-out case of another finding by a few µs.
 constexpr double kDuplexSlowdown = 0.08;
+
+// A small pinned HtoD copy queued on its engine (its launch call returned before the engine's
+// previous copy ended) runs longer than one that finds the engine idle: in the lab's fixed
+// programs on an H100 (/work/vt34, 2026-11-27), copies of at most 4 KiB took 2.40 µs queued
+// (median of 60,789; p10 2.24) against 0.96 µs issued to an idle engine (5,337 synchronous
+// ones), 4-12 KiB 2.59 against 1.09, 12-20 KiB 2.75 against 1.82; from about 24 KiB the two
+// agree (24,656 B: 2.88 isolated, 2.91 queued). So a schedule that queues copies the trace ran
+// one at a time (sync-memcpy's fix issues 768 uploads of 12,496 B that ran 1.31 µs each; they
+// ran 2.43 µs each in the fixed program) runs each at least kQueuedCopyFloorNs plus its bytes at
+// kQueuedCopyBytesPerNs, on top of the engine's turnaround (2.3-2.75 µs for the sizes above).
+// Uploads up to kQueuedCopyMaxBytes (past ~24 KiB the floor is below the copies' own time).
+constexpr Ns kQueuedCopyFloorNs = 2'300;
+constexpr double kQueuedCopyBytesPerNs = 50.0;
+constexpr std::uint64_t kQueuedCopyMaxBytes = 64 << 10;
+
+Ns queuedCopyFloor(const GpuOp& op) {
+  const bool small_pinned_upload = op.kind == OpKind::kMemcpy && engineOf(op) == Engine::kH2D &&
+                                   op.src_kind == MemKind::kPinned && op.bytes <= kQueuedCopyMaxBytes;
+  if (!small_pinned_upload) return 0;
+  return kQueuedCopyFloorNs + static_cast<Ns>(static_cast<double>(op.bytes) / kQueuedCopyBytesPerNs);
+}
 constexpr std::uint8_t kHtoDSlot = 1;  // engineSlot(Engine::kH2D)
 constexpr std::uint8_t kDtoHSlot = 2;  // engineSlot(Engine::kD2H)
 
@@ -824,6 +845,15 @@ void ScheduleRun::dispatchCopies(std::size_t slot) {
     if (!started_[pos]) pick = static_cast<std::int64_t>(pos);  // skip ops taken by stickiness
   }
   if (pick < 0) return;
+  {
+    // A small pinned upload that was ready before the engine's previous op ended runs queued:
+    // at least its queued duration (queuedCopyFloor).
+    const auto q = static_cast<std::size_t>(pick);
+    if (q < m_.queued_floor_.size() && m_.queued_floor_[q] > duration_[q] && duration_[q] > 0 && engine.last >= 0 &&
+        end_[static_cast<std::size_t>(engine.last)] >= ready_[q]) {
+      duration_[q] = m_.queued_floor_[q];
+    }
+  }
   engine.busy = true;
   engine.last = pick;
   start(static_cast<std::size_t>(pick));
@@ -1754,6 +1784,7 @@ ScheduleModel::ScheduleModel(const DeviceView& view)
     }
     release_.push_back(std::max(release, view.spanStart()));
     duration_.push_back(scoped.end - scoped.start);
+    queued_floor_.push_back(queuedCopyFloor(op));
     engine_.push_back(engineSlot(engineOf(op)));  // communication kernels take SMs too
     share_.push_back(op.kind == OpKind::kKernel ? smShare(device, op) : 1.0);
     waves_.push_back(op.kind == OpKind::kKernel ? wavesOf(device, op) : 1.0);

@@ -311,6 +311,7 @@ class ScheduleModel {
   // (position, launch call start) of the ops whose launch call returned after they started
   std::vector<std::pair<std::size_t, Ns>> blocked_call_start_;
   std::vector<Ns> duration_;
+  std::vector<Ns> queued_floor_;  // per position: a small pinned HtoD copy's duration when queued (0 none)
   std::vector<std::uint8_t> engine_;       // kSmEngine, or one copy/memset engine each
   std::vector<double> share_;
   std::vector<double> waves_;              // per kernel: wavesOf (1 for other ops)
