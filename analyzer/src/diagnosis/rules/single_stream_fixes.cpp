@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -37,6 +39,15 @@ constexpr Ns kSweepingBlockNs = 4'000'000;
 // and g000316@s1's 32-64-block 50-125 µs kernels, 6-8 ms of block time, did overlap). The corpora
 // score the same from 150 to 400 µs.
 constexpr Ns kSweepingShortestNs = 250'000;
+// A kernel whose time its own work or a timer sets repeats, with nothing of another stream beside
+// it, to within a few tenths of a percent; one whose time is its few blocks' trips to memory varies
+// with what the caches held. Runs of one kernel that differ by more than this share of the shorter
+// show the second (repeatsVary). The lab's baselines (vt34, few-block kernels of 100 µs or more
+// with three or more runs alone): those whose time is their spin repeat within 0.04% (median; 0.23%
+// at the ninth decile, 88 kernels), those whose time is their sweep within 0.52% (median, 111).
+// The corpora score the same from 0.2% to 0.5% (0.7% to 2% move c4 g001008@s4 and c9 g007001
+// alike, without c3 g000117@s2; 4% only g007001).
+constexpr double kSweepRepeatSpread = 0.003;
 // A kernel of at least this many waves by the device's limits (resident blocks per SM x SMs) holds
 // the whole device in the lab's runs: two of them fill it by the limits, one already does by what
 // the lab's kernels measured (halfDeviceKernelsInOrder). The lab's grids are multiples of 132
@@ -293,6 +304,53 @@ std::vector<OrderEdge> keptInOrder(const DeviceView& view, const std::vector<std
     previous = pos;
   }
   return lanes_differ ? edges : std::vector<OrderEdge>{};
+}
+
+// Whether the split stream's few-block kernels include a sweep by its blocks' time
+// (kSweepingShortestNs, kSweepingBlockNs) whose runs with nothing of another stream beside them
+// vary (kSweepRepeatSpread, between runs of the same kernel: name, grid and block, within a quarter
+// of each other's time, as one launch shape may do other work): its time is the caches', as where
+// the loop's first step ran slower (coldLaneKernels). c9 g007001: its 16-block kernels over one
+// 33 MB buffer ran 538.9, 576.1 and 583.5 µs in the three steps (the first no longer), the
+// 32-block ones 365.1-373.0; split into lanes of a buffer each they ran 857-862 and 414-421 µs
+// beside each other, where the what-if ran them at their own speed (772 µs claimed for 190).
+bool repeatsVary(const DeviceView& view, const std::vector<std::uint64_t>& keys, std::uint64_t stream) {
+  const Device* device = view.device();
+  if (device == nullptr || device->sm_count <= 0) return false;
+  const auto& ops = view.ops();
+  const std::size_t n = ops.size();
+  // Per op, the latest end of another stream's op started before it and the next start of one
+  // after it (ops come in start order): whether it ran alone.
+  std::vector<Ns> end_before(n, std::numeric_limits<Ns>::min()), start_after(n, std::numeric_limits<Ns>::max());
+  for (std::size_t p = 1; p < n; ++p) {
+    end_before[p] = end_before[p - 1];
+    if (keys[p - 1] != stream) end_before[p] = std::max(end_before[p], ops[p - 1].end);
+  }
+  for (std::size_t p = n; p-- > 1;) start_after[p - 1] = keys[p] != stream ? ops[p].start : start_after[p];
+  std::map<std::tuple<StringId, std::uint32_t, std::uint16_t>, std::vector<Ns>> runs;  // sweeps' run times
+  for (std::size_t p = 0; p < n; ++p) {
+    const GpuOp& op = view.op(ops[p]);
+    if (keys[p] != stream || op.kind != OpKind::kKernel) continue;
+    if (end_before[p] > ops[p].start || start_after[p] < ops[p].end) continue;
+    const Ns ran = ops[p].end - ops[p].start;
+    if (op.grid_blocks == 0 || op.grid_blocks >= static_cast<std::uint64_t>(device->sm_count) ||
+        ran < kSweepingShortestNs ||
+        static_cast<double>(op.grid_blocks) * static_cast<double>(ran) < static_cast<double>(kSweepingBlockNs)) {
+      continue;
+    }
+    runs[std::make_tuple(op.name, op.grid_blocks, op.block_threads)].push_back(ran);
+  }
+  for (auto& [key, times] : runs) {
+    std::sort(times.begin(), times.end());
+    for (std::size_t i = 0; i + 1 < times.size(); ++i) {
+      const auto lo = static_cast<double>(times[i]);
+      std::size_t j = i + 1;  // the longest run within a quarter of this one
+      while (j + 1 < times.size() && static_cast<double>(times[j + 1]) <= 1.25 * lo) ++j;
+      const auto hi = static_cast<double>(times[j]);
+      if (hi <= 1.25 * lo && hi - lo > kSweepRepeatSpread * lo) return true;
+    }
+  }
+  return false;
 }
 
 // Edges that keep the split stream's long few-block kernels (kSweepingKernelNs) in their order
@@ -554,8 +612,10 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   // for one of the other).
   std::vector<OrderEdge> unsure;  // keeps the kernels whose room beside each other is unknown in order
   if (!kernels_in_order) {
-    const bool cache_bound = std::any_of(cold.begin(), cold.end(),
-                                         [&](const FasterOp& first) { return firstRunLonger(view, first, kBesideJitter); });
+    const bool cache_bound =
+        std::any_of(cold.begin(), cold.end(),
+                    [&](const FasterOp& first) { return firstRunLonger(view, first, kBesideJitter); }) ||
+        repeatsVary(view, keys, stream);
     unsure = sweepingKernelsInOrder(view, keys, lanes, stream, cache_bound);
     if (cache_bound && !unsure.empty()) {
       std::vector<OrderEdge> sweeps_in_order = unsure;
