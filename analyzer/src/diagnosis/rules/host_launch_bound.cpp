@@ -77,6 +77,23 @@ constexpr Ns kGraphNodeLaunchNs = 1'800;
 // 2026-11-25). The graph launch's own host work runs on that CPU as a launch call does, so where a
 // run's typical launch call is faster or slower, its graph launch's costs below scale with it.
 constexpr Ns kMeasuredLaunchCallNs = 7'000;
+// What a graph launch's further node costs against the run's typical launch call (kc): over the
+// 2,195 kernel-only graph launches of two or more nodes in the fixed programs' own traces of the six
+// recorded corpora (/work/vt34, 2026-11-27; one-thread programs, relaunches 60-400 µs after the
+// graph's last launch), the call took kc plus, per further node, 0.68 µs at kc 3.5-4.2 µs, 0.71 at
+// 4.2-4.6, 0.97 at 4.6-5.0, 1.25 at 5.0-5.5, 1.36 at 5.5-6.0, 1.58 at 6.0-6.5 and 1.66 at 6.5-8:
+// about kGraphNodeLaunchSlope per µs of kc beyond kGraphNodeFreeLaunchNs (the part of a traced
+// launch call a node does not pay again), where kGraphNodeLaunchNs scaled by kc (1.08 µs at kc 4.2)
+// charged low-kc hosts a third too much. Never more than that scaling, which holds where kc is
+// itself long (launch calls held by other threads).
+constexpr double kGraphNodeLaunchSlope = 0.35;
+constexpr Ns kGraphNodeFreeLaunchNs = 2'200;
+// A relaunch of a graph whose previous launch ended this long before takes longer than a relaunch
+// soon after: over the same launches, beyond kc and the nodes' price above, +0.2 µs at the median
+// 60-150 µs after, +0.8 µs 150-400 µs after, +2.6 µs 400-1000 µs after and +2.1 µs later, half of
+// the program's kc (kGraphRelaunchShare; a graph's first launch, kGraphUploadNs, took 1.25 kc).
+constexpr Ns kGraphRelaunchIdleNs = 400'000;
+constexpr double kGraphRelaunchShare = 0.5;
 // A graph's first launch uploads its work to the device (a program that does not call
 // cudaGraphUpload after instantiating pays this at that launch): over the 185 kernel-only graph
 // launches of one-thread programs in the lab's graph-capture variants (2026-11-25), a graph's first
@@ -84,14 +101,19 @@ constexpr Ns kMeasuredLaunchCallNs = 7'000;
 // relaunch 0.1 µs (within 60 µs of the graph's last launch, 73 launches) to 5.0 µs (after 400 µs,
 // 51).
 constexpr Ns kGraphUploadNs = 10'600;
-// How much sooner than its nodes' time a graph launch releases its first op: the lab's loops of one
+// How much sooner than its nodes' time a graph launch releases its first op. On an idle device a
+// graph's first node starts 2.12 µs after its cudaGraphLaunch returns, a launched kernel 2.31 µs
+// after its cudaLaunchKernel (the median over 1,790 and 4,403 such calls in the fixed programs'
+// own traces of 2026-11-27): the graph submits its work as the call ends, about 0.2 µs sooner.
+// 500 ns (300-500 score the nine corpora the same; 0 and 700 lose cases). Before (1 µs, below)
+// this also stood for the per-node price's excess at low kc. Earlier: the lab's loops of one
 // kernel-only graph launch and a stream synchronize (2026-11-26, both recordings of the corpus; the
 // loops of 7 to 41 iterations of ten programs) leave an iteration's first kernel later than the
 // baseline's, by what the measured saving per iteration says against the baseline's kernel
 // handoffs, than the call's time per further node would hold it by 1.1-2.6 µs at 3 to 6 nodes
 // and 1.6-10 µs at 8 to 16: the device gets the graph's work before the call's per-node work is
 // done. The least of them, rounded down.
-constexpr Ns kGraphFirstOpEarlyNs = 1'000;
+constexpr Ns kGraphFirstOpEarlyNs = 500;
 // The device's handoff between two kernel nodes of one graph launch, where the trace replays no
 // graph: on an H100 under the collector, 415 ns at the median over the 1,156 queued node pairs of
 // tests/data/frameworks/torch_launch_graphs.sqlite and the 5,778 of headline/graphs.sqlite
@@ -203,7 +225,8 @@ struct GraphWhatIf {
   std::vector<HostTimeGiven> later;
   std::unordered_map<std::size_t, std::int64_t> graph_of_call;
   std::int64_t graphs = 0;
-  std::set<std::vector<LaunchShape>> launched_graphs;  // each graph launched: its launches' shapes
+  // Each graph launched (its launches' shapes): when its last launch's calls ended.
+  std::map<std::vector<LaunchShape>, Ns> launched_graphs;
 };
 
 // Where in `run` a graph launch starts (true at its first launch): after host code of its own
@@ -242,9 +265,11 @@ std::vector<bool> graphStarts(const LaunchRun& run, bool dispatched, Ns typical_
 // that goes with the host time before it.
 // A graph launch takes the run's typical (median) launch call, where its first launch call may have
 // taken longer, and each node after its first costs it the trace's own time per node, else
-// kGraphNodeLaunchNs scaled by the run's typical launch call against kMeasuredLaunchCallNs; a
-// graph's first launch (the first of its launches' shapes in the trace) also uploads it
-// (kGraphUploadNs, scaled likewise): both are taken from what it gives back, and release its first
+// kGraphNodeLaunchSlope of the run's typical launch call beyond kGraphNodeFreeLaunchNs (at most
+// kGraphNodeLaunchNs scaled by that call against kMeasuredLaunchCallNs); a graph's first launch (the
+// first of its launches' shapes in the trace) also uploads it (kGraphUploadNs, scaled likewise), and
+// a relaunch more than kGraphRelaunchIdleNs after its graph's last launch takes kGraphRelaunchShare
+// of a typical launch call more: both are taken from what it gives back, and release its first
 // op that much later, less kGraphFirstOpEarlyNs. Whether a run is worth capturing is judged
 // without the upload, which a loop that replays the graph pays once.
 // A run is captured unless its launch holds back its first op longer than its graph gains: the
@@ -264,8 +289,12 @@ void giveBackRun(const DeviceView& view, const LaunchRun& run, GraphWhatIf& what
   const double host_speed = what.node_launch ? 1.0
                                              : static_cast<double>(typical_launch) /
                                                    static_cast<double>(kMeasuredLaunchCallNs);
-  const Ns node_launch =
-      what.node_launch.value_or(static_cast<Ns>(host_speed * static_cast<double>(kGraphNodeLaunchNs)));
+  const Ns scaled_node = static_cast<Ns>(host_speed * static_cast<double>(kGraphNodeLaunchNs));
+  const Ns node_launch = what.node_launch.value_or(std::min(
+      scaled_node, std::max<Ns>(0, static_cast<Ns>(kGraphNodeLaunchSlope *
+                                                   static_cast<double>(typical_launch - kGraphNodeFreeLaunchNs)))));
+  const Ns relaunch_idle = static_cast<Ns>(kGraphRelaunchShare *
+                                           static_cast<double>(std::min(typical_launch, kMeasuredLaunchCallNs)));
   const Ns upload = static_cast<Ns>(host_speed * static_cast<double>(kGraphUploadNs));
   std::size_t graph_start = 0;
   std::vector<HostTimeGiven> given;  // the graph's in progress
@@ -286,8 +315,16 @@ void giveBackRun(const DeviceView& view, const LaunchRun& run, GraphWhatIf& what
     if (nodes_after_first > 0 && gain >= held) {
       std::vector<LaunchShape> shapes(run.shapes.begin() + static_cast<std::ptrdiff_t>(graph_start),
                                       run.shapes.begin() + static_cast<std::ptrdiff_t>(end));
-      // Its first launch uploads it: the host gets that much less back, from its first calls on.
-      const Ns first_launch = what.launched_graphs.insert(std::move(shapes)).second ? upload : 0;
+      // Its first launch uploads it, a relaunch long after the graph's last launch takes longer
+      // too: the host gets that much less back, from its first calls on.
+      const Ns calls_start = view.call(run.calls[graph_start]).start;
+      const Ns calls_end = view.call(run.calls[end - 1]).end;
+      const auto [last, added] = what.launched_graphs.try_emplace(std::move(shapes), calls_end);
+      Ns first_launch = added ? upload : 0;
+      if (!added) {
+        if (calls_start - last->second > kGraphRelaunchIdleNs) first_launch = relaunch_idle;
+        last->second = calls_end;
+      }
       Ns left = first_launch;
       for (HostTimeGiven& part : given) {
         const Ns taken = std::min(left, std::max<Ns>(0, part.amount));
