@@ -201,7 +201,7 @@ std::vector<OrderEdge> programOrderEdges(const DeviceView& view, Ns unsampled_ba
 }
 
 bool barrierFollowsIssueOrder(const DeviceView& view, const std::vector<std::int64_t>& classes,
-                              std::optional<ApiKind> converted, bool pinned) {
+                              std::optional<ApiKind> converted, bool pinned, bool device_memsets) {
   bool several_threads = false;
   std::int64_t first_thread = -1;
   for (std::size_t p = 0; p < classes.size(); ++p) {
@@ -216,7 +216,10 @@ bool barrierFollowsIssueOrder(const DeviceView& view, const std::vector<std::int
     const ApiKind kind = view.callKind(*call);
     const bool pageable = !pinned && op.kind == OpKind::kMemcpy &&
                           (op.src_kind == MemKind::kPageable || op.dst_kind == MemKind::kPageable);
-    const bool synchronous = kind == ApiKind::kMemcpySync || kind == ApiKind::kMemsetSync;
+    const bool device_memset =
+        device_memsets && kind == ApiKind::kMemsetSync && op.src_kind == MemKind::kDevice;
+    const bool synchronous =
+        kind == ApiKind::kMemcpySync || (kind == ApiKind::kMemsetSync && !device_memset);
     if (pageable || (synchronous && kind != converted)) return false;
   }
   if (!several_threads) return false;

@@ -64,8 +64,19 @@ std::vector<std::int64_t> barrierClasses(const DeviceView& view, const std::vect
 // issue in: the recorded order is kept there. In one thread the order is the program's.
 // `pinned`: the fix pins the pageable host memory (pageable-memcpy's), so a pageable asynchronous
 // copy returns at once there; a pageable cudaMemcpy still blocks on its copy.
+// `device_memsets`: a synchronous cudaMemset into device memory counts as a call that returns at
+// once (CUDA makes it asynchronous with respect to the host for device memory; lab g000180's
+// worker: its cudaMemset calls returned in 16 µs, and in defer-read's fixed program in 25 µs with
+// their op run 690 µs later, behind the blocking streams' work the barrier ordered before it;
+// c7 g005011's in 6-46 µs, ops up to 810 µs later). early-result-wait's: there
+// the deferred thread issues such a memset sooner, ahead of another thread's blocking-stream work
+// that then waits for it (g000180's fixed program: the main thread's DtoH copy waited 190 µs for
+// the worker's memset and the worker's kernels before it, where the recorded order had the copy
+// first). Not for the other fixes' what-ifs: there it moves c7 g005011's sync-memcpy the wrong way
+// (2091 -> 301 µs claimed for 1926), for a reason not yet found.
 bool barrierFollowsIssueOrder(const DeviceView& view, const std::vector<std::int64_t>& classes,
-                              std::optional<ApiKind> converted = std::nullopt, bool pinned = false);
+                              std::optional<ApiKind> converted = std::nullopt, bool pinned = false,
+                              bool device_memsets = false);
 
 // When the trace submitted each op as the legacy barrier ordered it (schedule_estimate.h:
 // BarrierIssue): its launch call's submission (submittedAt), never after the op started, never

@@ -370,7 +370,10 @@ std::optional<Finding> findEarlyResultWait(const DeviceView& view) {
   // waiting 0.9 ms for the worker's step queued before it). The recorded program replays unchanged.
   std::vector<CallChange> recorded = eventRecordsAdded(view, host, needs);
   recorded.insert(recorded.end(), held.begin(), held.end());
-  if (barrierFollowsIssueOrder(view, barrierClasses(view))) {
+  // A cudaMemset into device memory returns at once: the thread that issues it sooner (the
+  // deferred one) gets it ahead of other threads' later blocking-stream work (legacy_barriers.h).
+  if (barrierFollowsIssueOrder(view, barrierClasses(view), std::nullopt, false,
+                               /*device_memsets=*/true)) {
     // The barrier decided as each schedule issues the work (withBarrierIssueOrder): the deferred
     // thread's next steps, submitted before another thread's legacy-stream work, run before it,
     // and that work waits for them, where the recorded edges kept them behind it. The recorded
