@@ -415,6 +415,23 @@ TEST_CASE("single-stream: few-block kernels whose runs vary sweep memory and are
   CHECK(fixSavingNs(*v) < fixSavingNs(*s) * 3 / 4);
 }
 
+TEST_CASE("single-stream: three lanes' sweeps over buffers the L2 cannot hold together are priced in order") {
+  // Varying few-block kernels of about 600 µs (their time is memory's, repeatsVary), one a step,
+  // three steps: three lanes. At 16 blocks (9.6 ms of their blocks' time, some 40 MB at the lab's
+  // 4.5 GB/s a block) three lanes' buffers outgrow the L2 and side by side each sweep runs from
+  // memory, about as long as one after the other (sweepsThrash; c2 g001041's 23.5 MB sweeps ran
+  // x1.6-x2.0 where its lanes met): the split keeps them in order. At 8 blocks (4.8 ms: a sweep,
+  // under kThrashingBlockNs) the split stays priced midway, and saves more.
+  const auto thrash = findingsOf(readEachStepLasting({570, 600, 605}, 16).build());
+  const auto midway = findingsOf(readEachStepLasting({570, 600, 605}, 8).build());
+  const Finding* t = findingById(thrash, "single-stream");
+  const Finding* m = findingById(midway, "single-stream");
+  REQUIRE(m != nullptr);
+  const Ns in_order = t == nullptr ? 0 : fixSavingNs(*t);
+  INFO("16 blocks " << in_order << " 8 blocks " << fixSavingNs(*m));
+  CHECK(in_order < fixSavingNs(*m) - 200'000);
+}
+
 // A loop of copy-in and kernel on stream 13, no copy-out (an accumulator's shape: each chunk may
 // fold its input into device state the next reads), every call issued before the device starts:
 // `chunks` copies of `copy_us` each followed by a one-block kernel of `kernel_us`.

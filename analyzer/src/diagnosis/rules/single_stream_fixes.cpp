@@ -48,6 +48,23 @@ constexpr Ns kSweepingShortestNs = 250'000;
 // The corpora score the same from 0.2% to 0.5% (0.7% to 2% move c4 g001008@s4 and c9 g007001
 // alike, without c3 g000117@s2; 4% only g007001).
 constexpr double kSweepRepeatSpread = 0.003;
+// A sweep whose blocks' time together (blocks x duration) is at least this sweeps a buffer of
+// about 27 MB (the lab's 4.5 GB/s a block, kSweepingBlockNs): three lanes of such buffers (80 MB)
+// outgrow the H100's 50 MB L2 whatever else it keeps, and the lanes' sweeps thrash it
+// (sweepsThrash). The corpora score the same from 6.0 to 6.8 ms; 5.6 ms takes in c1/c3 g000233@s7
+// (its 8- and 16-block sweeps of 4.2-5.6 ms over a 22.6 MB buffer each lane, whose split saved as
+// much as the midway price), 7.5 ms leaves out g001041 (6.86 ms), 9 ms g005068 and g005094 too.
+constexpr Ns kThrashingBlockNs = 6'000'000;
+// ... and only where the one stream's sweeps had the L2 to themselves: other streams' kernels ran
+// beside them no more than this share of their time. Where other threads' buffers already shared
+// it, the one stream's sweeps already ran from memory and the split costs them nothing more: c1
+// g000098@s2's 1-block sweep over a 31.8 MB buffer, a third of its time beside three other
+// threads' work (11.1-11.8 ms, 2.9 GB/s a block: memory's pace), ran 11.4-11.7 ms in each lane
+// of the split, which saved 20.9 ms (0.34-0.38 of its sweeps' time beside others; kept in order
+// it would claim 0.4 ms, midway 11.4). The thrashing splits' sweeps: 0 (c2 g001041, c7 g005094,
+// c9 g007001), 0.12-0.13 (c7 g005068), 0.16 (c4 g001008@s4). The corpora score the same and move
+// the same claims from 0.18 to 0.32.
+constexpr double kThrashBesideShare = 0.25;
 // A kernel of at least this many waves by the device's limits (resident blocks per SM x SMs) holds
 // the whole device in the lab's runs: two of them fill it by the limits, one already does by what
 // the lab's kernels measured (halfDeviceKernelsInOrder). The lab's grids are multiples of 132
@@ -314,7 +331,9 @@ std::vector<OrderEdge> keptInOrder(const DeviceView& view, const std::vector<std
 // 33 MB buffer ran 538.9, 576.1 and 583.5 µs in the three steps (the first no longer), the
 // 32-block ones 365.1-373.0; split into lanes of a buffer each they ran 857-862 and 414-421 µs
 // beside each other, where the what-if ran them at their own speed (772 µs claimed for 190).
-bool repeatsVary(const DeviceView& view, const std::vector<std::uint64_t>& keys, std::uint64_t stream) {
+// With `only`, the kernels at those positions alone (sweepsThrash).
+bool repeatsVary(const DeviceView& view, const std::vector<std::uint64_t>& keys, std::uint64_t stream,
+                 const std::unordered_set<std::size_t>* only = nullptr) {
   const Device* device = view.device();
   if (device == nullptr || device->sm_count <= 0) return false;
   const auto& ops = view.ops();
@@ -331,6 +350,7 @@ bool repeatsVary(const DeviceView& view, const std::vector<std::uint64_t>& keys,
   for (std::size_t p = 0; p < n; ++p) {
     const GpuOp& op = view.op(ops[p]);
     if (keys[p] != stream || op.kind != OpKind::kKernel) continue;
+    if (only != nullptr && only->count(p) == 0) continue;
     if (end_before[p] > ops[p].start || start_after[p] < ops[p].end) continue;
     const Ns ran = ops[p].end - ops[p].start;
     if (op.grid_blocks == 0 || op.grid_blocks >= static_cast<std::uint64_t>(device->sm_count) ||
@@ -351,6 +371,62 @@ bool repeatsVary(const DeviceView& view, const std::vector<std::uint64_t>& keys,
     }
   }
   return false;
+}
+
+// Whether the split's sweeps (the kernels of `sweeps`, sweepingKernelsInOrder's edges, of a
+// cache-bound split) thrash the L2 side by side: the split uses all kSplitStreams lanes, the
+// sweeps' own runs alone vary as memory's do (repeatsVary over them only: spins of sweep size
+// repeat to the nanosecond, c2 g001049@null's 32-block 592.9 µs kernels) and the largest sweeps a
+// buffer that three lanes' copies outgrow the L2 with (kThrashingBlockNs), on an L2 the one
+// stream's sweeps had to themselves (kThrashBesideShare). Then two lanes' sweeps
+// side by side each run from memory, about as long as one after the other: c2 g001041's 23.5 MB
+// buffer, split into three lanes, ran its 4-block sweep 1143 -> 2236 µs, its 2-block ones 1886 ->
+// 3615 and 2153 -> 3450 µs where the lanes met (its 8- and 16-block sweeps between, alone, x1.0):
+// the split priced midway claimed 5.31 ms for -0.10 (c4: 5.13 for -2.63); kept in order, 0.27.
+// Where the split used two lanes, their buffers fit the L2 together often enough that the midway
+// price holds (c1/c3 g000061@s4, g000117@s2, c2 g001006, c9 g007058 lose with it).
+bool sweepsThrash(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                  const std::vector<std::uint64_t>& lanes, std::uint64_t stream, const std::vector<OrderEdge>& sweeps) {
+  if (sweeps.empty()) return false;
+  std::unordered_set<std::uint64_t> used;
+  for (std::size_t pos = 0; pos < keys.size(); ++pos) {
+    if (keys[pos] == stream) used.insert(lanes[pos]);
+  }
+  if (used.size() < kSplitStreams) return false;
+  std::unordered_set<std::size_t> swept;
+  double largest = 0;
+  for (const OrderEdge& edge : sweeps) {
+    for (const std::size_t pos : {edge.from, edge.to}) {
+      swept.insert(pos);
+      const ScopedOp& op = view.ops()[pos];
+      largest = std::max(largest, static_cast<double>(view.op(op).grid_blocks) * static_cast<double>(op.end - op.start));
+    }
+  }
+  if (largest < static_cast<double>(kThrashingBlockNs) || !repeatsVary(view, keys, stream, &swept)) return false;
+  // How much of the sweeps' time other streams' kernels ran beside them (each sweep's overlap with
+  // the union of those kernels): other buffers already shared the L2 with the one stream's.
+  const auto& ops = view.ops();
+  Ns total = 0;
+  Ns beside = 0;
+  for (const std::size_t pos : swept) {
+    const ScopedOp& sweep = ops[pos];
+    total += sweep.end - sweep.start;
+    std::vector<std::pair<Ns, Ns>> spans;
+    for (std::size_t q = 0; q < ops.size(); ++q) {
+      if (keys[q] == stream || view.op(ops[q]).kind != OpKind::kKernel) continue;
+      const Ns from = std::max(sweep.start, ops[q].start);
+      const Ns to = std::min(sweep.end, ops[q].end);
+      if (from < to) spans.emplace_back(from, to);
+    }
+    std::sort(spans.begin(), spans.end());
+    Ns covered_to = std::numeric_limits<Ns>::min();
+    for (const auto& [from, to] : spans) {
+      const Ns start = std::max(from, covered_to);
+      if (to > start) beside += to - start;
+      covered_to = std::max(covered_to, to);
+    }
+  }
+  return static_cast<double>(beside) <= kThrashBesideShare * static_cast<double>(total);
 }
 
 // Edges that keep the split stream's long few-block kernels (kSweepingKernelNs) in their order
@@ -609,7 +685,8 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   // from in order to free, the others 0.85-1.0; 0.3-0.6 of the way score the same). So are the
   // kernels of half the device or more, whose room beside each other the trace does not tell
   // either (halfDeviceKernelsInOrder; each kind in its own order, a kernel of one never waiting
-  // for one of the other).
+  // for one of the other). Sweeps that thrash the L2 side by side (sweepsThrash) are no faster
+  // beside each other than in order: their order is kept in the free schedule too.
   std::vector<OrderEdge> unsure;  // keeps the kernels whose room beside each other is unknown in order
   if (!kernels_in_order) {
     const bool cache_bound =
@@ -630,6 +707,11 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
         durations.insert(durations.end(), slower.begin(), slower.end());
         free_span = split.span(split_edges, earlier, durations, async_calls);
       }
+    }
+    if (cache_bound && sweepsThrash(view, keys, lanes, stream, unsure)) {
+      split_edges.insert(split_edges.end(), unsure.begin(), unsure.end());
+      free_span = split.span(split_edges, earlier, durations, async_calls);
+      unsure.clear();
     }
     const std::vector<OrderEdge> half_device = halfDeviceKernelsInOrder(view, keys, lanes, stream);
     unsure.insert(unsure.end(), half_device.begin(), half_device.end());
