@@ -14,6 +14,7 @@
 #include "diagnosis/host_time_given.h"
 #include "diagnosis/host_timeline.h"
 #include "diagnosis/schedule_estimate.h"
+#include "diagnosis/schedule_turns.h"
 
 namespace cuoverlap::diagnosis {
 
@@ -89,5 +90,24 @@ std::vector<HeldCall> callsHeldBy(const DeviceView& view, const Holds& holds);
 void heldNoLonger(const DeviceView& view, const HostTimeline& host, const ScheduleModel& model,
                   const std::vector<OrderEdge>& waits, const std::vector<HeldCall>& held,
                   std::vector<CallChange>& removed, std::vector<Ns>& earlier);
+
+// Forward holds: the holds a what-if's own schedule makes. An allocation or free call of the
+// timeline `host` that the schedule `times` runs for kHoldingCallNs or more (a cudaFree the
+// what-if moves to a point where device work is still running, which it waits for) holds the
+// holdable calls (`candidate`, per position; holdable's) of the other threads of its process
+// that the schedule begins inside it: each returns only as the holder returns, its thread's
+// later calls moving with it (addTurnDelays). In lab g000301's defer-read, worker1 runs ahead
+// and frees its loop's buffer while its own 4 ms kernel still runs: the fixed program's cudaFree
+// took 4.8 and 5.6 ms, and worker0's cudaMemcpyAsync begun 45 and 18 µs after each returned
+// 36-100 µs after it, worker0's streams idle meanwhile; as recorded the frees came after the
+// worker's synchronize and held nothing. Adds the delays to `changed` and `earlier`, clears
+// `candidate` for the calls held (one hold per call); returns whether any was added.
+bool addForwardHolds(const DeviceView& view, const HostTimeline& host, const HostTurns& turns,
+                     const ScheduledHost& times, std::vector<std::uint8_t>& candidate,
+                     std::vector<CallChange>& changed, std::vector<Ns>& earlier);
+
+// The candidates of addForwardHolds: per position of view.ops(), whether its launch call is
+// holdable (an asynchronous call of pinned or device memory).
+std::vector<std::uint8_t> forwardHoldCandidates(const DeviceView& view);
 
 }  // namespace cuoverlap::diagnosis

@@ -20,7 +20,9 @@
 // sooner where the fix moves the holder and the fixed schedule no longer begins them inside it
 // (heldByMovedAllocations, heldNoLonger); in early-result-wait's two schedules an allocation or
 // free that another thread's pageable copy held in the driver waits for that copy
-// (heldByPageableCopies); and both schedules keep the legacy stream's implicit
+// (heldByPageableCopies), and in the deferred one an allocation or free that the deferred thread
+// reaches while device work still runs, waiting there kHoldingCallNs longer than as recorded,
+// holds other threads' calls begun inside it (addForwardHolds); and both schedules keep the legacy stream's implicit
 // barriers (legacy_barriers.h; early-result-wait's release the ops they hold
 // kUnsampledBarrierLagNs late where the trace samples no barrier lag). That counts both the device
 // idle after each drain and
@@ -285,13 +287,34 @@ std::vector<CallChange> heldByPageableCopies(const DeviceView& view, const HostT
 // between a host-link copy and another engine).
 constexpr Ns kUnsampledBarrierLagNs = 5'000;
 
-// The deferred schedule's span, its kernels left alone taking their alone durations.
-Ns deferredSpan(const DeviceView& view, const ScheduleModel& deferred, const std::vector<OrderEdge>& waits,
-                const std::vector<CallChange>& recorded) {
+// `changed` and `earlier` with other threads' calls that an allocation or free the schedule of
+// `model` (host timeline `timeline`) moves onto running device work holds returning with it
+// (addForwardHolds, settled as turns are: kTurnRounds); `times`, when the last schedule ran the
+// host. Returns its span.
+Ns settleForwardHolds(const DeviceView& view, const HostTimeline& timeline, const ScheduleModel& model,
+                      const std::vector<OrderEdge>& waits, std::vector<CallChange>& changed,
+                      std::vector<Ns>& earlier, ScheduledHost& times) {
+  Ns span = spanWithTurns(model, HostTurns{}, waits, earlier, {}, changed, &times);
+  HostTurns turns;
+  recordLaunchCalls(view, {}, turns);
+  for (const HostBarrier& barrier : timeline.barriers) turns.call_thread[barrier.call] = threadKey(view.call(barrier.call));
+  std::vector<std::uint8_t> candidate = forwardHoldCandidates(view);
+  for (int round = 0; round < kTurnRounds; ++round) {
+    if (!addForwardHolds(view, timeline, turns, times, candidate, changed, earlier)) break;
+    span = spanWithTurns(model, HostTurns{}, waits, earlier, {}, changed, &times);
+  }
+  return span;
+}
+
+// The deferred schedule's span with its forward holds (settleForwardHolds), its kernels left
+// alone taking their alone durations.
+Ns deferredSpan(const DeviceView& view, const HostTimeline& timeline, const ScheduleModel& deferred,
+                const std::vector<OrderEdge>& waits, std::vector<CallChange> recorded) {
   ScheduledHost times;
-  const Ns span = spanWithTurns(deferred, HostTurns{}, waits, {}, {}, recorded, &times);
+  std::vector<Ns> earlier;
+  const Ns span = settleForwardHolds(view, timeline, deferred, waits, recorded, earlier, times);
   const std::vector<FasterOp> faster = kernelsLeftAlone(view, times);
-  return faster.empty() ? span : spanWithTurns(deferred, HostTurns{}, waits, {}, faster, recorded);
+  return faster.empty() ? span : spanWithTurns(deferred, HostTurns{}, waits, earlier, faster, recorded);
 }
 
 }  // namespace
@@ -383,16 +406,17 @@ std::optional<Finding> findEarlyResultWait(const DeviceView& view) {
     const BarrierIssue issued = barrierIssueTimes(view);
     const ScheduleModel model = ScheduleModel(view, host, waits).withBarrierIssueOrder(classes, issued);
     const Ns before = model.span(waits, {}, {}, held);
-    const ScheduleModel deferred =
-        ScheduleModel(view, deferredTimeline(view, host, needs, read_copies), waits)
-            .withBarrierIssueOrder(classes, issued, model.issueReleases(waits))
-            .withWideWaits();
-    builder.estimateSaving(std::max<Ns>(0, before - deferredSpan(view, deferred, waits, recorded)));
+    const HostTimeline timeline = deferredTimeline(view, host, needs, read_copies);
+    const ScheduleModel deferred = ScheduleModel(view, timeline, waits)
+                                       .withBarrierIssueOrder(classes, issued, model.issueReleases(waits))
+                                       .withWideWaits();
+    builder.estimateSaving(std::max<Ns>(0, before - deferredSpan(view, timeline, deferred, waits, recorded)));
   } else {
     const ScheduleModel model(view, host, waits);
-    const ScheduleModel deferred =
-        ScheduleModel(view, deferredTimeline(view, host, needs, read_copies), waits).withWideWaits();
-    builder.estimateSaving(std::max<Ns>(0, model.span(waits, {}, {}, held) - deferredSpan(view, deferred, waits, recorded)));
+    const HostTimeline timeline = deferredTimeline(view, host, needs, read_copies);
+    const ScheduleModel deferred = ScheduleModel(view, timeline, waits).withWideWaits();
+    builder.estimateSaving(
+        std::max<Ns>(0, model.span(waits, {}, {}, held) - deferredSpan(view, timeline, deferred, waits, recorded)));
   }
   if (builder.time() < kMinimumClaimNs) return std::nullopt;
   return builder.build(
