@@ -8,13 +8,18 @@
 #include "diagnosis/device_view.h"
 #include "diagnosis/host_timeline.h"
 #include "diagnosis/schedule_estimate.h"
+#include "diagnosis/schedule_turns.h"
 #include "diagnosis/schedule_unrun.h"
 #include "trace_builder.h"
 
 namespace cuoverlap {
 namespace {
 
+using diagnosis::addTurnsBeside;
+using diagnosis::BusyCall;
 using diagnosis::buildHostTimeline;
+using diagnosis::HostTurns;
+using diagnosis::ScheduledHost;
 using diagnosis::CallChange;
 using diagnosis::DeviceView;
 using diagnosis::FasterOp;
@@ -1236,6 +1241,34 @@ TEST_CASE("a staged copy held by a stream wait returns as its copy ends") {
   const ScheduleModel model(view, host, wait);
   CHECK(model.span(wait) == TraceBuilder::ns(720 - 5));
   CHECK(model.savingWithout({}, wait) == TraceBuilder::ns(720 - 505 - 8));
+}
+
+}  // namespace
+}  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+TEST_CASE("a call carried past a busy call's end by its thread's earlier turn takes no turn") {
+  // Thread 1 issues three calls 5 µs apart (4 µs each) while thread 2's legacy call is busy
+  // over [0, 30 µs): the first takes a turn (24 µs), which carries the second to 25 µs (still
+  // inside: a turn) and the third to 50 µs, past the busy call's end: no turn.
+  HostTimeline host;
+  host.barrier_of.assign(3, -1);
+  HostTurns turns;
+  turns.op_thread = {1, 1, 1};
+  turns.op_call_start = {1'000, 6'000, 11'000};
+  turns.op_call_end = {5'000, 10'000, 15'000};
+  ScheduledHost times;
+  times.release = {5'000, 10'000, 15'000};
+  times.recorded_release = times.release;
+  const std::vector<BusyCall> busy = {{0, 30'000, 2}};
+  std::vector<std::uint8_t> candidate(3, 1);
+  std::vector<CallChange> changed;
+  std::vector<Ns> earlier;
+  REQUIRE(addTurnsBeside(host, turns, times, busy, candidate, changed, earlier));
+  CHECK(candidate == std::vector<std::uint8_t>{0, 0, 1});
+  CHECK(earlier == std::vector<Ns>{-20'000, -40'000, -40'000});
 }
 
 }  // namespace

@@ -90,7 +90,9 @@ struct BusyCall {
 // The asynchronous calls of `candidate` (per position) that the schedule `times` begins while
 // another thread's call of `busy` is in progress (begun no later, lasting 2 µs past it) take a
 // turn (kLegacyTurnNs) where their call (turns.op_call_start/end) took less: their thread's
-// later calls up to its next blocking call, and that call, move by what the turn adds. Adds the
+// later calls up to its next blocking call, and that call, move by what the turn adds (a later
+// call of the thread is tested where those turns put it: one they carry past the busy call's end
+// takes none). Adds the
 // delays to `earlier` (negative: later; sized to the ops where empty) and `changed`; returns
 // whether there were any.
 bool addTurnsBeside(const HostTimeline& host, const HostTurns& turns, const ScheduledHost& times,
