@@ -558,6 +558,25 @@ TEST_CASE("a small pinned upload that a what-if queues runs at its queued durati
   CHECK(ScheduleModel(large_view).span({}, earlier) == TraceBuilder::ns(3));
 }
 
+TEST_CASE("a small pinned upload the trace ran alone runs queued when released right after the engine freed") {
+  // The same three uploads, given back less: the second is released 1 µs after the first copy ended
+  // (its call began while the engine was still busy: kQueuedCallLeadNs), so it runs queued (2381 ns),
+  // and the third, released while the second still runs, behind it. Released 3 µs after, a copy
+  // finds the engine idle and keeps its 1 µs.
+  TraceBuilder b;
+  for (int i = 0; i < 3; ++i) {
+    b.copyCall("cudaMemcpyAsync_v3020", 13, 20.0 * i, 20.0 * i + 1, 20.0 * i + 2, 20.0 * i + 3, CopyKind::kHtoD)
+        .bytes = 4096;
+  }
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const ScheduleModel model(view);
+  const std::vector<Ns> soon = {0, TraceBuilder::ns(18), TraceBuilder::ns(36)};
+  CHECK(model.span({}, soon) == TraceBuilder::ns(2) + 2 * 2381);
+  const std::vector<Ns> later = {0, TraceBuilder::ns(16), TraceBuilder::ns(32)};
+  CHECK(model.span({}, later) == TraceBuilder::ns(9));
+}
+
 TEST_CASE("a stream hands off between engines with the delay the trace shows for queued ops") {
   // One stream: an HtoD copy, two kernels and a DtoH copy all issued up front, then a kernel the
   // host launched late. The queued ops start 5 µs after a copy (HtoD -> kernel), 1.2 µs after a

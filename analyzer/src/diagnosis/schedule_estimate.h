@@ -312,6 +312,9 @@ class ScheduleModel {
   std::vector<std::pair<std::size_t, Ns>> blocked_call_start_;
   std::vector<Ns> duration_;
   std::vector<Ns> queued_floor_;  // per position: a small pinned HtoD copy's duration when queued (0 none)
+  // per position: 1 where the trace released the op after its engine's previous op had ended (it ran
+  // on an idle engine, so its recorded duration is not a queued one)
+  std::vector<std::uint8_t> ran_idle_;
   std::vector<std::uint8_t> engine_;       // kSmEngine, or one copy/memset engine each
   std::vector<double> share_;
   std::vector<double> waves_;              // per kernel: wavesOf (1 for other ops)
