@@ -22,10 +22,10 @@
 // free that another thread's pageable copy held in the driver waits for that copy
 // (heldByPageableCopies), and in the deferred one an allocation or free that the deferred thread
 // reaches while device work still runs, waiting there kHoldingCallNs longer than as recorded,
-// holds other threads' calls begun inside it (addForwardHolds); and both schedules keep the legacy stream's implicit
-// barriers (legacy_barriers.h; early-result-wait's release the ops they hold
-// kUnsampledBarrierLagNs late where the trace samples no barrier lag). That counts both the device
-// idle after each drain and
+// holds other threads' calls begun inside it (addForwardHolds); and both schedules keep the
+// legacy stream's implicit barriers (legacy_barriers.h; early-result-wait's release the ops they
+// hold kUnsampledBarrierLagNs late where the trace samples no barrier lag). That counts both the
+// device idle after each drain and
 // the overlap the waits prevented (work of the next chunk that the host could have issued while
 // the device was busy with this one). Where (ledger): per call (host_blocking_cost.cpp) the device
 // idle time after the drain that the next op could have been spared, capped at the call's lead
@@ -297,7 +297,9 @@ Ns settleForwardHolds(const DeviceView& view, const HostTimeline& timeline, cons
   Ns span = spanWithTurns(model, HostTurns{}, waits, earlier, {}, changed, &times);
   HostTurns turns;
   recordLaunchCalls(view, {}, turns);
-  for (const HostBarrier& barrier : timeline.barriers) turns.call_thread[barrier.call] = threadKey(view.call(barrier.call));
+  for (const HostBarrier& barrier : timeline.barriers) {
+    turns.call_thread[barrier.call] = threadKey(view.call(barrier.call));
+  }
   std::vector<std::uint8_t> candidate = forwardHoldCandidates(view);
   for (int round = 0; round < kTurnRounds; ++round) {
     if (!addForwardHolds(view, timeline, turns, times, candidate, changed, earlier)) break;

@@ -378,15 +378,16 @@ bool repeatsVary(const DeviceView& view, const std::vector<std::uint64_t>& keys,
 // sweeps' own runs alone vary as memory's do (repeatsVary over them only: spins of sweep size
 // repeat to the nanosecond, c2 g001049@null's 32-block 592.9 µs kernels) and the largest sweeps a
 // buffer that three lanes' copies outgrow the L2 with (kThrashingBlockNs), on an L2 the one
-// stream's sweeps had to themselves (kThrashBesideShare). Then two lanes' sweeps
-// side by side each run from memory, about as long as one after the other: c2 g001041's 23.5 MB
+// stream's sweeps had to themselves (kThrashBesideShare). Then two lanes' sweeps side by side
+// each run from memory, about as long as one after the other: c2 g001041's 23.5 MB
 // buffer, split into three lanes, ran its 4-block sweep 1143 -> 2236 µs, its 2-block ones 1886 ->
 // 3615 and 2153 -> 3450 µs where the lanes met (its 8- and 16-block sweeps between, alone, x1.0):
 // the split priced midway claimed 5.31 ms for -0.10 (c4: 5.13 for -2.63); kept in order, 0.27.
 // Where the split used two lanes, their buffers fit the L2 together often enough that the midway
 // price holds (c1/c3 g000061@s4, g000117@s2, c2 g001006, c9 g007058 lose with it).
 bool sweepsThrash(const DeviceView& view, const std::vector<std::uint64_t>& keys,
-                  const std::vector<std::uint64_t>& lanes, std::uint64_t stream, const std::vector<OrderEdge>& sweeps) {
+                  const std::vector<std::uint64_t>& lanes, std::uint64_t stream,
+                  const std::vector<OrderEdge>& sweeps) {
   if (sweeps.empty()) return false;
   std::unordered_set<std::uint64_t> used;
   for (std::size_t pos = 0; pos < keys.size(); ++pos) {
@@ -399,7 +400,8 @@ bool sweepsThrash(const DeviceView& view, const std::vector<std::uint64_t>& keys
     for (const std::size_t pos : {edge.from, edge.to}) {
       swept.insert(pos);
       const ScopedOp& op = view.ops()[pos];
-      largest = std::max(largest, static_cast<double>(view.op(op).grid_blocks) * static_cast<double>(op.end - op.start));
+      const double block_time = static_cast<double>(view.op(op).grid_blocks) * static_cast<double>(op.end - op.start);
+      largest = std::max(largest, block_time);
     }
   }
   if (largest < static_cast<double>(kThrashingBlockNs) || !repeatsVary(view, keys, stream, &swept)) return false;
