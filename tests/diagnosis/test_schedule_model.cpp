@@ -532,28 +532,31 @@ TEST_CASE("a copy engine takes its recorded turnaround between queued copies") {
   CHECK(model.span({}, {}, {{at(view, 21.5), 0}}) == TraceBuilder::ns(21.5));
 }
 
+// Three pinned uploads on one stream that the trace ran one at a time: calls at 0, 20 and 40 µs
+// (1 µs each), copies 2 µs after each call began, 1 µs long; `bytes` each (0: TraceBuilder's own).
+Trace threeUploads(std::uint64_t bytes) {
+  TraceBuilder b;
+  for (int i = 0; i < 3; ++i) {
+    auto& copy =
+        b.copyCall("cudaMemcpyAsync_v3020", 13, 20.0 * i, 20.0 * i + 1, 20.0 * i + 2, 20.0 * i + 3, CopyKind::kHtoD);
+    if (bytes > 0) copy.bytes = bytes;
+  }
+  return b.build();
+}
+
 TEST_CASE("a small pinned upload that a what-if queues runs at its queued duration") {
   // Three 4 KiB pinned uploads the trace ran one at a time (1 µs each, their calls 20 µs apart).
   // Given their host time back, the last two queue behind the first: queued, such a copy ran
   // 2.4 µs in the lab's fixed programs (kQueuedCopyFloorNs + its bytes at 50 B/ns = 2381 ns),
   // not the 1 µs it took on an idle engine. A 1 MiB upload keeps its own duration.
-  TraceBuilder b;
-  for (int i = 0; i < 3; ++i) {
-    b.copyCall("cudaMemcpyAsync_v3020", 13, 20.0 * i, 20.0 * i + 1, 20.0 * i + 2, 20.0 * i + 3, CopyKind::kHtoD)
-        .bytes = 4096;
-  }
-  const Trace trace = b.build();
+  const Trace trace = threeUploads(4096);
   const DeviceView view(trace, Scope{}, 0);
   const ScheduleModel model(view);
   CHECK(model.span({}) == TraceBuilder::ns(41));
   const std::vector<Ns> earlier = {0, TraceBuilder::ns(20), TraceBuilder::ns(40)};
   CHECK(model.span({}, earlier) == TraceBuilder::ns(1) + 2 * 2381);
 
-  TraceBuilder large;
-  for (int i = 0; i < 3; ++i) {
-    large.copyCall("cudaMemcpyAsync_v3020", 13, 20.0 * i, 20.0 * i + 1, 20.0 * i + 2, 20.0 * i + 3, CopyKind::kHtoD);
-  }
-  const Trace large_trace = large.build();
+  const Trace large_trace = threeUploads(0);
   const DeviceView large_view(large_trace, Scope{}, 0);
   CHECK(ScheduleModel(large_view).span({}, earlier) == TraceBuilder::ns(3));
 }
@@ -563,12 +566,7 @@ TEST_CASE("a small pinned upload the trace ran alone runs queued when released r
   // (its call began while the engine was still busy: kQueuedCallLeadNs), so it runs queued (2381 ns),
   // and the third, released while the second still runs, behind it. Released 3 µs after, a copy
   // finds the engine idle and keeps its 1 µs.
-  TraceBuilder b;
-  for (int i = 0; i < 3; ++i) {
-    b.copyCall("cudaMemcpyAsync_v3020", 13, 20.0 * i, 20.0 * i + 1, 20.0 * i + 2, 20.0 * i + 3, CopyKind::kHtoD)
-        .bytes = 4096;
-  }
-  const Trace trace = b.build();
+  const Trace trace = threeUploads(4096);
   const DeviceView view(trace, Scope{}, 0);
   const ScheduleModel model(view);
   const std::vector<Ns> soon = {0, TraceBuilder::ns(18), TraceBuilder::ns(36)};

@@ -295,6 +295,10 @@ Ns settleForwardHolds(const DeviceView& view, const HostTimeline& timeline, cons
                       const std::vector<OrderEdge>& waits, std::vector<CallChange>& changed,
                       std::vector<Ns>& earlier, ScheduledHost& times) {
   Ns span = spanWithTurns(model, HostTurns{}, waits, earlier, {}, changed, &times);
+  const bool allocations = std::any_of(timeline.barriers.begin(), timeline.barriers.end(), [&](const HostBarrier& b) {
+    return view.callKind(b.call) == ApiKind::kAllocation;
+  });
+  if (!allocations) return span;  // nothing to hold (addForwardHolds' holders)
   HostTurns turns;
   recordLaunchCalls(view, {}, turns);
   for (const HostBarrier& barrier : timeline.barriers) {

@@ -408,24 +408,24 @@ bool sweepsThrash(const DeviceView& view, const std::vector<std::uint64_t>& keys
   // How much of the sweeps' time other streams' kernels ran beside them (each sweep's overlap with
   // the union of those kernels): other buffers already shared the L2 with the one stream's.
   const auto& ops = view.ops();
+  std::vector<std::pair<Ns, Ns>> others;  // the union of other streams' kernels, in time order
+  for (std::size_t q = 0; q < ops.size(); ++q) {  // ops come in start order
+    if (keys[q] == stream || view.op(ops[q]).kind != OpKind::kKernel || ops[q].end <= ops[q].start) continue;
+    if (!others.empty() && ops[q].start <= others.back().second) {
+      others.back().second = std::max(others.back().second, ops[q].end);
+    } else {
+      others.emplace_back(ops[q].start, ops[q].end);
+    }
+  }
   Ns total = 0;
   Ns beside = 0;
   for (const std::size_t pos : swept) {
     const ScopedOp& sweep = ops[pos];
     total += sweep.end - sweep.start;
-    std::vector<std::pair<Ns, Ns>> spans;
-    for (std::size_t q = 0; q < ops.size(); ++q) {
-      if (keys[q] == stream || view.op(ops[q]).kind != OpKind::kKernel) continue;
-      const Ns from = std::max(sweep.start, ops[q].start);
-      const Ns to = std::min(sweep.end, ops[q].end);
-      if (from < to) spans.emplace_back(from, to);
-    }
-    std::sort(spans.begin(), spans.end());
-    Ns covered_to = std::numeric_limits<Ns>::min();
-    for (const auto& [from, to] : spans) {
-      const Ns start = std::max(from, covered_to);
-      if (to > start) beside += to - start;
-      covered_to = std::max(covered_to, to);
+    auto it = std::upper_bound(others.begin(), others.end(), sweep.start,
+                               [](Ns t, const std::pair<Ns, Ns>& span) { return t < span.second; });
+    for (; it != others.end() && it->first < sweep.end; ++it) {
+      beside += std::min(sweep.end, it->second) - std::max(sweep.start, it->first);
     }
   }
   return static_cast<double>(beside) <= kThrashBesideShare * static_cast<double>(total);
