@@ -398,6 +398,50 @@ TEST_CASE("single-stream: a lane's first step runs as long as the loop's first s
   CHECK(fixSavingNs(*c) > fixSavingNs(*w) - 60'000);
 }
 
+// `steps` steps on stream 13, issued at once from `t` (µs, the host's clock) and run one after
+// another on the device from `g`: an upload of `bytes` over `copy_us`, a kernel of `grid` blocks
+// over `kernel_us` and a download of `bytes`.
+void appendSteps(TraceBuilder& b, double& t, double& g, int steps, std::uint64_t bytes, std::uint32_t grid,
+                 double copy_us, double kernel_us) {
+  for (int step = 0; step < steps; ++step) {
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 2, g, g + copy_us, CopyKind::kHtoD).bytes = bytes;
+    const double k = g + copy_us + 2;
+    b.launch(13, t + 3, t + 5, k, k + kernel_us).grid_blocks = grid;
+    const double d = k + kernel_us + 2;
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t + 6, t + 8, d, d + copy_us, CopyKind::kDtoH).bytes = bytes;
+    t += 9;
+    g = d + copy_us + 2;
+  }
+}
+
+TEST_CASE("single-stream: of two loops on the stream the split takes the last one") {
+  // The advice splits a loop; where the stream ran a loop of other steps before it, the split
+  // (the lab's multi-stream) takes the stream's last loop, the earlier one staying on the one
+  // stream. Before, the what-if split both loops' steps and credited the earlier loop's overlap
+  // too (c1 g000221: 877 µs claimed, 411 saved by splitting the last loop).
+  TraceBuilder last_only;
+  double t = 0;
+  double g = 10;
+  appendSteps(last_only, t, g, 4, 1 << 20, 132, 40, 200);
+  last_only.streamSynchronize(13, t, g + 1);
+  TraceBuilder both;
+  t = 0;
+  g = 10;
+  appendSteps(both, t, g, 5, 4 << 20, 264, 120, 300);
+  appendSteps(both, t, g, 4, 1 << 20, 132, 40, 200);
+  both.streamSynchronize(13, t, g + 1);
+  const auto last_findings = findingsOf(last_only.build());
+  const auto both_findings = findingsOf(both.build());
+  const Finding* last = findingById(last_findings, "single-stream");
+  const Finding* two = findingById(both_findings, "single-stream");
+  REQUIRE(last != nullptr);
+  REQUIRE(two != nullptr);
+  INFO("last loop alone " << fixSavingNs(*last) << " after another loop " << fixSavingNs(*two));
+  CHECK(fixSavingNs(*last) > 0);
+  CHECK(fixSavingNs(*two) < fixSavingNs(*last) + 30'000);
+  CHECK(fixSavingNs(*two) > fixSavingNs(*last) - 30'000);
+}
+
 TEST_CASE("single-stream: few-block kernels whose runs vary sweep memory and are priced half side by side") {
   // 16-block kernels of about 600 µs (9.6 ms of their blocks' time): where their three runs repeat
   // to the microsecond, their time is their own (a timer's, their compute's) and the lanes run them

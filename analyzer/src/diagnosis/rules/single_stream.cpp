@@ -25,7 +25,9 @@
 // the fix splits one thread's loop, the others' work staying on the legacy stream.
 // Cost: the what-if schedule with the host modelled (schedule_estimate.h, host_timeline.h) minus
 // the same schedule with the stream's chunks issued round-robin to three streams (chunkLanes; the
-// lab's multi-stream) and their copies and memsets asynchronous to the host (the advice's pinned
+// lab's multi-stream; where the stream ran a loop of other steps before its last loop, the last
+// loop's chunks only, after the earlier ones: lastLoopFirstChunk) and their copies and memsets
+// asynchronous to the host (the advice's pinned
 // buffers; a blocking copy call of that stream no longer waits for the device; other streams'
 // blocking copies stay, sync-memcpy's and pageable-memcpy's fixes), its pageable copies at the
 // pinned rate and without the host's staging (pinnedCopies); a copy to the host that its thread

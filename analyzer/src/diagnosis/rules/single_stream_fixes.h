@@ -35,8 +35,10 @@ bool hostDeviceTransfer(const GpuOp& op);
 std::vector<std::int64_t> chunksOf(const DeviceView& view, const std::vector<std::uint64_t>& keys,
                                    std::uint64_t stream);
 
-// The split's lanes: chunk c of the stream on stream c % 3 (lanes above every stream key in use),
-// other streams' ops on theirs. Empty without two chunks.
+// The split's lanes: chunk c of the stream's last loop on stream c % 3 (lanes above every stream
+// key in use); where a loop of other steps came before it on the stream, those chunks stay on the
+// stream (the fix splits one loop: lastLoopFirstChunk), other streams' ops on theirs. Empty without
+// two chunks.
 std::vector<std::uint64_t> chunkLanes(const DeviceView& view, const std::vector<std::uint64_t>& keys,
                                       std::uint64_t stream);
 
