@@ -199,3 +199,39 @@ TEST_CASE("host-busy: a long run of own code is the program's work even where on
 }
 
 }  // namespace cuoverlap
+
+namespace cuoverlap {
+
+TEST_CASE("host-busy: host work that held back launches fires though the device barely idled") {
+  // Two iterations of three 20 µs kernels launched 60 µs apart (each gap a launch loop's, no
+  // stretch of the finding) and a synchronize, the next iteration at once: the device never idles
+  // for the host's own code by the gap rules, but the fix (the host work after the launches)
+  // runs each iteration's kernels back to back, as in the test above: about 105 µs of 304.
+  const auto build = [](bool second_thread) {
+    TraceBuilder b;
+    if (second_thread) {
+      b.launch(14, 0.5, 0.8, 1, 3).grid_blocks = 4;
+      b.trace().runtime_calls.back().tid = 2;
+    }
+    for (int i = 0; i < 2; ++i) {
+      const double t = 155.0 * i;
+      b.launch(13, t + 1, t + 3, t + 5, t + 25).grid_blocks = 1;
+      b.launch(13, t + 63, t + 65, t + 67, t + 87).grid_blocks = 2;
+      b.launch(13, t + 125, t + 127, t + 129, t + 149).grid_blocks = 3;
+      b.call("cudaStreamSynchronize_v3020", t + 128, t + 150);
+    }
+    return b;
+  };
+  SECTION("one thread makes every launch: the finding fires with the what-if's saving") {
+    const auto findings = test::findingsOf(build(false).build());
+    const Finding* f = test::findingById(findings, "host-busy");
+    REQUIRE(f != nullptr);
+    CHECK(fixSavingNs(*f) == Approx(static_cast<double>(105 * kUs)).margin(10 * kUs));
+  }
+  SECTION("another thread launches too: its work would share the device, no finding") {
+    const auto findings = test::findingsOf(build(true).build());
+    CHECK(test::findingById(findings, "host-busy") == nullptr);
+  }
+}
+
+}  // namespace cuoverlap
