@@ -575,6 +575,40 @@ TEST_CASE("a small pinned upload the trace ran alone runs queued when released r
   CHECK(model.span({}, later) == TraceBuilder::ns(9));
 }
 
+TEST_CASE("a graph's kernel nodes hand off sooner, and the device enters a graph later") {
+  // One stream, four 10 µs kernels launched up front, each queued 1.2 µs after the one before it
+  // ended. As nodes of one graph the last three hand off after 256 ns; the graph's first kernel,
+  // queued behind a kernel launched on its own, starts the stream's handoff plus the entry after
+  // it (the fixed programs' own traces: 2.9 µs against 1.2 for a queued kernel).
+  TraceBuilder b;
+  b.launch(13, 0, 1, 2, 12);
+  b.launch(13, 1, 2, 13.2, 23.2);
+  b.launch(13, 2, 3, 24.4, 34.4);
+  b.launch(13, 3, 4, 35.6, 45.6);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const Ns handoff = view.streamHandoff(Engine::kCompute, Engine::kCompute);
+  const ScheduleModel model(view);
+  const Ns span = model.span({});
+  CHECK(span == 4 * TraceBuilder::ns(10) + 3 * handoff);
+  const std::vector<std::int64_t> one_graph = {-1, 0, 0, 0};
+  CHECK(model.withGraphNodes(one_graph, 256).span({}) == span - 2 * (handoff - 256));
+  CHECK(model.withGraphNodes(one_graph, 256, 1'600).span({}) == span - 2 * (handoff - 256) + 1'600);
+  // Two graphs back to back: the second's first kernel enters it after the first graph's last node.
+  const std::vector<std::int64_t> two_graphs = {0, 0, 1, 1};
+  CHECK(model.withGraphNodes(two_graphs, 256, 1'600).span({}) == span - 2 * (handoff - 256) + 1'600);
+  // A graph's first kernel that the host releases late is not held by the entry.
+  TraceBuilder late;
+  late.launch(13, 0, 1, 2, 12);
+  late.launch(13, 40, 41, 43, 53);
+  late.launch(13, 41, 42, 54.2, 64.2);
+  const Trace late_trace = late.build();
+  const DeviceView late_view(late_trace, Scope{}, 0);
+  const ScheduleModel late_model(late_view);
+  CHECK(late_model.withGraphNodes({-1, 0, 0}, 256, 1'600).span({}) ==
+        late_model.withGraphNodes({-1, 0, 0}, 256).span({}));
+}
+
 TEST_CASE("a stream hands off between engines with the delay the trace shows for queued ops") {
   // One stream: an HtoD copy, two kernels and a DtoH copy all issued up front, then a kernel the
   // host launched late. The queued ops start 5 µs after a copy (HtoD -> kernel), 1.2 µs after a

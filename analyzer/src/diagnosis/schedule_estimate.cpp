@@ -2008,13 +2008,19 @@ ScheduleModel ScheduleModel::withDrainCostRecorded(const DeviceView& view) const
 }
 
 ScheduleModel ScheduleModel::withGraphNodes(const std::vector<std::int64_t>& graph,
-                                            Ns node_handoff) const {
+                                            Ns node_handoff, Ns entry) const {
   ScheduleModel changed = *this;
   changed.node_handoff_.assign(size(), -1);
   for (std::size_t p = 0; p < size() && p < graph.size(); ++p) {
     const std::int64_t prev = stream_prev_[p];
-    if (graph[p] < 0 || prev < 0 || graph[static_cast<std::size_t>(prev)] != graph[p]) continue;
-    if (engine_[p] != kSmEngine || engine_[static_cast<std::size_t>(prev)] != kSmEngine) continue;
+    if (graph[p] < 0 || prev < 0 || engine_[p] != kSmEngine) continue;
+    const auto from = engine_[static_cast<std::size_t>(prev)];
+    if (graph[static_cast<std::size_t>(prev)] != graph[p]) {
+      // The graph's first kernel on its stream: the device enters the graph `entry` later.
+      if (entry > 0) changed.node_handoff_[p] = handoff_[from][kSmEngine] + entry;
+      continue;
+    }
+    if (from != kSmEngine) continue;
     changed.node_handoff_[p] = std::min(node_handoff, handoff_[kSmEngine][kSmEngine]);
   }
   return changed;

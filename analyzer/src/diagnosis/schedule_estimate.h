@@ -216,8 +216,12 @@ class ScheduleModel {
   // The same model with ops launched as nodes of CUDA graphs: `graph[p]` names the graph launch op
   // p would be a node of (-1: none; one entry per position). A kernel that follows a kernel of its
   // own graph launch on its stream starts `node_handoff` after it ends instead of the stream's
-  // kernel-to-kernel handoff (DeviceView::graphNodeHandoff), never later than that.
-  ScheduleModel withGraphNodes(const std::vector<std::int64_t>& graph, Ns node_handoff) const;
+  // kernel-to-kernel handoff (DeviceView::graphNodeHandoff), never later than that. A graph's
+  // first kernel that follows another op on its stream (a kernel or copy launched on its own, or
+  // another graph's node) starts the stream's handoff from that op plus `entry` after it ends: the
+  // device enters a graph launch later than it starts a queued kernel.
+  ScheduleModel withGraphNodes(const std::vector<std::int64_t>& graph, Ns node_handoff,
+                               Ns entry = 0) const;
 
 
   // The same model with the ops of a stream that several host threads launched onto queued in
