@@ -168,6 +168,38 @@ TEST_CASE("cross-stream-kernel-wait: a device-filling kernel held behind a one-b
   CHECK(f->estimated_ns == 75 * test::kUs);
 }
 
+// Stream 13 runs two 100 µs kernels, recording event 1 after each; stream 14 waits for the event
+// before each of its two 95 µs kernels (one call site, run twice). The first wait held its kernel
+// back ~100 µs; the second only 5 µs, as the first had already delayed stream 14 by as much.
+Trace oneSiteTwoRounds(bool waits) {
+  test::TraceBuilder b;
+  b.launch(13, 0.5, 1, 5, 105).grid_blocks = 8;
+  b.eventRecord(13, 1, 1.1, 1.2);
+  if (waits) b.streamWaitEvent(14, 1.3, 1.4, 1);
+  b.launch(14, 1.5, 2, waits ? 108 : 5, waits ? 203 : 100).grid_blocks = 1;
+  b.launch(13, 2.1, 2.5, 106, 206).grid_blocks = 8;
+  b.eventRecord(13, 1, 2.6, 2.7);
+  if (waits) b.streamWaitEvent(14, 2.8, 2.9, 1);
+  b.launch(14, 3, 3.4, waits ? 208 : 101, waits ? 303 : 196).grid_blocks = 1;
+  return b.build();
+}
+
+TEST_CASE("cross-stream-kernel-wait: the fix drops a call site, also its rounds that held their "
+          "kernel only briefly") {
+  // Dropping the first round's wait alone would leave the second holding stream 14's kernel
+  // until 208 µs (no saving); the call site goes whole, as the fixed trace has it: 303 -> 206 µs.
+  const TraceReport bad = analyzeTrace(oneSiteTwoRounds(true), AnalysisOptions{});
+  const Finding* f = findingById(bad.findings, "cross-stream-kernel-wait");
+  REQUIRE(f != nullptr);
+  const TraceReport fixed = analyzeTrace(oneSiteTwoRounds(false), AnalysisOptions{});
+  const Ns saving = bad.devices[0].metrics.span_ns - fixed.devices[0].metrics.span_ns;
+  CHECK(saving > 90 * test::kUs);
+  CHECK(static_cast<double>(f->estimated_ns) >= 0.7 * static_cast<double>(saving));
+  CHECK(static_cast<double>(f->estimated_ns) <= 1.3 * static_cast<double>(saving));
+  // The evidence is the round that held its kernel back.
+  CHECK(f->count == 1);
+}
+
 TEST_CASE("event waits and ops without launch calls stay n log n (issue 13)") {
   // 64k waits on stream 14, each before an op of 14 without a launch call: the old releasedOp
   // scanned every later op of the stream for each wait (main at c48e57f: 4.9 s at 16k, 20.3 s at

@@ -59,6 +59,17 @@ bool waitIsRealDependency(const DeviceView& view, const StreamWait& wait);
 std::vector<bool> guardsBufferReuse(const DeviceView& view, const std::vector<StreamWait>& waits,
                                     const std::vector<bool>& droppable);
 
+// Which waits a fix that drops call sites removes: each wait marked `eligible` whose call site
+// (the waits of one event on one stream: one call, run again by a loop's body) has a wait marked
+// `held` (it held its op back in the trace). The fix edits the code, so it drops every round of
+// the call, also the rounds where the other waits happened to leave the op ready just in time,
+// which without them would hold it (lab g007056: a 1-block kernel's wait for the end of another
+// stream's chain, ~110 µs a round like its own, held it 10.0-10.8 µs in five of eight rounds and
+// 9.6-9.8 in two; only the five were dropped, the claim 57 µs for 102 measured, now 103).
+std::vector<bool> roundsOfHeldSites(const std::vector<StreamWait>& waits,
+                                    const std::vector<bool>& eligible,
+                                    const std::vector<bool>& held);
+
 // Y -> X for every wait with a producer.
 std::vector<OrderEdge> waitEdges(const std::vector<StreamWait>& waits);
 

@@ -1,10 +1,13 @@
 // cross-stream-kernel-wait: a cudaStreamWaitEvent that made a kernel X wait for a kernel Y of
 // another stream (diagnosis/stream_waits.h resolves X and Y) although X was ready (StreamWait::
-// ready) at least 10 µs before it started. Chains of such waits run kernels one after another on
-// a device they could share; whether they could is the what-if's to say (each kernel takes its SM
-// share, a kernel still placing blocks holds later ones back: diagnosis/schedule_estimate.h), so
-// two device-filling kernels cost nothing and a full kernel behind a long one-block kernel costs
-// what running beside it saves. A wait that guards a copy's buffer (the only order from the
+// ready) at least 10 µs before it started; the fix drops the call, so the other rounds of that call
+// site (same event, same stream) count too, however briefly they held their kernel
+// (roundsOfHeldSites in diagnosis/stream_waits.h; evidence: the rounds that held). Chains of such
+// waits run kernels one after another on a device they could share; whether they could is the
+// what-if's to say (each kernel takes its SM share, a kernel still placing blocks holds later ones
+// back: diagnosis/schedule_estimate.h), so two device-filling kernels cost nothing and a full
+// kernel behind a long one-block kernel costs what running beside it saves. A wait that guards a
+// copy's buffer (the only order from the
 // kernel reading an HtoD copy to the next copy into its buffer: guardsBufferReuse in
 // diagnosis/stream_waits.h) is no fix and is not counted. A trace cannot tell whether X
 // reads what Y wrote (then the wait is needed, and the fix is more parallel work per kernel), so
@@ -50,17 +53,20 @@ std::optional<Finding> findCrossStreamKernelWait(const DeviceView& view) {
   if (waits.empty()) return std::nullopt;
   const CommunicationKernels communication(view.trace());
   FindingBuilder builder(view, "cross-stream-kernel-wait", Severity::kInfo);
-  std::vector<bool> counts(waits.size(), false);
+  std::vector<bool> between_kernels(waits.size(), false);
+  std::vector<bool> held(waits.size(), false);
   for (std::size_t w = 0; w < waits.size(); ++w) {
     const StreamWait& wait = waits[w];
     const ScopedOp released = view.ops()[wait.released];
-    bool binding = wait.ready && released.start - *wait.ready >= kMinimumCostNs &&
-                   !wait.waited_for.empty() && computeKernel(communication, view.op(released));
+    bool kernels = !wait.waited_for.empty() && computeKernel(communication, view.op(released));
     for (std::size_t y : wait.waited_for) {
-      binding = binding && computeKernel(communication, view.op(view.ops()[y]));
+      kernels = kernels && computeKernel(communication, view.op(view.ops()[y]));
     }
-    counts[w] = binding;
+    between_kernels[w] = kernels;
+    held[w] = wait.ready && released.start - *wait.ready >= kMinimumCostNs;
   }
+  // Every round of a call site that held its kernel back once (roundsOfHeldSites).
+  const std::vector<bool> counts = roundsOfHeldSites(waits, between_kernels, held);
   const std::vector<bool> guards = guardsBufferReuse(view, waits, counts);
   std::vector<OrderEdge> kept;
   std::vector<OrderEdge> removed;
@@ -71,7 +77,7 @@ std::optional<Finding> findCrossStreamKernelWait(const DeviceView& view) {
     const bool dropped = counts[w] && !guards[w];
     auto& edges = dropped ? removed : kept;
     for (std::size_t y : wait.waited_for) edges.push_back({y, wait.released, wait.release_lag});
-    if (!dropped) continue;
+    if (!dropped || !held[w]) continue;
     const GpuOp& y = view.op(view.ops()[wait.waited_for.back()]);
     builder.add(Interval{*wait.ready, released.start},
                 evidenceForOp(view, x,

@@ -3,10 +3,13 @@
 // data) on stream S, X is the first op of S launched after the wait was issued. The wait was
 // binding when X was ready (StreamWait::ready: launch returned, or began for a call that blocked
 // until X ran; previous op of S done) at least 10 µs before it
-// started. Y, the op the wait waited for: diagnosis/stream_waits.h (exact from CUDA event
-// records; else every op of another stream that ended at most 5 µs before X started, and the wait
-// counts only when none of them could explain it; a wait without a producer is skipped). It serialized when X and Y use different engines and Y does not feed X in the usual
-// data flow (copy-in -> kernel -> kernel -> copy-out): a kernel waiting for its input copy is a
+// started; the fix drops the call, so the other rounds of that call site (same event, same stream)
+// count too (roundsOfHeldSites in diagnosis/stream_waits.h; evidence: the rounds that held). Y, the
+// op the wait waited for: diagnosis/stream_waits.h (exact from CUDA event records; else every op of
+// another stream that ended at most 5 µs before X started, and the wait counts only when none of
+// them could explain it; a wait without a producer is skipped). It serialized when X and Y use
+// different engines and Y does not feed X in the usual data flow (copy-in -> kernel -> kernel ->
+// copy-out): a kernel waiting for its input copy is a
 // real dependency; a copy-in waiting for a kernel, or a copy waiting for a copy of another
 // direction, is not (a trace cannot tell a buffer-reuse hazard from an unnecessary wait; more
 // buffers remove the hazard too). A copy-in's wait for a kernel that only orders the reader of
@@ -55,13 +58,16 @@ std::optional<Finding> findEventWaitSerialization(const DeviceView& view) {
   FindingBuilder builder(view, "event-wait-serialization", Severity::kWarning);
   std::vector<OrderEdge> kept;
   std::vector<OrderEdge> removed;
-  std::vector<bool> counts(waits.size(), false);
+  std::vector<bool> serializing(waits.size(), false);
+  std::vector<bool> held(waits.size(), false);
   for (std::size_t w = 0; w < waits.size(); ++w) {
     const StreamWait& wait = waits[w];
     const ScopedOp released = view.ops()[wait.released];
-    counts[w] = wait.ready && released.start - *wait.ready >= kMinimumCostNs &&
-                !wait.waited_for.empty() && !waitIsRealDependency(view, wait);
+    held[w] = wait.ready && released.start - *wait.ready >= kMinimumCostNs;
+    serializing[w] = !wait.waited_for.empty() && !waitIsRealDependency(view, wait);
   }
+  // Every round of a call site that held its op back once (roundsOfHeldSites).
+  const std::vector<bool> counts = roundsOfHeldSites(waits, serializing, held);
   // The reuse guard's one-hop form (a copy-in waiting for the very kernel that waited for the
   // previous copy of its stream) is counted: a buffer slice per tile makes it unnecessary.
   // `waits_releasing`: each kernel's waits; `copy_fed`: the kernels one of them held for a copy-in.
@@ -101,6 +107,7 @@ std::optional<Finding> findEventWaitSerialization(const DeviceView& view) {
       continue;
     }
     for (std::size_t y : wait.waited_for) removed.push_back({y, wait.released, wait.release_lag});
+    if (!held[w]) continue;
     const GpuOp& y = view.op(view.ops()[wait.waited_for.back()]);
     builder.add(Interval{*ready, released.start},
                 evidenceForOp(view, view.op(released),
