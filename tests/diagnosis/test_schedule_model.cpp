@@ -1294,6 +1294,40 @@ TEST_CASE("a staged copy held by a stream wait returns as its copy ends") {
   CHECK(model.savingWithout({}, wait) == TraceBuilder::ns(720 - 505 - 8));
 }
 
+TEST_CASE("a staged copy held behind its own stream's previous op returns as its copy ends") {
+  // A 500 µs kernel on stream 13 (5-505). A pageable HtoD cudaMemcpyAsync on stream 13 began at
+  // 10 µs and returned at 610, its copy running 511-611: the driver stages a large upload only as
+  // its DMA drains the staging buffers, and the DMA waited for the kernel (lab g000117: a worker's
+  // 5.9 MB upload called 14.3 ms before it ran, behind its stream's kernel that the legacy
+  // stream's barrier held; in the program without that barrier the call returned with its copy,
+  // 0.5 ms after the kernel's end). For the asynchronous fix's what-if the call waited for its
+  // copy, not 600 µs of its own; other what-ifs keep it as its own time.
+  TraceBuilder b;
+  b.launch(13, 1, 3, 5, 505);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 10, 610, 511, 611, CopyKind::kHtoD, MemKind::kPageable);
+  b.launch(13, 612, 613, 620, 720);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const HostTimeline held = buildHostTimeline(view, pageableCopyCalls(view), true);
+  REQUIRE(held.barriers.size() == 1);
+  REQUIRE(held.barriers[0].waited_for.size() == 1);
+  CHECK(held.barriers[0].waited_for[0] == at(view, 511));
+  CHECK(held.barriers[0].own == 0);
+  const HostTimeline& own = buildHostTimeline(view);
+  REQUIRE(own.barriers.size() == 1);
+  CHECK(own.barriers[0].waited_for.empty());
+  CHECK(own.barriers[0].own == TraceBuilder::ns(600));
+  // The copy must start as the kernel ends: one that started 30 µs after it waited for more.
+  TraceBuilder late;
+  late.launch(13, 1, 3, 5, 505);
+  late.copyCall("cudaMemcpyAsync_v3020", 13, 10, 640, 535, 641, CopyKind::kHtoD, MemKind::kPageable);
+  const Trace late_trace = late.build();
+  const DeviceView late_view(late_trace, Scope{}, 0);
+  const HostTimeline late_host = buildHostTimeline(late_view, pageableCopyCalls(late_view), true);
+  REQUIRE(late_host.barriers.size() == 1);
+  CHECK(late_host.barriers[0].own == TraceBuilder::ns(630));
+}
+
 }  // namespace
 }  // namespace cuoverlap
 

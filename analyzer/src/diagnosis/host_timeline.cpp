@@ -228,6 +228,9 @@ std::int64_t lastOfProcess(const std::vector<std::pair<Ns, std::int64_t>>& by_en
 // 6-13 µs from a DtoH copy to an HtoD one); one that started later was held by something else
 // (its engine, or the host still staging it).
 constexpr Ns kWaitReleasedNs = 20'000;
+// A staged copy whose call returned at most this long before its op ended staged until its last
+// chunk (lab g000117: 8 µs before; 5 µs to 1 ms score alike).
+constexpr Ns kStagedReturnNs = 20'000;
 
 // Per op a stream wait released (its X): when the last op it waited for ended.
 std::unordered_map<std::size_t, Ns> waitReleases(const DeviceView& view) {
@@ -255,7 +258,8 @@ bool heldByWait(const DeviceView& view, const std::unordered_map<std::size_t, Ns
 }  // namespace
 
 HostTimeline buildHostTimeline(const DeviceView& view,
-                               const std::vector<std::size_t>& pageable_copy_calls) {
+                               const std::vector<std::size_t>& pageable_copy_calls,
+                               bool stream_held_staging) {
   HostTimeline timeline;
   if (!view.hasRuntimeData() || view.empty()) return timeline;
   const IssueIndex index(view);
@@ -359,11 +363,30 @@ HostTimeline buildHostTimeline(const DeviceView& view,
           if (!wait_released) wait_released = waitReleases(view);
           return heldByWait(view, *wait_released, own_op, call);
         };
+        // With `stream_held_staging` (the asynchronous fix's what-if, asynchronous_fix.h), the
+        // same where its own stream's previous op (any kind), issued before the call began,
+        // ended inside it, its copy starting as that op ended (kWaitReleasedNs) and the call
+        // returning with the copy's last chunk (kStagedReturnNs): the driver stages a copy too
+        // large for its staging buffers only as their DMA drains, and the DMA waited for the
+        // stream. Lab g000117: a worker's 5.9 MB upload on a blocking stream called 14.3 ms
+        // before it ran, 8 µs after its stream's kernel that the legacy stream's barrier had held
+        // (behind a cudaMemset of the worker's own, behind another thread's kernel); with the
+        // memsets asynchronous the call returned 0.5 ms after that kernel, where the host
+        // timeline had kept 14.3 ms of the call's own time (claim 1.25 ms, saved 5.45).
+        const auto heldByStream = [&] {
+          if (!stream_held_staging) return false;
+          const auto before = index.lastBefore({op.pid, op.context_id, op.stream_id}, call.start);
+          if (!before || *before == own_op) return false;
+          const Ns ended = view.ops()[*before].end;
+          const ScopedOp& scoped = view.ops()[own_op];
+          return ended > call.start && ended <= scoped.start && scoped.start <= ended + kWaitReleasedNs &&
+                 scoped.start < call.end && scoped.end >= call.end - kStagedReturnNs;
+        };
         if (previous && byThisThread(*previous) && view.ops()[*previous].end > call.start &&
             view.ops()[*previous].end <= call.end) {
           barrier.waited_for.push_back(*previous);
           w = view.ops()[*previous].end;
-        } else if (heldByAWait()) {
+        } else if (heldByAWait() || heldByStream()) {
           // Its own op was held by a stream wait when the call began and started inside it: the
           // call staged as the wait released the DMA, so it waited for that copy (W), returning
           // with its end (g000260's 5.7 MB uploads returned 2-8 µs before theirs ended: the

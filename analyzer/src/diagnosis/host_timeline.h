@@ -53,9 +53,12 @@ struct HostTimeline {
 // Builds the timeline of the view's ops. `pageable_copy_calls`: calls (indices into
 // Trace::runtime_calls, sorted) of asynchronous copies that were synchronous to the host because
 // their memory was pageable. Empty when resolving every wait would cost more than a few edges per
-// op (then the schedule ignores the host, as before).
+// op (then the schedule ignores the host, as before). `stream_held_staging`: a staged copy whose
+// call waited for its own stream's previous op to run it waited for its copy (it returns as the
+// copy ends), not its own time (asynchronousFixSaving's; the others keep it as the call's own).
 HostTimeline buildHostTimeline(const DeviceView& view,
-                               const std::vector<std::size_t>& pageable_copy_calls);
+                               const std::vector<std::size_t>& pageable_copy_calls,
+                               bool stream_held_staging = false);
 // The same with the view's own pageable copy calls (every copy whose host memory is pageable):
 // built on the view's first question and kept (about fifteen rules ask for it).
 const HostTimeline& buildHostTimeline(const DeviceView& view);
