@@ -258,29 +258,6 @@ TEST_CASE("host-launch-bound: per-launch host code (a dispatcher) goes with the 
   CHECK(std::llabs(fixSavingNs(*f) - (before - after)) <= 2'000);
 }
 
-TEST_CASE("host-launch-bound: a loop whose launches are often back to back is no dispatcher") {
-  // Each iteration launches a kernel, 1 µs later a second one, then two more with 30 µs of the
-  // host's own work after each of the three: the median time before a launch (30 µs) is longer
-  // than the 5 µs launch call, but a quarter of the launches follow the one before after 1 µs,
-  // under 0.3 of a launch call, which a dispatcher's per-launch logic never does. The work stays:
-  // each iteration's first two kernels are a graph that gives back the second launch call and the
-  // 1 µs before it, less a further node's 0.98 µs, about 5 µs an iteration (153.7 µs). Taken for a
-  // dispatcher's, the work went with the launches and the graphs claimed 3.06 ms.
-  TraceBuilder b;
-  double host = 0;
-  for (int n = 0; n < 30; ++n) {
-    for (int i = 0; i < 4; ++i) {
-      b.launch(13, host, host + 5, host + 5, host + 7);
-      host += 5 + (i == 0 ? 1 : 30);
-    }
-  }
-  const auto findings = findingsOf(b.build());
-  const Finding* f = findingById(findings, "host-launch-bound");
-  REQUIRE(f != nullptr);
-  CHECK(fixSavingNs(*f) > 30 * 4'000);
-  CHECK(fixSavingNs(*f) < 30 * 6'000);
-}
-
 TEST_CASE("host-launch-bound does not fire for long kernels or a queue that keeps up") {
   CHECK(idsOf(findingsOf(launchLoop(200, 1000, 6).build())).empty());
   CHECK(idsOf(findingsOf(launchLoop(200, 8, 6).build())).empty());

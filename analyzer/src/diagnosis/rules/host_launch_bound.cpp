@@ -144,18 +144,6 @@ constexpr double kWarningSavingShare = 0.05;
 // names are 83-99% busy; the whole-trace views of tests/data's framework traces, idle through
 // module loads and warm-up, 0.1-1%: 25% and 75% score the four lab corpora the same.
 constexpr double kBusyShare = 0.5;
-// How long the host's own code before a run's quickest quarter of launches must be, against its
-// typical launch call, for the run to count as dispatched (dispatchedRun): 0.3. 0.25-0.5 score
-// the nine corpora alike (0.2 leaves c5 g003060 and c9 g007023, g007073 dispatched); of the 77
-// framework and nsys traces only FSDP's move at 0.3 (below), where 0.5 (without
-// kMinQuartileGaps) also moved torch.compile's 400-launch runs (quickest quarter 0.23-0.26 of a
-// launch call: the headline's claim -19%) and kineto DDP's.
-constexpr double kDispatchLowShare = 0.3;
-// The fewest gaps between a run's launches whose lower quartile says more than their minimum:
-// a run of two or three launches keeps the median test alone (one quick pair does not make three
-// launches a loop; lab c1 g000247's one window whose 3-launch run had gaps of 0.8 and 8.9 µs, and
-// jax_jit's 3-launch runs, stay as they were).
-constexpr std::size_t kMinQuartileGaps = 4;
 
 Ns medianKernelDuration(const DeviceView& view) {
   std::vector<Ns> durations;
@@ -279,26 +267,8 @@ std::vector<bool> graphStarts(const LaunchRun& run, bool dispatched, Ns typical_
   return starts;
 }
 
-// Whether a run's launches are issued by per-launch logic (a framework's dispatcher): the host's
-// own time before its median launch is longer than its median launch call, and before its quickest
-// quarter of launches (the lower quartile) still kDispatchLowShare of that call. A dispatcher runs
-// its logic before every launch (PyTorch eager's runs: a lower quartile of 0.7-2.5 launch calls); a
-// loop that only launches, with host work of its own between some of its launches, issues a
-// quarter or more of them back to back (the lab's programs whose graph claims ran 50-140 µs over
-// their savings or turned false, c9 g007023 and g007073, c6 g004014, c5 g003060, c1 g000053 with
-// the short-kernel gate off: 0.2-0.28 of a launch call, the loop's own overhead of about 1 µs),
-// and so do runs of a framework trace whose long median gap is a host stall rather than
-// dispatch (FSDP's runs of 11 launches: a lower quartile of 2.3 µs, gaps of up to 25 ms).
-bool dispatchedRun(std::vector<Ns> own_code, Ns typical_launch) {
-  if (own_code.empty()) return false;
-  std::sort(own_code.begin(), own_code.end());
-  return own_code[own_code.size() / 2] > typical_launch &&
-         (own_code.size() < kMinQuartileGaps ||
-          static_cast<double>(own_code[own_code.size() / 4]) > kDispatchLowShare * static_cast<double>(typical_launch));
-}
-
 // What graph launches in place of `run` give the host back. When the host's own time before the
-// run's launches shows per-launch logic (dispatchedRun), the launches are issued by per-launch
+// run's median launch is longer than its median launch call, the launches are issued by per-launch
 // logic (a framework's dispatcher: Python, PyTorch's autograd), which a replay does not run: one
 // graph launch replaces the run (one per repetition of a loop's body: graphStarts), and every
 // other launch call goes with the host time before it. Otherwise the launches follow each other
@@ -328,7 +298,7 @@ void giveBackRun(const DeviceView& view, const LaunchRun& run, GraphWhatIf& what
     launch_time.push_back(view.call(call).end - view.call(call).start);
   }
   const Ns typical_launch = medianOf(launch_time);
-  const bool dispatched = dispatchedRun(run.own_code, typical_launch);
+  const bool dispatched = medianOf(run.own_code) > typical_launch;
   const double host_speed = what.node_launch ? 1.0
                                              : static_cast<double>(typical_launch) /
                                                    static_cast<double>(kMeasuredLaunchCallNs);
