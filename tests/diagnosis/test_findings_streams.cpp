@@ -965,6 +965,52 @@ TEST_CASE("legacy-default-stream: pageable copies that took turns with another t
 namespace cuoverlap {
 namespace {
 
+TEST_CASE("legacy-default-stream: a staged copy's op comes sooner by the other threads' staging it waited out") {
+  // Thread 1 stages a pageable upload on the legacy stream (call 0-130 µs, its op 120-130): alone
+  // its uploads take 25 µs (op in the last 10). Thread 2 meanwhile stages three uploads: one on
+  // blocking stream 13 (1-20, op 15-20: the legacy barrier makes the two take turns) and two on
+  // non-blocking stream 20 (21-60 and 61-100). Then thread 1 runs a 300 µs kernel on the legacy
+  // stream. With thread 1 on a stream of its own its call keeps its own 25 µs, and its op comes
+  // sooner by the part of its startup (what the schedule keeps of its wait: from 36 µs, the window
+  // opening at 15) that thread 2's staged copies covered as they returned (36-100 µs), so its
+  // kernel does: 70.2 µs saved. With thread 2's two later uploads pinned (calls of 2 µs, nothing
+  // staged) the op keeps that wait: 28.5. (Before the change: 19.0 and 23.5.)
+  const auto build = [](MemKind later) {
+    TraceBuilder b;
+    b.addStream(20, StreamFlag::kNonBlocking);
+    auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
+    b.copyCall("cudaMemcpyAsync_v3020", 13, 1, 20, 15, 21, CopyKind::kHtoD, MemKind::kPageable);
+    onThread(2);
+    const bool staged = later == MemKind::kPageable;
+    b.copyCall("cudaMemcpyAsync_v3020", 20, 21, staged ? 60 : 23, 50, 61, CopyKind::kHtoD, later);
+    onThread(2);
+    b.copyCall("cudaMemcpyAsync_v3020", 20, 61, staged ? 100 : 63, 90, 101, CopyKind::kHtoD, later);
+    onThread(2);
+    b.call("cudaStreamSynchronize_v3020", 101, 103);
+    onThread(2);
+    b.copyCall("cudaMemcpyAsync_v3020", kNullStream, 0, 130, 120, 131, CopyKind::kHtoD, MemKind::kPageable);
+    onThread(1);
+    b.launch(kNullStream, 131, 133, 134, 434);
+    onThread(1);
+    for (const double t : {440.0, 470.0, 500.0}) {
+      b.copyCall("cudaMemcpyAsync_v3020", kNullStream, t, t + 25, t + 15, t + 26, CopyKind::kHtoD,
+                 MemKind::kPageable);
+      onThread(1);
+    }
+    b.call("cudaStreamSynchronize_v3020", 526, 527);
+    onThread(1);
+    return b.build();
+  };
+  const auto staged = findingsOf(build(MemKind::kPageable));
+  const Finding* f = findingById(staged, "legacy-default-stream");
+  REQUIRE(f != nullptr);
+  REQUIRE(f->fixes[0].fix == "own-streams");
+  const auto pinned = findingsOf(build(MemKind::kPinned));
+  const Finding* g = findingById(pinned, "legacy-default-stream");
+  REQUIRE(g != nullptr);
+  CHECK(fixSavingNs(*f) - fixSavingNs(*g) >= 40'000);
+}
+
 TEST_CASE("legacy-default-stream: a staged copy no longer waits for another thread's legacy work") {
   // Thread 2's pageable cudaMemcpy on the legacy stream (20-513 µs) first synchronized the stream:
   // it waited for thread 1's 500 µs kernel there (10-510), staged its data and returned before

@@ -287,6 +287,8 @@ class ScheduleModel {
   ScheduleModel withDrainCostRecorded(const DeviceView& view) const;
 
   std::size_t size() const { return duration_.size(); }
+  // Op `position`'s release as recorded (before any time a what-if gives back).
+  Ns release(std::size_t position) const { return release_[position]; }
   double share(std::size_t position) const { return share_[position]; }
 
   static constexpr std::uint8_t kSmEngine = 0;

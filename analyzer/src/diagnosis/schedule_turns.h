@@ -121,15 +121,15 @@ inline constexpr int kTurnRounds = 4;
 // `after`, a span of spanWithTurns whose host `times` holds, scheduled again while the calls of
 // `candidate` begun beside a call of `busyCalls()` (the BusyCall list of that schedule) take a turn
 // (addTurnsBeside): their thread's later calls move with them, which can put other calls beside a
-// busy one, so until no call is added or kTurnRounds.
+// busy one, so until no call is added or kTurnRounds. `faster`: as spanWithTurns'.
 template <class BusyCalls>
 Ns settleTurns(const ScheduleModel& model, const HostTimeline& host, const HostTurns& turns,
                const std::vector<OrderEdge>& edges, std::vector<std::uint8_t>& candidate,
                std::vector<CallChange>& changed, std::vector<Ns>& earlier, ScheduledHost& times, Ns after,
-               const BusyCalls& busyCalls) {
+               const BusyCalls& busyCalls, const std::vector<FasterOp>& faster = {}) {
   for (int round = 0; round < kTurnRounds; ++round) {
     if (!addTurnsBeside(host, turns, times, busyCalls(), candidate, changed, earlier)) break;
-    after = spanWithTurns(model, turns, edges, earlier, {}, changed, &times);
+    after = spanWithTurns(model, turns, edges, earlier, faster, changed, &times);
   }
   return after;
 }

@@ -51,6 +51,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -464,6 +465,112 @@ void throughHost(const DeviceView& view, Ns handoff, std::vector<OrderEdge>& edg
   }
 }
 
+// A staged copy that took turns with another thread's staged copy under the legacy barrier
+// (contendedBarriers: its call shortened, no longer waiting for its op) started its op late too:
+// the driver stages one pageable copy at a time, and the copy waited while the other threads'
+// staged copies took theirs. With the thread on a stream of its own the call keeps only its own
+// time, and its op is released sooner by the part of its startup (what the schedule keeps of the
+// wait before the op: from its release back to the call's start, ScheduleModel::release) that
+// other threads' staged copies covered, each up to its return before the op started (a copy that
+// returned after the op began waited for this one instead); no more than the change shortens the
+// call. The rest of the wait (the legacy queue, a cudaMallocHost, the window's start) stays. Lab
+// c1 g000304's own-streams run (/work/vt34): worker1's staged 2.5 MB upload, held 484 µs in its
+// call as recorded, took 316 µs, its op released 159 µs sooner. Only the startup counts: c1
+// g000308's first upload, held 905 µs with 621 µs of it beside staged copies, keeps all but 208 µs
+// as waits for the legacy queue the schedule already gives back.
+void releaseStagedSooner(const DeviceView& view, const ScheduleModel& fixed, const std::vector<CallChange>& changed,
+                         std::vector<Ns>& earlier) {
+  if (std::none_of(changed.begin(), changed.end(), [](const CallChange& c) { return !c.waits; })) return;
+  std::vector<const RuntimeCall*> staged;  // the pageable copy calls by return
+  for (const std::size_t x : pageableCopyCalls(view)) staged.push_back(&view.call(x));
+  std::sort(staged.begin(), staged.end(), [](const RuntimeCall* a, const RuntimeCall* b) { return a->end < b->end; });
+  std::unordered_map<std::size_t, std::size_t> op_of_call;
+  for (std::size_t p = 0; p < view.ops().size(); ++p) {
+    if (const auto call = view.launchCall(view.op(view.ops()[p]))) op_of_call.emplace(*call, p);
+  }
+  for (const CallChange& change : changed) {
+    if (change.waits) continue;  // a blocking call that still waits for its ops
+    const auto it = op_of_call.find(change.call);
+    if (it == op_of_call.end()) continue;
+    const RuntimeCall& c = view.call(change.call);
+    const ScopedOp& op = view.ops()[it->second];
+    const Ns begin = std::max(c.start, view.spanStart());
+    if (op.start >= c.end || op.start <= begin) continue;
+    const Ns from = std::max(begin, op.start - (fixed.release(it->second) - begin));
+    const std::uint64_t self = threadKey(c);
+    std::vector<std::pair<Ns, Ns>> parts;
+    // Returned in (from, op.start]: in order of return, from the first after `from`.
+    auto x = std::upper_bound(staged.begin(), staged.end(), from, [](Ns t, const RuntimeCall* r) { return t < r->end; });
+    for (; x != staged.end() && (*x)->end <= op.start; ++x) {
+      if (threadKey(**x) != self) parts.emplace_back(std::max((*x)->start, from), (*x)->end);
+    }
+    std::sort(parts.begin(), parts.end());
+    Ns covered = 0;
+    Ns lo = 0;
+    Ns hi = std::numeric_limits<Ns>::min();
+    for (const auto& [a, b] : parts) {
+      if (a > hi) {
+        if (hi > lo) covered += hi - lo;
+        lo = a;
+        hi = b;
+      } else {
+        hi = std::max(hi, b);
+      }
+    }
+    if (hi > lo) covered += hi - lo;
+    const Ns sooner = std::min(covered, c.end - c.start - change.own);
+    if (sooner <= 0) continue;
+    if (earlier.empty()) earlier.assign(view.ops().size(), 0);
+    earlier[it->second] += sooner;
+  }
+}
+
+// A staged copy of a thread the fix moves that ran longer than its thread's staged copies of its
+// direction and size (more than kStretchedCopyShare of their median, where the thread made at
+// least kStretchedCopyPeers of them) while another thread's call that the fix no longer holds
+// (`given`: contendedTime's, held beside a legacy call) was in progress beside it: its chunks took turns with that thread's calls in the
+// driver, which the fix lets go; it runs as its thread's typical copy (the median). Lab c1
+// g000304 (/work/vt34): worker1's first 2.5 MB pageable download ran 308 µs beside two threads'
+// held calls in the baseline run, 152 in the own-streams run, against 130-162 for its others.
+inline constexpr double kStretchedCopyShare = 1.2;
+inline constexpr std::size_t kStretchedCopyPeers = 3;
+
+std::vector<FasterOp> unstretchedCopies(const DeviceView& view, const std::vector<LegacyOp>& legacy,
+                                        const std::vector<HostTimeGiven>& given) {
+  std::vector<FasterOp> out;
+  std::vector<OtherThreadCalls::Call> held;
+  for (const HostTimeGiven& g : given) {
+    const RuntimeCall& c = view.call(g.call);
+    if (g.amount > 0) held.push_back({c.start, c.end, threadKey(c)});
+  }
+  if (held.empty()) return out;
+  const OtherThreadCalls beside(std::move(held));
+  const std::vector<std::size_t> pageable = pageableCopyCalls(view);
+  using Key = std::tuple<std::uint64_t, int, std::uint64_t>;  // thread, direction, bytes
+  const auto keyOf = [&](const GpuOp& op) -> std::optional<Key> {
+    if (!op.isCopy()) return std::nullopt;
+    const auto call = view.launchCall(op);
+    if (!call || !std::binary_search(pageable.begin(), pageable.end(), *call)) return std::nullopt;
+    return Key{threadKey(view.call(*call)), static_cast<int>(op.copy_kind), op.bytes};
+  };
+  std::map<Key, std::vector<Ns>> durations;
+  for (const ScopedOp& scoped : view.ops()) {
+    if (const auto key = keyOf(view.op(scoped))) durations[*key].push_back(scoped.end - scoped.start);
+  }
+  for (const LegacyOp& x : legacy) {
+    if (x.synchronous) continue;
+    const ScopedOp& scoped = view.ops()[x.position];
+    const auto key = keyOf(view.op(scoped));
+    if (!key) continue;
+    const std::vector<Ns>& peers = durations[*key];
+    if (peers.size() < kStretchedCopyPeers) continue;
+    const Ns typical = medianOf(peers);
+    if (static_cast<double>(scoped.end - scoped.start) <= kStretchedCopyShare * static_cast<double>(typical)) continue;
+    if (beside.overlap(scoped.start, scoped.end, x.thread)) out.push_back({x.position, typical});
+  }
+  return out;
+}
+
 // Saving of the fix: the schedule with every barrier minus the schedule with each thread's
 // asynchronous legacy work on its own non-blocking lane, without the time its calls waited for
 // other threads' calls on the legacy stream (contendedTime).
@@ -513,10 +620,13 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
   const ScheduleModel fixed = keepHolds(ScheduleModel(view, own, recorded).withLanes(lane), holds, all, kept);
   std::vector<HostTimeGiven> given =
       stillHeldBySynchronous(view, legacy, contendedTime(view, legacy, /*legacy_beside_any=*/true));
+  // The calls held beside other threads' calls, before the legacy launches' own cost joins them.
+  const std::vector<FasterOp> unstretched = unstretchedCopies(view, legacy, given);
   withLegacyLaunchCost(view, legacy, given);
   std::vector<CallChange> changed = contendedBarriers(view, own);
   barriersGivenBack(view, given, own, changed);
   std::vector<Ns> earlier = hostTimeGivenBack(view, given, own);
+  releaseStagedSooner(view, fixed, changed, earlier);
   // Turns in the fixed schedule (schedule_turns.h): the synchronous copies left on the legacy
   // stream still hold the context while in progress, and another thread's asynchronous call,
   // now to its own stream, that the schedule begins meanwhile takes a turn (lab g000009's
@@ -543,7 +653,7 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
     turns.turn[*call] = std::min(c.end - c.start, kLegacyTurnNs);
   }
   ScheduledHost times;
-  Ns after = spanWithTurns(fixed, turns, kept, earlier, {}, changed, &times);
+  Ns after = spanWithTurns(fixed, turns, kept, earlier, unstretched, changed, &times);
   if (turns.turn.empty()) return std::max<Ns>(0, before - after);
   // And the other way: an asynchronous call begun while a synchronous legacy call is in progress
   // takes a turn (settleTurns).
@@ -564,7 +674,8 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
     }
     return busy;
   };
-  after = settleTurns(fixed, own, turns, kept, candidate, changed, earlier, times, after, synchronousCalls);
+  after = settleTurns(fixed, own, turns, kept, candidate, changed, earlier, times, after, synchronousCalls,
+                      unstretched);
   return std::max<Ns>(0, before - after);
 }
 
