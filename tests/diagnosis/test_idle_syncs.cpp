@@ -30,8 +30,9 @@ TraceBuilder syncsAfterHostWork() {
 }
 
 // The same loop with a 1 MiB DtoH cudaMemcpyAsync into `host` memory after each kernel: into
-// pageable memory the call returns only once the copy is done; the synchronize follows.
-TraceBuilder syncsAfterDownload(MemKind host) {
+// pageable memory the call returns only once the copy is done; the synchronize follows. With
+// `legacy_memset`, a synchronous 5 µs cudaMemset on the legacy stream follows each synchronize.
+TraceBuilder syncsAfterDownload(MemKind host, bool legacy_memset = false) {
   TraceBuilder b;
   for (int i = 0; i < 4; ++i) {
     const double t = 150.0 * i;
@@ -40,6 +41,7 @@ TraceBuilder syncsAfterDownload(MemKind host) {
     b.copyCall("cudaMemcpyAsync_v3020", 13, t + 4, pageable ? t + 46 : t + 6, t + 26, t + 45,
                CopyKind::kDtoH, host);
     b.streamSynchronize(13, t + 110, t + 125);
+    if (legacy_memset) b.memset(test::kNullStream, t + 130, t + 135, b.call("cudaMemset_v3020", t + 127, t + 137));
   }
   return b;
 }
@@ -74,11 +76,36 @@ TEST_CASE("blocking-sync-call: synchronizes that find nothing in flight cost the
 
 TEST_CASE("blocking-sync-call: a synchronize after a pageable DtoH copy protects its read") {
   SECTION("pageable: the copy call already waited, the synchronize orders the host's read") {
+    // Not removable; it brings the copy's result back, so it is deferrable (early-result-wait's
+    // double buffer waits for the previous step's copy instead), with that copy as its result.
     const Trace trace = syncsAfterDownload(MemKind::kPageable).build();
     const auto needs = needsOf(trace);
     REQUIRE(needs.size() == 3);
-    for (const diagnosis::SyncNeed need : needs) CHECK(need == diagnosis::SyncNeed::kKept);
+    for (const diagnosis::SyncNeed need : needs) CHECK(need == diagnosis::SyncNeed::kDeferrable);
     CHECK(test::findingById(test::findingsOf(trace), "blocking-sync-call") == nullptr);
+    const diagnosis::DeviceView view(trace, Scope{}, 0);
+    const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+    std::vector<std::int64_t> read_copies;
+    const std::vector<diagnosis::SyncNeed> all = diagnosis::syncNeeds(view, host, &read_copies);
+    for (std::size_t b = 0; b < all.size(); ++b) {
+      if (all[b] != diagnosis::SyncNeed::kDeferrable) continue;
+      REQUIRE(read_copies[b] >= 0);
+      const GpuOp& copy = view.op(view.ops()[static_cast<std::size_t>(read_copies[b])]);
+      CHECK(copy.kind == OpKind::kMemcpy);
+      CHECK(copy.dst_kind == MemKind::kPageable);
+    }
+  }
+  SECTION("pageable, then a synchronous call on the legacy stream: kept (its barrier orders the next work)") {
+    const Trace trace = syncsAfterDownload(MemKind::kPageable, /*legacy_memset=*/true).build();
+    const auto needs = needsOf(trace);
+    REQUIRE(needs.size() >= 3);
+    std::size_t kept = 0;
+    for (const diagnosis::SyncNeed need : needs) {
+      CHECK(need != diagnosis::SyncNeed::kDeferrable);
+      CHECK(need != diagnosis::SyncNeed::kRemovable);
+      kept += need == diagnosis::SyncNeed::kKept ? 1 : 0;
+    }
+    CHECK(kept >= 3);
   }
   SECTION("pinned: the synchronize is the copy's own wait, not kept as a pageable one's") {
     const auto needs = needsOf(syncsAfterDownload(MemKind::kPinned).build());

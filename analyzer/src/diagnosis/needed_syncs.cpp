@@ -176,21 +176,31 @@ bool waitsForWorkQueuedBehind(const DeviceView& view, const AsyncDtoH& copy, con
   return false;
 }
 
-// Whether the thread's previous blocking call (`previous`) was an asynchronous DtoH copy into
-// pageable memory: the call returned only once its copy was done (pageable memory makes it
-// synchronous), but the API promises no such thing, so the synchronize after it is what orders
-// the host's read of the result (and is what orders it once the memory is pinned, pageable-memcpy's
-// fix): the synchronize is kept, though it finds the copy done.
-bool followsPageableRead(const DeviceView& view, const std::vector<AsyncDtoH>& dtoh,
-                         std::size_t previous) {
+// The copy (its position), where the thread's previous blocking call (`previous`) was an
+// asynchronous DtoH copy into pageable memory, else -1: the call returned only once its copy was
+// done (pageable memory makes it synchronous), but the API promises no such thing, so the
+// synchronize after it is what orders the host's read of the result (and is what orders it once
+// the memory is pinned, pageable-memcpy's fix): it is not removable, though it finds the copy done.
+// It brings that copy's result back, and is deferrable as any such synchronize (the lab's
+// defer-read double-buffers it as it does a pinned one's): the fixed program's copy call still
+// waits for its own stream, but the step no longer waits for what else the synchronize waited
+// for (a device synchronize: other streams' and other threads' work; c2 g001089's main thread,
+// 238-274 µs a step for a worker's kernels, 168 µs saved, missed on both recordings). Kept where
+// the thread's next work is a synchronous call on the legacy stream: its barrier orders the
+// thread's next work after the same blocking-stream work, so nothing is deferred (g000089's
+// worker: 0 -> 181 µs claimed for 47 with it deferred).
+std::int64_t followsPageableRead(const DeviceView& view, const std::vector<AsyncDtoH>& dtoh,
+                                 std::size_t previous) {
   const Ns start = view.call(previous).start;
   for (auto copy = std::lower_bound(dtoh.begin(), dtoh.end(), AsyncDtoH{start, 0, 0});
        copy != dtoh.end() && copy->start == start; ++copy) {
     if (copy->call == previous) {
-      return view.op(view.ops()[copy->position]).dst_kind == MemKind::kPageable;
+      return view.op(view.ops()[copy->position]).dst_kind == MemKind::kPageable
+                 ? static_cast<std::int64_t>(copy->position)
+                 : -1;
     }
   }
-  return false;
+  return -1;
 }
 
 // Whether the host touched managed memory in [from, to): a CPU page fault of the process, or a
@@ -303,20 +313,19 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
     needs[b] = SyncNeed::kRemovable;
     const RuntimeCall& call = view.call(barrier.call);
     const auto t = threads.find({call.pid, call.tid});
-    if (t != threads.end() && barrier.previous >= 0 &&
-        followsPageableRead(view, t->second.async_dtoh,
-                            host.barriers[static_cast<std::size_t>(barrier.previous)].call)) {
-      needs[b] = SyncNeed::kKept;
-      continue;
-    }
-    if (orders_nothing || t == threads.end()) continue;
+    const std::int64_t pageable_read =
+        t != threads.end() && barrier.previous >= 0
+            ? followsPageableRead(view, t->second.async_dtoh,
+                                  host.barriers[static_cast<std::size_t>(barrier.previous)].call)
+            : -1;
+    if (pageable_read < 0 && (orders_nothing || t == threads.end())) continue;
     const Ns since = barrier.previous >= 0
                          ? host.barriers[static_cast<std::size_t>(barrier.previous)].end
                          : std::numeric_limits<Ns>::min();
     const auto& dtoh = t->second.async_dtoh;
     // Only a copy the synchronize waited for can be what the host is about to read, and only
     // where it waits for no work the thread queued behind the copy (waitsForWorkQueuedBehind).
-    std::int64_t read_copy = -1;  // the last copy it brings back
+    std::int64_t read_copy = pageable_read;  // the last copy it brings back
     for (auto d = std::upper_bound(dtoh.begin(), dtoh.end(), AsyncDtoH{since, 0, 0});
          d != dtoh.end() && d->start < call.start; ++d) {
       if (order.orderedBefore(d->position, barrier.waited_for, call.start) &&
@@ -336,7 +345,9 @@ std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host
     const Ns next_work = next != work.end() ? next->start : std::numeric_limits<Ns>::max();
     const bool host_reads_managed =
         hostTouchesManaged(view.trace().unified_memory, call.pid, call.end, next_work);
-    if (orders_sync_copy || host_reads_managed) {
+    const bool pageable_before_sync_call =
+        pageable_read >= 0 && next != work.end() && next->synchronous && next->legacy_op != nullptr;
+    if (orders_sync_copy || host_reads_managed || pageable_before_sync_call) {
       needs[b] = SyncNeed::kKept;
     } else if (read_copy >= 0) {
       needs[b] = SyncNeed::kDeferrable;

@@ -21,9 +21,11 @@
 //     work's own, not one the waited-for work used); or the host touches managed
 //     memory before that call (a CPU page fault of the process, or a migration to the host): it
 //     reads what the GPU wrote, which the synchronize protects; or the thread's previous blocking
-//     call was an asynchronous DtoH copy into pageable memory: that call waited for its copy only
-//     because the memory is pageable, and the synchronize is what the program relies on to read
-//     the result (and what orders the read once the memory is pinned);
+//     call was an asynchronous DtoH copy into pageable memory and its next work a synchronous call
+//     on the legacy stream. After such a copy (which waited for its copy only because the memory
+//     is pageable) the synchronize is what the program relies on to read the result (and what
+//     orders the read once the memory is pinned): never removable, and otherwise kDeferrable with
+//     that copy as the result it brings back;
 //   - kRemovable: every other synchronize, and one whose every op the thread's earlier blocking
 //     calls already waited for (a second synchronize of the same work): it orders nothing.
 #pragma once

@@ -12,7 +12,8 @@
 // Cost: how much sooner the work would end with that fix, from the what-if schedule with the host
 // modelled (schedule_estimate.h, host_timeline.h): the span as recorded minus the span with each
 // removable call waiting for nothing (blocking-sync-call), or each deferrable one for what the
-// thread's previous one waited for, begun one cudaEventRecord later (early-result-wait: the
+// thread's previous one waited for, begun one cudaEventRecord later, less the replay's own error
+// the deferred schedule does not carry (replay_error.h, deferralSaving) (early-result-wait: the
 // double-buffered step records the event the next step waits on; kernels the deferred schedule
 // leaves alone that ran slowed beside other streams' kernels take their alone duration:
 // kernelsLeftAlone); a removable one right before a legacy-stream synchronous copy moves its wait
@@ -315,12 +316,30 @@ Ns settleForwardHolds(const DeviceView& view, const HostTimeline& timeline, cons
 // The deferred schedule's span with its forward holds (settleForwardHolds), its kernels left
 // alone taking their alone durations.
 Ns deferredSpan(const DeviceView& view, const HostTimeline& timeline, const ScheduleModel& deferred,
-                const std::vector<OrderEdge>& waits, std::vector<CallChange> recorded) {
-  ScheduledHost times;
+                const std::vector<OrderEdge>& waits, std::vector<CallChange> recorded, ScheduledHost& times) {
   std::vector<Ns> earlier;
   const Ns span = settleForwardHolds(view, timeline, deferred, waits, recorded, earlier, times);
   const std::vector<FasterOp> faster = kernelsLeftAlone(view, times);
-  return faster.empty() ? span : spanWithTurns(deferred, HostTurns{}, waits, earlier, faster, recorded);
+  return faster.empty() ? span : spanWithTurns(deferred, HostTurns{}, waits, earlier, faster, recorded, &times);
+}
+
+// The deferral's saving: the recorded program's schedule (`model`, its blocking calls of
+// `held` as they say) less the deferred one's, less the replay's own error that the deferred
+// schedule does not carry (replay_error.h: where the before runs longer than the trace because
+// it queues kernels the hardware ran side by side, the deferred thread no longer waiting for
+// them takes that lateness off the after's critical path, a time the fixed program never had to
+// give back). Both schedules have the same nodes: the ops, then the same blocking calls.
+Ns deferralSaving(const DeviceView& view, const ScheduleModel& model, const HostTimeline& timeline,
+                  const ScheduleModel& deferred, const std::vector<OrderEdge>& waits,
+                  const std::vector<CallChange>& held, const std::vector<CallChange>& recorded) {
+  ScheduledHost after;
+  const Ns after_span = deferredSpan(view, timeline, deferred, waits, recorded, after);
+  // The before's host times only where it runs longer than the trace (else the plain difference).
+  const Ns before_span = spanWithTurns(model, HostTurns{}, waits, {}, {}, held);
+  if (before_span <= view.spanLength()) return std::max<Ns>(0, before_span - after_span);
+  ScheduledHost before;
+  spanWithTurns(model, HostTurns{}, waits, {}, {}, held, &before);
+  return savingLessReplayError(view, before_span, before, after_span, after);
 }
 
 }  // namespace
@@ -411,18 +430,16 @@ std::optional<Finding> findEarlyResultWait(const DeviceView& view) {
     const std::vector<std::int64_t> classes = barrierClasses(view);
     const BarrierIssue issued = barrierIssueTimes(view);
     const ScheduleModel model = ScheduleModel(view, host, waits).withBarrierIssueOrder(classes, issued);
-    const Ns before = model.span(waits, {}, {}, held);
     const HostTimeline timeline = deferredTimeline(view, host, needs, read_copies);
     const ScheduleModel deferred = ScheduleModel(view, timeline, waits)
                                        .withBarrierIssueOrder(classes, issued, model.issueReleases(waits))
                                        .withWideWaits();
-    builder.estimateSaving(std::max<Ns>(0, before - deferredSpan(view, timeline, deferred, waits, recorded)));
+    builder.estimateSaving(deferralSaving(view, model, timeline, deferred, waits, held, recorded));
   } else {
     const ScheduleModel model(view, host, waits);
     const HostTimeline timeline = deferredTimeline(view, host, needs, read_copies);
     const ScheduleModel deferred = ScheduleModel(view, timeline, waits).withWideWaits();
-    builder.estimateSaving(
-        std::max<Ns>(0, model.span(waits, {}, {}, held) - deferredSpan(view, timeline, deferred, waits, recorded)));
+    builder.estimateSaving(deferralSaving(view, model, timeline, deferred, waits, held, recorded));
   }
   if (builder.time() < kMinimumClaimNs) return std::nullopt;
   return builder.build(
