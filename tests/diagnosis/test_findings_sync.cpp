@@ -756,6 +756,31 @@ TEST_CASE("sync-memcpy: a synchronize of the stream a copy moves to waits for th
   CHECK(fixSavingNs(*f) < 30'000);
 }
 
+TEST_CASE("sync-memcpy: a kernel slowed beside another thread's kernel takes its alone run where the fix leaves it alone") {
+  // Thread 1's kernel X on stream 14 ran alone once (3-103 µs: thread 2's download beside it is
+  // no kernel); thread 1 then uploads with a cudaMemcpy on the legacy stream (call 104-405) that
+  // the barrier ran after thread 2's download on stream 13 (5-400), and X ran again 425-575,
+  // beside thread 2's next kernel (445-845) for 130 of its 150 µs, against 100 alone. Thread 1's
+  // last kernel (another grid, no alone run) runs 576-1576 and ends the span. Made asynchronous,
+  // the upload returns at once and runs before X on stream 14; X then runs beside no other kernel
+  // and takes its alone run (kernelsLeftAlone, as blocking-sync-call's deferred schedule does):
+  // the fix saves 347 µs, 297 with X's recorded 150 µs.
+  TraceBuilder b;
+  auto onThread = [&](std::uint32_t tid) { b.trace().runtime_calls.back().tid = tid; };
+  b.launch(14, 0, 2, 3, 103);
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 1, 4, 5, 400, CopyKind::kDtoH);
+  onThread(2);
+  b.launch(13, 440, 443, 445, 845);
+  onThread(2);
+  b.copyCall("cudaMemcpy_v3020", kNullStream, 104, 405, 401, 403, CopyKind::kHtoD);
+  b.launch(14, 420, 423, 425, 575);
+  b.launch(14, 424, 427, 576, 1576).grid_blocks = 128;
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "sync-memcpy");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) == Approx(347'000).margin(10'000));
+}
+
 TEST_CASE("sync-memcpy: a download into pinned memory holds the host only where it synchronizes") {
   // A 100 µs kernel on non-blocking stream 13 (5-105 µs), its result read back by a cudaMemcpy
   // DtoH on the legacy stream (call 3-118, copy 106-116), then the next input uploaded on stream 14
