@@ -1,8 +1,8 @@
 // Kernels that ran slowed beside other streams' kernels in the trace, given back the duration the
 // same kernel took where nothing ran beside it when a what-if schedule moves them away from what
-// slowed them. Shared by blocking-sync-call's deferred schedule and sync-memcpy's and
-// sync-memset's fixed schedule (kernelsLeftAlone) and the stream-wait rules' schedules
-// (kernelsFreedOfSlotHolders).
+// slowed them. Shared by blocking-sync-call's deferred schedule, sync-memcpy's and sync-memset's
+// fixed schedule, legacy-default-stream's two fixes and pageable-memcpy's schedule with turns
+// (kernelsLeftAlone) and the stream-wait rules' schedules (kernelsFreedOfSlotHolders).
 #pragma once
 
 #include <vector>

@@ -59,6 +59,7 @@
 
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/host_time_given.h"
+#include "diagnosis/kernels_alone.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/median.h"
 #include "diagnosis/rules/legacy_threads.h"
@@ -676,6 +677,13 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
   };
   after = settleTurns(fixed, own, turns, kept, candidate, changed, earlier, times, after, synchronousCalls,
                       unstretched);
+  // Kernels slowed beside other streams' kernels that the fix runs beside none take their alone
+  // run (kernels_alone.h, kernelsLeftAlone), as in sync-memcpy's fix; the unstretched copies keep
+  // their medians.
+  if (std::vector<FasterOp> faster = kernelsLeftAlone(view, times); !faster.empty()) {
+    faster.insert(faster.end(), unstretched.begin(), unstretched.end());
+    after = spanWithTurns(fixed, turns, kept, earlier, faster, changed);
+  }
   return std::max<Ns>(0, before - after);
 }
 
@@ -953,6 +961,11 @@ Ns nonblockingSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy
     return busy;
   };
   after = settleTurns(model, host, turns, kept, candidate, changed, earlier, times, after, legacyCalls);
+  // Kernels slowed beside other streams' kernels that the fix runs beside none take their alone
+  // run (kernels_alone.h, kernelsLeftAlone), as in sync-memcpy's fix.
+  if (const std::vector<FasterOp> faster = kernelsLeftAlone(view, times); !faster.empty()) {
+    after = spanWithTurns(model, turns, kept, earlier, faster, changed);
+  }
   return std::max<Ns>(0, before - after);
 }
 

@@ -48,6 +48,7 @@
 #include "diagnosis/cost_ledger.h"
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/host_time_given.h"
+#include "diagnosis/kernels_alone.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/legacy_threads.h"
@@ -621,7 +622,15 @@ Ns withTurnsInSchedule(const DeviceView& view, const HostTimeline& host, const S
     addTurnDelays(host, turns, delay, changed, earlier);
     after = spanWithTurns(model, turns, edges, earlier, copies.faster, changed, &times);
   }
-  return after;
+  // Kernels slowed beside other streams' kernels that the fix runs beside none take their alone
+  // run (kernels_alone.h, kernelsLeftAlone), as in sync-memcpy's fix. Only where other threads'
+  // legacy or created-stream calls take turns with the pinned copies (this schedule's second half):
+  // taken in every schedule, 216 bytes of pageable copies in headline_ddp would be priced at
+  // 1.5-1.8 ms for freeing NCCL and compute kernels that the copies never held.
+  std::vector<FasterOp> faster = kernelsLeftAlone(view, times);
+  if (faster.empty()) return after;
+  faster.insert(faster.end(), copies.faster.begin(), copies.faster.end());
+  return spanWithTurns(model, turns, edges, earlier, faster, changed);
 }
 
 std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
