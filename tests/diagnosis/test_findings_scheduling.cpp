@@ -258,6 +258,61 @@ TEST_CASE("host-launch-bound: per-launch host code (a dispatcher) goes with the 
   CHECK(std::llabs(fixSavingNs(*f) - (before - after)) <= 2'000);
 }
 
+TEST_CASE("host-launch-bound: a loop whose launches are often back to back is no dispatcher") {
+  // Each iteration launches a kernel, 1 µs later a second one, then two more with 30 µs of the
+  // host's own work after each of the three: the median time before a launch (30 µs) is longer
+  // than the 5 µs launch call, but a quarter of the thread's launches follow the one before after
+  // 1 µs, under 0.35 of its launch call, which a dispatcher's per-launch logic never does. The
+  // work stays: each iteration's first two kernels are a graph that gives back the second launch
+  // call and the 1 µs before it, less a further node's 0.98 µs, about 5 µs an iteration. Taken for
+  // a dispatcher's, the work went with the launches and the graphs claimed 3.06 ms.
+  TraceBuilder b;
+  double host = 0;
+  for (int n = 0; n < 30; ++n) {
+    for (int i = 0; i < 4; ++i) {
+      b.launch(13, host, host + 5, host + 5, host + 7);
+      host += 5 + (i == 0 ? 1 : 30);
+    }
+  }
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "host-launch-bound");
+  REQUIRE(f != nullptr);
+  CAPTURE(fixSavingNs(*f));
+  CHECK(fixSavingNs(*f) > 30 * 4'000);
+  CHECK(fixSavingNs(*f) < 30 * 6'000);
+}
+
+TEST_CASE("host-launch-bound: a run is dispatched only where its thread's launches are") {
+  // Each iteration launches three kernels 1 µs apart (5 µs calls), synchronizes, then launches a
+  // kernel, runs 100 µs of its own work and launches another, and synchronizes. The second run's
+  // one gap (100 µs) is longer than its launch call, but the thread's quickest quarter of gaps is
+  // 1 µs, under 0.35 of its launch call: no dispatcher, so the 100 µs stays (lab c6 g004056's main
+  // thread: a 183-189 µs host step between two launches, given back, claimed 530 µs for 5.9).
+  TraceBuilder b;
+  double host = 0;
+  for (int n = 0; n < 30; ++n) {
+    double device = host;
+    for (int i = 0; i < 3; ++i) {
+      device = std::max(device, host + 5);
+      b.launch(13, host, host + 5, device, device + 2);
+      device += 2;
+      host += 5 + 1;
+    }
+    b.streamSynchronize(13, host, device + 1);
+    host = device + 2;
+    b.launch(13, host, host + 5, host + 5, host + 7);
+    host += 5 + 100;
+    b.launch(13, host, host + 5, host + 5, host + 7);
+    b.streamSynchronize(13, host + 5, host + 8);
+    host += 10;
+  }
+  const auto findings = findingsOf(b.build());
+  const Finding* f = findingById(findings, "host-launch-bound");
+  REQUIRE(f != nullptr);
+  CAPTURE(fixSavingNs(*f));
+  CHECK(fixSavingNs(*f) < 30 * 30'000);  // taken for a dispatcher's: over 30 x 100 µs
+}
+
 TEST_CASE("host-launch-bound does not fire for long kernels or a queue that keeps up") {
   CHECK(idsOf(findingsOf(launchLoop(200, 1000, 6).build())).empty());
   CHECK(idsOf(findingsOf(launchLoop(200, 8, 6).build())).empty());

@@ -219,7 +219,9 @@ class ScheduleModel {
   // kernel-to-kernel handoff (DeviceView::graphNodeHandoff), never later than that. A graph's
   // first kernel that follows another op on its stream (a kernel or copy launched on its own, or
   // another graph's node) starts the stream's handoff from that op plus `entry` after it ends: the
-  // device enters a graph launch later than it starts a queued kernel.
+  // device enters a graph launch later than it starts a queued kernel. A device-wide barrier (an
+  // allocation or free call) of another thread that waits for one of a graph's nodes waits for
+  // the graph's later nodes on that stream too: its one launch call submitted them together.
   ScheduleModel withGraphNodes(const std::vector<std::int64_t>& graph, Ns node_handoff,
                                Ns entry = 0) const;
 
@@ -358,6 +360,7 @@ class ScheduleModel {
   Ns turnaround_[kEngines] = {};           // per copy/memset slot: DeviceView::engineTurnaround
   Ns handoff_[kHostEngine][kHostEngine] = {};  // per (from, to) slot: DeviceView::streamHandoff
   std::vector<Ns> node_handoff_;  // per position: its handoff as a graph node, -1 none; empty = none
+  std::vector<std::int64_t> graph_of_;  // per position: withGraphNodes' graph, -1 none; empty = none
   // Host nodes (host_timeline.h), numbered after the ops: node size() + b is barrier b.
   struct Barrier {
     std::size_t call = 0;
