@@ -1,4 +1,4 @@
-// host-launch-bound: the device idled between short kernels because the host could not launch
+// host-launch-bound: the device idled between kernels because the host could not launch
 // them fast enough. Fires when the device ran at least 20 kernels (of any median duration: the
 // what-if below decides what a graph saves; the 50 µs median it once asked for stood in for a
 // device-wide barrier waiting for a whole graph, lab c1 g000295, now in the schedule, and for
@@ -772,10 +772,10 @@ std::optional<Finding> busyDeviceFinding(const DeviceView& view) {
   }
   builder.estimateSaving(saving.span);
   return builder.build(
-      fmt::format(by_handoffs ? "{} short kernels started a stream handoff after the kernel before "
+      fmt::format(by_handoffs ? "{} kernels started a stream handoff after the kernel before "
                                 "them; as nodes of CUDA graphs they would follow each other sooner "
                                 "({:.1f}% of the span)"
-                              : "{} short kernels started a stream handoff after the kernel before "
+                              : "{} kernels started a stream handoff after the kernel before "
                                 "them; captured in CUDA graphs, their launches would save {:.1f}% "
                                 "of the span (the launch calls and the nodes' shorter handoffs)",
                   builder.count(), 100.0 * static_cast<double>(saving.span) / span),
@@ -810,7 +810,7 @@ std::optional<Finding> findHostLaunchBound(const DeviceView& view) {
   if (2 * before_graph_nodes >= builder.time()) {
     // The advice is more work per replay, not a graph: the idle time itself stays the cost.
     return builder.build(
-        fmt::format("the device waited for the host {} times between short kernels ({:.0f}% of the "
+        fmt::format("the device waited for the host {} times between kernels ({:.0f}% of the "
                     "span), most of it before CUDA graph replays: the kernels already run as graph "
                     "nodes", builder.count(), 100.0 * share),
         "Give each graph launch more work: capture several steps, or the host code between "
@@ -819,7 +819,7 @@ std::optional<Finding> findHostLaunchBound(const DeviceView& view) {
   }
   builder.estimateSaving(graphLaunchSaving(view).span);
   return builder.build(
-      fmt::format("the device waited for kernel launches {} times between short kernels ({:.0f}% "
+      fmt::format("the device waited for kernel launches {} times between kernels ({:.0f}% "
                   "of the span)", builder.count(), 100.0 * share),
       "Do more work per kernel (fuse or batch small kernels), or capture the launch sequence in a "
       "CUDA graph (cudaStreamBeginCapture / cudaGraphLaunch) to cut per-launch overhead");
