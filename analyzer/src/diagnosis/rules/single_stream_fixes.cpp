@@ -20,6 +20,27 @@
 namespace cuoverlap::diagnosis {
 namespace {
 
+// Each chunk's op positions, in order (chunks[pos] < 0: no chunk).
+std::vector<std::vector<std::size_t>> chunkMembers(const std::vector<std::int64_t>& chunks) {
+  std::vector<std::vector<std::size_t>> members;
+  for (std::size_t pos = 0; pos < chunks.size(); ++pos) {
+    if (chunks[pos] < 0) continue;
+    const auto c = static_cast<std::size_t>(chunks[pos]);
+    if (members.size() <= c) members.resize(c + 1);
+    members[c].push_back(pos);
+  }
+  return members;
+}
+
+// Whether the ops at positions a and b are the same step's op: kind, engine, grid, block, bytes,
+// name.
+bool sameChunkOp(const DeviceView& view, std::size_t a, std::size_t b) {
+  const GpuOp& x = view.op(view.ops()[a]);
+  const GpuOp& y = view.op(view.ops()[b]);
+  return x.kind == y.kind && engineOf(x) == engineOf(y) && x.grid_blocks == y.grid_blocks &&
+         x.block_threads == y.block_threads && x.bytes == y.bytes && x.name == y.name;
+}
+
 constexpr std::uint64_t kSplitStreams = 3;  // the streams the split issues its chunks to
 // A few-block kernel (fewer blocks than SMs: each block an SM of its own) that runs at least this
 // long sweeps memory from a handful of SMs: beside another such kernel of another lane it runs
@@ -238,19 +259,8 @@ std::vector<FasterOp> coldLaneKernels(const DeviceView& view, const std::vector<
     any.start_after[pos - 1] = other ? ops[pos].start : any.start_after[pos];
     filling.start_after[pos - 1] = other && fillsDevice(pos) ? ops[pos].start : filling.start_after[pos];
   }
-  std::vector<std::vector<std::size_t>> members;
-  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
-    if (chunks[pos] < 0) continue;
-    const auto c = static_cast<std::size_t>(chunks[pos]);
-    if (members.size() <= c) members.resize(c + 1);
-    members[c].push_back(pos);
-  }
-  const auto sameOp = [&](std::size_t a, std::size_t b) {
-    const GpuOp& x = view.op(ops[a]);
-    const GpuOp& y = view.op(ops[b]);
-    return x.kind == y.kind && engineOf(x) == engineOf(y) && x.grid_blocks == y.grid_blocks &&
-           x.block_threads == y.block_threads && x.bytes == y.bytes && x.name == y.name;
-  };
+  const std::vector<std::vector<std::size_t>> members = chunkMembers(chunks);
+  const auto sameOp = [&](std::size_t a, std::size_t b) { return sameChunkOp(view, a, b); };
   const auto sameStep = [&](std::size_t a, std::size_t b) {
     return members[a].size() == members[b].size() &&
            std::equal(members[a].begin(), members[a].end(), members[b].begin(), sameOp);
@@ -332,20 +342,8 @@ std::vector<std::int64_t> chunksOf(const DeviceView& view, const std::vector<std
 // saved 411 µs; the what-if split all fourteen and claimed 877 (now 456).
 std::int64_t lastLoopFirstChunk(const DeviceView& view, const std::vector<std::int64_t>& chunks) {
   if (chunks.empty()) return 0;
-  const auto& ops = view.ops();
-  std::vector<std::vector<std::size_t>> members;
-  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
-    if (chunks[pos] < 0) continue;
-    const auto c = static_cast<std::size_t>(chunks[pos]);
-    if (members.size() <= c) members.resize(c + 1);
-    members[c].push_back(pos);
-  }
-  const auto sameOp = [&](std::size_t a, std::size_t b) {
-    const GpuOp& x = view.op(ops[a]);
-    const GpuOp& y = view.op(ops[b]);
-    return x.kind == y.kind && engineOf(x) == engineOf(y) && x.grid_blocks == y.grid_blocks &&
-           x.block_threads == y.block_threads && x.bytes == y.bytes && x.name == y.name;
-  };
+  const std::vector<std::vector<std::size_t>> members = chunkMembers(chunks);
+  const auto sameOp = [&](std::size_t a, std::size_t b) { return sameChunkOp(view, a, b); };
   const auto same = [&](std::size_t a, std::size_t b) {
     return !members[a].empty() && members[a].size() == members[b].size() &&
            std::equal(members[a].begin(), members[a].end(), members[b].begin(), sameOp);
