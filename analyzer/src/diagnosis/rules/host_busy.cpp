@@ -387,11 +387,13 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches,
     const RuntimeCall& launch = view.call(stretches[s].launch);
     const auto thread = barriers_of.find({launch.pid, launch.tid});
     if (thread == barriers_of.end()) continue;
-    for (const std::size_t b : thread->second) {
-      if (host.barriers[b].end <= stretches[s].time.start) step_floor[s] = host.barriers[b].end;
-    }
+    const std::vector<std::size_t>& list = thread->second;  // in end order: the last ended before
+    const auto next = std::upper_bound(list.begin(), list.end(), stretches[s].time.start,
+                                       [&](Ns t, std::size_t b) { return t < host.barriers[b].end; });
+    if (next != list.begin()) step_floor[s] = host.barriers[*std::prev(next)].end;
   }
   const ComesRound round = loopsComeRound(view, stretches, step_floor);
+  std::unordered_map<std::size_t, bool> after_allocation_of;  // by call: see below
   for (std::size_t s = 0; s < stretches.size(); ++s) {
     const Stretch& stretch = stretches[s];
     const RuntimeCall& launch = view.call(stretch.launch);
@@ -430,17 +432,26 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches,
       // the host timeline): the work after it lies past the step's first blocking step, where
       // the lab's transform, like a programmer moving work after a step's launches, does not
       // reach (the launches it would move past follow a call that may hand them memory).
+      // Each call's answer is kept (`after_allocation_of`): stretches of one thread walk back
+      // through the same calls (64k launches of one thread: one walk in all, not one a stretch).
       bool after_allocation = false;
+      std::vector<std::size_t> walked;
       auto call = last;
       for (int n = 0; call && n < 512; ++n) {
+        if (const auto known = after_allocation_of.find(*call); known != after_allocation_of.end()) {
+          after_allocation = known->second;
+          break;
+        }
         const ApiKind kind = view.callKind(*call);
         if (isExplicitSync(kind) || synchronousCall(kind)) break;
+        walked.push_back(*call);
         if (kind == ApiKind::kAllocation) {
           after_allocation = true;
           break;
         }
         call = state.lastCallBefore(*thread, view.call(*call).start);
       }
+      for (const std::size_t c : walked) after_allocation_of[c] = after_allocation;
       if (after_allocation) continue;
     }
     if (before >= 0 && last && *last == host.barriers[static_cast<std::size_t>(before)].call) {
@@ -477,7 +488,9 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches,
       // blocking copy begins that much sooner; the work lands before the thread's next call
       // that is no launch (a synchronize), which begins that much later.
       const std::vector<std::size_t>& list = barriers_of.at(key);
-      auto at = std::find(list.begin(), list.end(), static_cast<std::size_t>(after));
+      // `after` is the first of the thread's blocking calls that ended after the stretch began.
+      auto at = std::upper_bound(list.begin(), list.end(), stretch.time.start,
+                                 [&](Ns t, std::size_t b) { return t < host.barriers[b].end; });
       std::optional<std::size_t> stop;  // the first blocking call it does not pass
       bool passes = false;
       for (; at != list.end() && host.barriers[*at].start < until; ++at) {
@@ -496,6 +509,31 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches,
   }
   if (moved.empty()) return 0;  // nothing could move: no schedule to build
   // The thread's launches after a moved stretch are released that much sooner.
+  // A launch begun at t is released the lengths of its group's stretches with end <= t < until:
+  // those ended by t less those whose loop came round by t (until > end for every one that can
+  // count), each a prefix sum over the group's stretches sorted by that time.
+  struct Released {
+    std::vector<std::pair<Ns, Ns>> ended;  // (end, lengths of the stretches ended by it)
+    std::vector<std::pair<Ns, Ns>> round;  // (until, lengths of those come round by it)
+    static Ns by(const std::vector<std::pair<Ns, Ns>>& sums, Ns t) {
+      const auto it = std::upper_bound(sums.begin(), sums.end(), t,
+                                       [](Ns v, const std::pair<Ns, Ns>& e) { return v < e.first; });
+      return it == sums.begin() ? 0 : std::prev(it)->second;
+    }
+  };
+  std::map<std::pair<ThreadKey, std::int64_t>, Released> released;
+  for (const auto& [group, list] : moved) {
+    Released& r = released[group];
+    for (const MovedStretch& stretch : list) {
+      if (stretch.until <= stretch.end) continue;  // no launch lies in [end, until)
+      r.ended.emplace_back(stretch.end, stretch.length);
+      r.round.emplace_back(stretch.until, stretch.length);
+    }
+    for (auto* sums : {&r.ended, &r.round}) {
+      std::sort(sums->begin(), sums->end());
+      for (std::size_t k = 1; k < sums->size(); ++k) (*sums)[k].second += (*sums)[k - 1].second;
+    }
+  }
   const ScopedOps ops = view.ops();
   std::vector<Ns> earlier(ops.size(), 0);
   for (std::size_t p = 0; p < ops.size(); ++p) {
@@ -503,11 +541,9 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches,
     if (!launch) continue;
     const RuntimeCall& call = view.call(*launch);
     const std::int64_t b = host.barrier_of.empty() ? -1 : host.barrier_of[p];
-    const auto it = moved.find({{call.pid, call.tid}, b});
-    if (it == moved.end()) continue;
-    for (const MovedStretch& stretch : it->second) {
-      if (stretch.end <= call.start && call.start < stretch.until) earlier[p] += stretch.length;
-    }
+    const auto it = released.find({{call.pid, call.tid}, b});
+    if (it == released.end()) continue;
+    earlier[p] = Released::by(it->second.ended, call.start) - Released::by(it->second.round, call.start);
   }
   std::vector<CallChange> changed;
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
