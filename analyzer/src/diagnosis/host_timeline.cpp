@@ -379,8 +379,9 @@ HostTimeline buildHostTimeline(const DeviceView& view,
           if (!before || *before == own_op) return false;
           const Ns ended = view.ops()[*before].end;
           const ScopedOp& scoped = view.ops()[own_op];
-          return ended > call.start && ended <= scoped.start && scoped.start <= ended + kWaitReleasedNs &&
-                 scoped.start < call.end && scoped.end >= call.end - kStagedReturnNs;
+          return ended > call.start && ended <= scoped.start &&
+                 scoped.start <= ended + kWaitReleasedNs && scoped.start < call.end &&
+                 scoped.end >= call.end - kStagedReturnNs;
         };
         if (previous && byThisThread(*previous) && view.ops()[*previous].end > call.start &&
             view.ops()[*previous].end <= call.end) {

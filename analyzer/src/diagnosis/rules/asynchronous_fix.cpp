@@ -594,6 +594,10 @@ std::vector<std::pair<std::size_t, Ns>> issuedInBarrierOrder(const DeviceView& v
 
 std::optional<Ns> asynchronousFixSaving(const DeviceView& view, ApiKind sync_kind) {
   if (buildHostTimeline(view).empty()) return std::nullopt;
+  const std::vector<Moved> moved = movedOps(view, sync_kind);
+  if (std::all_of(moved.begin(), moved.end(), [](Moved m) { return m == Moved::kNo; })) {
+    return std::nullopt;
+  }
   // A staged upload whose call waited behind its own stream's previous op returns with its copy
   // (buildHostTimeline's stream_held_staging): the fix ends that op sooner where the legacy
   // barrier it removes held it. Only this what-if takes it: its fix moves the synchronous calls
@@ -604,10 +608,6 @@ std::optional<Ns> asynchronousFixSaving(const DeviceView& view, ApiKind sync_kin
   const HostTimeline host =
       pageable.empty() ? buildHostTimeline(view) : buildHostTimeline(view, pageable, true);
   if (host.empty()) return std::nullopt;
-  const std::vector<Moved> moved = movedOps(view, sync_kind);
-  if (std::all_of(moved.begin(), moved.end(), [](Moved m) { return m == Moved::kNo; })) {
-    return std::nullopt;
-  }
   const std::vector<StreamWait> stream_waits = streamWaits(view);
   const std::vector<OrderEdge> waits = waitEdges(stream_waits);
   std::vector<OrderEdge> recorded = waits;

@@ -316,11 +316,13 @@ Ns settleForwardHolds(const DeviceView& view, const HostTimeline& timeline, cons
 // The deferred schedule's span with its forward holds (settleForwardHolds), its kernels left
 // alone taking their alone durations.
 Ns deferredSpan(const DeviceView& view, const HostTimeline& timeline, const ScheduleModel& deferred,
-                const std::vector<OrderEdge>& waits, std::vector<CallChange> recorded, ScheduledHost& times) {
+                const std::vector<OrderEdge>& waits, std::vector<CallChange> recorded,
+                ScheduledHost& times) {
   std::vector<Ns> earlier;
   const Ns span = settleForwardHolds(view, timeline, deferred, waits, recorded, earlier, times);
   const std::vector<FasterOp> faster = kernelsLeftAlone(view, times);
-  return faster.empty() ? span : spanWithTurns(deferred, HostTurns{}, waits, earlier, faster, recorded, &times);
+  return faster.empty() ? span
+                        : spanWithTurns(deferred, HostTurns{}, waits, earlier, faster, recorded, &times);
 }
 
 // The deferral's saving: the recorded program's schedule (`model`, its blocking calls of
@@ -334,11 +336,11 @@ Ns deferralSaving(const DeviceView& view, const ScheduleModel& model, const Host
                   const std::vector<CallChange>& held, const std::vector<CallChange>& recorded) {
   ScheduledHost after;
   const Ns after_span = deferredSpan(view, timeline, deferred, waits, recorded, after);
-  // The before's host times only where it runs longer than the trace (else the plain difference).
-  const Ns before_span = spanWithTurns(model, HostTurns{}, waits, {}, {}, held);
-  if (before_span <= view.spanLength()) return std::max<Ns>(0, before_span - after_span);
+  // The before's host times matter only where it runs longer than the trace (else the plain
+  // difference).
   ScheduledHost before;
-  spanWithTurns(model, HostTurns{}, waits, {}, {}, held, &before);
+  const Ns before_span = spanWithTurns(model, HostTurns{}, waits, {}, {}, held, &before);
+  if (before_span <= view.spanLength()) return std::max<Ns>(0, before_span - after_span);
   return savingLessReplayError(view, before_span, before, after_span, after);
 }
 

@@ -581,6 +581,21 @@ std::vector<Stretch> ownCode(const DeviceView& view) {
   return out;
 }
 
+// The stretches as the finding's evidence (none empty). Only the longest can become evidence:
+// those are described in full (NVTX lookups).
+void addStretches(const DeviceView& view, const std::vector<Stretch>& stretches,
+                  FindingBuilder& builder) {
+  std::vector<Ns> lengths;
+  for (const Stretch& s : stretches) lengths.push_back(s.time.length());
+  const std::size_t shown = std::min(kMaxEvidence, lengths.size());
+  std::nth_element(lengths.begin(), lengths.begin() + static_cast<std::ptrdiff_t>(shown - 1),
+                   lengths.end(), std::greater<>());
+  const Ns detailed_from = lengths[shown - 1];
+  for (const Stretch& s : stretches) {
+    builder.add(s.time, describeStretch(view, s, s.time.length() >= detailed_from));
+  }
+}
+
 // The device idled under kMinimumShareOfSpan of the span for the launching thread's own code, but
 // that code ran between the thread's launches while the device was still busy with the work queued
 // before them: moved after the launches (overlapSaving, the fix's own what-if), it releases them
@@ -602,18 +617,8 @@ std::optional<Finding> heldBackLaunches(const DeviceView& view) {
   const bool warn = static_cast<double>(overlapped) >= kWarningShareOfSpan * span;
   FindingBuilder builder(view, "host-busy", warn ? Severity::kWarning : Severity::kInfo);
   Ns total = 0;
-  std::vector<Ns> lengths;
-  for (const Stretch& s : own) {
-    lengths.push_back(s.time.length());
-    total += s.time.length();
-  }
-  const std::size_t shown = std::min(kMaxEvidence, lengths.size());
-  std::nth_element(lengths.begin(), lengths.begin() + static_cast<std::ptrdiff_t>(shown - 1),
-                   lengths.end(), std::greater<>());
-  const Ns detailed_from = lengths[shown - 1];
-  for (const Stretch& s : own) {
-    builder.add(s.time, describeStretch(view, s, s.time.length() >= detailed_from));
-  }
+  for (const Stretch& s : own) total += s.time.length();
+  addStretches(view, own, builder);
   builder.estimateSaving(overlapped);
   builder.fixAlone(overlapped);
   return builder.build(
@@ -663,16 +668,7 @@ std::optional<Finding> findHostBusy(const DeviceView& view) {
   }
   const bool warn = static_cast<double>(total) >= kWarningShareOfSpan * span;
   FindingBuilder builder(view, "host-busy", warn ? Severity::kWarning : Severity::kInfo);
-  // Only the longest stretches can become evidence: describe those in full (NVTX lookups).
-  std::vector<Ns> lengths;
-  for (const Stretch& s : stretches) lengths.push_back(s.time.length());
-  const std::size_t shown = std::min(kMaxEvidence, lengths.size());
-  std::nth_element(lengths.begin(), lengths.begin() + static_cast<std::ptrdiff_t>(shown - 1),
-                   lengths.end(), std::greater<>());
-  const Ns detailed_from = lengths[shown - 1];
-  for (const Stretch& s : stretches) {
-    builder.add(s.time, describeStretch(view, s, s.time.length() >= detailed_from));
-  }
+  addStretches(view, stretches, builder);
   const Ns overlapped = overlapSaving(view, ownCode(view));
   builder.fixAlone(overlapped);
   std::string saving = "; run after the launches it held back (a step ahead when it follows a "

@@ -3,9 +3,9 @@
 // what-if below decides what a graph saves; the 50 µs median it once asked for stood in for a
 // device-wide barrier waiting for a whole graph, lab c1 g000295, now in the schedule, and for
 // loops taken for dispatchers, now told by their threads), and idle gaps between two kernels
-// attributed to host-launch or host-busy (the host was
-// late: launching, or in its own per-launch code; of any length) add up to at least 10% of the
-// device span. Severity by share: a warning, an error from 25% of the span (as every warning).
+// attributed to host-launch or host-busy (the host was late: launching, or in its own per-launch
+// code; of any length) add up to at least 10% of the device span. Severity by share: a warning,
+// an error from 25% of the span (as every warning).
 // Without that idle time (the device busy back to back) it still fires where the graph what-if
 // below saves at least 1% of the span through the graphs' shorter handoffs between kernel nodes,
 // or in all where the device was busy for most of the span: info, a warning from 5%, its cost the
@@ -17,9 +17,10 @@
 // stream; a run on a legacy default stream whose launch calls overlapped another thread's launch
 // calls to it stays launches. When before the run's median launch the host spent longer in its own
 // code than in the launch call, and the quickest quarter of its thread's launches (over all the
-// thread's runs) still waited on host code for a third of the thread's launch call, that code is
-// per-launch logic (a framework's dispatcher: Python, PyTorch), and one graph launch replaces the run: the host gets back every other launch call,
-// with the time before it. Otherwise (a loop that only launches) host code longer than a launch
+// thread's runs) still waited on host code for over kDispatchLowShare (0.35) of the thread's
+// launch call, that code is per-launch logic (a framework's dispatcher: Python, PyTorch), and one
+// graph launch replaces the run: the host gets back every other launch call, with the time before
+// it. Otherwise (a loop that only launches) host code longer than a launch
 // call between two launches is work of its own, which stays and starts a new graph. Either way a
 // launch sequence the run repeats (a loop's body) is captured once and replayed per iteration:
 // each repetition is a graph launch of its own. In a loop that only launches, copies to or from
@@ -304,7 +305,8 @@ struct ThreadLaunches {
 bool dispatchedRun(const std::vector<Ns>& own_code, Ns typical_launch, const ThreadLaunches& thread) {
   if (own_code.empty() || medianOf(own_code) <= typical_launch) return false;
   return thread.gaps < kMinQuartileGaps ||
-         static_cast<double>(thread.low_gap) > kDispatchLowShare * static_cast<double>(thread.typical_launch);
+         static_cast<double>(thread.low_gap) >
+             kDispatchLowShare * static_cast<double>(thread.typical_launch);
 }
 
 // What graph launches in place of `run` give the host back. When the run is dispatched

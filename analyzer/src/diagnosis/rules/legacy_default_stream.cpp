@@ -57,6 +57,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cuoverlap/intervals.h"
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/host_time_given.h"
 #include "diagnosis/kernels_alone.h"
@@ -479,12 +480,13 @@ void throughHost(const DeviceView& view, Ns handoff, std::vector<OrderEdge>& edg
 // call as recorded, took 316 µs, its op released 159 µs sooner. Only the startup counts: c1
 // g000308's first upload, held 905 µs with 621 µs of it beside staged copies, keeps all but 208 µs
 // as waits for the legacy queue the schedule already gives back.
-void releaseStagedSooner(const DeviceView& view, const ScheduleModel& fixed, const std::vector<CallChange>& changed,
-                         std::vector<Ns>& earlier) {
+void releaseStagedSooner(const DeviceView& view, const ScheduleModel& fixed,
+                         const std::vector<CallChange>& changed, std::vector<Ns>& earlier) {
   if (std::none_of(changed.begin(), changed.end(), [](const CallChange& c) { return !c.waits; })) return;
   std::vector<const RuntimeCall*> staged;  // the pageable copy calls by return
   for (const std::size_t x : pageableCopyCalls(view)) staged.push_back(&view.call(x));
-  std::sort(staged.begin(), staged.end(), [](const RuntimeCall* a, const RuntimeCall* b) { return a->end < b->end; });
+  std::sort(staged.begin(), staged.end(),
+            [](const RuntimeCall* a, const RuntimeCall* b) { return a->end < b->end; });
   std::unordered_map<std::size_t, std::size_t> op_of_call;
   for (std::size_t p = 0; p < view.ops().size(); ++p) {
     if (const auto call = view.launchCall(view.op(view.ops()[p]))) op_of_call.emplace(*call, p);
@@ -499,26 +501,14 @@ void releaseStagedSooner(const DeviceView& view, const ScheduleModel& fixed, con
     if (op.start >= c.end || op.start <= begin) continue;
     const Ns from = std::max(begin, op.start - (fixed.release(it->second) - begin));
     const std::uint64_t self = threadKey(c);
-    std::vector<std::pair<Ns, Ns>> parts;
+    std::vector<Interval> parts;
     // Returned in (from, op.start]: in order of return, from the first after `from`.
-    auto x = std::upper_bound(staged.begin(), staged.end(), from, [](Ns t, const RuntimeCall* r) { return t < r->end; });
+    auto x = std::upper_bound(staged.begin(), staged.end(), from,
+                              [](Ns t, const RuntimeCall* r) { return t < r->end; });
     for (; x != staged.end() && (*x)->end <= op.start; ++x) {
-      if (threadKey(**x) != self) parts.emplace_back(std::max((*x)->start, from), (*x)->end);
+      if (threadKey(**x) != self) parts.push_back({std::max((*x)->start, from), (*x)->end});
     }
-    std::sort(parts.begin(), parts.end());
-    Ns covered = 0;
-    Ns lo = 0;
-    Ns hi = std::numeric_limits<Ns>::min();
-    for (const auto& [a, b] : parts) {
-      if (a > hi) {
-        if (hi > lo) covered += hi - lo;
-        lo = a;
-        hi = b;
-      } else {
-        hi = std::max(hi, b);
-      }
-    }
-    if (hi > lo) covered += hi - lo;
+    const Ns covered = totalLength(unionOf(std::move(parts)));
     const Ns sooner = std::min(covered, c.end - c.start - change.own);
     if (sooner <= 0) continue;
     if (earlier.empty()) earlier.assign(view.ops().size(), 0);
@@ -529,8 +519,9 @@ void releaseStagedSooner(const DeviceView& view, const ScheduleModel& fixed, con
 // A staged copy of a thread the fix moves that ran longer than its thread's staged copies of its
 // direction and size (more than kStretchedCopyShare of their median, where the thread made at
 // least kStretchedCopyPeers of them) while another thread's call that the fix no longer holds
-// (`given`: contendedTime's, held beside a legacy call) was in progress beside it: its chunks took turns with that thread's calls in the
-// driver, which the fix lets go; it runs as its thread's typical copy (the median). Lab c1
+// (`given`: contendedTime's, held beside a legacy call) was in progress beside it: its chunks took
+// turns with that thread's calls in the driver, which the fix lets go; it runs as its thread's
+// typical copy (the median). Lab c1
 // g000304 (/work/vt34): worker1's first 2.5 MB pageable download ran 308 µs beside two threads'
 // held calls in the baseline run, 152 in the own-streams run, against 130-162 for its others.
 inline constexpr double kStretchedCopyShare = 1.2;
@@ -566,7 +557,8 @@ std::vector<FasterOp> unstretchedCopies(const DeviceView& view, const std::vecto
     const std::vector<Ns>& peers = durations[*key];
     if (peers.size() < kStretchedCopyPeers) continue;
     const Ns typical = medianOf(peers);
-    if (static_cast<double>(scoped.end - scoped.start) <= kStretchedCopyShare * static_cast<double>(typical)) continue;
+    const double ran = static_cast<double>(scoped.end - scoped.start);
+    if (ran <= kStretchedCopyShare * static_cast<double>(typical)) continue;
     if (beside.overlap(scoped.start, scoped.end, x.thread)) out.push_back({x.position, typical});
   }
   return out;
@@ -675,8 +667,8 @@ Ns ownStreamsSaving(const DeviceView& view, const std::vector<LegacyOp>& legacy,
     }
     return busy;
   };
-  after = settleTurns(fixed, own, turns, kept, candidate, changed, earlier, times, after, synchronousCalls,
-                      unstretched);
+  after = settleTurns(fixed, own, turns, kept, candidate, changed, earlier, times, after,
+                      synchronousCalls, unstretched);
   // Kernels slowed beside other streams' kernels that the fix runs beside none take their alone
   // run (kernels_alone.h, kernelsLeftAlone), as in sync-memcpy's fix; the unstretched copies keep
   // their medians.

@@ -359,14 +359,11 @@ std::int64_t lastLoopFirstChunk(const DeviceView& view, const std::vector<std::i
   return static_cast<std::int64_t>(first);
 }
 
-// The split the fix makes (the lab's multi-stream): chunk c of the stream's last loop
-// (lastLoopFirstChunk) issued to stream c % kSplitStreams (earlier chunks and other streams' ops
-// keep their streams). Empty without two chunks.
-std::vector<std::uint64_t> chunkLanes(const DeviceView& view, const std::vector<std::uint64_t>& keys,
-                                      std::uint64_t stream) {
-  const std::vector<std::int64_t> chunks = chunksOf(view, keys, stream);
-  if (chunks.empty()) return {};
-  const std::int64_t first = lastLoopFirstChunk(view, chunks);
+namespace {
+
+// chunkLanes' lanes of `chunks` (chunksOf's, not empty) split from chunk `first` on.
+std::vector<std::uint64_t> lanesOfChunks(const DeviceView& view, const std::vector<std::int64_t>& chunks,
+                                         std::int64_t first) {
   const auto& ops = view.ops();
   std::vector<std::uint64_t> lanes(ops.size());
   for (std::size_t pos = 0; pos < ops.size(); ++pos) {
@@ -375,6 +372,18 @@ std::vector<std::uint64_t> chunkLanes(const DeviceView& view, const std::vector<
                                  : ~std::uint64_t{0} - static_cast<std::uint64_t>(chunks[pos]) % kSplitStreams;
   }
   return lanes;
+}
+
+}  // namespace
+
+// The split the fix makes (the lab's multi-stream): chunk c of the stream's last loop
+// (lastLoopFirstChunk) issued to stream c % kSplitStreams (earlier chunks and other streams' ops
+// keep their streams). Empty without two chunks.
+std::vector<std::uint64_t> chunkLanes(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                                      std::uint64_t stream) {
+  const std::vector<std::int64_t> chunks = chunksOf(view, keys, stream);
+  if (chunks.empty()) return {};
+  return lanesOfChunks(view, chunks, lastLoopFirstChunk(view, chunks));
 }
 
 // Edges that keep the split stream's kernels that `keep` picks in their order, each after the
@@ -683,14 +692,14 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
                const ScheduleModel& model, const std::vector<OrderEdge>& waits,
                const std::vector<OrderEdge>& order, const std::vector<StagingHold>& holds,
                std::uint64_t stream, bool pin, bool kernels_in_order, bool off_legacy, bool others_freed) {
-  const std::vector<std::uint64_t> lanes = chunkLanes(view, keys, stream);
-  if (lanes.empty()) return 0;
+  const std::vector<std::int64_t> split_chunks = chunksOf(view, keys, stream);
+  if (split_chunks.empty()) return 0;
+  const std::int64_t first_split = lastLoopFirstChunk(view, split_chunks);
+  const std::vector<std::uint64_t> lanes = lanesOfChunks(view, split_chunks, first_split);
   // The advice issues each chunk's copies and memsets asynchronously (pinned buffers): their
   // calls no longer wait for the device. Those of the split stream only: other streams' blocking
   // copies stay as they were (sync-memcpy's and pageable-memcpy's fixes, not this one).
   std::unordered_set<std::size_t> split_calls;
-  const std::vector<std::int64_t> split_chunks = chunksOf(view, keys, stream);
-  const std::int64_t first_split = lastLoopFirstChunk(view, split_chunks);
   for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
     const GpuOp& op = view.op(view.ops()[pos]);
     if (op.kind == OpKind::kKernel || keys[pos] != stream) continue;
@@ -704,8 +713,13 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
     std::unordered_set<std::uint64_t> lanes_begun;
     for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
       if (split_chunks[pos] < 0) continue;
-      if (split_chunks[pos] < first_split) { last_before = pos; continue; }
-      if (last_before && lanes_begun.insert(lanes[pos]).second) before_loop.push_back({*last_before, pos, 0});
+      if (split_chunks[pos] < first_split) {
+        last_before = pos;
+        continue;
+      }
+      if (last_before && lanes_begun.insert(lanes[pos]).second) {
+        before_loop.push_back({*last_before, pos, 0});
+      }
     }
   }
   const std::unordered_set<std::size_t> read_calls = resultsReadMidChunk(view, keys, stream);
@@ -767,7 +781,7 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
       },
       split_edges);
   std::vector<FasterOp> durations = pinned.faster;
-  const std::vector<FasterOp> cold = coldLaneKernels(view, chunksOf(view, keys, stream), kSplitStreams);
+  const std::vector<FasterOp> cold = coldLaneKernels(view, split_chunks, kSplitStreams);
   durations.insert(durations.end(), cold.begin(), cold.end());
   Ns free_span = split.span(split_edges, earlier, durations, async_calls);
   // The long few-block kernels of different lanes share what the memory system gives them: side
