@@ -319,7 +319,9 @@ TEST_CASE("single-stream needs a copy a second stream could hide") {
   // the previous): the pinned, async twin of a sync-copy program. No copy the split could hide,
   // but copied ahead into a second buffer, each copy runs beside the kernel before it, whether or
   // not the kernels accumulate: that is the cost. The host issued a step every 100 µs, so the
-  // device cannot run ahead of it: only the last copy's 48 µs (after its kernel's end) comes back.
+  // device cannot run ahead of it: only the last copy's 48 µs (after its kernel's end) would come
+  // back, and the copy-ahead's own event calls (two records and two waits a step, about 10 µs)
+  // make the host's steps longer than that by the last one: nothing comes back.
   test::TraceBuilder chain;
   for (int i = 0; i < 10; ++i) {
     const double t = i * 100.0;
@@ -332,7 +334,7 @@ TEST_CASE("single-stream needs a copy a second stream could hide") {
   REQUIRE_FALSE(ahead->fixes.empty());
   CHECK(ahead->fixes.front().fix == "copy-ahead");
   INFO("copy-ahead saves " << fixSavingNs(*ahead));
-  CHECK(fixSavingNs(*ahead) == 48'000);
+  CHECK(fixSavingNs(*ahead) == 0);
   // Copy-in, kernel, copy-out per tile (99 us each, 3 ms in all): split over three streams with
   // asynchronous copies, the tiles pipeline through the HtoD engine, the SMs and the DtoH engine
   // (10 x 99 us each, staggered by one op: about 1.19 ms), so the what-if saves about 1.81 ms.
