@@ -219,29 +219,6 @@ bool hostTouchesManaged(const UnifiedMemory& um, std::uint32_t pid, Ns from, Ns 
   return false;
 }
 
-// Whether work on the legacy default stream issued after the synchronize would wait for all of
-// `waited` anyway: each op ran on the legacy stream or on a blocking stream of the same context
-// (legacy-stream work waits for those implicitly), so the synchronize orders nothing it does not.
-// Work other host threads issued is left out: nothing but timing orders it before this thread's
-// call, so a correct program cannot rely on the synchronize for it (a device synchronize waits
-// for it by chance).
-bool legacyStreamOrders(const DeviceView& view, const GpuOp& legacy_op, const RuntimeCall& sync,
-                        const std::vector<std::size_t>& waited) {
-  for (std::size_t p : waited) {
-    const GpuOp& op = view.op(view.ops()[p]);
-    const auto launch = view.launchCall(op);
-    if (launch) {
-      const RuntimeCall& issued = view.call(*launch);
-      if (issued.pid != sync.pid || issued.tid != sync.tid) continue;
-    }
-    if (op.pid != legacy_op.pid || op.context_id != legacy_op.context_id) return false;
-    if (view.onLegacyDefaultStream(op)) continue;
-    const Stream* stream = view.stream(op);
-    if (stream == nullptr || stream->flag != StreamFlag::kDefault) return false;
-  }
-  return true;
-}
-
 // Whether the work a synchronous call that only writes (a memset, a copy from host memory)
 // prepares runs on other streams than the synchronize waited for: the thread's first asynchronous
 // work call after it goes to none of their streams. A stream's next work after such a call reuses
@@ -282,6 +259,23 @@ void keepSingleReads(const DeviceView& view, const HostTimeline& host,
 }
 
 }  // namespace
+
+bool legacyStreamOrders(const DeviceView& view, const GpuOp& legacy_op, const RuntimeCall& sync,
+                        const std::vector<std::size_t>& waited) {
+  for (std::size_t p : waited) {
+    const GpuOp& op = view.op(view.ops()[p]);
+    const auto launch = view.launchCall(op);
+    if (launch) {
+      const RuntimeCall& issued = view.call(*launch);
+      if (issued.pid != sync.pid || issued.tid != sync.tid) continue;
+    }
+    if (op.pid != legacy_op.pid || op.context_id != legacy_op.context_id) return false;
+    if (view.onLegacyDefaultStream(op)) continue;
+    const Stream* stream = view.stream(op);
+    if (stream == nullptr || stream->flag != StreamFlag::kDefault) return false;
+  }
+  return true;
+}
 
 std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host,
                                 std::vector<std::int64_t>* read_copies) {

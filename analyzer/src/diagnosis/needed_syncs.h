@@ -46,6 +46,15 @@ enum class SyncNeed { kNotASync, kRemovable, kDeferrable, kKept };
 std::vector<SyncNeed> syncNeeds(const DeviceView& view, const HostTimeline& host,
                                 std::vector<std::int64_t>* read_copies = nullptr);
 
+// Whether work on the legacy default stream issued after synchronize `sync` would wait for all of
+// `waited` anyway (its op `legacy_op`): each op ran on the legacy stream or on a blocking stream of
+// the same context (legacy-stream work waits for those implicitly), so the synchronize orders
+// nothing it does not. Work other host threads issued is left out: nothing but timing orders it
+// before this thread's call, so a correct program cannot rely on the synchronize for it (a device
+// synchronize waits for it by chance).
+bool legacyStreamOrders(const DeviceView& view, const GpuOp& legacy_op, const RuntimeCall& sync,
+                        const std::vector<std::size_t>& waited);
+
 // `host` with each deferrable synchronize waiting for what the same thread's previous deferrable
 // synchronize waited for (nothing for the first): the schedule of the double-buffered program.
 // A deferred synchronize waits on the event recorded after the previous step's copy
