@@ -276,6 +276,32 @@ TEST_CASE("implicit-sync-call: a staged copy held by a removed free gets that ti
   CHECK(fixSavingNs(*f) == Approx(static_cast<double>(300 * kUs)).margin(15 * kUs));
 }
 
+TEST_CASE("implicit-sync-call: a blocking copy held by a removed free submits its copy sooner") {
+  // Thread 1 as above: a kernel (5-105), then cudaFree (106-406, the device idle: all of it the
+  // free's own time, holding the context's lock), cudaMalloc, a second kernel. Thread 2 called a
+  // synchronous cudaMemcpy (DtoH) at 150, inside the free: the driver took it only after the free,
+  // so its copy ran 410-420 and the call returned at 422; its 400 µs kernel then runs 426-826, the
+  // span's end. The copy waited for nothing but the free (from its call's start, 256 µs); hoisted,
+  // it runs about 256 µs sooner and the kernel with it (none with the copy's release kept: thread
+  // 1's work is not on the span's path).
+  TraceBuilder b;
+  b.call("cudaMalloc_v3020", 0, 1);  // before the first op: never counted
+  b.launch(13, 2, 4, 5, 105);
+  b.call("cudaFree_v3020", 106, 406);
+  b.call("cudaMalloc_v3020", 407, 408);
+  b.launch(13, 409, 411, 412, 512);
+  b.call("cudaStreamSynchronize_v3020", 3, 4);  // thread 2's
+  b.trace().runtime_calls.back().tid = 2;
+  b.copyCall("cudaMemcpy_v3020", 14, 150, 422, 410, 420, CopyKind::kDtoH);
+  b.trace().runtime_calls.back().tid = 2;
+  b.launch(14, 423, 425, 426, 826);
+  b.trace().runtime_calls.back().tid = 2;
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "implicit-sync-call");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) == Approx(static_cast<double>(256 * kUs)).margin(15 * kUs));
+}
+
 TEST_CASE("implicit-sync-call: without the frees, legacy-stream work still waits at the barrier") {
   // Thread 2 keeps blocking stream 14's HtoD engine busy (copies 10-400 and 460-850 µs). Thread 1
   // runs three steps of: cudaMalloc, a 100 µs kernel on blocking stream 13, cudaFree (which waits

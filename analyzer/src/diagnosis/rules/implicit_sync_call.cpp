@@ -14,7 +14,9 @@
 // drains the device after the loop's last iteration (loopEnds); heldByRemoved: other threads' calls that a removed call of 50 µs or more
 // held after the device drained return that much sooner, a held kernel launch's op too where it
 // began inside its call (launchesHeldBeforeSubmitting); stagedHeldByRemoved: so do staged
-// pageable copies still in the driver then, however early they began) and the kernels that
+// pageable copies still in the driver then, however early they began; blockingHeldByRemoved:
+// a blocking copy or memset held so submits its op sooner and loses the hold's part of its own
+// time) and the kernels that
 // re-faulted a managed buffer freed and allocated again between their runs taking their durations
 // less those faults, never less than their fault-free durations (fault_free.h) (kept, the
 // buffer's pages would have stayed on the device; the part this lowers the ideal by is
@@ -332,6 +334,48 @@ std::vector<HostTimeGiven> heldByRemoved(const DeviceView& view, const HostTimel
   return given;
 }
 
+// Blocking copies and memsets (synchronous, or with pageable memory; not the staged ones below) of
+// another thread that a removed call held: the driver takes the call only once it has the
+// context's lock, so one that began inside a removed call and returned after it waited for that
+// call, from its start or the holder's drain, whichever was later (heldByRemoved's hold; holdable
+// leaves these out, as they block on their own op). Where its op started inside the call after the
+// hold, the op is released that much sooner (g003095, c5: main's 1.1 MiB cudaMemcpy began 124 µs
+// into the worker's 3.3 ms cudaMallocHost and its copy started 17 µs after that returned); the
+// part of the hold after the work the call waited for had ended was its own time, which it no
+// longer spends (g000117: main's legacy-stream cudaMemset returned 57 µs after the worker's
+// cudaFree, 180 µs after the other streams' kernels it waited for).
+void blockingHeldByRemoved(const DeviceView& view, const HostTimeline& host, const Hoisting& hoisting,
+                           std::vector<CallChange>& changed, std::vector<Ns>& earlier) {
+  const Holds holds(removedHolds(view, host, hoisting));
+  if (holds.empty()) return;
+  std::unordered_map<std::size_t, Ns> held_of;  // call -> the hold its op no longer waits
+  std::unordered_map<std::size_t, std::size_t> change_of;  // call -> its index in `changed`
+  for (std::size_t k = 0; k < changed.size(); ++k) change_of.emplace(changed[k].call, k);
+  for (const HostBarrier& barrier : host.barriers) {
+    const ApiKind kind = view.callKind(barrier.call);
+    if (barrier.staged || kind == ApiKind::kAllocation || isExplicitSync(kind)) continue;
+    const RuntimeCall& c = view.call(barrier.call);
+    Ns w = c.start;
+    for (std::size_t p : barrier.waited_for) w = std::max(w, view.ops()[p].end);
+    Ns held = 0, own = 0;
+    holds.forEachHolding(c, [&](const Hold& h) {
+      held = std::max(held, h.end - std::max(c.start, h.locked));
+      own = std::max(own, h.end - std::max({c.start, h.locked, w}));
+      return false;
+    });
+    if (held > 0) held_of.emplace(barrier.call, held);
+    own = std::min(own, barrier.own);
+    if (own <= 0) continue;
+    if (const auto existing = change_of.find(barrier.call); existing != change_of.end()) {
+      CallChange& change = changed[existing->second];
+      change.own = std::max<Ns>(0, change.own - own);
+    } else {
+      changed.push_back({barrier.call, true, barrier.own - own, 0});
+    }
+  }
+  opsHeldInCallReleasedSooner(view, held_of, earlier);
+}
+
 // Staged copies (pageable host memory) that a removed call held: the host timeline counts such
 // a call's whole time as its own (it returned before its op ended, so it waited for nothing the
 // schedule knows), but one still in the driver when a removed call of another thread of its
@@ -510,6 +554,7 @@ std::optional<Finding> findImplicitSyncCall(const DeviceView& view) {
   barriersGivenBack(view, held, host, removed);
   std::vector<Ns> earlier = hostTimeGivenBack(view, held, host);
   launchesHeldBeforeSubmitting(view, held, earlier);
+  blockingHeldByRemoved(view, host, hoisted, removed, earlier);
   stagedHeldByRemoved(view, host, hoisted, removed, earlier);
   // Without the calls the thread runs ahead, but its work still waits at the legacy stream's
   // implicit barriers, as it did (a blocking stream's kernel behind another thread's cudaMemcpy),
