@@ -250,6 +250,23 @@ TEST_CASE("implicit-sync-call: another thread's call held by a removed free gets
   }
 }
 
+namespace {
+
+// Thread 1 of the held-call tests below: a kernel (5-105), then cudaFree (106-406, the device
+// idle: all of it the free's own time, holding the context's lock), cudaMalloc, a second kernel;
+// and thread 2's stream synchronize (3-4), before the call the free holds.
+void addFreeHoldingThread(TraceBuilder& b) {
+  b.call("cudaMalloc_v3020", 0, 1);  // before the first op: never counted
+  b.launch(13, 2, 4, 5, 105);
+  b.call("cudaFree_v3020", 106, 406);
+  b.call("cudaMalloc_v3020", 407, 408);
+  b.launch(13, 409, 411, 412, 512);
+  b.call("cudaStreamSynchronize_v3020", 3, 4);
+  b.trace().runtime_calls.back().tid = 2;
+}
+
+}  // namespace
+
 TEST_CASE("implicit-sync-call: a staged copy held by a removed free gets that time back") {
   // Thread 1 as above: a kernel (5-105), then cudaFree (106-406, the device idle: all of it the
   // free's own time, holding the context's lock), cudaMalloc, a second kernel. Thread 2 began a
@@ -259,13 +276,7 @@ TEST_CASE("implicit-sync-call: a staged copy held by a removed free gets that ti
   // its drain. Hoisted, the call returns at 110 and the kernel runs about 300 µs sooner (none
   // with the staged call whole: thread 1's work is not on the span's path).
   TraceBuilder b;
-  b.call("cudaMalloc_v3020", 0, 1);  // before the first op: never counted
-  b.launch(13, 2, 4, 5, 105);
-  b.call("cudaFree_v3020", 106, 406);
-  b.call("cudaMalloc_v3020", 407, 408);
-  b.launch(13, 409, 411, 412, 512);
-  b.call("cudaStreamSynchronize_v3020", 3, 4);  // thread 2's
-  b.trace().runtime_calls.back().tid = 2;
+  addFreeHoldingThread(b);
   b.copyCall("cudaMemcpyAsync_v3020", 14, 50, 410, 408, 425, CopyKind::kHtoD, MemKind::kPageable);
   b.trace().runtime_calls.back().tid = 2;
   b.launch(14, 411, 413, 425, 825);
@@ -285,13 +296,7 @@ TEST_CASE("implicit-sync-call: a blocking copy held by a removed free submits it
   // it runs about 256 µs sooner and the kernel with it (none with the copy's release kept: thread
   // 1's work is not on the span's path).
   TraceBuilder b;
-  b.call("cudaMalloc_v3020", 0, 1);  // before the first op: never counted
-  b.launch(13, 2, 4, 5, 105);
-  b.call("cudaFree_v3020", 106, 406);
-  b.call("cudaMalloc_v3020", 407, 408);
-  b.launch(13, 409, 411, 412, 512);
-  b.call("cudaStreamSynchronize_v3020", 3, 4);  // thread 2's
-  b.trace().runtime_calls.back().tid = 2;
+  addFreeHoldingThread(b);
   b.copyCall("cudaMemcpy_v3020", 14, 150, 422, 410, 420, CopyKind::kDtoH);
   b.trace().runtime_calls.back().tid = 2;
   b.launch(14, 423, 425, 426, 826);

@@ -144,8 +144,8 @@ void removalChanges(const DeviceView& view, const HostTimeline& host,
         next->waited_for.size() == 1 && launches_after[b] == 1 &&
         host.barrier_of[next->waited_for.front()] == static_cast<std::int64_t>(b) &&
         view.onLegacyDefaultStream(view.op(view.ops()[next->waited_for.front()])) &&
-        legacyStreamOrders(view, view.op(view.ops()[next->waited_for.front()]), view.call(sync.call),
-                           sync.waited_for);
+        legacyStreamOrders(view, view.op(view.ops()[next->waited_for.front()]),
+                           view.call(sync.call), sync.waited_for);
     if (!before_legacy_copy) {
       changed.push_back({sync.call, false, 0, 0});
       continue;

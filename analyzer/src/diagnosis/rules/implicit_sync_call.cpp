@@ -344,8 +344,9 @@ std::vector<HostTimeGiven> heldByRemoved(const DeviceView& view, const HostTimel
 // part of the hold after the work the call waited for had ended was its own time, which it no
 // longer spends (g000117: main's legacy-stream cudaMemset returned 57 µs after the worker's
 // cudaFree, 180 µs after the other streams' kernels it waited for).
-void blockingHeldByRemoved(const DeviceView& view, const HostTimeline& host, const Hoisting& hoisting,
-                           std::vector<CallChange>& changed, std::vector<Ns>& earlier) {
+void blockingHeldByRemoved(const DeviceView& view, const HostTimeline& host,
+                           const Hoisting& hoisting, std::vector<CallChange>& changed,
+                           std::vector<Ns>& earlier) {
   const Holds holds(removedHolds(view, host, hoisting));
   if (holds.empty()) return;
   std::unordered_map<std::size_t, Ns> held_of;  // call -> the hold its op no longer waits

@@ -212,10 +212,12 @@ HostTimeline waitingForEveryLane(const DeviceView& view, const HostTimeline& hos
 // one (a change that begins it later). Chunk c's calls: a wait before its first copy, a record and
 // a wait after its last copy, a record after its last kernel; the first chunk's waits and first
 // record take a first call's time.
-void addEventCalls(const DeviceView& view, const HostTimeline& host, const std::vector<std::int64_t>& chunks,
-                   std::vector<Ns>& earlier, std::vector<CallChange>& changed) {
+void addEventCalls(const DeviceView& view, const HostTimeline& host,
+                   const std::vector<std::int64_t>& chunks, std::vector<Ns>& earlier,
+                   std::vector<CallChange>& changed) {
   const auto& calls = view.trace().runtime_calls;
-  std::unordered_map<std::uint64_t, std::vector<std::pair<Ns, Ns>>> added;  // per thread: (time, host time)
+  // Per thread: (time, host time added there).
+  std::unordered_map<std::uint64_t, std::vector<std::pair<Ns, Ns>>> added;
   const std::vector<std::vector<std::size_t>> members = chunkMembers(chunks);
   for (std::size_t c = 0; c < members.size(); ++c) {
     std::optional<std::size_t> first_copy, last_copy, last_kernel;
@@ -234,15 +236,18 @@ void addEventCalls(const DeviceView& view, const HostTimeline& host, const std::
     const Ns wait = first ? kFirstStreamWaitCallNs : kEventCallNs;
     if (first_copy) {
       added[threadKey(calls[*first_copy])].emplace_back(calls[*first_copy].start, wait);
-      added[threadKey(calls[*last_copy])].emplace_back(calls[*last_copy].end,
-                                                       (first ? kFirstEventRecordCallNs : kEventCallNs) + wait);
+      const Ns record = first ? kFirstEventRecordCallNs : kEventCallNs;
+      added[threadKey(calls[*last_copy])].emplace_back(calls[*last_copy].end, record + wait);
     }
-    if (last_kernel) added[threadKey(calls[*last_kernel])].emplace_back(calls[*last_kernel].end, kEventCallNs);
+    if (last_kernel) {
+      added[threadKey(calls[*last_kernel])].emplace_back(calls[*last_kernel].end, kEventCallNs);
+    }
   }
   if (added.empty()) return;
   for (auto& [thread, times] : added) {
     std::sort(times.begin(), times.end());
-    for (std::size_t k = 1; k < times.size(); ++k) times[k].second += times[k - 1].second;  // prefix sums
+    // Prefix sums: each entry the host time added up to it.
+    for (std::size_t k = 1; k < times.size(); ++k) times[k].second += times[k - 1].second;
   }
   // The host time added on `thread` by `time` (calls at or before it).
   const auto addedBy = [&](std::uint64_t thread, Ns time) -> Ns {
@@ -259,7 +264,8 @@ void addEventCalls(const DeviceView& view, const HostTimeline& host, const std::
     if (!launch) continue;
     const std::uint64_t thread = threadKey(calls[*launch]);
     const std::int64_t barrier = pos < host.barrier_of.size() ? host.barrier_of[pos] : -1;
-    const Ns since = barrier < 0 ? 0 : addedBy(thread, host.barriers[static_cast<std::size_t>(barrier)].end);
+    const Ns since =
+        barrier < 0 ? 0 : addedBy(thread, host.barriers[static_cast<std::size_t>(barrier)].end);
     earlier[pos] -= addedBy(thread, calls[*launch].start) - since;
   }
   std::unordered_map<std::size_t, std::size_t> change_of;  // call -> its entry in `changed`
@@ -267,7 +273,9 @@ void addEventCalls(const DeviceView& view, const HostTimeline& host, const std::
   for (const HostBarrier& barrier : host.barriers) {
     const std::uint64_t thread = threadKey(calls[barrier.call]);
     const Ns since =
-        barrier.previous < 0 ? 0 : addedBy(thread, host.barriers[static_cast<std::size_t>(barrier.previous)].end);
+        barrier.previous < 0
+            ? 0
+            : addedBy(thread, host.barriers[static_cast<std::size_t>(barrier.previous)].end);
     const Ns later = addedBy(thread, barrier.start) - since;
     if (later == 0) continue;
     if (const auto same = change_of.find(barrier.call); same != change_of.end()) {
@@ -964,7 +972,8 @@ Ns copyAheadSaving(const DeviceView& view, const std::vector<std::uint64_t>& key
   std::vector<Ns> earlier = pinned.earlier;
   addEventCalls(view, host, chunks, earlier, async_calls);
   const Ns before = model.span(waits);
-  return std::max<Ns>(0, before - model.withLanes(lanes).span(edges, earlier, pinned.faster, async_calls));
+  return std::max<Ns>(
+      0, before - model.withLanes(lanes).span(edges, earlier, pinned.faster, async_calls));
 }
 
 }  // namespace cuoverlap::diagnosis
