@@ -267,6 +267,23 @@ void addFreeHoldingThread(TraceBuilder& b) {
 
 }  // namespace
 
+TEST_CASE("implicit-sync-call: a launch already in the driver when a removed free locked gets that time back") {
+  // Thread 1 as above: a kernel (5-105), then cudaFree (106-406, the device idle: all of it the
+  // free's own time, holding the context's lock), cudaMalloc, a second kernel. Thread 2 called
+  // cudaLaunchKernel at 100, before the free began, and it was still in the driver when the free
+  // locked: it returned at 410, right after the free, and its 400 µs kernel runs 411-811, the
+  // span's end. It waited for the free from the free's start, 300 µs: hoisted, its kernel runs
+  // about 300 µs sooner (none with the call counted as held only when begun inside the free).
+  TraceBuilder b;
+  addFreeHoldingThread(b);
+  b.launch(14, 100, 410, 411, 811);
+  b.trace().runtime_calls.back().tid = 2;
+  const auto findings = test::findingsOf(b.build());
+  const Finding* f = test::findingById(findings, "implicit-sync-call");
+  REQUIRE(f != nullptr);
+  CHECK(fixSavingNs(*f) == Approx(static_cast<double>(300 * kUs)).margin(15 * kUs));
+}
+
 TEST_CASE("implicit-sync-call: a staged copy held by a removed free gets that time back") {
   // Thread 1 as above: a kernel (5-105), then cudaFree (106-406, the device idle: all of it the
   // free's own time, holding the context's lock), cudaMalloc, a second kernel. Thread 2 began a

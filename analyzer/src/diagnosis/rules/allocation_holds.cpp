@@ -35,8 +35,8 @@ std::vector<HeldCall> callsHeldBy(const DeviceView& view, const Holds& holds) {
     const RuntimeCall& c = view.call(call);
     HeldCall h{{call, 0, /*in_call=*/true}, at->second, 0};
     holds.forEachHolding(c, [&](const Hold& hold) {
-      if (hold.end - c.start > h.given.amount) {
-        h.given.amount = hold.end - c.start;
+      if (hold.end - std::max(c.start, hold.start) > h.given.amount) {
+        h.given.amount = hold.end - std::max(c.start, hold.start);
         h.holder = hold.call;
       }
       return false;

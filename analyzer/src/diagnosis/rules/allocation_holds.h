@@ -43,11 +43,20 @@ class Holds {
     for (const Hold& h : holds_) longest_ = std::max(longest_, h.end - h.start);
   }
   bool empty() const { return holds_.empty(); }
-  // Calls `f(hold)` for each hold of another thread of c's process that c began inside and
-  // outlived, latest start first, until f returns true.
+  // Calls `f(hold)` for each hold of another thread of c's process that c was in the driver for
+  // and outlived (it began inside the hold, or before it and was still in the driver when it
+  // began), latest start first, until f returns true. A call already in the driver when the
+  // holder locked the context returns only after it, as one begun inside it does: in the fixed
+  // programs' own traces (/work/vt37/variants, every run of every variant) 115 of the 660
+  // launches, copies and memsets of other threads in the driver when an allocation or free of
+  // kHoldingCallNs or more began returned after it (a median 122 µs after; the rest got through
+  // before its lock). Of the 18 asynchronous ones in baselines whose hoist-alloc run removed the
+  // holder, 13 took 5-44 µs there (c5 g003018: main's and worker2's launches begun 9-31 µs
+  // before worker0's 2.6 ms cudaMallocHost returned 3.5-3.8 ms later, 5-11 µs in the fixed
+  // program); three were held there by the allocation the fix keeps before the loop.
   template <typename F>
   void forEachHolding(const RuntimeCall& c, F f) const {
-    auto it = std::upper_bound(holds_.begin(), holds_.end(), c.start,
+    auto it = std::upper_bound(holds_.begin(), holds_.end(), c.end,
                                [](Ns t, const Hold& h) { return t < h.start; });
     while (it != holds_.begin()) {
       --it;
@@ -72,7 +81,8 @@ inline bool holdable(const DeviceView& view, std::size_t call, const std::vector
 }
 
 // A call that a holding call of another thread held, and what a what-if gives it back: the time
-// from its start to its holder's return (it outlived the holder, so it waited for it all along).
+// from its start, or the holder's where it began before it, to its holder's return (it outlived
+// the holder, so it waited for it all along).
 struct HeldCall {
   HostTimeGiven given;     // in_call
   std::size_t position = 0;  // its op in view.ops()
