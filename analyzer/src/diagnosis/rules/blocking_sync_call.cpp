@@ -200,10 +200,11 @@ std::vector<CallChange> eventRecordsAdded(const DeviceView& view, const HostTime
 // it, or was in the driver when it began, and returned only after it ended waited for it all
 // along (in lab g000318 main's 1.6 MB upload, begun 54-74 µs before the worker's `cudaFree`
 // drained the device, returned 17-35 µs after that free in each of the five kept runs, taking
-// 94-107 µs where the same call took 8-25 µs in the other steps). Once the holder's thread loses a synchronize before it, the holder runs
-// at another time, and the held call returns as its own time allows: it gets back what it spent
-// from its start (the holder's, where it began before it) to the holder's return (callsHeldBy),
-// where the fixed schedule no longer begins it inside the holder (heldNoLonger).
+// 94-107 µs where the same call took 8-25 µs in the other steps). Once the holder's thread loses
+// a synchronize before it, the holder runs at another time, and the held call returns as its own
+// time allows: it gets back what it spent from its start (the holder's, where it began before it)
+// to the holder's return (callsHeldBy), where the fixed schedule no longer begins it inside the
+// holder (heldNoLonger).
 std::vector<HeldCall> heldByMovedAllocations(const DeviceView& view, const HostTimeline& host,
                                              const std::vector<SyncNeed>& needs) {
   // Per thread: the start of its first removable synchronize.
