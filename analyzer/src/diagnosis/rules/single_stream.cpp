@@ -23,6 +23,10 @@
 // Memsets may run on other streams (a cudaMemset before the loop). Where several host threads
 // issue to the legacy stream, each thread's work there is its own stream of work (threadsOwnWork):
 // the fix splits one thread's loop, the others' work staying on the legacy stream.
+// With several streams, a stream counts where it ran mostly alone or held its extent (a loop of its
+// own, not a pipeline's stream: ranMostlyAlone, heldItsExtent, kAloneLoopShare); a pipeline's
+// stream whose work leaves the legacy stream to no other work's copies or kernels counts for the
+// other threads' calls its legacy calls held alone (othersLeftOffLegacy).
 // Cost: the what-if schedule with the host modelled (schedule_estimate.h, host_timeline.h) minus
 // the same schedule with the stream's chunks issued round-robin to three streams (chunkLanes; the
 // lab's multi-stream; where the stream ran a loop of other steps before its last loop, the last
@@ -111,6 +115,10 @@ struct StreamWork {
   // It did not hold its extent but took turns with other work by the legacy stream's barrier
   // (tookTurnsByLegacyBarrier): named only where leaving the barrier is what its split saves.
   bool by_barrier = false;
+  // It neither ran mostly alone nor held its extent (a pipeline's stream, whose own overlap the
+  // pipeline has), but its work leaves the legacy stream to no other work's copies or kernels
+  // (othersLeftOffLegacy): named only for the host time its split frees other threads' calls of.
+  bool frees_others_only = false;
 
   // A loop of self-contained steps: at least two chunks, each copying its result back. A chunk
   // that only copies input in and runs kernels folds it into device state the next chunk reads
@@ -375,6 +383,34 @@ double ownThreadsOtherStreamsShare(const DeviceView& view, const std::vector<std
   }
   return all > 0 ? static_cast<double>(own) / static_cast<double>(all) : 0.0;
 }
+
+// Whether `stream`'s work (by `keys`) has ops on the legacy default stream and no other work's
+// copies or kernels stay there (memsets may: a thread's one synchronous cudaMemset a step, whose
+// holds heldBySplitLegacyCalls keeps). Its synchronous legacy calls held the other threads' calls,
+// and once the split moves them off, no other thread's loop is left on the legacy stream to take
+// turns with the freed calls (each of its legacy launches and copies holds the context while the
+// driver orders it: legacy_threads.h), which the what-if does not follow call by call (lab
+// g000009@s0: worker1's loop of 25 synchronous 4 KiB legacy copies a step beside main's and
+// worker0's legacy loops, its split 253 us faster on one recording, 382 slower on the other). The
+// fixed program's own trace of the lab's c5 g003051 (worker1's loop of 95 synchronous 4 KiB pinned
+// legacy cudaMemcpy calls a step, a median 23.9 us each; the other threads' 273 copy calls that
+// overlapped one took a median 26.8-29.0 us, their 401 others 2.3): split, those calls took 4.5-5.0
+// us (866 calls) and the program ran 4.1 ms faster (4.9 on c5, 4.2 on its replica).
+bool othersLeftOffLegacy(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                         std::uint64_t stream) {
+  bool leaves = false;
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    if (!view.onLegacyDefaultStreamAt(pos)) continue;
+    if (keys[pos] == stream) {
+      leaves = true;
+      continue;
+    }
+    const GpuOp& op = view.op(view.ops()[pos]);
+    if (op.kind != OpKind::kMemset) return false;
+  }
+  return leaves;
+}
+
 bool heldItsExtent(const DeviceView& view, const std::unordered_map<std::uint64_t, AloneTime>& times,
                    std::uint64_t stream) {
   const auto it = times.find(stream);
@@ -469,14 +505,28 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
                                       // other threads' work, is a loop of its own whether or not
                                       // it held its extent (kAloneLoopShare).
                                       if (heldItsExtent(view, times, stream)) return false;
-                                      return !(w.alone_share >= kAloneLoopShare && time != times.end() &&
-                                               time->second.extent &&
-                                               ownThreadsOtherStreamsShare(view, given_keys, w.stream,
-                                                                           *time->second.extent) < kOwnThreadsShare);
+                                      if (w.alone_share >= kAloneLoopShare && time != times.end() &&
+                                          time->second.extent &&
+                                          ownThreadsOtherStreamsShare(view, given_keys, w.stream,
+                                                                      *time->second.extent) < kOwnThreadsShare) {
+                                        return false;
+                                      }
+                                      // A pipeline's stream still frees the other threads' calls
+                                      // its legacy calls held, where no other work's legacy calls
+                                      // stay to take turns with them.
+                                      if (given_keys != nullptr && othersLeftOffLegacy(view, *given_keys, w.stream)) {
+                                        w.beside_others = true;
+                                        w.frees_others_only = true;
+                                        return false;
+                                      }
+                                      return true;
                                     }),
                      candidates.end());
     if (candidates.empty()) return std::nullopt;
   }
+  // The loops that run mostly alone or hold their extent are costed first.
+  std::stable_partition(candidates.begin(), candidates.end(),
+                        [](const StreamWork& w) { return !w.frees_others_only; });
   if (candidates.size() > kMaxCandidates) candidates.resize(kMaxCandidates);
   if (own_streams) stream_keys = workStreams(view);
   const std::vector<std::uint64_t>& keys = own_work ? *own_work : stream_keys;
@@ -507,7 +557,13 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
     // side (less than half of it left with them in order) is priced at the middle of the two where
     // the loop still ran alone for kSideBySideAloneShare of its busy time; else it is not named.
     const bool side_by_side_priced = candidate.alone_share >= kSideBySideAloneShare;
-    if (candidate.beside_others && (fix.split > 0 || side_by_side_priced)) {
+    if (candidate.frees_others_only) {
+      // The split (kernels in order) less what it saves with no other thread's call freed: the
+      // other threads' freed host time alone, which is no pipeline's.
+      const Ns own = splitSaving(view, keys, host, model, waits, order, holds, candidate.stream, true, true,
+                                 true, false);
+      fix.split = std::max<Ns>(0, fix.split - own);
+    } else if (candidate.beside_others && (fix.split > 0 || side_by_side_priced)) {
       const Ns free_split = splitSaving(view, keys, host, model, waits, order, holds, candidate.stream);
       if (2 * fix.split < free_split) fix.split = side_by_side_priced ? (fix.split + free_split) / 2 : 0;
     }
