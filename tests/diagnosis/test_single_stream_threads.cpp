@@ -9,6 +9,7 @@
 #include "diagnosis/device_view.h"
 #include "diagnosis/host_timeline.h"
 #include "diagnosis/legacy_barriers.h"
+#include "diagnosis/rules/rules.h"
 #include "diagnosis/rules/single_stream_advice.h"
 #include "diagnosis/rules/single_stream_fixes.h"
 #include "diagnosis/rules/single_stream_threads.h"
@@ -639,6 +640,82 @@ TEST_CASE("single-stream: the split's saving without other threads' freed host t
       diagnosis::splitSaving(view, keys, host, model, waits, order, holds, loop, true, false, true, false);
   CHECK(freed >= TraceBuilder::ns(50));
   CHECK(own < freed);
+}
+
+// Thread 1's loop of six steps, 60 µs each: a synchronous pinned cudaMemcpy to the device on the
+// legacy stream (30 µs a call), a kernel on stream 13, a synchronous copy back (10 µs). Thread 2
+// copies to stream 14 (non-blocking, as 13) four times a step and synchronizes the stream: its call
+// that overlapped thread 1's first cudaMemcpy took 28 µs (held in the driver), its three others
+// 2 µs; its copies (8 µs) run beside thread 1's ops, so stream 13's loop neither ran alone nor held
+// its extent. After the loop thread 2 copies once more (100 µs), which ends the span. With
+// `staying_legacy`, thread 3 copies on the legacy stream each step too. (The lab's c5 g003051:
+// worker1's loop of synchronous 4 KiB pinned legacy cudaMemcpy calls and a kernel on a non-blocking
+// stream; the other threads' cudaMemcpyAsync calls to their own streams that overlapped one took
+// 26.8-29.0 µs against 2.3, each thread synchronizing its stream a step.)
+Trace legacyCopiesBesideCopies(bool staying_legacy) {
+  TraceBuilder b;
+  b.trace().streams[1].flag = StreamFlag::kNonBlocking;  // 13
+  b.trace().streams[2].flag = StreamFlag::kNonBlocking;  // 14
+  const auto other = [&](std::uint32_t tid, std::uint32_t stream, double call, double call_end, double op) {
+    b.copyCall("cudaMemcpyAsync_v3020", stream, call, call_end, op, op + 8, CopyKind::kHtoD);
+    b.trace().runtime_calls.back().tid = tid;
+  };
+  for (int step = 0; step < 6; ++step) {
+    const double t = 60.0 * step;
+    b.copyCall("cudaMemcpy_v3020", kNullStream, t, t + 30, t + 28, t + 29, CopyKind::kHtoD);
+    b.launch(13, t + 31, t + 33, t + 35, t + 45);
+    b.copyCall("cudaMemcpy_v3020", kNullStream, t + 46, t + 56, t + 54, t + 55, CopyKind::kDtoH);
+    other(2, 14, t + 1, t + 29, t + 30);
+    other(2, 14, t + 31, t + 33, t + 34);
+    other(2, 14, t + 35, t + 37, t + 42);
+    other(2, 14, t + 39, t + 41, t + 50);
+    b.streamSynchronize(14, t + 42, t + 59);
+    b.trace().runtime_calls.back().tid = 2;
+    if (staying_legacy) other(3, kNullStream, t + 57, t + 59, t + 59.5);
+  }
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 361, 363, 364, 464, CopyKind::kHtoD);
+  b.trace().runtime_calls.back().tid = 2;
+  return b.build();
+}
+
+TEST_CASE("single-stream: a pipeline's stream is named for the calls its legacy copies held") {
+  // Stream 13's loop neither ran alone (thread 2's copies beside it) nor held its extent: a
+  // pipeline's stream, which the gate drops. But thread 1's cudaMemcpy calls held thread 2's six
+  // copy calls (26 µs each beyond their 2 µs); split (the copies asynchronous on created streams)
+  // they no longer do, and with no other work left on the legacy stream (othersLeftOffLegacy) the
+  // split is named for that freed time alone: its saving with kernels in order less the same
+  // split with no other thread's call freed (which saves nothing here: thread 2's copies end the
+  // span). At most the 6 x 26 µs freed; thread 2's synchronizes absorb a little of it.
+  const Trace freed = legacyCopiesBesideCopies(false);
+  const DeviceView view(freed, Scope{}, 0);
+  const auto f = diagnosis::findSingleStream(view);
+  REQUIRE(f.has_value());
+  CHECK(f->fix_stream == 13u);
+  INFO("saving " << fixSavingNs(*f));
+  CHECK(fixSavingNs(*f) >= TraceBuilder::ns(100));
+  CHECK(fixSavingNs(*f) <= TraceBuilder::ns(156));
+  // The two splits priced, as the rule prices them.
+  const std::vector<std::uint64_t> keys = ownWork(view);
+  std::uint64_t loop = 0;  // thread 1's work (its kernels')
+  for (std::size_t p = 0; p < view.ops().size(); ++p) {
+    if (view.op(view.ops()[p]).kind == OpKind::kKernel) loop = keys[p];
+  }
+  const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+  const std::vector<OrderEdge> waits = diagnosis::waitEdges(diagnosis::streamWaits(view));
+  const std::vector<OrderEdge> order = diagnosis::programOrderEdges(view);
+  const diagnosis::ScheduleModel model(view, host, order);
+  const std::vector<diagnosis::StagingHold> holds = diagnosis::stagingHolds(view, order);
+  const Ns in_order =
+      diagnosis::splitSaving(view, keys, host, model, waits, order, holds, loop, true, true, true, true);
+  const Ns own =
+      diagnosis::splitSaving(view, keys, host, model, waits, order, holds, loop, true, true, true, false);
+  CHECK(own < TraceBuilder::ns(10));
+  CHECK(in_order - own == fixSavingNs(*f));
+  // Another thread's copies that stay on the legacy stream would still take turns with the freed
+  // calls: not named.
+  const Trace staying = legacyCopiesBesideCopies(true);
+  const auto g = diagnosis::findSingleStream(DeviceView(staying, Scope{}, 0));
+  CHECK((!g.has_value() || g->fix_stream != 13u));
 }
 
 }  // namespace
