@@ -15,21 +15,16 @@ the undecided cases (or programs whose spans vary less) raise it. Exit 0; 2 on b
 """
 import json
 import math
+import os
 import sys
 from collections import defaultdict
 
-TOL_FLOOR_NS = 20e3
-SMALL_SAVING_NS = 70e3
-BAND = 0.3
-
-
-def tolerance(saving):
-    saving = max(saving, 0.0)
-    return TOL_FLOOR_NS if saving < SMALL_SAVING_NS else BAND * saving
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lab_rerecord_select import tolerance  # noqa: E402  (the score's tolerance of a case)
 
 
 def within(claim, saving):
-    return abs(claim - max(saving, 0.0)) <= tolerance(saving)
+    return abs(claim - max(saving, 0.0)) <= tolerance({"saving_ns": saving})
 
 
 def chance_within(true_saving, sigma, steps=400):

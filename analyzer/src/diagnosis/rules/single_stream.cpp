@@ -384,31 +384,39 @@ double ownThreadsOtherStreamsShare(const DeviceView& view, const std::vector<std
   return all > 0 ? static_cast<double>(own) / static_cast<double>(all) : 0.0;
 }
 
-// Whether `stream`'s work (by `keys`) has ops on the legacy default stream and no other work's
-// copies or kernels stay there (memsets may: a thread's one synchronous cudaMemset a step, whose
-// holds heldBySplitLegacyCalls keeps). Its synchronous legacy calls held the other threads' calls,
-// and once the split moves them off, no other thread's loop is left on the legacy stream to take
-// turns with the freed calls (each of its legacy launches and copies holds the context while the
-// driver orders it: legacy_threads.h), which the what-if does not follow call by call (lab
-// g000009@s0: worker1's loop of 25 synchronous 4 KiB legacy copies a step beside main's and
-// worker0's legacy loops, its split 253 us faster on one recording, 382 slower on the other). The
-// fixed program's own trace of the lab's c5 g003051 (worker1's loop of 95 synchronous 4 KiB pinned
-// legacy cudaMemcpy calls a step, a median 23.9 us each; the other threads' 273 copy calls that
-// overlapped one took a median 26.8-29.0 us, their 401 others 2.3): split, those calls took 4.5-5.0
-// us (866 calls) and the program ran 4.1 ms faster (4.9 on c5, 4.2 on its replica).
-bool othersLeftOffLegacy(const DeviceView& view, const std::vector<std::uint64_t>& keys,
-                         std::uint64_t stream) {
-  bool leaves = false;
+// The works (by `keys`) with ops on the legacy default stream: any op, and copies or kernels.
+// One pass over the ops for every candidate (othersLeftOffLegacy).
+struct LegacyStreamWork {
+  std::unordered_set<std::uint64_t> any;
+  std::unordered_set<std::uint64_t> copies_or_kernels;
+};
+
+LegacyStreamWork legacyStreamWork(const DeviceView& view, const std::vector<std::uint64_t>& keys) {
+  LegacyStreamWork work;
   for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
     if (!view.onLegacyDefaultStreamAt(pos)) continue;
-    if (keys[pos] == stream) {
-      leaves = true;
-      continue;
-    }
-    const GpuOp& op = view.op(view.ops()[pos]);
-    if (op.kind != OpKind::kMemset) return false;
+    work.any.insert(keys[pos]);
+    if (view.op(view.ops()[pos]).kind != OpKind::kMemset) work.copies_or_kernels.insert(keys[pos]);
   }
-  return leaves;
+  return work;
+}
+
+// Whether `stream`'s work has ops on the legacy default stream and no other work's copies or
+// kernels stay there (memsets may: a thread's one synchronous cudaMemset a step, whose holds
+// heldBySplitLegacyCalls keeps). Its synchronous legacy calls held the other threads' calls, and
+// once the split moves them off, no other thread's loop is left on the legacy stream to take turns
+// with the freed calls (each of its legacy launches and copies holds the context while the driver
+// orders it: legacy_threads.h), which the what-if does not follow call by call (lab g000009@s0:
+// worker1's loop of 25 synchronous 4 KiB legacy copies a step beside main's and worker0's legacy
+// loops, its split 253 us faster on one recording, 382 slower on the other). The fixed program's
+// own trace of the lab's c5 g003051 (worker1's loop of 95 synchronous 4 KiB pinned legacy
+// cudaMemcpy calls a step, a median 23.9 us each; the other threads' 273 copy calls that
+// overlapped one took a median 26.8-29.0 us, their 401 others 2.3): split, those calls took
+// 4.5-5.0 us (866 calls) and the program ran 4.1 ms faster (4.9 on c5, 4.2 on its replica).
+bool othersLeftOffLegacy(const LegacyStreamWork& legacy, std::uint64_t stream) {
+  if (legacy.any.count(stream) == 0) return false;
+  return std::all_of(legacy.copies_or_kernels.begin(), legacy.copies_or_kernels.end(),
+                     [&](std::uint64_t key) { return key == stream; });
 }
 
 bool heldItsExtent(const DeviceView& view, const std::unordered_map<std::uint64_t, AloneTime>& times,
@@ -469,6 +477,7 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   // others' work, however much work they hold: a phase of the program).
   if (!one_stream) {
     const auto times = aloneTimes(view, own_streams ? nullptr : &stream_keys);
+    std::optional<LegacyStreamWork> legacy;  // made for the first candidate that asks
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
                                     [&](StreamWork& w) {
                                       const std::uint64_t stream = ranOn(w.stream);
@@ -514,7 +523,8 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
                                       // A pipeline's stream still frees the other threads' calls
                                       // its legacy calls held, where no other work's legacy calls
                                       // stay to take turns with them.
-                                      if (given_keys != nullptr && othersLeftOffLegacy(view, *given_keys, w.stream)) {
+                                      if (given_keys != nullptr && !legacy) legacy = legacyStreamWork(view, *given_keys);
+                                      if (given_keys != nullptr && othersLeftOffLegacy(*legacy, w.stream)) {
                                         w.beside_others = true;
                                         w.frees_others_only = true;
                                         return false;
