@@ -32,6 +32,8 @@ inline constexpr const char* kEnvDeviceBufferPool = "CUOVERLAP_DEVICE_BUFFER_POO
 inline constexpr const char* kEnvPerThreadBuffers = "CUOVERLAP_PER_THREAD_BUFFERS";  // 1
 inline constexpr const char* kEnvCommitMs = "CUOVERLAP_COMMIT_MS";  // 100: flush + commit period
 inline constexpr const char* kEnvCuptiFlushMs = "CUOVERLAP_CUPTI_FLUSH_MS";  // 0: CUPTI decides
+// GPU metrics by PM sampling: the sampling interval in microseconds (0 or unset: off).
+inline constexpr const char* kEnvGpuMetricsUs = "CUOVERLAP_GPU_METRICS";
 // "1": when the process exits (exit, return from main, quick_exit) and its trace is finished,
 // the collector runs `cuoverlap summarize` on it and waits for it (docs/summaries.md, "Ranks
 // launched without record"). Ignored under `record`, which summarizes itself (--summary, or this

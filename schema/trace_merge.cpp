@@ -229,7 +229,37 @@ bool isSummedKey(const std::string& key) {
   namespace k = session_key;
   return key.rfind(std::string(k::kRecordsPrefix), 0) == 0 || key == k::kDroppedRecords ||
          key == k::kFlushes || key == k::kOverheadNs || key == k::kCuptiOverheadNs ||
-         key == k::kWriterBusyNs || key == k::kCaptureWindows;
+         key == k::kWriterBusyNs || key == k::kCaptureWindows || key == k::kGpuMetricsSamples ||
+         key == k::kGpuMetricsLost;
+}
+
+// The job's GPU metrics (CUOVERLAP_GPU_METRICS): the interval (the first process's),
+// the GPUs any process sampled, every process's distinct reasons a GPU was not sampled.
+void mergeGpuMetrics(const std::vector<Session>& parts, Session& job) {
+  namespace k = session_key;
+  std::set<std::string> devices, errors;
+  bool any = false;
+  for (const Session& part : parts) {
+    auto interval = part.find(std::string(k::kGpuMetricsIntervalNs));
+    if (interval == part.end()) continue;
+    any = true;
+    job.emplace(interval->first, interval->second);
+    auto list = part.find(std::string(k::kGpuMetricsDevices));
+    for (std::size_t from = 0; list != part.end() && from < list->second.size();) {
+      const std::size_t comma = std::min(list->second.find(',', from), list->second.size());
+      if (comma > from) devices.insert(list->second.substr(from, comma - from));
+      from = comma + 1;
+    }
+    auto error = part.find(std::string(k::kGpuMetricsError));
+    if (error != part.end() && !error->second.empty()) errors.insert(error->second);
+  }
+  if (!any) return;
+  std::string joined;
+  for (const std::string& d : devices) joined += (joined.empty() ? "" : ",") + d;
+  job[std::string(k::kGpuMetricsDevices)] = joined;
+  joined.clear();
+  for (const std::string& e : errors) joined += (joined.empty() ? "" : "; ") + e;
+  job[std::string(k::kGpuMetricsError)] = joined;
 }
 
 // The job's capture window: the spec (the same in every process), opened if any process's did,
@@ -294,6 +324,7 @@ Session jobSession(const std::vector<Session>& parts, const MergeOptions& option
   if (end > 0) job[std::string(k::kEndNs)] = std::to_string(end);
   if (complete) job[std::string(k::kComplete)] = "1";
   mergeCapture(parts, job);
+  mergeGpuMetrics(parts, job);
   return job;
 }
 
@@ -310,10 +341,14 @@ void writeMerged(const std::string& path, const std::vector<std::string>& parts,
                  const MergeOptions& options) {
   Database out(path);
   out.exec("PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF;");
-  out.exec(std::string("BEGIN;") + kCreateTables + kCreateCollectorTables +
+  out.exec(std::string("BEGIN;") + kCreateTables + kCreateCollectorTables + kCreateGpuMetricTables +
            kCreateProcessSessionTable + "COMMIT;");
   Merger merger(out);
   for (const std::string& part : parts) merger.addPart(part);
+  // GPU metrics' tables exist only where some process sampled them, as in a process's own file.
+  if (out.integer("SELECT count(*) FROM (SELECT 1 FROM main.TARGET_INFO_GPU_METRICS LIMIT 1)") == 0) {
+    out.exec("DROP TABLE main.GPU_METRICS; DROP TABLE main.TARGET_INFO_GPU_METRICS;");
+  }
   for (const auto& [key, value] : jobSession(merger.sessions(), options)) {
     out.run("INSERT OR REPLACE INTO main.CUOVERLAP_SESSION VALUES (?1, ?2)", {key, value});
   }

@@ -315,7 +315,34 @@ inline constexpr std::string_view kCaptureOpenNs = "capture_open_ns";
 inline constexpr std::string_view kCaptureCloseNs = "capture_close_ns";
 inline constexpr std::string_view kCaptureWindows = "capture_windows";
 inline constexpr std::string_view kCaptureInstances = "capture_instances";
+// With CUOVERLAP_GPU_METRICS (experimental, docs/collector.md): the sampling interval asked for, the GPUs sampled,
+// samples written, samples lost (the hardware buffer filled, or left undecoded at exit), and why
+// a GPU could not be sampled ("" when all were).
+inline constexpr std::string_view kGpuMetricsIntervalNs = "gpu_metrics.interval_ns";
+inline constexpr std::string_view kGpuMetricsDevices = "gpu_metrics.devices";
+inline constexpr std::string_view kGpuMetricsSamples = "gpu_metrics.samples";
+inline constexpr std::string_view kGpuMetricsLost = "gpu_metrics.lost";
+inline constexpr std::string_view kGpuMetricsError = "gpu_metrics.error";
 }  // namespace session_key
+
+// GPU metrics (CUOVERLAP_GPU_METRICS, CUPTI PM sampling): the tables Nsight Systems' export writes
+// for `--gpu-metrics-devices`, created only when metrics were sampled. A GPU_METRICS row is one
+// metric of one sample: `timestamp` the sample's start (CUPTI clock), its value covering the
+// GPU time up to the next sample of that GPU (session key gpu_metrics.interval_ns apart); typeId
+// is the GPU (deviceId), metricId a metric of TARGET_INFO_GPU_METRICS, whose names carry the unit
+// ("DRAM Read [bytes]": bytes moved in the sample; "... [% of peak]": the sample's average).
+inline constexpr std::string_view kGpuMetricsTable = "GPU_METRICS";
+inline constexpr std::string_view kGpuMetricNamesTable = "TARGET_INFO_GPU_METRICS";
+inline constexpr const char* kCreateGpuMetricTables = R"SQL(
+CREATE TABLE IF NOT EXISTS TARGET_INFO_GPU_METRICS (
+  typeId INTEGER NOT NULL, sourceId INTEGER NOT NULL, typeName TEXT NOT NULL,
+  metricId INTEGER NOT NULL, metricName TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS GPU_METRICS (
+  timestamp INTEGER NOT NULL, typeId INTEGER NOT NULL, metricId INTEGER NOT NULL,
+  value INTEGER NOT NULL
+);
+)SQL";
 
 // A merged file's per-process session rows: the CUOVERLAP_SESSION of each process, keyed by pid.
 inline constexpr std::string_view kProcessSessionTable = "CUOVERLAP_PROCESS_SESSION";

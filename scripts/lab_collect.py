@@ -22,7 +22,7 @@ their reps. `cuoverlap lab score` then judges each case by the median of those r
 
 OUT_DIR/BATCH.sqlite (BATCH.sqlite.gz with --compress: scripts/lab_trace.py) is the batch's trace trimmed to the kept baseline windows (K a program): every row of a
 table with a `start` column (GPU ops, runtime calls, NVTX, ...) outside them is deleted (the
-lab's setup, warm-up and the other runs), other tables (StringIds, TARGET_INFO_*, sessions) are
+lab's setup, warm-up and the other runs; GPU_METRICS by its timestamp), other tables (StringIds, TARGET_INFO_*, sessions) are
 kept (TARGET_INFO_CUDA_STREAM: the streams a kept op uses; CUOVERLAP_STREAM_ORIGIN: their rows and
 those that share a correlation id with one), and the file is vacuumed. OUT_DIR/programs.jsonl.gz holds every batch's corpus lines.
 
@@ -53,6 +53,7 @@ EVENT_TABLE = "CUPTI_ACTIVITY_KIND_CUDA_EVENT"
 RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 STREAM_TABLE = "TARGET_INFO_CUDA_STREAM"
 STREAM_ORIGIN_TABLE = "CUOVERLAP_STREAM_ORIGIN"  # per stream: its record's creating call (ours)
+GPU_METRICS_TABLE = "GPU_METRICS"  # samples of CUOVERLAP_GPU_METRICS, kept inside the windows
 GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
 # Unified-memory migrations in the MEMCPY table (the analyzer's kUnifiedMemoryCopies): not ops.
 UNIFIED_MEMORY_COPY_KINDS = (11, 12, 13)
@@ -255,11 +256,13 @@ def trim_plain(trace, out, windows):
         columns = [r[1] for r in db.execute(f'PRAGMA table_info("{table}")')]
         if table == EVENT_TABLE:
             continue
-        if "start" in columns:
+        # GPU_METRICS (CUOVERLAP_GPU_METRICS) has its time in `timestamp`.
+        time = "start" if "start" in columns else "timestamp" if table == GPU_METRICS_TABLE else None
+        if time is not None:
             # No interval at or before the row (or a NULL start): coalesce yields the start itself.
-            db.execute(f'DELETE FROM "{table}" WHERE "{table}".start IS NULL OR "{table}".start >= '
-                       f'coalesce((SELECT k.hi FROM lab_keep k WHERE k.lo <= "{table}".start '
-                       f'ORDER BY k.lo DESC LIMIT 1), "{table}".start)')
+            db.execute(f'DELETE FROM "{table}" WHERE "{table}".{time} IS NULL OR "{table}".{time} >= '
+                       f'coalesce((SELECT k.hi FROM lab_keep k WHERE k.lo <= "{table}".{time} '
+                       f'ORDER BY k.lo DESC LIMIT 1), "{table}".{time})')
     if EVENT_TABLE in present:
         if RUNTIME_TABLE in present:
             db.execute(f'DELETE FROM {EVENT_TABLE} WHERE NOT EXISTS (SELECT 1 FROM {RUNTIME_TABLE} r '

@@ -15,6 +15,7 @@
 #include "cuoverlap/metrics.h"
 #include "cuoverlap/progress.h"
 #include "cuoverlap/trace_index.h"
+#include "cuoverlap/gpu_metrics.h"
 #include "cuoverlap/unified_memory.h"
 #include "diagnosis/call_index.h"
 #include "phases/steady_state.h"
@@ -102,6 +103,7 @@ TraceReport analyzeTrace(const Trace& trace, const AnalysisOptions& given,
   report.first_op_start = first_op_start;
   report.scope = options.scope;
   report.unified_memory = summarizeUnifiedMemory(trace, options.scope);
+  report.gpu_metrics = summarizeGpuMetrics(trace, options.scope);
   // Scope::range (NVTX --range): one summary over every instance, each analyzed in its own window
   // (diagnosis/range_scope.cpp).
   if (options.scope.range) {

@@ -294,6 +294,7 @@ reader::OpsSeen readSqliteTrace(const std::string& path, Trace& trace) {
   } else {
     reader::readUnifiedMemory(ctx);
   }
+  reader::readGpuMetrics(ctx);
   reader::readProcessNames(ctx);
   return seen;
 }

@@ -99,6 +99,8 @@ void readEventRecords(Context& ctx);
 void readNvtx(Context& ctx);
 // Page faults and thrashing into Trace::unified_memory, each sorted by time (migrations: readOps).
 void readUnifiedMemory(Context& ctx);
+// GPU_METRICS into Trace::gpu_metrics (after readSession: the session names the interval).
+void readGpuMetrics(Context& ctx);
 // Sorts Trace::unified_memory.migrations by start (stable).
 void sortMigrations(Context& ctx);
 void readDevices(Context& ctx);

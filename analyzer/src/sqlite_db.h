@@ -104,6 +104,8 @@ class Statement {
     return sqlite3_value_type(value) == SQLITE_NULL ? null_value : sqlite3_value_int64(value);
   }
   std::string_view text(int column) const;
+  // The column as a real (an integer converts; NULL or text reads as 0).
+  double real(int column) const { return sqlite3_column_double(stmt_, column); }
   // An integer column that must hold an integer (NULL allowed); anything else throws UserError.
   std::int64_t checkedInt64(int column, std::string_view table, std::string_view name) const;
   [[noreturn]] void failOutOfRange(std::string_view table, std::string_view name,

@@ -16,6 +16,7 @@
 #include "capture_control.h"
 #include "collector_env.h"
 #include "cupti/activity_tracing.h"
+#include "cupti/gpu_metrics.h"
 #include "exit_summary.h"
 #include "run_registry.h"
 #include "summarizer_process.h"
@@ -121,6 +122,7 @@ bool startSession() {
                                      schema::describeCapture(options.capture));
   }
   session->writer->start();
+  gpu_metrics::start(*session->writer, options.gpu_metrics_interval_ns);
   std::size_t lean_calls = 0;
   reason = activity::enable(*session->pool, *session->writer, options, lean_calls);
   if (!reason.empty()) warnUntraced(reason);  // the file stays valid, with the session table
@@ -143,10 +145,11 @@ bool startSession() {
 bool finishSession(Session& session, std::chrono::milliseconds timeout, const std::string& ended_by,
                    const std::string& fault_at) {
   std::uint64_t begin = monotonicNs();
+  WriterThread& writer = *session.writer;
+  gpu_metrics::finish(writer, std::min(timeout, std::chrono::milliseconds(10000)));
   activity::flush(false);
   activity::flush(true);
   namespace key = schema::session_key;
-  WriterThread& writer = *session.writer;
   writer.setSessionValue(std::string(key::kEndNs), std::to_string(activity::timestampNs()));
   writer.setSessionValue(std::string(key::kEndedBy), ended_by);
   if (!fault_at.empty()) writer.setSessionValue(std::string(key::kFaultAt), fault_at);
@@ -216,6 +219,7 @@ void detachCollectorInChild() {
   g_finish_state.store(kFinished);
   if (g_session != nullptr) g_session->registration.closeInForkedChild();
   activity::detachInForkedChild();
+  gpu_metrics::detachInForkedChild();
 }
 
 }  // namespace cuoverlap::collector

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace cuoverlap::collector {
 
@@ -134,6 +135,25 @@ struct UnifiedMemoryRow {
   std::uint32_t src_id = 0, dst_id = 0, process_id = 0;
   std::uint32_t flags = 0;    // access type (GPU fault) or migration cause (migrations)
   std::uint64_t devices = 0;  // thrashing: bit d set when device d fought for the region
+};
+
+// GPU metrics (cupti/gpu_metrics.h): the metrics sampled on a GPU, then their samples. A sample
+// row is one metric's value over [start, the GPU's next sample).
+struct GpuMetricName {
+  std::uint32_t device = 0;
+  std::uint32_t metric = 0;  // the same id for the same metric on every GPU
+  std::string name;          // with its unit: "DRAM Read [bytes]"
+  std::string source;        // "GPU 0 GH100 (CUPTI PM sampling)"
+};
+struct GpuMetricValue {
+  std::uint64_t start = 0;
+  std::uint32_t device = 0;
+  std::uint32_t metric = 0;
+  double value = 0;
+};
+struct GpuMetricBatch {
+  std::vector<GpuMetricName> names;
+  std::vector<GpuMetricValue> values;
 };
 
 // Receives the rows translated from one activity buffer. Implemented by the SQLite writer.

@@ -27,7 +27,7 @@ namespace cuoverlap::collector {
 enum class RecordKind : std::uint8_t {
   kKernel, kMemcpy, kMemset, kRuntime, kDriver, kSync, kCudaEvent, kStream, kContext, kDevice,
   kMarker, kMarkerData, kOverhead, kUmMigration, kUmGpuFault, kUmCpuFault, kUmThrashing, kUnknown,
-  kIncomplete, kCount
+  kIncomplete, kGpuMetric, kCount
 };
 // Name used in the session table key "records.<name>".
 const char* recordKindName(RecordKind kind);
@@ -82,6 +82,8 @@ class TraceWriter final : public RowSink {
   void onOverhead(const OverheadRow& row) override;
   void onUnifiedMemory(const UnifiedMemoryRow& row) override;
   void onUnknownKind(int cupti_kind) override;
+  // Not from an activity buffer: the PM sampling thread's batches, through the writer thread.
+  void onGpuMetrics(const GpuMetricBatch& batch);
 
  private:
   struct KernelNameIds { std::int64_t demangled, short_name, mangled; };
@@ -107,6 +109,7 @@ class TraceWriter final : public RowSink {
   std::unique_ptr<Statement> stream_, context_, device_, nvtx_, overhead_, session_;
   std::unique_ptr<Statement> um_gpu_fault_, um_cpu_fault_, um_thrashing_;
   std::unique_ptr<Statement> stream_origin_, stream_creator_;
+  std::unique_ptr<Statement> gpu_metric_name_, gpu_metric_;  // made with the first metrics
   std::unordered_map<std::string, std::int64_t> strings_;
   std::unordered_map<std::string, KernelNameIds> kernel_names_;
   std::unordered_map<std::uint64_t, std::int64_t> api_names_;  // (kind << 32 | cbid) -> id

@@ -46,6 +46,15 @@ void WriterThread::submit(std::uint8_t* buffer, std::size_t valid_size) {
   wake_.notify_one();
 }
 
+void WriterThread::submitGpuMetrics(GpuMetricBatch batch) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (done_) return;
+    metrics_.push_back(std::move(batch));
+  }
+  wake_.notify_one();
+}
+
 void WriterThread::setSessionValue(const std::string& key, const std::string& value) {
   std::lock_guard<std::mutex> lock(mutex_);
   session_values_[key] = value;
@@ -73,8 +82,21 @@ void WriterThread::writeBuffers(const std::vector<Completed>& buffers) {
   }
 }
 
+void WriterThread::writeGpuMetrics(const std::vector<GpuMetricBatch>& batches) {
+  for (const GpuMetricBatch& batch : batches) {
+    if (failed_) return;
+    try {
+      writer_->onGpuMetrics(batch);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cuoverlap: warning: trace writing stopped: %s\n", printableForLog(e.what()).c_str());
+      failed_ = true;
+    }
+  }
+}
+
 void WriterThread::run() {
   std::vector<Completed> batch;
+  std::vector<GpuMetricBatch> metrics;
   auto last_commit = Clock::now(), last_flush = Clock::now();
   for (;;) {
     if (periodic_flush_ && Clock::now() - last_flush >= commit_interval_) {
@@ -85,14 +107,18 @@ void WriterThread::run() {
     std::map<std::string, std::string> values;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait_for(lock, commit_interval_ / 2, [this] { return !queue_.empty() || stopping_; });
+      wake_.wait_for(lock, commit_interval_ / 2,
+                     [this] { return !queue_.empty() || !metrics_.empty() || stopping_; });
       batch.swap(queue_);
+      metrics.swap(metrics_);
       values.swap(session_values_);
       stopping = stopping_;
     }
     auto begin = Clock::now();
     writeBuffers(batch);
     batch.clear();
+    writeGpuMetrics(metrics);
+    metrics.clear();
     for (const auto& [key, value] : values) writer_->setSessionValue(key, value);
     busy_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin).count();
     if (stopping) return finish();
@@ -112,13 +138,16 @@ void WriterThread::run() {
 
 void WriterThread::finish() {
   std::vector<Completed> rest;
+  std::vector<GpuMetricBatch> metrics;
   std::map<std::string, std::string> values;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     rest.swap(queue_);
+    metrics.swap(metrics_);
     values.swap(session_values_);
   }
   writeBuffers(rest);
+  writeGpuMetrics(metrics);
   bool closed_complete = false;
   if (!failed_) {
     try {

@@ -32,6 +32,9 @@ class WriterThread {
   void setPeriodicFlush(std::function<void()> flush) { periodic_flush_ = std::move(flush); }
   void start();
   void submit(std::uint8_t* buffer, std::size_t valid_size);
+  // GPU metrics from the PM sampling thread, written in the order submitted. Dropped once the
+  // file is closed.
+  void submitGpuMetrics(GpuMetricBatch batch);
   // Written into the session table at the next commit; callable from any thread.
   void setSessionValue(const std::string& key, const std::string& value);
   // Writes what was submitted, closes the file and returns true, or returns false once `timeout`
@@ -53,6 +56,7 @@ class WriterThread {
 
   void run();
   void writeBuffers(const std::vector<Completed>& buffers);
+  void writeGpuMetrics(const std::vector<GpuMetricBatch>& batches);
   void finish();
 
   std::unique_ptr<TraceWriter> writer_;
@@ -60,6 +64,7 @@ class WriterThread {
   std::mutex mutex_;
   std::condition_variable wake_, done_cv_;
   std::vector<Completed> queue_;
+  std::vector<GpuMetricBatch> metrics_;
   std::map<std::string, std::string> session_values_;
   std::function<void()> periodic_flush_;
   const std::chrono::milliseconds commit_interval_;

@@ -189,6 +189,33 @@ Json unifiedMemoryToJson(const UnifiedMemoryReport& um) {
               {"thrashing", um.thrashing}};
 }
 
+// A metric's values by name: "[bytes]" metrics as bytes per second, the others as their mean.
+Json gpuMetricValuesToJson(const std::vector<std::string>& names, const std::vector<std::optional<double>>& values) {
+  Json out = Json::object();
+  for (std::size_t m = 0; m < names.size() && m < values.size(); ++m) {
+    if (values[m]) out[names[m]] = *values[m];
+  }
+  return out;
+}
+
+Json gpuMetricsToJson(const GpuMetricsReport& gm) {
+  Json devices = Json::array();
+  for (const GpuMetricDevice& d : gm.devices) {
+    devices.push_back({{"device_id", d.device_id}, {"samples", d.samples}, {"sampled_ns", d.sampled_ns},
+                       {"values", gpuMetricValuesToJson(gm.metrics, d.values)}});
+  }
+  Json kernels = Json::array();
+  for (const GpuMetricKernel& k : gm.kernels) {
+    kernels.push_back({{"device_id", k.device_id}, {"name", k.name}, {"launches", k.launches},
+                       {"time_ns", k.time_ns}, {"alone_launches", k.alone_launches},
+                       {"sampled_ns", k.sampled_ns}, {"values", gpuMetricValuesToJson(gm.metrics, k.values)}});
+  }
+  return Json{{"interval_ns", gm.interval_ns}, {"metrics", gm.metrics},
+              {"units", "[bytes] metrics in bytes per second; others their time-weighted mean"},
+              {"devices", devices}, {"kernels", kernels}, {"lost_samples", gm.lost},
+              {"error", gm.error}};
+}
+
 Json traceReportToJson(const TraceReport& trace) {
   Json ranges = Json::array();
   for (const RangeInstance& range : trace.range_instances) {
@@ -223,6 +250,7 @@ Json traceReportToJson(const TraceReport& trace) {
     }
   }
   if (trace.unified_memory) json["unified_memory"] = unifiedMemoryToJson(*trace.unified_memory);
+  if (trace.gpu_metrics) json["gpu_metrics"] = gpuMetricsToJson(*trace.gpu_metrics);
   if (!trace.warnings.empty()) json["warnings"] = trace.warnings;  // only then: goldens unchanged
   if (trace.capture) {
     const CaptureWindowInfo& c = *trace.capture;

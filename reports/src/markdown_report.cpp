@@ -188,7 +188,8 @@ void appendTrace(std::string& out, const TraceReport& trace, std::size_t kernel_
     appendGaps(out, device, trace);
   }
   appendRangeInstances(out, trace);
-  const std::vector<std::string> um_lines = render::unifiedMemoryLines(trace);
+  std::vector<std::string> um_lines = render::unifiedMemoryLines(trace);
+  for (const std::string& line : render::gpuMetricsLines(trace)) um_lines.push_back(line);
   for (const std::string& line : um_lines) out += "- " + escapeMarkdown(line) + "\n";
   if (!um_lines.empty()) out += "\n";
   out += "### Findings\n\n";

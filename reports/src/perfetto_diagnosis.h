@@ -68,4 +68,11 @@ std::uint64_t writeUnifiedMemoryTracks(const Trace& trace, const TraceReport& re
                                        const std::function<std::string(Ns)>& micros,
                                        const std::function<void(const std::string&)>& emit);
 
+// Emits each GPU-metric sample of the devices of `report` that the selection keeps, as counter
+// events on the device's process, and returns how many. Defined in perfetto_gpu_metrics.cpp.
+std::uint64_t writeGpuMetricTracks(const Trace& trace, const TraceReport& report,
+                                   const ExportSelection& selection,
+                                   const std::function<std::string(Ns)>& micros,
+                                   const std::function<void(const std::string&)>& emit);
+
 }  // namespace cuoverlap::perfetto

@@ -230,6 +230,9 @@ class PerfettoWriter {
     stats_.unified_memory = perfetto::writeUnifiedMemoryTracks(
         trace_, report_, selection_, [this](Ns ns) { return micros(ns); },
         [this](const std::string& event) { emit(event); });
+    stats_.gpu_metrics = perfetto::writeGpuMetricTracks(
+        trace_, report_, selection_, [this](Ns ns) { return micros(ns); },
+        [this](const std::string& event) { emit(event); });
   }
 
   void writeDeviceOps() {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cuoverlap/gpu_metrics.h"
 #include "cuoverlap/units.h"
 #include "render_common.h"
 
@@ -160,6 +161,58 @@ std::vector<std::string> unifiedMemoryLines(const TraceReport& trace) {
     lines.push_back(fmt::format("unified memory: {} CPU page faults, {} thrashing or remote-map "
                                 "records", um.cpu_page_faults, um.thrashing));
   }
+  return lines;
+}
+
+namespace {
+
+// "DRAM Read [bytes]" -> "DRAM Read"; a value as its unit says: bytes as a rate, a percentage.
+std::string metricLabel(const std::string& name) {
+  const std::size_t open = name.rfind(" [");
+  return open == std::string::npos ? name : name.substr(0, open);
+}
+
+std::string metricValue(const std::string& name, double value) {
+  if (isByteMetric(name)) {
+    if (value >= 1e12) return fmt::format("{:.2f} TB/s", value / 1e12);
+    if (value >= 1e9) return fmt::format("{:.1f} GB/s", value / 1e9);
+    return fmt::format("{:.1f} MB/s", value / 1e6);
+  }
+  if (name.find("[%") != std::string::npos) return fmt::format("{:.1f}%", value);
+  const std::size_t open = name.rfind(" [");
+  const std::string unit = open == std::string::npos ? "" : " " + name.substr(open + 2, name.size() - open - 3);
+  return fmt::format("{:.4g}{}", value, unit);
+}
+
+std::string metricValues(const GpuMetricsReport& gm, const std::vector<std::optional<double>>& values) {
+  std::string out;
+  for (std::size_t m = 0; m < gm.metrics.size() && m < values.size(); ++m) {
+    if (!values[m]) continue;
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", metricLabel(gm.metrics[m]),
+                       metricValue(gm.metrics[m], *values[m]));
+  }
+  return out.empty() ? "no samples" : out;
+}
+
+}  // namespace
+
+std::vector<std::string> gpuMetricsLines(const TraceReport& trace) {
+  std::vector<std::string> lines;
+  if (!trace.gpu_metrics) return lines;
+  const GpuMetricsReport& gm = *trace.gpu_metrics;
+  for (const GpuMetricDevice& d : gm.devices) {
+    lines.push_back(fmt::format("GPU metrics, device {} (every {}, {} samples): {}", d.device_id,
+                                formatDuration(gm.interval_ns), d.samples, metricValues(gm, d.values)));
+  }
+  constexpr std::size_t kKernelLines = 5;
+  for (std::size_t i = 0; i < gm.kernels.size() && i < kKernelLines; ++i) {
+    const GpuMetricKernel& k = gm.kernels[i];
+    lines.push_back(fmt::format("  kernel {} on device {} ({} launch{}, {} alone, {}): {}", inert(k.name),
+                                k.device_id, k.launches, k.launches == 1 ? "" : "es", k.alone_launches, formatDuration(k.time_ns),
+                                k.alone_launches > 0 ? metricValues(gm, k.values) : "never alone on its device"));
+  }
+  if (gm.lost > 0) lines.push_back(fmt::format("GPU metrics: {} samples lost while recording", gm.lost));
+  if (!gm.error.empty()) lines.push_back("GPU metrics: " + inert(gm.error));
   return lines;
 }
 

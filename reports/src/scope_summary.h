@@ -33,5 +33,9 @@ bool hasSeparateSteadyState(const TraceReport& trace);
 // 512 GPU page faults in 32 groups serviced over 9.5 ms; 32 migrations moved 64.0 MiB HtoD, 0 B
 // DtoH over 1.0 ms"), then the CPU page faults and thrashing records when there are any.
 std::vector<std::string> unifiedMemoryLines(const TraceReport& trace);
+// Empty without GPU metrics. One line per device ("GPU metrics, device 0 (every 10.0 µs, 2310
+// samples): DRAM Read 1.21 TB/s, ..., Warps Active 35.2%"), then the kernels with most time (at
+// most five), each with its values over its launches that ran alone.
+std::vector<std::string> gpuMetricsLines(const TraceReport& trace);
 
 }  // namespace cuoverlap::render

@@ -248,6 +248,7 @@ void renderTrace(const TraceReport& trace, std::ostream& out) {
   if (trace.devices.empty()) out << "no GPU activity in scope\n";
   for (const DeviceReport& device : trace.devices) renderDevice(trace, device, out);
   for (const std::string& line : render::unifiedMemoryLines(trace)) out << line << '\n';
+  for (const std::string& line : render::gpuMetricsLines(trace)) out << line << '\n';
   renderFindings(trace, trace.findings, out);
   for (const RangeInstance& range : trace.range_instances) {
     out << fmt::format("range \"{}\" {} to {} ({})\n", render::inert(range.name),

@@ -216,6 +216,24 @@ struct UnifiedMemory {
   }
 };
 
+// GPU metrics sampled over time: GPU_METRICS as our collector writes it (CUOVERLAP_GPU_METRICS, experimental)
+// (CUPTI PM sampling) or nsys's `--gpu-metrics-devices` exports it. A sample's value covers the
+// GPU time from its timestamp to the series' next sample (at most interval_ns later: a longer gap
+// is samples lost). Names carry the unit ("DRAM Read [bytes]": bytes in the sample; "... [%...]":
+// its average).
+struct GpuMetricSeries {
+  std::uint16_t device_id = 0;  // GPU_METRICS.typeId
+  std::string name;             // TARGET_INFO_GPU_METRICS.metricName
+  std::vector<Ns> times;        // sample starts, sorted
+  std::vector<double> values;
+};
+
+struct GpuMetrics {
+  std::vector<GpuMetricSeries> series;  // sorted by (device, name)
+  Ns interval = 0;  // the sampling interval: the session's, else the series' median spacing
+  bool empty() const { return series.empty(); }
+};
+
 // How a stream came to be, where the trace tells (our collector's CUOVERLAP_STREAM_ORIGIN,
 // docs/schema.md): CUPTI flags a per-thread default stream and a created blocking stream alike
 // (StreamFlag::kDefault). kUnknown without the table (nsys exports, older traces).
@@ -309,6 +327,7 @@ struct Trace {
   std::vector<CudaEventRecord> event_records;  // sorted by correlation id
   std::vector<NvtxRange> nvtx;
   UnifiedMemory unified_memory;
+  GpuMetrics gpu_metrics;
   std::vector<Stream> streams;
   std::vector<Context> contexts;
   std::vector<Device> devices;

@@ -314,6 +314,38 @@ struct UnifiedMemoryReport {
   std::uint64_t thrashing = 0;        // thrashing and remote-map records (our collector)
 };
 
+// GPU metrics sampled in the scope (CUOVERLAP_GPU_METRICS, nsys --gpu-metrics-devices), per device
+// and per kernel (docs/metrics.md, "GPU metrics"). Values line up with GpuMetricsReport::metrics:
+// a "[bytes]" metric as bytes per second over the time its samples cover, any other as its
+// time-weighted mean; empty where the metric has no sample there.
+struct GpuMetricKernel {  // one kernel (name) on one device
+  std::uint16_t device_id = 0;
+  std::string name;
+  std::uint64_t launches = 0;        // in scope
+  Ns time_ns = 0;                    // their summed duration
+  std::uint64_t alone_launches = 0;  // with no other copy, memset or kernel on the device meanwhile
+  Ns sampled_ns = 0;                 // the alone launches' time that samples cover
+  std::vector<std::optional<double>> values;  // over the alone launches only: a device-wide
+                                              // counter cannot tell two kernels' traffic apart
+};
+
+struct GpuMetricDevice {
+  std::uint16_t device_id = 0;
+  std::uint64_t samples = 0;  // in the window (each metric's)
+  Ns sampled_ns = 0;
+  std::vector<std::optional<double>> values;
+};
+
+struct GpuMetricsReport {
+  Ns interval_ns = 0;
+  std::vector<std::string> metrics;        // names with their unit, sorted
+  std::vector<GpuMetricDevice> devices;    // by device id
+  std::vector<GpuMetricKernel> kernels;    // most time first; at most kMaxGpuMetricKernels
+  std::uint64_t lost = 0;                  // samples the collector lost (session gpu_metrics.lost)
+  std::string error;                       // why a GPU was not sampled (session gpu_metrics.error)
+};
+inline constexpr std::size_t kMaxGpuMetricKernels = 20;
+
 // The capture window a trace was recorded in (`record --capture/--delay/--duration`), from the
 // session table: nothing outside it was recorded.
 struct CaptureWindowInfo {
@@ -334,6 +366,7 @@ struct TraceReport {
   std::optional<SteadyState> steady_state;     // set without --range and --window
   std::optional<Phases> phases;                // likewise
   std::optional<UnifiedMemoryReport> unified_memory;  // set when the scope holds any
+  std::optional<GpuMetricsReport> gpu_metrics;        // set when the trace holds GPU metrics
   std::vector<std::string> warnings;      // Trace::warnings: about the input, e.g. unfinished
   std::optional<CaptureWindowInfo> capture;  // set for a trace recorded in a capture window
   const Trace* trace = nullptr;    // for renderers that draw the timeline

@@ -72,6 +72,10 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UnifiedMemoryDevice, device_id, fault_groups,
                                    fault_ns, migrations, htod_bytes, dtoh_bytes, dtod_bytes,
                                    migration_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UnifiedMemoryReport, devices, cpu_page_faults, thrashing)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GpuMetricKernel, device_id, name, launches, time_ns,
+                                   alone_launches, sampled_ns, values)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GpuMetricDevice, device_id, samples, sampled_ns, values)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GpuMetricsReport, interval_ns, metrics, devices, kernels, lost, error)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CaptureWindowInfo, spec, opened, open_ns, close_ns, instances)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TraceReport, path, source, scope, devices, findings,
                                    range_instances, range_summary, steady_state, phases,
@@ -83,10 +87,18 @@ namespace summary {
 std::string encodeReport(const TraceReport& report) {
   // Invalid UTF-8 in names (they come from the trace) is kept byte for byte as JSON cannot: such
   // names are replaced by U+FFFD, as renderJson does when it prints them.
-  return nlohmann::json(report).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  nlohmann::json json(report);
+  // Outside TraceReport's member list: summaries written before GPU metrics decode as ever.
+  if (report.gpu_metrics) json["gpu_metrics"] = *report.gpu_metrics;
+  return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-TraceReport decodeReport(const std::string& text) { return nlohmann::json::parse(text).get<TraceReport>(); }
+TraceReport decodeReport(const std::string& text) {
+  const nlohmann::json json = nlohmann::json::parse(text);
+  TraceReport report = json.get<TraceReport>();
+  if (json.contains("gpu_metrics")) report.gpu_metrics = json.at("gpu_metrics").get<GpuMetricsReport>();
+  return report;
+}
 
 std::string encodeMetrics(const DeviceMetrics& metrics) {
   return nlohmann::json(metrics).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -14,6 +14,7 @@
 #include "cupti/api_selection.h"
 #include "cupti/capture_triggers.h"
 #include "cupti/cupti_check.h"
+#include "cupti/gpu_metrics.h"
 #include "cupti/unified_memory.h"
 #include "pcie_link.h"
 
@@ -94,14 +95,29 @@ bool isNvtxRangeStart(CUpti_CallbackId id) {
 }
 
 std::mutex g_range_mutex;
+bool g_gpu_metrics = false;  // set before the callback is enabled
 std::unordered_set<std::uint32_t>* g_start_end_ranges = new std::unordered_set<std::uint32_t>();
 
 // And, only when CUPTI refused the unified-memory counters before the driver had a context, the
 // first context's creation, to configure them then.
+// With GPU metrics, every context's creation: its device is sampled from then on.
 void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
-  if (domain == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED &&
-      g_unified_memory_at_context.exchange(false)) {
-    enableUnifiedMemory(true);
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+    if (g_unified_memory_at_context.exchange(false)) enableUnifiedMemory(true);
+    const auto* resource = static_cast<const CUpti_ResourceData*>(data);
+    std::uint32_t device = 0;
+    if (g_gpu_metrics && resource != nullptr && resource->context != nullptr &&
+        CUOVERLAP_CUPTI_QUIET(cuptiGetDeviceId(resource->context, &device))) {
+      gpu_metrics::noteContext(device);
+    }
+  }
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && g_gpu_metrics) {
+    const auto* resource = static_cast<const CUpti_ResourceData*>(data);
+    std::uint32_t device = 0;
+    if (resource != nullptr && resource->context != nullptr &&
+        CUOVERLAP_CUPTI_QUIET(cuptiGetDeviceId(resource->context, &device))) {
+      gpu_metrics::noteContextEnding(device);
+    }
   }
   if (data == nullptr) return;
   onCaptureCallback(domain, id, data);
@@ -254,6 +270,13 @@ std::string enable(BufferPool& pool, WriterThread& writer, const CollectorOption
     g_unified_memory_at_context.store(true);
     CUOVERLAP_CUPTI(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                         CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
+  }
+  if (options.gpu_metrics_interval_ns > 0) {
+    g_gpu_metrics = true;
+    CUOVERLAP_CUPTI(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                        CUPTI_CBID_RESOURCE_CONTEXT_CREATED));
+    CUOVERLAP_CUPTI(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                        CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
   }
   g_api = options.api;
   if (g_api == ApiTracing::kLean) selectLeanApis();

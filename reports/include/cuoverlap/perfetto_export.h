@@ -45,6 +45,7 @@ struct PerfettoExportStats {
   std::uint64_t nvtx = 0;      // NVTX ranges and marks
   std::uint64_t gaps = 0;      // events on the idle-gap tracks
   std::uint64_t unified_memory = 0;  // events on the unified-memory tracks
+  std::uint64_t gpu_metrics = 0;     // counter events of the GPU metrics
   std::uint64_t findings = 0;  // events on the finding tracks
   std::uint64_t long_names = 0;  // full names in otherData.names
 };

@@ -1,0 +1,42 @@
+// The GPU-metrics counter tracks of the Perfetto export: per device and metric, one counter ("C")
+// event per sample the selection keeps, on the device's process. A "[bytes]" metric is drawn as
+// GB/s over the sample's span, any other as its value.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "cuoverlap/gpu_metrics.h"
+#include "perfetto_diagnosis.h"
+#include "trace_event_common.h"
+
+namespace cuoverlap::perfetto {
+
+std::uint64_t writeGpuMetricTracks(const Trace& trace, const TraceReport& report,
+                                   const ExportSelection& selection,
+                                   const std::function<std::string(Ns)>& micros,
+                                   const std::function<void(const std::string&)>& emit) {
+  std::set<std::uint16_t> devices;
+  for (const DeviceReport& device : report.devices) devices.insert(device.metrics.device_id);
+  const Ns interval = trace.gpu_metrics.interval;
+  std::uint64_t count = 0;
+  for (const GpuMetricSeries& s : trace.gpu_metrics.series) {
+    if (devices.count(s.device_id) == 0) continue;
+    const bool bytes = isByteMetric(s.name);
+    const std::string name = bytes ? s.name.substr(0, s.name.size() - 7) + "[GB/s]" : s.name;
+    const std::string quoted = trace_event::jsonString(name);
+    for (std::size_t i = 0; i < s.times.size(); ++i) {
+      const Ns span = i + 1 < s.times.size() ? std::min(s.times[i + 1] - s.times[i], interval + interval / 2)
+                                             : interval;
+      if (!selection.keepDeviceRecord(s.device_id, 0, s.times[i], s.times[i] + span)) continue;
+      const double value = bytes ? (span > 0 ? s.values[i] / static_cast<double>(span) : 0.0) : s.values[i];
+      emit(fmt::format("{{\"ph\":\"C\",\"cat\":\"gpu_metrics\",\"name\":{},\"pid\":{},\"ts\":{},"
+                       "\"args\":{{\"value\":{:.6g}}}}}",
+                       quoted, kDevicePidBase + s.device_id, micros(s.times[i]), value));
+      ++count;
+    }
+  }
+  return count;
+}
+
+}  // namespace cuoverlap::perfetto
