@@ -2298,7 +2298,7 @@ void recordLaunchCalls(const DeviceView& view, const std::vector<HostTimeGiven>&
 
 bool addTurnsBeside(const HostTimeline& host, const HostTurns& turns, const ScheduledHost& times,
                     const std::vector<BusyCall>& busy, std::vector<std::uint8_t>& candidate,
-                    std::vector<CallChange>& changed, std::vector<Ns>& earlier) {
+                    std::vector<CallChange>& changed, std::vector<Ns>& earlier, Ns turn) {
   constexpr Ns kPast = 2'000;
   if (busy.empty()) return false;
   const std::size_t n = times.release.size();
@@ -2322,11 +2322,11 @@ bool addTurnsBeside(const HostTimeline& host, const HostTurns& turns, const Sche
     Ns moved = 0;  // the turns of the thread's earlier calls
     for (const auto& [start, p] : calls) {
       const Ns took = turns.op_call_end[p] - turns.op_call_start[p];
-      if (took >= kLegacyTurnNs) continue;
+      if (took >= turn) continue;
       const Ns begins = times.release[p] + (turns.op_call_start[p] - times.recorded_release[p]) + moved;
       for (const BusyCall& b : busy) {
         if (b.thread == turns.op_thread[p] || b.begin > begins || b.end <= begins + kPast) continue;
-        delay[p] = kLegacyTurnNs - took;
+        delay[p] = turn - took;
         moved += delay[p];
         candidate[p] = 0;  // one turn per call
         any = true;

@@ -97,7 +97,7 @@ struct BusyCall {
 // whether there were any.
 bool addTurnsBeside(const HostTimeline& host, const HostTurns& turns, const ScheduledHost& times,
                     const std::vector<BusyCall>& busy, std::vector<std::uint8_t>& candidate,
-                    std::vector<CallChange>& changed, std::vector<Ns>& earlier);
+                    std::vector<CallChange>& changed, std::vector<Ns>& earlier, Ns turn = kLegacyTurnNs);
 
 // Op p's call takes `delay[p]` longer (per position): its thread's later calls up to its next
 // blocking call, and that call, move with it (addTurnsBeside's second half). Adds to `earlier`
@@ -126,9 +126,9 @@ template <class BusyCalls>
 Ns settleTurns(const ScheduleModel& model, const HostTimeline& host, const HostTurns& turns,
                const std::vector<OrderEdge>& edges, std::vector<std::uint8_t>& candidate,
                std::vector<CallChange>& changed, std::vector<Ns>& earlier, ScheduledHost& times, Ns after,
-               const BusyCalls& busyCalls, const std::vector<FasterOp>& faster = {}) {
+               const BusyCalls& busyCalls, const std::vector<FasterOp>& faster = {}, Ns turn = kLegacyTurnNs) {
   for (int round = 0; round < kTurnRounds; ++round) {
-    if (!addTurnsBeside(host, turns, times, busyCalls(), candidate, changed, earlier)) break;
+    if (!addTurnsBeside(host, turns, times, busyCalls(), candidate, changed, earlier, turn)) break;
     after = spanWithTurns(model, turns, edges, earlier, faster, changed, &times);
   }
   return after;

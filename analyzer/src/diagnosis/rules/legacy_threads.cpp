@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "cuoverlap/intervals.h"
@@ -380,6 +381,100 @@ HeldTime timeHeldByStaging(const DeviceView& view, const HostTimeline& host,
     }
   }
   return held;
+}
+
+namespace {
+
+// The part [begin, end) of a cudaMemcpy (its launch `call`, its op at `position`) that holds other
+// threads' calls, given when it returned (`end`), where it began (`begin`) and its copy's run.
+std::pair<Ns, Ns> synchronousHold(Ns begin, Ns end, Ns copy) {
+  return {std::max(begin, end - (kSynchronousCopyHoldNs + copy)), end};
+}
+
+}  // namespace
+
+Ns turnBesideSynchronousCopies(const DeviceView& view) {
+  constexpr Ns kPast = 2'000;       // addTurnsBeside's: the holding call lasts past the begin
+  constexpr std::size_t kMinCalls = 8;  // fewer: the trace's own median says little
+  std::vector<OtherThreadCalls::Call> holding;
+  for (const LegacyOp& x : legacyOps(view)) {
+    if (!x.synchronous) continue;
+    const ScopedOp& op = view.ops()[x.position];
+    const auto call = view.launchCall(view.op(op));
+    if (!call || view.callKind(*call) != ApiKind::kMemcpySync) continue;
+    const RuntimeCall& c = view.call(*call);
+    // As recorded: from its last kSynchronousCopyHoldNs before its copy started to its return.
+    const Ns begin = std::max(c.start, op.start - kSynchronousCopyHoldNs);
+    if (begin < c.end - kPast) holding.push_back({begin, c.end - kPast, x.thread});
+  }
+  if (holding.empty()) return kBesideSynchronousCopyNs;
+  std::sort(holding.begin(), holding.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  const OtherThreadCalls holders(std::move(holding));
+  std::vector<Ns> took;
+  for (std::size_t p = 0; p < view.ops().size(); ++p) {
+    const GpuOp& op = view.op(view.ops()[p]);
+    if (op.src_kind == MemKind::kPageable || op.dst_kind == MemKind::kPageable || view.onLegacyDefaultStreamAt(p)) {
+      continue;
+    }
+    const auto call = view.launchCall(op);
+    if (!call || view.callKind(*call) != ApiKind::kMemcpyAsync) continue;
+    const RuntimeCall& c = view.call(*call);
+    if (holders.overlap(c.start, c.start + 1, threadKey(c))) took.push_back(c.end - c.start);
+  }
+  if (took.size() < kMinCalls) return kBesideSynchronousCopyNs;
+  std::nth_element(took.begin(), took.begin() + static_cast<std::ptrdiff_t>(took.size() / 2), took.end());
+  return took[took.size() / 2];
+}
+
+std::vector<BusyCall> synchronousCopiesHolding(const DeviceView& view, const ScheduledHost& times,
+                                               const std::vector<FasterOp>& faster,
+                                               const std::vector<CallChange>& changed) {
+  std::unordered_map<std::size_t, Ns> run;
+  for (const FasterOp& f : faster) run[f.position] = f.duration;
+  std::unordered_set<std::size_t> asynchronous;
+  for (const CallChange& c : changed) {
+    if (!c.waits) asynchronous.insert(c.call);
+  }
+  std::vector<BusyCall> busy;
+  for (const LegacyOp& x : legacyOps(view)) {
+    if (!x.synchronous) continue;
+    const ScopedOp& op = view.ops()[x.position];
+    const auto call = view.launchCall(view.op(op));
+    if (!call || view.callKind(*call) != ApiKind::kMemcpySync || asynchronous.count(*call) != 0) continue;
+    const auto t = times.call.find(*call);
+    if (t == times.call.end()) continue;
+    const auto r = run.find(x.position);
+    const auto [begin, end] = synchronousHold(t->second.first, t->second.second,
+                                              r != run.end() ? r->second : op.end - op.start);
+    busy.push_back({begin, end, x.thread});
+  }
+  return busy;
+}
+
+Ns withTurnsBesideSynchronousCopies(const DeviceView& view, const HostTimeline& host, const ScheduleModel& model,
+                                    const HostTurns& turns, const std::vector<OrderEdge>& edges,
+                                    const std::vector<std::uint8_t>& candidate, const std::vector<FasterOp>& faster,
+                                    std::vector<Ns>& earlier, std::vector<CallChange>& changed,
+                                    ScheduledHost& times, Ns after) {
+  if (synchronousCopiesHolding(view, times, faster, changed).empty()) return after;
+  const Ns turn = turnBesideSynchronousCopies(view);
+  const std::vector<Ns> base_earlier = earlier;
+  const std::vector<CallChange> base_changed = changed;
+  std::vector<std::uint8_t> last;  // the calls left without a turn by the last round
+  for (int round = 0; round < kTurnRounds; ++round) {
+    std::vector<std::uint8_t> left = candidate;
+    std::vector<Ns> more_earlier = base_earlier;
+    std::vector<CallChange> more_changed = base_changed;
+    const bool any = addTurnsBeside(host, turns, times, synchronousCopiesHolding(view, times, faster, base_changed),
+                                    left, more_changed, more_earlier, turn);
+    if (round > 0 && left == last) break;
+    last = std::move(left);
+    earlier = std::move(more_earlier);
+    changed = std::move(more_changed);
+    after = spanWithTurns(model, turns, edges, earlier, faster, changed, &times);
+    if (!any) break;
+  }
+  return after;
 }
 
 std::map<std::size_t, Ns> callsTakingTurns(const DeviceView& view, const std::vector<std::size_t>& calls) {

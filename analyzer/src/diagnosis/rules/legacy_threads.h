@@ -13,6 +13,7 @@
 #include "diagnosis/host_time_given.h"
 #include "diagnosis/host_timeline.h"
 #include "diagnosis/schedule_estimate.h"
+#include "diagnosis/schedule_turns.h"
 
 namespace cuoverlap::diagnosis {
 
@@ -32,6 +33,49 @@ std::vector<LegacyOp> legacyOps(const DeviceView& view);
 // they still take turns with it (kLegacyTurnNs), not the kAsyncCopyCallNs of a call alone. Per
 // such call, its recorded time within those two.
 std::map<std::size_t, Ns> callsTakingTurns(const DeviceView& view, const std::vector<std::size_t>& calls);
+
+// Another thread's cudaMemcpy (a synchronous copy on the legacy default stream) holds a pinned
+// cudaMemcpyAsync to a created stream for a turn where the call begins in its holding part: its
+// last kSynchronousCopyHoldNs before its copy starts, the copy's run and its return. In the lab's
+// H100 traces (the fixed programs' own traces /work/vt37, the baseline and pin-host runs of its
+// 241 programs), the pinned cudaMemcpyAsync calls to created streams begun beside other threads'
+// copy calls only to created streams took 5.1 us (median of 1370; 6.8 beside two or more, 273)
+// against 3.8 alone (11610): no turn; beside another thread's asynchronous legacy-stream call 20.7-
+// 22.8 (630: the legacy turn, kLegacyTurnNs); beside a cudaMemcpy 27-33, two populations: begun in
+// its last 16 us before its DMA started or in the DMA, 31.5 us (median of 764 over 13 programs,
+// quartiles 27.4-34.8; 96-99% of them 15 us or more), begun earlier, while it waited for the
+// device, 7.1-7.8 (712: a third held, the staged ones). 8-24 us score alike (lab c1-c9).
+inline constexpr Ns kSynchronousCopyHoldNs = 16'000;
+// What such a held call takes where the trace has too few of its own (turnBesideSynchronousCopies):
+// 31.5 us, the median above; 24-36 us score alike.
+inline constexpr Ns kBesideSynchronousCopyNs = 32'000;
+
+// What a pinned cudaMemcpyAsync to a created stream took as recorded where it began in another
+// thread's cudaMemcpy's holding part: their median where the trace has 8 or more, else
+// kBesideSynchronousCopyNs (the lab's programs: 23-29 us where they have them).
+Ns turnBesideSynchronousCopies(const DeviceView& view);
+
+// The holding parts of the view's cudaMemcpy calls as the schedule `times` ran them (their
+// copies' runs `faster`'s where it has one), less those `changed` no longer has wait (made
+// asynchronous by the fix).
+std::vector<BusyCall> synchronousCopiesHolding(const DeviceView& view, const ScheduledHost& times,
+                                               const std::vector<FasterOp>& faster,
+                                               const std::vector<CallChange>& changed);
+
+// `after`, a span of spanWithTurns whose host `times` holds, scheduled again while the calls of
+// `candidate` (per position: pinned asynchronous calls to created streams, with their call in
+// `turns`) that the schedule begins in another thread's cudaMemcpy's holding part take a turn
+// (turnBesideSynchronousCopies), their thread's later calls moving with them. Each round decides
+// the turns afresh in the previous round's schedule (as withTurnsInSchedule, pageable_memcpy.cpp),
+// until they repeat or kTurnRounds: keeping every earlier round's turns (settleTurns) turned
+// 204-293 of lab g000071's calls in the what-if of its vt37 baseline run, where its pinned run has
+// about 100 held (77 in a holding part, 99% of them held, and 15% of the 175 begun earlier);
+// afresh, 103-113. `earlier`, `changed` and `times` come out as that schedule's.
+Ns withTurnsBesideSynchronousCopies(const DeviceView& view, const HostTimeline& host, const ScheduleModel& model,
+                                    const HostTurns& turns, const std::vector<OrderEdge>& edges,
+                                    const std::vector<std::uint8_t>& candidate, const std::vector<FasterOp>& faster,
+                                    std::vector<Ns>& earlier, std::vector<CallChange>& changed,
+                                    ScheduledHost& times, Ns after);
 
 // The latest end seen so far of the two threads with the latest ends: enough to know whether any
 // thread other than a given one still had something in flight (per-thread ends only grow).

@@ -312,6 +312,15 @@ void addCopy(const DeviceView& view, std::size_t position, const ScopedOp& scope
   if (after_fix != duration) copies.faster.push_back({position, after_fix});
 }
 
+// A copy call begun less than this before another thread's page-locking call was held by it as if
+// begun during it: in the lab's H100 traces (the fixed programs' own traces /work/vt37 and the
+// committed corpora), copy calls of another thread begun 0-2 us before a cudaMallocHost or
+// cudaFreeHost of 150 us or more returned after it 34 of 37 and 27 of 33 times, those begun 2-4 us
+// before 1 of 6 and 4 of 9, 4-20 us before 1 of 24 and 0 of 20 (g003095's main thread: a
+// pageable cudaMemcpy begun 0.9 us before the worker's 6.5 MB cudaMallocHost waited 3.2 ms for
+// it, pageable and pinned).
+constexpr Ns kPinningRaceNs = 2'000;
+
 // Pinning takes the staging out of a copy call, not the wait for another thread's page-locking
 // call (cudaMallocHost, cudaFreeHost, cudaHostRegister, ...) that was in progress when it began:
 // the driver holds every thread's calls while it maps or unmaps pinned pages. In g000071's
@@ -377,7 +386,10 @@ void keepPinningHolds(const DeviceView& view, PageableCopies& copies) {
     const ScopedOp& x = view.ops()[position];
     const std::uint64_t thread = threadKey(c);
     Ns until = 0;  // the latest pinned end of a page-locking call it waited out
-    const auto last = std::partition_point(pinning.begin(), pinning.end(), [&](const Pinning& a) { return a.start < c.start; });
+    // A page-locking call begun just after the copy call still took the driver first (the call had
+    // not reached its submission): kPinningRaceNs.
+    const auto last = std::partition_point(pinning.begin(), pinning.end(),
+                                           [&](const Pinning& a) { return a.start < c.start + kPinningRaceNs; });
     const auto first = std::partition_point(pinning.begin(), last, [&](const Pinning& a) { return a.start < c.start - longest_pinning; });
     for (auto it = first; it != last; ++it) {
       const Pinning& a = *it;
@@ -571,14 +583,15 @@ Ns withTurnsInSchedule(const DeviceView& view, const HostTimeline& host, const S
   for (const HostBarrier& barrier : host.barriers) turns.call_thread[barrier.call] = threadKey(view.call(barrier.call));
   ScheduledHost times;
   Ns after = spanWithTurns(model, turns, edges, earlier, copies.faster, changed, &times);
-  if ((legacy_other.empty() && std::find(legacy.begin(), legacy.end(), 1) == legacy.end()) ||
-      std::find(created.begin(), created.end(), 1) == created.end()) {
-    return after;
-  }
   for (std::size_t p = 0; p < n; ++p) {
     if (!legacy[p] && !created[p]) continue;
     turns.op_call_start[p] = times.recorded_release[p] - own[p];  // call order, for addTurnDelays
     turns.op_call_end[p] = times.recorded_release[p];
+  }
+  if (std::find(created.begin(), created.end(), 1) == created.end()) return after;
+  if (legacy_other.empty() && std::find(legacy.begin(), legacy.end(), 1) == legacy.end()) {
+    return withTurnsBesideSynchronousCopies(view, host, model, turns, edges, created, copies.faster, earlier,
+                                            changed, times, after);
   }
   std::vector<std::uint8_t> turned(n, 0);
   const std::vector<Ns> base_earlier = earlier;
@@ -622,6 +635,12 @@ Ns withTurnsInSchedule(const DeviceView& view, const HostTimeline& host, const S
     addTurnDelays(host, turns, delay, changed, earlier);
     after = spanWithTurns(model, turns, edges, earlier, copies.faster, changed, &times);
   }
+  // The created-stream calls that took no turn beside the legacy stream's asynchronous calls take
+  // one beside another thread's cudaMemcpy (withTurnsBesideSynchronousCopies).
+  std::vector<std::uint8_t> candidate(n, 0);
+  for (std::size_t p = 0; p < n; ++p) candidate[p] = created[p] && !turned[p] ? 1 : 0;
+  after = withTurnsBesideSynchronousCopies(view, host, model, turns, edges, candidate, copies.faster, earlier,
+                                           changed, times, after);
   // Kernels slowed beside other streams' kernels that the fix runs beside none take their alone
   // run (kernels_alone.h, kernelsLeftAlone), as in sync-memcpy's fix. Only where other threads'
   // legacy or created-stream calls take turns with the pinned copies (this schedule's second half):
@@ -739,7 +758,30 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
     after = withTurnsInSchedule(view, host, fixed_model, copies, positions, waits, earlier, changed);
   } else {
     before = held_model.span(recorded_edges);
-    after = model.span(waits, earlier, copies.faster, changed);
+    // Pinned, a copy call to a created stream that the what-if begins while another thread's
+    // cudaMemcpy holds the context takes a turn (withTurnsBesideSynchronousCopies): decided in
+    // this schedule, its pinned call where the recorded one staged. Every thread's calls there
+    // are candidates, the pinned ones as recorded too: pinning moves them beside other calls
+    // (what the staged calls held them, timeHeldByStaging gives back).
+    HostTurns turns;
+    recordLaunchCalls(view, held.given, turns);
+    for (const HostBarrier& barrier : host.barriers) {
+      turns.call_thread[barrier.call] = threadKey(view.call(barrier.call));
+    }
+    ScheduledHost times;
+    after = spanWithTurns(model, turns, waits, earlier, copies.faster, changed, &times);
+    std::vector<std::uint8_t> candidate(view.ops().size(), 0);
+    for (std::size_t p = 0; p < view.ops().size(); ++p) {
+      const auto call = view.launchCall(view.op(view.ops()[p]));
+      if (!call || view.callKind(*call) != ApiKind::kMemcpyAsync || view.onLegacyDefaultStreamAt(p)) continue;
+      candidate[p] = 1;
+      const auto pinned = copies.pinned_call.find(*call);
+      if (pinned == copies.pinned_call.end()) continue;
+      turns.op_call_start[p] = times.recorded_release[p] - pinned->second;  // its pinned call
+      turns.op_call_end[p] = times.recorded_release[p];
+    }
+    after = withTurnsBesideSynchronousCopies(view, host, model, turns, waits, candidate, copies.faster, earlier,
+                                             changed, times, after);
   }
   const Ns saving = std::max<Ns>(0, before - after);
   const Ns lower_ideal = copies.faster.empty() ? 0 : ledgerIdeal(view) - ledgerIdeal(view, copies.faster);

@@ -12,10 +12,12 @@
 #include "diagnosis/api_names.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/pinned_rate.h"
+#include "diagnosis/rules/legacy_threads.h"
 #include "diagnosis/rules/pinned_chunks.h"
 #include "diagnosis/rules/single_stream_advice.h"
 #include "diagnosis/rules/single_stream_threads.h"
 #include "diagnosis/rules/staging_holds.h"
+#include "diagnosis/schedule_turns.h"
 
 namespace cuoverlap::diagnosis {
 namespace {
@@ -783,6 +785,42 @@ std::uint64_t smallestPinned(const DeviceView& view, const PinnedCopies& pinned)
 
 }  // namespace
 
+namespace {
+
+// The copy calls the fix pins (`pinned`: now asynchronous, a `moved` one to a created stream, the
+// others where they were) that the schedule begins while another thread's cudaMemcpy holds the
+// context take a turn (legacy_threads.h, withTurnsBesideSynchronousCopies); the calls it leaves
+// keep their recorded time, any turn they took included. `earlier` and `changed` come out with the
+// turns; returns the span.
+Ns pinnedWithTurns(const DeviceView& view, const HostTimeline& host, const ScheduleModel& model,
+                   const std::vector<OrderEdge>& edges, const std::vector<FasterOp>& faster, const PinnedCopies& pinned,
+                   const std::unordered_set<std::size_t>& moved, bool off_legacy, std::vector<Ns>& earlier,
+                   std::vector<CallChange>& changed) {
+  HostTurns turns;
+  recordLaunchCalls(view, {}, turns);
+  for (const HostBarrier& barrier : host.barriers) turns.call_thread[barrier.call] = threadKey(view.call(barrier.call));
+  ScheduledHost times;
+  const Ns after = spanWithTurns(model, turns, edges, earlier, faster, changed, &times);
+  std::vector<std::uint8_t> candidate(view.ops().size(), 0);
+  for (std::size_t p = 0; p < view.ops().size(); ++p) {
+    const GpuOp& op = view.op(view.ops()[p]);
+    const auto call = view.launchCall(op);
+    if (!call || op.kind != OpKind::kMemcpy) continue;
+    const auto pinned_call = pinned.call_ns.find(*call);
+    if (pinned_call == pinned.call_ns.end()) continue;
+    const bool moved_here = moved.count(*call) != 0;
+    if (!moved_here && view.callKind(*call) != ApiKind::kMemcpyAsync) continue;
+    if (view.onLegacyDefaultStreamAt(p) && !(moved_here && off_legacy)) continue;
+    candidate[p] = 1;
+    turns.op_call_start[p] = times.recorded_release[p] - pinned_call->second;  // its pinned call
+    turns.op_call_end[p] = times.recorded_release[p];
+  }
+  return withTurnsBesideSynchronousCopies(view, host, model, turns, edges, candidate, faster, earlier, changed,
+                                          times, after);
+}
+
+}  // namespace
+
 // What splitting `stream`'s chunks over three streams saves (0 without two chunks).
 Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, const HostTimeline& host,
                const ScheduleModel& model, const std::vector<OrderEdge>& waits,
@@ -880,6 +918,10 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   const std::vector<FasterOp> cold = coldLaneKernels(view, split_chunks, kSplitStreams);
   durations.insert(durations.end(), cold.begin(), cold.end());
   Ns free_span = split.span(split_edges, earlier, durations, async_calls);
+  if (pin) {
+    free_span = pinnedWithTurns(view, split_host, split, split_edges, durations, pinned, split_calls, off_legacy,
+                                earlier, async_calls);
+  }
   // The long few-block kernels of different lanes share what the memory system gives them: side
   // by side they run somewhere between their own durations (free) and one after another (in
   // order), by how their buffers fit the L2 together, which the trace does not tell. The split is
@@ -972,8 +1014,9 @@ Ns copyAheadSaving(const DeviceView& view, const std::vector<std::uint64_t>& key
   std::vector<Ns> earlier = pinned.earlier;
   addEventCalls(view, host, chunks, earlier, async_calls);
   const Ns before = model.span(waits);
-  return std::max<Ns>(
-      0, before - model.withLanes(lanes).span(edges, earlier, pinned.faster, async_calls));
+  if (!pin) return std::max<Ns>(0, before - model.withLanes(lanes).span(edges, earlier, pinned.faster, async_calls));
+  return std::max<Ns>(0, before - pinnedWithTurns(view, host, model.withLanes(lanes), edges, pinned.faster, pinned,
+                                                  moved_calls, /*off_legacy=*/true, earlier, async_calls));
 }
 
 }  // namespace cuoverlap::diagnosis
