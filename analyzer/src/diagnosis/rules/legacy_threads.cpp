@@ -393,9 +393,8 @@ std::pair<Ns, Ns> synchronousHold(Ns begin, Ns end, Ns copy) {
 
 }  // namespace
 
-Ns turnBesideSynchronousCopies(const DeviceView& view) {
-  constexpr Ns kPast = 2'000;       // addTurnsBeside's: the holding call lasts past the begin
-  constexpr std::size_t kMinCalls = 8;  // fewer: the trace's own median says little
+std::vector<std::pair<std::size_t, Ns>> heldBesideSynchronousCopies(const DeviceView& view) {
+  constexpr Ns kPast = 2'000;  // addTurnsBeside's: the holding call lasts past the begin
   std::vector<OtherThreadCalls::Call> holding;
   for (const LegacyOp& x : legacyOps(view)) {
     if (!x.synchronous) continue;
@@ -407,10 +406,10 @@ Ns turnBesideSynchronousCopies(const DeviceView& view) {
     const Ns begin = std::max(c.start, op.start - kSynchronousCopyHoldNs);
     if (begin < c.end - kPast) holding.push_back({begin, c.end - kPast, x.thread});
   }
-  if (holding.empty()) return kBesideSynchronousCopyNs;
+  std::vector<std::pair<std::size_t, Ns>> out;
+  if (holding.empty()) return out;
   std::sort(holding.begin(), holding.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
   const OtherThreadCalls holders(std::move(holding));
-  std::vector<Ns> took;
   for (std::size_t p = 0; p < view.ops().size(); ++p) {
     const GpuOp& op = view.op(view.ops()[p]);
     if (op.src_kind == MemKind::kPageable || op.dst_kind == MemKind::kPageable || view.onLegacyDefaultStreamAt(p)) {
@@ -419,8 +418,15 @@ Ns turnBesideSynchronousCopies(const DeviceView& view) {
     const auto call = view.launchCall(op);
     if (!call || view.callKind(*call) != ApiKind::kMemcpyAsync) continue;
     const RuntimeCall& c = view.call(*call);
-    if (holders.overlap(c.start, c.start + 1, threadKey(c))) took.push_back(c.end - c.start);
+    if (holders.overlap(c.start, c.start + 1, threadKey(c))) out.emplace_back(*call, c.end - c.start);
   }
+  return out;
+}
+
+Ns turnBesideSynchronousCopies(const DeviceView& view) {
+  constexpr std::size_t kMinCalls = 8;  // fewer: the trace's own median says little
+  std::vector<Ns> took;
+  for (const auto& [call, ns] : heldBesideSynchronousCopies(view)) took.push_back(ns);
   if (took.size() < kMinCalls) return kBesideSynchronousCopyNs;
   std::nth_element(took.begin(), took.begin() + static_cast<std::ptrdiff_t>(took.size() / 2), took.end());
   return took[took.size() / 2];

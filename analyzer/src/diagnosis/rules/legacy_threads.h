@@ -55,6 +55,10 @@ inline constexpr Ns kBesideSynchronousCopyNs = 32'000;
 // kBesideSynchronousCopyNs (the lab's programs: 23-29 us where they have them).
 Ns turnBesideSynchronousCopies(const DeviceView& view);
 
+// Those calls as recorded (pinned cudaMemcpyAsync to created streams begun in another thread's
+// cudaMemcpy's holding part): their launch call (Trace::runtime_calls index) and recorded time.
+std::vector<std::pair<std::size_t, Ns>> heldBesideSynchronousCopies(const DeviceView& view);
+
 // The holding parts of the view's cudaMemcpy calls as the schedule `times` ran them (their
 // copies' runs `faster`'s where it has one), less those `changed` no longer has wait (made
 // asynchronous by the fix).

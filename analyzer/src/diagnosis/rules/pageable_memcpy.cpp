@@ -761,10 +761,24 @@ std::optional<Finding> findPageableMemcpy(const DeviceView& view) {
     // Pinned, a copy call to a created stream that the what-if begins while another thread's
     // cudaMemcpy holds the context takes a turn (withTurnsBesideSynchronousCopies): decided in
     // this schedule, its pinned call where the recorded one staged. Every thread's calls there
-    // are candidates, the pinned ones as recorded too: pinning moves them beside other calls
-    // (what the staged calls held them, timeHeldByStaging gives back).
+    // are candidates, the pinned ones as recorded too (pinning moves them beside other calls),
+    // each priced afresh: one a recorded cudaMemcpy held (heldBesideSynchronousCopies) gets back
+    // its time past an asynchronous call's, and takes its turn where this schedule begins it in a
+    // holding part again (what staged calls held them, timeHeldByStaging gives back).
+    std::vector<HostTimeGiven> given = held.given;
+    std::set<std::size_t> given_calls;
+    for (const HostTimeGiven& g : held.given) given_calls.insert(g.call);
+    for (const auto& [call, took] : heldBesideSynchronousCopies(view)) {
+      if (took > kAsyncCopyCallNs && given_calls.count(call) == 0) {
+        given.push_back({call, took - kAsyncCopyCallNs, /*in_call=*/true});
+      }
+    }
+    if (given.size() != held.given.size()) {
+      earlier = hostTimeGivenBack(view, given, host);
+      for (std::size_t p = 0; p < earlier.size(); ++p) earlier[p] += copies.staging_lead[p];
+    }
     HostTurns turns;
-    recordLaunchCalls(view, held.given, turns);
+    recordLaunchCalls(view, given, turns);
     for (const HostBarrier& barrier : host.barriers) {
       turns.call_thread[barrier.call] = threadKey(view.call(barrier.call));
     }
