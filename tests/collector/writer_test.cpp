@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sqlite_statement.h"
+#include "trace_merge.h"
 #include "trace_schema.h"
 #include "trace_writer.h"
 
@@ -248,4 +249,65 @@ TEST_CASE("unified-memory records land in the nsys tables: migrations as UVM cop
         "500|3145728|65536|3|0");
   CHECK(db.text("SELECT label FROM ENUM_CUDA_UNIF_MEM_MIGRATION WHERE id = 2") == "Page fault");
   CHECK(db.text("SELECT value FROM CUOVERLAP_SESSION WHERE key = 'records.um_gpu_fault'") == "1");
+}
+
+TEST_CASE("GPU metrics land in nsys's tables, made only when sampled, and merge across processes") {
+  TempPath with, without;
+  without.path = "/tmp/cuoverlap_writer_test_plain_" + std::to_string(getpid()) + ".sqlite";
+  without.removeAll();
+  const std::string merged = "/tmp/cuoverlap_writer_test_merged_" + std::to_string(getpid()) + ".sqlite";
+  std::remove(merged.c_str());
+  {
+    TraceWriter writer(with.path, 1234);
+    writer.onContext({1, 0, 7});
+    GpuMetricBatch batch;
+    batch.names = {{0, 0, "DRAM Read [bytes]", "GPU 0 GH100 (CUPTI PM sampling)"},
+                   {0, 3, "Warps Active [% of peak]", "GPU 0 GH100 (CUPTI PM sampling)"}};
+    batch.values = {{1000, 0, 0, 2097152.0}, {1000, 0, 3, 12.5}, {2000, 0, 0, 0.0}, {2000, 0, 3, 97.25}};
+    writer.onGpuMetrics(batch);
+    writer.onGpuMetrics({{}, {{3000, 0, 0, 4096.0}}});  // a later batch: values only
+    writer.setSessionValue("pid", "1234");
+    writer.setSessionValue(std::string(schema::session_key::kGpuMetricsIntervalNs), "1000");
+    writer.setSessionValue(std::string(schema::session_key::kGpuMetricsDevices), "0");
+    writer.setSessionValue(std::string(schema::session_key::kGpuMetricsSamples), "3");
+    writer.setSessionValue(std::string(schema::session_key::kGpuMetricsLost), "2");
+    writer.setSessionValue(std::string(schema::session_key::kGpuMetricsError), "GPU 1: counters unavailable");
+    writer.close();
+    CHECK(writer.counts()[static_cast<std::size_t>(RecordKind::kGpuMetric)] == 5);
+  }
+  {
+    TraceWriter writer(without.path, 5678);
+    writer.onContext({1, 0, 7});
+    writer.setSessionValue("pid", "5678");
+    writer.close();
+  }
+  {
+    ReadBack db(with.path);
+    CHECK(db.text("SELECT typeId, sourceId, metricId, metricName FROM TARGET_INFO_GPU_METRICS ORDER BY metricId") ==
+          "0|0|0|DRAM Read [bytes];0|0|3|Warps Active [% of peak]");
+    // Whole bytes as integers, a percentage with its fraction.
+    CHECK(db.text("SELECT timestamp, metricId, value, typeof(value) FROM GPU_METRICS ORDER BY timestamp, metricId") ==
+          "1000|0|2097152|integer;1000|3|12.5|real;2000|0|0|integer;2000|3|97.25|real;3000|0|4096|integer");
+    CHECK(db.text("SELECT value FROM CUOVERLAP_SESSION WHERE key = 'records.gpu_metric'") == "5");
+    ReadBack plain(without.path);
+    CHECK(plain.text("SELECT count(*) FROM sqlite_master WHERE name IN ('GPU_METRICS', 'TARGET_INFO_GPU_METRICS')") == "0");
+  }
+  schema::MergeOptions options;
+  options.root_pid = 1234;
+  schema::mergeTraceFiles({with.path, without.path}, merged, options);
+  {
+    ReadBack db(merged);
+    CHECK(db.text("SELECT count(*) FROM GPU_METRICS") == "5");
+    CHECK(db.text("SELECT key, value FROM CUOVERLAP_SESSION WHERE key LIKE 'gpu_metrics.%' ORDER BY key") ==
+          "gpu_metrics.devices|0;gpu_metrics.error|GPU 1: counters unavailable;gpu_metrics.interval_ns|1000;"
+          "gpu_metrics.lost|2;gpu_metrics.samples|3");
+  }
+  std::remove(merged.c_str());
+  schema::mergeTraceFiles({without.path}, merged, options);
+  {
+    ReadBack db(merged);
+    CHECK(db.text("SELECT count(*) FROM sqlite_master WHERE name IN ('GPU_METRICS', 'TARGET_INFO_GPU_METRICS')") == "0");
+    CHECK(db.text("SELECT count(*) FROM CUOVERLAP_SESSION WHERE key LIKE 'gpu_metrics.%'") == "0");
+  }
+  std::remove(merged.c_str());
 }
