@@ -56,6 +56,11 @@ struct Device {
   CUpti_PmSampling_Object* sampler = nullptr;
   std::vector<const char*> cupti_names;
   std::vector<std::uint32_t> ids;
+  // The config image CUPTI was given: it keeps the pointer while sampling runs (freed or rewritten
+  // early, it hung or crashed Kineto's PM sampling: pytorch/kineto#1532), so it lives here, never
+  // reallocated, until the sampling object is disabled.
+  std::vector<std::uint8_t> config;
+  std::vector<std::uint8_t> availability;  // the host object's counter availability image, kept alike
   std::vector<std::uint8_t> counter_data;
   std::vector<double> values;
   std::uint64_t samples = 0, lost = 0, last_start = 0;
@@ -226,7 +231,8 @@ void enableDevice(Sampler& s, std::uint32_t index, GpuMetricBatch& batch) {
   }
   logStep(gpu + ": " + std::to_string(d.ids.size()) + " metrics in one pass");
   if (d.cupti_names.empty()) return addError(s, gpu + " " + chip + ": no metric fits one pass");
-  if (configure(chip, availability, d.cupti_names, config, d.host) != 1) {
+  d.availability = availability;
+  if (configure(chip, d.availability, d.cupti_names, d.config, d.host) != 1) {
     destroyHost(d.host);
     return addError(s, gpu + " " + chip + ": metrics refused");
   }
@@ -242,8 +248,8 @@ void enableDevice(Sampler& s, std::uint32_t index, GpuMetricBatch& batch) {
   CUpti_PmSampling_SetConfig_Params set{};
   set.structSize = CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE;
   set.pPmSamplingObject = d.sampler;
-  set.configSize = config.size();
-  set.pConfig = config.data();
+  set.configSize = d.config.size();
+  set.pConfig = d.config.data();
   set.hardwareBufferSize = kHardwareBufferBytes;
   set.samplingInterval = s.interval_ns;
   set.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
