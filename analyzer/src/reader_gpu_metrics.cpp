@@ -82,7 +82,8 @@ void readGpuMetrics(Context& ctx) {
     last->values.push_back(row.real(3));
   }
   GpuMetrics& out = ctx.trace.gpu_metrics;
-  for (auto& [key, s] : series) {
+  for (auto& entry : series) {
+    GpuMetricSeries& s = entry.second;  // a name of its own: a lambda below captures it
     if (!std::is_sorted(s.times.begin(), s.times.end())) {
       std::vector<std::size_t> order(s.times.size());
       for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
