@@ -26,6 +26,7 @@ char laneCode(LaneKind kind) {
     case LaneKind::kApi: return 'a';
     case LaneKind::kEngine: return 'e';
     case LaneKind::kStream: return 's';
+    case LaneKind::kCounter: return 'c';
   }
   return 'h';
 }
@@ -38,6 +39,10 @@ void appendLane(std::string& out, const TimelineLane& lane) {
   if (lane.engine >= 0) fmt::format_to(std::back_inserter(out), " data-e=\"{}\"", lane.engine);
   if (!lane.gaps.empty()) fmt::format_to(std::back_inserter(out), " data-g=\"{}\"", lane.gaps.text());
   if (!lane.data.empty()) fmt::format_to(std::back_inserter(out), " data-d=\"{}\"", lane.data.text());
+  if (lane.kind == LaneKind::kCounter) {
+    fmt::format_to(std::back_inserter(out), " data-m=\"{:.6g}\" data-u=\"{}\"", lane.counter_max,
+                   escapeHtml(lane.counter_unit));
+  }
   fmt::format_to(std::back_inserter(out), " title=\"{}\">{}</div>", title, label);
 }
 

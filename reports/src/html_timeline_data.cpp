@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
 
 #include "cuoverlap/communication.h"
+#include "cuoverlap/gpu_metrics.h"
 #include "cuoverlap/names.h"
 #include "cuoverlap/units.h"
 #include "render_common.h"
@@ -261,6 +263,44 @@ void collectUnifiedMemory(const TraceReport& report, std::uint16_t device_id, Ns
   }
 }
 
+// One lane per GPU metric of the device with samples in the window (GPU_METRICS: docs/metrics.md,
+// "GPU metrics"): each sample a bar whose height is its value against the lane's largest, bytes as
+// GB/s over the sample's span.
+void collectGpuMetrics(const TraceReport& report, std::uint16_t device_id, Ns start, Ns end, TimelineData& data) {
+  const GpuMetrics& gm = report.trace->gpu_metrics;
+  const Ns longest = gm.interval > 0 ? gm.interval + gm.interval / 2 : 0;
+  for (const GpuMetricSeries& s : gm.series) {
+    if (s.device_id != device_id || s.times.empty()) continue;
+    const bool bytes = isByteMetric(s.name);
+    const auto spanOf = [&](std::size_t i) {
+      const Ns next = i + 1 < s.times.size() ? s.times[i + 1] - s.times[i] : gm.interval;
+      return longest > 0 ? std::min(next, longest) : next;
+    };
+    const auto valueOf = [&](std::size_t i) {
+      const Ns span = spanOf(i);
+      return bytes ? (span > 0 ? s.values[i] / static_cast<double>(span) : 0.0) : s.values[i];
+    };
+    const std::size_t first = static_cast<std::size_t>(
+        std::lower_bound(s.times.begin(), s.times.end(), start) - s.times.begin());
+    std::size_t i0 = first > 0 && s.times[first - 1] + spanOf(first - 1) > start ? first - 1 : first;
+    double largest = 0;
+    for (std::size_t i = i0; i < s.times.size() && s.times[i] < end; ++i) largest = std::max(largest, valueOf(i));
+    if (largest <= 0) continue;
+    TimelineLane lane;
+    lane.kind = LaneKind::kCounter;
+    const std::size_t open = s.name.rfind(" [");
+    lane.label = "GPU metric: " + (open == std::string::npos ? s.name : s.name.substr(0, open));
+    lane.counter_unit = bytes ? "GB/s" : open == std::string::npos ? "" : s.name.substr(open + 2, s.name.size() - open - 3);
+    lane.counter_max = largest;
+    LaneWriter writer(lane, start);
+    for (std::size_t i = i0; i < s.times.size() && s.times[i] < end; ++i) {
+      writer.interval(s.times[i], s.times[i] + spanOf(i));
+      lane.data.add(static_cast<std::uint64_t>(std::lround(std::max(0.0, valueOf(i)) / largest * 1000.0)));
+    }
+    data.lanes.push_back(std::move(lane));
+  }
+}
+
 void collectDevice(const TraceReport& report, const DeviceReport& device, Ns start, Ns end,
                    LabelTable& labels, TimelineData& data) {
   const Trace& trace = *report.trace;
@@ -302,6 +342,7 @@ void collectDevice(const TraceReport& report, const DeviceReport& device, Ns sta
     data.lanes.push_back(std::move(engines[e].lane));
   }
   collectUnifiedMemory(report, device_id, start, end, data);
+  collectGpuMetrics(report, device_id, start, end, data);
   for (auto& entry : streams) data.lanes.push_back(std::move(entry.second.first));
 }
 

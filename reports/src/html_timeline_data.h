@@ -54,12 +54,13 @@ class NameTable {
   std::vector<std::string_view> names_{std::string_view()};
 };
 
-enum class LaneKind { kHeader, kNvtx, kApi, kEngine, kStream };
+enum class LaneKind { kHeader, kNvtx, kApi, kEngine, kStream, kCounter };
 
 // One row of the timeline. Items are packed as the script reads them (times relative to the axis
 // start, ns): NVTX (start delta, length, name), API (start delta, length, name, correlation
 // delta), engine (start delta, length: the union of the engine's ops), stream (start delta,
-// length, label, correlation delta). Deltas are from the lane's previous item (signed).
+// length, label, correlation delta), counter (start delta, length, value in thousandths of the
+// lane's largest). Deltas are from the lane's previous item (signed).
 struct TimelineLane {
   LaneKind kind = LaneKind::kHeader;
   std::string label;   // raw text; the writer escapes it
@@ -69,6 +70,8 @@ struct TimelineLane {
   std::uint64_t items = 0;
   NumberPacker data;
   NumberPacker gaps;   // device headers: (start, length, cause name, title name) per largest gap
+  double counter_max = 0;    // counter lanes: the largest value in the window, in `counter_unit`
+  std::string counter_unit;  // "GB/s", "%"
 };
 
 struct TimelineData {

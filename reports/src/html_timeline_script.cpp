@@ -19,7 +19,7 @@ const char* const kScript = R"JS(
   var DIG = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_', VAL = new Int8Array(128);
   for (var q = 0; q < 64; q++) VAL[DIG.charCodeAt(q)] = q;
   var AH = 22, RH = 18;
-  var STRIDE = { n: 3, a: 4, e: 2, s: 4 };
+  var STRIDE = { n: 3, a: 4, e: 2, s: 4, c: 3 };
   function unpack(s) {
     var out = new Float64Array(s.length), n = 0, v = 0, mul = 1;
     for (var i = 0; i < s.length; i++) {
@@ -31,7 +31,7 @@ const char* const kScript = R"JS(
   function zz(u) { return u % 2 ? -(u + 1) / 2 : u / 2; }
   var css = getComputedStyle(document.documentElement);
   function colour(name, fallback) { return css.getPropertyValue(name).trim() || fallback; }
-  var NVTX = colour('--nvtx', '#7a8699'), API = colour('--api', '#5b8fa8');
+  var NVTX = colour('--nvtx', '#7a8699'), API = colour('--api', '#5b8fa8'), COUNTER = colour('--counter', '#8e6bbf');
   function gapColour(cause) { return colour('--g-' + cause, '') || colour('--g-unknown', '#9e9e9e'); }
   var UNITS = [[1e9, 's'], [1e6, 'ms'], [1e3, '\u00b5s'], [1, 'ns']];
   function unitOf(ns) { for (var i = 0; i < 3; i++) if (Math.abs(ns) >= UNITS[i][0]) return UNITS[i]; return UNITS[3]; }
@@ -67,6 +67,7 @@ const char* const kScript = R"JS(
   function decodeLane(div) {
     var k = div.dataset.k, lane = { k: k, pid: Number(div.dataset.p), label: div.textContent, n: 0 };
     if (k === 'e') lane.engine = Number(div.dataset.e);
+    if (k === 'c') { lane.max = Number(div.dataset.m); lane.unit = div.dataset.u || ''; }
     if (div.dataset.g) {
       var g = unpack(div.dataset.g);
       lane.gaps = [];
@@ -227,11 +228,25 @@ const char* const kScript = R"JS(
       return EC[labels[lane.name[i] * 6 + 1]] || EC[0];
     }
     function itemText(lane, i) {
-      if (lane.k === 'e') return '';
+      if (lane.k === 'e' || lane.k === 'c') return '';
       return display(lane.k === 's' ? labels[lane.name[i] * 6] : lane.name[i]);
     }
     var drawnCount = 0;
+    // A counter lane (GPU metrics): per pixel column the largest sample's bar, its height the value
+    // against the lane's largest in the window.
+    function drawCounter(ctx, lane, y, h) {
+      var top = new Float32Array(W), first = firstEnding(lane, g.v0);
+      for (var i = first; i < lane.n && lane.s[i] < g.v1; i++) {
+        var x0 = x(lane.s[i]), x1 = x(lane.e[i]);
+        if (x1 < 0) continue;
+        var c0 = Math.max(0, Math.floor(x0)), c1 = Math.min(W - 1, Math.max(c0, Math.ceil(x1) - 1));
+        for (var c = c0; c <= c1; c++) top[c] = Math.max(top[c], lane.name[i] / 1000);
+      }
+      ctx.fillStyle = COUNTER;
+      for (var c = 0; c < W; c++) if (top[c] > 0) { var bh = Math.max(1, top[c] * h); ctx.fillRect(c, y + h - bh, 1, bh); }
+    }
     function drawLane(ctx, lane, y, h) {
+      if (lane.k === 'c') { drawCounter(ctx, lane, y, h); return; }
       var cov = new Float32Array(W * NE), first = firstEnding(lane, g.v0), rects = 0;
       for (var i = first; i < lane.n && lane.s[i] < g.v1; i++) {
         var x0 = x(lane.s[i]), x1 = x(lane.e[i]);
@@ -304,6 +319,7 @@ const char* const kScript = R"JS(
         lines.push(clip(names[labels[L]] || '', 2000));
         lines.push(kind === 0 ? 'kernel \u00b7 grid ' + labels[L + 4] + ' \u00b7 block ' + labels[L + 5] : fmtBytes(labels[L + 3]) + ' \u00b7 ' + ENGINES[labels[L + 1]] + ' engine');
       } else if (lane.k === 'e') lines.push(lane.engine >= 0 ? ENGINES[lane.engine] + ' engine busy (union of its ops)' : 'busy (union of its records)');
+      else if (lane.k === 'c') lines.push((lane.name[i] / 1000 * lane.max).toPrecision(3) + ' ' + lane.unit + ' (the sample\u2019s; its lane\u2019s largest ' + lane.max.toPrecision(3) + ' ' + lane.unit + ')');
       else lines.push(clip(names[lane.name[i]] || '', 2000));
       lines.push(atO(lane.s[i]) + ', ' + fmt(lane.e[i] - lane.s[i]) + ' \u00b7 ' + lane.label);
       if (lane.corr && lane.corr[i]) lines.push('correlation ' + lane.corr[i]);

@@ -8,6 +8,7 @@
 
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/gpu_metrics.h"
+#include "cuoverlap/html_report.h"
 #include "cuoverlap/json_report.h"
 #include "cuoverlap/perfetto_export.h"
 #include "cuoverlap/reader.h"
@@ -128,6 +129,12 @@ TEST_CASE("GPU metrics: read, summarized per device and per alone kernel, render
                   "Warps Active 80.5%") != std::string::npos);
   CHECK(text.find("kernel spin on device 0 (1 launch, 0 alone, 100.0 µs): never alone") != std::string::npos);
   CHECK(text.find("3 samples lost") != std::string::npos);
+  // The HTML timeline: a counter lane per metric, values in thousandths of the lane's largest.
+  const std::string html = renderHtml(report);
+  CHECK(html.find("data-k=\"c\"") != std::string::npos);
+  CHECK(html.find("GPU metric: DRAM Read") != std::string::npos);
+  CHECK(html.find("data-u=\"GB/s\"") != std::string::npos);
+  CHECK(html.find("GPU metric: Warps Active") != std::string::npos);
   std::ostringstream perfetto;
   const PerfettoExportStats stats = writePerfettoTrace(trace, perfetto);
   CHECK(stats.gpu_metrics == 200);
@@ -159,6 +166,7 @@ TEST_CASE("GPU metrics: a window and a device scope; traces without them report 
   report.traces.push_back(analyzeTrace(none, {}));
   CHECK_FALSE(report.traces[0].gpu_metrics);
   CHECK(nlohmann::json::parse(renderJsonString(report))["traces"][0].count("gpu_metrics") == 0);
+  CHECK(renderHtml(report).find("data-k=\"c\"") == std::string::npos);
 }
 
 TEST_CASE("GPU metrics: nsys-style type ids and metrics no name table names") {
