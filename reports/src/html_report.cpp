@@ -152,7 +152,7 @@ void appendWarnings(std::string& out, const TraceReport& trace) {
   }
 }
 
-// The time base and, with --range, the range summary (scope_summary.h).
+// The time base, the GPU metrics and, with --range, the range summary (scope_summary.h).
 void appendScopeSummary(std::string& out, const TraceReport& trace, const html::DeviceRanks& ranks,
                         const Jumps& jumps) {
   if (trace.first_op_start > 0) {
@@ -179,6 +179,15 @@ void appendScopeSummary(std::string& out, const TraceReport& trace, const html::
       appendFinding(out, trace, *finding, jumps);
     }
     out += "<h3>Whole run</h3>";
+  }
+  // GPU metrics (docs/metrics.md): the text report's lines; the timeline draws the samples.
+  const std::vector<std::string> metrics = render::gpuMetricsLines(trace);
+  if (!metrics.empty()) {
+    out += "<h3>GPU metrics</h3><ul>";
+    for (const std::string& line : metrics) {
+      fmt::format_to(std::back_inserter(out), "<li>{}</li>", escapeHtml(line.substr(line.find_first_not_of(' '))));
+    }
+    out += "</ul>";
   }
   const std::vector<std::string> lines = render::rangeSummaryLines(trace);
   if (lines.empty()) return;

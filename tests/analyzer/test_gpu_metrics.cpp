@@ -135,6 +135,7 @@ TEST_CASE("GPU metrics: read, summarized per device and per alone kernel, render
   CHECK(html.find("GPU metric: DRAM Read") != std::string::npos);
   CHECK(html.find("data-u=\"GB/s\"") != std::string::npos);
   CHECK(html.find("GPU metric: Warps Active") != std::string::npos);
+  CHECK(html.find("<h3>GPU metrics</h3><ul><li>GPU metrics, device 0 (every 10.0 µs") != std::string::npos);
   std::ostringstream perfetto;
   const PerfettoExportStats stats = writePerfettoTrace(trace, perfetto);
   CHECK(stats.gpu_metrics == 200);
