@@ -101,6 +101,7 @@ TEST_CASE("collector options from the environment: output, rank, API mode, overh
   env.set(schema::kEnvPerThreadBuffers, "0");
   env.set(schema::kEnvCommitMs, "50");
   env.set(schema::kEnvCuptiFlushMs, "20");
+  env.set(schema::kEnvGpuMetricsUs, "100");
   env.set(schema::kEnvQuiet, "1");
   env.set(schema::kEnvCommand, "python train.py");
   env.set(schema::kEnvRootPid, std::to_string(getpid()).c_str());
@@ -116,6 +117,7 @@ TEST_CASE("collector options from the environment: output, rank, API mode, overh
   CHECK_FALSE(o.per_thread_buffers);
   CHECK(o.commit_interval.count() == 50);
   CHECK(o.cupti_flush_period_ms == 20);
+  CHECK(o.gpu_metrics_interval_ns == 100'000);
   CHECK(o.command == "python train.py");
   // Another process (a rank torchrun started) describes itself, not record's command line.
   env.set(schema::kEnvRootPid, "1");
@@ -124,7 +126,9 @@ TEST_CASE("collector options from the environment: output, rank, API mode, overh
   env.set(schema::kEnvApi, nullptr);
   env.set(schema::kEnvCommitMs, "5000000");
   env.set(schema::kEnvHostBufferKb, "lots");
+  env.set(schema::kEnvGpuMetricsUs, "often");  // GPU metrics stay off
   collector::CollectorOptions d = collector::optionsFromEnvironment();
+  CHECK(d.gpu_metrics_interval_ns == 0);
   CHECK(d.api == collector::ApiTracing::kLean);
   CHECK(d.commit_interval.count() == 100);
   CHECK(d.host_buffer_bytes == 4096u << 10);
