@@ -22,20 +22,16 @@ struct Integral {
   }
 };
 
-// Adds the part of `series` inside [begin, end) to `into`. A sample spans from its start to the
-// next sample's, at most one and a half intervals (a longer gap is samples lost, not a long one).
+// Adds the part of `series` inside [begin, end) to `into`, each sample over its sampleSpan.
 void integrate(const GpuMetricSeries& series, Ns interval, Ns begin, Ns end, bool bytes, Integral& into) {
   if (end <= begin || series.times.empty()) return;
-  const Ns longest = interval > 0 ? interval + interval / 2 : std::numeric_limits<Ns>::max();
   const auto& t = series.times;
   // The first sample that may reach `begin`: the one before the first that starts after it.
   std::size_t i = static_cast<std::size_t>(std::upper_bound(t.begin(), t.end(), begin) - t.begin());
   if (i > 0) --i;
   for (; i < t.size() && t[i] < end; ++i) {
-    const Ns span_end = std::min(i + 1 < t.size() ? t[i + 1] : t[i] + std::min(interval, longest),
-                                 t[i] + longest);
-    const Ns span = span_end - t[i];
-    const Ns overlap = std::min(end, span_end) - std::max(begin, t[i]);
+    const Ns span = sampleSpan(series, i, interval);
+    const Ns overlap = std::min(end, t[i] + span) - std::max(begin, t[i]);
     if (span <= 0 || overlap <= 0) continue;
     const double part = static_cast<double>(overlap) / static_cast<double>(span);
     into.weighted += bytes ? series.values[i] * part : series.values[i] * static_cast<double>(overlap);
@@ -58,11 +54,10 @@ void attribute(const Trace& trace, const DeviceOps& device, std::size_t k, const
                Ns interval, bool bytes, Integral& into) {
   const GpuOp& op = trace.ops[device.ops[k]];
   const auto& t = series.times;
-  const Ns longest = interval > 0 ? interval + interval / 2 : std::numeric_limits<Ns>::max();
   std::size_t i = static_cast<std::size_t>(std::upper_bound(t.begin(), t.end(), op.start) - t.begin());
   if (i > 0) --i;
   for (; i < t.size() && t[i] < op.end; ++i) {
-    const Ns span_end = std::min(i + 1 < t.size() ? t[i + 1] : t[i] + interval, t[i] + longest);
+    const Ns span_end = t[i] + sampleSpan(series, i, interval);
     const auto overlap = [&](const GpuOp& o) { return std::max<Ns>(0, std::min(o.end, span_end) - std::max(o.start, t[i])); };
     const Ns own = overlap(op);
     if (own <= 0 || span_end <= t[i]) continue;
@@ -96,6 +91,12 @@ struct KernelTotals {
 };
 
 }  // namespace
+
+Ns sampleSpan(const GpuMetricSeries& series, std::size_t i, Ns interval) {
+  if (i + 1 >= series.times.size()) return interval;
+  const Ns next = series.times[i + 1] - series.times[i];
+  return interval > 0 ? std::min(next, interval + interval / 2) : next;
+}
 
 bool isByteMetric(std::string_view name) {
   constexpr std::string_view kUnit = "[bytes]";

@@ -268,14 +268,10 @@ void collectUnifiedMemory(const TraceReport& report, std::uint16_t device_id, Ns
 // GB/s over the sample's span.
 void collectGpuMetrics(const TraceReport& report, std::uint16_t device_id, Ns start, Ns end, TimelineData& data) {
   const GpuMetrics& gm = report.trace->gpu_metrics;
-  const Ns longest = gm.interval > 0 ? gm.interval + gm.interval / 2 : 0;
   for (const GpuMetricSeries& s : gm.series) {
     if (s.device_id != device_id || s.times.empty()) continue;
     const bool bytes = isByteMetric(s.name);
-    const auto spanOf = [&](std::size_t i) {
-      const Ns next = i + 1 < s.times.size() ? s.times[i + 1] - s.times[i] : gm.interval;
-      return longest > 0 ? std::min(next, longest) : next;
-    };
+    const auto spanOf = [&](std::size_t i) { return sampleSpan(s, i, gm.interval); };
     const auto valueOf = [&](std::size_t i) {
       const Ns span = spanOf(i);
       return bytes ? (span > 0 ? s.values[i] / static_cast<double>(span) : 0.0) : s.values[i];

@@ -26,8 +26,7 @@ std::uint64_t writeGpuMetricTracks(const Trace& trace, const TraceReport& report
     const std::string name = bytes ? s.name.substr(0, s.name.size() - 7) + "[GB/s]" : s.name;
     const std::string quoted = trace_event::jsonString(name);
     for (std::size_t i = 0; i < s.times.size(); ++i) {
-      const Ns span = i + 1 < s.times.size() ? std::min(s.times[i + 1] - s.times[i], interval + interval / 2)
-                                             : interval;
+      const Ns span = sampleSpan(s, i, interval);
       if (!selection.keepDeviceRecord(s.device_id, 0, s.times[i], s.times[i] + span)) continue;
       const double value = bytes ? (span > 0 ? s.values[i] / static_cast<double>(span) : 0.0) : s.values[i];
       emit(fmt::format("{{\"ph\":\"C\",\"cat\":\"gpu_metrics\",\"name\":{},\"pid\":{},\"ts\":{},"

@@ -14,6 +14,10 @@ namespace cuoverlap {
 // device-wide.
 std::optional<GpuMetricsReport> summarizeGpuMetrics(const Trace& trace, const Scope& scope);
 
+// How long sample i of `series` covers: to the next sample, at most one and a half intervals (a
+// longer gap is samples lost); the last one `interval`. Every user of the samples spans them so.
+Ns sampleSpan(const GpuMetricSeries& series, std::size_t i, Ns interval);
+
 // True for a metric counted in bytes per sample ("DRAM Read [bytes]"): reported per second.
 bool isByteMetric(std::string_view name);
 
