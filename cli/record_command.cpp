@@ -50,8 +50,24 @@ struct RecordArgs {
   bool summary = false;  // also write each trace's rank summary beside it
   std::string api = "lean";
   std::string capture, delay, duration;  // as given; checked by captureSpec()
+  std::string gpu_metrics;                // µs between GPU-metric samples, as given; checked by gpuMetricsUs()
   std::vector<std::string> command;
 };
+
+// --gpu-metrics US: whole microseconds from 10 (below that, decoding a sample costs more than the
+// interval: docs/collector.md, "GPU metrics by PM sampling") to 1,000,000; bad input exits 2
+// before the program runs.
+std::string gpuMetricsUs(const RecordArgs& args) {
+  if (args.gpu_metrics.empty()) return {};
+  const std::string& text = args.gpu_metrics;
+  const bool digits = text.size() <= 7 && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const long us = digits ? std::stol(text) : 0;
+  if (us < 10 || us > 1000000) {
+    throw UserError(fmt::format("--gpu-metrics takes the microseconds between samples, 10 to 1000000 (got '{}')",
+                                stderrText(text)));
+  }
+  return std::to_string(us);
+}
 
 // The capture window asked for; bad input is a one-line error (exit 2) before the program runs.
 schema::CaptureSpec captureSpec(const RecordArgs& args) {
@@ -192,6 +208,7 @@ std::string joinCommand(const std::vector<std::string>& command) {
     setenv(schema::kEnvCaptureDelay, args.delay.c_str(), 1);
     setenv(schema::kEnvCaptureDuration, args.duration.c_str(), 1);
     unsetenv(schema::kEnvSummary);  // record summarizes the files it reports, once (--summary)
+    if (!args.gpu_metrics.empty()) setenv(schema::kEnvGpuMetricsUs, gpuMetricsUs(args).c_str(), 1);
   }
   std::vector<char*> argv;
   for (const std::string& word : args.command) argv.push_back(const_cast<char*>(word.c_str()));
@@ -393,6 +410,7 @@ int record(const RecordArgs& args) {
   if (args.api != "lean" && args.api != "all") throw UserError("--api must be lean or all");
   const bool summary = args.summary || summaryFromEnvironment();
   const schema::CaptureSpec capture = captureSpec(args);
+  gpuMetricsUs(args);
   RunPlan plan;
   std::string host = hostName();
   plan.merged = !schema::isPerProcessPattern(args.output);
@@ -455,6 +473,10 @@ void registerRecordCommand(CLI::App& app, CommandResult& result) {
                   "Seconds after CUDA starts in a process before the window may open (alone: "
                   "opens then)");
   cmd->add_option("--duration", args->duration, "Seconds after which an open window closes");
+  cmd->add_option("--gpu-metrics", args->gpu_metrics,
+                  "Also sample each GPU's DRAM and L2 traffic and warps active every US "
+                  "microseconds (CUPTI PM sampling; 100 is a good start; docs/collector.md)")
+      ->type_name("US");
   cmd->add_option("command", args->command, "The program and its arguments, after --")
       ->required()
       ->expected(-1);

@@ -53,7 +53,7 @@ EVENT_TABLE = "CUPTI_ACTIVITY_KIND_CUDA_EVENT"
 RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 STREAM_TABLE = "TARGET_INFO_CUDA_STREAM"
 STREAM_ORIGIN_TABLE = "CUOVERLAP_STREAM_ORIGIN"  # per stream: its record's creating call (ours)
-GPU_METRICS_TABLE = "GPU_METRICS"  # samples of CUOVERLAP_GPU_METRICS, kept inside the windows
+GPU_METRICS_TABLE = "GPU_METRICS"  # samples of record --gpu-metrics, kept inside the windows
 GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
 # Unified-memory migrations in the MEMCPY table (the analyzer's kUnifiedMemoryCopies): not ops.
 UNIFIED_MEMORY_COPY_KINDS = (11, 12, 13)
@@ -256,7 +256,7 @@ def trim_plain(trace, out, windows):
         columns = [r[1] for r in db.execute(f'PRAGMA table_info("{table}")')]
         if table == EVENT_TABLE:
             continue
-        # GPU_METRICS (CUOVERLAP_GPU_METRICS) has its time in `timestamp`.
+        # GPU_METRICS (record --gpu-metrics) has its time in `timestamp`.
         time = "start" if "start" in columns else "timestamp" if table == GPU_METRICS_TABLE else None
         if time is not None:
             # No interval at or before the row (or a NULL start): coalesce yields the start itself.

@@ -2,7 +2,7 @@
 """Do a kernel's GPU metrics alone predict how much longer it runs beside others?
 
 Usage: scripts/lab_gpu_metrics_study.py VARIANTS_DIR
-VARIANTS_DIR: variant traces recorded with GPU metrics (CUOVERLAP_GPU_METRICS=100 VARIANT_TRACES=1
+VARIANTS_DIR: variant traces recorded with GPU metrics (GPU_METRICS=100 VARIANT_TRACES=1
 scripts/lab_record.sh; docs/lab.md, "Thirty-eighth session"). Every kernel of every fixed run is
 matched to its baseline kernel (threads by the multiset of kernel shapes each launched, then
 kernels by launch order within a thread and shape, as helper h4 did in the thirty-seventh session);

@@ -10,7 +10,8 @@
 #        SKIP_BUILD=1 (use what BUILD_DIR holds), VARIANT_TRACES=1 (also OUT_DIR/variants: every variant's
 #        median run, for scripts/lab_variant_ops.py), WINDOWS=K (1: keep the K baseline runs nearest
 #        the median span, lab_collect.py --windows), STAGE=record (record the batches and stop) or
-#        STAGE=collect (collect what OUT_DIR/batches holds: a recording cut in two device calls)
+#        STAGE=collect (collect what OUT_DIR/batches holds: a recording cut in two device calls),
+#        GPU_METRICS=US (record --gpu-metrics US: GPU metrics sampled every US µs, kept in the windows)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -63,7 +64,7 @@ failed_batches=0
 for programs in "$out"/batches/batch[0-9][0-9][0-9].jsonl; do
   name=$(basename "$programs" .jsonl)
   t0=$(date +%s.%N)
-  timeout --kill-after=10 "$batch_timeout" "$cli" record --force -o "$out/batches/$name.sqlite" -- \
+  timeout --kill-after=10 "$batch_timeout" "$cli" record --force ${GPU_METRICS:+--gpu-metrics "$GPU_METRICS"} -o "$out/batches/$name.sqlite" -- \
     "$lab" run "$programs" --reps "$reps" --results "$out/batches/$name.results.jsonl" \
     > "$out/batches/$name.log" 2>&1
   rc=$?

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# What CUOVERLAP_GPU_METRICS (record with GPU metrics) costs the traced program, on a GPU host: gpu_metrics_app's phase
-# times (event-timed, ms) and wall time, REPS runs each of: untraced, record, record with CUOVERLAP_GPU_METRICS
+# What record --gpu-metrics costs the traced program, on a GPU host: gpu_metrics_app's phase
+# times (event-timed, ms) and wall time, REPS runs each of: untraced, record, record --gpu-metrics
 # at 100, 20 and 10 µs; then each traced run's samples, lost samples and file size. Prints a table.
 # Usage: scripts/gpu/gpu_metrics_overhead.sh BUILD_DIR OUT_DIR   (REPS, default 5)
 set -uo pipefail
@@ -21,7 +21,7 @@ for i in $(seq "$reps"); do
   run_one plain "$app"
   run_one record "$cli" record --force -o "$out/record.sqlite" -- "$app"
   for us in 100 20 10; do
-    run_one "metrics$us" env CUOVERLAP_GPU_METRICS="$us" "$cli" record --force -o "$out/metrics$us.sqlite" -- "$app"
+    run_one "metrics$us" "$cli" record --force --gpu-metrics "$us" -o "$out/metrics$us.sqlite" -- "$app"
   done
 done
 printf '%-10s %8s %8s %8s %8s %8s %10s %8s %10s\n' config wall_ms sweep pair spin samples lost size_MB error

@@ -216,8 +216,20 @@ TEST_CASE("record: a collector that warned → record points at the warning") {
 }
 #endif
 
+// --gpu-metrics US reaches the traced program as CUOVERLAP_GPU_METRICS (docs/collector.md).
+TEST_CASE("record --gpu-metrics 250: the program's collector samples every 250 µs") {
+  const std::string mark = scratchDir() + "/gpu_metrics_env";
+  const std::string command = std::string(CUOVERLAP_CLI) + " record --force --gpu-metrics 0250 -o " + scratchDir() +
+                              "/gpu_metrics.sqlite -- sh -c 'echo ${CUOVERLAP_GPU_METRICS:-unset} > " + mark +
+                              "; exit 7' 2> /dev/null";
+  const int status = std::system(command.c_str());
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 7);
+  CHECK(readAll(mark) == "250\n");
+}
+
 // Capture-window options: bad input is one line and exit 2, before the program runs.
-TEST_CASE("record: bad --capture, --delay and --duration → one line, exit 2, program not run") {
+TEST_CASE("record: bad --capture, --delay, --duration and --gpu-metrics → one line, exit 2, program not run") {
   struct Case {
     std::string args, says;
   };
@@ -233,6 +245,10 @@ TEST_CASE("record: bad --capture, --delay and --duration → one line, exit 2, p
       {"--delay 5s", "bad --delay '5s'"},
       {"--duration 0", "--duration must be more than 0"},
       {"--duration abc", "bad --duration 'abc'"},
+      {"--gpu-metrics 5", "--gpu-metrics takes the microseconds between samples, 10 to 1000000 (got '5')"},
+      {"--gpu-metrics 1e3", "(got '1e3')"},
+      {"--gpu-metrics 2000000", "(got '2000000')"},
+      {"--gpu-metrics -100", "--gpu-metrics"},
   };
   for (const Case& c : cases) {
     INFO(c.args);

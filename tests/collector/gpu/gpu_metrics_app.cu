@@ -3,6 +3,8 @@
 //   sweep: 8 passes of a streaming kernel over 2 x 256 MiB (reads and writes from DRAM);
 //   spin:  a kernel of 1056 blocks that only waits 3 ms on the global timer (no memory traffic);
 //   pair:  the sweep on two streams at once, over separate buffers.
+// `reset` then destroys the context (cudaDeviceReset) and sweeps once more in a new one
+// ("PHASE again"): sampling stops before a context goes and starts again with the next.
 // Prints each phase's kernel time (ms) on stdout as "PHASE NAME MS". `probe` exits 0 when a GPU
 // is usable, else 1. Exits 0 on success, 3 on a CUDA error.
 #include <cuda_runtime.h>
@@ -86,6 +88,17 @@ int main(int argc, char** argv) {
       sweep<<<1056, 256, 0, s2>>>(c, d, kElements, 8);
     });
   }
+  CHECK_CUDA(cudaDeviceSynchronize());
+  if (rc != 0 || argc < 2 || std::strcmp(argv[1], "reset") != 0) return rc;
+  CHECK_CUDA(cudaDeviceReset());
+  CHECK_CUDA(cudaMalloc(&a, kElements * sizeof(float)));
+  CHECK_CUDA(cudaMalloc(&b, kElements * sizeof(float)));
+  CHECK_CUDA(cudaMemset(a, 0, kElements * sizeof(float)));
+  CHECK_CUDA(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+  CHECK_CUDA(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+  CHECK_CUDA(cudaEventCreate(&e0));
+  CHECK_CUDA(cudaEventCreate(&e1));
+  rc = phase("again", [&] { sweep<<<1056, 256, 0, s1>>>(a, b, kElements, 8); });
   CHECK_CUDA(cudaDeviceSynchronize());
   return rc;
 }

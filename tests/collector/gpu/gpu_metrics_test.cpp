@@ -1,7 +1,9 @@
-// `cuoverlap record` with CUOVERLAP_GPU_METRICS (experimental, docs/collector.md) on gpu_metrics_app: the trace holds PM-sampled GPU metrics on
-// the activity records' clock (DRAM bytes inside the streaming kernel add up to what it moved,
-// none in the spinning one, whose warps fill the device), the program's exit status is kept, and
-// `cuoverlap analyze --format json` reports each kernel's traffic. Exits 77 without a GPU.
+// `cuoverlap record --gpu-metrics` (docs/collector.md, "GPU metrics by PM sampling") on
+// gpu_metrics_app: the trace holds PM-sampled GPU metrics on the activity records' clock (DRAM
+// bytes inside the streaming kernel add up to what it moved, none in the spinning one, whose warps
+// fill the device), sampling survives a context's destruction, the program's exit status is kept
+// run after run (the profiler's teardown at exit once crashed some runs), and `cuoverlap analyze
+// --format json` reports each kernel's traffic. Exits 77 without a GPU.
 #define CATCH_CONFIG_RUNNER
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -38,9 +40,9 @@ std::string inKernel(const std::string& aggregate, const std::string& metric, in
 
 }  // namespace
 
-TEST_CASE("CUOVERLAP_GPU_METRICS: DRAM, L2 and warps sampled on the kernels' clock") {
+TEST_CASE("--gpu-metrics: DRAM, L2 and warps sampled on the kernels' clock") {
   const std::string trace = g_dir + "/metrics.sqlite";
-  REQUIRE(run("CUOVERLAP_GPU_METRICS=10 " + std::string(CUOVERLAP_CLI) + " record -o " + trace + " -- " +
+  REQUIRE(run(std::string(CUOVERLAP_CLI) + " record --gpu-metrics 10 -o " + trace + " -- " +
               CUOVERLAP_METRICS_APP + " > " + trace + ".log 2>&1") == 0);
   INFO(readFile(trace + ".log"));
   TraceFile db(trace);
@@ -72,7 +74,37 @@ TEST_CASE("CUOVERLAP_GPU_METRICS: DRAM, L2 and warps sampled on the kernels' clo
   CHECK(json.find("\"DRAM Read [bytes]\"") != std::string::npos);
 }
 
-TEST_CASE("without CUOVERLAP_GPU_METRICS no GPU metric tables") {
+TEST_CASE("--gpu-metrics: every run exits as the program does, at each interval") {
+  for (const char* us : {"10", "20", "100", "100", "500"}) {
+    const std::string trace = g_dir + "/repeat" + us + ".sqlite";
+    INFO("--gpu-metrics " << us);
+    CHECK(run(std::string(CUOVERLAP_CLI) + " record --force --gpu-metrics " + us + " -o " + trace + " -- " +
+              CUOVERLAP_METRICS_APP + " > " + trace + ".log 2>&1") == 0);
+    INFO(readFile(trace + ".log"));
+    TraceFile db(trace);
+    REQUIRE(db.isOpen());
+    CHECK(db.session("gpu_metrics.error").empty());
+    CHECK(std::stoll("0" + db.session("gpu_metrics.samples")) > 5);
+  }
+}
+
+TEST_CASE("--gpu-metrics: sampling stops before a context is destroyed and starts in the next") {
+  const std::string trace = g_dir + "/reset.sqlite";
+  REQUIRE(run(std::string(CUOVERLAP_CLI) + " record --gpu-metrics 20 -o " + trace + " -- " +
+              CUOVERLAP_METRICS_APP + " reset > " + trace + ".log 2>&1") == 0);
+  INFO(readFile(trace + ".log"));
+  TraceFile db(trace);
+  REQUIRE(db.isOpen());
+  INFO("gpu_metrics.error: " << db.session("gpu_metrics.error"));
+  CHECK(db.session("gpu_metrics.error").empty());
+  REQUIRE(db.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") == 5);
+  // The sweep in the second context is sampled too: its DRAM reads add up to what it moved.
+  const std::int64_t swept = 8ll * (256 << 20);
+  CHECK(db.integer(inKernel("sum", "DRAM Read [bytes]", 4)) > swept * 8 / 10);
+  CHECK(db.integer(inKernel("sum", "DRAM Read [bytes]", 4)) < swept * 12 / 10);
+}
+
+TEST_CASE("without --gpu-metrics no GPU metric tables") {
   const std::string trace = g_dir + "/plain.sqlite";
   REQUIRE(run(std::string(CUOVERLAP_CLI) + " record -o " + trace + " -- " + CUOVERLAP_METRICS_APP +
               " > " + trace + ".log 2>&1") == 0);
