@@ -47,6 +47,9 @@ constexpr CatalogueMetric kCatalogue[] = {
 constexpr std::size_t kHardwareBufferBytes = 256u << 20;
 constexpr std::size_t kMaxCounterDataBytes = 32u << 20;  // one decode's image
 constexpr std::chrono::milliseconds kDecodePeriod{10};
+// Samples in one decode's image: about 0.1 s of decoding at 50 µs a sample (H100), so that the
+// sampling thread's round, and a stop's deadline, wait at most that long on one image.
+constexpr std::size_t kMaxImageSamples = 2048;
 // How long a context's creation waits for sampling to start on its GPU (about 0.4 s on an H100).
 constexpr std::chrono::seconds kEnableWait{5};
 
@@ -265,7 +268,7 @@ void enableDevice(Sampler& s, std::uint32_t index, GpuMetricBatch& batch) {
   if (ok) {
     // As many samples as kMaxCounterDataBytes holds (the image grows with them about linearly).
     const std::size_t per_sample = std::max<std::size_t>(1, size.counterDataSize / 64);
-    size.maxSamples = static_cast<std::uint32_t>(std::clamp<std::size_t>(kMaxCounterDataBytes / per_sample, 64, 100000));
+    size.maxSamples = static_cast<std::uint32_t>(std::clamp<std::size_t>(kMaxCounterDataBytes / per_sample, 64, kMaxImageSamples));
     ok = (r = cuptiPmSamplingGetCounterDataSize(&size)) == CUPTI_SUCCESS;
   }
   if (ok) {
@@ -294,9 +297,11 @@ void enableDevice(Sampler& s, std::uint32_t index, GpuMetricBatch& batch) {
   s.devices.push_back(std::move(d));
 }
 
-// Moves the decoded samples into `batch`: every sample the hardware buffer holds, unless
-// `deadline` passes first (the rest is then counted lost).
-void drain(Sampler& s, Device& d, GpuMetricBatch& batch, std::chrono::steady_clock::time_point deadline) {
+// Moves the decoded samples into `batch`: one counter-data image of them (`whole` false: the
+// sampling thread's round, so that a GPU producing samples faster than they decode cannot keep it
+// from enabling another GPU or stopping; the hardware buffer then drops the newest, counted lost),
+// or every sample the hardware buffer holds, unless `deadline` passes first.
+void drain(Sampler& s, Device& d, GpuMetricBatch& batch, bool whole, std::chrono::steady_clock::time_point deadline) {
   for (;;) {
     CUpti_PmSampling_DecodeData_Params decode{};
     decode.structSize = CUpti_PmSampling_DecodeData_Params_STRUCT_SIZE;
@@ -354,7 +359,7 @@ void drain(Sampler& s, Device& d, GpuMetricBatch& batch, std::chrono::steady_clo
       logStep("GPU " + std::to_string(d.index) + ": decoded " + std::to_string(info.numCompletedSamples) + " samples");
     }
     if (!initializeCounterData(d)) return;
-    if (decode.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) return;
+    if (decode.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL || !whole) return;
     if (std::chrono::steady_clock::now() > deadline) {
       return addError(s, "GPU " + std::to_string(d.index) + ": samples left undecoded at exit");
     }
@@ -383,7 +388,7 @@ void disableDevice(Device& d) {
 // sampling object dies with it) or at the session's end.
 void retire(Sampler& s, Device& d, GpuMetricBatch& batch, std::chrono::steady_clock::time_point deadline) {
   stopDevice(d);
-  drain(s, d, batch, deadline);
+  drain(s, d, batch, true, deadline);
   disableDevice(d);
   s.samples += d.samples;
   s.lost += d.lost;
@@ -430,7 +435,7 @@ void run(Sampler& s) {
       for (Device& d : s.devices) retire(s, d, batch, deadline);
       s.devices.clear();
     } else {
-      for (Device& d : s.devices) drain(s, d, batch, Clock::time_point::max());
+      for (Device& d : s.devices) drain(s, d, batch, false, Clock::time_point::max());
     }
     if (!batch.names.empty() || !batch.values.empty()) s.writer->submitGpuMetrics(std::move(batch));
     if (stopping) {

@@ -5,6 +5,8 @@
 //   pair:  the sweep on two streams at once, over separate buffers.
 // `reset` then destroys the context (cudaDeviceReset) and sweeps once more in a new one
 // ("PHASE again"): sampling stops before a context goes and starts again with the next.
+// `gpus` sweeps once on each of the first two GPUs instead ("PHASE gpu0", "PHASE gpu1"); `probe2`
+// exits 0 when there are two.
 // Prints each phase's kernel time (ms) on stdout as "PHASE NAME MS". `probe` exits 0 when a GPU
 // is usable, else 1. Exits 0 on success, 3 on a CUDA error.
 #include <cuda_runtime.h>
@@ -54,6 +56,30 @@ int main(int argc, char** argv) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) return argc > 1 ? 1 : 3;
   if (argc > 1 && std::strcmp(argv[1], "probe") == 0) return 0;
+  if (argc > 1 && std::strcmp(argv[1], "probe2") == 0) return devices >= 2 ? 0 : 1;
+  if (argc > 1 && std::strcmp(argv[1], "gpus") == 0) {
+    if (devices < 2) return 3;
+    for (int device = 0; device < 2; ++device) {
+      float *in, *out;
+      cudaEvent_t begin, end;
+      CHECK_CUDA(cudaSetDevice(device));
+      CHECK_CUDA(cudaMalloc(&in, kElements * sizeof(float)));
+      CHECK_CUDA(cudaMalloc(&out, kElements * sizeof(float)));
+      CHECK_CUDA(cudaMemset(in, 0, kElements * sizeof(float)));
+      CHECK_CUDA(cudaEventCreate(&begin));
+      CHECK_CUDA(cudaEventCreate(&end));
+      CHECK_CUDA(cudaDeviceSynchronize());
+      CHECK_CUDA(cudaEventRecord(begin));
+      sweep<<<1056, 256>>>(in, out, kElements, 8);
+      CHECK_CUDA(cudaEventRecord(end));
+      CHECK_CUDA(cudaEventSynchronize(end));
+      CHECK_CUDA(cudaGetLastError());
+      float ms = 0;
+      CHECK_CUDA(cudaEventElapsedTime(&ms, begin, end));
+      std::printf("PHASE gpu%d %.3f\n", device, ms);
+    }
+    return 0;
+  }
   float *a, *b, *c, *d;
   CHECK_CUDA(cudaMalloc(&a, kElements * sizeof(float)));
   CHECK_CUDA(cudaMalloc(&b, kElements * sizeof(float)));

@@ -104,6 +104,36 @@ TEST_CASE("--gpu-metrics: sampling stops before a context is destroyed and start
   CHECK(db.integer(inKernel("sum", "DRAM Read [bytes]", 4)) < swept * 12 / 10);
 }
 
+TEST_CASE("--gpu-metrics on two GPUs: each samples its own kernels") {
+  if (run(std::string(CUOVERLAP_METRICS_APP) + " probe2") != 0) {
+    WARN("one GPU: the two-GPU case is skipped");
+    return;
+  }
+  const std::string trace = g_dir + "/gpus.sqlite";
+  // 100 µs: two GPUs at 20 µs make 100,000 samples a second, five times what one thread decodes
+  // (docs/collector.md); the buffer then overflows and the rest is lost, as the error says.
+  REQUIRE(run(std::string(CUOVERLAP_CLI) + " record --gpu-metrics 100 -o " + trace + " -- " +
+              CUOVERLAP_METRICS_APP + " gpus > " + trace + ".log 2>&1") == 0);
+  INFO(readFile(trace + ".log"));
+  TraceFile db(trace);
+  REQUIRE(db.isOpen());
+  INFO("gpu_metrics.error: " << db.session("gpu_metrics.error"));
+  CHECK(db.session("gpu_metrics.error").empty());
+  CHECK(db.session("gpu_metrics.devices") == "0,1");
+  const std::int64_t swept = 8ll * (256 << 20);
+  for (int device = 0; device < 2; ++device) {
+    INFO("GPU " << device);
+    // The samples of the GPU's own series inside its sweep: the DRAM reads it moved.
+    const std::string reads = "SELECT sum(m.value) FROM GPU_METRICS m JOIN TARGET_INFO_GPU_METRICS t "
+        "ON t.typeId = m.typeId AND t.metricId = m.metricId, (SELECT start, end FROM "
+        "CUPTI_ACTIVITY_KIND_KERNEL WHERE deviceId = " + std::to_string(device) + ") k "
+        "WHERE t.metricName = 'DRAM Read [bytes]' AND m.typeId = " + std::to_string(device) +
+        " AND m.timestamp >= k.start AND m.timestamp < k.end";
+    CHECK(db.integer(reads) > swept * 8 / 10);
+    CHECK(db.integer(reads) < swept * 12 / 10);
+  }
+}
+
 TEST_CASE("without --gpu-metrics no GPU metric tables") {
   const std::string trace = g_dir + "/plain.sqlite";
   REQUIRE(run(std::string(CUOVERLAP_CLI) + " record -o " + trace + " -- " + CUOVERLAP_METRICS_APP +
