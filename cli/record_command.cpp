@@ -50,7 +50,7 @@ struct RecordArgs {
   bool summary = false;  // also write each trace's rank summary beside it
   std::string api = "lean";
   std::string capture, delay, duration;  // as given; checked by captureSpec()
-  std::string gpu_metrics;                // µs between GPU-metric samples, as given; checked by gpuMetricsUs()
+  std::string gpu_metrics;  // µs between GPU-metric samples, as given; checked by gpuMetricsUs()
   std::vector<std::string> command;
 };
 
@@ -194,7 +194,8 @@ std::string joinCommand(const std::vector<std::string>& command) {
 }
 
 [[noreturn]] void execProgram(const RecordArgs& args, const std::string& collector,
-                              const std::string& pattern, const std::string& run_dir) {
+                              const std::string& pattern, const std::string& run_dir,
+                              const std::string& gpu_metrics_us) {
   if (!collector.empty()) {
     setenv("CUDA_INJECTION64_PATH", collector.c_str(), 1);
     setenv("NVTX_INJECTION64_PATH", collector.c_str(), 1);
@@ -208,7 +209,7 @@ std::string joinCommand(const std::vector<std::string>& command) {
     setenv(schema::kEnvCaptureDelay, args.delay.c_str(), 1);
     setenv(schema::kEnvCaptureDuration, args.duration.c_str(), 1);
     unsetenv(schema::kEnvSummary);  // record summarizes the files it reports, once (--summary)
-    if (!args.gpu_metrics.empty()) setenv(schema::kEnvGpuMetricsUs, gpuMetricsUs(args).c_str(), 1);
+    if (!gpu_metrics_us.empty()) setenv(schema::kEnvGpuMetricsUs, gpu_metrics_us.c_str(), 1);
   }
   std::vector<char*> argv;
   for (const std::string& word : args.command) argv.push_back(const_cast<char*>(word.c_str()));
@@ -410,7 +411,7 @@ int record(const RecordArgs& args) {
   if (args.api != "lean" && args.api != "all") throw UserError("--api must be lean or all");
   const bool summary = args.summary || summaryFromEnvironment();
   const schema::CaptureSpec capture = captureSpec(args);
-  gpuMetricsUs(args);
+  const std::string gpu_metrics_us = gpuMetricsUs(args);
   RunPlan plan;
   std::string host = hostName();
   plan.merged = !schema::isPerProcessPattern(args.output);
@@ -436,7 +437,7 @@ int record(const RecordArgs& args) {
   auto start = std::chrono::steady_clock::now();
   pid_t child = fork();
   if (child < 0) throw UserError(fmt::format("cannot start the program: {}", std::strerror(errno)));
-  if (child == 0) execProgram(args, collector, pattern, plan.run_dir);
+  if (child == 0) execProgram(args, collector, pattern, plan.run_dir, gpu_metrics_us);
   plan.child = child;
   int exit_code = waitForProgram(child);
   if (collector.empty()) return exit_code;
