@@ -300,6 +300,12 @@ HoldsByThread holdsByThread(const std::vector<StagedHold>& holds) {
   return by_thread;
 }
 
+// A call that only submits work to the device and returns.
+bool submitsOnly(ApiKind kind) {
+  return kind == ApiKind::kLaunch || kind == ApiKind::kMemcpyAsync || kind == ApiKind::kMemsetAsync ||
+         kind == ApiKind::kStreamWaitEvent;
+}
+
 }  // namespace
 
 Ns typicalTime(const std::vector<Ns>* alone, const std::vector<Ns>& contended) {
@@ -316,7 +322,8 @@ Ns typicalTime(const std::vector<Ns>* alone, const std::vector<Ns>& contended) {
 // still waits for its copy, at the pinned rate (StagedHold::released_from). A held call gets back
 // the time the other threads' holds covered with what pinning takes away, but keeps at least the
 // time its thread's calls of its kind took where no hold overlapped them (their median; the
-// shortest of them where all were overlapped): a cudaMallocHost pins its pages meanwhile. A
+// shortest of them where all were overlapped, or for a call that only submits work the other
+// threads' such calls where none was): a cudaMallocHost pins its pages meanwhile. A
 // synchronous copy or memset is left alone: it waits for its own op, which the schedule orders
 // behind the device work it waited for.
 // Each thread's holds are disjoint and sorted, so a call looks at O(threads + holds it overlaps).
@@ -345,18 +352,26 @@ HeldTime timeHeldByStaging(const DeviceView& view, const HostTimeline& host,
     const Ns from = c.end - own;
     bool overlapped = false;
     bool waited = false;
-    // A device free waits for the device to go idle: a staged call another thread began while it
-    // waited kept the device (and the driver's lock) busy, and held it as one in progress at its
-    // start would have (lab g005046: the main thread's 4.1 ms cudaFree returned as the split
-    // stream's third staged step began; pinned, it returned 2.2 ms sooner).
-    const bool drains = isDeviceFree(view.callName(call));
+    // Another thread's staged call that overlapped the call's own part and returned before it did
+    // held it, whether it was in progress when the call began or began during it: the driver's
+    // lock goes to whichever call takes it next, not to the one that began first. A device free
+    // waits for the device to go idle, and a staged call another thread began meanwhile held it
+    // (lab g005046: the main thread's 4.1 ms cudaFree returned as the split stream's third staged
+    // step began; pinned, it returned 2.2 ms sooner); so did a launch that began 45 µs before
+    // another thread's 10 MiB pageable download and returned 56 µs after it (m39 g000206's
+    // worker2: 1.06 ms; with such holds given back, c2 g001093's split of s0, which pins its
+    // copies, is claimed 1.43 ms for 1.54 measured, 0.18 before). A call that maps
+    // or unmaps host pages itself (cudaFreeHost, cudaMallocHost) does that work under the lock
+    // once it has it: only a hold already in progress when it began held it (with any, c3's
+    // g000239 pin-host goes 120 -> 191 µs for 100).
+    const bool maps_pages = locksHostPages(apiBaseName(view.callName(call)));
     std::vector<std::pair<Ns, Ns>> released;  // parts of [from, c.end) the fix takes away
     for (const auto& [other, list] : by_thread) {
       if (other == thread) continue;
       auto h = std::partition_point(list.begin(), list.end(), [&](const StagedHold& x) { return x.end <= from; });
       for (; h != list.end() && h->start < c.end; ++h) {
         overlapped = true;
-        waited = waited || ((h->start <= from || drains) && h->end <= c.end);
+        waited = waited || (h->end <= c.end && (h->start <= from || !maps_pages));
         const Ns lo = std::max(from, h->released_from);
         if (lo < h->end) released.emplace_back(lo, std::min(h->end, c.end));
       }
@@ -368,10 +383,32 @@ HeldTime timeHeldByStaging(const DeviceView& view, const HostTimeline& host,
     for (const auto& [lo, hi] : released) covered.add(lo, hi);
     candidates.push_back({call, {thread, kind}, own, covered.length()});
   }
+  // A call that only submits work (a launch, an asynchronous copy or memset, a stream wait) costs
+  // its thread about as much as the same call of any thread: where holds overlapped all of its
+  // thread's calls of its kind, the other threads' calls of its kind that none overlapped tell
+  // what it does by itself (else their such submissions of any kind), never more than its
+  // thread's shortest (lab m39 g000357: the main thread's one cudaMemsetAsync of 4 KiB, held 7.0
+  // ms behind a worker's four 10.4 MiB pageable cudaMemcpy calls, kept all 7.0 ms as its own,
+  // the shortest of its kind on its thread, and pinning was costed 0.22 ms for 3.86 saved).
+  std::map<ApiKind, std::vector<Ns>> submitting_alone;  // per kind, of every thread
+  std::vector<Ns> any_submitting_alone;
+  for (const auto& [key, times] : alone) {
+    if (!submitsOnly(key.second)) continue;
+    std::vector<Ns>& of_kind = submitting_alone[key.second];
+    of_kind.insert(of_kind.end(), times.begin(), times.end());
+    any_submitting_alone.insert(any_submitting_alone.end(), times.begin(), times.end());
+  }
   HeldTime held;
   for (const Held& x : candidates) {
     const auto it = alone.find(x.key);
-    const Ns typical = typicalTime(it != alone.end() ? &it->second : nullptr, contended[x.key]);
+    Ns typical = typicalTime(it != alone.end() ? &it->second : nullptr, contended[x.key]);
+    if (it == alone.end() && submitsOnly(x.key.second)) {
+      const auto of_kind = submitting_alone.find(x.key.second);
+      const std::vector<Ns>* others = of_kind != submitting_alone.end() ? &of_kind->second
+                                      : any_submitting_alone.empty()   ? nullptr
+                                                                       : &any_submitting_alone;
+      if (others != nullptr) typical = std::min(typical, medianOf(*others));
+    }
     const Ns amount = std::min(x.amount, x.own - typical);
     if (amount <= 0) continue;
     if (barrier_of.count(x.call) != 0) {

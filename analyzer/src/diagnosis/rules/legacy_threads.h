@@ -179,10 +179,11 @@ struct HeldTime {
 };
 
 // Calls (other than `staged`: indices into Trace::runtime_calls, sorted) that another thread's
-// staged call held: one of `holds` was in progress when the call (its part not spent waiting for
-// device work) began and ended before it returned (for a device free, which waits for the device
-// to go idle, one that began while it waited holds it too). Each gets back the part of its time
-// that the holds of other threads covered with what the fix takes away; see legacy_threads.cpp.
+// staged call held: one of `holds` overlapped the call's part not spent waiting for device work
+// (in progress when it began, or begun during it, except for a call that maps or unmaps host
+// pages) and ended before it returned. Each gets back the part of its time that the holds of
+// other threads covered with what the fix takes away, keeping at least the typical time of its
+// kind; see legacy_threads.cpp.
 HeldTime timeHeldByStaging(const DeviceView& view, const HostTimeline& host,
                            const std::vector<StagedHold>& holds, const std::vector<std::size_t>& staged);
 
