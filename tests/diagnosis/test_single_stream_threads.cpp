@@ -243,6 +243,69 @@ TEST_CASE("single-stream: calls another thread's staged copies held get their ti
   CHECK(none.empty());
 }
 
+// What heldBySplitCopies gives back the last op launched by thread 2 for pinning thread 1's one
+// staged copy (call 5-40 µs on stream 13, staged from its start), given `held_call` (thread 2's
+// call that the staging held, on stream 14, from `start_us` to 40 µs), and whether thread 3 makes
+// two uncontended calls of `held_call` (2 µs each, on stream 15).
+Ns givenBackAfter(const std::string& held_call, double start_us, bool third_thread_alone) {
+  TraceBuilder b;
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 5, 40, 30, 45, CopyKind::kHtoD, MemKind::kPageable);
+  const bool memset = held_call.rfind("cudaMemsetAsync", 0) == 0;
+  const auto submit = [&](std::uint32_t stream, double call_start, double call_end, double op_start) {
+    if (memset) {
+      b.memset(stream, op_start, op_start + 1, b.call(held_call, call_start, call_end));
+    } else if (held_call.rfind("cudaLaunchKernel", 0) == 0) {
+      b.launch(stream, call_start, call_end, op_start, op_start + 5);
+    } else {
+      b.call(held_call, call_start, call_end);
+    }
+  };
+  submit(14, start_us, 40, 41);
+  b.trace().runtime_calls.back().tid = 2;
+  b.launch(14, 45, 47, 50, 60);  // thread 2's next launch: released when its calls return
+  b.trace().runtime_calls.back().tid = 2;
+  if (third_thread_alone) {
+    for (const double t : {100.0, 110.0}) {
+      submit(15, t, t + 2, t + 3);
+      b.trace().runtime_calls.back().tid = 3;
+    }
+  }
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const std::unordered_set<std::size_t> pinned{*view.launchCall(view.op(view.ops()[0]))};
+  const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+  std::vector<diagnosis::CallChange> changed;
+  std::vector<Ns> earlier;
+  diagnosis::heldBySplitCopies(view, host, pinned, changed, earlier);
+  for (std::size_t p = 0; p < view.ops().size() && p < earlier.size(); ++p) {
+    if (view.ops()[p].start == TraceBuilder::ns(50)) return earlier[p];
+  }
+  return 0;
+}
+
+TEST_CASE("single-stream: a held call that only submits work keeps what other threads' such calls take") {
+  // Thread 2's one cudaMemsetAsync, held 10-40 µs by thread 1's staged copy, is the only call of
+  // its kind on its thread: its own 30 µs were its "typical" time, and pinning gave nothing back.
+  // Thread 3's uncontended memsets take 2 µs: the held one gets back 28 µs (its 30 µs under the
+  // staging, less those 2), and thread 2's next launch is released that much sooner.
+  CHECK(givenBackAfter("cudaMemsetAsync_v3020", 10, true) == TraceBuilder::ns(28));
+  // With no uncontended memset anywhere, an uncontended submission of another kind tells its time
+  // (thread 2's own 2 µs launch after it).
+  CHECK(givenBackAfter("cudaMemsetAsync_v3020", 10, false) == TraceBuilder::ns(28));
+  // A call that does work of its own (a pinned host allocation) keeps what it took.
+  CHECK(givenBackAfter("cudaMallocHost_v3020", 10, true) == 0);
+}
+
+TEST_CASE("single-stream: a staged call begun during another thread's call holds it too") {
+  // Thread 2's launch began at 0 µs, before thread 1's staged copy (5 µs), and returned at 40 with
+  // it: the driver's lock went to the copy. Pinned, the copy returns 5 µs after it began, and the
+  // launch gets back the 30 µs of staging after that (its 38 µs past its typical 2 µs being more).
+  CHECK(givenBackAfter("cudaLaunchKernel_v7000", 0, true) == TraceBuilder::ns(30));
+  // A call that maps host pages does that work under the lock once it has it: a staging that began
+  // during it did not hold it (only one already in progress when it began would have).
+  CHECK(givenBackAfter("cudaFreeHost_v3020", 0, true) == 0);
+}
+
 TEST_CASE("single-stream: another thread's copy held by the split stream's staging starts sooner") {
   // Thread 1 stages a pageable copy to the host on stream 13 (op 100-400 µs, its call returning at
   // 500: staging until then). Thread 2's pageable copy on stream 14, called at 50 µs with nothing
