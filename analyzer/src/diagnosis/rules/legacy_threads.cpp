@@ -1,8 +1,8 @@
 #include "diagnosis/rules/legacy_threads.h"
 
 #include <algorithm>
-#include <optional>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -406,18 +406,22 @@ HeldTime timeHeldByStaging(const DeviceView& view, const HostTimeline& host,
       any_submitting_alone.empty() ? std::nullopt : std::optional<Ns>(medianOf(std::move(any_submitting_alone)));
   // Each (thread, kind)'s typical time, taken once (a thread may make many held calls of a kind).
   std::map<std::pair<std::uint64_t, ApiKind>, Ns> typical_of;
-  HeldTime held;
-  for (const Held& x : candidates) {
-    const auto it = alone.find(x.key);
-    auto [known, added] = typical_of.try_emplace(x.key, 0);
-    if (added) known->second = typicalTime(it != alone.end() ? &it->second : nullptr, contended[x.key]);
-    Ns typical = known->second;
-    if (it == alone.end() && submitsOnly(x.key.second)) {
-      const auto of_kind = submitting_typical.find(x.key.second);
+  const auto typicalOf = [&](const std::pair<std::uint64_t, ApiKind>& key) {
+    const auto [known, added] = typical_of.try_emplace(key, 0);
+    if (!added) return known->second;
+    const auto it = alone.find(key);
+    Ns typical = typicalTime(it != alone.end() ? &it->second : nullptr, contended[key]);
+    if (it == alone.end() && submitsOnly(key.second)) {
+      const auto of_kind = submitting_typical.find(key.second);
       const std::optional<Ns> others =
           of_kind != submitting_typical.end() ? std::optional<Ns>(of_kind->second) : any_submitting_typical;
       if (others) typical = std::min(typical, *others);
     }
+    return known->second = typical;
+  };
+  HeldTime held;
+  for (const Held& x : candidates) {
+    const Ns typical = typicalOf(x.key);
     const Ns amount = std::min(x.amount, x.own - typical);
     if (amount <= 0) continue;
     if (barrier_of.count(x.call) != 0) {
