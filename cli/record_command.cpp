@@ -51,6 +51,7 @@ struct RecordArgs {
   std::string api = "lean";
   std::string capture, delay, duration;  // as given; checked by captureSpec()
   std::string gpu_metrics;  // µs between GPU-metric samples, as given; checked by gpuMetricsUs()
+  bool no_op_buffers = false;  // CUOVERLAP_OP_BUFFERS=0
   std::vector<std::string> command;
 };
 
@@ -210,6 +211,7 @@ std::string joinCommand(const std::vector<std::string>& command) {
     setenv(schema::kEnvCaptureDuration, args.duration.c_str(), 1);
     unsetenv(schema::kEnvSummary);  // record summarizes the files it reports, once (--summary)
     if (!gpu_metrics_us.empty()) setenv(schema::kEnvGpuMetricsUs, gpu_metrics_us.c_str(), 1);
+    if (args.no_op_buffers) setenv(schema::kEnvOpBuffers, "0", 1);
   }
   std::vector<char*> argv;
   for (const std::string& word : args.command) argv.push_back(const_cast<char*>(word.c_str()));
@@ -478,6 +480,9 @@ void registerRecordCommand(CLI::App& app, CommandResult& result) {
                   "Also sample each GPU's DRAM and L2 traffic and warps active every US "
                   "microseconds (CUPTI PM sampling; 100 is a good start; docs/collector.md)")
       ->type_name("US");
+  cmd->add_flag("--no-op-buffers", args->no_op_buffers,
+                "Do not record which memory each kernel, copy and memset touched (the driver "
+                "callbacks that tell a wait ordering data from one ordering nothing; docs/collector.md)");
   cmd->add_option("command", args->command, "The program and its arguments, after --")
       ->required()
       ->expected(-1);

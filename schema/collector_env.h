@@ -32,6 +32,9 @@ inline constexpr const char* kEnvDeviceBufferPool = "CUOVERLAP_DEVICE_BUFFER_POO
 inline constexpr const char* kEnvPerThreadBuffers = "CUOVERLAP_PER_THREAD_BUFFERS";  // 1
 inline constexpr const char* kEnvCommitMs = "CUOVERLAP_COMMIT_MS";  // 100: flush + commit period
 inline constexpr const char* kEnvCuptiFlushMs = "CUOVERLAP_CUPTI_FLUSH_MS";  // 0: CUPTI decides
+// "0": no op buffers (CUOVERLAP_OP_BUFFERS: the memory each kernel, copy and memset touched);
+// default 1, recorded.
+inline constexpr const char* kEnvOpBuffers = "CUOVERLAP_OP_BUFFERS";
 // GPU metrics by PM sampling: the sampling interval in microseconds (0 or unset: off).
 inline constexpr const char* kEnvGpuMetricsUs = "CUOVERLAP_GPU_METRICS";
 // "1": when the process exits (exit, return from main, quick_exit) and its trace is finished,

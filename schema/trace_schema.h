@@ -181,6 +181,10 @@ inline bool isStreamCreatingCall(std::string_view name) {
   return name.rfind("cudaStreamCreate", 0) == 0 || name.rfind("cuStreamCreate", 0) == 0;
 }
 
+// The memory each kernel, copy and memset touched (the table's comment below says how).
+inline constexpr std::string_view kOpBuffersTable = "CUOVERLAP_OP_BUFFERS";  // ours
+enum class BufferAccess : std::uint8_t { kRead = 1, kWrite = 2, kKernelArgument = 3 };
+
 // PROFILER_OVERHEAD and the unified-memory fault tables as nsys (schema 3.x; the CPU fault's
 // CpuInstruction and module name the empty string: the collector resolves no symbols);
 // CUDA_EVENT and UM_THRASHING are cuoverlap extensions (cudaEventRecord completions on the GPU;
@@ -215,6 +219,14 @@ CREATE TABLE CUOVERLAP_STREAM_ORIGIN (
   processId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
   correlationId INTEGER, -- CUpti_ActivityStream.correlationId
   creator TEXT -- the stream-creating call of that correlation id; NULL when none was recorded
+);
+-- The memory each kernel, copy and memset of the process touched (collector/src/cupti/op_buffers.h),
+-- keyed by the op's correlation id: a copy's source (access 1, read) and destination (2, written)
+-- and a memset's destination as [address, address + bytes); for a kernel (3, an argument: read,
+-- written or both), every allocation an argument points into, whole. Empty when not recorded.
+CREATE TABLE CUOVERLAP_OP_BUFFERS (
+  globalPid INTEGER NOT NULL, correlationId INTEGER NOT NULL, address INTEGER NOT NULL,
+  bytes INTEGER NOT NULL, access INTEGER NOT NULL
 );
 CREATE TABLE ENUM_CUDA_UNIF_MEM_ACCESS_TYPE (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
 INSERT INTO ENUM_CUDA_UNIF_MEM_ACCESS_TYPE VALUES

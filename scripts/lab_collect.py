@@ -24,7 +24,7 @@ OUT_DIR/BATCH.sqlite (BATCH.sqlite.gz with --compress: scripts/lab_trace.py) is 
 table with a `start` column (GPU ops, runtime calls, NVTX, ...) outside them is deleted (the
 lab's setup, warm-up and the other runs; GPU_METRICS by its timestamp), other tables (StringIds, TARGET_INFO_*, sessions) are
 kept (TARGET_INFO_CUDA_STREAM: the streams a kept op uses; CUOVERLAP_STREAM_ORIGIN: their rows and
-those that share a correlation id with one), and the file is vacuumed. OUT_DIR/programs.jsonl.gz holds every batch's corpus lines.
+those that share a correlation id with one; CUOVERLAP_OP_BUFFERS: the rows of the calls kept), and the file is vacuumed. OUT_DIR/programs.jsonl.gz holds every batch's corpus lines.
 
 --variant-traces DIR also keeps what every variant (the fixed programs) did: DIR/BATCH.sqlite is the
 batch's trace trimmed to the kept run of each program's baseline and each of its variants (the run
@@ -53,6 +53,7 @@ EVENT_TABLE = "CUPTI_ACTIVITY_KIND_CUDA_EVENT"
 RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 STREAM_TABLE = "TARGET_INFO_CUDA_STREAM"
 STREAM_ORIGIN_TABLE = "CUOVERLAP_STREAM_ORIGIN"  # per stream: its record's creating call (ours)
+OP_BUFFERS_TABLE = "CUOVERLAP_OP_BUFFERS"  # the memory each op touched, by correlation id (ours)
 GPU_METRICS_TABLE = "GPU_METRICS"  # samples of record --gpu-metrics, kept inside the windows
 GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
 # Unified-memory migrations in the MEMCPY table (the analyzer's kUnifiedMemoryCopies): not ops.
@@ -270,6 +271,18 @@ def trim_plain(trace, out, windows):
                        f'AND r.globalTid / 16777216 = {EVENT_TABLE}.globalPid / 16777216)')
         else:
             db.execute(f"DELETE FROM {EVENT_TABLE}")
+    if OP_BUFFERS_TABLE in present:
+        # The memory each op touched (CUOVERLAP_OP_BUFFERS) has no time: the rows of the calls kept.
+        if RUNTIME_TABLE in present:
+            db.execute("CREATE TEMP TABLE lab_calls (pid INTEGER, correlationId INTEGER, "
+                       "PRIMARY KEY (pid, correlationId))")
+            db.execute(f"INSERT OR IGNORE INTO lab_calls SELECT globalTid / 16777216, correlationId "
+                       f"FROM {RUNTIME_TABLE}")
+            db.execute(f"DELETE FROM {OP_BUFFERS_TABLE} WHERE NOT EXISTS (SELECT 1 FROM lab_calls c "
+                       f"WHERE c.pid = {OP_BUFFERS_TABLE}.globalPid / 16777216 "
+                       f"AND c.correlationId = {OP_BUFFERS_TABLE}.correlationId)")
+        else:
+            db.execute(f"DELETE FROM {OP_BUFFERS_TABLE}")
     if STREAM_TABLE in present:
         # The lab creates its streams again in every run, so most rows describe streams of runs
         # that were not kept (three quarters of a batch trace recorded with 90 runs each).

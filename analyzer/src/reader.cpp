@@ -295,6 +295,7 @@ reader::OpsSeen readSqliteTrace(const std::string& path, Trace& trace) {
     reader::readUnifiedMemory(ctx);
   }
   reader::readGpuMetrics(ctx);
+  reader::readOpBuffers(ctx);
   reader::readProcessNames(ctx);
   return seen;
 }

@@ -101,6 +101,8 @@ void readNvtx(Context& ctx);
 void readUnifiedMemory(Context& ctx);
 // GPU_METRICS into Trace::gpu_metrics (after readSession: the session names the interval).
 void readGpuMetrics(Context& ctx);
+// CUOVERLAP_OP_BUFFERS into Trace::op_buffers, sorted by (pid, correlation id).
+void readOpBuffers(Context& ctx);
 // Sorts Trace::unified_memory.migrations by start (stable).
 void sortMigrations(Context& ctx);
 void readDevices(Context& ctx);

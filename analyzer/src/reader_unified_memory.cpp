@@ -95,6 +95,26 @@ void readUnifiedMemory(Context& ctx) {
   sortBy(um.thrashing, [](const UmThrashing& t) { return t.time; });
 }
 
+void readOpBuffers(Context& ctx) {
+  const std::string_view table = schema::kOpBuffersTable;
+  if (!ctx.db.hasTable(table)) return;
+  sqlite::Statement row(ctx.db, selectColumns(ctx.db, table,
+      {"globalPid", "correlationId", "address", "bytes", "access"}, {}));
+  std::vector<OpBuffer>& buffers = ctx.trace.op_buffers;
+  while (row.step()) {
+    OpBuffer buffer;
+    buffer.pid = pidOfColumn(row, 0);
+    buffer.correlation_id = static_cast<std::uint32_t>(row.int64(1));
+    buffer.address = static_cast<std::uint64_t>(row.int64(2));
+    buffer.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, row.int64(3)));
+    const std::int64_t access = row.int64(4);
+    if (access < 1 || access > 3 || buffer.bytes == 0 || buffer.correlation_id == 0) continue;
+    buffer.access = static_cast<schema::BufferAccess>(access);
+    buffers.push_back(buffer);
+  }
+  sortBy(buffers, [](const OpBuffer& b) { return (std::uint64_t{b.pid} << 32) | b.correlation_id; });
+}
+
 void sortMigrations(Context& ctx) {
   sortBy(ctx.trace.unified_memory.migrations, [](const UmMigration& m) { return m.start; });
 }

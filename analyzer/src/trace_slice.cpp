@@ -55,6 +55,7 @@ Trace sliceProcesses(const Trace& trace, const std::set<std::uint32_t>& pids) {
   slice.runtime_calls = ofProcesses(trace.runtime_calls, pids);
   slice.syncs = ofProcesses(trace.syncs, pids);
   slice.event_records = ofProcesses(trace.event_records, pids);
+  slice.op_buffers = ofProcesses(trace.op_buffers, pids);
   slice.nvtx = ofProcesses(trace.nvtx, pids);
   slice.streams = ofProcesses(trace.streams, pids);
   slice.contexts = ofProcesses(trace.contexts, pids);

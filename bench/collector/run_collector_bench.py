@@ -13,6 +13,8 @@ Tracers, run in interleaved repetitions (the order rotates every repetition):
                   included (CUOVERLAP_FLOOR_KINDS=all)
   cuoverlap       our collector (CUDA_INJECTION64_PATH only, like the floor; for the PyTorch row
                   `cuoverlap record`, as a user runs it)
+  cuoverlap -op-buffers  the collector with CUOVERLAP_OP_BUFFERS=0 (no driver callbacks for the memory
+                  each op touched; PyTorch row: `record -op-buffers`): what the op buffers cost
   cuoverlap+nvtx  pipeline only: as `cuoverlap record` runs it, NVTX injected too
   closed          `cuoverlap record --capture nvtx:NAME@1000000`: a capture window that never opens
                   (issue 22: the collector's cost outside the window, target <= 2% of the step)
@@ -89,8 +91,14 @@ class Tracers:
                     env["NVTX_INJECTION64_PATH"] = self.collector
                 return cmd, env
             return ours
+        if name == "cuoverlap -op-buffers":  # without CUOVERLAP_OP_BUFFERS' driver callbacks
+            return lambda cmd: (cmd, {"CUDA_INJECTION64_PATH": self.collector, "CUOVERLAP_QUIET": "1",
+                                      "CUOVERLAP_OUTPUT": self.output(), "CUOVERLAP_OP_BUFFERS": "0"})
         if name == "cuoverlap record":
             return lambda cmd: ([self.cli, "record", "--force", "-o", self.output(), "--"] + cmd, {})
+        if name == "record -op-buffers":
+            return lambda cmd: ([self.cli, "record", "--force", "-o", self.output(), "--"] + cmd,
+                                {"CUOVERLAP_OP_BUFFERS": "0"})
         if name == "closed":
             return lambda cmd: ([self.cli, "record", "--force", "-o", self.output(), "--capture",
                                  "nvtx:cuoverlap-never@1000000", "--"] + cmd, {})
@@ -211,7 +219,7 @@ def main():
         else:
             cmd = [a.python, os.path.join(HERE, "pytorch_step.py"), "--steps", str(a.torch_steps),
                    "--warmup", str(a.torch_warmup)]
-            names = ["none", "floor-gpu", "floor", "cuoverlap record", "closed", "torch.profiler"]
+            names = ["none", "floor-gpu", "floor", "cuoverlap record", "record -op-buffers", "closed", "torch.profiler"]
             step = interleave(tracers, names, a.torch_reps, cmd, lambda wall, out: {
                 "step": number(r"step_ms_median ([0-9.]+)", out) / 1e3})
             lines, added = rows(f"PyTorch MLP step, median per-step time ({a.torch_reps} reps of "
@@ -225,7 +233,7 @@ def main():
                              f"{added['cuoverlap record'] / added['floor']:.2f}")
 
     if want("empty"):
-        launch = interleave(tracers, ["none", "floor-gpu", "floor", "cuoverlap", "closed"], a.reps,
+        launch = interleave(tracers, ["none", "floor-gpu", "floor", "cuoverlap", "cuoverlap -op-buffers", "closed"], a.reps,
                             [empty, str(a.launches)],
                             lambda wall, out: {"loop": number(r"loop_s ([0-9.]+)", out) / a.launches})
         table += rows(f"{a.launches} empty launches, loop time per launch ({a.reps} reps)", "us", 1e6,
@@ -234,7 +242,8 @@ def main():
             notes.append(big_run(a, tracers, empty))
 
     if want("pipeline"):
-        pipe = interleave(tracers, ["none", "floor-gpu", "floor", "cuoverlap", "cuoverlap+nvtx"], a.pipeline_reps,
+        pipe = interleave(tracers, ["none", "floor-gpu", "floor", "cuoverlap", "cuoverlap -op-buffers", "cuoverlap+nvtx"],
+                          a.pipeline_reps,
                           [streams, "pipeline3", "--no-baseline", "--result-line"], lambda wall, out: {
                               "process": wall, "scenario": number(r"result wall_ms=([0-9.]+)", out) / 1e3})
         table += rows(f"pipeline3, process wall time ({a.pipeline_reps} reps)", "ms", 1e3, pipe["process"])[0]

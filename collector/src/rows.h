@@ -156,6 +156,15 @@ struct GpuMetricBatch {
   std::vector<GpuMetricValue> values;
 };
 
+// One piece of memory a kernel, copy or memset touched (CUOVERLAP_OP_BUFFERS, cupti/op_buffers.h),
+// not from an activity buffer: recorded by the driver callback of the launching call.
+struct OpBufferRow {
+  std::uint32_t correlation_id = 0;
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+  std::uint8_t access = 0;  // schema::BufferAccess
+};
+
 // Receives the rows translated from one activity buffer. Implemented by the SQLite writer.
 class RowSink {
  public:

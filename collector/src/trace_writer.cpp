@@ -18,7 +18,8 @@ const char* recordKindName(RecordKind kind) {
   static constexpr const char* kNames[] = {
       "kernel", "memcpy", "memset", "runtime", "driver", "sync", "cuda_event", "stream",
       "context", "device", "nvtx_marker", "nvtx_marker_data", "overhead", "um_migration",
-      "um_gpu_fault", "um_cpu_fault", "um_thrashing", "unknown", "incomplete", "gpu_metric"};
+      "um_gpu_fault", "um_cpu_fault", "um_thrashing", "unknown", "incomplete", "gpu_metric",
+      "op_buffer"};
   static_assert(sizeof kNames / sizeof kNames[0] == static_cast<std::size_t>(RecordKind::kCount));
   return kNames[static_cast<std::size_t>(kind)];
 }
@@ -72,7 +73,8 @@ void TraceWriter::closeDatabase() {
   kernel_.reset(), memcpy_.reset(), memset_.reset(), api_.reset(), sync_.reset();
   cuda_event_.reset(), stream_.reset(), context_.reset(), device_.reset(), nvtx_.reset();
   overhead_.reset(), session_.reset(), um_gpu_fault_.reset(), um_cpu_fault_.reset();
-  um_thrashing_.reset(), gpu_metric_name_.reset(), gpu_metric_.reset(), string_.reset();
+  um_thrashing_.reset(), gpu_metric_name_.reset(), gpu_metric_.reset(), op_buffer_.reset();
+  string_.reset();
   if (db_ != nullptr) sqlite3_close(db_);
   db_ = nullptr;
 }

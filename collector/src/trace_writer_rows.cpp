@@ -55,6 +55,7 @@ void TraceWriter::prepareStatements() {
       "INSERT INTO CUDA_UM_CPU_PAGE_FAULT_EVENTS VALUES (?1,?2,?3,?4,?5,?5,NULL,NULL,NULL)");
   um_thrashing_ = std::make_unique<Statement>(db_,
       "INSERT INTO CUOVERLAP_UM_THRASHING_EVENTS VALUES (?1,?2,?3,?4,?5,?6)");
+  op_buffer_ = std::make_unique<Statement>(db_, "INSERT INTO CUOVERLAP_OP_BUFFERS VALUES (?1,?2,?3,?4,?5)");
 }
 
 void TraceWriter::onKernel(const KernelRow& r) {
@@ -199,5 +200,14 @@ void TraceWriter::onOverhead(const OverheadRow& r) {
 }
 
 void TraceWriter::onUnknownKind(int) { count(RecordKind::kUnknown); }
+
+void TraceWriter::onOpBuffers(const std::vector<OpBufferRow>& rows) {
+  if (rows.empty()) return;
+  begin();
+  for (const OpBufferRow& r : rows) {
+    op_buffer_->run({global_pid_, r.correlation_id, r.address, r.bytes, r.access});
+  }
+  counts_[static_cast<std::size_t>(RecordKind::kOpBuffer)] += rows.size();
+}
 
 }  // namespace cuoverlap::collector

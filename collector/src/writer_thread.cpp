@@ -55,6 +55,15 @@ void WriterThread::submitGpuMetrics(GpuMetricBatch batch) {
   wake_.notify_one();
 }
 
+void WriterThread::submitOpBuffers(std::vector<OpBufferRow> rows) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (done_) return;
+    op_buffers_.push_back(std::move(rows));
+  }
+  wake_.notify_one();
+}
+
 void WriterThread::setSessionValue(const std::string& key, const std::string& value) {
   std::lock_guard<std::mutex> lock(mutex_);
   session_values_[key] = value;
@@ -94,9 +103,22 @@ void WriterThread::writeGpuMetrics(const std::vector<GpuMetricBatch>& batches) {
   }
 }
 
+void WriterThread::writeOpBuffers(const std::vector<std::vector<OpBufferRow>>& batches) {
+  for (const std::vector<OpBufferRow>& rows : batches) {
+    if (failed_) return;
+    try {
+      writer_->onOpBuffers(rows);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cuoverlap: warning: trace writing stopped: %s\n", printableForLog(e.what()).c_str());
+      failed_ = true;
+    }
+  }
+}
+
 void WriterThread::run() {
   std::vector<Completed> batch;
   std::vector<GpuMetricBatch> metrics;
+  std::vector<std::vector<OpBufferRow>> op_buffers;
   auto last_commit = Clock::now(), last_flush = Clock::now();
   for (;;) {
     if (periodic_flush_ && Clock::now() - last_flush >= commit_interval_) {
@@ -108,9 +130,10 @@ void WriterThread::run() {
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait_for(lock, commit_interval_ / 2,
-                     [this] { return !queue_.empty() || !metrics_.empty() || stopping_; });
+                     [this] { return !queue_.empty() || !metrics_.empty() || !op_buffers_.empty() || stopping_; });
       batch.swap(queue_);
       metrics.swap(metrics_);
+      op_buffers.swap(op_buffers_);
       values.swap(session_values_);
       stopping = stopping_;
     }
@@ -119,6 +142,8 @@ void WriterThread::run() {
     batch.clear();
     writeGpuMetrics(metrics);
     metrics.clear();
+    writeOpBuffers(op_buffers);
+    op_buffers.clear();
     for (const auto& [key, value] : values) writer_->setSessionValue(key, value);
     busy_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - begin).count();
     if (stopping) return finish();
@@ -139,15 +164,18 @@ void WriterThread::run() {
 void WriterThread::finish() {
   std::vector<Completed> rest;
   std::vector<GpuMetricBatch> metrics;
+  std::vector<std::vector<OpBufferRow>> op_buffers;
   std::map<std::string, std::string> values;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     rest.swap(queue_);
     metrics.swap(metrics_);
+    op_buffers.swap(op_buffers_);
     values.swap(session_values_);
   }
   writeBuffers(rest);
   writeGpuMetrics(metrics);
+  writeOpBuffers(op_buffers);
   bool closed_complete = false;
   if (!failed_) {
     try {

@@ -35,6 +35,8 @@ class WriterThread {
   // GPU metrics from the PM sampling thread, written in the order submitted. Dropped once the
   // file is closed.
   void submitGpuMetrics(GpuMetricBatch batch);
+  // The driver callbacks' op buffer rows (cupti/op_buffers.h), likewise.
+  void submitOpBuffers(std::vector<OpBufferRow> rows);
   // Written into the session table at the next commit; callable from any thread.
   void setSessionValue(const std::string& key, const std::string& value);
   // Writes what was submitted, closes the file and returns true, or returns false once `timeout`
@@ -57,6 +59,7 @@ class WriterThread {
   void run();
   void writeBuffers(const std::vector<Completed>& buffers);
   void writeGpuMetrics(const std::vector<GpuMetricBatch>& batches);
+  void writeOpBuffers(const std::vector<std::vector<OpBufferRow>>& batches);
   void finish();
 
   std::unique_ptr<TraceWriter> writer_;
@@ -65,6 +68,7 @@ class WriterThread {
   std::condition_variable wake_, done_cv_;
   std::vector<Completed> queue_;
   std::vector<GpuMetricBatch> metrics_;
+  std::vector<std::vector<OpBufferRow>> op_buffers_;
   std::map<std::string, std::string> session_values_;
   std::function<void()> periodic_flush_;
   const std::chrono::milliseconds commit_interval_;

@@ -311,3 +311,44 @@ TEST_CASE("GPU metrics land in nsys's tables, made only when sampled, and merge 
   }
   std::remove(merged.c_str());
 }
+
+TEST_CASE("op buffer rows land in CUOVERLAP_OP_BUFFERS and keep their ops' correlation ids when merged") {
+  TempPath first, second;
+  second.path = "/tmp/cuoverlap_writer_test_second_" + std::to_string(getpid()) + ".sqlite";
+  second.removeAll();
+  const std::string merged = "/tmp/cuoverlap_writer_test_merged_" + std::to_string(getpid()) + ".sqlite";
+  std::remove(merged.c_str());
+  {
+    TraceWriter writer(first.path, 1234);
+    writer.onContext({1, 0, 7});
+    writer.onOpBuffers({{5, 0x7f0000000000, 4096, 1}, {5, 0x7f0000100000, 4096, 2}, {6, 0x7f0000100000, 1 << 20, 3}});
+    writer.setSessionValue("pid", "1234");
+    writer.close();
+    CHECK(writer.counts()[static_cast<std::size_t>(RecordKind::kOpBuffer)] == 3);
+  }
+  {
+    TraceWriter writer(second.path, 5678);
+    writer.onContext({1, 0, 7});
+    writer.onApi({10, 20, ApiKind::kRuntime, 211, 5678, 5678, 9, 0, "cudaLaunchKernel_v7000"});
+    writer.onOpBuffers({{9, 0x7f0000200000, 64, 3}});
+    writer.setSessionValue("pid", "5678");
+    writer.close();
+  }
+  {
+    ReadBack db(first.path);
+    CHECK(db.text("SELECT correlationId, address, bytes, access FROM CUOVERLAP_OP_BUFFERS ORDER BY rowid") ==
+          "5|139637976727552|4096|1;5|139637977776128|4096|2;6|139637977776128|1048576|3");
+    CHECK(db.text("SELECT value FROM CUOVERLAP_SESSION WHERE key = 'records.op_buffer'") == "3");
+  }
+  schema::MergeOptions options;
+  options.root_pid = 1234;
+  schema::mergeTraceFiles({first.path, second.path}, merged, options);
+  {
+    ReadBack db(merged);
+    // The second process's correlation ids move past the first's, as its API calls' do.
+    CHECK(db.text("SELECT count(*) FROM CUOVERLAP_OP_BUFFERS") == "4");
+    CHECK(db.text("SELECT o.correlationId = r.correlationId FROM CUOVERLAP_OP_BUFFERS o, "
+                  "CUPTI_ACTIVITY_KIND_RUNTIME r WHERE o.address = 139637978824704") == "1");
+  }
+  std::remove(merged.c_str());
+}

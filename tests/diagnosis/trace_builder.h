@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 
 #include "cuoverlap/model.h"
 
@@ -172,6 +173,31 @@ class TraceBuilder {
     return record.correlation_id;
   }
 
+  // A cudaDeviceSynchronize from `start_us` to `end_us`, with its synchronization record.
+  void deviceSynchronize(double start_us, double end_us) {
+    SyncEvent sync;
+    sync.start = ns(start_us);
+    sync.end = ns(end_us);
+    sync.correlation_id = call("cudaDeviceSynchronize_v3020", start_us, end_us);
+    sync.stream_id = 0xFFFFFFFF;
+    sync.context_id = 1;
+    sync.pid = kPid;
+    sync.type = SyncType::kContextSynchronize;
+    trace_.syncs.push_back(sync);
+  }
+
+  // What `op` touched, as the collector's CUOVERLAP_OP_BUFFERS records it.
+  void touches(const GpuOp& op, std::uint64_t address, std::uint64_t bytes,
+               schema::BufferAccess access = schema::BufferAccess::kKernelArgument) {
+    OpBuffer buffer;
+    buffer.pid = op.pid;
+    buffer.correlation_id = op.correlation_id;
+    buffer.address = address;
+    buffer.bytes = bytes;
+    buffer.access = access;
+    trace_.op_buffers.push_back(buffer);
+  }
+
   Trace& trace() { return trace_; }
 
   Trace build() {
@@ -179,6 +205,9 @@ class TraceBuilder {
     std::stable_sort(trace_.ops.begin(), trace_.ops.end(), by_start);
     std::stable_sort(trace_.runtime_calls.begin(), trace_.runtime_calls.end(), by_start);
     std::stable_sort(trace_.syncs.begin(), trace_.syncs.end(), by_start);
+    std::stable_sort(trace_.op_buffers.begin(), trace_.op_buffers.end(), [](const OpBuffer& a, const OpBuffer& b) {
+      return std::tie(a.pid, a.correlation_id) < std::tie(b.pid, b.correlation_id);
+    });
     return trace_;
   }
 

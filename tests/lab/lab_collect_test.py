@@ -69,6 +69,11 @@ def make_trace(path):
     # CUDA event records carry no timestamp: kept with the runtime call that recorded them
     db.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_CUDA_EVENT VALUES (0, ?, ?, ?)",
                    [(pid, 1, 10), (pid, 3, 30), (pid, 4, 40), (8 << 24, 3, 99)])
+    # The memory each op touched has no time either: kept with the call of its correlation id.
+    db.execute("CREATE TABLE CUOVERLAP_OP_BUFFERS (globalPid INTEGER, correlationId INTEGER, address INTEGER, "
+               "bytes INTEGER, access INTEGER)")
+    db.executemany("INSERT INTO CUOVERLAP_OP_BUFFERS VALUES (?, ?, ?, 4096, 3)",
+                   [(pid, 1, 100), (pid, 2, 200), (pid, 3, 300), (pid, 3, 301), (pid, 4, 400), (8 << 24, 3, 999)])
     db.commit()
     db.close()
 
@@ -168,6 +173,8 @@ class LabCollectTest(unittest.TestCase):
         # those that share a correlation id with one (3: the reader tells created from per-thread by them).
         self.assertEqual(db.execute("SELECT streamId FROM CUOVERLAP_STREAM_ORIGIN ORDER BY streamId").fetchall(),
                          [(0,), (3,)])
+        self.assertEqual(db.execute("SELECT address FROM CUOVERLAP_OP_BUFFERS ORDER BY address").fetchall(),
+                         [(300,), (301,), (400,)])
 
     def test_variant_traces_keep_each_variants_median_run(self):
         # p1's fix ran twice (rep 2 failed): spans 200 (rep 1) and 250 (rep 3); the lower middle is rep 1.

@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "trace_schema.h"
@@ -316,6 +318,21 @@ class TraceIndexCache {
 };
 
 // One loaded trace file. Vectors are sorted by start time by the reader.
+// What a kernel, copy or memset touched (CUOVERLAP_OP_BUFFERS: our collector records them from
+// the driver's launch, copy and memset calls; nsys exports have none). A copy reads [address,
+// address + bytes) of its source and writes that of its destination, a memset writes its range; a
+// kernel argument points into the allocation [address, address + bytes), which the kernel may read
+// or write. Matched to its op by (pid, correlation id).
+struct OpBuffer {
+  std::uint32_t pid = 0;
+  std::uint32_t correlation_id = 0;
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+  schema::BufferAccess access = schema::BufferAccess::kKernelArgument;
+
+  bool writes() const { return access != schema::BufferAccess::kRead; }
+};
+
 struct Trace {
   std::string path;
   TraceSource source = TraceSource::kNsys;
@@ -328,6 +345,7 @@ struct Trace {
   std::vector<NvtxRange> nvtx;
   UnifiedMemory unified_memory;
   GpuMetrics gpu_metrics;
+  std::vector<OpBuffer> op_buffers;  // sorted by (pid, correlation id); empty when not recorded
   std::vector<Stream> streams;
   std::vector<Context> contexts;
   std::vector<Device> devices;
@@ -342,6 +360,26 @@ struct Trace {
     return id < strings.size() ? std::string_view(strings[id]) : std::string_view();
   }
 };
+
+// The buffers recorded for `op` (none: not recorded, or an op no recorded call launched, such as
+// a graph's kernels).
+inline std::pair<const OpBuffer*, const OpBuffer*> opBuffersOf(const Trace& trace, const GpuOp& op) {
+  const auto key = [](std::uint32_t pid, std::uint32_t correlation) {
+    return (std::uint64_t{pid} << 32) | correlation;
+  };
+  const std::uint64_t wanted = key(op.pid, op.correlation_id);
+  const auto range = std::equal_range(
+      trace.op_buffers.begin(), trace.op_buffers.end(), wanted,
+      [&key](const auto& a, const auto& b) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(a)>, OpBuffer>) {
+          return key(a.pid, a.correlation_id) < b;
+        } else {
+          return a < key(b.pid, b.correlation_id);
+        }
+      });
+  if (op.correlation_id == 0 || range.first == range.second) return {nullptr, nullptr};
+  return {&*range.first, &*range.first + (range.second - range.first)};
+}
 
 // The grid and block of trace.ops[op_index]: from Trace::kernel_dims, else (grid_blocks, 1, 1) x
 // (block_threads, 1, 1), a kernel launched in 1-D.

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <atomic>
+#include <cstdio>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -14,7 +15,9 @@
 #include "cupti/api_selection.h"
 #include "cupti/capture_triggers.h"
 #include "cupti/cupti_check.h"
+#include "cupti/driver_function.h"
 #include "cupti/gpu_metrics.h"
+#include "cupti/op_buffers.h"
 #include "cupti/unified_memory.h"
 #include "pcie_link.h"
 
@@ -33,18 +36,6 @@ CUpti_SubscriberHandle g_subscriber = nullptr;
 std::atomic<bool> g_detached{false};
 std::atomic<bool> g_unified_memory_at_context{false};  // configure the counters at the first context
 std::atomic<std::uint64_t> g_dropped{0}, g_completed{0}, g_callback_ns{0};
-
-// The driver is already loaded in the traced process (it loaded us); looking its functions up
-// instead of linking libcuda keeps the collector's tests loadable on machines without a driver.
-// The runtime loads libcuda with RTLD_LOCAL, so RTLD_DEFAULT does not see its symbols: ask for
-// the already-loaded library by name (RTLD_NOLOAD never loads it).
-template <typename Function>
-Function* driverFunction(const char* name) {
-  static void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-  void* symbol = driver != nullptr ? dlsym(driver, name) : nullptr;
-  if (symbol == nullptr) symbol = dlsym(RTLD_DEFAULT, name);
-  return reinterpret_cast<Function*>(symbol);
-}
 
 std::uint64_t monotonicNs() {
   timespec ts{};
@@ -120,6 +111,9 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id
     }
   }
   if (data == nullptr) return;
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    op_buffers::onDriverCallback(id, *static_cast<const CUpti_CallbackData*>(data));
+  }
   onCaptureCallback(domain, id, data);
   if (domain != CUPTI_CB_DOMAIN_NVTX || !isNvtxRangeStart(id)) return;
   const auto* nvtx = static_cast<const CUpti_NvtxData*>(data);
@@ -278,6 +272,12 @@ std::string enable(BufferPool& pool, WriterThread& writer, const CollectorOption
     CUOVERLAP_CUPTI(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                         CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
   }
+  if (options.op_buffers) {
+    const std::string why = op_buffers::enable(g_subscriber, writer);
+    if (!why.empty() && !options.quiet) {
+      std::fprintf(stderr, "cuoverlap: warning: not recording which memory each op touches: %s\n", why.c_str());
+    }
+  }
   g_api = options.api;
   if (g_api == ApiTracing::kLean) selectLeanApis();
   lean_calls = g_api == ApiTracing::kLean ? g_lean_runtime.size() + g_lean_driver.size() : 0;
@@ -301,6 +301,7 @@ void setRecording(bool on) {
   std::lock_guard<std::mutex> lock(g_recording_mutex);
   if (g_recording == on || g_detached.load()) return;
   switchRecording(on);
+  op_buffers::setRecording(on);
   g_recording = on;
 }
 
@@ -318,7 +319,12 @@ bool isStartEndRange(std::uint32_t marker_id) {
   return g_start_end_ranges->erase(marker_id) != 0;
 }
 
-void detachInForkedChild() { g_detached.store(true); }
+void detachInForkedChild() {
+  g_detached.store(true);
+  op_buffers::detachInForkedChild();
+}
+
+void flushOpBuffers() { op_buffers::flush(); }
 
 CUpti_SubscriberHandle subscriber() { return g_subscriber; }
 

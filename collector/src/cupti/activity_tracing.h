@@ -40,6 +40,8 @@ bool initializeNvtx(const void* get_export_table);
 bool isStartEndRange(std::uint32_t marker_id);
 // Forced: also buffers with records still in progress (end of session only).
 void flush(bool forced);
+// Hands the op buffer rows still held to the writer (cupti/op_buffers.h; end of session).
+void flushOpBuffers();
 // After fork(): the child must not hand buffers to the parent's writer (it has no writer thread).
 void detachInForkedChild();
 

@@ -30,6 +30,7 @@
 #include <algorithm>
 
 #include "cuoverlap/communication.h"
+#include "diagnosis/data_order.h"
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/kernels_alone.h"
 #include "diagnosis/legacy_barriers.h"
@@ -52,7 +53,10 @@ std::optional<Finding> findCrossStreamKernelWait(const DeviceView& view) {
   const std::vector<StreamWait> waits = streamWaits(view);
   if (waits.empty()) return std::nullopt;
   const CommunicationKernels communication(view.trace());
-  FindingBuilder builder(view, "cross-stream-kernel-wait", Severity::kInfo);
+  // With the memory each op touched recorded, whether X reads what Y wrote is known: the waits that
+  // order no data dependence are dropped for certain (diagnosis/data_order.h), a warning.
+  const bool with_buffers = recordsOpBuffers(view);
+  FindingBuilder builder(view, "cross-stream-kernel-wait", with_buffers ? Severity::kWarning : Severity::kInfo);
   std::vector<bool> between_kernels(waits.size(), false);
   std::vector<bool> held(waits.size(), false);
   for (std::size_t w = 0; w < waits.size(); ++w) {
@@ -67,7 +71,8 @@ std::optional<Finding> findCrossStreamKernelWait(const DeviceView& view) {
   }
   // Every round of a call site that held its kernel back once (roundsOfHeldSites).
   const std::vector<bool> counts = roundsOfHeldSites(waits, between_kernels, held);
-  const std::vector<bool> guards = guardsBufferReuse(view, waits, counts);
+  const std::vector<bool> guards =
+      with_buffers ? waitsOrderingData(view, waits, counts) : guardsBufferReuse(view, waits, counts);
   std::vector<OrderEdge> kept;
   std::vector<OrderEdge> removed;
   for (std::size_t w = 0; w < waits.size(); ++w) {
@@ -81,9 +86,10 @@ std::optional<Finding> findCrossStreamKernelWait(const DeviceView& view) {
     const GpuOp& y = view.op(view.ops()[wait.waited_for.back()]);
     builder.add(Interval{*wait.ready, released.start},
                 evidenceForOp(view, x,
-                              fmt::format("{} ({} blocks) waited for {} ({} blocks) on stream {}",
+                              fmt::format("{} ({} blocks) waited for {} ({} blocks) on stream {}{}",
                                           describeOp(view, x), x.grid_blocks, describeOp(view, y),
-                                          y.grid_blocks, y.stream_id)));
+                                          y.grid_blocks, y.stream_id,
+                                          with_buffers ? ", though neither touches memory the other writes" : "")));
   }
   if (builder.count() == 0) return std::nullopt;
   const std::vector<OrderEdge> barriers = legacyBarrierEdges(view);
@@ -95,6 +101,14 @@ std::optional<Finding> findCrossStreamKernelWait(const DeviceView& view) {
       0, spanFreedOfSlotHolders(view, model, recorded) - spanFreedOfSlotHolders(view, model, kept));
   if (saving < kMinimumClaimNs) return std::nullopt;  // the waits cost nothing
   builder.estimateSaving(saving);
+  if (with_buffers) {
+    return builder.build(
+        fmt::format("{} cudaStreamWaitEvent waits ran kernels of different streams one after another "
+                    "that share no memory, though side by side they would have shared the SMs",
+                    builder.count()),
+        "Drop these waits (or record one event per produced buffer and wait only for the buffers "
+        "each kernel reads) so the kernels share the device");
+  }
   return builder.build(
       fmt::format("{} cudaStreamWaitEvent waits ran kernels of different streams one after "
                   "another, though side by side they would have shared the SMs",

@@ -43,6 +43,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "cuoverlap/communication.h"
+#include "diagnosis/data_order.h"
 #include "diagnosis/finding_builder.h"
 #include "diagnosis/kernels_alone.h"
 #include "diagnosis/legacy_barriers.h"
@@ -60,11 +62,26 @@ std::optional<Finding> findEventWaitSerialization(const DeviceView& view) {
   std::vector<OrderEdge> removed;
   std::vector<bool> serializing(waits.size(), false);
   std::vector<bool> held(waits.size(), false);
+  // With the memory each op touched recorded, every wait but kernel -> kernel (cross-stream-kernel-
+  // wait's) and those of communication kernels (the collective order) is a candidate, and the data
+  // it orders decides (diagnosis/data_order.h) instead of the usual data flow and the reuse guard.
+  const bool with_buffers = recordsOpBuffers(view);
+  const CommunicationKernels communication(view.trace());
+  const auto candidate = [&](const StreamWait& wait) {
+    const GpuOp& x = view.op(view.ops()[wait.released]);
+    bool kernels = x.kind == OpKind::kKernel;
+    for (std::size_t y : wait.waited_for) {
+      const GpuOp& op = view.op(view.ops()[y]);
+      if (communication.isCommunication(op)) return false;
+      kernels = kernels && op.kind == OpKind::kKernel;
+    }
+    return !communication.isCommunication(x) && !kernels;
+  };
   for (std::size_t w = 0; w < waits.size(); ++w) {
     const StreamWait& wait = waits[w];
     const ScopedOp released = view.ops()[wait.released];
     held[w] = wait.ready && released.start - *wait.ready >= kMinimumCostNs;
-    serializing[w] = !wait.waited_for.empty() && !waitIsRealDependency(view, wait);
+    serializing[w] = !wait.waited_for.empty() && (with_buffers ? candidate(wait) : !waitIsRealDependency(view, wait));
   }
   // Every round of a call site that held its op back once (roundsOfHeldSites).
   const std::vector<bool> counts = roundsOfHeldSites(waits, serializing, held);
@@ -94,9 +111,14 @@ std::optional<Finding> findEventWaitSerialization(const DeviceView& view) {
       return false;
     });
   };
-  std::vector<bool> guards = guardsBufferReuse(view, waits, counts);
-  for (std::size_t w = 0; w < waits.size(); ++w) {
-    if (guards[w] && oneHop(waits[w])) guards[w] = false;
+  std::vector<bool> guards;
+  if (with_buffers) {
+    guards = waitsOrderingData(view, waits, counts);
+  } else {
+    guards = guardsBufferReuse(view, waits, counts);
+    for (std::size_t w = 0; w < waits.size(); ++w) {
+      if (guards[w] && oneHop(waits[w])) guards[w] = false;
+    }
   }
   for (std::size_t w = 0; w < waits.size(); ++w) {
     const StreamWait& wait = waits[w];

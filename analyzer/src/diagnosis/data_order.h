@@ -1,0 +1,36 @@
+// Which cross-stream waits order a data dependence, from the memory each op touched
+// (Trace::op_buffers: our collector records it; nsys exports have none).
+//
+// Two ops of different streams conflict when one writes memory the other touches (a kernel's
+// argument may be read or written: it counts as a write; an op without recorded buffers, such as a
+// graph's kernel, conflicts with every op). A wait orders data when dropping it unorders a
+// conflicting pair that the program ordered: call sites (the waits of one event on one stream: one
+// call, run again by a loop's body) are taken in the order of their first wait, and a site is
+// dropped when, without its waits and those of the sites dropped before it, every conflicting pair
+// whose earlier op reached the later one through one of its waits (the earlier op among what the
+// wait's Y was ordered after, the later among what was ordered after the wait's X) stays ordered:
+// through stream order, the waits kept, the legacy stream's barriers (legacy_barriers.h), or a
+// host synchronization of the later op's thread (a device or context synchronize, a synchronize of
+// the earlier op's stream, or a synchronous copy or memset that the earlier op reached) that began
+// after the earlier op was launched and ended before the later one was. This is the lab's drop-wait
+// transform (docs/lab.md) read from a trace.
+// Bounds: per wait, the 48 nearest ops on each side and 4,096 ops searched per pair: a wait whose
+// pairs reach further counts as ordering data (kept), as does one whose X or Y has no launch call.
+#pragma once
+
+#include <vector>
+
+#include "diagnosis/device_view.h"
+#include "diagnosis/stream_waits.h"
+
+namespace cuoverlap::diagnosis {
+
+// Whether the view's trace records which memory its ops touched.
+bool recordsOpBuffers(const DeviceView& view);
+
+// Per wait: true when it is one of `candidates` and its call site orders a data dependence (it
+// must stay), false otherwise. Every wait counts as ordering data when the trace has no op buffers.
+std::vector<bool> waitsOrderingData(const DeviceView& view, const std::vector<StreamWait>& waits,
+                                    const std::vector<bool>& candidates);
+
+}  // namespace cuoverlap::diagnosis

@@ -1,0 +1,66 @@
+// Which words of a kernel's arguments may point into memory (cupti/op_buffers.h asks the driver
+// which of them do). No CUDA here: the tests build these on machines without one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace cuoverlap::collector {
+
+// One kernel parameter in the device-side layout (cuFuncGetParamInfo / cuKernelGetParamInfo).
+struct ParamSlot {
+  std::uint32_t offset = 0;
+  std::uint32_t size = 0;
+};
+
+// Words looked at per launch, at most: a kernel whose arguments are large structs of sizes and
+// strides (PyTorch's offset calculators) keeps its launch cost bounded; its pointers come first.
+inline constexpr std::size_t kMaxArgumentWords = 64;
+
+// A value that can be a user-space address: not a small integer, not above the 47-bit user range
+// of x86-64 and AArch64 Linux (device, managed and pinned memory all live there under UVA).
+inline bool plausibleAddress(std::uint64_t value) {
+  return value >= 0x10000 && value < (std::uint64_t{1} << 47);
+}
+
+// Calls sink(value) for every 8-byte word of every parameter that holds a plausible address, in
+// parameter order, at most kMaxArgumentWords words looked at. `params` as cuLaunchKernel's
+// kernelParams: params[i] points to parameter i's value. A parameter's pointer members sit at
+// multiples of 8 from its start (a struct holding a pointer is 8-aligned).
+template <typename Sink>
+void forEachArgumentAddress(const std::vector<ParamSlot>& layout, void* const* params, Sink&& sink) {
+  if (params == nullptr) return;
+  std::size_t looked = 0;
+  for (std::size_t i = 0; i < layout.size(); ++i) {
+    const auto* value = static_cast<const unsigned char*>(params[i]);
+    if (value == nullptr) continue;
+    for (std::uint32_t at = 0; at + 8 <= layout[i].size; at += 8) {
+      if (looked++ == kMaxArgumentWords) return;
+      std::uint64_t word = 0;
+      std::memcpy(&word, value + at, sizeof word);
+      if (plausibleAddress(word)) sink(word);
+    }
+  }
+}
+
+// The same for a packed argument buffer (cuLaunchKernel's `extra`, CU_LAUNCH_PARAM_BUFFER_POINTER):
+// the parameters at their layout offsets within `size` bytes.
+template <typename Sink>
+void forEachPackedArgumentAddress(const std::vector<ParamSlot>& layout, const void* buffer,
+                                  std::size_t size, Sink&& sink) {
+  if (buffer == nullptr) return;
+  const auto* bytes = static_cast<const unsigned char*>(buffer);
+  std::size_t looked = 0;
+  for (const ParamSlot& slot : layout) {
+    for (std::uint32_t at = 0; at + 8 <= slot.size && slot.offset + at + 8 <= size; at += 8) {
+      if (looked++ == kMaxArgumentWords) return;
+      std::uint64_t word = 0;
+      std::memcpy(&word, bytes + slot.offset + at, sizeof word);
+      if (plausibleAddress(word)) sink(word);
+    }
+  }
+}
+
+}  // namespace cuoverlap::collector

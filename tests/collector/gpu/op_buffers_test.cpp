@@ -1,0 +1,101 @@
+// `cuoverlap record` on op_buffers_app: CUOVERLAP_OP_BUFFERS names, for each kernel, copy and
+// memset, the memory it touched (cupti/op_buffers.h), matched to its op by correlation id, and the
+// analyzer's reader finds them per op; CUOVERLAP_OP_BUFFERS=0 records none. Exits 77 when no GPU
+// is usable.
+#define CATCH_CONFIG_RUNNER
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "cuoverlap/model.h"
+#include "cuoverlap/reader.h"
+#include "trace_file.h"
+
+namespace {
+
+std::string g_dir;
+
+// Records the app into `name`; returns its printed addresses (a, b, pinned, pageable).
+std::map<std::string, std::string> record(const std::string& name, const std::string& env) {
+  const std::string trace = g_dir + "/" + name;
+  const std::string command = env + " " + CUOVERLAP_CLI + " record -o " + trace + " -- " +
+                              CUOVERLAP_OP_BUFFERS_APP + " > " + trace + ".log 2>&1";
+  const int rc = std::system(command.c_str());
+  REQUIRE(WIFEXITED(rc));
+  REQUIRE(WEXITSTATUS(rc) == 0);
+  std::ifstream log(trace + ".log");
+  std::map<std::string, std::string> addresses;
+  std::string line;
+  while (std::getline(log, line)) {
+    if (line.rfind("a=", 0) != 0) continue;
+    std::istringstream words(line);
+    std::string word;
+    while (words >> word) {
+      const auto eq = word.find('=');
+      addresses[word.substr(0, eq)] = word.substr(eq + 1);
+    }
+  }
+  REQUIRE(addresses.size() == 4);
+  return addresses;
+}
+
+}  // namespace
+
+TEST_CASE("the collector records the memory each kernel, copy and memset touched") {
+  auto at = record("buffers.sqlite", "");
+  const std::string a = at["a"], b = at["b"], pinned = at["pinned"], pageable = at["pageable"];
+  TraceFile db(g_dir + "/buffers.sqlite");
+  REQUIRE(db.isOpen());
+  // Kernels: each allocation an argument points into, whole (a from an interior pointer; the struct's
+  // two pointers; the driver launch's CUfunction); none for the kernel of scalars.
+  CHECK(db.text("SELECT s.value, o.address, o.bytes, o.access FROM CUOVERLAP_OP_BUFFERS o "
+                "JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON k.correlationId = o.correlationId "
+                "JOIN StringIds s ON s.id = k.shortName ORDER BY k.start, o.address") ==
+        "scale|" + a + "|1048576|3;pairKernel|" + a + "|1048576|3;pairKernel|" + b + "|2097152|3;scale|" + b +
+            "|2097152|3");
+  CHECK(db.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") == 4);
+  // Copies: the source read and the destination written, each the copy's own bytes.
+  CHECK(db.text("SELECT m.copyKind, o.address, o.bytes, o.access FROM CUOVERLAP_OP_BUFFERS o "
+                "JOIN CUPTI_ACTIVITY_KIND_MEMCPY m ON m.correlationId = o.correlationId "
+                "ORDER BY m.start, o.access") ==
+        "1|" + pinned + "|4096|1;1|" + b + "|4096|2;2|" + a + "|512|1;2|" + pageable + "|512|2");
+  CHECK(db.text("SELECT o.address - " + b + ", o.bytes, o.access FROM CUOVERLAP_OP_BUFFERS o "
+                "JOIN CUPTI_ACTIVITY_KIND_MEMSET m ON m.correlationId = o.correlationId") == "1024|2048|2");
+  CHECK(db.session("records.op_buffer") == "9");
+  // The analyzer finds them per op.
+  const cuoverlap::Trace trace = cuoverlap::readTrace(g_dir + "/buffers.sqlite");
+  CHECK(trace.op_buffers.size() == 9);
+  std::map<std::string, std::size_t> per_kernel;
+  for (const cuoverlap::GpuOp& op : trace.ops) {
+    const auto [first, last] = cuoverlap::opBuffersOf(trace, op);
+    if (op.kind == cuoverlap::OpKind::kKernel) per_kernel[std::string(trace.str(op.name))] += last - first;
+  }
+  CHECK(per_kernel.size() == 3);
+  CHECK(per_kernel["scalarOnly(int)"] == 0);
+}
+
+TEST_CASE("CUOVERLAP_OP_BUFFERS=0 records no op buffers") {
+  record("off.sqlite", "CUOVERLAP_OP_BUFFERS=0");
+  TraceFile db(g_dir + "/off.sqlite");
+  REQUIRE(db.isOpen());
+  CHECK(db.integer("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL") == 4);
+  CHECK(db.integer("SELECT count(*) FROM CUOVERLAP_OP_BUFFERS") == 0);
+}
+
+int main(int argc, char** argv) {
+  const std::string probe = std::string(CUOVERLAP_OP_BUFFERS_APP) + " probe";
+  const int rc = std::system(probe.c_str());
+  if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 0) {
+    std::puts("no usable GPU: op buffer GPU test skipped");
+    return 77;
+  }
+  char dir[] = "/tmp/cuoverlap_op_buffers_test_XXXXXX";
+  g_dir = mkdtemp(dir);
+  return Catch::Session().run(argc, argv);
+}
