@@ -2,6 +2,7 @@
 // which of them do). No CUDA here: the tests build these on machines without one.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -62,5 +63,22 @@ void forEachPackedArgumentAddress(const std::vector<ParamSlot>& layout, const vo
     }
   }
 }
+
+// Words lately found to be no address, so that a kernel's integer arguments that look like one
+// (sizes, strides, seeds: PyTorch's launches carry dozens) cost the driver one query each, not one
+// a launch: a direct-mapped table of kSlots words, a word's slot from a multiplicative hash.
+class RecentMisses {
+ public:
+  static constexpr std::size_t kSlots = 256;
+  bool contains(std::uint64_t word) const { return word != 0 && slots_[slot(word)] == word; }
+  void insert(std::uint64_t word) { slots_[slot(word)] = word; }
+  void clear() { slots_.fill(0); }
+
+ private:
+  static std::size_t slot(std::uint64_t word) {
+    return static_cast<std::size_t>((word * 0x9E3779B97F4A7C15ull) >> 56);  // top 8 bits: 256 slots
+  }
+  std::array<std::uint64_t, kSlots> slots_{};
+};
 
 }  // namespace cuoverlap::collector

@@ -68,3 +68,23 @@ TEST_CASE("argument words: at most kMaxArgumentWords looked at, none without arg
   forEachArgumentAddress(layout, nullptr, [&](std::uint64_t) { ++count; });
   CHECK(count == 0);
 }
+
+TEST_CASE("recent misses: a word is found until another word takes its slot, and clear forgets all") {
+  RecentMisses misses;
+  const std::uint64_t size = 1 << 20, stride = 0x7f0000010000;
+  CHECK_FALSE(misses.contains(size));
+  misses.insert(size);
+  misses.insert(stride);
+  CHECK(misses.contains(size));
+  CHECK(misses.contains(stride));
+  CHECK_FALSE(misses.contains(0));  // the empty slot's value is never a hit
+  // Fill every slot with other words: at most kSlots survive, and each one asked is found or not,
+  // never another word's.
+  for (std::uint64_t w = 1; w <= 4 * RecentMisses::kSlots; ++w) misses.insert(0x10000 * w);
+  std::size_t kept = 0;
+  for (std::uint64_t w = 1; w <= 4 * RecentMisses::kSlots; ++w) kept += misses.contains(0x10000 * w);
+  CHECK(kept <= RecentMisses::kSlots);
+  CHECK(kept >= RecentMisses::kSlots / 4);
+  misses.clear();
+  CHECK_FALSE(misses.contains(0x10000));
+}

@@ -77,20 +77,21 @@ struct RangeCache {
   static constexpr std::size_t kSlots = 16;
   std::uint64_t epoch = ~std::uint64_t{0};
   std::array<Range, kSlots> hits{};
-  std::array<std::uint64_t, kSlots> misses{};
-  std::size_t next_hit = 0, next_miss = 0;
+  std::size_t next_hit = 0;
+  RecentMisses misses;
 };
 
 bool resolve(std::uint64_t word, Range& range) {
   thread_local RangeCache cache;
   const std::uint64_t epoch = g_free_epoch.load(std::memory_order_relaxed);
-  if (cache.epoch != epoch) cache = RangeCache{}, cache.epoch = epoch;
+  if (cache.epoch != epoch) {
+    cache.hits = {}, cache.next_hit = 0, cache.misses.clear();
+    cache.epoch = epoch;
+  }
   for (const Range& hit : cache.hits) {
     if (hit.size != 0 && word - hit.base < hit.size) return range = hit, true;
   }
-  for (std::uint64_t miss : cache.misses) {
-    if (miss == word) return false;
-  }
+  if (cache.misses.contains(word)) return false;
   CUdeviceptr base = 0;
   std::size_t size = 0;
   if (g_address_range != nullptr && g_address_range(&base, &size, word) == CUDA_SUCCESS && size != 0) {
@@ -98,7 +99,7 @@ bool resolve(std::uint64_t word, Range& range) {
     cache.hits[cache.next_hit++ % RangeCache::kSlots] = range;
     return true;
   }
-  cache.misses[cache.next_miss++ % RangeCache::kSlots] = word;
+  cache.misses.insert(word);
   return false;
 }
 
