@@ -228,6 +228,19 @@ TEST_CASE("record --gpu-metrics 250: the program's collector samples every 250 Â
   CHECK(readAll(mark) == "250\n");
 }
 
+TEST_CASE("record --no-op-buffers: the program's collector records no op buffers; by default it does") {
+  for (const bool off : {true, false}) {
+    const std::string mark = scratchDir() + "/op_buffers_env";
+    const std::string command = std::string(CUOVERLAP_CLI) + " record --force" + (off ? " --no-op-buffers" : "") +
+                                " -o " + scratchDir() + "/op_buffers.sqlite -- sh -c 'echo ${CUOVERLAP_OP_BUFFERS:-unset} > " +
+                                mark + "; exit 7' 2> /dev/null";
+    const int status = std::system(command.c_str());
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 7);
+    CHECK(readAll(mark) == (off ? "0\n" : "unset\n"));  // unset: the collector's default, on
+  }
+}
+
 // Capture-window options: bad input is one line and exit 2, before the program runs.
 TEST_CASE("record: bad --capture, --delay, --duration and --gpu-metrics â†’ one line, exit 2, program not run") {
   struct Case {
