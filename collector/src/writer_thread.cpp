@@ -91,11 +91,13 @@ void WriterThread::writeBuffers(const std::vector<Completed>& buffers) {
   }
 }
 
-void WriterThread::writeGpuMetrics(const std::vector<GpuMetricBatch>& batches) {
-  for (const GpuMetricBatch& batch : batches) {
+// Writes each batch with `write` until a write fails; after that nothing more is written.
+template <typename Batch, typename Write>
+void WriterThread::writeEach(const std::vector<Batch>& batches, Write write) {
+  for (const Batch& batch : batches) {
     if (failed_) return;
     try {
-      writer_->onGpuMetrics(batch);
+      write(batch);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "cuoverlap: warning: trace writing stopped: %s\n", printableForLog(e.what()).c_str());
       failed_ = true;
@@ -103,16 +105,12 @@ void WriterThread::writeGpuMetrics(const std::vector<GpuMetricBatch>& batches) {
   }
 }
 
+void WriterThread::writeGpuMetrics(const std::vector<GpuMetricBatch>& batches) {
+  writeEach(batches, [this](const GpuMetricBatch& batch) { writer_->onGpuMetrics(batch); });
+}
+
 void WriterThread::writeOpBuffers(const std::vector<std::vector<OpBufferRow>>& batches) {
-  for (const std::vector<OpBufferRow>& rows : batches) {
-    if (failed_) return;
-    try {
-      writer_->onOpBuffers(rows);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "cuoverlap: warning: trace writing stopped: %s\n", printableForLog(e.what()).c_str());
-      failed_ = true;
-    }
-  }
+  writeEach(batches, [this](const std::vector<OpBufferRow>& rows) { writer_->onOpBuffers(rows); });
 }
 
 void WriterThread::run() {

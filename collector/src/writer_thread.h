@@ -60,6 +60,8 @@ class WriterThread {
   void writeBuffers(const std::vector<Completed>& buffers);
   void writeGpuMetrics(const std::vector<GpuMetricBatch>& batches);
   void writeOpBuffers(const std::vector<std::vector<OpBufferRow>>& batches);
+  template <typename Batch, typename Write>
+  void writeEach(const std::vector<Batch>& batches, Write write);
   void finish();
 
   std::unique_ptr<TraceWriter> writer_;
