@@ -112,7 +112,7 @@ void readOpBuffers(Context& ctx) {
     buffer.access = static_cast<schema::BufferAccess>(access);
     buffers.push_back(buffer);
   }
-  sortBy(buffers, [](const OpBuffer& b) { return (std::uint64_t{b.pid} << 32) | b.correlation_id; });
+  sortBy(buffers, [](const OpBuffer& b) { return opBufferKey(b.pid, b.correlation_id); });
 }
 
 void sortMigrations(Context& ctx) {

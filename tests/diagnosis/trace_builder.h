@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <string>
-#include <tuple>
 
 #include "cuoverlap/model.h"
 
@@ -206,7 +205,7 @@ class TraceBuilder {
     std::stable_sort(trace_.runtime_calls.begin(), trace_.runtime_calls.end(), by_start);
     std::stable_sort(trace_.syncs.begin(), trace_.syncs.end(), by_start);
     std::stable_sort(trace_.op_buffers.begin(), trace_.op_buffers.end(), [](const OpBuffer& a, const OpBuffer& b) {
-      return std::tie(a.pid, a.correlation_id) < std::tie(b.pid, b.correlation_id);
+      return opBufferKey(a.pid, a.correlation_id) < opBufferKey(b.pid, b.correlation_id);
     });
     return trace_;
   }

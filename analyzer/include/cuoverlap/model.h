@@ -13,7 +13,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -361,24 +360,25 @@ struct Trace {
   }
 };
 
+// Trace::op_buffers' sort key: an op buffer's (pid, correlation id), an op's to find its rows.
+inline std::uint64_t opBufferKey(std::uint32_t pid, std::uint32_t correlation_id) {
+  return (std::uint64_t{pid} << 32) | correlation_id;
+}
+
 // The buffers recorded for `op` (none: not recorded, or an op no recorded call launched, such as
 // a graph's kernels).
 inline std::pair<const OpBuffer*, const OpBuffer*> opBuffersOf(const Trace& trace, const GpuOp& op) {
-  const auto key = [](std::uint32_t pid, std::uint32_t correlation) {
-    return (std::uint64_t{pid} << 32) | correlation;
-  };
-  const std::uint64_t wanted = key(op.pid, op.correlation_id);
-  const auto range = std::equal_range(
-      trace.op_buffers.begin(), trace.op_buffers.end(), wanted,
-      [&key](const auto& a, const auto& b) {
-        if constexpr (std::is_same_v<std::decay_t<decltype(a)>, OpBuffer>) {
-          return key(a.pid, a.correlation_id) < b;
-        } else {
-          return a < key(b.pid, b.correlation_id);
-        }
-      });
-  if (op.correlation_id == 0 || range.first == range.second) return {nullptr, nullptr};
-  return {&*range.first, &*range.first + (range.second - range.first)};
+  const OpBuffer* first = trace.op_buffers.data();
+  const OpBuffer* last = first + trace.op_buffers.size();
+  if (op.correlation_id == 0) return {last, last};
+  const std::uint64_t wanted = opBufferKey(op.pid, op.correlation_id);
+  first = std::lower_bound(first, last, wanted, [](const OpBuffer& b, std::uint64_t key) {
+    return opBufferKey(b.pid, b.correlation_id) < key;
+  });
+  last = std::upper_bound(first, last, wanted, [](std::uint64_t key, const OpBuffer& b) {
+    return key < opBufferKey(b.pid, b.correlation_id);
+  });
+  return {first, last};
 }
 
 // The grid and block of trace.ops[op_index]: from Trace::kernel_dims, else (grid_blocks, 1, 1) x

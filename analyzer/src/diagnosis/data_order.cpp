@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <tuple>
 #include <unordered_map>
 
 #include "diagnosis/legacy_barriers.h"
@@ -88,14 +87,12 @@ class OrderGraph {
   // The ops ordered before `from` (backward) or after it (forward), itself first, nearest first,
   // at most kSideOps, through edges whose wait is not `skipped`.
   std::vector<std::size_t> side(std::size_t from, bool forward, const std::vector<bool>& skipped) const {
+    const Adjacency& edges = forward ? out_ : in_;
     std::vector<std::size_t> found{from};
-    std::vector<std::size_t> seen{from};
     for (std::size_t next = 0; next < found.size() && found.size() < kSideOps; ++next) {
-      const Adjacency& edges = forward ? out_ : in_;
       for (const Edge* e = edges.begin(found[next]); e != edges.end(found[next]); ++e) {
         if (e->wait != kNoWait && skipped[e->wait]) continue;
-        if (std::find(seen.begin(), seen.end(), e->to) != seen.end()) continue;
-        seen.push_back(e->to);
+        if (std::find(found.begin(), found.end(), e->to) != found.end()) continue;
         found.push_back(e->to);
         if (found.size() == kSideOps) break;
       }
@@ -231,24 +228,23 @@ std::vector<bool> waitsOrderingData(const DeviceView& view, const std::vector<St
                                     const std::vector<bool>& candidates) {
   std::vector<bool> orders(waits.size(), false);
   for (std::size_t w = 0; w < waits.size(); ++w) orders[w] = candidates[w];
-  if (std::none_of(candidates.begin(), candidates.end(), [](bool c) { return c; }) || !recordsOpBuffers(view)) {
+  // The callers ask only where recordsOpBuffers(view) said yes.
+  if (view.trace().op_buffers.empty() || std::none_of(candidates.begin(), candidates.end(), [](bool c) { return c; })) {
     return orders;
   }
   const OrderGraph graph(view, waits);
   // Call sites in the order of their first candidate wait.
-  using Site = std::tuple<std::uint32_t, std::uint64_t, std::uint32_t, std::uint32_t>;
-  std::map<Site, std::vector<std::size_t>> rounds;
-  std::vector<Site> order;
+  std::map<CallSite, std::vector<std::size_t>> rounds;
+  std::vector<CallSite> order;
   for (std::size_t w = 0; w < waits.size(); ++w) {
     if (!candidates[w] || waits[w].waited_for.empty()) continue;
-    const SyncEvent& call = *waits[w].wait;
-    const Site site{call.pid, call.event_id, call.context_id, call.stream_id};
+    const CallSite site = callSite(waits[w]);
     auto [it, inserted] = rounds.emplace(site, std::vector<std::size_t>{});
     if (inserted) order.push_back(site);
     it->second.push_back(w);
   }
   std::vector<bool> dropped(waits.size(), false);
-  for (const Site& site : order) {
+  for (const CallSite& site : order) {
     const std::vector<std::size_t>& site_waits = rounds[site];
     std::vector<bool> skipped = dropped;
     for (std::size_t w : site_waits) skipped[w] = true;

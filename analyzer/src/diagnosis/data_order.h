@@ -29,7 +29,8 @@ namespace cuoverlap::diagnosis {
 bool recordsOpBuffers(const DeviceView& view);
 
 // Per wait: true when it is one of `candidates` and its call site orders a data dependence (it
-// must stay), false otherwise. Every wait counts as ordering data when the trace has no op buffers.
+// must stay), false otherwise. For a view recordsOpBuffers says yes to; every candidate counts as
+// ordering data when the trace has no op buffers at all.
 std::vector<bool> waitsOrderingData(const DeviceView& view, const std::vector<StreamWait>& waits,
                                     const std::vector<bool>& candidates);
 

@@ -466,20 +466,20 @@ std::vector<OrderEdge> waitEdges(const std::vector<StreamWait>& waits) {
   return edges;
 }
 
+CallSite callSite(const StreamWait& wait) {
+  return CallSite{wait.wait->pid, wait.wait->event_id, wait.wait->context_id, wait.wait->stream_id};
+}
+
 std::vector<bool> roundsOfHeldSites(const std::vector<StreamWait>& waits,
                                     const std::vector<bool>& eligible,
                                     const std::vector<bool>& held) {
-  using Site = std::tuple<std::uint32_t, std::uint64_t, std::uint32_t, std::uint32_t>;
-  auto site = [](const StreamWait& wait) {
-    return Site{wait.wait->pid, wait.wait->event_id, wait.wait->context_id, wait.wait->stream_id};
-  };
-  std::set<Site> held_sites;
+  std::set<CallSite> held_sites;
   for (std::size_t w = 0; w < waits.size(); ++w) {
-    if (eligible[w] && held[w]) held_sites.insert(site(waits[w]));
+    if (eligible[w] && held[w]) held_sites.insert(callSite(waits[w]));
   }
   std::vector<bool> counts(waits.size(), false);
   for (std::size_t w = 0; w < waits.size(); ++w) {
-    counts[w] = eligible[w] && (held[w] || held_sites.count(site(waits[w])) > 0);
+    counts[w] = eligible[w] && (held[w] || held_sites.count(callSite(waits[w])) > 0);
   }
   return counts;
 }

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "diagnosis/device_view.h"
@@ -58,6 +59,11 @@ bool waitIsRealDependency(const DeviceView& view, const StreamWait& wait);
 // [K start, C' start] holds the wait's op, found by binary search over the pairs.
 std::vector<bool> guardsBufferReuse(const DeviceView& view, const std::vector<StreamWait>& waits,
                                     const std::vector<bool>& droppable);
+
+// A wait's call site: the waits of one event on one stream (pid, event, context, stream) are one
+// call, run again by a loop's body.
+using CallSite = std::tuple<std::uint32_t, std::uint64_t, std::uint32_t, std::uint32_t>;
+CallSite callSite(const StreamWait& wait);
 
 // Which waits a fix that drops call sites removes: each wait marked `eligible` whose call site
 // (the waits of one event on one stream: one call, run again by a loop's body) has a wait marked

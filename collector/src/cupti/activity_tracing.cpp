@@ -1,6 +1,5 @@
 #include "cupti/activity_tracing.h"
 
-#include <dlfcn.h>
 #include <time.h>
 
 #include <atomic>

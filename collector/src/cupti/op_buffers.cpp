@@ -104,7 +104,7 @@ bool resolve(std::uint64_t word, Range& range) {
 }
 
 void submit(const OpBufferRow* rows, std::size_t count) {
-  if (count == 0 || !g_recording.load(std::memory_order_relaxed)) return;
+  if (count == 0) return;
   std::vector<OpBufferRow> full;
   {
     std::lock_guard<std::mutex> lock(g_rows_mutex);
@@ -157,9 +157,14 @@ const Params& params(const CUpti_CallbackData& data) {
   return *static_cast<const Params*>(data.functionParams);
 }
 
+// The source read and the destination written, in one submission.
 void copy(std::uint32_t correlation, std::uint64_t dst, std::uint64_t src, std::size_t bytes) {
-  submitRange(correlation, src, bytes, BufferAccess::kRead);
-  submitRange(correlation, dst, bytes, BufferAccess::kWrite);
+  if (bytes == 0) return;
+  std::array<OpBufferRow, 2> rows{};
+  std::size_t count = 0;
+  if (src != 0) rows[count++] = {correlation, src, bytes, static_cast<std::uint8_t>(BufferAccess::kRead)};
+  if (dst != 0) rows[count++] = {correlation, dst, bytes, static_cast<std::uint8_t>(BufferAccess::kWrite)};
+  submit(rows.data(), count);
 }
 
 constexpr CUpti_CallbackId kCallbacks[] = {
@@ -203,6 +208,20 @@ void setRecording(bool on) { g_recording.store(on); }
 
 void onDriverCallback(CUpti_CallbackId id, const CUpti_CallbackData& data) {
   if (data.callbackSite != CUPTI_API_ENTER || data.functionParams == nullptr || g_writer == nullptr) return;
+  switch (id) {
+    case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemHostUnregister:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemUnmap:
+      g_free_epoch.fetch_add(1, std::memory_order_relaxed);  // recording or not: the caches go stale
+      return;
+    default:
+      break;
+  }
+  // Outside a capture window nothing is looked up (no argument words, no driver queries).
+  if (!g_recording.load(std::memory_order_relaxed)) return;
   const std::uint32_t c = data.correlationId;
   switch (id) {
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
@@ -290,14 +309,6 @@ void onDriverCallback(CUpti_CallbackId id, const CUpti_CallbackData& data) {
       const auto& p = params<cuMemsetD32Async_params>(data);
       return submitRange(c, p.dstDevice, p.N * 4, BufferAccess::kWrite);
     }
-    case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
-    case CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost:
-    case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync:
-    case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz:
-    case CUPTI_DRIVER_TRACE_CBID_cuMemHostUnregister:
-    case CUPTI_DRIVER_TRACE_CBID_cuMemUnmap:
-      g_free_epoch.fetch_add(1, std::memory_order_relaxed);
-      return;
     default:
       return;
   }
