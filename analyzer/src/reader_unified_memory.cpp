@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "reader_internal.h"
 
 namespace cuoverlap::reader {
@@ -101,16 +103,29 @@ void readOpBuffers(Context& ctx) {
   sqlite::Statement row(ctx.db, selectColumns(ctx.db, table,
       {"globalPid", "correlationId", "address", "bytes", "access"}, {}));
   std::vector<OpBuffer>& buffers = ctx.trace.op_buffers;
+  std::size_t bad = 0;
   while (row.step()) {
     OpBuffer buffer;
     buffer.pid = pidOfColumn(row, 0);
     buffer.correlation_id = static_cast<std::uint32_t>(row.int64(1));
     buffer.address = static_cast<std::uint64_t>(row.int64(2));
-    buffer.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, row.int64(3)));
-    const std::int64_t access = row.int64(4);
-    if (access < 1 || access > 3 || buffer.bytes == 0 || buffer.correlation_id == 0) continue;
+    const std::int64_t bytes = row.int64(3), access = row.int64(4);
+    if (access < 1 || access > 3 || bytes <= 0 || buffer.correlation_id == 0) {
+      ++bad;
+      continue;
+    }
+    buffer.bytes = static_cast<std::uint64_t>(bytes);
     buffer.access = static_cast<schema::BufferAccess>(access);
     buffers.push_back(buffer);
+  }
+  if (bad > 0) {
+    // An op missing one of its rows would read as touching less than it did, and a wait that
+    // orders it as ordering nothing: none is trusted, the waits are judged as without the table.
+    ctx.trace.warnings.push_back(fmt::format(
+        "{} of {} rows of {} are not valid (access not 1-3, no bytes or no correlation id): "
+        "which memory each op touched is not used", bad, bad + buffers.size(), table));
+    buffers.clear();
+    return;
   }
   sortBy(buffers, [](const OpBuffer& b) { return opBufferKey(b.pid, b.correlation_id); });
 }

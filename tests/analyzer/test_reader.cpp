@@ -269,6 +269,41 @@ TEST_CASE("unified memory: a trace without the tables reads none", "[reader]") {
   CHECK(trace.unified_memory.empty());
 }
 
+TEST_CASE("op buffers: read and found per op; a table with a bad row is not used, and says so", "[reader]") {
+  const std::string path = cuoverlap::testing::tempTracePath("reader_op_buffers.sqlite");
+  {
+    SyntheticTrace trace(path);
+    trace.exec(schema::kCreateCollectorTables);
+    trace.addRuntimeCall(100, 200, 5, "cudaLaunchKernel_v7000");
+    // globalPid (pid << 24), correlationId, address, bytes, access; out of order, as merged files are
+    trace.exec("INSERT INTO CUOVERLAP_OP_BUFFERS VALUES (71303168, 6, 4096, 64, 2), "
+               "(71303168, 5, 8192, 1048576, 3), (71303168, 5, 65536, 4096, 1)");
+  }
+  Trace trace = readTrace(path);
+  REQUIRE(trace.op_buffers.size() == 3);
+  CHECK(trace.warnings.empty());
+  GpuOp op;
+  op.pid = trace.op_buffers.front().pid;
+  op.correlation_id = 5;
+  const auto [first, last] = opBuffersOf(trace, op);
+  REQUIRE(last - first == 2);
+  CHECK(first->correlation_id == 5);
+  CHECK((first + 1)->correlation_id == 5);
+  op.correlation_id = 0;  // no launch call: no rows
+  CHECK(opBuffersOf(trace, op).first == opBuffersOf(trace, op).second);
+  {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, "INSERT INTO CUOVERLAP_OP_BUFFERS VALUES (71303168, 6, 4096, 0, 2)", nullptr, nullptr,
+                         nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  }
+  trace = readTrace(path);
+  CHECK(trace.op_buffers.empty());
+  REQUIRE(trace.warnings.size() == 1);
+  CHECK(trace.warnings[0].find("1 of 4 rows of CUOVERLAP_OP_BUFFERS are not valid") != std::string::npos);
+}
+
 TEST_CASE("rowsAtMost: the rowid range where it can hold the rows, else count(*)", "[reader]") {
   const std::string path = cuoverlap::testing::tempTracePath("reader_rows_at_most.sqlite");
   {
