@@ -16,6 +16,10 @@ struct ParamSlot {
   std::uint32_t size = 0;
 };
 
+inline bool operator==(const ParamSlot& a, const ParamSlot& b) {
+  return a.offset == b.offset && a.size == b.size;
+}
+
 // Words looked at per launch, at most: a kernel whose arguments are large structs of sizes and
 // strides (PyTorch's offset calculators) keeps its launch cost bounded; its pointers come first.
 inline constexpr std::size_t kMaxArgumentWords = 64;
@@ -65,18 +69,21 @@ void forEachPackedArgumentAddress(const std::vector<ParamSlot>& layout, const vo
 }
 
 // Words lately found to be no address, so that a kernel's integer arguments that look like one
-// (sizes, strides, seeds: PyTorch's launches carry dozens) cost the driver one query each, not one
-// a launch: a direct-mapped table of kSlots words, a word's slot from a multiplicative hash.
+// (sizes, strides, seeds, pairs of 32-bit fields: PyTorch's launches carry dozens) cost the driver
+// one query each (about 4 us on an H200), not one a launch: a direct-mapped table of kSlots words,
+// a word's slot from a multiplicative hash. Sized for a training step's launches: with 256 slots a
+// PyTorch step's few hundred such words evicted each other and 27 a step were asked again.
 class RecentMisses {
  public:
-  static constexpr std::size_t kSlots = 256;
+  static constexpr unsigned kSlotBits = 12;
+  static constexpr std::size_t kSlots = std::size_t{1} << kSlotBits;
   bool contains(std::uint64_t word) const { return word != 0 && slots_[slot(word)] == word; }
   void insert(std::uint64_t word) { slots_[slot(word)] = word; }
   void clear() { slots_.fill(0); }
 
  private:
   static std::size_t slot(std::uint64_t word) {
-    return static_cast<std::size_t>((word * 0x9E3779B97F4A7C15ull) >> 56);  // top 8 bits: 256 slots
+    return static_cast<std::size_t>((word * 0x9E3779B97F4A7C15ull) >> (64 - kSlotBits));
   }
   std::array<std::uint64_t, kSlots> slots_{};
 };

@@ -18,6 +18,7 @@ using test::TraceBuilder;
 using diagnosis::recordsOpBuffers;
 using diagnosis::streamWaits;
 using diagnosis::StreamWait;
+using diagnosis::DataOrder;
 using diagnosis::waitsOrderingData;
 
 constexpr std::uint64_t kA = 0x7f0000000000, kB = 0x7f0000100000, kC = 0x7f0000200000;
@@ -84,7 +85,7 @@ TEST_CASE("data order: a host synchronize between two ops orders them, so the wa
   const std::vector<StreamWait> waits = streamWaits(view);
   REQUIRE(waits.size() == 1);
   CHECK(recordsOpBuffers(view));
-  CHECK_FALSE(waitsOrderingData(view, waits, {true})[0]);
+  CHECK(waitsOrderingData(view, waits, {true})[0] == DataOrder::kFree);
   // Without the synchronize the same wait orders K1 before K2.
   TraceBuilder unsynced;
   const GpuOp u1 = unsynced.launch(13, 1, 2, 10, 110);
@@ -95,7 +96,7 @@ TEST_CASE("data order: a host synchronize between two ops orders them, so the wa
   unsynced.touches(u2, kA, kBytes, BufferAccess::kRead);
   Trace trace2 = unsynced.build();
   const diagnosis::DeviceView view2(trace2, Scope{}, 0);
-  CHECK(waitsOrderingData(view2, streamWaits(view2), {true})[0]);
+  CHECK(waitsOrderingData(view2, streamWaits(view2), {true})[0] == DataOrder::kOrders);
 }
 
 TEST_CASE("data order: a kernel waiting for a copy-in it does not read is event-wait-serialization's") {
@@ -137,10 +138,74 @@ TEST_CASE("data order: two reads of one buffer do not conflict; an op without bu
   };
   Trace reads = build(true);
   const diagnosis::DeviceView view(reads, Scope{}, 0);
-  CHECK_FALSE(waitsOrderingData(view, streamWaits(view), {true})[0]);
+  CHECK(waitsOrderingData(view, streamWaits(view), {true})[0] == DataOrder::kFree);
   Trace unknown = build(false);
   const diagnosis::DeviceView view2(unknown, Scope{}, 0);
-  CHECK(waitsOrderingData(view2, streamWaits(view2), {true})[0]);
+  CHECK(waitsOrderingData(view2, streamWaits(view2), {true})[0] == DataOrder::kOrders);
+}
+
+TEST_CASE("data order: slices of one buffer are unsure, and the rule judges them as without buffers") {
+  // The bundled wait-chain's shape: each kernel writes its own slice of one output allocation, and
+  // each waits for the one before on another stream. A kernel's row runs from its pointer to the
+  // allocation's end, so the rows overlap without saying whether the kernels do.
+  constexpr std::uint64_t kSlice = 4096;
+  auto build = [&](bool slices) {
+    TraceBuilder b;
+    const GpuOp k1 = b.launch(13, 1, 2, 10, 110);
+    b.eventRecord(13, 1, 3, 4);
+    b.streamWaitEvent(14, 5, 6, 1);
+    const GpuOp k2 = b.launch(14, 7, 8, 113, 213);
+    b.eventRecord(14, 2, 9, 10);
+    b.streamWaitEvent(15, 11, 12, 2);
+    const GpuOp k3 = b.launch(15, 13, 14, 216, 316);
+    const std::uint64_t step = slices ? kSlice : 0;
+    b.touches(k1, kA, kBytes);
+    b.touches(k2, kA + step, kBytes - step);
+    b.touches(k3, kA + 2 * step, kBytes - 2 * step);
+    return b.build();
+  };
+  Trace sliced = build(true);
+  const diagnosis::DeviceView view(sliced, Scope{}, 0);
+  const std::vector<StreamWait> waits = streamWaits(view);
+  REQUIRE(waits.size() == 2);
+  const std::vector<DataOrder> order = waitsOrderingData(view, waits, {true, true});
+  CHECK(order[0] == DataOrder::kUnsure);
+  CHECK(order[1] == DataOrder::kUnsure);
+  // Judged as without buffers: both waits held kernels of different streams, an info finding.
+  const Finding* f = findingById(findingsOf(build(true)), "cross-stream-kernel-wait");
+  REQUIRE(f != nullptr);
+  CHECK(f->count == 2);
+  CHECK(f->base_severity == Severity::kInfo);
+  // Handed the same pointer, the kernels conflict for certain: the waits stay, nothing claimed.
+  Trace same = build(false);
+  const diagnosis::DeviceView view2(same, Scope{}, 0);
+  const std::vector<DataOrder> order2 = waitsOrderingData(view2, streamWaits(view2), {true, true});
+  CHECK(order2[0] == DataOrder::kOrders);
+  CHECK(order2[1] == DataOrder::kOrders);
+  CHECK(findingById(findingsOf(build(false)), "cross-stream-kernel-wait") == nullptr);
+}
+
+TEST_CASE("data order: a kernel's pointer inside a copy's range conflicts for certain, beside it unsure") {
+  auto build = [](std::uint64_t kernel_pointer) {
+    TraceBuilder b;
+    const GpuOp copy = b.copyCall("cudaMemcpyAsync_v3020", 13, 1, 2, 5, 205, CopyKind::kHtoD);
+    b.eventRecord(13, 1, 3, 4);
+    b.streamWaitEvent(14, 5, 6, 1);
+    const GpuOp k = b.launch(14, 7, 8, 208, 308);
+    b.touches(copy, kC, 4096, BufferAccess::kRead);
+    b.touches(copy, kA + 8192, 4096, BufferAccess::kWrite);
+    b.touches(k, kernel_pointer, kA + kBytes - kernel_pointer);
+    return b.build();
+  };
+  Trace inside = build(kA + 8192 + 256);
+  const diagnosis::DeviceView view(inside, Scope{}, 0);
+  CHECK(waitsOrderingData(view, streamWaits(view), {true})[0] == DataOrder::kOrders);
+  Trace before = build(kA);  // the kernel's slice starts before the copy's: unsure
+  const diagnosis::DeviceView view2(before, Scope{}, 0);
+  CHECK(waitsOrderingData(view2, streamWaits(view2), {true})[0] == DataOrder::kUnsure);
+  Trace after = build(kA + 8192 + 4096);  // starts where the copy's range ends: no overlap
+  const diagnosis::DeviceView view3(after, Scope{}, 0);
+  CHECK(waitsOrderingData(view3, streamWaits(view3), {true})[0] == DataOrder::kFree);
 }
 
 }  // namespace cuoverlap

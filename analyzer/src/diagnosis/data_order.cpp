@@ -14,6 +14,21 @@ constexpr std::size_t kSideOps = 48;
 constexpr std::size_t kSearchOps = 4096;
 constexpr std::uint32_t kNoWait = std::numeric_limits<std::uint32_t>::max();
 
+enum class Conflict : std::uint8_t { kNone, kUnsure, kCertain };
+
+Conflict pairConflict(const OpBuffer& x, const OpBuffer& y) {
+  const bool overlap = x.address < y.address + y.bytes && y.address < x.address + x.bytes;
+  if (!overlap || (!x.writes() && !y.writes())) return Conflict::kNone;
+  const bool x_kernel = x.access == schema::BufferAccess::kKernelArgument;
+  const bool y_kernel = y.access == schema::BufferAccess::kKernelArgument;
+  if (!x_kernel && !y_kernel) return Conflict::kCertain;
+  if (x_kernel && y_kernel) return x.address == y.address ? Conflict::kCertain : Conflict::kUnsure;
+  const OpBuffer& kernel = x_kernel ? x : y;
+  const OpBuffer& range = x_kernel ? y : x;
+  const bool at_pointer = range.address <= kernel.address && kernel.address < range.address + range.bytes;
+  return at_pointer ? Conflict::kCertain : Conflict::kUnsure;
+}
+
 struct Edge {
   std::uint32_t to = 0;
   std::uint32_t wait = kNoWait;  // the wait that makes it; kNoWait: stream order or a barrier
@@ -100,17 +115,23 @@ class OrderGraph {
     return found;
   }
 
-  bool conflict(std::size_t a, std::size_t b) const {
+  // Whether a and b conflict: one writes memory the other touches. Certain for byte ranges (copies,
+  // memsets) that overlap, for two kernels handed the same pointer, and for a kernel whose pointer
+  // lies in a copy's or memset's range; unsure where a kernel's range (its pointer to the end of its
+  // allocation) only overlaps: slices of one buffer handed to different ops.
+  Conflict conflict(std::size_t a, std::size_t b) const {
     const auto [a_first, a_last] = buffers_[a];
     const auto [b_first, b_last] = buffers_[b];
-    if (a_first == a_last || b_first == b_last) return true;  // unknown: may touch anything
+    if (a_first == a_last || b_first == b_last) return Conflict::kCertain;  // unknown: may touch anything
+    Conflict found = Conflict::kNone;
     for (const OpBuffer* x = a_first; x != a_last; ++x) {
       for (const OpBuffer* y = b_first; y != b_last; ++y) {
-        const bool overlap = x->address < y->address + y->bytes && y->address < x->address + x->bytes;
-        if (overlap && (x->writes() || y->writes())) return true;
+        const Conflict c = pairConflict(*x, *y);
+        if (c == Conflict::kCertain) return c;
+        if (c == Conflict::kUnsure) found = c;
       }
     }
-    return false;
+    return found;
   }
 
   // Whether every op of `later` that conflicts with `a` stays ordered after it without the waits
@@ -224,10 +245,10 @@ bool recordsOpBuffers(const DeviceView& view) {
   return false;
 }
 
-std::vector<bool> waitsOrderingData(const DeviceView& view, const std::vector<StreamWait>& waits,
-                                    const std::vector<bool>& candidates) {
-  std::vector<bool> orders(waits.size(), false);
-  for (std::size_t w = 0; w < waits.size(); ++w) orders[w] = candidates[w];
+std::vector<DataOrder> waitsOrderingData(const DeviceView& view, const std::vector<StreamWait>& waits,
+                                         const std::vector<bool>& candidates) {
+  std::vector<DataOrder> orders(waits.size(), DataOrder::kFree);
+  for (std::size_t w = 0; w < waits.size(); ++w) orders[w] = candidates[w] ? DataOrder::kOrders : DataOrder::kFree;
   // The callers ask only where recordsOpBuffers(view) said yes.
   if (view.trace().op_buffers.empty() || std::none_of(candidates.begin(), candidates.end(), [](bool c) { return c; })) {
     return orders;
@@ -248,30 +269,33 @@ std::vector<bool> waitsOrderingData(const DeviceView& view, const std::vector<St
     const std::vector<std::size_t>& site_waits = rounds[site];
     std::vector<bool> skipped = dropped;
     for (std::size_t w : site_waits) skipped[w] = true;
-    bool needed = false;
+    bool needed = false, unsure = false;
     for (std::size_t w = 0; w < site_waits.size() && !needed; ++w) {
       const StreamWait& wait = waits[site_waits[w]];
       const std::vector<std::size_t> after = graph.side(wait.released, true, dropped);
       for (std::size_t y : wait.waited_for) {
         for (std::size_t a : graph.side(y, false, dropped)) {
           const std::uint64_t a_stream = DeviceView::streamKey(view.op(view.ops()[a]));
-          std::vector<std::size_t> conflicting;
+          std::vector<std::size_t> certain, doubtful;
           for (std::size_t b : after) {
-            if (DeviceView::streamKey(view.op(view.ops()[b])) != a_stream && graph.conflict(a, b)) {
-              conflicting.push_back(b);
-            }
+            if (DeviceView::streamKey(view.op(view.ops()[b])) == a_stream) continue;
+            const Conflict c = graph.conflict(a, b);
+            if (c == Conflict::kCertain) certain.push_back(b);
+            if (c == Conflict::kUnsure) doubtful.push_back(b);
           }
-          if (!conflicting.empty() && !graph.staysOrdered(a, conflicting, skipped)) {
+          if (!certain.empty() && !graph.staysOrdered(a, certain, skipped)) {
             needed = true;
             break;
           }
+          if (!unsure && !doubtful.empty() && !graph.staysOrdered(a, doubtful, skipped)) unsure = true;
         }
         if (needed) break;
       }
     }
+    // A site that unorders only pairs of unsure conflict is kept here and left to the caller.
     for (std::size_t w : site_waits) {
-      orders[w] = needed;
-      dropped[w] = !needed;
+      orders[w] = needed ? DataOrder::kOrders : unsure ? DataOrder::kUnsure : DataOrder::kFree;
+      dropped[w] = !needed && !unsure;
     }
   }
   return orders;

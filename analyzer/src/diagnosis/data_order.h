@@ -3,7 +3,10 @@
 //
 // Two ops of different streams conflict when one writes memory the other touches (a kernel's
 // argument may be read or written: it counts as a write; an op without recorded buffers, such as a
-// graph's kernel, conflicts with every op). A wait orders data when dropping it unorders a
+// graph's kernel, conflicts with every op). A kernel's row runs from the pointer it was handed to
+// its allocation's end, as how much of it the kernel touches is not known: two kernels handed the
+// same pointer, or a kernel whose pointer lies in a copy's or memset's range, conflict for certain;
+// ranges that only overlap (slices of one buffer, each op handed its own) are unsure. A wait orders data when dropping it unorders a
 // conflicting pair that the program ordered: call sites (the waits of one event on one stream: one
 // call, run again by a loop's body) are taken in the order of their first wait, and a site is
 // dropped when, without its waits and those of the sites dropped before it, every conflicting pair
@@ -18,6 +21,7 @@
 // pairs reach further counts as ordering data (kept), as does one whose X or Y has no launch call.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "diagnosis/device_view.h"
@@ -28,10 +32,14 @@ namespace cuoverlap::diagnosis {
 // Whether the view's trace records which memory its ops touched.
 bool recordsOpBuffers(const DeviceView& view);
 
-// Per wait: true when it is one of `candidates` and its call site orders a data dependence (it
-// must stay), false otherwise. For a view recordsOpBuffers says yes to; every candidate counts as
-// ordering data when the trace has no op buffers at all.
-std::vector<bool> waitsOrderingData(const DeviceView& view, const std::vector<StreamWait>& waits,
-                                    const std::vector<bool>& candidates);
+// What a wait's call site orders: nothing that conflicts (it can go), a certain conflict (it must
+// stay), or only unsure ones (kept while later sites are decided; the caller judges it as it
+// would without op buffers).
+enum class DataOrder : std::uint8_t { kFree, kOrders, kUnsure };
+
+// Per wait: kFree for a wait that is not one of `candidates`, else its call site's order. For a view
+// recordsOpBuffers says yes to; every candidate orders data when the trace has no op buffers.
+std::vector<DataOrder> waitsOrderingData(const DeviceView& view, const std::vector<StreamWait>& waits,
+                                         const std::vector<bool>& candidates);
 
 }  // namespace cuoverlap::diagnosis

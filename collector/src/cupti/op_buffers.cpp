@@ -33,10 +33,18 @@ constexpr std::size_t kBatchRows = 8192;
 std::mutex g_rows_mutex;
 auto* g_rows = new std::vector<OpBufferRow>();
 
-// Parameter layouts by function handle, looked up once each.
+// Parameter layouts by function handle, looked up once per handle and code epoch. Unloading code
+// (a module, a library, a context) bumps the epoch: the handle of an unloaded kernel may name
+// another kernel later, and reading its launch's arguments by the old layout would read past them.
+// A layout is never freed (another thread may be reading it); one that changed is replaced.
 constexpr std::size_t kMaxParams = 256;
+struct Layout {
+  std::uint64_t epoch = 0;
+  const std::vector<ParamSlot>* slots = nullptr;
+};
+std::atomic<std::uint64_t> g_code_epoch{0};
 std::mutex g_layout_mutex;
-auto* g_layouts = new std::unordered_map<const void*, std::vector<ParamSlot>>();
+auto* g_layouts = new std::unordered_map<const void*, Layout>();
 
 // The runtime hands the driver a library kernel (CUkernel) where a CUfunction goes: the function
 // query refuses it as an invalid handle, the kernel query answers.
@@ -62,10 +70,15 @@ std::vector<ParamSlot> queryLayout(CUfunction function) {
 }
 
 const std::vector<ParamSlot>& layoutOf(CUfunction function) {
+  const std::uint64_t epoch = g_code_epoch.load(std::memory_order_acquire);
   std::lock_guard<std::mutex> lock(g_layout_mutex);
-  auto found = g_layouts->find(function);
-  if (found != g_layouts->end()) return found->second;
-  return g_layouts->emplace(function, queryLayout(function)).first->second;
+  Layout& layout = (*g_layouts)[function];
+  if (layout.slots != nullptr && layout.epoch == epoch) return *layout.slots;
+  std::vector<ParamSlot> slots = queryLayout(function);
+  const bool same = layout.slots != nullptr && *layout.slots == slots;
+  if (!same) layout.slots = new std::vector<ParamSlot>(std::move(slots));
+  layout.epoch = epoch;
+  return *layout.slots;
 }
 
 struct Range {
@@ -121,7 +134,9 @@ void submitRange(std::uint32_t correlation, std::uint64_t address, std::uint64_t
   submit(&row, 1);
 }
 
-// The allocations a launch's argument words point into, each once.
+// Each distinct argument word that points into an allocation: from the pointer to the allocation's
+// end (a kernel handed a slice of a buffer gets the slice's start; the analyzer tells slices of one
+// allocation apart by it).
 void submitKernel(std::uint32_t correlation, CUfunction function, void** params, void** extra) {
   if (function == nullptr) return;
   const std::vector<ParamSlot>& layout = layoutOf(function);
@@ -131,9 +146,9 @@ void submitKernel(std::uint32_t correlation, CUfunction function, void** params,
     Range range;
     if (!resolve(word, range)) return;
     for (std::size_t i = 0; i < count; ++i) {
-      if (rows[i].address == range.base) return;
+      if (rows[i].address == word) return;
     }
-    rows[count++] = {correlation, range.base, range.size,
+    rows[count++] = {correlation, word, range.base + range.size - word,
                      static_cast<std::uint8_t>(BufferAccess::kKernelArgument)};
   };
   if (params != nullptr) {
@@ -187,7 +202,11 @@ constexpr CUpti_CallbackId kCallbacks[] = {
     CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost,
     CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuMemHostUnregister, CUPTI_DRIVER_TRACE_CBID_cuMemUnmap};
+    CUPTI_DRIVER_TRACE_CBID_cuMemHostUnregister, CUPTI_DRIVER_TRACE_CBID_cuMemUnmap,
+    CUPTI_DRIVER_TRACE_CBID_cuModuleUnload, CUPTI_DRIVER_TRACE_CBID_cuLibraryUnload,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy, CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset, CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRelease, CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRelease_v2};
 
 }  // namespace
 
@@ -216,6 +235,17 @@ void onDriverCallback(CUpti_CallbackId id, const CUpti_CallbackData& data) {
     case CUPTI_DRIVER_TRACE_CBID_cuMemHostUnregister:
     case CUPTI_DRIVER_TRACE_CBID_cuMemUnmap:
       g_free_epoch.fetch_add(1, std::memory_order_relaxed);  // recording or not: the caches go stale
+      return;
+    case CUPTI_DRIVER_TRACE_CBID_cuModuleUnload:
+    case CUPTI_DRIVER_TRACE_CBID_cuLibraryUnload:
+    case CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy:
+    case CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset:
+    case CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRelease:
+    case CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRelease_v2:
+      g_code_epoch.fetch_add(1, std::memory_order_release);  // function handles may be reused
+      g_free_epoch.fetch_add(1, std::memory_order_relaxed);  // and the memory freed with the code
       return;
     default:
       break;

@@ -2,6 +2,9 @@
 // launched through the runtime (an interior pointer, a struct of two pointers, no pointer at all)
 // and through the driver, an HtoD copy from pinned memory, a DtoH copy into pageable memory and a
 // memset of part of a buffer. Prints the buffers' addresses. `probe`: exit 0 when a GPU is usable.
+// `reload`: modules loaded and unloaded in turn, one with a kernel of four pointers, one with a
+// kernel of one int launched with an argument array that has the four pointers after its one
+// entry: a function handle the driver hands out again must not be read by the wider layout.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -38,12 +41,57 @@ bool ok(cudaError_t e, const char* what) {
   return false;
 }
 
+constexpr char kWidePtx[] =
+    ".version 7.0\n.target sm_70\n.address_size 64\n"
+    ".visible .entry wide(.param .u64 w0, .param .u64 w1, .param .u64 w2, .param .u64 w3)\n{\n ret;\n}\n";
+constexpr char kNarrowPtx[] =
+    ".version 7.0\n.target sm_70\n.address_size 64\n.visible .entry narrow(.param .u32 n0)\n{\n ret;\n}\n";
+
+// Loads `ptx`, launches its kernel `name` with `params` on `stream`, unloads it; the handle or null.
+CUfunction launchOnce(const char* ptx, const char* name, void** params, CUstream stream) {
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+  if (cuModuleLoadData(&module, ptx) != CUDA_SUCCESS) return nullptr;
+  const bool launched = cuModuleGetFunction(&function, module, name) == CUDA_SUCCESS &&
+                        cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, stream, params, nullptr) == CUDA_SUCCESS &&
+                        cuStreamSynchronize(stream) == CUDA_SUCCESS;
+  cuModuleUnload(module);
+  return launched ? function : nullptr;
+}
+
+int reload() {
+  constexpr int kRounds = 100;
+  void* buffers[4] = {};
+  for (void*& buffer : buffers) {
+    if (!ok(cudaMalloc(&buffer, 4096), "cudaMalloc")) return 1;
+  }
+  int n = 7;
+  void* wide_params[] = {&buffers[0], &buffers[1], &buffers[2], &buffers[3]};
+  void* narrow_params[] = {&n, &buffers[0], &buffers[1], &buffers[2], &buffers[3]};
+  int reused = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    const CUfunction wide = launchOnce(kWidePtx, "wide", wide_params, nullptr);
+    const CUfunction narrow = launchOnce(kNarrowPtx, "narrow", narrow_params, nullptr);
+    if (wide == nullptr || narrow == nullptr) {
+      std::fprintf(stderr, "loading or launching a PTX module failed\n");
+      return 1;
+    }
+    reused += wide == narrow;
+  }
+  std::printf("rounds=%d reused=%d\n", kRounds, reused);
+  for (void* buffer : buffers) cudaFree(buffer);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "probe") == 0) {
     int count = 0;
     return cudaGetDeviceCount(&count) == cudaSuccess && count > 0 ? 0 : 1;
+  }
+  if (argc > 1 && std::strcmp(argv[1], "reload") == 0) {
+    return ok(cudaFree(nullptr), "cudaFree") ? reload() : 1;
   }
   float *a = nullptr, *b = nullptr, *pinned = nullptr;
   if (!ok(cudaMalloc(&a, 1 << 20), "cudaMalloc") || !ok(cudaMalloc(&b, 2 << 20), "cudaMalloc") ||

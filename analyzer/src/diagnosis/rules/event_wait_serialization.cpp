@@ -111,14 +111,27 @@ std::optional<Finding> findEventWaitSerialization(const DeviceView& view) {
       return false;
     });
   };
+  // Without op buffers, and for a wait whose data order is unsure (slices of one buffer), the usual
+  // data flow and the reuse guard decide.
+  const auto heuristicGuards = [&] {
+    std::vector<bool> reuse = guardsBufferReuse(view, waits, counts);
+    for (std::size_t w = 0; w < waits.size(); ++w) {
+      if (reuse[w] && oneHop(waits[w])) reuse[w] = false;
+    }
+    return reuse;
+  };
   std::vector<bool> guards;
   if (with_buffers) {
-    guards = waitsOrderingData(view, waits, counts);
-  } else {
-    guards = guardsBufferReuse(view, waits, counts);
+    const std::vector<DataOrder> order = waitsOrderingData(view, waits, counts);
+    const bool unsure = std::any_of(order.begin(), order.end(), [](DataOrder o) { return o == DataOrder::kUnsure; });
+    const std::vector<bool> reuse = unsure ? heuristicGuards() : std::vector<bool>();
+    guards.resize(waits.size());
     for (std::size_t w = 0; w < waits.size(); ++w) {
-      if (guards[w] && oneHop(waits[w])) guards[w] = false;
+      guards[w] = order[w] == DataOrder::kOrders ||
+                  (order[w] == DataOrder::kUnsure && (waitIsRealDependency(view, waits[w]) || reuse[w]));
     }
+  } else {
+    guards = heuristicGuards();
   }
   for (std::size_t w = 0; w < waits.size(); ++w) {
     const StreamWait& wait = waits[w];
