@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
   std::vector<float> pageable(1024);
   cudaStream_t s;
   if (!ok(cudaStreamCreate(&s), "cudaStreamCreate")) return 1;
-  scale<<<4, 128, 0, s>>>(a + 100, 1000);  // an interior pointer: the whole of a
+  scale<<<4, 128, 0, s>>>(a + 100, 1000);  // an interior pointer: from it to the end of a
   pairKernel<<<1, 32, 0, s>>>(Pair{a, 7, b});
   scalarOnly<<<1, 32, 0, s>>>(5);
   ok(cudaMemcpyAsync(b, pinned, 4096, cudaMemcpyHostToDevice, s), "cudaMemcpyAsync");
