@@ -279,6 +279,17 @@ TEST_CASE("op buffers: read and found per op; a table with a bad row is not used
     trace.exec("INSERT INTO CUOVERLAP_OP_BUFFERS VALUES (71303168, 6, 4096, 64, 2), "
                "(71303168, 5, 8192, 1048576, 3), (71303168, 5, 65536, 4096, 1)");
   }
+  // Read only for a trace with a stream wait, the only thing they serve.
+  CHECK(readTrace(path).op_buffers.empty());
+  {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db,
+                         "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES "
+                         "(300, 301, 0, 1, 7, 9, 71303168, 2, 1)",
+                         nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  }
   Trace trace = readTrace(path);
   REQUIRE(trace.op_buffers.size() == 3);
   CHECK(trace.warnings.empty());

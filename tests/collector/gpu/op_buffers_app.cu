@@ -1,7 +1,8 @@
 // Ops on known buffers, for the collector's CUOVERLAP_OP_BUFFERS (op_buffers_test.cpp): kernels
 // launched through the runtime (an interior pointer, a struct of two pointers, no pointer at all)
 // and through the driver, an HtoD copy from pinned memory, a DtoH copy into pageable memory and a
-// memset of part of a buffer. Prints the buffers' addresses. `probe`: exit 0 when a GPU is usable.
+// memset of part of a buffer, and a stream wait. Prints the buffers' addresses. `probe`: exit 0
+// when a GPU is usable.
 // `reload`: modules loaded and unloaded in turn, one with a kernel of four pointers, one with a
 // kernel of one int launched with an argument array that has the four pointers after its one
 // entry: a function handle the driver hands out again must not be read by the wider layout.
@@ -106,6 +107,11 @@ int main(int argc, char** argv) {
   scalarOnly<<<1, 32, 0, s>>>(5);
   ok(cudaMemcpyAsync(b, pinned, 4096, cudaMemcpyHostToDevice, s), "cudaMemcpyAsync");
   ok(cudaMemsetAsync(reinterpret_cast<char*>(b) + 1024, 0, 2048, s), "cudaMemsetAsync");
+  // A stream wait: the analyzer reads op buffers only for a trace that has one.
+  cudaEvent_t done;
+  if (!ok(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate")) return 1;
+  ok(cudaEventRecord(done, s), "cudaEventRecord");
+  ok(cudaStreamWaitEvent(s, done, 0), "cudaStreamWaitEvent");
   if (!ok(cudaStreamSynchronize(s), "cudaStreamSynchronize")) return 1;
   if (!ok(cudaMemcpy(pageable.data(), a, 512, cudaMemcpyDeviceToHost), "cudaMemcpy")) return 1;
   // The driver's own launch, of a CUfunction.
@@ -124,6 +130,7 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(b)),
               static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(pinned)),
               static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(pageable.data())));
+  cudaEventDestroy(done);
   cudaStreamDestroy(s);
   cudaFree(a);
   cudaFree(b);

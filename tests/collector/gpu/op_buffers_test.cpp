@@ -70,7 +70,7 @@ TEST_CASE("the collector records the memory each kernel, copy and memset touched
   CHECK(db.text("SELECT o.address - " + b + ", o.bytes, o.access FROM CUOVERLAP_OP_BUFFERS o "
                 "JOIN CUPTI_ACTIVITY_KIND_MEMSET m ON m.correlationId = o.correlationId") == "1024|2048|2");
   CHECK(db.session("records.op_buffer") == "9");
-  // The analyzer finds them per op.
+  // The analyzer finds them per op (it reads them as the trace has a stream wait).
   const cuoverlap::Trace trace = cuoverlap::readTrace(g_dir + "/buffers.sqlite");
   CHECK(trace.op_buffers.size() == 9);
   std::map<std::string, std::size_t> per_kernel;
