@@ -3,9 +3,12 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
 namespace cuoverlap::collector {
@@ -67,6 +70,44 @@ void forEachPackedArgumentAddress(const std::vector<ParamSlot>& layout, const vo
     }
   }
 }
+
+// Parameter layouts by function handle and code epoch. The driver hands a function's handle out
+// again once its module is unloaded (an H200: 73-80 of 100 rounds of loading, launching and
+// unloading two modules in turn), so a layout cached by handle alone can be another kernel's, and
+// reading a launch's arguments by it reads past them (JAX crashed so under the forty-first
+// session's collector). Each unload starts a new epoch (newEpoch); a layout from an older one is
+// looked up again, and replaced if it changed. A layout is never freed: another thread may still
+// be reading the one it was handed.
+template <typename Handle>
+class LayoutCache {
+ public:
+  void newEpoch() { epoch_.fetch_add(1, std::memory_order_release); }
+
+  // The layout of `handle` for this epoch; `query(handle)` gives one where none is cached.
+  template <typename Query>
+  const std::vector<ParamSlot>& layoutOf(Handle handle, Query&& query) {
+    const std::uint64_t epoch = epoch_.load(std::memory_order_acquire);
+    std::lock_guard<std::mutex> lock(mutex_);
+    Entry& entry = (*entries_)[handle];
+    if (entry.slots != nullptr && entry.epoch == epoch) return *entry.slots;
+    std::vector<ParamSlot> slots = query(handle);
+    if (entry.slots == nullptr || !(*entry.slots == slots)) {
+      entry.slots = new std::vector<ParamSlot>(std::move(slots));
+    }
+    entry.epoch = epoch;
+    return *entry.slots;
+  }
+
+ private:
+  struct Entry {
+    std::uint64_t epoch = 0;
+    const std::vector<ParamSlot>* slots = nullptr;
+  };
+  std::atomic<std::uint64_t> epoch_{0};
+  std::mutex mutex_;
+  // Never freed, with the layouts: the process may exit while another thread still launches.
+  std::unordered_map<Handle, Entry>* entries_ = new std::unordered_map<Handle, Entry>();
+};
 
 // Words lately found to be no address, so that a kernel's integer arguments that look like one
 // (sizes, strides, seeds, pairs of 32-bit fields: PyTorch's launches carry dozens) cost the driver

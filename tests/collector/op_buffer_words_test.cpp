@@ -88,3 +88,31 @@ TEST_CASE("recent misses: a word is found until another word takes its slot, and
   misses.clear();
   CHECK_FALSE(misses.contains(0x10000));
 }
+
+TEST_CASE("layout cache: a handle handed out again after an unload is looked up again") {
+  LayoutCache<const void*> cache;
+  int kernel = 0;  // stands for the one handle the driver hands out to two kernels in turn
+  const void* handle = &kernel;
+  const std::vector<ParamSlot> wide = {{0, 8}, {8, 8}, {16, 8}, {24, 8}};
+  const std::vector<ParamSlot> narrow = {{0, 4}};
+  const std::vector<ParamSlot>* current = &wide;
+  int queries = 0;
+  auto query = [&](const void*) { return ++queries, *current; };
+  const std::vector<ParamSlot>& first = cache.layoutOf(handle, query);
+  CHECK(first == wide);
+  CHECK(&cache.layoutOf(handle, query) == &first);  // cached: one query
+  CHECK(queries == 1);
+  // Without an unload the cache keeps the old layout, whatever the driver would say now: that is
+  // why every unload must start an epoch.
+  current = &narrow;
+  CHECK(cache.layoutOf(handle, query) == wide);
+  cache.newEpoch();
+  const std::vector<ParamSlot>& second = cache.layoutOf(handle, query);
+  CHECK(second == narrow);
+  CHECK(queries == 2);
+  CHECK(first == wide);  // the old layout stays readable: another thread may hold it
+  // A new epoch with the same layout keeps the same one.
+  cache.newEpoch();
+  CHECK(&cache.layoutOf(handle, query) == &second);
+  CHECK(queries == 3);
+}

@@ -33,18 +33,9 @@ constexpr std::size_t kBatchRows = 8192;
 std::mutex g_rows_mutex;
 auto* g_rows = new std::vector<OpBufferRow>();
 
-// Parameter layouts by function handle, looked up once per handle and code epoch. Unloading code
-// (a module, a library, a context) bumps the epoch: the handle of an unloaded kernel may name
-// another kernel later, and reading its launch's arguments by the old layout would read past them.
-// A layout is never freed (another thread may be reading it); one that changed is replaced.
+// Parameter layouts, per function handle and code epoch (op_buffer_words.h); never destroyed.
 constexpr std::size_t kMaxParams = 256;
-struct Layout {
-  std::uint64_t epoch = 0;
-  const std::vector<ParamSlot>* slots = nullptr;
-};
-std::atomic<std::uint64_t> g_code_epoch{0};
-std::mutex g_layout_mutex;
-auto* g_layouts = new std::unordered_map<const void*, Layout>();
+auto& g_layouts = *new LayoutCache<CUfunction>();
 
 // The runtime hands the driver a library kernel (CUkernel) where a CUfunction goes: the function
 // query refuses it as an invalid handle, the kernel query answers.
@@ -70,15 +61,7 @@ std::vector<ParamSlot> queryLayout(CUfunction function) {
 }
 
 const std::vector<ParamSlot>& layoutOf(CUfunction function) {
-  const std::uint64_t epoch = g_code_epoch.load(std::memory_order_acquire);
-  std::lock_guard<std::mutex> lock(g_layout_mutex);
-  Layout& layout = (*g_layouts)[function];
-  if (layout.slots != nullptr && layout.epoch == epoch) return *layout.slots;
-  std::vector<ParamSlot> slots = queryLayout(function);
-  const bool same = layout.slots != nullptr && *layout.slots == slots;
-  if (!same) layout.slots = new std::vector<ParamSlot>(std::move(slots));
-  layout.epoch = epoch;
-  return *layout.slots;
+  return g_layouts.layoutOf(function, queryLayout);
 }
 
 struct Range {
@@ -244,7 +227,7 @@ void onDriverCallback(CUpti_CallbackId id, const CUpti_CallbackData& data) {
     case CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2:
     case CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRelease:
     case CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxRelease_v2:
-      g_code_epoch.fetch_add(1, std::memory_order_release);  // function handles may be reused
+      g_layouts.newEpoch();  // function handles may be handed out again
       g_free_epoch.fetch_add(1, std::memory_order_relaxed);  // and the memory freed with the code
       return;
     default:
