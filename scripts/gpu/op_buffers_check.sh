@@ -5,7 +5,9 @@
 #   2. the streams scenarios whose waits order slices of one buffer (wait-chain, event-dag-serialized) and
 #      their twins, recorded with op buffers and analyzed: the findings should match those without;
 #   3. JAX under record five times (it crashed with 627c60e's collector);
-#   4. pytorch_step.py under record with and without op buffers, interleaved pairs.
+#   4. pytorch_step.py under record with and without op buffers, interleaved pairs;
+#   5. pytorch_step.py once more under a measuring collector (CUOVERLAP_OP_BUFFER_STATS: counts and
+#      times of the launch callbacks' work, printed at exit), built in BUILD_DIR-stats.
 # Usage: scripts/gpu/op_buffers_check.sh OUT_DIR [PAIRS (default 6)]   (BUILD_DIR default build-gpu)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -45,5 +47,11 @@ for i in $(seq 1 "$pairs"); do
       --steps 300 --warmup 50 2>&1 | grep -E '^steps')"
   done
 done
+log "5. measuring collector"
+cmake -S . -B "$build-stats" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUOVERLAP_WITH_CUDA=ON -DCUOVERLAP_OP_BUFFER_STATS=ON \
+  -DCUOVERLAP_BUILD_TESTS=OFF -DCUOVERLAP_BUILD_BENCH=OFF > "$T/configure_stats.log" 2>&1 &&
+  ninja -C "$build-stats" cuoverlap cuoverlap_collector > "$T/build_stats.log" 2>&1 &&
+  log "$(timeout 60 "$build-stats/cli/cuoverlap" record --force -o "$T/step.sqlite" -- python3 bench/collector/pytorch_step.py \
+    --steps 300 --warmup 50 2>&1 | grep -E '^steps|op buffer stats')"
 rm -f "$T"/*.sqlite-* "$T/step.sqlite" "$T/jax.sqlite"
 log done

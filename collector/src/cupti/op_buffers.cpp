@@ -2,6 +2,8 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -27,6 +29,29 @@ std::atomic<bool> g_recording{false}, g_detached{false};
 // Bumped by every call that frees or unmaps memory: the per-thread allocation caches start over.
 std::atomic<std::uint64_t> g_free_epoch{0};
 
+// A measuring build (cmake -DCUOVERLAP_OP_BUFFER_STATS=ON) counts and times the launch callbacks'
+// work and prints it when the session ends: where a launch-bound program's cost goes.
+#ifdef CUOVERLAP_OP_BUFFER_STATS
+struct Stats {
+  std::atomic<std::uint64_t> launches{0}, words{0}, hits{0}, misses{0}, queries{0}, found{0}, layout_queries{0};
+  std::atomic<std::uint64_t> launch_ns{0}, query_ns{0}, layout_ns{0}, submit_ns{0};
+};
+Stats g_stats;
+struct Timed {
+  std::atomic<std::uint64_t>& total;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  ~Timed() {
+    total += static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                            std::chrono::steady_clock::now() - start).count());
+  }
+};
+#define CUOVERLAP_COUNT(field) (++g_stats.field)
+#define CUOVERLAP_TIMED(field) const Timed timed_##field{g_stats.field}
+#else
+#define CUOVERLAP_COUNT(field) ((void)0)
+#define CUOVERLAP_TIMED(field) ((void)0)
+#endif
+
 // Rows wait here until a batch is full (or the session ends); never freed, as the process may
 // exit while another thread still launches.
 constexpr std::size_t kBatchRows = 8192;
@@ -40,6 +65,8 @@ auto& g_layouts = *new LayoutCache<CUfunction>();
 // The runtime hands the driver a library kernel (CUkernel) where a CUfunction goes: the function
 // query refuses it as an invalid handle, the kernel query answers.
 std::vector<ParamSlot> queryLayout(CUfunction function) {
+  CUOVERLAP_COUNT(layout_queries);
+  CUOVERLAP_TIMED(layout_ns);
   std::vector<ParamSlot> slots;
   bool library_kernel = false;
   for (std::size_t i = 0; i < kMaxParams; ++i) {
@@ -84,13 +111,17 @@ bool resolve(std::uint64_t word, Range& range) {
     cache.hits = {}, cache.next_hit = 0, cache.misses.clear();
     cache.epoch = epoch;
   }
+  CUOVERLAP_COUNT(words);
   for (const Range& hit : cache.hits) {
-    if (hit.size != 0 && word - hit.base < hit.size) return range = hit, true;
+    if (hit.size != 0 && word - hit.base < hit.size) return CUOVERLAP_COUNT(hits), range = hit, true;
   }
-  if (cache.misses.contains(word)) return false;
+  if (cache.misses.contains(word)) return CUOVERLAP_COUNT(misses), false;
+  CUOVERLAP_COUNT(queries);
+  CUOVERLAP_TIMED(query_ns);
   CUdeviceptr base = 0;
   std::size_t size = 0;
   if (g_address_range != nullptr && g_address_range(&base, &size, word) == CUDA_SUCCESS && size != 0) {
+    CUOVERLAP_COUNT(found);
     range = {static_cast<std::uint64_t>(base), static_cast<std::uint64_t>(size)};
     cache.hits[cache.next_hit++ % RangeCache::kSlots] = range;
     return true;
@@ -101,6 +132,7 @@ bool resolve(std::uint64_t word, Range& range) {
 
 void submit(const OpBufferRow* rows, std::size_t count) {
   if (count == 0) return;
+  CUOVERLAP_TIMED(submit_ns);
   std::vector<OpBufferRow> full;
   {
     std::lock_guard<std::mutex> lock(g_rows_mutex);
@@ -122,6 +154,8 @@ void submitRange(std::uint32_t correlation, std::uint64_t address, std::uint64_t
 // allocation apart by it).
 void submitKernel(std::uint32_t correlation, CUfunction function, void** params, void** extra) {
   if (function == nullptr) return;
+  CUOVERLAP_COUNT(launches);
+  CUOVERLAP_TIMED(launch_ns);
   const std::vector<ParamSlot>& layout = layoutOf(function);
   std::array<OpBufferRow, kMaxArgumentWords> rows{};
   std::size_t count = 0;
@@ -328,6 +362,18 @@ void onDriverCallback(CUpti_CallbackId id, const CUpti_CallbackData& data) {
 }
 
 void flush() {
+#ifdef CUOVERLAP_OP_BUFFER_STATS
+  std::fprintf(stderr,
+               "cuoverlap: op buffer stats: launches %llu, words %llu (hits %llu, known non-addresses %llu, "
+               "driver queries %llu, found %llu), layout queries %llu; ns: launches %llu, queries %llu, "
+               "layouts %llu, submits %llu\n",
+               static_cast<unsigned long long>(g_stats.launches.load()), static_cast<unsigned long long>(g_stats.words.load()),
+               static_cast<unsigned long long>(g_stats.hits.load()), static_cast<unsigned long long>(g_stats.misses.load()),
+               static_cast<unsigned long long>(g_stats.queries.load()), static_cast<unsigned long long>(g_stats.found.load()),
+               static_cast<unsigned long long>(g_stats.layout_queries.load()),
+               static_cast<unsigned long long>(g_stats.launch_ns.load()), static_cast<unsigned long long>(g_stats.query_ns.load()),
+               static_cast<unsigned long long>(g_stats.layout_ns.load()), static_cast<unsigned long long>(g_stats.submit_ns.load()));
+#endif
   std::vector<OpBufferRow> rest;
   {
     std::lock_guard<std::mutex> lock(g_rows_mutex);
