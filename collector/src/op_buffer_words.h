@@ -88,7 +88,7 @@ class LayoutCache {
   const std::vector<ParamSlot>& layoutOf(Handle handle, Query&& query) {
     const std::uint64_t epoch = epoch_.load(std::memory_order_acquire);
     std::lock_guard<std::mutex> lock(mutex_);
-    Entry& entry = (*entries_)[handle];
+    Entry& entry = entries_[handle];
     if (entry.slots != nullptr && entry.epoch == epoch) return *entry.slots;
     std::vector<ParamSlot> slots = query(handle);
     if (entry.slots == nullptr || !(*entry.slots == slots)) {
@@ -105,8 +105,7 @@ class LayoutCache {
   };
   std::atomic<std::uint64_t> epoch_{0};
   std::mutex mutex_;
-  // Never freed, with the layouts: the process may exit while another thread still launches.
-  std::unordered_map<Handle, Entry>* entries_ = new std::unordered_map<Handle, Entry>();
+  std::unordered_map<Handle, Entry> entries_;
 };
 
 // Words lately found to be no address, so that a kernel's integer arguments that look like one

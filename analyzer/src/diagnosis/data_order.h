@@ -21,6 +21,7 @@
 // pairs reach further counts as ordering data (kept), as does one whose X or Y has no launch call.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -41,5 +42,21 @@ enum class DataOrder : std::uint8_t { kFree, kOrders, kUnsure };
 // recordsOpBuffers says yes to; every candidate orders data when the trace has no op buffers.
 std::vector<DataOrder> waitsOrderingData(const DeviceView& view, const std::vector<StreamWait>& waits,
                                          const std::vector<bool>& candidates);
+
+// Per wait: whether it must stay. Where the data decided, its order; where it was unsure,
+// `judge()`'s verdict (the rule's guard without op buffers), asked only if some wait was unsure.
+// `by_data` (optional): set to whether the data decided every wait.
+template <typename Judge>
+std::vector<bool> waitsToKeep(const std::vector<DataOrder>& order, Judge&& judge, bool* by_data = nullptr) {
+  const bool decided =
+      std::none_of(order.begin(), order.end(), [](DataOrder o) { return o == DataOrder::kUnsure; });
+  if (by_data != nullptr) *by_data = decided;
+  const std::vector<bool> judged = decided ? std::vector<bool>() : judge();
+  std::vector<bool> keep(order.size());
+  for (std::size_t w = 0; w < order.size(); ++w) {
+    keep[w] = order[w] == DataOrder::kOrders || (order[w] == DataOrder::kUnsure && judged[w]);
+  }
+  return keep;
+}
 
 }  // namespace cuoverlap::diagnosis

@@ -58,7 +58,8 @@ constexpr std::size_t kBatchRows = 8192;
 std::mutex g_rows_mutex;
 auto* g_rows = new std::vector<OpBufferRow>();
 
-// Parameter layouts, per function handle and code epoch (op_buffer_words.h); never destroyed.
+// Parameter layouts, per function handle and code epoch (op_buffer_words.h); never destroyed, as
+// the process may exit while another thread still launches.
 constexpr std::size_t kMaxParams = 256;
 auto& g_layouts = *new LayoutCache<CUfunction>();
 

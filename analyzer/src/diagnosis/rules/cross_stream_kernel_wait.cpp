@@ -53,8 +53,6 @@ std::optional<Finding> findCrossStreamKernelWait(const DeviceView& view) {
   const std::vector<StreamWait> waits = streamWaits(view);
   if (waits.empty()) return std::nullopt;
   const CommunicationKernels communication(view.trace());
-  // With the memory each op touched recorded, whether X reads what Y wrote is known: the waits that
-  // order no data dependence are dropped for certain (diagnosis/data_order.h), a warning.
   std::vector<bool> between_kernels(waits.size(), false);
   std::vector<bool> held(waits.size(), false);
   for (std::size_t w = 0; w < waits.size(); ++w) {
@@ -69,22 +67,15 @@ std::optional<Finding> findCrossStreamKernelWait(const DeviceView& view) {
   }
   // Every round of a call site that held its kernel back once (roundsOfHeldSites).
   const std::vector<bool> counts = roundsOfHeldSites(waits, between_kernels, held);
-  // A wait whose data order is unsure (slices of one buffer) is judged as without op buffers; the
-  // finding is a warning that the kernels share no memory only when the data decided every wait.
-  std::vector<bool> guards;
-  bool by_data = recordsOpBuffers(view);
-  if (by_data) {
-    const std::vector<DataOrder> order = waitsOrderingData(view, waits, counts);
-    by_data = std::none_of(order.begin(), order.end(), [](DataOrder o) { return o == DataOrder::kUnsure; });
-    const std::vector<bool> reuse = by_data ? std::vector<bool>() : guardsBufferReuse(view, waits, counts);
-    guards.resize(waits.size());
-    for (std::size_t w = 0; w < waits.size(); ++w) {
-      guards[w] = order[w] == DataOrder::kOrders || (order[w] == DataOrder::kUnsure && reuse[w]);
-    }
-  } else {
-    guards = guardsBufferReuse(view, waits, counts);
-  }
-  const bool with_buffers = by_data;
+  // With the memory each op touched recorded, whether X reads what Y wrote is known
+  // (diagnosis/data_order.h): the waits that order no data dependence are dropped for certain. A
+  // wait whose data order is unsure (slices of one buffer) is judged by the reuse guard, as without
+  // op buffers; the finding is a warning that the kernels share no memory only when the data
+  // decided every wait.
+  const auto reuse = [&] { return guardsBufferReuse(view, waits, counts); };
+  bool with_buffers = recordsOpBuffers(view);
+  const std::vector<bool> guards =
+      with_buffers ? waitsToKeep(waitsOrderingData(view, waits, counts), reuse, &with_buffers) : reuse();
   FindingBuilder builder(view, "cross-stream-kernel-wait", with_buffers ? Severity::kWarning : Severity::kInfo);
   std::vector<OrderEdge> kept;
   std::vector<OrderEdge> removed;

@@ -122,14 +122,13 @@ std::optional<Finding> findEventWaitSerialization(const DeviceView& view) {
   };
   std::vector<bool> guards;
   if (with_buffers) {
-    const std::vector<DataOrder> order = waitsOrderingData(view, waits, counts);
-    const bool unsure = std::any_of(order.begin(), order.end(), [](DataOrder o) { return o == DataOrder::kUnsure; });
-    const std::vector<bool> reuse = unsure ? heuristicGuards() : std::vector<bool>();
-    guards.resize(waits.size());
-    for (std::size_t w = 0; w < waits.size(); ++w) {
-      guards[w] = order[w] == DataOrder::kOrders ||
-                  (order[w] == DataOrder::kUnsure && (waitIsRealDependency(view, waits[w]) || reuse[w]));
-    }
+    // An unsure wait is one the usual data flow did not count: it stays where that says it is real.
+    const auto judge = [&] {
+      std::vector<bool> keep = heuristicGuards();
+      for (std::size_t w = 0; w < waits.size(); ++w) keep[w] = keep[w] || waitIsRealDependency(view, waits[w]);
+      return keep;
+    };
+    guards = waitsToKeep(waitsOrderingData(view, waits, counts), judge);
   } else {
     guards = heuristicGuards();
   }
