@@ -4,6 +4,7 @@
 // the queries on calls that span the whole trace.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 
 #include "cuoverlap/analysis.h"
@@ -281,27 +282,39 @@ TEST_CASE("host-busy places its stretch among the NVTX ranges by where most of i
 }
 
 // Issue 13's shape: synchronize and allocation calls spanning the whole trace, on other threads,
-// next to 64k ops with a gap each. Before the host-state index, BlockingCalls::find walked every
-// spanning call for each gap and idleWithin every gap for each call (23 s and 11 s at 64k).
-TEST_CASE("calls spanning the trace keep gaps and findings n log n") {
-  constexpr int kOps = 65'536;
+// next to n ops with a gap each. Before the host-state index, BlockingCalls::find walked every
+// spanning call for each gap and idleWithin every gap for each call (23 s and 11 s at 64k). The
+// guard is the growth from 8k to 64k ops (n log n: about 9.8x; 6.9x measured on the 2-core box; a
+// quadratic walk: 64x), each the best of a few runs, not a time: a timed bound (8 s) failed a
+// clean-clone run beside other work there (19 s), and its 3.7 s alone at 64k was 24x its 8k time,
+// which found a walk of every spanning call per launch in Holds::forEachHolding (fixed).
+double spanningCallsSeconds(int ops, int runs) {
   TraceBuilder b;
-  for (int i = 0; i < kOps; ++i) {
+  for (int i = 0; i < ops; ++i) {
     const double t = 100.0 + 30.0 * i;
     b.launch(13, t - 12, t - 8, t, t + 10);
-    b.call(i % 2 ? "cudaStreamSynchronize_v3020" : "cudaMalloc_v3020", t - 1, 100.0 + 30.0 * kOps);
+    b.call(i % 2 ? "cudaStreamSynchronize_v3020" : "cudaMalloc_v3020", t - 1, 100.0 + 30.0 * ops);
     b.trace().runtime_calls.back().tid = 2 + static_cast<std::uint32_t>(i % 7);
   }
   const Trace trace = b.build();
-  const auto begin = std::chrono::steady_clock::now();
-  std::vector<Finding> findings;
-  const GapAnalysis gaps = diagnoseDevice(trace, {}, 0, 10'000, findings);
-  const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - begin;
-  WARN("64k ops + 64k spanning calls: gaps and findings in " << seconds.count() << " s");
-  CHECK(gaps.count == kOps - 1);
-  // A guard against the quadratic walk (34 s), not a speed target: under 1 s alone on the 2-core
-  // box, 2.6 s with six builds beside it.
-  CHECK(seconds.count() < 8.0);
+  double best = 0.0;
+  for (int run = 0; run < runs; ++run) {
+    const auto begin = std::chrono::steady_clock::now();
+    std::vector<Finding> findings;
+    const GapAnalysis gaps = diagnoseDevice(trace, {}, 0, 10'000, findings);
+    const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - begin;
+    CHECK(gaps.count == static_cast<std::uint64_t>(ops - 1));
+    best = run == 0 ? seconds.count() : std::min(best, seconds.count());
+  }
+  return best;
+}
+
+TEST_CASE("calls spanning the trace keep gaps and findings n log n") {
+  const double small = spanningCallsSeconds(8'192, 3);
+  const double large = spanningCallsSeconds(65'536, 2);
+  WARN("8k and 64k ops + as many spanning calls: gaps and findings in " << small << " s and " << large
+       << " s (" << large / small << "x)");
+  CHECK(large < 32.0 * small + 0.05);
 }
 
 }  // namespace
