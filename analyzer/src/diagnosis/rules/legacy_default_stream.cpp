@@ -63,6 +63,7 @@
 #include "diagnosis/kernels_alone.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/median.h"
+#include "diagnosis/overlap_index.h"
 #include "diagnosis/rules/legacy_threads.h"
 #include "diagnosis/rules/rules.h"
 #include "diagnosis/rules/staging_holds.h"
@@ -306,20 +307,14 @@ std::vector<HostTimeGiven> stillHeldBySynchronous(const DeviceView& view, const 
     if (from < c.end) holds.push_back({from, c.end, x.thread});
   }
   if (holds.empty()) return given;
-  // By start, with the longest hold: the holds overlapping a call begin in [its start - longest,
-  // its end).
-  std::sort(holds.begin(), holds.end(), [](const Hold& a, const Hold& b) { return a.start < b.start; });
-  Ns longest = 0;
-  for (const Hold& h : holds) longest = std::max(longest, h.end - h.start);
+  const OverlapIndex<Hold> index(holds);
   for (HostTimeGiven& g : given) {
     const RuntimeCall& c = view.call(g.call);
     const std::uint64_t self = threadKey(c);
     Ns kept = 0;
-    auto h = std::lower_bound(holds.begin(), holds.end(), c.start - longest,
-                              [](const Hold& x, Ns t) { return x.start < t; });
-    for (; h != holds.end() && h->start < c.end; ++h) {
-      if (h->thread != self) kept += std::max<Ns>(0, std::min(c.end, h->end) - std::max(c.start, h->start));
-    }
+    index.forEachOverlapping(c.start, c.end, [&](const Hold& h) {
+      if (h.thread != self) kept += std::min(c.end, h.end) - std::max(c.start, h.start);
+    });
     g.amount -= std::min(g.amount, kept);
   }
   given.erase(std::remove_if(given.begin(), given.end(), [](const HostTimeGiven& g) { return g.amount <= 0; }),

@@ -13,6 +13,7 @@
 #include "diagnosis/host_time_given.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/median.h"
+#include "diagnosis/overlap_index.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/legacy_threads.h"
 
@@ -41,11 +42,9 @@ std::uint64_t threadWorkKey(std::uint64_t stream, std::uint64_t thread) {
 // end, the later, to its start) that the holds of other threads covered is given back to its
 // release (`earlier`, resized to the view's ops): in the split those copies no longer stage.
 // O(ops x holds each overlaps).
-void startsHeldByStaging(const DeviceView& view, std::vector<StagedHold> holds, std::vector<Ns>& earlier) {
+void startsHeldByStaging(const DeviceView& view, const std::vector<StagedHold>& holds, std::vector<Ns>& earlier) {
   if (holds.empty()) return;
-  std::sort(holds.begin(), holds.end(), [](const StagedHold& a, const StagedHold& b) { return a.start < b.start; });
-  Ns longest = 0;  // holds may overlap (several threads): scan back by the longest
-  for (const StagedHold& h : holds) longest = std::max(longest, h.end - h.start);
+  const OverlapIndex<StagedHold> index(holds);
   std::unordered_map<std::uint64_t, Ns> stream_end;  // per stream: its previous op's end
   const auto& ops = view.ops();
   for (std::size_t pos = 0; pos < ops.size(); ++pos) {
@@ -63,14 +62,10 @@ void startsHeldByStaging(const DeviceView& view, std::vector<StagedHold> holds, 
     const Ns to = ops[pos].start;
     if (to <= from) continue;
     const std::uint64_t thread = threadKey(call);
-    auto h = std::lower_bound(holds.begin(), holds.end(), from - longest,
-                              [](const StagedHold& x, Ns t) { return x.start < t; });
     std::vector<Interval> parts;
-    for (; h != holds.end() && h->start < to; ++h) {
-      const Ns lo = std::max(from, h->start);
-      const Ns hi = std::min(to, h->end);
-      if (h->thread != thread && lo < hi) parts.push_back({lo, hi});
-    }
+    index.forEachOverlapping(from, to, [&](const StagedHold& h) {
+      if (h.thread != thread) parts.push_back({std::max(from, h.start), std::min(to, h.end)});
+    });
     if (parts.empty()) continue;
     std::sort(parts.begin(), parts.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
     UnionLength covered;
