@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cuoverlap/intervals.h"
 #include "cuoverlap/model.h"
 
 namespace cuoverlap::diagnosis {
@@ -64,5 +65,18 @@ class OverlapIndex {
   };
   std::vector<Class> classes_;
 };
+
+// How much of [from, to) the items of `index` for which keep(item) holds cover (their union).
+template <typename T, typename Keep>
+Ns coveredLength(const OverlapIndex<T>& index, Ns from, Ns to, Keep keep) {
+  std::vector<Interval> parts;
+  index.forEachOverlapping(from, to, [&](const T& item) {
+    if (keep(item)) parts.push_back({std::max(from, item.start), std::min(to, item.end)});
+  });
+  std::sort(parts.begin(), parts.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  UnionLength covered;
+  for (const Interval& part : parts) covered.add(part.start, part.end);
+  return covered.length();
+}
 
 }  // namespace cuoverlap::diagnosis

@@ -17,6 +17,7 @@
 #include "diagnosis/lane_waits.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/median.h"
+#include "diagnosis/overlap_index.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/legacy_threads.h"
 #include "diagnosis/rules/rules.h"
@@ -281,7 +282,7 @@ std::vector<HostTimeGiven> timeGivenBack(const DeviceView& view, const ReleasedC
 }
 
 // Other threads' asynchronous calls to the legacy stream that the fix keeps there (launches and
-// copies whose op stays on it), by start: the driver holds the context while such a call orders
+// copies whose op stays on it): the driver holds the context while such a call orders
 // its op after every blocking stream (legacy_threads.cpp, contendedTime), so a call of another
 // thread that began meanwhile waits, an asynchronous one too.
 struct KeptLegacyCall {
@@ -302,7 +303,6 @@ std::vector<KeptLegacyCall> keptLegacyCalls(const DeviceView& view, const std::v
     const RuntimeCall& c = view.call(*call);
     out.push_back({c.start, c.end, threadKey(c)});
   }
-  std::sort(out.begin(), out.end(), [](const KeptLegacyCall& a, const KeptLegacyCall& b) { return a.start < b.start; });
   return out;
 }
 
@@ -313,16 +313,8 @@ std::vector<KeptLegacyCall> keptLegacyCalls(const DeviceView& view, const std::v
 // fixed program they still took about 21 µs each, not 5; in g000235 the main thread's 312
 // copy calls beside a worker's legacy-stream copies took 12.1 ms in all as `cudaMemcpy` and 9.6
 // ms as `cudaMemcpyAsync` (the what-if had given them 5 µs each).
-Ns heldByKeptLegacy(const std::vector<KeptLegacyCall>& held, Ns longest, Ns start, Ns end, std::uint64_t thread) {
-  auto h = std::lower_bound(held.begin(), held.end(), start - longest,
-                            [](const KeptLegacyCall& x, Ns t) { return x.start < t; });
-  UnionLength covered;
-  for (; h != held.end() && h->start < end; ++h) {
-    const Ns lo = std::max(start, h->start);
-    const Ns hi = std::min(end, h->end);
-    if (h->thread != thread && lo < hi) covered.add(lo, hi);
-  }
-  return covered.length();
+Ns heldByKeptLegacy(const OverlapIndex<KeptLegacyCall>& held, Ns start, Ns end, std::uint64_t thread) {
+  return coveredLength(held, start, end, [&](const KeptLegacyCall& h) { return h.thread != thread; });
 }
 
 // Per position, when nothing on the device held the op back any longer but the ops the trace
@@ -417,11 +409,9 @@ std::vector<CallChange> changedCalls(const DeviceView& view, const HostTimeline&
   for (std::size_t p = 0; p < moved.size(); ++p) {
     if (moved[p] != Moved::kNo) op_of_call.emplace(*view.launchCall(view.op(view.ops()[p])), p);
   }
-  const std::vector<KeptLegacyCall> kept_legacy = keptLegacyCalls(view, moved);
+  const OverlapIndex<KeptLegacyCall> kept_legacy(keptLegacyCalls(view, moved));
   const std::vector<Ns> free_from = freeFrom(view);
   const std::unordered_map<std::uint64_t, Ns> sync_return = syncReturnByThread(view, host);
-  Ns longest = 0;
-  for (const KeptLegacyCall& k : kept_legacy) longest = std::max(longest, k.end - k.start);
   for (const HostBarrier& barrier : host.barriers) {
     if (view.callKind(barrier.call) != sync_kind || barrier.waited_for.size() != 1) continue;
     const auto own_op = op_of_call.find(barrier.call);
@@ -447,9 +437,9 @@ std::vector<CallChange> changedCalls(const DeviceView& view, const HostTimeline&
       const ScopedOp& scoped = view.ops()[op];
       const Ns ready = std::max({call.start, constrained[op], free_from[op]});
       Ns held = 0;
-      if (ready < scoped.start) held += heldByKeptLegacy(kept_legacy, longest, ready, scoped.start, threadKey(call));
+      if (ready < scoped.start) held += heldByKeptLegacy(kept_legacy, ready, scoped.start, threadKey(call));
       const Ns back = std::max(call.start, scoped.end);
-      if (back < call.end) held += heldByKeptLegacy(kept_legacy, longest, back, call.end, threadKey(call));
+      if (back < call.end) held += heldByKeptLegacy(kept_legacy, back, call.end, threadKey(call));
       own = std::max(own, held);
     }
     changed.push_back({barrier.call, false, own});

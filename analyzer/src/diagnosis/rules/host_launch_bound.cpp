@@ -61,6 +61,7 @@
 #include "diagnosis/idle_gaps.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/median.h"
+#include "diagnosis/overlap_index.h"
 #include "diagnosis/rules/allocation_holds.h"
 #include "diagnosis/rules/legacy_threads.h"
 #include "diagnosis/rules/rules.h"
@@ -591,10 +592,7 @@ std::vector<HostTimeGiven> callsHeldByRemovedLaunches(const DeviceView& view, co
     }
   }
   if (removed.empty()) return {};
-  std::sort(removed.begin(), removed.end(),
-            [](const OtherThreadCalls::Call& a, const OtherThreadCalls::Call& b) { return a.start < b.start; });
-  Ns longest = 0;
-  for (const auto& r : removed) longest = std::max(longest, r.end - r.start);
+  const OverlapIndex<OtherThreadCalls::Call> removed_at(removed);
   const OtherThreadCalls others(std::move(launches));
   const std::vector<std::size_t> pageable = pageableCopyCalls(view);
   struct Held {
@@ -618,13 +616,9 @@ std::vector<HostTimeGiven> callsHeldByRemovedLaunches(const DeviceView& view, co
       continue;
     }
     contended[key].push_back(c.end - begin);
-    UnionLength covered;
-    auto r = std::lower_bound(removed.begin(), removed.end(), begin - longest,
-                              [](const OtherThreadCalls::Call& x, Ns t) { return x.start < t; });
-    for (; r != removed.end() && r->start < c.end; ++r) {
-      if (r->thread != thread) covered.add(std::max(r->start, begin), std::min(r->end, c.end));
-    }
-    if (covered.length() > 0) candidates.push_back({call, key, covered.length()});
+    const Ns covered = coveredLength(removed_at, begin, c.end,
+                                     [&](const OtherThreadCalls::Call& r) { return r.thread != thread; });
+    if (covered > 0) candidates.push_back({call, key, covered});
   }
   std::vector<HostTimeGiven> given;
   for (const Held& x : candidates) {

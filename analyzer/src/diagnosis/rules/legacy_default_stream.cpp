@@ -687,22 +687,20 @@ std::vector<std::uint64_t> launchingThreads(const DeviceView& view) {
   return thread;
 }
 
-// Calls by start, with the longest of them: the calls in progress at a time t began in
-// [t - longest, t].
-struct CallsByStart {
-  std::vector<const RuntimeCall*> calls;
-  Ns longest = 0;
+// A call as an interval of its thread: the calls in progress at a time (OverlapIndex).
+struct CallSpan {
+  Ns start = 0;
+  Ns end = 0;
+  std::uint64_t thread = 0;
 };
 
-CallsByStart byStart(const DeviceView& view, const std::vector<std::size_t>& calls) {
-  CallsByStart out;
+OverlapIndex<CallSpan> callSpans(const DeviceView& view, const std::vector<std::size_t>& calls) {
+  std::vector<CallSpan> spans;
   for (std::size_t c : calls) {
-    out.calls.push_back(&view.call(c));
-    out.longest = std::max(out.longest, out.calls.back()->end - out.calls.back()->start);
+    const RuntimeCall& call = view.call(c);
+    spans.push_back({call.start, call.end, threadKey(call)});
   }
-  std::sort(out.calls.begin(), out.calls.end(),
-            [](const RuntimeCall* a, const RuntimeCall* b) { return a->start < b->start; });
-  return out;
+  return OverlapIndex<CallSpan>(spans);
 }
 
 // When another thread's copy from or to pageable memory that was in progress as `barrier` (a
@@ -713,18 +711,14 @@ CallsByStart byStart(const DeviceView& view, const std::vector<std::size_t>& cal
 // waited returned after it (most 20-70 us after), and so did those of the nonblocking-streams
 // variants, which have no blocking stream (g000180: 510 us, 53 us after the other thread's
 // pageable DtoH returned). cudaMemcpy is not held so (297 of 339 returned before it).
-// `pageable`: the pageable copy calls (pageableCopyCalls) by start.
-Ns heldByStagedCopy(const CallsByStart& pageable, const RuntimeCall& memset, const HostBarrier& barrier) {
+// `pageable`: the pageable copy calls (pageableCopyCalls).
+Ns heldByStagedCopy(const OverlapIndex<CallSpan>& pageable, const RuntimeCall& memset, const HostBarrier& barrier) {
   const std::uint64_t self = threadKey(memset);
   Ns held = barrier.start;
-  // In progress as the call began: begun before it, at most the longest call before it.
-  auto it = std::lower_bound(pageable.calls.begin(), pageable.calls.end(), barrier.start - pageable.longest,
-                             [](const RuntimeCall* c, Ns t) { return c->start < t; });
-  for (; it != pageable.calls.end() && (*it)->start < barrier.start; ++it) {
-    const RuntimeCall& other = **it;
-    if (other.end <= barrier.start || other.end > barrier.end || threadKey(other) == self) continue;
-    held = std::max(held, other.end);
-  }
+  // In progress as the call began: begun before it, ended after it began.
+  pageable.forEachOverlapping(barrier.start, barrier.start, [&](const CallSpan& other) {
+    if (other.end <= barrier.end && other.thread != self) held = std::max(held, other.end);
+  });
   return held;
 }
 
@@ -742,7 +736,7 @@ std::vector<CallChange> stagedBehindBlockingStreams(const DeviceView& view, cons
     if (const auto call = view.launchCall(view.op(view.ops()[pos]))) legacy_position.emplace(*call, pos);
   }
   const std::vector<std::uint64_t> thread = launchingThreads(view);
-  const CallsByStart pageable = byStart(view, pageableCopyCalls(view));
+  const OverlapIndex<CallSpan> pageable = callSpans(view, pageableCopyCalls(view));
   std::vector<CallChange> changes;
   for (const HostBarrier& barrier : host.barriers) {
     const ApiKind kind = view.callKind(barrier.call);

@@ -58,6 +58,7 @@
 #include "diagnosis/host_time_given.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/median.h"
+#include "diagnosis/overlap_index.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/replay_error.h"
 #include "diagnosis/rules/legacy_threads.h"
@@ -97,7 +98,6 @@ std::vector<HostTimeGiven> heldByPieces(const DeviceView& view, const std::vecto
   };
   std::vector<OtherThreadCalls::Call> launches;
   std::vector<OtherThreadCalls::Call> keeping;  // calls kept that take the lock (not synchronizes, which sleep)
-  Ns longest_kept = 0;
   for (const std::size_t i : view.calls()) {
     const ApiKind kind = view.callKind(i);
     const RuntimeCall& c = view.call(i);
@@ -105,10 +105,7 @@ std::vector<HostTimeGiven> heldByPieces(const DeviceView& view, const std::vecto
     if (kind == ApiKind::kDeviceSync || kind == ApiKind::kStreamSync || kind == ApiKind::kEventSync) continue;
     if (std::binary_search(removed.begin(), removed.end(), i)) continue;
     keeping.push_back({c.start, c.end, threadKey(c)});
-    longest_kept = std::max(longest_kept, c.end - c.start);
   }
-  std::sort(keeping.begin(), keeping.end(),
-            [](const OtherThreadCalls::Call& x, const OtherThreadCalls::Call& y) { return x.start < y.start; });
   const OtherThreadCalls others(std::move(launches));
   const std::vector<std::size_t> pageable = pageableCopyCalls(view);
   std::map<ApiKind, std::vector<Ns>> alone;  // launch calls that overlapped no other thread's
@@ -133,14 +130,13 @@ std::vector<HostTimeGiven> heldByPieces(const DeviceView& view, const std::vecto
     std::uint64_t thread = 0;
   };
   std::vector<Piece> held_by;
-  Ns longest = 0;
   for (const std::size_t p : pieces) {
     const RuntimeCall& c = view.call(p);
     const auto it = typical.find(view.callKind(p));
     held_by.push_back({c.start, c.end, it != typical.end() ? it->second : 0, threadKey(c)});  // own unknown: no turn
-    longest = std::max(longest, c.end - c.start);
   }
-  std::sort(held_by.begin(), held_by.end(), [](const Piece& x, const Piece& y) { return x.start < y.start; });
+  const OverlapIndex<Piece> pieces_at(held_by);
+  const OverlapIndex<OtherThreadCalls::Call> kept_at(keeping);
   // Of [start, end): the pieces' own times that overlapped it (`turns`), else the time other
   // threads' pieces' calls covered that no kept call of a third thread did.
   using Span = std::pair<Ns, Ns>;
@@ -152,29 +148,28 @@ std::vector<HostTimeGiven> heldByPieces(const DeviceView& view, const std::vecto
       spans.emplace_back(from, to);
     }
   };
+  // The parts of [start, end) that other threads' intervals of `index` covered, as spans by start.
+  const auto coveredBy = [&](const auto& index, Ns start, Ns end, std::uint64_t thread) {
+    std::vector<Span> parts;
+    index.forEachOverlapping(start, end, [&](const auto& x) {
+      if (x.thread != thread) parts.emplace_back(std::max(x.start, start), std::min(x.end, end));
+    });
+    std::sort(parts.begin(), parts.end());
+    std::vector<Span> spans;
+    for (const auto& [from, to] : parts) addSpan(spans, from, to);
+    return spans;
+  };
   const auto heldOver = [&](Ns start, Ns end, std::uint64_t thread, bool turns) {
     Ns held = 0;
-    std::vector<Span> by_pieces;
-    for (auto p = std::lower_bound(held_by.begin(), held_by.end(), start - longest,
-                                   [](const Piece& x, Ns t) { return x.start < t; });
-         p != held_by.end() && p->start < end; ++p) {
-      if (p->thread == thread || p->end <= start) continue;
-      const Ns from = std::max(p->start, start);
-      const Ns to = std::min(p->end, end);
-      if (turns) {
-        held += std::min(p->own, to - from);
-      } else {
-        addSpan(by_pieces, from, to);
-      }
+    if (turns) {
+      pieces_at.forEachOverlapping(start, end, [&](const Piece& p) {
+        if (p.thread != thread) held += std::min(p.own, std::min(p.end, end) - std::max(p.start, start));
+      });
+      return held;
     }
-    if (turns || by_pieces.empty()) return held;
-    std::vector<Span> by_kept;
-    for (auto k = std::lower_bound(keeping.begin(), keeping.end(), start - longest_kept,
-                                   [](const OtherThreadCalls::Call& x, Ns t) { return x.start < t; });
-         k != keeping.end() && k->start < end; ++k) {
-      if (k->thread == thread || k->end <= start) continue;
-      addSpan(by_kept, std::max(k->start, start), std::min(k->end, end));
-    }
+    const std::vector<Span> by_pieces = coveredBy(pieces_at, start, end, thread);
+    if (by_pieces.empty()) return held;
+    const std::vector<Span> by_kept = coveredBy(kept_at, start, end, thread);
     std::size_t j = 0;
     for (const auto& [from, to] : by_pieces) {
       held += to - from;

@@ -50,6 +50,7 @@
 #include "diagnosis/host_time_given.h"
 #include "diagnosis/kernels_alone.h"
 #include "diagnosis/legacy_barriers.h"
+#include "diagnosis/overlap_index.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/legacy_threads.h"
 #include "diagnosis/rules/pinned_chunks.h"
@@ -204,15 +205,19 @@ std::vector<std::pair<std::size_t, std::vector<std::size_t>>> heldBehindStaging(
     std::sort(list.begin(), list.end(), [](const StagedHold& a, const StagedHold& b) { return a.start < b.start; });
   }
   std::map<std::pair<std::uint64_t, Ns>, std::size_t> position_of_hold;  // (thread, call start)
-  std::vector<std::pair<Ns, std::size_t>> copy_calls;                   // (call start, position)
-  Ns longest = 0;                                                       // of those calls
+  struct CopyCall {
+    Ns start = 0;
+    Ns end = 0;
+    std::uint64_t thread = 0;
+    std::size_t position = 0;
+  };
+  std::vector<CopyCall> copy_calls;
   for (const auto& [call, position] : copies.position_of_call) {
     const RuntimeCall& c = view.call(call);
     position_of_hold[{threadKey(c), c.start}] = position;
-    copy_calls.emplace_back(c.start, position);
-    longest = std::max(longest, c.end - c.start);
+    copy_calls.push_back({c.start, c.end, threadKey(c), position});
   }
-  std::sort(copy_calls.begin(), copy_calls.end());
+  const OverlapIndex<CopyCall> copy_calls_at(copy_calls);
   std::set<std::pair<std::size_t, std::size_t>> ordered;  // (from, to) of `order`
   for (const OrderEdge& e : order) ordered.emplace(e.from, e.to);
   std::vector<std::pair<std::size_t, std::vector<std::size_t>>> out;
@@ -242,17 +247,15 @@ std::vector<std::pair<std::size_t, std::vector<std::size_t>>> heldBehindStaging(
       own_copy = own_copy || (held_by != position_of_hold.end() && ordered.count({held_by->second, pos}) != 0);
     }
     if (!covered || !shortened || outlived || own_copy) continue;
+    // The other threads' copy calls in progress in [c.start, x.start) whose ops ended before x began,
+    // by call start.
+    std::vector<std::pair<Ns, std::size_t>> held_by;
+    copy_calls_at.forEachOverlapping(c.start, x.start, [&](const CopyCall& q) {
+      if (q.thread != thread && view.ops()[q.position].end <= x.start) held_by.emplace_back(q.start, q.position);
+    });
+    std::sort(held_by.begin(), held_by.end());
     std::vector<std::size_t> holders;
-    const auto last = std::lower_bound(copy_calls.begin(), copy_calls.end(), std::make_pair(x.start, std::size_t{0}));
-    // The calls that overlapped [c.start, x.start) began no sooner than the longest call before it.
-    const auto first = std::lower_bound(copy_calls.begin(), last, std::make_pair(c.start - longest, std::size_t{0}));
-    for (auto it = first; it != last; ++it) {
-      const std::size_t q = it->second;
-      const auto q_call = view.launchCall(view.op(view.ops()[q]));
-      const RuntimeCall& cq = view.call(*q_call);
-      if (threadKey(cq) == thread || cq.end <= c.start || view.ops()[q].end > x.start) continue;
-      holders.push_back(q);
-    }
+    for (const auto& [start, position] : held_by) holders.push_back(position);
     out.emplace_back(pos, std::move(holders));
   }
   return out;
