@@ -745,12 +745,7 @@ bool ScheduleRun::waitForIssued(std::size_t barrier) {
     // kernel, where as recorded (worker0's later launches held behind the free) it started at
     // 332 µs; graph-capture saved -643 µs.
     if (!m_.graph_of_.empty() && m_.barriers_[barrier].wide && m_.graph_of_[pos] >= 0) {
-      at = static_cast<std::int64_t>(pos);
-      for (std::int64_t next = m_.stream_next_[pos];
-           next >= 0 && m_.graph_of_[static_cast<std::size_t>(next)] == m_.graph_of_[pos];
-           next = m_.stream_next_[static_cast<std::size_t>(next)]) {
-        at = next;
-      }
+      at = m_.graph_run_end_[pos];
     }
     if (!open(at)) continue;
     held_barriers_[static_cast<std::size_t>(at)].push_back(node);
@@ -2027,6 +2022,23 @@ ScheduleModel ScheduleModel::withGraphNodes(const std::vector<std::int64_t>& gra
   changed.node_handoff_.assign(size(), -1);
   changed.graph_of_.assign(size(), -1);
   for (std::size_t p = 0; p < size() && p < graph.size(); ++p) changed.graph_of_[p] = graph[p];
+  // Per position of a graph's op: the last op of that graph's run on its stream from it (a wide
+  // barrier waits for it: waitForIssued), found once per stream, not walked per barrier.
+  changed.graph_run_end_.assign(size(), -1);
+  std::vector<std::size_t> chain;
+  for (std::size_t head = 0; head < size(); ++head) {
+    if (stream_prev_[head] >= 0) continue;
+    chain.clear();
+    for (std::int64_t p = static_cast<std::int64_t>(head); p >= 0; p = stream_next_[static_cast<std::size_t>(p)]) {
+      chain.push_back(static_cast<std::size_t>(p));
+    }
+    for (std::size_t k = chain.size(); k-- > 0;) {
+      const std::size_t p = chain[k];
+      if (changed.graph_of_[p] < 0) continue;
+      const bool same = k + 1 < chain.size() && changed.graph_of_[chain[k + 1]] == changed.graph_of_[p];
+      changed.graph_run_end_[p] = same ? changed.graph_run_end_[chain[k + 1]] : static_cast<std::int64_t>(p);
+    }
+  }
   for (std::size_t p = 0; p < size() && p < graph.size(); ++p) {
     const std::int64_t prev = stream_prev_[p];
     if (graph[p] < 0 || prev < 0 || engine_[p] != kSmEngine) continue;

@@ -361,6 +361,7 @@ class ScheduleModel {
   Ns handoff_[kHostEngine][kHostEngine] = {};  // per (from, to) slot: DeviceView::streamHandoff
   std::vector<Ns> node_handoff_;  // per position: its handoff as a graph node, -1 none; empty = none
   std::vector<std::int64_t> graph_of_;  // per position: withGraphNodes' graph, -1 none; empty = none
+  std::vector<std::int64_t> graph_run_end_;  // per graph op: the last op of its graph's run on its stream from it
   // Host nodes (host_timeline.h), numbered after the ops: node size() + b is barrier b.
   struct Barrier {
     std::size_t call = 0;
