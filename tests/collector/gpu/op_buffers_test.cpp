@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "cuoverlap/model.h"
 #include "cuoverlap/reader.h"
@@ -21,18 +22,24 @@ namespace {
 
 std::string g_dir;
 
-// Records the app into `name`; returns its printed addresses (a, b, pinned, pageable).
-std::map<std::string, std::string> record(const std::string& name, const std::string& env) {
+// Records the app, run with `args`, into `name` (under g_dir); returns the lines it printed.
+std::vector<std::string> recordApp(const std::string& name, const std::string& env, const std::string& args) {
   const std::string trace = g_dir + "/" + name;
   const std::string command = env + " " + CUOVERLAP_CLI + " record -o " + trace + " -- " +
-                              CUOVERLAP_OP_BUFFERS_APP + " > " + trace + ".log 2>&1";
+                              CUOVERLAP_OP_BUFFERS_APP + args + " > " + trace + ".log 2>&1";
   const int rc = std::system(command.c_str());
   REQUIRE(WIFEXITED(rc));
   REQUIRE(WEXITSTATUS(rc) == 0);
   std::ifstream log(trace + ".log");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(log, line);) lines.push_back(line);
+  return lines;
+}
+
+// Records the app into `name`; returns its printed addresses (a, b, pinned, pageable).
+std::map<std::string, std::string> record(const std::string& name, const std::string& env) {
   std::map<std::string, std::string> addresses;
-  std::string line;
-  while (std::getline(log, line)) {
+  for (const std::string& line : recordApp(name, env, "")) {
     if (line.rfind("a=", 0) != 0) continue;
     std::istringstream words(line);
     std::string word;
@@ -83,20 +90,13 @@ TEST_CASE("the collector records the memory each kernel, copy and memset touched
 }
 
 TEST_CASE("a function handle handed out again after an unload is read by its own layout") {
-  const std::string trace = g_dir + "/reload.sqlite";
-  const std::string command = std::string(CUOVERLAP_CLI) + " record -o " + trace + " -- " +
-                              CUOVERLAP_OP_BUFFERS_APP + " reload > " + trace + ".log 2>&1";
-  const int rc = std::system(command.c_str());
-  REQUIRE(WIFEXITED(rc));
-  REQUIRE(WEXITSTATUS(rc) == 0);
-  std::ifstream log(trace + ".log");
-  std::string line, counts;
-  while (std::getline(log, line)) {
+  std::string counts;
+  for (const std::string& line : recordApp("reload.sqlite", "", " reload")) {
     if (line.rfind("rounds=", 0) == 0) counts = line;
   }
   INFO(counts);  // how often the driver reused the wide kernel's handle for the narrow one
   REQUIRE(!counts.empty());
-  TraceFile db(trace);
+  TraceFile db(g_dir + "/reload.sqlite");
   REQUIRE(db.isOpen());
   // The launches run one at a time, wide then narrow: a kernel's place in time says which it was.
   // (Not its name: counted by name on an H200 the rows fit 33 of 100 rounds with the two names

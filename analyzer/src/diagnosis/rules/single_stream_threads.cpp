@@ -62,16 +62,10 @@ void startsHeldByStaging(const DeviceView& view, const std::vector<StagedHold>& 
     const Ns to = ops[pos].start;
     if (to <= from) continue;
     const std::uint64_t thread = threadKey(call);
-    std::vector<Interval> parts;
-    index.forEachOverlapping(from, to, [&](const StagedHold& h) {
-      if (h.thread != thread) parts.push_back({std::max(from, h.start), std::min(to, h.end)});
-    });
-    if (parts.empty()) continue;
-    std::sort(parts.begin(), parts.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
-    UnionLength covered;
-    for (const Interval& part : parts) covered.add(part.start, part.end);
+    const Ns covered = coveredLength(index, from, to, [&](const StagedHold& h) { return h.thread != thread; });
+    if (covered == 0) continue;
     earlier.resize(ops.size(), 0);
-    earlier[pos] += covered.length();
+    earlier[pos] += covered;
   }
 }
 
