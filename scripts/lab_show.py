@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""lab_show.py ID [--json] [--program] [--corpus DIR]: analyze one lab program's kept baseline window
-and print its variants' savings. Run from a checkout root with build/cli/cuoverlap built. --corpus:
+"""lab_show.py ID [--json] [--program] [--corpus DIR] [--window K]: analyze one lab program's kept
+baseline window (with --window, its K-th scored window: a case's claims_ns are the windows' claims
+in this order) and print its variants' savings. Run from a checkout root with build/cli/cuoverlap built. --corpus:
 another recording of a corpus (its manifest.json and traces; default tests/data/lab), e.g. the
 replica /work/rp21/rp_corpus/corpus."""
 import json, subprocess, sys, gzip, os, statistics
@@ -12,6 +13,12 @@ pid = sys.argv[1]
 m = json.load(open(os.path.join(corpus, 'manifest.json')))
 p = next(x for x in m['programs'] if x['id'] == pid)
 w = p['baseline']['window_ns']
+if '--window' in sys.argv:
+    windows = p['baseline'].get('windows_ns', [w])
+    k = int(sys.argv[sys.argv.index('--window') + 1])
+    if not 0 <= k < len(windows):
+        sys.exit(f"lab_show: {pid} has {len(windows)} scored window(s), not {k}")
+    w = windows[k]
 print(f"{pid} shape={p['shape']} trace={p['trace']} baseline median {p['baseline']['median_ns']/1e6:.3f} ms")
 for t, v in p['variants'].items():
     s = v['spans_ns']

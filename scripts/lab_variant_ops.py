@@ -9,6 +9,11 @@ programs' own traces"), from the DIR that `lab_collect.py --variant-traces DIR` 
   lab_variant_ops.py DIR ID --cmp VARIANT   kernels of the baseline and VARIANT matched in order by
                                             (name, grid): their durations and the ratio (does a
                                             kernel run longer in the fixed program?)
+  lab_variant_ops.py DIR ID --calls VARIANT  the CUDA API calls of the baseline's and VARIANT's runs
+                                            by name: how many, their median and summed time (µs)
+                                            (did a fix change what a call costs? The lab's
+                                            multi-stream allocates buffers of its own, and a
+                                            loop's cudaMalloc can then take the driver's fast path)
   lab_variant_ops.py DIR ID --analyze VARIANT [ARG ...]
                                             `cuoverlap analyze` of that run's window (CUOVERLAP, or
                                             build/cli/cuoverlap)
@@ -72,6 +77,35 @@ def compare(trace, program, runs, variant):
               f"x{after / max(duration, 1):.2f}")
 
 
+def run_calls(trace, window):
+    """{API name: [durations in ns]} of the runtime and driver calls that start in window."""
+    lo, hi = window
+    db = lab_trace.connect(trace)
+    calls = {}
+    for start, end, name in db.execute(
+            "SELECT r.start, r.end, s.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+            "JOIN StringIds s ON s.id = r.nameId WHERE r.start >= ? AND r.start < ?", (lo, hi)):
+        calls.setdefault(name.split("_v")[0], []).append(end - start)
+    db.close()
+    return calls
+
+
+def compare_calls(trace, runs, variant):
+    before = run_calls(trace, runs["baseline"]["window_ns"])
+    after = run_calls(trace, runs[variant]["window_ns"])
+
+    def summary(durations):
+        if not durations:
+            return f"{0:5} {'-':>9} {'-':>10}"
+        ordered = sorted(durations)
+        return f"{len(ordered):5} {ordered[len(ordered) // 2] / 1e3:9.1f} {sum(ordered) / 1e3:10.1f}"
+
+    print(f"{'':32} {'baseline':>26}   {variant:>26}")
+    print(f"{'call':32} {'n':>5} {'median':>9} {'sum':>10}   {'n':>5} {'median':>9} {'sum':>10}")
+    for name in sorted(set(before) | set(after), key=lambda n: -sum(before.get(n, [])) - sum(after.get(n, []))):
+        print(f"{name:32} {summary(before.get(name, []))}   {summary(after.get(name, []))}")
+
+
 def main():
     args = sys.argv[1:]
     if len(args) < 2 or args[0] in ("-h", "--help"):
@@ -86,18 +120,20 @@ def main():
         sys.exit(f"lab_variant_ops: {program}: no kept runs in {directory}")
     trace = os.path.join(directory, index[program]["trace"])
     runs = index[program]["runs"]
-    wanted = rest[1:2] if rest[:1] in (["--cmp"], ["--analyze"]) else rest
+    wanted = rest[1:2] if rest[:1] in (["--cmp"], ["--analyze"], ["--calls"]) else rest
     for variant in wanted:
         if variant not in runs:
             sys.exit(f"lab_variant_ops: {program} has no run of {variant} (it has: {', '.join(runs)})")
     if rest[:1] == ["--cmp"] and len(rest) == 2:
         compare(trace, program, runs, rest[1])
+    elif rest[:1] == ["--calls"] and len(rest) == 2:
+        compare_calls(trace, runs, rest[1])
     elif rest[:1] == ["--analyze"] and len(rest) >= 2:
         lo, hi = runs[rest[1]]["window_ns"]
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         cli = os.environ.get("CUOVERLAP", os.path.join(root, "build/cli/cuoverlap"))
         sys.exit(subprocess.run([cli, "analyze", trace, "--window", f"{lo}:{hi}"] + rest[2:]).returncode)
-    elif rest[:1] in (["--cmp"], ["--analyze"]):
+    elif rest[:1] in (["--cmp"], ["--analyze"], ["--calls"]):
         sys.exit(__doc__)
     else:
         for variant in rest or runs:
