@@ -864,6 +864,30 @@ TEST_CASE("a thread without blocking calls follows its process's last blocking c
   CHECK(model.span({}, {}, faster) == model.span({}) - TraceBuilder::ns(60) - resumed);
 }
 
+TEST_CASE("an op ends once: a synchronize waits for all it waited for when a copy's end is queued again unchanged") {
+  // A 500 µs kernel on stream 13 (5-505) and a download on stream 14 (6-106); another thread's
+  // upload on stream 15 starts 10 ns before the download ends, so the duplex slowdown the schedule
+  // gives the download rounds to nothing and its end is queued a second time, unchanged. A device
+  // synchronize (12-506) waits for the kernel and the download; the kernel launched after it on
+  // stream 16 (510-610) waits for the 500 µs kernel too. The download ending twice once counted
+  // for both and made the synchronize return with it (lab g000310: a split's schedule let a
+  // cudaFree return before the kernel it waited for, 595 µs claimed where the split saved 20).
+  TraceBuilder b;
+  b.launch(13, 1, 3, 5, 505);
+  b.copyCall("cudaMemcpyAsync_v3020", 14, 4, 6, 6, 106, CopyKind::kDtoH);
+  b.deviceSynchronize(12, 506);
+  b.copyCall("cudaMemcpyAsync_v3020", 15, 105.5, 105.99, 105.99, 125.99, CopyKind::kHtoD);
+  b.trace().runtime_calls.back().tid = 2;
+  b.launch(16, 507, 509, 510, 610);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const HostTimeline host = buildHostTimeline(view);
+  REQUIRE(host.barriers.size() == 1);
+  REQUIRE(host.barriers[0].waited_for.size() == 2);
+  const ScheduleModel model(view, host);
+  CHECK(std::abs(model.span({}) - TraceBuilder::ns(605)) <= TraceBuilder::ns(2));
+}
+
 TEST_CASE("a synchronize still waits for what it waited for when another thread's op ends after it") {
   // Thread 1 launches a 500 µs kernel and synchronizes the device (10-505), then launches a
   // second kernel. Thread 2 launched a short kernel on another stream (5-7) that the device ran

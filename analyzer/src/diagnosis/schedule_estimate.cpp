@@ -1268,7 +1268,9 @@ void ScheduleRun::finishAt(Ns time) {
   while (!running_.empty() && running_.top().first == time) {
     const std::size_t pos = running_.top().second;
     running_.pop();
-    if (end_[pos] != time) continue;  // its end moved later
+    // An entry whose end moved, or a second entry of one end (a what-if that queued an op's end
+    // again without moving it): an op ends once, or its successors would count it twice.
+    if (end_[pos] != time || finished_[pos]) continue;
     const std::uint8_t engine = engineOf(pos);
     if (engine == ScheduleModel::kSmEngine) {
       sm_used_ = std::max(0.0, sm_used_ - taken_[pos]);
