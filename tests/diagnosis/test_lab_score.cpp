@@ -18,6 +18,7 @@
 #include "cuoverlap/error.h"
 #include "cuoverlap/lab_score.h"
 #include "cuoverlap/reader.h"
+#include "diagnosis/schedule_unrun.h"
 
 namespace cuoverlap {
 namespace {
@@ -201,6 +202,18 @@ TEST_CASE("lab score: a program with several baseline runs is judged by the medi
   manifest["programs"][0]["variants"]["multi-stream"]["stream_ids"] = {7};
   corpus.write(manifest);
   CHECK_THROWS_WITH(lab::scoreCorpus(corpus.dir.string()), Catch::Contains("stream_ids is not one id"));
+}
+
+TEST_CASE("no what-if schedule of the committed lab corpus breaks one of its edges", "[lab]") {
+  // Every window of every program of tests/data/lab analyzed, each rule's schedules checked: an op
+  // or call begins no sooner than each edge into it allows (diagnosis/schedule_unrun.h). An op
+  // ending twice broke 190 edges by more than 1 µs there (docs/findings.md, forty-fourth session).
+  diagnosis::checkScheduleEdges(true);
+  const std::uint64_t broken = diagnosis::brokenEdgeSchedules();
+  const lab::LabScore score = lab::scoreCorpus(std::string(CUOVERLAP_TEST_DATA) + "/lab");
+  CHECK(score.cases.size() >= 1000);
+  CHECK(diagnosis::brokenEdgeSchedules() == broken);
+  diagnosis::checkScheduleEdges(false);
 }
 
 }  // namespace cuoverlap

@@ -5,6 +5,7 @@
 //    tests/data/streams_<scenario>.sqlite exists gives exactly the manifest's findings and an
 //    overlap ratio in the manifest's range. Scenarios without a trace are skipped (they are
 //    recorded on the GPU machine); a trace that disagrees with the manifest fails.
+// 3. No what-if schedule of them breaks one of its own edges (diagnosis/schedule_unrun.h).
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -16,6 +17,7 @@
 
 #include "cuoverlap/analysis.h"
 #include "cuoverlap/reader.h"
+#include "diagnosis/schedule_unrun.h"
 #include "findings_test_util.h"
 #include "../trace_files.h"
 
@@ -183,6 +185,8 @@ TEST_CASE("every recorded streams scenario gives exactly its manifest's diagnosi
     incidental.insert(id.get<std::string>());
   }
   int checked = 0;
+  diagnosis::checkScheduleEdges(true);
+  const std::uint64_t broken = diagnosis::brokenEdgeSchedules();
   for (const ScenarioExpectation& scenario : scenarios) {
     const std::string trace_path =
         std::string(CUOVERLAP_TEST_DATA) + "/streams_" + scenario.name + cuoverlap_test::kStoredSuffix;
@@ -218,6 +222,29 @@ TEST_CASE("every recorded streams scenario gives exactly its manifest's diagnosi
     ++checked;
   }
   CHECK(checked == static_cast<int>(scenarios.size()));
+  CHECK(diagnosis::brokenEdgeSchedules() == broken);
+}
+
+TEST_CASE("a lab program's split keeps every edge of its schedule (c1 g000310, window 1)") {
+  // g000310's first loop (seven steps of a kernel that fills the device, each step synchronized)
+  // split over three streams saves 22 µs in the fixed program's own trace (nvidia-h200,
+  // docs/findings.md, forty-fourth session). In this window of the committed corpus the split's
+  // schedule once let a lane's download end twice, and the second loop's cudaFree return before
+  // the kernel it waited for: 595 µs claimed for that split. It is one of the finding's fixes.
+  const std::string path = std::string(CUOVERLAP_TEST_DATA) + "/lab/c_batch002.sqlite.gz";
+  REQUIRE(exists(path));
+  const Trace trace = readTrace(path);
+  AnalysisOptions options;
+  options.scope.window_start = 1795711118363310472;
+  options.scope.window_end = 1795711118374227696;
+  diagnosis::checkScheduleEdges(true);
+  const std::uint64_t broken = diagnosis::brokenEdgeSchedules();
+  const TraceReport report = analyzeTrace(trace, options);
+  CHECK(diagnosis::brokenEdgeSchedules() == broken);
+  const Finding* split = findingById(report.findings, "single-stream");
+  REQUIRE(split != nullptr);
+  REQUIRE(split->fixes.size() == 2);
+  for (const FixSaving& fix : split->fixes) CHECK(fix.saving_ns < 300'000);
 }
 
 TEST_CASE("multi-gpu on two H200s: both devices traced, pipelined, no finding") {

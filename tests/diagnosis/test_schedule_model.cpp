@@ -885,7 +885,10 @@ TEST_CASE("an op ends once: a synchronize waits for all it waited for when a cop
   REQUIRE(host.barriers.size() == 1);
   REQUIRE(host.barriers[0].waited_for.size() == 2);
   const ScheduleModel model(view, host);
+  diagnosis::checkScheduleEdges(true);
+  const std::uint64_t broken = diagnosis::brokenEdgeSchedules();
   CHECK(std::abs(model.span({}) - TraceBuilder::ns(605)) <= TraceBuilder::ns(2));
+  CHECK(diagnosis::brokenEdgeSchedules() == broken);
 }
 
 TEST_CASE("a synchronize still waits for what it waited for when another thread's op ends after it") {

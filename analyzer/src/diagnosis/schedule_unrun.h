@@ -10,4 +10,10 @@ namespace cuoverlap::diagnosis {
 
 std::uint64_t unrunSchedules();
 
+// With checkScheduleEdges(true) (off by default; process-wide, for tests and debugging): how many
+// what-if schedules broke one of their own edges, an op or call beginning before an edge into it
+// allowed (an op that ended twice once let a call return before what it waited for). Should stay 0.
+void checkScheduleEdges(bool on);
+std::uint64_t brokenEdgeSchedules();
+
 }  // namespace cuoverlap::diagnosis
