@@ -638,7 +638,12 @@ FaultingKernels faultingKernels(const DeviceView& view, const DeviceFaults& devi
     // 129 and 182-198 µs prefetched (the mean: 90, 119, 141); 3168-block grids 93-209 against
     // 291-347, 229 and 297 prefetched (164, 269). A grid below a wave by the limits keeps the
     // floor (264- and 528-block grids of the lab ran their faulted blocks' time prefetched).
-    const Ns low = std::max(floor_of[shape], unserved_of[shape]);
+    // The line bounds it only where the runs grow with their service (kGrowsWithService): through
+    // runs that do not, the line is about their mean duration, no lower bound, and would close the
+    // bracket on the shortest run (H200 g000001: a 2112-block grid's runs, 1.11-1.18 ms with
+    // 128 KiB faulted in each, slope under 0.8; the bracket from its floor claims 645 µs of the
+    // 747 its prefetch saved, the closed one 513).
+    const Ns low = std::max(floor_of[shape], slope >= kGrowsWithService ? unserved_of[shape] : Ns{0});
     if (!ended_early && runs.size() >= 2 && waves_of[shape] >= 1.0 && low > 0 &&
         shortest > low) {
       bounded_of[shape] = static_cast<Ns>(
