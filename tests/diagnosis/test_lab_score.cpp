@@ -208,12 +208,11 @@ TEST_CASE("no what-if schedule of the committed lab corpus breaks one of its edg
   // Every window of every program of tests/data/lab analyzed, each rule's schedules checked: an op
   // or call begins no sooner than each edge into it allows (diagnosis/schedule_unrun.h). An op
   // ending twice broke 190 edges by more than 1 µs there (docs/findings.md, forty-fourth session).
-  diagnosis::checkScheduleEdges(true);
+  const diagnosis::ScheduleEdgeCheck check;
   const std::uint64_t broken = diagnosis::brokenEdgeSchedules();
   const lab::LabScore score = lab::scoreCorpus(std::string(CUOVERLAP_TEST_DATA) + "/lab");
   CHECK(score.cases.size() >= 1000);
   CHECK(diagnosis::brokenEdgeSchedules() == broken);
-  diagnosis::checkScheduleEdges(false);
 }
 
 }  // namespace cuoverlap

@@ -185,7 +185,7 @@ TEST_CASE("every recorded streams scenario gives exactly its manifest's diagnosi
     incidental.insert(id.get<std::string>());
   }
   int checked = 0;
-  diagnosis::checkScheduleEdges(true);
+  const diagnosis::ScheduleEdgeCheck check;
   const std::uint64_t broken = diagnosis::brokenEdgeSchedules();
   for (const ScenarioExpectation& scenario : scenarios) {
     const std::string trace_path =
@@ -237,7 +237,7 @@ TEST_CASE("a lab program's split keeps every edge of its schedule (c1 g000310, w
   AnalysisOptions options;
   options.scope.window_start = 1795711118363310472;
   options.scope.window_end = 1795711118374227696;
-  diagnosis::checkScheduleEdges(true);
+  const diagnosis::ScheduleEdgeCheck check;
   const std::uint64_t broken = diagnosis::brokenEdgeSchedules();
   const TraceReport report = analyzeTrace(trace, options);
   CHECK(diagnosis::brokenEdgeSchedules() == broken);

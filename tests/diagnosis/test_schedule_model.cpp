@@ -885,7 +885,7 @@ TEST_CASE("an op ends once: a synchronize waits for all it waited for when a cop
   REQUIRE(host.barriers.size() == 1);
   REQUIRE(host.barriers[0].waited_for.size() == 2);
   const ScheduleModel model(view, host);
-  diagnosis::checkScheduleEdges(true);
+  const diagnosis::ScheduleEdgeCheck check;
   const std::uint64_t broken = diagnosis::brokenEdgeSchedules();
   CHECK(std::abs(model.span({}) - TraceBuilder::ns(605)) <= TraceBuilder::ns(2));
   CHECK(diagnosis::brokenEdgeSchedules() == broken);

@@ -1,7 +1,7 @@
-// How often a what-if schedule could not be computed: ScheduleModel::span (schedule_estimate.h)
-// left some op unrun (a cycle of orders the model should never build: every edge points forward
-// in issue order) and answered the recorded span, "no change". Not reported per finding: the
-// what-if that hit it claims no saving. A process-wide count, for tests and debugging.
+// Process-wide counts of what-if schedules gone wrong, for tests and debugging (not reported per
+// finding). unrunSchedules: ScheduleModel::span (schedule_estimate.h) left some op unrun (a cycle
+// of orders the model should never build: every edge points forward in issue order) and answered
+// the recorded span, "no change"; the what-if that hit it claims no saving.
 #pragma once
 
 #include <cstdint>
@@ -15,5 +15,14 @@ std::uint64_t unrunSchedules();
 // allowed (an op that ended twice once let a call return before what it waited for). Should stay 0.
 void checkScheduleEdges(bool on);
 std::uint64_t brokenEdgeSchedules();
+
+// checkScheduleEdges on for its lifetime, off after.
+class ScheduleEdgeCheck {
+ public:
+  ScheduleEdgeCheck() { checkScheduleEdges(true); }
+  ~ScheduleEdgeCheck() { checkScheduleEdges(false); }
+  ScheduleEdgeCheck(const ScheduleEdgeCheck&) = delete;
+  ScheduleEdgeCheck& operator=(const ScheduleEdgeCheck&) = delete;
+};
 
 }  // namespace cuoverlap::diagnosis
