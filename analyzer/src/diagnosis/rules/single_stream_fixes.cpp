@@ -1,6 +1,7 @@
 #include "diagnosis/rules/single_stream_fixes.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
@@ -11,6 +12,7 @@
 
 #include "diagnosis/api_names.h"
 #include "diagnosis/legacy_barriers.h"
+#include "diagnosis/median.h"
 #include "diagnosis/pinned_rate.h"
 #include "diagnosis/rules/legacy_threads.h"
 #include "diagnosis/rules/pinned_chunks.h"
@@ -71,6 +73,12 @@ constexpr Ns kSweepingShortestNs = 250'000;
 // The corpora score the same from 0.2% to 0.5% (0.7% to 2% move c4 g001008@s4 and c9 g007001
 // alike, without c3 g000117@s2; 4% only g007001).
 constexpr double kSweepRepeatSpread = 0.003;
+// Runs of one kernel (name, grid and block) within this factor of each other's time are one
+// repeated piece of work whose runs differ by jitter: a loop's repeats of one kernel in the lab's
+// traces differ by under 1% (h200h g001041: 4-block sweeps of 997-1008 µs, 2-block ones of
+// 1920-1924 µs), where one launch shape doing other work differs by far more (the lab's kernels
+// share a name: g000136's 4-block kernel swept 25 MB in 1.0-1.2 ms and 97 KB in 0.2).
+constexpr double kJitterSpread = 1.05;
 // A sweep whose blocks' time together (blocks x duration) is at least this sweeps a buffer of
 // about 27 MB (the lab's 4.5 GB/s a block, kSweepingBlockNs): three lanes of such buffers (80 MB)
 // outgrow the H100's 50 MB L2 whatever else it keeps, and the lanes' sweeps thrash it
@@ -613,6 +621,37 @@ bool sweepsThrash(const DeviceView& view, const std::vector<std::uint64_t>& keys
   return static_cast<double>(beside) <= kThrashBesideShare * static_cast<double>(total);
 }
 
+// Per kernel of `stream` (by its start: a stream runs one op at a time), its typical run: the median
+// of the runs of the same kernel on the stream within kJitterSpread of its own. One kernel repeated
+// in a loop is one piece of work, a sweep or not as a whole: h200h g001041's 4-block sweep ran
+// 997-1008 µs in its later steps, and judged run by run (one run under kSweepingKernelNs in one
+// baseline window, none in the next) its split was claimed 1048 µs in one run of the program and
+// 34 in the next (369 saved).
+std::unordered_map<Ns, Ns> typicalRuns(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                                       std::uint64_t stream) {
+  std::map<std::tuple<StringId, std::uint32_t, std::uint16_t>, std::vector<std::size_t>> kinds;
+  for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
+    const GpuOp& op = view.op(view.ops()[pos]);
+    if (keys[pos] != stream || op.kind != OpKind::kKernel) continue;
+    kinds[{op.name, op.grid_blocks, op.block_threads}].push_back(pos);
+  }
+  std::unordered_map<Ns, Ns> typical;
+  for (const auto& [kind, positions] : kinds) {
+    std::vector<Ns> runs;
+    for (const std::size_t pos : positions) runs.push_back(view.ops()[pos].end - view.ops()[pos].start);
+    std::sort(runs.begin(), runs.end());
+    for (const std::size_t pos : positions) {
+      const Ns own = view.ops()[pos].end - view.ops()[pos].start;
+      const auto low = std::lower_bound(runs.begin(), runs.end(),
+                                        static_cast<Ns>(std::ceil(static_cast<double>(own) / kJitterSpread)));
+      const auto high = std::upper_bound(runs.begin(), runs.end(),
+                                         static_cast<Ns>(static_cast<double>(own) * kJitterSpread));
+      typical[view.ops()[pos].start] = *(low + (high - low) / 2);
+    }
+  }
+  return typical;
+}
+
 // Edges that keep the split stream's long few-block kernels (kSweepingKernelNs) in their order
 // (keptInOrder). Such a kernel's time is its few SMs' trips to memory, and beside another lane's
 // it runs ×1.3-×2.2 in the lab's fixed programs (g000242's 1-block 3.56 ms kernels, a 19 MB buffer
@@ -632,9 +671,10 @@ std::vector<OrderEdge> sweepingKernelsInOrder(const DeviceView& view, const std:
                                               bool cache_bound) {
   const Device* device = view.device();
   if (device == nullptr || device->sm_count <= 0) return {};
+  const std::unordered_map<Ns, Ns> typical = typicalRuns(view, keys, stream);
   return keptInOrder(view, keys, lanes, stream, [&](const ScopedOp& scoped, const GpuOp& op) {
     if (op.grid_blocks == 0 || op.grid_blocks >= static_cast<std::uint64_t>(device->sm_count)) return false;
-    const Ns ran = scoped.end - scoped.start;
+    const Ns ran = typical.at(scoped.start);
     if (ran >= kSweepingKernelNs) return true;
     return cache_bound && ran >= kSweepingShortestNs &&
            static_cast<double>(op.grid_blocks) * static_cast<double>(ran) >= static_cast<double>(kSweepingBlockNs);
