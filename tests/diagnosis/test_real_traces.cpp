@@ -225,21 +225,31 @@ TEST_CASE("every recorded streams scenario gives exactly its manifest's diagnosi
   CHECK(diagnosis::brokenEdgeSchedules() == broken);
 }
 
+// One window of a committed lab trace (a scored baseline run, as `lab score` analyzes it).
+TraceReport analyzeLabWindow(const Trace& trace, std::int64_t start, std::int64_t end) {
+  AnalysisOptions options;
+  options.scope.window_start = start;
+  options.scope.window_end = end;
+  return analyzeTrace(trace, options);
+}
+
+// The committed lab trace at `relative` under tests/data, read.
+Trace readLabTrace(const std::string& relative) {
+  const std::string path = std::string(CUOVERLAP_TEST_DATA) + "/" + relative;
+  REQUIRE(exists(path));
+  return readTrace(path);
+}
+
 TEST_CASE("a lab program's split keeps every edge of its schedule (c1 g000310, window 1)") {
   // g000310's first loop (seven steps of a kernel that fills the device, each step synchronized)
   // split over three streams saves 22 µs in the fixed program's own trace (nvidia-h200,
   // docs/findings.md, forty-fourth session). In this window of the committed corpus the split's
   // schedule once let a lane's download end twice, and the second loop's cudaFree return before
   // the kernel it waited for: 595 µs claimed for that split. It is one of the finding's fixes.
-  const std::string path = std::string(CUOVERLAP_TEST_DATA) + "/lab/c_batch002.sqlite.gz";
-  REQUIRE(exists(path));
-  const Trace trace = readTrace(path);
-  AnalysisOptions options;
-  options.scope.window_start = 1795711118363310472;
-  options.scope.window_end = 1795711118374227696;
+  const Trace trace = readLabTrace("lab/c_batch002.sqlite.gz");
   const diagnosis::ScheduleEdgeCheck check;
   const std::uint64_t broken = diagnosis::brokenEdgeSchedules();
-  const TraceReport report = analyzeTrace(trace, options);
+  const TraceReport report = analyzeLabWindow(trace, 1795711118363310472, 1795711118374227696);
   CHECK(diagnosis::brokenEdgeSchedules() == broken);
   const Finding* split = findingById(report.findings, "single-stream");
   REQUIRE(split != nullptr);
@@ -253,17 +263,12 @@ TEST_CASE("a loop's repeats of one sweep are sweeps alike in every run (h200h g0
   // a few-block kernel counts as a sweep that the split keeps in order (kSweepingKernelNs). Judged
   // run by run, one 997 µs run in window 0 ran free beside the next lane's sweep: 1048 µs claimed
   // there, 34 in window 1. The repeats of one kernel are classed by their typical run.
-  const std::string path = std::string(CUOVERLAP_TEST_DATA) + "/lab_h200_holdout/batch001.sqlite.gz";
-  REQUIRE(exists(path));
-  const Trace trace = readTrace(path);
+  const Trace trace = readLabTrace("lab_h200_holdout/batch001.sqlite.gz");
   const std::pair<std::int64_t, std::int64_t> windows[] = {{1795875296825823218, 1795875296865590801},
                                                            {1795875298295131645, 1795875298334821886}};
   for (const auto& [start, end] : windows) {
     INFO("window from " << start);
-    AnalysisOptions options;
-    options.scope.window_start = start;
-    options.scope.window_end = end;
-    const TraceReport report = analyzeTrace(trace, options);
+    const TraceReport report = analyzeLabWindow(trace, start, end);
     const Finding* split = findingById(report.findings, "single-stream");
     REQUIRE(split != nullptr);
     CHECK(split->time_ns < 100'000);
@@ -275,13 +280,8 @@ TEST_CASE("a synchronous copy's own short op is work its call waited for (c7 g00
   // through; made asynchronous they saved 152 µs (the study corpus). Its copies run 0.9-1.1 µs: a
   // call counted only with 1 µs of work in flight, so in this window, whose copies all ran under
   // 1.0 µs, none was charged and sync-memcpy was silent, while the other windows claimed 184-200.
-  const std::string path = std::string(CUOVERLAP_TEST_DATA) + "/lab_study2/batch000.sqlite.gz";
-  REQUIRE(exists(path));
-  const Trace trace = readTrace(path);
-  AnalysisOptions options;
-  options.scope.window_start = 1795773039636505162;
-  options.scope.window_end = 1795773039640495853;
-  const TraceReport report = analyzeTrace(trace, options);
+  const Trace trace = readLabTrace("lab_study2/batch000.sqlite.gz");
+  const TraceReport report = analyzeLabWindow(trace, 1795773039636505162, 1795773039640495853);
   const Finding* copies = findingById(report.findings, "sync-memcpy");
   REQUIRE(copies != nullptr);
   CHECK(fixSavingNs(*copies) > 120'000);
