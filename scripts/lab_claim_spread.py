@@ -26,6 +26,24 @@ def fail(message):
     sys.exit(2)
 
 
+def spread_cases(cases, shapes, min_us=60.0, ratio=1.5, all_shapes=False):
+    """The cases (of a lab score's `cases`) whose window claims differ by at least `min_us` µs and a
+    factor of `ratio` (a claim of 0 counting as 1 µs), of one-thread programs unless `all_shapes`
+    (`shapes`: program id -> the manifest's shape)."""
+    listed = []
+    for c in cases:
+        if not all_shapes and "threads" in shapes.get(c.get("program"), "threads"):
+            continue
+        claims = [x for x in (c.get("claims_ns") or []) if x is not None]
+        if len(claims) < 2:
+            continue
+        low, high = min(claims), max(claims)
+        if high - low < min_us * 1e3 or high < ratio * max(low, 1e3):
+            continue
+        listed.append(c)
+    return listed
+
+
 def main():
     parser = argparse.ArgumentParser(add_help=True, usage=__doc__)
     parser.add_argument("score")
@@ -47,21 +65,13 @@ def main():
                 shapes = {p["id"]: p.get("shape", "") for p in json.load(f)["programs"]}
         except (OSError, ValueError, KeyError, TypeError) as e:
             fail(f"{manifest}: not a lab manifest ({e.__class__.__name__}: {e})")
-    listed = 0
-    for c in cases:
-        if not args.all_shapes and "threads" in shapes.get(c.get("program"), "threads"):
-            continue
-        claims = [x for x in (c.get("claims_ns") or []) if x is not None]
-        if len(claims) < 2:
-            continue
-        low, high = min(claims), max(claims)
-        if high - low < args.min_us * 1e3 or high < args.ratio * max(low, 1e3):
-            continue
-        listed += 1
+    listed = spread_cases(cases, shapes, args.min_us, args.ratio, args.all_shapes)
+    for c in listed:
+        claims = [x for x in c["claims_ns"] if x is not None]
         verdict = ("W" if c.get("within") else "x") + ("D" if c.get("decided") else "u")
         print(f"{c['program']} {c['variant']:22} {c['finding'][:28]:28} claims "
               f"{' '.join(str(round(x / 1e3)) for x in claims):30} saving {round(c['saving_ns'] / 1e3):7} {verdict}")
-    print(f"{listed} case(s) listed")
+    print(f"{len(listed)} case(s) listed")
 
 
 if __name__ == "__main__":

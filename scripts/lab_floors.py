@@ -6,12 +6,18 @@
     | scripts/lab_floors.py --corpus tests/data/lab_fresh > tests/lab/score_floor_fresh.json
 
 The floors are the score as it stands: per finding id its cases, within at least, false findings
-and missed cases at most, and all false findings at most. Raise them whenever a change raises the
-score; lower them only with the reason in the commit (a corpus recorded again, say).
+and missed cases at most, all false findings at most, and the one-thread cases whose claims differ
+much between runs of one program at most (`claim_spread_at_most`, scripts/lab_claim_spread.py;
+read with the corpus's manifest). Raise them whenever a change raises the score; lower them only
+with the reason in the commit (a corpus recorded again, say).
 """
 import argparse
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lab_claim_spread import spread_cases  # noqa: E402
 
 
 def main():
@@ -33,6 +39,9 @@ def main():
             "missed_at_most": row["missed"],
         }
     floors["false_findings_at_most"] = sum(row["false_findings"] for row in score["by_finding"])
+    with open(os.path.join(args.corpus, "manifest.json")) as f:
+        shapes = {p["id"]: p.get("shape", "") for p in json.load(f)["programs"]}
+    floors["claim_spread_at_most"] = len(spread_cases(score["cases"], shapes))
     json.dump(floors, sys.stdout, indent=1, ensure_ascii=False)
     sys.stdout.write("\n")
 

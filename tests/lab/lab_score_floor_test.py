@@ -3,11 +3,19 @@
 Usage: lab_score_floor_test.py CUOVERLAP CORPUS FLOORS.json
 Runs `cuoverlap lab score CORPUS --format json` and compares each finding's row with the floors:
 cases equal (the corpus is fixed), within at least, false findings and missed cases at most.
+Where FLOORS.json has `claim_spread_at_most`, the cases of one-thread programs whose claims differ
+much between the corpus's runs of one program (scripts/lab_claim_spread.py, its defaults) are at
+most that many: such a program's runs differ little, so a claim that moves much between them hung
+on a threshold one run's jitter crossed (docs/findings.md, forty-fourth and forty-fifth sessions).
 The issue's targets themselves (90% within, ...) are not met yet; `lab score --check` says which.
 """
 import json
+import os
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from lab_claim_spread import spread_cases  # noqa: E402
 
 
 def main():
@@ -34,6 +42,14 @@ def main():
     total_false = sum(row["false_findings"] for row in score["by_finding"])
     if total_false > floors["false_findings_at_most"]:
         failures.append(f"false findings: {total_false}, at most {floors['false_findings_at_most']}")
+    if "claim_spread_at_most" in floors:
+        with open(os.path.join(corpus, "manifest.json")) as f:
+            shapes = {p["id"]: p.get("shape", "") for p in json.load(f)["programs"]}
+        spread = spread_cases(score["cases"], shapes)
+        if len(spread) > floors["claim_spread_at_most"]:
+            names = ", ".join(f"{c['program']} {c['variant']}" for c in spread)
+            failures.append(f"{len(spread)} one-thread cases whose claims differ much between runs, "
+                            f"at most {floors['claim_spread_at_most']}: {names}")
     for failure in failures:
         print("FAIL", failure)
     within = sum(row["within"] for row in score["by_finding"])
