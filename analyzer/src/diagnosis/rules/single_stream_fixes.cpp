@@ -503,7 +503,7 @@ std::vector<OrderEdge> keptInOrder(const DeviceView& view, const std::vector<std
   for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
     const ScopedOp& scoped = view.ops()[pos];
     const GpuOp& op = view.op(scoped);
-    if (keys[pos] != stream || op.kind != OpKind::kKernel || !keep(scoped, op)) continue;
+    if (keys[pos] != stream || op.kind != OpKind::kKernel || !keep(pos, scoped, op)) continue;
     if (previous) {
       edges.push_back({*previous, pos, 0});
       lanes_differ = lanes_differ || lanes[*previous] != lanes[pos];
@@ -621,21 +621,26 @@ bool sweepsThrash(const DeviceView& view, const std::vector<std::uint64_t>& keys
   return static_cast<double>(beside) <= kThrashBesideShare * static_cast<double>(total);
 }
 
-// Per kernel of `stream` (by its start: a stream runs one op at a time), its typical run: the median
-// of the runs of the same kernel on the stream within kJitterSpread of its own. One kernel repeated
-// in a loop is one piece of work, a sweep or not as a whole: h200h g001041's 4-block sweep ran
-// 997-1008 µs in its later steps, and judged run by run (one run under kSweepingKernelNs in one
-// baseline window, none in the next) its split was claimed 1048 µs in one run of the program and
-// 34 in the next (369 saved).
-std::unordered_map<Ns, Ns> typicalRuns(const DeviceView& view, const std::vector<std::uint64_t>& keys,
-                                       std::uint64_t stream) {
+// Per op (position), for the few-block kernels of `stream` (fewer blocks than `sm_count`; 0 for
+// the other ops), its typical run: the median of the runs of the same kernel (name, grid, block)
+// on the stream within kJitterSpread of its own. One kernel repeated in a loop is one piece of
+// work, a sweep or not as a whole: h200h g001041's 4-block sweep ran 997-1008 µs in its later
+// steps, and judged run by run (one run under kSweepingKernelNs in one baseline window, none in
+// the next) its split was claimed 1048 µs in one run of the program and 34 in the next (369 saved).
+std::vector<Ns> typicalRuns(const DeviceView& view, const std::vector<std::uint64_t>& keys, std::uint64_t stream,
+                            std::int64_t sm_count) {
   std::map<std::tuple<StringId, std::uint32_t, std::uint16_t>, std::vector<std::size_t>> kinds;
   for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
     const GpuOp& op = view.op(view.ops()[pos]);
-    if (keys[pos] != stream || op.kind != OpKind::kKernel) continue;
+    if (keys[pos] != stream || op.kind != OpKind::kKernel || op.grid_blocks == 0 ||
+        op.grid_blocks >= static_cast<std::uint64_t>(sm_count)) {
+      continue;
+    }
     kinds[{op.name, op.grid_blocks, op.block_threads}].push_back(pos);
   }
-  std::unordered_map<Ns, Ns> typical;
+  std::vector<Ns> typical;
+  if (kinds.empty()) return typical;
+  typical.assign(view.ops().size(), 0);
   for (const auto& [kind, positions] : kinds) {
     std::vector<Ns> runs;
     for (const std::size_t pos : positions) runs.push_back(view.ops()[pos].end - view.ops()[pos].start);
@@ -646,7 +651,7 @@ std::unordered_map<Ns, Ns> typicalRuns(const DeviceView& view, const std::vector
                                         static_cast<Ns>(std::ceil(static_cast<double>(own) / kJitterSpread)));
       const auto high = std::upper_bound(runs.begin(), runs.end(),
                                          static_cast<Ns>(static_cast<double>(own) * kJitterSpread));
-      typical[view.ops()[pos].start] = *(low + (high - low) / 2);
+      typical[pos] = *(low + (high - low) / 2);
     }
   }
   return typical;
@@ -671,10 +676,10 @@ std::vector<OrderEdge> sweepingKernelsInOrder(const DeviceView& view, const std:
                                               bool cache_bound) {
   const Device* device = view.device();
   if (device == nullptr || device->sm_count <= 0) return {};
-  const std::unordered_map<Ns, Ns> typical = typicalRuns(view, keys, stream);
-  return keptInOrder(view, keys, lanes, stream, [&](const ScopedOp& scoped, const GpuOp& op) {
+  const std::vector<Ns> typical = typicalRuns(view, keys, stream, device->sm_count);
+  return keptInOrder(view, keys, lanes, stream, [&](std::size_t pos, const ScopedOp&, const GpuOp& op) {
     if (op.grid_blocks == 0 || op.grid_blocks >= static_cast<std::uint64_t>(device->sm_count)) return false;
-    const Ns ran = typical.at(scoped.start);
+    const Ns ran = typical[pos];
     if (ran >= kSweepingKernelNs) return true;
     return cache_bound && ran >= kSweepingShortestNs &&
            static_cast<double>(op.grid_blocks) * static_cast<double>(ran) >= static_cast<double>(kSweepingBlockNs);
@@ -752,7 +757,7 @@ std::vector<OrderEdge> halfDeviceKernelsInOrder(const DeviceView& view, const st
                                                 const std::vector<std::uint64_t>& lanes, std::uint64_t stream) {
   const Device* device = view.device();
   if (device == nullptr || device->sm_count <= 0) return {};
-  return keptInOrder(view, keys, lanes, stream, [&](const ScopedOp&, const GpuOp& op) {
+  return keptInOrder(view, keys, lanes, stream, [&](std::size_t, const ScopedOp&, const GpuOp& op) {
     const double waves = wavesOf(device, op);
     return waves >= kHalfDeviceWaves && waves < 1.0;
   });
