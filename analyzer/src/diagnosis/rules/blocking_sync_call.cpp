@@ -24,8 +24,8 @@
 // (heldByPageableCopies), and in the deferred one an allocation or free that the deferred thread
 // reaches while device work still runs, waiting there kHoldingCallNs longer than as recorded,
 // holds other threads' calls begun inside it (addForwardHolds); and both schedules keep the
-// legacy stream's implicit barriers (legacy_barriers.h; early-result-wait's release the ops they
-// hold kUnsampledBarrierLagNs late where the trace samples no barrier lag). That counts both the
+// legacy stream's implicit barriers (legacy_barriers.h; they release the ops they hold
+// kUnsampledBarrierLagNs late where the trace samples no barrier lag). That counts both the
 // device idle after each drain and
 // the overlap the waits prevented (work of the next chunk that the host could have issued while
 // the device was busy with this one). Where (ledger): per call (host_blocking_cost.cpp) the device
@@ -289,7 +289,8 @@ std::vector<CallChange> heldByPageableCopies(const DeviceView& view, const HostT
 // How long the legacy barrier takes to release a queued op on another stream where the trace
 // shows no such release to sample (setBarrierLags leaves every edge at 0 there: a program whose
 // host issued each legacy-stream op only after the work it waits for had ended). The deferred
-// schedule queues those ops (a cudaMemset between steps, now issued while the step still runs),
+// schedule and the one without the removed synchronizes queue those ops (a cudaMemset between
+// steps, now issued while the step still runs),
 // and the GPU's front end releases each some microseconds after the op it waits for ends, as it
 // does an event wait's (g000145: a legacy memset 6.6 µs after a blocking stream's copy, that
 // stream's next copy 4.0 µs after the memset; event waits on the lab's H100 traces, kernel ->
@@ -372,8 +373,10 @@ std::optional<Finding> findBlockingSyncCall(const DeviceView& view) {
     // that runs ahead without its synchronizes goes before work another thread issues later.
     const ScheduleModel model = ScheduleModel(view, host).withIssueOrder();
     // Both schedules keep the legacy stream's implicit barriers: without its synchronizes a
-    // thread runs ahead, but its blocking-stream work still waits for earlier legacy work.
-    const std::vector<OrderEdge> waits = programOrderEdges(view);
+    // thread runs ahead, but its blocking-stream work still waits for earlier legacy work, and
+    // an op the fix queues behind a barrier is released as early-result-wait's deferral releases
+    // one (kUnsampledBarrierLagNs where the trace samples no barrier lag).
+    const std::vector<OrderEdge> waits = programOrderEdges(view, kUnsampledBarrierLagNs);
     // Other threads' calls that an allocation or free held return sooner where the holder moves.
     heldNoLonger(view, host, model, waits, heldByMovedAllocations(view, host, needs), removed, earlier);
     // Less the replay's error where the fix takes it off the critical path (replay_error.h).
