@@ -99,6 +99,18 @@ BarrierIssue barrierIssueTimes(const DeviceView& view, const std::vector<bool>& 
 // edge of a moved op takes the median of those edges' lags).
 void setBarrierLags(const DeviceView& view, std::vector<OrderEdge>& edges);
 
+// How long the legacy barrier takes to release a queued op on another stream where the trace
+// shows no such release to sample (setBarrierLags leaves every edge at 0 there: a program whose
+// host issued each legacy-stream op only after the work it waits for had ended). A what-if whose
+// thread runs ahead queues those ops (early-result-wait's deferral, blocking-sync-call's removal:
+// a cudaMemset between steps, now issued while the step still runs), and the GPU's front end
+// releases each some microseconds after the op it waits for ends, as it does an event wait's
+// (g000145: a legacy memset 6.6 µs after a blocking stream's copy, that stream's next copy 4.0 µs
+// after the memset; event waits on the lab's H100 traces, kernel -> kernel 2.5-5.7 µs): the
+// H100's handoff between engines, 5 µs (DeviceView::streamHandoff's between a host-link copy and
+// another engine).
+constexpr Ns kUnsampledBarrierLagNs = 5'000;
+
 // The order the program as written imposes besides stream order: its recorded stream waits
 // (stream_waits.h) and the legacy stream's implicit barriers. A what-if that only changes when
 // the host issues work (a synchronize removed or deferred, an allocation hoisted) keeps both: the

@@ -286,18 +286,6 @@ std::vector<CallChange> heldByPageableCopies(const DeviceView& view, const HostT
   return changed;
 }
 
-// How long the legacy barrier takes to release a queued op on another stream where the trace
-// shows no such release to sample (setBarrierLags leaves every edge at 0 there: a program whose
-// host issued each legacy-stream op only after the work it waits for had ended). The deferred
-// schedule and the one without the removed synchronizes queue those ops (a cudaMemset between
-// steps, now issued while the step still runs),
-// and the GPU's front end releases each some microseconds after the op it waits for ends, as it
-// does an event wait's (g000145: a legacy memset 6.6 µs after a blocking stream's copy, that
-// stream's next copy 4.0 µs after the memset; event waits on the lab's H100 traces, kernel ->
-// kernel 2.5-5.7 µs): the H100's handoff between engines, 5 µs (DeviceView::streamHandoff's
-// between a host-link copy and another engine).
-constexpr Ns kUnsampledBarrierLagNs = 5'000;
-
 // `changed` and `earlier` with other threads' calls that an allocation or free the schedule of
 // `model` (host timeline `timeline`) moves onto running device work holds returning with it
 // (addForwardHolds, settled as turns are: kTurnRounds); `times`, when the last schedule ran the
