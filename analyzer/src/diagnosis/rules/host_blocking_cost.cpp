@@ -13,9 +13,9 @@
 // call's, not other work).
 // CPU work after the call returned is never charged beyond that cap: it would still have to run.
 // Calls count only while work was in flight (lead >= 1 µs, or a synchronous copy's or memset's own
-// op inside the call, however short) and when GPU work follows them. Calls
-// are taken in start order and a stretch of idle time is charged to the first call only, so
-// blocking-sync-call, implicit-sync-call, sync-memcpy and sync-memset never charge the same time.
+// op inside the call, however short) and when GPU work follows them. Calls are taken in start
+// order and a stretch of idle time is charged to the first call only, so blocking-sync-call,
+// implicit-sync-call, sync-memcpy and sync-memset never charge the same time.
 #include "diagnosis/rules/host_blocking_cost.h"
 
 #include <algorithm>

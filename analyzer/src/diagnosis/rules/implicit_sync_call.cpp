@@ -561,8 +561,8 @@ std::optional<Finding> findImplicitSyncCall(const DeviceView& view) {
   // implicit barriers, as it did (a blocking stream's kernel behind another thread's cudaMemcpy;
   // released kUnsampledBarrierLagNs after it where the trace samples no barrier lag, as the other
   // what-ifs whose thread runs ahead release it), and a synchronous copy that blocked behind that
-  // order is released by it, not by its call. An
-  // asynchronous call that an allocation held submitted its op as it was let go (submittedLate).
+  // order is released by it, not by its call. An asynchronous call that an allocation held
+  // submitted its op as it was let go (submittedLate).
   const std::vector<OrderEdge> waits = programOrderEdges(view, kUnsampledBarrierLagNs);
   const ScheduleModel model(view, host, waits, submittedLate(view));
   const std::vector<const UmPageFaultGroup*> refaulted = refaults(view, hoisted.removed);
