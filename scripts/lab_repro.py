@@ -15,9 +15,17 @@ where it is not, the program saved a different amount on the other host or day, 
 from that recording's own trace has to follow it. Printed per finding id: the cases both score,
 those both decided, how many of those reproduced, and how many are within with A's claims and
 with B's (each against its own measured saving), all and for the reproduced ones alone.
+
+Then whether the two recordings differ by more than their runs' noise: over every case both score
+with an uncertainty, the difference of the two savings in units of its standard error (each
+case's uncertainty is twice its saving's standard error, so the pair's is the root of the sum of
+their squares, halved). Where the recordings differ only by run-to-run noise, |z| has a median
+of about 0.67 and exceeds 2 for about 5% of the cases; much more says the program saved a
+different amount on the other day or host than the runs of either recording show.
 Exit 0; 2 on bad input (one line).
 """
 import json
+import math
 import os
 import sys
 from collections import defaultdict
@@ -66,6 +74,26 @@ def table(first, second):
     return [(f, *rows[f]) for f in sorted(rows)] + [("all", *total)]
 
 
+def noise_check(first, second):
+    """(cases, median |z|, share of |z| > 2, share of |z| > 3) over the cases both score with an
+    uncertainty: z is the difference of their savings over its standard error (above); None
+    where no case has one."""
+    z = []
+    for key, a in first.items():
+        b = second.get(key)
+        if b is None:
+            continue
+        error = math.hypot(a.get("uncertainty_ns", 0), b.get("uncertainty_ns", 0)) / 2
+        if error > 0:
+            z.append(abs(a["saving_ns"] - b["saving_ns"]) / error)
+    if not z:
+        return None
+    z.sort()
+    n = len(z)
+    middle = z[n // 2] if n % 2 else (z[n // 2 - 1] + z[n // 2]) / 2
+    return n, middle, sum(x > 2 for x in z) / n, sum(x > 3 for x in z) / n
+
+
 def pct(n, d):
     return f"{n:5d} ({100 * n / d:3.0f}%)" if d else f"{n:5d} (  -%)"
 
@@ -86,6 +114,11 @@ def main():
     for f, both, decided, same, wa, wb, sa, sb in rows:
         print(f"{f:{width}s} {both:6d} {decided:7d} {pct(same, decided)} {pct(wa, decided)} {pct(wb, decided)}"
               f" {pct(sa, same)} {pct(sb, same)}")
+    noise = noise_check(first, second)
+    if noise:
+        n, middle, over2, over3 = noise
+        print(f"\nthe savings' difference against their runs' noise, over {n} cases: median |z| {middle:.2f} "
+              f"(0.67 for noise alone), |z| > 2 for {100 * over2:.0f}% (5%), > 3 for {100 * over3:.0f}% (0.3%)")
     return 0
 
 

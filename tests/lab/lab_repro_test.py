@@ -36,6 +36,22 @@ class LabRepro(unittest.TestCase):
         self.assertTrue(m.reproduced(case("g", "a", -50_000, True), case("g", "a", 15_000, True)))
         self.assertFalse(m.reproduced(case("g", "a", 0, True), case("g", "a", 45_000, True)))
 
+    def test_noise_check(self):
+        m = self.load()
+        index = lambda cases: {(c["program"], c["variant"], c["finding"]): c for c in cases}
+        first, second = [], []
+        for k, (a, b) in enumerate(((1_000_000, 1_000_000), (1_000_000, 1_010_000), (1_000_000, 1_030_000),
+                                    (500_000, 800_000))):
+            first.append(dict(case(f"g{k}", "a", a, True), uncertainty_ns=20_000))
+            second.append(dict(case(f"g{k}", "a", b, True), uncertainty_ns=20_000))
+        # The pair's standard error: hypot(20, 20) / 2 = 14.14 µs; |z| 0, 0.71, 2.12, 21.2.
+        n, middle, over2, over3 = m.noise_check(index(first), index(second))
+        self.assertEqual(n, 4)
+        self.assertAlmostEqual(middle, (10 + 30) / 2 / 14.1421356, places=3)
+        self.assertEqual((over2, over3), (0.5, 0.25))
+        # No case with an uncertainty: nothing to say.
+        self.assertIsNone(m.noise_check(index([case("g", "a", 1, True)]), index([case("g", "a", 2, True)])))
+
     def test_table_and_bad_input(self):
         first = [case("g1", "a", 1_000_000, True), case("g2", "a", 1_000_000, True),
                  case("g3", "a", 1_000_000, False, decided=False), case("g4", "b", 500_000, False),
@@ -61,7 +77,7 @@ class LabRepro(unittest.TestCase):
             lines = out.stdout.splitlines()
             self.assertTrue(lines[2].startswith("a "), lines)
             self.assertIn("1 ( 50%)", lines[2])
-            self.assertTrue(lines[-1].startswith("all "), lines)
+            self.assertTrue(lines[-1].startswith("all "), lines)  # no uncertainties: no noise line
             bad = os.path.join(tmp, "bad.json")
             with open(bad, "w") as f:
                 f.write("[]")
