@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Chooses the undecided cases of a lab corpus worth recording again with more runs (docs/lab.md).
 
-  lab_rerecord_select.py CORPUS SCORE.json [--ratio R] [--out PREFIX]
+  lab_rerecord_select.py CORPUS SCORE.json [--ratio R] [--out PREFIX] [--part-seconds S] [--whole]
 
 A case is undecided when its saving's uncertainty exceeds its tolerance (`cuoverlap lab score
 CORPUS --format json` gives both). The uncertainty falls as 1/sqrt(runs), so a case whose
@@ -12,6 +12,13 @@ largest over the program's chosen cases) rounded up to 90, 180 or 360 (the most)
 at 360 runs already that needs more is left out: as many runs again would not decide it. Prints each run count's programs, cases, GPU seconds of spans and estimated seconds of
 batches; with --out writes PREFIX_REPS.jsonl, the corpus lines to record (`PROGRAMS=FILE REPS=REPS
 scripts/lab_record.sh`), then `lab_merge.py CORPUS NEWER --rerecorded`.
+
+With --whole each chosen program is written with every variant (the estimate counts them all), to
+be merged with `lab_merge.py CORPUS NEWER`, which replaces it whole: its trace, kept runs and
+savings then come from one session. A variant merged alone keeps claims read from the corpus's
+trace, recorded in another session, and a program's saving moves between sessions by more than its
+runs vary within one; for `threads` programs that cost accuracy on both H100 recordings
+(docs/lab.md, "--rerecorded"; forty-sixth session).
 
 With --part-seconds S (and --out), each run count's programs are split into as few parts as keep
 each part's estimated batches within S seconds (a device call's limit less the build and the
@@ -45,6 +52,7 @@ def main():
     parser.add_argument("--ratio", type=float, default=2.0)
     parser.add_argument("--out")
     parser.add_argument("--part-seconds", type=float, metavar="S")
+    parser.add_argument("--whole", action="store_true")
     args = parser.parse_args()
     if args.part_seconds is not None and (args.part_seconds <= 0 or not args.out):
         parser.error("--part-seconds needs a positive number of seconds and --out")
@@ -68,9 +76,12 @@ def main():
         need = max(variants.values())
         tiers[next((t for t in TIERS if t >= need), TIERS[-1])].append(pid)
 
-    def spans_s(pid, reps):  # GPU seconds of the program's chosen runs
+    def recorded(pid):  # the variants recorded again: the chosen ones, or all with --whole
+        return list(programs[pid]["variants"]) if args.whole else list(chosen[pid])
+
+    def spans_s(pid, reps):  # GPU seconds of the program's recorded runs
         return reps * (programs[pid]["baseline"]["median_ns"] +
-                       sum(programs[pid]["variants"][v]["median_ns"] for v in chosen[pid])) / 1e9
+                       sum(programs[pid]["variants"][v]["median_ns"] for v in recorded(pid))) / 1e9
 
     files = {}  # path -> programs
     for reps, pids in sorted(tiers.items()):
@@ -98,9 +109,10 @@ def main():
         with open(path + ".tmp", "w") as f:  # whole or not at all
             for pid in pids:
                 line = dict(lines[pid])
-                line["variants"] = {k: v for k, v in line["variants"].items()
-                                    if k == "baseline" or k in chosen[pid]}
-                line["findings"] = {k: v for k, v in line.get("findings", {}).items() if k in chosen[pid]}
+                if not args.whole:
+                    line["variants"] = {k: v for k, v in line["variants"].items()
+                                        if k == "baseline" or k in chosen[pid]}
+                    line["findings"] = {k: v for k, v in line.get("findings", {}).items() if k in chosen[pid]}
                 f.write(json.dumps(line, separators=(",", ":")) + "\n")
         os.replace(path + ".tmp", path)
 

@@ -116,6 +116,19 @@ class RerecordSelect(unittest.TestCase):
             self.assertFalse(os.path.exists(os.path.join(tmp, "sel_90.jsonl")))
             self.assertIn("sel_90_p1.jsonl: 2 programs, about 18 s of batches", out.stdout)
 
+    def test_whole_programs(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            corpus = write_corpus(tmp, [10, 10])
+            score = self.write_score(tmp, [case("g0", "a", 1000, 450), case("g1", "b", 1000, 900)])
+            out = self.run_script(corpus, score, "--out", os.path.join(tmp, "sel"), "--whole")
+            self.assertEqual(out.returncode, 0, out.stderr)
+            g0, = self.read_lines(os.path.join(tmp, "sel_90.jsonl"))
+            # Every variant and finding, though only a was chosen; the estimate counts them all:
+            # 90 runs of three 10 ms spans, 2.7 GPU s, 6.75 s of batches.
+            self.assertEqual((g0["id"], sorted(g0["variants"]), sorted(g0["findings"])),
+                             ("g0", ["a", "b", "baseline"], ["a", "b"]))
+            self.assertIn("90 runs: 1 programs, 1 cases, 3 GPU s of spans, about 7 s of batches", out.stdout)
+
     def test_bad_arguments_are_one_line_and_exit_2(self):
         with tempfile.TemporaryDirectory() as tmp:
             corpus = write_corpus(tmp, [10])
