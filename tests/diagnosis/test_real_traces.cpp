@@ -295,6 +295,26 @@ TEST_CASE("a step's closing synchronize keeps its lane's work in the split (fres
   }
 }
 
+TEST_CASE("a free still waits for the work its moved memset stood for (fresh H200 g008019)") {
+  // g008019's main thread frees a buffer each step (`cudaFree`: the device synchronized) and sets a
+  // buffer with `cudaMemset` on the legacy stream, where a worker's kernels queue; the last op
+  // there before each free was main's memset. Made asynchronous on main's own stream (async-memset,
+  // 8 µs saved) or with the worker's kernels on a stream of its own (own-streams, 79 µs saved;
+  // the forty-sixth session's fresh sample on an H200), the free still waits for the worker's
+  // kernels; the what-ifs let it return 550 µs sooner and claimed 558 and 567 µs.
+  const Trace trace = readLabTrace("lab_cases/g008019.sqlite.gz");
+  const TraceReport report = analyzeLabWindow(trace, 1795931566283742566, 1795931566290139990);
+  const Finding* memsets = findingById(report.findings, "sync-memset");
+  REQUIRE(memsets != nullptr);
+  CHECK(fixSavingNs(*memsets) < 150'000);
+  const Finding* legacy = findingById(report.findings, "legacy-default-stream");
+  REQUIRE(legacy != nullptr);
+  CHECK(fixSavingNs(*legacy) < 150'000);
+  const Finding* frees = findingById(report.findings, "implicit-sync-call");
+  REQUIRE(frees != nullptr);
+  CHECK(fixSavingNs(*frees) > 600'000);  // hoist-alloc: 854 µs saved, unchanged
+}
+
 TEST_CASE("a synchronous copy's own short op is work its call waited for (c7 g005009, window 4)") {
   // g005009 makes 18 synchronous 4 KiB cudaMemcpy calls, each a host round trip the device idles
   // through; made asynchronous they saved 152 µs (the study corpus). Its copies run 0.9-1.1 µs: a

@@ -98,9 +98,16 @@ std::optional<std::size_t> lastLaunchedBefore(const std::vector<std::pair<Ns, st
 // The host timeline of the fix: a stream synchronize waits for the last op launched before it on
 // the lane of the stream it synchronized (a copy moved there, which it now waits for; or none
 // where the copy it waited for moved away). The synchronized stream is that of the op the call
-// waited for in the trace; a call that waited for none keeps waiting for none. A device
-// synchronize also waits for the last op launched before it on each lane of its process where
-// that op is a moved copy (a download the host no longer waited for in its call).
+// waited for in the trace; a call that waited for none keeps waiting for none. A call that waits
+// for the whole device (a device synchronize, or a free that waited for work in flight) also
+// waits for the last op launched before it on each lane of its process where that op is a moved
+// one (a download the host no longer waited for in its call), and, for each op it waited for that
+// the fix moves off its stream, for the op launched last before it on that stream: the moved op
+// stood for its stream's earlier work, which stream order no longer puts before it. Lab g008019
+// (the forty-sixth session's fresh sample): main's `cudaMemset` on the legacy stream, queued
+// behind a worker's kernels there, was the last op there that main's next `cudaFree` waited for;
+// moved to main's own stream, the free returned 550 µs sooner in the what-if, while the worker's
+// kernels it still waits for ran as before (558 µs claimed, 8 measured).
 HostTimeline fixedTimeline(const DeviceView& view, const HostTimeline& host,
                            const std::vector<Moved>& moved, const std::vector<std::uint64_t>& lane) {
   LaneLaunches on_lane;
@@ -110,14 +117,26 @@ HostTimeline fixedTimeline(const DeviceView& view, const HostTimeline& host,
   }
   for (auto& [key, list] : on_lane) std::sort(list.begin(), list.end());
   HostTimeline fixed = host;
+  const auto waitFor = [](std::vector<std::size_t>& waited, std::size_t p) {
+    if (std::find(waited.begin(), waited.end(), p) == waited.end()) waited.push_back(p);
+  };
   for (HostBarrier& barrier : fixed.barriers) {
     const RuntimeCall& call = view.call(barrier.call);
     auto& waited = barrier.waited_for;
-    if (view.callKind(barrier.call) == ApiKind::kDeviceSync) {
+    const ApiKind kind = view.callKind(barrier.call);
+    if (kind == ApiKind::kDeviceSync || (kind == ApiKind::kAllocation && !waited.empty())) {
+      const std::vector<std::size_t> recorded = waited;
+      for (const std::size_t p : recorded) {
+        const std::uint64_t stream = DeviceView::streamKey(view.op(view.ops()[p]));
+        if (moved[p] == Moved::kNo || lane[p] == stream) continue;
+        if (const auto it = on_lane.find(stream); it != on_lane.end()) {
+          if (const auto last = lastLaunchedBefore(it->second, call.start)) waitFor(waited, *last);
+        }
+      }
       for (const auto& [key, list] : on_lane) {
         const auto last = lastLaunchedBefore(list, call.start);
         if (!last || moved[*last] == Moved::kNo || view.op(view.ops()[*last]).pid != call.pid) continue;
-        if (std::find(waited.begin(), waited.end(), *last) == waited.end()) waited.push_back(*last);
+        waitFor(waited, *last);
       }
       continue;
     }

@@ -220,7 +220,11 @@ void ownWorkOnly(const DeviceView& view, HostBarrier& barrier, const std::vector
 
 // The host timeline of the fix: a synchronize of the legacy stream waits for the last legacy op
 // its own thread launched before it (the thread's own stream), a device synchronize for the last
-// of every thread's, a synchronous copy or memset for its own thread's work only (ownWorkOnly).
+// of every thread's, and so does a free that waited for work in flight (it synchronizes the
+// device: lab g008019's main thread freed a buffer each step, its wait standing on its own memset
+// queued behind a worker's legacy kernels; with those kernels on the worker's own stream the
+// what-if let the free return 550 µs before them), a synchronous copy or memset for its own
+// thread's work only (ownWorkOnly).
 HostTimeline ownStreamsTimeline(const DeviceView& view, const HostTimeline& host,
                                 const std::vector<LegacyOp>& legacy) {
   std::vector<bool> is_legacy(view.ops().size(), false);
@@ -237,7 +241,9 @@ HostTimeline ownStreamsTimeline(const DeviceView& view, const HostTimeline& host
       ownWorkOnly(view, barrier, is_legacy, thread_of, by_thread);
       continue;
     }
-    if (kind != ApiKind::kStreamSync && kind != ApiKind::kDeviceSync) continue;
+    const bool device_wide =
+        kind == ApiKind::kDeviceSync || (kind == ApiKind::kAllocation && !barrier.waited_for.empty());
+    if (kind != ApiKind::kStreamSync && !device_wide) continue;
     const auto legacy_wait = std::find_if(barrier.waited_for.begin(), barrier.waited_for.end(),
                                           [&](std::size_t p) { return is_legacy[p]; });
     if (legacy_wait == barrier.waited_for.end()) continue;
