@@ -196,11 +196,12 @@ std::optional<bool> chunkSyncsOpenSteps(const DeviceView& view, const HostTimeli
 // the loop's end) still waits for all of it, now the last op issued before it on every lane;
 // on the one stream, its last op there stood for all of them. A synchronize of the stream with
 // more of its work after it (inside the loop) synchronizes the iteration's stream: its own lane,
-// which is the next chunk's where it stands between two chunks and opens the next step (the
-// host's time before it, since the previous chunk's last launch returned, exceeds its time after
-// it, until the next chunk's first launch: c1 g000201's steps `host 402 µs; synchronize; copy;
-// kernels`, whose synchronize the lab's split turns into one of the step's own new stream). The
-// ratio's 1 scores as 10 and 100 do; 0.5 loses g000057, 0.1 adds six false findings.
+// which is the next chunk's where it stands between two chunks and opens the next step: as the
+// loop's first and last chunks show (chunkSyncsOpenSteps), else where the host's time before it,
+// since the previous chunk's last launch returned, exceeds its time after it, until the next
+// chunk's first launch (c1 g000201's steps `host 402 µs; synchronize; copy; kernels`, whose
+// synchronize the lab's split turns into one of the step's own new stream). The ratio's 1 scores
+// as 10 and 100 do; 0.5 loses g000057, 0.1 adds six false findings.
 HostTimeline waitingForEveryLane(const DeviceView& view, const HostTimeline& host,
                                  const std::vector<std::uint64_t>& keys, std::uint64_t stream,
                                  const std::vector<std::uint64_t>& lanes) {
