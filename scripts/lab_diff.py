@@ -13,6 +13,12 @@ by what it moves, on every corpus it is scored on, not by a total alone:
   lab_diff.py --outside X.json FINDING [--all]
       the cases of a finding id or transform outside ±30% (every case with --all): span, measured
       saving ± uncertainty, claim, W(ithin)/x, D(ecided)/u(ndecided), FALSE or MISSED.
+  lab_diff.py --consistent X.json Y.json [Z.json ...] [--finding F]
+      scores of several recordings of the same programs (c1 and c3, their H200 replica): the cases
+      outside ±30% on every one of them, the claim too high on all (over) or too low on all
+      (under). A case the recordings' noise put outside lands there on one recording, not on all:
+      these are the model's own errors, to study first. Per case its saving and claim on each
+      score; then the count per transform, for programs of one host thread and of several.
 
 Cases are matched by (program, transform, variant, finding): two scores of the same corpus, or of
 two recordings of the same programs (a replica), line up.
@@ -85,7 +91,43 @@ def outside(args):
               f"{'W' if c['within'] else 'x'}{'D' if c['decided'] else 'u'}{mark}")
 
 
+def direction(c):
+    """0 within ±30%; 1 the claim above the measured saving; -1 below it."""
+    if c["within"]:
+        return 0
+    return 1 if c["cost_ns"] > c["saving_ns"] else -1
+
+
+def consistent(args):
+    if len(args.scores) < 2:
+        print("lab_diff: --consistent needs two scores or more", file=sys.stderr)
+        sys.exit(2)
+    scores = [load(path) for path in args.scores]
+    counts = {}
+    for key in sorted(set.intersection(*(set(s) for s in scores))):
+        if not keep(key, args.finding):
+            continue
+        cases = [s[key] for s in scores]
+        sides = {direction(c) for c in cases}
+        if len(sides) != 1 or 0 in sides:
+            continue
+        side = "over" if sides == {1} else "under"
+        counts[(key[1], side)] = counts.get((key[1], side), 0) + 1
+        each = "  ".join(f"{c['saving_ns'] / 1e3:8.1f}/{c['cost_ns'] / 1e3:8.1f}" for c in cases)
+        print(f"{key[0]} {key[2]:<20} {key[3]:<26} {side:<5} saving/claim us: {each}")
+    print(f"{sum(counts.values())} cases outside on all {len(scores)} scores, in one direction")
+    for (transform, side), n in sorted(counts.items()):
+        print(f"  {transform:<20} {side:<5} {n}")
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--consistent":
+        p = argparse.ArgumentParser(prog="lab_diff.py --consistent")
+        p.add_argument("--consistent", action="store_true")
+        p.add_argument("scores", nargs="+")
+        p.add_argument("--finding")
+        consistent(p.parse_args())
+        return
     if len(sys.argv) > 1 and sys.argv[1] == "--outside":
         p = argparse.ArgumentParser(prog="lab_diff.py --outside")
         p.add_argument("--outside", dest="score", required=True)

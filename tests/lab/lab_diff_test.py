@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""scripts/lab_diff.py: two lab scores compared case by case, and a finding's cases outside ±30%.
+"""scripts/lab_diff.py: two lab scores compared case by case, a finding's cases outside ±30%, and
+the cases outside on every recording in one direction.
 
   lab_diff_test.py PATH/TO/lab_diff.py
 """
@@ -67,6 +68,34 @@ class LabDiff(unittest.TestCase):
             self.assertEqual(len(out), 1)
             self.assertTrue(out[0].startswith("g1 ") and out[0].endswith("xD MISSED"), out)
             self.assertEqual(len(self.run_script("--outside", x, "pageable-memcpy", "--all").stdout.splitlines()), 2)
+
+    def test_consistent_keeps_cases_outside_everywhere_in_one_direction(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            # g1 over on both, g2 under on both, g3 over on one and under on the other (noise),
+            # g4 within on one.
+            x = self.write(tmp, "x.json", [case("g1", 2_000_000, 1_000_000, False),
+                                           case("g2", 0, 1_000_000, False),
+                                           case("g3", 2_000_000, 1_000_000, False),
+                                           case("g4", 2_000_000, 1_000_000, False)])
+            y = self.write(tmp, "y.json", [case("g1", 1_500_000, 1_000_000, False),
+                                           case("g2", 100_000, 900_000, False),
+                                           case("g3", 100_000, 1_000_000, False),
+                                           case("g4", 1_000_000, 1_000_000, True)])
+            out = self.run_script("--consistent", x, y)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            lines = out.stdout.splitlines()
+            self.assertEqual([l.split()[:4] for l in lines[:2]],
+                             [["g1", "pin-host", "pageable-memcpy", "over"],
+                              ["g2", "pin-host", "pageable-memcpy", "under"]])
+            self.assertTrue(lines[0].endswith("1000.0/  2000.0    1000.0/  1500.0"), lines[0])
+            self.assertEqual(lines[2], "2 cases outside on all 2 scores, in one direction")
+            self.assertEqual(lines[3].split(), ["pin-host", "over", "1"])
+            self.assertEqual(lines[4].split(), ["pin-host", "under", "1"])
+            self.assertEqual(self.run_script("--consistent", x, y, "--finding", "single-stream").stdout.splitlines(),
+                             ["0 cases outside on all 2 scores, in one direction"])
+            one = self.run_script("--consistent", x)
+            self.assertEqual(one.returncode, 2)
+            self.assertEqual(len(one.stderr.strip().splitlines()), 1)
 
     def test_bad_input_is_one_line_and_exit_2(self):
         with tempfile.TemporaryDirectory() as tmp:
