@@ -1,7 +1,7 @@
 // Where and when each block of concurrent kernels ran: the ground truth behind the schedule
 // model's sharing of SMs (analyzer/src/diagnosis/schedule_estimate.h, besideStartNs).
 //
-// Usage: block_placement_probe [--clock] STREAM:GRID:US[:DELAY_US] ...
+// Usage: block_placement_probe [--clock] [--graph] STREAM:GRID:US[:DELAY_US] ...
 //   Each argument is one kernel of 256-thread blocks, each block spinning US µs (on the global
 //   timer, as the lab's touchSpinKernel does; --clock: on the SM's cycle counter instead), issued
 //   in argument order on stream STREAM (0-3, non-blocking), DELAY_US of host spinning before its
@@ -10,6 +10,8 @@
 //     KERNEL STREAM GRID US BLOCK START_US END_US SM
 //   START_US and END_US relative to the first block's start (global timer: a block's start is when
 //   its thread 0 first ran, its end after its last thread's spin).
+//   --graph: the kernels (all on one stream, no delays) are captured once into a CUDA graph, and
+//   each run launches the graph instead (the kernels as graph nodes, one cudaGraphLaunch).
 // Exit status: 0, or 1 with one line on stderr (a bad argument, a CUDA error).
 #include <cuda_runtime.h>
 
@@ -79,7 +81,7 @@ void spinHost(int us) {
   }
 }
 
-bool run(const std::vector<Kernel>& kernels, bool clock) {
+bool run(const std::vector<Kernel>& kernels, bool clock, bool graph) {
   int khz = 0;
   if (!check(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0))) return false;
   cudaStream_t streams[4];
@@ -90,8 +92,28 @@ bool run(const std::vector<Kernel>& kernels, bool clock) {
   for (std::size_t k = 0; k < kernels.size(); ++k) {
     if (!check(cudaMalloc(&rows[k], static_cast<std::size_t>(kernels[k].grid) * 3 * 8))) return false;
   }
+  cudaGraphExec_t graph_exec = nullptr;
+  if (graph) {
+    cudaGraph_t captured = nullptr;
+    if (!check(cudaStreamBeginCapture(streams[0], cudaStreamCaptureModeThreadLocal))) return false;
+    for (std::size_t k = 0; k < kernels.size(); ++k) {
+      if (clock) {
+        spinClock<<<kernels[k].grid, 256, 0, streams[0]>>>(static_cast<long long>(kernels[k].us) * khz / 1000, rows[k]);
+      } else {
+        spinTimer<<<kernels[k].grid, 256, 0, streams[0]>>>(kernels[k].us * 1000ull, rows[k]);
+      }
+    }
+    if (!check(cudaStreamEndCapture(streams[0], &captured)) ||
+        !check(cudaGraphInstantiate(&graph_exec, captured, 0)) || !check(cudaGraphUpload(graph_exec, streams[0]))) {
+      return false;
+    }
+  }
   for (int rep = 0; rep < 4; ++rep) {
     if (!check(cudaDeviceSynchronize())) return false;
+    if (graph) {
+      if (!check(cudaGraphLaunch(graph_exec, streams[0])) || !check(cudaDeviceSynchronize())) return false;
+      continue;
+    }
     for (std::size_t k = 0; k < kernels.size(); ++k) {
       const Kernel& kernel = kernels[k];
       if (kernel.delay_us > 0) spinHost(kernel.delay_us);
@@ -125,10 +147,15 @@ bool run(const std::vector<Kernel>& kernels, bool clock) {
 
 int main(int argc, char** argv) {
   bool clock = false;
+  bool graph = false;
   std::vector<Kernel> kernels;
   for (int a = 1; a < argc; ++a) {
     if (std::strcmp(argv[a], "--clock") == 0) {
       clock = true;
+      continue;
+    }
+    if (std::strcmp(argv[a], "--graph") == 0) {
+      graph = true;
       continue;
     }
     Kernel k;
@@ -140,8 +167,14 @@ int main(int argc, char** argv) {
     kernels.push_back(k);
   }
   if (kernels.empty()) {
-    fail("usage: block_placement_probe [--clock] STREAM:GRID:US[:DELAY_US] ...");
+    fail("usage: block_placement_probe [--clock] [--graph] STREAM:GRID:US[:DELAY_US] ...");
     return 1;
   }
-  return run(kernels, clock) ? 0 : 1;
+  for (const Kernel& k : kernels) {
+    if (graph && (k.stream != 0 || k.delay_us != 0)) {
+      fail("--graph: every kernel on stream 0, without a delay");
+      return 1;
+    }
+  }
+  return run(kernels, clock, graph) ? 0 : 1;
 }
