@@ -92,17 +92,20 @@ bool run(const std::vector<Kernel>& kernels, bool clock, bool graph) {
   for (std::size_t k = 0; k < kernels.size(); ++k) {
     if (!check(cudaMalloc(&rows[k], static_cast<std::size_t>(kernels[k].grid) * 3 * 8))) return false;
   }
+  const auto launch = [&](std::size_t k) {
+    const Kernel& kernel = kernels[k];
+    if (clock) {
+      spinClock<<<kernel.grid, 256, 0, streams[kernel.stream]>>>(static_cast<long long>(kernel.us) * khz / 1000,
+                                                                  rows[k]);
+    } else {
+      spinTimer<<<kernel.grid, 256, 0, streams[kernel.stream]>>>(kernel.us * 1000ull, rows[k]);
+    }
+  };
   cudaGraphExec_t graph_exec = nullptr;
-  if (graph) {
+  if (graph) {  // every kernel on stream 0 (main checks)
     cudaGraph_t captured = nullptr;
     if (!check(cudaStreamBeginCapture(streams[0], cudaStreamCaptureModeThreadLocal))) return false;
-    for (std::size_t k = 0; k < kernels.size(); ++k) {
-      if (clock) {
-        spinClock<<<kernels[k].grid, 256, 0, streams[0]>>>(static_cast<long long>(kernels[k].us) * khz / 1000, rows[k]);
-      } else {
-        spinTimer<<<kernels[k].grid, 256, 0, streams[0]>>>(kernels[k].us * 1000ull, rows[k]);
-      }
-    }
+    for (std::size_t k = 0; k < kernels.size(); ++k) launch(k);
     if (!check(cudaStreamEndCapture(streams[0], &captured)) ||
         !check(cudaGraphInstantiate(&graph_exec, captured, 0)) || !check(cudaGraphUpload(graph_exec, streams[0]))) {
       return false;
@@ -115,14 +118,8 @@ bool run(const std::vector<Kernel>& kernels, bool clock, bool graph) {
       continue;
     }
     for (std::size_t k = 0; k < kernels.size(); ++k) {
-      const Kernel& kernel = kernels[k];
-      if (kernel.delay_us > 0) spinHost(kernel.delay_us);
-      if (clock) {
-        spinClock<<<kernel.grid, 256, 0, streams[kernel.stream]>>>(
-            static_cast<long long>(kernel.us) * khz / 1000, rows[k]);
-      } else {
-        spinTimer<<<kernel.grid, 256, 0, streams[kernel.stream]>>>(kernel.us * 1000ull, rows[k]);
-      }
+      if (kernels[k].delay_us > 0) spinHost(kernels[k].delay_us);
+      launch(k);
     }
     if (!check(cudaGetLastError()) || !check(cudaDeviceSynchronize())) return false;
   }

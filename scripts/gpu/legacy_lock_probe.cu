@@ -21,7 +21,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <string>
 #include <thread>
 #include <vector>
 
@@ -102,7 +101,7 @@ bool runRound(const Scenario& sc, void* host[3], void* dev[3], Round& out) {
     const auto loop_start = Clock::now();
     for (int i = 0; i < n; ++i) {
       const auto a = Clock::now();
-      if (cudaMemcpyAsync(dev[t], host[t], kBytes, cudaMemcpyHostToDevice, s[t]) != cudaSuccess) ok = false;
+      if (!check(cudaMemcpyAsync(dev[t], host[t], kBytes, cudaMemcpyHostToDevice, s[t]), "cudaMemcpyAsync")) ok = false;
       calls[t].push_back(us(a, Clock::now()));
     }
     loops[t] = us(loop_start, Clock::now());
