@@ -218,6 +218,9 @@ void appendTrace(std::string& out, const TraceReport& trace, const html::Timelin
     html::appendCards(out, device.metrics, label);
     html::appendEngines(out, device.metrics);
     html::appendKernelTable(out, device.kernels, kernel_rows);
+    if (const std::string note = render::waitingThreadsNote(device.explained); !note.empty()) {
+      fmt::format_to(std::back_inserter(out), "<p class=\"note\">{}.</p>", escapeHtml(note));
+    }
     appendGapTables(out, trace, device, jumps);
   }
   appendRangeInstances(out, trace);

@@ -109,6 +109,8 @@ Json deviceReportToJson(const DeviceReport& device) {
   if (device.explained.ideal_reduction_ns > 0) {
     json["findings_lower_ideal_ns"] = device.explained.ideal_reduction_ns;
   }
+  // Only where two or more host threads each issued GPU work and waited for it side by side.
+  if (device.explained.waiting_threads > 0) json["waiting_threads"] = device.explained.waiting_threads;
   json["communication"] = communicationToJson(m.communication);
   json["gaps"] = gapsToJson(device.gaps);
   json["kernel_summary"] = kernelSummaryToJson(device.kernels);

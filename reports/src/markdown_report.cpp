@@ -185,6 +185,9 @@ void appendTrace(std::string& out, const TraceReport& trace, std::size_t kernel_
                    formatDuration(render::packedBound(device)),
                    formatPercent(device.explained.fraction),
                    render::idealReductionNote(device.explained));
+    if (const std::string note = render::waitingThreadsNote(device.explained); !note.empty()) {
+      out += escapeMarkdown(note) + ".\n\n";
+    }
     appendGaps(out, device, trace);
   }
   appendRangeInstances(out, trace);

@@ -283,6 +283,14 @@ Ns packedBound(const DeviceReport& device) {
   return device.metrics.span_ns - device.explained.explainable_ns;
 }
 
+std::string waitingThreadsNote(const FindingsExplained& explained) {
+  if (explained.waiting_threads < 2) return "";
+  return std::to_string(explained.waiting_threads) +
+         " host threads issue GPU work and wait for it side by side: the savings above follow the turns "
+         "they took in the driver in this run, which change from run to run; take them as rough "
+         "(docs/findings.md, \"Several host threads\")";
+}
+
 std::string idealReductionNote(const FindingsExplained& explained) {
   if (explained.ideal_reduction_ns <= 0) return "";
   return "; their fixes would also lower the packed bound by " +

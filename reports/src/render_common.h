@@ -85,6 +85,10 @@ std::string lostTime(const Finding& finding);
 std::string instanceSavingNote(const Finding& finding);
 // "; their fixes would also lower the ideal by 42.7 ms" when some finding would; else "".
 std::string idealReductionNote(const FindingsExplained& explained);
+// Where two or more host threads each issued GPU work and waited for it side by side: "3 host
+// threads issue GPU work and wait for it side by side: the savings above follow the turns they took
+// in the driver in this run, which change from run to run; take them as rough (...)"; else "".
+std::string waitingThreadsNote(const FindingsExplained& explained);
 
 // The two bounds a device block names (docs/metrics.md, "Bounds"): the engine bound is
 // DeviceMetrics::ideal_ns (each engine busy back to back, kernels as they ran: pipeline

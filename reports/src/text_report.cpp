@@ -202,6 +202,9 @@ void renderDevice(const TraceReport& trace, const DeviceReport& device, std::ost
                      formatDuration(device.explained.explainable_ns),
                      formatPercent(device.explained.fraction),
                      render::idealReductionNote(device.explained));
+  if (const std::string note = render::waitingThreadsNote(device.explained); !note.empty()) {
+    out << wrapped("  threads     ", note, "              ");
+  }
   renderGaps(trace, device.gaps, out);
 }
 

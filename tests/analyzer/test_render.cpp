@@ -2,6 +2,8 @@
 // finding's cost reads on a recorded trace.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <iterator>
 #include <string>
 
 #include "cuoverlap/analysis.h"
@@ -82,6 +84,23 @@ TEST_CASE("text report: metrics, gaps, findings worst first, ranges", "[render]"
   CHECK_THAT(text, Catch::Contains("range \"step\""));
   CHECK(text.find("blocking-sync-call") < text.find("minor-thing"));  // worst first
   CHECK(text.find("h2d") == std::string::npos);                       // idle engines omitted
+}
+
+TEST_CASE("several waiting host threads: a device key and a line that the savings are rough", "[render]") {
+  Report report = sampleReport();
+  CHECK(renderTextString(report).find("host threads issue GPU work") == std::string::npos);
+  report.traces[0].devices[0].explained.waiting_threads = 3;
+  const nlohmann::ordered_json json = reportToJson(report);
+  const auto& device = json["traces"][0]["devices"][0];
+  REQUIRE(device["waiting_threads"] == 3);
+  std::vector<std::string> keys;
+  for (const auto& item : device.items()) keys.push_back(item.key());
+  const auto at = std::find(keys.begin(), keys.end(), "waiting_threads");
+  REQUIRE(at != keys.end());
+  CHECK(*std::next(at) == "communication");  // after the findings' explained time
+  CHECK_THAT(renderTextString(report),
+             Catch::Contains("  threads     3 host threads issue GPU work and wait for it side by side: the "
+                             "savings above follow the turns they took in the driver in this run"));
 }
 
 TEST_CASE("JSON report: names that are not UTF-8 are replaced, not fatal", "[render]") {

@@ -89,6 +89,16 @@ TEST_CASE("html escapes every string from the trace", "[html]") {
   CHECK(escapeHtml("a<b>&\"'") == "a&lt;b&gt;&amp;&quot;&#39;");
 }
 
+TEST_CASE("html says under a device when several waiting host threads make the savings rough", "[html]") {
+  CHECK(sampleHtml().find("host threads issue GPU work") == std::string::npos);
+  const auto trace = test::makeSampleTrace();
+  Report report;
+  report.traces.push_back(test::makeSampleTraceReport(*trace));
+  report.traces[0].devices[0].explained.waiting_threads = 4;
+  CHECK(renderHtml(report).find("<p class=\"note\">4 host threads issue GPU work and wait for it side by side") !=
+        std::string::npos);
+}
+
 TEST_CASE("html is self-contained", "[html]") {
   const std::string html = sampleHtml();
   CHECK(html.find("http://") == std::string::npos);

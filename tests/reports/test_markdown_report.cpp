@@ -32,6 +32,16 @@ TEST_CASE("markdown report shows the metrics, gaps and findings of each device",
   CHECK(md.find("detail \\<u\\>\\|pipe\\|") != std::string::npos);
 }
 
+TEST_CASE("markdown report says when several waiting host threads make the savings rough", "[markdown]") {
+  const auto trace = test::makeSampleTrace();
+  Report report;
+  report.traces.push_back(test::makeSampleTraceReport(*trace));
+  CHECK(renderMarkdown(report).find("host threads issue GPU work") == std::string::npos);
+  report.traces[0].devices[0].explained.waiting_threads = 2;
+  CHECK(renderMarkdown(report).find("2 host threads issue GPU work and wait for it side by side") !=
+        std::string::npos);
+}
+
 TEST_CASE("markdown escaping leaves no raw markup from the trace", "[markdown]") {
   CHECK(escapeMarkdown("<script>a|b</script>") == "\\<script\\>a\\|b\\</script\\>");
   CHECK(escapeMarkdown("line\nbreak") == "line break");

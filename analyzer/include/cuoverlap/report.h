@@ -200,6 +200,10 @@ struct FindingsExplained {
   Ns explained_ns = 0;
   double fraction = 0.0;           // explained / explainable, 0 when nothing is explainable
   Ns ideal_reduction_ns = 0;       // the findings' ideal_reduction_ns summed: beyond explainable
+  // Host threads that each issued GPU work and waited for it, side by side (2 or more; else 0):
+  // the findings' savings follow the driver turns they took as recorded, which vary from run to
+  // run (diagnosis/waiting_threads.h).
+  std::uint32_t waiting_threads = 0;
 };
 
 // One kernel name's GPU time on a device (cuoverlap/kernel_summary.h).

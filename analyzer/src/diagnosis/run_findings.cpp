@@ -7,6 +7,7 @@
 #include "diagnosis/cost_ledger.h"
 #include "diagnosis/device_view.h"
 #include "diagnosis/rules/rules.h"
+#include "diagnosis/waiting_threads.h"
 
 namespace cuoverlap {
 
@@ -33,7 +34,8 @@ FindingsExplained runRules(const DeviceView& view, std::vector<Finding>& finding
   if (auto finding = findLowOverlap(view, device_findings)) {
     device_findings.push_back(std::move(*finding));
   }
-  const FindingsExplained explained = chargeFindings(view, device_findings);
+  FindingsExplained explained = chargeFindings(view, device_findings);
+  explained.waiting_threads = waitingThreads(view);
   findings.insert(findings.end(), device_findings.begin(), device_findings.end());
   return explained;
 }
