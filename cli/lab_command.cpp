@@ -52,6 +52,29 @@ void renderTable(std::ostream& out, const char* title, const std::vector<lab::La
   }
 }
 
+// Per finding id, its cases within ±30% where the reports give the program one host thread and where
+// they say several wait side by side (docs/findings.md, "Several host threads").
+void renderThreadsTable(std::ostream& out, const lab::LabScore& score) {
+  if (score.by_finding_several_threads.empty()) return;
+  out << fmt::format("\n{:<28} {:>24} {:>24}\n", "by host threads", "one: within ±30%",
+                     "several waiting: within");
+  std::map<std::string, std::pair<const lab::LabRow*, const lab::LabRow*>> rows;
+  for (const lab::LabRow& row : score.by_finding_one_thread) rows[row.key].first = &row;
+  for (const lab::LabRow& row : score.by_finding_several_threads) rows[row.key].second = &row;
+  const auto cell = [](const lab::LabRow* row) {
+    return row ? fmt::format("{}: {} ({})", row->cases, row->within, percent(row->within, row->cases))
+               : std::string("-");
+  };
+  lab::LabRow one{"all"}, several{"all"};
+  for (const auto& [key, pair] : rows) {
+    out << fmt::format("{:<28} {:>24} {:>24}\n", terminalSafe(key), cell(pair.first), cell(pair.second));
+    for (const auto& [row, total] : {std::pair{pair.first, &one}, std::pair{pair.second, &several}}) {
+      if (row) total->cases += row->cases, total->within += row->within;
+    }
+  }
+  out << fmt::format("{:<28} {:>24} {:>24}\n", "all", cell(&one), cell(&several));
+}
+
 std::string renderText(const lab::LabScore& score, const LabScoreArgs& args,
                        const std::vector<std::string>& misses) {
   std::ostringstream out;
@@ -64,6 +87,7 @@ std::string renderText(const lab::LabScore& score, const LabScoreArgs& args,
   renderTable(out, "finding", score.by_finding);
   out << "\n";
   renderTable(out, "transform", score.by_transform);
+  renderThreadsTable(out, score);
   if (!score.untested.empty()) {
     out << "\nfindings claiming >= 5% of a span where no transform tests them:\n";
     for (const lab::UntestedFinding& u : score.untested) {
@@ -117,6 +141,8 @@ std::string renderJson(const lab::LabScore& score, const std::vector<std::string
   out["failed_programs"] = score.failed_programs;
   out["by_finding"] = rowsJson(score.by_finding);
   out["by_transform"] = rowsJson(score.by_transform);
+  out["by_finding_one_thread"] = rowsJson(score.by_finding_one_thread);
+  out["by_finding_several_threads"] = rowsJson(score.by_finding_several_threads);
   out["cases"] = nlohmann::ordered_json::array();
   for (const lab::LabCase& c : score.cases) {
     out["cases"].push_back({{"program", c.program}, {"transform", c.transform}, {"variant", c.variant},
@@ -124,7 +150,7 @@ std::string renderJson(const lab::LabScore& score, const std::vector<std::string
                             {"saving_ns", c.saving_ns}, {"uncertainty_ns", c.uncertainty_ns},
                             {"cost_ns", c.cost_ns}, {"within", c.within}, {"decided", c.decided}, {"false_finding", c.false_finding},
                             {"missed", c.missed}, {"baseline_drift", c.baseline_drift},
-                            {"drifted", c.drifted}});
+                            {"drifted", c.drifted}, {"waiting_threads", c.waiting_threads}});
     if (!c.claims_ns.empty()) {
       nlohmann::ordered_json& claims = out["cases"].back()["claims_ns"];
       claims = nlohmann::ordered_json::array();

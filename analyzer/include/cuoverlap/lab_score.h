@@ -62,6 +62,9 @@ struct LabCase {
   // 1 (0 when measured against the analyzed recording's runs). drifted: |drift| > kBaselineDriftShare.
   double baseline_drift = 0.0;
   bool drifted = false;
+  // The kept baseline run's FindingsExplained::waiting_threads: 2 or more where the reports say
+  // the savings are rough (host threads each issuing GPU work and waiting for it side by side).
+  std::uint32_t waiting_threads = 0;
 };
 
 // One row of a table: the cases of one finding id (or of one transform).
@@ -92,6 +95,11 @@ struct LabScore {
   std::vector<LabCase> cases;
   std::vector<LabRow> by_finding;    // sorted by key
   std::vector<LabRow> by_transform;
+  // by_finding over the cases whose programs the reports give one thread (waiting_threads < 2),
+  // and over those they say have several (the savings rough: docs/findings.md, "Several host
+  // threads").
+  std::vector<LabRow> by_finding_one_thread;
+  std::vector<LabRow> by_finding_several_threads;
   std::vector<UntestedFinding> untested;
 };
 

@@ -45,6 +45,7 @@ struct Window {
   Ns start = 0;
   Ns end = 0;
   std::vector<Finding> findings;
+  std::uint32_t waiting_threads = 0;  // FindingsExplained::waiting_threads, the most of any device
 };
 
 struct Program {

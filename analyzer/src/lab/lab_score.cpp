@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <iterator>
 #include <atomic>
 #include <cmath>
 #include <exception>
@@ -55,6 +56,9 @@ void analyzePrograms(const std::string& path, std::vector<Program*>& programs, u
         options.scope.window_end = window.end;
         const TraceReport report = analyzeTrace(trace, options);
         window.findings = report.findings;
+        for (const DeviceReport& device : report.devices) {
+          window.waiting_threads = std::max(window.waiting_threads, device.explained.waiting_threads);
+        }
       } catch (...) {
         const std::lock_guard<std::mutex> lock(error_mutex);
         if (!error) error = std::current_exception();
@@ -136,6 +140,7 @@ LabCase judge(const Program& program, const Variant& variant) {
   c.transform = c.variant.substr(0, c.variant.find('@'));
   for (std::size_t k = 0; k < variant.findings.size(); ++k) c.finding += (k ? "|" : "") + variant.findings[k];
   judgeClaims(program, variant, c);
+  if (!program.windows.empty()) c.waiting_threads = program.windows.front().waiting_threads;
   c.span_ns = program.median_ns;
   // Runs are interleaved (rep k of every variant, then rep k + 1): with every run of both kept,
   // the saving is the median of the reps' paired differences, which cancels the drift the two
@@ -284,6 +289,12 @@ LabScore scoreCorpus(const std::string& dir, unsigned threads, LabWindows window
     for (const Variant& variant : program.variants) score.cases.push_back(judge(program, variant));
   }
   score.by_finding = rowsBy(score.cases, &LabCase::finding);
+  for (const bool several : {false, true}) {
+    std::vector<LabCase> cases;
+    std::copy_if(score.cases.begin(), score.cases.end(), std::back_inserter(cases),
+                 [&](const LabCase& c) { return (c.waiting_threads >= 2) == several; });
+    (several ? score.by_finding_several_threads : score.by_finding_one_thread) = rowsBy(cases, &LabCase::finding);
+  }
   score.by_transform = rowsBy(score.cases, &LabCase::transform);
   score.untested = untestedFindings(programs);
   return score;
