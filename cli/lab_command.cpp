@@ -7,9 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commands.h"
@@ -65,12 +67,16 @@ void renderThreadsTable(std::ostream& out, const lab::LabScore& score) {
     return row ? fmt::format("{}: {} ({})", row->cases, row->within, percent(row->within, row->cases))
                : std::string("-");
   };
-  lab::LabRow one{"all"}, several{"all"};
+  const auto add = [](lab::LabRow& total, const lab::LabRow* row) {
+    if (row == nullptr) return;
+    total.cases += row->cases;
+    total.within += row->within;
+  };
+  lab::LabRow one, several;
   for (const auto& [key, pair] : rows) {
     out << fmt::format("{:<28} {:>24} {:>24}\n", terminalSafe(key), cell(pair.first), cell(pair.second));
-    for (const auto& [row, total] : {std::pair{pair.first, &one}, std::pair{pair.second, &several}}) {
-      if (row) total->cases += row->cases, total->within += row->within;
-    }
+    add(one, pair.first);
+    add(several, pair.second);
   }
   out << fmt::format("{:<28} {:>24} {:>24}\n", "all", cell(&one), cell(&several));
 }

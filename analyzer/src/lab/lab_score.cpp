@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <iterator>
 #include <atomic>
 #include <cmath>
 #include <exception>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
