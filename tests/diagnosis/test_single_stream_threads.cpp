@@ -783,3 +783,55 @@ TEST_CASE("single-stream: a pipeline's stream is named for the calls its legacy 
 
 }  // namespace
 }  // namespace cuoverlap
+
+namespace cuoverlap {
+namespace {
+
+// Stream 13's loop of three chunks (a 20 µs upload, a 50 µs kernel of 32 blocks, a 10 µs
+// download), issued at once after a device synchronize, and before it an earlier loop of two
+// chunks (an upload and a 64-block kernel) on stream `earlier_stream`.
+Ns splitOfLaterLoop(std::uint32_t earlier_stream) {
+  TraceBuilder b;
+  for (int k = 0; k < 2; ++k) {
+    const double t = 50.0 * k;
+    b.copyCall("cudaMemcpyAsync_v3020", earlier_stream, t, t + 3, t + 5, t + 25, CopyKind::kHtoD);
+    b.launch(earlier_stream, t + 4, t + 6, t + 26, t + 46);
+  }
+  b.deviceSynchronize(100, 101);
+  double device = 115;
+  for (int k = 0; k < 3; ++k) {
+    const double t = 110.0 + 10.0 * k;
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 3, device, device + 20, CopyKind::kHtoD);
+    b.launch(13, t + 4, t + 6, device + 21, device + 71).grid_blocks = 32;
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t + 7, t + 9, device + 72, device + 82, CopyKind::kDtoH);
+    device += 83;
+  }
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const std::vector<std::uint64_t> keys = ownWork(view);
+  std::uint64_t loop = 0;
+  for (const auto& op : view.ops()) {
+    if (view.op(op).stream_id == 13) loop = DeviceView::streamKey(view.op(op));
+  }
+  const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+  const std::vector<OrderEdge> waits = diagnosis::waitEdges(diagnosis::streamWaits(view));
+  const std::vector<OrderEdge> order = diagnosis::programOrderEdges(view);
+  const diagnosis::ScheduleModel model(view, host, order);
+  return diagnosis::splitSaving(view, keys, host, model, waits, order, diagnosis::stagingHolds(view, order), loop);
+}
+
+}  // namespace
+
+TEST_CASE("single-stream: a split of a stream's later loop pays for the fork after its earlier work") {
+  // With the earlier loop on the same stream the fix records an event there and makes each of the
+  // three lanes wait for it before the loop's first launch (the lab's multi-stream transform): a
+  // thread's first record and wait, then two more waits (kFirstEventRecordCallNs 11.65 µs,
+  // kFirstStreamWaitCallNs 5.26, kEventCallNs 2.45 each) on the host before a loop the device
+  // waits for, where the same loop after another stream's work needs none.
+  const Ns after_other_stream = splitOfLaterLoop(15);
+  const Ns after_own_work = splitOfLaterLoop(13);
+  REQUIRE(after_other_stream > TraceBuilder::ns(50));
+  CHECK(after_other_stream - after_own_work == TraceBuilder::ns(11.65 + 5.26 + 2 * 2.45));
+}
+
+}  // namespace cuoverlap
