@@ -337,12 +337,11 @@ void addForkCalls(const DeviceView& view, const HostTimeline& host, const std::v
   if (!first || loop_lanes.size() < 2) return;
   const auto launch = view.launchCall(view.op(view.ops()[*first]));
   if (!launch) return;
-  const Ns loop_start = view.ops()[*first].start;
-  bool ran_before = false;
-  for (std::size_t pos = 0; pos < keys.size() && !ran_before; ++pos) {
-    ran_before = keys[pos] == stream && view.ops()[pos].start < loop_start;
+  // The ops are in start order: the stream's work before the loop is at the positions before it.
+  if (std::find(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(*first), stream) ==
+      keys.begin() + static_cast<std::ptrdiff_t>(*first)) {
+    return;
   }
-  if (!ran_before) return;
   const RuntimeCall& call = view.call(*launch);
   const std::uint64_t thread = threadKey(call);
   const bool waited_before = std::any_of(view.calls().begin(), view.calls().end(), [&](std::size_t c) {
