@@ -476,6 +476,30 @@ TEST_CASE("single-stream: three lanes' sweeps over buffers the L2 cannot hold to
   CHECK(in_order < fixSavingNs(*m) - 200'000);
 }
 
+TEST_CASE("single-stream: sweeps that already ran from memory beside other streams' sweeps are priced side by side") {
+  // The three lanes' 16-block sweeps of the test above, the second step's beside another thread's
+  // kernel on stream 14 for all of its 600 µs (34% of the sweeps' time). Where that kernel is a
+  // sweep too (8 blocks of 600 µs: 4.8 ms of its blocks' time, a large buffer of its own), the one
+  // stream's buffer did not keep the L2 and its sweeps' pace is memory's: side by side in the split
+  // they run at it, and the split is priced free (lab c1 g000098@s2: 11.4 ms claimed midway, 20.9
+  // saved, 22.3 claimed free). Where it is a many-block kernel (264 blocks, no sweep), it took no L2
+  // from them, and how the lanes' sweeps run side by side stays unknown: midway, less.
+  const auto withBeside = [](std::uint32_t grid) {
+    TraceBuilder b = readEachStepLasting({570, 600, 605}, 16);
+    b.launch(14, 700, 702, 755, 1355).grid_blocks = grid;
+    b.trace().runtime_calls.back().tid = 2;
+    return findingsOf(b.build());
+  };
+  const auto beside_sweep = withBeside(8);
+  const auto beside_kernel = withBeside(264);
+  const Finding* from_memory = findingById(beside_sweep, "single-stream");
+  const Finding* unknown = findingById(beside_kernel, "single-stream");
+  REQUIRE(from_memory != nullptr);
+  REQUIRE(unknown != nullptr);
+  INFO("beside a sweep " << fixSavingNs(*from_memory) << " beside a many-block kernel " << fixSavingNs(*unknown));
+  CHECK(fixSavingNs(*from_memory) > fixSavingNs(*unknown) + 200'000);
+}
+
 // A loop of copy-in and kernel on stream 13, no copy-out (an accumulator's shape: each chunk may
 // fold its input into device state the next reads), every call issued before the device starts:
 // `chunks` copies of `copy_us` each followed by a one-block kernel of `kernel_us`.

@@ -82,7 +82,7 @@ constexpr double kJitterSpread = 1.05;
 // A sweep whose blocks' time together (blocks x duration) is at least this sweeps a buffer of
 // about 27 MB (the lab's 4.5 GB/s a block, kSweepingBlockNs): three lanes of such buffers (80 MB)
 // outgrow the H100's 50 MB L2 whatever else it keeps, and the lanes' sweeps thrash it
-// (sweepsThrash). The corpora score the same from 6.0 to 6.8 ms; 5.6 ms takes in c1/c3 g000233@s7
+// (sweepsSideBySide). The corpora score the same from 6.0 to 6.8 ms; 5.6 ms takes in c1/c3 g000233@s7
 // (its 8- and 16-block sweeps of 4.2-5.6 ms over a 22.6 MB buffer each lane, whose split saved as
 // much as the midway price), 7.5 ms leaves out g001041 (6.86 ms), 9 ms g005068 and g005094 too.
 constexpr Ns kThrashingBlockNs = 6'000'000;
@@ -94,7 +94,10 @@ constexpr Ns kThrashingBlockNs = 6'000'000;
 // of the split, which saved 20.9 ms (0.34-0.38 of its sweeps' time beside others; kept in order
 // it would claim 0.4 ms, midway 11.4). The thrashing splits' sweeps: 0 (c2 g001041, c7 g005094,
 // c9 g007001), 0.12-0.13 (c7 g005068), 0.16 (c4 g001008@s4). The corpora score the same and move
-// the same claims from 0.18 to 0.32.
+// the same claims from 0.18 to 0.32. Where other streams' sweeps (few-block kernels whose time
+// shows a large buffer, as the split stream's: isSweepAt) ran beside the one stream's for more than
+// this share of their time, those sweeps already ran from memory, and side by side in the split
+// they run at that pace, neither in order nor midway: the split is priced free (sweepsFromMemoryAlready).
 constexpr double kThrashBesideShare = 0.25;
 // A kernel of at least this many waves by the device's limits (resident blocks per SM x SMs) holds
 // the whole device in the lab's runs: two of them fill it by the limits, one already does by what
@@ -620,7 +623,7 @@ std::vector<OrderEdge> keptInOrder(const DeviceView& view, const std::vector<std
 // 33 MB buffer ran 538.9, 576.1 and 583.5 µs in the three steps (the first no longer), the
 // 32-block ones 365.1-373.0; split into lanes of a buffer each they ran 857-862 and 414-421 µs
 // beside each other, where the what-if ran them at their own speed (772 µs claimed for 190).
-// With `only`, the kernels at those positions alone (sweepsThrash).
+// With `only`, the kernels at those positions alone (sweepsSideBySide).
 bool repeatsVary(const DeviceView& view, const std::vector<std::uint64_t>& keys, std::uint64_t stream,
                  const std::unordered_set<std::size_t>* only = nullptr) {
   const Device* device = view.device();
@@ -662,27 +665,88 @@ bool repeatsVary(const DeviceView& view, const std::vector<std::uint64_t>& keys,
   return false;
 }
 
-// Whether the split's sweeps (the kernels of `sweeps`, sweepingKernelsInOrder's edges, of a
-// cache-bound split) thrash the L2 side by side: the split uses all kSplitStreams lanes, the
-// sweeps' own runs alone vary as memory's do (repeatsVary over them only: spins of sweep size
-// repeat to the nanosecond, c2 g001049@null's 32-block 592.9 µs kernels) and the largest sweeps a
-// buffer that three lanes' copies outgrow the L2 with (kThrashingBlockNs), on an L2 the one
-// stream's sweeps had to themselves (kThrashBesideShare). Then two lanes' sweeps side by side
-// each run from memory, about as long as one after the other: c2 g001041's 23.5 MB
-// buffer, split into three lanes, ran its 4-block sweep 1143 -> 2236 µs, its 2-block ones 1886 ->
-// 3615 and 2153 -> 3450 µs where the lanes met (its 8- and 16-block sweeps between, alone, x1.0):
-// the split priced midway claimed 5.31 ms for -0.10 (c4: 5.13 for -2.63); kept in order, 0.27.
-// Where the split used two lanes, their buffers fit the L2 together often enough that the midway
-// price holds (c1/c3 g000061@s4, g000117@s2, c2 g001006, c9 g007058 lose with it).
-bool sweepsThrash(const DeviceView& view, const std::vector<std::uint64_t>& keys,
-                  const std::vector<std::uint64_t>& lanes, std::uint64_t stream,
-                  const std::vector<OrderEdge>& sweeps) {
-  if (sweeps.empty()) return false;
+// Whether a kernel (position) is a sweep by its launch shape and run: fewer blocks than SMs, and
+// either long (kSweepingKernelNs) or long enough with its blocks' time showing a large buffer
+// (kSweepingShortestNs, kSweepingBlockNs): sweepingKernelsInOrder's test of a cache-bound stream's
+// kernels, by the kernel's own run.
+bool isSweepAt(const DeviceView& view, std::size_t pos) {
+  const Device* device = view.device();
+  const GpuOp& op = view.op(view.ops()[pos]);
+  if (device == nullptr || device->sm_count <= 0 || op.kind != OpKind::kKernel || op.grid_blocks == 0 ||
+      op.grid_blocks >= static_cast<std::uint64_t>(device->sm_count)) {
+    return false;
+  }
+  const Ns ran = view.ops()[pos].end - view.ops()[pos].start;
+  return ran >= kSweepingKernelNs ||
+         (ran >= kSweepingShortestNs &&
+          static_cast<double>(op.grid_blocks) * static_cast<double>(ran) >= static_cast<double>(kSweepingBlockNs));
+}
+
+// How much of the kernels' (positions `swept`) time other streams' kernels (those `counts` keeps)
+// ran beside them: each kernel's overlap with the union of those kernels.
+template <typename Counts>
+Ns besideOtherStreams(const DeviceView& view, const std::vector<std::uint64_t>& keys, std::uint64_t stream,
+                      const std::unordered_set<std::size_t>& swept, Counts counts) {
+  const auto& ops = view.ops();
+  std::vector<std::pair<Ns, Ns>> others;  // the union of the other streams' kernels, in time order
+  for (std::size_t q = 0; q < ops.size(); ++q) {  // ops come in start order
+    if (keys[q] == stream || view.op(ops[q]).kind != OpKind::kKernel || ops[q].end <= ops[q].start) continue;
+    if (!counts(q)) continue;
+    if (!others.empty() && ops[q].start <= others.back().second) {
+      others.back().second = std::max(others.back().second, ops[q].end);
+    } else {
+      others.emplace_back(ops[q].start, ops[q].end);
+    }
+  }
+  Ns beside = 0;
+  for (const std::size_t pos : swept) {
+    const ScopedOp& sweep = ops[pos];
+    auto it = std::upper_bound(others.begin(), others.end(), sweep.start,
+                               [](Ns t, const std::pair<Ns, Ns>& span) { return t < span.second; });
+    for (; it != others.end() && it->first < sweep.end; ++it) {
+      beside += std::min(sweep.end, it->second) - std::max(sweep.start, it->first);
+    }
+  }
+  return beside;
+}
+
+// How the split's sweeps (the kernels of `sweeps`, sweepingKernelsInOrder's edges, of a cache-bound
+// split) run side by side, where that is known: kThrash, no faster than in order; kFromMemory, at
+// their own recorded pace; kUnknown, somewhere between (priced midway).
+enum class SweepsSideBySide { kUnknown, kThrash, kFromMemory };
+
+// They thrash the L2 (kThrash) where the split uses all kSplitStreams lanes, the sweeps' own runs
+// alone vary as memory's do (repeatsVary over them only: spins of sweep size repeat to the
+// nanosecond, c2 g001049@null's 32-block 592.9 µs kernels) and the largest sweeps a buffer that
+// three lanes' copies outgrow the L2 with (kThrashingBlockNs), on an L2 the one stream's sweeps had
+// to themselves (kThrashBesideShare). Then two lanes' sweeps side by side each run from memory,
+// about as long as one after the other: c2 g001041's 23.5 MB buffer, split into three lanes, ran its
+// 4-block sweep 1143 -> 2236 µs, its 2-block ones 1886 -> 3615 and 2153 -> 3450 µs where the lanes
+// met (its 8- and 16-block sweeps between, alone, x1.0): the split priced midway claimed 5.31 ms for
+// -0.10 (c4: 5.13 for -2.63); kept in order, 0.27. Where the split used two lanes, their buffers fit
+// the L2 together often enough that the midway price holds (c1/c3 g000061@s4, g000117@s2, c2
+// g001006, c9 g007058 lose with it).
+// They already ran from memory (kFromMemory) where, with the same lanes and sweep size, other
+// streams' sweeps (isSweepAt: large buffers of their own) ran beside them for more than
+// kThrashBesideShare of their time: the one stream's buffer did not keep the L2, so its sweeps'
+// recorded pace is memory's, and the lanes' sweeps side by side run at it. c1 g000098@s2: worker2's
+// 1-block sweep over a 31.8 MB buffer, 28% of its time beside other threads' 1-4-block sweeps (over
+// 5.8-17 MB buffers), ran 11.4-11.7 ms in each lane of the split (10.3-11.8 ms on the one stream);
+// priced midway the split claimed 11.4 ms where it saved 20.9 (c3 11.7 for 20.4, the H200 recording
+// 11.1 for 18.0, two more H200 recordings 10.6 for 17.2 and 10.5 for 17.8); priced free, 22.3 ms
+// (23.2, 21.7, 20.5, 20.7). Kernels that are no sweeps do not take the L2 from them: g000172@ptds'
+// 4-16-block sweeps over a 26 MB buffer met other threads' kernels for 26% of their time, but other
+// threads' sweeps for 9% (a 4-block kernel of 360 µs over 4.9 MB is none), and its split, which
+// runs one lane's tail beside the next lane's head, saved 27 µs and -415 (midway: 0 claimed).
+SweepsSideBySide sweepsSideBySide(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                                  const std::vector<std::uint64_t>& lanes, std::uint64_t stream,
+                                  const std::vector<OrderEdge>& sweeps) {
+  if (sweeps.empty()) return SweepsSideBySide::kUnknown;
   std::unordered_set<std::uint64_t> used;
   for (std::size_t pos = 0; pos < keys.size(); ++pos) {
     if (keys[pos] == stream) used.insert(lanes[pos]);
   }
-  if (used.size() < kSplitStreams) return false;
+  if (used.size() < kSplitStreams) return SweepsSideBySide::kUnknown;
   std::unordered_set<std::size_t> swept;
   double largest = 0;
   for (const OrderEdge& edge : sweeps) {
@@ -693,31 +757,19 @@ bool sweepsThrash(const DeviceView& view, const std::vector<std::uint64_t>& keys
       largest = std::max(largest, block_time);
     }
   }
-  if (largest < static_cast<double>(kThrashingBlockNs) || !repeatsVary(view, keys, stream, &swept)) return false;
-  // How much of the sweeps' time other streams' kernels ran beside them (each sweep's overlap with
-  // the union of those kernels): other buffers already shared the L2 with the one stream's.
-  const auto& ops = view.ops();
-  std::vector<std::pair<Ns, Ns>> others;  // the union of other streams' kernels, in time order
-  for (std::size_t q = 0; q < ops.size(); ++q) {  // ops come in start order
-    if (keys[q] == stream || view.op(ops[q]).kind != OpKind::kKernel || ops[q].end <= ops[q].start) continue;
-    if (!others.empty() && ops[q].start <= others.back().second) {
-      others.back().second = std::max(others.back().second, ops[q].end);
-    } else {
-      others.emplace_back(ops[q].start, ops[q].end);
-    }
-  }
+  if (largest < static_cast<double>(kThrashingBlockNs)) return SweepsSideBySide::kUnknown;
   Ns total = 0;
-  Ns beside = 0;
-  for (const std::size_t pos : swept) {
-    const ScopedOp& sweep = ops[pos];
-    total += sweep.end - sweep.start;
-    auto it = std::upper_bound(others.begin(), others.end(), sweep.start,
-                               [](Ns t, const std::pair<Ns, Ns>& span) { return t < span.second; });
-    for (; it != others.end() && it->first < sweep.end; ++it) {
-      beside += std::min(sweep.end, it->second) - std::max(sweep.start, it->first);
-    }
+  for (const std::size_t pos : swept) total += view.ops()[pos].end - view.ops()[pos].start;
+  const double most_beside = kThrashBesideShare * static_cast<double>(total);
+  // Other buffers already shared the L2 with the one stream's where other streams' kernels ran
+  // beside its sweeps.
+  const Ns beside = besideOtherStreams(view, keys, stream, swept, [](std::size_t) { return true; });
+  if (static_cast<double>(beside) <= most_beside) {
+    return repeatsVary(view, keys, stream, &swept) ? SweepsSideBySide::kThrash : SweepsSideBySide::kUnknown;
   }
-  return static_cast<double>(beside) <= kThrashBesideShare * static_cast<double>(total);
+  const Ns beside_sweeps =
+      besideOtherStreams(view, keys, stream, swept, [&](std::size_t q) { return isSweepAt(view, q); });
+  return static_cast<double>(beside_sweeps) > most_beside ? SweepsSideBySide::kFromMemory : SweepsSideBySide::kUnknown;
 }
 
 // Per op (position), for the few-block kernels of `stream` (fewer blocks than `sm_count`; 0 for
@@ -1074,8 +1126,10 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   // from in order to free, the others 0.85-1.0; 0.3-0.6 of the way score the same). So are the
   // kernels of half the device or more, whose room beside each other the trace does not tell
   // either (halfDeviceKernelsInOrder; each kind in its own order, a kernel of one never waiting
-  // for one of the other). Sweeps that thrash the L2 side by side (sweepsThrash) are no faster
-  // beside each other than in order: their order is kept in the free schedule too.
+  // for one of the other). Sweeps that thrash the L2 side by side are no faster beside each other
+  // than in order: their order is kept in the free schedule too; sweeps that already ran from
+  // memory beside other streams' sweeps run side by side at their own pace: the free schedule
+  // alone (sweepsSideBySide).
   std::vector<OrderEdge> unsure;  // keeps the kernels whose room beside each other is unknown in order
   if (!kernels_in_order) {
     const bool cache_bound =
@@ -1097,11 +1151,13 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
         free_span = split.span(split_edges, earlier, durations, async_calls);
       }
     }
-    if (cache_bound && sweepsThrash(view, keys, lanes, stream, unsure)) {
+    const SweepsSideBySide side_by_side =
+        cache_bound ? sweepsSideBySide(view, keys, lanes, stream, unsure) : SweepsSideBySide::kUnknown;
+    if (side_by_side == SweepsSideBySide::kThrash) {
       split_edges.insert(split_edges.end(), unsure.begin(), unsure.end());
       free_span = split.span(split_edges, earlier, durations, async_calls);
-      unsure.clear();
     }
+    if (side_by_side != SweepsSideBySide::kUnknown) unsure.clear();
     const std::vector<OrderEdge> half_device = halfDeviceKernelsInOrder(view, keys, lanes, stream);
     unsure.insert(unsure.end(), half_device.begin(), half_device.end());
   }
