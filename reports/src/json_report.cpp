@@ -130,7 +130,13 @@ Json findingToJson(const Finding& finding) {
   // Only where the rule prices each fix its advice names: the recommended one first.
   if (!finding.fixes.empty()) {
     Json fixes = Json::array();
-    for (const FixSaving& fix : finding.fixes) fixes.push_back({{"fix", fix.fix}, {"saving_ns", fix.saving_ns}});
+    for (const FixSaving& fix : finding.fixes) {
+      Json entry{{"fix", fix.fix}, {"saving_ns", fix.saving_ns}};
+      // The work it acts on, where the finding lists a fix per stream or per thread's loop.
+      if (fix.stream) entry["stream_id"] = *fix.stream;
+      if (fix.thread) entry["thread_id"] = *fix.thread;
+      fixes.push_back(std::move(entry));
+    }
     json["fixes"] = std::move(fixes);
   }
   // Only with --range over two or more instances: its fix's saving instance by instance.

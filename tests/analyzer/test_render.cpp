@@ -167,3 +167,34 @@ TEST_CASE("reports name what each fix a finding advises would save", "[render]")
   CHECK(json.find(R"("saving_ns": 727000)", own) < nonblocking);
   CHECK(json.find(R"("saving_ns": 48000)", nonblocking) != std::string::npos);
 }
+
+// A finding that lists a fix per stream (single-stream: each stream whose split saves) names the
+// stream of each, and the thread where several threads' loops shared one: two "multi-stream" fixes
+// of different savings are two streams' splits, and a reader must be told which saves what.
+TEST_CASE("reports name the stream and thread each fix acts on", "[render]") {
+  Report report = sampleReport();
+  Finding& split = report.traces[0].findings[1];
+  split.id = "single-stream";
+  split.fixes = {{"multi-stream", 5'937'000, 726}, {"multi-stream", 2'677'000, 725}};
+  std::string text = renderTextString(report);
+  INFO(text);
+  CHECK_THAT(text, Catch::Contains("of the fixes it advises, splitting stream 726 over created streams would "
+                                   "save about 5.937 ms, splitting stream 725 over created streams about 2.677 ms"));
+  std::string json = renderJsonString(report);
+  const auto first = json.find(R"("saving_ns": 5937000)");
+  REQUIRE(first != std::string::npos);
+  CHECK(json.find(R"("stream_id": 726)", first) < json.find(R"("saving_ns": 2677000)"));
+  CHECK(json.find(R"("thread_id")") == std::string::npos);
+
+  split.fixes = {{"copy-ahead", 181'500, 7}, {"multi-stream", 606'800, 7}};
+  text = renderTextString(report);
+  CHECK_THAT(text, Catch::Contains("of the fixes it advises, copying the input of stream 7 ahead would save "
+                                   "about 181.5 µs, splitting stream 7 over created streams about 606.8 µs"));
+
+  split.fixes = {{"multi-stream", 462'000, 7, 4242}};
+  text = renderTextString(report);
+  CHECK_THAT(text, Catch::Contains("; the fix it advises, splitting thread 4242's loop on stream 7 over created "
+                                   "streams, would save about 462.0 µs"));
+  json = renderJsonString(report);
+  CHECK(json.find(R"("thread_id": 4242)") != std::string::npos);
+}

@@ -115,10 +115,12 @@ struct FixSaving {
   std::string fix;                 // the transform's id, e.g. "own-streams"
   Ns saving_ns = 0;
   // The stream the fix acts on, where the finding lists that fix once per stream (single-stream:
-  // each stream whose split saves), as the trace numbers it; not rendered.
+  // each stream whose split saves), as the trace numbers it. Reports name it ("splitting stream 726
+  // over created streams"; JSON `stream_id`).
   std::optional<std::uint32_t> stream{};
   // The host thread (its tid) whose loop on that stream the fix splits, where several threads
-  // shared the stream and each thread's loop there is a fix of its own; not rendered.
+  // shared the stream and each thread's loop there is a fix of its own. Reports name it ("thread
+  // 4242's loop on stream 7"; JSON `thread_id`).
   std::optional<std::uint32_t> thread{};
 };
 
