@@ -97,7 +97,7 @@ constexpr Ns kThrashingBlockNs = 6'000'000;
 // the same claims from 0.18 to 0.32. Where other streams' sweeps (few-block kernels whose time
 // shows a large buffer, as the split stream's: isSweepAt) ran beside the one stream's for more than
 // this share of their time, those sweeps already ran from memory, and side by side in the split
-// they run at that pace, neither in order nor midway: the split is priced free (sweepsFromMemoryAlready).
+// they run at that pace, neither in order nor midway: the split is priced free (sweepsSideBySide).
 constexpr double kThrashBesideShare = 0.25;
 // A kernel of at least this many waves by the device's limits (resident blocks per SM x SMs) holds
 // the whole device in the lab's runs: two of them fill it by the limits, one already does by what
