@@ -669,6 +669,40 @@ TEST_CASE("single-stream: a kernel the split moves keeps the barrier's recorded 
   CHECK_FALSE(has(kept, moved, legacy));
 }
 
+TEST_CASE("single-stream: a pinned asynchronous copy the split moves keeps the barrier's recorded order, a pageable one its call's") {
+  // Thread 1's cudaMemcpyAsync on blocking stream 13 began (10-15 µs) before thread 2's legacy
+  // kernel's call (12-18) but ran after that kernel (110-120 against 20-100): the driver submitted
+  // it after (a legacy op waits for every blocking stream's op submitted before it). From pinned
+  // memory the split issues the same call on its lane, and the copy keeps that order, as a kernel
+  // does (lab h200 g000110@s2: worker1's 256 pinned copies a step, split, ran before worker0's
+  // synchronous legacy memset that 25 of them had followed: 630 µs credited for a split measured
+  // 184 µs slower). From pageable memory the split pins it and makes its call asynchronous: the
+  // call's order.
+  for (const MemKind host : {MemKind::kPinned, MemKind::kPageable}) {
+    TraceBuilder b;
+    b.copyCall("cudaMemcpyAsync_v3020", 13, 10, 15, 110, 120, CopyKind::kHtoD, host);
+    otherThreadKernel(b, kNullStream, 12, 20, 100);
+    b.trace().runtime_calls.back().end = TraceBuilder::ns(18);
+    const Trace trace = b.build();
+    const DeviceView view(trace, Scope{}, 0);
+    std::size_t moved = 0, legacy = 0;
+    for (std::size_t p = 0; p < view.ops().size(); ++p) {
+      (view.onLegacyDefaultStream(view.op(view.ops()[p])) ? legacy : moved) = p;
+    }
+    const std::uint64_t lane = ~std::uint64_t{0};
+    std::vector<std::uint64_t> lanes;
+    for (const diagnosis::ScopedOp& scoped : view.ops()) lanes.push_back(DeviceView::streamKey(view.op(scoped)));
+    lanes[moved] = lane;
+    const auto has = [](const std::vector<OrderEdge>& edges, std::size_t from, std::size_t to) {
+      return std::any_of(edges.begin(), edges.end(), [&](const OrderEdge& e) { return e.from == from && e.to == to; });
+    };
+    const std::vector<OrderEdge> kept = diagnosis::legacyBarrierEdges(view, lanes, {lane}, true);
+    INFO((host == MemKind::kPinned ? "pinned" : "pageable"));
+    CHECK(has(kept, legacy, moved) == (host == MemKind::kPinned));
+    CHECK(has(kept, moved, legacy) == (host == MemKind::kPageable));
+  }
+}
+
 TEST_CASE("single-stream: the split's saving without other threads' freed host time is its own loop's") {
   // Thread 1's loop on stream 13: three chunks of a staged pageable copy (calls of 40 µs) and a
   // kernel. Thread 2's launches to stream 14 take 2 µs alone and 30 µs where they began during a

@@ -13,6 +13,22 @@
 
 namespace cuoverlap::diagnosis {
 
+namespace {
+
+// Whether moving the op to another stream leaves its call as it was: a kernel's launch, or an
+// asynchronous copy or memset that reads and writes no pageable host memory (the split's lanes
+// issue those calls unchanged; it pins pageable buffers and makes synchronous calls asynchronous).
+bool callUnchangedByMove(const DeviceView& view, const GpuOp& op) {
+  if (op.kind == OpKind::kKernel) return true;
+  const auto call = view.launchCall(op);
+  if (!call) return false;
+  const ApiKind api = view.callKind(*call);
+  if (api != ApiKind::kMemcpyAsync && api != ApiKind::kMemsetAsync) return false;
+  return op.src_kind != MemKind::kPageable && op.dst_kind != MemKind::kPageable;
+}
+
+}  // namespace
+
 std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view) {
   std::vector<std::uint64_t> lane;
   lane.reserve(view.ops().size());
@@ -52,14 +68,18 @@ std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vec
     for (auto& [stream, list] : streams) std::sort(list.begin(), list.end());
   }
   // Whether op p's recorded times show where the barrier put it: it runs on the stream it ran on
-  // in the trace, or (`moved_kernels_in_order`) it is a kernel moved to a what-if's lane from a
-  // stream the barrier ordered in the trace (the legacy stream, a blocking one): its launch call,
-  // which the what-if leaves as it was, submitted it where it ran.
+  // in the trace, or (`moved_kernels_in_order`) it is moved to a what-if's lane from a stream the
+  // barrier ordered in the trace (the legacy stream, a blocking one) and its call is one the
+  // what-if leaves as it was: a kernel's launch, or an asynchronous copy or memset of pinned or
+  // device memory. That call submitted it where it ran: an op of a blocking stream that ran after
+  // a legacy op was submitted after it, whatever the stream's queue held (the legacy op waits for
+  // every op submitted before it). A synchronous or pageable copy, whose call the split changes,
+  // keeps its call's order.
   const auto recorded = [&](std::size_t p) {
     const GpuOp& op = view.op(ops[p]);
     const std::uint64_t own = DeviceView::streamKey(op);
     if (lane[p] == own) return true;
-    if (!moved_kernels_in_order || op.kind != OpKind::kKernel) return false;
+    if (!moved_kernels_in_order || !callUnchangedByMove(view, op)) return false;
     const auto kind = kind_of_lane.find(own);
     return kind != kind_of_lane.end() && kind->second != Kind::kOther;
   };

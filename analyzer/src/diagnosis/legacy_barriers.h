@@ -29,10 +29,12 @@ std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view);
 // view; one entry per position): an op is on the legacy stream, or on a blocking stream, when the
 // stream its lane names is. A lane that names no op's stream is neither, except those of
 // `created_blocking` (a what-if's created blocking streams: cudaStreamCreate's default flag).
-// `moved_kernels_in_order`: a kernel the what-if moved to another lane from a stream the barrier
+// `moved_kernels_in_order`: an op the what-if moved to another lane from a stream the barrier
 // ordered in the trace keeps the order its recorded times show, as an op on its recorded stream
-// does (its launch call unchanged: the split's, whose thread's launches still wait as they did);
-// a moved copy or memset, whose call the what-if changes, keeps its call's order.
+// does, where its call is unchanged (the split's: a kernel's launch, an asynchronous copy or memset
+// of pinned or device memory, whose thread's calls still wait as they did); a moved copy or memset
+// whose call the what-if changes (synchronous or pageable: the split pins and issues it
+// asynchronously) keeps its call's order.
 std::vector<OrderEdge> legacyBarrierEdges(const DeviceView& view, const std::vector<std::uint64_t>& lane,
                                           const std::unordered_set<std::uint64_t>& created_blocking = {},
                                           bool moved_kernels_in_order = false);

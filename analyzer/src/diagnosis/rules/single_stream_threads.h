@@ -51,10 +51,11 @@ std::optional<std::uint32_t> workThread(const DeviceView& view, const std::vecto
 // work of every blocking stream of its context, and their later work waits for it. The split's
 // lanes of a blocking or legacy stream's work are created blocking streams (the lab's multi-stream
 // keeps the barriers: cudaStreamCreate), those of a non-blocking or per-thread stream's work are
-// not. `split_blocking`: the split stream is legacy or blocking. The loop's kernels keep the
-// order against the legacy stream's ops that their recorded times show (their launch calls are
-// as they were: legacyBarrierEdges' moved_kernels_in_order); its copies and memsets, which the
-// split issues asynchronously from pinned buffers, their calls' order.
+// not. `split_blocking`: the split stream is legacy or blocking. The loop's kernels, and its
+// asynchronous copies and memsets of pinned or device memory, keep the order against the legacy
+// stream's ops that their recorded times show (their calls are as they were: legacyBarrierEdges'
+// moved_kernels_in_order); its synchronous or pageable copies and memsets, which the split issues
+// asynchronously from pinned buffers, their calls' order.
 std::vector<OrderEdge> splitBarriers(const DeviceView& view, const std::vector<std::uint64_t>& lanes,
                                      bool split_blocking);
 
