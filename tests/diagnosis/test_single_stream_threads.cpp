@@ -669,6 +669,48 @@ TEST_CASE("single-stream: a kernel the split moves keeps the barrier's recorded 
   CHECK_FALSE(has(kept, moved, legacy));
 }
 
+// Thread 1's loop of three steps on stream 13: a pinned upload, a one-block kernel of 100 µs, a
+// download and a stream synchronize; 400 µs of host work, then a tail kernel of 100 µs, launched
+// right before the next step's upload. Thread 2's kernels on stream 14 run beside most of each
+// step's kernel and fill the host's 400 µs (on stream 15 where `pipeline`: thread 1's own).
+TraceBuilder loopAmongOtherThreads(bool pipeline) {
+  TraceBuilder b;
+  double t = 0;
+  for (int step = 0; step < 3; ++step) {
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t, t + 2, t + 2, t + 12, CopyKind::kHtoD);
+    b.launch(13, t + 3, t + 5, t + 13, t + 113).grid_blocks = 1;
+    b.copyCall("cudaMemcpyAsync_v3020", 13, t + 6, t + 8, t + 114, t + 119, CopyKind::kDtoH);
+    b.streamSynchronize(13, t + 9, t + 120);
+    b.launch(pipeline ? 15 : 14, t + 10, t + 12, t + 13, t + 90).grid_blocks = 4;
+    b.trace().runtime_calls.back().tid = pipeline ? 1 : 2;
+    b.launch(pipeline ? 15 : 14, t + 121, t + 123, t + 123, t + 520).grid_blocks = 4;
+    b.trace().runtime_calls.back().tid = pipeline ? 1 : 2;
+    b.launch(13, t + 520, t + 522, t + 523, t + 623).grid_blocks = 1;
+    t += 523;
+  }
+  b.streamSynchronize(13, t, t + 101);
+  return b;
+}
+
+TEST_CASE("single-stream: a thread's loop among other threads' work is split, a pipeline's stream is not") {
+  // Stream 13 ran alone under half its busy time and held under half the device's busy time over
+  // its extent: no loop of its own by either test. Where the work beside and between its steps is
+  // another thread's, it is one all the same: its split runs each step's tail kernel beside the
+  // next step's head (threadsLoopAmongOthers; lab g000237, 0 claimed where its split saved
+  // 434-551 µs). Where thread 1 issued that work itself on stream 15, stream 13 is a pipeline's
+  // stream, and nothing is named for it.
+  const auto among = findingsOf(loopAmongOtherThreads(false).build());
+  const auto pipeline = findingsOf(loopAmongOtherThreads(true).build());
+  const Finding* f = findingById(among, "single-stream");
+  REQUIRE(f != nullptr);
+  CHECK(f->fix_stream == 13u);
+  INFO("saving " << fixSavingNs(*f));
+  CHECK(fixSavingNs(*f) > 50'000);
+  CHECK(fixSavingNs(*f) < 250'000);
+  const Finding* p = findingById(pipeline, "single-stream");
+  CHECK((p == nullptr || p->fix_stream != 13u));
+}
+
 TEST_CASE("single-stream: a pinned asynchronous copy the split moves keeps the barrier's recorded order, a pageable one its call's") {
   // Thread 1's cudaMemcpyAsync on blocking stream 13 began (10-15 µs) before thread 2's legacy
   // kernel's call (12-18) but ran after that kernel (110-120 against 20-100): the driver submitted

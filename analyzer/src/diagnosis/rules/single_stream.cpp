@@ -119,6 +119,10 @@ struct StreamWork {
   // pipeline has), but its work leaves the legacy stream to no other work's copies or kernels
   // (othersLeftOffLegacy): named only for the host time its split frees other threads' calls of.
   bool frees_others_only = false;
+  // It neither ran mostly alone nor held its extent, but it is its threads' only work, with no
+  // legacy-stream or pageable copy (threadsLoopAmongOthers): a loop of its own among other
+  // threads' work, priced as one beside others and costed after the loops above.
+  bool among_other_threads = false;
 
   // A loop of self-contained steps: at least two chunks, each copying its result back. A chunk
   // that only copies input in and runs kernels folds it into device state the next chunk reads
@@ -384,6 +388,25 @@ double ownThreadsOtherStreamsShare(const DeviceView& view, const std::vector<std
   return all > 0 ? static_cast<double>(own) / static_cast<double>(all) : 0.0;
 }
 
+// Nor, short of those, is a stream whose work met other threads' work for much of its busy time
+// and held little of its extent, unless that work is all its threads issued (none of their other
+// streams' work in its extent: ownThreadsOtherStreamsShare 0) and none of it is a legacy-stream or
+// pageable copy. Then it is no pipeline's stream but a loop of its thread's own among the others'
+// work, which took the device between its steps: its split runs a step's tail beside the next
+// step's head, and its lanes' kernels meet the others' as its loop did, so it is priced as a loop
+// beside others (kernels in order, midway where it ran alone for kSideBySideAloneShare). Its own
+// legacy or pageable copies would take turns with the other threads' calls in the driver, which a
+// split moves for all of them (the forty-eighth session's `threads` misses); those loops stay out.
+// The lab's g000237 (worker1's loop on its own blocking stream, whose kernels after each step's
+// synchronize waited 6.9 ms on the device behind main's legacy copies): 0 claimed where its split
+// saved 434-551 µs on three recordings, now 342-491 (within on two); g000198's loops, whose
+// synchronous legacy copies the split would make asynchronous, stay out (3.2-5.2 ms claimed where
+// their splits cost 1.6-2.8 ms, on all three, counting them).
+bool threadsLoopAmongOthers(const DeviceView& view, const std::vector<std::uint64_t>* keys, std::uint64_t stream,
+                            Interval extent, std::size_t legacy_copies, std::size_t pageable) {
+  return legacy_copies == 0 && pageable == 0 && ownThreadsOtherStreamsShare(view, keys, stream, extent) == 0.0;
+}
+
 // The works (by `keys`) with ops on the legacy default stream: any op, and copies or kernels.
 // One pass over the ops for every candidate (othersLeftOffLegacy).
 struct LegacyStreamWork {
@@ -529,14 +552,23 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
                                         w.frees_others_only = true;
                                         return false;
                                       }
+                                      // A loop of its threads' own among other threads' work.
+                                      if (time != times.end() && time->second.extent &&
+                                          threadsLoopAmongOthers(view, given_keys, w.stream, *time->second.extent,
+                                                                 w.legacy_copies, w.pageable)) {
+                                        w.beside_others = true;
+                                        w.among_other_threads = true;
+                                        return false;
+                                      }
                                       return true;
                                     }),
                      candidates.end());
     if (candidates.empty()) return std::nullopt;
   }
-  // The loops that run mostly alone or hold their extent are costed first.
+  // The loops that run mostly alone or hold their extent are costed first, then the loops among
+  // other threads' work and the pipelines' streams that free other threads' calls.
   std::stable_partition(candidates.begin(), candidates.end(),
-                        [](const StreamWork& w) { return !w.frees_others_only; });
+                        [](const StreamWork& w) { return !w.frees_others_only && !w.among_other_threads; });
   if (candidates.size() > kMaxCandidates) candidates.resize(kMaxCandidates);
   if (own_streams) stream_keys = workStreams(view);
   const std::vector<std::uint64_t>& keys = own_work ? *own_work : stream_keys;
