@@ -402,9 +402,17 @@ double ownThreadsOtherStreamsShare(const DeviceView& view, const std::vector<std
 // saved 434-551 µs on three recordings, now 342-491 (within on two); g000198's loops, whose
 // synchronous legacy copies the split would make asynchronous, stay out (3.2-5.2 ms claimed where
 // their splits cost 1.6-2.8 ms, on all three, counting them).
+// Only where the trace tells which threads issued the stream's work (its launch calls: a trace
+// without runtime calls, as the analyzer's synthetic benchmark, tells none).
 bool threadsLoopAmongOthers(const DeviceView& view, const std::vector<std::uint64_t>* keys, std::uint64_t stream,
                             Interval extent, std::size_t legacy_copies, std::size_t pageable) {
-  return legacy_copies == 0 && pageable == 0 && ownThreadsOtherStreamsShare(view, keys, stream, extent) == 0.0;
+  if (legacy_copies != 0 || pageable != 0 || !view.hasRuntimeData()) return false;
+  bool launched = false;
+  for (std::size_t pos = 0; pos < view.ops().size() && !launched; ++pos) {
+    const GpuOp& op = view.op(view.ops()[pos]);
+    launched = (keys ? (*keys)[pos] : DeviceView::streamKey(op)) == stream && view.launchCall(op).has_value();
+  }
+  return launched && ownThreadsOtherStreamsShare(view, keys, stream, extent) == 0.0;
 }
 
 // The works (by `keys`) with ops on the legacy default stream: any op, and copies or kernels.
