@@ -638,6 +638,33 @@ TEST_CASE("single-stream: the split's freed host time is given back once, a call
   CHECK(earlier[2] == 0);                          // after the synchronize: follows it
 }
 
+// The legacy barrier's edges of a trace with one legacy op and one op off it, recorded and with
+// the other op moved to a created blocking lane (the split's): ordered by calls (`by_call`) and
+// keeping the recorded order where the call is unchanged (`kept`: moved_kernels_in_order).
+struct MovedOffLegacy {
+  std::size_t moved = 0, legacy = 0;
+  std::vector<OrderEdge> recorded, by_call, kept;
+  bool has(const std::vector<OrderEdge>& edges, std::size_t from, std::size_t to) const {
+    return std::any_of(edges.begin(), edges.end(), [&](const OrderEdge& e) { return e.from == from && e.to == to; });
+  }
+};
+
+MovedOffLegacy moveOffLegacy(const Trace& trace) {
+  const DeviceView view(trace, Scope{}, 0);
+  MovedOffLegacy m;
+  for (std::size_t p = 0; p < view.ops().size(); ++p) {
+    (view.onLegacyDefaultStream(view.op(view.ops()[p])) ? m.legacy : m.moved) = p;
+  }
+  const std::uint64_t lane = ~std::uint64_t{0};
+  std::vector<std::uint64_t> lanes;
+  for (const diagnosis::ScopedOp& scoped : view.ops()) lanes.push_back(DeviceView::streamKey(view.op(scoped)));
+  lanes[m.moved] = lane;
+  m.recorded = diagnosis::legacyBarrierEdges(view);
+  m.by_call = diagnosis::legacyBarrierEdges(view, lanes, {lane});
+  m.kept = diagnosis::legacyBarrierEdges(view, lanes, {lane}, true);
+  return m;
+}
+
 TEST_CASE("single-stream: a kernel the split moves keeps the barrier's recorded order") {
   // Thread 1's kernel on blocking stream 13: its call (10-15 µs) returned before thread 2's
   // legacy kernel's (12-18), but it ran after that kernel (110-200 against 20-100): the driver
@@ -647,26 +674,11 @@ TEST_CASE("single-stream: a kernel the split moves keeps the barrier's recorded 
   b.launch(13, 10, 15, 110, 200);
   otherThreadKernel(b, kNullStream, 12, 20, 100);
   b.trace().runtime_calls.back().end = TraceBuilder::ns(18);
-  const Trace trace = b.build();
-  const DeviceView view(trace, Scope{}, 0);
-  std::size_t moved = 0, legacy = 0;
-  for (std::size_t p = 0; p < view.ops().size(); ++p) {
-    (view.onLegacyDefaultStream(view.op(view.ops()[p])) ? legacy : moved) = p;
-  }
-  const std::uint64_t lane = ~std::uint64_t{0};
-  std::vector<std::uint64_t> lanes;
-  for (const diagnosis::ScopedOp& scoped : view.ops()) lanes.push_back(DeviceView::streamKey(view.op(scoped)));
-  lanes[moved] = lane;
-  const auto has = [](const std::vector<OrderEdge>& edges, std::size_t from, std::size_t to) {
-    return std::any_of(edges.begin(), edges.end(), [&](const OrderEdge& e) { return e.from == from && e.to == to; });
-  };
-  const std::vector<OrderEdge> recorded = diagnosis::legacyBarrierEdges(view);
-  CHECK(has(recorded, legacy, moved));
-  const std::vector<OrderEdge> by_call = diagnosis::legacyBarrierEdges(view, lanes, {lane});
-  CHECK(has(by_call, moved, legacy));
-  const std::vector<OrderEdge> kept = diagnosis::legacyBarrierEdges(view, lanes, {lane}, true);
-  CHECK(has(kept, legacy, moved));
-  CHECK_FALSE(has(kept, moved, legacy));
+  const MovedOffLegacy m = moveOffLegacy(b.build());
+  CHECK(m.has(m.recorded, m.legacy, m.moved));
+  CHECK(m.has(m.by_call, m.moved, m.legacy));
+  CHECK(m.has(m.kept, m.legacy, m.moved));
+  CHECK_FALSE(m.has(m.kept, m.moved, m.legacy));
 }
 
 // Thread 1's loop of three steps on stream 13: a pinned upload, a one-block kernel of 100 µs, a
@@ -725,23 +737,10 @@ TEST_CASE("single-stream: a pinned asynchronous copy the split moves keeps the b
     b.copyCall("cudaMemcpyAsync_v3020", 13, 10, 15, 110, 120, CopyKind::kHtoD, host);
     otherThreadKernel(b, kNullStream, 12, 20, 100);
     b.trace().runtime_calls.back().end = TraceBuilder::ns(18);
-    const Trace trace = b.build();
-    const DeviceView view(trace, Scope{}, 0);
-    std::size_t moved = 0, legacy = 0;
-    for (std::size_t p = 0; p < view.ops().size(); ++p) {
-      (view.onLegacyDefaultStream(view.op(view.ops()[p])) ? legacy : moved) = p;
-    }
-    const std::uint64_t lane = ~std::uint64_t{0};
-    std::vector<std::uint64_t> lanes;
-    for (const diagnosis::ScopedOp& scoped : view.ops()) lanes.push_back(DeviceView::streamKey(view.op(scoped)));
-    lanes[moved] = lane;
-    const auto has = [](const std::vector<OrderEdge>& edges, std::size_t from, std::size_t to) {
-      return std::any_of(edges.begin(), edges.end(), [&](const OrderEdge& e) { return e.from == from && e.to == to; });
-    };
-    const std::vector<OrderEdge> kept = diagnosis::legacyBarrierEdges(view, lanes, {lane}, true);
+    const MovedOffLegacy m = moveOffLegacy(b.build());
     INFO((host == MemKind::kPinned ? "pinned" : "pageable"));
-    CHECK(has(kept, legacy, moved) == (host == MemKind::kPinned));
-    CHECK(has(kept, moved, legacy) == (host == MemKind::kPageable));
+    CHECK(m.has(m.kept, m.legacy, m.moved) == (host == MemKind::kPinned));
+    CHECK(m.has(m.kept, m.moved, m.legacy) == (host == MemKind::kPageable));
   }
 }
 

@@ -366,14 +366,22 @@ constexpr double kOwnThreadsShare = 0.5;
 // The share of the device's busy time within `extent` (kernels and copies, by op) that other
 // streams' ops of the stream's own threads took: a pipeline's other streams, where one thread
 // issued them (0 where only other threads' work filled the stream's gaps).
-double ownThreadsOtherStreamsShare(const DeviceView& view, const std::vector<std::uint64_t>* keys,
-                                   std::uint64_t stream, Interval extent) {
+// The host threads that launched `stream`'s work (its ops' launch calls; none where the trace has
+// no runtime calls).
+std::unordered_set<std::uint32_t> workThreads(const DeviceView& view, const std::vector<std::uint64_t>* keys,
+                                              std::uint64_t stream) {
   std::unordered_set<std::uint32_t> tids;
   for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
     const GpuOp& op = view.op(view.ops()[pos]);
     if ((keys ? (*keys)[pos] : DeviceView::streamKey(op)) != stream) continue;
     if (const auto call = view.launchCall(op)) tids.insert(view.call(*call).tid);
   }
+  return tids;
+}
+
+double ownThreadsOtherStreamsShare(const DeviceView& view, const std::vector<std::uint64_t>* keys,
+                                   std::uint64_t stream, Interval extent,
+                                   const std::unordered_set<std::uint32_t>& tids) {
   Ns own = 0, all = 0;
   for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
     const ScopedOp& scoped = view.ops()[pos];
@@ -386,6 +394,11 @@ double ownThreadsOtherStreamsShare(const DeviceView& view, const std::vector<std
     if (call && tids.count(view.call(*call).tid) > 0) own += length;
   }
   return all > 0 ? static_cast<double>(own) / static_cast<double>(all) : 0.0;
+}
+
+double ownThreadsOtherStreamsShare(const DeviceView& view, const std::vector<std::uint64_t>* keys,
+                                   std::uint64_t stream, Interval extent) {
+  return ownThreadsOtherStreamsShare(view, keys, stream, extent, workThreads(view, keys, stream));
 }
 
 // Nor, short of those, is a stream whose work met other threads' work for much of its busy time
@@ -407,12 +420,8 @@ double ownThreadsOtherStreamsShare(const DeviceView& view, const std::vector<std
 bool threadsLoopAmongOthers(const DeviceView& view, const std::vector<std::uint64_t>* keys, std::uint64_t stream,
                             Interval extent, std::size_t legacy_copies, std::size_t pageable) {
   if (legacy_copies != 0 || pageable != 0 || !view.hasRuntimeData()) return false;
-  bool launched = false;
-  for (std::size_t pos = 0; pos < view.ops().size() && !launched; ++pos) {
-    const GpuOp& op = view.op(view.ops()[pos]);
-    launched = (keys ? (*keys)[pos] : DeviceView::streamKey(op)) == stream && view.launchCall(op).has_value();
-  }
-  return launched && ownThreadsOtherStreamsShare(view, keys, stream, extent) == 0.0;
+  const std::unordered_set<std::uint32_t> tids = workThreads(view, keys, stream);
+  return !tids.empty() && ownThreadsOtherStreamsShare(view, keys, stream, extent, tids) == 0.0;
 }
 
 // The works (by `keys`) with ops on the legacy default stream: any op, and copies or kernels.

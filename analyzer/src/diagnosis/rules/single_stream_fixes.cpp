@@ -64,6 +64,13 @@ constexpr Ns kSweepingBlockNs = 4'000'000;
 // and g000316@s1's 32-64-block 50-125 µs kernels, 6-8 ms of block time, did overlap). The corpora
 // score the same from 150 to 400 µs.
 constexpr Ns kSweepingShortestNs = 250'000;
+
+// Whether a few-block kernel that ran `ran` sweeps a buffer too large for the lanes to share the L2
+// by its blocks' time (kSweepingShortestNs, kSweepingBlockNs).
+bool blocksShowLargeBuffer(std::uint64_t grid_blocks, Ns ran) {
+  return ran >= kSweepingShortestNs &&
+         static_cast<double>(grid_blocks) * static_cast<double>(ran) >= static_cast<double>(kSweepingBlockNs);
+}
 // A kernel whose time its own work or a timer sets repeats, with nothing of another stream beside
 // it, to within a few tenths of a percent; one whose time is its few blocks' trips to memory varies
 // with what the caches held. Runs of one kernel that differ by more than this share of the shorter
@@ -646,8 +653,7 @@ bool repeatsVary(const DeviceView& view, const std::vector<std::uint64_t>& keys,
     if (end_before[p] > ops[p].start || start_after[p] < ops[p].end) continue;
     const Ns ran = ops[p].end - ops[p].start;
     if (op.grid_blocks == 0 || op.grid_blocks >= static_cast<std::uint64_t>(device->sm_count) ||
-        ran < kSweepingShortestNs ||
-        static_cast<double>(op.grid_blocks) * static_cast<double>(ran) < static_cast<double>(kSweepingBlockNs)) {
+        !blocksShowLargeBuffer(op.grid_blocks, ran)) {
       continue;
     }
     runs[std::make_tuple(op.name, op.grid_blocks, op.block_threads)].push_back(ran);
@@ -677,9 +683,7 @@ bool isSweepAt(const DeviceView& view, std::size_t pos) {
     return false;
   }
   const Ns ran = view.ops()[pos].end - view.ops()[pos].start;
-  return ran >= kSweepingKernelNs ||
-         (ran >= kSweepingShortestNs &&
-          static_cast<double>(op.grid_blocks) * static_cast<double>(ran) >= static_cast<double>(kSweepingBlockNs));
+  return ran >= kSweepingKernelNs || blocksShowLargeBuffer(op.grid_blocks, ran);
 }
 
 // How much of the kernels' (positions `swept`) time other streams' kernels (those `counts` keeps)
@@ -832,8 +836,7 @@ std::vector<OrderEdge> sweepingKernelsInOrder(const DeviceView& view, const std:
     if (op.grid_blocks == 0 || op.grid_blocks >= static_cast<std::uint64_t>(device->sm_count)) return false;
     const Ns ran = typical[pos];
     if (ran >= kSweepingKernelNs) return true;
-    return cache_bound && ran >= kSweepingShortestNs &&
-           static_cast<double>(op.grid_blocks) * static_cast<double>(ran) >= static_cast<double>(kSweepingBlockNs);
+    return cache_bound && blocksShowLargeBuffer(op.grid_blocks, ran);
   });
 }
 
