@@ -576,6 +576,26 @@ std::int64_t lastLoopFirstChunk(const DeviceView& view, const std::vector<std::i
 
 namespace {
 
+// The ops of the split's first chunk (`first`) that come before the loop: where that chunk holds
+// more ops than the next and ends with the next one's ops (sameChunkOp, in order), its leading
+// ops repeat in no later chunk (chunksOf puts the stream's ops before the first chunk with it:
+// a cudaMemset of the loop's buffer before its first upload). The fix splits the loop, not them:
+// their calls stay as they were (the lab's multi-stream leaves the steps before the loop alone).
+std::vector<std::size_t> loopPrologue(const DeviceView& view, const std::vector<std::int64_t>& chunks,
+                                      std::int64_t first) {
+  const std::vector<std::vector<std::size_t>> members = chunkMembers(chunks);
+  const auto at = static_cast<std::size_t>(first);
+  if (at + 1 >= members.size()) return {};
+  const std::vector<std::size_t>& head = members[at];
+  const std::vector<std::size_t>& next = members[at + 1];
+  if (next.empty() || head.size() <= next.size()) return {};
+  const std::size_t extra = head.size() - next.size();
+  for (std::size_t i = 0; i < next.size(); ++i) {
+    if (!sameChunkOp(view, head[extra + i], next[i])) return {};
+  }
+  return {head.begin(), head.begin() + static_cast<std::ptrdiff_t>(extra)};
+}
+
 // chunkLanes' lanes of `chunks` (chunksOf's, not empty) split from chunk `first` on.
 std::vector<std::uint64_t> lanesOfChunks(const DeviceView& view, const std::vector<std::int64_t>& chunks,
                                          std::int64_t first) {
@@ -1033,20 +1053,25 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   // calls no longer wait for the device. Those of the split stream only: other streams' blocking
   // copies stay as they were (sync-memcpy's and pageable-memcpy's fixes, not this one).
   std::unordered_set<std::size_t> split_calls;
+  // The stream's work before the loop that the first chunk carries stays as it was (loopPrologue).
+  const std::vector<std::size_t> prologue = loopPrologue(view, split_chunks, first_split);
+  std::vector<bool> before_loop_op(view.ops().size(), false);
+  for (const std::size_t pos : prologue) before_loop_op[pos] = true;
   for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
     const GpuOp& op = view.op(view.ops()[pos]);
     if (op.kind == OpKind::kKernel || keys[pos] != stream) continue;
     if (split_chunks[pos] < first_split) continue;
+    if (before_loop_op[pos]) continue;
     if (const auto launch = view.launchCall(op)) split_calls.insert(*launch);
   }
   // The loop's lanes wait for the stream's work before the loop.
   std::vector<OrderEdge> before_loop;
-  if (first_split > 0) {
+  if (first_split > 0 || !prologue.empty()) {
     std::optional<std::size_t> last_before;
     std::unordered_set<std::uint64_t> lanes_begun;
     for (std::size_t pos = 0; pos < view.ops().size(); ++pos) {
       if (split_chunks[pos] < 0) continue;
-      if (split_chunks[pos] < first_split) {
+      if (split_chunks[pos] < first_split || before_loop_op[pos]) {
         last_before = pos;
         continue;
       }
