@@ -41,12 +41,16 @@ std::string percent(std::size_t part, std::size_t whole) {
                : "-";
 }
 
+std::string reachablePercent(const lab::LabRow& row) {
+  return row.cases ? fmt::format("{:.1f}%", 100.0 * row.reachable / static_cast<double>(row.cases)) : "-";
+}
+
 void renderTable(std::ostream& out, const char* title, const std::vector<lab::LabRow>& rows) {
-  out << fmt::format("{:<28} {:>6} {:>12} {:>18} {:>13} {:>7} {:>16}\n", title, "cases",
-                     "within ±30%", "decided: within", "median ratio", "false", "missed (of ≥5%)");
+  out << fmt::format("{:<28} {:>6} {:>12} {:>10} {:>18} {:>13} {:>7} {:>16}\n", title, "cases",
+                     "within ±30%", "reachable", "decided: within", "median ratio", "false", "missed (of ≥5%)");
   for (const lab::LabRow& row : rows) {
-    out << fmt::format("{:<28} {:>6} {:>12} {:>18} {:>13.2f} {:>7} {:>16}\n", terminalSafe(row.key), row.cases,
-                       fmt::format("{} ({})", row.within, percent(row.within, row.cases)),
+    out << fmt::format("{:<28} {:>6} {:>12} {:>10} {:>18} {:>13.2f} {:>7} {:>16}\n", terminalSafe(row.key), row.cases,
+                       fmt::format("{} ({})", row.within, percent(row.within, row.cases)), reachablePercent(row),
                        fmt::format("{}: {} ({})", row.decided, row.within_decided,
                                    percent(row.within_decided, row.decided)),
                        row.median_ratio, row.false_findings,
@@ -131,8 +135,8 @@ nlohmann::ordered_json rowsJson(const std::vector<lab::LabRow>& rows) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const lab::LabRow& row : rows) {
     out.push_back({{"key", row.key}, {"cases", row.cases}, {"within", row.within},
-                   {"decided", row.decided}, {"within_decided", row.within_decided},
-                   {"median_ratio", row.median_ratio}, {"false_findings", row.false_findings},
+                   {"reachable", row.reachable}, {"decided", row.decided},
+                   {"within_decided", row.within_decided}, {"median_ratio", row.median_ratio}, {"false_findings", row.false_findings},
                    {"significant", row.significant}, {"missed", row.missed}});
   }
   return out;
@@ -154,7 +158,8 @@ std::string renderJson(const lab::LabScore& score, const std::vector<std::string
     out["cases"].push_back({{"program", c.program}, {"transform", c.transform}, {"variant", c.variant},
                             {"finding", c.finding}, {"span_ns", c.span_ns},
                             {"saving_ns", c.saving_ns}, {"uncertainty_ns", c.uncertainty_ns},
-                            {"cost_ns", c.cost_ns}, {"within", c.within}, {"decided", c.decided}, {"false_finding", c.false_finding},
+                            {"cost_ns", c.cost_ns}, {"within", c.within}, {"reachable", c.reachable},
+                            {"decided", c.decided}, {"false_finding", c.false_finding},
                             {"missed", c.missed}, {"baseline_drift", c.baseline_drift},
                             {"drifted", c.drifted}, {"waiting_threads", c.waiting_threads}});
     if (!c.claims_ns.empty()) {

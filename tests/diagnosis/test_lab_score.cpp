@@ -92,12 +92,33 @@ TEST_CASE("lab score: each case is judged against its transform's measured savin
   CHECK(score.by_finding[0].cases == 3);
   CHECK(score.by_finding[0].within == 1);
   CHECK(score.by_finding[0].false_findings == 1);
+  // One run each: no spread, so a claim equal to each saving would be within every time.
+  CHECK(by["pin-host"].uncertainty_ns == 0);
+  CHECK(score.by_finding[0].reachable == Approx(3.0));
   CHECK_FALSE(lab::targetMisses(score, 1).empty());
   CHECK(lab::targetMisses(score, 20).size() == 1);  // the false findings exceed 2% of 4 cases
   // One host thread: every case in the one-thread rows.
   CHECK(by["pin-host"].waiting_threads == 0);
   CHECK(score.by_finding_one_thread.size() == score.by_finding.size());
   CHECK(score.by_finding_several_threads.empty());
+}
+
+TEST_CASE("lab score: how far the measurement lets a claim go (reachableWithin)") {
+  // Without spread a claim equal to the saving is within, a fix that slowed the program included
+  // (its saving counts as 0, and so does the best claim).
+  CHECK(lab::reachableWithin(1'000'000, 0.0) == 1.0);
+  CHECK(lab::reachableWithin(-50'000, 0.0) == 1.0);
+  // A decided case (uncertainty, two standard errors, at its tolerance): 300 µs of 1 ms. The draws
+  // within ±30% of themselves run from 769 µs to 1.43 ms, -1.54 to +2.86 standard errors: 0.94.
+  const double decided = lab::reachableWithin(1'000'000, 150'000.0);
+  CHECK(decided == Approx(0.936).margin(0.005));
+  // An undecided small saving: 30 µs measured with a 60 µs standard error. A draw counts within when
+  // its saving (a negative one as 0) is within 20 µs of 30: only draws from 10 to 50 µs (and none
+  // of the negative ones, whose 0 is 30 µs away).
+  const double undecided = lab::reachableWithin(30'000, 60'000.0);
+  CHECK(undecided == Approx(0.26).margin(0.01));
+  // More spread never makes the best claim likelier to be judged within.
+  CHECK(lab::reachableWithin(1'000'000, 300'000.0) < decided);
 }
 
 TEST_CASE("lab score: a variant recorded later is compared with the baseline runs recorded with it") {

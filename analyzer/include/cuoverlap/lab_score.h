@@ -55,6 +55,9 @@ struct LabCase {
   bool fired = false;
   bool within = false;
   bool decided = false;     // uncertainty_ns <= the tolerance the case is judged with
+  // The chance that a claim equal to the fix's true saving is within (reachableWithin): how far the
+  // measurement lets any model go on this case.
+  double reachable = 0.0;
   bool false_finding = false;
   bool missed = false;
   bool significant = false; // saving >= kMissedSavingShare of the span
@@ -74,11 +77,21 @@ struct LabRow {
   std::size_t within = 0;
   std::size_t decided = 0;
   std::size_t within_decided = 0;
+  double reachable = 0.0;        // the cases' reachable chances summed: the within count no model
+                                 // is expected to pass on this recording
   double median_ratio = 0.0;     // median cost / saving over cases with saving >= 70 µs
   std::size_t false_findings = 0;
   std::size_t significant = 0;   // cases whose fix saved >= 5% of the span
   std::size_t missed = 0;
 };
+
+// The chance that a claim equal to a fix's true saving `saving_ns` is judged within when the
+// measured saving is drawn around it with the standard error `sigma_ns` (half a case's
+// uncertainty): the true saving is taken as the measured one (a negative one as 0), and a draw is
+// within as a case is (±30% of it, 20 µs under 70 µs, a negative draw counting as 0). About 0.94
+// or more for a decided case; an undecided one's can be far lower. No model change passes the sum
+// over a finding's cases (scripts/lab_ceiling.py computes the same from a score's JSON).
+double reachableWithin(Ns saving_ns, double sigma_ns);
 
 // A finding that fired with cost >= 5% of the span in a program where no transform tests it.
 struct UntestedFinding {
