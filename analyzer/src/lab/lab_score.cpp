@@ -134,6 +134,19 @@ void judgeClaims(const Program& program, const Variant& variant, LabCase& c) {
   c.cost_ns = ranked.size() % 2 ? ranked[mid].second : (ranked[mid - 1].second + ranked[mid].second) / 2;
 }
 
+// The tolerance a saving of `saved` (not negative) is judged with: ±30%, 20 µs under 70 µs.
+double toleranceOf(double saved) {
+  return saved < static_cast<double>(kSmallSavingNs) ? static_cast<double>(kAbsoluteToleranceNs)
+                                                     : kRelativeTolerance * saved;
+}
+
+// Whether a claim of `claim` is within the tolerance of a measured saving `measured` (a negative
+// one counting as 0).
+bool withinOf(double claim, double measured) {
+  const double saved = std::max(0.0, measured);
+  return std::abs(claim - saved) <= toleranceOf(saved);
+}
+
 LabCase judge(const Program& program, const Variant& variant) {
   LabCase c;
   c.program = program.id;
@@ -168,9 +181,7 @@ LabCase judge(const Program& program, const Variant& variant) {
                        : baseline_median - variant.median_ns;
   const Ns saved = std::max<Ns>(c.saving_ns, 0);  // a fix that slowed the program saved nothing
   const Ns error = c.cost_ns > saved ? c.cost_ns - saved : saved - c.cost_ns;
-  const double tolerance = saved < kSmallSavingNs
-                               ? static_cast<double>(kAbsoluteToleranceNs)
-                               : kRelativeTolerance * static_cast<double>(saved);
+  const double tolerance = toleranceOf(static_cast<double>(saved));
   c.within = static_cast<double>(error) <= tolerance;
   c.uncertainty_ns = static_cast<Ns>(
       2.0 * (paired ? medianError(differences) : std::hypot(baseline_error, variant.median_error_ns)));
@@ -302,18 +313,6 @@ LabScore scoreCorpus(const std::string& dir, unsigned threads, LabWindows window
   score.untested = untestedFindings(programs);
   return score;
 }
-
-namespace {
-
-// Whether a claim of `claim` is within the tolerance of a measured saving `measured` (score's rule).
-bool withinOf(double claim, double measured) {
-  const double saved = std::max(0.0, measured);
-  const double tolerance = saved < static_cast<double>(kSmallSavingNs) ? static_cast<double>(kAbsoluteToleranceNs)
-                                                                       : kRelativeTolerance * saved;
-  return std::abs(claim - saved) <= tolerance;
-}
-
-}  // namespace
 
 double reachableWithin(Ns saving_ns, double sigma_ns) {
   const double truth = static_cast<double>(std::max<Ns>(saving_ns, 0));
