@@ -62,8 +62,8 @@ void renderTable(std::ostream& out, const char* title, const std::vector<lab::La
 // they say several wait side by side (docs/findings.md, "Several host threads").
 void renderThreadsTable(std::ostream& out, const lab::LabScore& score) {
   if (score.by_finding_several_threads.empty()) return;
-  out << fmt::format("\n{:<28} {:>24} {:>24}\n", "by host threads", "one: within ±30%",
-                     "several waiting: within");
+  out << fmt::format("\n{:<28} {:>24} {:>10} {:>24} {:>10}\n", "by host threads", "one: within ±30%",
+                     "reachable", "several waiting: within", "reachable");
   std::map<std::string, std::pair<const lab::LabRow*, const lab::LabRow*>> rows;
   for (const lab::LabRow& row : score.by_finding_one_thread) rows[row.key].first = &row;
   for (const lab::LabRow& row : score.by_finding_several_threads) rows[row.key].second = &row;
@@ -71,18 +71,22 @@ void renderThreadsTable(std::ostream& out, const lab::LabScore& score) {
     return row ? fmt::format("{}: {} ({})", row->cases, row->within, percent(row->within, row->cases))
                : std::string("-");
   };
+  const auto reach = [](const lab::LabRow* row) { return row ? reachablePercent(*row) : std::string("-"); };
   const auto add = [](lab::LabRow& total, const lab::LabRow* row) {
     if (row == nullptr) return;
     total.cases += row->cases;
     total.within += row->within;
+    total.reachable += row->reachable;
   };
   lab::LabRow one, several;
   for (const auto& [key, pair] : rows) {
-    out << fmt::format("{:<28} {:>24} {:>24}\n", terminalSafe(key), cell(pair.first), cell(pair.second));
+    out << fmt::format("{:<28} {:>24} {:>10} {:>24} {:>10}\n", terminalSafe(key), cell(pair.first),
+                       reach(pair.first), cell(pair.second), reach(pair.second));
     add(one, pair.first);
     add(several, pair.second);
   }
-  out << fmt::format("{:<28} {:>24} {:>24}\n", "all", cell(&one), cell(&several));
+  out << fmt::format("{:<28} {:>24} {:>10} {:>24} {:>10}\n", "all", cell(&one), reach(&one), cell(&several),
+                     reach(&several));
 }
 
 std::string renderText(const lab::LabScore& score, const LabScoreArgs& args,

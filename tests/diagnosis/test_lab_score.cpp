@@ -95,6 +95,7 @@ TEST_CASE("lab score: each case is judged against its transform's measured savin
   // One run each: no spread, so a claim equal to each saving would be within every time.
   CHECK(by["pin-host"].uncertainty_ns == 0);
   CHECK(score.by_finding[0].reachable == Approx(3.0));
+  CHECK(score.by_finding_one_thread[0].reachable == Approx(3.0));  // the shape rows carry it too
   CHECK_FALSE(lab::targetMisses(score, 1).empty());
   CHECK(lab::targetMisses(score, 20).size() == 1);  // the false findings exceed 2% of 4 cases
   // One host thread: every case in the one-thread rows.
