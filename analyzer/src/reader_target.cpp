@@ -62,14 +62,14 @@ void readGpuTable(Context& ctx) {
   sqlite::Statement row(ctx.db, selectColumns(ctx.db, table,
       {"id", "deviceId", "smCount", "computeMajor", "computeMinor", "totalMemory", "asyncEngines",
        "concurrentKernels", "maxWarpsPerSm", "threadsPerWarp", "maxBlocksPerSm",
-       "maxRegistersPerSm", "maxShmemPerSm", "pcieLinkGen", "pcieLinkWidth"},
+       "maxRegistersPerSm", "maxShmemPerSm", "pcieLinkGen", "pcieLinkWidth", "l2CacheSize"},
       {}, {"name"}));
   DeviceIndex devices(ctx.trace);
   while (row.step()) {
     const bool has_id = !row.isNull(0);
     Device& device = devices.withId(readDeviceId(row, has_id ? 0 : 1, table,
                                                           has_id ? "id" : "deviceId"));
-    device.name = std::string(row.text(15));
+    device.name = std::string(row.text(16));
     device.sm_count = int32Or(row, 2, 0);
     device.compute_major = int32Or(row, 3, 0);
     device.compute_minor = int32Or(row, 4, 0);
@@ -82,6 +82,7 @@ void readGpuTable(Context& ctx) {
     device.max_shared_mem_per_sm = row.int64(12);
     device.pcie_generation = std::clamp(int32Or(row, 13, 0), 0, 6);
     device.pcie_width = std::clamp(int32Or(row, 14, 0), 0, 32);
+    device.l2_bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, row.int64(15)));
   }
 }
 

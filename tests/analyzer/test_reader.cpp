@@ -86,6 +86,7 @@ TEST_CASE("nsys 2022.4 export: null stream, streams, device, async copies", "[re
   REQUIRE(trace.devices.size() == 1);
   REQUIRE(trace.devices[0].name == "Tesla T4");
   REQUIRE(trace.devices[0].sm_count == 40);
+  REQUIRE(trace.devices[0].l2_bytes == 4u << 20);  // TARGET_INFO_GPU.l2CacheSize
   REQUIRE(trace.contexts.size() == 1);
   REQUIRE(trace.contexts[0].null_stream_id == 7u);
   REQUIRE(trace.contexts[0].pid == 200206);

@@ -460,6 +460,35 @@ TEST_CASE("single-stream: few-block kernels whose runs vary sweep memory and are
   CHECK(fixSavingNs(*v) < fixSavingNs(*s) * 3 / 4);
 }
 
+TEST_CASE("single-stream: a few-block kernel's recorded buffer tells a sweep where its blocks' time does not") {
+  // Varying 2-block kernels of about 600 µs: 1.2 ms of their blocks' time, under the block-time
+  // test, so the split prices them side by side. Where the trace records each was handed a 30 MB
+  // buffer (op buffers) on a device of a 50 MB L2, three lanes' buffers outgrow it: sweeps, priced
+  // midway, less. A recorded 1 MB buffer is no sweep, and the split is priced as without the record.
+  const auto handed = [](std::uint64_t bytes) {
+    TraceBuilder b = readEachStepLasting({570, 600, 605}, 2);
+    b.trace().devices[0].l2_bytes = 50ull << 20;
+    if (bytes > 0) {
+      for (const GpuOp& op : std::vector<GpuOp>(b.trace().ops)) {
+        if (op.kind == OpKind::kKernel) b.touches(op, 0x7f0000000000ull, bytes);
+      }
+    }
+    return findingsOf(b.build());
+  };
+  const auto unrecorded = handed(0);
+  const auto large = handed(30ull << 20);
+  const auto small = handed(1ull << 20);
+  const Finding* none = findingById(unrecorded, "single-stream");
+  const Finding* sweeps = findingById(large, "single-stream");
+  const Finding* spins = findingById(small, "single-stream");
+  REQUIRE(none != nullptr);
+  REQUIRE(sweeps != nullptr);
+  REQUIRE(spins != nullptr);
+  INFO("unrecorded " << fixSavingNs(*none) << " 30 MB " << fixSavingNs(*sweeps) << " 1 MB " << fixSavingNs(*spins));
+  CHECK(fixSavingNs(*sweeps) < fixSavingNs(*none) * 3 / 4);
+  CHECK(fixSavingNs(*spins) == fixSavingNs(*none));
+}
+
 TEST_CASE("single-stream: three lanes' sweeps over buffers the L2 cannot hold together are priced in order") {
   // Varying few-block kernels of about 600 µs (their time is memory's, repeatsVary), one a step,
   // three steps: three lanes. At 16 blocks (9.6 ms of their blocks' time, some 40 MB at the lab's

@@ -276,6 +276,7 @@ struct Device {
   std::int64_t max_shared_mem_per_sm = 0;
   std::int32_t pcie_generation = 0;       // the host link's maximum (our traces); 0 unknown
   std::int32_t pcie_width = 0;            // lanes; 0 unknown
+  std::uint64_t l2_bytes = 0;             // the L2 cache's size; 0 unknown
 };
 
 // One traced process: what the launcher told it (rank variables) and how it was started. Filled

@@ -71,6 +71,34 @@ bool blocksShowLargeBuffer(std::uint64_t grid_blocks, Ns ran) {
   return ran >= kSweepingShortestNs &&
          static_cast<double>(grid_blocks) * static_cast<double>(ran) >= static_cast<double>(kSweepingBlockNs);
 }
+// Where the trace records the memory each op touched (CUOVERLAP_OP_BUFFERS, data_order.h) and the
+// device's L2 size, whether the few-block kernel at `pos` was handed a buffer (from its pointer to
+// its allocation's end) that kSplitStreams lanes' copies outgrow the L2 with: what the block-time
+// test (blocksShowLargeBuffer) stands in for. Nothing where the trace does not tell. The waits
+// corpus's g001041 (an H200, op buffers): its loop's 2-16-block kernels sweep a 23.5 MB buffer,
+// but in that recording fewer of them passed the block-time test (30 kept in order, against 34 in
+// the held-out H200 recording of the program), and the split, priced with the others side by side,
+// claimed 4.51 ms for 0.27 ms saved (a false finding; the other recordings claimed 37-274 µs).
+std::optional<bool> recordedLargeBuffer(const DeviceView& view, std::size_t pos) {
+  const Device* device = view.device();
+  if (device == nullptr || device->l2_bytes == 0) return std::nullopt;
+  const auto [first, last] = opBuffersOf(view.trace(), view.op(view.ops()[pos]));
+  if (first == last) return std::nullopt;
+  std::uint64_t bytes = 0;
+  for (const OpBuffer* b = first; b != last; ++b) bytes = std::max(bytes, b->bytes);
+  return kSplitStreams * bytes > device->l2_bytes;
+}
+
+// Whether the few-block kernel at `pos`, which ran `ran`, sweeps a buffer too large for the lanes
+// to share the L2: by its recorded buffer where the trace has one, else by its blocks' time; either
+// way only from kSweepingShortestNs on (a short kernel handed a large buffer touches little of it).
+bool showsLargeBuffer(const DeviceView& view, std::size_t pos, Ns ran) {
+  if (const std::optional<bool> recorded = recordedLargeBuffer(view, pos)) {
+    return ran >= kSweepingShortestNs && *recorded;
+  }
+  return blocksShowLargeBuffer(view.op(view.ops()[pos]).grid_blocks, ran);
+}
+
 // A kernel whose time its own work or a timer sets repeats, with nothing of another stream beside
 // it, to within a few tenths of a percent; one whose time is its few blocks' trips to memory varies
 // with what the caches held. Runs of one kernel that differ by more than this share of the shorter
@@ -673,7 +701,7 @@ bool repeatsVary(const DeviceView& view, const std::vector<std::uint64_t>& keys,
     if (end_before[p] > ops[p].start || start_after[p] < ops[p].end) continue;
     const Ns ran = ops[p].end - ops[p].start;
     if (op.grid_blocks == 0 || op.grid_blocks >= static_cast<std::uint64_t>(device->sm_count) ||
-        !blocksShowLargeBuffer(op.grid_blocks, ran)) {
+        !showsLargeBuffer(view, p, ran)) {
       continue;
     }
     runs[std::make_tuple(op.name, op.grid_blocks, op.block_threads)].push_back(ran);
@@ -703,7 +731,7 @@ bool isSweepAt(const DeviceView& view, std::size_t pos) {
     return false;
   }
   const Ns ran = view.ops()[pos].end - view.ops()[pos].start;
-  return ran >= kSweepingKernelNs || blocksShowLargeBuffer(op.grid_blocks, ran);
+  return ran >= kSweepingKernelNs || showsLargeBuffer(view, pos, ran);
 }
 
 // How much of the kernels' (positions `swept`) time other streams' kernels (those `counts` keeps)
@@ -856,7 +884,7 @@ std::vector<OrderEdge> sweepingKernelsInOrder(const DeviceView& view, const std:
     if (op.grid_blocks == 0 || op.grid_blocks >= static_cast<std::uint64_t>(device->sm_count)) return false;
     const Ns ran = typical[pos];
     if (ran >= kSweepingKernelNs) return true;
-    return cache_bound && blocksShowLargeBuffer(op.grid_blocks, ran);
+    return cache_bound && showsLargeBuffer(view, pos, ran);
   });
 }
 
