@@ -42,7 +42,7 @@ std::string percent(std::size_t part, std::size_t whole) {
 }
 
 std::string reachablePercent(const lab::LabRow& row) {
-  return row.cases ? fmt::format("{:.1f}%", 100.0 * row.reachable / static_cast<double>(row.cases)) : "-";
+  return row.cases ? fmt::format("{:.1f}%", 100.0 * lab::reachableShare(row)) : "-";
 }
 
 void renderTable(std::ostream& out, const char* title, const std::vector<lab::LabRow>& rows) {

@@ -93,6 +93,11 @@ struct LabRow {
 // over a finding's cases (scripts/lab_ceiling.py computes the same from a score's JSON).
 double reachableWithin(Ns saving_ns, double sigma_ns);
 
+// A row's reachable share of its cases (0 for a row without cases).
+inline double reachableShare(const LabRow& row) {
+  return row.cases ? row.reachable / static_cast<double>(row.cases) : 0.0;
+}
+
 // A finding that fired with cost >= 5% of the span in a program where no transform tests it.
 struct UntestedFinding {
   std::string finding;

@@ -337,7 +337,7 @@ std::vector<std::string> targetMisses(const LabScore& score, std::size_t min_cas
     if (static_cast<double>(row.within) < 0.9 * static_cast<double>(row.cases)) {
       misses.push_back(row.key + ": " + std::to_string(row.within) + " of " +
                        std::to_string(row.cases) + " cases within ±30% (target 90%; " +
-                       fmt::format("{:.1f}", 100.0 * row.reachable / static_cast<double>(row.cases)) +
+                       fmt::format("{:.1f}", 100.0 * reachableShare(row)) +
                        "% reachable on this recording)");
     }
   }
