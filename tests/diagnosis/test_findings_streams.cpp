@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include "findings_test_util.h"
@@ -415,32 +417,43 @@ void appendSteps(TraceBuilder& b, double& t, double& g, int steps, std::uint64_t
   }
 }
 
+// A step as appendSteps makes it: count, bytes, grid, copy and kernel durations (µs).
+struct Steps {
+  int count;
+  std::uint64_t bytes;
+  std::uint32_t grid;
+  double copy_us;
+  double kernel_us;
+};
+
+// The single-stream fix's saving of a loop of four 1 MiB steps on stream 13 after the steps
+// `before` (ns): the loop alone's first, then with them.
+std::pair<Ns, Ns> loopSavingAfter(const std::vector<Steps>& before) {
+  const auto saving = [](const std::vector<Steps>& steps) {
+    TraceBuilder b;
+    double t = 0;
+    double g = 10;
+    for (const Steps& s : steps) appendSteps(b, t, g, s.count, s.bytes, s.grid, s.copy_us, s.kernel_us);
+    appendSteps(b, t, g, 4, 1 << 20, 132, 40, 200);
+    b.streamSynchronize(13, t, g + 1);
+    const auto findings = findingsOf(b.build());
+    const Finding* f = findingById(findings, "single-stream");
+    REQUIRE(f != nullptr);
+    return fixSavingNs(*f);
+  };
+  return {saving({}), saving(before)};
+}
+
 TEST_CASE("single-stream: of two loops on the stream the split takes the last one") {
   // The advice splits a loop; where the stream ran a loop of other steps before it, the split
   // (the lab's multi-stream) takes the stream's last loop, the earlier one staying on the one
   // stream. Before, the what-if split both loops' steps and credited the earlier loop's overlap
   // too (c1 g000221: 877 µs claimed, 411 saved by splitting the last loop).
-  TraceBuilder last_only;
-  double t = 0;
-  double g = 10;
-  appendSteps(last_only, t, g, 4, 1 << 20, 132, 40, 200);
-  last_only.streamSynchronize(13, t, g + 1);
-  TraceBuilder both;
-  t = 0;
-  g = 10;
-  appendSteps(both, t, g, 5, 4 << 20, 264, 120, 300);
-  appendSteps(both, t, g, 4, 1 << 20, 132, 40, 200);
-  both.streamSynchronize(13, t, g + 1);
-  const auto last_findings = findingsOf(last_only.build());
-  const auto both_findings = findingsOf(both.build());
-  const Finding* last = findingById(last_findings, "single-stream");
-  const Finding* two = findingById(both_findings, "single-stream");
-  REQUIRE(last != nullptr);
-  REQUIRE(two != nullptr);
-  INFO("last loop alone " << fixSavingNs(*last) << " after another loop " << fixSavingNs(*two));
-  CHECK(fixSavingNs(*last) > 0);
-  CHECK(fixSavingNs(*two) < fixSavingNs(*last) + 30'000);
-  CHECK(fixSavingNs(*two) > fixSavingNs(*last) - 30'000);
+  const auto [alone, after_loop] = loopSavingAfter({{5, 4 << 20, 264, 120, 300}});
+  INFO("last loop alone " << alone << " after another loop " << after_loop);
+  CHECK(alone > 0);
+  CHECK(after_loop < alone + 30'000);
+  CHECK(after_loop > alone - 30'000);
 }
 
 TEST_CASE("single-stream: steps unlike each other before the loop stay on the one stream") {
@@ -449,29 +462,12 @@ TEST_CASE("single-stream: steps unlike each other before the loop stay on the on
   // alone, as with an earlier loop (above). Before, a loop after steps that form no loop of their
   // own was split with them, and their overlap was credited too (g000020: 178-212 µs claimed
   // against 114-148 saved on four recordings; now 137-153).
-  TraceBuilder last_only;
-  double t = 0;
-  double g = 10;
-  appendSteps(last_only, t, g, 4, 1 << 20, 132, 40, 200);
-  last_only.streamSynchronize(13, t, g + 1);
-  TraceBuilder setup_first;
-  t = 0;
-  g = 10;
-  appendSteps(setup_first, t, g, 1, 4 << 20, 264, 120, 300);
-  appendSteps(setup_first, t, g, 1, 2 << 20, 528, 80, 250);
-  appendSteps(setup_first, t, g, 1, 3 << 20, 66, 100, 150);
-  appendSteps(setup_first, t, g, 4, 1 << 20, 132, 40, 200);
-  setup_first.streamSynchronize(13, t, g + 1);
-  const auto last_findings = findingsOf(last_only.build());
-  const auto setup_findings = findingsOf(setup_first.build());
-  const Finding* last = findingById(last_findings, "single-stream");
-  const Finding* setup = findingById(setup_findings, "single-stream");
-  REQUIRE(last != nullptr);
-  REQUIRE(setup != nullptr);
-  INFO("loop alone " << fixSavingNs(*last) << " after three setup steps " << fixSavingNs(*setup));
-  CHECK(fixSavingNs(*last) > 0);
-  CHECK(fixSavingNs(*setup) < fixSavingNs(*last) + 30'000);
-  CHECK(fixSavingNs(*setup) > fixSavingNs(*last) - 30'000);
+  const auto [alone, after_setup] =
+      loopSavingAfter({{1, 4 << 20, 264, 120, 300}, {1, 2 << 20, 528, 80, 250}, {1, 3 << 20, 66, 100, 150}});
+  INFO("loop alone " << alone << " after three setup steps " << after_setup);
+  CHECK(alone > 0);
+  CHECK(after_setup < alone + 30'000);
+  CHECK(after_setup > alone - 30'000);
 }
 
 TEST_CASE("single-stream: few-block kernels whose runs vary sweep memory and are priced half side by side") {
