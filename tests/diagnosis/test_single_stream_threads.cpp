@@ -330,6 +330,39 @@ TEST_CASE("single-stream: another thread's copy held by the split stream's stagi
   CHECK(earlier[2] == 0);
 }
 
+TEST_CASE("single-stream: another thread's blocking copy held by the split stream's staging returns sooner") {
+  // As above, but thread 2's pageable upload returned once staged, before its copy ended (called
+  // at 50 µs, copy 520-600, return at 590): its call waited for nothing on its stream, so all of
+  // it is its own time, the 400 µs the staging held included. In the split its copy starts 400 µs
+  // sooner and its call returns as much sooner (keeping at least its copy's part, 70 µs), so the
+  // thread's next launch moves too. Before, only the copy moved (the lab's g003107: a split that
+  // freed another thread's cudaMemcpy calls was priced at 0 for 976 µs saved; now 274).
+  TraceBuilder b;
+  b.copyCall("cudaMemcpyAsync_v3020", 13, 0, 500, 100, 400, CopyKind::kDtoH, MemKind::kPageable);
+  b.copyCall("cudaMemcpy_v3020", 14, 50, 590, 520, 600, CopyKind::kHtoD, MemKind::kPageable);
+  b.trace().runtime_calls.back().tid = 2;
+  otherThreadKernel(b, 14, 601, 610, 650);
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  const std::unordered_set<std::size_t> pinned{*view.launchCall(view.op(view.ops()[0]))};
+  const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
+  std::vector<diagnosis::CallChange> changed;
+  std::vector<Ns> earlier;
+  diagnosis::heldBySplitCopies(view, host, pinned, changed, earlier);
+  REQUIRE(earlier.size() == view.ops().size());
+  CHECK(earlier[1] == TraceBuilder::ns(400));
+  const std::size_t copy_call = *view.launchCall(view.op(view.ops()[1]));
+  const auto barrier = std::find_if(host.barriers.begin(), host.barriers.end(),
+                                    [&](const diagnosis::HostBarrier& x) { return x.call == copy_call; });
+  REQUIRE(barrier != host.barriers.end());
+  REQUIRE(barrier->own == TraceBuilder::ns(540));
+  const auto change = std::find_if(changed.begin(), changed.end(),
+                                   [&](const diagnosis::CallChange& c) { return c.call == copy_call; });
+  REQUIRE(change != changed.end());
+  CHECK(change->waits);
+  CHECK(change->own == TraceBuilder::ns(140));
+}
+
 TEST_CASE("single-stream: another thread's launches its legacy calls held get their time back in the split") {
   // Thread 1 copies on the legacy stream (calls of 30 µs); thread 2's launches to stream 14 take
   // 2 µs alone and 30 µs where they overlapped one of those calls (the driver held the context

@@ -1159,9 +1159,11 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   // back in one pass (one hold's amounts at a blocking call no longer replace the other's).
   if (others_freed) {
     std::vector<HostTimeGiven> freed;
-    heldBySplitCopies(view, split_host, pinned.calls, async_calls, earlier, &freed);
+    std::vector<CallChange> held_calls;
+    heldBySplitCopies(view, split_host, pinned.calls, async_calls, earlier, &freed, &held_calls);
     if (off_legacy) heldBySplitLegacyCalls(view, split_host, keys, stream, async_calls, earlier, &freed);
     giveBackOnce(view, split_host, std::move(freed), async_calls, earlier);
+    mergeShorter(held_calls, async_calls);
   }
   addForkCalls(view, split_host, keys, stream, split_chunks, first_split, lanes, earlier, async_calls);
   // (The one stream's schedule is the same with or without them: its kernels wait for the filler.)

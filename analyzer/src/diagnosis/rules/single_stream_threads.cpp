@@ -41,9 +41,15 @@ std::uint64_t threadWorkKey(std::uint64_t stream, std::uint64_t thread) {
 // staging was done. The part of that wait (from its call's start or its stream's previous op's
 // end, the later, to its start) that the holds of other threads covered is given back to its
 // release (`earlier`, resized to the view's ops): in the split those copies no longer stage.
+// Where the copy's call is a blocking call of `host` whose own time held that wait (a pageable
+// upload returns once staged, before its copy ends: it waited for nothing on its stream), the call
+// returns as much sooner (a change in `calls`, keeping at least the part from its copy's start).
 // O(ops x holds each overlaps).
-void startsHeldByStaging(const DeviceView& view, const std::vector<StagedHold>& holds, std::vector<Ns>& earlier) {
+void startsHeldByStaging(const DeviceView& view, const HostTimeline& host, const std::vector<StagedHold>& holds,
+                         std::vector<Ns>& earlier, std::vector<CallChange>& calls) {
   if (holds.empty()) return;
+  std::unordered_map<std::size_t, std::size_t> barrier_of;  // call -> its barrier in `host`
+  for (std::size_t b = 0; b < host.barriers.size(); ++b) barrier_of.emplace(host.barriers[b].call, b);
   const OverlapIndex<StagedHold> index(holds);
   std::unordered_map<std::uint64_t, Ns> stream_end;  // per stream: its previous op's end
   const auto& ops = view.ops();
@@ -66,6 +72,13 @@ void startsHeldByStaging(const DeviceView& view, const std::vector<StagedHold>& 
     if (covered == 0) continue;
     earlier.resize(ops.size(), 0);
     earlier[pos] += covered;
+    // Its call's own time (after what it waited for on the device) held that wait too: the call
+    // returns that much sooner, keeping at least its copy's part.
+    const auto barrier = barrier_of.find(*launch);
+    if (barrier == barrier_of.end()) continue;
+    const Ns own = host.barriers[barrier->second].own;
+    const Ns kept = std::max(own - covered, call.end - ops[pos].start);
+    if (kept < own) calls.push_back({*launch, true, kept, 0});
   }
 }
 
@@ -142,10 +155,22 @@ std::optional<std::uint32_t> workThread(const DeviceView& view, const std::vecto
   return std::nullopt;
 }
 
+void mergeShorter(const std::vector<CallChange>& shorter, std::vector<CallChange>& changed) {
+  for (const CallChange& c : shorter) {
+    const auto same =
+        std::find_if(changed.begin(), changed.end(), [&](const CallChange& x) { return x.call == c.call; });
+    if (same == changed.end()) {
+      changed.push_back(c);
+    } else if (same->waits == c.waits) {
+      same->own = std::min(same->own, c.own);
+    }
+  }
+}
+
 void heldBySplitCopies(const DeviceView& view, const HostTimeline& host,
                        const std::unordered_set<std::size_t>& pinned_calls,
                        std::vector<CallChange>& changed, std::vector<Ns>& earlier,
-                       std::vector<HostTimeGiven>* given_out) {
+                       std::vector<HostTimeGiven>* given_out, std::vector<CallChange>* held_calls_out) {
   if (pinned_calls.empty()) return;
   std::vector<std::size_t> staged(pinned_calls.begin(), pinned_calls.end());
   std::sort(staged.begin(), staged.end());
@@ -165,7 +190,13 @@ void heldBySplitCopies(const DeviceView& view, const HostTimeline& host,
     const Ns start = std::max(c.start, view.ops()[pos].start);
     if (start < c.end) staging.push_back({start, c.end, start, threadKey(c)});
   }
-  startsHeldByStaging(view, staging, earlier);
+  std::vector<CallChange> held_calls;
+  startsHeldByStaging(view, host, staging, earlier, held_calls);
+  if (held_calls_out != nullptr) {
+    held_calls_out->insert(held_calls_out->end(), held_calls.begin(), held_calls.end());
+  } else {
+    mergeShorter(held_calls, changed);
+  }
   if (held.changed.empty() && held.given.empty()) return;
   for (const CallChange& change : held.changed) {
     const auto same = std::find_if(changed.begin(), changed.end(),

@@ -88,13 +88,20 @@ bool tookTurnsByLegacyBarrier(const DeviceView& view, const std::vector<std::uin
 // given back, added per op position to `earlier` (resized to the view's ops). It also held the
 // start of another thread's blocking copy (a pageable copy waits for the staging before its op
 // starts, after what it waited for on its stream ended): the part of that wait the staging (from
-// the staged copy's start to its call's return) covered is added to the op's `earlier`.
+// the staged copy's start to its call's return) covered is added to the op's `earlier`, and a
+// blocking call whose own time held it returns that much sooner (a change merged into `changed`
+// by mergeShorter, or appended to `held_calls` where not null: to be merged once the split's other
+// holds are given back, so that it shortens their changes rather than standing in for them).
 // `given`: where not null, the other threads' host time is appended there instead (to be given
 // back once with the split's other holds, giveBackOnce).
 void heldBySplitCopies(const DeviceView& view, const HostTimeline& host,
                        const std::unordered_set<std::size_t>& pinned_calls,
                        std::vector<CallChange>& changed, std::vector<Ns>& earlier,
-                       std::vector<HostTimeGiven>* given = nullptr);
+                       std::vector<HostTimeGiven>* given = nullptr,
+                       std::vector<CallChange>* held_calls = nullptr);
+
+// Merges `shorter` into `changed`: a call already changed keeps the shorter own time.
+void mergeShorter(const std::vector<CallChange>& shorter, std::vector<CallChange>& changed);
 
 // The split moves the stream's ops off the legacy default stream (a thread's loop there, to
 // created streams): other threads' calls no longer wait behind its calls there (the driver holds
