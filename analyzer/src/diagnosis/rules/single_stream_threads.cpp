@@ -156,13 +156,15 @@ std::optional<std::uint32_t> workThread(const DeviceView& view, const std::vecto
 }
 
 void mergeShorter(const std::vector<CallChange>& shorter, std::vector<CallChange>& changed) {
+  if (shorter.empty()) return;
+  std::unordered_map<std::size_t, std::size_t> index;  // call -> its change in `changed`
+  for (std::size_t k = 0; k < changed.size(); ++k) index.emplace(changed[k].call, k);
   for (const CallChange& c : shorter) {
-    const auto same =
-        std::find_if(changed.begin(), changed.end(), [&](const CallChange& x) { return x.call == c.call; });
-    if (same == changed.end()) {
+    const auto [it, added] = index.emplace(c.call, changed.size());
+    if (added) {
       changed.push_back(c);
-    } else if (same->waits == c.waits) {
-      same->own = std::min(same->own, c.own);
+    } else if (changed[it->second].waits == c.waits) {
+      changed[it->second].own = std::min(changed[it->second].own, c.own);
     }
   }
 }
