@@ -4,7 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "diagnosis/device_view.h"
 #include "diagnosis/host_timeline.h"
@@ -306,59 +309,61 @@ TEST_CASE("single-stream: a staged call begun during another thread's call holds
   CHECK(givenBackAfter("cudaFreeHost_v3020", 0, true) == 0);
 }
 
-TEST_CASE("single-stream: another thread's copy held by the split stream's staging starts sooner") {
-  // Thread 1 stages a pageable copy to the host on stream 13 (op 100-400 µs, its call returning at
-  // 500: staging until then). Thread 2's pageable copy on stream 14, called at 50 µs with nothing
-  // before it on its stream, started only at 520, after the staging: in the split (thread 1's copy
-  // pinned, no staging) it is released the 400 µs the staging covered (100-500) sooner. Its
-  // asynchronous kernel on stream 14, whose call returned before it began, gets nothing.
-  TraceBuilder b;
-  b.copyCall("cudaMemcpyAsync_v3020", 13, 0, 500, 100, 400, CopyKind::kDtoH, MemKind::kPageable);
-  b.copyCall("cudaMemcpyAsync_v3020", 14, 50, 700, 520, 600, CopyKind::kHtoD, MemKind::kPageable);
-  b.trace().runtime_calls.back().tid = 2;
-  otherThreadKernel(b, 14, 701, 710, 750);
-  const Trace trace = b.build();
-  const DeviceView view(trace, Scope{}, 0);
-  std::unordered_set<std::size_t> pinned{*view.launchCall(view.op(view.ops()[0]))};
-  const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
-  std::vector<diagnosis::CallChange> changed;
+// Thread 1 stages a pageable copy to the host on stream 13 (op 100-400 µs, its call returning at
+// 500: staging until then); thread 2's pageable copy on stream 14 (`copy_call`, called at 50 µs
+// with nothing before it on its stream, its copy 520-600, returning at `returned`), then a kernel
+// there. What heldBySplitCopies gives back for pinning thread 1's copy.
+struct HeldCopy {
   std::vector<Ns> earlier;
-  diagnosis::heldBySplitCopies(view, host, pinned, changed, earlier);
-  REQUIRE(earlier.size() == view.ops().size());
-  CHECK(earlier[0] == 0);  // the staged copy itself
-  CHECK(earlier[1] == TraceBuilder::ns(400));
-  CHECK(earlier[2] == 0);
-}
+  std::vector<diagnosis::CallChange> changed;
+  std::size_t call = 0;  // thread 2's copy call
+  std::optional<Ns> own;  // its own time, where it is a blocking call of the host timeline
+};
 
-TEST_CASE("single-stream: another thread's blocking copy held by the split stream's staging returns sooner") {
-  // As above, but thread 2's pageable upload returned once staged, before its copy ended (called
-  // at 50 µs, copy 520-600, return at 590): its call waited for nothing on its stream, so all of
-  // it is its own time, the 400 µs the staging held included. In the split its copy starts 400 µs
-  // sooner and its call returns as much sooner (keeping at least its copy's part, 70 µs), so the
-  // thread's next launch moves too. Before, only the copy moved (the lab's g003107: a split that
-  // freed another thread's cudaMemcpy calls was priced at 0 for 976 µs saved; now 274).
+HeldCopy heldCopy(const std::string& copy_call, double returned) {
   TraceBuilder b;
   b.copyCall("cudaMemcpyAsync_v3020", 13, 0, 500, 100, 400, CopyKind::kDtoH, MemKind::kPageable);
-  b.copyCall("cudaMemcpy_v3020", 14, 50, 590, 520, 600, CopyKind::kHtoD, MemKind::kPageable);
+  b.copyCall(copy_call, 14, 50, returned, 520, 600, CopyKind::kHtoD, MemKind::kPageable);
   b.trace().runtime_calls.back().tid = 2;
-  otherThreadKernel(b, 14, 601, 610, 650);
+  otherThreadKernel(b, 14, returned + 1, returned + 10, returned + 50);
   const Trace trace = b.build();
   const DeviceView view(trace, Scope{}, 0);
   const std::unordered_set<std::size_t> pinned{*view.launchCall(view.op(view.ops()[0]))};
   const diagnosis::HostTimeline host = diagnosis::buildHostTimeline(view);
-  std::vector<diagnosis::CallChange> changed;
-  std::vector<Ns> earlier;
-  diagnosis::heldBySplitCopies(view, host, pinned, changed, earlier);
-  REQUIRE(earlier.size() == view.ops().size());
-  CHECK(earlier[1] == TraceBuilder::ns(400));
-  const std::size_t copy_call = *view.launchCall(view.op(view.ops()[1]));
-  const auto barrier = std::find_if(host.barriers.begin(), host.barriers.end(),
-                                    [&](const diagnosis::HostBarrier& x) { return x.call == copy_call; });
-  REQUIRE(barrier != host.barriers.end());
-  REQUIRE(barrier->own == TraceBuilder::ns(540));
-  const auto change = std::find_if(changed.begin(), changed.end(),
-                                   [&](const diagnosis::CallChange& c) { return c.call == copy_call; });
-  REQUIRE(change != changed.end());
+  HeldCopy out;
+  diagnosis::heldBySplitCopies(view, host, pinned, out.changed, out.earlier);
+  out.call = *view.launchCall(view.op(view.ops()[1]));
+  for (const diagnosis::HostBarrier& barrier : host.barriers) {
+    if (barrier.call == out.call) out.own = barrier.own;
+  }
+  return out;
+}
+
+TEST_CASE("single-stream: another thread's copy held by the split stream's staging starts sooner") {
+  // Thread 2's copy started only at 520 µs, after the staging: in the split (thread 1's copy
+  // pinned, no staging) it is released the 400 µs the staging covered (100-500) sooner. Its
+  // asynchronous kernel on stream 14, whose call returned before it began, gets nothing.
+  const HeldCopy held = heldCopy("cudaMemcpyAsync_v3020", 700);
+  REQUIRE(held.earlier.size() == 3);
+  CHECK(held.earlier[0] == 0);  // the staged copy itself
+  CHECK(held.earlier[1] == TraceBuilder::ns(400));
+  CHECK(held.earlier[2] == 0);
+}
+
+TEST_CASE("single-stream: another thread's blocking copy held by the split stream's staging returns sooner") {
+  // As above, but thread 2's pageable upload returned once staged, before its copy ended (return at
+  // 590 µs): its call waited for nothing on its stream, so all of it is its own time, the 400 µs the
+  // staging held included. In the split its copy starts 400 µs sooner and its call returns as much
+  // sooner (keeping at least its copy's part, 70 µs), so the thread's next launch moves too.
+  // Before, only the copy moved (the lab's g003107: a split that freed another thread's cudaMemcpy
+  // calls was priced at 0 for 976 µs saved; now 274).
+  const HeldCopy held = heldCopy("cudaMemcpy_v3020", 590);
+  REQUIRE(held.earlier.size() == 3);
+  CHECK(held.earlier[1] == TraceBuilder::ns(400));
+  REQUIRE(held.own == TraceBuilder::ns(540));
+  const auto change = std::find_if(held.changed.begin(), held.changed.end(),
+                                   [&](const diagnosis::CallChange& c) { return c.call == held.call; });
+  REQUIRE(change != held.changed.end());
   CHECK(change->waits);
   CHECK(change->own == TraceBuilder::ns(140));
 }
