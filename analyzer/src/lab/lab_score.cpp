@@ -180,9 +180,8 @@ LabCase judge(const Program& program, const Variant& variant) {
   c.saving_ns = paired ? static_cast<Ns>(std::llround(median(differences)))
                        : baseline_median - variant.median_ns;
   const Ns saved = std::max<Ns>(c.saving_ns, 0);  // a fix that slowed the program saved nothing
-  const Ns error = c.cost_ns > saved ? c.cost_ns - saved : saved - c.cost_ns;
   const double tolerance = toleranceOf(static_cast<double>(saved));
-  c.within = static_cast<double>(error) <= tolerance;
+  c.within = withinOf(static_cast<double>(c.cost_ns), static_cast<double>(c.saving_ns));
   c.uncertainty_ns = static_cast<Ns>(
       2.0 * (paired ? medianError(differences) : std::hypot(baseline_error, variant.median_error_ns)));
   c.decided = static_cast<double>(c.uncertainty_ns) <= tolerance;

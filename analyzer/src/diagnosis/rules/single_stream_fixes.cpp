@@ -45,6 +45,19 @@ bool sameChunkOp(const DeviceView& view, std::size_t a, std::size_t b) {
          x.block_threads == y.block_threads && x.bytes == y.bytes && x.name == y.name;
 }
 
+// How many ops `head` (a chunk's positions) holds before it ends with `step`'s ops (sameChunkOp, in
+// order): a loop's first step carrying the stream's work before the loop. 0 where it does not end
+// so or holds no more than `step`.
+std::size_t opsBeforeStep(const DeviceView& view, const std::vector<std::size_t>& head,
+                          const std::vector<std::size_t>& step) {
+  if (step.empty() || head.size() <= step.size()) return 0;
+  const std::size_t extra = head.size() - step.size();
+  for (std::size_t i = 0; i < step.size(); ++i) {
+    if (!sameChunkOp(view, head[extra + i], step[i])) return 0;
+  }
+  return extra;
+}
+
 constexpr std::uint64_t kSplitStreams = 3;  // the streams the split issues its chunks to
 // A few-block kernel (fewer blocks than SMs: each block an SM of its own) that runs at least this
 // long sweeps memory from a handful of SMs: beside another such kernel of another lane it runs
@@ -600,14 +613,7 @@ std::int64_t lastLoopFirstChunk(const DeviceView& view, const std::vector<std::i
   while (first > 0 && same(first - 1, first)) --first;
   if (first == n - 2 && !same(n - 2, n - 1)) return 0;
   // The chunk before that ends with the loop's step: the loop's first, carrying the work before it.
-  if (first > 0) {
-    const std::vector<std::size_t>& head = members[first - 1];
-    const std::vector<std::size_t>& step = members[first];
-    if (head.size() > step.size() &&
-        std::equal(step.begin(), step.end(), head.end() - static_cast<std::ptrdiff_t>(step.size()), sameOp)) {
-      --first;
-    }
-  }
+  if (first > 0 && opsBeforeStep(view, members[first - 1], members[first]) > 0) --first;
   return static_cast<std::int64_t>(first);
 }
 
@@ -624,12 +630,7 @@ std::vector<std::size_t> loopPrologue(const DeviceView& view, const std::vector<
   const auto at = static_cast<std::size_t>(first);
   if (at + 1 >= members.size()) return {};
   const std::vector<std::size_t>& head = members[at];
-  const std::vector<std::size_t>& next = members[at + 1];
-  if (next.empty() || head.size() <= next.size()) return {};
-  const std::size_t extra = head.size() - next.size();
-  for (std::size_t i = 0; i < next.size(); ++i) {
-    if (!sameChunkOp(view, head[extra + i], next[i])) return {};
-  }
+  const std::size_t extra = opsBeforeStep(view, head, members[at + 1]);
   return {head.begin(), head.begin() + static_cast<std::ptrdiff_t>(extra)};
 }
 
