@@ -347,6 +347,40 @@ TEST_CASE("single-stream: long few-block kernels of the split's lanes are priced
   CHECK(fixSavingNs(*f) > fixSavingNs(*e) / 4);
 }
 
+TEST_CASE("single-stream: long few-block kernels whose lanes' recorded buffers fit half the L2 run side by side") {
+  // The one-block 1 ms kernels above, each handed a recorded buffer (op buffers) on a device of a
+  // 60 MiB L2, one host thread. Three lanes of 8 MiB buffers (24 MiB) fit half of it: each lane's
+  // sweep keeps its one-stream pace beside the others' (lab f9 g009106: three lanes' 2-block sweeps
+  // of 9.2 MiB buffers ran 1260-1280 µs beside each other, 1284 on one stream), and the split is
+  // priced as with kernels of a block per SM. Three lanes of 16 MiB (48 MiB) do not: midway, as
+  // without the record.
+  const auto handed = [](std::uint64_t bytes) {
+    TraceBuilder b = readEachStep(false, 1);
+    b.trace().devices[0].l2_bytes = 60ull << 20;
+    for (const GpuOp& op : std::vector<GpuOp>(b.trace().ops)) {
+      if (op.kind == OpKind::kKernel) b.touches(op, 0x7f0000000000ull, bytes);
+    }
+    return findingsOf(b.build());
+  };
+  const auto fit = handed(8ull << 20);
+  const auto outgrow = handed(16ull << 20);
+  const auto unrecorded = findingsOf(readEachStep(false, 1).build());
+  const auto every_sm = findingsOf(readEachStep(false).build());
+  const Finding* f = findingById(fit, "single-stream");
+  const Finding* o = findingById(outgrow, "single-stream");
+  const Finding* u = findingById(unrecorded, "single-stream");
+  const Finding* e = findingById(every_sm, "single-stream");
+  REQUIRE(f != nullptr);
+  REQUIRE(o != nullptr);
+  REQUIRE(u != nullptr);
+  REQUIRE(e != nullptr);
+  INFO("8 MiB " << fixSavingNs(*f) << " 16 MiB " << fixSavingNs(*o) << " unrecorded " << fixSavingNs(*u)
+                << " a block per SM " << fixSavingNs(*e));
+  CHECK(fixSavingNs(*f) == fixSavingNs(*e));
+  CHECK(fixSavingNs(*o) == fixSavingNs(*u));
+  CHECK(fixSavingNs(*o) < fixSavingNs(*f) * 3 / 4);
+}
+
 TEST_CASE("single-stream: a device synchronize in the split still waits for every stream") {
   // The same loop with cudaDeviceSynchronize: each step's synchronize waits for the previous
   // step's long kernel on its own stream too, so only the step's copies and kernel (about 75 µs)

@@ -2,15 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
 #include "diagnosis/api_names.h"
+#include "diagnosis/data_order.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/median.h"
 #include "diagnosis/pinned_rate.h"
@@ -65,6 +68,15 @@ constexpr std::uint64_t kSplitStreams = 3;  // the streams the split issues its 
 // (sweepingKernelsInOrder). From 0.5 to 2 ms the lab's corpora gain alike (1292-1294 within, the
 // recording before 1380-1382); 200 µs takes in short kernels that did overlap and loses cases.
 constexpr Ns kSweepingKernelNs = 1'000'000;
+// Where the trace records the buffers its few-block kernels were handed and the device's L2 size,
+// the lanes' sweeps run side by side at their one-stream pace when the lanes' buffers together fit
+// this share of the L2 (lanesFitTheL2). The recordings with op buffers (H200, 60 MiB L2): splits
+// whose lanes' sweep buffers came to 16-28 MiB ran them at their own pace side by side (f9
+// g009106's three 2-block sweeps of 9.2 MiB buffers: 1260-1280 µs beside each other, 1284 on the
+// one stream; 3355 µs claimed for 3345 saved, 2253 midway), at 39-40 MiB either way (the split
+// recording's g000178 ran at its own pace, g000236@s0 did not), from 46 MiB slower (fr g008042:
+// three lanes of 15.4 MiB, a split measured 1.9 ms slower). Half the L2 keeps the clear ones.
+constexpr double kL2FitShare = 0.5;
 // A few-block kernel shorter than that sweeps a buffer too large for the lanes to share the L2 when
 // its blocks' time together (blocks x duration) is at least this: each block makes its own trips
 // to memory, 3.3-5.3 GB/s a block in the lab's runs (g000172's 8 blocks over 26 MB in 705 µs,
@@ -84,6 +96,18 @@ bool blocksShowLargeBuffer(std::uint64_t grid_blocks, Ns ran) {
   return ran >= kSweepingShortestNs &&
          static_cast<double>(grid_blocks) * static_cast<double>(ran) >= static_cast<double>(kSweepingBlockNs);
 }
+// The largest buffer the op at `pos` was handed, where the trace records the memory each op touched
+// (CUOVERLAP_OP_BUFFERS, data_order.h) and the device's L2 size; nothing where it does not.
+std::optional<std::uint64_t> recordedBufferBytes(const DeviceView& view, std::size_t pos) {
+  const Device* device = view.device();
+  if (device == nullptr || device->l2_bytes == 0) return std::nullopt;
+  const auto [first, last] = opBuffersOf(view.trace(), view.op(view.ops()[pos]));
+  if (first == last) return std::nullopt;
+  std::uint64_t bytes = 0;
+  for (const OpBuffer* b = first; b != last; ++b) bytes = std::max(bytes, b->bytes);
+  return bytes;
+}
+
 // Where the trace records the memory each op touched (CUOVERLAP_OP_BUFFERS, data_order.h) and the
 // device's L2 size, whether the few-block kernel at `pos` was handed a buffer (from its pointer to
 // its allocation's end) that kSplitStreams lanes' copies outgrow the L2 with: what the block-time
@@ -93,13 +117,9 @@ bool blocksShowLargeBuffer(std::uint64_t grid_blocks, Ns ran) {
 // the held-out H200 recording of the program), and the split, priced with the others side by side,
 // claimed 4.51 ms for 0.27 ms saved (a false finding; the other recordings claimed 37-274 µs).
 std::optional<bool> recordedLargeBuffer(const DeviceView& view, std::size_t pos) {
-  const Device* device = view.device();
-  if (device == nullptr || device->l2_bytes == 0) return std::nullopt;
-  const auto [first, last] = opBuffersOf(view.trace(), view.op(view.ops()[pos]));
-  if (first == last) return std::nullopt;
-  std::uint64_t bytes = 0;
-  for (const OpBuffer* b = first; b != last; ++b) bytes = std::max(bytes, b->bytes);
-  return kSplitStreams * bytes > device->l2_bytes;
+  const std::optional<std::uint64_t> bytes = recordedBufferBytes(view, pos);
+  if (!bytes) return std::nullopt;
+  return kSplitStreams * *bytes > view.device()->l2_bytes;
 }
 
 // Whether the few-block kernel at `pos`, which ran `ran`, sweeps a buffer too large for the lanes
@@ -870,6 +890,42 @@ std::vector<Ns> typicalRuns(const DeviceView& view, const std::vector<std::uint6
   return typical;
 }
 
+// Whether the few-block kernel at a position sweeps a buffer that the split's lanes' copies of it
+// fit the L2 with (kL2FitShare: recordedBufferBytes times the lanes the stream's work takes), on an
+// L2 the stream's few-block kernels had to themselves: one host thread launched all the work (no
+// other thread's buffers the trace cannot place in time) and other streams' kernels ran beside
+// them for no more than kThrashBesideShare of their time. Always false where the trace records no
+// buffers.
+std::function<bool(std::size_t)> lanesFitTheL2(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                                                const std::vector<std::uint64_t>& lanes, std::uint64_t stream) {
+  const auto never = [](std::size_t) { return false; };
+  const Device* device = view.device();
+  if (device == nullptr || device->l2_bytes == 0 || !recordsOpBuffers(view)) return never;
+  std::set<std::pair<std::uint32_t, std::uint32_t>> threads;
+  std::unordered_set<std::uint64_t> used;
+  std::unordered_set<std::size_t> few_block;
+  Ns few_block_time = 0;
+  for (std::size_t pos = 0; pos < keys.size(); ++pos) {
+    const GpuOp& op = view.op(view.ops()[pos]);
+    if (const auto launch = view.launchCall(op)) threads.emplace(view.call(*launch).pid, view.call(*launch).tid);
+    if (keys[pos] != stream) continue;
+    used.insert(lanes[pos]);
+    if (op.kind == OpKind::kKernel && op.grid_blocks > 0 &&
+        op.grid_blocks < static_cast<std::uint64_t>(device->sm_count)) {
+      few_block.insert(pos);
+      few_block_time += view.ops()[pos].end - view.ops()[pos].start;
+    }
+  }
+  if (threads.size() != 1) return never;
+  const Ns beside = besideOtherStreams(view, keys, stream, few_block, [](std::size_t) { return true; });
+  if (static_cast<double>(beside) > kThrashBesideShare * static_cast<double>(few_block_time)) return never;
+  const double room = kL2FitShare * static_cast<double>(device->l2_bytes);
+  return [&view, room, lanes_used = used.size()](std::size_t pos) {
+    const std::optional<std::uint64_t> bytes = recordedBufferBytes(view, pos);
+    return bytes && static_cast<double>(lanes_used * *bytes) <= room;
+  };
+}
+
 // Edges that keep the split stream's long few-block kernels (kSweepingKernelNs) in their order
 // (keptInOrder). Such a kernel's time is its few SMs' trips to memory, and beside another lane's
 // it runs ×1.3-×2.2 in the lab's fixed programs (g000242's 1-block 3.56 ms kernels, a 19 MB buffer
@@ -890,9 +946,11 @@ std::vector<OrderEdge> sweepingKernelsInOrder(const DeviceView& view, const std:
   const Device* device = view.device();
   if (device == nullptr || device->sm_count <= 0) return {};
   const std::vector<Ns> typical = typicalRuns(view, keys, stream, device->sm_count);
+  const std::function<bool(std::size_t)> fits = lanesFitTheL2(view, keys, lanes, stream);
   return keptInOrder(view, keys, lanes, stream, [&](std::size_t pos, const ScopedOp&, const GpuOp& op) {
     if (op.grid_blocks == 0 || op.grid_blocks >= static_cast<std::uint64_t>(device->sm_count)) return false;
     const Ns ran = typical[pos];
+    if (fits(pos)) return false;
     if (ran >= kSweepingKernelNs) return true;
     return cache_bound && showsLargeBuffer(view, pos, ran);
   });
