@@ -154,6 +154,37 @@ TEST_CASE("managed-page-faults: a same-shape run shorter than a faulting run les
   CHECK(f->summary.find("less the time their faults were serviced") != std::string::npos);
 }
 
+TEST_CASE("managed-page-faults: with op buffers, a same-shape run over a buffer of another size did other work") {
+  // A 1 ms faulting run, 900 µs of it servicing faults, and a 600 µs fault-free run of the same
+  // name and launch shape. Without op buffers the clean run is the fault-free time. Where the trace
+  // records the faulting run handed a 256 KiB managed buffer and the clean one a 4 MiB device
+  // buffer, they ran other work (the lab's one kernel over other buffers: f9 g009183's 16-block
+  // kernel ran 8.8 µs prefetched, its runs over a 3.4 MB buffer 54 µs): the run less its service.
+  // Handed buffers of one size, the clean run stands.
+  const auto cost = [](std::uint64_t faulting_bytes, std::uint64_t clean_bytes) {
+    TraceBuilder b = linked();
+    b.launch(13, 0, 5, 10, 1'010);
+    b.launch(13, 6, 8, 1'010, 1'610);
+    faultGroup(b, 60, 960, 20);
+    migration(b, 100, 950, 256 << 10);
+    if (faulting_bytes > 0) {
+      const std::vector<GpuOp> ops = b.trace().ops;
+      b.touches(ops[1], 0x7f0000000000ull, faulting_bytes);
+      b.touches(ops[2], 0x7f1000000000ull, clean_bytes);
+    }
+    const auto findings = test::findingsOf(b.build());
+    const Finding* f = test::findingById(findings, "managed-page-faults");
+    REQUIRE(f != nullptr);
+    return f->time_ns;
+  };
+  const Ns unrecorded = cost(0, 0);
+  const Ns other_size = cost(256 << 10, 4 << 20);
+  const Ns same_size = cost(256 << 10, 256 << 10);
+  INFO("unrecorded " << unrecorded << " other size " << other_size << " same size " << same_size);
+  CHECK(same_size == unrecorded);
+  CHECK(other_size > unrecorded + 400 * kUs);
+}
+
 TEST_CASE("managed-page-faults: a shape's faulting runs share the highest floor on its fault-free time") {
   TraceBuilder b = linked();
   // Run A: 500 µs, 100 µs of faults -> at least 400 µs without them. Run B: 900 µs with 850 µs of

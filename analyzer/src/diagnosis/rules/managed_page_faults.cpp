@@ -8,7 +8,8 @@
 // span as recorded minus the span with each faulting kernel taking its fault-free duration plus
 // its prefetch, on its stream:
 //   - fault-free duration, from the runs of the same kernel (name, grid blocks, threads per block
-//     and shared memory) on the device. A fault stalls its warps at most from the run's first
+//     and shared memory; where the trace records op buffers, the size of the largest buffer it was
+//     handed too: one launch shape over buffers of other sizes runs other work) on the device. A fault stalls its warps at most from the run's first
 //     fault group to the end of the last group or migration the driver did for it, so each
 //     faulting run's duration less that stretch is a floor on its shape's fault-free duration; a
 //     run whose faults overlapped its other warps' work (a multi-wave grid where few blocks touch
@@ -577,10 +578,14 @@ struct FaultingKernels {
 FaultingKernels faultingKernels(const DeviceView& view, const DeviceFaults& device) {
   FaultingKernels out;
   std::vector<KernelFaults>& faulting = out.runs;
-  // Fault-free durations by kernel: name and launch shape.
-  using KernelShape = std::tuple<StringId, std::uint32_t, std::uint16_t, std::uint32_t>;
-  const auto shapeOf = [](const GpuOp& op) {
-    return KernelShape{op.name, op.grid_blocks, op.block_threads, op.shared_mem_bytes};
+  // Fault-free durations by kernel: name and launch shape, and where the trace records the memory
+  // each op touched (op buffers), the size of the largest buffer it was handed (0: none recorded).
+  using KernelShape = std::tuple<StringId, std::uint32_t, std::uint16_t, std::uint32_t, std::uint64_t>;
+  const auto shapeOf = [&view](const GpuOp& op) {
+    const auto [first, last] = opBuffersOf(view.trace(), op);
+    std::uint64_t bytes = 0;
+    for (const OpBuffer* b = first; b != last; ++b) bytes = std::max(bytes, b->bytes);
+    return KernelShape{op.name, op.grid_blocks, op.block_threads, op.shared_mem_bytes, bytes};
   };
   std::map<KernelShape, std::vector<Ns>> clean_runs;
   std::size_t position = 0;
