@@ -296,6 +296,13 @@ TEST_CASE("single-stream's what-if makes only the split stream's copies asynchro
   CHECK(fixSavingNs(*b) <= fixSavingNs(*a) + 20'000);
 }
 
+// The fix saving of the single-stream finding among `findings`, which must have one.
+Ns splitSavingOf(const std::vector<Finding>& findings) {
+  const Finding* f = findingById(findings, "single-stream");
+  REQUIRE(f != nullptr);
+  return fixSavingNs(*f);
+}
+
 // Four steps on stream 13, each: copy-in (10 µs), a kernel (50 µs), a 5 µs copy-out the host
 // waits for and reads (`device_sync`: with cudaDeviceSynchronize, else cudaStreamSynchronize),
 // then a kernel of 1 ms issued after the read (`long_grid` blocks: a block for every SM by default,
@@ -362,23 +369,14 @@ TEST_CASE("single-stream: long few-block kernels whose lanes' recorded buffers f
     }
     return findingsOf(b.build());
   };
-  const auto fit = handed(8ull << 20);
-  const auto outgrow = handed(16ull << 20);
-  const auto unrecorded = findingsOf(readEachStep(false, 1).build());
-  const auto every_sm = findingsOf(readEachStep(false).build());
-  const Finding* f = findingById(fit, "single-stream");
-  const Finding* o = findingById(outgrow, "single-stream");
-  const Finding* u = findingById(unrecorded, "single-stream");
-  const Finding* e = findingById(every_sm, "single-stream");
-  REQUIRE(f != nullptr);
-  REQUIRE(o != nullptr);
-  REQUIRE(u != nullptr);
-  REQUIRE(e != nullptr);
-  INFO("8 MiB " << fixSavingNs(*f) << " 16 MiB " << fixSavingNs(*o) << " unrecorded " << fixSavingNs(*u)
-                << " a block per SM " << fixSavingNs(*e));
-  CHECK(fixSavingNs(*f) == fixSavingNs(*e));
-  CHECK(fixSavingNs(*o) == fixSavingNs(*u));
-  CHECK(fixSavingNs(*o) < fixSavingNs(*f) * 3 / 4);
+  const Ns fit = splitSavingOf(handed(8ull << 20));
+  const Ns outgrow = splitSavingOf(handed(16ull << 20));
+  const Ns unrecorded = splitSavingOf(findingsOf(readEachStep(false, 1).build()));
+  const Ns every_sm = splitSavingOf(findingsOf(readEachStep(false).build()));
+  INFO("8 MiB " << fit << " 16 MiB " << outgrow << " unrecorded " << unrecorded << " a block per SM " << every_sm);
+  CHECK(fit == every_sm);
+  CHECK(outgrow == unrecorded);
+  CHECK(outgrow < fit * 3 / 4);
 }
 
 TEST_CASE("single-stream: a device synchronize in the split still waits for every stream") {
@@ -536,18 +534,12 @@ TEST_CASE("single-stream: a few-block kernel's recorded buffer tells a sweep whe
     }
     return findingsOf(b.build());
   };
-  const auto unrecorded = handed(0);
-  const auto large = handed(30ull << 20);
-  const auto small = handed(1ull << 20);
-  const Finding* none = findingById(unrecorded, "single-stream");
-  const Finding* sweeps = findingById(large, "single-stream");
-  const Finding* spins = findingById(small, "single-stream");
-  REQUIRE(none != nullptr);
-  REQUIRE(sweeps != nullptr);
-  REQUIRE(spins != nullptr);
-  INFO("unrecorded " << fixSavingNs(*none) << " 30 MB " << fixSavingNs(*sweeps) << " 1 MB " << fixSavingNs(*spins));
-  CHECK(fixSavingNs(*sweeps) < fixSavingNs(*none) * 3 / 4);
-  CHECK(fixSavingNs(*spins) == fixSavingNs(*none));
+  const Ns unrecorded = splitSavingOf(handed(0));
+  const Ns large = splitSavingOf(handed(30ull << 20));
+  const Ns small = splitSavingOf(handed(1ull << 20));
+  INFO("unrecorded " << unrecorded << " 30 MB " << large << " 1 MB " << small);
+  CHECK(large < unrecorded * 3 / 4);
+  CHECK(small == unrecorded);
 }
 
 TEST_CASE("single-stream: three lanes' sweeps over buffers the L2 cannot hold together are priced in order") {

@@ -9,11 +9,12 @@
 // its prefetch, on its stream:
 //   - fault-free duration, from the runs of the same kernel (name, grid blocks, threads per block
 //     and shared memory; where the trace records op buffers, the size of the largest buffer it was
-//     handed too: one launch shape over buffers of other sizes runs other work) on the device. A fault stalls its warps at most from the run's first
-//     fault group to the end of the last group or migration the driver did for it, so each
-//     faulting run's duration less that stretch is a floor on its shape's fault-free duration; a
-//     run whose faults overlapped its other warps' work (a multi-wave grid where few blocks touch
-//     the faulting pages) shows a low one, so the shape's highest floor holds for all its runs.
+//     handed too: one launch shape over buffers of other sizes runs other work) on the device. A
+//     fault stalls its warps at most from the run's first fault group to the end of the last
+//     group or migration the driver did for it, so each faulting run's duration less that
+//     stretch is a floor on its shape's fault-free duration; a run whose faults overlapped its
+//     other warps' work (a multi-wave grid where few blocks touch the faulting pages) shows a low
+//     one, so the shape's highest floor holds for all its runs.
 //     The estimate is the median of the shape's runs that did not fault, when there are any and
 //     it is not below that floor (else they did other work: one launch shape often runs
 //     different work) and the grid is not one below a wave whose runs grow with their faults'
