@@ -930,9 +930,10 @@ std::function<bool(std::size_t)> lanesFitTheL2(const DeviceView& view, const std
 // (keptInOrder). Such a kernel's time is its few SMs' trips to memory, and beside another lane's
 // it runs ×1.3-×2.2 in the lab's fixed programs (g000242's 1-block 3.56 ms kernels, a 19 MB buffer
 // each; g000061@s4's 1-2-block 2-8 ms ones): the lanes' buffers together no longer fit the L2 that
-// held one, which the trace does not record (the buffer a kernel touches is not in it). Where they
-// still fit, the kernels overlap freely (g000111's 1-block 1 ms kernels, 5 MB buffers; and
-// g000098@s2's 11 ms kernels, 30 MB buffers, which missed the L2 alone already). Where the loop's
+// held one, which a trace without op buffers does not record. Where they still fit, the kernels
+// overlap freely (g000111's 1-block 1 ms kernels, 5 MB buffers; and g000098@s2's 11 ms kernels,
+// 30 MB buffers, which missed the L2 alone already); where the trace records the buffers and they
+// fit half the L2 (lanesFitTheL2), the kernels are not kept in order. Where the loop's
 // first step ran slower (`cache_bound`: a kernel of coldLaneKernels longer by more than
 // kBesideJitter, its time the caches'), so do its shorter few-block kernels whose blocks' time
 // shows a large buffer (kSweepingBlockNs, kSweepingShortestNs): g000172's main thread, whose 4-,
@@ -1247,7 +1248,8 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   }
   // The long few-block kernels of different lanes share what the memory system gives them: side
   // by side they run somewhere between their own durations (free) and one after another (in
-  // order), by how their buffers fit the L2 together, which the trace does not tell. The split is
+  // order), by how their buffers fit the L2 together, which a trace without op buffers does not
+  // tell (with them, sweepingKernelsInOrder keeps out the ones that fit: lanesFitTheL2). The split is
   // priced at the middle of the two (the lab's over-claimed splits measured 0.38-0.60 of the way
   // from in order to free, the others 0.85-1.0; 0.3-0.6 of the way score the same). So are the
   // kernels of half the device or more, whose room beside each other the trace does not tell
