@@ -382,6 +382,14 @@ inline std::pair<const OpBuffer*, const OpBuffer*> opBuffersOf(const Trace& trac
   return {first, last};
 }
 
+// The size of the largest buffer recorded for `op` (0: none recorded).
+inline std::uint64_t largestOpBuffer(const Trace& trace, const GpuOp& op) {
+  const auto [first, last] = opBuffersOf(trace, op);
+  std::uint64_t bytes = 0;
+  for (const OpBuffer* b = first; b != last; ++b) bytes = std::max(bytes, b->bytes);
+  return bytes;
+}
+
 // The grid and block of trace.ops[op_index]: from Trace::kernel_dims, else (grid_blocks, 1, 1) x
 // (block_threads, 1, 1), a kernel launched in 1-D.
 inline KernelDims kernelDimsOf(const Trace& trace, std::size_t op_index) {

@@ -583,10 +583,8 @@ FaultingKernels faultingKernels(const DeviceView& view, const DeviceFaults& devi
   // each op touched (op buffers), the size of the largest buffer it was handed (0: none recorded).
   using KernelShape = std::tuple<StringId, std::uint32_t, std::uint16_t, std::uint32_t, std::uint64_t>;
   const auto shapeOf = [&view](const GpuOp& op) {
-    const auto [first, last] = opBuffersOf(view.trace(), op);
-    std::uint64_t bytes = 0;
-    for (const OpBuffer* b = first; b != last; ++b) bytes = std::max(bytes, b->bytes);
-    return KernelShape{op.name, op.grid_blocks, op.block_threads, op.shared_mem_bytes, bytes};
+    return KernelShape{op.name, op.grid_blocks, op.block_threads, op.shared_mem_bytes,
+                       largestOpBuffer(view.trace(), op)};
   };
   std::map<KernelShape, std::vector<Ns>> clean_runs;
   std::size_t position = 0;

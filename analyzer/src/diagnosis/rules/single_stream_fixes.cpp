@@ -101,10 +101,8 @@ bool blocksShowLargeBuffer(std::uint64_t grid_blocks, Ns ran) {
 std::optional<std::uint64_t> recordedBufferBytes(const DeviceView& view, std::size_t pos) {
   const Device* device = view.device();
   if (device == nullptr || device->l2_bytes == 0) return std::nullopt;
-  const auto [first, last] = opBuffersOf(view.trace(), view.op(view.ops()[pos]));
-  if (first == last) return std::nullopt;
-  std::uint64_t bytes = 0;
-  for (const OpBuffer* b = first; b != last; ++b) bytes = std::max(bytes, b->bytes);
+  const std::uint64_t bytes = largestOpBuffer(view.trace(), view.op(view.ops()[pos]));
+  if (bytes == 0) return std::nullopt;
   return bytes;
 }
 
