@@ -5,12 +5,13 @@ while the GPU works: moved after the step list's last launch before its first bl
 In a loop body, host work before the first launch prepares that iteration's input (a data loader):
 it is software-pipelined (made one iteration ahead: once before the loop for the first input, then
 after each iteration's launches for the next, the last iteration peeled so it makes none), so the
-host work is done as many times as before. Host work between launches simply moves after them, also between the launches that follow a
-blocking step (host-busy prices those too: g009155's host steps between kernels after a
-cudaMallocHost). Host work after a host read, synchronize or synchronous call and before the next
-launch depends on the GPU and stays. A copy to or from pageable host memory is such a call: a
-download returns only once the GPU work before it and the copy are done, an upload once it is
-staged (g020288: host steps moved past a pageable download ran after it, 0.9 ms slower).
+host work is done as many times as before. Host work between launches simply moves after them,
+also between the launches that follow a blocking step (host-busy prices those too: g009155's host
+steps between kernels after a cudaMallocHost). Host work after a host read, synchronize or
+synchronous call and before the next launch depends on the GPU and stays. A copy to or from
+pageable host memory is such a call: a download returns only once the GPU work before it and the
+copy are done, an upload once it is staged (g020288: host steps moved past a pageable download ran
+after it, 0.9 ms slower).
 """
 import copy
 
@@ -57,7 +58,8 @@ def _later_runs(body, pageable):
         mid = [j for j in range(launches[0], launches[-1]) if run[j]["op"] == "host"] if launches else []
         if mid:
             last = launches[-1]
-            run = [s for j, s in enumerate(run[:last + 1]) if j not in mid] + [run[j] for j in mid] + run[last + 1:]
+            kept = [s for j, s in enumerate(run[:last + 1]) if j not in mid]
+            run = kept + [run[j] for j in mid] + run[last + 1:]
             changed = True
         out += run
         i = end
