@@ -6,7 +6,6 @@
 #include <limits>
 #include <map>
 #include <optional>
-#include <set>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -14,6 +13,7 @@
 
 #include "diagnosis/api_names.h"
 #include "diagnosis/data_order.h"
+#include "diagnosis/host_state.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/median.h"
 #include "diagnosis/pinned_rate.h"
@@ -890,22 +890,21 @@ std::vector<Ns> typicalRuns(const DeviceView& view, const std::vector<std::uint6
 
 // Whether the few-block kernel at a position sweeps a buffer that the split's lanes' copies of it
 // fit the L2 with (kL2FitShare: recordedBufferBytes times the lanes the stream's work takes), on an
-// L2 the stream's few-block kernels had to themselves: one host thread launched all the work (no
-// other thread's buffers the trace cannot place in time) and other streams' kernels ran beside
-// them for no more than kThrashBesideShare of their time. Always false where the trace records no
-// buffers.
+// L2 the stream's few-block kernels had to themselves: one host thread made the view's CUDA calls
+// (HostState: no other thread's buffers the trace cannot place in time) and other streams' kernels
+// ran beside them for no more than kThrashBesideShare of their time. Always false where the trace
+// records no buffers.
 std::function<bool(std::size_t)> lanesFitTheL2(const DeviceView& view, const std::vector<std::uint64_t>& keys,
                                                 const std::vector<std::uint64_t>& lanes, std::uint64_t stream) {
   const auto never = [](std::size_t) { return false; };
   const Device* device = view.device();
   if (device == nullptr || device->l2_bytes == 0 || !recordsOpBuffers(view)) return never;
-  std::set<std::pair<std::uint32_t, std::uint32_t>> threads;
+  if (view.hostState().threadCount() != 1) return never;
   std::unordered_set<std::uint64_t> used;
   std::unordered_set<std::size_t> few_block;
   Ns few_block_time = 0;
   for (std::size_t pos = 0; pos < keys.size(); ++pos) {
     const GpuOp& op = view.op(view.ops()[pos]);
-    if (const auto launch = view.launchCall(op)) threads.emplace(view.call(*launch).pid, view.call(*launch).tid);
     if (keys[pos] != stream) continue;
     used.insert(lanes[pos]);
     if (op.kind == OpKind::kKernel && op.grid_blocks > 0 &&
@@ -914,7 +913,6 @@ std::function<bool(std::size_t)> lanesFitTheL2(const DeviceView& view, const std
       few_block_time += view.ops()[pos].end - view.ops()[pos].start;
     }
   }
-  if (threads.size() != 1) return never;
   const Ns beside = besideOtherStreams(view, keys, stream, few_block, [](std::size_t) { return true; });
   if (static_cast<double>(beside) > kThrashBesideShare * static_cast<double>(few_block_time)) return never;
   const double room = kL2FitShare * static_cast<double>(device->l2_bytes);
