@@ -195,6 +195,83 @@ TEST_CASE("a kernel that fills the device starts beside a small one, on the SMs 
   CHECK(ScheduleModel(view).span({}) == TraceBuilder::ns(1000));
 }
 
+// A recorded trace where a 132-block kernel on stream 14 (launched at 2 µs, run at 390-890 µs)
+// took a GPU page-fault group over 400-800 µs, after stream 13's two kernels: an 8-block one at
+// 1-81 µs and a second at 82-382 µs of `second_grid` blocks. The schedule releases the faulting
+// kernel as its call returned, beside the first.
+TraceBuilder besideFaults(std::uint32_t second_grid) {
+  TraceBuilder b;
+  b.launch(13, 0, 1, 1, 81).grid_blocks = 8;
+  b.launch(13, 1, 2, 82, 382).grid_blocks = second_grid;
+  b.launch(14, 2, 3, 390, 890).grid_blocks = 132;
+  UmPageFaultGroup f;
+  f.start = TraceBuilder::ns(400);
+  f.end = TraceBuilder::ns(800);
+  f.faults = 12;
+  f.access = schema::UmAccessType::kRead;
+  b.trace().unified_memory.gpu_faults.push_back(f);
+  return b;
+}
+
+TEST_CASE("a kernel whose blocks are done while another kernel's faults are served ends with that service") {
+  // Scheduled beside the faulting kernel (from 3 µs), the first kernel's end at 81 µs falls in the
+  // 400 µs the driver serves its faults, from 10 µs into its run: it ends with them at 413 µs, and
+  // the 300 µs kernel after it on its stream ends at 714 instead of 382, past the faulting
+  // kernel's 503 (g010202's fixed program).
+  TraceBuilder unfaulted = besideFaults(8);
+  unfaulted.trace().unified_memory.gpu_faults.clear();
+  const Trace none_trace = unfaulted.build();
+  const DeviceView none(none_trace, Scope{}, 0);
+  const Ns without = ScheduleModel(none).span({});
+  CHECK(without < TraceBuilder::ns(505));
+  const Trace trace = besideFaults(8).build();
+  const DeviceView view(trace, Scope{}, 0);
+  const ScheduleModel model(view);
+  CHECK(model.span({}) > TraceBuilder::ns(710));
+  CHECK(model.span({}) < TraceBuilder::ns(720));
+  // The faulting kernel made fault-free by a fix (prefetch-managed: 100 µs) holds nothing.
+  CHECK(model.span({}, {}, {{at(view, 390), TraceBuilder::ns(100)}}) == TraceBuilder::ns(381));
+}
+
+// A 132-block kernel on stream 14 that ran 1-901 µs with a fault group over 11-811 µs, and
+// stream 13's two kernels launched beside it but recorded after it: one of `grid` blocks (400 µs)
+// and an 8-block one (200 µs).
+TraceBuilder afterFaults(std::uint32_t grid) {
+  TraceBuilder b;
+  b.launch(14, 0, 1, 1, 901).grid_blocks = 132;
+  b.launch(13, 1, 2, 902, 1302).grid_blocks = grid;
+  b.launch(13, 2, 3, 1303, 1503).grid_blocks = 8;
+  UmPageFaultGroup f;
+  f.start = TraceBuilder::ns(11);
+  f.end = TraceBuilder::ns(811);
+  f.faults = 12;
+  f.access = schema::UmAccessType::kRead;
+  b.trace().unified_memory.gpu_faults.push_back(f);
+  return b;
+}
+
+TEST_CASE("a multi-wave kernel beside another kernel's fault service keeps its end") {
+  // Scheduled beside the faulting kernel, stream 13's first kernel ends inside the service. Of
+  // one wave, it ends with the service at 811 µs, and the 200 µs kernel after it ends past the
+  // faulting kernel; of two waves, it ends as scheduled (g000257: its fixed program saved what the
+  // schedule without the hold gives, on an H100 and an H200), and the one-wave kernel after it,
+  // due to end inside the service, ends with it: the faulting kernel's end is the span's.
+  const auto spans = [](std::uint32_t grid) {
+    const Trace with_trace = afterFaults(grid).build();
+    TraceBuilder unfaulted = afterFaults(grid);
+    unfaulted.trace().unified_memory.gpu_faults.clear();
+    const Trace without_trace = unfaulted.build();
+    const DeviceView with(with_trace, Scope{}, 0), without(without_trace, Scope{}, 0);
+    return std::make_pair(ScheduleModel(with).span({}), ScheduleModel(without).span({}));
+  };
+  const auto [one_wave, one_wave_clean] = spans(64);
+  CHECK(one_wave_clean == TraceBuilder::ns(900));
+  CHECK(one_wave > TraceBuilder::ns(1000));
+  const auto [two_waves, two_waves_clean] = spans(132 * 8 * 2);
+  CHECK(two_waves == two_waves_clean);
+  CHECK(two_waves == TraceBuilder::ns(900));
+}
+
 TEST_CASE("a kernel issued behind one still placing blocks waits for it to end") {
   // A 64-block kernel runs from 1 to 101 µs; a kernel of 4 waves, issued next on another stream,
   // starts beside it on the SMs left free and takes the rest when they free up; a 64-block kernel

@@ -264,6 +264,9 @@ class ScheduleRun {
   std::vector<std::pair<std::size_t, Ns>> drained_;  // (position, when it drained): still running
   std::unordered_map<std::size_t, Ns> tail_at_;  // per multi-wave kernel: its tails_ entry in force
   void shareTheDrain(std::size_t pos);
+  void holdBesideFaults(std::size_t pos);
+  Ns endHeldBy(Ns end, const std::vector<Interval>& holds) const;
+  std::vector<Interval> fault_holds_;               // fault service holding kernels' ends (holdBesideFaults)
   // A blocking call's waits for other threads' ops (ScheduleModel::wait_issued_only_), decided
   // when it begins: per barrier, the ops still to decide; the barriers each op holds once decided.
   bool waitForIssued(std::size_t barrier);
@@ -1144,6 +1147,64 @@ void ScheduleRun::start(std::size_t pos) {
     tails_.push({now_ + duration_[pos] - tail, pos});
     tail_at_[pos] = now_ + duration_[pos] - tail;
   }
+  holdBesideFaults(pos);
+}
+
+// A kernel of one wave does not end while the driver serves another kernel's GPU page faults:
+// one whose blocks are done inside such a stretch ends as the stretch ends. Recorded on an H200
+// (the fixed programs of remove-sync, which ran a managed loop beside the work a device
+// synchronize had kept it from): in g010202's, three times, a 1-block kernel of 53 µs that began
+// 24 µs before a 132-block kernel faulted its managed buffer in ended 664 µs after its start, 31
+// µs after that service; one begun 50 µs before the next such kernel ran 306 µs, to its service's
+// end; an 8-block kernel of 7 µs begun with the third ran 129 µs, 6 µs past it (the program saved
+// 1.05 ms where the schedule without the hold had 1.77); in g000024's an 8-block kernel due at
+// 273 µs ended at 325, with the service. (g004064's 4-block kernel, due inside the service, ran
+// 400 µs past its end: the hold is the least of it.) A kernel of several waves is not held: the
+// fixed program of g000257, whose 3168-block kernels end beside the service in the schedule,
+// saved 1174 µs on an H100 and 1187 on an H200, what the schedule gives holding its one-wave
+// kernels alone (1304 and 1181), not holding those too (813 and 862).
+// So a kernel that faulted in its recorded run holds, from its start here, the ends of the
+// one-wave kernels beside it that fall in the stretches its faults were served, and a one-wave
+// kernel that starts while a stretch is held ends no sooner than it, if it would end inside it.
+// A kernel that ran beside fault service in the trace keeps its duration (it holds what it
+// waited), and a faulting kernel a fix made fault-free (a duration of its own: prefetch-managed,
+// implicit-sync-call's kept buffers) holds nothing.
+void ScheduleRun::holdBesideFaults(std::size_t pos) {
+  if (m_.fault_service_.empty() || pos >= m_.size() || m_.engine_[pos] != ScheduleModel::kSmEngine) return;
+  const auto delay = [&](std::size_t q, Ns end) {
+    if (end == end_[q]) return;
+    if (const auto it = tail_at_.find(q); it != tail_at_.end()) {
+      it->second += end - end_[q];
+      tails_.push({it->second, q});
+    }
+    end_[q] = end;
+    running_.push({end_[q], q});
+  };
+  if (const std::vector<Interval>* own = m_.faultServiceOf(pos)) {
+    if (duration_[pos] != m_.duration_[pos]) return;
+    std::vector<Interval> fresh;
+    for (const Interval& i : *own) fresh.push_back({now_ + i.start, now_ + i.end});
+    fresh = differenceOf(fresh, fault_holds_);
+    if (fresh.empty()) return;
+    for (const std::size_t q : on_sms_) {
+      if (q == pos || finished_[q] || end_[q] <= now_ || m_.ranBesideFaults(q) || multiWave(q)) continue;
+      delay(q, endHeldBy(end_[q], fresh));
+    }
+    std::vector<Interval> merged = fault_holds_;
+    merged.insert(merged.end(), fresh.begin(), fresh.end());
+    fault_holds_ = unionOf(std::move(merged));
+    return;
+  }
+  if (fault_holds_.empty() || m_.ranBesideFaults(pos) || multiWave(pos)) return;
+  delay(pos, endHeldBy(end_[pos], fault_holds_));
+}
+
+// When a kernel due to end at `end` ends, held by `holds` (sorted, disjoint): at the end of the
+// stretch its end falls in, if any.
+Ns ScheduleRun::endHeldBy(Ns end, const std::vector<Interval>& holds) const {
+  const auto it = std::upper_bound(holds.begin(), holds.end(), end,
+                                   [](Ns t, const Interval& i) { return t < i.end; });
+  return it != holds.end() && it->start <= end ? it->end : end;
 }
 
 // The kernels whose last wave is half drained at `time` give their SMs back (in every schedule:
@@ -1774,6 +1835,57 @@ double ScheduleModel::drainHandoff(std::size_t position) const {
   return it != drain_handoff_.end() && it->first == position ? it->second : 0.5;
 }
 
+// The driver's service of GPU page faults, from the trace's fault groups of the device and its
+// migrations to it (not explicit prefetches: access type "prefetch", migration cause "user"): a
+// kernel is served in each stretch that begins inside its run (of its process), and any kernel
+// whose run overlaps a stretch ran beside that service.
+void ScheduleModel::observeFaultService(const DeviceView& view) {
+  const UnifiedMemory& um = view.trace().unified_memory;
+  std::vector<std::pair<Interval, std::uint32_t>> service;  // (stretch, pid)
+  for (const UmPageFaultGroup& f : um.gpu_faults) {
+    if (f.device_id == view.deviceId() && f.access != schema::UmAccessType::kPrefetch && f.end > f.start) {
+      service.push_back({{f.start, f.end}, f.pid});
+    }
+  }
+  if (service.empty()) return;
+  for (const UmMigration& m : um.migrations) {
+    if (m.device_id == view.deviceId() && m.direction == CopyKind::kUvmHtoD &&
+        m.cause != schema::UmMigrationCause::kUser && m.end > m.start) {
+      service.push_back({{m.start, m.end}, m.pid});
+    }
+  }
+  std::sort(service.begin(), service.end(),
+            [](const auto& a, const auto& b) { return a.first.start < b.first.start; });
+  std::vector<Interval> all;
+  all.reserve(service.size());
+  for (const auto& s : service) all.push_back(s.first);
+  all = unionOf(std::move(all));
+  const auto& ops = view.ops();
+  for (std::size_t pos = 0; pos < ops.size(); ++pos) {
+    if (engine_[pos] != kSmEngine) continue;
+    const ScopedOp run = ops[pos];
+    const auto after = std::upper_bound(all.begin(), all.end(), run.start,
+                                        [](Ns t, const Interval& i) { return t < i.end; });
+    if (after == all.end() || after->start >= run.end) continue;  // no service during its run
+    beside_faults_.push_back(pos);
+    const std::uint32_t pid = view.op(run).pid;
+    auto it = std::lower_bound(service.begin(), service.end(), run.start,
+                               [](const auto& s, Ns t) { return s.first.start < t; });
+    std::vector<Interval> own;
+    for (; it != service.end() && it->first.start < run.end; ++it) {
+      if (it->second != 0 && pid != 0 && it->second != pid) continue;
+      own.push_back({it->first.start - run.start, std::min(it->first.end, run.end) - run.start});
+    }
+    if (!own.empty()) fault_service_.emplace_back(pos, unionOf(std::move(own)));
+  }
+}
+
+const std::vector<Interval>* ScheduleModel::faultServiceOf(std::size_t position) const {
+  const auto it = std::lower_bound(fault_service_.begin(), fault_service_.end(), position,
+                                   [](const auto& f, std::size_t p) { return f.first < p; });
+  return it != fault_service_.end() && it->first == position ? &it->second : nullptr;
+}
+
 ScheduleModel::ScheduleModel(const DeviceView& view)
     : recorded_span_(view.spanLength()), span_start_(view.spanStart()) {
   const auto& ops = view.ops();
@@ -1887,6 +1999,7 @@ ScheduleModel::ScheduleModel(const DeviceView& view)
   drain_handoff_ = observeDrainHandoff(view, engine_, waves_);
   slots_free_at_ = observeSlotsFreeing(view, share_, waves_);
   recorded_rate_ = recordRates(view, share_, waves_, slots_free_at_);
+  observeFaultService(view);
   turnaround_[1] = view.engineTurnaround(Engine::kH2D);
   turnaround_[2] = view.engineTurnaround(Engine::kD2H);
   turnaround_[3] = view.engineTurnaround(Engine::kD2D);

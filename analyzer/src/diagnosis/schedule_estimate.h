@@ -50,7 +50,9 @@
 // beside it in the trace left it, averaged over its run; unknown where the shares beside it filled
 // the device: it keeps its duration), so one the trace ran on half its SMs and a what-if starts
 // alone takes half its measured duration, and one started on part of its SMs runs slower until
-// they free. Built with a HostTimeline (host_timeline.h), the schedule
+// they free. A one-wave kernel whose blocks are done while the driver serves another kernel's GPU
+// page faults (the stretches the trace shows served in that kernel's run, from its start in the
+// schedule) ends as that service ends (ScheduleRun::holdBesideFaults). Built with a HostTimeline (host_timeline.h), the schedule
 // also has the host wait: each blocking call is a node that ends when the ops it waited for ended
 // (plus its own time), and the thread's later launches are released relative to it, so a faster
 // device lets a synchronizing host run ahead. Of the ops other threads launched, it waits only for
@@ -61,10 +63,12 @@
 // difference. Cost: O((n + e) log n).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
 
+#include "cuoverlap/intervals.h"
 #include "diagnosis/device_view.h"
 #include "diagnosis/host_timeline.h"
 
@@ -353,6 +357,18 @@ class ScheduleModel {
   // empty = none), and 1 where a kernel may take such a point's room
   std::vector<std::uint8_t> slots_drain_;
   std::vector<std::uint8_t> slots_taker_;
+  // GPU page faults hold the ends of the device's other kernels (observeFaultService, ScheduleRun::
+  // holdBesideFaults): per kernel whose recorded run the driver served faults in, (position, the
+  // stretches of that service as offsets from the run's start, merged), by position; and the
+  // kernels whose recorded run overlapped any such service (their durations hold the stall), by
+  // position. Both empty without page-fault records; few: kept sparse, as models are copied.
+  std::vector<std::pair<std::size_t, std::vector<Interval>>> fault_service_;
+  std::vector<std::size_t> beside_faults_;
+  void observeFaultService(const DeviceView& view);
+  const std::vector<Interval>* faultServiceOf(std::size_t position) const;
+  bool ranBesideFaults(std::size_t position) const {
+    return std::binary_search(beside_faults_.begin(), beside_faults_.end(), position);
+  }
   std::vector<std::uint8_t> high_;         // per position: 1 on a higher-priority stream, 2 ragged; empty = none
   std::vector<std::int64_t> stream_prev_;  // previous position on the stream, -1 for none
   std::vector<std::int64_t> stream_next_;  // next position on the stream, -1 for none
