@@ -2,6 +2,7 @@
 // copy engines pick among ready ops of several streams, and that a blocked op holds up no other
 // stream.
 #include <cstdlib>
+#include <utility>
 
 #include <catch2/catch.hpp>
 
@@ -195,74 +196,62 @@ TEST_CASE("a kernel that fills the device starts beside a small one, on the SMs 
   CHECK(ScheduleModel(view).span({}) == TraceBuilder::ns(1000));
 }
 
-// A recorded trace where a 132-block kernel on stream 14 (launched at 2 µs, run at 390-890 µs)
-// took a GPU page-fault group over 400-800 µs, after stream 13's two kernels: an 8-block one at
-// 1-81 µs and a second at 82-382 µs of `second_grid` blocks. The schedule releases the faulting
-// kernel as its call returned, beside the first.
-TraceBuilder besideFaults(std::uint32_t second_grid) {
-  TraceBuilder b;
-  b.launch(13, 0, 1, 1, 81).grid_blocks = 8;
-  b.launch(13, 1, 2, 82, 382).grid_blocks = second_grid;
-  b.launch(14, 2, 3, 390, 890).grid_blocks = 132;
+// A GPU page-fault group the driver served over [start_us, end_us).
+void faultGroup(TraceBuilder& b, double start_us, double end_us) {
   UmPageFaultGroup f;
-  f.start = TraceBuilder::ns(400);
-  f.end = TraceBuilder::ns(800);
+  f.start = TraceBuilder::ns(start_us);
+  f.end = TraceBuilder::ns(end_us);
   f.faults = 12;
   f.access = schema::UmAccessType::kRead;
   b.trace().unified_memory.gpu_faults.push_back(f);
-  return b;
+}
+
+// The schedule's span of `b`'s trace as recorded, and without its fault records.
+std::pair<Ns, Ns> spansWithAndWithoutFaults(TraceBuilder b) {
+  const Trace with_trace = b.build();
+  b.trace().unified_memory.gpu_faults.clear();
+  const Trace without_trace = b.build();
+  const DeviceView with(with_trace, Scope{}, 0), without(without_trace, Scope{}, 0);
+  return {ScheduleModel(with).span({}), ScheduleModel(without).span({})};
 }
 
 TEST_CASE("a kernel whose blocks are done while another kernel's faults are served ends with that service") {
-  // Scheduled beside the faulting kernel (from 3 µs), the first kernel's end at 81 µs falls in the
-  // 400 µs the driver serves its faults, from 10 µs into its run: it ends with them at 413 µs, and
-  // the 300 µs kernel after it on its stream ends at 714 instead of 382, past the faulting
-  // kernel's 503 (g010202's fixed program).
-  TraceBuilder unfaulted = besideFaults(8);
-  unfaulted.trace().unified_memory.gpu_faults.clear();
-  const Trace none_trace = unfaulted.build();
-  const DeviceView none(none_trace, Scope{}, 0);
-  const Ns without = ScheduleModel(none).span({});
-  CHECK(without < TraceBuilder::ns(505));
-  const Trace trace = besideFaults(8).build();
-  const DeviceView view(trace, Scope{}, 0);
-  const ScheduleModel model(view);
-  CHECK(model.span({}) > TraceBuilder::ns(710));
-  CHECK(model.span({}) < TraceBuilder::ns(720));
-  // The faulting kernel made fault-free by a fix (prefetch-managed: 100 µs) holds nothing.
-  CHECK(model.span({}, {}, {{at(view, 390), TraceBuilder::ns(100)}}) == TraceBuilder::ns(381));
-}
-
-// A 132-block kernel on stream 14 that ran 1-901 µs with a fault group over 11-811 µs, and
-// stream 13's two kernels launched beside it but recorded after it: one of `grid` blocks (400 µs)
-// and an 8-block one (200 µs).
-TraceBuilder afterFaults(std::uint32_t grid) {
+  // Recorded: stream 13's 8-block kernel at 1-81 µs and a 300 µs one after it; then a 132-block
+  // kernel on stream 14, launched at 2 µs, ran 390-890 µs with a fault group over 400-800. The
+  // schedule starts it as its call returned (3 µs), beside the first kernel, whose end at 81 µs
+  // falls in the 400 µs the driver serves its faults from 10 µs into its run: it ends with them at
+  // 413 µs, and the 300 µs kernel after it at 714 instead of 382, past the faulting kernel's 503
+  // (g010202's fixed program).
   TraceBuilder b;
-  b.launch(14, 0, 1, 1, 901).grid_blocks = 132;
-  b.launch(13, 1, 2, 902, 1302).grid_blocks = grid;
-  b.launch(13, 2, 3, 1303, 1503).grid_blocks = 8;
-  UmPageFaultGroup f;
-  f.start = TraceBuilder::ns(11);
-  f.end = TraceBuilder::ns(811);
-  f.faults = 12;
-  f.access = schema::UmAccessType::kRead;
-  b.trace().unified_memory.gpu_faults.push_back(f);
-  return b;
+  b.launch(13, 0, 1, 1, 81).grid_blocks = 8;
+  b.launch(13, 1, 2, 82, 382).grid_blocks = 8;
+  b.launch(14, 2, 3, 390, 890).grid_blocks = 132;
+  faultGroup(b, 400, 800);
+  const auto [with, without] = spansWithAndWithoutFaults(b);
+  CHECK(without < TraceBuilder::ns(505));
+  CHECK(with > TraceBuilder::ns(710));
+  CHECK(with < TraceBuilder::ns(720));
+  // The faulting kernel made fault-free by a fix (prefetch-managed: 100 µs) holds nothing.
+  const Trace trace = b.build();
+  const DeviceView view(trace, Scope{}, 0);
+  CHECK(ScheduleModel(view).span({}, {}, {{at(view, 390), TraceBuilder::ns(100)}}) == TraceBuilder::ns(381));
 }
 
 TEST_CASE("a multi-wave kernel beside another kernel's fault service keeps its end") {
-  // Scheduled beside the faulting kernel, stream 13's first kernel ends inside the service. Of
-  // one wave, it ends with the service at 811 µs, and the 200 µs kernel after it ends past the
-  // faulting kernel; of two waves, it ends as scheduled (g000257: its fixed program saved what the
-  // schedule without the hold gives, on an H100 and an H200), and the one-wave kernel after it,
-  // due to end inside the service, ends with it: the faulting kernel's end is the span's.
+  // Recorded: a 132-block kernel on stream 14 ran 1-901 µs with a fault group over 11-811 µs;
+  // stream 13's two kernels, launched beside it, ran after it: one of `grid` blocks (400 µs), then
+  // an 8-block one (200 µs). Scheduled beside the faulting kernel, the first ends inside the
+  // service. Of one wave, it ends with the service at 811 µs, and the 200 µs kernel after it ends
+  // past the faulting kernel; of two waves, it ends as scheduled (g000257: its fixed program saved
+  // what the schedule without the hold gives, on an H100 and an H200), and the one-wave kernel
+  // after it, due inside the service, ends with it: the faulting kernel's end is the span's.
   const auto spans = [](std::uint32_t grid) {
-    const Trace with_trace = afterFaults(grid).build();
-    TraceBuilder unfaulted = afterFaults(grid);
-    unfaulted.trace().unified_memory.gpu_faults.clear();
-    const Trace without_trace = unfaulted.build();
-    const DeviceView with(with_trace, Scope{}, 0), without(without_trace, Scope{}, 0);
-    return std::make_pair(ScheduleModel(with).span({}), ScheduleModel(without).span({}));
+    TraceBuilder b;
+    b.launch(14, 0, 1, 1, 901).grid_blocks = 132;
+    b.launch(13, 1, 2, 902, 1302).grid_blocks = grid;
+    b.launch(13, 2, 3, 1303, 1503).grid_blocks = 8;
+    faultGroup(b, 11, 811);
+    return spansWithAndWithoutFaults(b);
   };
   const auto [one_wave, one_wave_clean] = spans(64);
   CHECK(one_wave_clean == TraceBuilder::ns(900));
