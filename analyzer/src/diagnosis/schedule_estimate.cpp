@@ -1838,20 +1838,27 @@ double ScheduleModel::drainHandoff(std::size_t position) const {
 // The driver's service of GPU page faults, from the trace's fault groups of the device and its
 // migrations to it (not explicit prefetches: access type "prefetch", migration cause "user"): a
 // kernel is served in each stretch that begins inside its run (of its process), and any kernel
-// whose run overlaps a stretch ran beside that service.
+// whose run overlaps a stretch ran beside that service. Only the records that begin inside the
+// view's span are read (both lists are in start order): a trace of many windows is not read whole
+// for each.
 void ScheduleModel::observeFaultService(const DeviceView& view) {
   const UnifiedMemory& um = view.trace().unified_memory;
+  const Ns from = view.spanStart(), to = view.spanEnd();
   std::vector<std::pair<Interval, std::uint32_t>> service;  // (stretch, pid)
-  for (const UmPageFaultGroup& f : um.gpu_faults) {
-    if (f.device_id == view.deviceId() && f.access != schema::UmAccessType::kPrefetch && f.end > f.start) {
-      service.push_back({{f.start, f.end}, f.pid});
+  auto f = std::lower_bound(um.gpu_faults.begin(), um.gpu_faults.end(), from,
+                            [](const UmPageFaultGroup& g, Ns t) { return g.start < t; });
+  for (; f != um.gpu_faults.end() && f->start < to; ++f) {
+    if (f->device_id == view.deviceId() && f->access != schema::UmAccessType::kPrefetch && f->end > f->start) {
+      service.push_back({{f->start, f->end}, f->pid});
     }
   }
   if (service.empty()) return;
-  for (const UmMigration& m : um.migrations) {
-    if (m.device_id == view.deviceId() && m.direction == CopyKind::kUvmHtoD &&
-        m.cause != schema::UmMigrationCause::kUser && m.end > m.start) {
-      service.push_back({{m.start, m.end}, m.pid});
+  auto m = std::lower_bound(um.migrations.begin(), um.migrations.end(), from,
+                            [](const UmMigration& g, Ns t) { return g.start < t; });
+  for (; m != um.migrations.end() && m->start < to; ++m) {
+    if (m->device_id == view.deviceId() && m->direction == CopyKind::kUvmHtoD &&
+        m->cause != schema::UmMigrationCause::kUser && m->end > m->start) {
+      service.push_back({{m->start, m->end}, m->pid});
     }
   }
   std::sort(service.begin(), service.end(),
