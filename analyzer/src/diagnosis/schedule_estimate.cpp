@@ -266,7 +266,7 @@ class ScheduleRun {
   void shareTheDrain(std::size_t pos);
   void holdBesideFaults(std::size_t pos);
   Ns endHeldBy(Ns end, const std::vector<Interval>& holds) const;
-  std::vector<Interval> fault_holds_;               // fault service holding kernels' ends (holdBesideFaults)
+  std::vector<Interval> fault_holds_;          // fault service holding kernels' ends (holdBesideFaults)
   // A blocking call's waits for other threads' ops (ScheduleModel::wait_issued_only_), decided
   // when it begins: per barrier, the ops still to decide; the barriers each op holds once decided.
   bool waitForIssued(std::size_t barrier);
@@ -1170,7 +1170,9 @@ void ScheduleRun::start(std::size_t pos) {
 // waited), and a faulting kernel a fix made fault-free (a duration of its own: prefetch-managed,
 // implicit-sync-call's kept buffers) holds nothing.
 void ScheduleRun::holdBesideFaults(std::size_t pos) {
-  if (m_.fault_service_.empty() || pos >= m_.size() || m_.engine_[pos] != ScheduleModel::kSmEngine) return;
+  if (m_.fault_service_.empty() || pos >= m_.size() || m_.engine_[pos] != ScheduleModel::kSmEngine) {
+    return;
+  }
   const auto delay = [&](std::size_t q, Ns end) {
     if (end == end_[q]) return;
     if (const auto it = tail_at_.find(q); it != tail_at_.end()) {
@@ -1187,7 +1189,9 @@ void ScheduleRun::holdBesideFaults(std::size_t pos) {
     fresh = differenceOf(fresh, fault_holds_);
     if (fresh.empty()) return;
     for (const std::size_t q : on_sms_) {
-      if (q == pos || finished_[q] || end_[q] <= now_ || m_.ranBesideFaults(q) || multiWave(q)) continue;
+      if (q == pos || finished_[q] || end_[q] <= now_ || m_.ranBesideFaults(q) || multiWave(q)) {
+        continue;
+      }
       delay(q, endHeldBy(end_[q], fresh));
     }
     std::vector<Interval> merged = fault_holds_;
@@ -1848,7 +1852,8 @@ void ScheduleModel::observeFaultService(const DeviceView& view) {
   auto f = std::lower_bound(um.gpu_faults.begin(), um.gpu_faults.end(), from,
                             [](const UmPageFaultGroup& g, Ns t) { return g.start < t; });
   for (; f != um.gpu_faults.end() && f->start < to; ++f) {
-    if (f->device_id == view.deviceId() && f->access != schema::UmAccessType::kPrefetch && f->end > f->start) {
+    if (f->device_id == view.deviceId() && f->access != schema::UmAccessType::kPrefetch &&
+        f->end > f->start) {
       service.push_back({{f->start, f->end}, f->pid});
     }
   }

@@ -52,15 +52,15 @@
 // alone takes half its measured duration, and one started on part of its SMs runs slower until
 // they free. A one-wave kernel whose blocks are done while the driver serves another kernel's GPU
 // page faults (the stretches the trace shows served in that kernel's run, from its start in the
-// schedule) ends as that service ends (ScheduleRun::holdBesideFaults). Built with a HostTimeline (host_timeline.h), the schedule
-// also has the host wait: each blocking call is a node that ends when the ops it waited for ended
-// (plus its own time), and the thread's later launches are released relative to it, so a faster
-// device lets a synchronizing host run ahead. Of the ops other threads launched, it waits only for
-// those the what-if issued before it began (the trace's W was found by the recorded issue times):
-// a thread that runs ahead does not wait for work another thread issues later. The thread's first
-// call after an explicit synchronize takes longer the longer the synchronize slept (launchAfterSleep):
-// where a what-if changes how long one blocks, what the thread issues after it moves by the
-// difference. Cost: O((n + e) log n).
+// schedule) ends as that service ends (ScheduleRun::holdBesideFaults). Built with a HostTimeline
+// (host_timeline.h), the schedule also has the host wait: each blocking call is a node that ends
+// when the ops it waited for ended (plus its own time), and the thread's later launches are
+// released relative to it, so a faster device lets a synchronizing host run ahead. Of the ops
+// other threads launched, it waits only for those the what-if issued before it began (the trace's
+// W was found by the recorded issue times): a thread that runs ahead does not wait for work
+// another thread issues later. The thread's first call after an explicit synchronize takes longer
+// the longer the synchronize slept (launchAfterSleep): where a what-if changes how long one
+// blocks, what the thread issues after it moves by the difference. Cost: O((n + e) log n).
 #pragma once
 
 #include <algorithm>
@@ -360,7 +360,7 @@ class ScheduleModel {
   // GPU page faults hold the ends of the device's other kernels (observeFaultService, ScheduleRun::
   // holdBesideFaults): per kernel whose recorded run the driver served faults in, (position, the
   // stretches of that service as offsets from the run's start, merged), by position; and the
-  // kernels whose recorded run overlapped any such service (their durations hold the stall), by
+  // kernels whose recorded run overlapped any such service (their durations hold what it cost), by
   // position. Both empty without page-fault records; few: kept sparse, as models are copied.
   std::vector<std::pair<std::size_t, std::vector<Interval>>> fault_service_;
   std::vector<std::size_t> beside_faults_;
