@@ -217,6 +217,19 @@ struct UnifiedMemory {
   }
 };
 
+// A fault group of device `device` that the driver served for a GPU page fault (not an explicit
+// prefetch: access type "prefetch").
+inline bool servedFault(const UmPageFaultGroup& f, std::uint16_t device) {
+  return f.device_id == device && f.access != schema::UmAccessType::kPrefetch;
+}
+
+// A migration to device `device` that the driver made for a fault (not an explicit prefetch:
+// cause "user").
+inline bool faultMigration(const UmMigration& m, std::uint16_t device) {
+  return m.device_id == device && m.direction == CopyKind::kUvmHtoD &&
+         m.cause != schema::UmMigrationCause::kUser;
+}
+
 // GPU metrics sampled over time: GPU_METRICS as our collector writes it (CUOVERLAP_GPU_METRICS, experimental)
 // (CUPTI PM sampling) or nsys's `--gpu-metrics-devices` exports it. A sample's value covers the
 // GPU time from its timestamp to the series' next sample (at most interval_ns later: a longer gap

@@ -1840,7 +1840,7 @@ double ScheduleModel::drainHandoff(std::size_t position) const {
 }
 
 // The driver's service of GPU page faults, from the trace's fault groups of the device and its
-// migrations to it (not explicit prefetches: access type "prefetch", migration cause "user"): a
+// migrations to it for faults (servedFault, faultMigration: not explicit prefetches): a
 // kernel is served in each stretch that begins inside its run (of its process), and any kernel
 // whose run overlaps a stretch ran beside that service. Only the records that begin inside the
 // view's span are read (both lists are in start order): a trace of many windows is not read whole
@@ -1852,8 +1852,7 @@ void ScheduleModel::observeFaultService(const DeviceView& view) {
   auto f = std::lower_bound(um.gpu_faults.begin(), um.gpu_faults.end(), from,
                             [](const UmPageFaultGroup& g, Ns t) { return g.start < t; });
   for (; f != um.gpu_faults.end() && f->start < to; ++f) {
-    if (f->device_id == view.deviceId() && f->access != schema::UmAccessType::kPrefetch &&
-        f->end > f->start) {
+    if (servedFault(*f, view.deviceId()) && f->end > f->start) {
       service.push_back({{f->start, f->end}, f->pid});
     }
   }
@@ -1861,8 +1860,7 @@ void ScheduleModel::observeFaultService(const DeviceView& view) {
   auto m = std::lower_bound(um.migrations.begin(), um.migrations.end(), from,
                             [](const UmMigration& g, Ns t) { return g.start < t; });
   for (; m != um.migrations.end() && m->start < to; ++m) {
-    if (m->device_id == view.deviceId() && m->direction == CopyKind::kUvmHtoD &&
-        m->cause != schema::UmMigrationCause::kUser && m->end > m->start) {
+    if (faultMigration(*m, view.deviceId()) && m->end > m->start) {
       service.push_back({{m->start, m->end}, m->pid});
     }
   }

@@ -493,7 +493,7 @@ std::vector<const UmPageFaultGroup*> refaults(const DeviceView& view,
   for (const UmPageFaultGroup& f : um.gpu_faults) {
     if (f.start < view.spanStart()) continue;
     if (f.start >= view.spanEnd()) break;
-    if (f.device_id != view.deviceId() || f.access == schema::UmAccessType::kPrefetch) continue;
+    if (!servedFault(f, view.deviceId())) continue;
     const std::uint64_t block = blockKey(f.pid, f.address);
     const auto [since, first] = resident_since.try_emplace(block, f.start);
     if (first) continue;

@@ -96,15 +96,10 @@ struct KernelFaults {
 DeviceFaults faultsOn(const DeviceView& view) {
   DeviceFaults out;
   for (const UmPageFaultGroup& f : view.trace().unified_memory.gpu_faults) {
-    if (f.device_id == view.deviceId() && f.access != schema::UmAccessType::kPrefetch) {
-      out.faults.push_back(&f);
-    }
+    if (servedFault(f, view.deviceId())) out.faults.push_back(&f);
   }
   for (const UmMigration& m : view.trace().unified_memory.migrations) {
-    if (m.device_id == view.deviceId() && m.direction == CopyKind::kUvmHtoD &&
-        m.cause != schema::UmMigrationCause::kUser) {
-      out.migrations.push_back(&m);
-    }
+    if (faultMigration(m, view.deviceId())) out.migrations.push_back(&m);
   }
   return out;
 }

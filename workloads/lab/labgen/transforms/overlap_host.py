@@ -29,9 +29,14 @@ def _launch(step, pageable):
     return step["op"] in LAUNCH and step.get("async", True)
 
 
+def _first_blocking(body, pageable, start=0):
+    """The index of the first blocking step of body at or after start (len(body): none)."""
+    return next((i for i in range(start, len(body)) if _blocking(body[i], pageable)), len(body))
+
+
 def _plan(body, pageable):
     """(index after the last launch before the first blocking step, pre, mid) or None."""
-    first_block = next((i for i, s in enumerate(body) if _blocking(s, pageable)), len(body))
+    first_block = _first_blocking(body, pageable)
     launches = [i for i in range(first_block) if _launch(body[i], pageable)]
     if not launches:
         return None
@@ -48,11 +53,11 @@ def _blocking(step, pageable):
 def _later_runs(body, pageable):
     """The body with the host steps between two launches of each run of launches after its first
     blocking step (up to the next one) moved after that run's last launch, and whether any moved."""
-    first_block = next((i for i, s in enumerate(body) if _blocking(s, pageable)), len(body))
+    first_block = _first_blocking(body, pageable)
     out, changed, i = list(body[:first_block]), False, first_block
     while i < len(body):
         out.append(body[i])
-        end = next((j for j in range(i + 1, len(body)) if _blocking(body[j], pageable)), len(body))
+        end = _first_blocking(body, pageable, i + 1)
         run = body[i + 1:end]
         launches = [j for j, s in enumerate(run) if _launch(s, pageable)]
         mid = [j for j in range(launches[0], launches[-1]) if run[j]["op"] == "host"] if launches else []
