@@ -988,11 +988,15 @@ TEST_CASE("a blocking copy wakes as slowly after a long wait as its sleep says")
   CHECK(copyReturnAfterSleep(TraceBuilder::ns(1700)) == TraceBuilder::ns(7.2));
   CHECK(copyReturnAfterSleep(TraceBuilder::ns(900)) > copyReturnAfterSleep(TraceBuilder::ns(600)));
   CHECK(copyReturnAfterSleep(TraceBuilder::ns(20000)) == TraceBuilder::ns(16.5));
+  // A thread alone in its process: 1.6 µs at 1.7 ms, held at 2.9 µs beyond 5.5 ms.
+  CHECK(copyReturnAfterSleep(TraceBuilder::ns(100), true) == 0);
+  CHECK(copyReturnAfterSleep(TraceBuilder::ns(1700), true) == TraceBuilder::ns(1.6));
+  CHECK(copyReturnAfterSleep(TraceBuilder::ns(20000), true) == TraceBuilder::ns(2.9));
   // Thread 1 launches a 1 ms kernel, then a synchronous DtoH cudaMemcpy that sleeps until the
   // kernel ends (1003 µs), drives its 4 µs op and returns; 16 µs later it launches a 100 µs
   // kernel. With a 100 µs first kernel the copy sleeps 103 µs: it returns, and the launch after it
   // comes, sooner by what the shorter sleep takes off both (launchAfterSleep,
-  // copyReturnAfterSleep).
+  // copyReturnAfterSleep, the curve of a thread alone: no other thread calls).
   TraceBuilder b;
   b.launch(13, 0, 2, 5, 1005);
   b.copyCall("cudaMemcpy_v3020", 13, 3, 1014, 1006, 1010, CopyKind::kDtoH);
@@ -1004,10 +1008,44 @@ TEST_CASE("a blocking copy wakes as slowly after a long wait as its sleep says")
   const ScheduleModel model(view, host);
   const std::vector<FasterOp> faster = {{at(view, 5), TraceBuilder::ns(100)}};
   const Ns resumed = launchAfterSleep(TraceBuilder::ns(1003)) - launchAfterSleep(TraceBuilder::ns(103)) +
-                     copyReturnAfterSleep(TraceBuilder::ns(1003)) -
-                     copyReturnAfterSleep(TraceBuilder::ns(103));
-  CHECK(resumed > TraceBuilder::ns(5));
+                     copyReturnAfterSleep(TraceBuilder::ns(1003), true) -
+                     copyReturnAfterSleep(TraceBuilder::ns(103), true);
+  CHECK(resumed > TraceBuilder::ns(4));
   CHECK(std::abs(model.span({}) - model.span({}, {}, faster) - (TraceBuilder::ns(900) + resumed)) <= 10);
+}
+
+TEST_CASE("a blocking copy wakes later after a long wait where other threads call") {
+  // The program above with a second thread that only creates an event meanwhile: the process
+  // has another calling thread, so the copy's return takes the pooled curve (7.2 µs at 1.7 ms
+  // against the thread alone's 1.6), and the faster kernel takes more off the span.
+  const auto build = [](bool second_thread) {
+    TraceBuilder b;
+    b.launch(13, 0, 2, 5, 1005);
+    b.copyCall("cudaMemcpy_v3020", 13, 3, 1014, 1006, 1010, CopyKind::kDtoH);
+    b.launch(13, 1030, 1032, 1035, 1135);
+    if (second_thread) {
+      b.call("cudaEventCreate_v3020", 500, 502);
+      b.trace().runtime_calls.back().tid = 2;
+    }
+    return b.build();
+  };
+  const auto saving = [](const Trace& trace) {
+    const DeviceView view(trace, Scope{}, 0);
+    const HostTimeline host = buildHostTimeline(view);
+    REQUIRE(host.barriers.size() == 1);
+    const ScheduleModel model(view, host);
+    const std::vector<FasterOp> faster = {{at(view, 5), TraceBuilder::ns(100)}};
+    return model.span({}) - model.span({}, {}, faster);
+  };
+  const Trace alone = build(false);
+  const Trace beside = build(true);
+  const auto longer = [](bool one_thread) {
+    return copyReturnAfterSleep(TraceBuilder::ns(1003), one_thread) -
+           copyReturnAfterSleep(TraceBuilder::ns(103), one_thread);
+  };
+  const Ns difference = longer(false) - longer(true);
+  CHECK(difference > TraceBuilder::ns(1));
+  CHECK(std::abs(saving(beside) - saving(alone) - difference) <= 10);
 }
 
 TEST_CASE("a synchronize waited for its own thread's work even when the device clock runs ahead") {

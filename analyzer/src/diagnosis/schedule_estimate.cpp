@@ -1106,7 +1106,8 @@ void ScheduleRun::start(std::size_t pos) {
       // its thread launches, as much later as its longer sleep adds.
       const Ns slept = std::max<Ns>(0, started_at_[static_cast<std::size_t>(barrier.own_op)] - began);
       resume_shift_[b] = launchAfterSleep(slept) - launchAfterSleep(barrier.slept) +
-                         copyReturnAfterSleep(slept) - copyReturnAfterSleep(barrier.slept);
+                         copyReturnAfterSleep(slept, m_.one_thread_) -
+                         copyReturnAfterSleep(barrier.slept, m_.one_thread_);
     }
   }
   if (pos < m_.size()) first_start_ = std::min(first_start_, now_);
@@ -1522,9 +1523,10 @@ std::uint64_t unrunSchedules() { return unrun_schedules.load(std::memory_order_r
 std::uint64_t brokenEdgeSchedules() { return broken_edge_schedules.load(std::memory_order_relaxed); }
 void checkScheduleEdges(bool on) { check_schedule_edges.store(on, std::memory_order_relaxed); }
 
-Ns copyReturnAfterSleep(Ns slept) {
+Ns copyReturnAfterSleep(Ns slept, bool one_thread) {
   static constexpr SleepPoint kPoints[] = {{170, 0}, {550, 1.4}, {1700, 7.2}, {5500, 16.5}};
-  return longerAfterSleep(slept, kPoints);
+  static constexpr SleepPoint kOneThread[] = {{170, 0}, {550, 1.2}, {1700, 1.6}, {5500, 2.9}};
+  return one_thread ? longerAfterSleep(slept, kOneThread) : longerAfterSleep(slept, kPoints);
 }
 
 Ns launchAfterSleep(Ns slept) {
@@ -2354,6 +2356,10 @@ bool ScheduleRun::releasedBy(std::size_t pos, Ns time) const {
 // that the clocks' disagreement is not added once per step.
 void ScheduleModel::addHost(const DeviceView& view, const HostTimeline& host) {
   const auto& ops = view.ops();
+  const std::vector<std::size_t>& calls = view.calls();
+  one_thread_ = std::all_of(calls.begin(), calls.end(), [&](std::size_t call) {
+    return threadKey(view.call(call)) == threadKey(view.call(calls.front()));
+  });
   std::vector<Ns> returned(host.barriers.size());
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
     const HostBarrier& barrier = host.barriers[b];

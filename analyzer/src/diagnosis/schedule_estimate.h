@@ -128,7 +128,13 @@ Ns launchAfterSleep(Ns slept);
 // its range's middle (log scale), log-linear in between, held beyond the last. (The same measure
 // of cudaDeviceSynchronize calls that returned to an idle device grows less, 1.0, 3.4 and 4.3 µs,
 // and is not used: a synchronize's thread pays its long sleep in its next launch call.)
-Ns copyReturnAfterSleep(Ns slept);
+// That measure pooled processes of one host thread and of several, and the curve is theirs: a
+// thread that wakes in a process whose other threads issue calls meanwhile returns later. Where
+// every call of the view is one thread's (`one_thread`), the curve is its own, measured the same
+// way on the one-thread programs of the six H100 corpora (1,444 copies): 1.2 µs later after 0.3-1 ms,
+// 1.6 after 1-3 ms, 2.9 after 3-10 ms (several threads: 2.3, 4.4 and 11.9; scripts/
+// lab_wake_times.py). docs/findings.md, blocking-sync-call's "a thread alone wakes sooner".
+Ns copyReturnAfterSleep(Ns slept, bool one_thread = false);
 
 // Blocks of `kernel` that fit on one SM at once; 0 when the device data is missing.
 std::int64_t residentBlocksPerSm(const Device& device, const GpuOp& kernel);
@@ -390,6 +396,7 @@ class ScheduleModel {
     bool wide = false;         // an allocation or free call: waits for every stream's submitted work
   };
   std::vector<Barrier> barriers_;
+  bool one_thread_ = false;  // every runtime call of the view is one host thread's (addHost)
   std::vector<OrderEdge> barrier_waits_;   // op -> barrier b as {position, b}
   // Per barrier_waits_ entry: the op was launched by another thread than the barrier's call, so
   // the barrier waits for it only where the what-if issues it before the barrier begins.
