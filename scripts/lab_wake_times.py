@@ -23,6 +23,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lab_trace  # noqa: E402  (plain or gzip-compressed traces)
+from lab_collect import kept_windows  # noqa: E402
 
 COPY_RANGES_US = [(0, 300), (300, 1000), (1000, 3000), (3000, 10000), (10000, float("inf"))]
 SYNC_RANGES_US = [(0, 30), (30, 100), (100, 300), (300, 1000), (1000, 3000), (3000, 10000),
@@ -48,8 +49,7 @@ def windows_by_trace(corpus):
         manifest = json.load(f)
     by_trace = collections.defaultdict(list)
     for program in manifest["programs"]:
-        baseline = program["baseline"]
-        for window in baseline.get("windows_ns", [baseline["window_ns"]]):
+        for window in kept_windows(program):
             by_trace[program["trace"]].append((window, threads.get(program["id"], 0) > 1))
     return by_trace
 

@@ -2357,9 +2357,9 @@ bool ScheduleRun::releasedBy(std::size_t pos, Ns time) const {
 void ScheduleModel::addHost(const DeviceView& view, const HostTimeline& host) {
   const auto& ops = view.ops();
   const std::vector<std::size_t>& calls = view.calls();
-  one_thread_ = std::all_of(calls.begin(), calls.end(), [&](std::size_t call) {
-    return threadKey(view.call(call)) == threadKey(view.call(calls.front()));
-  });
+  const std::uint64_t first_thread = calls.empty() ? 0 : threadKey(view.call(calls.front()));
+  one_thread_ = std::all_of(calls.begin(), calls.end(),
+                            [&](std::size_t call) { return threadKey(view.call(call)) == first_thread; });
   std::vector<Ns> returned(host.barriers.size());
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
     const HostBarrier& barrier = host.barriers[b];
