@@ -18,6 +18,7 @@ import collections
 import gzip
 import json
 import os
+import sqlite3
 import statistics
 import sys
 
@@ -104,12 +105,16 @@ def report(title, samples, ranges):
 
 def main(corpora):
     if not corpora:
-        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        print("usage: lab_wake_times.py CORPUS_DIR ...", file=sys.stderr)
         return 2
     copies = collections.defaultdict(list)
     launches = collections.defaultdict(list)
     for corpus in corpora:
-        measure(corpus, copies, launches)
+        try:
+            measure(corpus, copies, launches)
+        except (OSError, ValueError, KeyError, sqlite3.Error) as error:
+            print(f"lab_wake_times: {corpus}: not a readable lab corpus ({error!r})", file=sys.stderr)
+            return 2
     report("copy return after the op (by the wait before the op)", copies, COPY_RANGES_US)
     report("next launch call after a synchronize (by the synchronize's duration)", launches, SYNC_RANGES_US)
     return 0
