@@ -95,6 +95,10 @@ std::string renderText(const lab::LabScore& score, const LabScoreArgs& args,
   // The corpus's path and its manifest's strings are the user's: printed inert.
   out << fmt::format("lab corpus {}: {} programs ({} failed runs left out), {} cases", terminalSafe(score.corpus),
                      score.programs, score.failed_programs, score.cases.size());
+  if (score.stale_variants > 0) {
+    out << fmt::format(" ({} stale variants left out: recorded before their transform changed)",
+                       score.stale_variants);
+  }
   if (!score.machine.empty()) out << fmt::format(", recorded on {}", terminalSafe(score.machine));
   if (!score.date.empty()) out << fmt::format(" ({})", terminalSafe(score.date));
   out << "\n\n";
@@ -153,6 +157,7 @@ std::string renderJson(const lab::LabScore& score, const std::vector<std::string
   out["date"] = score.date;
   out["programs"] = score.programs;
   out["failed_programs"] = score.failed_programs;
+  out["stale_variants"] = score.stale_variants;
   out["by_finding"] = rowsJson(score.by_finding);
   out["by_transform"] = rowsJson(score.by_transform);
   out["by_finding_one_thread"] = rowsJson(score.by_finding_one_thread);

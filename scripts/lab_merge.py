@@ -41,7 +41,8 @@ With --changed (a transform whose output changed for programs it applied to alre
 each program's baseline and the changed variants), the same, except that the variant's description
 is NEWER's and replaces CORPUS's in programs.jsonl.gz: the claims still come from CORPUS's kept
 baseline run (the baseline's description must not differ), the saving from the changed fix's runs
-beside baseline runs of their own. The manifest lists them under "changed_variants".
+beside baseline runs of their own, and the variant is no longer marked stale (lab_stale.py). The
+manifest lists them under "changed_variants".
 
 With any of the three, a program whose newer baseline median lies more than 5% from the corpus's
 (the score's `drifted`: another machine start ran it otherwise) is left out and named, since its
@@ -111,6 +112,7 @@ def add_variants(args, manifest, newer):
                     if newer_line["variants"]["baseline"] != line["variants"]["baseline"]:
                         raise ValueError(f"{program['id']}: its baseline is not CORPUS's")
                     line["variants"][name] = newer_line["variants"][name]
+                    target["variants"][name].pop("stale", None)  # recorded as the transform makes it now
                 elif newer_line["variants"][name] != line["variants"][name]:
                     raise ValueError(f"{program['id']} {name}: its description is not CORPUS's")
                 target["variants"][name].update(

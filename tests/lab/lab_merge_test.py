@@ -169,9 +169,10 @@ class Changed(unittest.TestCase):
         self.addCleanup(self.tmp.cleanup)
         corpus = os.path.join(self.tmp.name, "corpus")
         newer = os.path.join(self.tmp.name, "newer")
-        write_corpus(corpus, [program("g1", "batch000.sqlite", [100, 101, 102],
-                                      {"pin-host": [130, 131, 132], "hoist-alloc": [99, 99, 99]})],
-                     [line("g1", ["pin-host", "hoist-alloc"])], "2026-01-01")
+        corpus_g1 = program("g1", "batch000.sqlite", [100, 101, 102],
+                            {"pin-host": [130, 131, 132], "hoist-alloc": [99, 99, 99]})
+        corpus_g1["variants"]["pin-host"]["stale"] = "changed"  # lab_stale.py --mark's
+        write_corpus(corpus, [corpus_g1], [line("g1", ["pin-host", "hoist-alloc"])], "2026-01-01")
         write_corpus(newer, [program("g1", "batch000.sqlite", [103, 104, 105], {"pin-host": [80, 81, 82]})],
                      [newer_line], "2026-03-03")
         result = subprocess.run([sys.executable, MERGE, corpus, newer, "--changed"],
@@ -190,6 +191,7 @@ class Changed(unittest.TestCase):
         (g1,) = manifest["programs"]
         pin = g1["variants"]["pin-host"]
         self.assertEqual((pin["spans_ns"], pin["baseline_spans_ns"]), ([80, 81, 82], [103, 104, 105]))
+        self.assertNotIn("stale", pin)  # recorded as its transform makes it now
         self.assertEqual(g1["baseline"]["spans_ns"], [100, 101, 102])
         self.assertEqual(g1["variants"]["hoist-alloc"]["spans_ns"], [99, 99, 99])
         self.assertEqual(lines[0]["variants"]["pin-host"]["buffers"], ["t0"])

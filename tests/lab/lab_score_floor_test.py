@@ -2,7 +2,8 @@
 
 Usage: lab_score_floor_test.py CUOVERLAP CORPUS FLOORS.json
 Runs `cuoverlap lab score CORPUS --format json` and compares each finding's row with the floors:
-cases equal (the corpus is fixed), within at least, false findings and missed cases at most.
+cases equal (the corpus is fixed), within at least, false findings and missed cases at most; the
+variants the manifest marks stale are the ones the score leaves out.
 Where FLOORS.json has `claim_spread_at_most`, the cases of one-thread programs whose claims differ
 much between the corpus's runs of one program (scripts/lab_claim_spread.py, its defaults) are at
 most that many: such a program's runs differ little, so a claim that moves much between them hung
@@ -39,6 +40,11 @@ def main():
             failures.append(f"{finding}: {row['false_findings']} false findings, at most {floor['false_at_most']}")
         if row["missed"] > floor["missed_at_most"]:
             failures.append(f"{finding}: {row['missed']} missed, at most {floor['missed_at_most']}")
+    # Variants recorded before their transform changed (scripts/lab_stale.py) are left out, counted.
+    with open(os.path.join(corpus, "manifest.json")) as f:
+        marked = sum("stale" in v for p in json.load(f)["programs"] for v in p["variants"].values())
+    if score.get("stale_variants", 0) != marked:
+        failures.append(f"{score.get('stale_variants')} stale variants left out, the manifest marks {marked}")
     total_false = sum(row["false_findings"] for row in score["by_finding"])
     if total_false > floors["false_findings_at_most"]:
         failures.append(f"false findings: {total_false}, at most {floors['false_findings_at_most']}")

@@ -110,6 +110,8 @@ struct LabScore {
   std::string date;
   std::size_t programs = 0;
   std::size_t failed_programs = 0;   // listed as failed in the manifest, or without a window
+  // Variants recorded before their transform changed (the manifest's `stale`), not judged.
+  std::size_t stale_variants = 0;
   std::vector<LabCase> cases;
   std::vector<LabRow> by_finding;    // sorted by key
   std::vector<LabRow> by_transform;

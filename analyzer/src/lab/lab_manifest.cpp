@@ -119,6 +119,10 @@ Program parseProgram(const json& entry, const std::string& where, LabWindows sco
     program.spans = spansOf(baseline.value("spans_ns", json()));
     program.median_error_ns = medianError(program.spans);
     for (const auto& [transform, variant] : entry.at("variants").items()) {
+      if (variant.contains("stale")) {
+        ++program.stale_variants;
+        continue;
+      }
       std::vector<double> spans = spansOf(variant.value("spans_ns", json()));
       const double error = medianError(spans);
       std::vector<std::optional<std::uint32_t>> stream_ids;

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -57,6 +58,9 @@ struct Program {
   double median_error_ns = 0.0;
   std::vector<double> spans;          // the baseline runs' spans in rep order
   std::vector<Variant> variants;
+  // Variants the manifest marks `stale` (recorded before their transform changed, so they measure
+  // a fix the finding no longer advises: scripts/lab_stale.py), left out of `variants`.
+  std::size_t stale_variants = 0;
 };
 
 // DIR/manifest.json, checked to be a lab corpus's. Throws UserError.

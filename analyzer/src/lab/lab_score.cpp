@@ -292,6 +292,7 @@ LabScore scoreCorpus(const std::string& dir, unsigned threads, LabWindows window
   for (std::size_t k = 0; k < entries.size(); ++k) {
     programs.push_back(corpus::parseProgram(entries[k], dir + "/manifest.json: programs[" +
                                                     std::to_string(k) + "]", windows));
+    score.stale_variants += programs.back().stale_variants;
   }
   score.programs = programs.size();
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
