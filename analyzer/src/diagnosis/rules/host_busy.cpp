@@ -12,8 +12,8 @@
 // The work moved is all of the threads' own code (each piece of at least 10 µs in no CUDA
 // call, idle device or not: ownCode): each piece runs after its thread's launches up to the next
 // blocking call instead of between them (those launches are released that much sooner; an
-// asynchronous copy out whose call blocked, to pageable memory, is one of those launches: the
-// piece runs after it returns, so after the GPU work it waited for), and never
+// asynchronous copy out whose call blocked, to pageable memory, is such a blocking call: the piece
+// stays before it, where it runs beside the GPU work the copy waits for), and never
 // past the end of its loop's iteration (loopsComeRound): a loop without a blocking call shows no
 // other iteration boundary, and work moved there would leave the device span. Not capped at the
 // stretches' total: launches the work held back while the device was busy (another stream's
@@ -482,28 +482,15 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches,
     } else if (stretch.feeds_copy) {
       continue;
     } else if (after >= 0) {
-      // The launches it moves past include asynchronous copies whose call blocked (pageable
-      // host memory: the call returns once the data is in place): the work runs after such a
-      // call returns, as after any launch, and so after the GPU work that copy waited for. The
-      // blocking copy begins that much sooner; the work lands before the thread's next call
-      // that is no launch (a synchronize), which begins that much later.
-      const std::vector<std::size_t>& list = barriers_of.at(key);
-      // `after` is the first of the thread's blocking calls that ended after the stretch began.
-      auto at = std::upper_bound(list.begin(), list.end(), stretch.time.start,
-                                 [&](Ns t, std::size_t b) { return t < host.barriers[b].end; });
-      std::optional<std::size_t> stop;  // the first blocking call it does not pass
-      bool passes = false;
-      for (; at != list.end() && host.barriers[*at].start < until; ++at) {
-        if (!launchedCopyOut(view, host.barriers[*at].call, op_of_call)) {
-          stop = *at;
-          break;
-        }
-        passes = true;
-      }
-      if (passes && (stop || (at == list.end() && until == std::numeric_limits<Ns>::max()))) {
-        sooner[static_cast<std::size_t>(after)] += stretch.time.length();
-        if (stop) later[*stop] += stretch.time.length();
-      }
+      // It moves past the thread's launches up to its next blocking call and lands before that
+      // call. An asynchronous copy out whose call blocked (pageable host memory: the call returns
+      // once the GPU work before it and the copy are done) is such a call too: work moved past
+      // it would run after that GPU work, not beside it, so the fix keeps the work before it (the
+      // lab's overlap-host counts a pageable copy as a blocking call), and its op, which that
+      // call launched, is released no sooner. (Until the fifty-fifth session the work passed such
+      // a copy and landed before the synchronize after it, the copy beginning that much sooner.)
+      const HostBarrier& next = host.barriers[static_cast<std::size_t>(after)];
+      if (next.start < until && launchedCopyOut(view, next.call, op_of_call)) until = next.start;
     }
     moved[{key, before}].push_back({stretch.time.end, stretch.time.length(), until});
   }
