@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Which of a corpus's variants the transforms no longer make as recorded (docs/lab.md).
 
-  lab_stale.py CORPUS [--transform ID] [--programs OUT.jsonl] [--mark]
+  lab_stale.py CORPUS [--transform ID] [--programs OUT.jsonl] [--mark | --check]
 
 A transform that changed after a corpus was recorded leaves the corpus judging a finding against a
 fix it no longer advises. For each program this applies every transform to the corpus's own baseline
@@ -17,7 +17,9 @@ recording then goes in with `lab_merge.py CORPUS NEWER --changed` and `--variant
 --mark marks the changed and gone variants in the manifest (`"stale": "changed"` or `"gone"`), which
 `cuoverlap lab score` then leaves out and counts, and unmarks the variants that are current again.
 Which variants are stale is the transforms' output alone, never their score; `lab_merge.py
---changed` unmarks the variants it records again.
+--changed` unmarks the variants it records again. --check prints nothing else and exits 1 where the
+manifest's marks are not what --mark would make (a transform changed and the corpus was not marked
+again), naming the variants.
 """
 import argparse
 import gzip
@@ -87,13 +89,30 @@ def mark(corpus, stale, only):
     return marked
 
 
+def check(manifest, stale, only):
+    """The variants whose mark in the manifest differs from `stale` (id -> {name: reason})."""
+    wrong = []
+    for program in manifest["programs"]:
+        for name, variant in program["variants"].items():
+            if only and base_id(name) != only:
+                continue
+            want = stale.get(program["id"], {}).get(name)
+            if variant.get("stale") != want:
+                wrong.append(f"{program['id']} {name}: marked {variant.get('stale') or 'current'}, "
+                             f"{want or 'current'} by its transform now")
+    return wrong
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpus")
     parser.add_argument("--transform", help="only this transform's variants")
     parser.add_argument("--programs", help="write the corpus lines to record to this file")
-    parser.add_argument("--mark", action="store_true",
-                        help="mark the changed and gone variants stale in the manifest (the score leaves them out)")
+    act = parser.add_mutually_exclusive_group()
+    act.add_argument("--mark", action="store_true",
+                     help="mark the changed and gone variants stale in the manifest (the score leaves them out)")
+    act.add_argument("--check", action="store_true",
+                     help="exit 1 where the manifest's stale marks are not what --mark would make")
     args = parser.parse_args()
     with open(os.path.join(args.corpus, "manifest.json")) as f:
         manifest = json.load(f)
@@ -112,6 +131,17 @@ def main():
                                                [(n, made[n][0]) for n in fresh]),
                               "findings": {n: made[n][1] for n in fresh}})
         stale[line["id"]] = {n: kind for kind in ("changed", "gone") for n in found[kind]}
+    if args.check:
+        wrong = check(manifest, stale, args.transform)
+        for line in wrong[:20]:
+            print(f"lab_stale: {args.corpus}: {line}")
+        if wrong:
+            print(f"lab_stale: {args.corpus}: {len(wrong)} variants marked otherwise than their transforms "
+                  f"make them now; run lab_stale.py {args.corpus} --mark (docs/lab.md, \"Stale variants\")")
+            return 1
+        marked = sum(len(v) for v in stale.values())
+        print(f"lab_stale: {args.corpus}: {marked} variants marked stale, as their transforms make them now")
+        return 0
     for transform, kinds in sorted(totals.items()):
         print(f"{transform}: " + ", ".join(f"{kind} {len(ids)}" for kind, ids in sorted(kinds.items())))
         for kind, ids in sorted(kinds.items()):
@@ -128,6 +158,6 @@ def main():
 
 if __name__ == "__main__":
     try:
-        main()
+        sys.exit(main())
     except (OSError, ValueError, KeyError, TypeError) as error:  # a missing or malformed corpus
         sys.exit(f"lab_stale: {type(error).__name__}: {error}")

@@ -2,7 +2,8 @@
 """scripts/lab_stale.py on a corpus made here from generated programs: a variant whose description is
 not what its transform makes now is `changed`, one the transform makes where the corpus has none
 `new`, one it no longer makes `gone`; --programs writes the lines to record, --mark marks the
-changed and gone variants stale in the manifest and unmarks the rest.
+changed and gone variants stale in the manifest and unmarks the rest, --check fails where the marks
+are not those.
 
   lab_stale_test.py PATH/TO/lab_stale.py
 """
@@ -106,6 +107,20 @@ class LabStale(unittest.TestCase):
             with open(path) as f:
                 variants = json.load(f)["programs"][0]["variants"]
             self.assertFalse(any("stale" in v for v in variants.values()))
+
+    def test_check_passes_on_marked_and_fails_on_unmarked(self):
+        result = subprocess.run([sys.executable, SCRIPT, self.corpus, "--check"], capture_output=True, text=True)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn("2 variants marked stale, as their transforms make them now", result.stdout)
+        with tempfile.TemporaryDirectory() as tmp:
+            corpus = os.path.join(tmp, "corpus")
+            line = generated(int(self.pid[1:]))
+            line["variants"][self.changed] = dict(line["variants"][self.changed], threads=[])
+            write_corpus(corpus, [line])  # changed, but not marked
+            result = subprocess.run([sys.executable, SCRIPT, corpus, "--check"], capture_output=True, text=True)
+            self.assertEqual(result.returncode, 1)
+            self.assertIn(f"{self.pid} {self.changed}: marked current, changed by its transform now", result.stdout)
+            self.assertIn("1 variants marked otherwise", result.stdout)
 
     def test_missing_corpus_is_one_line(self):
         result = subprocess.run([sys.executable, SCRIPT, os.path.join(self.tmp.name, "none")],
