@@ -491,8 +491,8 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches,
       // next 306 µs batch, landed before the synchronize after such a download, hid under
       // nothing; before the download it claims 309 µs for 323 saved).
       std::size_t land = static_cast<std::size_t>(before);
-      const std::vector<std::size_t>& waits = barriers_of.at(key);
-      for (auto at = std::find(waits.begin(), waits.end(), land); at != waits.begin(); --at) {
+      const std::vector<std::size_t>& waits = barriers_of.at(key);  // ascending, as host.barriers
+      for (auto at = std::lower_bound(waits.begin(), waits.end(), land); at != waits.begin(); --at) {
         const std::size_t previous = *std::prev(at);
         const auto call_before = state.lastCallBefore(*thread, host.barriers[*at].start);
         if (!call_before || *call_before != host.barriers[previous].call ||
