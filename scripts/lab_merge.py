@@ -39,7 +39,9 @@ error (it would be another program). The manifest lists them under "rerecorded_v
 
 With --changed (a transform whose output changed for programs it applied to already, recorded as
 each program's baseline and the changed variants), the same, except that the variant's description
-is NEWER's and replaces CORPUS's in programs.jsonl.gz: the claims still come from CORPUS's kept
+is NEWER's and replaces CORPUS's in programs.jsonl.gz (a variant of NEWER whose description is
+CORPUS's did not change: it is left as it was, counted, so a whole recording's other variants do not
+replace the corpus's runs): the claims still come from CORPUS's kept
 baseline run (the baseline's description must not differ), the saving from the changed fix's runs
 beside baseline runs of their own, and the variant is no longer marked stale (lab_stale.py). The
 manifest lists them under "changed_variants".
@@ -88,7 +90,7 @@ def add_variants(args, manifest, newer):
     replacing = args.rerecorded or args.changed
     added = manifest.setdefault("changed_variants" if args.changed else
                                 "rerecorded_variants" if args.rerecorded else "added_variants", [])
-    counts = {"variants": 0, "present": 0, "unknown programs": 0}
+    counts = {"variants": 0, "present": 0, "unknown programs": 0, "unchanged": 0}
     drifted = []
     for program in newer["programs"]:
         target = by_id.get(program["id"])
@@ -111,6 +113,9 @@ def add_variants(args, manifest, newer):
                 if args.changed:
                     if newer_line["variants"]["baseline"] != line["variants"]["baseline"]:
                         raise ValueError(f"{program['id']}: its baseline is not CORPUS's")
+                    if newer_line["variants"][name] == line["variants"][name]:
+                        counts["unchanged"] += 1  # its transform makes it as recorded: its runs stay
+                        continue
                     line["variants"][name] = newer_line["variants"][name]
                     target["variants"][name].pop("stale", None)  # recorded as the transform makes it now
                 elif newer_line["variants"][name] != line["variants"][name]:
@@ -147,8 +152,10 @@ def add_variants(args, manifest, newer):
         print(f"lab_merge: {len(drifted)} programs left out, their baselines more than "
               f"{MAX_BASELINE_DRIFT:.0%} away from the corpus's (record them again whole, or pass "
               f"--keep-drifted): {', '.join(drifted)}")
+    unchanged = f"{counts['unchanged']} unchanged, left as they were; " if args.changed else ""
     print(f"lab_merge: {counts['variants']} variants from {args.newer} into {args.corpus} "
-          f"({counts['present']} {'not in it' if replacing else 'present already'}, {counts['unknown programs']} programs not in it; "
+          f"({counts['present']} {'not in it' if replacing else 'present already'}, {unchanged}"
+          f"{counts['unknown programs']} programs not in it; "
           f"{named['named']} of {named['variants']} one-stream variants name their stream)")
 
 

@@ -199,6 +199,18 @@ class Changed(unittest.TestCase):
         self.assertEqual(manifest["changed_variants"],
                          [{"id": "g1", "variants": ["pin-host"], "recorded": "2026-03-03", "reps": 3}])
 
+    def test_an_unchanged_variant_keeps_its_runs(self):
+        """A whole recording's variant whose description is the corpus's did not change: its runs
+        stay (merging it would replace a measurement with another session's for no reason)."""
+        result, manifest, lines = self.merge(line("g1", ["pin-host"]))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("0 variants", result.stdout)
+        self.assertIn("1 unchanged, left as they were", result.stdout)
+        pin = manifest["programs"][0]["variants"]["pin-host"]
+        self.assertEqual(pin["spans_ns"], [130, 131, 132])
+        self.assertNotIn("baseline_spans_ns", pin)
+        self.assertEqual(manifest.get("changed_variants", []), [])
+
     def test_another_baseline_is_an_error(self):
         other = line("g1", ["pin-host"])
         other["variants"]["baseline"]["seed"] = 2
