@@ -31,6 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "workloads", "lab"))
 import lab_manifest  # noqa: E402  (how a manifest is written)
+from lab_merge import write_atomically  # noqa: E402  (through PATH.tmp, then renamed)
 from labgen.generator import variants  # noqa: E402  (every transform's variants of a program)
 from labgen.transforms import base_id  # noqa: E402
 
@@ -60,12 +61,6 @@ def compare(line, only):
         elif not same_program(recorded[name], made[name][0]):
             out["changed"].append(name)
     return out, made
-
-
-def write_atomically(path, write):
-    with (gzip.open if path.endswith(".gz") else open)(path + ".tmp", "wt") as f:
-        write(f)
-    os.replace(path + ".tmp", path)
 
 
 def mark(corpus, stale, only):

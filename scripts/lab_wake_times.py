@@ -14,6 +14,7 @@ Two measures, each per (one thread or several, how long the call waited):
 One line per class: count and median in µs; a class's growth is its median less that of the
 shortest waits of the same thread count.
 """
+import bisect
 import collections
 import gzip
 import json
@@ -65,6 +66,7 @@ def measure(corpus, copies, launches):
         by_thread = collections.defaultdict(list)
         for c in calls:
             by_thread[c[4]].append(c)
+        starts = {thread: [c[0] for c in thread_calls] for thread, thread_calls in by_thread.items()}
         for (lo, hi), several in windows:
             for start, end, corr in db.execute(
                     "SELECT start, end, correlationId FROM CUPTI_ACTIVITY_KIND_MEMCPY "
@@ -75,9 +77,12 @@ def measure(corpus, copies, launches):
                 k = range_of((start - call[0]) / 1e3, COPY_RANGES_US)
                 if k is not None:
                     copies[(several, k)].append((call[1] - end) / 1e3)
-            for thread_calls in by_thread.values():
-                for call, after in zip(thread_calls, thread_calls[1:]):
-                    if not lo <= call[0] <= hi or "Synchronize" not in names.get(call[3], ""):
+            for thread, thread_calls in by_thread.items():
+                # The thread's calls begun in the window, each with the call after it.
+                first = bisect.bisect_left(starts[thread], lo)
+                last = bisect.bisect_right(starts[thread], hi)
+                for call, after in zip(thread_calls[first:last], thread_calls[first + 1:last + 1]):
+                    if "Synchronize" not in names.get(call[3], ""):
                         continue
                     if not names.get(after[3], "").startswith("cudaLaunchKernel"):
                         continue

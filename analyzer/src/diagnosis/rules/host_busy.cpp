@@ -371,8 +371,6 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches,
     if (const auto launch = view.launchCall(op)) op_of_call.emplace(*launch, &op);
   }
   std::map<ThreadKey, std::vector<std::size_t>> barriers_of;  // in start order, so in end order
-  std::unordered_set<std::size_t> blocking_calls;  // the calls of host.barriers
-  for (const HostBarrier& b : host.barriers) blocking_calls.insert(b.call);
   for (std::size_t b = 0; b < host.barriers.size(); ++b) {
     const RuntimeCall& call = view.call(host.barriers[b].call);
     barriers_of[{call.pid, call.tid}].push_back(b);
@@ -472,7 +470,8 @@ Ns overlapSaving(const DeviceView& view, const std::vector<Stretch>& stretches,
       // call returns once the driver has staged the batch), a blocking step too, as the lab's
       // transform counts it (g009177: its 288 µs batch before a pageable upload stays; moved a
       // step ahead it would claim 581 µs where the fix saved 14).
-      if (blocking_calls.count(stretch.launch) != 0) continue;
+      // (Such a call is a wait of the host timeline: the thread's first after the stretch.)
+      if (after >= 0 && host.barriers[static_cast<std::size_t>(after)].call == stretch.launch) continue;
       // Pipelining makes batch k during step k - 1: a step of the same loop, which also began by
       // copying its input in, the same copy. After another step (a phase before the loop, which
       // may begin with a copy in of its own) the batch is the loop's first, with no step of its
