@@ -25,8 +25,9 @@
 // the fix splits one thread's loop, the others' work staying on the legacy stream.
 // With several streams, a stream counts where it ran mostly alone or held its extent (a loop of its
 // own, not a pipeline's stream: ranMostlyAlone, heldItsExtent, kAloneLoopShare); a pipeline's
-// stream whose work leaves the legacy stream to no other work's copies or kernels counts for the
-// other threads' calls its legacy calls held alone (othersLeftOffLegacy).
+// stream whose work leaves the legacy stream to no other work's copies or kernels counts too, for
+// the other threads' calls its legacy calls held (othersLeftOffLegacy), and is priced at its whole
+// split with its kernels in order, the freed calls and its own legacy calls made asynchronous alike.
 // Cost: the what-if schedule with the host modelled (schedule_estimate.h, host_timeline.h) minus
 // the same schedule with the stream's chunks issued round-robin to three streams (chunkLanes; the
 // lab's multi-stream; where the stream ran a loop of other steps before its last loop, the last
@@ -117,8 +118,9 @@ struct StreamWork {
   bool by_barrier = false;
   // It neither ran mostly alone nor held its extent (a pipeline's stream, whose own overlap the
   // pipeline has), but its work leaves the legacy stream to no other work's copies or kernels
-  // (othersLeftOffLegacy): named only for the host time its split frees other threads' calls of.
-  bool frees_others_only = false;
+  // (othersLeftOffLegacy): the split frees other threads' calls its legacy calls held. Costed
+  // after the loops of their own, at its split with kernels in order.
+  bool frees_others = false;
   // It neither ran mostly alone nor held its extent, but it is its threads' only work, with no
   // legacy-stream or pageable copy (threadsLoopAmongOthers): a loop of its own among other
   // threads' work, priced as one beside others and costed after the loops above.
@@ -566,7 +568,7 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
                                       if (given_keys != nullptr && !legacy) legacy = legacyStreamWork(view, *given_keys);
                                       if (given_keys != nullptr && othersLeftOffLegacy(*legacy, w.stream)) {
                                         w.beside_others = true;
-                                        w.frees_others_only = true;
+                                        w.frees_others = true;
                                         return false;
                                       }
                                       // A loop of its threads' own among other threads' work.
@@ -585,7 +587,7 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
   // The loops that run mostly alone or hold their extent are costed first, then the loops among
   // other threads' work and the pipelines' streams that free other threads' calls.
   std::stable_partition(candidates.begin(), candidates.end(),
-                        [](const StreamWork& w) { return !w.frees_others_only && !w.among_other_threads; });
+                        [](const StreamWork& w) { return !w.frees_others && !w.among_other_threads; });
   if (candidates.size() > kMaxCandidates) candidates.resize(kMaxCandidates);
   if (own_streams) stream_keys = workStreams(view);
   const std::vector<std::uint64_t>& keys = own_work ? *own_work : stream_keys;
@@ -616,13 +618,12 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
     // side (less than half of it left with them in order) is priced at the middle of the two where
     // the loop still ran alone for kSideBySideAloneShare of its busy time; else it is not named.
     const bool side_by_side_priced = candidate.alone_share >= kSideBySideAloneShare;
-    if (candidate.frees_others_only) {
-      // The split (kernels in order) less what it saves with no other thread's call freed: the
-      // other threads' freed host time alone, which is no pipeline's.
-      const Ns own = splitSaving(view, keys, host, model, waits, order, holds, candidate.stream, true, true,
-                                 true, false);
-      fix.split = std::max<Ns>(0, fix.split - own);
-    } else if (candidate.beside_others && (fix.split > 0 || side_by_side_priced)) {
+    // A pipeline's stream that frees other threads' calls keeps its split with kernels in order
+    // whole: the fix makes its own legacy calls asynchronous as well as theirs free, and its own
+    // thread no longer waits for the legacy stream's barrier either (fresh2 g010179: worker1's
+    // cudaMemset waited for the main thread's blocking-stream work: 365 µs claimed for 353 saved,
+    // where the others' freed time alone claimed 0).
+    if (candidate.beside_others && !candidate.frees_others && (fix.split > 0 || side_by_side_priced)) {
       const Ns free_split = splitSaving(view, keys, host, model, waits, order, holds, candidate.stream);
       if (2 * fix.split < free_split) fix.split = side_by_side_priced ? (fix.split + free_split) / 2 : 0;
     }
