@@ -209,7 +209,7 @@ constexpr float kAloneFillerSlotsFreeAt = 0.5f;
 constexpr Ns kEventCallNs = 2'450;
 constexpr Ns kFirstEventRecordCallNs = 11'650;
 constexpr Ns kFirstStreamWaitCallNs = 5'260;
-// A kernel of this share of the device or more fills it (schedule_estimate.cpp's kFillsSlack).
+// A kernel of this share of the device or more fills it (schedule_run.h's kFillsSlack).
 constexpr double kFillsShare = 1e-6;
 
 // The stream a stream synchronize waited on (its synchronization record's), if the trace has it.
