@@ -113,9 +113,6 @@ struct StreamWork {
   bool beside_others = false;
   // The share of its busy time it ran alone (aloneTimes; with several streams only).
   double alone_share = 0;
-  // It did not hold its extent but took turns with other work by the legacy stream's barrier
-  // (tookTurnsByLegacyBarrier): named only where leaving the barrier is what its split saves.
-  bool by_barrier = false;
   // It neither ran mostly alone nor held its extent (a pipeline's stream, whose own overlap the
   // pipeline has), but its work leaves the legacy stream to no other work's copies or kernels
   // (othersLeftOffLegacy): the split frees other threads' calls its legacy calls held. Costed
@@ -542,14 +539,6 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
                                                        : perThreadTookTurnsByLegacyBarrier(view, *given_keys, w.stream,
                                                                                            *time->second.extent))) {
                                         w.beside_others = true;
-                                        // The barrier test (below) weighs the split under the
-                                        // recorded barriers, which the lanes of a legacy or
-                                        // blocking loop keep (created blocking streams). A
-                                        // per-thread loop's lanes are non-blocking: its fix
-                                        // leaves the barrier whole, and its lanes under the
-                                        // recorded barrier edges are no program's, so it is not
-                                        // held to that test.
-                                        w.by_barrier = legacy_loop && !heldItsExtent(view, times, stream);
                                         return false;
                                       }
                                       // A loop that never met another stream's work, between
@@ -626,17 +615,6 @@ std::optional<Finding> findSingleStream(const DeviceView& view) {
     if (candidate.beside_others && !candidate.frees_others && (fix.split > 0 || side_by_side_priced)) {
       const Ns free_split = splitSaving(view, keys, host, model, waits, order, holds, candidate.stream);
       if (2 * fix.split < free_split) fix.split = side_by_side_priced ? (fix.split + free_split) / 2 : 0;
-    }
-    // A loop that did not hold its extent is named for the turns the legacy stream's barrier
-    // made it take: only where its own split under the barrier (the barriers as they were, and no
-    // other thread's call given back the host time the loop's staging or legacy calls held) saves
-    // less than half of what its split saves. Else its saving is the pipeline's that
-    // heldItsExtent keeps out. The other threads' freed host time is no pipeline's: the split
-    // frees it with or without the barrier.
-    if (candidate.by_barrier && fix.split > 0) {
-      const Ns under_barrier = splitSaving(view, keys, host, model, waits, order, holds, candidate.stream,
-                                           true, candidate.beside_others, false, false);
-      if (2 * (fix.split - under_barrier) < fix.split) fix.split = 0;
     }
     if (fix.split == 0 && one_stream && chunkLanes(view, keys, candidate.stream).empty()) {
       fix.split = std::min(candidate.hideable_union.length(), candidate.kernel_union.length());

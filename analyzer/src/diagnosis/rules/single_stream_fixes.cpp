@@ -1106,7 +1106,7 @@ namespace {
 // turns; returns the span.
 Ns pinnedWithTurns(const DeviceView& view, const HostTimeline& host, const ScheduleModel& model,
                    const std::vector<OrderEdge>& edges, const std::vector<FasterOp>& faster, const PinnedCopies& pinned,
-                   const std::unordered_set<std::size_t>& moved, bool off_legacy, std::vector<Ns>& earlier,
+                   const std::unordered_set<std::size_t>& moved, std::vector<Ns>& earlier,
                    std::vector<CallChange>& changed) {
   HostTurns turns;
   recordLaunchCalls(view, {}, turns);
@@ -1122,7 +1122,7 @@ Ns pinnedWithTurns(const DeviceView& view, const HostTimeline& host, const Sched
     if (pinned_call == pinned.call_ns.end()) continue;
     const bool moved_here = moved.count(*call) != 0;
     if (!moved_here && view.callKind(*call) != ApiKind::kMemcpyAsync) continue;
-    if (view.onLegacyDefaultStreamAt(p) && !(moved_here && off_legacy)) continue;
+    if (view.onLegacyDefaultStreamAt(p) && !moved_here) continue;
     candidate[p] = 1;
     turns.op_call_start[p] = times.recorded_release[p] - pinned_call->second;  // its pinned call
     turns.op_call_end[p] = times.recorded_release[p];
@@ -1137,7 +1137,7 @@ Ns pinnedWithTurns(const DeviceView& view, const HostTimeline& host, const Sched
 Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, const HostTimeline& host,
                const ScheduleModel& model, const std::vector<OrderEdge>& waits,
                const std::vector<OrderEdge>& order, const std::vector<StagingHold>& holds,
-               std::uint64_t stream, bool pin, bool kernels_in_order, bool off_legacy, bool others_freed) {
+               std::uint64_t stream, bool pin, bool kernels_in_order, bool others_freed) {
   const std::vector<std::int64_t> split_chunks = chunksOf(view, keys, stream);
   if (split_chunks.empty()) return 0;
   const std::int64_t first_split = lastLoopFirstChunk(view, split_chunks);
@@ -1185,8 +1185,7 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   // legacy or blocking stream's work are created blocking streams.
   std::vector<OrderEdge> split_edges = waits;
   split_edges.insert(split_edges.end(), before_loop.begin(), before_loop.end());
-  const std::vector<OrderEdge> split_barriers =
-      off_legacy ? splitBarriers(view, lanes, blockingWork(view, keys, stream)) : legacyBarrierEdges(view);
+  const std::vector<OrderEdge> split_barriers = splitBarriers(view, lanes, blockingWork(view, keys, stream));
   split_edges.insert(split_edges.end(), split_barriers.begin(), split_barriers.end());
   // On a device the stream shared with other streams' work, its kernels keep their order: the
   // lanes' kernels are not credited side by side (each after the previous one, the stream's
@@ -1217,7 +1216,7 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
     std::vector<HostTimeGiven> freed;
     std::vector<CallChange> held_calls;
     heldBySplitCopies(view, split_host, pinned.calls, async_calls, earlier, &freed, &held_calls);
-    if (off_legacy) heldBySplitLegacyCalls(view, split_host, keys, stream, async_calls, earlier, &freed);
+    heldBySplitLegacyCalls(view, split_host, keys, stream, async_calls, earlier, &freed);
     giveBackOnce(view, split_host, std::move(freed), async_calls, earlier);
     mergeShorter(held_calls, async_calls);
   }
@@ -1239,8 +1238,8 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   durations.insert(durations.end(), cold.begin(), cold.end());
   Ns free_span = split.span(split_edges, earlier, durations, async_calls);
   if (pin) {
-    free_span = pinnedWithTurns(view, split_host, split, split_edges, durations, pinned, split_calls, off_legacy,
-                                earlier, async_calls);
+    free_span = pinnedWithTurns(view, split_host, split, split_edges, durations, pinned, split_calls, earlier,
+                                async_calls);
   }
   // The long few-block kernels of different lanes share what the memory system gives them: side
   // by side they run somewhere between their own durations (free) and one after another (in
@@ -1341,7 +1340,7 @@ Ns copyAheadSaving(const DeviceView& view, const std::vector<std::uint64_t>& key
   const Ns before = model.span(waits);
   if (!pin) return std::max<Ns>(0, before - model.withLanes(lanes).span(edges, earlier, pinned.faster, async_calls));
   return std::max<Ns>(0, before - pinnedWithTurns(view, host, model.withLanes(lanes), edges, pinned.faster, pinned,
-                                                  moved_calls, /*off_legacy=*/true, earlier, async_calls));
+                                                  moved_calls, earlier, async_calls));
 }
 
 }  // namespace cuoverlap::diagnosis

@@ -52,19 +52,18 @@ std::vector<std::uint64_t> chunkLanes(const DeviceView& view, const std::vector<
 // ran (the part of the saving that is not pinning's, pageable-memcpy's fix). `kernels_in_order`:
 // the stream's kernels keep their order across the lanes (a stream that ran beside other
 // streams' work: the SMs its lanes' kernels would share are the other work's already).
-// `off_legacy`: the lanes have the legacy stream's barriers as the split leaves them
-// (splitBarriers) and other threads' calls the loop's legacy calls held get their time back
-// (heldBySplitLegacyCalls); without, the barriers stay as recorded and those calls keep waiting:
-// what the split saves under the barrier. `others_freed`: other threads' calls the split's copies
-// and legacy calls held get their time back (heldBySplitCopies, heldBySplitLegacyCalls); without,
-// the split's own loop alone moves (its lanes, its calls asynchronous, its copies pinned).
+// The lanes have the legacy stream's barriers as the split leaves them (splitBarriers).
+// `others_freed`: other threads' calls the split's copies and legacy calls held get their time
+// back (heldBySplitCopies, heldBySplitLegacyCalls); without, the split's own loop alone moves (its
+// lanes, its calls asynchronous, its copies pinned): the rule prices the split with them, tests
+// take the two apart.
 // `holds`: the legacy-stream calls held behind other threads' staging (stagingHolds of `order`),
 // which both schedules keep except where the split issues the held call asynchronously itself.
 Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, const HostTimeline& host,
                const ScheduleModel& model, const std::vector<OrderEdge>& waits,
                const std::vector<OrderEdge>& order, const std::vector<StagingHold>& holds,
                std::uint64_t stream, bool pin = true,
-               bool kernels_in_order = false, bool off_legacy = true, bool others_freed = true);
+               bool kernels_in_order = false, bool others_freed = true);
 
 // What copying `stream`'s input one chunk ahead saves (0 without two chunks). `pin`: its pageable
 // input copies pinned, as the advice has them (pinnedCopies); without, as they ran (the part of
