@@ -140,6 +140,8 @@ Ns copyReturnAfterSleep(Ns slept, bool one_thread = false);
 std::int64_t residentBlocksPerSm(const Device& device, const GpuOp& kernel);
 // The fraction of the device's SMs a kernel occupies while it runs, in (0, 1]; 1 when unknown.
 double smShare(const Device* device, const GpuOp& kernel);
+// A kernel whose smShare is at least 1 less this fills the device (the shares are sums of doubles).
+inline constexpr double kFillsSlack = 1e-6;
 // Its grid over the blocks the device holds at once: above 1, the kernel runs in several waves;
 // 1 when unknown.
 double wavesOf(const Device* device, const GpuOp& kernel);

@@ -19,7 +19,6 @@
 namespace cuoverlap::diagnosis {
 
 inline constexpr double kShareSlack = 1e-9;
-inline constexpr double kFillsSlack = 1e-6;  // a kernel of this share or more fills the device
 // A host<->device copy that runs beside a copy in the other direction runs longer by this share of
 // the time they overlap, each of the two: the link's two directions are not independent. On the
 // lab corpus's H100 traces (pinned copies of 512 KiB or more, c1 baselines), copies overlapped

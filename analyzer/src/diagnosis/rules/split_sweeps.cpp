@@ -138,8 +138,6 @@ constexpr double kSweepColdShare = 2 * kBesideJitter;
 // one-stream program, whose one buffer stayed in the L2). The corpora score the same from 1.8 to
 // 2.5 (1.5 leaves g000136@s1 false; 2.0-2.2 also bring g000281@s0 in).
 constexpr double kSweepFromMemory = 2.0;
-// A kernel of this share of the device or more fills it (schedule_run.h's kFillsSlack).
-constexpr double kFillsShare = 1e-6;
 
 }  // namespace
 
@@ -526,7 +524,7 @@ AloneFillers aloneFillers(const DeviceView& view, const std::vector<std::uint64_
     }
     // Its limits known (no default share of 1: observeSlotsFreeing's guard).
     if (op.grid_blocks == 0 || residentBlocksPerSm(*device, op) <= 0) continue;
-    if (smShare(device, op) >= 1.0 - kFillsShare) alone.takers.push_back(pos);
+    if (smShare(device, op) >= 1.0 - kFillsSlack) alone.takers.push_back(pos);
     if (other_end <= ops[pos].start && next_other[pos + 1] >= ops[pos].end) alone.fillers.push_back(pos);
   }
   if (alone.takers.empty()) return {};
