@@ -11,7 +11,9 @@
 #        median run, for scripts/lab_variant_ops.py), WINDOWS=K (1: keep the K baseline runs nearest
 #        the median span, lab_collect.py --windows), STAGE=record (record the batches and stop) or
 #        STAGE=collect (collect what OUT_DIR/batches holds: a recording cut in two device calls),
-#        GPU_METRICS=US (record --gpu-metrics US: GPU metrics sampled every US µs, kept in the windows)
+#        GPU_METRICS=US (record --gpu-metrics US: GPU metrics sampled every US µs, kept in the windows),
+#        ORDER=fixed|shuffle (cuoverlap-lab run --order; default shuffle: each rep runs the variants
+#        in an order of its own, docs/lab.md "Running the lab"; fixed: baseline first, then by name)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -42,6 +44,7 @@ cli=$root/$build/cli/cuoverlap
 lab=$root/$build/workloads/lab/cuoverlap-lab
 machine=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 log "machine: ${machine:-unknown}"
+log "variant order in each rep: ${ORDER:-shuffle}"
 
 if [ -n "${PROGRAMS:-}" ]; then
   log "programs from $PROGRAMS"
@@ -65,7 +68,7 @@ for programs in "$out"/batches/batch[0-9][0-9][0-9].jsonl; do
   name=$(basename "$programs" .jsonl)
   t0=$(date +%s.%N)
   timeout --kill-after=10 "$batch_timeout" "$cli" record --force ${GPU_METRICS:+--gpu-metrics "$GPU_METRICS"} -o "$out/batches/$name.sqlite" -- \
-    "$lab" run "$programs" --reps "$reps" --results "$out/batches/$name.results.jsonl" \
+    "$lab" run "$programs" --reps "$reps" --order "${ORDER:-shuffle}" --results "$out/batches/$name.results.jsonl" \
     > "$out/batches/$name.log" 2>&1
   rc=$?
   t1=$(date +%s.%N)

@@ -2,10 +2,13 @@
 // docs/lab.md and the hand-written programs are accepted and resolved as documented; each broken
 // description is rejected with one line naming the step.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "lab_input.h"
 #include "program.h"
@@ -199,4 +202,31 @@ TEST_CASE("corpus lines: every variant validated, errors name the variant and th
   line["variants"].erase("baseline");
   CHECK_THROWS_WITH(cuoverlap::lab::parseCorpusLine(line, {}, "line 3"),
                     Catch::Matchers::Contains("\"variants\" must be an object holding \"baseline\""));
+}
+
+TEST_CASE("a rep's variant order: as listed when fixed, a permutation of its own per rep when shuffled") {
+  cuoverlap::lab::LabInput input{"g000017", {}};
+  for (const char* name : {"baseline", "async-copy", "defer-read", "graph-capture", "pin-host", "remove-sync"}) {
+    input.variants.emplace_back(name, cuoverlap::lab::Program{});
+  }
+  const std::vector<std::size_t> listed{0, 1, 2, 3, 4, 5};
+  CHECK(cuoverlap::lab::repOrder(input, 1, false) == listed);
+  CHECK(cuoverlap::lab::repOrder(input, 7, false) == listed);
+  std::set<std::vector<std::size_t>> orders;
+  std::vector<int> baseline_first(input.variants.size(), 0);  // per place: reps with baseline there
+  for (int rep = 1; rep <= 60; ++rep) {
+    std::vector<std::size_t> order = cuoverlap::lab::repOrder(input, rep, true);
+    CHECK(order == cuoverlap::lab::repOrder(input, rep, true));  // the same draw every time
+    orders.insert(order);
+    ++baseline_first[static_cast<std::size_t>(std::find(order.begin(), order.end(), 0) - order.begin())];
+    std::sort(order.begin(), order.end());
+    CHECK(order == listed);  // each variant exactly once
+  }
+  CHECK(orders.size() > 40);  // 720 orders: 60 reps draw mostly different ones
+  for (const int count : baseline_first) CHECK(count > 0);  // the baseline runs in every place
+  cuoverlap::lab::LabInput other = input;
+  other.id = "g000018";
+  CHECK(cuoverlap::lab::repOrder(other, 1, true) != cuoverlap::lab::repOrder(input, 1, true));
+  // Fixed by its definition, not by the standard library's: a recording can be repeated anywhere.
+  CHECK(cuoverlap::lab::repOrder(input, 1, true) == (std::vector<std::size_t>{1, 5, 4, 2, 0, 3}));
 }

@@ -1,7 +1,10 @@
 #include "lab_input.h"
 
+#include <cstdint>
 #include <fstream>
+#include <numeric>
 #include <sstream>
+#include <utility>
 
 namespace cuoverlap::lab {
 
@@ -52,6 +55,33 @@ std::vector<LabInput> readLabInput(const std::string& path, const std::set<std::
     if (!input.variants.empty()) inputs.push_back(std::move(input));
   }
   return inputs;
+}
+
+namespace {
+
+// splitmix64: a small generator whose sequence is fixed by its definition (std::shuffle and the
+// standard distributions are not, from one standard library to another).
+std::uint64_t nextRandom(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+std::vector<std::size_t> repOrder(const LabInput& input, int rep, bool shuffle) {
+  std::vector<std::size_t> order(input.variants.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  if (!shuffle) return order;
+  std::uint64_t state = 0xcbf29ce484222325ULL;  // FNV-1a of the id, then the rep
+  for (const unsigned char c : input.id) state = (state ^ c) * 0x100000001b3ULL;
+  state ^= static_cast<std::uint64_t>(rep) * 0x9e3779b97f4a7c15ULL;
+  state = nextRandom(state);  // mixed once: neighbouring reps' seeds differ in few bits
+  for (std::size_t i = order.size(); i > 1; --i) {  // Fisher-Yates
+    std::swap(order[i - 1], order[nextRandom(state) % i]);
+  }
+  return order;
 }
 
 }  // namespace cuoverlap::lab

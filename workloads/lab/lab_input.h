@@ -2,6 +2,7 @@
 // {"id","seed","shape","variants":{"baseline":PROGRAM, TRANSFORM:PROGRAM,...}} (docs/lab.md).
 #pragma once
 
+#include <cstddef>
 #include <set>
 #include <string>
 #include <utility>
@@ -24,5 +25,10 @@ std::vector<LabInput> readLabInput(const std::string& path, const std::set<std::
 // One corpus line (already parsed); `where` names it in errors ("line 4").
 LabInput parseCorpusLine(const nlohmann::json& line, const std::set<std::string>& only,
                          const std::string& where);
+
+// The order in which one rep of `input` runs its variants (indices into input.variants): as listed
+// (baseline first, then by name), or with `shuffle` a permutation drawn from a seed of the
+// program's id and the rep, the same on every host and run (cuoverlap-lab run --order shuffle).
+std::vector<std::size_t> repOrder(const LabInput& input, int rep, bool shuffle);
 
 }  // namespace cuoverlap::lab

@@ -1,14 +1,16 @@
 // cuoverlap-lab: runs lab program descriptions (docs/lab.md) on a GPU.
 //
-//   cuoverlap-lab run FILE [--reps N] [--results OUT.jsonl] [--variants a,b]
+//   cuoverlap-lab run FILE [--reps N] [--results OUT.jsonl] [--variants a,b] [--order fixed|shuffle]
 //   cuoverlap-lab check FILE            validate only (no GPU)
 //
 // FILE is one program (a JSON object with "schema") or a corpus: JSON lines
 // {"id","seed","shape","variants":{"baseline":PROGRAM,...}}. Every description is validated before
 // any GPU work: a bad one is one line naming the step, exit 2. Each program's variants run
 // interleaved (rep 1 of every variant, then rep 2, ...), each run in the NVTX range
-// `lab ID VARIANT #REP`. A failed run is reported in the results and on stderr; the others go on,
-// and the exit code is 1.
+// `lab ID VARIANT #REP`. Within a rep the variants run baseline first, then by name (`--order
+// fixed`, the default), or in an order drawn anew for each rep (`--order shuffle`, repOrder), so
+// that no variant is always measured right after the same one. A failed run is reported in the
+// results and on stderr; the others go on, and the exit code is 1.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -36,7 +38,7 @@ std::set<std::string> splitNames(const std::string& list) {
   return names;
 }
 
-int runAll(const std::vector<LabInput>& inputs, int reps, const std::string& results_path) {
+int runAll(const std::vector<LabInput>& inputs, int reps, bool shuffle, const std::string& results_path) {
   std::ofstream results;
   if (!results_path.empty()) {
     results.open(results_path);
@@ -57,7 +59,8 @@ int runAll(const std::vector<LabInput>& inputs, int reps, const std::string& res
   int failed = 0;
   for (const LabInput& input : inputs) {
     for (int rep = 1; rep <= reps; ++rep) {
-      for (const auto& [variant, program] : input.variants) {
+      for (const std::size_t index : cuoverlap::lab::repOrder(input, rep, shuffle)) {
+        const auto& [variant, program] = input.variants[index];
         std::string range = "lab " + input.id + " " + variant + " #" + std::to_string(rep);
         cuoverlap::lab::RunOutcome outcome = cuoverlap::lab::runProgram(program, range);
         json line = {{"id", input.id}, {"variant", variant}, {"rep", rep},
@@ -87,6 +90,11 @@ int main(int argc, char** argv) {
   run->add_option("--reps", reps, "runs of each variant")->check(CLI::Range(1, 1000));
   run->add_option("--results", results, "one JSON line per run: id, variant, rep, host_us, ok");
   run->add_option("--variants", variants, "only these variants (comma-separated)");
+  std::string order = "fixed";
+  run->add_option("--order", order,
+                  "the variants' order in each rep: fixed (baseline first, then by name) or shuffle "
+                  "(drawn anew for each rep)")
+      ->check(CLI::IsMember({"fixed", "shuffle"}));
   CLI::App* check = app.add_subcommand("check", "validate FILE without running it");
   check->add_option("file", file, "a program (.json) or a corpus (.jsonl)")->required();
   CLI11_PARSE(app, argc, argv);
@@ -104,5 +112,5 @@ int main(int argc, char** argv) {
     std::cout << inputs.size() << " programs, " << count << " variants: valid\n";
     return 0;
   }
-  return runAll(inputs, reps, results);
+  return runAll(inputs, reps, order == "shuffle", results);
 }
