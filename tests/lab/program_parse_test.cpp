@@ -213,17 +213,17 @@ TEST_CASE("a rep's variant order: as listed when fixed, a permutation of its own
   CHECK(cuoverlap::lab::repOrder(input, 1, false) == listed);
   CHECK(cuoverlap::lab::repOrder(input, 7, false) == listed);
   std::set<std::vector<std::size_t>> orders;
-  std::vector<int> baseline_first(input.variants.size(), 0);  // per place: reps with baseline there
+  std::vector<int> baseline_at(input.variants.size(), 0);  // per place: the reps that ran the baseline there
   for (int rep = 1; rep <= 60; ++rep) {
     std::vector<std::size_t> order = cuoverlap::lab::repOrder(input, rep, true);
     CHECK(order == cuoverlap::lab::repOrder(input, rep, true));  // the same draw every time
     orders.insert(order);
-    ++baseline_first[static_cast<std::size_t>(std::find(order.begin(), order.end(), 0) - order.begin())];
+    ++baseline_at[static_cast<std::size_t>(std::find(order.begin(), order.end(), 0) - order.begin())];
     std::sort(order.begin(), order.end());
     CHECK(order == listed);  // each variant exactly once
   }
   CHECK(orders.size() > 40);  // 720 orders: 60 reps draw mostly different ones
-  for (const int count : baseline_first) CHECK(count > 0);  // the baseline runs in every place
+  for (const int count : baseline_at) CHECK(count > 0);  // the baseline runs in every place
   cuoverlap::lab::LabInput other = input;
   other.id = "g000018";
   CHECK(cuoverlap::lab::repOrder(other, 1, true) != cuoverlap::lab::repOrder(input, 1, true));
