@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -10,6 +11,7 @@
 #include "diagnosis/api_names.h"
 #include "diagnosis/legacy_barriers.h"
 #include "diagnosis/pinned_rate.h"
+#include "diagnosis/rules/device_chunks.h"
 #include "diagnosis/rules/legacy_threads.h"
 #include "diagnosis/rules/pinned_chunks.h"
 #include "diagnosis/rules/single_stream_advice.h"
@@ -588,6 +590,23 @@ Ns pinnedWithTurns(const DeviceView& view, const HostTimeline& host, const Sched
                                           times, after);
 }
 
+// The split's loop (the stream's ops of the split chunks) and how many lanes it has beyond the
+// first: the lab's multi-stream gives each lane beyond the first its own copy of each device
+// buffer the loop writes (device_chunks.h prices what they do to the device allocator).
+std::pair<std::vector<std::size_t>, std::size_t> splitLoop(const DeviceView& view, const std::vector<std::uint64_t>& keys,
+                                                           std::uint64_t stream, const std::vector<std::int64_t>& chunks,
+                                                           std::int64_t first_split, const std::vector<bool>& before_loop) {
+  std::vector<std::size_t> loop;
+  std::set<std::int64_t> loop_chunks;
+  for (std::size_t pos = 0; pos < view.ops().size() && pos < keys.size(); ++pos) {
+    if (keys[pos] != stream || chunks[pos] < first_split || before_loop[pos]) continue;
+    loop.push_back(pos);
+    loop_chunks.insert(chunks[pos]);
+  }
+  const std::size_t lanes = std::min<std::size_t>(kSplitStreams, loop_chunks.size());
+  return {std::move(loop), lanes > 0 ? lanes - 1 : 0};
+}
+
 }  // namespace
 
 // What splitting `stream`'s chunks over three streams saves (0 without two chunks).
@@ -635,6 +654,13 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   std::vector<CallChange> async_calls = asynchronousCalls(view, host, split_calls, pinned, read_calls);
   // Its buffers pinned at setup keep the pinned allocator's chunk alive (pinned_chunks.h).
   addChunkKeptAlive(view, host, smallestPinned(view, pinned), async_calls);
+  // Its lanes' device buffers, allocated at setup, can open a device allocator chunk that a
+  // loop's allocation then shares (device_chunks.h).
+  const auto [split_loop, more_lanes] = splitLoop(view, keys, stream, split_chunks, first_split, before_loop_op);
+  for (const CallChange& c : deviceChunkKeptAlive(view, host, split_loop, more_lanes)) {
+    const auto same = [&](const CallChange& x) { return x.call == c.call; };
+    if (std::none_of(async_calls.begin(), async_calls.end(), same)) async_calls.push_back(c);
+  }
   // Both schedules let a multi-wave kernel's last wave drain into later kernels (on the one
   // stream nothing can use it, in the split the next chunk's kernel does), and carry the
   // device's hand-off between a stream's queued ops, which the split's other lanes fill.
