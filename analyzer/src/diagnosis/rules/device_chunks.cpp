@@ -174,7 +174,8 @@ std::optional<Buffers> buffersOf(const DeviceView& view, const Allocations& allo
 std::vector<std::uint64_t> roomsAfter(std::vector<std::uint64_t> rooms,
                                       const std::map<std::uint64_t, std::uint64_t>& written, std::size_t copies) {
   for (std::size_t copy = 0; copy < copies; ++copy) {
-    for (const auto& [base, bytes] : written) {
+    for (const auto& buffer : written) {
+      const std::uint64_t bytes = buffer.second;
       const auto room = std::find_if(rooms.begin(), rooms.end(), [&](std::uint64_t r) { return bytes <= r; });
       if (room != rooms.end()) {
         *room -= bytes;
