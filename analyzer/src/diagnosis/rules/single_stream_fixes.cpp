@@ -655,11 +655,13 @@ Ns splitSaving(const DeviceView& view, const std::vector<std::uint64_t>& keys, c
   // Its buffers pinned at setup keep the pinned allocator's chunk alive (pinned_chunks.h).
   addChunkKeptAlive(view, host, smallestPinned(view, pinned), async_calls);
   // Its lanes' device buffers, allocated at setup, can open a device allocator chunk that a
-  // loop's allocation then shares (device_chunks.h).
-  const auto [split_loop, more_lanes] = splitLoop(view, keys, stream, split_chunks, first_split, before_loop_op);
-  for (const CallChange& c : deviceChunkKeptAlive(view, host, split_loop, more_lanes)) {
-    const auto same = [&](const CallChange& x) { return x.call == c.call; };
-    if (std::none_of(async_calls.begin(), async_calls.end(), same)) async_calls.push_back(c);
+  // loop's allocation then shares (device_chunks.h; only traces with op buffers size them).
+  if (!view.trace().op_buffers.empty()) {
+    const auto [split_loop, more_lanes] = splitLoop(view, keys, stream, split_chunks, first_split, before_loop_op);
+    for (const CallChange& c : deviceChunkKeptAlive(view, host, split_loop, more_lanes)) {
+      const auto same = [&](const CallChange& x) { return x.call == c.call; };
+      if (std::none_of(async_calls.begin(), async_calls.end(), same)) async_calls.push_back(c);
+    }
   }
   // Both schedules let a multi-wave kernel's last wave drain into later kernels (on the one
   // stream nothing can use it, in the split the next chunk's kernel does), and carry the
