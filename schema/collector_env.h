@@ -35,6 +35,8 @@ inline constexpr const char* kEnvCuptiFlushMs = "CUOVERLAP_CUPTI_FLUSH_MS";  // 
 // "0": no op buffers (CUOVERLAP_OP_BUFFERS: the memory each kernel, copy and memset touched);
 // default 1, recorded.
 inline constexpr const char* kEnvOpBuffers = "CUOVERLAP_OP_BUFFERS";
+// "0": no allocations and frees (CUDA_GPU_MEMORY_USAGE_EVENTS, CUPTI's MEMORY2 records); default 1.
+inline constexpr const char* kEnvMemoryUsage = "CUOVERLAP_MEMORY_USAGE";
 // GPU metrics by PM sampling: the sampling interval in microseconds (0 or unset: off).
 inline constexpr const char* kEnvGpuMetricsUs = "CUOVERLAP_GPU_METRICS";
 // "1": when the process exits (exit, return from main, quick_exit) and its trace is finished,

@@ -181,6 +181,12 @@ inline bool isStreamCreatingCall(std::string_view name) {
   return name.rfind("cudaStreamCreate", 0) == 0 || name.rfind("cuStreamCreate", 0) == 0;
 }
 
+// Device, pinned-host and managed memory allocations and frees (CUPTI MEMORY2 records), as nsys
+// exports them with --cuda-memory-usage=true: one row per operation, the allocation's address and
+// bytes, keyed to its API call by correlationId (memoryOperationType: MemoryOperation).
+inline constexpr std::string_view kMemoryUsageTable = "CUDA_GPU_MEMORY_USAGE_EVENTS";
+enum class MemoryOperation : std::uint8_t { kAllocation = 0, kDeallocation = 1 };
+
 // The memory each kernel, copy and memset touched (the table's comment below says how).
 inline constexpr std::string_view kOpBuffersTable = "CUOVERLAP_OP_BUFFERS";  // ours
 enum class BufferAccess : std::uint8_t { kRead = 1, kWrite = 2, kKernelArgument = 3 };
@@ -228,6 +234,21 @@ CREATE TABLE CUOVERLAP_OP_BUFFERS (
   globalPid INTEGER NOT NULL, correlationId INTEGER NOT NULL, address INTEGER NOT NULL,
   bytes INTEGER NOT NULL, access INTEGER NOT NULL
 );
+-- As nsys 2024+ (name: the variable of a static allocation; the pool columns NULL outside a
+-- memory pool; pc: CUPTI's program counter of the call, unresolved).
+CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (
+  start INTEGER NOT NULL, globalPid INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+  contextId INTEGER NOT NULL, address INTEGER NOT NULL, pc INTEGER NOT NULL,
+  bytes INTEGER NOT NULL, memKind INTEGER NOT NULL, memoryOperationType INTEGER NOT NULL,
+  name TEXT, correlationId INTEGER, streamId INTEGER, localMemoryPoolAddress INTEGER,
+  localMemoryPoolReleaseThreshold INTEGER, localMemoryPoolSize INTEGER,
+  localMemoryPoolUtilizedSize INTEGER, importedMemoryPoolAddress INTEGER,
+  importedMemoryPoolProcessId INTEGER
+);
+CREATE TABLE ENUM_CUDA_DEV_MEM_EVENT_OPER (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+INSERT INTO ENUM_CUDA_DEV_MEM_EVENT_OPER VALUES
+  (0,'CUDA_DEV_MEM_EVENT_OPR_ALLOCATION','Allocation'),
+  (1,'CUDA_DEV_MEM_EVENT_OPR_DEALLOCATION','Deallocation');
 CREATE TABLE ENUM_CUDA_UNIF_MEM_ACCESS_TYPE (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
 INSERT INTO ENUM_CUDA_UNIF_MEM_ACCESS_TYPE VALUES
   (0,'CUDA_UNIFIED_MEMORY_ACCESS_TYPE_UNKNOWN','Unknown'),

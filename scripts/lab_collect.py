@@ -24,7 +24,8 @@ OUT_DIR/BATCH.sqlite (BATCH.sqlite.gz with --compress: scripts/lab_trace.py) is 
 table with a `start` column (GPU ops, runtime calls, NVTX, ...) outside them is deleted (the
 lab's setup, warm-up and the other runs; GPU_METRICS by its timestamp), other tables (StringIds, TARGET_INFO_*, sessions) are
 kept (TARGET_INFO_CUDA_STREAM: the streams a kept op uses; CUOVERLAP_STREAM_ORIGIN: their rows and
-those that share a correlation id with one; CUOVERLAP_OP_BUFFERS: the rows of the calls kept), and the file is vacuumed. OUT_DIR/programs.jsonl.gz holds every batch's corpus lines.
+those that share a correlation id with one; CUOVERLAP_OP_BUFFERS: the rows of the calls kept;
+CUDA_GPU_MEMORY_USAGE_EVENTS: every allocation that lived in one and its free), and the file is vacuumed. OUT_DIR/programs.jsonl.gz holds every batch's corpus lines.
 
 --variant-traces DIR also keeps what every variant (the fixed programs) did: DIR/BATCH.sqlite is the
 batch's trace trimmed to the kept run of each program's baseline and each of its variants (the run
@@ -54,6 +55,7 @@ RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
 STREAM_TABLE = "TARGET_INFO_CUDA_STREAM"
 STREAM_ORIGIN_TABLE = "CUOVERLAP_STREAM_ORIGIN"  # per stream: its record's creating call (ours)
 OP_BUFFERS_TABLE = "CUOVERLAP_OP_BUFFERS"  # the memory each op touched, by correlation id (ours)
+MEMORY_TABLE = "CUDA_GPU_MEMORY_USAGE_EVENTS"  # allocations and frees (nsys's table)
 GPU_METRICS_TABLE = "GPU_METRICS"  # samples of record --gpu-metrics, kept inside the windows
 GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
 # Unified-memory migrations in the MEMCPY table (the analyzer's kUnifiedMemoryCopies): not ops.
@@ -243,6 +245,32 @@ def trim(trace, out, windows, compress=None):
                 os.remove(work)
 
 
+def live_allocations(db, intervals):
+    """Rowids of MEMORY_TABLE's allocations that lived during one of intervals (sorted, disjoint
+    [start, end)), from the allocation to the free of its (process, address), and of those frees."""
+    live, open_ = [], {}
+    starts = [lo for lo, _ in intervals]
+    rows = db.execute(f"SELECT rowid, start, globalPid, address, memoryOperationType FROM {MEMORY_TABLE} "
+                      "ORDER BY start, rowid").fetchall()
+
+    def overlaps(since, until):
+        k = bisect.bisect_left(starts, until) - 1  # the last interval starting before `until`
+        return k >= 0 and intervals[k][1] > since
+
+    for rowid, start, pid, address, operation in rows:
+        key = (pid, address)
+        if operation == 0:
+            if key in open_:  # no free recorded between two allocations of one address
+                live.append(open_.pop(key)[0])
+            open_[key] = (rowid, start)
+        elif key in open_:
+            alloc, since = open_.pop(key)
+            if overlaps(since, start):
+                live += [alloc, rowid]
+    live.extend(alloc for alloc, since in open_.values() if overlaps(since, float("inf")))
+    return live
+
+
 def trim_plain(trace, out, windows):
     """trim() between plain SQLite files."""
     shutil.copyfile(trace, out)
@@ -253,6 +281,11 @@ def trim_plain(trace, out, windows):
     db.execute("CREATE TEMP TABLE lab_keep (lo INTEGER PRIMARY KEY, hi INTEGER NOT NULL)")
     db.executemany("INSERT INTO lab_keep VALUES (?, ?)", disjoint(windows))
     present = tables(db)
+    if MEMORY_TABLE in present:
+        # The allocations that lived in a window are its allocator's state: kept, made before it
+        # or not.
+        db.execute("CREATE TEMP TABLE lab_alloc (id INTEGER PRIMARY KEY)")
+        db.executemany("INSERT INTO lab_alloc VALUES (?)", [(r,) for r in live_allocations(db, disjoint(windows))])
     for table in present:
         columns = [r[1] for r in db.execute(f'PRAGMA table_info("{table}")')]
         if table == EVENT_TABLE:
@@ -261,9 +294,10 @@ def trim_plain(trace, out, windows):
         time = "start" if "start" in columns else "timestamp" if table == GPU_METRICS_TABLE else None
         if time is not None:
             # No interval at or before the row (or a NULL start): coalesce yields the start itself.
-            db.execute(f'DELETE FROM "{table}" WHERE "{table}".{time} IS NULL OR "{table}".{time} >= '
+            spared = " AND rowid NOT IN (SELECT id FROM lab_alloc)" if table == MEMORY_TABLE else ""
+            db.execute(f'DELETE FROM "{table}" WHERE ("{table}".{time} IS NULL OR "{table}".{time} >= '
                        f'coalesce((SELECT k.hi FROM lab_keep k WHERE k.lo <= "{table}".{time} '
-                       f'ORDER BY k.lo DESC LIMIT 1), "{table}".{time})')
+                       f'ORDER BY k.lo DESC LIMIT 1), "{table}".{time})){spared}')
     if EVENT_TABLE in present:
         if RUNTIME_TABLE in present:
             db.execute(f'DELETE FROM {EVENT_TABLE} WHERE NOT EXISTS (SELECT 1 FROM {RUNTIME_TABLE} r '

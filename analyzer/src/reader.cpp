@@ -296,6 +296,7 @@ reader::OpsSeen readSqliteTrace(const std::string& path, Trace& trace) {
   }
   reader::readGpuMetrics(ctx);
   reader::readOpBuffers(ctx);
+  reader::readMemoryEvents(ctx);
   reader::readProcessNames(ctx);
   return seen;
 }

@@ -103,6 +103,9 @@ void readUnifiedMemory(Context& ctx);
 void readGpuMetrics(Context& ctx);
 // CUOVERLAP_OP_BUFFERS into Trace::op_buffers, sorted by (pid, correlation id).
 void readOpBuffers(Context& ctx);
+// CUDA_GPU_MEMORY_USAGE_EVENTS into Trace::memory_events, sorted by time (nothing, with a
+// warning, where a row is not valid).
+void readMemoryEvents(Context& ctx);
 // Sorts Trace::unified_memory.migrations by start (stable).
 void sortMigrations(Context& ctx);
 void readDevices(Context& ctx);

@@ -137,6 +137,42 @@ void readOpBuffers(Context& ctx) {
   sortBy(buffers, [](const OpBuffer& b) { return opBufferKey(b.pid, b.correlation_id); });
 }
 
+void readMemoryEvents(Context& ctx) {
+  const std::string_view table = schema::kMemoryUsageTable;
+  if (!ctx.db.hasTable(table)) return;
+  sqlite::Statement row(ctx.db, selectColumns(ctx.db, table,
+      {"start", "globalPid", "correlationId", "address", "bytes", "memKind", "memoryOperationType"},
+      {"start"}));
+  std::vector<MemoryEvent>& events = ctx.trace.memory_events;
+  std::size_t bad = 0;
+  while (row.step()) {
+    MemoryEvent event;
+    event.time = readTimestamp(row, 0, table, "start");
+    event.pid = pidOfColumn(row, 1);
+    event.correlation_id = static_cast<std::uint32_t>(std::clamp<std::int64_t>(
+        row.int64Or(2, 0), 0, std::numeric_limits<std::uint32_t>::max()));
+    event.address = static_cast<std::uint64_t>(row.int64(3));
+    const std::int64_t bytes = row.int64(4), kind = row.int64Or(5, -1), operation = row.int64Or(6, -1);
+    if (bytes < 0 || (operation != 0 && operation != 1)) {
+      ++bad;
+      continue;
+    }
+    event.bytes = static_cast<std::uint64_t>(bytes);
+    event.kind = kind >= 0 && kind <= 7 ? static_cast<MemKind>(kind) : MemKind::kUnknown;
+    event.allocation = operation == static_cast<int>(schema::MemoryOperation::kAllocation);
+    events.push_back(event);
+  }
+  if (bad > 0) {
+    // An allocation missing would read as memory free that was not: none is trusted.
+    ctx.trace.warnings.push_back(fmt::format(
+        "{} of {} rows of {} are not valid (negative bytes, or an operation other than 0 or 1): "
+        "the allocations recorded are not used", bad, bad + events.size(), table));
+    events.clear();
+    return;
+  }
+  sortBy(events, [](const MemoryEvent& e) { return e.time; });
+}
+
 void sortMigrations(Context& ctx) {
   sortBy(ctx.trace.unified_memory.migrations, [](const UmMigration& m) { return m.start; });
 }

@@ -56,6 +56,7 @@ Trace sliceProcesses(const Trace& trace, const std::set<std::uint32_t>& pids) {
   slice.syncs = ofProcesses(trace.syncs, pids);
   slice.event_records = ofProcesses(trace.event_records, pids);
   slice.op_buffers = ofProcesses(trace.op_buffers, pids);
+  slice.memory_events = ofProcesses(trace.memory_events, pids);
   slice.nvtx = ofProcesses(trace.nvtx, pids);
   slice.streams = ofProcesses(trace.streams, pids);
   slice.contexts = ofProcesses(trace.contexts, pids);

@@ -108,6 +108,7 @@ CollectorOptions optionsFromEnvironment() {
   o.cupti_flush_period_ms =
       static_cast<std::uint32_t>(numberFromEnvironment(schema::kEnvCuptiFlushMs, 0, 0, 100000, o.quiet));
   o.op_buffers = numberFromEnvironment(schema::kEnvOpBuffers, 1, 0, 1, o.quiet) == 1;
+  o.memory_usage = numberFromEnvironment(schema::kEnvMemoryUsage, 1, 0, 1, o.quiet) == 1;
   o.gpu_metrics_interval_ns =
       numberFromEnvironment(schema::kEnvGpuMetricsUs, 0, 0, 1000000, o.quiet) * 1000;
   o.summary_at_exit = numberFromEnvironment(schema::kEnvSummary, 0, 0, 1, o.quiet) == 1;

@@ -34,6 +34,7 @@ struct CollectorOptions {
   std::uint32_t cupti_flush_period_ms = 0;  // 0: CUPTI's heuristics
   schema::CaptureSpec capture;  // CUOVERLAP_CAPTURE, _DELAY, _DURATION; inactive: the whole run
   bool op_buffers = true;  // CUOVERLAP_OP_BUFFERS=0: off (cupti/op_buffers.h)
+  bool memory_usage = true;  // CUOVERLAP_MEMORY_USAGE=0: no allocation records (MEMORY2)
   std::uint64_t gpu_metrics_interval_ns = 0;  // CUOVERLAP_GPU_METRICS (µs); 0: no GPU metrics
   bool summary_at_exit = false;  // CUOVERLAP_SUMMARY=1 (exit_summary.h)
   std::chrono::seconds summary_timeout{600};  // CUOVERLAP_SUMMARY_TIMEOUT

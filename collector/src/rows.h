@@ -137,6 +137,21 @@ struct UnifiedMemoryRow {
   std::uint64_t devices = 0;  // thrashing: bit d set when device d fought for the region
 };
 
+// One CUPTI memory record (MEMORY2 kind): an allocation or a free of device, pinned-host or managed
+// memory, by the API call of `correlation_id` (CUDA_GPU_MEMORY_USAGE_EVENTS). Memory pools'
+// allocations carry the pool's state (`pool`); others none.
+struct MemoryRow {
+  std::uint64_t timestamp = 0, address = 0, bytes = 0, pc = 0;
+  std::uint32_t process_id = 0, device_id = 0, context_id = 0, stream_id = 0, correlation_id = 0;
+  bool allocation = true;    // false: a free
+  std::uint8_t mem_kind = 0;  // nsys enum
+  bool has_stream = false;    // an asynchronous operation's stream (cudaMallocAsync, cudaFreeAsync)
+  const char* name = nullptr;  // a static allocation's variable
+  bool pool = false;           // the pool columns below are meaningful
+  bool pool_imported = false;  // imported from another process (pool_size is then its pid)
+  std::uint64_t pool_address = 0, pool_release_threshold = 0, pool_size = 0, pool_utilized = 0;
+};
+
 // GPU metrics (cupti/gpu_metrics.h): the metrics sampled on a GPU, then their samples. A sample
 // row is one metric's value over [start, the GPU's next sample).
 struct GpuMetricName {
@@ -182,6 +197,7 @@ class RowSink {
   virtual void onMarkerData(const MarkerDataRow& row) = 0;
   virtual void onOverhead(const OverheadRow& row) = 0;
   virtual void onUnifiedMemory(const UnifiedMemoryRow& row) = 0;
+  virtual void onMemory(const MemoryRow& row) = 0;
   virtual void onUnknownKind(int cupti_kind) = 0;
 };
 

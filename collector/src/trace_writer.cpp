@@ -19,7 +19,7 @@ const char* recordKindName(RecordKind kind) {
       "kernel", "memcpy", "memset", "runtime", "driver", "sync", "cuda_event", "stream",
       "context", "device", "nvtx_marker", "nvtx_marker_data", "overhead", "um_migration",
       "um_gpu_fault", "um_cpu_fault", "um_thrashing", "unknown", "incomplete", "gpu_metric",
-      "op_buffer"};
+      "op_buffer", "memory"};
   static_assert(sizeof kNames / sizeof kNames[0] == static_cast<std::size_t>(RecordKind::kCount));
   return kNames[static_cast<std::size_t>(kind)];
 }

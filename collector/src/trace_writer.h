@@ -27,7 +27,7 @@ namespace cuoverlap::collector {
 enum class RecordKind : std::uint8_t {
   kKernel, kMemcpy, kMemset, kRuntime, kDriver, kSync, kCudaEvent, kStream, kContext, kDevice,
   kMarker, kMarkerData, kOverhead, kUmMigration, kUmGpuFault, kUmCpuFault, kUmThrashing, kUnknown,
-  kIncomplete, kGpuMetric, kOpBuffer, kCount
+  kIncomplete, kGpuMetric, kOpBuffer, kMemory, kCount
 };
 // Name used in the session table key "records.<name>".
 const char* recordKindName(RecordKind kind);
@@ -81,6 +81,7 @@ class TraceWriter final : public RowSink {
   void onMarkerData(const MarkerDataRow& row) override;
   void onOverhead(const OverheadRow& row) override;
   void onUnifiedMemory(const UnifiedMemoryRow& row) override;
+  void onMemory(const MemoryRow& row) override;
   void onUnknownKind(int cupti_kind) override;
   // Not from an activity buffer: the PM sampling thread's batches, through the writer thread.
   void onGpuMetrics(const GpuMetricBatch& batch);
@@ -112,7 +113,7 @@ class TraceWriter final : public RowSink {
   std::unique_ptr<Statement> um_gpu_fault_, um_cpu_fault_, um_thrashing_;
   std::unique_ptr<Statement> stream_origin_, stream_creator_;
   std::unique_ptr<Statement> gpu_metric_name_, gpu_metric_;  // made with the first metrics
-  std::unique_ptr<Statement> op_buffer_;
+  std::unique_ptr<Statement> op_buffer_, memory_;
   std::unordered_map<std::string, std::int64_t> strings_;
   std::unordered_map<std::string, KernelNameIds> kernel_names_;
   std::unordered_map<std::uint64_t, std::int64_t> api_names_;  // (kind << 32 | cbid) -> id

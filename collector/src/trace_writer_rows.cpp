@@ -56,6 +56,9 @@ void TraceWriter::prepareStatements() {
   um_thrashing_ = std::make_unique<Statement>(db_,
       "INSERT INTO CUOVERLAP_UM_THRASHING_EVENTS VALUES (?1,?2,?3,?4,?5,?6)");
   op_buffer_ = std::make_unique<Statement>(db_, "INSERT INTO CUOVERLAP_OP_BUFFERS VALUES (?1,?2,?3,?4,?5)");
+  memory_ = std::make_unique<Statement>(db_,
+      "INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,"
+      "?14,?15,?16,?17,?18)");
 }
 
 void TraceWriter::onKernel(const KernelRow& r) {
@@ -200,6 +203,22 @@ void TraceWriter::onOverhead(const OverheadRow& r) {
 }
 
 void TraceWriter::onUnknownKind(int) { count(RecordKind::kUnknown); }
+
+void TraceWriter::onMemory(const MemoryRow& r) {
+  auto local = [&r](std::uint64_t v) { return r.pool && !r.pool_imported ? std::optional<std::uint64_t>(v) : std::nullopt; };
+  auto imported = [&r](std::uint64_t v) { return r.pool_imported ? std::optional<std::uint64_t>(v) : std::nullopt; };
+  begin();
+  memory_->run({r.timestamp, schema::encodeGlobalPid(r.process_id != 0 ? r.process_id : pid_), r.device_id,
+                r.context_id, r.address, r.pc, r.bytes, r.mem_kind,
+                static_cast<int>(r.allocation ? schema::MemoryOperation::kAllocation
+                                              : schema::MemoryOperation::kDeallocation),
+                r.name != nullptr && *r.name != '\0' ? r.name : nullptr,
+                r.correlation_id != 0 ? std::optional<std::uint32_t>(r.correlation_id) : std::nullopt,
+                r.has_stream ? std::optional<std::uint32_t>(r.stream_id) : std::nullopt,
+                local(r.pool_address), local(r.pool_release_threshold), local(r.pool_size),
+                local(r.pool_utilized), imported(r.pool_address), imported(r.pool_size)});
+  count(RecordKind::kMemory);
+}
 
 void TraceWriter::onOpBuffers(const std::vector<OpBufferRow>& rows) {
   if (rows.empty()) return;

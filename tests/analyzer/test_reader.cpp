@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 
 #include "cuoverlap/reader.h"
+#include "cuoverlap/trace_slice.h"
 #include "sqlite_db.h"
 #include "synthetic_trace.h"
 
@@ -314,6 +315,52 @@ TEST_CASE("op buffers: read and found per op; a table with a bad row is not used
   CHECK(trace.op_buffers.empty());
   REQUIRE(trace.warnings.size() == 1);
   CHECK(trace.warnings[0].find("1 of 4 rows of CUOVERLAP_OP_BUFFERS are not valid") != std::string::npos);
+}
+
+TEST_CASE("memory events: read from nsys's table in time order; a table with a bad row is not used, and says so",
+          "[reader]") {
+  const std::string path = cuoverlap::testing::tempTracePath("reader_memory_events.sqlite");
+  {
+    SyntheticTrace trace(path);
+    trace.addRuntimeCall(100, 200, 5, "cudaMalloc_v3020");
+    // An older nsys export's shape: no streamId, columns in its order; rows out of time order.
+    trace.exec("CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (start INTEGER NOT NULL, globalPid INTEGER NOT NULL, "
+               "deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, address INTEGER NOT NULL, pc INTEGER NOT NULL, "
+               "bytes INTEGER NOT NULL, memKind INTEGER NOT NULL, memoryOperationType INTEGER NOT NULL, name TEXT, "
+               "correlationId INTEGER);"
+               "INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES "
+               "(900, 71303168, 0, 1, 8388608, 0, 1048576, 2, 1, NULL, 9), "
+               "(150, 71303168, 0, 1, 8388608, 0, 1048576, 2, 0, NULL, 5), "
+               "(160, 71303168, 0, 1, 65536, 0, 4096, 1, 0, NULL, NULL)");
+  }
+  Trace trace = readTrace(path);
+  REQUIRE(trace.memory_events.size() == 3);
+  CHECK(trace.warnings.empty());
+  const MemoryEvent& first = trace.memory_events[0];
+  CHECK(first.time == 150);
+  CHECK(first.pid == 4);
+  CHECK(first.correlation_id == 5);
+  CHECK(first.address == 8388608);
+  CHECK(first.bytes == 1048576);
+  CHECK(first.kind == MemKind::kDevice);
+  CHECK(first.allocation);
+  CHECK(trace.memory_events[1].kind == MemKind::kPinned);
+  CHECK(trace.memory_events[1].correlation_id == 0);  // NULL: no call named
+  CHECK_FALSE(trace.memory_events[2].allocation);
+  // Kept by a slice of its process (they say which memory lived before the slice's ops).
+  CHECK(cuoverlap::sliceProcesses(trace, {4}).memory_events.size() == 3);
+  CHECK(cuoverlap::sliceProcesses(trace, {5}).memory_events.empty());
+  {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, "INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES (170, 71303168, 0, 1, 0, 0, 64, 2, 7, NULL, 6)",
+                         nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  }
+  trace = readTrace(path);
+  CHECK(trace.memory_events.empty());
+  REQUIRE(trace.warnings.size() == 1);
+  CHECK(trace.warnings[0].find("1 of 4 rows of CUDA_GPU_MEMORY_USAGE_EVENTS are not valid") != std::string::npos);
 }
 
 TEST_CASE("rowsAtMost: the rowid range where it can hold the rows, else count(*)", "[reader]") {

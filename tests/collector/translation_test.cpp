@@ -27,6 +27,7 @@ struct CollectingSink : RowSink {
   std::vector<MarkerDataRow> marker_data;
   std::vector<OverheadRow> overheads;
   std::vector<UnifiedMemoryRow> unified_memory;
+  std::vector<MemoryRow> memory;
   std::vector<int> unknown;
   std::vector<std::string> api_names;
   void onKernel(const KernelRow& r) override { kernels.push_back(r); }
@@ -45,6 +46,7 @@ struct CollectingSink : RowSink {
   void onMarkerData(const MarkerDataRow& r) override { marker_data.push_back(r); }
   void onOverhead(const OverheadRow& r) override { overheads.push_back(r); }
   void onUnifiedMemory(const UnifiedMemoryRow& r) override { unified_memory.push_back(r); }
+  void onMemory(const MemoryRow& r) override { memory.push_back(r); }
   void onUnknownKind(int kind) override { unknown.push_back(kind); }
 };
 
@@ -269,4 +271,54 @@ TEST_CASE("unified-memory counter records keep kind, bytes, address, device and 
   CHECK(sink.unified_memory[2].kind == UnifiedMemoryKind::kThrashing);
   CHECK(sink.unified_memory[2].devices == 0x3);
   CHECK(sink.unknown.empty());
+}
+
+TEST_CASE("memory records keep the operation, kind, address, bytes, call and pool") {
+  CUpti_ActivityMemory4 allocation;
+  std::memset(&allocation, 0, sizeof allocation);
+  allocation.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+  allocation.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+  allocation.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  allocation.correlationId = 41, allocation.address = 0x7f0000200000, allocation.bytes = 3 << 20;
+  allocation.timestamp = 1000, allocation.PC = 0x4011aa, allocation.processId = 4242;
+  allocation.deviceId = 1, allocation.contextId = 3, allocation.streamId = CUPTI_INVALID_STREAM_ID;
+  CUpti_ActivityMemory4 release = allocation;
+  release.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+  release.correlationId = 57, release.timestamp = 2000;
+  CUpti_ActivityMemory4 pooled = allocation;
+  pooled.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  pooled.isAsync = 1, pooled.streamId = 13;
+  pooled.memoryPoolConfig.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+  pooled.memoryPoolConfig.address = 0x7f0000000000, pooled.memoryPoolConfig.pool.size = 32 << 20;
+  pooled.memoryPoolConfig.utilizedSize = 5 << 20;
+  CUpti_ActivityMemory4 pinned = allocation;
+  pinned.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+  CUpti_ActivityMemory4 invalid = allocation;
+  invalid.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_INVALID;
+  CollectingSink sink;
+  for (const auto* record : {&allocation, &release, &pooled, &pinned, &invalid}) translateActivity(record, sink);
+  REQUIRE(sink.memory.size() == 4);
+  CHECK(sink.memory[0].allocation);
+  CHECK(sink.memory[0].mem_kind == 2);  // nsys: device
+  CHECK(sink.memory[0].address == 0x7f0000200000);
+  CHECK(sink.memory[0].bytes == (3u << 20));
+  CHECK(sink.memory[0].correlation_id == 41);
+  CHECK(sink.memory[0].timestamp == 1000);
+  CHECK(sink.memory[0].pc == 0x4011aa);
+  CHECK(sink.memory[0].process_id == 4242);
+  CHECK(sink.memory[0].device_id == 1);
+  CHECK(sink.memory[0].context_id == 3);
+  CHECK_FALSE(sink.memory[0].has_stream);
+  CHECK_FALSE(sink.memory[0].pool);
+  CHECK_FALSE(sink.memory[1].allocation);
+  CHECK(sink.memory[1].correlation_id == 57);
+  CHECK(sink.memory[2].has_stream);
+  CHECK(sink.memory[2].stream_id == 13);
+  CHECK(sink.memory[2].pool);
+  CHECK_FALSE(sink.memory[2].pool_imported);
+  CHECK(sink.memory[2].pool_size == (32u << 20));
+  CHECK(sink.memory[2].pool_utilized == (5u << 20));
+  CHECK(sink.memory[3].mem_kind == 1);  // nsys: pinned
+  REQUIRE(sink.unknown.size() == 1);  // an operation CUPTI calls invalid is counted, not written
+  CHECK(sink.unknown[0] == CUPTI_ACTIVITY_KIND_MEMORY2);
 }

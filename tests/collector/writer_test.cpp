@@ -352,3 +352,33 @@ TEST_CASE("op buffer rows land in CUOVERLAP_OP_BUFFERS and keep their ops' corre
   }
   std::remove(merged.c_str());
 }
+
+TEST_CASE("memory records land in CUDA_GPU_MEMORY_USAGE_EVENTS as nsys exports them") {
+  TempPath file;
+  {
+    TraceWriter writer(file.path, 1234);
+    MemoryRow allocation;
+    allocation.timestamp = 1000, allocation.address = 0x7f0000200000, allocation.bytes = 3 << 20;
+    allocation.pc = 77, allocation.device_id = 0, allocation.context_id = 1, allocation.correlation_id = 41;
+    allocation.mem_kind = 2;
+    MemoryRow release = allocation;
+    release.allocation = false, release.timestamp = 2000, release.correlation_id = 57;
+    MemoryRow pooled = allocation;
+    pooled.timestamp = 3000, pooled.has_stream = true, pooled.stream_id = 13, pooled.pool = true;
+    pooled.pool_address = 0x7f0000000000, pooled.pool_size = 32 << 20, pooled.pool_utilized = 5 << 20;
+    writer.onMemory(allocation);
+    writer.onMemory(release);
+    writer.onMemory(pooled);
+    writer.setSessionValue("pid", "1234");
+    writer.close();
+    CHECK(writer.counts()[static_cast<std::size_t>(RecordKind::kMemory)] == 3);
+  }
+  ReadBack db(file.path);
+  CHECK(db.text("SELECT start, address, bytes, memKind, memoryOperationType, correlationId, streamId, "
+                "localMemoryPoolSize, localMemoryPoolUtilizedSize FROM CUDA_GPU_MEMORY_USAGE_EVENTS ORDER BY start") ==
+        "1000|139637978824704|3145728|2|0|41|NULL|NULL|NULL;2000|139637978824704|3145728|2|1|57|NULL|NULL|NULL;"
+        "3000|139637978824704|3145728|2|0|41|13|33554432|5242880");
+  CHECK(db.text("SELECT count(*) FROM CUDA_GPU_MEMORY_USAGE_EVENTS e JOIN ENUM_CUDA_DEV_MEM_EVENT_OPER o "
+                "ON e.memoryOperationType = o.id WHERE o.label = 'Allocation'") == "2");
+  CHECK(db.text("SELECT value FROM CUOVERLAP_SESSION WHERE key = 'records.memory'") == "3");
+}

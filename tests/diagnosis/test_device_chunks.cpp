@@ -94,5 +94,52 @@ TEST_CASE("device chunks: a picture that does not account for the recording chan
   CHECK(changedCalls(bare, 2) == 0);
 }
 
+TEST_CASE("device chunks: memory events size the allocations no kernel touched") {
+  // The copy's memory no kernel touched: an allocation of 4 MiB the trace's memory events record
+  // (8 MiB up, a mapping of its own) makes the picture whole again.
+  Trace trace = allocationLoop(kG000310Setup, /*size_everything=*/false);
+  MemoryEvent copied;
+  copied.pid = trace.ops.front().pid;
+  copied.time = 5 * kUs;
+  copied.address = kChunk0 + 8 * (std::uint64_t{1} << 20);
+  copied.bytes = std::uint64_t{4} << 20;
+  copied.kind = MemKind::kDevice;
+  trace.memory_events.push_back(copied);
+  CHECK(changedCalls(trace, 2) == 5);
+  // An earlier allocation of 8 KiB over the copy's first bytes whose free the trace lacks (trimmed
+  // away, or before a capture range) ended where the 4 MiB one began: live allocations never
+  // overlap. (Taken as living, it would size the copy's memory and leave its chunk room.)
+  MemoryEvent earlier = copied;
+  earlier.time = 1 * kUs;
+  earlier.address = copied.address - 4096;
+  earlier.bytes = 8192;
+  trace.memory_events.insert(trace.memory_events.begin(), earlier);
+  CHECK(changedCalls(trace, 2) == 5);
+  trace.memory_events.erase(trace.memory_events.begin());
+  // A 4 KiB one would leave its chunk room for the loop's buffer, which mapped a chunk: the
+  // picture misses allocations.
+  trace.memory_events.back().bytes = 4096;
+  CHECK(changedCalls(trace, 2) == 0);
+  trace.memory_events.back().bytes = std::uint64_t{4} << 20;
+  // Pinned host memory is not the device allocator's.
+  trace.memory_events.back().kind = MemKind::kPinned;
+  CHECK(changedCalls(trace, 2) == 0);
+  // Only allocations size: a free of that memory does not.
+  trace.memory_events.back().kind = MemKind::kDevice;
+  trace.memory_events.back().allocation = false;
+  CHECK(changedCalls(trace, 2) == 0);
+  // Nor an allocation that did not live in the view (freed before it began: a trace's other
+  // window, where the address held something else), or another process's.
+  trace.memory_events.back().allocation = true;
+  MemoryEvent freed = trace.memory_events.back();
+  freed.time = 8 * kUs;
+  freed.allocation = false;
+  trace.memory_events.push_back(freed);
+  CHECK(changedCalls(trace, 2) == 0);
+  trace.memory_events.pop_back();
+  trace.memory_events.back().pid += 1;
+  CHECK(changedCalls(trace, 2) == 0);
+}
+
 }  // namespace
 }  // namespace cuoverlap

@@ -74,6 +74,14 @@ def make_trace(path):
                "bytes INTEGER, access INTEGER)")
     db.executemany("INSERT INTO CUOVERLAP_OP_BUFFERS VALUES (?, ?, ?, 4096, 3)",
                    [(pid, 1, 100), (pid, 2, 200), (pid, 3, 300), (pid, 3, 301), (pid, 4, 400), (8 << 24, 3, 999)])
+    # Allocations and frees (start, address, operation 0 allocation / 1 free): every allocation that
+    # lived in a kept run, made before it or not, and its free, made after it or not.
+    db.execute("CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS (start INTEGER, globalPid INTEGER, address INTEGER, "
+               "bytes INTEGER, memKind INTEGER, memoryOperationType INTEGER)")
+    db.executemany("INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES (?, ?, ?, 4096, 2, ?)",
+                   [(50, pid, 0xA, 0), (100, pid, 0xB, 0), (900, pid, 0xB, 1), (5200, pid, 0xC, 0),
+                    (5500, pid, 0xA, 1), (6100, pid, 0xD, 0), (6500, pid, 0xE, 0), (6900, pid, 0xD, 1),
+                    (7500, pid, 0xE, 1), (9500, pid, 0xF, 0), (5100, pid, 0x10, 0), (6200, pid, 0x10, 1)])
     db.commit()
     db.close()
 
@@ -175,6 +183,10 @@ class LabCollectTest(unittest.TestCase):
                          [(0,), (3,)])
         self.assertEqual(db.execute("SELECT address FROM CUOVERLAP_OP_BUFFERS ORDER BY address").fetchall(),
                          [(300,), (301,), (400,)])
+        self.assertEqual(db.execute("SELECT start, address, memoryOperationType FROM CUDA_GPU_MEMORY_USAGE_EVENTS "
+                                    "ORDER BY start").fetchall(),
+                         [(50, 0xA, 0), (5100, 0x10, 0), (5200, 0xC, 0), (5500, 0xA, 1), (6200, 0x10, 1),
+                          (6500, 0xE, 0), (7500, 0xE, 1)])
 
     def test_variant_traces_keep_each_variants_median_run(self):
         # p1's fix ran twice (rep 2 failed): spans 200 (rep 1) and 250 (rep 3); the lower middle is rep 1.

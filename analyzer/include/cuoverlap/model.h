@@ -346,6 +346,19 @@ struct OpBuffer {
   bool writes() const { return access != schema::BufferAccess::kRead; }
 };
 
+// An allocation or free of device, pinned-host or managed memory (CUDA_GPU_MEMORY_USAGE_EVENTS:
+// our collector records every one, CUPTI's MEMORY2 records; nsys with --cuda-memory-usage=true),
+// matched to its API call by (pid, correlation id); 0 where the row names none.
+struct MemoryEvent {
+  Ns time = 0;
+  std::uint32_t pid = 0;
+  std::uint32_t correlation_id = 0;
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+  MemKind kind = MemKind::kUnknown;
+  bool allocation = true;  // false: a free
+};
+
 struct Trace {
   std::string path;
   TraceSource source = TraceSource::kNsys;
@@ -359,6 +372,7 @@ struct Trace {
   UnifiedMemory unified_memory;
   GpuMetrics gpu_metrics;
   std::vector<OpBuffer> op_buffers;  // sorted by (pid, correlation id); empty when not recorded
+  std::vector<MemoryEvent> memory_events;  // sorted by time; empty when not recorded
   std::vector<Stream> streams;
   std::vector<Context> contexts;
   std::vector<Device> devices;

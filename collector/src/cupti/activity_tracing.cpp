@@ -125,7 +125,8 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id
 
 // Recorded from the start, window or not: a device/context/stream is created once, often before
 // any window, and the analysis needs it; marker records let the writer keep the NVTX ranges that
-// open and close a window whole (capture_window.h). MARKER before MARKER_DATA.
+// open and close a window whole (capture_window.h). MARKER before MARKER_DATA. Allocations
+// (MEMORY2, unless CUOVERLAP_MEMORY_USAGE=0) too: a window's ops touch memory allocated before it.
 constexpr CUpti_ActivityKind kAlwaysKinds[] = {
     CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_STREAM,
     CUPTI_ACTIVITY_KIND_MARKER, CUPTI_ACTIVITY_KIND_MARKER_DATA};
@@ -259,6 +260,7 @@ std::string enable(BufferPool& pool, WriterThread& writer, const CollectorOption
     return "cannot register activity buffers";
   }
   for (CUpti_ActivityKind kind : kAlwaysKinds) CUOVERLAP_CUPTI(cuptiActivityEnable(kind));
+  if (options.memory_usage) CUOVERLAP_CUPTI(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMORY2));
   if (enableUnifiedMemory(false) == UnifiedMemoryState::kRetryAtContext) {
     g_unified_memory_at_context.store(true);
     CUOVERLAP_CUPTI(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,

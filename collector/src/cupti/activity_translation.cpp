@@ -244,6 +244,36 @@ void translateUnifiedMemory(const CUpti_ActivityUnifiedMemoryCounter3& u, RowSin
   sink.onUnifiedMemory(row);
 }
 
+void translateMemory(const CUpti_ActivityMemory4& m, RowSink& sink) {
+  if (m.memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION &&
+      m.memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) {
+    return sink.onUnknownKind(static_cast<int>(m.kind));
+  }
+  MemoryRow row;
+  row.timestamp = m.timestamp;
+  row.address = m.address;
+  row.bytes = m.bytes;
+  row.pc = m.PC;
+  row.process_id = m.processId;
+  row.device_id = m.deviceId;
+  row.context_id = m.contextId;
+  row.correlation_id = m.correlationId;
+  row.allocation = m.memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+  row.mem_kind = nsysMemoryKind(m.memoryKind);
+  row.has_stream = m.isAsync != 0 && m.streamId != CUPTI_INVALID_STREAM_ID;
+  row.stream_id = row.has_stream ? m.streamId : 0;
+  row.name = m.name;
+  const auto& pool = m.memoryPoolConfig;
+  row.pool = pool.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL ||
+             pool.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_IMPORTED;
+  row.pool_imported = pool.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_IMPORTED;
+  row.pool_address = pool.address;
+  row.pool_release_threshold = pool.releaseThreshold;
+  row.pool_size = pool.pool.size;  // the union's processId for an imported pool
+  row.pool_utilized = pool.utilizedSize;
+  sink.onMemory(row);
+}
+
 template <typename Record>
 const Record& as(const void* record) {
   return *static_cast<const Record*>(record);
@@ -286,6 +316,7 @@ void translateActivity(const void* cupti_record, RowSink& sink) {
       return translateOverhead(as<CUpti_ActivityOverhead3>(r), sink);
     case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
       return translateUnifiedMemory(as<CUpti_ActivityUnifiedMemoryCounter3>(r), sink);
+    case CUPTI_ACTIVITY_KIND_MEMORY2: return translateMemory(as<CUpti_ActivityMemory4>(r), sink);
     default: return sink.onUnknownKind(static_cast<int>(kind));
   }
 }

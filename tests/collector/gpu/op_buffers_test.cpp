@@ -108,6 +108,34 @@ TEST_CASE("a function handle handed out again after an unload is read by its own
                 "FROM CUPTI_ACTIVITY_KIND_KERNEL k ORDER BY k.start") == expected);
 }
 
+TEST_CASE("the collector records each allocation and free with its size, kind and call") {
+  auto at = record("memory.sqlite", "");
+  const std::string a = at["a"], b = at["b"], pinned = at["pinned"];
+  TraceFile db(g_dir + "/memory.sqlite");
+  REQUIRE(db.isOpen());
+  // The app's own: two device buffers and a pinned one, each allocated then freed, with its bytes
+  // both times (memKind 2 device, 1 pinned; memoryOperationType 0 allocation, 1 free).
+  const std::string ours = "address IN (" + a + "," + b + "," + pinned + ")";
+  CHECK(db.text("SELECT address, bytes, memKind, memoryOperationType FROM CUDA_GPU_MEMORY_USAGE_EVENTS WHERE " +
+                ours + " ORDER BY start") ==
+        a + "|1048576|2|0;" + b + "|2097152|2|0;" + pinned + "|1048576|1|0;" + a + "|1048576|2|1;" + b +
+            "|2097152|2|1;" + pinned + "|1048576|1|1");
+  // Each row names the call that made it (cudaMallocHost is recorded as cudaHostAlloc).
+  CHECK(db.text("SELECT s.value FROM CUDA_GPU_MEMORY_USAGE_EVENTS e JOIN CUPTI_ACTIVITY_KIND_RUNTIME r "
+                "ON r.correlationId = e.correlationId AND r.eventClass = 0 JOIN StringIds s ON s.id = r.nameId WHERE e." + ours +
+                " ORDER BY e.start") ==
+        "cudaMalloc_v3020;cudaMalloc_v3020;cudaHostAlloc_v3020;cudaFree_v3020;cudaFree_v3020;cudaFreeHost_v3020");
+  CHECK(std::stoll(db.session("records.memory")) >= 6);
+  // The analyzer reads them, in time order.
+  const cuoverlap::Trace trace = cuoverlap::readTrace(g_dir + "/memory.sqlite");
+  std::string read;
+  for (const cuoverlap::MemoryEvent& e : trace.memory_events) {
+    if (std::to_string(e.address) != b) continue;
+    read += std::to_string(e.bytes) + (e.allocation ? "+" : "-") + std::to_string(static_cast<int>(e.kind)) + ";";
+  }
+  CHECK(read == "2097152+2;2097152-2;");
+}
+
 TEST_CASE("CUOVERLAP_OP_BUFFERS=0 records no op buffers") {
   record("off.sqlite", "CUOVERLAP_OP_BUFFERS=0");
   TraceFile db(g_dir + "/off.sqlite");

@@ -15,19 +15,20 @@ namespace {
 
 using Thread = std::pair<std::uint32_t, std::uint32_t>;
 
-// The device allocations kernels touched, by end address: a kernel argument's op buffer runs from
-// its pointer to its allocation's end, so the lowest pointer seen into an allocation is its base.
+// The device allocations the trace sizes, by end address: every one its memory events record
+// that lived in the view (of a process of its ops: a trace's other windows reuse the addresses for
+// other allocations), and those kernels touched (a kernel argument's op buffer runs from its
+// pointer to its allocation's end, so the lowest pointer seen into an allocation is its base).
 class Allocations {
  public:
   explicit Allocations(const DeviceView& view) {
+    addLiving(view);
     for (const ScopedOp& scoped : view.ops()) {
       const GpuOp& op = view.op(scoped);
       if (op.kind != OpKind::kKernel) continue;
       const auto [first, last] = opBuffersOf(view.trace(), op);
       for (const OpBuffer* b = first; b != last; ++b) {
-        if (b->access != schema::BufferAccess::kKernelArgument || b->bytes == 0) continue;
-        const auto [it, fresh] = base_by_end_.emplace(b->address + b->bytes, b->address);
-        if (!fresh) it->second = std::min(it->second, b->address);
+        if (b->access == schema::BufferAccess::kKernelArgument && b->bytes > 0) add(b->address, b->bytes);
       }
     }
   }
@@ -42,6 +43,44 @@ class Allocations {
   std::uint64_t bytes(std::uint64_t end) const { return end - base_by_end_.at(end); }
 
  private:
+  void addLiving(const DeviceView& view) {
+    const std::vector<MemoryEvent>& events = view.trace().memory_events;  // in time order
+    if (events.empty() || view.empty()) return;
+    std::set<std::uint32_t> pids;
+    Ns from = view.spanStart(), to = view.spanEnd();
+    for (const ScopedOp& scoped : view.ops()) pids.insert(view.op(scoped).pid);
+    for (const std::size_t call : view.calls()) {
+      from = std::min(from, view.call(call).start);
+      to = std::max(to, view.call(call).end);
+    }
+    // Live allocations of a process never overlap: one that a later allocation overlaps was freed
+    // by then, recorded or not (a trimmed trace or a capture range can hold an allocation without
+    // its free).
+    std::map<std::pair<std::uint32_t, std::uint64_t>, const MemoryEvent*> open;  // (pid, address) -> allocation
+    const auto close = [&](const MemoryEvent& allocation, Ns freed) {
+      if (allocation.time < to && freed > from) add(allocation.address, allocation.bytes);
+    };
+    for (const MemoryEvent& e : events) {
+      if (e.kind != MemKind::kDevice || e.bytes == 0 || pids.count(e.pid) == 0) continue;
+      const std::uint64_t end = e.allocation ? e.address + e.bytes : e.address + 1;
+      auto it = open.lower_bound({e.pid, end});
+      while (it != open.begin()) {
+        const auto before = std::prev(it);
+        const MemoryEvent& living = *before->second;
+        if (before->first.first != e.pid || living.address + living.bytes <= e.address) break;
+        close(living, e.time);
+        it = open.erase(before);
+      }
+      if (e.allocation) open.emplace(std::make_pair(e.pid, e.address), &e);
+    }
+    for (const auto& living : open) close(*living.second, std::numeric_limits<Ns>::max());
+  }
+
+  void add(std::uint64_t address, std::uint64_t bytes) {
+    const auto [it, fresh] = base_by_end_.emplace(address + bytes, address);
+    if (!fresh) it->second = std::min(it->second, address);
+  }
+
   std::map<std::uint64_t, std::uint64_t> base_by_end_;
 };
 

@@ -11,8 +11,9 @@
 // their chunk, so its 1124 KiB loop buffer mapped a chunk each iteration, 38-99 µs; the split's
 // two 208 KiB lane buffers open a second chunk, and the loop's cudaMalloc took 2-3 µs).
 //
-// A trace records no allocation's size or address; the op buffers (Trace::op_buffers) do for the
-// allocations kernels touch: a kernel argument's row runs from its pointer to its allocation's end.
+// The trace's memory events (Trace::memory_events: CUDA_GPU_MEMORY_USAGE_EVENTS) size and place
+// every allocation; without them, the op buffers (Trace::op_buffers) do for the allocations kernels
+// touch: a kernel argument's row runs from its pointer to its allocation's end.
 // Chunks are 2 MiB-aligned: the allocations a chunk holds share their address's upper bits.
 #pragma once
 
@@ -37,9 +38,10 @@ inline constexpr Ns kDeviceCarvedCallNs = 2'000;
 // let the allocator carve out of a chunk they open: `copies` more of each device buffer the ops at
 // `positions` write or hand to kernels, allocated at setup after the program's own, each where it
 // first fits. Each such call at kDeviceCarvedCallNs of own time (a free still waits for the
-// device). Nothing where the trace has no op buffers or they do not account for what the
-// recording shows: an allocation of unknown size (a copy's or memset's memory no kernel touched),
-// or a loop's buffer that fits a live chunk's room as recorded yet mapped one.
+// device). Nothing where the trace has no op buffers (which ops touch which buffer) or they do not
+// account for what the recording shows: an allocation of unknown size (without memory events, a
+// copy's or memset's memory no kernel touched), or a loop's buffer that fits a live chunk's room as
+// recorded yet mapped one.
 std::vector<CallChange> deviceChunkKeptAlive(const DeviceView& view, const HostTimeline& host,
                                              const std::vector<std::size_t>& positions, std::size_t copies);
 
