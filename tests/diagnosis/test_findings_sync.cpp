@@ -475,6 +475,31 @@ TEST_CASE("implicit-sync-call counts allocations between GPU work only") {
   CHECK(f->evidence.at(0).api == "cudaFree");
 }
 
+TEST_CASE("implicit-sync-call names what each call allocated or freed where the trace records it") {
+  TraceBuilder b;
+  b.launch(13, 51, 52, 55, 100);
+  b.call("cudaFree_v3020", 60, 130);
+  b.launch(13, 133, 134, 140, 200);
+  Trace trace = b.build();
+  const RuntimeCall& free_call = trace.runtime_calls.at(1);
+  const auto without = findingsOf(trace);
+  REQUIRE(findingById(without, "implicit-sync-call") != nullptr);
+  CHECK(findingById(without, "implicit-sync-call")->evidence.at(0).detail.find("memory;") == std::string::npos);
+  MemoryEvent freed;
+  freed.time = 61 * test::kUs;
+  freed.pid = free_call.pid;
+  freed.correlation_id = free_call.correlation_id;
+  freed.bytes = 3 << 20;
+  freed.kind = MemKind::kDevice;
+  freed.allocation = false;
+  trace.memory_events.push_back(freed);
+  const auto findings = findingsOf(trace);
+  const Finding* f = findingById(findings, "implicit-sync-call");
+  REQUIRE(f != nullptr);
+  CHECK(f->evidence.at(0).detail.rfind("frees 3.0 MiB of device memory; waited ", 0) == 0);
+  CHECK(f->time_ns == 40'000);  // the cost is the same
+}
+
 }  // namespace
 }  // namespace cuoverlap
 

@@ -54,6 +54,29 @@ namespace {
 // up (pinned staging buffers, the caching allocator growing) cost little next to the run.
 constexpr double kWarningShareOfSpan = 0.05;
 
+// The trace's allocations and frees (Trace::memory_events) by their call's (pid, correlation id).
+std::map<std::uint64_t, const MemoryEvent*> memoryOfCalls(const Trace& trace) {
+  std::map<std::uint64_t, const MemoryEvent*> of_call;
+  for (const MemoryEvent& e : trace.memory_events) {
+    if (e.correlation_id != 0) of_call.emplace(opBufferKey(e.pid, e.correlation_id), &e);
+  }
+  return of_call;
+}
+
+// What a call allocated or freed, as its memory event says ("" without one): "1.1 MiB of device
+// memory; ".
+std::string memorySaid(const std::map<std::uint64_t, const MemoryEvent*>& memory, const RuntimeCall& c) {
+  const auto found = memory.find(opBufferKey(c.pid, c.correlation_id));
+  if (found == memory.end()) return "";
+  const MemoryEvent& e = *found->second;
+  const char* kind = e.kind == MemKind::kDevice    ? "device"
+                     : e.kind == MemKind::kPinned  ? "page-locked host"
+                     : e.kind == MemKind::kManaged ? "managed"
+                                                   : "";
+  return fmt::format("{}{} of {}{}memory; ", e.allocation ? "" : "frees ", units::formatBytes(e.bytes), kind,
+                     *kind != '\0' ? " " : "");
+}
+
 // The allocation calls between GPU work: after the first op started, before the last op started.
 std::vector<std::size_t> allocationCalls(const DeviceView& view) {
   // ops() come sorted by (clipped) start: the last one starts last.
@@ -573,17 +596,19 @@ std::optional<Finding> findImplicitSyncCall(const DeviceView& view) {
                     kWarningShareOfSpan * static_cast<double>(view.spanLength());
   FindingBuilder builder(view, "implicit-sync-call", warn ? Severity::kWarning : Severity::kInfo);
   const std::vector<HostBlockingCharge> charges = chargeHostBlockingCalls(view);
+  const std::map<std::uint64_t, const MemoryEvent*> memory = memoryOfCalls(view.trace());
   for (std::size_t call : calls) {
     const RuntimeCall& c = view.call(call);
     const HostBlockingCharge* charge = chargeOf(charges, call);
     const bool drained = charge != nullptr && charge->idle.length() > 0;
     const std::string detail =
-        drained ? fmt::format("waited {} for work in flight, then {} after the device drained; the "
+        memorySaid(memory, c) +
+        (drained ? fmt::format("waited {} for work in flight, then {} after the device drained; the "
                               "device idled {} that the next op could have been spared",
                               units::formatDuration(charge->lead),
                               units::formatDuration(charge->drain),
                               units::formatDuration(charge->idle.length()))
-                : fmt::format("took {} between GPU work", units::formatDuration(c.end - c.start));
+                : fmt::format("took {} between GPU work", units::formatDuration(c.end - c.start)));
     builder.add(Interval{c.start, c.end}, evidenceForCall(view, call, 0, detail));
     if (drained) builder.addRegion(charge->idle);
   }
