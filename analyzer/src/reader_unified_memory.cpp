@@ -141,7 +141,7 @@ void readMemoryEvents(Context& ctx) {
   const std::string_view table = schema::kMemoryUsageTable;
   if (!ctx.db.hasTable(table)) return;
   sqlite::Statement row(ctx.db, selectColumns(ctx.db, table,
-      {"start", "globalPid", "correlationId", "address", "bytes", "memKind", "memoryOperationType"},
+      {"start", "globalPid", "correlationId", "address", "bytes", "memKind", "memoryOperationType", "deviceId"},
       {"start"}));
   std::vector<MemoryEvent>& events = ctx.trace.memory_events;
   std::size_t bad = 0;
@@ -160,6 +160,7 @@ void readMemoryEvents(Context& ctx) {
     event.bytes = static_cast<std::uint64_t>(bytes);
     event.kind = kind >= 0 && kind <= 7 ? static_cast<MemKind>(kind) : MemKind::kUnknown;
     event.allocation = operation == static_cast<int>(schema::MemoryOperation::kAllocation);
+    event.device_id = readDeviceId(row, 7, table);
     events.push_back(event);
   }
   if (bad > 0) {

@@ -11,6 +11,7 @@
 
 #include "cuoverlap/communication.h"
 #include "cuoverlap/gpu_metrics.h"
+#include "cuoverlap/memory_usage.h"
 #include "cuoverlap/names.h"
 #include "cuoverlap/units.h"
 #include "render_common.h"
@@ -297,6 +298,32 @@ void collectGpuMetrics(const TraceReport& report, std::uint16_t device_id, Ns st
   }
 }
 
+// The device memory allocated (Trace::memory_events), a lane of the device when its allocations or
+// frees are recorded: each step a bar from its allocation or free to the next, its height the MiB
+// allocated then against the window's most.
+void collectMemoryInUse(const TraceReport& report, std::uint16_t device_id, Ns start, Ns end, TimelineData& data) {
+  const std::vector<MemoryInUse> steps = deviceMemoryInUse(*report.trace, device_id);
+  const auto first = std::upper_bound(steps.begin(), steps.end(), start,
+                                      [](Ns t, const MemoryInUse& s) { return t < s.time; });
+  // The step in force at the window's start, then those inside it.
+  const auto from = first == steps.begin() ? first : std::prev(first);
+  std::uint64_t largest = 0;
+  for (auto it = from; it != steps.end() && it->time < end; ++it) largest = std::max(largest, it->bytes);
+  if (largest == 0) return;
+  TimelineLane lane;
+  lane.kind = LaneKind::kCounter;
+  lane.label = "device memory allocated";
+  lane.counter_unit = "MiB";
+  lane.counter_max = static_cast<double>(largest) / (1 << 20);
+  LaneWriter writer(lane, start);
+  for (auto it = from; it != steps.end() && it->time < end; ++it) {
+    const Ns until = std::next(it) != steps.end() ? std::min(std::next(it)->time, end) : end;
+    writer.interval(std::max(it->time, start), until);
+    lane.data.add(static_cast<std::uint64_t>(std::llround(static_cast<double>(it->bytes) / largest * 1000.0)));
+  }
+  data.lanes.push_back(std::move(lane));
+}
+
 void collectDevice(const TraceReport& report, const DeviceReport& device, Ns start, Ns end,
                    LabelTable& labels, TimelineData& data) {
   const Trace& trace = *report.trace;
@@ -339,6 +366,7 @@ void collectDevice(const TraceReport& report, const DeviceReport& device, Ns sta
   }
   collectUnifiedMemory(report, device_id, start, end, data);
   collectGpuMetrics(report, device_id, start, end, data);
+  collectMemoryInUse(report, device_id, start, end, data);
   for (auto& entry : streams) data.lanes.push_back(std::move(entry.second.first));
 }
 

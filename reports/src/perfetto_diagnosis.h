@@ -75,4 +75,12 @@ std::uint64_t writeGpuMetricTracks(const Trace& trace, const TraceReport& report
                                    const std::function<std::string(Ns)>& micros,
                                    const std::function<void(const std::string&)>& emit);
 
+// Emits the device memory allocated on each device of `report` (Trace::memory_events) as a counter
+// event on the device's process at each allocation or free the selection keeps ("device memory
+// allocated [MiB]"), and returns how many. Defined in perfetto_gpu_metrics.cpp.
+std::uint64_t writeMemoryUsageTracks(const Trace& trace, const TraceReport& report,
+                                     const ExportSelection& selection,
+                                     const std::function<std::string(Ns)>& micros,
+                                     const std::function<void(const std::string&)>& emit);
+
 }  // namespace cuoverlap::perfetto

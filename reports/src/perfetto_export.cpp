@@ -233,6 +233,9 @@ class PerfettoWriter {
     stats_.gpu_metrics = perfetto::writeGpuMetricTracks(
         trace_, report_, selection_, [this](Ns ns) { return micros(ns); },
         [this](const std::string& event) { emit(event); });
+    stats_.memory_usage = perfetto::writeMemoryUsageTracks(
+        trace_, report_, selection_, [this](Ns ns) { return micros(ns); },
+        [this](const std::string& event) { emit(event); });
   }
 
   void writeDeviceOps() {

@@ -1,12 +1,13 @@
-// The GPU-metrics counter tracks of the Perfetto export: per device and metric, one counter ("C")
-// event per sample the selection keeps, on the device's process. A "[bytes]" metric is drawn as
-// GB/s over the sample's span, any other as its value.
+// The counter tracks of the Perfetto export, on each device's process: per GPU metric, one counter
+// ("C") event per sample the selection keeps (a "[bytes]" metric drawn as GB/s over the sample's
+// span, any other as its value); the device memory allocated, one per allocation or free.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <set>
 
 #include "cuoverlap/gpu_metrics.h"
+#include "cuoverlap/memory_usage.h"
 #include "perfetto_diagnosis.h"
 #include "trace_event_common.h"
 
@@ -32,6 +33,24 @@ std::uint64_t writeGpuMetricTracks(const Trace& trace, const TraceReport& report
       emit(fmt::format("{{\"ph\":\"C\",\"cat\":\"gpu_metrics\",\"name\":{},\"pid\":{},\"ts\":{},"
                        "\"args\":{{\"value\":{:.6g}}}}}",
                        quoted, kDevicePidBase + s.device_id, micros(s.times[i]), value));
+      ++count;
+    }
+  }
+  return count;
+}
+
+std::uint64_t writeMemoryUsageTracks(const Trace& trace, const TraceReport& report,
+                                     const ExportSelection& selection,
+                                     const std::function<std::string(Ns)>& micros,
+                                     const std::function<void(const std::string&)>& emit) {
+  std::uint64_t count = 0;
+  for (const DeviceReport& device : report.devices) {
+    const std::uint16_t id = device.metrics.device_id;
+    for (const MemoryInUse& step : deviceMemoryInUse(trace, id)) {
+      if (!selection.keepDeviceRecord(id, 0, step.time, step.time)) continue;
+      emit(fmt::format("{{\"ph\":\"C\",\"cat\":\"memory\",\"name\":\"device memory allocated [MiB]\",\"pid\":{},"
+                       "\"ts\":{},\"args\":{{\"value\":{:.6g}}}}}",
+                       kDevicePidBase + id, micros(step.time), static_cast<double>(step.bytes) / (1 << 20)));
       ++count;
     }
   }

@@ -356,6 +356,7 @@ struct MemoryEvent {
   std::uint64_t address = 0;
   std::uint64_t bytes = 0;
   MemKind kind = MemKind::kUnknown;
+  std::uint16_t device_id = 0;
   bool allocation = true;  // false: a free
 };
 

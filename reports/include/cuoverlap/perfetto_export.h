@@ -46,6 +46,7 @@ struct PerfettoExportStats {
   std::uint64_t gaps = 0;      // events on the idle-gap tracks
   std::uint64_t unified_memory = 0;  // events on the unified-memory tracks
   std::uint64_t gpu_metrics = 0;     // counter events of the GPU metrics
+  std::uint64_t memory_usage = 0;    // counter events of the device memory allocated
   std::uint64_t findings = 0;  // events on the finding tracks
   std::uint64_t long_names = 0;  // full names in otherData.names
 };
