@@ -85,6 +85,18 @@ void sortBy(std::vector<T>& items, Key key) {
   }
 }
 
+// A table whose rows must all be read or none: with `bad` rows not valid, drops the others too and
+// says so in the trace's warnings (false). True when all were valid.
+template <typename Row>
+bool keptWhole(Context& ctx, std::vector<Row>& rows, std::size_t bad, std::string_view table,
+               std::string_view why, std::string_view consequence) {
+  if (bad == 0) return true;
+  ctx.trace.warnings.push_back(
+      fmt::format("{} of {} rows of {} are not valid ({}): {}", bad, bad + rows.size(), table, why, consequence));
+  rows.clear();
+  return false;
+}
+
 }  // namespace
 
 void readUnifiedMemory(Context& ctx) {
@@ -125,13 +137,10 @@ void readOpBuffers(Context& ctx) {
     buffer.access = static_cast<schema::BufferAccess>(access);
     buffers.push_back(buffer);
   }
-  if (bad > 0) {
-    // An op missing one of its rows would read as touching less than it did, and a wait that
-    // orders it as ordering nothing: none is trusted, the waits are judged as without the table.
-    ctx.trace.warnings.push_back(fmt::format(
-        "{} of {} rows of {} are not valid (access not 1-3, no bytes or no correlation id): "
-        "which memory each op touched is not used", bad, bad + buffers.size(), table));
-    buffers.clear();
+  // An op missing one of its rows would read as touching less than it did, and a wait that orders
+  // it as ordering nothing: none is trusted, the waits are judged as without the table.
+  if (!keptWhole(ctx, buffers, bad, table, "access not 1-3, no bytes or no correlation id",
+                 "which memory each op touched is not used")) {
     return;
   }
   sortBy(buffers, [](const OpBuffer& b) { return opBufferKey(b.pid, b.correlation_id); });
@@ -163,12 +172,9 @@ void readMemoryEvents(Context& ctx) {
     event.device_id = readDeviceId(row, 7, table);
     events.push_back(event);
   }
-  if (bad > 0) {
-    // An allocation missing would read as memory free that was not: none is trusted.
-    ctx.trace.warnings.push_back(fmt::format(
-        "{} of {} rows of {} are not valid (negative bytes, or an operation other than 0 or 1): "
-        "the allocations recorded are not used", bad, bad + events.size(), table));
-    events.clear();
+  // An allocation missing would read as memory free that was not: none is trusted.
+  if (!keptWhole(ctx, events, bad, table, "negative bytes, or an operation other than 0 or 1",
+                 "the allocations recorded are not used")) {
     return;
   }
   sortBy(events, [](const MemoryEvent& e) { return e.time; });
