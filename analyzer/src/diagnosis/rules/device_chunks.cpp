@@ -33,7 +33,7 @@ class Allocations {
     }
   }
 
-  // The end of the allocation that holds [address, address + bytes), if a kernel touched it.
+  // The end of the allocation that holds [address, address + bytes), if one above sized it.
   std::optional<std::uint64_t> holding(std::uint64_t address, std::uint64_t bytes) const {
     const auto it = base_by_end_.upper_bound(address);
     if (it == base_by_end_.end() || it->second > address || address + bytes > it->first) return std::nullopt;
@@ -61,6 +61,8 @@ class Allocations {
       if (allocation.time < to && freed > from) add(allocation.address, allocation.bytes);
     };
     for (const MemoryEvent& e : events) {
+      // Later events only end allocations that lived past the view, which count as still open.
+      if (e.time >= to) break;
       if (e.kind != MemKind::kDevice || e.bytes == 0 || pids.count(e.pid) == 0) continue;
       const std::uint64_t end = e.allocation ? e.address + e.bytes : e.address + 1;
       auto it = open.lower_bound({e.pid, end});
@@ -85,7 +87,8 @@ class Allocations {
 };
 
 // The device allocations (their ends) `op` touches (`writes_only`: writes or hands to a kernel);
-// nothing where one is unknown (a copy or memset into memory no kernel touched).
+// nothing where one is unknown (a copy or memset into memory no kernel touched and no memory event
+// sized).
 std::optional<std::vector<std::uint64_t>> deviceSide(const DeviceView& view, const Allocations& allocations,
                                                      const GpuOp& op, bool writes_only = false) {
   std::vector<std::uint64_t> ends;
